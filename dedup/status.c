@@ -1,0 +1,50 @@
+/*
+ * status.c - texts for the library's one status enum.
+ *
+ * Written as a switch without `default:` so that -Wswitch names any status
+ * added to the enum and forgotten here.
+ */
+#include "bloomcrawl/status.h"
+
+const char *bc_strerror(enum bc_status status)
+{
+    switch (status) {
+    case BC_OK:
+        return "success";
+    case BC_ERR_NOMEM:
+        return "out of memory";
+    case BC_ERR_INVALID_ARG:
+        return "invalid argument";
+    case BC_ERR_TOO_LARGE:
+        return "size too large";
+    case BC_ERR_IO:
+        return "input/output error";
+    case BC_ERR_FORMAT:
+        return "not a bloomcrawl file (bad magic)";
+    case BC_ERR_VERSION:
+        return "unsupported file format version";
+    case BC_ERR_TRUNCATED:
+        return "file truncated";
+    case BC_ERR_CHECKSUM:
+        return "checksum mismatch (damaged file)";
+    case BC_ERR_CORRUPT:
+        return "inconsistent file header";
+    case BC_ERR_NOT_FOUND:
+        return "key not present";
+    case BC_ERR_URL_EMPTY:
+        return "empty URL";
+    case BC_ERR_URL_SCHEME:
+        return "unsupported scheme";
+    case BC_ERR_URL_NO_BASE:
+        return "relative URL without a usable base";
+    case BC_ERR_URL_HOST:
+        return "bad host";
+    case BC_ERR_URL_PORT:
+        return "bad port";
+    case BC_ERR_URL_IDN:
+        return "bad internationalized host name";
+    case BC_ERR_URL_TOO_LONG:
+        return "URL too long";
+    }
+    return "unknown status";
+}

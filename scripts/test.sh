@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# scripts/test.sh - the README's test command (and all that .ci/run runs).
+#
+# Installs what is missing, checks formatting, builds with warnings as
+# errors and AddressSanitizer + UndefinedBehaviorSanitizer in build-test/,
+# runs every test with ctest, then builds the libFuzzer targets with clang
+# (when available) and runs each for BC_FUZZ_SECONDS (default 30).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+jobs=$(nproc 2>/dev/null || echo 2)
+
+scripts/deps.sh test
+
+echo "== format check (clang-format, .clang-format)"
+mapfile -t sources < <(git ls-files '*.c' '*.h' 2>/dev/null ||
+    find dedup frontier fetcher tests examples bench -name '*.[ch]')
+if [ ${#sources[@]} -gt 0 ]; then
+    clang-format --dry-run --Werror "${sources[@]}"
+fi
+
+echo "== build (Werror, ASan+UBSan) in build-test/"
+cmake -S . -B build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DBC_WERROR=ON -DBC_SANITIZE=address,undefined >/dev/null
+cmake --build build-test -j "$jobs"
+
+echo "== tests"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+(cd build-test && ctest --output-on-failure -j "$jobs")
+
+if command -v clang >/dev/null &&
+    [ -n "$(find /usr/lib/llvm-*/lib/clang -name 'libclang_rt.fuzzer*' \
+        2>/dev/null | head -1)" ]; then
+    echo "== fuzzers (clang, libFuzzer) in build-fuzz/"
+    cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBC_FUZZ=ON -DBUILD_TESTING=OFF \
+        -DBC_BUILD_BENCH=OFF -DBC_BUILD_EXAMPLES=OFF >/dev/null
+    cmake --build build-fuzz -j "$jobs"
+    secs=${BC_FUZZ_SECONDS:-30}
+    for f in build-fuzz/tests/fuzz/fuzz_*; do
+        [ -x "$f" ] || continue
+        name=$(basename "$f")
+        corpus="$root/tests/fuzz/corpus/${name#fuzz_}"
+        work=$(mktemp -d)
+        [ -d "$corpus" ] && cp -r "$corpus/." "$work/"
+        echo "-- $name for ${secs}s"
+        (cd "$work" && "$f" -max_total_time="$secs" -print_final_stats=0 \
+            -close_fd_mask=3 "$work" 2>"$work/log") || {
+            tail -50 "$work/log"
+            echo "FUZZ FAILURE: $name" >&2
+            exit 1
+        }
+        grep -E '^#[0-9]+.*DONE' "$work/log" | tail -1 || true
+        rm -rf "$work"
+    done
+else
+    echo "== fuzzers skipped: clang with libFuzzer is not installed"
+fi
+echo "== all tests passed"
