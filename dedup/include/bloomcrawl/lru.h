@@ -1,0 +1,89 @@
+/*
+ * bloomcrawl/lru.h - exact LRU cache of recent keys: tier 2 of the seen-test.
+ *
+ * A hash table (uthash) plus a recency list: a hit moves the key to the
+ * front, an insert beyond capacity evicts the least recently used key. The
+ * cache owns copies of its keys. The caller passes each key's 64-bit hash
+ * so that a key hashed once for the Bloom filter is not hashed again
+ * (bc_lru_hash() gives one for callers without a filter). Equal keys must
+ * always come with equal hashes.
+ *
+ * Capacity is in entries and, optionally, in bytes of key data. Capacity 0
+ * stores nothing: every add is counted as an insert and an eviction at once.
+ * Not thread-safe. dedup/lru.c explains the structure.
+ */
+#ifndef BC_DEDUP_LRU_H
+#define BC_DEDUP_LRU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bloomcrawl/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct bc_lru;
+
+struct bc_lru_stats {
+    size_t count;      /* keys held now */
+    size_t capacity;   /* maximum keys */
+    size_t key_bytes;  /* bytes of key data held now */
+    size_t max_bytes;  /* maximum key bytes, 0 = no byte limit */
+    uint64_t hits;     /* bc_lru_find() calls that found the key */
+    uint64_t misses;   /* bc_lru_find() calls that did not */
+    uint64_t inserts;  /* keys added that were not present */
+    uint64_t evictions; /* keys evicted to make room */
+};
+
+/*
+ * Create an empty cache of at most capacity keys and, when max_bytes > 0,
+ * at most max_bytes bytes of key data. Errors: BC_ERR_INVALID_ARG (NULL
+ * out), BC_ERR_NOMEM. Free with bc_lru_free().
+ */
+enum bc_status bc_lru_create(size_t capacity, size_t max_bytes,
+                             struct bc_lru **out);
+
+/* Free the cache and every key it holds; NULL is a no-op. */
+void bc_lru_free(struct bc_lru *lru);
+
+/* A 64-bit hash of a key (XXH3-64), for callers without one of their own. */
+uint64_t bc_lru_hash(const void *key, size_t len);
+
+/*
+ * Look the key up. On a hit, move it to the front (most recent) and count a
+ * hit; else count a miss. O(1) expected.
+ */
+bool bc_lru_find(struct bc_lru *lru, const void *key, size_t len,
+                 uint64_t hash);
+
+/* Is the key held? Changes nothing (no recency, no counters). */
+bool bc_lru_contains(const struct bc_lru *lru, const void *key, size_t len,
+                     uint64_t hash);
+
+/*
+ * Add a copy of the key at the front, evicting from the back while the
+ * cache is over capacity (entries or bytes). A key already held is moved
+ * to the front. A key longer than max_bytes is counted as inserted and
+ * evicted at once. Errors: BC_ERR_NOMEM (nothing changed).
+ */
+enum bc_status bc_lru_add(struct bc_lru *lru, const void *key, size_t len,
+                          uint64_t hash);
+
+/* Remove the key if held; returns whether it was. */
+bool bc_lru_remove(struct bc_lru *lru, const void *key, size_t len,
+                   uint64_t hash);
+
+/* Keys held now. O(1). */
+size_t bc_lru_count(const struct bc_lru *lru);
+
+/* Fill *out with the counters. O(1). */
+void bc_lru_stats(const struct bc_lru *lru, struct bc_lru_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BC_DEDUP_LRU_H */

@@ -1,0 +1,132 @@
+/*
+ * bloomcrawl/seen.h - the two-tier URL-seen test.
+ *
+ * Tier 1 is a Bloom filter (bloom.h): compact, never forgets, sometimes
+ * says "maybe" for a key it never saw. Tier 2 is an exact LRU of recent
+ * keys (lru.h). Each key is hashed once (XXH3-128) for both tiers.
+ * bc_seen_test_and_add() gives one of three verdicts:
+ *
+ *   NEW            the filter had a zero bit: never added. Fetch it.
+ *   DUPLICATE      the filter says maybe and the LRU holds the key: an
+ *                  exact, recent repeat. Skip it (the LRU entry is refreshed).
+ *   PROBABLY_SEEN  the filter says maybe, the LRU does not hold the key:
+ *                  an old key or a false positive. Skipped by default.
+ *
+ * The complete-LRU rule: while the LRU has never evicted, and the filter
+ * holds nothing that did not also go into the LRU (nothing loaded from a
+ * file), the LRU holds every key ever added. A filter "maybe" that misses
+ * the LRU is then a proven false positive: the verdict is NEW, counted as a
+ * false positive caught. The test is exact while it fits and degrades to
+ * Bloom semantics only when it must. A PROBABLY_SEEN key is not put into
+ * the LRU, so a later DUPLICATE is always exact.
+ *
+ * Keys are bytes; the frontier passes canonical URLs. Not thread-safe.
+ */
+#ifndef BC_DEDUP_SEEN_H
+#define BC_DEDUP_SEEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bloomcrawl/bloom.h"
+#include "bloomcrawl/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum bc_seen_verdict {
+    BC_SEEN_NEW = 0,
+    BC_SEEN_DUPLICATE = 1,
+    BC_SEEN_PROBABLY_SEEN = 2
+};
+
+/* The verdict's name: "NEW", "DUPLICATE" or "PROBABLY_SEEN". */
+const char *bc_seen_verdict_name(enum bc_seen_verdict verdict);
+
+/* Defaults of struct bc_seen_config. */
+#define BC_SEEN_DEFAULT_EXPECTED 1000000u
+#define BC_SEEN_DEFAULT_FP_RATE 0.01
+#define BC_SEEN_DEFAULT_LRU 50000u /* Broder et al.: ~80 % hit rate */
+
+struct bc_seen_config {
+    uint64_t expected;            /* n the Bloom filter is sized for */
+    double fp_rate;               /* its target false-positive rate */
+    enum bc_bloom_layout layout;  /* BC_BLOOM_BLOCKED by default */
+    uint64_t seed;                /* hash seed */
+    size_t lru_capacity;          /* LRU entries (0: no tier 2) */
+    size_t lru_max_bytes;         /* LRU key bytes, 0 = no byte limit */
+};
+
+/* Fill *config with the defaults above. */
+void bc_seen_config_init(struct bc_seen_config *config);
+
+struct bc_seen;
+
+/*
+ * Create an empty seen-test. Errors: BC_ERR_INVALID_ARG (NULL, or bad
+ * sizing), BC_ERR_TOO_LARGE, BC_ERR_NOMEM. Free with bc_seen_free().
+ */
+enum bc_status bc_seen_create(const struct bc_seen_config *config,
+                              struct bc_seen **out);
+
+/*
+ * Create a seen-test whose Bloom filter is loaded from path (saved by
+ * bc_seen_save); config gives the LRU settings (its sizing fields are
+ * ignored). The LRU starts empty and is never "complete". Errors: those of
+ * bc_bloom_load(), BC_ERR_NOMEM.
+ */
+enum bc_status bc_seen_load(const char *path,
+                            const struct bc_seen_config *config,
+                            struct bc_seen **out);
+
+/* Save the Bloom filter (atomically, see bc_bloom_save). The LRU is a
+ * cache and is not saved. */
+enum bc_status bc_seen_save(const struct bc_seen *seen, const char *path);
+
+/* Free; NULL is a no-op. */
+void bc_seen_free(struct bc_seen *seen);
+
+/*
+ * The seen-test: classify the key and remember it. Writes *verdict.
+ * Errors: BC_ERR_INVALID_ARG (NULL), BC_ERR_NOMEM (the LRU could not copy
+ * the key; the verdict is still written and the Bloom filter updated, but
+ * the LRU stops being complete).
+ */
+enum bc_status bc_seen_test_and_add(struct bc_seen *seen, const void *key,
+                                    size_t len,
+                                    enum bc_seen_verdict *verdict);
+
+/*
+ * The verdict bc_seen_test_and_add() would give now, changing nothing (no
+ * insert, no LRU refresh, no counters): for dry runs.
+ */
+enum bc_seen_verdict bc_seen_peek(const struct bc_seen *seen, const void *key,
+                                  size_t len);
+
+struct bc_seen_stats {
+    uint64_t tested;          /* test_and_add calls */
+    uint64_t verdict_new;     /* NEW, including false positives caught */
+    uint64_t duplicate;       /* DUPLICATE */
+    uint64_t probably_seen;   /* PROBABLY_SEEN */
+    uint64_t fp_caught;       /* Bloom "maybe" proven wrong by a complete LRU */
+    bool lru_complete;        /* the complete-LRU rule holds now */
+    struct bc_lru_stats_view {
+        size_t count, capacity;
+        uint64_t hits, misses, evictions;
+    } lru;
+    struct bc_bloom_stats bloom; /* O(m): a popcount pass */
+};
+
+/* Fill *out. Cost: O(m) for the Bloom filter's popcount. */
+void bc_seen_stats(const struct bc_seen *seen, struct bc_seen_stats *out);
+
+/* The Bloom filter inside, for introspection (owned by seen). */
+const struct bc_bloom *bc_seen_bloom(const struct bc_seen *seen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BC_DEDUP_SEEN_H */
