@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "bloomcrawl/bloom.h"
+#include "bloomcrawl/lru.h"
 #include "bloomcrawl/status.h"
 
 #ifdef __cplusplus
@@ -112,10 +113,7 @@ struct bc_seen_stats {
     uint64_t probably_seen;   /* PROBABLY_SEEN */
     uint64_t fp_caught;       /* Bloom "maybe" proven wrong by a complete LRU */
     bool lru_complete;        /* the complete-LRU rule holds now */
-    struct bc_lru_stats_view {
-        size_t count, capacity;
-        uint64_t hits, misses, evictions;
-    } lru;
+    struct bc_lru_stats lru;  /* tier 2 counters */
     struct bc_bloom_stats bloom; /* O(m): a popcount pass */
 };
 
