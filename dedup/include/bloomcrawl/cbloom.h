@@ -34,13 +34,13 @@ extern "C" {
 struct bc_cbloom;
 
 struct bc_cbloom_stats {
-    uint64_t m;          /* counters */
-    unsigned k;          /* probes per key */
-    uint64_t bytes;      /* memory of the counter array (m / 2 rounded up) */
-    uint64_t n_expected; /* the n it was sized for */
-    uint64_t keys;       /* adds minus successful removes */
-    uint64_t nonzero;    /* counters above zero */
-    uint64_t saturated;  /* counters stuck at 15 */
+    uint64_t m;           /* counters */
+    unsigned k;           /* probes per key */
+    uint64_t bytes;       /* memory of the counter array (m / 2 rounded up) */
+    uint64_t n_expected;  /* the n it was sized for */
+    uint64_t keys;        /* adds minus successful removes */
+    uint64_t nonzero;     /* counters above zero */
+    uint64_t saturated;   /* counters stuck at 15 */
     double fpr_estimated; /* (nonzero / m)^k */
 };
 

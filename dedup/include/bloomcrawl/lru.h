@@ -28,13 +28,13 @@ extern "C" {
 struct bc_lru;
 
 struct bc_lru_stats {
-    size_t count;      /* keys held now */
-    size_t capacity;   /* maximum keys */
-    size_t key_bytes;  /* bytes of key data held now */
-    size_t max_bytes;  /* maximum key bytes, 0 = no byte limit */
-    uint64_t hits;     /* bc_lru_find() calls that found the key */
-    uint64_t misses;   /* bc_lru_find() calls that did not */
-    uint64_t inserts;  /* keys added that were not present */
+    size_t count;       /* keys held now */
+    size_t capacity;    /* maximum keys */
+    size_t key_bytes;   /* bytes of key data held now */
+    size_t max_bytes;   /* maximum key bytes, 0 = no byte limit */
+    uint64_t hits;      /* bc_lru_find() calls that found the key */
+    uint64_t misses;    /* bc_lru_find() calls that did not */
+    uint64_t inserts;   /* keys added that were not present */
     uint64_t evictions; /* keys evicted to make room */
 };
 
