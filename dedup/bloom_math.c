@@ -68,6 +68,12 @@ double bc_bloom_fpr_blocked(double n, double m, double k)
 {
     const double b = BC_BLOOM_BLOCK_BITS;
     double lambda = b * n / m;
+    /* Beyond 10^4 keys per block (m/n < 0.05 bits per key: a filter far
+     * past saturation) the Poisson spread is under 1 % of lambda, the
+     * mixture equals (1), and summing its ~sqrt(lambda) terms would only
+     * cost time. */
+    if (lambda > 1e4)
+        return bc_bloom_fpr_classic(n, m, k);
     /* Sum the Poisson terms from the mode outwards until they vanish; the
      * terms are computed in log space so that large lambda cannot
      * overflow. */

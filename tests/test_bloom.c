@@ -200,6 +200,21 @@ static void test_blocked_formula(void **state)
     }
 }
 
+/* Found by fuzz_bloom_load: a loaded header claiming n = 2^60 keys in a
+ * small blocked filter made the mixture sum ~10^10 Poisson terms (a hang
+ * in bc_bloom_stats). Far past saturation the rate is (1) and ~1. */
+static void test_blocked_formula_saturated(void **state)
+{
+    (void)state;
+    double r = bc_bloom_fpr_blocked(1152921504606846976.0, 512, 7);
+    assert_true(r > 0.999 && r <= 1.0);
+    assert_close(bc_bloom_fpr_blocked(1e7, 512, 3),
+                 bc_bloom_fpr_classic(1e7, 512, 3), 1e-12);
+    /* Just below the switch the sum itself is still used, and agrees. */
+    assert_close(bc_bloom_fpr_blocked(9000, 512, 3),
+                 bc_bloom_fpr_classic(9000, 512, 3), 1e-6);
+}
+
 static void test_bad_arguments(void **state)
 {
     (void)state;
@@ -814,6 +829,7 @@ int main(void)
         cmocka_unit_test(test_k_opt_minimizes),
         cmocka_unit_test(test_upper_bound),
         cmocka_unit_test(test_blocked_formula),
+        cmocka_unit_test(test_blocked_formula_saturated),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_probe_formula),
         cmocka_unit_test(test_positions_beyond_2_32),
