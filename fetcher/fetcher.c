@@ -188,6 +188,7 @@ static bool resolve_entry_ok(const char *s)
 {
     if (!s || !*s || strpbrk(s, "\r\n"))
         return false;
+    bool remove = *s == '-';
     if (*s == '+' || *s == '-')
         s++;
     const char *c1 = strchr(s, ':');
@@ -199,7 +200,9 @@ static bool resolve_entry_ok(const char *s)
         end++;
     if (end == port || end - port > 5)
         return false;
-    return *end == 0 || (*end == ':' && end[1] != 0);
+    if (remove)
+        return *end == 0;
+    return *end == ':' && end[1] != 0;
 }
 
 static long clamp_long(uint64_t v)
@@ -361,6 +364,15 @@ static bool transfer_setup(struct bc_fetcher *f, struct transfer *t)
     return ok;
 }
 
+static bool ascii_prefix(const char *s, size_t n, const char *prefix);
+
+/* An explicit http or https scheme (any case). */
+static bool scheme_ok(const char *url)
+{
+    size_t n = strlen(url);
+    return ascii_prefix(url, n, "http://") || ascii_prefix(url, n, "https://");
+}
+
 enum bc_status bc_fetcher_add(struct bc_fetcher *f, const char *url, size_t len,
                               unsigned flags, void *user)
 {
@@ -390,6 +402,12 @@ enum bc_status bc_fetcher_add(struct bc_fetcher *f, const char *url, size_t len,
     t->url[len] = 0;
     t->user = user;
     t->flags = flags;
+    if (!scheme_ok(t->url)) {
+        /* curl would guess http:// for "host/path": refuse instead. */
+        t->abort_why = BC_ERR_FETCH_URL;
+        snprintf(t->errbuf, sizeof(t->errbuf),
+                 "only http:// and https:// URLs are fetched");
+    }
     if (!transfer_setup(f, t)) {
         curl_easy_reset(t->easy);
         goto out_recycle;
@@ -753,6 +771,10 @@ static void start_pending(struct bc_fetcher *f)
         f->n_pending--;
         t->next = NULL;
 
+        if (t->abort_why != BC_OK) { /* refused before it started */
+            finish(f, t, CURLE_UNSUPPORTED_PROTOCOL);
+            continue;
+        }
         if (curl_multi_add_handle(f->multi, t->easy) != CURLM_OK) {
             t->abort_why = BC_ERR_NOMEM;
             finish(f, t, CURLE_OUT_OF_MEMORY);
