@@ -55,7 +55,9 @@
  *     libidn2); escapes in a host are decoded first;
  *   - hosts that end in a number are IPv4 addresses in any form a browser
  *     accepts and become dotted decimal (0x7f.1, 0177.0.0.1, 2130706433 ->
- *     127.0.0.1); IPv6 literals take their RFC 5952 form ([2001:db8::1]);
+ *     127.0.0.1); IPv6 literals take their RFC 5952 form ([2001:db8::1]),
+ *     IPv4-mapped ones in hex as browsers write them ([::ffff:c000:201],
+ *     not the mixed notation RFC 5952 section 5 suggests);
  *   - bytes that may not appear raw (controls, space, " < > [ \ ] ^ ` { | },
  *     DEL, bytes >= 0x80) are percent-encoded; a '%' that starts no escape is
  *     a literal percent sign, "%25";
