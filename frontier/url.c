@@ -219,33 +219,56 @@ static bool put_decimal(struct writer *w, unsigned long v)
     return put_bytes(w, tmp + sizeof tmp - n, n);
 }
 
+/* What ends a component: the delimiters of copy_component(). */
+enum stop {
+    STOP_NONE,  /* userinfo: the caller gives exactly its bytes */
+    STOP_PATH,  /* '/' '\' '?' '#' */
+    STOP_QUERY, /* '#' */
+};
+
+static bool is_stop(unsigned char c, enum stop stop)
+{
+    switch (stop) {
+    case STOP_NONE:
+        return false;
+    case STOP_PATH:
+        return c == '/' || c == '\\' || c == '?' || c == '#';
+    case STOP_QUERY:
+        return c == '#';
+    }
+    return false;
+}
+
 /*
- * Copy s..e of one component (userinfo, path segment, query), normalizing
- * escapes and encoding what may not stand raw; stop at the first byte that
- * is neither in class `keep`, nor '%', nor to be encoded, that is at a
- * delimiter of this component. Returns the stop position, or NULL when the
- * buffer is full.
+ * Copy one component (userinfo, path segment, query) from p up to e or to
+ * its first delimiter: bytes of class `keep` as they are, escapes
+ * normalized (rule 9), other bytes percent-encoded (rule 10). Returns the
+ * stop position, or NULL when the buffer is full.
  *
- * The delimiters: path '/' '\' '?' '#'; query '#'; userinfo none (the caller
- * gives exactly the userinfo bytes, so '@' gets encoded).
+ * The common case, a run of bytes that stay as they are, is one scan and
+ * one copy; the switch sees only the rare bytes.
  */
 static const char *copy_component(struct writer *w, const char *p,
-                                  const char *e, unsigned keep,
-                                  const char *stops)
+                                  const char *e, unsigned keep, enum stop stop)
 {
     char *out = w->buf;
     size_t o = w->pos;
     size_t cap = w->cap;
 
     while (p < e) {
-        unsigned char c = (unsigned char)*p;
-        if (url_class[c] & keep) {
-            if (o >= cap)
-                return NULL;
-            out[o++] = (char)c;
+        const char *run = p;
+        while (p < e && (url_class[(unsigned char)*p] & keep))
             p++;
-            continue;
+        if (p > run) {
+            size_t n = (size_t)(p - run);
+            if (cap - o < n)
+                return NULL;
+            memcpy(out + o, run, n);
+            o += n;
+            if (p == e)
+                break;
         }
+        unsigned char c = (unsigned char)*p;
         if (c == '%') {
             if (e - p >= 3 && (url_class[(unsigned char)p[1]] & CL_HEX) &&
                 (url_class[(unsigned char)p[2]] & CL_HEX)) {
@@ -264,7 +287,7 @@ static const char *copy_component(struct writer *w, const char *p,
             } else {
                 p++; /* a lone '%' is a literal percent sign: %25 */
             }
-        } else if (c != 0 && strchr(stops, c) != NULL) {
+        } else if (is_stop(c, stop)) {
             break;
         } else {
             p++;
@@ -301,7 +324,7 @@ static bool write_path(struct writer *w, size_t root, const char **pp,
 
     for (;;) {
         size_t seg = w->pos;
-        p = copy_component(w, p, e, CL_PATH, "/\\?#");
+        p = copy_component(w, p, e, CL_PATH, STOP_PATH);
         if (p == NULL)
             return false;
         size_t n = w->pos - seg;
@@ -338,7 +361,7 @@ static bool write_query(struct writer *w, const char **pp, const char *e,
 
     if (!put_char(w, '?'))
         return false;
-    p = copy_component(w, p, e, CL_QUERY, "#");
+    p = copy_component(w, p, e, CL_QUERY, STOP_QUERY);
     if (p == NULL)
         return false;
     if (w->pos == q + 1) {
@@ -726,7 +749,7 @@ static enum bc_status write_authority(struct writer *w, const char *s,
     if (at != NULL) {
         if (!(at == s || (at - s == 1 && *s == ':'))) {
             size_t start = w->pos;
-            if (copy_component(w, s, at, CL_USER, "") == NULL)
+            if (copy_component(w, s, at, CL_USER, STOP_NONE) == NULL)
                 return w->full;
             u->userinfo.off = start;
             u->userinfo.len = w->pos - start;
@@ -836,7 +859,7 @@ static enum bc_status resolve(const struct bc_url *base, const char *s,
     enum bc_status st;
     bool relative;
 
-    memset(u, 0, sizeof *u);
+    u->query.off = u->query.len = 0;
     int scheme = parse_scheme(s, e, &rest);
     if (scheme < 0)
         return BC_ERR_URL_SCHEME;
@@ -921,6 +944,31 @@ static enum bc_status resolve(const struct bc_url *base, const char *s,
     return BC_OK;
 }
 
+/*
+ * Does s..e contain TAB, LF or CR? Eight bytes at a time first: for a
+ * 64-bit word x, (x - 0x0e0e...0e) & ~x & 0x8080...80 is non-zero exactly
+ * when some byte of x is below 0x0e (a byte >= 0x0e neither borrows nor,
+ * if it is >= 0x80, passes the ~x mask). Almost every href has no byte
+ * below 0x0e; a word that has one is looked at byte by byte.
+ */
+static bool has_tab_or_newline(const char *s, const char *e)
+{
+    const uint64_t ones = UINT64_C(0x0101010101010101);
+    const uint64_t highs = UINT64_C(0x8080808080808080);
+
+    while (e - s >= 8) {
+        uint64_t x;
+        memcpy(&x, s, sizeof x);
+        if (((x - ones * 0x0e) & ~x & highs) != 0)
+            break;
+        s += 8;
+    }
+    for (; s < e; s++)
+        if (*s == '\t' || *s == '\n' || *s == '\r')
+            return true;
+    return false;
+}
+
 enum bc_status bc_url_normalize(const struct bc_url *base, const char *href,
                                 size_t href_len,
                                 const struct bc_url_policy *policy, char *out,
@@ -946,10 +994,7 @@ enum bc_status bc_url_normalize(const struct bc_url *base, const char *href,
     while (e > s && (unsigned char)e[-1] <= 0x20)
         e--;
     /* ...and remove TAB, CR and LF everywhere (rare: copy without them). */
-    const char *q = s;
-    while (q < e && !(*q == '\t' || *q == '\n' || *q == '\r'))
-        q++;
-    if (q < e) {
+    if (has_tab_or_newline(s, e)) {
         char *copy = stack_copy;
         if ((size_t)(e - s) > sizeof stack_copy) {
             heap_copy = malloc((size_t)(e - s));
@@ -958,7 +1003,7 @@ enum bc_status bc_url_normalize(const struct bc_url *base, const char *href,
             copy = heap_copy;
         }
         size_t n = 0;
-        for (q = s; q < e; q++)
+        for (const char *q = s; q < e; q++)
             if (!(*q == '\t' || *q == '\n' || *q == '\r'))
                 copy[n++] = *q;
         s = copy;

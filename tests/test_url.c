@@ -142,6 +142,46 @@ static void test_rule1_trim(void **state)
     RUN(cases);
 }
 
+/*
+ * url.c finds TAB, LF and CR eight bytes at a time with the word test
+ * (x - 0x0e0e...0e) & ~x & 0x8080...80 != 0 exactly when some byte of x is
+ * below 0x0e. Check it at every offset of a long href, for every byte
+ * below 0x0e (only TAB, LF and CR are removed, the others encoded) and for
+ * bytes that could fool it (0x0e, 0x7f, 0x80, 0x8e, 0xff).
+ */
+static void test_rule1_every_position(void **state)
+{
+    (void)state;
+    const char *base = "http://h/abcdefghijklmnopqrstuvwxyz0123456789";
+    size_t n = strlen(base);
+    const unsigned char extra[] = {0x0e, 0x7f, 0x80, 0x8e, 0xff};
+
+    for (int b = 0; b < 14 + (int)sizeof extra; b++) {
+        unsigned char c = b < 14 ? (unsigned char)b : extra[b - 14];
+        for (size_t at = 9; at <= n; at++) {
+            char href[128], want[160], out[BUF];
+            struct bc_url u;
+            memcpy(href, base, at);
+            href[at] = (char)c;
+            memcpy(href + at + 1, base + at, n - at);
+            memcpy(want, base, at);
+            size_t w = at;
+            if (c == '\t' || c == '\n' || c == '\r')
+                ;
+            else if (at == n && c <= 0x20)
+                ; /* trailing control: trimmed */
+            else
+                w += (size_t)sprintf(want + w, "%%%02X", c);
+            memcpy(want + w, base + at, n - at);
+            want[w + n - at] = '\0';
+            assert_int_equal(normalize_text(NULL, href, n + 1, out, &u), BC_OK);
+            if (strcmp(out, want) != 0)
+                fail_msg("byte 0x%02x at %zu: got %s, want %s", c, at, out,
+                         want);
+        }
+    }
+}
+
 /* ---- rule 2: resolution (beyond the RFC table) ---- */
 
 static void test_rule2_resolve(void **state)
@@ -1299,6 +1339,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rule1_trim),
+        cmocka_unit_test(test_rule1_every_position),
         cmocka_unit_test(test_rule2_resolve),
         cmocka_unit_test(test_rule3_case),
         cmocka_unit_test(test_rule4_idn),
