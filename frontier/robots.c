@@ -79,11 +79,19 @@
  * segment is always right: it leaves the most room for the rest. So one
  * left-to-right pass decides, with no recursion and no backtracking over
  * stars. A naive recursive glob matcher is exponential on patterns like
- * /x*a*a*a*a*a*a*b against /xaaa...a; this one is O(n) there. Its worst
- * case is the substring search inside a segment: O(n * m) for a path of n
- * bytes and a pattern of m, the same bound as the dynamic-programming
- * matchers, and a segment longer than what is left of the path is given
- * up at once.
+ * /x*a*a*a*a*a*a*b against /xaaa...a; this one is O(n) there.
+ *
+ * What is left is the substring search for each segment. Comparing at
+ * every start costs O(n * L) for a segment of L bytes: harmless for short
+ * segments, but a hostile file of 500 rules like "/x*aaa...a(1000)b"
+ * would cost half a second per URL against a 2 KB path of a's. So
+ * segments of 8 bytes or more are searched with Knuth-Morris-Pratt, which
+ * reads each path byte once. Each search starts where the previous one
+ * ended, so one rule costs O(n + m) for a path of n bytes and a pattern
+ * of m (the dynamic-programming matchers are O(n * m)). The KMP table is
+ * built per search on the stack, which limits it to segments of 2048
+ * bytes; a longer segment (only a path longer than it can match it) is
+ * searched start by start.
  *
  * The path's percent-escapes are canonicalized while it is read (a cursor
  * yields canonical bytes), so nothing is allocated per check. Rules are
@@ -195,6 +203,11 @@ enum directive {
     DIR_CRAWL_DELAY,
     DIR_SITEMAP
 };
+
+/* Segments of this many bytes or more are searched with KMP, up to
+ * KMP_MAX (the failure table is 2 * KMP_MAX bytes of stack). */
+#define KMP_MIN 8
+#define KMP_MAX 2048
 
 /* Crawl-delay saturates here (milliseconds, about 49.7 days). */
 #define DELAY_MAX_MS ((uint64_t)UINT32_MAX)
@@ -763,28 +776,65 @@ static void cursor_skip(const struct path *pa, struct cursor *c, size_t k)
         cursor_next(pa, c);
 }
 
-/* Does the canonical path hold s[0..len) at c? */
-static bool segment_at(const struct path *pa, struct cursor c, const char *s,
+/* Does the canonical path hold s[0..len) at *c? On success *c moves past
+ * it; on failure *c is left anywhere. */
+static bool segment_at(const struct path *pa, struct cursor *c, const char *s,
                        size_t len)
 {
-    if (pa->clen - c.off < len)
+    if (pa->clen - c->off < len)
         return false;
     for (size_t k = 0; k < len; k++) {
-        if (cursor_byte(pa, &c) != (unsigned char)s[k])
+        if (cursor_byte(pa, c) != (unsigned char)s[k])
             return false;
-        cursor_next(pa, &c);
+        cursor_next(pa, c);
     }
     return true;
 }
 
-/* Move c to the leftmost occurrence of s[0..len) at or after it. */
+/*
+ * Find the leftmost occurrence of s[0..len) at or after *c and move *c
+ * past it. Short segments are compared at each start (O(n * len), len
+ * small); longer ones with Knuth-Morris-Pratt, O(n + len): the failure
+ * table (fail[q] is the length of the longest proper border of s[0..q])
+ * tells how far the pattern may slide after a mismatch without missing
+ * an occurrence, so every path byte is read once. The table lives on the
+ * stack, which bounds it to KMP_MAX bytes; a longer segment (no real
+ * robots.txt has one) falls back to the start-by-start comparison.
+ */
 static bool segment_find(const struct path *pa, struct cursor *c, const char *s,
                          size_t len)
 {
-    while (pa->clen - c->off >= len) {
-        if (segment_at(pa, *c, s, len))
-            return true;
+    uint16_t fail[KMP_MAX];
+    size_t q = 0;
+
+    if (len < KMP_MIN || len > KMP_MAX) {
+        while (pa->clen - c->off >= len) {
+            struct cursor t = *c;
+            if (segment_at(pa, &t, s, len)) {
+                *c = t;
+                return true;
+            }
+            cursor_next(pa, c);
+        }
+        return false;
+    }
+    fail[0] = 0;
+    for (size_t i = 1, k = 0; i < len; i++) {
+        while (k > 0 && s[i] != s[k])
+            k = fail[k - 1];
+        if (s[i] == s[k])
+            k++;
+        fail[i] = (uint16_t)k;
+    }
+    while (pa->clen - c->off >= len - q) {
+        unsigned char b = cursor_byte(pa, c);
+        while (q > 0 && (unsigned char)s[q] != b)
+            q = fail[q - 1];
+        if ((unsigned char)s[q] == b)
+            q++;
         cursor_next(pa, c);
+        if (q == len)
+            return true;
     }
     return false;
 }
@@ -797,11 +847,10 @@ static bool rule_matches(const struct path *pa, const char *pat, size_t len,
     const char *star = memchr(pat, '*', len);
     size_t seg = star != NULL ? (size_t)(star - pat) : len;
 
-    if (!segment_at(pa, c, pat, seg))
+    if (!segment_at(pa, &c, pat, seg))
         return false;
     if (star == NULL)
         return !anchored || pa->clen == seg;
-    cursor_skip(pa, &c, seg);
     pat += seg + 1;
     len -= seg + 1;
 
@@ -809,7 +858,6 @@ static bool rule_matches(const struct path *pa, const char *pat, size_t len,
         seg = (size_t)(star - pat);
         if (!segment_find(pa, &c, pat, seg))
             return false;
-        cursor_skip(pa, &c, seg);
         pat += seg + 1;
         len -= seg + 1;
     }
@@ -818,7 +866,7 @@ static bool rule_matches(const struct path *pa, const char *pat, size_t len,
     if (pa->clen - c.off < len)
         return false;
     cursor_skip(pa, &c, pa->clen - c.off - len);
-    return segment_at(pa, c, pat, len);
+    return segment_at(pa, &c, pat, len);
 }
 
 /* "/robots.txt", alone or with a query. */
@@ -828,12 +876,9 @@ static bool is_robots_txt(const struct path *pa)
     const size_t n = sizeof(name) - 1;
     struct cursor c = {0, 0, 0};
 
-    if (!segment_at(pa, c, name, n))
+    if (!segment_at(pa, &c, name, n))
         return false;
-    if (pa->clen == n)
-        return true;
-    cursor_skip(pa, &c, n);
-    return cursor_byte(pa, &c) == '?';
+    return pa->clen == n || cursor_byte(pa, &c) == '?';
 }
 
 bool bc_robots_allowed(const struct bc_robots *robots, const char *path_query,

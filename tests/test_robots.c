@@ -767,6 +767,38 @@ static void test_hostile_patterns(void **state)
         memcpy(path + i, "%61", 3);
     assert_false(allowed(body, "x", path));
 
+    /* Long self-similar segments: searched start by start, 300 rules
+     * of "/<star>aaa...a(1000)b" against 20000 a's would compare 6e9
+     * bytes; with KMP it is 6e6. */
+    free(body);
+    body = malloc(300 * 1020 + 64);
+    assert_non_null(body);
+    p = body + sprintf(body, "User-agent: *\n");
+    for (int i = 0; i < 300; i++) {
+        p += sprintf(p, "Disallow: /*");
+        memset(p, 'a', 1000);
+        p += 1000;
+        p += sprintf(p, "b\n");
+    }
+    r = parse(body, "x");
+    memset(path + 1, 'a', 19999);
+    assert_true(bc_robots_allowed(r, path, 20000));
+    path[19999] = 'b';
+    assert_false(bc_robots_allowed(r, path, 20000));
+    bc_robots_free(r);
+    /* A segment over the KMP table's 2048 bytes: still right. */
+    p = body + sprintf(body, "User-agent: *\nDisallow: /*");
+    memset(p, 'a', 3000);
+    strcpy(p + 3000, "b\n");
+    r = parse(body, "x");
+    memset(path + 1, 'a', 5000);
+    assert_true(bc_robots_allowed(r, path, 5001));
+    path[5000] = 'b';
+    assert_false(bc_robots_allowed(r, path, 5001));
+    path[1000] = 'b';
+    assert_true(bc_robots_allowed(r, path, 3001));
+    bc_robots_free(r);
+
     free(path);
     free(body);
 }
@@ -858,6 +890,48 @@ static void test_oracle_longest(void **state)
     }
 }
 
+/* Segments long enough for the KMP search (8+ bytes), over a two-letter
+ * alphabet so that they overlap themselves, some in escaped spelling. */
+static void test_oracle_kmp(void **state)
+{
+    (void)state;
+    for (int iter = 0; iter < 20000; iter++) {
+        char pat[64], path[80], esc[240], body[128];
+        size_t n = 1, e = 0;
+
+        pat[0] = '/';
+        pat[1] = '\0';
+        if (rng() % 4 != 0)
+            strcat(pat, "*");
+        n = strlen(pat);
+        random_string(pat + n, 8 + rng() % 12, "ab");
+        if (rng() % 2 == 0) {
+            strcat(pat, "*");
+            n = strlen(pat);
+            random_string(pat + n, rng() % 12, "ab");
+        }
+        if (rng() % 3 == 0)
+            strcat(pat, "$");
+        random_string(path + 1, rng() % 60, "ab");
+        path[0] = '/';
+        /* The same path with some letters escaped: the same answer. */
+        for (size_t i = 0; path[i] != '\0'; i++) {
+            if (path[i] != '/' && rng() % 4 == 0)
+                e += (size_t)sprintf(esc + e, "%%%02x", path[i]);
+            else
+                esc[e++] = path[i];
+        }
+        esc[e] = '\0';
+        snprintf(body, sizeof(body), "User-agent: *\nDisallow: %s\n", pat);
+        if (naive(pat, path) == allowed(body, "x", path))
+            fail_msg("pattern %s path %s: naive %d", pat, path,
+                     naive(pat, path));
+        if (naive(pat, path) == allowed(body, "x", esc))
+            fail_msg("pattern %s path %s: naive %d", pat, esc,
+                     naive(pat, path));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -877,6 +951,7 @@ int main(void)
         cmocka_unit_test(test_hostile_patterns),
         cmocka_unit_test(test_oracle_single),
         cmocka_unit_test(test_oracle_longest),
+        cmocka_unit_test(test_oracle_kmp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -101,8 +101,9 @@ void bc_robots_free(struct bc_robots *robots);
  * Returns true when no rule matches, when the longest matching pattern
  * is an Allow rule (Allow wins a tie), and always for /robots.txt itself.
  * robots NULL answers true (no robots.txt, no restriction).
- * Cost: O(len) plus, for each rule tried, O(len * pattern length) at
- * worst and usually far less; never exponential, no allocation.
+ * Cost: O(len) plus, for each rule tried, O(len + pattern length) (a
+ * pattern with a literal run over 2048 bytes: O(len * pattern length));
+ * never exponential, no allocation, about 4 KiB of stack.
  */
 bool bc_robots_allowed(const struct bc_robots *robots, const char *path_query,
                        size_t len);
