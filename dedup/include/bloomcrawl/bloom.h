@@ -34,10 +34,7 @@
 extern "C" {
 #endif
 
-enum bc_bloom_layout {
-    BC_BLOOM_CLASSIC = 0,
-    BC_BLOOM_BLOCKED = 1
-};
+enum bc_bloom_layout { BC_BLOOM_CLASSIC = 0, BC_BLOOM_BLOCKED = 1 };
 
 /* Flags for bc_bloom_create() and bc_bloom_load(). */
 #define BC_BLOOM_CONCURRENT 0x1u /* atomic bit setting for shared use */
@@ -138,8 +135,7 @@ void bc_bloom_add(struct bc_bloom *bloom, const void *key, size_t len);
 bool bc_bloom_contains(const struct bc_bloom *bloom, const void *key,
                        size_t len);
 /* Add the key; return true when it was new (at least one bit was zero). */
-bool bc_bloom_test_and_add(struct bc_bloom *bloom, const void *key,
-                           size_t len);
+bool bc_bloom_test_and_add(struct bc_bloom *bloom, const void *key, size_t len);
 
 /* The same three from a hash computed by bc_bloom_hash() on this filter. */
 void bc_bloom_add_hash(struct bc_bloom *bloom, struct bc_hash128 h);
@@ -164,19 +160,19 @@ void bc_bloom_contains_batch(const struct bc_bloom *bloom,
 /* Introspection. */
 struct bc_bloom_stats {
     enum bc_bloom_layout layout;
-    uint64_t m_bits;       /* bits addressed by the probes */
-    uint64_t bytes;        /* memory of the bit array */
-    unsigned k;            /* probes per key */
-    uint64_t seed;         /* hash seed */
-    uint64_t n_expected;   /* the n the filter was sized for */
-    uint64_t inserts;      /* test-and-adds that found the key new, + adds */
-    uint64_t bits_set;     /* popcount of the array */
-    double fill;           /* bits_set / m_bits */
-    double fpr_estimated;  /* the rate now, from the fill */
-    double n_estimated;    /* distinct keys estimated from the fill */
-    double fpr_predicted;  /* the rate predicted at n_expected keys */
-    bool concurrent;       /* created with BC_BLOOM_CONCURRENT */
-    bool mmapped;          /* array lives in an mmap'ed region */
+    uint64_t m_bits;      /* bits addressed by the probes */
+    uint64_t bytes;       /* memory of the bit array */
+    unsigned k;           /* probes per key */
+    uint64_t seed;        /* hash seed */
+    uint64_t n_expected;  /* the n the filter was sized for */
+    uint64_t inserts;     /* test-and-adds that found the key new, + adds */
+    uint64_t bits_set;    /* popcount of the array */
+    double fill;          /* bits_set / m_bits */
+    double fpr_estimated; /* the rate now, from the fill */
+    double n_estimated;   /* distinct keys estimated from the fill */
+    double fpr_predicted; /* the rate predicted at n_expected keys */
+    bool concurrent;      /* created with BC_BLOOM_CONCURRENT */
+    bool mmapped;         /* array lives in an mmap'ed region */
 };
 
 /*

@@ -48,16 +48,16 @@ const char *bc_seen_verdict_name(enum bc_seen_verdict verdict);
 
 /* Defaults of struct bc_seen_config. */
 #define BC_SEEN_DEFAULT_EXPECTED 1000000u
-#define BC_SEEN_DEFAULT_FP_RATE 0.01
-#define BC_SEEN_DEFAULT_LRU 50000u /* Broder et al.: ~80 % hit rate */
+#define BC_SEEN_DEFAULT_FP_RATE  0.01
+#define BC_SEEN_DEFAULT_LRU      50000u /* Broder et al.: ~80 % hit rate */
 
 struct bc_seen_config {
-    uint64_t expected;            /* n the Bloom filter is sized for */
-    double fp_rate;               /* its target false-positive rate */
-    enum bc_bloom_layout layout;  /* BC_BLOOM_BLOCKED by default */
-    uint64_t seed;                /* hash seed */
-    size_t lru_capacity;          /* LRU entries (0: no tier 2) */
-    size_t lru_max_bytes;         /* LRU key bytes, 0 = no byte limit */
+    uint64_t expected;           /* n the Bloom filter is sized for */
+    double fp_rate;              /* its target false-positive rate */
+    enum bc_bloom_layout layout; /* BC_BLOOM_BLOCKED by default */
+    uint64_t seed;               /* hash seed */
+    size_t lru_capacity;         /* LRU entries (0: no tier 2) */
+    size_t lru_max_bytes;        /* LRU key bytes, 0 = no byte limit */
 };
 
 /* Fill *config with the defaults above. */
@@ -96,8 +96,7 @@ void bc_seen_free(struct bc_seen *seen);
  * the LRU stops being complete).
  */
 enum bc_status bc_seen_test_and_add(struct bc_seen *seen, const void *key,
-                                    size_t len,
-                                    enum bc_seen_verdict *verdict);
+                                    size_t len, enum bc_seen_verdict *verdict);
 
 /*
  * The verdict bc_seen_test_and_add() would give now, changing nothing (no
@@ -107,13 +106,13 @@ enum bc_seen_verdict bc_seen_peek(const struct bc_seen *seen, const void *key,
                                   size_t len);
 
 struct bc_seen_stats {
-    uint64_t tested;          /* test_and_add calls */
-    uint64_t verdict_new;     /* NEW, including false positives caught */
-    uint64_t duplicate;       /* DUPLICATE */
-    uint64_t probably_seen;   /* PROBABLY_SEEN */
-    uint64_t fp_caught;       /* Bloom "maybe" proven wrong by a complete LRU */
-    bool lru_complete;        /* the complete-LRU rule holds now */
-    struct bc_lru_stats lru;  /* tier 2 counters */
+    uint64_t tested;         /* test_and_add calls */
+    uint64_t verdict_new;    /* NEW, including false positives caught */
+    uint64_t duplicate;      /* DUPLICATE */
+    uint64_t probably_seen;  /* PROBABLY_SEEN */
+    uint64_t fp_caught;      /* Bloom "maybe" proven wrong by a complete LRU */
+    bool lru_complete;       /* the complete-LRU rule holds now */
+    struct bc_lru_stats lru; /* tier 2 counters */
     struct bc_bloom_stats bloom; /* O(m): a popcount pass */
 };
 

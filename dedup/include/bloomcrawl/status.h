@@ -18,29 +18,29 @@ enum bc_status {
     BC_OK = 0,
 
     /* General. */
-    BC_ERR_NOMEM,         /* an allocation failed */
-    BC_ERR_INVALID_ARG,   /* NULL handle, n = 0, p outside (0, 1), ... */
-    BC_ERR_TOO_LARGE,     /* a size overflows or exceeds the sane cap */
-    BC_ERR_IO,            /* open/read/write/fsync/rename failed (errno) */
+    BC_ERR_NOMEM,       /* an allocation failed */
+    BC_ERR_INVALID_ARG, /* NULL handle, n = 0, p outside (0, 1), ... */
+    BC_ERR_TOO_LARGE,   /* a size overflows or exceeds the sane cap */
+    BC_ERR_IO,          /* open/read/write/fsync/rename failed (errno) */
 
     /* Loading saved state. */
-    BC_ERR_FORMAT,        /* not a bloomcrawl file (wrong magic) */
-    BC_ERR_VERSION,       /* a file format version this build cannot read */
-    BC_ERR_TRUNCATED,     /* the file is shorter than its header says */
-    BC_ERR_CHECKSUM,      /* the checksum does not match: damaged file */
-    BC_ERR_CORRUPT,       /* header fields inconsistent (size, k, layout) */
+    BC_ERR_FORMAT,    /* not a bloomcrawl file (wrong magic) */
+    BC_ERR_VERSION,   /* a file format version this build cannot read */
+    BC_ERR_TRUNCATED, /* the file is shorter than its header says */
+    BC_ERR_CHECKSUM,  /* the checksum does not match: damaged file */
+    BC_ERR_CORRUPT,   /* header fields inconsistent (size, k, layout) */
 
     /* Set membership. */
-    BC_ERR_NOT_FOUND,     /* remove of a key the filter reports absent */
+    BC_ERR_NOT_FOUND, /* remove of a key the filter reports absent */
 
     /* URLs (frontier/url). */
-    BC_ERR_URL_EMPTY,     /* nothing left after trimming */
-    BC_ERR_URL_SCHEME,    /* not http or https */
-    BC_ERR_URL_NO_BASE,   /* a relative reference and no usable base */
-    BC_ERR_URL_HOST,      /* missing or malformed host */
-    BC_ERR_URL_PORT,      /* port not a number in 0..65535 */
-    BC_ERR_URL_IDN,       /* IDNA (UTS-46) rejected the host */
-    BC_ERR_URL_TOO_LONG   /* the canonical URL exceeds the maximum length */
+    BC_ERR_URL_EMPTY,   /* nothing left after trimming */
+    BC_ERR_URL_SCHEME,  /* not http or https */
+    BC_ERR_URL_NO_BASE, /* a relative reference and no usable base */
+    BC_ERR_URL_HOST,    /* missing or malformed host */
+    BC_ERR_URL_PORT,    /* port not a number in 0..65535 */
+    BC_ERR_URL_IDN,     /* IDNA (UTS-46) rejected the host */
+    BC_ERR_URL_TOO_LONG /* the canonical URL exceeds the maximum length */
 };
 
 /* Short English description of a status; never NULL, never freed. */

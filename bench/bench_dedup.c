@@ -1,0 +1,411 @@
+/*
+ * bench_dedup.c - how fast and how small the dedup tiers are, against an
+ * exact hash set of the same URLs measured in the same run.
+ *
+ *   bench_dedup [--n N] [--runs R] [--billion] [--quick]
+ *
+ * Prints Markdown tables (medians of R runs, one thread, p = 1 %):
+ *   1. ns per test-and-add and per contains (of keys never added) for the
+ *      classic and blocked layouts, scalar and batch, from prehashed keys
+ *      and from URL strings (XXH3 included), at n = 10^7 (--n);
+ *   2. with --billion, the prehashed rows at n = 10^9 (1.2 GB filter);
+ *   3. the LRU's ns per lookup and per insert at 10^6 entries;
+ *   4. an exact uthash set of the same URL strings: bytes per URL, ns per
+ *      insert and per lookup, beside the filters' bytes per URL;
+ *   5. the memory of each layout against its formula.
+ * Keys are produced in chunks of 64 Ki outside the timed region, so the
+ * numbers are the cost of the structure, not of generating the keys.
+ */
+#define _GNU_SOURCE
+#include <malloc.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <uthash.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "bloomcrawl/bloom.h"
+#include "bloomcrawl/lru.h"
+
+#define CHUNK   65536
+#define URL_MAX 96
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int count)
+{
+    qsort(v, (size_t)count, sizeof(*v), cmp_double);
+    return count % 2 ? v[count / 2] : (v[count / 2 - 1] + v[count / 2]) / 2;
+}
+
+/* The i-th URL of a family: realistic length (~60-80 bytes), many hosts. */
+static size_t make_url(char *buf, uint64_t i, unsigned family)
+{
+    uint64_t x = (i + 1) * 0x9e3779b97f4a7c15u;
+    int n =
+        snprintf(buf, URL_MAX,
+                 "https://www.host%llu.example.com/f%u/section-%llu/"
+                 "article-%llu.html",
+                 (unsigned long long)(x % 100003), family,
+                 (unsigned long long)((x >> 20) % 1000), (unsigned long long)i);
+    return (size_t)n;
+}
+
+struct url_chunk {
+    char text[CHUNK][URL_MAX];
+    size_t len[CHUNK];
+};
+
+static void fill_urls(struct url_chunk *c, uint64_t start, size_t count,
+                      unsigned family)
+{
+    for (size_t j = 0; j < count; j++)
+        c->len[j] = make_url(c->text[j], start + j, family);
+}
+
+/* Hashes of keys by number alone (the "prehashed" case). */
+static void fill_hashes(const struct bc_bloom *b, struct bc_hash128 *h,
+                        uint64_t start, size_t count, unsigned family)
+{
+    for (size_t j = 0; j < count; j++) {
+        uint64_t key[2] = {start + j, family};
+        h[j] = bc_bloom_hash(b, key, sizeof(key));
+    }
+}
+
+enum op { OP_TEST_AND_ADD, OP_CONTAINS };
+enum source { SRC_PREHASHED, SRC_STRINGS };
+
+struct variant {
+    enum bc_bloom_layout layout;
+    bool batch;
+    enum source source;
+};
+
+static struct bc_hash128 hashes[CHUNK];
+static bool answers[CHUNK];
+static struct url_chunk urls;
+
+/* Time one op over n keys of one family, in chunks; returns ns per key. */
+static double timed_pass(struct bc_bloom *b, const struct variant *v,
+                         enum op op, uint64_t n, unsigned family,
+                         uint64_t *count_true)
+{
+    double total = 0.0;
+    uint64_t trues = 0;
+    for (uint64_t start = 0; start < n; start += CHUNK) {
+        size_t count = n - start < CHUNK ? (size_t)(n - start) : CHUNK;
+        if (v->source == SRC_PREHASHED)
+            fill_hashes(b, hashes, start, count, family);
+        else
+            fill_urls(&urls, start, count, family);
+        double t0 = now_ns();
+        if (v->source == SRC_STRINGS) {
+            if (v->batch) {
+                for (size_t j = 0; j < count; j++)
+                    hashes[j] = bc_bloom_hash(b, urls.text[j], urls.len[j]);
+            } else if (op == OP_TEST_AND_ADD) {
+                for (size_t j = 0; j < count; j++)
+                    answers[j] =
+                        bc_bloom_test_and_add(b, urls.text[j], urls.len[j]);
+            } else {
+                for (size_t j = 0; j < count; j++)
+                    answers[j] =
+                        bc_bloom_contains(b, urls.text[j], urls.len[j]);
+            }
+        }
+        if (v->source == SRC_PREHASHED || v->batch) {
+            if (v->batch && op == OP_TEST_AND_ADD)
+                bc_bloom_test_and_add_batch(b, hashes, count, answers);
+            else if (v->batch)
+                bc_bloom_contains_batch(b, hashes, count, answers);
+            else if (op == OP_TEST_AND_ADD)
+                for (size_t j = 0; j < count; j++)
+                    answers[j] = bc_bloom_test_and_add_hash(b, hashes[j]);
+            else
+                for (size_t j = 0; j < count; j++)
+                    answers[j] = bc_bloom_contains_hash(b, hashes[j]);
+        }
+        total += now_ns() - t0;
+        for (size_t j = 0; j < count; j++)
+            trues += answers[j];
+    }
+    *count_true = trues;
+    return total / (double)n;
+}
+
+static const char *layout_name(enum bc_bloom_layout l)
+{
+    return l == BC_BLOOM_CLASSIC ? "classic" : "blocked";
+}
+
+static void bench_filters(uint64_t n, int runs, bool prehashed_only)
+{
+    const struct variant variants[] = {
+        {BC_BLOOM_CLASSIC, false, SRC_PREHASHED},
+        {BC_BLOOM_CLASSIC, true, SRC_PREHASHED},
+        {BC_BLOOM_BLOCKED, false, SRC_PREHASHED},
+        {BC_BLOOM_BLOCKED, true, SRC_PREHASHED},
+        {BC_BLOOM_CLASSIC, false, SRC_STRINGS},
+        {BC_BLOOM_CLASSIC, true, SRC_STRINGS},
+        {BC_BLOOM_BLOCKED, false, SRC_STRINGS},
+        {BC_BLOOM_BLOCKED, true, SRC_STRINGS},
+    };
+    printf("\n### Bloom filter, n = %llu, p = 1 %%, medians of %d runs\n\n",
+           (unsigned long long)n, runs);
+    printf("| layout | calls | keys | ns/test-and-add | ns/contains (absent) "
+           "| measured FPR | MiB |\n");
+    printf("|---|---|---|---:|---:|---:|---:|\n");
+    for (size_t i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
+        const struct variant *v = &variants[i];
+        if (prehashed_only && v->source != SRC_PREHASHED)
+            continue;
+        double tadd[16], cont[16], fpr = 0.0, mib = 0.0;
+        for (int r = 0; r < runs; r++) {
+            struct bc_bloom *b;
+            if (bc_bloom_create(n, 0.01, v->layout, (uint64_t)r, 0, &b) !=
+                BC_OK) {
+                fprintf(stderr, "bench_dedup: cannot allocate the filter\n");
+                exit(1);
+            }
+            uint64_t news, present;
+            tadd[r] = timed_pass(b, v, OP_TEST_AND_ADD, n, 1, &news);
+            cont[r] = timed_pass(b, v, OP_CONTAINS, n, 2, &present);
+            fpr = (double)present / (double)n;
+            struct bc_bloom_stats st;
+            bc_bloom_stats(b, &st);
+            mib = (double)st.bytes / 1048576.0;
+            bc_bloom_free(b);
+        }
+        printf("| %s | %s | %s | %.1f | %.1f | %.4f %% | %.1f |\n",
+               layout_name(v->layout), v->batch ? "batch" : "scalar",
+               v->source == SRC_PREHASHED ? "prehashed" : "URL strings",
+               median(tadd, runs), median(cont, runs), 100.0 * fpr, mib);
+        fflush(stdout);
+    }
+}
+
+/* ---- the LRU ---------------------------------------------------------- */
+
+static void bench_lru(int runs)
+{
+    const size_t cap = 1000000;
+    double find_ns[16], add_ns[16], miss_ns[16];
+    for (int r = 0; r < runs; r++) {
+        struct bc_lru *lru;
+        if (bc_lru_create(cap, 0, &lru) != BC_OK)
+            exit(1);
+        double t_add = 0, t_find = 0, t_miss = 0;
+        /* Fill to capacity, then as many again: every add evicts. */
+        for (uint64_t start = 0; start < 2 * cap; start += CHUNK) {
+            fill_urls(&urls, start, CHUNK, 1);
+            for (size_t j = 0; j < CHUNK; j++)
+                hashes[j].lo = bc_lru_hash(urls.text[j], urls.len[j]);
+            double t0 = now_ns();
+            for (size_t j = 0; j < CHUNK; j++)
+                bc_lru_add(lru, urls.text[j], urls.len[j], hashes[j].lo);
+            t_add += now_ns() - t0;
+        }
+        /* Hits: the most recent cap keys, in a scattered order. */
+        for (uint64_t start = cap; start < 2 * cap; start += CHUNK) {
+            fill_urls(&urls, start, CHUNK, 1);
+            for (size_t j = 0; j < CHUNK; j++)
+                hashes[j].lo = bc_lru_hash(urls.text[j], urls.len[j]);
+            double t0 = now_ns();
+            for (size_t j = 0; j < CHUNK; j++)
+                answers[j] =
+                    bc_lru_find(lru, urls.text[j], urls.len[j], hashes[j].lo);
+            t_find += now_ns() - t0;
+        }
+        /* Misses: keys evicted long ago. */
+        for (uint64_t start = 0; start < cap; start += CHUNK) {
+            fill_urls(&urls, start, CHUNK, 1);
+            for (size_t j = 0; j < CHUNK; j++)
+                hashes[j].lo = bc_lru_hash(urls.text[j], urls.len[j]);
+            double t0 = now_ns();
+            for (size_t j = 0; j < CHUNK; j++)
+                answers[j] =
+                    bc_lru_find(lru, urls.text[j], urls.len[j], hashes[j].lo);
+            t_miss += now_ns() - t0;
+        }
+        struct bc_lru_stats st;
+        bc_lru_stats(lru, &st);
+        add_ns[r] = t_add / (double)(2 * cap);
+        find_ns[r] = t_find / (double)cap;
+        miss_ns[r] = t_miss / (double)cap;
+        bc_lru_free(lru);
+    }
+    printf("\n### LRU of recent URLs, 10^6 entries, medians of %d runs\n\n",
+           runs);
+    printf("| operation | ns/op |\n|---|---:|\n");
+    printf("| insert (evicting when full) | %.1f |\n", median(add_ns, runs));
+    printf("| lookup, hit (moves to front) | %.1f |\n", median(find_ns, runs));
+    printf("| lookup, miss | %.1f |\n", median(miss_ns, runs));
+}
+
+/* ---- the exact baseline: a uthash set of the URL strings -------------- */
+
+struct exact_entry {
+    UT_hash_handle hh;
+    size_t len;
+    char key[];
+};
+
+static void bench_exact(uint64_t n, int runs)
+{
+    double add_ns[16], find_ns[16], bytes_per = 0.0;
+    for (int r = 0; r < runs; r++) {
+        struct exact_entry *set = NULL;
+        size_t before = mallinfo2().uordblks;
+        double t_add = 0, t_find = 0;
+        uint64_t found = 0;
+        for (uint64_t start = 0; start < n; start += CHUNK) {
+            size_t count = n - start < CHUNK ? (size_t)(n - start) : CHUNK;
+            fill_urls(&urls, start, count, 1);
+            double t0 = now_ns();
+            for (size_t j = 0; j < count; j++) {
+                struct exact_entry *e;
+                HASH_FIND(hh, set, urls.text[j], urls.len[j], e);
+                if (e)
+                    continue;
+                e = malloc(sizeof(*e) + urls.len[j]);
+                if (!e)
+                    exit(1);
+                e->len = urls.len[j];
+                memcpy(e->key, urls.text[j], urls.len[j]);
+                HASH_ADD_KEYPTR(hh, set, e->key, e->len, e);
+            }
+            t_add += now_ns() - t0;
+        }
+        bytes_per = (double)(mallinfo2().uordblks - before) / (double)n;
+        for (uint64_t start = 0; start < n; start += CHUNK) {
+            size_t count = n - start < CHUNK ? (size_t)(n - start) : CHUNK;
+            fill_urls(&urls, start, count, 2);
+            double t0 = now_ns();
+            for (size_t j = 0; j < count; j++) {
+                struct exact_entry *e;
+                HASH_FIND(hh, set, urls.text[j], urls.len[j], e);
+                found += e != NULL;
+            }
+            t_find += now_ns() - t0;
+        }
+        if (found)
+            exit(1);
+        struct exact_entry *e, *tmp;
+        HASH_ITER(hh, set, e, tmp)
+        {
+            HASH_DEL(set, e);
+            free(e);
+        }
+        add_ns[r] = t_add / (double)n;
+        find_ns[r] = t_find / (double)n;
+    }
+    struct bc_bloom_sizing classic, blocked;
+    bc_bloom_size(n, 0.01, BC_BLOOM_CLASSIC, &classic);
+    bc_bloom_size(n, 0.01, BC_BLOOM_BLOCKED, &blocked);
+    printf("\n### Exact baseline: uthash set of the same URL strings, n = "
+           "%llu, medians of %d runs\n\n",
+           (unsigned long long)n, runs);
+    printf("| structure | bytes/URL | ns/insert | ns/lookup (absent) |\n");
+    printf("|---|---:|---:|---:|\n");
+    printf("| uthash set (exact; malloc'ed entries) | %.1f | %.1f | %.1f |\n",
+           bytes_per, median(add_ns, runs), median(find_ns, runs));
+    printf("| Bloom classic, p = 1 %% | %.2f | see above | see above |\n",
+           (double)classic.bytes / (double)n);
+    printf("| Bloom blocked, p = 1 %% | %.2f | see above | see above |\n",
+           (double)blocked.bytes / (double)n);
+}
+
+/* ---- memory against the formulas ------------------------------------- */
+
+static void bench_memory(uint64_t n)
+{
+    struct bc_bloom_sizing c, b;
+    struct bc_bloom *f;
+    struct bc_bloom_stats st;
+    bc_bloom_size(n, 0.01, BC_BLOOM_CLASSIC, &c);
+    bc_bloom_size(n, 0.01, BC_BLOOM_BLOCKED, &b);
+    printf("\n### Memory against the formulas, n = %llu, p = 1 %%\n\n",
+           (unsigned long long)n);
+    printf("| layout | formula bits | allocated bytes | formula bytes | "
+           "excess |\n|---|---:|---:|---:|---:|\n");
+    double formula = ceil(-(double)n * log(0.01) / (M_LN2 * M_LN2));
+    if (bc_bloom_create(n, 0.01, BC_BLOOM_CLASSIC, 0, 0, &f) == BC_OK) {
+        bc_bloom_stats(f, &st);
+        printf("| classic | %.0f | %llu | %.0f | %.4f %% |\n", formula,
+               (unsigned long long)st.bytes, ceil(formula / 64) * 8,
+               100.0 * ((double)st.bytes / (ceil(formula / 64) * 8) - 1));
+        bc_bloom_free(f);
+    }
+    /* The blocked requirement: the least whole number of blocks whose
+     * Poisson-mixture rate is <= p at some k. */
+    double need = (double)b.m_bits;
+    double prev = need - BC_BLOOM_BLOCK_BITS;
+    double best_prev = 1.0;
+    for (unsigned k = 1; k <= BC_BLOOM_MAX_K; k++) {
+        double r = bc_bloom_fpr_blocked((double)n, prev, k);
+        if (r < best_prev)
+            best_prev = r;
+    }
+    if (bc_bloom_create(n, 0.01, BC_BLOOM_BLOCKED, 0, 0, &f) == BC_OK) {
+        bc_bloom_stats(f, &st);
+        printf("| blocked | %.0f | %llu | %.0f | %.4f %% (one block less "
+               "gives rate %.5f > 0.01) |\n",
+               need, (unsigned long long)st.bytes, need / 8,
+               100.0 * ((double)st.bytes / (need / 8) - 1), best_prev);
+        bc_bloom_free(f);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t n = 10000000;
+    int runs = 5;
+    bool billion = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--n") == 0 && i + 1 < argc)
+            n = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
+            runs = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--billion") == 0)
+            billion = true;
+        else if (strcmp(argv[i], "--quick") == 0) {
+            n = 1000000;
+            runs = 3;
+        } else {
+            fprintf(stderr, "usage: bench_dedup [--n N] [--runs R] "
+                            "[--billion] [--quick]\n");
+            return 2;
+        }
+    }
+    if (runs < 1 || runs > 16 || n < CHUNK) {
+        fprintf(stderr, "bench_dedup: runs must be 1..16, n >= %d\n", CHUNK);
+        return 2;
+    }
+    printf("## bench_dedup: n = %llu, runs = %d\n", (unsigned long long)n,
+           runs);
+    bench_filters(n, runs, false);
+    if (billion)
+        bench_filters(1000000000, runs < 3 ? runs : 3, true);
+    bench_lru(runs);
+    bench_exact(n, runs < 3 ? runs : 3);
+    bench_memory(n);
+    if (billion)
+        bench_memory(1000000000);
+    return 0;
+}

@@ -1,0 +1,227 @@
+/*
+ * bloomcalc - size a Bloom filter, or predict the rate of a given one.
+ *
+ *   bloomcalc -n N -p P [--json]        m, bytes, k, k_opt, bits per key and
+ *                                       predicted rate, classic and blocked
+ *   bloomcalc -n N -m M -k K [--json]   the predicted rate of that filter
+ *
+ * N and M accept 1000000, 1e6 or 10^6; P accepts 0.01 or 1%.
+ * Exit status: 0 success, 2 usage error, 1 runtime failure.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bloomcrawl/bloom.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: bloomcalc -n N -p P [--json]\n"
+            "       bloomcalc -n N -m M -k K [--json]\n"
+            "\n"
+            "Size a Bloom filter for N keys at false-positive rate P, or\n"
+            "predict the rate of a filter of M bits and K probes holding N\n"
+            "keys. Both the classic layout (k probes anywhere) and the\n"
+            "blocked layout (k probes in one 512-bit cache line) are shown.\n"
+            "\n"
+            "  -n N      number of keys (1000000, 1e6 or 10^6)\n"
+            "  -p P      target false-positive rate (0.01 or 1%%)\n"
+            "  -m M      bits in the filter\n"
+            "  -k K      probes per key (1..%u)\n"
+            "  --json    one JSON object instead of text\n"
+            "  --help    this text\n",
+            BC_BLOOM_MAX_K);
+}
+
+/* A positive whole number: 1000000, 1e6, 10^6. */
+static int parse_count(const char *s, uint64_t *out)
+{
+    char *end;
+    double v;
+    errno = 0;
+    if (strncmp(s, "10^", 3) == 0) {
+        double e = strtod(s + 3, &end);
+        v = pow(10.0, e);
+    } else {
+        v = strtod(s, &end);
+    }
+    if (errno || end == s || *end != '\0' || !(v >= 1.0) || v > 1.8e19 ||
+        v != floor(v))
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+/* A rate: 0.01 or 1%. */
+static int parse_rate(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end != s && *end == '%' && end[1] == '\0') {
+        v /= 100.0;
+        end++;
+    }
+    if (errno || end == s || *end != '\0')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* 19170117 -> "19,170,117" */
+static const char *grouped(uint64_t v, char *buf, size_t cap)
+{
+    char digits[32];
+    int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v);
+    size_t j = 0;
+    for (int i = 0; i < n && j + 2 < cap; i++) {
+        if (i > 0 && (n - i) % 3 == 0)
+            buf[j++] = ',';
+        buf[j++] = digits[i];
+    }
+    buf[j] = '\0';
+    return buf;
+}
+
+static void print_size(uint64_t bytes)
+{
+    double b = (double)bytes;
+    if (b >= 1e9)
+        printf("%.3f GB = %.3f GiB", b / 1e9, b / 1073741824.0);
+    else if (b >= 1048576.0)
+        printf("%.2f MiB", b / 1048576.0);
+    else if (b >= 1024.0)
+        printf("%.2f KiB", b / 1024.0);
+    else
+        printf("%llu bytes", (unsigned long long)bytes);
+}
+
+static void print_text(const struct bc_bloom_sizing *s, const char *title)
+{
+    char a[40], b[40];
+    printf("%s\n", title);
+    printf("  m               %s bits (", grouped(s->m_bits, a, sizeof(a)));
+    print_size((s->m_bits + 7) / 8);
+    printf(")\n");
+    printf("  memory          %s bytes allocated\n",
+           grouped(s->bytes, b, sizeof(b)));
+    printf("  k               %u probes per key (k_opt = (m/n) ln 2 = %.2f)\n",
+           s->k, s->k_opt);
+    printf("  bits per key    %.2f\n", s->bits_per_key);
+    if (s->layout == BC_BLOOM_CLASSIC)
+        printf("  predicted rate  %.3g = (1 - e^(-kn/m))^k"
+               "  (upper bound %.4g)\n",
+               s->fpr_predicted, s->fpr_upper_bound);
+    else
+        printf("  predicted rate  %.3g  (Poisson mixture over blocks)\n",
+               s->fpr_predicted);
+}
+
+static void print_json_fields(const struct bc_bloom_sizing *s)
+{
+    printf("\"n\": %llu, \"p\": %.17g, \"m_bits\": %llu, \"bytes\": %llu, "
+           "\"k\": %u, \"k_opt\": %.6f, \"bits_per_element\": %.6f, "
+           "\"fpr_predicted\": %.6e, \"fpr_upper_bound\": %.6e",
+           (unsigned long long)s->n, s->p, (unsigned long long)s->m_bits,
+           (unsigned long long)s->bytes, s->k, s->k_opt, s->bits_per_key,
+           s->fpr_predicted, s->fpr_upper_bound);
+}
+
+static void print_json(const struct bc_bloom_sizing *classic,
+                       const struct bc_bloom_sizing *blocked)
+{
+    printf("{");
+    print_json_fields(classic);
+    printf(", \"blocked\": {");
+    print_json_fields(blocked);
+    printf("}}\n");
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t n = 0, m = 0, k = 0;
+    double p = -1.0;
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(arg, "--json") == 0) {
+            json = 1;
+            continue;
+        } else if (!val) {
+            fprintf(stderr, "bloomcalc: %s needs a value\n", arg);
+            return 2;
+        }
+        int bad;
+        if (strcmp(arg, "-n") == 0)
+            bad = parse_count(val, &n);
+        else if (strcmp(arg, "-m") == 0)
+            bad = parse_count(val, &m);
+        else if (strcmp(arg, "-k") == 0)
+            bad = parse_count(val, &k);
+        else if (strcmp(arg, "-p") == 0)
+            bad = parse_rate(val, &p);
+        else {
+            fprintf(stderr, "bloomcalc: unknown option %s (see --help)\n", arg);
+            return 2;
+        }
+        if (bad) {
+            fprintf(stderr, "bloomcalc: bad value for %s: %s\n", arg, val);
+            return 2;
+        }
+        i++;
+    }
+    int by_rate = p >= 0.0, by_size = m > 0 || k > 0;
+    if (n == 0 || by_rate == by_size || (by_size && (m == 0 || k == 0))) {
+        usage(stderr);
+        return 2;
+    }
+    if (k > BC_BLOOM_MAX_K) {
+        fprintf(stderr, "bloomcalc: k must be 1..%u\n", BC_BLOOM_MAX_K);
+        return 2;
+    }
+
+    struct bc_bloom_sizing classic, blocked;
+    enum bc_status st;
+    if (by_rate) {
+        st = bc_bloom_size(n, p, BC_BLOOM_CLASSIC, &classic);
+        if (st == BC_OK)
+            st = bc_bloom_size(n, p, BC_BLOOM_BLOCKED, &blocked);
+    } else {
+        st = bc_bloom_rate(n, m, (unsigned)k, BC_BLOOM_CLASSIC, &classic);
+        if (st == BC_OK)
+            st = bc_bloom_rate(n, m, (unsigned)k, BC_BLOOM_BLOCKED, &blocked);
+    }
+    if (st == BC_ERR_INVALID_ARG) {
+        fprintf(stderr, "bloomcalc: %s (p must be in (0, 1))\n",
+                bc_strerror(st));
+        return 2;
+    }
+    if (st != BC_OK) {
+        fprintf(stderr, "bloomcalc: %s\n", bc_strerror(st));
+        return 1;
+    }
+
+    if (json) {
+        print_json(&classic, &blocked);
+        return 0;
+    }
+    char a[40];
+    if (by_rate)
+        printf("n = %s keys, target false-positive rate p = %g\n\n",
+               grouped(n, a, sizeof(a)), p);
+    else
+        printf("n = %s keys in m = %llu bits with k = %llu probes\n\n",
+               grouped(n, a, sizeof(a)), (unsigned long long)m,
+               (unsigned long long)k);
+    print_text(&classic, "classic layout (k probes anywhere in m bits)");
+    printf("\n");
+    print_text(&blocked, "blocked layout (k probes in one 512-bit block)");
+    return 0;
+}

@@ -1,0 +1,231 @@
+/*
+ * test_seen.c - the two-tier seen-test: its three verdicts, the
+ * complete-LRU rule, its counters, and its persistence.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bloomcrawl/seen.h"
+
+static enum bc_seen_verdict tadd(struct bc_seen *s, const char *key)
+{
+    enum bc_seen_verdict v;
+    assert_int_equal(bc_seen_test_and_add(s, key, strlen(key), &v), BC_OK);
+    return v;
+}
+
+static void key_of(char *buf, size_t cap, const char *prefix, unsigned i)
+{
+    snprintf(buf, cap, "https://example.com/%s/%u", prefix, i);
+}
+
+static struct bc_seen *make(uint64_t n, double p, size_t lru)
+{
+    struct bc_seen_config c;
+    bc_seen_config_init(&c);
+    c.expected = n;
+    c.fp_rate = p;
+    c.lru_capacity = lru;
+    struct bc_seen *s;
+    assert_int_equal(bc_seen_create(&c, &s), BC_OK);
+    return s;
+}
+
+static void test_defaults_and_names(void **state)
+{
+    (void)state;
+    struct bc_seen_config c;
+    bc_seen_config_init(&c);
+    assert_int_equal(c.expected, BC_SEEN_DEFAULT_EXPECTED);
+    assert_int_equal(c.lru_capacity, 50000);
+    assert_int_equal(c.layout, BC_BLOOM_BLOCKED);
+    assert_string_equal(bc_seen_verdict_name(BC_SEEN_NEW), "NEW");
+    assert_string_equal(bc_seen_verdict_name(BC_SEEN_DUPLICATE), "DUPLICATE");
+    assert_string_equal(bc_seen_verdict_name(BC_SEEN_PROBABLY_SEEN),
+                        "PROBABLY_SEEN");
+    struct bc_seen *s = (struct bc_seen *)&c, *sentinel = s;
+    c.fp_rate = 2.0;
+    assert_int_equal(bc_seen_create(&c, &s), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_seen_create(NULL, &s), BC_ERR_INVALID_ARG);
+    assert_ptr_equal(s, sentinel);
+    bc_seen_free(NULL);
+    enum bc_seen_verdict v;
+    assert_int_equal(bc_seen_test_and_add(NULL, "a", 1, &v),
+                     BC_ERR_INVALID_ARG);
+}
+
+/* NEW, then DUPLICATE while the LRU holds it. */
+static void test_new_then_duplicate(void **state)
+{
+    (void)state;
+    struct bc_seen *s = make(1000, 0.01, 100);
+    assert_int_equal(tadd(s, "https://a.example/"), BC_SEEN_NEW);
+    assert_int_equal(tadd(s, "https://a.example/"), BC_SEEN_DUPLICATE);
+    assert_int_equal(tadd(s, "https://a.example/x"), BC_SEEN_NEW);
+    assert_int_equal(bc_seen_peek(s, "https://a.example/", 18),
+                     BC_SEEN_DUPLICATE);
+    assert_int_equal(bc_seen_peek(s, "https://b.example/", 18), BC_SEEN_NEW);
+    struct bc_seen_stats st;
+    bc_seen_stats(s, &st);
+    assert_int_equal(st.tested, 3);
+    assert_int_equal(st.verdict_new, 2);
+    assert_int_equal(st.duplicate, 1);
+    assert_int_equal(st.probably_seen, 0);
+    assert_true(st.lru_complete);
+    assert_int_equal(st.lru.count, 2);
+    assert_int_equal(st.lru.hits, 1);
+    assert_int_equal(st.bloom.inserts, 2);
+    bc_seen_free(s);
+}
+
+/* Once the LRU has evicted, a repeat of an old key is PROBABLY_SEEN. */
+static void test_probably_seen_after_eviction(void **state)
+{
+    (void)state;
+    struct bc_seen *s = make(10000, 0.001, 10);
+    char key[64];
+    for (unsigned i = 0; i < 20; i++) {
+        key_of(key, sizeof(key), "p", i);
+        assert_int_equal(tadd(s, key), BC_SEEN_NEW);
+    }
+    key_of(key, sizeof(key), "p", 0); /* evicted long ago */
+    assert_int_equal(tadd(s, key), BC_SEEN_PROBABLY_SEEN);
+    /* PROBABLY_SEEN does not enter the LRU: it stays PROBABLY_SEEN. */
+    assert_int_equal(tadd(s, key), BC_SEEN_PROBABLY_SEEN);
+    key_of(key, sizeof(key), "p", 19); /* recent */
+    assert_int_equal(tadd(s, key), BC_SEEN_DUPLICATE);
+    struct bc_seen_stats st;
+    bc_seen_stats(s, &st);
+    assert_false(st.lru_complete);
+    assert_int_equal(st.probably_seen, 2);
+    assert_int_equal(st.lru.evictions, 10);
+    bc_seen_free(s);
+}
+
+/*
+ * The complete-LRU rule: a filter far too small for its load says "maybe"
+ * to most new keys, but while the LRU has never evicted, each such "maybe"
+ * is proven false and the verdict is NEW. With an LRU large enough for
+ * everything, the seen-test is exact: every distinct key is NEW exactly
+ * once, every repeat is DUPLICATE.
+ */
+static void test_complete_lru_catches_false_positives(void **state)
+{
+    (void)state;
+    struct bc_seen *s = make(100, 0.1, 100000); /* filter for 100 keys */
+    char key[64];
+    for (unsigned i = 0; i < 5000; i++) {
+        key_of(key, sizeof(key), "fp", i);
+        assert_int_equal(tadd(s, key), BC_SEEN_NEW);
+    }
+    for (unsigned i = 0; i < 5000; i++) {
+        key_of(key, sizeof(key), "fp", i);
+        assert_int_equal(tadd(s, key), BC_SEEN_DUPLICATE);
+    }
+    struct bc_seen_stats st;
+    bc_seen_stats(s, &st);
+    assert_true(st.lru_complete);
+    assert_int_equal(st.verdict_new, 5000);
+    assert_int_equal(st.duplicate, 5000);
+    assert_int_equal(st.probably_seen, 0);
+    /* The overloaded filter had to be corrected many times. */
+    assert_true(st.fp_caught > 1000);
+    assert_true(st.bloom.fill > 0.9);
+    bc_seen_free(s);
+}
+
+/* The same overloaded filter with a small LRU: once it evicts, a false
+ * positive can no longer be proven, and new keys come out PROBABLY_SEEN. */
+static void test_incomplete_lru_degrades_to_bloom(void **state)
+{
+    (void)state;
+    struct bc_seen *s = make(100, 0.1, 50);
+    char key[64];
+    unsigned probably = 0;
+    for (unsigned i = 0; i < 5000; i++) {
+        key_of(key, sizeof(key), "deg", i);
+        probably += tadd(s, key) == BC_SEEN_PROBABLY_SEEN;
+    }
+    struct bc_seen_stats st;
+    bc_seen_stats(s, &st);
+    assert_false(st.lru_complete);
+    assert_true(probably > 1000);
+    assert_int_equal(st.probably_seen, probably);
+    assert_int_equal(st.verdict_new + st.duplicate + st.probably_seen,
+                     st.tested);
+    bc_seen_free(s);
+}
+
+/* A seen-test loaded from a file never claims completeness: its filter
+ * holds keys its LRU never saw. */
+static void test_loaded_is_never_complete(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/bc_test_seen.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    struct bc_seen *s = make(1000, 0.01, 1000);
+    assert_int_equal(tadd(s, "https://old.example/"), BC_SEEN_NEW);
+    assert_int_equal(bc_seen_save(s, path), BC_OK);
+    bc_seen_free(s);
+
+    struct bc_seen_config c;
+    bc_seen_config_init(&c);
+    c.lru_capacity = 1000;
+    assert_int_equal(bc_seen_load(path, &c, &s), BC_OK);
+    struct bc_seen_stats st;
+    bc_seen_stats(s, &st);
+    assert_false(st.lru_complete);
+    assert_int_equal(st.bloom.inserts, 1);
+    assert_int_equal(bc_seen_peek(s, "https://old.example/", 20),
+                     BC_SEEN_PROBABLY_SEEN);
+    assert_int_equal(tadd(s, "https://old.example/"), BC_SEEN_PROBABLY_SEEN);
+    assert_int_equal(tadd(s, "https://new.example/"), BC_SEEN_NEW);
+    assert_int_equal(tadd(s, "https://new.example/"), BC_SEEN_DUPLICATE);
+    bc_seen_free(s);
+
+    /* A damaged file is refused, nothing half-loaded. */
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    fseek(f, 100, SEEK_SET);
+    fputc('X', f);
+    fclose(f);
+    s = NULL;
+    assert_int_equal(bc_seen_load(path, &c, &s), BC_ERR_CHECKSUM);
+    assert_null(s);
+    unlink(path);
+}
+
+/* Capacity 0: no tier 2, pure Bloom semantics from the first repeat. */
+static void test_no_lru(void **state)
+{
+    (void)state;
+    struct bc_seen *s = make(1000, 0.01, 0);
+    assert_int_equal(tadd(s, "k"), BC_SEEN_NEW);
+    assert_int_equal(tadd(s, "k"), BC_SEEN_PROBABLY_SEEN);
+    bc_seen_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults_and_names),
+        cmocka_unit_test(test_new_then_duplicate),
+        cmocka_unit_test(test_probably_seen_after_eviction),
+        cmocka_unit_test(test_complete_lru_catches_false_positives),
+        cmocka_unit_test(test_incomplete_lru_degrades_to_bloom),
+        cmocka_unit_test(test_loaded_is_never_complete),
+        cmocka_unit_test(test_no_lru),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
