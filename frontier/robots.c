@@ -801,23 +801,12 @@ static bool segment_at(const struct path *pa, struct cursor *c, const char *s,
  * stack, which bounds it to KMP_MAX bytes; a longer segment (no real
  * robots.txt has one) falls back to the start-by-start comparison.
  */
-static bool segment_find(const struct path *pa, struct cursor *c, const char *s,
-                         size_t len)
+static bool segment_find_kmp(const struct path *pa, struct cursor *c,
+                             const char *s, size_t len)
 {
     uint16_t fail[KMP_MAX];
     size_t q = 0;
 
-    if (len < KMP_MIN || len > KMP_MAX) {
-        while (pa->clen - c->off >= len) {
-            struct cursor t = *c;
-            if (segment_at(pa, &t, s, len)) {
-                *c = t;
-                return true;
-            }
-            cursor_next(pa, c);
-        }
-        return false;
-    }
     fail[0] = 0;
     for (size_t i = 1, k = 0; i < len; i++) {
         while (k > 0 && s[i] != s[k])
@@ -835,6 +824,22 @@ static bool segment_find(const struct path *pa, struct cursor *c, const char *s,
         cursor_next(pa, c);
         if (q == len)
             return true;
+    }
+    return false;
+}
+
+static bool segment_find(const struct path *pa, struct cursor *c, const char *s,
+                         size_t len)
+{
+    if (len >= KMP_MIN && len <= KMP_MAX)
+        return segment_find_kmp(pa, c, s, len);
+    while (pa->clen - c->off >= len) {
+        struct cursor t = *c;
+        if (segment_at(pa, &t, s, len)) {
+            *c = t;
+            return true;
+        }
+        cursor_next(pa, c);
     }
     return false;
 }
