@@ -26,7 +26,8 @@
  * Lines are `key: value # comment`; keys are case-insensitive; blank
  * lines mean nothing (they do NOT end a group); a user-agent line that
  * follows a rule starts a new group; rules before the first user-agent
- * line belong to no group and are ignored.
+ * line belong to no group and are ignored. Crawl-delay (seconds) is a
+ * member of its group like a rule; when several apply, the largest wins.
  *
  * WHICH RULES APPLY (RFC 9309 2.2.1)
  *
@@ -61,14 +62,18 @@
  * file does it to patterns, where `*` and a final `$` are not bytes but
  * operators, which is why it has its own small normalizer. Reserved
  * escapes such as %2F stay escaped: /a%2Fb and /a/b are different paths.
+ * The matcher canonicalizes the escapes of the path it is given as well
+ * ("/%7ea" is "/~a"), but leaves its raw bytes alone: encoding them is
+ * the URL normalizer's job, and Google's cases expect a raw UTF-8 path
+ * not to match its encoded pattern.
  *
  * WHY 500 KiB
  *
  * RFC 9309 2.5: crawlers MUST parse at least 500 kibibytes. A limit keeps
  * a hostile or broken server from making us hold and scan megabytes per
- * host; the RFC's floor keeps every sane file whole (the largest real
- * robots.txt files are a few hundred KiB of rules). What lies beyond is
- * ignored, and so is a line that the limit cuts in two.
+ * host; the RFC's floor is far above what almost any real file needs.
+ * What lies beyond is ignored, and so is a line that the limit cuts in
+ * two (half a rule could disallow far more than the whole one).
  *
  * THE MATCHER AND ITS COST
  *
