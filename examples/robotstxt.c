@@ -6,13 +6,11 @@
  * Prints "allowed" (exit 0) or "disallowed" (exit 1), the convention of
  * Google's robots.txt test harness; exit 2 on a usage or file error.
  *
- * URL is an absolute http(s) URL or a path ("/a/b?q"). Its path and
- * query are taken with a minimal extraction, not the URL normalizer: the
- * fragment is dropped, then for "scheme://host..." everything from the
- * first '/' or '?' after the host ("/" is put before a bare "?query"),
- * otherwise everything from the first '/'; nothing there means "/". Percent-escapes are compared in canonical
- * form by the matcher itself (see bloomcrawl/robots.h), but raw non-ASCII
- * bytes are not percent-encoded here.
+ * URL is an absolute http(s) URL or a path ("/a/b?q"), resolved against
+ * http://example.invalid/ in that case. It goes through the URL normalizer
+ * (bloomcrawl/url.h), exactly as the crawler's URLs do, and its path and
+ * query are what the rules are matched against: so "/%7Ea" and "/~a", or a
+ * raw non-ASCII path and its percent-encoded spelling, are the same path.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,6 +18,7 @@
 #include <string.h>
 
 #include "bloomcrawl/robots.h"
+#include "bloomcrawl/url.h"
 
 static void usage(FILE *f)
 {
@@ -40,37 +39,6 @@ static void usage(FILE *f)
             "file\n"
             "are read (RFC 9309 2.5).\n",
             BC_ROBOTS_MAX_BYTES);
-}
-
-/*
- * The path and query of url (see the comment at the top) in a new
- * NUL-terminated buffer, or NULL when out of memory.
- */
-static char *path_of(const char *url, size_t *len)
-{
-    size_t n = strcspn(url, "#");
-    const char *scheme_end = strstr(url, "://");
-    const char *p = url;
-    char *out;
-
-    if (scheme_end != NULL && (size_t)(scheme_end - url) < n &&
-        strcspn(url, "/?") == (size_t)(scheme_end - url)) {
-        p = scheme_end + 3;
-        p += strcspn(p, "/?#"); /* the end of the host */
-    } else {
-        p += strcspn(p, "/#");
-    }
-    n = (size_t)(url + n - p);
-    out = malloc(n + 2);
-    if (out == NULL)
-        return NULL;
-    *len = 0;
-    if (n == 0 || *p == '?') /* "http://h" and "http://h?q" */
-        out[(*len)++] = '/';
-    memcpy(out + *len, p, n);
-    *len += n;
-    out[*len] = '\0';
-    return out;
 }
 
 /* Read at most max bytes of a file into a new buffer. */
@@ -119,7 +87,7 @@ int main(int argc, char **argv)
 {
     struct bc_robots *robots;
     enum bc_status st;
-    char *path;
+    const char *path;
     size_t plen, len;
     char *body;
     bool ok;
@@ -145,14 +113,21 @@ int main(int argc, char **argv)
         fprintf(stderr, "robotstxt: %s: %s\n", argv[1], bc_strerror(st));
         return 2;
     }
-    path = path_of(argv[3], &plen);
-    if (path == NULL) {
+    static const char base_text[] = "http://example.invalid/";
+    char base_buf[sizeof(base_text)], url_buf[BC_URL_MAX_LEN_DEFAULT + 1];
+    struct bc_url base, url;
+    st = bc_url_normalize(NULL, base_text, strlen(base_text), NULL, base_buf,
+                          sizeof(base_buf), &base);
+    if (st == BC_OK)
+        st = bc_url_normalize(&base, argv[3], strlen(argv[3]), NULL, url_buf,
+                              sizeof(url_buf), &url);
+    if (st != BC_OK) {
         bc_robots_free(robots);
-        fprintf(stderr, "robotstxt: %s\n", bc_strerror(BC_ERR_NOMEM));
+        fprintf(stderr, "robotstxt: %s: %s\n", argv[3], bc_strerror(st));
         return 2;
     }
+    path = bc_url_target(&url, &plen);
     ok = bc_robots_allowed(robots, path, plen);
-    free(path);
     bc_robots_free(robots);
     puts(ok ? "allowed" : "disallowed");
     return ok ? 0 : 1;
