@@ -146,6 +146,7 @@ struct bc_frontier {
     size_t base_src_len;
     struct bc_url base;
     bool base_valid;
+    size_t last_len; /* url_buf holds the last canonical URL, or 0 */
 };
 
 const char *bc_frontier_reason_name(enum bc_frontier_reason reason)
@@ -497,6 +498,15 @@ void bc_frontier_free(struct bc_frontier *f)
     free(f);
 }
 
+const char *bc_frontier_last_url(const struct bc_frontier *f, size_t *len)
+{
+    if (!f || f->last_len == 0)
+        return NULL;
+    if (len)
+        *len = f->last_len;
+    return f->url_buf;
+}
+
 struct bc_seen *bc_frontier_seen(struct bc_frontier *f)
 {
     return f->seen;
@@ -688,6 +698,7 @@ static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
     struct bc_url u;
     enum bc_status st = BC_OK;
     const struct bc_url *parsed_base = NULL;
+    f->last_len = 0;
     if (base && base_len > 0) {
         st = parse_base(f, base, base_len);
         if (st == BC_OK)
@@ -697,6 +708,7 @@ static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
         st = bc_url_normalize(parsed_base, href, href_len, &f->cfg.url_policy,
                               f->url_buf, f->cfg.max_url_len + 1, &u);
     *url_status = st;
+    f->last_len = st == BC_OK ? u.len : 0;
     if (st == BC_ERR_URL_TOO_LONG)
         return BC_ADMIT_TOO_LONG;
     if (st == BC_ERR_NOMEM)

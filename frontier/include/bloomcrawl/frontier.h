@@ -171,6 +171,14 @@ enum bc_status bc_frontier_add_seed(struct bc_frontier *frontier,
                                     enum bc_frontier_reason *reason,
                                     enum bc_status *url_status);
 
+/*
+ * The canonical fetch URL of the last bc_frontier_add() or _add_seed()
+ * call, when it got past normalization (NULL otherwise): owned by the
+ * frontier, valid until the next add. *len receives its length.
+ */
+const char *bc_frontier_last_url(const struct bc_frontier *frontier,
+                                 size_t *len);
+
 enum bc_frontier_action {
     BC_FRONTIER_FETCH = 0,    /* fetch url, then bc_frontier_done() */
     BC_FRONTIER_FETCH_ROBOTS, /* fetch url (robots.txt), then robots_done() */
