@@ -253,8 +253,8 @@ enum error_kind {
 };
 
 static const char *const error_names[ERR_KINDS] = {
-    "timeout",  "too_large", "too_slow", "connect", "dns",
-    "tls",      "protocol",  "network",  "other"};
+    "timeout", "too_large", "too_slow", "connect", "dns",
+    "tls",     "protocol",  "network",  "other"};
 
 static enum error_kind error_kind_of(enum bc_status st)
 {
@@ -297,8 +297,7 @@ struct crawl {
     FILE *out;
     uint64_t start_ms;
     /* Counters of the loop; the frontier counts the rest. */
-    uint64_t seeds, links, redirects, nofollow_skipped, merged,
-        merged_absolute;
+    uint64_t seeds, links, redirects, nofollow_skipped, merged, merged_absolute;
     uint64_t pages, bytes, status_class[6], errors[ERR_KINDS];
     uint64_t robots_fetched, dropped, handed_out;
     bool out_failed;
@@ -349,8 +348,8 @@ static void admit(struct crawl *c, const char *href, size_t len,
                   const char *base, size_t base_len, unsigned depth)
 {
     enum bc_frontier_reason reason;
-    if (bc_frontier_add(c->frontier, href, len, base, base_len, depth,
-                        &reason, NULL) != BC_OK)
+    if (bc_frontier_add(c->frontier, href, len, base, base_len, depth, &reason,
+                        NULL) != BC_OK)
         return;
     if (reason != BC_ADMIT_DUPLICATE && reason != BC_ADMIT_PROBABLY_SEEN)
         return;
@@ -423,8 +422,7 @@ static void write_record(struct crawl *c, const struct transfer *t,
     else
         fputs("null", f);
     fprintf(f, ", \"links\": %llu, \"ms\": %llu",
-            (unsigned long long)t->links_found,
-            (unsigned long long)r->time_ms);
+            (unsigned long long)t->links_found, (unsigned long long)r->time_ms);
     if (r->location) {
         fputs(", \"location\": ", f);
         json_string(f, r->location, r->location_len);
@@ -503,8 +501,8 @@ static void progress(struct crawl *c, uint64_t now, bool final)
             secs > 0 ? (double)c->pages / secs : 0.0, s.queued, s.hosts,
             (unsigned long long)s.seen.verdict_new,
             (unsigned long long)s.seen.duplicate,
-            (unsigned long long)s.seen.probably_seen,
-            100.0 * s.seen.bloom.fill, tty && !final ? "" : "\n");
+            (unsigned long long)s.seen.probably_seen, 100.0 * s.seen.bloom.fill,
+            tty && !final ? "" : "\n");
 }
 
 static void report(struct crawl *c, FILE *f, uint64_t now)
@@ -515,23 +513,27 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
     double secs = (double)(now - c->start_ms) / 1000.0;
     uint64_t lookups = v->lru.hits + v->lru.misses;
     fprintf(f, "\n== bloomcrawl report\n");
-    fprintf(f, "time                 %.1f s, %llu pages (%.1f pages/s), %.2f "
-               "MiB of bodies\n",
+    fprintf(f,
+            "time                 %.1f s, %llu pages (%.1f pages/s), %.2f "
+            "MiB of bodies\n",
             secs, (unsigned long long)c->pages,
             secs > 0 ? (double)c->pages / secs : 0.0,
             (double)c->bytes / 1048576.0);
-    fprintf(f, "\nURLs discovered      %llu (%llu seeds, %llu links, %llu "
-               "redirect targets; %llu nofollow links not followed)\n",
+    fprintf(f,
+            "\nURLs discovered      %llu (%llu seeds, %llu links, %llu "
+            "redirect targets; %llu nofollow links not followed)\n",
             (unsigned long long)s.added, (unsigned long long)c->seeds,
             (unsigned long long)c->links, (unsigned long long)c->redirects,
             (unsigned long long)c->nofollow_skipped);
-    fprintf(f, "spellings merged     %llu links not written in canonical "
-               "form were an already-seen URL (%llu of them absolute URLs)\n",
+    fprintf(f,
+            "spellings merged     %llu links not written in canonical "
+            "form were an already-seen URL (%llu of them absolute URLs)\n",
             (unsigned long long)c->merged,
             (unsigned long long)c->merged_absolute);
     if (c->dropped)
-        fprintf(f, "dropped              %llu queued URLs disallowed once "
-                   "robots.txt was known\n",
+        fprintf(f,
+                "dropped              %llu queued URLs disallowed once "
+                "robots.txt was known\n",
                 (unsigned long long)c->dropped);
     fprintf(f, "\nadmission (frontier)\n");
     for (int r = 0; r < BC_ADMIT_REASON_COUNT; r++)
@@ -541,28 +543,32 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
                     (unsigned long long)s.reasons[r]);
     fprintf(f, "\nseen-test (tier 1 Bloom filter, tier 2 LRU)\n");
     fprintf(f, "  tested             %llu\n", (unsigned long long)v->tested);
-    fprintf(f, "  NEW                %llu (false positives caught by the "
-               "complete LRU: %llu)\n",
+    fprintf(f,
+            "  NEW                %llu (false positives caught by the "
+            "complete LRU: %llu)\n",
             (unsigned long long)v->verdict_new,
             (unsigned long long)v->fp_caught);
     fprintf(f, "  DUPLICATE          %llu\n", (unsigned long long)v->duplicate);
     fprintf(f, "  PROBABLY_SEEN      %llu\n",
             (unsigned long long)v->probably_seen);
-    fprintf(f, "  Bloom filter       %s, %llu bits (%.1f KiB), k = %u, %llu "
-               "keys, fill %.1f %%, estimated FPR %.2g\n",
+    fprintf(f,
+            "  Bloom filter       %s, %llu bits (%.1f KiB), k = %u, %llu "
+            "keys, fill %.1f %%, estimated FPR %.2g\n",
             v->bloom.layout == BC_BLOOM_CLASSIC ? "classic" : "blocked",
             (unsigned long long)v->bloom.m_bits,
             (double)v->bloom.bytes / 1024.0, v->bloom.k,
             (unsigned long long)v->bloom.inserts, 100.0 * v->bloom.fill,
             v->bloom.fpr_estimated);
-    fprintf(f, "  LRU                %zu of %zu entries, hit rate %.1f %%, "
-               "%llu evictions, %s\n",
+    fprintf(f,
+            "  LRU                %zu of %zu entries, hit rate %.1f %%, "
+            "%llu evictions, %s\n",
             v->lru.count, v->lru.capacity,
             lookups ? 100.0 * (double)v->lru.hits / (double)lookups : 0.0,
             (unsigned long long)v->lru.evictions,
             v->lru_complete ? "complete (exact)" : "has evicted");
-    fprintf(f, "\nfetches              %llu pages: 2xx %llu, 3xx %llu, 4xx "
-               "%llu, 5xx %llu\n",
+    fprintf(f,
+            "\nfetches              %llu pages: 2xx %llu, 3xx %llu, 4xx "
+            "%llu, 5xx %llu\n",
             (unsigned long long)c->pages,
             (unsigned long long)c->status_class[2],
             (unsigned long long)c->status_class[3],
@@ -577,8 +583,9 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
         errors += c->errors[e];
     }
     fprintf(f, "%s\n", errors ? "" : " none");
-    fprintf(f, "  robots.txt         %llu fetched: %llu parsed, %llu "
-               "unavailable (allow all), %llu unreachable\n",
+    fprintf(f,
+            "  robots.txt         %llu fetched: %llu parsed, %llu "
+            "unavailable (allow all), %llu unreachable\n",
             (unsigned long long)s.robots_fetches,
             (unsigned long long)s.robots_parsed,
             (unsigned long long)s.robots_unavailable,
@@ -595,16 +602,18 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now)
     fprintf(f, "{\"elapsed_ms\": %llu, \"pages\": %llu, \"bytes\": %llu, ",
             (unsigned long long)(now - c->start_ms),
             (unsigned long long)c->pages, (unsigned long long)c->bytes);
-    fprintf(f, "\"seeds\": %llu, \"links\": %llu, \"redirects\": %llu, "
-               "\"nofollow_skipped\": %llu, \"dropped\": %llu, "
+    fprintf(f,
+            "\"seeds\": %llu, \"links\": %llu, \"redirects\": %llu, "
+            "\"nofollow_skipped\": %llu, \"dropped\": %llu, "
             "\"merged\": %llu, \"merged_absolute\": %llu, ",
             (unsigned long long)c->seeds, (unsigned long long)c->links,
             (unsigned long long)c->redirects,
             (unsigned long long)c->nofollow_skipped,
             (unsigned long long)c->dropped, (unsigned long long)c->merged,
             (unsigned long long)c->merged_absolute);
-    fprintf(f, "\"status\": {\"2xx\": %llu, \"3xx\": %llu, \"4xx\": %llu, "
-               "\"5xx\": %llu}, \"errors\": {",
+    fprintf(f,
+            "\"status\": {\"2xx\": %llu, \"3xx\": %llu, \"4xx\": %llu, "
+            "\"5xx\": %llu}, \"errors\": {",
             (unsigned long long)c->status_class[2],
             (unsigned long long)c->status_class[3],
             (unsigned long long)c->status_class[4],
@@ -612,10 +621,11 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now)
     for (int e = 0; e < ERR_KINDS; e++)
         fprintf(f, "%s\"%s\": %llu", e ? ", " : "", error_names[e],
                 (unsigned long long)c->errors[e]);
-    fprintf(f, "}, \"frontier\": {\"added\": %llu, \"admitted\": %llu, "
-               "\"queued\": %zu, \"hosts\": %zu, \"robots_fetches\": %llu, "
-               "\"robots_parsed\": %llu, \"robots_unavailable\": %llu, "
-               "\"robots_unreachable\": %llu, \"reasons\": {",
+    fprintf(f,
+            "}, \"frontier\": {\"added\": %llu, \"admitted\": %llu, "
+            "\"queued\": %zu, \"hosts\": %zu, \"robots_fetches\": %llu, "
+            "\"robots_parsed\": %llu, \"robots_unavailable\": %llu, "
+            "\"robots_unreachable\": %llu, \"reasons\": {",
             (unsigned long long)s.added, (unsigned long long)s.admitted,
             s.queued, s.hosts, (unsigned long long)s.robots_fetches,
             (unsigned long long)s.robots_parsed,
@@ -625,22 +635,24 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now)
         fprintf(f, "%s\"%s\": %llu", r ? ", " : "",
                 bc_frontier_reason_name((enum bc_frontier_reason)r),
                 (unsigned long long)s.reasons[r]);
-    fprintf(f, "}}, \"seen\": {\"tested\": %llu, \"new\": %llu, "
-               "\"duplicate\": %llu, \"probably_seen\": %llu, "
-               "\"fp_caught\": %llu, \"lru_complete\": %s, ",
-            (unsigned long long)v->tested, (unsigned long long)v->verdict_new,
-            (unsigned long long)v->duplicate,
-            (unsigned long long)v->probably_seen,
-            (unsigned long long)v->fp_caught,
-            v->lru_complete ? "true" : "false");
-    fprintf(f, "\"lru\": {\"count\": %zu, \"capacity\": %zu, \"hits\": %llu, "
-               "\"misses\": %llu, \"evictions\": %llu}, ",
+    fprintf(
+        f,
+        "}}, \"seen\": {\"tested\": %llu, \"new\": %llu, "
+        "\"duplicate\": %llu, \"probably_seen\": %llu, "
+        "\"fp_caught\": %llu, \"lru_complete\": %s, ",
+        (unsigned long long)v->tested, (unsigned long long)v->verdict_new,
+        (unsigned long long)v->duplicate, (unsigned long long)v->probably_seen,
+        (unsigned long long)v->fp_caught, v->lru_complete ? "true" : "false");
+    fprintf(f,
+            "\"lru\": {\"count\": %zu, \"capacity\": %zu, \"hits\": %llu, "
+            "\"misses\": %llu, \"evictions\": %llu}, ",
             v->lru.count, v->lru.capacity, (unsigned long long)v->lru.hits,
             (unsigned long long)v->lru.misses,
             (unsigned long long)v->lru.evictions);
-    fprintf(f, "\"bloom\": {\"layout\": \"%s\", \"m_bits\": %llu, "
-               "\"bytes\": %llu, \"k\": %u, \"inserts\": %llu, "
-               "\"fill\": %.6f, \"fpr_estimated\": %.6g}}}\n",
+    fprintf(f,
+            "\"bloom\": {\"layout\": \"%s\", \"m_bits\": %llu, "
+            "\"bytes\": %llu, \"k\": %u, \"inserts\": %llu, "
+            "\"fill\": %.6f, \"fpr_estimated\": %.6g}}}\n",
             v->bloom.layout == BC_BLOOM_CLASSIC ? "classic" : "blocked",
             (unsigned long long)v->bloom.m_bits,
             (unsigned long long)v->bloom.bytes, v->bloom.k,
@@ -657,8 +669,8 @@ static void add_seed(struct crawl *c, const char *url, size_t len)
     c->seeds++;
     if (bc_frontier_add_seed(c->frontier, url, len, &reason, &ust) != BC_OK ||
         (reason != BC_ADMIT_QUEUED && reason != BC_ADMIT_DUPLICATE))
-        fprintf(stderr, "crawl: seed %.*s not queued: %s%s%s\n", (int)len,
-                url, bc_frontier_reason_name(reason),
+        fprintf(stderr, "crawl: seed %.*s not queued: %s%s%s\n", (int)len, url,
+                bc_frontier_reason_name(reason),
                 reason == BC_ADMIT_BAD_URL ? ", " : "",
                 reason == BC_ADMIT_BAD_URL ? bc_strerror(ust) : "");
 }
@@ -733,8 +745,8 @@ static uint64_t dispatch(struct crawl *c, uint64_t now, bool *done)
             fprintf(stderr, "crawl: cannot fetch %s: %s\n", job.url,
                     bc_strerror(st));
             if (robots) {
-                bc_frontier_robots_done(c->frontier, &job, 0, NULL, 0, NULL,
-                                        0, now);
+                bc_frontier_robots_done(c->frontier, &job, 0, NULL, 0, NULL, 0,
+                                        now);
             } else {
                 struct bc_frontier_outcome o = {0, 0, 0};
                 bc_frontier_done(c->frontier, &job, &o, now);
@@ -835,9 +847,10 @@ int main(int argc, char **argv)
         goto out_free;
     }
     if (!o->quiet && strcmp(o->user_agent, DEFAULT_USER_AGENT) == 0)
-        fprintf(stderr, "crawl: note: crawling as \"%s\"; identify yourself "
-                        "with --user-agent \"name/1.0 (+your contact URL)\" "
-                        "before crawling others' sites\n",
+        fprintf(stderr,
+                "crawl: note: crawling as \"%s\"; identify yourself "
+                "with --user-agent \"name/1.0 (+your contact URL)\" "
+                "before crawling others' sites\n",
                 DEFAULT_USER_AGENT);
 
     c.start_ms = now_ms();
@@ -864,8 +877,7 @@ int main(int argc, char **argv)
     if (o->stats_file) {
         FILE *f = fopen(o->stats_file, "w");
         if (!f) {
-            fprintf(stderr, "crawl: %s: %s\n", o->stats_file,
-                    strerror(errno));
+            fprintf(stderr, "crawl: %s: %s\n", o->stats_file, strerror(errno));
             rc = 1;
         } else {
             write_stats_json(&c, f, end);
