@@ -258,32 +258,30 @@ static const char *const error_names[ERR_KINDS] = {
 
 static enum error_kind error_kind_of(enum bc_status st)
 {
-    switch (st) {
-    case BC_ERR_FETCH_TIMEOUT:
-        return ERR_TIMEOUT;
-    case BC_ERR_FETCH_TOO_LARGE:
-    case BC_ERR_FETCH_HEADERS:
-        return ERR_TOO_LARGE;
-    case BC_ERR_FETCH_TOO_SLOW:
-        return ERR_TOO_SLOW;
-    case BC_ERR_FETCH_CONNECT:
-        return ERR_CONNECT;
-    case BC_ERR_FETCH_DNS:
-        return ERR_DNS;
-    case BC_ERR_FETCH_TLS:
-        return ERR_TLS;
-    case BC_ERR_FETCH_PROTOCOL:
-        return ERR_PROTOCOL;
-    case BC_ERR_FETCH_NETWORK:
-        return ERR_NETWORK;
-    default:
-        return ERR_OTHER;
-    }
+    static const struct {
+        enum bc_status status;
+        enum error_kind kind;
+    } map[] = {
+        {BC_ERR_FETCH_TIMEOUT, ERR_TIMEOUT},
+        {BC_ERR_FETCH_TOO_LARGE, ERR_TOO_LARGE},
+        {BC_ERR_FETCH_HEADERS, ERR_TOO_LARGE},
+        {BC_ERR_FETCH_TOO_SLOW, ERR_TOO_SLOW},
+        {BC_ERR_FETCH_CONNECT, ERR_CONNECT},
+        {BC_ERR_FETCH_DNS, ERR_DNS},
+        {BC_ERR_FETCH_TLS, ERR_TLS},
+        {BC_ERR_FETCH_PROTOCOL, ERR_PROTOCOL},
+        {BC_ERR_FETCH_NETWORK, ERR_NETWORK},
+    };
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (map[i].status == st)
+            return map[i].kind;
+    return ERR_OTHER;
 }
 
 /* One transfer in flight. */
 struct transfer {
     struct bc_frontier_job job;
+    char *base_raw, *base_url; /* a <base href> and its resolved URL */
     bool robots;
     char *body; /* robots.txt body, up to BC_ROBOTS_MAX_BYTES + 1 */
     size_t body_len;
@@ -362,6 +360,33 @@ static void admit(struct crawl *c, const char *href, size_t len,
     }
 }
 
+/*
+ * The base for links after a <base href>: its value resolved against the
+ * page's URL (it may be relative), computed once per page. An unusable
+ * <base href> is ignored, as browsers do: the page's URL stays the base.
+ */
+static void resolve_base(struct transfer *t, const char **base,
+                         size_t *base_len)
+{
+    if (!t->base_raw || strlen(t->base_raw) != *base_len ||
+        memcmp(t->base_raw, *base, *base_len) != 0) {
+        char page_buf[BC_URL_MAX_LEN_DEFAULT + 1];
+        char url_buf[BC_URL_MAX_LEN_DEFAULT + 1];
+        struct bc_url page, url;
+        free(t->base_raw);
+        free(t->base_url);
+        t->base_url = NULL;
+        t->base_raw = strndup(*base, *base_len);
+        if (bc_url_normalize(NULL, t->job.url, t->job.url_len, NULL, page_buf,
+                             sizeof(page_buf), &page) == BC_OK &&
+            bc_url_normalize(&page, *base, *base_len, NULL, url_buf,
+                             sizeof(url_buf), &url) == BC_OK)
+            t->base_url = strdup(url.href);
+    }
+    *base = t->base_url ? t->base_url : t->job.url;
+    *base_len = strlen(*base);
+}
+
 static void on_link(void *ctx, void *user, const char *href, size_t len,
                     const char *base, size_t base_len, unsigned flags)
 {
@@ -373,7 +398,20 @@ static void on_link(void *ctx, void *user, const char *href, size_t len,
         c->nofollow_skipped++;
         return;
     }
+    if (flags & BC_LINK_BASE_HREF)
+        resolve_base(t, &base, &base_len);
     admit(c, href, len, base, base_len, t->job.depth + 1);
+}
+
+/* Free a transfer and what it owns. */
+static void transfer_free(struct transfer *t)
+{
+    if (!t)
+        return;
+    free(t->base_raw);
+    free(t->base_url);
+    free(t->body);
+    free(t);
 }
 
 static bool on_body(void *ctx, void *user, const void *data, size_t len)
@@ -455,8 +493,7 @@ static void on_done(void *ctx, const struct bc_fetch_result *r)
                                     ? BC_ROBOTS_MAX_BYTES
                                     : t->body_len,
                                 r->location, r->location_len, now);
-        free(t->body);
-        free(t);
+        transfer_free(t);
         return;
     }
     c->pages++;
@@ -479,7 +516,7 @@ static void on_done(void *ctx, const struct bc_fetch_result *r)
         .retry_after_ms = r->has_retry_after ? r->retry_after_ms : 0,
     };
     bc_frontier_done(c->frontier, &t->job, &o, now);
-    free(t);
+    transfer_free(t);
 }
 
 /* ---- progress and report --------------------------------------------- */
@@ -751,9 +788,7 @@ static uint64_t dispatch(struct crawl *c, uint64_t now, bool *done)
                 struct bc_frontier_outcome o = {0, 0, 0};
                 bc_frontier_done(c->frontier, &job, &o, now);
             }
-            if (t)
-                free(t->body);
-            free(t);
+            transfer_free(t);
             continue;
         }
         if (robots)
