@@ -55,8 +55,9 @@
  * CONCURRENCY
  * With BC_BLOOM_CONCURRENT, bits are set with atomic fetch-or and no locks.
  * Test-and-add stays exact about "was new" when two threads add the same
- * key at once: each thread snapshots the key's words in ascending order,
- * finds the first word j0 missing some of the key's bits, then fetch-ors
+ * key at once: each thread merges the key's probes per 64-bit word,
+ * snapshots those words in order, finds the first word j0 missing some of
+ * the key's bits, then fetch-ors
  * the key's words in DESCENDING order, j0 last, and answers "new" only if
  * that last fetch-or changed j0. A thread whose snapshot sees j0 already
  * completed by the other thread then sees, through the acquire/release
@@ -298,7 +299,7 @@ static bool classic_test_and_add(struct bc_bloom *b, struct bc_hash128 h)
 }
 
 /* The descending fetch-or protocol described at the top of this file, over
- * nwords (word index, mask) pairs listed in ascending probe order. */
+ * count (word index, mask) pairs in probe order, each word at most once. */
 static bool atomic_claim(uint64_t *words, const uint64_t *index,
                          const uint64_t *mask, unsigned count)
 {
@@ -321,15 +322,26 @@ static bool atomic_claim(uint64_t *words, const uint64_t *index,
 
 static bool classic_test_and_add_atomic(struct bc_bloom *b, struct bc_hash128 h)
 {
+    /* The protocol needs each word once: two probes of one key in the same
+     * word (or on the same bit) would otherwise let the descending pass
+     * set j0's bit before j0's own fetch-or, and nobody would claim the
+     * key. So the probes are merged per word, in order of first use. */
     uint64_t index[BC_BLOOM_MAX_K], mask[BC_BLOOM_MAX_K];
+    unsigned used = 0;
     struct bc_probe p;
     bc_probe_init(&p, h);
     for (unsigned i = 0; i < b->k; i++) {
         uint64_t pos = bc_probe_next(&p, b->m);
-        index[i] = pos >> 6;
-        mask[i] = UINT64_C(1) << (pos & 63);
+        unsigned j = 0;
+        while (j < used && index[j] != pos >> 6)
+            j++;
+        if (j == used) {
+            index[used] = pos >> 6;
+            mask[used++] = 0;
+        }
+        mask[j] |= UINT64_C(1) << (pos & 63);
     }
-    return atomic_claim(b->words, index, mask, b->k);
+    return atomic_claim(b->words, index, mask, used);
 }
 
 static uint64_t *block_of(const struct bc_bloom *b, struct bc_hash128 h)

@@ -86,16 +86,18 @@ void bc_seen_config_init(struct bc_seen_config *config)
     config->lru_max_bytes = 0;
 }
 
-/* Wrap a filter (taken over) and a new LRU into a seen-test. */
+/* Wrap a filter (taken over, freed on failure) and a new LRU into a
+ * seen-test. */
 static enum bc_status assemble(struct bc_bloom *bloom,
                                const struct bc_seen_config *config, bool loaded,
                                struct bc_seen **out)
 {
+    enum bc_status st = BC_ERR_NOMEM;
     struct bc_seen *s = calloc(1, sizeof(*s));
     if (!s)
         goto out_free_bloom;
-    if (bc_lru_create(config->lru_capacity, config->lru_max_bytes, &s->lru) !=
-        BC_OK)
+    st = bc_lru_create(config->lru_capacity, config->lru_max_bytes, &s->lru);
+    if (st != BC_OK)
         goto out_free_seen;
     s->bloom = bloom;
     s->loaded = loaded;
@@ -106,7 +108,7 @@ out_free_seen:
     free(s);
 out_free_bloom:
     bc_bloom_free(bloom);
-    return BC_ERR_NOMEM;
+    return st;
 }
 
 enum bc_status bc_seen_create(const struct bc_seen_config *config,

@@ -45,6 +45,12 @@ const char *bc_strerror(enum bc_status status)
         return "bad internationalized host name";
     case BC_ERR_URL_TOO_LONG:
         return "URL too long";
+    case BC_ERR_URL_IPV4:
+        return "bad IPv4 address";
+    case BC_ERR_URL_IPV6:
+        return "bad IPv6 address";
+    case BC_ERR_URL_BUFFER:
+        return "output buffer too small for the URL";
     case BC_ERR_FETCH_URL:
         return "URL refused by the fetcher";
     case BC_ERR_FETCH_DNS:

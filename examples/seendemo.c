@@ -162,6 +162,10 @@ int main(int argc, char **argv)
            (unsigned long long)cfg.expected);
     printf("distinct pages      %llu really, %.0f estimated from the fill\n",
            (unsigned long long)pages, s.bloom.n_estimated);
+    if (s.verdict_new < pages)
+        printf("pages lost          %llu never came out NEW: the filter's "
+               "false positives, which the LRU could no longer disprove\n",
+               (unsigned long long)(pages - s.verdict_new));
     bc_seen_free(seen);
     return 0;
 }

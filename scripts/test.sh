@@ -38,7 +38,7 @@ if command -v clang >/dev/null &&
         -DBC_BUILD_BENCH=OFF -DBC_BUILD_EXAMPLES=OFF >/dev/null
     cmake --build build-fuzz -j "$jobs"
     secs=${BC_FUZZ_SECONDS:-30}
-    for f in build-fuzz/tests/fuzz/fuzz_*; do
+    for f in "$root"/build-fuzz/tests/fuzz/fuzz_*; do
         [ -x "$f" ] || continue
         name=$(basename "$f")
         corpus="$root/tests/fuzz/corpus/${name#fuzz_}"

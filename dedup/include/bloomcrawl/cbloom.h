@@ -12,8 +12,12 @@
  * was never added but is a false positive damages the filter, as in every
  * counting Bloom filter: remove only what you added.
  *
- * Same sizing and probe positions as the classic layout of bloom.h.
- * Not thread-safe.
+ * Same sizing and probe positions as the classic layout of bloom.h: the
+ * false-positive rate is the classic (1 - e^(-k n / m))^k. Keys are bytes
+ * (any length, may contain NUL; key may be NULL when len is 0). A NULL
+ * filter is treated as empty: contains returns false, add does nothing,
+ * remove returns BC_ERR_INVALID_ARG. Not thread-safe. dedup/cbloom.c
+ * explains why 4 bits suffice.
  */
 #ifndef BC_DEDUP_CBLOOM_H
 #define BC_DEDUP_CBLOOM_H
@@ -30,6 +34,9 @@ extern "C" {
 
 /* The value at which a counter sticks. */
 #define BC_CBLOOM_COUNTER_MAX 15u
+/* The most counters accepted: 2^39, i.e. 256 GiB, the memory cap of
+ * bloom.h (BC_BLOOM_MAX_BITS / 4). */
+#define BC_CBLOOM_MAX_COUNTERS (UINT64_C(1) << 39)
 
 struct bc_cbloom;
 
@@ -44,27 +51,44 @@ struct bc_cbloom_stats {
     double fpr_estimated; /* (nonzero / m)^k */
 };
 
-/* Create an empty filter for n keys at rate p (classic sizing of bloom.h).
- * Errors: those of bc_bloom_size(), BC_ERR_NOMEM. */
+/*
+ * Create an empty filter for n keys at rate p: m counters and k probes from
+ * bc_bloom_size(n, p, BC_BLOOM_CLASSIC). On success *out owns the filter;
+ * free it with bc_cbloom_free(). On error *out is untouched and nothing is
+ * allocated. Errors: those of bc_bloom_size() (BC_ERR_INVALID_ARG for
+ * n = 0, p outside (0, 1) or NaN, NULL out; BC_ERR_TOO_LARGE), those of
+ * bc_cbloom_create_mk(). Cost: one zeroed allocation of (m + 1) / 2 bytes.
+ */
 enum bc_status bc_cbloom_create(uint64_t n, double p, uint64_t seed,
                                 struct bc_cbloom **out);
 
-/* Create an empty filter of exactly m counters and k probes. */
+/*
+ * Create an empty filter of exactly m counters and k probes, meant for n
+ * keys (recorded for the statistics). Errors: BC_ERR_INVALID_ARG (NULL out,
+ * n, m or k zero, k > BC_BLOOM_MAX_K), BC_ERR_TOO_LARGE (m above
+ * BC_CBLOOM_MAX_COUNTERS), BC_ERR_NOMEM; *out is untouched on error.
+ */
 enum bc_status bc_cbloom_create_mk(uint64_t n, uint64_t m, unsigned k,
                                    uint64_t seed, struct bc_cbloom **out);
 
 /* Free; NULL is a no-op. */
 void bc_cbloom_free(struct bc_cbloom *cbloom);
 
-/* Add a key: increment its k counters (saturating at 15). */
+/* Add a key: increment its k counters (saturating at 15). Cost: one
+ * XXH3-128 hash and k counter updates. */
 void bc_cbloom_add(struct bc_cbloom *cbloom, const void *key, size_t len);
 
 /* Does the filter say "maybe" for the key? false is certain. */
 bool bc_cbloom_contains(const struct bc_cbloom *cbloom, const void *key,
                         size_t len);
 
-/* Remove a key: decrement its k counters, except saturated ones.
- * BC_ERR_NOT_FOUND (nothing changed) when the filter reports it absent. */
+/*
+ * Remove a key: decrement its k counters, except saturated ones.
+ * BC_ERR_NOT_FOUND (nothing changed) when the filter reports it absent, or
+ * when one of its counters is lower than the number of its probes that land
+ * there (it cannot have been added). BC_ERR_INVALID_ARG for a NULL filter
+ * or a NULL key with len > 0.
+ */
 enum bc_status bc_cbloom_remove(struct bc_cbloom *cbloom, const void *key,
                                 size_t len);
 

@@ -11,6 +11,10 @@
  * Capacity is in entries and, optionally, in bytes of key data. Capacity 0
  * stores nothing: every add is counted as an insert and an eviction at once.
  * Not thread-safe. dedup/lru.c explains the structure.
+ *
+ * Keys are bytes (any length, may contain NUL); key may be NULL when len is
+ * 0. A NULL cache is treated as empty: the queries return false or 0, and
+ * bc_lru_add() returns BC_ERR_INVALID_ARG.
  */
 #ifndef BC_DEDUP_LRU_H
 #define BC_DEDUP_LRU_H
@@ -40,8 +44,10 @@ struct bc_lru_stats {
 
 /*
  * Create an empty cache of at most capacity keys and, when max_bytes > 0,
- * at most max_bytes bytes of key data. Errors: BC_ERR_INVALID_ARG (NULL
- * out), BC_ERR_NOMEM. Free with bc_lru_free().
+ * at most max_bytes bytes of key data. Nothing but the handle is allocated
+ * until keys are added. Errors: BC_ERR_INVALID_ARG (NULL out),
+ * BC_ERR_TOO_LARGE (capacity above UINT_MAX - 1, uthash's item count),
+ * BC_ERR_NOMEM. On success *out owns the cache; free it with bc_lru_free().
  */
 enum bc_status bc_lru_create(size_t capacity, size_t max_bytes,
                              struct bc_lru **out);
@@ -49,7 +55,9 @@ enum bc_status bc_lru_create(size_t capacity, size_t max_bytes,
 /* Free the cache and every key it holds; NULL is a no-op. */
 void bc_lru_free(struct bc_lru *lru);
 
-/* A 64-bit hash of a key (XXH3-64), for callers without one of their own. */
+/* A 64-bit hash of a key (XXH3-64, seed 0), for callers without one of
+ * their own. Any well-mixed 64-bit hash works; equal keys need equal hashes.
+ */
 uint64_t bc_lru_hash(const void *key, size_t len);
 
 /*
@@ -66,13 +74,18 @@ bool bc_lru_contains(const struct bc_lru *lru, const void *key, size_t len,
 /*
  * Add a copy of the key at the front, evicting from the back while the
  * cache is over capacity (entries or bytes). A key already held is moved
- * to the front. A key longer than max_bytes is counted as inserted and
- * evicted at once. Errors: BC_ERR_NOMEM (nothing changed).
+ * to the front (no counter changes). A key that can never be held - any
+ * key at capacity 0, a key longer than max_bytes, or longer than UINT_MAX
+ * bytes - is counted as inserted and evicted at once, so the eviction count
+ * stays true. O(1) expected, one allocation per key inserted.
+ * Errors: BC_ERR_INVALID_ARG (NULL cache, or NULL key with len > 0),
+ * BC_ERR_NOMEM (nothing changed: no key lost, no counter moved).
  */
 enum bc_status bc_lru_add(struct bc_lru *lru, const void *key, size_t len,
                           uint64_t hash);
 
-/* Remove the key if held; returns whether it was. */
+/* Remove the key if held; returns whether it was. Not counted as an
+ * eviction; no other counter changes. O(1) expected. */
 bool bc_lru_remove(struct bc_lru *lru, const void *key, size_t len,
                    uint64_t hash);
 

@@ -41,6 +41,9 @@ enum bc_status {
     BC_ERR_URL_PORT,     /* port not a number in 0..65535 */
     BC_ERR_URL_IDN,      /* IDNA (UTS-46) rejected the host */
     BC_ERR_URL_TOO_LONG, /* the canonical URL exceeds the maximum length */
+    BC_ERR_URL_IPV4,     /* host ends in a number but is no IPv4 address */
+    BC_ERR_URL_IPV6,     /* bracketed host is no IPv6 address */
+    BC_ERR_URL_BUFFER,   /* the caller's output buffer is too small */
 
     /* Fetching (fetcher/): why a transfer failed. An HTTP error status
      * (404, 500, ...) is not one of these: it is a completed transfer. */

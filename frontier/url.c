@@ -1,0 +1,1263 @@
+/*
+ * url.c - resolve an href against its page and normalize it, in one pass.
+ *
+ * THE PROBLEM
+ *
+ * A web page is named by many strings. All of these fetch the same page:
+ *
+ *     HTTP://Example.COM:80/a/./b/../c/%7Efred?x=1#top
+ *     http://example.com/a/c/~fred?x=1
+ *     http://example.com./a/c/%7efred?x=1
+ *
+ * A crawler that deduplicates on the raw string fetches that page three
+ * times; one that merges too eagerly (lowercasing the path, dropping
+ * "www.", sorting every query) merges pages that differ and never fetches
+ * some of them. URL normalization picks, for each page, one canonical
+ * spelling, using only rules that cannot merge two different pages. It sits
+ * ahead of both tiers of the seen-test (DESIGN.md 1): the Bloom filter and
+ * the LRU see canonical keys only.
+ *
+ * RESOLUTION (RFC 3986 section 5.2)
+ *
+ * An href is a reference: absolute ("https://b.org/x"), network-path
+ * ("//b.org/x"), absolute-path ("/x"), relative-path ("x", "../x"), query
+ * only ("?q") or empty. The target is built from the reference's parts where
+ * it has them and the base's parts otherwise:
+ *
+ *     reference has        scheme    authority  path                query
+ *     scheme + authority   ref       ref        ref                 ref
+ *     authority ("//")     base      ref        ref                 ref
+ *     path "/..."          base      base       ref                 ref
+ *     path "x..."          base      base       merge(base, ref)    ref
+ *     no path              base      base       base                ref or base
+ *
+ * merge() keeps the base path up to its last '/' and appends the reference
+ * path; remove_dot_segments() then deletes "." segments and lets ".." delete
+ * the segment before it, never above the root: /b/c/./../g -> /b/g. The 42
+ * examples of section 5.4 are the test (tests/test_url.c); the only place we
+ * follow browsers instead of the strict parser is "http:g", which against an
+ * http base is the relative "g" (section 5.2.2 allows it "for backward
+ * compatibility"), and the backslash, which browsers read as '/'.
+ *
+ * NORMALIZATION (RFC 3986 section 6; DESIGN.md 3.1)
+ *
+ * Section 6.2.2 lists the rules that keep meaning for every URI: case of
+ * the scheme and host, uppercase hex in escapes, decoding escapes of
+ * unreserved characters (A-Z a-z 0-9 - . _ ~), dot-segment removal.
+ * Section 6.2.3 adds the scheme-based ones for http(s): the default port
+ * (80, 443) and an empty path are the same as none and "/". On top of those
+ * the default policy does what every browser does before sending a request,
+ * so it merges only spellings that reach the server identically:
+ *
+ *   - TAB, CR and LF are removed anywhere, C0 controls and spaces trimmed
+ *     at both ends (HTML attribute values carry them);
+ *   - non-ASCII hosts become punycode (UTS #46, non-transitional, via
+ *     libidn2); escapes in a host are decoded first;
+ *   - hosts that end in a number are IPv4 addresses in any form a browser
+ *     accepts and become dotted decimal (0x7f.1, 0177.0.0.1, 2130706433 ->
+ *     127.0.0.1); IPv6 literals take their RFC 5952 form ([2001:db8::1]),
+ *     IPv4-mapped ones in hex as browsers write them ([::ffff:c000:201],
+ *     not the mixed notation RFC 5952 section 5 suggests);
+ *   - bytes that may not appear raw (controls, space, " < > [ \ ] ^ ` { | },
+ *     DEL, bytes >= 0x80) are percent-encoded; a '%' that starts no escape is
+ *     a literal percent sign, "%25";
+ *   - the fragment is dropped: it is never sent to the server;
+ *   - one trailing dot of the host is dropped (example.com. is example.com
+ *     for every resolver).
+ *
+ * What stays apart, on purpose: escapes of reserved characters (%2F is not
+ * '/', %3D is not '=': decoding them changes how the server splits the
+ * path or the query), the case of the path, a trailing '/', "www.", the
+ * order of query parameters, "index.html", http versus https. Each can name
+ * a different resource on some server.
+ *
+ * THE OPT-IN RULES (the seen-key, bc_url_seen_key)
+ *
+ * Sorting the query, dropping tracking or session parameters, collapsing
+ * "//" and dropping userinfo make the key coarser: on most sites they merge
+ * only copies of one page, on some they merge different pages (a server may
+ * read parameters in order; "//" may be meaningful to it). A crawler that
+ * accepts that risk deduplicates on the seen-key and still fetches the fetch
+ * URL. The query rules read the query as application/x-www-form-urlencoded:
+ * empty pairs ("&&") are dropped, and with sorting "b=" is written "b" (the
+ * same pair to a form decoder); the sort is by name and stable, so repeated
+ * names keep their order (a=2&a=1 is a list, not a set).
+ *
+ * THE SINGLE-PASS DESIGN
+ *
+ * The output is written left to right into the caller's buffer while the
+ * href is read left to right; nothing is copied into an intermediate
+ * structure and nothing is allocated:
+ *
+ *     href:  ../d/%7Ex/./y?q=%zz#f        base: http://h/a/b/c
+ *              |   |    |   |    |
+ *     out:   http://h/a/ -> http://h/a/d/~x/y?q=%25zz
+ *            (base prefix and directory are copied, then each segment is
+ *             written as it is read; "." and ".." are recognized after
+ *             decoding, on the bytes just written, and undone by moving the
+ *             write position back to the previous '/')
+ *
+ * A dot-segment test on the output sees "%2e%2E" as "..", since the escape
+ * was decoded while writing. The base is a struct bc_url that an earlier
+ * call produced: already canonical, with the offsets of its parts, so
+ * resolving a page's links copies its prefix instead of parsing it again.
+ * Canonical input means that the output of a call is a fixed point:
+ * normalize(normalize(x)) == normalize(x), which the tests and the fuzzer
+ * check on millions of inputs.
+ *
+ * Per byte, one table lookup (url_class below) says whether the byte is
+ * copied as it is in the current component; the rare bytes go to a switch.
+ * Hosts are short and take a slower path through a small stack buffer;
+ * only a non-ASCII host calls libidn2.
+ *
+ * REFERENCES
+ *
+ *   RFC 3986  Uniform Resource Identifier: Generic Syntax (5.2, 5.4, 6)
+ *   RFC 9110  HTTP Semantics, 4.2 (http and https URIs, default ports)
+ *   RFC 5952  A Recommendation for IPv6 Address Text Representation
+ *   UTS #46   Unicode IDNA Compatibility Processing
+ *   WHATWG URL Standard (host parsing, the IPv4 number forms, backslash)
+ */
+#include "bloomcrawl/url.h"
+
+#include <idn2.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Byte classes. CL_PATH, CL_QUERY and CL_USER say "copy as is" for their
+ * component: unreserved and sub-delims everywhere, plus ':' '@' in the
+ * path, plus '/' '?' in the query, plus ':' in userinfo (RFC 3986 section
+ * 3). Every byte without the bit is either a delimiter or percent-encoded.
+ */
+#define CL_PATH   0x01u /* unreserved sub-delims : @ */
+#define CL_QUERY  0x02u /* unreserved sub-delims : @ / ? */
+#define CL_USER   0x04u /* unreserved sub-delims : */
+#define CL_UNRES  0x08u /* A-Z a-z 0-9 - . _ ~ */
+#define CL_HEX    0x10u /* 0-9 A-F a-f */
+#define CL_HOST   0x20u /* a-z 0-9 - . _ (a canonical host name) */
+#define CL_UPPER  0x40u /* A-Z */
+#define CL_SCHEME 0x80u /* A-Z a-z 0-9 + - . */
+
+static const unsigned char url_class[256] = {
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* 00 ........ */
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* 08 ........ */
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* 10 ........ */
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* 18 ........ */
+    0x00, 0x07, 0x00, 0x00, 0x07, 0x00, 0x07, 0x07, /* 20  !"#$%&' */
+    0x07, 0x07, 0x07, 0x87, 0x07, 0xaf, 0xaf, 0x02, /* 28 ()*+,-./ */
+    0xbf, 0xbf, 0xbf, 0xbf, 0xbf, 0xbf, 0xbf, 0xbf, /* 30 01234567 */
+    0xbf, 0xbf, 0x07, 0x07, 0x00, 0x07, 0x00, 0x02, /* 38 89:;<=>? */
+    0x03, 0xdf, 0xdf, 0xdf, 0xdf, 0xdf, 0xdf, 0xcf, /* 40 @ABCDEFG */
+    0xcf, 0xcf, 0xcf, 0xcf, 0xcf, 0xcf, 0xcf, 0xcf, /* 48 HIJKLMNO */
+    0xcf, 0xcf, 0xcf, 0xcf, 0xcf, 0xcf, 0xcf, 0xcf, /* 50 PQRSTUVW */
+    0xcf, 0xcf, 0xcf, 0x00, 0x00, 0x00, 0x00, 0x2f, /* 58 XYZ[\]^_ */
+    0x00, 0xbf, 0xbf, 0xbf, 0xbf, 0xbf, 0xbf, 0xaf, /* 60 `abcdefg */
+    0xaf, 0xaf, 0xaf, 0xaf, 0xaf, 0xaf, 0xaf, 0xaf, /* 68 hijklmno */
+    0xaf, 0xaf, 0xaf, 0xaf, 0xaf, 0xaf, 0xaf, 0xaf, /* 70 pqrstuvw */
+    0xaf, 0xaf, 0xaf, 0x00, 0x00, 0x00, 0x0f, 0x00, /* 78 xyz{|}~. */
+    /* 0x80-0xff: 0, always percent-encoded */
+};
+
+static const char hex_upper[] = "0123456789ABCDEF";
+
+/* A host is decoded (escapes, IDNA) in a stack buffer of this size; a host
+ * that does not fit cannot be a DNS name of at most 253 bytes. */
+#define HOST_SCRATCH 1024
+/* An href with TAB/CR/LF is copied without them: on the stack up to this
+ * size, into one malloc'ed block above it. */
+#define CLEAN_SCRATCH 4096
+#define DNS_NAME_MAX  253
+#define DNS_LABEL_MAX 63
+
+/* The output buffer and how far it may be filled. */
+struct writer {
+    char *buf;
+    size_t pos;
+    size_t cap;          /* bytes usable for text: out_size - 1 */
+    enum bc_status full; /* what running out of cap means */
+};
+
+static int hex_value(unsigned char c)
+{
+    if (c <= '9')
+        return c - '0';
+    return (c | 0x20) - 'a' + 10;
+}
+
+static bool is_slash(char c)
+{
+    return c == '/' || c == '\\';
+}
+
+static bool put_bytes(struct writer *w, const char *s, size_t n)
+{
+    if (w->cap - w->pos < n)
+        return false;
+    memcpy(w->buf + w->pos, s, n);
+    w->pos += n;
+    return true;
+}
+
+static bool put_char(struct writer *w, char c)
+{
+    if (w->pos >= w->cap)
+        return false;
+    w->buf[w->pos++] = c;
+    return true;
+}
+
+static bool put_decimal(struct writer *w, unsigned long v)
+{
+    char tmp[24];
+    size_t n = 0;
+
+    do {
+        tmp[sizeof tmp - 1 - n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    return put_bytes(w, tmp + sizeof tmp - n, n);
+}
+
+/* What ends a component: the delimiters of copy_component(). */
+enum stop {
+    STOP_NONE,  /* userinfo: the caller gives exactly its bytes */
+    STOP_PATH,  /* '/' '\' '?' '#' */
+    STOP_QUERY, /* '#' */
+};
+
+static bool is_stop(unsigned char c, enum stop stop)
+{
+    switch (stop) {
+    case STOP_NONE:
+        return false;
+    case STOP_PATH:
+        return c == '/' || c == '\\' || c == '?' || c == '#';
+    case STOP_QUERY:
+        return c == '#';
+    }
+    return false;
+}
+
+/*
+ * Copy one component (userinfo, path segment, query) from p up to e or to
+ * its first delimiter: bytes of class `keep` as they are, escapes
+ * normalized (rule 9), other bytes percent-encoded (rule 10). Returns the
+ * stop position, or NULL when the buffer is full.
+ *
+ * The common case, a run of bytes that stay as they are, is one scan and
+ * one copy; the switch sees only the rare bytes.
+ */
+static const char *copy_component(struct writer *w, const char *p,
+                                  const char *e, unsigned keep, enum stop stop)
+{
+    char *out = w->buf;
+    size_t o = w->pos;
+    size_t cap = w->cap;
+
+    while (p < e) {
+        const char *run = p;
+        while (p < e && (url_class[(unsigned char)*p] & keep))
+            p++;
+        if (p > run) {
+            size_t n = (size_t)(p - run);
+            if (cap - o < n)
+                return NULL;
+            memcpy(out + o, run, n);
+            o += n;
+            if (p == e)
+                break;
+        }
+        unsigned char c = (unsigned char)*p;
+        if (c == '%') {
+            if (e - p >= 3 && (url_class[(unsigned char)p[1]] & CL_HEX) &&
+                (url_class[(unsigned char)p[2]] & CL_HEX)) {
+                unsigned v = (unsigned)(hex_value((unsigned char)p[1]) * 16 +
+                                        hex_value((unsigned char)p[2]));
+                p += 3;
+                if (url_class[v] & CL_UNRES) {
+                    /* RFC 3986 6.2.2.2: an escaped unreserved character
+                     * is that character. */
+                    if (o >= cap)
+                        return NULL;
+                    out[o++] = (char)v;
+                    continue;
+                }
+                c = (unsigned char)v; /* re-encode with uppercase hex */
+            } else {
+                p++; /* a lone '%' is a literal percent sign: %25 */
+            }
+        } else if (is_stop(c, stop)) {
+            break;
+        } else {
+            p++;
+        }
+        if (cap - o < 3)
+            return NULL;
+        out[o++] = '%';
+        out[o++] = hex_upper[c >> 4];
+        out[o++] = hex_upper[c & 15];
+    }
+    w->pos = o;
+    return p;
+}
+
+/* Is s..s+n the segment "." or ".."? */
+static bool is_dot_segment(const char *s, size_t n)
+{
+    return (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.');
+}
+
+/*
+ * Write the path: the caller has written the root '/' at `root` (or copied
+ * a base directory ending in '/') and w->pos is where the next segment
+ * starts; p is the first byte of that segment in the href. Segments are
+ * written one by one; a segment that reads "." or ".." once written (so
+ * after decoding %2e) is removed, ".." with the segment before it, never
+ * past the root (RFC 3986 5.2.4). Stops at '?', '#' or e; *pp receives the
+ * stop position.
+ */
+static bool write_path(struct writer *w, size_t root, const char **pp,
+                       const char *e)
+{
+    const char *p = *pp;
+
+    for (;;) {
+        size_t seg = w->pos;
+        p = copy_component(w, p, e, CL_PATH, STOP_PATH);
+        if (p == NULL)
+            return false;
+        size_t n = w->pos - seg;
+        bool at_slash = p < e && is_slash(*p);
+        if (is_dot_segment(w->buf + seg, n)) {
+            w->pos = seg;
+            if (n == 2 && seg - 1 > root) {
+                /* Pop the segment before: back to the '/' ending it,
+                 * then to just after the '/' starting it. */
+                size_t o = seg - 1;
+                while (w->buf[o - 1] != '/')
+                    o--;
+                w->pos = o;
+            }
+        } else if (at_slash) {
+            if (!put_char(w, '/'))
+                return false;
+        }
+        if (!at_slash)
+            break;
+        p++;
+    }
+    *pp = p;
+    return true;
+}
+
+/* Write "?query" from p (at '?') up to '#' or e; an empty query is
+ * dropped. Returns false when the buffer is full. */
+static bool write_query(struct writer *w, const char **pp, const char *e,
+                        struct bc_url_part *query)
+{
+    const char *p = *pp + 1;
+    size_t q = w->pos;
+
+    if (!put_char(w, '?'))
+        return false;
+    p = copy_component(w, p, e, CL_QUERY, STOP_QUERY);
+    if (p == NULL)
+        return false;
+    if (w->pos == q + 1) {
+        w->pos = q; /* rule 11: drop an empty '?' */
+    } else {
+        query->off = q + 1;
+        query->len = w->pos - q - 1;
+    }
+    *pp = p;
+    return true;
+}
+
+/* ---- hosts ---- */
+
+/*
+ * Parse one part of an IPv4 address the way browsers do: "0x" or "0X"
+ * starts hex (digits may follow or not: "0x" is 0), another leading '0'
+ * octal, anything else decimal. Values above 2^32 saturate (they fail the
+ * range checks anyway). Returns false on an empty part or a bad digit.
+ */
+static bool ipv4_number(const char *s, size_t n, uint64_t *value)
+{
+    unsigned radix = 10;
+    uint64_t v = 0;
+
+    if (n == 0)
+        return false;
+    if (n >= 2 && s[0] == '0' && (s[1] | 0x20) == 'x') {
+        radix = 16;
+        s += 2;
+        n -= 2;
+    } else if (n >= 2 && s[0] == '0') {
+        radix = 8;
+        s++;
+        n--;
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        unsigned d;
+        if (c >= '0' && c <= '9')
+            d = c - '0';
+        else if (radix == 16 && (url_class[c] & CL_HEX))
+            d = (unsigned)hex_value(c);
+        else
+            return false;
+        if (d >= radix)
+            return false;
+        v = v * radix + d;
+        if (v > UINT64_C(0xffffffff))
+            v = UINT64_C(0x100000000); /* saturate */
+    }
+    *value = v;
+    return true;
+}
+
+/*
+ * Does the host name end in a number (WHATWG "ends in a number")? Then it
+ * is an IPv4 address or nothing: "foo.123" is rejected, as browsers do.
+ * The caller has removed one trailing dot.
+ */
+static bool ends_in_number(const char *s, size_t n)
+{
+    size_t i = n;
+    uint64_t v;
+
+    while (i > 0 && s[i - 1] != '.')
+        i--;
+    if (i == n)
+        return false; /* empty last label */
+    bool digits = true;
+    for (size_t j = i; j < n; j++)
+        if (s[j] < '0' || s[j] > '9')
+            digits = false;
+    if (digits)
+        return true;
+    return n - i >= 2 && s[i] == '0' && (s[i + 1] | 0x20) == 'x' &&
+           ipv4_number(s + i, n - i, &v);
+}
+
+/*
+ * Parse an IPv4 host of 1 to 4 parts: a.b.c.d, a.b.c (c is 16 bits),
+ * a.b (b is 24 bits), a (32 bits). All parts but the last are at most 255;
+ * the last is below 256^(5 - parts).
+ */
+static bool ipv4_parse(const char *s, size_t n, uint32_t *addr)
+{
+    uint64_t part[4];
+    size_t count = 0, start = 0;
+
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && s[i] != '.')
+            continue;
+        if (count == 4)
+            return false;
+        if (!ipv4_number(s + start, i - start, &part[count]))
+            return false;
+        count++;
+        start = i + 1;
+    }
+    uint64_t v = 0;
+    for (size_t i = 0; i + 1 < count; i++) {
+        if (part[i] > 255)
+            return false;
+        v |= part[i] << (8 * (3 - i));
+    }
+    if (part[count - 1] >= UINT64_C(1) << (8 * (5 - count)))
+        return false;
+    *addr = (uint32_t)(v + part[count - 1]);
+    return true;
+}
+
+/*
+ * Parse an IPv6 literal (without brackets) into 8 groups: hex groups of 1 to
+ * 4 digits, one "::" standing for one or more zero groups, and optionally
+ * a dotted-decimal IPv4 address for the last two groups (decimal parts
+ * without leading zeros, as browsers accept).
+ */
+static bool ipv6_parse(const char *s, size_t n, uint16_t group[8])
+{
+    const char *p = s, *e = s + n;
+    int count = 0, gap = -1;
+
+    if (p == e)
+        return false;
+    if (*p == ':') {
+        if (e - p < 2 || p[1] != ':')
+            return false;
+        gap = 0;
+        p += 2;
+    }
+    while (p < e) {
+        const char *q = p;
+        unsigned v = 0;
+        while (q < e && q - p < 4 && (url_class[(unsigned char)*q] & CL_HEX))
+            v = v * 16 + (unsigned)hex_value((unsigned char)*q++);
+        if (q < e && *q == '.') {
+            /* Embedded IPv4: the rest is a.b.c.d. */
+            unsigned byte[4];
+            int parts = 0;
+            if (count > 6)
+                return false;
+            while (parts < 4) {
+                unsigned b = 0;
+                const char *d = p;
+                while (p < e && *p >= '0' && *p <= '9' && p - d < 3)
+                    b = b * 10 + (unsigned)(*p++ - '0');
+                if (p == d || b > 255 || (p - d > 1 && *d == '0'))
+                    return false;
+                byte[parts++] = b;
+                if (parts < 4) {
+                    if (p == e || *p != '.')
+                        return false;
+                    p++;
+                }
+            }
+            if (p != e)
+                return false;
+            group[count++] = (uint16_t)(byte[0] << 8 | byte[1]);
+            group[count++] = (uint16_t)(byte[2] << 8 | byte[3]);
+            break;
+        }
+        if (q == p || count == 8)
+            return false;
+        group[count++] = (uint16_t)v;
+        p = q;
+        if (p == e)
+            break;
+        if (*p != ':')
+            return false;
+        p++;
+        if (p < e && *p == ':') {
+            if (gap >= 0)
+                return false;
+            gap = count;
+            p++;
+        } else if (p == e) {
+            return false; /* a trailing single ':' */
+        }
+    }
+    if (gap >= 0) {
+        if (count > 7)
+            return false;
+        int tail = count - gap;
+        memmove(group + 8 - tail, group + gap, (size_t)tail * sizeof *group);
+        for (int i = gap; i < 8 - tail; i++)
+            group[i] = 0;
+    } else if (count != 8) {
+        return false;
+    }
+    return true;
+}
+
+/* Write [groups] in RFC 5952 form: lowercase hex without leading zeros, the
+ * longest run of two or more zero groups (the first of equals) as "::". */
+static bool write_ipv6(struct writer *w, const uint16_t group[8])
+{
+    int best = -1, best_len = 1;
+    char tmp[48];
+    size_t n = 0;
+
+    for (int i = 0; i < 8;) {
+        int j = i;
+        while (j < 8 && group[j] == 0)
+            j++;
+        if (j - i > best_len) {
+            best = i;
+            best_len = j - i;
+        }
+        i = j > i ? j : i + 1;
+    }
+    tmp[n++] = '[';
+    for (int i = 0; i < 8; i++) {
+        if (i == best) {
+            tmp[n++] = ':';
+            if (i == 0)
+                tmp[n++] = ':';
+            i += best_len - 1;
+            continue;
+        }
+        unsigned g = group[i];
+        bool lead = true;
+        for (int shift = 12; shift >= 0; shift -= 4) {
+            unsigned d = (g >> shift) & 15;
+            if (d == 0 && lead && shift > 0)
+                continue;
+            lead = false;
+            tmp[n++] = "0123456789abcdef"[d];
+        }
+        if (i < 7)
+            tmp[n++] = ':';
+    }
+    tmp[n++] = ']';
+    return put_bytes(w, tmp, n);
+}
+
+/*
+ * Write an ASCII host without escapes: lowercased, one trailing dot
+ * dropped, then an IPv4 address in dotted decimal if it ends in a number,
+ * else a DNS name checked for its characters and lengths.
+ */
+static enum bc_status write_host_ascii(struct writer *w, const char *s,
+                                       size_t n, struct bc_url *u)
+{
+    if (n > 0 && s[n - 1] == '.')
+        n--; /* rule 12 */
+    if (n == 0)
+        return BC_ERR_URL_HOST;
+    if (ends_in_number(s, n)) {
+        uint32_t a;
+        if (!ipv4_parse(s, n, &a))
+            return BC_ERR_URL_IPV4;
+        u->host.off = w->pos;
+        for (int i = 3; i >= 0; i--) {
+            if (!put_decimal(w, (a >> (8 * i)) & 255))
+                return w->full;
+            if (i > 0 && !put_char(w, '.'))
+                return w->full;
+        }
+        u->host.len = w->pos - u->host.off;
+        u->host_type = BC_URL_HOST_IPV4;
+        return BC_OK;
+    }
+    if (n > DNS_NAME_MAX)
+        return BC_ERR_URL_HOST;
+    if (w->cap - w->pos < n)
+        return w->full;
+    char *out = w->buf + w->pos;
+    size_t label = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (url_class[c] & CL_UPPER)
+            c |= 0x20;
+        else if (!(url_class[c] & CL_HOST))
+            return BC_ERR_URL_HOST;
+        if (c == '.') {
+            if (label == 0)
+                return BC_ERR_URL_HOST; /* empty label */
+            label = 0;
+        } else if (++label > DNS_LABEL_MAX) {
+            return BC_ERR_URL_HOST;
+        }
+        out[i] = (char)c;
+    }
+    if (label == 0)
+        return BC_ERR_URL_HOST; /* "a.." : an empty last label */
+    u->host.off = w->pos;
+    u->host.len = n;
+    u->host_type = BC_URL_HOST_NAME;
+    w->pos += n;
+    return BC_OK;
+}
+
+/*
+ * Write the host s..s+n (the raw bytes between "//" or '@' and the port).
+ * Brackets: IPv6. Escapes or non-ASCII bytes: decode the escapes, then
+ * UTS #46 (libidn2) for non-ASCII, then as an ASCII host.
+ */
+static enum bc_status write_host(struct writer *w, const char *s, size_t n,
+                                 struct bc_url *u)
+{
+    bool plain = true;
+
+    if (n == 0)
+        return BC_ERR_URL_HOST;
+    if (s[0] == '[') {
+        uint16_t group[8];
+        if (n < 2 || s[n - 1] != ']' || !ipv6_parse(s + 1, n - 2, group))
+            return BC_ERR_URL_IPV6;
+        u->host.off = w->pos;
+        if (!write_ipv6(w, group))
+            return w->full;
+        u->host.len = w->pos - u->host.off;
+        u->host_type = BC_URL_HOST_IPV6;
+        return BC_OK;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == '%' || (unsigned char)s[i] >= 0x80)
+            plain = false;
+    if (plain)
+        return write_host_ascii(w, s, n, u);
+
+    /* Rule 9: decode escapes before IDNA (example%2Ecom is example.com). */
+    char buf[HOST_SCRATCH];
+    size_t len = 0;
+    bool ascii = true;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '%' && n - i >= 3 &&
+            (url_class[(unsigned char)s[i + 1]] & CL_HEX) &&
+            (url_class[(unsigned char)s[i + 2]] & CL_HEX)) {
+            c = (unsigned char)(hex_value((unsigned char)s[i + 1]) * 16 +
+                                hex_value((unsigned char)s[i + 2]));
+            i += 2;
+        }
+        if (c == 0 || len + 1 >= sizeof buf)
+            return BC_ERR_URL_HOST;
+        if (c >= 0x80)
+            ascii = false;
+        buf[len++] = (char)c;
+    }
+    buf[len] = '\0';
+    if (ascii)
+        return write_host_ascii(w, buf, len, u);
+
+    /* Rule 4: UTS #46 non-transitional, as browsers do. libidn2 checks
+     * the UTF-8, maps (case, width, ...), normalizes and validates. */
+    char *idn = NULL;
+    int rc = idn2_to_ascii_8z(buf, &idn, IDN2_NONTRANSITIONAL | IDN2_NFC_INPUT);
+    if (rc != IDN2_OK) {
+        if (rc == IDN2_MALLOC)
+            return BC_ERR_NOMEM;
+        return BC_ERR_URL_IDN;
+    }
+    len = strlen(idn);
+    enum bc_status st = BC_ERR_URL_HOST;
+    if (len < sizeof buf) {
+        memcpy(buf, idn, len + 1);
+        st = BC_OK;
+    }
+    idn2_free(idn);
+    if (st != BC_OK)
+        return st;
+    return write_host_ascii(w, buf, len, u);
+}
+
+/*
+ * Write "userinfo@host:port" from the authority s..e (the bytes between the
+ * slashes and the first '/', '\', '?' or '#'). The last '@' ends the
+ * userinfo (earlier ones are data, written %40); an empty userinfo (or a
+ * lone ':') is dropped. The port is decimal digits only; an empty or
+ * default port is dropped.
+ */
+static enum bc_status write_authority(struct writer *w, const char *s,
+                                      const char *e, struct bc_url *u)
+{
+    const char *at = NULL;
+
+    for (const char *q = e; q > s; q--) {
+        if (q[-1] == '@') {
+            at = q - 1;
+            break;
+        }
+    }
+    u->userinfo.off = u->userinfo.len = 0;
+    if (at != NULL) {
+        if (!(at == s || (at - s == 1 && *s == ':'))) {
+            size_t start = w->pos;
+            if (copy_component(w, s, at, CL_USER, STOP_NONE) == NULL)
+                return w->full;
+            u->userinfo.off = start;
+            u->userinfo.len = w->pos - start;
+            if (!put_char(w, '@'))
+                return w->full;
+        }
+        s = at + 1;
+    }
+
+    const char *host_end;
+    if (s < e && *s == '[') {
+        host_end = s;
+        while (host_end < e && *host_end != ']')
+            host_end++;
+        if (host_end == e)
+            return BC_ERR_URL_IPV6;
+        host_end++;
+        if (host_end < e && *host_end != ':')
+            return BC_ERR_URL_IPV6;
+    } else {
+        host_end = s;
+        while (host_end < e && *host_end != ':')
+            host_end++;
+    }
+    enum bc_status st = write_host(w, s, (size_t)(host_end - s), u);
+    if (st != BC_OK)
+        return st;
+
+    unsigned long port = u->https ? 443 : 80;
+    u->port.off = u->port.len = 0;
+    if (host_end < e) {
+        const char *d = host_end + 1;
+        if (d < e) {
+            port = 0;
+            for (; d < e; d++) {
+                if (*d < '0' || *d > '9')
+                    return BC_ERR_URL_PORT;
+                port = port * 10 + (unsigned long)(*d - '0');
+                if (port > 65535)
+                    return BC_ERR_URL_PORT;
+            }
+        }
+    }
+    u->port_number = (uint16_t)port;
+    if (port != (u->https ? 443u : 80u)) {
+        if (!put_char(w, ':'))
+            return w->full;
+        u->port.off = w->pos;
+        if (!put_decimal(w, port))
+            return w->full;
+        u->port.len = w->pos - u->port.off;
+    }
+    return BC_OK;
+}
+
+/* The scheme of s..e, if it has one: 1 http, 2 https, -1 another scheme,
+ * 0 none (no "alpha *(alnum / + - .) :" prefix). *rest receives the byte
+ * after ':'. */
+static int parse_scheme(const char *s, const char *e, const char **rest)
+{
+    const char *p = s;
+
+    if (p == e || ((unsigned char)*p | 0x20) < 'a' ||
+        ((unsigned char)*p | 0x20) > 'z')
+        return 0; /* a scheme starts with a letter */
+    while (p < e && (url_class[(unsigned char)*p] & CL_SCHEME))
+        p++;
+    if (p == e || *p != ':')
+        return 0;
+    *rest = p + 1;
+    size_t n = (size_t)(p - s);
+    if (n == 4 && (s[0] | 0x20) == 'h' && (s[1] | 0x20) == 't' &&
+        (s[2] | 0x20) == 't' && (s[3] | 0x20) == 'p')
+        return 1;
+    if (n == 5 && (s[0] | 0x20) == 'h' && (s[1] | 0x20) == 't' &&
+        (s[2] | 0x20) == 't' && (s[3] | 0x20) == 'p' && (s[4] | 0x20) == 's')
+        return 2;
+    return -1;
+}
+
+/* Copy base's scheme, userinfo, host and port (the prefix before its path)
+ * and the parts describing them. */
+static bool copy_base_prefix(struct writer *w, const struct bc_url *base,
+                             struct bc_url *u)
+{
+    if (!put_bytes(w, base->href, base->path.off))
+        return false;
+    u->scheme = base->scheme;
+    u->userinfo = base->userinfo;
+    u->host = base->host;
+    u->port = base->port;
+    u->port_number = base->port_number;
+    u->https = base->https;
+    u->host_type = base->host_type;
+    return true;
+}
+
+/*
+ * Resolve and normalize the cleaned href s..e (trimmed, no TAB/CR/LF)
+ * against base (may be NULL) into w; fill u.
+ */
+static enum bc_status resolve(const struct bc_url *base, const char *s,
+                              const char *e, struct writer *w, struct bc_url *u)
+{
+    const char *p = s, *rest = NULL;
+    size_t root;
+    enum bc_status st;
+    bool relative;
+
+    u->query.off = u->query.len = 0;
+    int scheme = parse_scheme(s, e, &rest);
+    if (scheme < 0)
+        return BC_ERR_URL_SCHEME;
+    if (scheme > 0) {
+        p = rest;
+        /* "http:g" against an http base is relative (RFC 3986 5.2.2,
+         * browsers); "http:g" elsewhere has the authority "g". */
+        relative = base != NULL && base->https == (scheme == 2) &&
+                   !(e - p >= 2 && is_slash(p[0]) && is_slash(p[1]));
+    } else {
+        if (s == e && base == NULL)
+            return BC_ERR_URL_EMPTY;
+        if (base == NULL)
+            return BC_ERR_URL_NO_BASE;
+        relative = !(e - p >= 2 && is_slash(p[0]) && is_slash(p[1]));
+    }
+
+    if (!relative) {
+        /* Scheme and authority from the href (or the base's scheme for
+         * "//host"). Browsers skip any number of slashes here. */
+        u->https = scheme > 0 ? scheme == 2 : base->https;
+        if (!put_bytes(w, u->https ? "https://" : "http://", u->https ? 8 : 7))
+            return w->full;
+        u->scheme.off = 0;
+        u->scheme.len = u->https ? 5 : 4;
+        while (p < e && is_slash(*p))
+            p++;
+        const char *a = p;
+        while (p < e && !is_slash(*p) && *p != '?' && *p != '#')
+            p++;
+        st = write_authority(w, a, p, u);
+        if (st != BC_OK)
+            return st;
+        root = w->pos;
+        if (!put_char(w, '/'))
+            return w->full;
+        if (p < e && is_slash(*p))
+            p++;
+        if (!write_path(w, root, &p, e))
+            return w->full;
+    } else if (p < e && is_slash(*p)) {
+        /* Absolute path: the base's authority. */
+        if (!copy_base_prefix(w, base, u))
+            return w->full;
+        root = w->pos;
+        p++;
+        if (!put_char(w, '/') || !write_path(w, root, &p, e))
+            return w->full;
+    } else if (p == e || *p == '?' || *p == '#') {
+        /* No path: the base's path, and its query unless the href has
+         * one. */
+        if (!copy_base_prefix(w, base, u) ||
+            !put_bytes(w, base->href + base->path.off, base->path.len))
+            return w->full;
+        root = base->path.off;
+        if ((p == e || *p == '#') && base->query.len > 0) {
+            u->query.off = w->pos + 1;
+            u->query.len = base->query.len;
+            if (!put_bytes(w, base->href + base->query.off - 1,
+                           base->query.len + 1))
+                return w->full;
+        }
+    } else {
+        /* Relative path: merge with the base's directory. */
+        size_t dir = base->path.len;
+        while (base->href[base->path.off + dir - 1] != '/')
+            dir--;
+        if (!copy_base_prefix(w, base, u) ||
+            !put_bytes(w, base->href + base->path.off, dir))
+            return w->full;
+        root = base->path.off;
+        if (!write_path(w, root, &p, e))
+            return w->full;
+    }
+    u->path.off = root;
+    u->path.len = (u->query.len > 0 ? u->query.off - 1 : w->pos) - root;
+    if (p < e && *p == '?') {
+        if (!write_query(w, &p, e, &u->query))
+            return w->full;
+    }
+    /* Rule 11: whatever follows is the fragment; it is dropped. */
+    return BC_OK;
+}
+
+/*
+ * Does s..e contain TAB, LF or CR? Eight bytes at a time first: for a
+ * 64-bit word x, (x - 0x0e0e...0e) & ~x & 0x8080...80 is non-zero exactly
+ * when some byte of x is below 0x0e (a byte >= 0x0e neither borrows nor,
+ * if it is >= 0x80, passes the ~x mask). Almost every href has no byte
+ * below 0x0e; a word that has one is looked at byte by byte.
+ */
+static bool has_tab_or_newline(const char *s, const char *e)
+{
+    const uint64_t ones = UINT64_C(0x0101010101010101);
+    const uint64_t highs = UINT64_C(0x8080808080808080);
+
+    while (e - s >= 8) {
+        uint64_t x;
+        memcpy(&x, s, sizeof x);
+        if (((x - ones * 0x0e) & ~x & highs) != 0)
+            break;
+        s += 8;
+    }
+    for (; s < e; s++)
+        if (*s == '\t' || *s == '\n' || *s == '\r')
+            return true;
+    return false;
+}
+
+enum bc_status bc_url_normalize(const struct bc_url *base, const char *href,
+                                size_t href_len,
+                                const struct bc_url_policy *policy, char *out,
+                                size_t out_size, struct bc_url *url)
+{
+    size_t max_len = policy != NULL && policy->max_len != 0
+                         ? policy->max_len
+                         : BC_URL_MAX_LEN_DEFAULT;
+    char stack_copy[CLEAN_SCRATCH];
+    char *heap_copy = NULL;
+    struct bc_url u;
+
+    if ((href == NULL && href_len != 0) || out == NULL || out_size == 0 ||
+        url == NULL)
+        return BC_ERR_INVALID_ARG;
+    if (href == NULL)
+        href = "";
+
+    /* Rule 1: trim C0 controls and spaces at both ends... */
+    const char *s = href, *e = href + href_len;
+    while (s < e && (unsigned char)*s <= 0x20)
+        s++;
+    while (e > s && (unsigned char)e[-1] <= 0x20)
+        e--;
+    /* ...and remove TAB, CR and LF everywhere (rare: copy without them). */
+    if (has_tab_or_newline(s, e)) {
+        char *copy = stack_copy;
+        if ((size_t)(e - s) > sizeof stack_copy) {
+            heap_copy = malloc((size_t)(e - s));
+            if (heap_copy == NULL)
+                return BC_ERR_NOMEM;
+            copy = heap_copy;
+        }
+        size_t n = 0;
+        for (const char *q = s; q < e; q++)
+            if (!(*q == '\t' || *q == '\n' || *q == '\r'))
+                copy[n++] = *q;
+        s = copy;
+        e = copy + n;
+    }
+
+    struct writer w = {out, 0, out_size - 1,
+                       out_size - 1 >= max_len ? BC_ERR_URL_TOO_LONG
+                                               : BC_ERR_URL_BUFFER};
+    enum bc_status st = resolve(base, s, e, &w, &u);
+    free(heap_copy);
+    if (st != BC_OK)
+        return st;
+    if (w.pos > max_len)
+        return BC_ERR_URL_TOO_LONG;
+    out[w.pos] = '\0';
+    u.href = out;
+    u.len = w.pos;
+    *url = u;
+    return BC_OK;
+}
+
+/* ---- the seen-key ---- */
+
+static bool ci_equal(const char *a, size_t n, const char *b, size_t m)
+{
+    if (n != m)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
+        if (url_class[x] & CL_UPPER)
+            x |= 0x20;
+        if (url_class[y] & CL_UPPER)
+            y |= 0x20;
+        if (x != y)
+            return false;
+    }
+    return true;
+}
+
+static const char *const session_params[] = {"jsessionid", "phpsessid", "sid",
+                                             "sessionid"};
+
+/* Is the parameter name s..s+n one that policy drops? */
+static bool param_stripped(const char *s, size_t n,
+                           const struct bc_url_policy *policy)
+{
+    if (policy->rules & BC_URL_STRIP_SESSION_IDS) {
+        for (size_t i = 0; i < sizeof session_params / sizeof *session_params;
+             i++)
+            if (ci_equal(s, n, session_params[i], strlen(session_params[i])))
+                return true;
+    }
+    for (size_t i = 0; i < policy->strip_params_count; i++) {
+        const char *pat = policy->strip_params[i];
+        size_t m;
+        if (pat == NULL)
+            continue;
+        m = strlen(pat);
+        if (m > 0 && pat[m - 1] == '*') {
+            if (n >= m - 1 && ci_equal(s, m - 1, pat, m - 1))
+                return true;
+        } else if (ci_equal(s, n, pat, m)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* One query parameter: bytes [off, off + len) of the query, name_len bytes
+ * of name before '=' (or all of it). */
+struct param {
+    size_t off, len, name_len;
+};
+
+/* The next parameter at or after *pos in q (n bytes); false at the end. */
+static bool next_param(const char *q, size_t n, size_t *pos, struct param *p)
+{
+    if (*pos > n)
+        return false;
+    size_t i = *pos;
+    while (i < n && q[i] != '&')
+        i++;
+    p->off = *pos;
+    p->len = i - *pos;
+    p->name_len = 0;
+    while (p->name_len < p->len && q[p->off + p->name_len] != '=')
+        p->name_len++;
+    *pos = i + 1;
+    return true;
+}
+
+/* Order of two parameters for the stable sort: by name bytes, then by
+ * position. */
+static int param_cmp(const char *q, const struct param *a,
+                     const struct param *b)
+{
+    size_t n = a->name_len < b->name_len ? a->name_len : b->name_len;
+    int c = memcmp(q + a->off, q + b->off, n);
+    if (c != 0)
+        return c;
+    if (a->name_len != b->name_len)
+        return a->name_len < b->name_len ? -1 : 1;
+    return a->off < b->off ? -1 : a->off > b->off;
+}
+
+static bool param_kept(const char *q, const struct param *p,
+                       const struct bc_url_policy *policy)
+{
+    /* Empty pairs go; with sorting "=" is an empty pair too (it is
+     * written without its '=', like "b=", so it would leave nothing). */
+    if (p->len == 0 || (p->len == 1 && (policy->rules & BC_URL_SORT_QUERY) &&
+                        q[p->off] == '='))
+        return false;
+    return !param_stripped(q + p->off, p->name_len, policy);
+}
+
+/* Write the parameters of query q (n bytes) that policy keeps, sorted if
+ * it says so, as "?a=1&b=2"; nothing when none is kept. */
+static bool write_params(struct writer *w, const char *q, size_t n,
+                         const struct bc_url_policy *policy)
+{
+    bool sort = (policy->rules & BC_URL_SORT_QUERY) != 0;
+    struct param last = {0, 0, 0}, p;
+    bool first = true;
+
+    for (;;) {
+        struct param best = {0, 0, 0};
+        bool found = false;
+        size_t pos = 0;
+        if (!sort) {
+            /* In order: the next kept parameter after the last one. */
+            pos = first ? 0 : last.off + last.len + 1;
+            while (next_param(q, n, &pos, &p)) {
+                if (param_kept(q, &p, policy)) {
+                    best = p;
+                    found = true;
+                    break;
+                }
+            }
+        } else {
+            /* Selection sort: the least kept parameter above the last. */
+            while (next_param(q, n, &pos, &p)) {
+                if (!param_kept(q, &p, policy))
+                    continue;
+                if (!first && param_cmp(q, &p, &last) <= 0)
+                    continue;
+                if (!found || param_cmp(q, &p, &best) < 0) {
+                    best = p;
+                    found = true;
+                }
+            }
+        }
+        if (!found)
+            return true;
+        size_t len = best.len;
+        if (sort && len == best.name_len + 1)
+            len--; /* "b=" is "b" to a form decoder */
+        if (!put_char(w, first ? '?' : '&') || !put_bytes(w, q + best.off, len))
+            return false;
+        last = best;
+        first = false;
+    }
+}
+
+enum bc_status bc_url_seen_key(const struct bc_url *url,
+                               const struct bc_url_policy *policy, char *out,
+                               size_t out_size, size_t *key_len)
+{
+    static const struct bc_url_policy none = {0, 0, NULL, 0};
+
+    if (url == NULL || url->href == NULL || out == NULL || out_size == 0 ||
+        key_len == NULL)
+        return BC_ERR_INVALID_ARG;
+    if (policy == NULL)
+        policy = &none;
+
+    const char *h = url->href;
+    unsigned rules = policy->rules;
+    struct writer w = {out, 0, out_size - 1, BC_ERR_URL_BUFFER};
+
+    if (!put_bytes(&w, h, url->scheme.len + 3))
+        return BC_ERR_URL_BUFFER;
+    if (url->userinfo.len > 0 && !(rules & BC_URL_STRIP_USERINFO)) {
+        if (!put_bytes(&w, h + url->userinfo.off, url->userinfo.len + 1))
+            return BC_ERR_URL_BUFFER;
+    }
+    if (!put_bytes(&w, h + url->host.off, url->path.off - url->host.off))
+        return BC_ERR_URL_BUFFER;
+
+    /* The path, with "//" collapsed and ";jsessionid=..." dropped (unless
+     * that would leave a "." or ".." segment, which the key must not
+     * contain: it would not be canonical any more). */
+    const char *p = h + url->path.off, *pe = p + url->path.len;
+    size_t seg = w.pos + 1;
+    while (p < pe) {
+        if (*p == '/') {
+            if ((rules & BC_URL_COLLAPSE_SLASHES) && p > h + url->path.off &&
+                w.buf[w.pos - 1] == '/') {
+                p++;
+                continue;
+            }
+            seg = w.pos + 1;
+        } else if (*p == ';' && (rules & BC_URL_STRIP_SESSION_IDS) &&
+                   pe - p > 11 && ci_equal(p + 1, 11, "jsessionid=", 11) &&
+                   !is_dot_segment(w.buf + seg, w.pos - seg)) {
+            p++;
+            while (p < pe && *p != '/' && *p != ';')
+                p++;
+            continue;
+        }
+        if (!put_char(&w, *p++))
+            return BC_ERR_URL_BUFFER;
+    }
+
+    if (url->query.len > 0) {
+        const char *q = h + url->query.off;
+        bool rewrite =
+            (rules & (BC_URL_SORT_QUERY | BC_URL_STRIP_SESSION_IDS)) ||
+            policy->strip_params_count > 0;
+        if (!rewrite) {
+            if (!put_bytes(&w, q - 1, url->query.len + 1))
+                return BC_ERR_URL_BUFFER;
+        } else if (!write_params(&w, q, url->query.len, policy)) {
+            return BC_ERR_URL_BUFFER;
+        }
+    }
+    out[w.pos] = '\0';
+    *key_len = w.pos;
+    return BC_OK;
+}
+
+const char *bc_url_origin(const struct bc_url *url, char *buf, size_t buf_size,
+                          size_t *len)
+{
+    size_t n;
+
+    if (url->userinfo.len == 0) {
+        *len = url->path.off;
+        return url->href;
+    }
+    n = url->scheme.len + 3 + (url->path.off - url->host.off);
+    if (buf == NULL || buf_size <= n)
+        return NULL;
+    memcpy(buf, url->href, url->scheme.len + 3);
+    memcpy(buf + url->scheme.len + 3, url->href + url->host.off,
+           url->path.off - url->host.off);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+const char *bc_url_target(const struct bc_url *url, size_t *len)
+{
+    *len = url->len - url->path.off;
+    return url->href + url->path.off;
+}
