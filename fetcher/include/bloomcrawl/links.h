@@ -22,7 +22,8 @@
  * BC_LINK_BASE_HREF, and their base is the raw <base href> value, which
  * may itself be relative: resolve it against the document URL first.
  * Links before the <base> element keep the document URL (a streaming
- * parser cannot look ahead).
+ * parser cannot look ahead). A <base href> over the length cap is
+ * skipped (and counted), so a later one may become the base.
  *
  * Hostile input is expected: any bytes (NUL, broken encodings, tag soup,
  * deep nesting, megabyte attributes) are parsed without crashing, in time
