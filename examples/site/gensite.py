@@ -649,7 +649,10 @@ def build(seed, npages, agent):
         docs.link(it, W(path), "doc " + path, style="abs_path")
         if path != "/docs/index.html":
             site.page(W(path), "Doc " + path)
-    site.page(W("/docs/index.html"), "Documentation (index.html)")
+    # /docs/index.html: another URL for the same file (never merged)
+    site.add(W("/docs/index.html"), "html", status=200,
+             content_type=CTYPES[".html"], alias=W("/docs/"))
+    site.pages[W("/docs/index.html")] = docs
     site.redirect(W("/docs"), 301, "/docs/")
     site.pages[W("/about.html")].explicit(
         site.pages[W("/about.html")].sections[0][1], "/docs",
@@ -1123,6 +1126,7 @@ def write(site, outdir, port):
     fix = (lambda s: s.replace(":%d" % SENTINEL, ":" + (
         str(port) if port else sitelib.PORT_PLACEHOLDER)))
     routes = {h: {} for h in HOSTS}
+    written = set()
     nav = {}
     for h in HOSTS:
         p = Page(site, u(h, "/"), "nav")
@@ -1131,7 +1135,10 @@ def write(site, outdir, port):
     for url, r in sorted(site.res.items()):
         _, host, _, pq = split_url(url)
         route = {"kind": r["kind"]}
-        if r["kind"] in ("html", "file"):
+        if r.get("alias"):
+            route.update(file=disk_path(host, split_url(r["alias"])[3]),
+                         type=r["content_type"])
+        elif r["kind"] in ("html", "file"):
             if r["kind"] == "html":
                 body = site.pages[url].render().encode("utf-8")
             else:
@@ -1140,6 +1147,8 @@ def write(site, outdir, port):
             if isinstance(body, bytes) and r["content_type"] != CTYPES[".png"]:
                 body = fix(body.decode("utf-8")).encode("utf-8")
             rel = disk_path(host, pq)
+            assert rel not in written, "two resources in one file: " + rel
+            written.add(rel)
             full = os.path.join(outdir, rel)
             os.makedirs(os.path.dirname(full), exist_ok=True)
             with open(full, "wb") as f:
