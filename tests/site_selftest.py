@@ -30,7 +30,9 @@ Runs without the C crawler, in well under 20 s, touching only 127.0.0.1:
 4. The checker must also fail what it should: copies of the out file and
    the log are spoiled one way at a time (a page missing, a script link
    fetched, a spelling fetched twice, robots.txt fetched twice, the wrong
-   scope, a trap limit too low), and each must fail with the rule named.
+   scope, a trap limit too low), and each must fail with the rule named;
+   with --lossy, pages lost (as a too-small Bloom filter loses them) only
+   warn.
 
 Exit 0 when all holds; 1 otherwise (a message says what).
 """
@@ -367,6 +369,20 @@ def main():
             else:
                 print("ok   caught: %s (%s)" % (name, ", ".join(
                     sorted(failed))))
+        # --lossy: pages lost to Bloom false positives only warn
+        o2 = os.path.join(tmp, "lossy-out.jsonl")
+        l2 = os.path.join(tmp, "lossy-log.jsonl")
+        lost = {req, www + "/about.html"}
+        spoil(out, o2, lambda o: [r for r in o if r["url"] not in lost])
+        spoil(log, l2, lambda lg: [r for r in lg if "http://%s%s" % (
+            r["host"], r["path"]) not in lost])
+        ok, p, failed = run_check(base + ["--log", l2, "--out", o2,
+                                          "--lossy"], 0)
+        if not ok or "warn O4" not in p.stdout:
+            fail("--lossy: exit %d, failed %s" % (p.returncode,
+                                                  sorted(failed)))
+        else:
+            print("ok   --lossy: 2 lost pages only warn")
         for name, extra, rules in (
                 ("scope host on a domain crawl", ["--scope", "host"], ["O5"]),
                 ("trap limit below the trap pages", ["--trap-limit", "3"],

@@ -1085,7 +1085,7 @@ def write(site, outdir, port):
             continue
         hosts[h] = {"robots": {
             "status": 200, "text": t, "sitemaps": rb.sitemaps,
-            "crawl_delay": {a: g[2] for g in rb.groups for a in g[0]
+            "crawl_delay": {a: g[2] for g in rb.groups for a in sorted(g[0])
                             if g[2] is not None},
             "disallow": [p for allow, p in rb._group(site.agent)[0]
                          if not allow],
@@ -1123,8 +1123,11 @@ def write(site, outdir, port):
     if os.path.isdir(os.path.join(outdir, "hosts")):
         shutil.rmtree(os.path.join(outdir, "hosts"))
     os.makedirs(outdir, exist_ok=True)
-    fix = (lambda s: s.replace(":%d" % SENTINEL, ":" + (
-        str(port) if port else sitelib.PORT_PLACEHOLDER)))
+    def fix(s):
+        s = s.replace(":%d" % SENTINEL, ":" + sitelib.PORT_PLACEHOLDER)
+        return sitelib.with_port(s, port) if port else s
+    if port:
+        manifest["port_placeholder"] = None
     routes = {h: {} for h in HOSTS}
     written = set()
     nav = {}
