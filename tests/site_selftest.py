@@ -51,6 +51,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SITE = os.path.join(os.path.dirname(HERE), "examples", "site")
+sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, SITE)
 import sitelib  # noqa: E402
 from refcrawl import extract_links  # noqa: E402

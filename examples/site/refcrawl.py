@@ -40,6 +40,7 @@ import socket
 import sys
 import time
 
+sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sitelib  # noqa: E402
 from sitelib import normalize, split_url  # noqa: E402
