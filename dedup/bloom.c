@@ -121,7 +121,7 @@
 #define MMAP_THRESHOLD ((size_t)2 << 20)
 /* How far ahead the batch calls prefetch, in keys. */
 #define PREFETCH_CLASSIC 8
-#define PREFETCH_BLOCKED 16
+#define PREFETCH_BLOCKED 32
 
 #define FILE_MAGIC         "BCBLOOM"
 #define FILE_VERSION       1u
@@ -349,40 +349,48 @@ static uint64_t *block_of(const struct bc_bloom *b, struct bc_hash128 h)
     return b->words + bc_block_index(h, b->blocks) * BLOCK_WORDS;
 }
 
+/* The blocked layout probes its block bit by bit: building the eight word
+ * masks first would cost store-forwarding stalls. The concurrent mode
+ * needs the masks (one fetch-or per word) and builds them. */
 static bool blocked_contains(const struct bc_bloom *b, struct bc_hash128 h)
 {
     const uint64_t *block = block_of(b, h);
-    uint64_t mask[BLOCK_WORDS], missing = 0;
-    bc_block_masks(h, b->k, mask);
-    for (unsigned w = 0; w < BLOCK_WORDS; w++) {
-        uint64_t word = b->concurrent
-                            ? __atomic_load_n(&block[w], __ATOMIC_RELAXED)
-                            : block[w];
-        missing |= mask[w] & ~word;
+    uint64_t missing = 0;
+    for (unsigned i = 0; i < b->k; i++) {
+        unsigned bit = bc_block_bit(h, i);
+        uint64_t word =
+            b->concurrent ? __atomic_load_n(&block[bit >> 6], __ATOMIC_RELAXED)
+                          : block[bit >> 6];
+        missing |= (UINT64_C(1) << (bit & 63)) & ~word;
     }
     return missing == 0;
+}
+
+static bool blocked_test_and_add_atomic(struct bc_bloom *b, struct bc_hash128 h)
+{
+    uint64_t mask[BLOCK_WORDS], index[BLOCK_WORDS], used_mask[BLOCK_WORDS];
+    unsigned used = 0;
+    uint64_t base = (uint64_t)(block_of(b, h) - b->words);
+    bc_block_masks(h, b->k, mask);
+    for (unsigned w = 0; w < BLOCK_WORDS; w++) {
+        if (mask[w]) {
+            index[used] = base + w;
+            used_mask[used++] = mask[w];
+        }
+    }
+    return atomic_claim(b->words, index, used_mask, used);
 }
 
 static bool blocked_test_and_add(struct bc_bloom *b, struct bc_hash128 h)
 {
     uint64_t *block = block_of(b, h);
-    uint64_t mask[BLOCK_WORDS], missing = 0;
-    bc_block_masks(h, b->k, mask);
-    if (b->concurrent) {
-        uint64_t index[BLOCK_WORDS], used_mask[BLOCK_WORDS];
-        unsigned used = 0;
-        uint64_t base = (uint64_t)(block - b->words);
-        for (unsigned w = 0; w < BLOCK_WORDS; w++) {
-            if (mask[w]) {
-                index[used] = base + w;
-                used_mask[used++] = mask[w];
-            }
-        }
-        return atomic_claim(b->words, index, used_mask, used);
-    }
-    for (unsigned w = 0; w < BLOCK_WORDS; w++) {
-        missing |= mask[w] & ~block[w];
-        block[w] |= mask[w];
+    uint64_t missing = 0;
+    for (unsigned i = 0; i < b->k; i++) {
+        unsigned bit = bc_block_bit(h, i);
+        uint64_t one = UINT64_C(1) << (bit & 63);
+        uint64_t old = block[bit >> 6];
+        missing |= one & ~old;
+        block[bit >> 6] = old | one;
     }
     return missing != 0;
 }
@@ -397,7 +405,8 @@ bool bc_bloom_test_and_add_hash(struct bc_bloom *bloom, struct bc_hash128 h)
 {
     bool was_new;
     if (bloom->layout == BC_BLOOM_BLOCKED)
-        was_new = blocked_test_and_add(bloom, h);
+        was_new = bloom->concurrent ? blocked_test_and_add_atomic(bloom, h)
+                                    : blocked_test_and_add(bloom, h);
     else if (bloom->concurrent)
         was_new = classic_test_and_add_atomic(bloom, h);
     else

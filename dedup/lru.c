@@ -109,6 +109,16 @@
  * report it through hh.tbl == NULL (see the uthash user guide, "Out of
  * memory"). */
 #define HASH_NONFATAL_OOM 1
+/* uthash starts a table with 32 buckets and doubles them only when a chain
+ * grows past 10 entries, so a big cache runs with chains of several
+ * entries - each one a cache miss on a lookup. uthash reads these two
+ * macros (redefined after its header, which sets them unconditionally)
+ * where it creates the table, which happens only inside
+ * bc_lru_add(), where `lru` names the cache: so each table starts with
+ * one bucket per entry of capacity (a power of two, 2^5 to 2^24), and
+ * chains stay about one entry long without any rehashing. */
+#define HASH_INITIAL_NUM_BUCKETS_LOG2 (lru->bucket_log2)
+#define HASH_INITIAL_NUM_BUCKETS      (1u << lru->bucket_log2)
 #include <uthash.h>
 
 #include "bloomcrawl/lru.h"
@@ -132,7 +142,8 @@ struct bc_lru {
     size_t count;
     size_t capacity;
     size_t key_bytes;
-    size_t max_bytes; /* 0: no byte limit */
+    size_t max_bytes;     /* 0: no byte limit */
+    unsigned bucket_log2; /* log2 of the buckets a new table starts with */
     uint64_t hits;
     uint64_t misses;
     uint64_t inserts;
@@ -236,6 +247,9 @@ enum bc_status bc_lru_create(size_t capacity, size_t max_bytes,
     lru->back = NULL;
     lru->capacity = capacity;
     lru->max_bytes = max_bytes;
+    lru->bucket_log2 = 5;
+    while (lru->bucket_log2 < 24 && ((size_t)1 << lru->bucket_log2) < capacity)
+        lru->bucket_log2++;
     *out = lru;
     return BC_OK;
 }
@@ -288,6 +302,9 @@ bool bc_lru_contains(const struct bc_lru *lru, const void *key, size_t len,
     return lookup(lru, key, len, hash) != NULL;
 }
 
+static enum bc_status insert_new(struct bc_lru *lru, const void *key,
+                                 size_t len, uint64_t hash);
+
 enum bc_status bc_lru_add(struct bc_lru *lru, const void *key, size_t len,
                           uint64_t hash)
 {
@@ -301,6 +318,22 @@ enum bc_status bc_lru_add(struct bc_lru *lru, const void *key, size_t len,
         move_to_front(lru, entry);
         return BC_OK;
     }
+    return insert_new(lru, key, len, hash);
+}
+
+enum bc_status bc_lru_push(struct bc_lru *lru, const void *key, size_t len,
+                           uint64_t hash)
+{
+    if (lru == NULL || (key == NULL && len != 0))
+        return BC_ERR_INVALID_ARG;
+    return insert_new(lru, key, len, hash);
+}
+
+/* Insert a key known not to be held, at the front; evict from the back. */
+static enum bc_status insert_new(struct bc_lru *lru, const void *key,
+                                 size_t len, uint64_t hash)
+{
+    struct lru_entry *entry;
 
     if (lru->capacity == 0 || !key_len_storable(len) ||
         (lru->max_bytes != 0 && len > lru->max_bytes)) {
@@ -333,6 +366,10 @@ enum bc_status bc_lru_add(struct bc_lru *lru, const void *key, size_t len,
         drop(lru, lru->back);
         lru->evictions++;
     }
+    /* The next eviction starts at the back: fetch that entry now, so its
+     * cache miss overlaps the caller's work instead of the next add. */
+    if (lru->back != NULL)
+        __builtin_prefetch(lru->back, 1, 1);
     return BC_OK;
 }
 

@@ -190,7 +190,10 @@ enum bc_status bc_seen_test_and_add(struct bc_seen *seen, const void *key,
     }
     seen->verdict_new++;
     *verdict = BC_SEEN_NEW;
-    if (bc_lru_add(seen->lru, key, len, lru_hash(h)) != BC_OK) {
+    /* NEW means the LRU does not hold the key: the filter had a zero bit
+     * (and every LRU key went through the filter), or the LRU just missed
+     * it. So it is pushed without a second lookup. */
+    if (bc_lru_push(seen->lru, key, len, lru_hash(h)) != BC_OK) {
         seen->lru_failed = true;
         return BC_ERR_NOMEM;
     }

@@ -288,6 +288,29 @@ static void test_probe_formula(void **state)
     }
 }
 
+/* x_i = MUL^i h + ADD (MUL^(i-1) + ... + 1): the table of bloom_int.h
+ * gives the same states as running the generator x' = MUL x + ADD. */
+static void test_lcg_table(void **state)
+{
+    (void)state;
+    uint64_t h = 0x0123456789abcdefu;
+    uint64_t x = h;
+    for (unsigned i = 0; i < BC_BLOOM_MAX_K; i++) {
+        x = x * BC_LCG_MUL + BC_LCG_ADD;
+        assert_int_equal(bc_lcg_steps[i].mul * h + bc_lcg_steps[i].add, x);
+        struct bc_hash128 hh = {0, h};
+        assert_int_equal(bc_block_bit(hh, i), (unsigned)(x >> 55));
+    }
+    /* And the masks hold exactly the k bits. */
+    struct bc_hash128 hh = {0, h};
+    uint64_t mask[8];
+    bc_block_masks(hh, 7, mask);
+    for (unsigned i = 0; i < 7; i++) {
+        unsigned bit = bc_block_bit(hh, i);
+        assert_true(mask[bit >> 6] & (UINT64_C(1) << (bit & 63)));
+    }
+}
+
 /* A filter of m > 2^32 bits: the probe positions cover all of [0, m)
  * uniformly (a chi-square test over 1024 equal cells), which a 32-bit
  * position could not. Nothing of that size is allocated. */
@@ -854,6 +877,7 @@ int main(void)
         cmocka_unit_test(test_blocked_formula_saturated),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_probe_formula),
+        cmocka_unit_test(test_lcg_table),
         cmocka_unit_test(test_positions_beyond_2_32),
         cmocka_unit_test(test_no_false_negatives_classic),
         cmocka_unit_test(test_no_false_negatives_blocked),

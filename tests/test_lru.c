@@ -325,6 +325,11 @@ static void run_model(const struct run *r)
         } else if (what < 85) {
             if (r->inject_failures) {
                 add_with_failures(lru, &m, keys, hashes, r->universe, key);
+            } else if (model_pos(&m, key) < 0 && (x >> 40) % 2) {
+                /* Known absent: the lookup-free push must do the same. */
+                model_add(&m, key);
+                assert_int_equal(
+                    bc_lru_push(lru, k->bytes, k->len, hashes[key]), BC_OK);
             } else {
                 model_add(&m, key);
                 assert_int_equal(bc_lru_add(lru, k->bytes, k->len, hashes[key]),

@@ -84,6 +84,16 @@ bool bc_lru_contains(const struct bc_lru *lru, const void *key, size_t len,
 enum bc_status bc_lru_add(struct bc_lru *lru, const void *key, size_t len,
                           uint64_t hash);
 
+/*
+ * Add a key the caller knows is not held - it just missed bc_lru_find(), or
+ * a Bloom filter that every held key went through says it was never added
+ * - without looking it up first: bc_lru_add() minus one hash-table lookup
+ * (two cache misses on a big cache). Pushing a key that is held would hold
+ * it twice: don't. Otherwise exactly as bc_lru_add(), errors included.
+ */
+enum bc_status bc_lru_push(struct bc_lru *lru, const void *key, size_t len,
+                           uint64_t hash);
+
 /* Remove the key if held; returns whether it was. Not counted as an
  * eviction; no other counter changes. O(1) expected. */
 bool bc_lru_remove(struct bc_lru *lru, const void *key, size_t len,
