@@ -256,19 +256,21 @@ static const char *copy_component(struct writer *w, const char *p,
     size_t cap = w->cap;
 
     while (p < e) {
-        const char *run = p;
-        while (p < e && (url_class[(unsigned char)*p] & keep))
-            p++;
-        if (p > run) {
-            size_t n = (size_t)(p - run);
-            if (cap - o < n)
-                return NULL;
-            memcpy(out + o, run, n);
-            o += n;
-            if (p == e)
-                break;
+        /* A run of plain bytes, copied while scanned, as far as both the
+         * input and the buffer go. */
+        size_t room = cap - o, left = (size_t)(e - p);
+        size_t lim = left < room ? left : room, i = 0;
+        while (i < lim && (url_class[(unsigned char)p[i]] & keep)) {
+            out[o + i] = p[i];
+            i++;
         }
+        p += i;
+        o += i;
+        if (p == e)
+            break;
         unsigned char c = (unsigned char)*p;
+        if (url_class[c] & keep)
+            return NULL; /* the buffer is full */
         if (c == '%') {
             if (e - p >= 3 && (url_class[(unsigned char)p[1]] & CL_HEX) &&
                 (url_class[(unsigned char)p[2]] & CL_HEX)) {
@@ -1014,7 +1016,8 @@ enum bc_status bc_url_normalize(const struct bc_url *base, const char *href,
                        out_size - 1 >= max_len ? BC_ERR_URL_TOO_LONG
                                                : BC_ERR_URL_BUFFER};
     enum bc_status st = resolve(base, s, e, &w, &u);
-    free(heap_copy);
+    if (heap_copy != NULL)
+        free(heap_copy);
     if (st != BC_OK)
         return st;
     if (w.pos > max_len)
