@@ -422,17 +422,23 @@ static void do_line(struct run *r, const char *s, size_t n)
         r->count->written++;
         return;
     }
-    size_t klen;
-    st = bc_url_seen_key(&u, &r->opt->policy, r->key_buf, r->buf_size, &klen);
-    if (st != BC_OK) { /* cannot happen: the key buffer is large enough */
-        reject_line(r, st, s, n);
-        return;
+    /* Without opt-in rules the seen-key is the canonical URL itself. */
+    const char *key = u.href;
+    size_t klen = u.len;
+    if (r->opt->policy.rules != 0 || r->opt->policy.strip_params_count > 0) {
+        st = bc_url_seen_key(&u, &r->opt->policy, r->key_buf, r->buf_size,
+                             &klen);
+        if (st != BC_OK) { /* cannot happen: the key buffer is large enough */
+            reject_line(r, st, s, n);
+            return;
+        }
+        key = r->key_buf;
     }
     enum bc_seen_verdict v;
     if (r->opt->dry_run) {
-        v = bc_seen_peek(r->seen, r->key_buf, klen);
+        v = bc_seen_peek(r->seen, key, klen);
     } else {
-        st = bc_seen_test_and_add(r->seen, r->key_buf, klen, &v);
+        st = bc_seen_test_and_add(r->seen, key, klen, &v);
         if (st != BC_OK && !r->nomem_warned) {
             fprintf(stderr, "urldedup: %s: the LRU stops being exact\n",
                     bc_strerror(st));
