@@ -2,6 +2,7 @@
 """gen_url_corpus.py - a seeded corpus of (base URL, href) pairs for bench_url.
 
 Usage: bench/gen_url_corpus.py [--pairs N] [--seed S] > corpus.tsv
+       bench/gen_url_corpus.py --lines N [--seed S] > urls.txt
 
 Writes one pair per line, "base<TAB>href". The pairs come in pages: a base
 URL followed by the links found on that page (20 to 120 of them), as a
@@ -14,6 +15,13 @@ hex, some stray '%'), spaces and non-ASCII bytes that need encoding, ports
 and IP-literal hosts, and a few links that are not http(s) at all
 (mailto:, javascript:, tel:). Python 3 standard library only; the same
 seed gives the same file.
+
+With --lines N it writes N absolute URLs, one per line, for urldedup: a
+crawl's stream of discovered links, where popular URLs come back often and
+under several spellings. A pool of distinct pages is drawn first (about
+one page for every eight lines); each line then picks a page with a skewed
+(power-law) choice and writes it as it is, or respelled (case of scheme
+and host, a default port, an escaped '~', a fragment, a "./" segment).
 """
 import argparse
 import random
@@ -143,13 +151,47 @@ def href(rng, base_host):
     return "  " + path(rng, 2) + " "
 
 
+def respell(rng, url):
+    """An equivalent spelling of an absolute URL (same canonical form)."""
+    r = rng.random()
+    if r < 0.5:
+        return url
+    scheme, rest = url.split("://", 1)
+    host, slash, tail = rest.partition("/")
+    if r < 0.6:
+        return scheme.upper() + "://" + host.upper() + slash + tail
+    if r < 0.7 and ":" not in host and "]" not in host:
+        port = ":443" if scheme.lower() == "https" else ":80"
+        return scheme + "://" + host + port + slash + tail
+    if r < 0.8:
+        return url.split("#")[0] + "#" + rng.choice(["top", "x", ""])
+    if r < 0.9:
+        return scheme + "://" + host + "/./" + tail
+    return url.replace("~", "%7E")
+
+
+def write_lines(rng, count, out):
+    pool_size = max(1, count // 8)
+    pool = [absolute(rng) for _ in range(pool_size)]
+    rand = rng.random
+    for _ in range(count):
+        # index ~ pool_size * u^3: a few pages very often, most rarely
+        url = pool[int(pool_size * rand() ** 3)]
+        out.write(respell(rng, url) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pairs", type=int, default=200000)
+    ap.add_argument("--lines", type=int, default=0,
+                    help="write N absolute URLs, one per line, instead")
     ap.add_argument("--seed", type=int, default=20240501)
     args = ap.parse_args()
     rng = random.Random(args.seed)
     out = sys.stdout
+    if args.lines > 0:
+        write_lines(rng, args.lines, out)
+        return
     written = 0
     while written < args.pairs:
         h = rng.choice(HOSTS)

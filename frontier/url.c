@@ -683,13 +683,132 @@ static enum bc_status write_host_name(struct writer *w, const char *s,
 }
 
 /*
+ * The IDN cache: slot = FNV-1a(decoded host) mod size. A slot holds the
+ * decoded (UTF-8) host and libidn2's answer for it, success or failure.
+ */
+#define IDN_KEY_MAX 255 /* longer decoded hosts are not cached */
+
+struct idn_slot {
+    uint64_t hash;
+    uint16_t key_len; /* 0: empty slot */
+    uint16_t ascii_len;
+    int status; /* BC_OK or BC_ERR_URL_IDN */
+    char key[IDN_KEY_MAX];
+    char ascii[DNS_NAME_MAX + 2];
+};
+
+struct bc_url_idn_cache {
+    size_t mask;
+    struct idn_slot *slot;
+};
+
+enum bc_status bc_url_idn_cache_create(size_t entries,
+                                       struct bc_url_idn_cache **out)
+{
+    struct bc_url_idn_cache *c;
+    size_t n = 1;
+
+    if (out == NULL || entries == 0 || entries > ((size_t)1 << 20))
+        return BC_ERR_INVALID_ARG;
+    while (n < entries)
+        n *= 2;
+    c = malloc(sizeof *c);
+    if (c == NULL)
+        return BC_ERR_NOMEM;
+    c->slot = calloc(n, sizeof *c->slot);
+    if (c->slot == NULL) {
+        free(c);
+        return BC_ERR_NOMEM;
+    }
+    c->mask = n - 1;
+    *out = c;
+    return BC_OK;
+}
+
+void bc_url_idn_cache_free(struct bc_url_idn_cache *cache)
+{
+    if (cache == NULL)
+        return;
+    free(cache->slot);
+    free(cache);
+}
+
+static uint64_t fnv1a(const char *s, size_t n)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= UINT64_C(0x100000001b3);
+    }
+    return h;
+}
+
+/*
+ * UTS #46 non-transitional, as browsers do: the UTF-8 host buf (len bytes,
+ * NUL-terminated, in a buffer of HOST_SCRATCH bytes) becomes ASCII in buf. libidn2 checks the
+ * UTF-8, maps (case, width, ...), normalizes and validates. With a cache,
+ * a host met before costs a hash and a compare.
+ */
+static enum bc_status idn_to_ascii(char *buf, size_t *len,
+                                   struct bc_url_idn_cache *cache)
+{
+    struct idn_slot *slot = NULL;
+    uint64_t h = 0;
+
+    if (cache != NULL && *len <= IDN_KEY_MAX) {
+        h = fnv1a(buf, *len);
+        slot = &cache->slot[h & cache->mask];
+        if (slot->key_len == *len && slot->hash == h &&
+            memcmp(slot->key, buf, *len) == 0) {
+            if (slot->status != BC_OK)
+                return (enum bc_status)slot->status;
+            memcpy(buf, slot->ascii, slot->ascii_len);
+            buf[slot->ascii_len] = '\0';
+            *len = slot->ascii_len;
+            return BC_OK;
+        }
+    }
+
+    char *idn = NULL;
+    enum bc_status st = BC_OK;
+    size_t n = 0;
+    int rc = idn2_to_ascii_8z(buf, &idn, IDN2_NONTRANSITIONAL | IDN2_NFC_INPUT);
+    if (rc == IDN2_MALLOC)
+        return BC_ERR_NOMEM; /* not cached: it may work next time */
+    if (rc != IDN2_OK) {
+        st = BC_ERR_URL_IDN;
+    } else {
+        n = strlen(idn);
+        if (n > DNS_NAME_MAX + 1)
+            st = BC_ERR_URL_HOST; /* too long for any DNS name */
+    }
+    if (slot != NULL) {
+        memcpy(slot->key, buf, *len);
+        slot->key_len = (uint16_t)*len;
+        slot->hash = h;
+        slot->status = (int)st;
+        slot->ascii_len = (uint16_t)n;
+        if (st == BC_OK)
+            memcpy(slot->ascii, idn, n);
+    }
+    if (st == BC_OK) {
+        memcpy(buf, idn, n + 1);
+        *len = n;
+    }
+    idn2_free(idn);
+    return st;
+}
+
+/*
  * Write the host that starts at s and ends at ':' or e; *end receives
  * where it ended. Brackets: IPv6. Escapes or non-ASCII bytes: decode the
  * escapes (rule 9: example%2Ecom is example.com), convert with UTS #46
  * (libidn2) when non-ASCII (rule 4), then write as a plain name.
  */
 static enum bc_status write_host(struct writer *w, const char *s, const char *e,
-                                 const char **end, struct bc_url *u)
+                                 const char **end,
+                                 struct bc_url_idn_cache *cache,
+                                 struct bc_url *u)
 {
     if (s < e && *s == '[') {
         uint16_t group[8];
@@ -737,20 +856,9 @@ static enum bc_status write_host(struct writer *w, const char *s, const char *e,
     }
     buf[len] = '\0';
     if (!ascii) {
-        /* UTS #46 non-transitional, as browsers do. libidn2 checks the
-         * UTF-8, maps (case, width, ...), normalizes and validates. */
-        char *idn = NULL;
-        int rc =
-            idn2_to_ascii_8z(buf, &idn, IDN2_NONTRANSITIONAL | IDN2_NFC_INPUT);
-        if (rc != IDN2_OK)
-            return rc == IDN2_MALLOC ? BC_ERR_NOMEM : BC_ERR_URL_IDN;
-        len = strlen(idn);
-        bool fits = len < sizeof buf;
-        if (fits)
-            memcpy(buf, idn, len + 1);
-        idn2_free(idn);
-        if (!fits)
-            return BC_ERR_URL_HOST;
+        st = idn_to_ascii(buf, &len, cache);
+        if (st != BC_OK)
+            return st;
     }
     const char *stop;
     st = write_host_name(w, buf, buf + len, &stop, NULL, u);
@@ -768,6 +876,7 @@ static enum bc_status write_host(struct writer *w, const char *s, const char *e,
  */
 static enum bc_status write_authority(struct writer *w, const char *s,
                                       const char *e, const char *at,
+                                      struct bc_url_idn_cache *cache,
                                       struct bc_url *u)
 {
     u->userinfo.off = u->userinfo.len = 0;
@@ -785,7 +894,7 @@ static enum bc_status write_authority(struct writer *w, const char *s,
     }
 
     const char *host_end;
-    enum bc_status st = write_host(w, s, e, &host_end, u);
+    enum bc_status st = write_host(w, s, e, &host_end, cache, u);
     if (st != BC_OK)
         return st;
 
@@ -863,7 +972,8 @@ static bool copy_base_prefix(struct writer *w, const struct bc_url *base,
  * against base (may be NULL) into w; fill u.
  */
 static enum bc_status resolve(const struct bc_url *base, const char *s,
-                              const char *e, struct writer *w, struct bc_url *u)
+                              const char *e, struct bc_url_idn_cache *cache,
+                              struct writer *w, struct bc_url *u)
 {
     const char *p = s, *rest = NULL;
     size_t root;
@@ -910,7 +1020,7 @@ static enum bc_status resolve(const struct bc_url *base, const char *s,
             }
             break;
         }
-        st = write_authority(w, a, p, at, u);
+        st = write_authority(w, a, p, at, cache, u);
         if (st != BC_OK)
             return st;
         root = w->pos;
@@ -1033,7 +1143,8 @@ enum bc_status bc_url_normalize(const struct bc_url *base, const char *href,
     struct writer w = {out, 0, out_size - 1,
                        out_size - 1 >= max_len ? BC_ERR_URL_TOO_LONG
                                                : BC_ERR_URL_BUFFER};
-    enum bc_status st = resolve(base, s, e, &w, &u);
+    enum bc_status st =
+        resolve(base, s, e, policy != NULL ? policy->idn_cache : NULL, &w, &u);
     if (heap_copy != NULL)
         free(heap_copy);
     if (st != BC_OK)
@@ -1194,7 +1305,7 @@ enum bc_status bc_url_seen_key(const struct bc_url *url,
                                const struct bc_url_policy *policy, char *out,
                                size_t out_size, size_t *key_len)
 {
-    static const struct bc_url_policy none = {0, 0, NULL, 0};
+    static const struct bc_url_policy none = {0, 0, NULL, 0, NULL};
 
     if (url == NULL || url->href == NULL || out == NULL || out_size == 0 ||
         key_len == NULL)
