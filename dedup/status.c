@@ -51,6 +51,30 @@ const char *bc_strerror(enum bc_status status)
         return "bad IPv6 address";
     case BC_ERR_URL_BUFFER:
         return "output buffer too small for the URL";
+    case BC_ERR_FETCH_URL:
+        return "URL refused by the fetcher";
+    case BC_ERR_FETCH_DNS:
+        return "could not resolve host";
+    case BC_ERR_FETCH_CONNECT:
+        return "could not connect";
+    case BC_ERR_FETCH_TIMEOUT:
+        return "timed out";
+    case BC_ERR_FETCH_TOO_SLOW:
+        return "transfer too slow";
+    case BC_ERR_FETCH_TOO_LARGE:
+        return "body larger than the limit";
+    case BC_ERR_FETCH_HEADERS:
+        return "headers larger than the limit";
+    case BC_ERR_FETCH_TLS:
+        return "TLS failure";
+    case BC_ERR_FETCH_PROTOCOL:
+        return "HTTP protocol error";
+    case BC_ERR_FETCH_NETWORK:
+        return "network error";
+    case BC_ERR_FETCH_ABORTED:
+        return "transfer aborted by the caller";
+    case BC_ERR_FETCH_OTHER:
+        return "transfer failed";
     }
     return "unknown status";
 }

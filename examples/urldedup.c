@@ -97,53 +97,40 @@ static void usage(FILE *f)
         BC_SEEN_DEFAULT_FP_RATE, BC_SEEN_DEFAULT_LRU);
 }
 
-/* The reason word of "ERROR <reason>" for a status. */
-static const char *reason(enum bc_status st)
+/* The statuses a line can be rejected with: the reason word of
+ * "ERROR <reason>" and the --stats counters. (A table, not a switch: the
+ * library's status enum also holds codes no line can get.) */
+static const struct {
+    enum bc_status status;
+    const char *reason;
+} line_errors[] = {
+    {BC_ERR_URL_EMPTY, "empty"},
+    {BC_ERR_URL_SCHEME, "unsupported-scheme"},
+    {BC_ERR_URL_NO_BASE, "no-base"},
+    {BC_ERR_URL_HOST, "bad-host"},
+    {BC_ERR_URL_PORT, "bad-port"},
+    {BC_ERR_URL_IDN, "bad-idn"},
+    {BC_ERR_URL_IPV4, "bad-ipv4"},
+    {BC_ERR_URL_IPV6, "bad-ipv6"},
+    {BC_ERR_URL_TOO_LONG, "too-long"},
+    {BC_ERR_URL_BUFFER, "too-long"},
+    {BC_ERR_NOMEM, "out-of-memory"},
+};
+#define N_LINE_ERRORS (sizeof line_errors / sizeof *line_errors)
+
+static size_t error_index(enum bc_status st)
 {
-    switch (st) {
-    case BC_OK:
-        return "ok";
-    case BC_ERR_URL_EMPTY:
-        return "empty";
-    case BC_ERR_URL_SCHEME:
-        return "unsupported-scheme";
-    case BC_ERR_URL_NO_BASE:
-        return "no-base";
-    case BC_ERR_URL_HOST:
-        return "bad-host";
-    case BC_ERR_URL_PORT:
-        return "bad-port";
-    case BC_ERR_URL_IDN:
-        return "bad-idn";
-    case BC_ERR_URL_TOO_LONG:
-    case BC_ERR_URL_BUFFER:
-        return "too-long";
-    case BC_ERR_URL_IPV4:
-        return "bad-ipv4";
-    case BC_ERR_URL_IPV6:
-        return "bad-ipv6";
-    case BC_ERR_NOMEM:
-        return "out-of-memory";
-    case BC_ERR_INVALID_ARG:
-    case BC_ERR_TOO_LARGE:
-    case BC_ERR_IO:
-    case BC_ERR_FORMAT:
-    case BC_ERR_VERSION:
-    case BC_ERR_TRUNCATED:
-    case BC_ERR_CHECKSUM:
-    case BC_ERR_CORRUPT:
-    case BC_ERR_NOT_FOUND:
-        return "error";
-    }
-    return "error";
+    for (size_t i = 0; i < N_LINE_ERRORS; i++)
+        if (line_errors[i].status == st)
+            return i;
+    return N_LINE_ERRORS; /* "error" */
 }
 
-/* The statuses a line can be rejected with, for the counters. */
-static const enum bc_status line_errors[] = {
-    BC_ERR_URL_EMPTY,    BC_ERR_URL_SCHEME, BC_ERR_URL_NO_BASE, BC_ERR_URL_HOST,
-    BC_ERR_URL_PORT,     BC_ERR_URL_IDN,    BC_ERR_URL_IPV4,    BC_ERR_URL_IPV6,
-    BC_ERR_URL_TOO_LONG, BC_ERR_NOMEM};
-#define N_LINE_ERRORS (sizeof line_errors / sizeof *line_errors)
+static const char *reason(enum bc_status st)
+{
+    size_t i = error_index(st);
+    return i < N_LINE_ERRORS ? line_errors[i].reason : "error";
+}
 
 struct options {
     bool canonical, dry_run, stats;
@@ -153,7 +140,7 @@ struct options {
 };
 
 struct counters {
-    uint64_t lines, valid, invalid, by_error[N_LINE_ERRORS];
+    uint64_t lines, valid, invalid, by_error[N_LINE_ERRORS + 1];
     uint64_t verdict[3]; /* by enum bc_seen_verdict */
     uint64_t written;
 };
@@ -374,12 +361,7 @@ struct run {
 static void count_error(struct counters *c, enum bc_status st)
 {
     c->invalid++;
-    for (size_t i = 0; i < N_LINE_ERRORS; i++) {
-        if (line_errors[i] == st) {
-            c->by_error[i]++;
-            return;
-        }
-    }
+    c->by_error[error_index(st)]++;
 }
 
 static void reject_line(struct run *r, enum bc_status st, const char *s,
@@ -520,10 +502,15 @@ static void print_stats(const struct options *o, const struct counters *c,
     fprintf(f, "; %.3f s, %.2f M lines/s\n", secs,
             secs > 0 ? (double)c->lines / secs / 1e6 : 0.0);
     fprintf(f, "urldedup: invalid by reason:");
-    for (size_t i = 0; i < N_LINE_ERRORS; i++)
-        fprintf(f, " %s %llu", reason(line_errors[i]),
-                (unsigned long long)c->by_error[i]);
-    fprintf(f, "\n");
+    for (size_t i = 0; i < N_LINE_ERRORS; i++) {
+        /* BC_ERR_URL_BUFFER shares "too-long" with the one before */
+        uint64_t n = c->by_error[i];
+        if (i + 1 < N_LINE_ERRORS &&
+            strcmp(line_errors[i].reason, line_errors[i + 1].reason) == 0)
+            n += c->by_error[++i];
+        fprintf(f, " %s %llu", line_errors[i].reason, (unsigned long long)n);
+    }
+    fprintf(f, " other %llu\n", (unsigned long long)c->by_error[N_LINE_ERRORS]);
     if (seen == NULL)
         return;
 

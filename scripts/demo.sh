@@ -1,31 +1,94 @@
 #!/usr/bin/env bash
-# scripts/demo.sh - the README's first command: see the URL-seen pipeline
-# at work. Installs what is missing, builds in build/ (Release), then
-#   1. bloomcalc on the worked examples of the sizing math;
-#   2. seendemo: a synthetic crawl's link stream through the two-tier
-#      seen-test, once well sized and once with a filter far too small and
-#      a tiny LRU, so that every verdict and counter shows up.
+# scripts/demo.sh - the README's first command: watch the URL-seen pipeline
+# crawl a web site.
+#
+#   scripts/demo.sh            crawl the bundled sample site on 127.0.0.1
+#   scripts/demo.sh URL...     crawl those URLs instead, with the polite
+#                              defaults (1 request at a time per host, 1 s
+#                              apart, robots.txt obeyed); stop with Ctrl-C
+#
+# Installs what is missing, builds in build/ (Release), then for the sample
+# site: generates it (examples/site/gensite.py, ~2,000 pages on three
+# virtual hosts, with equivalent spellings, redirects, robots.txt, errors
+# and a spider trap), serves it on a free port of 127.0.0.1, crawls it with
+# settings fit for a local demo, prints the crawler's report of every tier
+# and the checker's verdict, and stops the server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 
 scripts/deps.sh build
-echo "== building in build/"
+echo "== building in build/" >&2
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
 cmake --build build -j "$jobs" >/dev/null
 bin=build/examples
 
-step() { printf '\n\033[1m== %s\033[0m\n$ %s\n' "$1" "${*:2}"; "${@:2}"; }
+if [ $# -gt 0 ]; then
+    exec "$bin/crawl" "$@"
+fi
 
-step "10^6 URLs at 0.01 %: 2.29 MiB and k = 13" \
-    $bin/bloomcalc -n 1e6 -p 0.0001
-step "10^9 URLs at 1 %: 1.198 GB and k = 7" \
-    $bin/bloomcalc -n 1e9 -p 0.01
-step "k = 10, m = 20 n: rate 8.89e-5" \
-    $bin/bloomcalc -n 1000 -m 20000 -k 10
-step "a crawl's link stream, filter and LRU sized for it" \
-    $bin/seendemo --pages 20000
-step "the same stream, filter sized for 2,000 URLs, LRU of 5,000" \
-    $bin/seendemo --pages 20000 --expect 2000 --lru 5000
-step "the same stream, filter for 2,000 URLs, LRU big enough to stay complete" \
-    $bin/seendemo --pages 20000 --expect 2000 --lru 100000
+demo=build/demo
+rm -rf "$demo"
+mkdir -p "$demo"
+echo "== generating the sample site in $demo/site" >&2
+python3 examples/site/gensite.py "$demo/site" >&2
+
+server=
+start_server() { # $1: access log
+    rm -f "$demo/serve.out"
+    python3 examples/site/serve.py "$demo/site" --log "$1" \
+        --slow-seconds 3 --huge-bytes 8MiB >"$demo/serve.out" 2>/dev/null &
+    server=$!
+    for _ in $(seq 50); do
+        grep -q '^PORT ' "$demo/serve.out" 2>/dev/null && break
+        sleep 0.1
+    done
+    port=$(awk '/^PORT /{print $2}' "$demo/serve.out")
+    [ -n "$port" ] || { echo "demo: the site server did not start" >&2; exit 1; }
+    read -r -a site_args < <(python3 examples/site/check_crawl.py \
+        --manifest "$demo/site/manifest.json" --port "$port" --resolve-args)
+}
+stop_server() { kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; }
+trap stop_server EXIT
+common=(--scope domain --max-depth 8 --concurrency 16 --per-host 4 --delay 0
+    --timeout 1500 --max-body 1000000)
+
+start_server "$demo/access.log"
+cat >&2 <<MSG
+== serving the sample site on 127.0.0.1:$port (virtual hosts
+   www.bloomcrawl.test, blog.bloomcrawl.test, other.example)
+== crawling it: scope domain, 16 transfers (4 per host), no delay (it is
+   our own server), a 1.5 s timeout and a 1 MB body limit (to meet the
+   site's slow and huge pages), depth limit 8
+\$ crawl ${common[*]} --out $demo/crawl.jsonl \\
+    ${site_args[*]}
+MSG
+"$bin/crawl" "${common[@]}" --out "$demo/crawl.jsonl" \
+    --stats-json "$demo/stats.json" "${site_args[@]}"
+stop_server
+
+echo
+echo "== checking the crawl against the site's answer key and the server's log"
+python3 examples/site/check_crawl.py --manifest "$demo/site/manifest.json" \
+    --log "$demo/access.log" --out "$demo/crawl.jsonl" --scope domain \
+    --max-depth 8
+
+start_server "$demo/access-small.log"
+cat >&2 <<MSG
+
+== the same crawl with a Bloom filter sized for 300 URLs (the site has
+   ~1,900) and an LRU of 600: while the LRU holds every URL it catches the
+   filter's false positives; once it evicts, "maybe" can no longer be
+   disproved, URLs come out PROBABLY_SEEN and pages are lost - but still
+   none is fetched twice.
+\$ crawl ... --expect 300 --fp-rate 0.01 --lru 600
+MSG
+"$bin/crawl" "${common[@]}" --expect 300 --fp-rate 0.01 --lru 600 \
+    --out "$demo/crawl-small.jsonl" "${site_args[@]}" 2>/dev/null |
+    sed -n '/^seen-test/,/^  LRU/p;/^time/p'
+stop_server
+trap - EXIT
+echo
+echo "Files: $demo/crawl.jsonl (one line per page), $demo/stats.json,"
+echo "$demo/access.log (the server's log). Crawl your own seeds with"
+echo "scripts/demo.sh https://example.org/  (polite defaults; set --user-agent)."

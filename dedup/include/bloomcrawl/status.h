@@ -43,7 +43,22 @@ enum bc_status {
     BC_ERR_URL_TOO_LONG, /* the canonical URL exceeds the maximum length */
     BC_ERR_URL_IPV4,     /* host ends in a number but is no IPv4 address */
     BC_ERR_URL_IPV6,     /* bracketed host is no IPv6 address */
-    BC_ERR_URL_BUFFER    /* the caller's output buffer is too small */
+    BC_ERR_URL_BUFFER,   /* the caller's output buffer is too small */
+
+    /* Fetching (fetcher/): why a transfer failed. An HTTP error status
+     * (404, 500, ...) is not one of these: it is a completed transfer. */
+    BC_ERR_FETCH_URL,       /* curl refused the URL (malformed, scheme) */
+    BC_ERR_FETCH_DNS,       /* the host name could not be resolved */
+    BC_ERR_FETCH_CONNECT,   /* the connection was refused or failed */
+    BC_ERR_FETCH_TIMEOUT,   /* connect or total timeout expired */
+    BC_ERR_FETCH_TOO_SLOW,  /* below the low-speed limit for too long */
+    BC_ERR_FETCH_TOO_LARGE, /* the body exceeded the maximum size */
+    BC_ERR_FETCH_HEADERS,   /* the headers exceeded the maximum size */
+    BC_ERR_FETCH_TLS,       /* TLS handshake or certificate failure */
+    BC_ERR_FETCH_PROTOCOL,  /* malformed HTTP, bad encoding, HTTP/2 error */
+    BC_ERR_FETCH_NETWORK,   /* send/receive failed, connection cut */
+    BC_ERR_FETCH_ABORTED,   /* the caller's body callback stopped it */
+    BC_ERR_FETCH_OTHER      /* any other libcurl failure (see its text) */
 };
 
 /* Short English description of a status; never NULL, never freed. */

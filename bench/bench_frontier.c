@@ -1,0 +1,159 @@
+/*
+ * bench_frontier.c - the frontier's admission and hand-out rates.
+ *
+ *   bench_frontier [--urls N] [--hosts H] [--runs R]
+ *
+ * Adds N generated URLs (default 10^7) spread over H hosts (default 10^5)
+ * through bc_frontier_add() - normalization, limits and the seen-test
+ * included, every tenth one a repeat of an earlier URL in another spelling
+ * - then drains the frontier with next/done pairs on a fake clock (1 s
+ * politeness delay, 1 transfer per host; the clock jumps when the
+ * frontier says WAIT). Prints adds per second, next+done pairs per second,
+ * and the memory per queued URL (queue bytes from the frontier's own
+ * count, and the process's peak RSS). Medians of R runs.
+ */
+#define _GNU_SOURCE
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "bloomcrawl/frontier.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* URL i: host i % hosts; every tenth a repeat of URL i - 7 in upper-case
+ * scheme and host with an explicit default port (the same page). */
+static int make_url(char *buf, size_t cap, uint64_t i, uint64_t hosts)
+{
+    bool repeat = i % 10 == 9;
+    uint64_t id = repeat ? i - 7 : i;
+    return snprintf(buf, cap,
+                    repeat ? "HTTP://WWW.HOST%llu.EXAMPLE.COM:80/section/%llu/"
+                             "page-%llu.html"
+                           : "http://www.host%llu.example.com/section/%llu/"
+                             "page-%llu.html",
+                    (unsigned long long)(id % hosts),
+                    (unsigned long long)(id / hosts % 50),
+                    (unsigned long long)id);
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t urls = 10000000, hosts = 100000;
+    int runs = 3;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--urls") && i + 1 < argc)
+            urls = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--hosts") && i + 1 < argc)
+            hosts = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+            runs = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: bench_frontier [--urls N] [--hosts H] "
+                            "[--runs R]\n");
+            return 2;
+        }
+    }
+    if (runs < 1 || runs > 15 || hosts == 0 || urls < hosts) {
+        fprintf(stderr, "bench_frontier: bad arguments\n");
+        return 2;
+    }
+    double add_rate[15], pair_rate[15], queue_per_url = 0, heap_per_url = 0;
+    uint64_t admitted = 0, dups = 0, len_sum = 0;
+    for (int r = 0; r < runs; r++) {
+        struct bc_frontier_config c;
+        bc_frontier_config_init(&c);
+        c.scope = BC_SCOPE_ANY;
+        c.obey_robots = false;
+        c.max_depth = 1000;
+        c.seen.expected = urls;
+        struct bc_frontier *f;
+        size_t heap0 = mallinfo2().uordblks;
+        if (bc_frontier_create(&c, &f) != BC_OK) {
+            fprintf(stderr, "bench_frontier: create failed\n");
+            return 1;
+        }
+        char url[160];
+        double t0 = now_s();
+        for (uint64_t i = 0; i < urls; i++) {
+            int n = make_url(url, sizeof(url), i, hosts);
+            if (r == 0)
+                len_sum += (uint64_t)n;
+            enum bc_frontier_reason reason;
+            bc_frontier_add(f, url, (size_t)n, NULL, 0, 1, &reason, NULL);
+        }
+        double t1 = now_s();
+        struct bc_frontier_stats s;
+        bc_frontier_stats(f, 0, &s);
+        admitted = s.admitted;
+        dups =
+            s.reasons[BC_ADMIT_DUPLICATE] + s.reasons[BC_ADMIT_PROBABLY_SEEN];
+        queue_per_url = (double)s.queue_bytes / (double)s.queued;
+        heap_per_url =
+            (double)(mallinfo2().uordblks - heap0) / (double)s.queued;
+        /* Drain with a fake clock. */
+        uint64_t clock = 0, pairs = 0;
+        double t2 = now_s();
+        for (;;) {
+            struct bc_frontier_job job;
+            bc_frontier_next(f, clock, &job);
+            if (job.action == BC_FRONTIER_DONE)
+                break;
+            if (job.action == BC_FRONTIER_WAIT) {
+                clock = job.wait_until_ms;
+                continue;
+            }
+            if (job.action != BC_FRONTIER_FETCH)
+                continue;
+            struct bc_frontier_outcome o = {200, 5, 0};
+            bc_frontier_done(f, &job, &o, clock);
+            pairs++;
+        }
+        double t3 = now_s();
+        add_rate[r] = (double)urls / (t1 - t0);
+        pair_rate[r] = (double)pairs / (t3 - t2);
+        bc_frontier_free(f);
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("## bench_frontier: %llu adds over %llu hosts, medians of %d "
+           "runs\n\n",
+           (unsigned long long)urls, (unsigned long long)hosts, runs);
+    printf("| measure | value |\n|---|---:|\n");
+    printf("| adds per second (normalize + limits + seen-test + enqueue) "
+           "| %.0f |\n",
+           median(add_rate, runs));
+    printf("| URLs admitted / rejected as duplicate spellings | %llu / "
+           "%llu |\n",
+           (unsigned long long)admitted, (unsigned long long)dups);
+    printf("| next+done pairs per second (%llu hosts) | %.0f |\n",
+           (unsigned long long)hosts, median(pair_rate, runs));
+    printf("| average URL length | %.1f bytes |\n",
+           (double)len_sum / (double)urls);
+    printf("| queue bytes per queued URL | %.1f |\n", queue_per_url);
+    printf("| heap bytes per queued URL (queues, hosts, seen-test) | %.1f "
+           "|\n",
+           heap_per_url);
+    printf("| peak RSS | %.0f MiB |\n", (double)ru.ru_maxrss / 1024.0);
+    return 0;
+}

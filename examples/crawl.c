@@ -1,0 +1,935 @@
+/*
+ * crawl - the sample crawler: the whole URL-seen pipeline at work.
+ *
+ *     crawl [options] URL...
+ *
+ * The crawl loop wires the two library halves that never see each other:
+ * the frontier (bloomcrawl/frontier.h: normalization, limits, robots.txt,
+ * the two-tier seen-test, per-host politeness) decides what to fetch and
+ * when; the fetcher (bloomcrawl/fetcher.h: libcurl multi, streaming link
+ * extraction) fetches it and reports links, redirects and outcomes, which
+ * go back into the frontier:
+ *
+ *     seeds -> frontier.add -> frontier.next -> fetcher.add -> fetcher.run
+ *                  ^                                             |
+ *                  +---- links, redirect targets (on_link) -------+
+ *                  +---- frontier.done / robots_done (on_done) ---+
+ *
+ * Only this file prints. It shows progress on stderr while it runs (one
+ * refreshing line on a terminal, a line every 5 s otherwise), writes one
+ * JSON object per fetched URL with --out, all counters with --stats-json,
+ * and ends with a report of every tier. Ctrl-C stops it cleanly: no new
+ * transfers, the ones in flight finish, then the report (a second Ctrl-C
+ * abandons them).
+ *
+ * Defaults are polite for the real web: one transfer at a time per host,
+ * 1 s between requests to a host, robots.txt obeyed, and a user agent that
+ * names the crawler and a contact placeholder you should replace with
+ * --user-agent.
+ * Exit status: 0 success, 2 usage error, 1 runtime failure.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bloomcrawl/fetcher.h"
+#include "bloomcrawl/frontier.h"
+#include "bloomcrawl/robots.h"
+
+#define DEFAULT_USER_AGENT                                                     \
+    "bloomcrawl/0.1 (sample crawler; +https://example.invalid/contact)"
+
+static void usage(FILE *f)
+{
+    fprintf(
+        f,
+        "usage: crawl [options] URL...\n"
+        "\n"
+        "Crawl from the seed URLs, politely: robots.txt first, one request\n"
+        "at a time per host, a delay between requests to a host.\n"
+        "\n"
+        "Seeds and limits:\n"
+        "  --seeds FILE         more seed URLs, one per line\n"
+        "  --max-pages N        stop after N pages (default: no limit)\n"
+        "  --max-depth N        links deeper than N are not followed (16)\n"
+        "  --scope S            host | domain | any (host: the seeds' hosts;\n"
+        "                       domain: their registrable domains)\n"
+        "  --include PATTERN    only URLs matching it ('*' wildcard); "
+        "repeatable\n"
+        "  --exclude PATTERN    no URL matching it; repeatable\n"
+        "  --host-budget N      at most N URLs per host (default: no limit)\n"
+        "Politeness:\n"
+        "  --concurrency N      transfers in flight in all (8)\n"
+        "  --per-host N         transfers in flight per host (1)\n"
+        "  --delay MS           between requests to one host (1000)\n"
+        "  --no-robots          do not fetch or obey robots.txt\n"
+        "  --user-agent S       identify yourself! (default: %s)\n"
+        "Seen-test:\n"
+        "  --expect N           URLs the Bloom filter is sized for (10^6)\n"
+        "  --fp-rate P          its false-positive rate (0.01)\n"
+        "  --layout L           classic | blocked (blocked)\n"
+        "  --lru N              entries of the LRU of recent URLs (50000)\n"
+        "Fetching:\n"
+        "  --timeout MS         per transfer (30000)\n"
+        "  --max-body BYTES     abort bodies larger than this (10485760)\n"
+        "  --resolve H:P:A      connect to address A for host H, port P\n"
+        "                       (as curl's option); repeatable\n"
+        "Output:\n"
+        "  --out FILE           one JSON object per fetched URL\n"
+        "  --stats-json FILE    all counters as one JSON object at the end\n"
+        "  --quiet              no progress line, no report\n"
+        "  --help               this text\n",
+        DEFAULT_USER_AGENT);
+}
+
+/* ---- options --------------------------------------------------------- */
+
+#define MAX_LIST 64
+
+struct options {
+    const char *seeds_file;
+    const char *seed[MAX_LIST];
+    size_t seed_count;
+    const char *include[MAX_LIST], *exclude[MAX_LIST], *resolve[MAX_LIST];
+    size_t include_count, exclude_count, resolve_count;
+    uint64_t max_pages;
+    unsigned max_depth;
+    enum bc_frontier_scope scope;
+    uint64_t host_budget;
+    unsigned concurrency, per_host;
+    uint64_t delay_ms;
+    bool no_robots;
+    const char *user_agent;
+    uint64_t expect;
+    double fp_rate;
+    enum bc_bloom_layout layout;
+    uint64_t lru;
+    uint64_t timeout_ms, max_body;
+    const char *out_file, *stats_file;
+    bool quiet;
+};
+
+static int parse_uint(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (!s || *s == '-' || *s == '\0')
+        return -1;
+    double v = strtod(s, &end); /* accepts 1e6 */
+    if (errno || *end || v < 0 || v != floor(v) || v > 1.8e19)
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+static int add_to_list(const char **list, size_t *count, const char *v)
+{
+    if (*count == MAX_LIST)
+        return -1;
+    list[(*count)++] = v;
+    return 0;
+}
+
+/* 0 on success, 1 to exit 0 (--help), -1 on a usage error. */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+    *o = (struct options){.max_depth = BC_FRONTIER_DEFAULT_MAX_DEPTH,
+                          .concurrency = 8,
+                          .per_host = 1,
+                          .delay_ms = 1000,
+                          .user_agent = DEFAULT_USER_AGENT,
+                          .expect = BC_SEEN_DEFAULT_EXPECTED,
+                          .fp_rate = BC_SEEN_DEFAULT_FP_RATE,
+                          .layout = BC_BLOOM_BLOCKED,
+                          .lru = BC_SEEN_DEFAULT_LRU,
+                          .timeout_ms = 30000,
+                          .max_body = 10u << 20};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t n = 0;
+        int bad = 0, takes = 1;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+            return 1;
+        else if (!strcmp(a, "--no-robots"))
+            o->no_robots = true, takes = 0;
+        else if (!strcmp(a, "--quiet"))
+            o->quiet = true, takes = 0;
+        else if (a[0] != '-')
+            bad = add_to_list(o->seed, &o->seed_count, a), takes = 0;
+        else if (!v)
+            bad = 1;
+        else if (!strcmp(a, "--seeds"))
+            o->seeds_file = v;
+        else if (!strcmp(a, "--max-pages"))
+            bad = parse_uint(v, &o->max_pages);
+        else if (!strcmp(a, "--max-depth"))
+            bad = parse_uint(v, &n) || n > 65535, o->max_depth = (unsigned)n;
+        else if (!strcmp(a, "--scope")) {
+            if (!strcmp(v, "host"))
+                o->scope = BC_SCOPE_HOST;
+            else if (!strcmp(v, "domain"))
+                o->scope = BC_SCOPE_DOMAIN;
+            else if (!strcmp(v, "any"))
+                o->scope = BC_SCOPE_ANY;
+            else
+                bad = 1;
+        } else if (!strcmp(a, "--include"))
+            bad = add_to_list(o->include, &o->include_count, v);
+        else if (!strcmp(a, "--exclude"))
+            bad = add_to_list(o->exclude, &o->exclude_count, v);
+        else if (!strcmp(a, "--resolve"))
+            bad = add_to_list(o->resolve, &o->resolve_count, v);
+        else if (!strcmp(a, "--host-budget"))
+            bad = parse_uint(v, &o->host_budget);
+        else if (!strcmp(a, "--concurrency"))
+            bad = parse_uint(v, &n) || n < 1 || n > 10000,
+            o->concurrency = (unsigned)n;
+        else if (!strcmp(a, "--per-host"))
+            bad = parse_uint(v, &n) || n < 1 || n > 1000,
+            o->per_host = (unsigned)n;
+        else if (!strcmp(a, "--delay"))
+            bad = parse_uint(v, &o->delay_ms);
+        else if (!strcmp(a, "--user-agent"))
+            o->user_agent = v;
+        else if (!strcmp(a, "--expect"))
+            bad = parse_uint(v, &o->expect) || o->expect == 0;
+        else if (!strcmp(a, "--fp-rate")) {
+            char *end;
+            o->fp_rate = strtod(v, &end);
+            bad = *end || !(o->fp_rate > 0 && o->fp_rate < 1);
+        } else if (!strcmp(a, "--layout")) {
+            if (!strcmp(v, "classic"))
+                o->layout = BC_BLOOM_CLASSIC;
+            else if (!strcmp(v, "blocked"))
+                o->layout = BC_BLOOM_BLOCKED;
+            else
+                bad = 1;
+        } else if (!strcmp(a, "--lru"))
+            bad = parse_uint(v, &o->lru);
+        else if (!strcmp(a, "--timeout"))
+            bad = parse_uint(v, &o->timeout_ms) || o->timeout_ms == 0;
+        else if (!strcmp(a, "--max-body"))
+            bad = parse_uint(v, &o->max_body);
+        else if (!strcmp(a, "--out"))
+            o->out_file = v;
+        else if (!strcmp(a, "--stats-json"))
+            o->stats_file = v;
+        else
+            bad = 1;
+        if (bad) {
+            fprintf(stderr, "crawl: bad option or value: %s%s%s\n", a,
+                    takes && v ? " " : "", takes && v ? v : "");
+            return -1;
+        }
+        i += takes;
+    }
+    if (o->seed_count == 0 && !o->seeds_file) {
+        fprintf(stderr, "crawl: no seed URL (see --help)\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the crawl's state ----------------------------------------------- */
+
+enum error_kind {
+    ERR_TIMEOUT,
+    ERR_TOO_LARGE,
+    ERR_TOO_SLOW,
+    ERR_CONNECT,
+    ERR_DNS,
+    ERR_TLS,
+    ERR_PROTOCOL,
+    ERR_NETWORK,
+    ERR_OTHER,
+    ERR_KINDS
+};
+
+static const char *const error_names[ERR_KINDS] = {
+    "timeout", "too_large", "too_slow", "connect", "dns",
+    "tls",     "protocol",  "network",  "other"};
+
+static enum error_kind error_kind_of(enum bc_status st)
+{
+    static const struct {
+        enum bc_status status;
+        enum error_kind kind;
+    } map[] = {
+        {BC_ERR_FETCH_TIMEOUT, ERR_TIMEOUT},
+        {BC_ERR_FETCH_TOO_LARGE, ERR_TOO_LARGE},
+        {BC_ERR_FETCH_HEADERS, ERR_TOO_LARGE},
+        {BC_ERR_FETCH_TOO_SLOW, ERR_TOO_SLOW},
+        {BC_ERR_FETCH_CONNECT, ERR_CONNECT},
+        {BC_ERR_FETCH_DNS, ERR_DNS},
+        {BC_ERR_FETCH_TLS, ERR_TLS},
+        {BC_ERR_FETCH_PROTOCOL, ERR_PROTOCOL},
+        {BC_ERR_FETCH_NETWORK, ERR_NETWORK},
+    };
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (map[i].status == st)
+            return map[i].kind;
+    return ERR_OTHER;
+}
+
+/* One transfer in flight. */
+struct transfer {
+    struct bc_frontier_job job;
+    char *base_raw, *base_url; /* a <base href> and its resolved URL */
+    bool robots;
+    char *body; /* robots.txt body, up to BC_ROBOTS_MAX_BYTES + 1 */
+    size_t body_len;
+    uint64_t links_found, links_queued;
+};
+
+struct crawl {
+    struct options opt;
+    struct bc_frontier *frontier;
+    struct bc_fetcher *fetcher;
+    FILE *out;
+    uint64_t start_ms;
+    /* Counters of the loop; the frontier counts the rest. */
+    uint64_t seeds, links, redirects, nofollow_skipped, merged, merged_absolute;
+    uint64_t pages, bytes, status_class[6], errors[ERR_KINDS];
+    uint64_t robots_fetched, dropped, handed_out;
+    bool out_failed;
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted++;
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* ---- admission of discovered URLs ------------------------------------ */
+
+/* Is href an absolute URL (a scheme, or "//host")? */
+static bool is_absolute(const char *href, size_t len)
+{
+    if (len >= 2 && href[0] == '/' && href[1] == '/')
+        return true;
+    for (size_t i = 0; i < len; i++) {
+        char ch = href[i];
+        if (ch == ':')
+            return i > 0;
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+              (i > 0 && ((ch >= '0' && ch <= '9') || ch == '+' || ch == '-' ||
+                         ch == '.'))))
+            return false;
+    }
+    return false;
+}
+
+/*
+ * Admit a link or redirect target. When the seen-test recognizes it as an
+ * already seen URL although it was not written in canonical form, it is a
+ * spelling merged by resolution and normalization: counted apart (and
+ * among those, the absolute spellings, which a crawler comparing raw
+ * strings would have fetched again).
+ */
+static void admit(struct crawl *c, const char *href, size_t len,
+                  const char *base, size_t base_len, unsigned depth)
+{
+    enum bc_frontier_reason reason;
+    if (bc_frontier_add(c->frontier, href, len, base, base_len, depth, &reason,
+                        NULL) != BC_OK)
+        return;
+    if (reason != BC_ADMIT_DUPLICATE && reason != BC_ADMIT_PROBABLY_SEEN)
+        return;
+    size_t clen;
+    const char *canonical = bc_frontier_last_url(c->frontier, &clen);
+    if (canonical && (clen != len || memcmp(canonical, href, len) != 0)) {
+        c->merged++;
+        if (is_absolute(href, len))
+            c->merged_absolute++;
+    }
+}
+
+/*
+ * The base for links after a <base href>: its value resolved against the
+ * page's URL (it may be relative), computed once per page. An unusable
+ * <base href> is ignored, as browsers do: the page's URL stays the base.
+ */
+static void resolve_base(struct transfer *t, const char **base,
+                         size_t *base_len)
+{
+    if (!t->base_raw || strlen(t->base_raw) != *base_len ||
+        memcmp(t->base_raw, *base, *base_len) != 0) {
+        char page_buf[BC_URL_MAX_LEN_DEFAULT + 1];
+        char url_buf[BC_URL_MAX_LEN_DEFAULT + 1];
+        struct bc_url page, url;
+        free(t->base_raw);
+        free(t->base_url);
+        t->base_url = NULL;
+        t->base_raw = strndup(*base, *base_len);
+        if (bc_url_normalize(NULL, t->job.url, t->job.url_len, NULL, page_buf,
+                             sizeof(page_buf), &page) == BC_OK &&
+            bc_url_normalize(&page, *base, *base_len, NULL, url_buf,
+                             sizeof(url_buf), &url) == BC_OK)
+            t->base_url = strdup(url.href);
+    }
+    *base = t->base_url ? t->base_url : t->job.url;
+    *base_len = strlen(*base);
+}
+
+static void on_link(void *ctx, void *user, const char *href, size_t len,
+                    const char *base, size_t base_len, unsigned flags)
+{
+    struct crawl *c = ctx;
+    struct transfer *t = user;
+    c->links++;
+    t->links_found++;
+    if (flags & (BC_LINK_NOFOLLOW | BC_LINK_PAGE_NOFOLLOW)) {
+        c->nofollow_skipped++;
+        return;
+    }
+    if (flags & BC_LINK_BASE_HREF)
+        resolve_base(t, &base, &base_len);
+    admit(c, href, len, base, base_len, t->job.depth + 1);
+}
+
+/* Free a transfer and what it owns. */
+static void transfer_free(struct transfer *t)
+{
+    if (!t)
+        return;
+    free(t->base_raw);
+    free(t->base_url);
+    free(t->body);
+    free(t);
+}
+
+static bool on_body(void *ctx, void *user, const void *data, size_t len)
+{
+    (void)ctx;
+    struct transfer *t = user;
+    if (!t->robots)
+        return true;
+    size_t room = BC_ROBOTS_MAX_BYTES + 1 - t->body_len;
+    memcpy(t->body + t->body_len, data, len < room ? len : room);
+    t->body_len += len < room ? len : room;
+    return true;
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+static void json_string(FILE *f, const char *s, size_t len)
+{
+    fputc('"', f);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20 || ch >= 0x7f)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+static void write_record(struct crawl *c, const struct transfer *t,
+                         const struct bc_fetch_result *r)
+{
+    if (!c->out)
+        return;
+    FILE *f = c->out;
+    fputs("{\"url\": ", f);
+    json_string(f, t->job.url, t->job.url_len);
+    fprintf(f,
+            ", \"status\": %d, \"depth\": %u, \"bytes\": %llu, "
+            "\"content_type\": ",
+            r->http_status, t->job.depth, (unsigned long long)r->body_bytes);
+    if (r->content_type)
+        json_string(f, r->content_type, strlen(r->content_type));
+    else
+        fputs("null", f);
+    fprintf(f, ", \"links\": %llu, \"ms\": %llu",
+            (unsigned long long)t->links_found, (unsigned long long)r->time_ms);
+    if (r->location) {
+        fputs(", \"location\": ", f);
+        json_string(f, r->location, r->location_len);
+    }
+    if (r->status != BC_OK) {
+        fputs(", \"error\": ", f);
+        const char *kind = error_names[error_kind_of(r->status)];
+        json_string(f, kind, strlen(kind));
+        fputs(", \"error_text\": ", f);
+        json_string(f, r->error, strlen(r->error));
+    }
+    fputs("}\n", f);
+    if (ferror(f))
+        c->out_failed = true;
+}
+
+/* ---- the fetcher's completion callback ------------------------------- */
+
+static void on_done(void *ctx, const struct bc_fetch_result *r)
+{
+    struct crawl *c = ctx;
+    struct transfer *t = r->user;
+    uint64_t now = now_ms();
+    if (t->robots) {
+        int status = r->status == BC_OK || r->status == BC_ERR_FETCH_TOO_LARGE
+                         ? r->http_status
+                         : 0;
+        bc_frontier_robots_done(c->frontier, &t->job, status, t->body,
+                                t->body_len > BC_ROBOTS_MAX_BYTES
+                                    ? BC_ROBOTS_MAX_BYTES
+                                    : t->body_len,
+                                r->location, r->location_len, now);
+        transfer_free(t);
+        return;
+    }
+    c->pages++;
+    c->bytes += r->body_bytes;
+    if (r->status != BC_OK)
+        c->errors[error_kind_of(r->status)]++;
+    else
+        c->status_class[r->http_status / 100 < 6 ? r->http_status / 100 : 0]++;
+    write_record(c, t, r);
+    if (r->location && r->http_status >= 300 && r->http_status < 400) {
+        /* A redirect target is a discovered URL like any link, at the
+         * depth of the page that redirected. */
+        c->redirects++;
+        admit(c, r->location, r->location_len, r->location_base,
+              strlen(r->location_base), t->job.depth);
+    }
+    struct bc_frontier_outcome o = {
+        .http_status = r->status == BC_OK ? r->http_status : 0,
+        .response_ms = r->time_ms,
+        .retry_after_ms = r->has_retry_after ? r->retry_after_ms : 0,
+    };
+    bc_frontier_done(c->frontier, &t->job, &o, now);
+    transfer_free(t);
+}
+
+/* ---- progress and report --------------------------------------------- */
+
+static void progress(struct crawl *c, uint64_t now, bool final)
+{
+    static uint64_t last;
+    bool tty = isatty(STDERR_FILENO);
+    if (c->opt.quiet || (!final && now - last < (tty ? 500u : 5000u)))
+        return;
+    last = now;
+    struct bc_frontier_stats s;
+    bc_frontier_stats(c->frontier, now, &s);
+    double secs = (double)(now - c->start_ms) / 1000.0;
+    fprintf(stderr,
+            "%s%llu pages  %.1f/s  queue %zu  hosts %zu  new %llu dup %llu "
+            "probably-seen %llu  bloom %.1f %%%s",
+            tty ? "\r\033[K" : "", (unsigned long long)c->pages,
+            secs > 0 ? (double)c->pages / secs : 0.0, s.queued, s.hosts,
+            (unsigned long long)s.seen.verdict_new,
+            (unsigned long long)s.seen.duplicate,
+            (unsigned long long)s.seen.probably_seen, 100.0 * s.seen.bloom.fill,
+            tty && !final ? "" : "\n");
+}
+
+static void report(struct crawl *c, FILE *f, uint64_t now)
+{
+    struct bc_frontier_stats s;
+    bc_frontier_stats(c->frontier, now, &s);
+    const struct bc_seen_stats *v = &s.seen;
+    double secs = (double)(now - c->start_ms) / 1000.0;
+    uint64_t lookups = v->lru.hits + v->lru.misses;
+    fprintf(f, "\n== bloomcrawl report\n");
+    fprintf(f,
+            "time                 %.1f s, %llu pages (%.1f pages/s), %.2f "
+            "MiB of bodies\n",
+            secs, (unsigned long long)c->pages,
+            secs > 0 ? (double)c->pages / secs : 0.0,
+            (double)c->bytes / 1048576.0);
+    fprintf(f,
+            "\nURLs discovered      %llu (%llu seeds, %llu links, %llu "
+            "redirect targets; %llu nofollow links not followed)\n",
+            (unsigned long long)s.added, (unsigned long long)c->seeds,
+            (unsigned long long)c->links, (unsigned long long)c->redirects,
+            (unsigned long long)c->nofollow_skipped);
+    fprintf(f,
+            "spellings merged     %llu links not written in canonical "
+            "form were an already-seen URL (%llu of them absolute URLs)\n",
+            (unsigned long long)c->merged,
+            (unsigned long long)c->merged_absolute);
+    if (c->dropped)
+        fprintf(f,
+                "dropped              %llu queued URLs disallowed once "
+                "robots.txt was known\n",
+                (unsigned long long)c->dropped);
+    fprintf(f, "\nadmission (frontier)\n");
+    for (int r = 0; r < BC_ADMIT_REASON_COUNT; r++)
+        if (s.reasons[r])
+            fprintf(f, "  %-19s %llu\n",
+                    bc_frontier_reason_name((enum bc_frontier_reason)r),
+                    (unsigned long long)s.reasons[r]);
+    fprintf(f, "\nseen-test (tier 1 Bloom filter, tier 2 LRU)\n");
+    fprintf(f, "  tested             %llu\n", (unsigned long long)v->tested);
+    fprintf(f,
+            "  NEW                %llu (false positives caught by the "
+            "complete LRU: %llu)\n",
+            (unsigned long long)v->verdict_new,
+            (unsigned long long)v->fp_caught);
+    fprintf(f, "  DUPLICATE          %llu\n", (unsigned long long)v->duplicate);
+    fprintf(f, "  PROBABLY_SEEN      %llu\n",
+            (unsigned long long)v->probably_seen);
+    fprintf(f,
+            "  Bloom filter       %s, %llu bits (%.1f KiB), k = %u, %llu "
+            "keys, fill %.1f %%, estimated FPR %.2g\n",
+            v->bloom.layout == BC_BLOOM_CLASSIC ? "classic" : "blocked",
+            (unsigned long long)v->bloom.m_bits,
+            (double)v->bloom.bytes / 1024.0, v->bloom.k,
+            (unsigned long long)v->bloom.inserts, 100.0 * v->bloom.fill,
+            v->bloom.fpr_estimated);
+    fprintf(f,
+            "  LRU                %zu of %zu entries, hit rate %.1f %%, "
+            "%llu evictions, %s\n",
+            v->lru.count, v->lru.capacity,
+            lookups ? 100.0 * (double)v->lru.hits / (double)lookups : 0.0,
+            (unsigned long long)v->lru.evictions,
+            v->lru_complete ? "complete (exact)" : "has evicted");
+    fprintf(f,
+            "\nfetches              %llu pages: 2xx %llu, 3xx %llu, 4xx "
+            "%llu, 5xx %llu\n",
+            (unsigned long long)c->pages,
+            (unsigned long long)c->status_class[2],
+            (unsigned long long)c->status_class[3],
+            (unsigned long long)c->status_class[4],
+            (unsigned long long)c->status_class[5]);
+    fprintf(f, "  errors            ");
+    uint64_t errors = 0;
+    for (int e = 0; e < ERR_KINDS; e++) {
+        if (c->errors[e])
+            fprintf(f, " %s %llu", error_names[e],
+                    (unsigned long long)c->errors[e]);
+        errors += c->errors[e];
+    }
+    fprintf(f, "%s\n", errors ? "" : " none");
+    fprintf(f,
+            "  robots.txt         %llu fetched: %llu parsed, %llu "
+            "unavailable (allow all), %llu unreachable\n",
+            (unsigned long long)s.robots_fetches,
+            (unsigned long long)s.robots_parsed,
+            (unsigned long long)s.robots_unavailable,
+            (unsigned long long)s.robots_unreachable);
+    fprintf(f, "  hosts              %zu; %zu URLs still queued\n", s.hosts,
+            s.queued);
+}
+
+static void write_stats_json(struct crawl *c, FILE *f, uint64_t now)
+{
+    struct bc_frontier_stats s;
+    bc_frontier_stats(c->frontier, now, &s);
+    const struct bc_seen_stats *v = &s.seen;
+    fprintf(f, "{\"elapsed_ms\": %llu, \"pages\": %llu, \"bytes\": %llu, ",
+            (unsigned long long)(now - c->start_ms),
+            (unsigned long long)c->pages, (unsigned long long)c->bytes);
+    fprintf(f,
+            "\"seeds\": %llu, \"links\": %llu, \"redirects\": %llu, "
+            "\"nofollow_skipped\": %llu, \"dropped\": %llu, "
+            "\"merged\": %llu, \"merged_absolute\": %llu, ",
+            (unsigned long long)c->seeds, (unsigned long long)c->links,
+            (unsigned long long)c->redirects,
+            (unsigned long long)c->nofollow_skipped,
+            (unsigned long long)c->dropped, (unsigned long long)c->merged,
+            (unsigned long long)c->merged_absolute);
+    fprintf(f,
+            "\"status\": {\"2xx\": %llu, \"3xx\": %llu, \"4xx\": %llu, "
+            "\"5xx\": %llu}, \"errors\": {",
+            (unsigned long long)c->status_class[2],
+            (unsigned long long)c->status_class[3],
+            (unsigned long long)c->status_class[4],
+            (unsigned long long)c->status_class[5]);
+    for (int e = 0; e < ERR_KINDS; e++)
+        fprintf(f, "%s\"%s\": %llu", e ? ", " : "", error_names[e],
+                (unsigned long long)c->errors[e]);
+    fprintf(f,
+            "}, \"frontier\": {\"added\": %llu, \"admitted\": %llu, "
+            "\"queued\": %zu, \"hosts\": %zu, \"robots_fetches\": %llu, "
+            "\"robots_parsed\": %llu, \"robots_unavailable\": %llu, "
+            "\"robots_unreachable\": %llu, \"reasons\": {",
+            (unsigned long long)s.added, (unsigned long long)s.admitted,
+            s.queued, s.hosts, (unsigned long long)s.robots_fetches,
+            (unsigned long long)s.robots_parsed,
+            (unsigned long long)s.robots_unavailable,
+            (unsigned long long)s.robots_unreachable);
+    for (int r = 0; r < BC_ADMIT_REASON_COUNT; r++)
+        fprintf(f, "%s\"%s\": %llu", r ? ", " : "",
+                bc_frontier_reason_name((enum bc_frontier_reason)r),
+                (unsigned long long)s.reasons[r]);
+    fprintf(
+        f,
+        "}}, \"seen\": {\"tested\": %llu, \"new\": %llu, "
+        "\"duplicate\": %llu, \"probably_seen\": %llu, "
+        "\"fp_caught\": %llu, \"lru_complete\": %s, ",
+        (unsigned long long)v->tested, (unsigned long long)v->verdict_new,
+        (unsigned long long)v->duplicate, (unsigned long long)v->probably_seen,
+        (unsigned long long)v->fp_caught, v->lru_complete ? "true" : "false");
+    fprintf(f,
+            "\"lru\": {\"count\": %zu, \"capacity\": %zu, \"hits\": %llu, "
+            "\"misses\": %llu, \"evictions\": %llu}, ",
+            v->lru.count, v->lru.capacity, (unsigned long long)v->lru.hits,
+            (unsigned long long)v->lru.misses,
+            (unsigned long long)v->lru.evictions);
+    fprintf(f,
+            "\"bloom\": {\"layout\": \"%s\", \"m_bits\": %llu, "
+            "\"bytes\": %llu, \"k\": %u, \"inserts\": %llu, "
+            "\"fill\": %.6f, \"fpr_estimated\": %.6g}}}\n",
+            v->bloom.layout == BC_BLOOM_CLASSIC ? "classic" : "blocked",
+            (unsigned long long)v->bloom.m_bits,
+            (unsigned long long)v->bloom.bytes, v->bloom.k,
+            (unsigned long long)v->bloom.inserts, v->bloom.fill,
+            v->bloom.fpr_estimated);
+}
+
+/* ---- seeds ------------------------------------------------------------- */
+
+static void add_seed(struct crawl *c, const char *url, size_t len)
+{
+    enum bc_frontier_reason reason;
+    enum bc_status ust = BC_OK;
+    c->seeds++;
+    if (bc_frontier_add_seed(c->frontier, url, len, &reason, &ust) != BC_OK ||
+        (reason != BC_ADMIT_QUEUED && reason != BC_ADMIT_DUPLICATE))
+        fprintf(stderr, "crawl: seed %.*s not queued: %s%s%s\n", (int)len, url,
+                bc_frontier_reason_name(reason),
+                reason == BC_ADMIT_BAD_URL ? ", " : "",
+                reason == BC_ADMIT_BAD_URL ? bc_strerror(ust) : "");
+}
+
+static int read_seeds(struct crawl *c, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "crawl: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' ||
+                         line[n - 1] == ' ' || line[n - 1] == '\t'))
+            n--;
+        size_t start = strspn(line, " \t");
+        if ((size_t)n > start && line[start] != '#')
+            add_seed(c, line + start, (size_t)n - start);
+    }
+    free(line);
+    fclose(f);
+    return 0;
+}
+
+/* ---- the loop ----------------------------------------------------------- */
+
+/* Hand out jobs until the fetcher is full, the frontier says wait, or the
+ * page limit is reached. Returns the time to wake up at (0: none). */
+static uint64_t dispatch(struct crawl *c, uint64_t now, bool *done)
+{
+    *done = false;
+    while (bc_fetcher_in_flight(c->fetcher) < c->opt.concurrency) {
+        if (interrupted ||
+            (c->opt.max_pages && c->handed_out >= c->opt.max_pages)) {
+            *done = bc_fetcher_in_flight(c->fetcher) == 0;
+            return 0;
+        }
+        struct bc_frontier_job job;
+        if (bc_frontier_next(c->frontier, now, &job) != BC_OK)
+            return now + 100; /* out of memory: try again shortly */
+        switch (job.action) {
+        case BC_FRONTIER_DONE:
+            *done = bc_fetcher_in_flight(c->fetcher) == 0;
+            return 0;
+        case BC_FRONTIER_WAIT:
+            return job.wait_until_ms == UINT64_MAX ? 0 : job.wait_until_ms;
+        case BC_FRONTIER_DROP:
+            c->dropped++;
+            continue;
+        case BC_FRONTIER_FETCH:
+        case BC_FRONTIER_FETCH_ROBOTS:
+            break;
+        }
+        struct transfer *t = calloc(1, sizeof(*t));
+        bool robots = job.action == BC_FRONTIER_FETCH_ROBOTS;
+        if (t && robots && !(t->body = malloc(BC_ROBOTS_MAX_BYTES + 1))) {
+            free(t);
+            t = NULL;
+        }
+        enum bc_status st = BC_ERR_NOMEM;
+        if (t) {
+            t->job = job;
+            t->robots = robots;
+            st = bc_fetcher_add(c->fetcher, job.url, job.url_len,
+                                robots ? BC_FETCH_NO_LINKS : 0, t);
+        }
+        if (st != BC_OK) {
+            /* Could not start: report it as a failed transfer. */
+            fprintf(stderr, "crawl: cannot fetch %s: %s\n", job.url,
+                    bc_strerror(st));
+            if (robots) {
+                bc_frontier_robots_done(c->frontier, &job, 0, NULL, 0, NULL, 0,
+                                        now);
+            } else {
+                struct bc_frontier_outcome o = {0, 0, 0};
+                bc_frontier_done(c->frontier, &job, &o, now);
+            }
+            transfer_free(t);
+            continue;
+        }
+        if (robots)
+            c->robots_fetched++;
+        else
+            c->handed_out++;
+    }
+    return 0;
+}
+
+static int run(struct crawl *c)
+{
+    for (;;) {
+        uint64_t now = now_ms();
+        bool done;
+        uint64_t wake = dispatch(c, now, &done);
+        if (done || (interrupted > 1))
+            return 0;
+        uint64_t timeout = 1000;
+        if (wake > now && wake - now < timeout)
+            timeout = wake - now;
+        if (wake && wake <= now)
+            timeout = 0;
+        enum bc_status st = bc_fetcher_run(c->fetcher, timeout);
+        if (st != BC_OK) {
+            fprintf(stderr, "crawl: fetcher: %s\n", bc_strerror(st));
+            return -1;
+        }
+        progress(c, now_ms(), false);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    struct crawl c;
+    memset(&c, 0, sizeof(c));
+    int rc = parse_options(argc, argv, &c.opt);
+    if (rc) {
+        if (rc > 0)
+            usage(stdout);
+        return rc > 0 ? 0 : 2;
+    }
+    const struct options *o = &c.opt;
+
+    struct bc_frontier_config fc;
+    bc_frontier_config_init(&fc);
+    fc.user_agent = o->user_agent;
+    fc.per_host_concurrency = o->per_host;
+    fc.min_delay_ms = o->delay_ms;
+    fc.obey_robots = !o->no_robots;
+    fc.scope = o->scope;
+    fc.max_depth = o->max_depth;
+    fc.host_budget = o->host_budget;
+    fc.include = o->include;
+    fc.include_count = o->include_count;
+    fc.exclude = o->exclude;
+    fc.exclude_count = o->exclude_count;
+    fc.seen.expected = o->expect;
+    fc.seen.fp_rate = o->fp_rate;
+    fc.seen.layout = o->layout;
+    fc.seen.lru_capacity = (size_t)o->lru;
+    enum bc_status st = bc_frontier_create(&fc, &c.frontier);
+    if (st != BC_OK) {
+        fprintf(stderr, "crawl: %s\n", bc_strerror(st));
+        return st == BC_ERR_INVALID_ARG ? 2 : 1;
+    }
+
+    struct bc_fetcher_config xc;
+    bc_fetcher_config_init(&xc);
+    xc.user_agent = o->user_agent;
+    xc.timeout_ms = o->timeout_ms;
+    xc.max_body_bytes = o->max_body;
+    xc.max_host_connections = o->per_host;
+    xc.resolve = o->resolve;
+    xc.resolve_count = o->resolve_count;
+    xc.on_done = on_done;
+    xc.on_link = on_link;
+    xc.on_body = on_body;
+    xc.ctx = &c;
+    st = bc_fetcher_global_init();
+    if (st == BC_OK)
+        st = bc_fetcher_create(&xc, &c.fetcher);
+    if (st != BC_OK) {
+        fprintf(stderr, "crawl: fetcher: %s\n", bc_strerror(st));
+        bc_frontier_free(c.frontier);
+        return 1;
+    }
+    if (o->out_file && !(c.out = fopen(o->out_file, "w"))) {
+        fprintf(stderr, "crawl: %s: %s\n", o->out_file, strerror(errno));
+        rc = 1;
+        goto out_free;
+    }
+    if (!o->quiet && strcmp(o->user_agent, DEFAULT_USER_AGENT) == 0)
+        fprintf(stderr,
+                "crawl: note: crawling as \"%s\"; identify yourself "
+                "with --user-agent \"name/1.0 (+your contact URL)\" "
+                "before crawling others' sites\n",
+                DEFAULT_USER_AGENT);
+
+    c.start_ms = now_ms();
+    for (size_t i = 0; i < o->seed_count; i++)
+        add_seed(&c, o->seed[i], strlen(o->seed[i]));
+    if (o->seeds_file && read_seeds(&c, o->seeds_file) != 0) {
+        rc = 2;
+        goto out_free;
+    }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_sigint;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    rc = run(&c) == 0 ? 0 : 1;
+    uint64_t end = now_ms();
+    progress(&c, end, true);
+    if (interrupted && !o->quiet)
+        fprintf(stderr, "crawl: interrupted\n");
+    if (!o->quiet)
+        report(&c, stdout, end);
+    if (o->stats_file) {
+        FILE *f = fopen(o->stats_file, "w");
+        if (!f) {
+            fprintf(stderr, "crawl: %s: %s\n", o->stats_file, strerror(errno));
+            rc = 1;
+        } else {
+            write_stats_json(&c, f, end);
+            if (fclose(f) != 0)
+                rc = 1;
+        }
+    }
+    if (c.out_failed || (c.out && fflush(c.out) != 0)) {
+        fprintf(stderr, "crawl: writing %s failed\n", o->out_file);
+        rc = 1;
+    }
+
+out_free:
+    if (c.out)
+        fclose(c.out);
+    bc_fetcher_free(c.fetcher);
+    bc_fetcher_global_cleanup();
+    bc_frontier_free(c.frontier);
+    return rc;
+}

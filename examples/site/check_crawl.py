@@ -1,0 +1,496 @@
+#!/usr/bin/env python3
+"""check_crawl.py - judge a crawl of the sample site against its answer key.
+
+    python3 examples/site/check_crawl.py --manifest SITEDIR/manifest.json \\
+        --log ACCESS_LOG --out CRAWL_OUT.jsonl [--port N] [--scope domain] \\
+        [--max-depth D] [--trap-limit 200] [--no-timeout-check] \\
+        [--no-too-large-check] [--verbose]
+    python3 examples/site/check_crawl.py --manifest M --port N --resolve-args
+
+Inputs: the manifest written by gensite.py, the access log written by
+serve.py (read it after the server has exited: a /slow request is logged
+when its handler ends), and the crawler's ``--out`` file: one JSON object per
+fetched URL with url, status, depth, bytes, content_type, links, ms and
+error when there is one (DESIGN.md 5).  ``--scope`` and ``--max-depth`` must
+be what the crawl was run with.  The port is read from the log's Host
+headers unless ``--port`` gives it.  ``--resolve-args`` prints the crawler
+flags that map every host of the site to 127.0.0.1, and the seed, then exits.
+
+Exit status: 0 when every rule holds, 1 when one fails, 2 on a usage error
+or unreadable input.  A summary line per rule goes to stdout, with the first
+offending URLs of a failed rule.
+
+The rules, and why each is fair
+-------------------------------
+Records of the --out file:
+
+ O1 well-formed: every line is a JSON object with url (string), status,
+    depth, bytes (integers), content_type (string or null), links (integer
+    or list), ms (number), error (string, optional).  DESIGN.md 5 is the
+    contract; a test can only rely on what is written down.
+ O2 canonical: every url is its own normalization (DESIGN.md 3.1).  The
+    crawler fetches the fetch URL, so it must report that form.
+    Records for robots.txt, if the crawler writes any, are set aside: the
+    out file is about pages, robots.txt is bookkeeping (they still must
+    agree with the log, rule L2).
+ O3 once: no url appears twice.  The point of the seen-test.
+ O4 complete: every page the manifest says is reachable in --scope (from
+    the seed, through followable links and redirects, through pages that
+    robots.txt allows, outside the trap) is fetched; with --max-depth D,
+    only pages whose shortest depth is <= D are required (one whose shortest
+    path is longer cannot have been reached).
+ O5 nothing else: every url is either such a page or under the trap
+    prefix.  A url that is robots-disallowed, must-not-fetch (script,
+    comment, nofollow-only, <base> decoy, non-link, inside a non-HTML body),
+    out of scope, or unknown is reported with the reason.
+ O6 outcome: html and file pages have status 200 and the manifest's
+    content type (media type compared, parameters ignored); 404 and 500
+    pages have their status; a redirect has its 3xx status; /slow and /huge
+    have an error (the crawler's timeout and body limit must be below
+    --slow-seconds and --huge-bytes; --no-timeout-check /
+    --no-too-large-check relax this for runs with generous limits).
+    Non-HTML bodies are not parsed: their links is 0 (or []).
+ O7 each error kind shows: at least one 404, one 500, one timeout and one
+    too-large record (when the scope reaches them).
+ O8 redirects go through the seen-test: every redirect fetched has its
+    target fetched (if the target is in scope, allowed and not the trap),
+    and a loop (A -> B -> A) ends with A and B fetched once each.  (Follows
+    from O3 and O4; reported apart so a failure says what went wrong.)
+ O9 spellings merged: for every equivalence group (spellings of one URL
+    on the site) whose canonical URL is required, it was fetched exactly
+    once.  (Also follows from O3-O5; reported apart.)
+ O10 the trap is bounded: fewer than --trap-limit fetches under the trap
+    prefix.  Any finite number is correct; the crawl must stop, which it
+    did if the out file is complete.
+ O11 depth: with --max-depth D every record has 0 <= depth <= D; the seed
+    has depth 0.
+
+ --lossy is for a crawl run on purpose with a Bloom filter far too small and
+    an LRU too small to stay complete: PROBABLY_SEEN verdicts then skip some
+    new pages (Bloom semantics, DESIGN.md 2.4).  O4, O7, O8 and O9 only warn
+    about pages not fetched (their number is the loss); every other rule,
+    fetched-once above all, still holds: a false positive can lose a page,
+    never fetch one twice.
+
+The server's access log (the server's own account, independent of what the
+crawler says about itself):
+
+ L1 every request names a host of the site (Host header, any case, with
+    the server's port).  Anything else means the crawler sent a wrong Host.
+ L2 robots.txt first: each host that got any request got exactly one
+    robots.txt request, before any other request to it.  (DESIGN.md 3.3:
+    a host's URLs are not handed out before its robots.txt outcome is
+    known; the 24 h cache means once per crawl.)
+ L3 no request target twice per host, byte for byte.
+ L4 no resource twice per host under two spellings: targets are
+    normalized (DESIGN.md 3.1) before counting.  This is the check that
+    normalization really merged what it had to: the server answers every
+    spelling, so a missed merge shows up here as a second request.
+ L5 request targets are canonical (the crawler sends its fetch URL).
+ L6 nothing robots.txt disallows for the manifest's agent was requested
+    (robots.txt itself excepted), judged again from the rules themselves,
+    not only from the manifest's list; nothing must-not-fetch requested.
+ L7 the log and the out file agree: the same set of URLs, and the number of
+    non-robots requests equals the number of (non-robots) out records.
+ L8 every request uses one User-Agent, and it contains the manifest's
+    agent token (robots.txt was judged for that token).  Only a warning if
+    the token is missing, since the crawl may have been run on purpose with
+    another agent.
+"""
+
+import argparse
+import collections
+import json
+import os
+import re
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sitelib  # noqa: E402
+from sitelib import normalize, split_url, with_port  # noqa: E402
+
+SHOW = 10  # offending items shown per failed rule
+
+
+class Report:
+    def __init__(self, verbose):
+        self.rows, self.failed, self.verbose = [], False, verbose
+
+    def rule(self, name, desc, bad, note="", soft=False):
+        """bad: list of strings describing violations; soft: only warn."""
+        ok = not bad
+        self.failed |= not ok and not soft
+        print("%-4s %-4s %s%s" % ("ok" if ok else "warn" if soft else "FAIL",
+                                  name, desc,
+                                  (" (%s)" % note) if note else ""))
+        for b in bad[:len(bad) if self.verbose else SHOW]:
+            print("           " + b)
+        if len(bad) > SHOW and not self.verbose:
+            print("           ... and %d more" % (len(bad) - SHOW))
+
+    def warn(self, text):
+        print("warn      " + text)
+
+
+def load_manifest(path, port):
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    return json.loads(with_port(text, port))
+
+
+def read_jsonl(path, what):
+    rows = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append((n, json.loads(line)))
+            except ValueError:
+                rows.append((n, line.rstrip("\n")))
+    return rows
+
+
+def port_from_log(log):
+    for _, rec in log:
+        if isinstance(rec, dict):
+            m = re.search(r":(\d+)$", rec.get("host", ""))
+            if m:
+                return int(m.group(1))
+    return None
+
+
+def mediatype(ct):
+    return (ct or "").split(";")[0].strip().lower()
+
+
+def is_robots(url):
+    try:
+        return split_url(url)[3] == "/robots.txt"
+    except (sitelib.URLError, TypeError):
+        return False
+
+
+def check(a):
+    try:
+        log = read_jsonl(a.log, "log")
+        out = read_jsonl(a.out, "out")
+        with open(a.manifest, encoding="utf-8"):
+            pass
+    except OSError as e:
+        print("check_crawl: %s" % e, file=sys.stderr)
+        return 2
+    port = a.port or port_from_log(log)
+    if port is None:
+        print("check_crawl: no port (empty log?): give --port",
+              file=sys.stderr)
+        return 2
+    m = load_manifest(a.manifest, port)
+    scope, D = a.scope, a.max_depth
+    rep = Report(a.verbose)
+    trap = m["trap"]["prefix"]
+    pages = m["pages"]
+    in_scope = {u for u, e in pages.items() if e["depth"][scope] is not None}
+    required = {u for u in in_scope
+                if D is None or pages[u]["depth"][scope] <= D}
+    hosts = set(m["hosts"])
+    robots = {h: sitelib.Robots(e["robots"]["text"])
+              for h, e in m["hosts"].items() if e["robots"].get("text")}
+    agent = m["agent"]
+    print("check_crawl: scope %s, port %d, max depth %s: %d pages required, "
+          "%d out records, %d log requests" % (
+              scope, port, D if D is not None else "-", len(required),
+              len(out), len(log)))
+
+    def why_unexpected(url):
+        if url in m["disallowed"]:
+            return "robots.txt: " + m["disallowed"][url]["rule"]
+        if url in m["must_not_fetch"]:
+            return "must not fetch: " + m["must_not_fetch"][url]
+        if url in pages:
+            return "out of scope %s" % scope
+        return "not linked from any page of the site"
+
+    # -- O1 / O2 / O3 --------------------------------------------------------
+    bad1, bad2, recs = [], [], []
+    for n, r in out:
+        if not isinstance(r, dict):
+            bad1.append("line %d: not JSON: %.60s" % (n, r))
+            continue
+        probs = []
+        for k, types in (("url", str), ("status", int), ("depth", int),
+                         ("bytes", int), ("links", (int, list)),
+                         ("ms", (int, float))):
+            if k not in r or not isinstance(r[k], types) or \
+                    isinstance(r[k], bool):
+                probs.append(k)
+        if "content_type" not in r or not isinstance(r["content_type"],
+                                                     (str, type(None))):
+            probs.append("content_type")
+        if "error" in r and not isinstance(r["error"], (str, type(None))):
+            probs.append("error")
+        if probs:
+            bad1.append("line %d: bad or missing %s" % (n, ", ".join(probs)))
+            if "url" in probs:
+                continue
+        try:
+            canon = normalize(r["url"])
+        except sitelib.URLError as e:
+            canon = None
+            bad2.append("line %d: %s: %s" % (n, r["url"], e))
+        if canon is not None and canon != r["url"]:
+            bad2.append("line %d: %s is not canonical (%s)" % (
+                n, r["url"], canon))
+        recs.append(r)
+    rep.rule("O1", "out records well-formed", bad1)
+    rep.rule("O2", "out URLs canonical", bad2)
+    robots_recs = [r for r in recs if is_robots(r["url"])]
+    recs = [r for r in recs if not is_robots(r["url"])]
+    count = collections.Counter(r["url"] for r in recs)
+    rep.rule("O3", "every URL fetched once",
+             ["%s fetched %d times" % (u, c) for u, c in sorted(count.items())
+              if c > 1], "%d distinct" % len(count))
+    byurl = {r["url"]: r for r in recs}
+    got = set(byurl)
+
+    # -- O4 / O5 -------------------------------------------------------------
+    missing = sorted(required - got)
+    rep.rule("O4", "every reachable allowed page fetched",
+             ["%s (%s, depth %d)" % (u, pages[u]["kind"],
+                                     pages[u]["depth"][scope])
+              for u in missing], "%d of %d" % (len(required) - len(missing),
+                                               len(required)), soft=a.lossy)
+    extra = sorted(u for u in got - in_scope if not u.startswith(trap))
+    rep.rule("O5", "nothing fetched beyond the reachable set and the trap",
+             ["%s: %s" % (u, why_unexpected(u)) for u in extra])
+
+    # -- O6 ------------------------------------------------------------------
+    bad = []
+    for u in sorted(got & in_scope):
+        e, r = pages[u], byurl[u]
+        k = e["kind"]
+        if k in ("html", "file"):
+            if r["status"] != 200:
+                bad.append("%s: status %s, expected 200" % (u, r["status"]))
+            elif mediatype(r.get("content_type")) != mediatype(
+                    e.get("content_type")):
+                bad.append("%s: content type %r, expected %r" % (
+                    u, r.get("content_type"), e.get("content_type")))
+            if k == "file" and r.get("links") not in (0, [], None):
+                bad.append("%s: %s body parsed for links (%r)" % (
+                    u, e.get("content_type"), r.get("links")))
+        elif k in ("not_found", "server_error", "redirect"):
+            if r["status"] != e["status"]:
+                bad.append("%s: status %s, expected %s" % (
+                    u, r["status"], e["status"]))
+        elif k == "timeout" and not a.no_timeout_check:
+            if not r.get("error"):
+                bad.append("%s: no error reported (expected a timeout)" % u)
+        elif k == "too_large" and not a.no_too_large_check:
+            if not r.get("error"):
+                bad.append("%s: no error reported (expected the body limit)"
+                           % u)
+    rep.rule("O6", "status, content type and error of each page", bad)
+
+    # -- O7 ------------------------------------------------------------------
+    bad = []
+    for kind, test in (("not_found", lambda r: r["status"] == 404),
+                       ("server_error", lambda r: r["status"] == 500),
+                       ("timeout", lambda r: bool(r.get("error"))),
+                       ("too_large", lambda r: bool(r.get("error")))):
+        if kind == "timeout" and a.no_timeout_check:
+            continue
+        if kind == "too_large" and a.no_too_large_check:
+            continue
+        want = [u for u in m["expected_errors"][kind] if u in required]
+        if want and not any(u in byurl and test(byurl[u]) for u in want):
+            bad.append("no %s reported (expected on %s)" % (kind, want[0]))
+    errs = collections.Counter(
+        "error" if r.get("error") else str(r["status"]) for r in recs
+        if r.get("error") or r["status"] >= 400)
+    rep.rule("O7", "each error kind reported (404, 500, timeout, too large)",
+             bad, ", ".join("%s: %d" % kv for kv in sorted(errs.items())),
+             soft=a.lossy)
+
+    # -- O8 ------------------------------------------------------------------
+    bad = []
+    for u, rd in sorted(m["redirects"].items()):
+        if u not in got:
+            continue
+        t = rd["target"]
+        if t in in_scope and (D is None or pages[t]["depth"][scope] <= D) \
+                and t not in got:
+            bad.append("%s -> %s: target not fetched" % (u, t))
+        if t in m["disallowed"] and t in got:
+            bad.append("%s -> %s: disallowed target fetched" % (u, t))
+    loops = [u for u, rd in m["redirects"].items()
+             if rd["target"] in m["redirects"]
+             and m["redirects"][rd["target"]]["target"] == u]
+    rep.rule("O8", "redirect targets fetched through the seen-test", bad,
+             "%d redirects fetched, loop %s" % (
+                 len(got & set(m["redirects"])),
+                 "ended" if all(count[x] <= 1 for x in loops) else "REPEATED"),
+             soft=a.lossy)
+
+    # -- O9 ------------------------------------------------------------------
+    bad, n = [], 0
+    for g in m["equivalence_groups"]:
+        c = g["canonical"]
+        if c in required:
+            n += 1
+            if count[c] > 1 or (count[c] == 0 and not a.lossy):
+                bad.append("%s fetched %d times (spellings: %s)" % (
+                    c, count[c], ", ".join(repr(s["href"])
+                                           for s in g["spellings"][:4])))
+    rep.rule("O9", "each group of spellings fetched once", bad,
+             "%d groups" % n, soft=a.lossy)
+
+    # -- O10 / O11 -----------------------------------------------------------
+    ntrap = sum(1 for u in got if u.startswith(trap))
+    rep.rule("O10", "the trap is bounded",
+             [] if ntrap < a.trap_limit else
+             ["%d fetches under %s, limit %d" % (ntrap, trap, a.trap_limit)],
+             "%d trap pages fetched" % ntrap)
+    bad = []
+    for r in recs:
+        d = r.get("depth")
+        if not isinstance(d, int):
+            continue
+        if d < 0 or (D is not None and d > D):
+            bad.append("%s: depth %d" % (r["url"], d))
+        if r["url"] in m["seeds"] and d != 0:
+            bad.append("%s: a seed at depth %d" % (r["url"], d))
+    rep.rule("O11", "depths within the limit", bad)
+
+    # -- the access log ------------------------------------------------------
+    bad1, reqs = [], []
+    for n, rec in log:
+        if not isinstance(rec, dict):
+            bad1.append("log line %d: not JSON" % n)
+            continue
+        hh = rec.get("host", "")
+        mh = re.fullmatch(r"(.*?)(?::(\d+))?", hh)
+        host = mh.group(1).lower().rstrip(".")
+        hport = int(mh.group(2)) if mh.group(2) else 80
+        if host not in hosts or hport != port:
+            bad1.append("log line %d: Host %r for %s" % (n, hh,
+                                                         rec.get("path")))
+            continue
+        reqs.append((n, host, rec))
+    rep.rule("L1", "every request names a host of the site", bad1)
+
+    bad = []
+    by_host = collections.defaultdict(list)
+    for n, host, rec in reqs:
+        by_host[host].append(rec)
+    for host, rs in sorted(by_host.items()):
+        rob = [i for i, r in enumerate(rs) if r.get("path") == "/robots.txt"]
+        if len(rob) != 1:
+            bad.append("%s: robots.txt requested %d times" % (host, len(rob)))
+        if rob and rob[0] != 0:
+            bad.append("%s: %s requested before robots.txt" % (
+                host, rs[0].get("path")))
+        if not rob:
+            continue
+    rep.rule("L2", "robots.txt once per host, before anything else", bad,
+             "hosts: %s" % ", ".join(sorted(by_host)))
+
+    pagereqs = [(n, h, r) for n, h, r in reqs
+                if r.get("path") != "/robots.txt"]
+    raw = collections.Counter((h, r.get("path")) for _, h, r in pagereqs)
+    rep.rule("L3", "no request target twice per host",
+             ["%s %s requested %d times" % (h, p, c)
+              for (h, p), c in sorted(raw.items()) if c > 1])
+    canon = collections.defaultdict(list)
+    bad5 = []
+    for n, h, r in pagereqs:
+        p = r.get("path", "")
+        try:
+            c = sitelib.normalize_target(p)
+        except sitelib.URLError as e:
+            bad5.append("log line %d: %s: %s" % (n, p, e))
+            continue
+        canon[(h, c)].append(p)
+        if c != p:
+            bad5.append("log line %d: %s%s is not canonical (%s)" % (
+                n, h, p, c))
+    rep.rule("L4", "no resource twice per host under two spellings",
+             ["%s %s as %s" % (h, c, ", ".join(ps))
+              for (h, c), ps in sorted(canon.items()) if len(ps) > 1])
+    rep.rule("L5", "request targets canonical", bad5)
+
+    bad = []
+    for (h, c), ps in sorted(canon.items()):
+        url = "http://%s:%d%s" % (h, port, c)
+        rb = robots.get(h)
+        if rb is not None and not rb.allowed(agent, c):
+            rule = rb.rule_for(agent, c)
+            bad.append("%s: robots.txt %s: %s" % (
+                url, "Allow" if rule[0] else "Disallow", rule[1]))
+        elif url in m["must_not_fetch"]:
+            bad.append("%s: %s" % (url, m["must_not_fetch"][url]))
+    rep.rule("L6", "nothing disallowed or must-not-fetch requested", bad)
+
+    logged = {"http://%s:%d%s" % (h, port, c) for (h, c) in canon}
+    bad = ["in the log, not in --out: %s" % u for u in sorted(logged - got)]
+    bad += ["in --out, not in the log: %s" % u for u in sorted(got - logged)]
+    if len(pagereqs) != len(recs):
+        bad.insert(0, "%d non-robots requests in the log, %d out records" % (
+            len(pagereqs), len(recs)))
+    for r in robots_recs:
+        h = split_url(r["url"])[1]
+        if not any(x.get("path") == "/robots.txt" for x in by_host.get(h, [])):
+            bad.append("robots.txt of %s in --out, not in the log" % h)
+    rep.rule("L7", "the log and --out agree", bad,
+             "%d requests, %d records" % (len(pagereqs), len(recs)))
+
+    uas = collections.Counter(r.get("ua", "") for _, _, r in reqs)
+    rep.rule("L8", "one User-Agent for the whole crawl",
+             [] if len(uas) <= 1 else ["%r: %d requests" % kv
+                                        for kv in uas.most_common()],
+             next(iter(uas)) if len(uas) == 1 else "")
+    if uas and not any(agent.lower() in ua.lower() for ua in uas):
+        rep.warn("no User-Agent contains %r: robots.txt was judged for %r"
+                 % (agent, agent))
+
+    print("check_crawl: %s" % ("FAIL" if rep.failed else "PASS"))
+    return 1 if rep.failed else 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        description="Check a crawl of the sample site (see the docstring "
+                    "for every rule).")
+    ap.add_argument("--manifest", required=True)
+    ap.add_argument("--log", help="serve.py's access log")
+    ap.add_argument("--out", help="the crawler's --out JSON lines")
+    ap.add_argument("--port", type=int, help="default: from the log")
+    ap.add_argument("--scope", choices=("host", "domain", "any"),
+                    default="domain")
+    ap.add_argument("--max-depth", type=int)
+    ap.add_argument("--trap-limit", type=int, default=200)
+    ap.add_argument("--no-timeout-check", action="store_true")
+    ap.add_argument("--no-too-large-check", action="store_true")
+    ap.add_argument("--lossy", action="store_true",
+                    help="the seen-test may skip pages (a Bloom filter "
+                         "sized too small): missing pages only warn")
+    ap.add_argument("--resolve-args", action="store_true",
+                    help="print --resolve flags and the seed, then exit")
+    ap.add_argument("--verbose", "-v", action="store_true",
+                    help="list every offending item")
+    a = ap.parse_args(argv)
+    if a.resolve_args:
+        if not a.port:
+            ap.error("--resolve-args needs --port")
+        m = load_manifest(a.manifest, a.port)
+        print(" ".join(["--resolve %s:%d:127.0.0.1" % (h, a.port)
+                        for h in m["hosts"]] + m["seeds"]))
+        return 0
+    if not a.log or not a.out:
+        ap.error("--log and --out are required")
+    return check(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

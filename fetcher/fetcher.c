@@ -1,0 +1,888 @@
+/*
+ * fetcher.c - many HTTP(S) transfers on one thread: the libcurl multi API.
+ *
+ * THE PROBLEM
+ * A crawler spends its time waiting: for DNS, for TCP and TLS handshakes,
+ * for the first byte, for the rest of the body. A page takes a few hundred
+ * milliseconds to arrive and a few hundred microseconds of CPU to handle.
+ * To fetch hundreds of pages a second it must keep dozens to hundreds of
+ * transfers in flight at once, from a few hosts or from thousands.
+ *
+ * WHY ONE THREAD DRIVES MANY TRANSFERS
+ * A thread per transfer spends memory on stacks and time on context
+ * switches to do what the kernel already does for us: tell which sockets
+ * are ready. libcurl's multi interface is an event loop over every socket
+ * of every transfer: curl_multi_perform() advances each transfer as far
+ * as it can without blocking, curl_multi_poll() sleeps in poll(2) until a
+ * socket is ready or a timer is due, and curl_multi_info_read() names the
+ * transfers that finished. One thread, one poll, any number of transfers:
+ *
+ *     bc_fetcher_add(url) --> pending FIFO --curl_multi_add_handle-->
+ *         multi: [easy 1] [easy 2] ... [easy n]   one poll(2) for all
+ *             header callback: status line, Location, Retry-After, limit
+ *             write callback:  body chunk --> on_body, links extractor
+ *         curl_multi_info_read: DONE --> result --> on_done(result)
+ *
+ * The multi handle also owns what transfers share: a connection cache, so
+ * a second request to a host reuses the open connection (HTTP/1.1
+ * keep-alive) or, on HTTP/2, becomes one more stream on it
+ * (CURLMOPT_PIPELINING = CURLPIPE_MULTIPLEX, CURLOPT_PIPEWAIT: wait for
+ * the multiplexed connection rather than open another); and a DNS cache.
+ * A curl share object adds the TLS session cache, so reconnecting to a
+ * host resumes its TLS session instead of a full handshake.
+ *
+ * POLITENESS IS NOT THE FETCHER'S JOB
+ * The fetcher fetches what it is handed, now. How often a host may be
+ * contacted, how many transfers it may have at once, what robots.txt
+ * allows, what Retry-After means for the host's queue: the frontier knows,
+ * and decides before it hands a URL over. The fetcher only measures (time,
+ * status, Retry-After) so that the frontier can decide. Keeping the two
+ * apart lets each be tested alone: politeness with a fake clock, the
+ * fetcher against a local server.
+ *
+ * REDIRECTS ARE LINKS
+ * curl does not follow redirects (FOLLOWLOCATION off): a 3xx target is a
+ * URL the crawler has discovered, and must go through normalization and
+ * the seen-test like any link - else two redirects to one page fetch it
+ * twice, and a redirect out of scope is followed. The result carries the
+ * raw Location value and the URL it is relative to.
+ *
+ * LIMITS, AND WHY
+ * The web contains servers that never answer, answer a byte a minute,
+ * send an endless body or endless headers. Each would pin a transfer slot
+ * (and memory) for ever. So every transfer has:
+ *   - a connect timeout and a total timeout;
+ *   - a low-speed abort (under LOW_SPEED_LIMIT bytes/s for LOW_SPEED_TIME
+ *     seconds): it catches the trickle that a total timeout alone would
+ *     let run for its full length;
+ *   - a maximum body size, counted in the write callback after
+ *     decompression (a 10 KB gzip bomb can inflate to gigabytes; the
+ *     Content-Length check of CURLOPT_MAXFILESIZE only sees the
+ *     compressed size, and only when the server sends one). Exceeding it
+ *     aborts the transfer and reports BC_ERR_FETCH_TOO_LARGE: a truncated
+ *     page silently taken for a whole one would be a wrong answer;
+ *   - a maximum size of all header lines, counted in the header callback.
+ * Only http and https may be fetched (CURLOPT_PROTOCOLS_STR): an href
+ * can say file:///etc/passwd or gopher://, and libcurl speaks both.
+ * Proxies are off unless configured: libcurl would otherwise read
+ * http_proxy from the environment, which a library must not do.
+ *
+ * STREAMING, NO WHOLE-PAGE BUFFER
+ * A body is never held whole: each chunk curl hands the write callback is
+ * counted, given to on_body, and, for a 2xx text/html or
+ * application/xhtml+xml response, pushed into the link extractor
+ * (links.c), which reports links while the rest of the page is still on
+ * the wire. Memory per transfer is curl's buffer plus the parser's state.
+ *
+ * GLOBAL STATE
+ * curl_global_init() and xmlInitParser() touch process-wide state and are
+ * not safe to race on every platform, so they are not called here but in
+ * bc_fetcher_global_init(), which the application calls once. Everything
+ * else lives in the bc_fetcher handle.
+ *
+ * REFERENCES
+ * libcurl-multi(3), curl_multi_poll(3), CURLOPT_* man pages (everything
+ * curl; https://curl.se/libcurl/c/); RFC 9110 (HTTP semantics: Location,
+ * Retry-After, 3xx); RFC 9113 (HTTP/2 multiplexing).
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <curl/curl.h>
+
+#include "bloomcrawl/fetcher.h"
+#include "bloomcrawl/links.h"
+
+#define BC_FETCHER_DEFAULT_CONNECT_MS 10000u
+#define BC_FETCHER_DEFAULT_TIMEOUT_MS 30000u
+#define BC_FETCHER_DEFAULT_LOW_SPEED  100u
+#define BC_FETCHER_DEFAULT_LOW_TIME   20u
+#define BC_FETCHER_DEFAULT_MAX_BODY   (10u << 20)
+#define BC_FETCHER_DEFAULT_MAX_HEADER (100u << 10)
+/* Finished transfers kept, with their easy handle, for reuse. */
+#define BC_FETCHER_SPARE 64u
+
+struct bc_fetcher;
+
+/* One transfer: an easy handle and what we learn while it runs. */
+struct transfer {
+    struct bc_fetcher *f;
+    CURL *easy;
+    struct transfer *next; /* pending FIFO, active list, spare list */
+    struct transfer *prev; /* active list only */
+    char *url;
+    void *user;
+    unsigned flags;
+    bool body_seen;           /* the first body chunk was handled */
+    enum bc_status abort_why; /* BC_OK, or why a callback stopped it */
+    uint64_t body_bytes;
+    size_t header_bytes;
+    char *location;
+    size_t location_len;
+    bool has_retry_after;
+    uint64_t retry_after_ms;
+    struct bc_links *links;
+    char errbuf[CURL_ERROR_SIZE];
+};
+
+struct bc_fetcher {
+    struct bc_fetcher_config cfg; /* strings below are our copies */
+    char *user_agent;
+    char *proxy;
+    struct curl_slist *resolve;
+    CURLM *multi;
+    CURLSH *share;
+    struct transfer *pending_head, *pending_tail;
+    struct transfer *active; /* doubly linked */
+    struct transfer *spare;
+    size_t n_pending, n_active, n_spare;
+    bool in_run;
+};
+
+/* --------------------------------------------------------------------- */
+/* Process-wide setup and configuration.                                  */
+
+enum bc_status bc_fetcher_global_init(void)
+{
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+        return BC_ERR_NOMEM;
+    bc_links_global_init();
+    return BC_OK;
+}
+
+void bc_fetcher_global_cleanup(void)
+{
+    curl_global_cleanup();
+}
+
+void bc_fetcher_config_init(struct bc_fetcher_config *config)
+{
+    if (!config)
+        return;
+    memset(config, 0, sizeof(*config));
+    config->connect_timeout_ms = BC_FETCHER_DEFAULT_CONNECT_MS;
+    config->timeout_ms = BC_FETCHER_DEFAULT_TIMEOUT_MS;
+    config->low_speed_bytes = BC_FETCHER_DEFAULT_LOW_SPEED;
+    config->low_speed_time_s = BC_FETCHER_DEFAULT_LOW_TIME;
+    config->max_body_bytes = BC_FETCHER_DEFAULT_MAX_BODY;
+    config->max_header_bytes = BC_FETCHER_DEFAULT_MAX_HEADER;
+    config->max_href_bytes = BC_LINKS_DEFAULT_MAX_HREF;
+    config->http2 = true;
+    config->verify_tls = true;
+}
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+/* A --resolve entry: [+]HOST:PORT:ADDR[,ADDR...] or -HOST:PORT. */
+static bool resolve_entry_ok(const char *s)
+{
+    if (!s || !*s || strpbrk(s, "\r\n"))
+        return false;
+    bool remove = *s == '-';
+    if (*s == '+' || *s == '-')
+        s++;
+    const char *c1 = strchr(s, ':');
+    if (!c1 || c1 == s)
+        return false;
+    const char *port = c1 + 1;
+    const char *end = port;
+    while (*end >= '0' && *end <= '9')
+        end++;
+    if (end == port || end - port > 5)
+        return false;
+    if (remove)
+        return *end == 0;
+    return *end == ':' && end[1] != 0;
+}
+
+static long clamp_long(uint64_t v)
+{
+    return v > (uint64_t)LONG_MAX ? LONG_MAX : (long)v;
+}
+
+enum bc_status bc_fetcher_create(const struct bc_fetcher_config *config,
+                                 struct bc_fetcher **out)
+{
+    if (!config || !out || !config->on_done ||
+        (config->resolve_count && !config->resolve))
+        return BC_ERR_INVALID_ARG;
+    for (size_t i = 0; i < config->resolve_count; i++) {
+        if (!resolve_entry_ok(config->resolve[i]))
+            return BC_ERR_INVALID_ARG;
+    }
+
+    struct bc_fetcher *f = calloc(1, sizeof(*f));
+    if (!f)
+        return BC_ERR_NOMEM;
+    f->cfg = *config;
+    if (f->cfg.max_header_bytes == 0)
+        f->cfg.max_header_bytes = BC_FETCHER_DEFAULT_MAX_HEADER;
+    if (f->cfg.max_href_bytes == 0)
+        f->cfg.max_href_bytes = BC_LINKS_DEFAULT_MAX_HREF;
+    const char *ua = config->user_agent && *config->user_agent
+                         ? config->user_agent
+                         : BC_FETCHER_DEFAULT_USER_AGENT;
+    f->user_agent = dup_str(ua);
+    if (!f->user_agent)
+        goto out_free;
+    f->proxy = dup_str(config->proxy ? config->proxy : "");
+    if (!f->proxy)
+        goto out_free;
+    f->cfg.user_agent = f->user_agent;
+    f->cfg.proxy = f->proxy;
+    for (size_t i = 0; i < config->resolve_count; i++) {
+        struct curl_slist *l =
+            curl_slist_append(f->resolve, config->resolve[i]);
+        if (!l)
+            goto out_free;
+        f->resolve = l;
+    }
+    f->cfg.resolve = NULL; /* the caller's array is not kept */
+
+    f->multi = curl_multi_init();
+    if (!f->multi)
+        goto out_free;
+    curl_multi_setopt(f->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+    curl_multi_setopt(f->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
+                      clamp_long(config->max_connections));
+    curl_multi_setopt(f->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
+                      clamp_long(config->max_host_connections));
+
+    f->share = curl_share_init();
+    if (!f->share)
+        goto out_free;
+    if (curl_share_setopt(f->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) !=
+            CURLSHE_OK ||
+        curl_share_setopt(f->share, CURLSHOPT_SHARE,
+                          CURL_LOCK_DATA_SSL_SESSION) != CURLSHE_OK)
+        goto out_free;
+    *out = f;
+    return BC_OK;
+
+out_free:
+    bc_fetcher_free(f);
+    return BC_ERR_NOMEM;
+}
+
+/* --------------------------------------------------------------------- */
+/* Transfer lifetime.                                                     */
+
+/* Forget the per-transfer state (not the easy handle). */
+static void transfer_clear(struct transfer *t)
+{
+    bc_links_free(t->links);
+    free(t->location);
+    free(t->url);
+    struct bc_fetcher *f = t->f;
+    CURL *easy = t->easy;
+    memset(t, 0, sizeof(*t));
+    t->f = f;
+    t->easy = easy;
+}
+
+static void transfer_destroy(struct transfer *t)
+{
+    if (!t)
+        return;
+    transfer_clear(t);
+    if (t->easy)
+        curl_easy_cleanup(t->easy);
+    free(t);
+}
+
+/* Keep a finished transfer for reuse, or destroy it. */
+static void transfer_recycle(struct bc_fetcher *f, struct transfer *t)
+{
+    transfer_clear(t);
+    if (f->n_spare >= BC_FETCHER_SPARE) {
+        transfer_destroy(t);
+        return;
+    }
+    curl_easy_reset(t->easy);
+    t->next = f->spare;
+    f->spare = t;
+    f->n_spare++;
+}
+
+static size_t on_header(char *data, size_t size, size_t nmemb, void *ud);
+static size_t on_write(char *data, size_t size, size_t nmemb, void *ud);
+
+/* Set every option of a transfer; false when curl is out of memory. */
+static bool transfer_setup(struct bc_fetcher *f, struct transfer *t)
+{
+    CURL *e = t->easy;
+    const struct bc_fetcher_config *c = &f->cfg;
+    bool ok = true;
+
+#define SET(opt, val) ok = ok && curl_easy_setopt(e, opt, val) == CURLE_OK
+    SET(CURLOPT_URL, t->url);
+    SET(CURLOPT_PRIVATE, (void *)t);
+    SET(CURLOPT_ERRORBUFFER, t->errbuf);
+    SET(CURLOPT_NOSIGNAL, 1L);
+    SET(CURLOPT_PROTOCOLS_STR, "http,https");
+    SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    SET(CURLOPT_FOLLOWLOCATION, 0L);
+    SET(CURLOPT_ACCEPT_ENCODING, "");
+    SET(CURLOPT_USERAGENT, f->user_agent);
+    SET(CURLOPT_PROXY, f->proxy);
+    SET(CURLOPT_SHARE, f->share);
+    SET(CURLOPT_HEADERFUNCTION, on_header);
+    SET(CURLOPT_HEADERDATA, (void *)t);
+    SET(CURLOPT_WRITEFUNCTION, on_write);
+    SET(CURLOPT_WRITEDATA, (void *)t);
+    SET(CURLOPT_CONNECTTIMEOUT_MS, clamp_long(c->connect_timeout_ms));
+    SET(CURLOPT_TIMEOUT_MS, clamp_long(c->timeout_ms));
+    if (c->low_speed_bytes && c->low_speed_time_s) {
+        SET(CURLOPT_LOW_SPEED_LIMIT, clamp_long(c->low_speed_bytes));
+        SET(CURLOPT_LOW_SPEED_TIME, clamp_long(c->low_speed_time_s));
+    }
+    if (c->max_body_bytes && c->max_body_bytes <= (uint64_t)INT64_MAX)
+        SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_body_bytes);
+    if (f->resolve)
+        SET(CURLOPT_RESOLVE, f->resolve);
+    if (c->http2) {
+        SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+        SET(CURLOPT_PIPEWAIT, 1L);
+    } else {
+        SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    }
+    if (!c->verify_tls) {
+        SET(CURLOPT_SSL_VERIFYPEER, 0L);
+        SET(CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+#undef SET
+    return ok;
+}
+
+static bool ascii_prefix(const char *s, size_t n, const char *prefix);
+
+/* An explicit http or https scheme (any case). */
+static bool scheme_ok(const char *url)
+{
+    size_t n = strlen(url);
+    return ascii_prefix(url, n, "http://") || ascii_prefix(url, n, "https://");
+}
+
+enum bc_status bc_fetcher_add(struct bc_fetcher *f, const char *url, size_t len,
+                              unsigned flags, void *user)
+{
+    if (!f || !url || len == 0 || memchr(url, 0, len))
+        return BC_ERR_INVALID_ARG;
+    if (len == SIZE_MAX)
+        return BC_ERR_TOO_LARGE;
+
+    struct transfer *t = f->spare;
+    if (t) {
+        f->spare = t->next;
+        f->n_spare--;
+        t->next = NULL;
+    } else {
+        t = calloc(1, sizeof(*t));
+        if (!t)
+            return BC_ERR_NOMEM;
+        t->f = f;
+        t->easy = curl_easy_init();
+        if (!t->easy)
+            goto out_free_transfer;
+    }
+    t->url = malloc(len + 1);
+    if (!t->url)
+        goto out_recycle;
+    memcpy(t->url, url, len);
+    t->url[len] = 0;
+    t->user = user;
+    t->flags = flags;
+    if (!scheme_ok(t->url)) {
+        /* curl would guess http:// for "host/path": refuse instead. */
+        t->abort_why = BC_ERR_FETCH_URL;
+        snprintf(t->errbuf, sizeof(t->errbuf),
+                 "only http:// and https:// URLs are fetched");
+    }
+    if (!transfer_setup(f, t)) {
+        curl_easy_reset(t->easy);
+        goto out_recycle;
+    }
+
+    if (f->pending_tail)
+        f->pending_tail->next = t;
+    else
+        f->pending_head = t;
+    f->pending_tail = t;
+    f->n_pending++;
+    return BC_OK;
+
+out_recycle:
+    transfer_recycle(f, t);
+    return BC_ERR_NOMEM;
+out_free_transfer:
+    free(t);
+    return BC_ERR_NOMEM;
+}
+
+/* --------------------------------------------------------------------- */
+/* Callbacks from inside curl_multi_perform.                              */
+
+static bool ascii_prefix(const char *s, size_t n, const char *prefix)
+{
+    size_t i;
+    for (i = 0; prefix[i]; i++) {
+        if (i >= n)
+            return false;
+        unsigned char a = (unsigned char)s[i];
+        unsigned char b = (unsigned char)prefix[i];
+        if (a >= 'A' && a <= 'Z')
+            a = (unsigned char)(a - 'A' + 'a');
+        if (a != b)
+            return false;
+    }
+    return true;
+}
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* The value of a header line "Name: value\r\n", trimmed. */
+static const char *header_value(const char *line, size_t n, size_t name_len,
+                                size_t *len)
+{
+    const char *v = line + name_len;
+    const char *end = line + n;
+    while (v < end && is_space(*v))
+        v++;
+    while (end > v && is_space(end[-1]))
+        end--;
+    *len = (size_t)(end - v);
+    return v;
+}
+
+/*
+ * Retry-After (RFC 9110 10.2.3): delay-seconds or an HTTP-date. The delay
+ * of a date is counted from now and is 0 for a date in the past.
+ */
+static bool parse_retry_after(const char *v, size_t n, uint64_t *ms)
+{
+    char buf[64];
+    if (n == 0 || n >= sizeof(buf))
+        return false;
+    memcpy(buf, v, n);
+    buf[n] = 0;
+
+    bool digits = true;
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i] < '0' || buf[i] > '9')
+            digits = false;
+    }
+    if (digits) {
+        uint64_t s = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (s > UINT64_MAX / 10000)
+                return false; /* absurd; treat as absent */
+            s = s * 10 + (uint64_t)(buf[i] - '0');
+        }
+        *ms = s * 1000;
+        return true;
+    }
+    time_t when = curl_getdate(buf, NULL);
+    if (when == (time_t)-1)
+        return false;
+    time_t now = time(NULL);
+    *ms = when > now ? (uint64_t)(when - now) * 1000 : 0;
+    return true;
+}
+
+static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct transfer *t = ud;
+    size_t n = size * nmemb;
+    size_t len;
+    const char *v;
+
+    if (n > t->f->cfg.max_header_bytes - t->header_bytes) {
+        t->abort_why = BC_ERR_FETCH_HEADERS;
+        snprintf(t->errbuf, sizeof(t->errbuf),
+                 "response headers exceed %zu bytes",
+                 t->f->cfg.max_header_bytes);
+        return 0;
+    }
+    t->header_bytes += n;
+
+    if (ascii_prefix(data, n, "http/")) {
+        /* A new response (after 1xx): forget the previous one's. */
+        free(t->location);
+        t->location = NULL;
+        t->location_len = 0;
+        t->has_retry_after = false;
+    } else if (ascii_prefix(data, n, "location:")) {
+        v = header_value(data, n, 9, &len);
+        char *copy = malloc(len + 1);
+        if (!copy) {
+            t->abort_why = BC_ERR_NOMEM;
+            return 0;
+        }
+        memcpy(copy, v, len);
+        copy[len] = 0;
+        free(t->location);
+        t->location = copy;
+        t->location_len = len;
+    } else if (ascii_prefix(data, n, "retry-after:")) {
+        v = header_value(data, n, 12, &len);
+        t->has_retry_after = parse_retry_after(v, len, &t->retry_after_ms);
+    }
+    return n;
+}
+
+/* text/html or application/xhtml+xml, parameters ignored. */
+static bool is_html(const char *ct)
+{
+    if (!ct)
+        return false;
+    while (*ct == ' ' || *ct == '\t')
+        ct++;
+    size_t n = strcspn(ct, "; \t");
+    return (n == 9 && ascii_prefix(ct, n, "text/html")) ||
+           (n == 21 && ascii_prefix(ct, n, "application/xhtml+xml"));
+}
+
+static void link_bridge(void *ud, const char *href, size_t len,
+                        const char *base, size_t base_len, unsigned flags)
+{
+    struct transfer *t = ud;
+    const struct bc_fetcher_config *c = &t->f->cfg;
+    c->on_link(c->ctx, t->user, href, len, base, base_len, flags);
+}
+
+/* First body chunk: decide whether this body goes to the extractor. */
+static void start_body(struct transfer *t)
+{
+    const struct bc_fetcher_config *c = &t->f->cfg;
+    long code = 0;
+    char *ct = NULL;
+    char *eff = NULL;
+
+    t->body_seen = true;
+    if (!c->on_link || (t->flags & BC_FETCH_NO_LINKS))
+        return;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_getinfo(t->easy, CURLINFO_CONTENT_TYPE, &ct);
+    if (code < 200 || code > 299 || !is_html(ct))
+        return;
+    curl_easy_getinfo(t->easy, CURLINFO_EFFECTIVE_URL, &eff);
+    if (!eff)
+        eff = t->url;
+
+    struct bc_links_config lc;
+    bc_links_config_init(&lc);
+    lc.on_link = link_bridge;
+    lc.user = t;
+    lc.max_href_bytes = c->max_href_bytes;
+    /* Out of memory here only loses the links, not the transfer. */
+    if (bc_links_create(&lc, eff, strlen(eff), &t->links) != BC_OK)
+        t->links = NULL;
+}
+
+static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct transfer *t = ud;
+    const struct bc_fetcher_config *c = &t->f->cfg;
+    size_t n = size * nmemb;
+
+    if (c->max_body_bytes && n > c->max_body_bytes - t->body_bytes) {
+        t->abort_why = BC_ERR_FETCH_TOO_LARGE;
+        snprintf(t->errbuf, sizeof(t->errbuf), "body exceeds %llu bytes",
+                 (unsigned long long)c->max_body_bytes);
+        return 0;
+    }
+    if (!t->body_seen)
+        start_body(t);
+    t->body_bytes += n;
+    if (c->on_body && !c->on_body(c->ctx, t->user, data, n)) {
+        t->abort_why = BC_ERR_FETCH_ABORTED;
+        snprintf(t->errbuf, sizeof(t->errbuf), "aborted by the body callback");
+        return 0;
+    }
+    if (t->links && bc_links_feed(t->links, data, n) != BC_OK) {
+        /* The extractor ran out of memory: stop parsing, keep fetching. */
+        bc_links_free(t->links);
+        t->links = NULL;
+    }
+    return n;
+}
+
+/* --------------------------------------------------------------------- */
+/* Completion: map curl's outcome to the library's status.                */
+
+static enum bc_status map_curl(const struct transfer *t, CURLcode code)
+{
+    const struct bc_fetcher_config *c = &t->f->cfg;
+    curl_off_t total_us = 0;
+    curl_off_t connect_us = 0;
+
+    switch ((int)code) {
+    case CURLE_OK:
+        return BC_OK;
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_URL_MALFORMAT:
+        return BC_ERR_FETCH_URL;
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+        return BC_ERR_FETCH_DNS;
+    case CURLE_COULDNT_CONNECT:
+        return BC_ERR_FETCH_CONNECT;
+    case CURLE_OPERATION_TIMEDOUT:
+        /*
+         * curl reports the connect timeout, the total timeout and the
+         * low-speed abort with this one code. The low-speed abort is the
+         * one that fires after the connection was made and before the
+         * total timeout was reached.
+         */
+        curl_easy_getinfo(t->easy, CURLINFO_TOTAL_TIME_T, &total_us);
+        curl_easy_getinfo(t->easy, CURLINFO_CONNECT_TIME_T, &connect_us);
+        if (c->low_speed_bytes && c->low_speed_time_s && connect_us > 0 &&
+            (c->timeout_ms == 0 ||
+             (uint64_t)total_us / 1000 + 1 < c->timeout_ms))
+            return BC_ERR_FETCH_TOO_SLOW;
+        return BC_ERR_FETCH_TIMEOUT;
+    case CURLE_FILESIZE_EXCEEDED:
+        return BC_ERR_FETCH_TOO_LARGE;
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_ENGINE_INITFAILED:
+    case CURLE_SSL_SHUTDOWN_FAILED:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_CLIENTCERT:
+    case CURLE_USE_SSL_FAILED:
+        return BC_ERR_FETCH_TLS;
+    case CURLE_WEIRD_SERVER_REPLY:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_HTTP3:
+    case CURLE_BAD_CONTENT_ENCODING:
+    case CURLE_RANGE_ERROR:
+        return BC_ERR_FETCH_PROTOCOL;
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+        return BC_ERR_FETCH_NETWORK;
+    case CURLE_OUT_OF_MEMORY:
+        /* curl also says this when one header line exceeds 100 KiB. */
+        if (strstr(t->errbuf, "header"))
+            return BC_ERR_FETCH_HEADERS;
+        return BC_ERR_NOMEM;
+    case CURLE_ABORTED_BY_CALLBACK:
+        return BC_ERR_FETCH_ABORTED;
+    default:
+        return BC_ERR_FETCH_OTHER;
+    }
+}
+
+/* Deliver one finished transfer to on_done and recycle it. */
+static void finish(struct bc_fetcher *f, struct transfer *t, CURLcode code)
+{
+    struct bc_fetch_result r;
+    long http = 0;
+    char *ct = NULL;
+    char *eff = NULL;
+    curl_off_t total_us = 0;
+
+    memset(&r, 0, sizeof(r));
+    r.user = t->user;
+    r.status = t->abort_why != BC_OK ? t->abort_why : map_curl(t, code);
+    if (r.status != BC_OK && !t->errbuf[0]) {
+        const char *s =
+            code != CURLE_OK ? curl_easy_strerror(code) : bc_strerror(r.status);
+        snprintf(t->errbuf, sizeof(t->errbuf), "%s", s);
+    }
+    r.error = r.status == BC_OK ? "" : t->errbuf;
+    r.url = t->url;
+    curl_easy_getinfo(t->easy, CURLINFO_EFFECTIVE_URL, &eff);
+    r.final_url = eff ? eff : t->url;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &http);
+    r.http_status = http > 0 && http < 1000 ? (int)http : 0;
+    curl_easy_getinfo(t->easy, CURLINFO_CONTENT_TYPE, &ct);
+    r.content_type = ct;
+    r.body_bytes = t->body_bytes;
+    curl_easy_getinfo(t->easy, CURLINFO_TOTAL_TIME_T, &total_us);
+    r.time_ms = total_us > 0 ? (uint64_t)total_us / 1000 : 0;
+    r.has_retry_after = t->has_retry_after;
+    r.retry_after_ms = t->has_retry_after ? t->retry_after_ms : 0;
+    r.location = t->location;
+    r.location_len = t->location ? t->location_len : 0;
+    r.location_base = t->location ? r.final_url : NULL;
+
+    if (t->links) {
+        /*
+         * Only a complete body is finished: the tail of an aborted one
+         * may hold a tag cut in the middle, whose href would be wrong.
+         */
+        if (r.status == BC_OK)
+            bc_links_finish(t->links);
+        struct bc_links_stats st;
+        bc_links_stats(t->links, &st);
+        r.parsed = true;
+        r.links = st.links;
+        r.links_skipped = st.skipped_long;
+        r.page_flags = bc_links_page_flags(t->links);
+    }
+    f->cfg.on_done(f->cfg.ctx, &r);
+    transfer_recycle(f, t);
+}
+
+static void active_unlink(struct bc_fetcher *f, struct transfer *t)
+{
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        f->active = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    t->next = t->prev = NULL;
+    f->n_active--;
+}
+
+/* Move the pending transfers into the multi handle. */
+static void start_pending(struct bc_fetcher *f)
+{
+    while (f->pending_head) {
+        struct transfer *t = f->pending_head;
+        f->pending_head = t->next;
+        if (!f->pending_head)
+            f->pending_tail = NULL;
+        f->n_pending--;
+        t->next = NULL;
+
+        if (t->abort_why != BC_OK) { /* refused before it started */
+            finish(f, t, CURLE_UNSUPPORTED_PROTOCOL);
+            continue;
+        }
+        if (curl_multi_add_handle(f->multi, t->easy) != CURLM_OK) {
+            t->abort_why = BC_ERR_NOMEM;
+            finish(f, t, CURLE_OUT_OF_MEMORY);
+            continue;
+        }
+        t->next = f->active;
+        if (f->active)
+            f->active->prev = t;
+        f->active = t;
+        f->n_active++;
+    }
+}
+
+/* Deliver every finished transfer; returns how many. */
+static size_t drain(struct bc_fetcher *f)
+{
+    size_t done = 0;
+    int left;
+    CURLMsg *msg;
+
+    while ((msg = curl_multi_info_read(f->multi, &left)) != NULL) {
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        CURL *easy = msg->easy_handle;
+        CURLcode code = msg->data.result;
+        struct transfer *t = NULL;
+        curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&t);
+        curl_multi_remove_handle(f->multi, easy);
+        active_unlink(f, t);
+        finish(f, t, code);
+        done++;
+    }
+    return done;
+}
+
+static enum bc_status perform(struct bc_fetcher *f)
+{
+    int running;
+    CURLMcode mc = curl_multi_perform(f->multi, &running);
+    if (mc == CURLM_OUT_OF_MEMORY)
+        return BC_ERR_NOMEM;
+    return BC_OK;
+}
+
+enum bc_status bc_fetcher_run(struct bc_fetcher *f, uint64_t timeout_ms)
+{
+    enum bc_status st;
+    if (!f || f->in_run)
+        return BC_ERR_INVALID_ARG;
+    f->in_run = true;
+
+    start_pending(f);
+    st = perform(f);
+    size_t done = drain(f);
+    start_pending(f);
+    if (st == BC_OK && done == 0 && f->n_active > 0 && timeout_ms > 0) {
+        int wait = timeout_ms > INT_MAX ? INT_MAX : (int)timeout_ms;
+        if (curl_multi_poll(f->multi, NULL, 0, wait, NULL) ==
+            CURLM_OUT_OF_MEMORY) {
+            st = BC_ERR_NOMEM;
+        } else {
+            st = perform(f);
+            drain(f);
+            start_pending(f);
+        }
+    }
+    f->in_run = false;
+    return st;
+}
+
+size_t bc_fetcher_in_flight(const struct bc_fetcher *f)
+{
+    return f ? f->n_pending + f->n_active : 0;
+}
+
+enum bc_status bc_fetcher_wakeup(struct bc_fetcher *f)
+{
+    if (!f || !f->multi)
+        return BC_ERR_INVALID_ARG;
+    return curl_multi_wakeup(f->multi) == CURLM_OK ? BC_OK : BC_ERR_INVALID_ARG;
+}
+
+void bc_fetcher_free(struct bc_fetcher *f)
+{
+    if (!f)
+        return;
+    while (f->active) {
+        struct transfer *t = f->active;
+        curl_multi_remove_handle(f->multi, t->easy);
+        active_unlink(f, t);
+        transfer_destroy(t);
+    }
+    while (f->pending_head) {
+        struct transfer *t = f->pending_head;
+        f->pending_head = t->next;
+        transfer_destroy(t);
+    }
+    while (f->spare) {
+        struct transfer *t = f->spare;
+        f->spare = t->next;
+        transfer_destroy(t);
+    }
+    if (f->multi)
+        curl_multi_cleanup(f->multi);
+    if (f->share)
+        curl_share_cleanup(f->share);
+    curl_slist_free_all(f->resolve);
+    free(f->proxy);
+    free(f->user_agent);
+    free(f);
+}

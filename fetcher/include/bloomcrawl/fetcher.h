@@ -1,0 +1,191 @@
+/*
+ * bloomcrawl/fetcher.h - many HTTP(S) transfers on one thread (libcurl).
+ *
+ * A fetcher runs many transfers at once on the calling thread: the
+ * application adds URLs with bc_fetcher_add() and drives the I/O with
+ * bc_fetcher_run(), which delivers each finished transfer to the on_done
+ * callback. Bodies stream through: HTML (text/html, application/xhtml+xml)
+ * of 2xx responses goes chunk by chunk through the link extractor
+ * (bloomcrawl/links.h), whose links arrive at on_link; every body chunk
+ * can also be seen through on_body. Bodies are never buffered whole.
+ *
+ * What it does not do, by design:
+ *   - follow redirects: a 3xx response is a completed transfer whose
+ *     result carries the raw Location value (and the URL it is relative
+ *     to); the caller resolves and normalizes it and puts it through the
+ *     seen-test like any link;
+ *   - politeness (per-host delays and concurrency, robots.txt): that is
+ *     the frontier's job; the fetcher fetches what it is given, now;
+ *   - treat 4xx/5xx as failures: a transfer that got a complete HTTP
+ *     response has status BC_OK, whatever the HTTP status.
+ *
+ * Only http and https are fetched. Proxies are not used unless
+ * configured (the environment's http_proxy is ignored: the library never
+ * reads the environment). Limits apply to every transfer: connect and
+ * total timeouts, a low-speed abort, a maximum body size (counted after
+ * decompression; exceeding it aborts the transfer with
+ * BC_ERR_FETCH_TOO_LARGE - a body is never silently truncated) and a
+ * maximum header size (BC_ERR_FETCH_HEADERS).
+ *
+ * Process-wide setup: call bc_fetcher_global_init() once, from the main
+ * thread, before any fetcher is created (it runs curl_global_init and
+ * xmlInitParser, which are not safe to race with other threads on every
+ * platform), and bc_fetcher_global_cleanup() once at exit after every
+ * fetcher is freed. bc_fetcher_create() does not do it for you.
+ *
+ * Thread safety: a fetcher and everything it calls back run on the
+ * thread that calls bc_fetcher_run(); one fetcher must not be used by two
+ * threads at once (bc_fetcher_wakeup() excepted). Separate fetchers are
+ * independent and may run on separate threads.
+ */
+#ifndef BC_FETCHER_FETCHER_H
+#define BC_FETCHER_FETCHER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bloomcrawl/links.h"
+#include "bloomcrawl/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The outcome of one transfer, as given to on_done. */
+struct bc_fetch_result {
+    void *user;                /* the pointer given to bc_fetcher_add() */
+    enum bc_status status;     /* BC_OK: a complete HTTP response came */
+    const char *error;         /* libcurl's (or the fetcher's) text; "" if OK */
+    const char *url;           /* the URL as added (NUL-terminated) */
+    const char *final_url;     /* the URL fetched (curl's effective URL) */
+    int http_status;           /* 200, 301, 404, ...; 0 if none came */
+    const char *content_type;  /* Content-Type header value, or NULL */
+    uint64_t body_bytes;       /* body bytes received (after decoding) */
+    uint64_t time_ms;          /* from start to end of the transfer */
+    bool has_retry_after;      /* a valid Retry-After header came */
+    uint64_t retry_after_ms;   /* its delay: seconds, or HTTP-date - now */
+    const char *location;      /* raw Location header value, or NULL */
+    size_t location_len;       /* its length in bytes */
+    const char *location_base; /* the URL location is relative to */
+    bool parsed;               /* the body went through the link extractor */
+    uint64_t links;            /* links reported through on_link */
+    uint64_t links_skipped;    /* links skipped as too long */
+    unsigned page_flags;       /* BC_PAGE_* from meta robots */
+};
+
+/* Flags of bc_fetcher_add(). */
+enum bc_fetch_flag {
+    BC_FETCH_NO_LINKS = 1u << 0 /* do not run the link extractor */
+};
+
+struct bc_fetcher_config {
+    /* Sent as User-Agent; NULL or "" for BC_FETCHER_DEFAULT_USER_AGENT. */
+    const char *user_agent;
+    uint64_t connect_timeout_ms; /* 0: no connect timeout; default 10 s */
+    uint64_t timeout_ms;         /* whole transfer; 0: none; default 30 s */
+    /* Abort when under low_speed_bytes per second for low_speed_time_s
+     * seconds (curl's LOW_SPEED_LIMIT/TIME); 0 disables; 100 B/s, 20 s. */
+    uint64_t low_speed_bytes;
+    uint64_t low_speed_time_s;
+    uint64_t max_body_bytes; /* 0: unlimited; default 10 MiB */
+    size_t max_header_bytes; /* all header lines; 0: 100 KiB */
+    size_t max_href_bytes;   /* link extractor's href cap; 0: 8 KiB */
+    /* Connections: total (0: unlimited) and per host (0: unlimited). */
+    size_t max_connections;
+    size_t max_host_connections;
+    /* curl --resolve style "HOST:PORT:ADDRESS[,ADDRESS]..." entries that
+     * override DNS for those host:port pairs; resolve_count of them. The
+     * strings are copied by bc_fetcher_create. */
+    const char *const *resolve;
+    size_t resolve_count;
+    /* A proxy URL for every transfer; NULL: no proxy. */
+    const char *proxy;
+    bool http2;      /* offer HTTP/2 (ALPN on https); default true */
+    bool verify_tls; /* verify certificates and host names; default true */
+
+    /* Called once per finished transfer, from bc_fetcher_run(). The
+     * result and its strings are valid only during the call. The callback
+     * may call bc_fetcher_add(). Must be set. */
+    void (*on_done)(void *ctx, const struct bc_fetch_result *result);
+    /* Called once per link found in an HTML body, with the transfer's
+     * user pointer (see links.h for the arguments); may be NULL. */
+    void (*on_link)(void *ctx, void *user, const char *href, size_t len,
+                    const char *base, size_t base_len, unsigned flags);
+    /* Called with every body chunk of every response (any status, any
+     * type; after decoding); return false to abort the transfer with
+     * BC_ERR_FETCH_ABORTED. May be NULL. */
+    bool (*on_body)(void *ctx, void *user, const void *data, size_t len);
+    void *ctx; /* first argument of the three callbacks */
+};
+
+#define BC_FETCHER_DEFAULT_USER_AGENT                                          \
+    "bloomcrawl/0.1 (+https://example.invalid/set-your-contact-url)"
+
+struct bc_fetcher;
+
+/*
+ * Process-wide initialization of libcurl and libxml2; call once from the
+ * main thread before creating fetchers. Returns BC_OK or BC_ERR_NOMEM
+ * (curl_global_init failed).
+ */
+enum bc_status bc_fetcher_global_init(void);
+
+/* The counterpart of bc_fetcher_global_init(), once at exit. */
+void bc_fetcher_global_cleanup(void);
+
+/* Fill *config with the defaults documented above (no callbacks). */
+void bc_fetcher_config_init(struct bc_fetcher_config *config);
+
+/*
+ * Create a fetcher. The configuration is copied. Returns BC_OK and sets
+ * *out; BC_ERR_INVALID_ARG (NULL config or out, no on_done, a malformed
+ * resolve entry) or BC_ERR_NOMEM. Free with bc_fetcher_free().
+ */
+enum bc_status bc_fetcher_create(const struct bc_fetcher_config *config,
+                                 struct bc_fetcher **out);
+
+/*
+ * Queue a transfer of url (len bytes, copied; no NUL byte inside). It
+ * starts at the next bc_fetcher_run(), and its result (success or
+ * failure, including a URL curl refuses) comes to on_done with user.
+ * flags: BC_FETCH_* or-ed. May be called from the fetcher's callbacks.
+ * Returns BC_OK, BC_ERR_INVALID_ARG (NULL fetcher or url, empty url, a
+ * NUL inside) or BC_ERR_NOMEM (nothing queued).
+ */
+enum bc_status bc_fetcher_add(struct bc_fetcher *fetcher, const char *url,
+                              size_t len, unsigned flags, void *user);
+
+/*
+ * Drive the transfers: start the queued ones, wait up to timeout_ms for
+ * network activity (less if a curl timer is due; 0 does not wait), do
+ * the I/O that is ready and call on_done for every transfer that
+ * finished. Link and body callbacks run from inside this call. Returns
+ * BC_OK, BC_ERR_INVALID_ARG (NULL, or called from a callback) or
+ * BC_ERR_NOMEM. Cost: the I/O that is ready; it does not loop until the
+ * transfers are done - call it while bc_fetcher_in_flight() is non-zero.
+ */
+enum bc_status bc_fetcher_run(struct bc_fetcher *fetcher, uint64_t timeout_ms);
+
+/* Transfers added and not yet delivered to on_done (0 for NULL). */
+size_t bc_fetcher_in_flight(const struct bc_fetcher *fetcher);
+
+/*
+ * Make a bc_fetcher_run() that is waiting return early (curl_multi_wakeup).
+ * The only call that may come from another thread; not for signal
+ * handlers (set a flag there and run with a short timeout instead).
+ * Returns BC_OK or BC_ERR_INVALID_ARG.
+ */
+enum bc_status bc_fetcher_wakeup(struct bc_fetcher *fetcher);
+
+/*
+ * Free a fetcher. Transfers still in flight are cancelled without a call
+ * to on_done. NULL is a no-op. Must not be called from a callback.
+ */
+void bc_fetcher_free(struct bc_fetcher *fetcher);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BC_FETCHER_FETCHER_H */

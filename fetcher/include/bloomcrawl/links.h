@@ -1,0 +1,154 @@
+/*
+ * bloomcrawl/links.h - streaming link extraction from HTML.
+ *
+ * A link extractor is fed a page's body in chunks of any size, as they
+ * come off the network, and calls back once per link it finds:
+ *
+ *   - <a href> and <area href>,
+ *   - <frame src> and <iframe src>,
+ *   - <link href> whose rel holds canonical, alternate, next or prev
+ *     (and not stylesheet),
+ *
+ * each with the base URL in effect at that point of the document and flags
+ * (rel=nofollow on the link, the kind of link, an earlier meta robots
+ * nofollow). <meta name=robots content=...> nofollow/noindex/none set the
+ * page flags. The href is handed over as the page wrote it, entities
+ * decoded (&amp; is &); resolving and normalizing it is the caller's job
+ * (frontier/url). Nothing in <script>, <style> or comments is a link.
+ *
+ * Bases: the base starts as the document URL given to bc_links_create().
+ * The first <base href> of the page replaces it for every link after it
+ * (HTML uses only the first <base> with an href); such links carry
+ * BC_LINK_BASE_HREF, and their base is the raw <base href> value, which
+ * may itself be relative: resolve it against the document URL first.
+ * Links before the <base> element keep the document URL (a streaming
+ * parser cannot look ahead). A <base href> over the length cap is
+ * skipped (and counted), so a later one may become the base.
+ *
+ * Hostile input is expected: any bytes (NUL, broken encodings, tag soup,
+ * deep nesting, megabyte attributes) are parsed without crashing, in time
+ * linear in the input, and nothing is ever printed. An href (or base)
+ * longer than max_href_bytes is skipped and counted, never truncated.
+ *
+ * Thread safety: one extractor must be used by one thread at a time;
+ * different extractors may run in different threads. libxml2 must be
+ * initialized once before threads start: call bc_links_global_init() (or
+ * bc_fetcher_global_init(), which does it) from the main thread. While a
+ * feed/finish call runs, the calling thread's libxml2 error handler is
+ * replaced by the extractor's (it counts errors) and restored afterwards.
+ */
+#ifndef BC_FETCHER_LINKS_H
+#define BC_FETCHER_LINKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bloomcrawl/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Per-link flags, or-ed together in the on_link callback's flags. */
+enum bc_link_flag {
+    BC_LINK_ANCHOR = 1u << 0,        /* <a href> or <area href> */
+    BC_LINK_FRAME = 1u << 1,         /* <frame src> or <iframe src> */
+    BC_LINK_REL_CANONICAL = 1u << 2, /* <link rel=canonical> */
+    BC_LINK_REL_ALTERNATE = 1u << 3, /* <link rel=alternate> */
+    BC_LINK_REL_NEXT = 1u << 4,      /* <link rel=next> */
+    BC_LINK_REL_PREV = 1u << 5,      /* <link rel=prev> */
+    BC_LINK_NOFOLLOW = 1u << 6,      /* rel holds nofollow */
+    BC_LINK_PAGE_NOFOLLOW = 1u << 7, /* a meta robots nofollow came before */
+    BC_LINK_BASE_HREF = 1u << 8      /* base is a <base href> value */
+};
+
+/* Page-level flags from <meta name=robots content=...>. */
+enum bc_page_flag {
+    BC_PAGE_NOFOLLOW = 1u << 0, /* nofollow or none */
+    BC_PAGE_NOINDEX = 1u << 1   /* noindex or none */
+};
+
+/*
+ * Called once per link, in document order. href and base are not
+ * NUL-terminated and are valid only during the call; len <= the
+ * configured max_href_bytes. The callback must not call back into the
+ * same extractor.
+ */
+typedef void (*bc_links_link_fn)(void *user, const char *href, size_t len,
+                                 const char *base, size_t base_len,
+                                 unsigned flags);
+
+/* Default maximum length of an href (and of a <base href>): 8 KiB. */
+#define BC_LINKS_DEFAULT_MAX_HREF 8192u
+
+struct bc_links_config {
+    bc_links_link_fn on_link; /* may be NULL: only count */
+    void *user;               /* first argument of on_link */
+    size_t max_href_bytes;    /* longer hrefs are skipped and counted */
+};
+
+/* Counters of one extractor. */
+struct bc_links_stats {
+    uint64_t links;        /* links reported through on_link */
+    uint64_t skipped_long; /* hrefs/bases longer than max_href_bytes */
+    uint64_t parse_errors; /* libxml2 errors and warnings (not printed) */
+    uint64_t bytes;        /* bytes fed */
+};
+
+struct bc_links;
+
+/*
+ * Initialize libxml2 (xmlInitParser) once for the process. Call it from
+ * the main thread before extractors are used from several threads;
+ * single-threaded programs may skip it (bc_links_create calls it too).
+ * Never calls xmlCleanupParser: that is the application's business.
+ */
+void bc_links_global_init(void);
+
+/* Fill *config with the defaults: no callback, 8 KiB href cap. */
+void bc_links_config_init(struct bc_links_config *config);
+
+/*
+ * Create an extractor for one document whose URL is doc_url (doc_len
+ * bytes; it is copied and used as the initial base; may be empty).
+ * Returns BC_OK and sets *out, BC_ERR_INVALID_ARG (NULL config or out,
+ * max_href_bytes 0), BC_ERR_TOO_LARGE (doc_url over 1 MiB) or
+ * BC_ERR_NOMEM. Free with bc_links_free().
+ */
+enum bc_status bc_links_create(const struct bc_links_config *config,
+                               const char *doc_url, size_t doc_len,
+                               struct bc_links **out);
+
+/*
+ * Feed the next len bytes of the document; links complete in what was fed
+ * so far are reported before it returns (a tag cut by a chunk boundary is
+ * reported when its end arrives). Cost: linear in len. Returns BC_OK,
+ * BC_ERR_INVALID_ARG (NULL extractor, or feed after finish) or
+ * BC_ERR_NOMEM (libxml2 ran out of memory: the extractor stops; what was
+ * reported stays valid).
+ */
+enum bc_status bc_links_feed(struct bc_links *links, const void *data,
+                             size_t len);
+
+/*
+ * Tell the extractor the document is complete: it parses what is left
+ * (an unterminated last tag included) and reports its links. Feeding
+ * after this is refused. Returns like bc_links_feed().
+ */
+enum bc_status bc_links_finish(struct bc_links *links);
+
+/* The page flags (BC_PAGE_*) seen so far; 0 for NULL. */
+unsigned bc_links_page_flags(const struct bc_links *links);
+
+/* Copy the counters into *stats (zeros for a NULL extractor). */
+void bc_links_stats(const struct bc_links *links, struct bc_links_stats *stats);
+
+/* Free an extractor; NULL is a no-op. */
+void bc_links_free(struct bc_links *links);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BC_FETCHER_LINKS_H */

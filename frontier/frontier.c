@@ -1,0 +1,1072 @@
+/*
+ * frontier.c - the crawl frontier: admission, per-host queues, politeness.
+ *
+ * THE PROBLEM
+ * A crawler discovers links far faster than it may fetch them: a page has
+ * ~50 links, and a polite crawler asks each server for at most one page
+ * every second or so. The frontier holds everything discovered and not yet
+ * fetched, and answers one question quickly and fairly, millions of times:
+ * "which URL may I fetch now without hammering anyone?"
+ *
+ * THE IDEA (Mercator: Heydon and Najork, WWW 1999; Najork and Heydon 2001)
+ * Two tiers of queues. URLs wait in one FIFO queue per host - here per
+ * origin, scheme + host + port, which is what a politeness rule protects.
+ * The hosts that have work wait in a min-heap ordered by the time each may
+ * next be contacted:
+ *
+ *                 heap of hosts by next contact time
+ *                 [ b.example @ 1200 ] [ a.example @ 1350 ] [ c @ 2000 ]
+ *                        |                    |                  |
+ *     host queues:   b: /x /y /z          a: /1 /2           c: /q
+ *
+ * next(now) looks at the heap's top: if its time has come, the host hands
+ * out the head of its queue and leaves the heap until its transfer is done
+ * (per_host_concurrency = 1) or gets a later time; if not, the caller waits
+ * until that time. done() puts the host back with its next contact time:
+ *
+ *     next contact = now + max(min_delay, Crawl-delay (capped),
+ *                              response_factor x last response time)
+ *
+ * and a 429 or 503 with Retry-After blocks the host until then. Both
+ * operations are O(log hosts), whatever the number of queued URLs.
+ *
+ * ROBOTS.TXT FIRST
+ * A host's URLs are not handed out before its robots.txt outcome is known:
+ * the first next() that reaches a host with an unknown (or expired, after
+ * 24 h) robots.txt returns FETCH_ROBOTS instead. RFC 9309 2.3.1: 2xx, parse
+ * and obey; 4xx, "unavailable", everything allowed; 5xx or no answer,
+ * "unreachable", nothing allowed until a retry; up to 5 redirects. URLs
+ * admitted before the rules were known are checked when they come out of
+ * the queue, and those now disallowed are handed back as DROP jobs, so the
+ * caller sees every URL it gave: nothing is silently lost.
+ *
+ * ADMISSION
+ * add() runs the cheap checks first and the seen-test last, so a URL
+ * refused for a limit (too deep now, a full queue) does not enter the
+ * Bloom filter and can still be admitted when it comes back:
+ *
+ *     normalize -> length -> scope -> include/exclude -> depth
+ *       -> path segments -> trap guard -> host budget -> queue capacity
+ *       -> robots.txt (if known) -> seen-test (on the seen-key) -> enqueue
+ *
+ * The trap guard refuses a path with a segment repeated more than twice
+ * (/a/b/a/b/a/...), the signature of relative links that grow a path for
+ * ever; depth and the host budget bound the other traps (calendars).
+ *
+ * MEMORY
+ * A host queue is a list of byte chunks that double in size from 256 bytes
+ * to 64 KiB. An entry is a 2-byte length, a 2-byte depth and the URL bytes
+ * without a NUL: a queued URL costs its length + 4 bytes, plus the unused
+ * tail of its host's newest chunk.
+ *
+ * TIME
+ * The caller passes now_ms to every call that needs time. The frontier
+ * never reads a clock and never sleeps: the tests drive it with a fake
+ * clock, and a crawler can replay a crawl.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpsl.h>
+#include <uthash.h>
+
+#include "bloomcrawl/frontier.h"
+#include "bloomcrawl/robots.h"
+
+#define CHUNK_FIRST                256u
+#define CHUNK_MAX                  (64u * 1024u)
+#define ENTRY_HEADER               4u
+#define NOT_IN_HEAP                SIZE_MAX
+#define MAX_ROBOTS_REDIRECTS       5u
+#define DEFAULT_MAX_RETRY_AFTER_MS (3600u * 1000u)
+
+/* ---- per-host queues ------------------------------------------------- */
+
+struct chunk {
+    struct chunk *next;
+    uint32_t cap;  /* bytes of data[] */
+    uint32_t head; /* next entry to read */
+    uint32_t tail; /* end of the entries written */
+    unsigned char data[];
+};
+
+enum robots_state {
+    ROBOTS_UNKNOWN = 0, /* not fetched yet (or expired, or redirected) */
+    ROBOTS_FETCHING,    /* a FETCH_ROBOTS job is out */
+    ROBOTS_PARSED,      /* rules known */
+    ROBOTS_ALLOW_ALL,   /* 4xx: unavailable, no restriction */
+    ROBOTS_UNREACHABLE  /* 5xx or network error: nothing allowed */
+};
+
+struct host {
+    UT_hash_handle hh;
+    char *origin; /* "https://example.com:8443", the hash key */
+    size_t origin_len;
+    struct chunk *first, *last;
+    size_t queued;
+    size_t queue_bytes;
+    uint32_t next_chunk; /* size of the next chunk to allocate */
+    unsigned in_flight;
+    uint64_t next_ms;       /* earliest next contact */
+    uint64_t blocked_until; /* Retry-After or robots unreachable */
+    uint64_t admitted;      /* URLs enqueued, for the budget */
+    size_t heap_pos;
+    enum robots_state robots_state;
+    struct bc_robots *robots;
+    uint64_t robots_expires;
+    uint64_t crawl_delay_ms; /* from robots.txt, capped */
+    unsigned robots_redirects;
+    char *robots_url; /* a redirect target, or NULL for origin/robots.txt */
+};
+
+/* A string set (seed hosts and domains). */
+struct name {
+    UT_hash_handle hh;
+    char text[];
+};
+
+struct bc_frontier {
+    struct bc_frontier_config cfg;
+    char *user_agent;
+    struct bc_seen *seen;
+    const psl_ctx_t *psl;
+    struct host *hosts; /* uthash by origin */
+    size_t host_count;
+    struct host **heap;
+    size_t heap_len, heap_cap;
+    struct name *scope_hosts, *scope_domains;
+    size_t queued, in_flight, queue_bytes;
+    uint64_t added, admitted, handed_out, robots_fetches;
+    uint64_t robots_parsed, robots_unavailable, robots_unreachable;
+    uint64_t reasons[BC_ADMIT_REASON_COUNT];
+    /* Scratch: the last base parsed, the URL and key being admitted. */
+    char *base_src, *base_buf, *url_buf, *key_buf, *drop_buf;
+    size_t base_src_len;
+    struct bc_url base;
+    bool base_valid;
+    size_t last_len; /* url_buf holds the last canonical URL, or 0 */
+};
+
+const char *bc_frontier_reason_name(enum bc_frontier_reason reason)
+{
+    switch (reason) {
+    case BC_ADMIT_QUEUED:
+        return "queued";
+    case BC_ADMIT_BAD_URL:
+        return "bad_url";
+    case BC_ADMIT_TOO_LONG:
+        return "too_long";
+    case BC_ADMIT_OUT_OF_SCOPE:
+        return "out_of_scope";
+    case BC_ADMIT_EXCLUDED:
+        return "excluded";
+    case BC_ADMIT_TOO_DEEP:
+        return "too_deep";
+    case BC_ADMIT_TOO_MANY_SEGMENTS:
+        return "too_many_segments";
+    case BC_ADMIT_TRAP:
+        return "trap";
+    case BC_ADMIT_HOST_BUDGET:
+        return "host_budget";
+    case BC_ADMIT_QUEUE_FULL:
+        return "queue_full";
+    case BC_ADMIT_ROBOTS:
+        return "robots";
+    case BC_ADMIT_DUPLICATE:
+        return "duplicate";
+    case BC_ADMIT_PROBABLY_SEEN:
+        return "probably_seen";
+    case BC_ADMIT_NOMEM:
+        return "nomem";
+    }
+    return "unknown";
+}
+
+void bc_frontier_config_init(struct bc_frontier_config *c)
+{
+    if (!c)
+        return;
+    memset(c, 0, sizeof(*c));
+    c->user_agent = "bloomcrawl/0.1";
+    c->per_host_concurrency = 1;
+    c->min_delay_ms = BC_FRONTIER_DEFAULT_DELAY_MS;
+    c->max_crawl_delay_ms = BC_FRONTIER_DEFAULT_MAX_CRAWL_DELAY_MS;
+    c->response_factor = 0.0;
+    c->backoff_ms = BC_FRONTIER_DEFAULT_BACKOFF_MS;
+    c->max_retry_after_ms = DEFAULT_MAX_RETRY_AFTER_MS;
+    c->obey_robots = true;
+    c->robots_ttl_ms = BC_FRONTIER_DEFAULT_ROBOTS_TTL_MS;
+    c->robots_retry_ms = BC_FRONTIER_DEFAULT_ROBOTS_RETRY_MS;
+    c->scope = BC_SCOPE_HOST;
+    c->max_depth = BC_FRONTIER_DEFAULT_MAX_DEPTH;
+    c->max_url_len = BC_URL_MAX_LEN_DEFAULT;
+    c->max_segments = BC_FRONTIER_DEFAULT_MAX_SEGMENTS;
+    bc_seen_config_init(&c->seen);
+}
+
+/* ---- the heap of hosts by next contact time -------------------------- */
+
+static bool heap_less(const struct host *a, const struct host *b)
+{
+    return a->next_ms < b->next_ms;
+}
+
+static void heap_set(struct bc_frontier *f, size_t i, struct host *h)
+{
+    f->heap[i] = h;
+    h->heap_pos = i;
+}
+
+static void heap_up(struct bc_frontier *f, size_t i)
+{
+    struct host *h = f->heap[i];
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!heap_less(h, f->heap[parent]))
+            break;
+        heap_set(f, i, f->heap[parent]);
+        i = parent;
+    }
+    heap_set(f, i, h);
+}
+
+static void heap_down(struct bc_frontier *f, size_t i)
+{
+    struct host *h = f->heap[i];
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= f->heap_len)
+            break;
+        if (child + 1 < f->heap_len &&
+            heap_less(f->heap[child + 1], f->heap[child]))
+            child++;
+        if (!heap_less(f->heap[child], h))
+            break;
+        heap_set(f, i, f->heap[child]);
+        i = child;
+    }
+    heap_set(f, i, h);
+}
+
+static bool heap_push(struct bc_frontier *f, struct host *h)
+{
+    if (f->heap_len == f->heap_cap) {
+        size_t cap = f->heap_cap ? 2 * f->heap_cap : 64;
+        struct host **heap = realloc(f->heap, cap * sizeof(*heap));
+        if (!heap)
+            return false;
+        f->heap = heap;
+        f->heap_cap = cap;
+    }
+    heap_set(f, f->heap_len++, h);
+    heap_up(f, f->heap_len - 1);
+    return true;
+}
+
+static void heap_remove(struct bc_frontier *f, struct host *h)
+{
+    size_t i = h->heap_pos;
+    struct host *last = f->heap[--f->heap_len];
+    h->heap_pos = NOT_IN_HEAP;
+    if (last == h)
+        return;
+    heap_set(f, i, last);
+    heap_up(f, i);
+    heap_down(f, last->heap_pos);
+}
+
+/* A host belongs in the heap when it has queued URLs, a free transfer slot
+ * and no robots.txt fetch out. Call after any change to those or to
+ * next_ms. The heap's capacity is reserved when a host is created, so the
+ * push cannot fail. */
+static void host_schedule(struct bc_frontier *f, struct host *h)
+{
+    bool wanted = h->queued > 0 && h->in_flight < f->cfg.per_host_concurrency &&
+                  h->robots_state != ROBOTS_FETCHING;
+    if (wanted && h->heap_pos == NOT_IN_HEAP) {
+        (void)heap_push(f, h);
+    } else if (!wanted && h->heap_pos != NOT_IN_HEAP) {
+        heap_remove(f, h);
+    } else if (wanted) {
+        heap_up(f, h->heap_pos);
+        heap_down(f, h->heap_pos);
+    }
+}
+
+/* ---- host queues ----------------------------------------------------- */
+
+/* Make room for an entry of len URL bytes at the host's tail. */
+static bool queue_reserve(struct bc_frontier *f, struct host *h, size_t len)
+{
+    size_t need = ENTRY_HEADER + len;
+    if (h->last && h->last->cap - h->last->tail >= need)
+        return true;
+    size_t cap = h->next_chunk ? h->next_chunk : CHUNK_FIRST;
+    while (cap < need)
+        cap *= 2;
+    struct chunk *c = malloc(sizeof(*c) + cap);
+    if (!c)
+        return false;
+    c->next = NULL;
+    c->cap = (uint32_t)cap;
+    c->head = c->tail = 0;
+    if (h->last)
+        h->last->next = c;
+    else
+        h->first = c;
+    h->last = c;
+    h->next_chunk = cap < CHUNK_MAX ? (uint32_t)cap * 2 : CHUNK_MAX;
+    h->queue_bytes += sizeof(*c) + cap;
+    f->queue_bytes += sizeof(*c) + cap;
+    return true;
+}
+
+/* Append an entry; queue_reserve() must have made room. */
+static void queue_push(struct bc_frontier *f, struct host *h, const char *url,
+                       size_t len, unsigned depth)
+{
+    struct chunk *c = h->last;
+    unsigned char *p = c->data + c->tail;
+    p[0] = (unsigned char)(len & 0xff);
+    p[1] = (unsigned char)(len >> 8);
+    p[2] = (unsigned char)(depth & 0xff);
+    p[3] = (unsigned char)(depth >> 8);
+    memcpy(p + ENTRY_HEADER, url, len);
+    c->tail += (uint32_t)(ENTRY_HEADER + len);
+    h->queued++;
+    f->queued++;
+}
+
+/* Take the head entry into buf (NUL-terminated); returns its length. */
+static size_t queue_pop(struct bc_frontier *f, struct host *h, char *buf,
+                        unsigned *depth)
+{
+    struct chunk *c = h->first;
+    const unsigned char *p = c->data + c->head;
+    size_t len = (size_t)p[0] | (size_t)p[1] << 8;
+    *depth = (unsigned)p[2] | (unsigned)p[3] << 8;
+    memcpy(buf, p + ENTRY_HEADER, len);
+    buf[len] = '\0';
+    c->head += (uint32_t)(ENTRY_HEADER + len);
+    h->queued--;
+    f->queued--;
+    if (c->head == c->tail) {
+        /* An empty chunk: free it, or rewind the only one. */
+        if (c->next) {
+            h->first = c->next;
+            h->queue_bytes -= sizeof(*c) + c->cap;
+            f->queue_bytes -= sizeof(*c) + c->cap;
+            free(c);
+        } else {
+            c->head = c->tail = 0;
+        }
+    }
+    return len;
+}
+
+static void host_free(struct host *h)
+{
+    struct chunk *c = h->first;
+    while (c) {
+        struct chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    bc_robots_free(h->robots);
+    free(h->robots_url);
+    free(h->origin);
+    free(h);
+}
+
+static struct host *host_find(struct bc_frontier *f, const char *origin,
+                              size_t len)
+{
+    struct host *h;
+    HASH_FIND(hh, f->hosts, origin, len, h);
+    return h;
+}
+
+/* The host of an origin, created when new; NULL when out of memory. */
+static struct host *host_get(struct bc_frontier *f, const char *origin,
+                             size_t len)
+{
+    struct host *h = host_find(f, origin, len);
+    if (h)
+        return h;
+    if (f->host_count + 1 > f->heap_cap) { /* reserve its heap slot now */
+        size_t cap = f->heap_cap ? 2 * f->heap_cap : 64;
+        struct host **heap = realloc(f->heap, cap * sizeof(*heap));
+        if (!heap)
+            return NULL;
+        f->heap = heap;
+        f->heap_cap = cap;
+    }
+    h = calloc(1, sizeof(*h));
+    if (!h)
+        return NULL;
+    h->origin = malloc(len + 1);
+    if (!h->origin) {
+        free(h);
+        return NULL;
+    }
+    memcpy(h->origin, origin, len);
+    h->origin[len] = '\0';
+    h->origin_len = len;
+    h->heap_pos = NOT_IN_HEAP;
+    HASH_ADD_KEYPTR(hh, f->hosts, h->origin, len, h);
+    if (h->hh.tbl == NULL) { /* uthash could not allocate its table */
+        free(h->origin);
+        free(h);
+        return NULL;
+    }
+    f->host_count++;
+    return h;
+}
+
+/* ---- create / free --------------------------------------------------- */
+
+enum bc_status bc_frontier_create(const struct bc_frontier_config *config,
+                                  struct bc_frontier **out)
+{
+    if (!config || !out || config->per_host_concurrency == 0 ||
+        config->max_url_len == 0 ||
+        config->max_url_len > BC_FRONTIER_MAX_URL_LEN ||
+        config->max_depth > 65535 || !config->user_agent ||
+        config->scope > BC_SCOPE_ANY)
+        return BC_ERR_INVALID_ARG;
+    struct bc_frontier *f = calloc(1, sizeof(*f));
+    if (!f)
+        return BC_ERR_NOMEM;
+    f->cfg = *config;
+    f->cfg.url_policy.max_len = config->max_url_len;
+    size_t cap = config->max_url_len + 1;
+    f->user_agent = strdup(config->user_agent);
+    f->base_src = malloc(cap);
+    f->base_buf = malloc(cap);
+    f->url_buf = malloc(cap);
+    f->key_buf = malloc(cap);
+    f->drop_buf = malloc(cap);
+    enum bc_status st = BC_ERR_NOMEM;
+    if (!f->user_agent || !f->base_src || !f->base_buf || !f->url_buf ||
+        !f->key_buf || !f->drop_buf)
+        goto out_free;
+    f->cfg.user_agent = f->user_agent;
+    st = bc_seen_create(&config->seen, &f->seen);
+    if (st != BC_OK)
+        goto out_free;
+    f->psl = psl_builtin();
+    *out = f;
+    return BC_OK;
+
+out_free:
+    bc_frontier_free(f);
+    return st;
+}
+
+static void names_free(struct name **set)
+{
+    struct name *n, *tmp;
+    HASH_ITER(hh, *set, n, tmp)
+    {
+        HASH_DEL(*set, n);
+        free(n);
+    }
+}
+
+void bc_frontier_free(struct bc_frontier *f)
+{
+    if (!f)
+        return;
+    struct host *h, *tmp;
+    HASH_ITER(hh, f->hosts, h, tmp)
+    {
+        HASH_DEL(f->hosts, h);
+        host_free(h);
+    }
+    names_free(&f->scope_hosts);
+    names_free(&f->scope_domains);
+    bc_seen_free(f->seen);
+    free(f->heap);
+    free(f->user_agent);
+    free(f->base_src);
+    free(f->base_buf);
+    free(f->url_buf);
+    free(f->key_buf);
+    free(f->drop_buf);
+    free(f);
+}
+
+const char *bc_frontier_last_url(const struct bc_frontier *f, size_t *len)
+{
+    if (!f || f->last_len == 0)
+        return NULL;
+    if (len)
+        *len = f->last_len;
+    return f->url_buf;
+}
+
+struct bc_seen *bc_frontier_seen(struct bc_frontier *f)
+{
+    return f->seen;
+}
+
+/* ---- admission checks ------------------------------------------------ */
+
+static bool name_has(struct name *set, const char *s, size_t len)
+{
+    struct name *n;
+    HASH_FIND(hh, set, s, len, n);
+    return n != NULL;
+}
+
+static bool name_add(struct name **set, const char *s, size_t len)
+{
+    if (name_has(*set, s, len))
+        return true;
+    struct name *n = malloc(sizeof(*n) + len + 1);
+    if (!n)
+        return false;
+    memcpy(n->text, s, len);
+    n->text[len] = '\0';
+    HASH_ADD_KEYPTR(hh, *set, n->text, len, n);
+    if (n->hh.tbl == NULL) {
+        free(n);
+        return false;
+    }
+    return true;
+}
+
+/* The registrable domain of a host ("blog.example.co.uk" ->
+ * "example.co.uk"); an IP address or a public suffix is its own. */
+static const char *registrable(const struct bc_frontier *f,
+                               const struct bc_url *u, char *buf, size_t cap,
+                               size_t *len)
+{
+    const char *host = u->href + u->host.off;
+    if (u->host.len >= cap)
+        return NULL;
+    memcpy(buf, host, u->host.len);
+    buf[u->host.len] = '\0';
+    const char *reg = NULL;
+    if (u->host_type == BC_URL_HOST_NAME && f->psl)
+        reg = psl_registrable_domain(f->psl, buf);
+    if (!reg)
+        reg = buf;
+    *len = strlen(reg);
+    return reg;
+}
+
+static bool in_scope(const struct bc_frontier *f, const struct bc_url *u)
+{
+    switch (f->cfg.scope) {
+    case BC_SCOPE_ANY:
+        return true;
+    case BC_SCOPE_HOST:
+        return name_has(f->scope_hosts, u->href + u->host.off, u->host.len);
+    case BC_SCOPE_DOMAIN: {
+        char buf[300];
+        size_t len;
+        const char *reg = registrable(f, u, buf, sizeof(buf), &len);
+        return reg && name_has(f->scope_domains, reg, len);
+    }
+    }
+    return false;
+}
+
+/* Glob match: '*' matches any run of bytes. Linear in practice: on a
+ * mismatch it only backtracks to the last '*'. */
+static bool glob_match(const char *pat, const char *s, size_t len)
+{
+    size_t i = 0;
+    const char *star = NULL;
+    size_t star_i = 0;
+    while (i < len) {
+        if (*pat == '*') {
+            star = pat++;
+            star_i = i;
+        } else if (*pat && *pat == s[i]) {
+            pat++;
+            i++;
+        } else if (star) {
+            pat = star + 1;
+            i = ++star_i;
+        } else {
+            return false;
+        }
+    }
+    while (*pat == '*')
+        pat++;
+    return *pat == '\0';
+}
+
+static bool any_match(const char *const *pats, size_t count, const char *s,
+                      size_t len)
+{
+    for (size_t i = 0; i < count; i++)
+        if (pats[i] && glob_match(pats[i], s, len))
+            return true;
+    return false;
+}
+
+/* Path segment checks: too many segments, or one repeated > 2 times. */
+static enum bc_frontier_reason check_segments(const struct bc_frontier *f,
+                                              const struct bc_url *u)
+{
+    const char *path = u->href + u->path.off;
+    size_t len = u->path.len;
+    struct {
+        size_t off, len;
+    } seg[64];
+    size_t n = 0;
+    for (size_t i = 0; i < len;) {
+        while (i < len && path[i] == '/')
+            i++;
+        size_t start = i;
+        while (i < len && path[i] != '/')
+            i++;
+        if (i == start)
+            continue;
+        if (n == sizeof(seg) / sizeof(seg[0]) || n >= f->cfg.max_segments)
+            return BC_ADMIT_TOO_MANY_SEGMENTS;
+        seg[n].off = start;
+        seg[n].len = i - start;
+        n++;
+    }
+    for (size_t a = 0; a < n; a++) {
+        unsigned repeats = 1;
+        for (size_t b = a + 1; b < n; b++)
+            if (seg[b].len == seg[a].len &&
+                memcmp(path + seg[a].off, path + seg[b].off, seg[a].len) == 0)
+                repeats++;
+        if (repeats > 2)
+            return BC_ADMIT_TRAP;
+    }
+    return BC_ADMIT_QUEUED;
+}
+
+/* The path and query of a canonical URL string (for robots.txt). */
+static const char *url_target(const char *url, size_t len, size_t *tlen)
+{
+    const char *p = memchr(url, ':', len);
+    size_t i = p ? (size_t)(p - url) + 3 : 0; /* past "://" */
+    while (i < len && url[i] != '/')
+        i++;
+    *tlen = len - i;
+    return url + i;
+}
+
+/* Only known rules restrict: a URL of a host whose robots.txt is not
+ * known yet (or unreachable for now) is queued, and checked again when it
+ * leaves the queue, after the rules have been fetched. */
+static bool robots_allows(const struct host *h, const char *url, size_t len)
+{
+    if (h->robots_state != ROBOTS_PARSED)
+        return true;
+    size_t tlen;
+    const char *target = url_target(url, len, &tlen);
+    return bc_robots_allowed(h->robots, target, tlen);
+}
+
+/* Parse base into f->base (cached: a page's links share their base). */
+static enum bc_status parse_base(struct bc_frontier *f, const char *base,
+                                 size_t len)
+{
+    if (f->base_valid && len == f->base_src_len &&
+        memcmp(base, f->base_src, len) == 0)
+        return BC_OK;
+    f->base_valid = false;
+    if (len > f->cfg.max_url_len)
+        return BC_ERR_URL_TOO_LONG;
+    enum bc_status st =
+        bc_url_normalize(NULL, base, len, &f->cfg.url_policy, f->base_buf,
+                         f->cfg.max_url_len + 1, &f->base);
+    if (st != BC_OK)
+        return st;
+    memcpy(f->base_src, base, len);
+    f->base_src_len = len;
+    f->base_valid = true;
+    return BC_OK;
+}
+
+static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
+                                     size_t href_len, const char *base,
+                                     size_t base_len, unsigned depth, bool seed,
+                                     enum bc_status *url_status)
+{
+    struct bc_url u;
+    enum bc_status st = BC_OK;
+    const struct bc_url *parsed_base = NULL;
+    f->last_len = 0;
+    if (base && base_len > 0) {
+        st = parse_base(f, base, base_len);
+        if (st == BC_OK)
+            parsed_base = &f->base;
+    }
+    if (st == BC_OK)
+        st = bc_url_normalize(parsed_base, href, href_len, &f->cfg.url_policy,
+                              f->url_buf, f->cfg.max_url_len + 1, &u);
+    *url_status = st;
+    f->last_len = st == BC_OK ? u.len : 0;
+    if (st == BC_ERR_URL_TOO_LONG)
+        return BC_ADMIT_TOO_LONG;
+    if (st == BC_ERR_NOMEM)
+        return BC_ADMIT_NOMEM;
+    if (st != BC_OK)
+        return BC_ADMIT_BAD_URL;
+
+    if (seed) {
+        char buf[300];
+        size_t len;
+        const char *reg = registrable(f, &u, buf, sizeof(buf), &len);
+        if (!name_add(&f->scope_hosts, u.href + u.host.off, u.host.len) ||
+            (reg && !name_add(&f->scope_domains, reg, len)))
+            return BC_ADMIT_NOMEM;
+    } else if (!in_scope(f, &u)) {
+        return BC_ADMIT_OUT_OF_SCOPE;
+    }
+    if ((f->cfg.include_count > 0 &&
+         !any_match(f->cfg.include, f->cfg.include_count, u.href, u.len)) ||
+        any_match(f->cfg.exclude, f->cfg.exclude_count, u.href, u.len))
+        return BC_ADMIT_EXCLUDED;
+    if (depth > f->cfg.max_depth)
+        return BC_ADMIT_TOO_DEEP;
+    enum bc_frontier_reason r = check_segments(f, &u);
+    if (r != BC_ADMIT_QUEUED)
+        return r;
+
+    char obuf[300];
+    size_t olen;
+    const char *origin = bc_url_origin(&u, obuf, sizeof(obuf), &olen);
+    if (!origin)
+        return BC_ADMIT_BAD_URL;
+    struct host *h = host_find(f, origin, olen);
+    if (h && f->cfg.host_budget && h->admitted >= f->cfg.host_budget)
+        return BC_ADMIT_HOST_BUDGET;
+    if (f->cfg.queue_capacity && f->queued >= f->cfg.queue_capacity)
+        return BC_ADMIT_QUEUE_FULL;
+    if (h && f->cfg.obey_robots && !robots_allows(h, u.href, u.len))
+        return BC_ADMIT_ROBOTS;
+
+    /* Everything that can fail goes before the seen-test, which cannot be
+     * undone: a NEW key must be enqueued. */
+    if (!h)
+        h = host_get(f, origin, olen);
+    if (!h || !queue_reserve(f, h, u.len))
+        return BC_ADMIT_NOMEM;
+    size_t key_len;
+    if (bc_url_seen_key(&u, &f->cfg.url_policy, f->key_buf,
+                        f->cfg.max_url_len + 1, &key_len) != BC_OK)
+        return BC_ADMIT_BAD_URL;
+    enum bc_seen_verdict v;
+    st = bc_seen_test_and_add(f->seen, f->key_buf, key_len, &v);
+    if (st != BC_OK && st != BC_ERR_NOMEM) /* NOMEM: verdict still valid */
+        return BC_ADMIT_NOMEM;
+    if (v == BC_SEEN_DUPLICATE)
+        return BC_ADMIT_DUPLICATE;
+    if (v == BC_SEEN_PROBABLY_SEEN)
+        return BC_ADMIT_PROBABLY_SEEN;
+    queue_push(f, h, u.href, u.len, depth);
+    h->admitted++;
+    host_schedule(f, h);
+    return BC_ADMIT_QUEUED;
+}
+
+static enum bc_status add_common(struct bc_frontier *f, const char *href,
+                                 size_t href_len, const char *base,
+                                 size_t base_len, unsigned depth, bool seed,
+                                 enum bc_frontier_reason *reason,
+                                 enum bc_status *url_status)
+{
+    if (!f || !reason || (!href && href_len > 0) || (!base && base_len > 0))
+        return BC_ERR_INVALID_ARG;
+    enum bc_status ust;
+    enum bc_frontier_reason r =
+        admit(f, href ? href : "", href_len, base, base_len, depth, seed, &ust);
+    f->added++;
+    f->reasons[r]++;
+    if (r == BC_ADMIT_QUEUED)
+        f->admitted++;
+    *reason = r;
+    if (url_status)
+        *url_status = ust;
+    return r == BC_ADMIT_NOMEM ? BC_ERR_NOMEM : BC_OK;
+}
+
+enum bc_status bc_frontier_add(struct bc_frontier *f, const char *href,
+                               size_t href_len, const char *base,
+                               size_t base_len, unsigned depth,
+                               enum bc_frontier_reason *reason,
+                               enum bc_status *url_status)
+{
+    return add_common(f, href, href_len, base, base_len, depth, false, reason,
+                      url_status);
+}
+
+enum bc_status bc_frontier_add_seed(struct bc_frontier *f, const char *url,
+                                    size_t len, enum bc_frontier_reason *reason,
+                                    enum bc_status *url_status)
+{
+    return add_common(f, url, len, NULL, 0, 0, true, reason, url_status);
+}
+
+/* ---- handing out work ------------------------------------------------ */
+
+/* The delay between two requests to a host, before the response factor. */
+static uint64_t base_delay(const struct bc_frontier *f, const struct host *h)
+{
+    uint64_t d = f->cfg.min_delay_ms;
+    return h->crawl_delay_ms > d ? h->crawl_delay_ms : d;
+}
+
+static bool robots_needed(const struct bc_frontier *f, const struct host *h,
+                          uint64_t now)
+{
+    if (!f->cfg.obey_robots)
+        return false;
+    return h->robots_state == ROBOTS_UNKNOWN ||
+           (h->robots_state != ROBOTS_FETCHING && now >= h->robots_expires);
+}
+
+static char *robots_url_of(const struct host *h)
+{
+    if (h->robots_url)
+        return strdup(h->robots_url);
+    static const char suffix[] = "/robots.txt";
+    char *s = malloc(h->origin_len + sizeof(suffix));
+    if (!s)
+        return NULL;
+    memcpy(s, h->origin, h->origin_len);
+    memcpy(s + h->origin_len, suffix, sizeof(suffix));
+    return s;
+}
+
+enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
+                                struct bc_frontier_job *job)
+{
+    if (!f || !job)
+        return BC_ERR_INVALID_ARG;
+    memset(job, 0, sizeof(*job));
+    if (f->heap_len == 0) {
+        job->action = f->in_flight ? BC_FRONTIER_WAIT : BC_FRONTIER_DONE;
+        job->wait_until_ms = UINT64_MAX;
+        return BC_OK;
+    }
+    struct host *h = f->heap[0];
+    if (h->next_ms > now) {
+        job->action = BC_FRONTIER_WAIT;
+        job->wait_until_ms = h->next_ms;
+        return BC_OK;
+    }
+    job->host = h;
+    job->started_ms = now;
+    if (robots_needed(f, h, now)) {
+        char *url = robots_url_of(h);
+        if (!url)
+            return BC_ERR_NOMEM;
+        h->robots_state = ROBOTS_FETCHING;
+        h->in_flight++;
+        f->in_flight++;
+        f->robots_fetches++;
+        host_schedule(f, h);
+        job->action = BC_FRONTIER_FETCH_ROBOTS;
+        job->url = job->owned = url;
+        job->url_len = strlen(url);
+        return BC_OK;
+    }
+    unsigned depth;
+    size_t len = queue_pop(f, h, f->drop_buf, &depth);
+    if (f->cfg.obey_robots && !robots_allows(h, f->drop_buf, len)) {
+        f->reasons[BC_ADMIT_ROBOTS]++;
+        host_schedule(f, h);
+        job->action = BC_FRONTIER_DROP;
+        job->reason = BC_ADMIT_ROBOTS;
+        job->url = f->drop_buf;
+        job->url_len = len;
+        job->host = NULL;
+        return BC_OK;
+    }
+    char *url = malloc(len + 1);
+    if (!url) {
+        f->reasons[BC_ADMIT_NOMEM]++;
+        host_schedule(f, h);
+        job->action = BC_FRONTIER_DROP;
+        job->reason = BC_ADMIT_NOMEM;
+        job->url = f->drop_buf;
+        job->url_len = len;
+        job->host = NULL;
+        return BC_OK;
+    }
+    memcpy(url, f->drop_buf, len + 1);
+    h->in_flight++;
+    f->in_flight++;
+    f->handed_out++;
+    /* With several transfers per host allowed, their starts are still
+     * spaced by the delay. */
+    h->next_ms = now + base_delay(f, h);
+    host_schedule(f, h);
+    job->action = BC_FRONTIER_FETCH;
+    job->url = job->owned = url;
+    job->url_len = len;
+    job->depth = depth;
+    return BC_OK;
+}
+
+/* End of any job of a host: slot freed, next contact no sooner than
+ * until. */
+static void release(struct bc_frontier *f, struct bc_frontier_job *job,
+                    uint64_t until)
+{
+    struct host *h = job->host;
+    h->in_flight--;
+    f->in_flight--;
+    if (until > h->next_ms)
+        h->next_ms = until;
+    free(job->owned);
+    job->owned = NULL;
+    job->url = NULL;
+    job->host = NULL;
+}
+
+enum bc_status bc_frontier_done(struct bc_frontier *f,
+                                struct bc_frontier_job *job,
+                                const struct bc_frontier_outcome *o,
+                                uint64_t now)
+{
+    if (!f || !job || !o || job->action != BC_FRONTIER_FETCH || !job->host)
+        return BC_ERR_INVALID_ARG;
+    struct host *h = job->host;
+    uint64_t delay = base_delay(f, h);
+    double by_response = f->cfg.response_factor * (double)o->response_ms;
+    if (by_response > (double)delay)
+        delay = by_response > 1e15 ? (uint64_t)1e15 : (uint64_t)by_response;
+    if (o->http_status == 429 || o->http_status == 503) {
+        uint64_t wait =
+            o->retry_after_ms ? o->retry_after_ms : f->cfg.backoff_ms;
+        if (wait > f->cfg.max_retry_after_ms)
+            wait = f->cfg.max_retry_after_ms;
+        if (wait > delay)
+            delay = wait;
+        h->blocked_until = now + delay;
+    }
+    release(f, job, now + delay);
+    host_schedule(f, h);
+    return BC_OK;
+}
+
+enum bc_status bc_frontier_robots_done(struct bc_frontier *f,
+                                       struct bc_frontier_job *job, int status,
+                                       const void *body, size_t len,
+                                       const char *location,
+                                       size_t location_len, uint64_t now)
+{
+    if (!f || !job || job->action != BC_FRONTIER_FETCH_ROBOTS || !job->host ||
+        (!body && len > 0) || (!location && location_len > 0))
+        return BC_ERR_INVALID_ARG;
+    struct host *h = job->host;
+    enum bc_status result = BC_OK;
+    uint64_t until;
+    bc_robots_free(h->robots);
+    h->robots = NULL;
+    h->crawl_delay_ms = 0;
+    if (status >= 300 && status < 400 && location_len > 0 &&
+        h->robots_redirects < MAX_ROBOTS_REDIRECTS) {
+        /* Follow: resolve the target against the robots.txt URL. */
+        struct bc_url base, target;
+        char *bbuf = malloc(f->cfg.max_url_len + 1);
+        char *tbuf = malloc(f->cfg.max_url_len + 1);
+        enum bc_status st = bbuf && tbuf ? BC_OK : BC_ERR_NOMEM;
+        if (st == BC_OK)
+            st = bc_url_normalize(NULL, job->url, job->url_len,
+                                  &f->cfg.url_policy, bbuf,
+                                  f->cfg.max_url_len + 1, &base);
+        if (st == BC_OK)
+            st = bc_url_normalize(&base, location, location_len,
+                                  &f->cfg.url_policy, tbuf,
+                                  f->cfg.max_url_len + 1, &target);
+        free(bbuf);
+        if (st == BC_OK) {
+            free(h->robots_url);
+            h->robots_url = tbuf;
+            h->robots_redirects++;
+            h->robots_state = ROBOTS_UNKNOWN;
+            release(f, job, now); /* the redirect target is not this host's
+                                     politeness budget: no delay */
+            host_schedule(f, h);
+            return BC_OK;
+        }
+        free(tbuf);
+        status = 404; /* an unusable redirect: unavailable */
+    }
+    free(h->robots_url);
+    h->robots_url = NULL;
+    h->robots_redirects = 0;
+    bool reachable = true;
+    if (status >= 200 && status < 300) {
+        result = bc_robots_parse(body, len, f->user_agent,
+                                 strlen(f->user_agent), &h->robots);
+        reachable = result == BC_OK;
+    }
+    if (!reachable || status < 200 || status >= 500) {
+        /* Unreachable: nothing allowed; ask again after robots_retry_ms. */
+        h->robots_state = ROBOTS_UNREACHABLE;
+        h->robots_expires = now + f->cfg.robots_retry_ms;
+        h->blocked_until = h->robots_expires;
+        f->robots_unreachable++;
+    } else if (status >= 300) {
+        /* 4xx, or redirects beyond the limit: unavailable, allow all. */
+        h->robots_state = ROBOTS_ALLOW_ALL;
+        h->robots_expires = now + f->cfg.robots_ttl_ms;
+        f->robots_unavailable++;
+    } else {
+        uint64_t cd;
+        h->robots_state = ROBOTS_PARSED;
+        h->robots_expires = now + f->cfg.robots_ttl_ms;
+        if (bc_robots_crawl_delay(h->robots, &cd))
+            h->crawl_delay_ms =
+                cd < f->cfg.max_crawl_delay_ms ? cd : f->cfg.max_crawl_delay_ms;
+        f->robots_parsed++;
+    }
+    /* The robots.txt request counts as a request to the host: the next
+     * one waits the delay, which now includes the Crawl-delay. */
+    until = now + base_delay(f, h);
+    if (h->robots_state == ROBOTS_UNREACHABLE && h->robots_expires > until)
+        until = h->robots_expires;
+    release(f, job, until);
+    host_schedule(f, h);
+    return result;
+}
+
+void bc_frontier_stats(const struct bc_frontier *f, uint64_t now,
+                       struct bc_frontier_stats *out)
+{
+    struct bc_frontier_stats s;
+    memset(&s, 0, sizeof(s));
+    s.queued = f->queued;
+    s.in_flight = f->in_flight;
+    s.queue_bytes = f->queue_bytes;
+    s.added = f->added;
+    s.admitted = f->admitted;
+    s.handed_out = f->handed_out;
+    s.robots_fetches = f->robots_fetches;
+    s.robots_parsed = f->robots_parsed;
+    s.robots_unavailable = f->robots_unavailable;
+    s.robots_unreachable = f->robots_unreachable;
+    memcpy(s.reasons, f->reasons, sizeof(s.reasons));
+    const struct host *h, *tmp;
+    HASH_ITER(hh, f->hosts, h, tmp)
+    {
+        s.hosts++;
+        if (h->queued == 0)
+            continue;
+        if (h->blocked_until > now)
+            s.hosts_blocked++;
+        else if (h->heap_pos != NOT_IN_HEAP && h->next_ms <= now)
+            s.hosts_ready++;
+        else
+            s.hosts_waiting++;
+    }
+    bc_seen_stats(f->seen, &s.seen);
+    *out = s;
+}

@@ -1,0 +1,275 @@
+/*
+ * bloomcrawl/frontier.h - the crawl frontier: which URL to fetch next.
+ *
+ * The frontier admits discovered links through URL normalization, crawl
+ * limits, robots.txt and the two-tier seen-test, keeps the admitted URLs
+ * in one FIFO queue per host (scheme + host + port), and hands them out
+ * politely: at most per_host_concurrency transfers per host, a delay
+ * between requests to one host, robots.txt fetched and obeyed first.
+ * frontier/frontier.c explains the design (Mercator's two tiers of queues).
+ *
+ * Time is the caller's: every call that depends on it takes now_ms, any
+ * monotonic millisecond clock. So every politeness rule can be tested with
+ * a fake clock, and the frontier never sleeps, never reads a clock, never
+ * does I/O. The caller fetches; the frontier decides.
+ *
+ * The crawl loop:
+ *
+ *     bc_frontier_add_seed(f, seed, len, &reason, NULL);
+ *     for (;;) {
+ *         struct bc_frontier_job job;
+ *         bc_frontier_next(f, now, &job);
+ *         switch (job.action) {
+ *         case BC_FRONTIER_FETCH:        start fetching job.url; later
+ *                                        bc_frontier_done(f, &job, &outcome,
+ *                                        now) and bc_frontier_add() each link
+ *                                        with job.url as base, job.depth + 1;
+ *         case BC_FRONTIER_FETCH_ROBOTS: fetch job.url (a robots.txt); later
+ *                                        bc_frontier_robots_done(...);
+ *         case BC_FRONTIER_DROP:         job.url was admitted before its
+ *                                        host's robots.txt was known and is
+ *                                        now disallowed (job.reason); no
+ *                                        done() call;
+ *         case BC_FRONTIER_WAIT:         nothing is ready before
+ *                                        job.wait_until_ms (UINT64_MAX: until
+ *                                        a transfer in flight completes);
+ *         case BC_FRONTIER_DONE:         the crawl is over.
+ *         }
+ *     }
+ *
+ * Thread safety: none; one frontier per thread, or a lock around it.
+ */
+#ifndef BC_FRONTIER_FRONTIER_H
+#define BC_FRONTIER_FRONTIER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bloomcrawl/seen.h"
+#include "bloomcrawl/status.h"
+#include "bloomcrawl/url.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Which hosts a crawl may enter, relative to the hosts of its seeds. */
+enum bc_frontier_scope {
+    BC_SCOPE_HOST = 0,   /* the seeds' hosts (scheme and port may differ) */
+    BC_SCOPE_DOMAIN = 1, /* the seeds' registrable domains (libpsl) */
+    BC_SCOPE_ANY = 2     /* anywhere */
+};
+
+/* Why bc_frontier_add() did or did not enqueue a URL. */
+enum bc_frontier_reason {
+    BC_ADMIT_QUEUED = 0,        /* enqueued: it will be fetched */
+    BC_ADMIT_BAD_URL,           /* normalization failed (see the status) */
+    BC_ADMIT_TOO_LONG,          /* the URL exceeds max_url_len */
+    BC_ADMIT_OUT_OF_SCOPE,      /* host outside the scope */
+    BC_ADMIT_EXCLUDED,          /* matches an exclude pattern, or no include */
+    BC_ADMIT_TOO_DEEP,          /* depth > max_depth */
+    BC_ADMIT_TOO_MANY_SEGMENTS, /* more path segments than max_segments */
+    BC_ADMIT_TRAP,              /* a path segment repeated more than twice */
+    BC_ADMIT_HOST_BUDGET,       /* the host's budget of URLs is spent */
+    BC_ADMIT_QUEUE_FULL,        /* the frontier holds queue_capacity URLs */
+    BC_ADMIT_ROBOTS,            /* robots.txt disallows it */
+    BC_ADMIT_DUPLICATE,         /* seen-test: DUPLICATE */
+    BC_ADMIT_PROBABLY_SEEN,     /* seen-test: PROBABLY_SEEN */
+    BC_ADMIT_NOMEM              /* out of memory: nothing changed */
+};
+#define BC_ADMIT_REASON_COUNT 14
+
+/* A short name for a reason ("queued", "bad_url", ...); never NULL. */
+const char *bc_frontier_reason_name(enum bc_frontier_reason reason);
+
+/* Defaults of struct bc_frontier_config (bc_frontier_config_init). */
+#define BC_FRONTIER_DEFAULT_DELAY_MS           1000u
+#define BC_FRONTIER_DEFAULT_MAX_CRAWL_DELAY_MS 30000u
+#define BC_FRONTIER_DEFAULT_MAX_DEPTH          16u
+#define BC_FRONTIER_DEFAULT_MAX_SEGMENTS       32u
+#define BC_FRONTIER_DEFAULT_ROBOTS_TTL_MS      (24u * 3600u * 1000u)
+#define BC_FRONTIER_DEFAULT_ROBOTS_RETRY_MS    (5u * 60u * 1000u)
+#define BC_FRONTIER_DEFAULT_BACKOFF_MS         (60u * 1000u)
+#define BC_FRONTIER_MAX_URL_LEN                65535u /* hard limit of the queue format */
+
+struct bc_frontier_config {
+    /* Identity: the user-agent string (its product token selects the
+     * robots.txt group). Copied at create. */
+    const char *user_agent;
+    /* Politeness. */
+    unsigned per_host_concurrency; /* transfers in flight per host (1) */
+    uint64_t min_delay_ms;         /* between requests to one host (1000) */
+    uint64_t max_crawl_delay_ms;   /* cap on robots.txt Crawl-delay (30 s) */
+    double response_factor;        /* delay >= factor x last response (0) */
+    uint64_t backoff_ms;           /* 429/503 without Retry-After (60 s) */
+    uint64_t max_retry_after_ms;   /* cap on Retry-After (1 h) */
+    bool obey_robots;              /* fetch and obey robots.txt (true) */
+    uint64_t robots_ttl_ms;        /* robots.txt cache lifetime (24 h) */
+    uint64_t robots_retry_ms;      /* retry after 5xx/unreachable (5 min) */
+    /* Limits. 0 means "no limit" for budget and capacity. */
+    enum bc_frontier_scope scope; /* BC_SCOPE_HOST */
+    unsigned max_depth;           /* seeds are depth 0 (16) */
+    size_t max_url_len;           /* bytes (2048) */
+    unsigned max_segments;        /* path segments (32) */
+    uint64_t host_budget;         /* URLs admitted per host (0) */
+    size_t queue_capacity;        /* URLs queued in all (0) */
+    /* Include/exclude patterns on the fetch URL: '*' matches any run of
+     * bytes, everything else itself; a URL must match some include (when
+     * any is given) and no exclude. Not copied: must outlive the frontier. */
+    const char *const *include;
+    size_t include_count;
+    const char *const *exclude;
+    size_t exclude_count;
+    /* Normalization (max_len is taken from max_url_len) and the
+     * seen-test's sizing. */
+    struct bc_url_policy url_policy;
+    struct bc_seen_config seen;
+};
+
+/* Fill *config with the defaults above (user agent "bloomcrawl/VERSION"). */
+void bc_frontier_config_init(struct bc_frontier_config *config);
+
+struct bc_frontier;
+
+/*
+ * Create an empty frontier. Errors: BC_ERR_INVALID_ARG (NULL, zero
+ * concurrency, max_url_len over BC_FRONTIER_MAX_URL_LEN), those of
+ * bc_seen_create(), BC_ERR_NOMEM. Free with bc_frontier_free().
+ */
+enum bc_status bc_frontier_create(const struct bc_frontier_config *config,
+                                  struct bc_frontier **out);
+
+/* Free the frontier, its queues and its seen-test; NULL is a no-op. Jobs
+ * handed out and not done become invalid. */
+void bc_frontier_free(struct bc_frontier *frontier);
+
+/*
+ * Admit a discovered URL: normalize href against base (the page's URL or
+ * its <base href>; base NULL and base_len 0: href must be absolute), check
+ * the limits, robots.txt (when known), then the seen-test, and enqueue it.
+ * depth: the page's depth + 1 for a link, the page's own depth for a
+ * redirect target. *reason says what happened; when it is
+ * BC_ADMIT_BAD_URL or BC_ADMIT_TOO_LONG, *url_status (may be NULL) says
+ * why. Returns BC_OK whatever the reason, except BC_ERR_INVALID_ARG for
+ * NULL arguments and BC_ERR_NOMEM (*reason BC_ADMIT_NOMEM; the URL was not
+ * queued). Cost: O(URL length) plus one seen-test.
+ */
+enum bc_status bc_frontier_add(struct bc_frontier *frontier, const char *href,
+                               size_t href_len, const char *base,
+                               size_t base_len, unsigned depth,
+                               enum bc_frontier_reason *reason,
+                               enum bc_status *url_status);
+
+/*
+ * Admit a seed: an absolute URL at depth 0, whose host and registrable
+ * domain enter the scope (BC_SCOPE_HOST, BC_SCOPE_DOMAIN). Otherwise as
+ * bc_frontier_add().
+ */
+enum bc_status bc_frontier_add_seed(struct bc_frontier *frontier,
+                                    const char *url, size_t len,
+                                    enum bc_frontier_reason *reason,
+                                    enum bc_status *url_status);
+
+/*
+ * The canonical fetch URL of the last bc_frontier_add() or _add_seed()
+ * call, when it got past normalization (NULL otherwise): owned by the
+ * frontier, valid until the next add. *len receives its length.
+ */
+const char *bc_frontier_last_url(const struct bc_frontier *frontier,
+                                 size_t *len);
+
+enum bc_frontier_action {
+    BC_FRONTIER_FETCH = 0,    /* fetch url, then bc_frontier_done() */
+    BC_FRONTIER_FETCH_ROBOTS, /* fetch url (robots.txt), then robots_done() */
+    BC_FRONTIER_DROP,         /* url dropped for reason; no done() */
+    BC_FRONTIER_WAIT,         /* nothing ready before wait_until_ms */
+    BC_FRONTIER_DONE          /* no URL queued, none in flight */
+};
+
+/* What bc_frontier_next() hands out. */
+struct bc_frontier_job {
+    enum bc_frontier_action action;
+    const char *url; /* FETCH, FETCH_ROBOTS, DROP: NUL-terminated,
+                               owned by the frontier, valid until done() (or
+                               the next next() for DROP) */
+    size_t url_len;
+    unsigned depth;                 /* FETCH: the URL's depth */
+    enum bc_frontier_reason reason; /* DROP: why */
+    uint64_t wait_until_ms;         /* WAIT: UINT64_MAX = until a done() */
+    uint64_t started_ms;            /* FETCH, FETCH_ROBOTS: now_ms of next() */
+    void *host;                     /* internal: the host the job belongs to */
+    char *owned;                    /* internal */
+};
+
+/*
+ * The next thing to do at time now_ms (see the crawl loop above). Writes
+ * *job. Returns BC_OK or BC_ERR_INVALID_ARG. O(log hosts).
+ */
+enum bc_status bc_frontier_next(struct bc_frontier *frontier, uint64_t now_ms,
+                                struct bc_frontier_job *job);
+
+/* How a fetch went, for the politeness rules. */
+struct bc_frontier_outcome {
+    int http_status;         /* 0 when no response (network error) */
+    uint64_t response_ms;    /* how long the transfer took */
+    uint64_t retry_after_ms; /* Retry-After, 0 when absent */
+};
+
+/*
+ * Report the end of a FETCH job at time now_ms: frees the host's slot and
+ * sets when the host may be contacted next: now + max(min delay,
+ * Crawl-delay (capped), factor x response time); a 429 or 503 blocks the
+ * host until now + Retry-After (capped), or now + backoff_ms without one.
+ * The job's url becomes invalid. Returns BC_OK or BC_ERR_INVALID_ARG.
+ */
+enum bc_status bc_frontier_done(struct bc_frontier *frontier,
+                                struct bc_frontier_job *job,
+                                const struct bc_frontier_outcome *outcome,
+                                uint64_t now_ms);
+
+/*
+ * Report the end of a FETCH_ROBOTS job (RFC 9309 2.3.1): 2xx parses body
+ * (len bytes); 3xx with location (relative to job->url) makes the next
+ * next() fetch that URL as robots.txt, up to 5 redirects, beyond which the
+ * file counts as unavailable; 4xx: unavailable, everything allowed; 5xx or
+ * no response (http_status 0): unreachable, nothing allowed, tried again
+ * after robots_retry_ms. The outcome is cached for robots_ttl_ms.
+ * Returns BC_OK, BC_ERR_INVALID_ARG, BC_ERR_NOMEM (the host is then
+ * treated as unreachable).
+ */
+enum bc_status bc_frontier_robots_done(struct bc_frontier *frontier,
+                                       struct bc_frontier_job *job,
+                                       int http_status, const void *body,
+                                       size_t len, const char *location,
+                                       size_t location_len, uint64_t now_ms);
+
+struct bc_frontier_stats {
+    size_t queued;        /* URLs waiting in host queues */
+    size_t in_flight;     /* FETCH and FETCH_ROBOTS jobs not done */
+    size_t hosts;         /* hosts known */
+    size_t hosts_ready;   /* with queued URLs, may be contacted now */
+    size_t hosts_waiting; /* with queued URLs, politeness delay */
+    size_t hosts_blocked; /* Retry-After or robots.txt unreachable */
+    size_t queue_bytes;   /* memory of the host queues */
+    uint64_t added;       /* bc_frontier_add() calls */
+    uint64_t admitted;    /* of which enqueued */
+    uint64_t reasons[BC_ADMIT_REASON_COUNT]; /* per reason, incl. drops */
+    uint64_t handed_out;                     /* FETCH jobs */
+    uint64_t robots_fetches;                 /* FETCH_ROBOTS jobs */
+    uint64_t robots_parsed, robots_unavailable, robots_unreachable;
+    struct bc_seen_stats seen; /* the seen-test's counters */
+};
+
+/* Fill *out at time now_ms. Cost O(hosts) plus the Bloom popcount. */
+void bc_frontier_stats(const struct bc_frontier *frontier, uint64_t now_ms,
+                       struct bc_frontier_stats *out);
+
+/* The seen-test inside (owned by the frontier), e.g. to save it. */
+struct bc_seen *bc_frontier_seen(struct bc_frontier *frontier);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BC_FRONTIER_FRONTIER_H */

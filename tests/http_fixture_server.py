@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""HTTP fixture server for tests/test_fetcher.c (python3 standard library).
+
+Listens on 127.0.0.1 on a free port, prints the port on stdout (one line),
+then serves until killed. HTTP/1.1 with keep-alive, one thread per
+connection. Each route shows one kind of result the fetcher must report:
+
+  /ok             200 text/html with links
+  /xhtml          200 application/xhtml+xml with a link
+  /redirect       301 with a relative Location
+  /slow           sleeps 5 s before answering (longer than the timeout)
+  /big            200 with Content-Length over the body limit (2 MiB)
+  /big-stream     200 without Content-Length, 2 MiB, then close
+  /gzip           200 text/html, Content-Encoding: gzip, with links
+  /gzip-bomb      200, Content-Encoding: gzip, 2 MiB of zeros compressed
+  /retry          429 with Retry-After: 7
+  /retry-date     503 with Retry-After: an HTTP-date 120 s ahead
+  /500, /404      those statuses, with an HTML body that has a link
+  /headers-huge   200 with 200 header lines of 1000 bytes each
+  /text           200 text/plain that looks like HTML (not parsed)
+  /stall          200 headers and 10 bytes of a 100000-byte body, then
+                  nothing for 5 s (low-speed abort)
+  /ua             200 text/plain: the request's User-Agent
+  /peer           200 text/plain "PORT": the client's port (keep-alive)
+"""
+import gzip
+import sys
+import time
+from email.utils import formatdate
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+OK_HTML = b"""<!DOCTYPE html><html><head><title>ok</title>
+<link rel="canonical" href="http://127.0.0.1/ok">
+<link rel="stylesheet" href="/style.css">
+</head><body>
+<a href="/page1">one</a> <a href="page2?a=1&amp;b=2">two</a>
+<a href="/ext" rel="nofollow">ext</a>
+<!-- <a href="/commented">no</a> -->
+</body></html>
+"""
+
+GZIP_HTML = b"""<html><body><a href="/gz1">gz1</a>
+<a href="/gz2">gz2</a></body></html>
+"""
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):  # keep the test output clean
+        pass
+
+    def send_body(self, status, ctype, body, extra=()):
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in extra:
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def do_GET(self):
+        path = self.path.split("?", 1)[0]
+        html = "text/html; charset=utf-8"
+        if path == "/ok":
+            self.send_body(200, html, OK_HTML)
+        elif path == "/xhtml":
+            self.send_body(200, "application/xhtml+xml",
+                           b'<html xmlns="http://www.w3.org/1999/xhtml">'
+                           b'<body><a href="/x1">x</a></body></html>')
+        elif path == "/redirect":
+            self.send_body(301, html, b'<a href="/moved-body">moved</a>',
+                           [("Location", "/ok?from=redirect")])
+        elif path == "/slow":
+            time.sleep(5)
+            self.send_body(200, html, b"late")
+        elif path == "/big":
+            size = 2 << 20
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(size))
+            self.end_headers()
+            self.wfile.write(b"x" * size)
+        elif path == "/big-stream":
+            self.send_response(200)
+            self.send_header("Content-Type", html)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            try:
+                for _ in range(64):
+                    self.wfile.write(b"<p>" + b"y" * 32765)
+            except OSError:
+                pass
+            self.close_connection = True
+        elif path == "/gzip":
+            self.send_body(200, html, gzip.compress(GZIP_HTML),
+                           [("Content-Encoding", "gzip")])
+        elif path == "/gzip-bomb":
+            self.send_body(200, "application/octet-stream",
+                           gzip.compress(b"\0" * (2 << 20)),
+                           [("Content-Encoding", "gzip")])
+        elif path == "/retry":
+            self.send_body(429, "text/plain", b"slow down",
+                           [("Retry-After", "7")])
+        elif path == "/retry-date":
+            when = formatdate(time.time() + 120, usegmt=True)
+            self.send_body(503, "text/plain", b"later",
+                           [("Retry-After", when)])
+        elif path == "/500":
+            self.send_body(500, html, b'<a href="/from-500">x</a>')
+        elif path == "/headers-huge":
+            extra = [("X-Filler-%d" % i, "z" * 1000) for i in range(200)]
+            self.send_body(200, html, b"<a href=/never>x</a>", extra)
+        elif path == "/text":
+            self.send_body(200, "text/plain",
+                           b'<html><a href="/not-a-link">x</a></html>')
+        elif path == "/stall":
+            self.send_response(200)
+            self.send_header("Content-Type", html)
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            self.wfile.write(b"<html><a ")
+            self.wfile.flush()
+            time.sleep(5)
+            self.close_connection = True
+        elif path == "/ua":
+            self.send_body(200, "text/plain",
+                           self.headers.get("User-Agent", "").encode())
+        elif path == "/peer":
+            self.send_body(200, "text/plain",
+                           str(self.client_address[1]).encode())
+        else:
+            self.send_body(404, html, b'<a href="/from-404">x</a>')
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def main():
+    server = Server(("127.0.0.1", 0), Handler)
+    print(server.server_address[1], flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,786 @@
+/*
+ * test_fetcher.c - the libcurl multi fetcher against a real HTTP server.
+ *
+ * The group setup starts tests/http_fixture_server.py (python3, found by
+ * CMake) on 127.0.0.1 on a free port, reads the port from its stdout, and
+ * the teardown kills it. Every route of the server produces one kind of
+ * result (success, redirect, timeout, too large, too slow, headers too
+ * large, Retry-After, HTTP errors, ...), and each test asserts it. Nothing
+ * here contacts an address outside 127.0.0.0/8: the only host name used
+ * is mapped to 127.0.0.1 with the fetcher's resolve option.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bloomcrawl/fetcher.h"
+
+#define SERVER_SCRIPT BC_SOURCE_DIR "/tests/http_fixture_server.py"
+
+static pid_t server_pid = -1;
+static int server_port;
+
+/* ------------------------------------------------------------------ */
+/* The fixture server.                                                 */
+
+static int server_start(void **state)
+{
+    (void)state;
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    server_pid = fork();
+    if (server_pid < 0)
+        return -1;
+    if (server_pid == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        close(fds[1]);
+        execl(BC_PYTHON3, BC_PYTHON3, SERVER_SCRIPT, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    char line[32] = {0};
+    size_t n = 0;
+    while (n < sizeof(line) - 1) {
+        ssize_t r = read(fds[0], line + n, 1);
+        if (r <= 0 || line[n] == '\n')
+            break;
+        n++;
+    }
+    close(fds[0]);
+    server_port = atoi(line);
+    if (server_port <= 0 || server_port > 65535) {
+        fprintf(stderr, "fixture server did not start\n");
+        kill(server_pid, SIGKILL);
+        waitpid(server_pid, NULL, 0);
+        return -1;
+    }
+    return bc_fetcher_global_init() == BC_OK ? 0 : -1;
+}
+
+static int server_stop(void **state)
+{
+    (void)state;
+    if (server_pid > 0) {
+        kill(server_pid, SIGTERM);
+        waitpid(server_pid, NULL, 0);
+        server_pid = -1;
+    }
+    bc_fetcher_global_cleanup();
+    return 0;
+}
+
+static void url_of(char *buf, size_t cap, const char *path)
+{
+    snprintf(buf, cap, "http://127.0.0.1:%d%s", server_port, path);
+}
+
+/* ------------------------------------------------------------------ */
+/* Collecting results.                                                 */
+
+#define TEXT 512
+
+struct got {
+    bool done;
+    enum bc_status status;
+    int http;
+    char error[TEXT], url[TEXT], final_url[TEXT], ctype[TEXT];
+    char location[TEXT], location_base[TEXT];
+    bool has_location, has_retry, parsed;
+    uint64_t retry_ms, body_bytes, time_ms, links, skipped;
+    unsigned page;
+    char links_text[4096]; /* "FLAGS href base\n" per link */
+    char body[256];        /* the first bytes of the body */
+    size_t body_len;
+};
+
+struct ctx {
+    int add_more;   /* on_done adds this many more /ok fetches */
+    int body_abort; /* on_body returns false */
+    struct bc_fetcher *f;
+    int done_calls;
+    enum bc_status run_in_cb; /* bc_fetcher_run from a callback */
+    struct got chained[4];
+};
+
+static void copy(char *dst, const char *src, size_t n)
+{
+    if (!src) {
+        dst[0] = 0;
+        return;
+    }
+    if (n >= TEXT)
+        n = TEXT - 1;
+    memcpy(dst, src, n);
+    dst[n] = 0;
+}
+
+static void on_done(void *c, const struct bc_fetch_result *r)
+{
+    struct ctx *ctx = c;
+    struct got *g = r->user;
+    ctx->done_calls++;
+    assert_non_null(g);
+    assert_false(g->done); /* exactly one result per transfer */
+    g->done = true;
+    g->status = r->status;
+    g->http = r->http_status;
+    assert_non_null(r->error);
+    assert_non_null(r->url);
+    assert_non_null(r->final_url);
+    copy(g->error, r->error, strlen(r->error));
+    copy(g->url, r->url, strlen(r->url));
+    copy(g->final_url, r->final_url, strlen(r->final_url));
+    copy(g->ctype, r->content_type,
+         r->content_type ? strlen(r->content_type) : 0);
+    g->has_location = r->location != NULL;
+    copy(g->location, r->location, r->location_len);
+    copy(g->location_base, r->location_base,
+         r->location_base ? strlen(r->location_base) : 0);
+    g->has_retry = r->has_retry_after;
+    g->retry_ms = r->retry_after_ms;
+    g->body_bytes = r->body_bytes;
+    g->time_ms = r->time_ms;
+    g->parsed = r->parsed;
+    g->links = r->links;
+    g->skipped = r->links_skipped;
+    g->page = r->page_flags;
+    /* Status and error text agree. */
+    assert_true((r->status == BC_OK) == (r->error[0] == 0));
+
+    ctx->run_in_cb = bc_fetcher_run(ctx->f, 0);
+    if (ctx->add_more > 0) {
+        char url[128];
+        url_of(url, sizeof(url), "/ok");
+        struct got *next = &ctx->chained[--ctx->add_more];
+        assert_int_equal(bc_fetcher_add(ctx->f, url, strlen(url), 0, next),
+                         BC_OK);
+    }
+}
+
+static void on_link(void *c, void *user, const char *href, size_t len,
+                    const char *base, size_t base_len, unsigned flags)
+{
+    (void)c;
+    struct got *g = user;
+    size_t used = strlen(g->links_text);
+    snprintf(g->links_text + used, sizeof(g->links_text) - used,
+             "%x %.*s %.*s\n", flags, (int)len, href, (int)base_len, base);
+}
+
+static bool on_body(void *c, void *user, const void *data, size_t len)
+{
+    struct ctx *ctx = c;
+    struct got *g = user;
+    size_t room = sizeof(g->body) - 1 - g->body_len;
+    size_t n = len < room ? len : room;
+    memcpy(g->body + g->body_len, data, n);
+    g->body_len += n;
+    g->body[g->body_len] = 0;
+    return !ctx->body_abort;
+}
+
+static void config_for_tests(struct bc_fetcher_config *cfg, struct ctx *ctx)
+{
+    bc_fetcher_config_init(cfg);
+    cfg->on_done = on_done;
+    cfg->on_link = on_link;
+    cfg->on_body = on_body;
+    cfg->ctx = ctx;
+    cfg->connect_timeout_ms = 5000;
+    cfg->timeout_ms = 15000;
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Run until nothing is in flight (or 30 s pass: a failure). */
+static void run_all(struct bc_fetcher *f)
+{
+    uint64_t start = now_ms();
+    while (bc_fetcher_in_flight(f) > 0) {
+        assert_int_equal(bc_fetcher_run(f, 200), BC_OK);
+        assert_true(now_ms() - start < 30000);
+    }
+}
+
+/* Fetch one path with the given configuration; *g gets the result. */
+static void fetch(struct bc_fetcher_config *cfg, const char *path,
+                  struct got *g)
+{
+    struct ctx *ctx = cfg->ctx;
+    struct bc_fetcher *f = NULL;
+    char url[256];
+    memset(g, 0, sizeof(*g));
+    url_of(url, sizeof(url), path);
+    assert_int_equal(bc_fetcher_create(cfg, &f), BC_OK);
+    ctx->f = f;
+    assert_int_equal(bc_fetcher_in_flight(f), 0);
+    assert_int_equal(bc_fetcher_add(f, url, strlen(url), 0, g), BC_OK);
+    assert_int_equal(bc_fetcher_in_flight(f), 1);
+    run_all(f);
+    assert_true(g->done);
+    assert_string_equal(g->url, url);
+    assert_int_equal(ctx->run_in_cb, BC_ERR_INVALID_ARG);
+    bc_fetcher_free(f);
+}
+
+/* ------------------------------------------------------------------ */
+/* One test per kind of result.                                        */
+
+static void test_ok_with_links(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct got g;
+    config_for_tests(&cfg, &ctx);
+    fetch(&cfg, "/ok", &g);
+    assert_int_equal(g.status, BC_OK);
+    assert_string_equal(g.error, "");
+    assert_int_equal(g.http, 200);
+    assert_string_equal(g.ctype, "text/html; charset=utf-8");
+    assert_string_equal(g.final_url, g.url);
+    assert_true(g.parsed);
+    assert_int_equal(g.links, 4);
+    assert_int_equal(g.body_len, g.body_bytes > 255 ? 255 : g.body_bytes);
+    assert_true(g.body_bytes > 200);
+    assert_false(g.has_location);
+    assert_false(g.has_retry);
+    char want[4096];
+    snprintf(want, sizeof(want),
+             "%x http://127.0.0.1/ok %s\n"
+             "%x /page1 %s\n"
+             "%x page2?a=1&b=2 %s\n"
+             "%x /ext %s\n",
+             BC_LINK_REL_CANONICAL, g.url, BC_LINK_ANCHOR, g.url,
+             BC_LINK_ANCHOR, g.url, BC_LINK_ANCHOR | BC_LINK_NOFOLLOW, g.url);
+    assert_string_equal(g.links_text, want);
+}
+
+static void test_xhtml_parsed(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct got g;
+    config_for_tests(&cfg, &ctx);
+    fetch(&cfg, "/xhtml", &g);
+    assert_int_equal(g.status, BC_OK);
+    assert_true(g.parsed);
+    assert_int_equal(g.links, 1);
+    assert_non_null(strstr(g.links_text, " /x1 "));
+}
+
+static void test_redirect_not_followed(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct got g;
+    config_for_tests(&cfg, &ctx);
+    fetch(&cfg, "/redirect", &g);
+    assert_int_equal(g.status, BC_OK);
+    assert_int_equal(g.http, 301);
+    assert_true(g.has_location);
+    assert_string_equal(g.location, "/ok?from=redirect");
+    assert_string_equal(g.location_base, g.url);
+    assert_string_equal(g.final_url, g.url); /* not followed */
+    assert_false(g.parsed);                  /* 3xx bodies: no links */
+    assert_int_equal(g.links, 0);
+    assert_string_equal(g.links_text, "");
+}
+
+static void test_timeout(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct got g;
+    config_for_tests(&cfg, &ctx);
+    cfg.timeout_ms = 1000;
+    cfg.low_speed_bytes = 0;
+    uint64_t start = now_ms();
+    fetch(&cfg, "/slow", &g);
+    assert_int_equal(g.status, BC_ERR_FETCH_TIMEOUT);
+    assert_int_equal(g.http, 0);
+    assert_true(g.error[0] != 0);
+    assert_true(g.time_ms >= 900 && g.time_ms < 4000);
+    assert_true(now_ms() - start < 4000);
+}
+
+static void test_too_slow(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct got g;
+    config_for_tests(&cfg, &ctx);
+    cfg.low_speed_bytes = 1000;
+    cfg.low_speed_time_s = 1;
+    fetch(&cfg, "/stall", &g);
+    assert_int_equal(g.status, BC_ERR_FETCH_TOO_SLOW);
+    assert_int_equal(g.http, 200);
+    assert_int_equal(g.body_bytes, 9);
+    assert_true(g.time_ms >= 900 && g.time_ms < 4500);
+    /* The links of a cut body are not guessed at. */
+    assert_string_equal(g.links_text, "");
+}
+
+static void test_body_too_large(void **state)
+{
+    (void)state;
+    static const char *const paths[] = {"/big", "/big-stream", "/gzip-bomb"};
+    for (size_t i = 0; i < 3; i++) {
+        struct ctx ctx = {0};
+        struct bc_fetcher_config cfg;
+        struct got g;
+        config_for_tests(&cfg, &ctx);
+        cfg.max_body_bytes = 1u << 20;
+        fetch(&cfg, paths[i], &g);
+        assert_int_equal(g.status, BC_ERR_FETCH_TOO_LARGE);
+        assert_true(g.body_bytes <= (1u << 20));
+        assert_true(g.error[0] != 0);
+    }
+}
+
+static void test_body_limit_boundary(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct got g;
+    config_for_tests(&cfg, &ctx);
+    fetch(&cfg, "/ok", &g);
+    uint64_t size = g.body_bytes;
+
+    cfg.max_body_bytes = size; /* exactly the body: fine */
+    fetch(&cfg, "/ok", &g);
+    assert_int_equal(g.status, BC_OK);
+    assert_int_equal(g.body_bytes, size);
+
+    cfg.max_body_bytes = size - 1; /* one byte less: refused */
+    fetch(&cfg, "/ok", &g);
+    assert_int_equal(g.status, BC_ERR_FETCH_TOO_LARGE);
+}
+
+static void test_gzip(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct got g;
+    config_for_tests(&cfg, &ctx);
+    fetch(&cfg, "/gzip", &g);
+    assert_int_equal(g.status, BC_OK);
+    assert_int_equal(g.http, 200);
+    assert_true(g.parsed);
+    assert_int_equal(g.links, 2);
+    assert_non_null(strstr(g.links_text, " /gz1 "));
+    assert_non_null(strstr(g.links_text, " /gz2 "));
+    /* body_bytes counts the decoded body. */
+    assert_int_equal(g.body_bytes, strlen("<html><body><a href=\"/gz1\">gz1"
+                                          "</a>\n<a href=\"/gz2\">gz2</a>"
+                                          "</body></html>\n"));
+    assert_memory_equal(g.body, "<html>", 6);
+}
+
+static void test_retry_after(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct got g;
+    config_for_tests(&cfg, &ctx);
+    fetch(&cfg, "/retry", &g);
+    assert_int_equal(g.status, BC_OK);
+    assert_int_equal(g.http, 429);
+    assert_true(g.has_retry);
+    assert_int_equal(g.retry_ms, 7000);
+
+    fetch(&cfg, "/retry-date", &g);
+    assert_int_equal(g.status, BC_OK);
+    assert_int_equal(g.http, 503);
+    assert_true(g.has_retry);
+    assert_true(g.retry_ms >= 100000 && g.retry_ms <= 121000);
+}
+
+static void test_http_errors_are_results(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct got g;
+    config_for_tests(&cfg, &ctx);
+    fetch(&cfg, "/500", &g);
+    assert_int_equal(g.status, BC_OK);
+    assert_int_equal(g.http, 500);
+    assert_false(g.parsed); /* links of error pages are not followed */
+    assert_string_equal(g.links_text, "");
+    assert_string_equal(g.body, "<a href=\"/from-500\">x</a>");
+
+    fetch(&cfg, "/404", &g);
+    assert_int_equal(g.status, BC_OK);
+    assert_int_equal(g.http, 404);
+    assert_false(g.parsed);
+}
+
+static void test_headers_too_large(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct got g;
+    config_for_tests(&cfg, &ctx);
+    cfg.max_header_bytes = 16 << 10;
+    fetch(&cfg, "/headers-huge", &g);
+    assert_int_equal(g.status, BC_ERR_FETCH_HEADERS);
+    assert_int_equal(g.body_bytes, 0);
+    assert_string_equal(g.links_text, "");
+
+    cfg.max_header_bytes = 0; /* the default, 100 KiB, is not enough */
+    fetch(&cfg, "/headers-huge", &g);
+    assert_int_equal(g.status, BC_ERR_FETCH_HEADERS);
+
+    cfg.max_header_bytes = 1 << 20;
+    fetch(&cfg, "/headers-huge", &g);
+    assert_int_equal(g.status, BC_OK);
+    assert_int_equal(g.links, 1);
+}
+
+static void test_text_not_parsed(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct got g;
+    config_for_tests(&cfg, &ctx);
+    fetch(&cfg, "/text", &g);
+    assert_int_equal(g.status, BC_OK);
+    assert_string_equal(g.ctype, "text/plain");
+    assert_false(g.parsed);
+    assert_int_equal(g.links, 0);
+    assert_string_equal(g.links_text, "");
+    assert_non_null(strstr(g.body, "/not-a-link")); /* on_body saw it */
+}
+
+/* A port on 127.0.0.1 where nothing listens. */
+static int closed_port(void)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(s >= 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
+    socklen_t len = sizeof(a);
+    assert_int_equal(getsockname(s, (struct sockaddr *)&a, &len), 0);
+    close(s);
+    return ntohs(a.sin_port);
+}
+
+static void fetch_url(struct bc_fetcher_config *cfg, const char *url,
+                      struct got *g)
+{
+    struct ctx *ctx = cfg->ctx;
+    struct bc_fetcher *f;
+    memset(g, 0, sizeof(*g));
+    assert_int_equal(bc_fetcher_create(cfg, &f), BC_OK);
+    ctx->f = f;
+    assert_int_equal(bc_fetcher_add(f, url, strlen(url), 0, g), BC_OK);
+    run_all(f);
+    assert_true(g->done);
+    bc_fetcher_free(f);
+}
+
+static void test_connect_and_url_errors(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct got g;
+    char url[128];
+    config_for_tests(&cfg, &ctx);
+
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/", closed_port());
+    fetch_url(&cfg, url, &g);
+    assert_int_equal(g.status, BC_ERR_FETCH_CONNECT);
+    assert_true(g.error[0] != 0);
+
+    static const char *const refused[] = {
+        "ftp://127.0.0.1/x", "file:///etc/passwd",  "gopher://127.0.0.1/",
+        "http://[::1",       "127.0.0.1/no-scheme", "HTTPX://127.0.0.1/"};
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        fetch_url(&cfg, refused[i], &g);
+        assert_int_equal(g.status, BC_ERR_FETCH_URL);
+    }
+}
+
+static void test_resolve_mapping(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct got g;
+    char entry[128], url[128];
+    const char *entries[1] = {entry};
+    config_for_tests(&cfg, &ctx);
+    snprintf(entry, sizeof(entry), "fixture.test:%d:127.0.0.1", server_port);
+    cfg.resolve = entries;
+    cfg.resolve_count = 1;
+    snprintf(url, sizeof(url), "http://fixture.test:%d/ok", server_port);
+    fetch_url(&cfg, url, &g);
+    assert_int_equal(g.status, BC_OK);
+    assert_int_equal(g.http, 200);
+    assert_int_equal(g.links, 4);
+
+    /* Malformed entries are refused at create time. */
+    static const char *const bad[] = {
+        "", "host", "host:80", "host:x:1.2.3.4", ":80:1.2.3.4", "host:80:"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct bc_fetcher *f = NULL;
+        entries[0] = bad[i];
+        assert_int_equal(bc_fetcher_create(&cfg, &f), BC_ERR_INVALID_ARG);
+        assert_null(f);
+    }
+}
+
+static void test_user_agent(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct got g;
+    config_for_tests(&cfg, &ctx);
+    fetch(&cfg, "/ua", &g);
+    assert_string_equal(g.body, BC_FETCHER_DEFAULT_USER_AGENT);
+    cfg.user_agent = "testbot/1.0 (+mailto:test@example.test)";
+    fetch(&cfg, "/ua", &g);
+    assert_string_equal(g.body, "testbot/1.0 (+mailto:test@example.test)");
+}
+
+/* Many transfers at once on one thread; each result to its own user. */
+static void test_many_at_once(void **state)
+{
+    (void)state;
+    static const char *const paths[] = {"/ok", "/gzip",    "/404",   "/text",
+                                        "/ok", "/500",     "/retry", "/xhtml",
+                                        "/ok", "/redirect"};
+    enum { N = 30 };
+    struct got *g = calloc(N, sizeof(*g));
+    assert_non_null(g);
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct bc_fetcher *f;
+    config_for_tests(&cfg, &ctx);
+    cfg.max_host_connections = 4;
+    assert_int_equal(bc_fetcher_create(&cfg, &f), BC_OK);
+    ctx.f = f;
+    for (int i = 0; i < N; i++) {
+        char url[128];
+        url_of(url, sizeof(url), paths[i % 10]);
+        assert_int_equal(bc_fetcher_add(f, url, strlen(url), 0, &g[i]), BC_OK);
+    }
+    assert_int_equal(bc_fetcher_in_flight(f), N);
+    run_all(f);
+    assert_int_equal(ctx.done_calls, N);
+    for (int i = 0; i < N; i++) {
+        assert_true(g[i].done);
+        assert_int_equal(g[i].status, BC_OK);
+        assert_non_null(strstr(g[i].url, paths[i % 10]));
+    }
+    assert_int_equal(g[0].links, 4);
+    assert_int_equal(g[1].links, 2);
+    assert_int_equal(g[2].http, 404);
+    assert_int_equal(g[6].retry_ms, 7000);
+    assert_int_equal(g[9].http, 301);
+    bc_fetcher_free(f);
+    free(g);
+}
+
+/* HTTP/1.1 keep-alive: a second request reuses the connection. */
+static void test_keep_alive(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct bc_fetcher *f;
+    struct got a, b;
+    char url[128];
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    config_for_tests(&cfg, &ctx);
+    assert_int_equal(bc_fetcher_create(&cfg, &f), BC_OK);
+    ctx.f = f;
+    url_of(url, sizeof(url), "/peer");
+    assert_int_equal(bc_fetcher_add(f, url, strlen(url), 0, &a), BC_OK);
+    run_all(f);
+    assert_int_equal(bc_fetcher_add(f, url, strlen(url), 0, &b), BC_OK);
+    run_all(f);
+    assert_true(a.done && b.done);
+    assert_true(atoi(a.body) > 0);
+    assert_string_equal(a.body, b.body); /* same client port */
+    bc_fetcher_free(f);
+}
+
+static void test_body_callback_abort(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct got g;
+    config_for_tests(&cfg, &ctx);
+    ctx.body_abort = 1;
+    fetch(&cfg, "/ok", &g);
+    assert_int_equal(g.status, BC_ERR_FETCH_ABORTED);
+    assert_true(g.error[0] != 0);
+}
+
+static void test_no_links_flag_and_no_callbacks(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct bc_fetcher *f;
+    struct got g;
+    char url[128];
+    memset(&g, 0, sizeof(g));
+    config_for_tests(&cfg, &ctx);
+    assert_int_equal(bc_fetcher_create(&cfg, &f), BC_OK);
+    ctx.f = f;
+    url_of(url, sizeof(url), "/ok");
+    assert_int_equal(bc_fetcher_add(f, url, strlen(url), BC_FETCH_NO_LINKS, &g),
+                     BC_OK);
+    run_all(f);
+    assert_int_equal(g.status, BC_OK);
+    assert_false(g.parsed);
+    assert_string_equal(g.links_text, "");
+    bc_fetcher_free(f);
+
+    /* Only on_done: nothing parsed, nothing else called. */
+    cfg.on_link = NULL;
+    cfg.on_body = NULL;
+    fetch(&cfg, "/ok", &g);
+    assert_int_equal(g.status, BC_OK);
+    assert_false(g.parsed);
+    assert_int_equal(g.body_len, 0);
+    assert_true(g.body_bytes > 200);
+}
+
+static void test_add_from_on_done(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct got g;
+    config_for_tests(&cfg, &ctx);
+    ctx.add_more = 3;
+    fetch(&cfg, "/ok", &g);
+    assert_int_equal(ctx.done_calls, 4);
+    for (int i = 0; i < 3; i++) {
+        assert_true(ctx.chained[i].done);
+        assert_int_equal(ctx.chained[i].links, 4);
+    }
+}
+
+static void test_api(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct bc_fetcher *f = NULL;
+
+    bc_fetcher_config_init(NULL);
+    bc_fetcher_config_init(&cfg);
+    assert_int_equal(cfg.timeout_ms, 30000);
+    assert_int_equal(cfg.connect_timeout_ms, 10000);
+    assert_int_equal(cfg.max_body_bytes, 10u << 20);
+    assert_true(cfg.http2);
+    assert_true(cfg.verify_tls);
+    assert_int_equal(bc_fetcher_create(&cfg, &f), BC_ERR_INVALID_ARG);
+    assert_null(f); /* no on_done */
+    assert_int_equal(bc_fetcher_create(NULL, &f), BC_ERR_INVALID_ARG);
+    config_for_tests(&cfg, &ctx);
+    assert_int_equal(bc_fetcher_create(&cfg, NULL), BC_ERR_INVALID_ARG);
+    cfg.resolve_count = 1;
+    assert_int_equal(bc_fetcher_create(&cfg, &f), BC_ERR_INVALID_ARG);
+    cfg.resolve_count = 0;
+
+    assert_int_equal(bc_fetcher_create(&cfg, &f), BC_OK);
+    ctx.f = f;
+    assert_int_equal(bc_fetcher_add(f, NULL, 3, 0, NULL), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_fetcher_add(f, "", 0, 0, NULL), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_fetcher_add(f, "http://a\0b/", 12, 0, NULL),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_fetcher_add(NULL, "http://a/", 9, 0, NULL),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_fetcher_in_flight(f), 0);
+    assert_int_equal(bc_fetcher_run(f, 10), BC_OK); /* nothing to do */
+    assert_int_equal(bc_fetcher_wakeup(f), BC_OK);
+    assert_int_equal(bc_fetcher_run(NULL, 0), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_fetcher_wakeup(NULL), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_fetcher_in_flight(NULL), 0);
+
+    /* Free with transfers in flight: cancelled, no callbacks, no leaks. */
+    struct got g[3];
+    memset(g, 0, sizeof(g));
+    char url[128];
+    url_of(url, sizeof(url), "/slow");
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(bc_fetcher_add(f, url, strlen(url), 0, &g[i]), BC_OK);
+    assert_int_equal(bc_fetcher_run(f, 50), BC_OK);
+    assert_int_equal(bc_fetcher_in_flight(f), 3);
+    assert_int_equal(bc_fetcher_add(f, url, strlen(url), 0, &g[0]), BC_OK);
+    assert_int_equal(bc_fetcher_in_flight(f), 4); /* one still pending */
+    bc_fetcher_free(f);
+    assert_int_equal(ctx.done_calls, 0);
+    bc_fetcher_free(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ok_with_links),
+        cmocka_unit_test(test_xhtml_parsed),
+        cmocka_unit_test(test_redirect_not_followed),
+        cmocka_unit_test(test_timeout),
+        cmocka_unit_test(test_too_slow),
+        cmocka_unit_test(test_body_too_large),
+        cmocka_unit_test(test_body_limit_boundary),
+        cmocka_unit_test(test_gzip),
+        cmocka_unit_test(test_retry_after),
+        cmocka_unit_test(test_http_errors_are_results),
+        cmocka_unit_test(test_headers_too_large),
+        cmocka_unit_test(test_text_not_parsed),
+        cmocka_unit_test(test_connect_and_url_errors),
+        cmocka_unit_test(test_resolve_mapping),
+        cmocka_unit_test(test_user_agent),
+        cmocka_unit_test(test_many_at_once),
+        cmocka_unit_test(test_keep_alive),
+        cmocka_unit_test(test_body_callback_abort),
+        cmocka_unit_test(test_no_links_flag_and_no_callbacks),
+        cmocka_unit_test(test_add_from_on_done),
+        cmocka_unit_test(test_api),
+    };
+    return cmocka_run_group_tests(tests, server_start, server_stop);
+}

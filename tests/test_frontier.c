@@ -1,0 +1,546 @@
+/*
+ * test_frontier.c - the frontier's admission and politeness rules, driven
+ * by a fake clock: every rule of DESIGN.md 3.3 is checked by the times at
+ * which next() hands out URLs, without sleeping.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "bloomcrawl/frontier.h"
+
+/* A frontier with the defaults, politeness delay 1000 ms. */
+static struct bc_frontier *make(struct bc_frontier_config *c)
+{
+    struct bc_frontier *f;
+    assert_int_equal(bc_frontier_create(c, &f), BC_OK);
+    return f;
+}
+
+static struct bc_frontier_config defaults(void)
+{
+    struct bc_frontier_config c;
+    bc_frontier_config_init(&c);
+    c.seen.expected = 10000;
+    return c;
+}
+
+static enum bc_frontier_reason seed(struct bc_frontier *f, const char *url)
+{
+    enum bc_frontier_reason r;
+    assert_int_equal(bc_frontier_add_seed(f, url, strlen(url), &r, NULL),
+                     BC_OK);
+    return r;
+}
+
+static enum bc_frontier_reason add(struct bc_frontier *f, const char *href,
+                                   const char *base, unsigned depth)
+{
+    enum bc_frontier_reason r;
+    assert_int_equal(bc_frontier_add(f, href, strlen(href), base,
+                                     base ? strlen(base) : 0, depth, &r, NULL),
+                     BC_OK);
+    return r;
+}
+
+static struct bc_frontier_job next(struct bc_frontier *f, uint64_t now)
+{
+    struct bc_frontier_job job;
+    assert_int_equal(bc_frontier_next(f, now, &job), BC_OK);
+    return job;
+}
+
+/* Expect a FETCH_ROBOTS job for url at now and answer it. */
+static void robots(struct bc_frontier *f, uint64_t now, const char *url,
+                   int status, const char *body)
+{
+    struct bc_frontier_job job = next(f, now);
+    assert_int_equal(job.action, BC_FRONTIER_FETCH_ROBOTS);
+    assert_string_equal(job.url, url);
+    assert_int_equal(bc_frontier_robots_done(f, &job, status, body,
+                                             body ? strlen(body) : 0, NULL, 0,
+                                             now),
+                     BC_OK);
+}
+
+static struct bc_frontier_job expect_fetch(struct bc_frontier *f, uint64_t now,
+                                           const char *url)
+{
+    struct bc_frontier_job job = next(f, now);
+    if (job.action != BC_FRONTIER_FETCH || strcmp(job.url, url) != 0) {
+        print_error("at %llu: expected FETCH %s, got action %d %s\n",
+                    (unsigned long long)now, url, job.action,
+                    job.url ? job.url : "(none)");
+        fail();
+    }
+    return job;
+}
+
+static void done(struct bc_frontier *f, struct bc_frontier_job *job,
+                 uint64_t now, int status, uint64_t response_ms,
+                 uint64_t retry_after_ms)
+{
+    struct bc_frontier_outcome o = {status, response_ms, retry_after_ms};
+    assert_int_equal(bc_frontier_done(f, job, &o, now), BC_OK);
+}
+
+static void expect_wait(struct bc_frontier *f, uint64_t now, uint64_t until)
+{
+    struct bc_frontier_job job = next(f, now);
+    assert_int_equal(job.action, BC_FRONTIER_WAIT);
+    assert_int_equal(job.wait_until_ms, until);
+}
+
+/* robots.txt first; then one fetch per host per delay, counted from the
+ * end of the previous transfer. */
+static void test_delay_between_fetches(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    struct bc_frontier *f = make(&c);
+    assert_int_equal(seed(f, "http://a.test/"), BC_ADMIT_QUEUED);
+    assert_int_equal(add(f, "/one", "http://a.test/", 1), BC_ADMIT_QUEUED);
+    assert_int_equal(add(f, "two", "http://a.test/", 1), BC_ADMIT_QUEUED);
+    /* Nothing is handed out before robots.txt. */
+    robots(f, 0, "http://a.test/robots.txt", 404, NULL);
+    expect_wait(f, 0, 1000); /* robots.txt was a request too */
+    expect_wait(f, 999, 1000);
+    struct bc_frontier_job j = expect_fetch(f, 1000, "http://a.test/");
+    assert_int_equal(j.depth, 0);
+    expect_wait(f, 1000, UINT64_MAX); /* one transfer per host */
+    done(f, &j, 1300, 200, 300, 0);
+    expect_wait(f, 1300, 2300);
+    j = expect_fetch(f, 2300, "http://a.test/one");
+    assert_int_equal(j.depth, 1);
+    done(f, &j, 2400, 200, 100, 0);
+    j = expect_fetch(f, 3400, "http://a.test/two");
+    done(f, &j, 3500, 200, 100, 0);
+    struct bc_frontier_job end = next(f, 3500);
+    assert_int_equal(end.action, BC_FRONTIER_DONE);
+    bc_frontier_free(f);
+}
+
+/* Several hosts: each keeps its own clock; they interleave. */
+static void test_hosts_interleave(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.scope = BC_SCOPE_ANY;
+    c.obey_robots = false;
+    struct bc_frontier *f = make(&c);
+    const char *hosts[] = {"http://a.test", "http://b.test", "http://c.test"};
+    char url[64];
+    for (int h = 0; h < 3; h++) {
+        for (int i = 0; i < 3; i++) {
+            snprintf(url, sizeof(url), "%s/%d", hosts[h], i);
+            assert_int_equal(seed(f, url), BC_ADMIT_QUEUED);
+        }
+    }
+    /* At t = 0 every host is ready: one URL from each, then wait. */
+    struct bc_frontier_job j[3];
+    bool seen_host[3] = {false, false, false};
+    for (int k = 0; k < 3; k++) {
+        j[k] = next(f, 0);
+        assert_int_equal(j[k].action, BC_FRONTIER_FETCH);
+        for (int h = 0; h < 3; h++)
+            if (strncmp(j[k].url, hosts[h], strlen(hosts[h])) == 0)
+                seen_host[h] = true;
+    }
+    assert_true(seen_host[0] && seen_host[1] && seen_host[2]);
+    expect_wait(f, 0, UINT64_MAX);
+    char first_host[16];
+    memcpy(first_host, j[0].url, 13); /* "http://x.test" */
+    first_host[13] = '\0';
+    /* They finish at different times; each host's next is 1 s later. */
+    done(f, &j[0], 100, 200, 100, 0);
+    done(f, &j[1], 200, 200, 200, 0);
+    done(f, &j[2], 300, 200, 300, 0);
+    expect_wait(f, 300, 1100);
+    struct bc_frontier_job k = next(f, 1100);
+    assert_int_equal(k.action, BC_FRONTIER_FETCH);
+    assert_memory_equal(k.url, first_host, 13);
+    expect_wait(f, 1100, 1200);
+    done(f, &k, 1150, 200, 50, 0);
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 1150, &s);
+    assert_int_equal(s.hosts, 3);
+    assert_int_equal(s.queued, 5);
+    assert_int_equal(s.in_flight, 0);
+    assert_int_equal(s.hosts_waiting, 3);
+    assert_int_equal(s.hosts_ready, 0);
+    bc_frontier_stats(f, 1200, &s);
+    assert_int_equal(s.hosts_ready, 1);
+    bc_frontier_free(f);
+}
+
+/* per_host_concurrency = 2: two transfers at once, starts spaced by the
+ * delay. */
+static void test_per_host_concurrency(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.per_host_concurrency = 2;
+    c.obey_robots = false;
+    c.min_delay_ms = 100;
+    struct bc_frontier *f = make(&c);
+    seed(f, "http://a.test/");
+    add(f, "/1", "http://a.test/", 1);
+    add(f, "/2", "http://a.test/", 1);
+    struct bc_frontier_job a = expect_fetch(f, 0, "http://a.test/");
+    expect_wait(f, 0, 100);
+    struct bc_frontier_job b = expect_fetch(f, 100, "http://a.test/1");
+    expect_wait(f, 1000, UINT64_MAX); /* both slots taken */
+    done(f, &a, 1000, 200, 1000, 0);
+    struct bc_frontier_job d = expect_fetch(f, 1100, "http://a.test/2");
+    done(f, &b, 1200, 200, 1100, 0);
+    done(f, &d, 1300, 200, 200, 0);
+    assert_int_equal(next(f, 1300).action, BC_FRONTIER_DONE);
+    bc_frontier_free(f);
+}
+
+/* Crawl-delay from robots.txt, capped at max_crawl_delay_ms. */
+static void test_crawl_delay_and_cap(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.max_crawl_delay_ms = 30000;
+    c.scope = BC_SCOPE_ANY;
+    struct bc_frontier *f = make(&c);
+    seed(f, "http://a.test/x");
+    seed(f, "http://a.test/y");
+    seed(f, "http://b.test/x");
+    seed(f, "http://b.test/y");
+    robots(f, 0, "http://a.test/robots.txt", 200,
+           "User-agent: *\nCrawl-delay: 5\n");
+    robots(f, 0, "http://b.test/robots.txt", 200,
+           "User-agent: bloomcrawl\nCrawl-delay: 100\n"
+           "User-agent: *\nCrawl-delay: 1\n");
+    /* a: 5 s after robots.txt; b: its own group, capped at 30 s. */
+    struct bc_frontier_job j = expect_fetch(f, 5000, "http://a.test/x");
+    done(f, &j, 5000, 200, 10, 0);
+    expect_wait(f, 5000, 10000);
+    j = expect_fetch(f, 10000, "http://a.test/y");
+    done(f, &j, 10000, 200, 10, 0);
+    expect_wait(f, 10000, 30000);
+    j = expect_fetch(f, 30000, "http://b.test/x");
+    done(f, &j, 30000, 200, 10, 0);
+    expect_wait(f, 30000, 60000);
+    bc_frontier_free(f);
+}
+
+/* The response-time factor: a slow server gets a longer pause. */
+static void test_response_factor(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    c.response_factor = 10.0;
+    struct bc_frontier *f = make(&c);
+    seed(f, "http://a.test/1");
+    seed(f, "http://a.test/2");
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/1");
+    done(f, &j, 500, 200, 500, 0); /* 10 x 500 ms = 5 s > 1 s */
+    expect_wait(f, 500, 5500);
+    bc_frontier_free(f);
+}
+
+/* 429/503: Retry-After blocks the host; without it, the backoff. */
+static void test_retry_after(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    c.backoff_ms = 60000;
+    c.max_retry_after_ms = 3600000;
+    struct bc_frontier *f = make(&c);
+    for (int i = 0; i < 4; i++) {
+        char url[32];
+        snprintf(url, sizeof(url), "http://a.test/%d", i);
+        seed(f, url);
+    }
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/0");
+    done(f, &j, 100, 429, 100, 7000);
+    expect_wait(f, 100, 7100);
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 200, &s);
+    assert_int_equal(s.hosts_blocked, 1);
+    j = expect_fetch(f, 7100, "http://a.test/1");
+    done(f, &j, 7200, 503, 100, 0);
+    expect_wait(f, 7200, 67200);
+    j = expect_fetch(f, 67200, "http://a.test/2");
+    done(f, &j, 67300, 503, 100, UINT64_C(100) * 3600000); /* capped */
+    expect_wait(f, 67300, 67300 + 3600000);
+    bc_frontier_free(f);
+}
+
+/* robots.txt disallowing all: URLs queued before it is known come back as
+ * DROP jobs; later ones are refused at once. Sitemap and allow rules. */
+static void test_robots_disallow(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.min_delay_ms = 0;
+    struct bc_frontier *f = make(&c);
+    seed(f, "http://a.test/");
+    add(f, "/private/x", "http://a.test/", 1);
+    add(f, "/public", "http://a.test/", 1);
+    robots(f, 0, "http://a.test/robots.txt", 200,
+           "User-agent: *\nDisallow: /private/\n");
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/");
+    done(f, &j, 0, 200, 1, 0);
+    j = next(f, 0);
+    assert_int_equal(j.action, BC_FRONTIER_DROP);
+    assert_int_equal(j.reason, BC_ADMIT_ROBOTS);
+    assert_string_equal(j.url, "http://a.test/private/x");
+    j = expect_fetch(f, 0, "http://a.test/public");
+    done(f, &j, 0, 200, 1, 0);
+    /* Now the rules are known: refused at admission, never queued. */
+    assert_int_equal(add(f, "/private/y", "http://a.test/", 1),
+                     BC_ADMIT_ROBOTS);
+    assert_int_equal(add(f, "/robots.txt", "http://a.test/", 1),
+                     BC_ADMIT_QUEUED);
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 0, &s);
+    assert_int_equal(s.reasons[BC_ADMIT_ROBOTS], 2);
+    assert_int_equal(s.robots_parsed, 1);
+    bc_frontier_free(f);
+}
+
+/* 5xx: unreachable, nothing handed out; robots.txt retried later. 4xx:
+ * allow all. Redirects are followed, at most 5. */
+static void test_robots_outcomes(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.min_delay_ms = 0;
+    c.robots_retry_ms = 300000;
+    c.scope = BC_SCOPE_ANY;
+    struct bc_frontier *f = make(&c);
+    seed(f, "http://down.test/");
+    robots(f, 0, "http://down.test/robots.txt", 503, NULL);
+    expect_wait(f, 0, 300000);
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 1, &s);
+    assert_int_equal(s.hosts_blocked, 1);
+    assert_int_equal(s.robots_unreachable, 1);
+    /* After the retry delay robots.txt is asked for again. */
+    robots(f, 300000, "http://down.test/robots.txt", 404, NULL);
+    struct bc_frontier_job j = expect_fetch(f, 300000, "http://down.test/");
+    done(f, &j, 300001, 200, 1, 0);
+
+    /* A redirect chain: followed up to 5 times, then "unavailable". */
+    seed(f, "http://r.test/page");
+    j = next(f, 400000);
+    assert_int_equal(j.action, BC_FRONTIER_FETCH_ROBOTS);
+    for (int i = 0; i < 6; i++) {
+        char loc[32];
+        snprintf(loc, sizeof(loc), "/robots%d.txt", i + 1);
+        assert_int_equal(bc_frontier_robots_done(f, &j, 301, NULL, 0, loc,
+                                                 strlen(loc), 400000),
+                         BC_OK);
+        j = next(f, 400000);
+        if (i < 5) {
+            assert_int_equal(j.action, BC_FRONTIER_FETCH_ROBOTS);
+            assert_string_equal(j.url + strlen("http://r.test/robots"),
+                                loc + strlen("/robots"));
+        }
+    }
+    /* The sixth redirect was not followed: allow all. */
+    assert_int_equal(j.action, BC_FRONTIER_FETCH);
+    assert_string_equal(j.url, "http://r.test/page");
+    done(f, &j, 400001, 200, 1, 0);
+    bc_frontier_stats(f, 400001, &s);
+    assert_int_equal(s.robots_unavailable, 2);
+    bc_frontier_free(f);
+}
+
+/* Budget, depth, segment and trap limits, scope, patterns, queue size. */
+static void test_admission_limits(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    static const char *const exclude[] = {"*.pdf", "*/logout*"};
+    c.host_budget = 3;
+    c.max_depth = 2;
+    c.max_segments = 4;
+    c.exclude = exclude;
+    c.exclude_count = 2;
+    struct bc_frontier *f = make(&c);
+    const char *base = "http://a.test/dir/";
+    assert_int_equal(seed(f, base), BC_ADMIT_QUEUED);
+    assert_int_equal(add(f, "x", base, 2), BC_ADMIT_QUEUED);
+    assert_int_equal(add(f, "y", base, 3), BC_ADMIT_TOO_DEEP);
+    assert_int_equal(add(f, "/a/b/c/d/e", base, 1), BC_ADMIT_TOO_MANY_SEGMENTS);
+    assert_int_equal(add(f, "/a/b/c/d", base, 1), BC_ADMIT_QUEUED);
+    assert_int_equal(add(f, "/t/a/t/t", base, 1), BC_ADMIT_TRAP);
+    assert_int_equal(add(f, "/t/a/t", base, 1), BC_ADMIT_HOST_BUDGET);
+    assert_int_equal(add(f, "/r.pdf", base, 1), BC_ADMIT_EXCLUDED);
+    assert_int_equal(add(f, "/logout?x", base, 1), BC_ADMIT_EXCLUDED);
+    /* The budget: 3 URLs of a.test are queued. */
+    assert_int_equal(add(f, "/more", base, 1), BC_ADMIT_HOST_BUDGET);
+    /* Scope: the seed's host only. */
+    assert_int_equal(add(f, "http://b.test/", base, 1), BC_ADMIT_OUT_OF_SCOPE);
+    assert_int_equal(add(f, "mailto:x@a.test", base, 1), BC_ADMIT_BAD_URL);
+    enum bc_frontier_reason r;
+    enum bc_status ust;
+    assert_int_equal(
+        bc_frontier_add(f, "ftp://a.test/", 13, NULL, 0, 1, &r, &ust), BC_OK);
+    assert_int_equal(r, BC_ADMIT_BAD_URL);
+    assert_int_equal(ust, BC_ERR_URL_SCHEME);
+    char longurl[3000];
+    memset(longurl, 'a', sizeof(longurl) - 1);
+    longurl[sizeof(longurl) - 1] = '\0';
+    assert_int_equal(add(f, longurl, base, 1), BC_ADMIT_TOO_LONG);
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 0, &s);
+    assert_int_equal(s.queued, 3);
+    assert_int_equal(s.admitted, 3);
+    assert_int_equal(s.added, 14);
+    assert_int_equal(s.reasons[BC_ADMIT_EXCLUDED], 2);
+    bc_frontier_free(f);
+
+    /* Queue capacity. */
+    c = defaults();
+    c.queue_capacity = 2;
+    f = make(&c);
+    seed(f, "http://a.test/1");
+    seed(f, "http://a.test/2");
+    assert_int_equal(seed(f, "http://a.test/3"), BC_ADMIT_QUEUE_FULL);
+    bc_frontier_free(f);
+}
+
+static void test_scope_domain(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.scope = BC_SCOPE_DOMAIN;
+    struct bc_frontier *f = make(&c);
+    seed(f, "https://www.example.co.uk/");
+    assert_int_equal(add(f, "https://blog.example.co.uk/", NULL, 1),
+                     BC_ADMIT_QUEUED);
+    assert_int_equal(add(f, "http://example.co.uk:8080/", NULL, 1),
+                     BC_ADMIT_QUEUED);
+    assert_int_equal(add(f, "https://other.co.uk/", NULL, 1),
+                     BC_ADMIT_OUT_OF_SCOPE);
+    bc_frontier_free(f);
+
+    c.scope = BC_SCOPE_HOST;
+    f = make(&c);
+    seed(f, "https://www.example.co.uk/");
+    assert_int_equal(add(f, "https://blog.example.co.uk/", NULL, 1),
+                     BC_ADMIT_OUT_OF_SCOPE);
+    assert_int_equal(add(f, "http://WWW.Example.CO.UK:80/x", NULL, 1),
+                     BC_ADMIT_QUEUED);
+    bc_frontier_free(f);
+}
+
+/* Equivalent spellings become one URL; the seen-test merges them. */
+static void test_spellings_merge(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    struct bc_frontier *f = make(&c);
+    seed(f, "http://a.test/~user/page");
+    const char *same[] = {"HTTP://A.TEST:80/%7Euser/page",
+                          "http://a.test/~user/./page#top", "/~user/x/../page",
+                          "page"};
+    for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++)
+        assert_int_equal(add(f, same[i], "http://a.test/~user/", 1),
+                         BC_ADMIT_DUPLICATE);
+    assert_int_equal(add(f, "/~user/Page", NULL, 1), BC_ADMIT_BAD_URL);
+    assert_int_equal(add(f, "/~user/Page", "http://a.test/", 1),
+                     BC_ADMIT_QUEUED);
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 0, &s);
+    assert_int_equal(s.seen.duplicate, 4);
+    assert_int_equal(s.seen.verdict_new, 2);
+    bc_frontier_free(f);
+}
+
+/* A queued URL costs its length + 4 bytes plus chunk slack: on average
+ * well under length + 32. */
+static void test_queue_memory(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    struct bc_frontier *f = make(&c);
+    size_t total = 0;
+    char url[64];
+    for (int i = 0; i < 5000; i++) {
+        int n = snprintf(url, sizeof(url), "http://a.test/page/%d.html", i);
+        seed(f, url);
+        total += (size_t)n;
+    }
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 0, &s);
+    assert_int_equal(s.queued, 5000);
+    assert_true(s.queue_bytes <= total + 32 * 5000);
+    print_message("    %zu URLs, %zu bytes of URLs, queue %zu bytes "
+                  "(%.1f bytes per URL above its length)\n",
+                  s.queued, total, s.queue_bytes,
+                  (double)(s.queue_bytes - total) / 5000.0);
+    /* Drain: the memory goes back down. */
+    for (int i = 0; i < 5000; i++) {
+        struct bc_frontier_job j = next(f, (uint64_t)i * 1000);
+        assert_int_equal(j.action, BC_FRONTIER_FETCH);
+        done(f, &j, (uint64_t)i * 1000, 200, 1, 0);
+    }
+    bc_frontier_stats(f, 0, &s);
+    assert_int_equal(s.queued, 0);
+    assert_true(s.queue_bytes <= 64 * 1024 + 64);
+    bc_frontier_free(f);
+}
+
+static void test_bad_arguments(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    struct bc_frontier *f = NULL;
+    c.per_host_concurrency = 0;
+    assert_int_equal(bc_frontier_create(&c, &f), BC_ERR_INVALID_ARG);
+    c = defaults();
+    c.max_url_len = 70000;
+    assert_int_equal(bc_frontier_create(&c, &f), BC_ERR_INVALID_ARG);
+    c = defaults();
+    c.seen.fp_rate = 0;
+    assert_int_equal(bc_frontier_create(&c, &f), BC_ERR_INVALID_ARG);
+    assert_null(f);
+    bc_frontier_free(NULL);
+    c = defaults();
+    f = make(&c);
+    enum bc_frontier_reason r;
+    assert_int_equal(bc_frontier_add(f, NULL, 3, NULL, 0, 0, &r, NULL),
+                     BC_ERR_INVALID_ARG);
+    struct bc_frontier_job j;
+    memset(&j, 0, sizeof(j));
+    struct bc_frontier_outcome o = {200, 1, 0};
+    assert_int_equal(bc_frontier_done(f, &j, &o, 0), BC_ERR_INVALID_ARG);
+    assert_string_equal(bc_frontier_reason_name(BC_ADMIT_TRAP), "trap");
+    bc_frontier_free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_delay_between_fetches),
+        cmocka_unit_test(test_hosts_interleave),
+        cmocka_unit_test(test_per_host_concurrency),
+        cmocka_unit_test(test_crawl_delay_and_cap),
+        cmocka_unit_test(test_response_factor),
+        cmocka_unit_test(test_retry_after),
+        cmocka_unit_test(test_robots_disallow),
+        cmocka_unit_test(test_robots_outcomes),
+        cmocka_unit_test(test_admission_limits),
+        cmocka_unit_test(test_scope_domain),
+        cmocka_unit_test(test_spellings_merge),
+        cmocka_unit_test(test_queue_memory),
+        cmocka_unit_test(test_bad_arguments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
