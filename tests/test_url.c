@@ -28,6 +28,38 @@
 
 #define BUF (BC_URL_MAX_LEN_DEFAULT + 1)
 
+/* ---- allocation failure injection (active only with --wrap) ---- */
+
+void *__real_malloc(size_t size) __attribute__((weak));
+void *__real_calloc(size_t count, size_t size) __attribute__((weak));
+void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t count, size_t size);
+
+static long alloc_calls;
+static long fail_after = -1; /* allocations to let through; -1: never fail */
+
+static bool fail_now(void)
+{
+    alloc_calls++;
+    if (fail_after == 0) {
+        fail_after = -1;
+        return true;
+    }
+    if (fail_after > 0)
+        fail_after--;
+    return false;
+}
+
+void *__wrap_malloc(size_t size)
+{
+    return fail_now() ? NULL : __real_malloc(size);
+}
+
+void *__wrap_calloc(size_t count, size_t size)
+{
+    return fail_now() ? NULL : __real_calloc(count, size);
+}
+
 /* A case: href resolved against base (NULL: none) gives want, or fails
  * with status. */
 struct url_case {
@@ -897,6 +929,60 @@ static void test_errors(void **state)
     }
 }
 
+/*
+ * The two allocations of url.c (libidn2's own are out of reach of the
+ * wrap): the IDN cache (handle, then slots) and the copy of a long href
+ * with TAB/CR/LF. Each failure is BC_ERR_NOMEM, leaves the outputs alone
+ * and leaks nothing (ASan checks at exit).
+ */
+static void test_allocation_failure(void **state)
+{
+    (void)state;
+    struct bc_url_idn_cache *const sentinel =
+        (struct bc_url_idn_cache *)&sentinel;
+    struct bc_url_idn_cache *cache = sentinel;
+    long before = alloc_calls;
+
+    assert_int_equal(bc_url_idn_cache_create(8, &cache), BC_OK);
+    bc_url_idn_cache_free(cache);
+    if (alloc_calls == before) {
+        skip(); /* not linked with --wrap */
+        return;
+    }
+    for (long n = 0; n < 2; n++) {
+        cache = sentinel;
+        fail_after = n;
+        assert_int_equal(bc_url_idn_cache_create(8, &cache), BC_ERR_NOMEM);
+        assert_ptr_equal(cache, sentinel);
+    }
+    fail_after = -1;
+
+    static char href[8192], out[BUF];
+    struct bc_url u, keep;
+    strcpy(href, "http://a/");
+    for (int i = 0; i < 1000; i++)
+        strcat(href, "a/../");
+    strcat(href, "\tb");
+    memset(&u, 0x5a, sizeof u);
+    keep = u;
+    fail_after = 0;
+    assert_int_equal(
+        bc_url_normalize(NULL, href, strlen(href), NULL, out, sizeof out, &u),
+        BC_ERR_NOMEM);
+    assert_int_equal(fail_after, -1); /* the allocation was tried */
+    assert_memory_equal(&u, &keep, sizeof u);
+    assert_int_equal(
+        bc_url_normalize(NULL, href, strlen(href), NULL, out, sizeof out, &u),
+        BC_OK);
+    assert_string_equal(out, "http://a/b");
+    /* short hrefs with TAB use the stack: no allocation to fail */
+    fail_after = 0;
+    assert_int_equal(
+        bc_url_normalize(NULL, "http://a/\tb", 11, NULL, out, sizeof out, &u),
+        BC_OK);
+    fail_after = -1;
+}
+
 /* ---- length limits ---- */
 
 static void test_max_length(void **state)
@@ -1412,6 +1498,7 @@ int main(void)
         cmocka_unit_test(test_key_rules),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_max_length),
+        cmocka_unit_test(test_allocation_failure),
         cmocka_unit_test(test_parts),
         cmocka_unit_test(test_property_idempotent),
         cmocka_unit_test(test_property_respellings),
