@@ -41,8 +41,10 @@
  * contain only printable ASCII (every other byte is percent-encoded).
  *
  * Thread safety: no function keeps state; calls on different output buffers
- * may run concurrently. A struct bc_url points into the buffer it was made
- * in and is valid only as long as that buffer is unchanged.
+ * may run concurrently, unless their policy names the same IDN cache (a
+ * cache is written by every call that uses it). A struct bc_url points into
+ * the buffer it was made in and is valid only as long as that buffer is
+ * unchanged.
  *
  * Cost: one pass over the href, O(length), no allocation, except (a) hosts
  * with non-ASCII characters, which go through libidn2 (it allocates, and
