@@ -110,6 +110,24 @@
  * Hosts are short and take a slower path through a small stack buffer;
  * only a non-ASCII host calls libidn2.
  *
+ * CONFORMANCE (tests/test_url_conformance.c; data in ../shared/conformance)
+ *
+ *   RFC 3986 5.4, the 42 examples                42 of 42
+ *   crawler-commons url-resolve.csv              22 of 22 (the expected URL
+ *                                                without its fragment, hex
+ *                                                in uppercase; a file: base
+ *                                                is rejected)
+ *   crawler-commons weirdToNormalizedUrls.csv    101 of 104 http(s) rows,
+ *                                                with the sort and collapse
+ *                                                rules where a row needs them
+ *   crawler-commons invalidUrls.csv              2 of 2 rejected
+ *
+ * Where the policy differs from crawler-commons, on purpose: a scheme-less
+ * "foo.com/index.html" is a relative reference (RFC 3986 4.2), not
+ * http://foo.com/index.html; the sort keeps a pair with an empty name
+ * ("=1": a form decoder yields it); other schemes (file:, ftp:) and empty
+ * hosts ("http:////") are rejected rather than normalized.
+ *
  * REFERENCES
  *
  *   RFC 3986  Uniform Resource Identifier: Generic Syntax (5.2, 5.4, 6)
@@ -130,32 +148,33 @@
  * path, plus '/' '?' in the query, plus ':' in userinfo (RFC 3986 section
  * 3). Every byte without the bit is either a delimiter or percent-encoded.
  */
-#define CL_PATH   0x01u /* unreserved sub-delims : @ */
-#define CL_QUERY  0x02u /* unreserved sub-delims : @ / ? */
-#define CL_USER   0x04u /* unreserved sub-delims : */
-#define CL_UNRES  0x08u /* A-Z a-z 0-9 - . _ ~ */
-#define CL_HEX    0x10u /* 0-9 A-F a-f */
-#define CL_HOST   0x20u /* a-z 0-9 - . _ (a canonical host name) */
-#define CL_UPPER  0x40u /* A-Z */
-#define CL_SCHEME 0x80u /* A-Z a-z 0-9 + - . */
+#define CL_PATH   0x001u /* unreserved sub-delims : @ */
+#define CL_QUERY  0x002u /* unreserved sub-delims : @ / ? */
+#define CL_USER   0x004u /* unreserved sub-delims : */
+#define CL_UNRES  0x008u /* A-Z a-z 0-9 - . _ ~ */
+#define CL_HEX    0x010u /* 0-9 A-F a-f */
+#define CL_HOST   0x020u /* a-z 0-9 - . _ (a canonical host name) */
+#define CL_UPPER  0x040u /* A-Z */
+#define CL_SCHEME 0x080u /* A-Z a-z 0-9 + - . */
+#define CL_AUTH   0x100u /* / \ ? # @ (what the authority scan stops at) */
 
-static const unsigned char url_class[256] = {
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* 00 ........ */
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* 08 ........ */
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* 10 ........ */
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* 18 ........ */
-    0x00, 0x07, 0x00, 0x00, 0x07, 0x00, 0x07, 0x07, /* 20  !"#$%&' */
-    0x07, 0x07, 0x07, 0x87, 0x07, 0xaf, 0xaf, 0x02, /* 28 ()*+,-./ */
-    0xbf, 0xbf, 0xbf, 0xbf, 0xbf, 0xbf, 0xbf, 0xbf, /* 30 01234567 */
-    0xbf, 0xbf, 0x07, 0x07, 0x00, 0x07, 0x00, 0x02, /* 38 89:;<=>? */
-    0x03, 0xdf, 0xdf, 0xdf, 0xdf, 0xdf, 0xdf, 0xcf, /* 40 @ABCDEFG */
-    0xcf, 0xcf, 0xcf, 0xcf, 0xcf, 0xcf, 0xcf, 0xcf, /* 48 HIJKLMNO */
-    0xcf, 0xcf, 0xcf, 0xcf, 0xcf, 0xcf, 0xcf, 0xcf, /* 50 PQRSTUVW */
-    0xcf, 0xcf, 0xcf, 0x00, 0x00, 0x00, 0x00, 0x2f, /* 58 XYZ[\]^_ */
-    0x00, 0xbf, 0xbf, 0xbf, 0xbf, 0xbf, 0xbf, 0xaf, /* 60 `abcdefg */
-    0xaf, 0xaf, 0xaf, 0xaf, 0xaf, 0xaf, 0xaf, 0xaf, /* 68 hijklmno */
-    0xaf, 0xaf, 0xaf, 0xaf, 0xaf, 0xaf, 0xaf, 0xaf, /* 70 pqrstuvw */
-    0xaf, 0xaf, 0xaf, 0x00, 0x00, 0x00, 0x0f, 0x00, /* 78 xyz{|}~. */
+static const uint16_t url_class[256] = {
+    0x000, 0x000, 0x000, 0x000, 0x000, 0x000, 0x000, 0x000, /* 00 ........ */
+    0x000, 0x000, 0x000, 0x000, 0x000, 0x000, 0x000, 0x000, /* 08 ........ */
+    0x000, 0x000, 0x000, 0x000, 0x000, 0x000, 0x000, 0x000, /* 10 ........ */
+    0x000, 0x000, 0x000, 0x000, 0x000, 0x000, 0x000, 0x000, /* 18 ........ */
+    0x000, 0x007, 0x000, 0x100, 0x007, 0x000, 0x007, 0x007, /* 20  !"#$%&' */
+    0x007, 0x007, 0x007, 0x087, 0x007, 0x0af, 0x0af, 0x102, /* 28 ()*+,-./ */
+    0x0bf, 0x0bf, 0x0bf, 0x0bf, 0x0bf, 0x0bf, 0x0bf, 0x0bf, /* 30 01234567 */
+    0x0bf, 0x0bf, 0x007, 0x007, 0x000, 0x007, 0x000, 0x102, /* 38 89:;<=>? */
+    0x103, 0x0df, 0x0df, 0x0df, 0x0df, 0x0df, 0x0df, 0x0cf, /* 40 @ABCDEFG */
+    0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, /* 48 HIJKLMNO */
+    0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, /* 50 PQRSTUVW */
+    0x0cf, 0x0cf, 0x0cf, 0x000, 0x100, 0x000, 0x000, 0x02f, /* 58 XYZ[\]^_ */
+    0x000, 0x0bf, 0x0bf, 0x0bf, 0x0bf, 0x0bf, 0x0bf, 0x0af, /* 60 `abcdefg */
+    0x0af, 0x0af, 0x0af, 0x0af, 0x0af, 0x0af, 0x0af, 0x0af, /* 68 hijklmno */
+    0x0af, 0x0af, 0x0af, 0x0af, 0x0af, 0x0af, 0x0af, 0x0af, /* 70 pqrstuvw */
+    0x0af, 0x0af, 0x0af, 0x000, 0x000, 0x000, 0x00f, 0x000, /* 78 xyz{|}~. */
     /* 0x80-0xff: 0, always percent-encoded */
 };
 
@@ -256,19 +275,21 @@ static const char *copy_component(struct writer *w, const char *p,
     size_t cap = w->cap;
 
     while (p < e) {
-        const char *run = p;
-        while (p < e && (url_class[(unsigned char)*p] & keep))
-            p++;
-        if (p > run) {
-            size_t n = (size_t)(p - run);
-            if (cap - o < n)
-                return NULL;
-            memcpy(out + o, run, n);
-            o += n;
-            if (p == e)
-                break;
+        /* A run of plain bytes, copied while scanned, as far as both the
+         * input and the buffer go. */
+        size_t room = cap - o, left = (size_t)(e - p);
+        size_t lim = left < room ? left : room, i = 0;
+        while (i < lim && (url_class[(unsigned char)p[i]] & keep)) {
+            out[o + i] = p[i];
+            i++;
         }
+        p += i;
+        o += i;
+        if (p == e)
+            break;
         unsigned char c = (unsigned char)*p;
+        if (url_class[c] & keep)
+            return NULL; /* the buffer is full */
         if (c == '%') {
             if (e - p >= 3 && (url_class[(unsigned char)p[1]] & CL_HEX) &&
                 (url_class[(unsigned char)p[2]] & CL_HEX)) {
@@ -598,22 +619,56 @@ static bool write_ipv6(struct writer *w, const uint16_t group[8])
 }
 
 /*
- * Write an ASCII host without escapes: lowercased, one trailing dot
- * dropped, then an IPv4 address in dotted decimal if it ends in a number,
- * else a DNS name checked for its characters and lengths.
+ * Write the host name that starts at s, in one pass: ASCII letters are
+ * lowercased, digits, '-', '_' and '.' copied, up to ':' or e (*end
+ * receives where it stopped). Then one trailing dot goes (rule 12); a host
+ * that ends in a number is an IPv4 address and is rewritten in dotted
+ * decimal; anything else must be a DNS name (no empty label, labels of at
+ * most 63 bytes, at most 253 bytes in all).
+ *
+ * A '%' or a non-ASCII byte stops the pass with *slow set (the caller
+ * decodes and converts the host, then calls again with slow == NULL: then
+ * they are errors); any other byte is an error.
  */
-static enum bc_status write_host_ascii(struct writer *w, const char *s,
-                                       size_t n, struct bc_url *u)
+static enum bc_status write_host_name(struct writer *w, const char *s,
+                                      const char *e, const char **end,
+                                      bool *slow, struct bc_url *u)
 {
-    if (n > 0 && s[n - 1] == '.')
+    char *out = w->buf + w->pos;
+    size_t room = w->cap - w->pos, left = (size_t)(e - s);
+    size_t lim = left < room ? left : room, n = 0;
+    const char *p = s;
+
+    /* Copy and lowercase: A-Z has CL_UPPER (0x40), and (0x40 >> 1) is the
+     * 0x20 that makes it a-z. */
+    for (; n < lim; n++) {
+        unsigned c = (unsigned char)s[n];
+        unsigned cls = url_class[c];
+        if (!(cls & (CL_HOST | CL_UPPER)))
+            break;
+        out[n] = (char)(c | ((cls & CL_UPPER) >> 1));
+    }
+    p = s + n;
+    if (p < e && *p != ':') {
+        unsigned c = (unsigned char)*p;
+        if (n == room && (url_class[c] & (CL_HOST | CL_UPPER)))
+            return w->full;
+        if ((c == '%' || c >= 0x80) && slow != NULL) {
+            *slow = true;
+            return BC_OK;
+        }
+        return BC_ERR_URL_HOST;
+    }
+    *end = p;
+    if (n > 0 && out[n - 1] == '.')
         n--; /* rule 12 */
     if (n == 0)
         return BC_ERR_URL_HOST;
-    if (ends_in_number(s, n)) {
+    u->host.off = w->pos;
+    if (ends_in_number(out, n)) {
         uint32_t a;
-        if (!ipv4_parse(s, n, &a))
+        if (!ipv4_parse(out, n, &a))
             return BC_ERR_URL_IPV4;
-        u->host.off = w->pos;
         for (int i = 3; i >= 0; i--) {
             if (!put_decimal(w, (a >> (8 * i)) & 255))
                 return w->full;
@@ -624,30 +679,21 @@ static enum bc_status write_host_ascii(struct writer *w, const char *s,
         u->host_type = BC_URL_HOST_IPV4;
         return BC_OK;
     }
-    if (n > DNS_NAME_MAX)
+    /* A DNS name: no empty label ("a..b", ".a", and "a.." which is "a."
+     * after rule 12), labels of at most 63 bytes, 253 in all. */
+    if (n > DNS_NAME_MAX || out[n - 1] == '.')
         return BC_ERR_URL_HOST;
-    if (w->cap - w->pos < n)
-        return w->full;
-    char *out = w->buf + w->pos;
     size_t label = 0;
     for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (url_class[c] & CL_UPPER)
-            c |= 0x20;
-        else if (!(url_class[c] & CL_HOST))
+        if (out[i] != '.') {
+            if (++label > DNS_LABEL_MAX)
+                return BC_ERR_URL_HOST;
+        } else if (label == 0) {
             return BC_ERR_URL_HOST;
-        if (c == '.') {
-            if (label == 0)
-                return BC_ERR_URL_HOST; /* empty label */
+        } else {
             label = 0;
-        } else if (++label > DNS_LABEL_MAX) {
-            return BC_ERR_URL_HOST;
         }
-        out[i] = (char)c;
     }
-    if (label == 0)
-        return BC_ERR_URL_HOST; /* "a.." : an empty last label */
-    u->host.off = w->pos;
     u->host.len = n;
     u->host_type = BC_URL_HOST_NAME;
     w->pos += n;
@@ -655,21 +701,142 @@ static enum bc_status write_host_ascii(struct writer *w, const char *s,
 }
 
 /*
- * Write the host s..s+n (the raw bytes between "//" or '@' and the port).
- * Brackets: IPv6. Escapes or non-ASCII bytes: decode the escapes, then
- * UTS #46 (libidn2) for non-ASCII, then as an ASCII host.
+ * The IDN cache: slot = FNV-1a(decoded host) mod size. A slot holds the
+ * decoded (UTF-8) host and libidn2's answer for it, success or failure.
  */
-static enum bc_status write_host(struct writer *w, const char *s, size_t n,
+#define IDN_KEY_MAX 255 /* longer decoded hosts are not cached */
+
+struct idn_slot {
+    uint64_t hash;
+    uint16_t key_len; /* 0: empty slot */
+    uint16_t ascii_len;
+    int status; /* BC_OK or BC_ERR_URL_IDN */
+    char key[IDN_KEY_MAX];
+    char ascii[DNS_NAME_MAX + 2];
+};
+
+struct bc_url_idn_cache {
+    size_t mask;
+    struct idn_slot *slot;
+};
+
+enum bc_status bc_url_idn_cache_create(size_t entries,
+                                       struct bc_url_idn_cache **out)
+{
+    struct bc_url_idn_cache *c;
+    size_t n = 1;
+
+    if (out == NULL || entries == 0 || entries > ((size_t)1 << 20))
+        return BC_ERR_INVALID_ARG;
+    while (n < entries)
+        n *= 2;
+    c = malloc(sizeof *c);
+    if (c == NULL)
+        return BC_ERR_NOMEM;
+    c->slot = calloc(n, sizeof *c->slot);
+    if (c->slot == NULL) {
+        free(c);
+        return BC_ERR_NOMEM;
+    }
+    c->mask = n - 1;
+    *out = c;
+    return BC_OK;
+}
+
+void bc_url_idn_cache_free(struct bc_url_idn_cache *cache)
+{
+    if (cache == NULL)
+        return;
+    free(cache->slot);
+    free(cache);
+}
+
+static uint64_t fnv1a(const char *s, size_t n)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= UINT64_C(0x100000001b3);
+    }
+    return h;
+}
+
+/*
+ * UTS #46 non-transitional, as browsers do: the UTF-8 host buf (len bytes,
+ * NUL-terminated, in a buffer of HOST_SCRATCH bytes) becomes ASCII in buf. libidn2 checks the
+ * UTF-8, maps (case, width, ...), normalizes and validates. With a cache,
+ * a host met before costs a hash and a compare.
+ */
+static enum bc_status idn_to_ascii(char *buf, size_t *len,
+                                   struct bc_url_idn_cache *cache)
+{
+    struct idn_slot *slot = NULL;
+    uint64_t h = 0;
+
+    if (cache != NULL && *len <= IDN_KEY_MAX) {
+        h = fnv1a(buf, *len);
+        slot = &cache->slot[h & cache->mask];
+        if (slot->key_len == *len && slot->hash == h &&
+            memcmp(slot->key, buf, *len) == 0) {
+            if (slot->status != BC_OK)
+                return (enum bc_status)slot->status;
+            memcpy(buf, slot->ascii, slot->ascii_len);
+            buf[slot->ascii_len] = '\0';
+            *len = slot->ascii_len;
+            return BC_OK;
+        }
+    }
+
+    char *idn = NULL;
+    enum bc_status st = BC_OK;
+    size_t n = 0;
+    int rc = idn2_to_ascii_8z(buf, &idn, IDN2_NONTRANSITIONAL | IDN2_NFC_INPUT);
+    if (rc == IDN2_MALLOC)
+        return BC_ERR_NOMEM; /* not cached: it may work next time */
+    if (rc != IDN2_OK) {
+        st = BC_ERR_URL_IDN;
+    } else {
+        n = strlen(idn);
+        if (n > DNS_NAME_MAX + 1)
+            st = BC_ERR_URL_HOST; /* too long for any DNS name */
+    }
+    if (slot != NULL) {
+        memcpy(slot->key, buf, *len);
+        slot->key_len = (uint16_t)*len;
+        slot->hash = h;
+        slot->status = (int)st;
+        slot->ascii_len = (uint16_t)n;
+        if (st == BC_OK)
+            memcpy(slot->ascii, idn, n);
+    }
+    if (st == BC_OK) {
+        memcpy(buf, idn, n + 1);
+        *len = n;
+    }
+    idn2_free(idn);
+    return st;
+}
+
+/*
+ * Write the host that starts at s and ends at ':' or e; *end receives
+ * where it ended. Brackets: IPv6. Escapes or non-ASCII bytes: decode the
+ * escapes (rule 9: example%2Ecom is example.com), convert with UTS #46
+ * (libidn2) when non-ASCII (rule 4), then write as a plain name.
+ */
+static enum bc_status write_host(struct writer *w, const char *s, const char *e,
+                                 const char **end,
+                                 struct bc_url_idn_cache *cache,
                                  struct bc_url *u)
 {
-    bool plain = true;
-
-    if (n == 0)
-        return BC_ERR_URL_HOST;
-    if (s[0] == '[') {
+    if (s < e && *s == '[') {
         uint16_t group[8];
-        if (n < 2 || s[n - 1] != ']' || !ipv6_parse(s + 1, n - 2, group))
+        const char *q = s;
+        while (q < e && *q != ']')
+            q++;
+        if (q == e || (q + 1 < e && q[1] != ':') ||
+            !ipv6_parse(s + 1, (size_t)(q - s - 1), group))
             return BC_ERR_URL_IPV6;
+        *end = q + 1;
         u->host.off = w->pos;
         if (!write_ipv6(w, group))
             return w->full;
@@ -677,24 +844,27 @@ static enum bc_status write_host(struct writer *w, const char *s, size_t n,
         u->host_type = BC_URL_HOST_IPV6;
         return BC_OK;
     }
-    for (size_t i = 0; i < n; i++)
-        if (s[i] == '%' || (unsigned char)s[i] >= 0x80)
-            plain = false;
-    if (plain)
-        return write_host_ascii(w, s, n, u);
 
-    /* Rule 9: decode escapes before IDNA (example%2Ecom is example.com). */
+    bool slow = false;
+    enum bc_status st = write_host_name(w, s, e, end, &slow, u);
+    if (!slow)
+        return st;
+
+    const char *q = s;
+    while (q < e && *q != ':')
+        q++;
+    *end = q;
     char buf[HOST_SCRATCH];
     size_t len = 0;
     bool ascii = true;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '%' && n - i >= 3 &&
-            (url_class[(unsigned char)s[i + 1]] & CL_HEX) &&
-            (url_class[(unsigned char)s[i + 2]] & CL_HEX)) {
-            c = (unsigned char)(hex_value((unsigned char)s[i + 1]) * 16 +
-                                hex_value((unsigned char)s[i + 2]));
-            i += 2;
+    for (const char *p = s; p < q; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '%' && q - p >= 3 &&
+            (url_class[(unsigned char)p[1]] & CL_HEX) &&
+            (url_class[(unsigned char)p[2]] & CL_HEX)) {
+            c = (unsigned char)(hex_value((unsigned char)p[1]) * 16 +
+                                hex_value((unsigned char)p[2]));
+            p += 2;
         }
         if (c == 0 || len + 1 >= sizeof buf)
             return BC_ERR_URL_HOST;
@@ -703,48 +873,30 @@ static enum bc_status write_host(struct writer *w, const char *s, size_t n,
         buf[len++] = (char)c;
     }
     buf[len] = '\0';
-    if (ascii)
-        return write_host_ascii(w, buf, len, u);
-
-    /* Rule 4: UTS #46 non-transitional, as browsers do. libidn2 checks
-     * the UTF-8, maps (case, width, ...), normalizes and validates. */
-    char *idn = NULL;
-    int rc = idn2_to_ascii_8z(buf, &idn, IDN2_NONTRANSITIONAL | IDN2_NFC_INPUT);
-    if (rc != IDN2_OK) {
-        if (rc == IDN2_MALLOC)
-            return BC_ERR_NOMEM;
-        return BC_ERR_URL_IDN;
+    if (!ascii) {
+        st = idn_to_ascii(buf, &len, cache);
+        if (st != BC_OK)
+            return st;
     }
-    len = strlen(idn);
-    enum bc_status st = BC_ERR_URL_HOST;
-    if (len < sizeof buf) {
-        memcpy(buf, idn, len + 1);
-        st = BC_OK;
-    }
-    idn2_free(idn);
-    if (st != BC_OK)
-        return st;
-    return write_host_ascii(w, buf, len, u);
+    const char *stop;
+    st = write_host_name(w, buf, buf + len, &stop, NULL, u);
+    if (st == BC_OK && stop != buf + len)
+        return BC_ERR_URL_HOST; /* a decoded ':' */
+    return st;
 }
 
 /*
  * Write "userinfo@host:port" from the authority s..e (the bytes between the
- * slashes and the first '/', '\', '?' or '#'). The last '@' ends the
- * userinfo (earlier ones are data, written %40); an empty userinfo (or a
- * lone ':') is dropped. The port is decimal digits only; an empty or
- * default port is dropped.
+ * slashes and the first '/', '\', '?' or '#'); at is its last '@' or NULL.
+ * The last '@' ends the userinfo (earlier ones are data, written %40); an
+ * empty userinfo (or a lone ':') is dropped. The port is decimal digits
+ * only; an empty or default port is dropped.
  */
 static enum bc_status write_authority(struct writer *w, const char *s,
-                                      const char *e, struct bc_url *u)
+                                      const char *e, const char *at,
+                                      struct bc_url_idn_cache *cache,
+                                      struct bc_url *u)
 {
-    const char *at = NULL;
-
-    for (const char *q = e; q > s; q--) {
-        if (q[-1] == '@') {
-            at = q - 1;
-            break;
-        }
-    }
     u->userinfo.off = u->userinfo.len = 0;
     if (at != NULL) {
         if (!(at == s || (at - s == 1 && *s == ':'))) {
@@ -760,27 +912,13 @@ static enum bc_status write_authority(struct writer *w, const char *s,
     }
 
     const char *host_end;
-    if (s < e && *s == '[') {
-        host_end = s;
-        while (host_end < e && *host_end != ']')
-            host_end++;
-        if (host_end == e)
-            return BC_ERR_URL_IPV6;
-        host_end++;
-        if (host_end < e && *host_end != ':')
-            return BC_ERR_URL_IPV6;
-    } else {
-        host_end = s;
-        while (host_end < e && *host_end != ':')
-            host_end++;
-    }
-    enum bc_status st = write_host(w, s, (size_t)(host_end - s), u);
+    enum bc_status st = write_host(w, s, e, &host_end, cache, u);
     if (st != BC_OK)
         return st;
 
     unsigned long port = u->https ? 443 : 80;
     u->port.off = u->port.len = 0;
-    if (host_end < e) {
+    if (host_end < e) { /* at ':' */
         const char *d = host_end + 1;
         if (d < e) {
             port = 0;
@@ -852,7 +990,8 @@ static bool copy_base_prefix(struct writer *w, const struct bc_url *base,
  * against base (may be NULL) into w; fill u.
  */
 static enum bc_status resolve(const struct bc_url *base, const char *s,
-                              const char *e, struct writer *w, struct bc_url *u)
+                              const char *e, struct bc_url_idn_cache *cache,
+                              struct writer *w, struct bc_url *u)
 {
     const char *p = s, *rest = NULL;
     size_t root;
@@ -887,10 +1026,19 @@ static enum bc_status resolve(const struct bc_url *base, const char *s,
         u->scheme.len = u->https ? 5 : 4;
         while (p < e && is_slash(*p))
             p++;
-        const char *a = p;
-        while (p < e && !is_slash(*p) && *p != '?' && *p != '#')
-            p++;
-        st = write_authority(w, a, p, u);
+        /* The authority ends at '/', '\', '?' or '#'; note its last
+         * '@' on the way. */
+        const char *a = p, *at = NULL;
+        for (;;) {
+            while (p < e && !(url_class[(unsigned char)*p] & CL_AUTH))
+                p++;
+            if (p < e && *p == '@') {
+                at = p++;
+                continue;
+            }
+            break;
+        }
+        st = write_authority(w, a, p, at, cache, u);
         if (st != BC_OK)
             return st;
         root = w->pos;
@@ -1013,8 +1161,10 @@ enum bc_status bc_url_normalize(const struct bc_url *base, const char *href,
     struct writer w = {out, 0, out_size - 1,
                        out_size - 1 >= max_len ? BC_ERR_URL_TOO_LONG
                                                : BC_ERR_URL_BUFFER};
-    enum bc_status st = resolve(base, s, e, &w, &u);
-    free(heap_copy);
+    enum bc_status st =
+        resolve(base, s, e, policy != NULL ? policy->idn_cache : NULL, &w, &u);
+    if (heap_copy != NULL)
+        free(heap_copy);
     if (st != BC_OK)
         return st;
     if (w.pos > max_len)
@@ -1173,7 +1323,7 @@ enum bc_status bc_url_seen_key(const struct bc_url *url,
                                const struct bc_url_policy *policy, char *out,
                                size_t out_size, size_t *key_len)
 {
-    static const struct bc_url_policy none = {0, 0, NULL, 0};
+    static const struct bc_url_policy none = {0, 0, NULL, 0, NULL};
 
     if (url == NULL || url->href == NULL || out == NULL || out_size == 0 ||
         key_len == NULL)
@@ -1199,6 +1349,11 @@ enum bc_status bc_url_seen_key(const struct bc_url *url,
      * contain: it would not be canonical any more). */
     const char *p = h + url->path.off, *pe = p + url->path.len;
     size_t seg = w.pos + 1;
+    if (!(rules & (BC_URL_COLLAPSE_SLASHES | BC_URL_STRIP_SESSION_IDS))) {
+        if (!put_bytes(&w, p, url->path.len))
+            return BC_ERR_URL_BUFFER;
+        p = pe;
+    }
     while (p < pe) {
         if (*p == '/') {
             if ((rules & BC_URL_COLLAPSE_SLASHES) && p > h + url->path.off &&

@@ -28,6 +28,38 @@
 
 #define BUF (BC_URL_MAX_LEN_DEFAULT + 1)
 
+/* ---- allocation failure injection (active only with --wrap) ---- */
+
+void *__real_malloc(size_t size) __attribute__((weak));
+void *__real_calloc(size_t count, size_t size) __attribute__((weak));
+void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t count, size_t size);
+
+static long alloc_calls;
+static long fail_after = -1; /* allocations to let through; -1: never fail */
+
+static bool fail_now(void)
+{
+    alloc_calls++;
+    if (fail_after == 0) {
+        fail_after = -1;
+        return true;
+    }
+    if (fail_after > 0)
+        fail_after--;
+    return false;
+}
+
+void *__wrap_malloc(size_t size)
+{
+    return fail_now() ? NULL : __real_malloc(size);
+}
+
+void *__wrap_calloc(size_t count, size_t size)
+{
+    return fail_now() ? NULL : __real_calloc(count, size);
+}
+
 /* A case: href resolved against base (NULL: none) gives want, or fails
  * with status. */
 struct url_case {
@@ -117,6 +149,24 @@ static void assert_apart(const char *a, const char *b)
         fail_msg("should stay apart: %s and %s both give %s", a, b, x);
 }
 
+static uint64_t rng_state;
+
+static uint64_t rng(void)
+{
+    /* xorshift64*: seeded, reproducible */
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * UINT64_C(2685821657736338717);
+}
+
+static size_t pick(size_t n)
+{
+    return (size_t)(rng() % n);
+}
+
+/* Fragments of hrefs; valid ones repeated so that about half the corpus
+ * is valid. */
 /* ---- rule 1: trim controls and spaces, remove TAB CR LF ---- */
 
 static void test_rule1_trim(void **state)
@@ -264,6 +314,47 @@ static void test_rule4_idn(void **state)
     };
     RUN(cases);
     assert_apart("http://faß.de/", "http://fass.de/");
+}
+
+/* The IDN cache gives what libidn2 gives, hit or miss, for good and bad
+ * hosts, also when hosts keep replacing each other in a tiny cache. */
+static void test_rule4_idn_cache(void **state)
+{
+    (void)state;
+    static const char *const hosts[] = {
+        "http://bücher.de/",      "http://BÜCHER.de/x",
+        "http://b%C3%BCcher.de/", "https://нэб.рф/",
+        "http://日本。jp/",       "http://a\xe2\x98\x83.com/",
+        "http://a%FE.com/",       "http://ａｂｃ.com/",
+        "http://１２７.0.0.1/",   "http://\xe2\x80\x8b.com/",
+        "http://faß.de/",         "http://www.bücher.de/",
+        "http://ab.com/"};
+    size_t nh = sizeof hosts / sizeof *hosts;
+    struct bc_url_idn_cache *cache;
+    char want[BUF], got[BUF];
+    struct bc_url u;
+
+    assert_int_equal(bc_url_idn_cache_create(0, &cache), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_url_idn_cache_create((1u << 20) + 1, &cache),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_url_idn_cache_create(4, NULL), BC_ERR_INVALID_ARG);
+    bc_url_idn_cache_free(NULL);
+    for (size_t size = 1; size <= 1024; size *= 32) {
+        assert_int_equal(bc_url_idn_cache_create(size, &cache), BC_OK);
+        struct bc_url_policy with = {.idn_cache = cache};
+        rng_state = size;
+        for (int i = 0; i < 2000; i++) {
+            const char *h = hosts[rng() % nh];
+            enum bc_status a = bc_url_normalize(NULL, h, strlen(h), NULL, want,
+                                                sizeof want, &u);
+            enum bc_status b = bc_url_normalize(NULL, h, strlen(h), &with, got,
+                                                sizeof got, &u);
+            assert_int_equal(a, b);
+            if (a == BC_OK)
+                assert_string_equal(want, got);
+        }
+        bc_url_idn_cache_free(cache);
+    }
 }
 
 /* ---- rule 5: IPv4 and IPv6 ---- */
@@ -662,7 +753,9 @@ static void run_key_cases(const struct key_case *c, size_t n,
     int bad = 0;
 
     for (size_t i = 0; i < n; i++) {
-        struct bc_url_policy p = {0, c[i].rules, strip, nstrip};
+        struct bc_url_policy p = {.rules = c[i].rules,
+                                  .strip_params = strip,
+                                  .strip_params_count = nstrip};
         assert_int_equal(bc_url_normalize(NULL, c[i].href, strlen(c[i].href),
                                           &p, out, sizeof out, &u),
                          BC_OK);
@@ -836,6 +929,60 @@ static void test_errors(void **state)
     }
 }
 
+/*
+ * The two allocations of url.c (libidn2's own are out of reach of the
+ * wrap): the IDN cache (handle, then slots) and the copy of a long href
+ * with TAB/CR/LF. Each failure is BC_ERR_NOMEM, leaves the outputs alone
+ * and leaks nothing (ASan checks at exit).
+ */
+static void test_allocation_failure(void **state)
+{
+    (void)state;
+    struct bc_url_idn_cache *const sentinel =
+        (struct bc_url_idn_cache *)&sentinel;
+    struct bc_url_idn_cache *cache = sentinel;
+    long before = alloc_calls;
+
+    assert_int_equal(bc_url_idn_cache_create(8, &cache), BC_OK);
+    bc_url_idn_cache_free(cache);
+    if (alloc_calls == before) {
+        skip(); /* not linked with --wrap */
+        return;
+    }
+    for (long n = 0; n < 2; n++) {
+        cache = sentinel;
+        fail_after = n;
+        assert_int_equal(bc_url_idn_cache_create(8, &cache), BC_ERR_NOMEM);
+        assert_ptr_equal(cache, sentinel);
+    }
+    fail_after = -1;
+
+    static char href[8192], out[BUF];
+    struct bc_url u, keep;
+    strcpy(href, "http://a/");
+    for (int i = 0; i < 1000; i++)
+        strcat(href, "a/../");
+    strcat(href, "\tb");
+    memset(&u, 0x5a, sizeof u);
+    keep = u;
+    fail_after = 0;
+    assert_int_equal(
+        bc_url_normalize(NULL, href, strlen(href), NULL, out, sizeof out, &u),
+        BC_ERR_NOMEM);
+    assert_int_equal(fail_after, -1); /* the allocation was tried */
+    assert_memory_equal(&u, &keep, sizeof u);
+    assert_int_equal(
+        bc_url_normalize(NULL, href, strlen(href), NULL, out, sizeof out, &u),
+        BC_OK);
+    assert_string_equal(out, "http://a/b");
+    /* short hrefs with TAB use the stack: no allocation to fail */
+    fail_after = 0;
+    assert_int_equal(
+        bc_url_normalize(NULL, "http://a/\tb", 11, NULL, out, sizeof out, &u),
+        BC_OK);
+    fail_after = -1;
+}
+
 /* ---- length limits ---- */
 
 static void test_max_length(void **state)
@@ -880,7 +1027,7 @@ static void test_max_length(void **state)
     assert_int_equal(u.len, 1009);
 
     /* configurable: max_len 20 */
-    struct bc_url_policy p = {20, 0, NULL, 0};
+    struct bc_url_policy p = {.max_len = 20};
     assert_int_equal(
         bc_url_normalize(NULL, "http://a/12345678901", 20, &p, out, 21, &u),
         BC_OK);
@@ -995,24 +1142,6 @@ static void test_parts(void **state)
 
 /* ---- properties over a generated corpus ---- */
 
-static uint64_t rng_state;
-
-static uint64_t rng(void)
-{
-    /* xorshift64*: seeded, reproducible */
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * UINT64_C(2685821657736338717);
-}
-
-static size_t pick(size_t n)
-{
-    return (size_t)(rng() % n);
-}
-
-/* Fragments of hrefs; valid ones repeated so that about half the corpus
- * is valid. */
 static const char *const frag_scheme[] = {
     "http://", "http://", "https://",  "HTTP://", "hTTps://", "//",  "", "", "",
     "http:",   "https:",  "http:\\\\", "mailto:", "ftp://",   "\\\\"};
@@ -1187,11 +1316,14 @@ static void test_property_idempotent(void **state)
     struct bc_url base[sizeof bases / sizeof *bases];
     static const char *const strip[] = {"utm_*"};
     const struct bc_url_policy all = {
-        0,
-        BC_URL_SORT_QUERY | BC_URL_STRIP_SESSION_IDS | BC_URL_COLLAPSE_SLASHES |
-            BC_URL_STRIP_USERINFO,
-        strip, 1};
+        .rules = BC_URL_SORT_QUERY | BC_URL_STRIP_SESSION_IDS |
+                 BC_URL_COLLAPSE_SLASHES | BC_URL_STRIP_USERINFO,
+        .strip_params = strip,
+        .strip_params_count = 1};
     size_t ok = 0, total = 100000, status_count[64] = {0};
+    struct bc_url_idn_cache *cache;
+    assert_int_equal(bc_url_idn_cache_create(4, &cache), BC_OK);
+    const struct bc_url_policy cached = {.idn_cache = cache};
 
     for (size_t i = 0; i < sizeof bases / sizeof *bases; i++)
         assert_int_equal(bc_url_normalize(NULL, bases[i], strlen(bases[i]),
@@ -1206,6 +1338,12 @@ static void test_property_idempotent(void **state)
         enum bc_status st =
             bc_url_normalize(b, href, n, NULL, out, sizeof out, &u);
         status_count[st < 64 ? st : 63]++;
+        /* a small IDN cache changes nothing */
+        enum bc_status cst =
+            bc_url_normalize(b, href, n, &cached, again, sizeof again, &v);
+        assert_int_equal(st, cst);
+        if (st == BC_OK)
+            assert_string_equal(out, again);
         if (st != BC_OK)
             continue;
         ok++;
@@ -1242,6 +1380,7 @@ static void test_property_idempotent(void **state)
                   status_count[BC_ERR_URL_IPV6], status_count[BC_ERR_URL_PORT],
                   status_count[BC_ERR_URL_IDN],
                   status_count[BC_ERR_URL_NO_BASE]);
+    bc_url_idn_cache_free(cache);
     /* the property must not hold vacuously */
     assert_true(ok > total / 4);
 }
@@ -1343,6 +1482,7 @@ int main(void)
         cmocka_unit_test(test_rule2_resolve),
         cmocka_unit_test(test_rule3_case),
         cmocka_unit_test(test_rule4_idn),
+        cmocka_unit_test(test_rule4_idn_cache),
         cmocka_unit_test(test_rule5_ipv4),
         cmocka_unit_test(test_rule5_ipv6),
         cmocka_unit_test(test_rule6_port),
@@ -1358,6 +1498,7 @@ int main(void)
         cmocka_unit_test(test_key_rules),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_max_length),
+        cmocka_unit_test(test_allocation_failure),
         cmocka_unit_test(test_parts),
         cmocka_unit_test(test_property_idempotent),
         cmocka_unit_test(test_property_respellings),

@@ -335,8 +335,8 @@ static void test_cc_weird_urls(void **state)
     char *data = slurp("crawler-commons/weirdToNormalizedUrls.csv", &len);
     char *cur, *line, out[BUF], key[BUF];
     static char f[2][BUF];
-    const struct bc_url_policy cc = {
-        0, BC_URL_SORT_QUERY | BC_URL_COLLAPSE_SLASHES, NULL, 0};
+    const struct bc_url_policy cc = {.rules = BC_URL_SORT_QUERY |
+                                              BC_URL_COLLAPSE_SLASHES};
     int http_rows = 0, pass = 0, listed = 0, other = 0, unexplained = 0;
 
     if (data == NULL)

@@ -1,0 +1,668 @@
+/*
+ * urldedup - a streaming `sort -u` for URLs that knows equivalent spellings.
+ *
+ * Reads one URL per line on stdin. By default writes each URL whose seen-key
+ * is new, in canonical form, to stdout: the URL is resolved (against --base)
+ * and normalized by frontier/url, its seen-key (the canonical URL with the
+ * opt-in rules applied) goes through the two-tier seen-test of dedup/seen
+ * (Bloom filter, then an exact LRU), and only NEW keys are printed.
+ *
+ *   urldedup < urls                       new URLs, canonical
+ *   urldedup --canonical < urls           one line out per line in: the
+ *                                         canonical URL or ERROR <reason>
+ *   urldedup --state seen.bloom < urls    remember across runs
+ *   urldedup --state seen.bloom --dry-run < more
+ *                                         what would be new, changing
+ *                                         nothing
+ *
+ * Invalid lines never stop the run: each is reported on stderr with its
+ * line number and counted. Lines may be of any length and contain any byte
+ * (NUL included); a line longer than the read buffer (4 MiB) is rejected
+ * as too long. Input is read in large blocks and output written in large
+ * blocks.
+ *
+ * Exit status: 0 success (invalid lines included), 1 runtime failure (I/O,
+ * a damaged state file, out of memory), 2 usage error.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bloomcrawl/seen.h"
+#include "bloomcrawl/url.h"
+
+#define READ_BUF  (4u << 20) /* also the longest line accepted */
+#define WRITE_BUF (1u << 20)
+
+static void usage(FILE *f)
+{
+    fprintf(
+        f,
+        "usage: urldedup [options] < urls > new-urls\n"
+        "\n"
+        "Reads one URL per line. Writes each URL seen for the first time, in\n"
+        "canonical form (RFC 3986 resolution and normalization: case, "
+        "escapes,\n"
+        "dot-segments, default ports, IDN, IP addresses, no fragment), so "
+        "that\n"
+        "equivalent spellings count once. Invalid lines are reported on "
+        "stderr\n"
+        "with their line number and skipped.\n"
+        "\n"
+        "Modes:\n"
+        "  --canonical        no dedup: one line out per line in, the "
+        "canonical\n"
+        "                     URL or \"ERROR <reason>\"\n"
+        "  --dry-run          print what would be new; add nothing to the\n"
+        "                     filter or the state (each line is tested "
+        "against\n"
+        "                     the state as loaded, so a repeat within the "
+        "input\n"
+        "                     is printed again)\n"
+        "  --stats            print every counter to stderr at the end\n"
+        "\n"
+        "Resolution:\n"
+        "  --base URL         resolve each line against URL\n"
+        "  --max-length N     longest canonical URL accepted (default %u)\n"
+        "\n"
+        "Seen-test (Bloom filter, then an exact LRU of recent URLs):\n"
+        "  --expect N         URLs to size the Bloom filter for (default %u)\n"
+        "  --fp-rate P        its false-positive rate (default %g, or 1%%)\n"
+        "  --lru N            LRU entries (default %u; 0: no LRU)\n"
+        "  --layout L         classic or blocked (default blocked)\n"
+        "  --state FILE       load the Bloom filter from FILE if it exists,\n"
+        "                     save it back at the end (atomically)\n"
+        "\n"
+        "Opt-in rules (they change which URLs count as the same, never the\n"
+        "URL printed; each may merge different pages on some sites):\n"
+        "  --sort-query           sort query parameters by name (stable)\n"
+        "  --strip-param NAME     drop query parameter NAME; NAME* is a "
+        "prefix\n"
+        "                         (repeatable: --strip-param 'utm_*')\n"
+        "  --strip-session-ids    drop jsessionid, phpsessid, sid, sessionid\n"
+        "  --collapse-slashes     \"//\" in the path counts as \"/\"\n"
+        "  --strip-userinfo       ignore user:password@\n"
+        "\n"
+        "  --help             this text\n"
+        "\n"
+        "Exit status: 0 success, 1 runtime failure, 2 usage error.\n",
+        BC_URL_MAX_LEN_DEFAULT, BC_SEEN_DEFAULT_EXPECTED,
+        BC_SEEN_DEFAULT_FP_RATE, BC_SEEN_DEFAULT_LRU);
+}
+
+/* The statuses a line can be rejected with: the reason word of
+ * "ERROR <reason>" and the --stats counters. (A table, not a switch: the
+ * library's status enum also holds codes no line can get.) */
+static const struct {
+    enum bc_status status;
+    const char *reason;
+} line_errors[] = {
+    {BC_ERR_URL_EMPTY, "empty"},
+    {BC_ERR_URL_SCHEME, "unsupported-scheme"},
+    {BC_ERR_URL_NO_BASE, "no-base"},
+    {BC_ERR_URL_HOST, "bad-host"},
+    {BC_ERR_URL_PORT, "bad-port"},
+    {BC_ERR_URL_IDN, "bad-idn"},
+    {BC_ERR_URL_IPV4, "bad-ipv4"},
+    {BC_ERR_URL_IPV6, "bad-ipv6"},
+    {BC_ERR_URL_TOO_LONG, "too-long"},
+    {BC_ERR_URL_BUFFER, "too-long"},
+    {BC_ERR_NOMEM, "out-of-memory"},
+};
+#define N_LINE_ERRORS (sizeof line_errors / sizeof *line_errors)
+
+static size_t error_index(enum bc_status st)
+{
+    for (size_t i = 0; i < N_LINE_ERRORS; i++)
+        if (line_errors[i].status == st)
+            return i;
+    return N_LINE_ERRORS; /* "error" */
+}
+
+static const char *reason(enum bc_status st)
+{
+    size_t i = error_index(st);
+    return i < N_LINE_ERRORS ? line_errors[i].reason : "error";
+}
+
+struct options {
+    bool canonical, dry_run, stats;
+    const char *base, *state;
+    struct bc_seen_config seen;
+    struct bc_url_policy policy;
+};
+
+struct counters {
+    uint64_t lines, valid, invalid, by_error[N_LINE_ERRORS + 1];
+    uint64_t verdict[3]; /* by enum bc_seen_verdict */
+    uint64_t written;
+};
+
+/* Buffered stdout: one fwrite per megabyte. */
+struct output {
+    char *buf;
+    size_t len;
+    bool failed;
+};
+
+static void out_flush(struct output *o)
+{
+    if (o->len > 0 && !o->failed && fwrite(o->buf, 1, o->len, stdout) != o->len)
+        o->failed = true;
+    o->len = 0;
+}
+
+static void out_line(struct output *o, const char *s, size_t n)
+{
+    if (WRITE_BUF - o->len < n + 1) {
+        out_flush(o);
+        if (n + 1 > WRITE_BUF) {
+            if (!o->failed &&
+                (fwrite(s, 1, n, stdout) != n || fputc('\n', stdout) == EOF))
+                o->failed = true;
+            return;
+        }
+    }
+    memcpy(o->buf + o->len, s, n);
+    o->buf[o->len + n] = '\n';
+    o->len += n + 1;
+}
+
+/* A positive whole number: 1000000, 1e6, 10^6 (0 allowed with zero_ok). */
+static int parse_count(const char *s, bool zero_ok, uint64_t *out)
+{
+    char *end;
+    double v;
+
+    errno = 0;
+    if (strncmp(s, "10^", 3) == 0) {
+        v = pow(10.0, strtod(s + 3, &end));
+        if (end == s + 3)
+            return -1;
+    } else {
+        v = strtod(s, &end);
+        if (end == s)
+            return -1;
+    }
+    if (errno || *end != '\0' || !(v >= (zero_ok ? 0.0 : 1.0)) || v > 1.8e19 ||
+        v != floor(v))
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+/* A rate in (0, 1): 0.01 or 1%. */
+static int parse_rate(const char *s, double *out)
+{
+    char *end;
+
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end != s && *end == '%' && end[1] == '\0') {
+        v /= 100.0;
+        end++;
+    }
+    if (errno || end == s || *end != '\0' || !(v > 0.0 && v < 1.0))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Parse the command line; returns 0, or 2 after a message (usage error),
+ * or -1 after --help. */
+static int parse_args(int argc, char **argv, struct options *o,
+                      const char **strip)
+{
+    bc_seen_config_init(&o->seen);
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *val = NULL;
+        char name[32];
+        const char *eq = strchr(arg, '=');
+        /* --name=value or --name value */
+        if (strncmp(arg, "--", 2) == 0 && eq != NULL &&
+            (size_t)(eq - arg) < sizeof name) {
+            memcpy(name, arg, (size_t)(eq - arg));
+            name[eq - arg] = '\0';
+            arg = name;
+            val = eq + 1;
+        }
+        bool flag = true;
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            usage(stdout);
+            return -1;
+        } else if (strcmp(arg, "--canonical") == 0) {
+            o->canonical = true;
+        } else if (strcmp(arg, "--dry-run") == 0) {
+            o->dry_run = true;
+        } else if (strcmp(arg, "--stats") == 0) {
+            o->stats = true;
+        } else if (strcmp(arg, "--sort-query") == 0) {
+            o->policy.rules |= BC_URL_SORT_QUERY;
+        } else if (strcmp(arg, "--strip-session-ids") == 0) {
+            o->policy.rules |= BC_URL_STRIP_SESSION_IDS;
+        } else if (strcmp(arg, "--collapse-slashes") == 0) {
+            o->policy.rules |= BC_URL_COLLAPSE_SLASHES;
+        } else if (strcmp(arg, "--strip-userinfo") == 0) {
+            o->policy.rules |= BC_URL_STRIP_USERINFO;
+        } else {
+            flag = false;
+        }
+        if (flag) {
+            if (val != NULL) {
+                fprintf(stderr, "urldedup: %s takes no value\n", arg);
+                return 2;
+            }
+            continue;
+        }
+        if (val == NULL) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "urldedup: %s needs a value (see --help)\n",
+                        arg);
+                return 2;
+            }
+            val = argv[++i];
+        }
+        uint64_t n;
+        if (strcmp(arg, "--base") == 0) {
+            o->base = val;
+        } else if (strcmp(arg, "--state") == 0) {
+            o->state = val;
+        } else if (strcmp(arg, "--strip-param") == 0) {
+            if (val[0] == '\0') {
+                fprintf(stderr, "urldedup: --strip-param needs a name\n");
+                return 2;
+            }
+            strip[o->policy.strip_params_count++] = val;
+        } else if (strcmp(arg, "--expect") == 0) {
+            if (parse_count(val, false, &n) != 0) {
+                fprintf(stderr, "urldedup: bad --expect: %s\n", val);
+                return 2;
+            }
+            o->seen.expected = n;
+        } else if (strcmp(arg, "--fp-rate") == 0) {
+            if (parse_rate(val, &o->seen.fp_rate) != 0) {
+                fprintf(stderr,
+                        "urldedup: bad --fp-rate: %s (want 0 < P < 1)\n", val);
+                return 2;
+            }
+        } else if (strcmp(arg, "--lru") == 0) {
+            if (parse_count(val, true, &n) != 0 || n > SIZE_MAX / 2) {
+                fprintf(stderr, "urldedup: bad --lru: %s\n", val);
+                return 2;
+            }
+            o->seen.lru_capacity = (size_t)n;
+        } else if (strcmp(arg, "--max-length") == 0) {
+            if (parse_count(val, false, &n) != 0 || n > (1u << 20)) {
+                fprintf(stderr, "urldedup: bad --max-length: %s\n", val);
+                return 2;
+            }
+            o->policy.max_len = (size_t)n;
+        } else if (strcmp(arg, "--layout") == 0) {
+            if (strcmp(val, "classic") == 0)
+                o->seen.layout = BC_BLOOM_CLASSIC;
+            else if (strcmp(val, "blocked") == 0)
+                o->seen.layout = BC_BLOOM_BLOCKED;
+            else {
+                fprintf(stderr,
+                        "urldedup: bad --layout: %s "
+                        "(classic or blocked)\n",
+                        val);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "urldedup: unknown option %s (see --help)\n",
+                    argv[i]);
+            return 2;
+        }
+    }
+    if (o->canonical && (o->dry_run || o->state != NULL)) {
+        fprintf(stderr, "urldedup: --canonical does no dedup: it takes "
+                        "neither --dry-run nor --state\n");
+        return 2;
+    }
+    if (o->policy.strip_params_count > 0)
+        o->policy.strip_params = strip;
+    return 0;
+}
+
+/* Report an invalid line on stderr: number, reason, the start of the line
+ * with unprintable bytes as '?'. */
+static void report_invalid(uint64_t line_no, enum bc_status st, const char *s,
+                           size_t n)
+{
+    char shown[81];
+    size_t k = 0;
+    for (; k < n && k < 80; k++)
+        shown[k] = (s[k] >= 0x20 && s[k] < 0x7f) ? s[k] : '?';
+    shown[k] = '\0';
+    fprintf(stderr, "urldedup: line %llu: %s: %s%s\n",
+            (unsigned long long)line_no, bc_strerror(st), shown,
+            n > 80 ? "..." : "");
+}
+
+struct run {
+    struct options *opt;
+    struct counters *count;
+    struct output *out;
+    struct bc_seen *seen;
+    const struct bc_url *base;
+    char *url_buf, *key_buf;
+    size_t buf_size;
+    bool nomem_warned;
+};
+
+static void count_error(struct counters *c, enum bc_status st)
+{
+    c->invalid++;
+    c->by_error[error_index(st)]++;
+}
+
+static void reject_line(struct run *r, enum bc_status st, const char *s,
+                        size_t n)
+{
+    count_error(r->count, st);
+    report_invalid(r->count->lines, st, s, n);
+    if (r->opt->canonical) {
+        char msg[64];
+        int m = snprintf(msg, sizeof msg, "ERROR %s", reason(st));
+        out_line(r->out, msg, (size_t)m);
+        r->count->written++;
+    }
+}
+
+static void do_line(struct run *r, const char *s, size_t n)
+{
+    struct bc_url u;
+    enum bc_status st;
+
+    r->count->lines++;
+    /* A blank line is no URL, even with --base (where RFC 3986 would read
+     * the empty reference as the base itself). */
+    size_t k = 0;
+    while (k < n && (unsigned char)s[k] <= 0x20)
+        k++;
+    if (k == n) {
+        reject_line(r, BC_ERR_URL_EMPTY, s, n);
+        return;
+    }
+    st = bc_url_normalize(r->base, s, n, &r->opt->policy, r->url_buf,
+                          r->buf_size, &u);
+    if (st != BC_OK) {
+        reject_line(r, st, s, n);
+        return;
+    }
+    r->count->valid++;
+    if (r->opt->canonical) {
+        out_line(r->out, u.href, u.len);
+        r->count->written++;
+        return;
+    }
+    /* Without opt-in rules the seen-key is the canonical URL itself. */
+    const char *key = u.href;
+    size_t klen = u.len;
+    if (r->opt->policy.rules != 0 || r->opt->policy.strip_params_count > 0) {
+        st = bc_url_seen_key(&u, &r->opt->policy, r->key_buf, r->buf_size,
+                             &klen);
+        if (st != BC_OK) { /* cannot happen: the key buffer is large enough */
+            reject_line(r, st, s, n);
+            return;
+        }
+        key = r->key_buf;
+    }
+    enum bc_seen_verdict v;
+    if (r->opt->dry_run) {
+        v = bc_seen_peek(r->seen, key, klen);
+    } else {
+        st = bc_seen_test_and_add(r->seen, key, klen, &v);
+        if (st != BC_OK && !r->nomem_warned) {
+            fprintf(stderr, "urldedup: %s: the LRU stops being exact\n",
+                    bc_strerror(st));
+            r->nomem_warned = true;
+        }
+    }
+    r->count->verdict[v]++;
+    if (v == BC_SEEN_NEW) {
+        out_line(r->out, u.href, u.len);
+        r->count->written++;
+    }
+}
+
+/* Read stdin in blocks and hand each line (without '\n') to do_line. A
+ * line longer than the buffer is rejected as too long. Returns false on a
+ * read error. */
+static bool read_lines(struct run *r)
+{
+    char *buf = malloc(READ_BUF);
+    size_t have = 0, start = 0;
+    bool skipping = false, ok = true;
+
+    if (buf == NULL) {
+        fprintf(stderr, "urldedup: out of memory\n");
+        return false;
+    }
+    for (;;) {
+        char *nl = memchr(buf + start, '\n', have - start);
+        if (nl != NULL) {
+            size_t len = (size_t)(nl - (buf + start));
+            if (skipping) {
+                r->count->lines++;
+                reject_line(r, BC_ERR_URL_TOO_LONG, buf + start, len);
+                skipping = false;
+            } else {
+                do_line(r, buf + start, len);
+            }
+            start += len + 1;
+            continue;
+        }
+        /* No complete line left: keep the partial one, read more. */
+        memmove(buf, buf + start, have - start);
+        have -= start;
+        start = 0;
+        if (have == READ_BUF) {
+            skipping = true; /* report it when its end comes */
+            have = 0;
+        }
+        size_t got = fread(buf + have, 1, READ_BUF - have, stdin);
+        if (got == 0) {
+            if (ferror(stdin)) {
+                fprintf(stderr, "urldedup: read error: %s\n", strerror(errno));
+                ok = false;
+            } else if (have > 0 || skipping) {
+                /* the last line, without '\n' */
+                if (skipping) {
+                    r->count->lines++;
+                    reject_line(r, BC_ERR_URL_TOO_LONG, buf, have);
+                } else {
+                    do_line(r, buf, have);
+                }
+            }
+            break;
+        }
+        have += got;
+    }
+    free(buf);
+    return ok;
+}
+
+static void print_stats(const struct options *o, const struct counters *c,
+                        const struct bc_seen *seen, double secs)
+{
+    FILE *f = stderr;
+
+    fprintf(f, "urldedup: lines %llu, valid %llu, invalid %llu, written %llu",
+            (unsigned long long)c->lines, (unsigned long long)c->valid,
+            (unsigned long long)c->invalid, (unsigned long long)c->written);
+    fprintf(f, "; %.3f s, %.2f M lines/s\n", secs,
+            secs > 0 ? (double)c->lines / secs / 1e6 : 0.0);
+    fprintf(f, "urldedup: invalid by reason:");
+    for (size_t i = 0; i < N_LINE_ERRORS; i++) {
+        /* BC_ERR_URL_BUFFER shares "too-long" with the one before */
+        uint64_t n = c->by_error[i];
+        if (i + 1 < N_LINE_ERRORS &&
+            strcmp(line_errors[i].reason, line_errors[i + 1].reason) == 0)
+            n += c->by_error[++i];
+        fprintf(f, " %s %llu", line_errors[i].reason, (unsigned long long)n);
+    }
+    fprintf(f, " other %llu\n", (unsigned long long)c->by_error[N_LINE_ERRORS]);
+    if (seen == NULL)
+        return;
+
+    struct bc_seen_stats s;
+    bc_seen_stats(seen, &s);
+    fprintf(f,
+            "urldedup: verdicts%s: new %llu, duplicate %llu, "
+            "probably-seen %llu; false positives caught %llu\n",
+            o->dry_run ? " (dry run, nothing added)" : "",
+            (unsigned long long)c->verdict[BC_SEEN_NEW],
+            (unsigned long long)c->verdict[BC_SEEN_DUPLICATE],
+            (unsigned long long)c->verdict[BC_SEEN_PROBABLY_SEEN],
+            (unsigned long long)s.fp_caught);
+    fprintf(f,
+            "urldedup: lru: %zu of %zu entries, %zu key bytes, hits %llu, "
+            "misses %llu, evictions %llu, complete %s\n",
+            s.lru.count, s.lru.capacity, s.lru.key_bytes,
+            (unsigned long long)s.lru.hits, (unsigned long long)s.lru.misses,
+            (unsigned long long)s.lru.evictions, s.lru_complete ? "yes" : "no");
+    fprintf(f,
+            "urldedup: bloom: %s, %llu bits (%.2f MiB), k %u, seed %llu, "
+            "sized for %llu keys\n",
+            s.bloom.layout == BC_BLOOM_BLOCKED ? "blocked" : "classic",
+            (unsigned long long)s.bloom.m_bits,
+            (double)s.bloom.bytes / (1024.0 * 1024.0), s.bloom.k,
+            (unsigned long long)s.bloom.seed,
+            (unsigned long long)s.bloom.n_expected);
+    fprintf(f,
+            "urldedup: bloom: inserts %llu, bits set %llu, fill %.4f, "
+            "estimated keys %.0f, estimated FPR now %.3g, predicted FPR at "
+            "%llu keys %.3g\n",
+            (unsigned long long)s.bloom.inserts,
+            (unsigned long long)s.bloom.bits_set, s.bloom.fill,
+            s.bloom.n_estimated, s.bloom.fpr_estimated,
+            (unsigned long long)s.bloom.n_expected, s.bloom.fpr_predicted);
+}
+
+int main(int argc, char **argv)
+{
+    struct options opt;
+    struct counters count;
+    struct output out = {NULL, 0, false};
+    struct bc_url base;
+    struct bc_url_idn_cache *idn_cache = NULL;
+    struct run r;
+    const char **strip = calloc((size_t)argc + 1, sizeof *strip);
+    char *base_buf = NULL;
+    int rc = 1, prc;
+    struct timespec t0, t1;
+
+    memset(&opt, 0, sizeof opt);
+    memset(&count, 0, sizeof count);
+    memset(&r, 0, sizeof r);
+    if (strip == NULL) {
+        fprintf(stderr, "urldedup: out of memory\n");
+        return 1;
+    }
+    prc = parse_args(argc, argv, &opt, strip);
+    if (prc != 0) {
+        free(strip);
+        return prc < 0 ? 0 : prc;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+
+    size_t max_len =
+        opt.policy.max_len ? opt.policy.max_len : BC_URL_MAX_LEN_DEFAULT;
+    r.opt = &opt;
+    r.count = &count;
+    r.out = &out;
+    r.buf_size = max_len + 1;
+    r.url_buf = malloc(r.buf_size);
+    r.key_buf = malloc(r.buf_size);
+    out.buf = malloc(WRITE_BUF);
+    if (r.url_buf == NULL || r.key_buf == NULL || out.buf == NULL) {
+        fprintf(stderr, "urldedup: out of memory\n");
+        goto out_free;
+    }
+
+    /* Absolute URLs with IDN hosts cost libidn2 about 6 us each; hosts
+     * repeat, so remember the last conversions. */
+    if (bc_url_idn_cache_create(4096, &idn_cache) != BC_OK) {
+        fprintf(stderr, "urldedup: out of memory\n");
+        goto out_free;
+    }
+    opt.policy.idn_cache = idn_cache;
+
+    if (opt.base != NULL) {
+        enum bc_status st;
+        base_buf = malloc(r.buf_size);
+        if (base_buf == NULL) {
+            fprintf(stderr, "urldedup: out of memory\n");
+            goto out_free;
+        }
+        st = bc_url_normalize(NULL, opt.base, strlen(opt.base), &opt.policy,
+                              base_buf, r.buf_size, &base);
+        if (st != BC_OK) {
+            fprintf(stderr, "urldedup: --base %s: %s\n", opt.base,
+                    bc_strerror(st));
+            rc = 2;
+            goto out_free;
+        }
+        r.base = &base;
+    }
+
+    if (!opt.canonical) {
+        enum bc_status st;
+        if (opt.state != NULL && access(opt.state, F_OK) == 0) {
+            st = bc_seen_load(opt.state, &opt.seen, &r.seen);
+            if (st != BC_OK) {
+                fprintf(stderr, "urldedup: cannot load state %s: %s\n",
+                        opt.state, bc_strerror(st));
+                goto out_free;
+            }
+        } else {
+            st = bc_seen_create(&opt.seen, &r.seen);
+            if (st != BC_OK) {
+                fprintf(stderr, "urldedup: cannot create the seen-test: %s\n",
+                        bc_strerror(st));
+                goto out_free;
+            }
+        }
+    }
+
+    if (!read_lines(&r))
+        goto out_free;
+    out_flush(&out);
+    if (out.failed || fflush(stdout) != 0) {
+        fprintf(stderr, "urldedup: write error: %s\n", strerror(errno));
+        goto out_free;
+    }
+    if (opt.state != NULL && !opt.dry_run) {
+        enum bc_status st = bc_seen_save(r.seen, opt.state);
+        if (st != BC_OK) {
+            fprintf(stderr, "urldedup: cannot save state %s: %s (%s)\n",
+                    opt.state, bc_strerror(st), strerror(errno));
+            goto out_free;
+        }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (opt.stats)
+        print_stats(&opt, &count, r.seen,
+                    (double)(t1.tv_sec - t0.tv_sec) +
+                        (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
+    rc = 0;
+
+out_free:
+    bc_seen_free(r.seen);
+    bc_url_idn_cache_free(idn_cache);
+    free(base_buf);
+    free(out.buf);
+    free(r.key_buf);
+    free(r.url_buf);
+    free(strip);
+    return rc;
+}
