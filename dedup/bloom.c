@@ -63,7 +63,10 @@
  * completed by the other thread then sees, through the acquire/release
  * pairing, every higher word completed too, and answers "not new"; the two
  * answers can never both be "new", and (with no third key racing for the
- * same bits) never both be "not new" for a key that was absent.
+ * same bits) never both be "not new" for a key that was absent. A third
+ * key that sets exactly the missing bits in that instant is
+ * indistinguishable from the other caller: the key is then "not new" for
+ * all - one more false positive, at worst, never a second "new".
  *
  * FILE FORMAT (version 1; all integers little-endian)
  *

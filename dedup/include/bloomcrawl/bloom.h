@@ -15,8 +15,12 @@
  * Thread safety: a filter is not thread-safe, unless it was created with
  * BC_BLOOM_CONCURRENT; then add, test-and-add, contains and the batch call
  * may run from several threads at once (atomic fetch-or, no locks), and
- * test-and-add never answers "new" to two callers for one key. Save, free
- * and the statistics need the filter to be quiet.
+ * test-and-add never answers "new" to two callers for one key: callers
+ * racing on the same key get "new" exactly once. (If, in that same
+ * instant, another key sets the very bits the key was missing, it is "not
+ * new" for everyone: no protocol over bits can tell the two apart. That
+ * rare event acts as one more false positive, never as a duplicate.)
+ * Save, free and the statistics need the filter to be quiet.
  *
  * Keys are bytes (any length, may contain NUL). Sizes, positions and counts
  * are 64-bit: filters above 2^32 bits work and keep their predicted rate.
