@@ -68,8 +68,9 @@
  *   </body></html>, which browsers parse into the body. The same filter
  *   turns "</html" and "</body" into "<!html" and "<!body", bogus
  *   declarations that libxml2 skips, so the root stays open to the end.
- *   The filter copies every byte once (into a 4 KiB buffer) and holds
- *   back at most 5 bytes across a chunk boundary.
+ *   The filter copies every byte once (into a 4 KiB buffer), whole runs
+ *   from one '<' to the next, and holds back at most 5 bytes across a
+ *   chunk boundary.
  * - Encodings: libxml2 picks the encoding from a BOM or <meta charset>,
  *   else UTF-8, and falls back to ISO-8859-1 on invalid UTF-8, so any
  *   byte string parses; what an href means in a legacy charset is the
@@ -437,8 +438,44 @@ static bool end_tag_prefix(const char *hold, size_t n)
     return h || b;
 }
 
+/* Copy a run of bytes that holds no '<' to the output, NUL -> space. */
+static void emit_run(struct bc_links *p, const char *s, size_t n)
+{
+    while (n > 0) {
+        if (p->out_len == sizeof(p->out))
+            flush_out(p);
+        size_t take = sizeof(p->out) - p->out_len;
+        if (take > n)
+            take = n;
+        char *out = p->out + p->out_len;
+        for (size_t j = 0; j < take; j++)
+            out[j] = s[j] == 0 ? ' ' : s[j];
+        p->out_len += take;
+        s += take;
+        n -= take;
+    }
+}
+
+/* One byte through the filter while bytes are held back. */
+static void filter_held_byte(struct bc_links *p, char c)
+{
+    p->hold[p->hold_len++] = c == 0 ? ' ' : c;
+    if (p->hold_len == BC_LINKS_HOLD &&
+        end_tag_prefix(p->hold, BC_LINKS_HOLD)) {
+        p->hold[1] = '!';
+        emit_run(p, p->hold, p->hold_len);
+        p->hold_len = 0;
+        return;
+    }
+    /* Release held bytes until what remains could start an end tag. */
+    while (p->hold_len > 0 && !end_tag_prefix(p->hold, p->hold_len)) {
+        emit(p, p->hold[0]);
+        memmove(p->hold, p->hold + 1, --p->hold_len);
+    }
+}
+
 /*
- * The input filter between the network and libxml2, byte by byte:
+ * The input filter between the network and libxml2:
  *   - a NUL becomes a space (libxml2 would end an attribute value or a
  *     name at it, and lose what follows);
  *   - "</html" and "</body" become "<!html" and "<!body": once libxml2's
@@ -447,24 +484,40 @@ static bool end_tag_prefix(const char *hold, size_t n)
  *     which browsers parse as part of the body. "<!html>" is a bogus
  *     declaration that libxml2 skips. A possible end tag cut by a chunk
  *     boundary is held back (at most 5 bytes) until the next chunk.
+ * Runs between two '<' are copied whole (memchr finds the next '<'); only
+ * the few bytes held across a chunk boundary go one by one.
  */
 static void feed_filtered(struct bc_links *p, const char *data, size_t len)
 {
-    for (size_t i = 0; i < len; i++) {
-        char c = data[i] == 0 ? ' ' : data[i];
-        p->hold[p->hold_len++] = c;
-        if (p->hold_len == BC_LINKS_HOLD &&
-            end_tag_prefix(p->hold, BC_LINKS_HOLD)) {
-            p->hold[1] = '!';
-            for (size_t j = 0; j < p->hold_len; j++)
-                emit(p, p->hold[j]);
-            p->hold_len = 0;
-            continue;
-        }
-        /* Release held bytes until what remains could start an end tag. */
-        while (p->hold_len > 0 && !end_tag_prefix(p->hold, p->hold_len)) {
-            emit(p, p->hold[0]);
-            memmove(p->hold, p->hold + 1, --p->hold_len);
+    size_t i = 0;
+    while (i < len && p->hold_len > 0)
+        filter_held_byte(p, data[i++]);
+    while (i < len) {
+        const char *lt = memchr(data + i, '<', len - i);
+        size_t run_end = lt ? (size_t)(lt - data) : len;
+        emit_run(p, data + i, run_end - i);
+        i = run_end;
+        if (i == len)
+            break;
+        size_t avail = len - i;
+        if (avail >= BC_LINKS_HOLD) {
+            if (end_tag_prefix(data + i, BC_LINKS_HOLD)) {
+                emit(p, '<');
+                emit(p, '!');
+                emit_run(p, data + i + 2, BC_LINKS_HOLD - 2);
+                i += BC_LINKS_HOLD;
+            } else {
+                emit(p, '<');
+                i++;
+            }
+        } else if (end_tag_prefix(data + i, avail)) {
+            /* A possible end tag cut by the chunk boundary: hold it. */
+            memcpy(p->hold, data + i, avail);
+            p->hold_len = avail;
+            i = len;
+        } else {
+            emit(p, '<');
+            i++;
         }
     }
     flush_out(p);
