@@ -442,7 +442,7 @@ bool bc_bloom_test_and_add(struct bc_bloom *bloom, const void *key, size_t len)
 
 /* ---- batches: prefetch ahead, then work ------------------------------ */
 
-static void prefetch_key(const struct bc_bloom *b, struct bc_hash128 h)
+void bc_bloom_prefetch(const struct bc_bloom *b, struct bc_hash128 h)
 {
     if (b->layout == BC_BLOOM_BLOCKED) {
         __builtin_prefetch(block_of(b, h), 1, 3);
@@ -465,10 +465,10 @@ void bc_bloom_test_and_add_batch(struct bc_bloom *bloom,
 {
     size_t ahead = prefetch_distance(bloom);
     for (size_t i = 0; i < count && i < ahead; i++)
-        prefetch_key(bloom, hashes[i]);
+        bc_bloom_prefetch(bloom, hashes[i]);
     for (size_t i = 0; i < count; i++) {
         if (i + ahead < count)
-            prefetch_key(bloom, hashes[i + ahead]);
+            bc_bloom_prefetch(bloom, hashes[i + ahead]);
         was_new[i] = bc_bloom_test_and_add_hash(bloom, hashes[i]);
     }
 }
@@ -479,10 +479,10 @@ void bc_bloom_contains_batch(const struct bc_bloom *bloom,
 {
     size_t ahead = prefetch_distance(bloom);
     for (size_t i = 0; i < count && i < ahead; i++)
-        prefetch_key(bloom, hashes[i]);
+        bc_bloom_prefetch(bloom, hashes[i]);
     for (size_t i = 0; i < count; i++) {
         if (i + ahead < count)
-            prefetch_key(bloom, hashes[i + ahead]);
+            bc_bloom_prefetch(bloom, hashes[i + ahead]);
         present[i] = bc_bloom_contains_hash(bloom, hashes[i]);
     }
 }

@@ -294,6 +294,15 @@ bool bc_lru_find(struct bc_lru *lru, const void *key, size_t len, uint64_t hash)
     return true;
 }
 
+void bc_lru_prefetch(const struct bc_lru *lru, uint64_t hash)
+{
+    if (lru == NULL || lru->table == NULL)
+        return;
+    const UT_hash_table *tbl = lru->table->hh.tbl;
+    /* uthash's bucket of a hash: its low bits (HASH_TO_BKT). */
+    __builtin_prefetch(&tbl->buckets[fold_hash(hash) & (tbl->num_buckets - 1)]);
+}
+
 bool bc_lru_contains(const struct bc_lru *lru, const void *key, size_t len,
                      uint64_t hash)
 {

@@ -168,12 +168,11 @@ static uint64_t lru_hash(struct bc_hash128 h)
     return h.hi;
 }
 
-enum bc_status bc_seen_test_and_add(struct bc_seen *seen, const void *key,
-                                    size_t len, enum bc_seen_verdict *verdict)
+/* The seen-test of a key whose hash is known. */
+static enum bc_status test_and_add_hashed(struct bc_seen *seen, const void *key,
+                                          size_t len, struct bc_hash128 h,
+                                          enum bc_seen_verdict *verdict)
 {
-    if (!seen || !verdict || (!key && len > 0))
-        return BC_ERR_INVALID_ARG;
-    struct bc_hash128 h = bc_bloom_hash(seen->bloom, key, len);
     seen->tested++;
     if (!bc_bloom_test_and_add_hash(seen->bloom, h)) {
         if (bc_lru_find(seen->lru, key, len, lru_hash(h))) {
@@ -198,6 +197,54 @@ enum bc_status bc_seen_test_and_add(struct bc_seen *seen, const void *key,
         return BC_ERR_NOMEM;
     }
     return BC_OK;
+}
+
+enum bc_status bc_seen_test_and_add(struct bc_seen *seen, const void *key,
+                                    size_t len, enum bc_seen_verdict *verdict)
+{
+    if (!seen || !verdict || (!key && len > 0))
+        return BC_ERR_INVALID_ARG;
+    return test_and_add_hashed(seen, key, len,
+                               bc_bloom_hash(seen->bloom, key, len), verdict);
+}
+
+/* Keys hashed ahead of the one being tested, in the batch call. */
+#define BATCH_AHEAD 8u
+
+enum bc_status bc_seen_test_and_add_batch(struct bc_seen *seen,
+                                          const char *const *keys,
+                                          const size_t *lens, size_t count,
+                                          enum bc_seen_verdict *verdicts)
+{
+    if (!seen || (count > 0 && (!keys || !lens || !verdicts)))
+        return BC_ERR_INVALID_ARG;
+    for (size_t i = 0; i < count; i++)
+        if (!keys[i] && lens[i] > 0)
+            return BC_ERR_INVALID_ARG;
+    /* A ring of the next BATCH_AHEAD hashes: hash key i + BATCH_AHEAD and
+     * prefetch its memory, then test key i. */
+    struct bc_hash128 ring[BATCH_AHEAD];
+    enum bc_status result = BC_OK;
+    for (size_t i = 0; i < count && i < BATCH_AHEAD; i++) {
+        ring[i] = bc_bloom_hash(seen->bloom, keys[i], lens[i]);
+        bc_bloom_prefetch(seen->bloom, ring[i]);
+        bc_lru_prefetch(seen->lru, lru_hash(ring[i]));
+    }
+    for (size_t i = 0; i < count; i++) {
+        struct bc_hash128 h = ring[i % BATCH_AHEAD];
+        size_t ahead = i + BATCH_AHEAD;
+        if (ahead < count) {
+            struct bc_hash128 next =
+                bc_bloom_hash(seen->bloom, keys[ahead], lens[ahead]);
+            ring[ahead % BATCH_AHEAD] = next;
+            bc_bloom_prefetch(seen->bloom, next);
+            bc_lru_prefetch(seen->lru, lru_hash(next));
+        }
+        if (test_and_add_hashed(seen, keys[i], lens[i], h, &verdicts[i]) !=
+            BC_OK)
+            result = BC_ERR_NOMEM;
+    }
+    return result;
 }
 
 enum bc_seen_verdict bc_seen_peek(const struct bc_seen *seen, const void *key,

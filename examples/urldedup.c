@@ -347,16 +347,46 @@ static void report_invalid(uint64_t line_no, enum bc_status st, const char *s,
             n > 80 ? "..." : "");
 }
 
+/* Lines are tested in batches: the seen-test then fetches the memory of
+ * the next keys while it tests the current one. */
+#define BATCH 64
+
 struct run {
     struct options *opt;
     struct counters *count;
     struct output *out;
     struct bc_seen *seen;
     const struct bc_url *base;
-    char *url_buf, *key_buf;
+    char *slots; /* BATCH slots of 2 * buf_size: canonical URL, seen-key */
     size_t buf_size;
+    size_t pending; /* lines waiting in the batch */
+    const char *href[BATCH], *key[BATCH];
+    size_t href_len[BATCH], key_len[BATCH];
+    enum bc_seen_verdict verdict[BATCH];
     bool nomem_warned;
 };
+
+/* Test the pending lines and write the new ones, in input order. */
+static void flush_batch(struct run *r)
+{
+    if (r->pending == 0)
+        return;
+    enum bc_status st = bc_seen_test_and_add_batch(r->seen, r->key, r->key_len,
+                                                   r->pending, r->verdict);
+    if (st != BC_OK && !r->nomem_warned) {
+        fprintf(stderr, "urldedup: %s: the LRU stops being exact\n",
+                bc_strerror(st));
+        r->nomem_warned = true;
+    }
+    for (size_t i = 0; i < r->pending; i++) {
+        r->count->verdict[r->verdict[i]]++;
+        if (r->verdict[i] == BC_SEEN_NEW) {
+            out_line(r->out, r->href[i], r->href_len[i]);
+            r->count->written++;
+        }
+    }
+    r->pending = 0;
+}
 
 static void count_error(struct counters *c, enum bc_status st)
 {
@@ -392,8 +422,10 @@ static void do_line(struct run *r, const char *s, size_t n)
         reject_line(r, BC_ERR_URL_EMPTY, s, n);
         return;
     }
-    st = bc_url_normalize(r->base, s, n, &r->opt->policy, r->url_buf,
-                          r->buf_size, &u);
+    char *url_buf = r->slots + r->pending * 2 * r->buf_size;
+    char *key_buf = url_buf + r->buf_size;
+    st = bc_url_normalize(r->base, s, n, &r->opt->policy, url_buf, r->buf_size,
+                          &u);
     if (st != BC_OK) {
         reject_line(r, st, s, n);
         return;
@@ -408,30 +440,28 @@ static void do_line(struct run *r, const char *s, size_t n)
     const char *key = u.href;
     size_t klen = u.len;
     if (r->opt->policy.rules != 0 || r->opt->policy.strip_params_count > 0) {
-        st = bc_url_seen_key(&u, &r->opt->policy, r->key_buf, r->buf_size,
-                             &klen);
+        st = bc_url_seen_key(&u, &r->opt->policy, key_buf, r->buf_size, &klen);
         if (st != BC_OK) { /* cannot happen: the key buffer is large enough */
             reject_line(r, st, s, n);
             return;
         }
-        key = r->key_buf;
+        key = key_buf;
     }
-    enum bc_seen_verdict v;
     if (r->opt->dry_run) {
-        v = bc_seen_peek(r->seen, key, klen);
-    } else {
-        st = bc_seen_test_and_add(r->seen, key, klen, &v);
-        if (st != BC_OK && !r->nomem_warned) {
-            fprintf(stderr, "urldedup: %s: the LRU stops being exact\n",
-                    bc_strerror(st));
-            r->nomem_warned = true;
+        enum bc_seen_verdict v = bc_seen_peek(r->seen, key, klen);
+        r->count->verdict[v]++;
+        if (v == BC_SEEN_NEW) {
+            out_line(r->out, u.href, u.len);
+            r->count->written++;
         }
+        return;
     }
-    r->count->verdict[v]++;
-    if (v == BC_SEEN_NEW) {
-        out_line(r->out, u.href, u.len);
-        r->count->written++;
-    }
+    r->href[r->pending] = u.href;
+    r->href_len[r->pending] = u.len;
+    r->key[r->pending] = key;
+    r->key_len[r->pending] = klen;
+    if (++r->pending == BATCH)
+        flush_batch(r);
 }
 
 /* Read stdin in blocks and hand each line (without '\n') to do_line. A
@@ -581,10 +611,9 @@ int main(int argc, char **argv)
     r.count = &count;
     r.out = &out;
     r.buf_size = max_len + 1;
-    r.url_buf = malloc(r.buf_size);
-    r.key_buf = malloc(r.buf_size);
+    r.slots = malloc(BATCH * 2 * r.buf_size);
     out.buf = malloc(WRITE_BUF);
-    if (r.url_buf == NULL || r.key_buf == NULL || out.buf == NULL) {
+    if (r.slots == NULL || out.buf == NULL) {
         fprintf(stderr, "urldedup: out of memory\n");
         goto out_free;
     }
@@ -636,6 +665,7 @@ int main(int argc, char **argv)
 
     if (!read_lines(&r))
         goto out_free;
+    flush_batch(&r);
     out_flush(&out);
     if (out.failed || fflush(stdout) != 0) {
         fprintf(stderr, "urldedup: write error: %s\n", strerror(errno));
@@ -661,8 +691,7 @@ out_free:
     bc_url_idn_cache_free(idn_cache);
     free(base_buf);
     free(out.buf);
-    free(r.key_buf);
-    free(r.url_buf);
+    free(r.slots);
     free(strip);
     return rc;
 }

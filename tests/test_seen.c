@@ -216,6 +216,50 @@ static void test_no_lru(void **state)
     bc_seen_free(s);
 }
 
+/* The batch call gives exactly the verdicts and counters of single calls,
+ * on a stream where all three verdicts occur. */
+static void test_batch_equals_single(void **state)
+{
+    (void)state;
+    enum { N = 20000 };
+    struct bc_seen *a = make(150, 0.05, 400), *b = make(150, 0.05, 400);
+    static char keys[N][48];
+    static const char *ptrs[N];
+    static size_t lens[N];
+    static enum bc_seen_verdict got[N];
+    uint64_t x = 7;
+    for (int i = 0; i < N; i++) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        /* Mostly repeats of recent keys, some old ones, some new. */
+        unsigned id =
+            (x >> 33) % 4 == 0 ? (unsigned)i : (unsigned)((x >> 40) % 3000);
+        key_of(keys[i], sizeof(keys[i]), "b", id);
+        ptrs[i] = keys[i];
+        lens[i] = strlen(keys[i]);
+    }
+    for (int off = 0; off < N; off += 777) {
+        size_t count = N - off < 777 ? (size_t)(N - off) : 777;
+        assert_int_equal(bc_seen_test_and_add_batch(a, ptrs + off, lens + off,
+                                                    count, got + off),
+                         BC_OK);
+    }
+    for (int i = 0; i < N; i++)
+        assert_int_equal(got[i], tadd(b, keys[i]));
+    struct bc_seen_stats sa, sb;
+    bc_seen_stats(a, &sa);
+    bc_seen_stats(b, &sb);
+    assert_int_equal(sa.verdict_new, sb.verdict_new);
+    assert_int_equal(sa.duplicate, sb.duplicate);
+    assert_int_equal(sa.probably_seen, sb.probably_seen);
+    assert_int_equal(sa.fp_caught, sb.fp_caught);
+    assert_true(sa.duplicate > 0 && sa.probably_seen > 0 && sa.fp_caught > 0);
+    assert_int_equal(bc_seen_test_and_add_batch(a, NULL, NULL, 0, NULL), BC_OK);
+    assert_int_equal(bc_seen_test_and_add_batch(NULL, ptrs, lens, 1, got),
+                     BC_ERR_INVALID_ARG);
+    bc_seen_free(a);
+    bc_seen_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -226,6 +270,7 @@ int main(void)
         cmocka_unit_test(test_incomplete_lru_degrades_to_bloom),
         cmocka_unit_test(test_loaded_is_never_complete),
         cmocka_unit_test(test_no_lru),
+        cmocka_unit_test(test_batch_equals_single),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

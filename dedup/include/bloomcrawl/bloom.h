@@ -156,6 +156,12 @@ bool bc_bloom_test_and_add_hash(struct bc_bloom *bloom, struct bc_hash128 h);
 void bc_bloom_test_and_add_batch(struct bc_bloom *bloom,
                                  const struct bc_hash128 *hashes, size_t count,
                                  bool *was_new);
+/* Start loading the memory a key's probes will touch (one cache line in
+ * the blocked layout, k in the classic), so that a later call on it does
+ * not wait: for callers that build their own pipelines. No effect on the
+ * filter's contents. */
+void bc_bloom_prefetch(const struct bc_bloom *bloom, struct bc_hash128 h);
+
 /* Contains for count prehashed keys, with the same prefetching. */
 void bc_bloom_contains_batch(const struct bc_bloom *bloom,
                              const struct bc_hash128 *hashes, size_t count,

@@ -94,6 +94,11 @@ enum bc_status bc_lru_add(struct bc_lru *lru, const void *key, size_t len,
 enum bc_status bc_lru_push(struct bc_lru *lru, const void *key, size_t len,
                            uint64_t hash);
 
+/* Start loading the hash bucket a key with this hash lives in, ahead of a
+ * bc_lru_find() or bc_lru_add() of it: for callers that pipeline many keys.
+ * Changes nothing. */
+void bc_lru_prefetch(const struct bc_lru *lru, uint64_t hash);
+
 /* Remove the key if held; returns whether it was. Not counted as an
  * eviction; no other counter changes. O(1) expected. */
 bool bc_lru_remove(struct bc_lru *lru, const void *key, size_t len,

@@ -99,6 +99,19 @@ enum bc_status bc_seen_test_and_add(struct bc_seen *seen, const void *key,
                                     size_t len, enum bc_seen_verdict *verdict);
 
 /*
+ * bc_seen_test_and_add() for count keys (keys[i], lens[i]) in order,
+ * writing verdicts[i]: the same verdicts as count single calls, but the
+ * memory of keys further down the batch (their Bloom block and LRU bucket)
+ * is fetched while the current key is tested, so the cache misses of
+ * several keys overlap. Errors as bc_seen_test_and_add() (BC_ERR_NOMEM:
+ * every verdict is still written).
+ */
+enum bc_status bc_seen_test_and_add_batch(struct bc_seen *seen,
+                                          const char *const *keys,
+                                          const size_t *lens, size_t count,
+                                          enum bc_seen_verdict *verdicts);
+
+/*
  * The verdict bc_seen_test_and_add() would give now, changing nothing (no
  * insert, no LRU refresh, no counters): for dry runs.
  */
