@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "bloomcrawl/bloom.h"
 
 static void usage(FILE *f)
@@ -34,41 +35,6 @@ static void usage(FILE *f)
             "  --json    one JSON object instead of text\n"
             "  --help    this text\n",
             BC_BLOOM_MAX_K);
-}
-
-/* A positive whole number: 1000000, 1e6, 10^6. */
-static int parse_count(const char *s, uint64_t *out)
-{
-    char *end;
-    double v;
-    errno = 0;
-    if (strncmp(s, "10^", 3) == 0) {
-        double e = strtod(s + 3, &end);
-        v = pow(10.0, e);
-    } else {
-        v = strtod(s, &end);
-    }
-    if (errno || end == s || *end != '\0' || !(v >= 1.0) || v > 1.8e19 ||
-        v != floor(v))
-        return -1;
-    *out = (uint64_t)v;
-    return 0;
-}
-
-/* A rate: 0.01 or 1%. */
-static int parse_rate(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end != s && *end == '%' && end[1] == '\0') {
-        v /= 100.0;
-        end++;
-    }
-    if (errno || end == s || *end != '\0')
-        return -1;
-    *out = v;
-    return 0;
 }
 
 /* 19170117 -> "19,170,117" */
@@ -160,13 +126,13 @@ int main(int argc, char **argv)
         }
         int bad;
         if (strcmp(arg, "-n") == 0)
-            bad = parse_count(val, &n);
+            bad = args_count(val, false, &n);
         else if (strcmp(arg, "-m") == 0)
-            bad = parse_count(val, &m);
+            bad = args_count(val, false, &m);
         else if (strcmp(arg, "-k") == 0)
-            bad = parse_count(val, &k);
+            bad = args_count(val, false, &k);
         else if (strcmp(arg, "-p") == 0)
-            bad = parse_rate(val, &p);
+            bad = args_rate(val, &p);
         else {
             fprintf(stderr, "bloomcalc: unknown option %s (see --help)\n", arg);
             return 2;

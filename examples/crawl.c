@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "bloomcrawl/fetcher.h"
 #include "bloomcrawl/frontier.h"
 #include "bloomcrawl/robots.h"
@@ -116,19 +117,6 @@ struct options {
     bool quiet;
 };
 
-static int parse_uint(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    if (!s || *s == '-' || *s == '\0')
-        return -1;
-    double v = strtod(s, &end); /* accepts 1e6 */
-    if (errno || *end || v < 0 || v != floor(v) || v > 1.8e19)
-        return -1;
-    *out = (uint64_t)v;
-    return 0;
-}
-
 static int add_to_list(const char **list, size_t *count, const char *v)
 {
     if (*count == MAX_LIST)
@@ -168,9 +156,10 @@ static int parse_options(int argc, char **argv, struct options *o)
         else if (!strcmp(a, "--seeds"))
             o->seeds_file = v;
         else if (!strcmp(a, "--max-pages"))
-            bad = parse_uint(v, &o->max_pages);
+            bad = args_count(v, true, &o->max_pages);
         else if (!strcmp(a, "--max-depth"))
-            bad = parse_uint(v, &n) || n > 65535, o->max_depth = (unsigned)n;
+            bad = args_count(v, true, &n) || n > 65535,
+            o->max_depth = (unsigned)n;
         else if (!strcmp(a, "--scope")) {
             if (!strcmp(v, "host"))
                 o->scope = BC_SCOPE_HOST;
@@ -187,24 +176,22 @@ static int parse_options(int argc, char **argv, struct options *o)
         else if (!strcmp(a, "--resolve"))
             bad = add_to_list(o->resolve, &o->resolve_count, v);
         else if (!strcmp(a, "--host-budget"))
-            bad = parse_uint(v, &o->host_budget);
+            bad = args_count(v, true, &o->host_budget);
         else if (!strcmp(a, "--concurrency"))
-            bad = parse_uint(v, &n) || n < 1 || n > 10000,
+            bad = args_count(v, true, &n) || n < 1 || n > 10000,
             o->concurrency = (unsigned)n;
         else if (!strcmp(a, "--per-host"))
-            bad = parse_uint(v, &n) || n < 1 || n > 1000,
+            bad = args_count(v, true, &n) || n < 1 || n > 1000,
             o->per_host = (unsigned)n;
         else if (!strcmp(a, "--delay"))
-            bad = parse_uint(v, &o->delay_ms);
+            bad = args_count(v, true, &o->delay_ms);
         else if (!strcmp(a, "--user-agent"))
             o->user_agent = v;
         else if (!strcmp(a, "--expect"))
-            bad = parse_uint(v, &o->expect) || o->expect == 0;
-        else if (!strcmp(a, "--fp-rate")) {
-            char *end;
-            o->fp_rate = strtod(v, &end);
-            bad = *end || !(o->fp_rate > 0 && o->fp_rate < 1);
-        } else if (!strcmp(a, "--layout")) {
+            bad = args_count(v, true, &o->expect) || o->expect == 0;
+        else if (!strcmp(a, "--fp-rate"))
+            bad = args_rate(v, &o->fp_rate);
+        else if (!strcmp(a, "--layout")) {
             if (!strcmp(v, "classic"))
                 o->layout = BC_BLOOM_CLASSIC;
             else if (!strcmp(v, "blocked"))
@@ -212,11 +199,11 @@ static int parse_options(int argc, char **argv, struct options *o)
             else
                 bad = 1;
         } else if (!strcmp(a, "--lru"))
-            bad = parse_uint(v, &o->lru);
+            bad = args_count(v, true, &o->lru);
         else if (!strcmp(a, "--timeout"))
-            bad = parse_uint(v, &o->timeout_ms) || o->timeout_ms == 0;
+            bad = args_count(v, true, &o->timeout_ms) || o->timeout_ms == 0;
         else if (!strcmp(a, "--max-body"))
-            bad = parse_uint(v, &o->max_body);
+            bad = args_count(v, true, &o->max_body);
         else if (!strcmp(a, "--out"))
             o->out_file = v;
         else if (!strcmp(a, "--stats-json"))

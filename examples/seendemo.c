@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "bloomcrawl/seen.h"
 
 static void usage(FILE *f)
@@ -30,17 +31,6 @@ static void usage(FILE *f)
             "20000, 45 links per page) through the two-tier seen-test and\n"
             "print the verdict counts. --expect, --fp-rate and --lru size\n"
             "the Bloom filter and the LRU (defaults: pages, 0.01, 50000).\n");
-}
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-')
-        return -1;
-    *out = v;
-    return 0;
 }
 
 /* A small, seeded generator (xorshift64*), so every run is the same. */
@@ -74,13 +64,13 @@ int main(int argc, char **argv)
         }
         int bad = v == NULL;
         if (!bad && !strcmp(a, "--pages"))
-            bad = parse_u64(v, &pages) || pages == 0;
+            bad = args_count(v, false, &pages) || pages == 0;
         else if (!bad && !strcmp(a, "--expect"))
-            bad = parse_u64(v, &expect) || expect == 0;
+            bad = args_count(v, false, &expect) || expect == 0;
         else if (!bad && !strcmp(a, "--lru"))
-            bad = parse_u64(v, &lru);
+            bad = args_count(v, true, &lru);
         else if (!bad && !strcmp(a, "--fp-rate"))
-            bad = sscanf(v, "%lf", &fp_rate) != 1;
+            bad = args_rate(v, &fp_rate);
         else if (!bad && !strcmp(a, "--layout")) {
             if (!strcmp(v, "classic"))
                 layout = BC_BLOOM_CLASSIC;

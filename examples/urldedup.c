@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "bloomcrawl/seen.h"
 #include "bloomcrawl/url.h"
 
@@ -175,46 +176,6 @@ static void out_line(struct output *o, const char *s, size_t n)
     o->len += n + 1;
 }
 
-/* A positive whole number: 1000000, 1e6, 10^6 (0 allowed with zero_ok). */
-static int parse_count(const char *s, bool zero_ok, uint64_t *out)
-{
-    char *end;
-    double v;
-
-    errno = 0;
-    if (strncmp(s, "10^", 3) == 0) {
-        v = pow(10.0, strtod(s + 3, &end));
-        if (end == s + 3)
-            return -1;
-    } else {
-        v = strtod(s, &end);
-        if (end == s)
-            return -1;
-    }
-    if (errno || *end != '\0' || !(v >= (zero_ok ? 0.0 : 1.0)) || v > 1.8e19 ||
-        v != floor(v))
-        return -1;
-    *out = (uint64_t)v;
-    return 0;
-}
-
-/* A rate in (0, 1): 0.01 or 1%. */
-static int parse_rate(const char *s, double *out)
-{
-    char *end;
-
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end != s && *end == '%' && end[1] == '\0') {
-        v /= 100.0;
-        end++;
-    }
-    if (errno || end == s || *end != '\0' || !(v > 0.0 && v < 1.0))
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* Parse the command line; returns 0, or 2 after a message (usage error),
  * or -1 after --help. */
 static int parse_args(int argc, char **argv, struct options *o,
@@ -281,25 +242,25 @@ static int parse_args(int argc, char **argv, struct options *o,
             }
             strip[o->policy.strip_params_count++] = val;
         } else if (strcmp(arg, "--expect") == 0) {
-            if (parse_count(val, false, &n) != 0) {
+            if (args_count(val, false, &n) != 0) {
                 fprintf(stderr, "urldedup: bad --expect: %s\n", val);
                 return 2;
             }
             o->seen.expected = n;
         } else if (strcmp(arg, "--fp-rate") == 0) {
-            if (parse_rate(val, &o->seen.fp_rate) != 0) {
+            if (args_rate(val, &o->seen.fp_rate) != 0) {
                 fprintf(stderr,
                         "urldedup: bad --fp-rate: %s (want 0 < P < 1)\n", val);
                 return 2;
             }
         } else if (strcmp(arg, "--lru") == 0) {
-            if (parse_count(val, true, &n) != 0 || n > SIZE_MAX / 2) {
+            if (args_count(val, true, &n) != 0 || n > SIZE_MAX / 2) {
                 fprintf(stderr, "urldedup: bad --lru: %s\n", val);
                 return 2;
             }
             o->seen.lru_capacity = (size_t)n;
         } else if (strcmp(arg, "--max-length") == 0) {
-            if (parse_count(val, false, &n) != 0 || n > (1u << 20)) {
+            if (args_count(val, false, &n) != 0 || n > (1u << 20)) {
                 fprintf(stderr, "urldedup: bad --max-length: %s\n", val);
                 return 2;
             }

@@ -34,43 +34,7 @@
 
 /* ---- allocation failure injection (active only with --wrap) ---- */
 
-/* The linker's names: with -Wl,--wrap=malloc,--wrap=calloc, calls to
- * malloc and calloc in the objects being linked (the static library
- * included) go to __wrap_malloc and __wrap_calloc, and __real_malloc and
- * __real_calloc are the C library's. Weak, so that the test also links
- * without the option (and then skips the allocation-failure test). */
-void *__real_malloc(size_t size) __attribute__((weak));
-void *__real_calloc(size_t count, size_t size) __attribute__((weak));
-void *__wrap_malloc(size_t size);
-void *__wrap_calloc(size_t count, size_t size);
-
-static long alloc_calls;
-static long fail_after = -1; /* allocations to let through; -1: never fail */
-static long alloc_failures;
-
-/* Should this allocation fail? */
-static bool fail_now(void)
-{
-    alloc_calls++;
-    if (fail_after == 0) {
-        fail_after = -1;
-        alloc_failures++;
-        return true;
-    }
-    if (fail_after > 0)
-        fail_after--;
-    return false;
-}
-
-void *__wrap_malloc(size_t size)
-{
-    return fail_now() ? NULL : __real_malloc(size);
-}
-
-void *__wrap_calloc(size_t count, size_t size)
-{
-    return fail_now() ? NULL : __real_calloc(count, size);
-}
+#include "alloc_fail.h"
 
 static bool malloc_is_wrapped(void)
 {

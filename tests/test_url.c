@@ -30,35 +30,7 @@
 
 /* ---- allocation failure injection (active only with --wrap) ---- */
 
-void *__real_malloc(size_t size) __attribute__((weak));
-void *__real_calloc(size_t count, size_t size) __attribute__((weak));
-void *__wrap_malloc(size_t size);
-void *__wrap_calloc(size_t count, size_t size);
-
-static long alloc_calls;
-static long fail_after = -1; /* allocations to let through; -1: never fail */
-
-static bool fail_now(void)
-{
-    alloc_calls++;
-    if (fail_after == 0) {
-        fail_after = -1;
-        return true;
-    }
-    if (fail_after > 0)
-        fail_after--;
-    return false;
-}
-
-void *__wrap_malloc(size_t size)
-{
-    return fail_now() ? NULL : __real_malloc(size);
-}
-
-void *__wrap_calloc(size_t count, size_t size)
-{
-    return fail_now() ? NULL : __real_calloc(count, size);
-}
+#include "alloc_fail.h"
 
 /* A case: href resolved against base (NULL: none) gives want, or fails
  * with status. */

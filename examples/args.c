@@ -1,0 +1,51 @@
+/*
+ * args.c - command-line value parsing shared by the tools in examples/.
+ */
+#include "args.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int args_count(const char *s, bool zero_ok, uint64_t *out)
+{
+    char *end;
+    double v;
+
+    if (s == NULL || *s == '-')
+        return -1;
+    errno = 0;
+    if (strncmp(s, "10^", 3) == 0) {
+        v = pow(10.0, strtod(s + 3, &end));
+        if (end == s + 3)
+            return -1;
+    } else {
+        v = strtod(s, &end);
+        if (end == s)
+            return -1;
+    }
+    if (errno || *end != '\0' || !(v >= (zero_ok ? 0.0 : 1.0)) || v > 1.8e19 ||
+        v != floor(v))
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int args_rate(const char *s, double *out)
+{
+    char *end;
+
+    if (s == NULL)
+        return -1;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end != s && *end == '%' && end[1] == '\0') {
+        v /= 100.0;
+        end++;
+    }
+    if (errno || end == s || *end != '\0' || !(v > 0.0 && v < 1.0))
+        return -1;
+    *out = v;
+    return 0;
+}
