@@ -70,6 +70,9 @@
 #include <string.h>
 
 #include <libpsl.h>
+/* An allocation failure inside uthash must not exit (its default): it
+ * rolls back instead, and a failed add leaves hh.tbl NULL. */
+#define HASH_NONFATAL_OOM 1
 #include <uthash.h>
 
 #include "bloomcrawl/frontier.h"

@@ -14,6 +14,8 @@
 
 #include "bloomcrawl/frontier.h"
 
+#include "alloc_fail.h"
+
 /* A frontier with the defaults, politeness delay 1000 ms. */
 static struct bc_frontier *make(struct bc_frontier_config *c)
 {
@@ -525,6 +527,54 @@ static void test_bad_arguments(void **state)
     bc_frontier_free(f);
 }
 
+/* Every allocation of create, and of adds that create hosts and chunks,
+ * failed in turn: BC_ERR_NOMEM (reason nomem), nothing leaked, and the
+ * frontier still works afterwards. */
+static void test_allocation_failure(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    long before = alloc_calls;
+    bc_frontier_free(make(&c));
+    if (alloc_calls == before)
+        skip(); /* not linked with --wrap */
+    for (long n = 0;; n++) {
+        struct bc_frontier *f = NULL;
+        fail_after = n;
+        enum bc_status st = bc_frontier_create(&c, &f);
+        fail_after = -1;
+        if (st == BC_ERR_NOMEM) {
+            assert_null(f);
+            continue;
+        }
+        assert_int_equal(st, BC_OK);
+        bc_frontier_free(f);
+        break;
+    }
+    struct bc_frontier *f = make(&c);
+    char url[64];
+    unsigned queued = 0;
+    for (long n = 0; n < 40; n++) {
+        enum bc_frontier_reason r;
+        snprintf(url, sizeof(url), "http://h%ld.test/p", n);
+        fail_after = n % 2 ? n % 6 : -1; /* every other add fails once */
+        enum bc_status st = bc_frontier_add_seed(f, url, strlen(url), &r, NULL);
+        fail_after = -1;
+        if (st == BC_ERR_NOMEM) {
+            assert_int_equal(r, BC_ADMIT_NOMEM);
+        } else {
+            assert_int_equal(st, BC_OK);
+            assert_int_equal(r, BC_ADMIT_QUEUED);
+            queued++;
+        }
+    }
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 0, &s);
+    assert_int_equal(s.queued, queued);
+    assert_true(queued > 0 && queued < 40);
+    bc_frontier_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -541,6 +591,7 @@ int main(void)
         cmocka_unit_test(test_spellings_merge),
         cmocka_unit_test(test_queue_memory),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_allocation_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

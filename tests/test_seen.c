@@ -16,6 +16,8 @@
 
 #include "bloomcrawl/seen.h"
 
+#include "alloc_fail.h"
+
 static enum bc_seen_verdict tadd(struct bc_seen *s, const char *key)
 {
     enum bc_seen_verdict v;
@@ -260,6 +262,48 @@ static void test_batch_equals_single(void **state)
     bc_seen_free(b);
 }
 
+/* Fail every allocation of create and of a few test-and-adds in turn:
+ * each failure is BC_ERR_NOMEM, leaks nothing (LeakSanitizer), and a
+ * seen-test whose LRU failed once stops claiming completeness. */
+static void test_allocation_failure(void **state)
+{
+    (void)state;
+    long before = alloc_calls;
+    bc_seen_free(make(100, 0.01, 10));
+    if (alloc_calls == before)
+        skip(); /* not linked with --wrap */
+    for (long n = 0;; n++) {
+        struct bc_seen_config c;
+        bc_seen_config_init(&c);
+        c.expected = 1000;
+        c.lru_capacity = 10;
+        struct bc_seen *s = NULL;
+        fail_after = n;
+        enum bc_status st = bc_seen_create(&c, &s);
+        fail_after = -1;
+        if (st == BC_ERR_NOMEM) {
+            assert_null(s);
+            continue;
+        }
+        assert_int_equal(st, BC_OK);
+        bc_seen_free(s);
+        break;
+    }
+    struct bc_seen *s = make(1000, 0.01, 100);
+    enum bc_seen_verdict v;
+    fail_after = 0; /* the LRU's copy of the key fails */
+    assert_int_equal(bc_seen_test_and_add(s, "https://x.test/", 15, &v),
+                     BC_ERR_NOMEM);
+    fail_after = -1;
+    assert_int_equal(v, BC_SEEN_NEW);
+    struct bc_seen_stats st;
+    bc_seen_stats(s, &st);
+    assert_false(st.lru_complete);
+    /* The key is in the filter: now PROBABLY_SEEN, never NEW again. */
+    assert_int_equal(tadd(s, "https://x.test/"), BC_SEEN_PROBABLY_SEEN);
+    bc_seen_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -271,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_loaded_is_never_complete),
         cmocka_unit_test(test_no_lru),
         cmocka_unit_test(test_batch_equals_single),
+        cmocka_unit_test(test_allocation_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
