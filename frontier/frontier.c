@@ -133,6 +133,7 @@ struct name {
 struct bc_frontier {
     struct bc_frontier_config cfg;
     char *user_agent;
+    struct bc_url_idn_cache *idn_cache; /* hosts repeat: IDNA once each */
     struct bc_seen *seen;
     const psl_ctx_t *psl;
     struct host *hosts; /* uthash by origin */
@@ -456,6 +457,14 @@ enum bc_status bc_frontier_create(const struct bc_frontier_config *config,
         !f->key_buf || !f->drop_buf)
         goto out_free;
     f->cfg.user_agent = f->user_agent;
+    /* libidn2 costs ~6 us a host; a crawl meets the same hosts again and
+     * again. The caller's own cache, if any, is used as it is. */
+    if (!f->cfg.url_policy.idn_cache) {
+        st = bc_url_idn_cache_create(1024, &f->idn_cache);
+        if (st != BC_OK)
+            goto out_free;
+        f->cfg.url_policy.idn_cache = f->idn_cache;
+    }
     st = bc_seen_create(&config->seen, &f->seen);
     if (st != BC_OK)
         goto out_free;
@@ -491,6 +500,7 @@ void bc_frontier_free(struct bc_frontier *f)
     names_free(&f->scope_hosts);
     names_free(&f->scope_domains);
     bc_seen_free(f->seen);
+    bc_url_idn_cache_free(f->idn_cache);
     free(f->heap);
     free(f->user_agent);
     free(f->base_src);

@@ -121,8 +121,9 @@ struct bc_frontier_config {
     size_t include_count;
     const char *const *exclude;
     size_t exclude_count;
-    /* Normalization (max_len is taken from max_url_len) and the
-     * seen-test's sizing. */
+    /* Normalization (max_len is taken from max_url_len; without an
+     * idn_cache the frontier keeps one of its own) and the seen-test's
+     * sizing. */
     struct bc_url_policy url_policy;
     struct bc_seen_config seen;
 };
