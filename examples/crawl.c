@@ -285,6 +285,8 @@ struct crawl {
     uint64_t seeds, links, redirects, nofollow_skipped, merged, merged_absolute;
     uint64_t pages, bytes, status_class[6], errors[ERR_KINDS];
     uint64_t robots_fetched, dropped, handed_out;
+    uint64_t last_progress; /* when the progress line was last written */
+    bool stderr_tty;        /* refresh one line, or print one every 5 s */
     bool out_failed;
 };
 
@@ -510,11 +512,11 @@ static void on_done(void *ctx, const struct bc_fetch_result *r)
 
 static void progress(struct crawl *c, uint64_t now, bool final)
 {
-    static uint64_t last;
-    bool tty = isatty(STDERR_FILENO);
-    if (c->opt.quiet || (!final && now - last < (tty ? 500u : 5000u)))
+    bool tty = c->stderr_tty;
+    if (c->opt.quiet ||
+        (!final && now - c->last_progress < (tty ? 500u : 5000u)))
         return;
-    last = now;
+    c->last_progress = now;
     struct bc_frontier_stats s;
     bc_frontier_stats(c->frontier, now, &s);
     double secs = (double)(now - c->start_ms) / 1000.0;
@@ -876,6 +878,7 @@ int main(int argc, char **argv)
                 DEFAULT_USER_AGENT);
 
     c.start_ms = now_ms();
+    c.stderr_tty = isatty(STDERR_FILENO);
     for (size_t i = 0; i < o->seed_count; i++)
         add_seed(&c, o->seed[i], strlen(o->seed[i]));
     if (o->seeds_file && read_seeds(&c, o->seeds_file) != 0) {
