@@ -2,34 +2,55 @@
  * bench_scale.c - how the seen-test's time and memory grow with n, beside
  * an exact hash set of the same URLs, and the billion-URL run.
  *
- *   bench_scale [--sizes N,N,...] [--exact-max N] [--runs R] [--csv FILE]
- *   bench_scale --billion [--layout classic|blocked] [--csv FILE]
+ *   bench_scale [--sizes N,N,...] [--exact-max N] [--runs R]
+ *               [--structures bloom,seen,exact] [--csv FILE]
+ *   bench_scale --billion [--layout classic|blocked] [--n N] [--fresh N]
+ *               [--csv FILE]
  *
- * Default mode: for each n (default 10^6, 10^7, 10^8), a Bloom filter
- * sized for n at p = 1 % (bc_bloom_create), classic and blocked, scalar and
- * batch calls, keys from URL strings (XXH3 inside the timed region) and
- * prehashed (the hash computed outside it): ns per test-and-add of n new
- * URLs, ns per contains of n URLs never added, the measured false-positive
- * rate and the filter's bytes per URL. Beside them, for n up to
- * --exact-max (default 10^7), an exact uthash set of the same URL strings:
- * ns per insert, ns per lookup (absent) and bytes per URL from mallinfo2()
- * (entries, key copies and the bucket array). URLs are generated in chunks
- * outside the timed region; each number is the median of R runs (R = 3
- * by default, 1 at n >= 10^8 to keep the run short).
+ * Default mode: for each n (default 10^6, 10^7, 10^8):
+ *   - the Bloom filter alone (tier 1), sized for n at p = 1 %
+ *     (bc_bloom_create), classic and blocked, scalar and batch calls, keys
+ *     from URL strings (XXH3 inside the timed region) and prehashed (the
+ *     hash computed outside it): ns per test-and-add of n new URLs, ns per
+ *     contains of n URLs never added, the measured false-positive rate and
+ *     the filter's bytes per URL;
+ *   - the two-tier seen-test as a crawler uses it (bc_seen: the same
+ *     filter plus the default LRU of 50,000 URLs), structures seen-classic
+ *     and seen-blocked, scalar and batch bc_seen_test_and_add of n new URL
+ *     strings; ns per lookup is bc_seen_peek() of n URLs never added (a
+ *     scalar call; the batch row leaves it empty), measured rate = the
+ *     fraction of those not answered NEW; bytes = the filter plus the
+ *     LRU's heap (entries, key copies, buckets; mallinfo2);
+ *   - at n >= 10^9 only the batch rows of both run: a scalar pass there
+ *     costs ~half an hour and says what the 10^8 row says (every probe a
+ *     DRAM miss);
+ *   - for n up to --exact-max (default 10^7), an exact uthash set of the
+ *     same URL strings: ns per insert, ns per lookup (absent) and bytes per
+ *     URL from mallinfo2() (entries, key copies and the bucket array).
+ * --structures picks which of the three run (default: all).
+ * URLs are generated in chunks outside the timed region; each number is
+ * the median of R runs (R = 3 by default, 1 at n >= 10^8 to keep the run
+ * short).
  *
- * --billion: insert 10^9 distinct generated URL strings into one Bloom
- * filter sized for n = 10^9, p = 1 % (bc_bloom_create, the layout given,
- * classic by default), hashing each chunk (bc_bloom_hash) and then calling
- * bc_bloom_test_and_add_batch; then measure the rate over 10^7 fresh URLs
- * with bc_bloom_contains_batch. Reports wall time (generation included),
- * time in the filter (hash + batch call), URLs/s, the filter's bytes and
- * the peak RSS of the process (getrusage).
+ * --billion: insert 10^9 (--n) distinct generated URL strings into one
+ * seen-test sized for n = 10^9, p = 1 % (the layout given, classic by
+ * default; the default LRU of 50,000 URLs) with bc_seen_test_and_add_batch
+ * in chunks of 8,192; then measure the false-positive rate over 10^7
+ * (--fresh) URLs never added with bc_seen_peek (a fresh URL is never in
+ * the LRU, so every answer other than NEW is a Bloom false positive).
+ * Reports wall time (generation included), time in the seen-test, URLs/s,
+ * the verdicts, the filter's bytes, the fill, the predicted and measured
+ * rates and the peak RSS of the process (getrusage).
  *
- * CSV columns: n,structure,calls,keys,ns_insert,ns_lookup_absent,
- * measured_fpr,bytes,bytes_per_url,runs
+ * CSV columns (default mode): n,structure,calls,keys,ns_insert,
+ * ns_lookup_absent,measured_fpr,bytes,bytes_per_url,runs (an empty field:
+ * not measured). --billion: layout,n,k,bytes,wall_s,urls_per_s_wall,
+ * seen_s,ns_per_url_seen,peak_rss_bytes,fill,predicted_fpr,fresh,
+ * measured_fpr,verdict_new,probably_seen,duplicate,lru_evictions.
  */
 #define _GNU_SOURCE
 #include <malloc.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +61,7 @@
 #include <uthash.h>
 
 #include "bloomcrawl/bloom.h"
+#include "bloomcrawl/seen.h"
 
 #define CHUNK   8192
 #define URL_MAX 96
@@ -114,11 +136,14 @@ struct url_chunk {
 static struct url_chunk urls;
 static struct bc_hash128 hashes[CHUNK];
 static bool answers[CHUNK];
+static const char *keys_of[CHUNK]; /* keys_of[j] = urls.text[j] */
 
 static void fill_urls(uint64_t start, size_t count, unsigned family)
 {
-    for (size_t j = 0; j < count; j++)
+    for (size_t j = 0; j < count; j++) {
         urls.len[j] = make_url(urls.text[j], start + j, family);
+        keys_of[j] = urls.text[j];
+    }
 }
 
 static const char *layout_name(enum bc_bloom_layout l)
@@ -180,28 +205,40 @@ static double timed_pass(struct bc_bloom *b, bool batch, bool prehashed,
 
 static FILE *csv;
 
+/* One result row, Markdown on stdout and CSV; a NAN is "not measured". */
 static void row(uint64_t n, const char *structure, const char *calls,
                 const char *keys, double ns_ins, double ns_look, double fpr,
                 double bytes, int runs)
 {
-    printf("| %llu | %s | %s | %s | %.1f | %.1f | %.4f %% | %.0f | %.2f |\n",
-           (unsigned long long)n, structure, calls, keys, ns_ins, ns_look,
-           100.0 * fpr, bytes, bytes / (double)n);
+    char look[32] = "-", look_csv[32] = "", rate[32] = "-", rate_csv[32] = "";
+    if (!isnan(ns_look)) {
+        snprintf(look, sizeof(look), "%.1f", ns_look);
+        snprintf(look_csv, sizeof(look_csv), "%.2f", ns_look);
+    }
+    if (!isnan(fpr)) {
+        snprintf(rate, sizeof(rate), "%.4f %%", 100.0 * fpr);
+        snprintf(rate_csv, sizeof(rate_csv), "%.6f", fpr);
+    }
+    printf("| %llu | %s | %s | %s | %.1f | %s | %s | %.0f | %.2f |\n",
+           (unsigned long long)n, structure, calls, keys, ns_ins, look, rate,
+           bytes, bytes / (double)n);
     fflush(stdout);
     if (csv) {
-        fprintf(csv, "%llu,%s,%s,%s,%.2f,%.2f,%.6f,%.0f,%.4f,%d\n",
-                (unsigned long long)n, structure, calls, keys, ns_ins, ns_look,
-                fpr, bytes, bytes / (double)n, runs);
+        fprintf(csv, "%llu,%s,%s,%s,%.2f,%s,%s,%.0f,%.4f,%d\n",
+                (unsigned long long)n, structure, calls, keys, ns_ins, look_csv,
+                rate_csv, bytes, bytes / (double)n, runs);
         fflush(csv);
     }
 }
 
-static void bench_filters(uint64_t n, int runs)
+static void bench_filters(uint64_t n, int runs, bool batch_only)
 {
     for (int li = 0; li < 2; li++) {
         enum bc_bloom_layout layout = li ? BC_BLOOM_BLOCKED : BC_BLOOM_CLASSIC;
         for (int v = 0; v < 4; v++) {
             bool batch = v & 1, prehashed = v >= 2;
+            if (batch_only && !batch)
+                continue;
             double ins[16], look[16], fpr = 0.0, bytes = 0.0;
             for (int r = 0; r < runs; r++) {
                 struct bc_bloom *b;
@@ -224,6 +261,109 @@ static void bench_filters(uint64_t n, int runs)
             row(n, layout_name(layout), batch ? "batch" : "scalar",
                 prehashed ? "prehashed" : "strings", median(ins, runs),
                 median(look, runs), fpr, bytes, runs);
+        }
+    }
+}
+
+/* ---- the two-tier seen-test (Bloom filter + LRU) ----------------------- */
+
+/* Bytes malloc has handed out now, small blocks and mmap'ed ones. */
+static size_t heap_bytes(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+}
+
+static enum bc_seen_verdict verdicts[CHUNK];
+
+static struct bc_seen *seen_create(uint64_t n, enum bc_bloom_layout layout,
+                                   uint64_t seed)
+{
+    struct bc_seen_config cfg;
+    bc_seen_config_init(&cfg);
+    cfg.expected = n;
+    cfg.fp_rate = 0.01;
+    cfg.layout = layout;
+    cfg.seed = seed;
+    struct bc_seen *seen;
+    enum bc_status st = bc_seen_create(&cfg, &seen);
+    if (st != BC_OK) {
+        fprintf(stderr, "bench_scale: seen-test: %s\n", bc_strerror(st));
+        exit(1);
+    }
+    return seen;
+}
+
+/* bc_seen_test_and_add of n new URLs of a family; ns per URL. */
+static double seen_insert_pass(struct bc_seen *seen, bool batch, uint64_t n,
+                               unsigned family)
+{
+    double total = 0.0;
+    for (uint64_t start = 0; start < n; start += CHUNK) {
+        size_t count = n - start < CHUNK ? (size_t)(n - start) : CHUNK;
+        fill_urls(start, count, family);
+        double t0 = now_ns();
+        if (batch)
+            bc_seen_test_and_add_batch(seen, keys_of, urls.len, count,
+                                       verdicts);
+        else
+            for (size_t j = 0; j < count; j++)
+                bc_seen_test_and_add(seen, urls.text[j], urls.len[j],
+                                     &verdicts[j]);
+        total += now_ns() - t0;
+    }
+    return total / (double)n;
+}
+
+/* bc_seen_peek of n URLs of a family never added; ns per URL, and the
+ * count of answers other than NEW in *not_new. */
+static double seen_peek_pass(const struct bc_seen *seen, uint64_t n,
+                             unsigned family, uint64_t *not_new)
+{
+    double total = 0.0;
+    uint64_t count_not_new = 0;
+    for (uint64_t start = 0; start < n; start += CHUNK) {
+        size_t count = n - start < CHUNK ? (size_t)(n - start) : CHUNK;
+        fill_urls(start, count, family);
+        double t0 = now_ns();
+        for (size_t j = 0; j < count; j++)
+            verdicts[j] = bc_seen_peek(seen, urls.text[j], urls.len[j]);
+        total += now_ns() - t0;
+        for (size_t j = 0; j < count; j++)
+            count_not_new += verdicts[j] != BC_SEEN_NEW;
+    }
+    *not_new = count_not_new;
+    return total / (double)n;
+}
+
+static void bench_seen(uint64_t n, int runs, bool batch_only)
+{
+    for (int li = 0; li < 2; li++) {
+        enum bc_bloom_layout layout = li ? BC_BLOOM_BLOCKED : BC_BLOOM_CLASSIC;
+        for (int batch = batch_only; batch < 2; batch++) {
+            double ins[16], look[16], fpr = NAN, bytes = 0.0;
+            for (int r = 0; r < runs; r++) {
+                size_t heap0 = heap_bytes();
+                struct bc_seen *seen = seen_create(n, layout, (uint64_t)r + 1);
+                ins[r] = seen_insert_pass(seen, batch, n, 1);
+                look[r] = NAN;
+                if (!batch) {
+                    uint64_t not_new;
+                    look[r] = seen_peek_pass(seen, n, 2, &not_new);
+                    fpr = (double)not_new / (double)n;
+                }
+                struct bc_seen_stats st;
+                bc_seen_stats(seen, &st);
+                /* The heap the seen-test holds (LRU entries, key copies,
+                 * buckets; the bit array when malloc'ed), plus the bit
+                 * array when the library mmap'ed it itself. */
+                bytes = (double)(heap_bytes() - heap0) +
+                        (st.bloom.mmapped ? (double)st.bloom.bytes : 0.0);
+                bc_seen_free(seen);
+            }
+            row(n, li ? "seen-blocked" : "seen-classic",
+                batch ? "batch" : "scalar", "strings", median(ins, runs),
+                batch ? NAN : median(look, runs), fpr, bytes, runs);
         }
     }
 }
@@ -304,96 +444,97 @@ static double peak_rss_bytes(void)
 
 static int billion_run(enum bc_bloom_layout layout, uint64_t n, uint64_t fresh)
 {
-    struct bc_bloom *b;
     double t_start = now_ns();
-    enum bc_status st = bc_bloom_create(n, 0.01, layout, 42, 0, &b);
-    if (st != BC_OK) {
-        fprintf(stderr, "bench_scale: create: %s\n", bc_strerror(st));
-        return 1;
-    }
-    struct bc_bloom_stats bs;
-    bc_bloom_stats(b, &bs);
-    printf("## billion run: %s layout, n = %llu, p = 1 %%: m = %llu bits, "
-           "k = %u, %llu bytes (%.4f GB, %.4f GiB)\n",
+    struct bc_seen *seen = seen_create(n, layout, 42);
+    struct bc_seen_stats ss;
+    bc_seen_stats(seen, &ss);
+    printf("## billion run: the seen-test, %s layout, n = %llu, p = 1 %%: "
+           "m = %llu bits, k = %u, %llu bytes (%.4f GB, %.4f GiB); LRU of "
+           "%zu URLs\n",
            layout_name(layout), (unsigned long long)n,
-           (unsigned long long)bs.m_bits, bs.k, (unsigned long long)bs.bytes,
-           (double)bs.bytes / 1e9, (double)bs.bytes / 1073741824.0);
+           (unsigned long long)ss.bloom.m_bits, ss.bloom.k,
+           (unsigned long long)ss.bloom.bytes, (double)ss.bloom.bytes / 1e9,
+           (double)ss.bloom.bytes / 1073741824.0, ss.lru.capacity);
     fflush(stdout);
-    double t_filter = 0.0;
-    uint64_t news = 0;
+    double t_seen = 0.0;
+    uint64_t report_every = n / 10 > CHUNK ? n / 10 : CHUNK, next_report;
+    next_report = report_every;
     for (uint64_t start = 0; start < n; start += CHUNK) {
         size_t count = n - start < CHUNK ? (size_t)(n - start) : CHUNK;
         fill_urls(start, count, 1);
         double t0 = now_ns();
-        for (size_t j = 0; j < count; j++)
-            hashes[j] = bc_bloom_hash(b, urls.text[j], urls.len[j]);
-        bc_bloom_test_and_add_batch(b, hashes, count, answers);
-        t_filter += now_ns() - t0;
-        for (size_t j = 0; j < count; j++)
-            news += answers[j];
-        if ((start / CHUNK) % 12207 == 0 && start) {
-            printf("  %llu URLs, %.0f s\n", (unsigned long long)start,
+        bc_seen_test_and_add_batch(seen, keys_of, urls.len, count, verdicts);
+        t_seen += now_ns() - t0;
+        if (start + count >= next_report) {
+            printf("  %llu URLs, %.0f s\n", (unsigned long long)(start + count),
                    (now_ns() - t_start) / 1e9);
             fflush(stdout);
+            next_report += report_every;
         }
     }
     double t_insert_wall = now_ns() - t_start;
-    uint64_t present = 0;
+    bc_seen_stats(seen, &ss);
+    uint64_t not_new;
     double t_fpr0 = now_ns();
-    for (uint64_t start = 0; start < fresh; start += CHUNK) {
-        size_t count = fresh - start < CHUNK ? (size_t)(fresh - start) : CHUNK;
-        fill_urls(start, count, 2);
-        for (size_t j = 0; j < count; j++)
-            hashes[j] = bc_bloom_hash(b, urls.text[j], urls.len[j]);
-        bc_bloom_contains_batch(b, hashes, count, answers);
-        for (size_t j = 0; j < count; j++)
-            present += answers[j];
-    }
+    seen_peek_pass(seen, fresh, 2, &not_new);
     double t_fpr = now_ns() - t_fpr0;
-    bc_bloom_stats(b, &bs);
-    double fpr = (double)present / (double)fresh;
+    double fpr = (double)not_new / (double)fresh;
     double rss = peak_rss_bytes();
+    const struct bc_bloom_stats *bs = &ss.bloom;
     printf("| field | value |\n|---|---:|\n");
     printf("| layout | %s |\n", layout_name(layout));
     printf("| URLs inserted | %llu |\n", (unsigned long long)n);
-    printf("| answered new | %llu (%llu false positives on insert) |\n",
-           (unsigned long long)news, (unsigned long long)(n - news));
-    printf("| filter bytes | %llu (%.4f GB) |\n", (unsigned long long)bs.bytes,
-           (double)bs.bytes / 1e9);
-    printf("| k | %u |\n", bs.k);
+    printf("| verdicts | NEW %llu (false positives caught %llu), DUPLICATE "
+           "%llu, PROBABLY_SEEN %llu (Bloom false positives once the LRU "
+           "evicted) |\n",
+           (unsigned long long)ss.verdict_new, (unsigned long long)ss.fp_caught,
+           (unsigned long long)ss.duplicate,
+           (unsigned long long)ss.probably_seen);
+    printf("| LRU | %zu URLs, %llu evictions |\n", ss.lru.count,
+           (unsigned long long)ss.lru.evictions);
+    printf("| filter bytes | %llu (%.4f GB) |\n", (unsigned long long)bs->bytes,
+           (double)bs->bytes / 1e9);
+    printf("| k | %u |\n", bs->k);
     printf("| wall time, insert (generation included) | %.1f s |\n",
            t_insert_wall / 1e9);
     printf("| URLs/s, wall | %.3g |\n", (double)n / (t_insert_wall / 1e9));
-    printf("| time in filter (hash + batch) | %.1f s (%.1f ns/URL) |\n",
-           t_filter / 1e9, t_filter / (double)n);
-    printf("| URLs/s, filter only | %.3g |\n", (double)n / (t_filter / 1e9));
+    printf("| time in the seen-test (hash, Bloom, LRU) | %.1f s (%.1f "
+           "ns/URL) |\n",
+           t_seen / 1e9, t_seen / (double)n);
+    printf("| URLs/s, seen-test only | %.3g |\n", (double)n / (t_seen / 1e9));
     printf("| peak RSS | %.0f bytes (%.4f GB) |\n", rss, rss / 1e9);
-    printf("| fill | %.4f |\n", bs.fill);
-    printf("| predicted FPR | %.5f %% |\n", 100.0 * bs.fpr_predicted);
+    printf("| fill | %.4f |\n", bs->fill);
+    printf("| predicted FPR | %.5f %% |\n", 100.0 * bs->fpr_predicted);
     printf("| measured FPR over %llu fresh URLs | %.5f %% (%llu) |\n",
-           (unsigned long long)fresh, 100.0 * fpr, (unsigned long long)present);
-    printf("| FPR measurement time | %.1f s |\n", t_fpr / 1e9);
+           (unsigned long long)fresh, 100.0 * fpr, (unsigned long long)not_new);
+    printf("| FPR measurement time (bc_seen_peek) | %.1f s |\n", t_fpr / 1e9);
     if (csv) {
-        fprintf(csv, "layout,n,k,bytes,wall_s,urls_per_s_wall,filter_s,"
-                     "ns_per_url_filter,peak_rss_bytes,fill,predicted_fpr,"
-                     "fresh,measured_fpr\n");
+        fprintf(csv, "layout,n,k,bytes,wall_s,urls_per_s_wall,seen_s,"
+                     "ns_per_url_seen,peak_rss_bytes,fill,predicted_fpr,"
+                     "fresh,measured_fpr,verdict_new,probably_seen,"
+                     "duplicate,lru_evictions\n");
         fprintf(csv,
                 "%s,%llu,%u,%llu,%.2f,%.0f,%.2f,%.2f,%.0f,%.6f,%.6f,"
-                "%llu,%.6f\n",
-                layout_name(layout), (unsigned long long)n, bs.k,
-                (unsigned long long)bs.bytes, t_insert_wall / 1e9,
-                (double)n / (t_insert_wall / 1e9), t_filter / 1e9,
-                t_filter / (double)n, rss, bs.fill, bs.fpr_predicted,
-                (unsigned long long)fresh, fpr);
+                "%llu,%.6f,%llu,%llu,%llu,%llu\n",
+                layout_name(layout), (unsigned long long)n, bs->k,
+                (unsigned long long)bs->bytes, t_insert_wall / 1e9,
+                (double)n / (t_insert_wall / 1e9), t_seen / 1e9,
+                t_seen / (double)n, rss, bs->fill, bs->fpr_predicted,
+                (unsigned long long)fresh, fpr,
+                (unsigned long long)ss.verdict_new,
+                (unsigned long long)ss.probably_seen,
+                (unsigned long long)ss.duplicate,
+                (unsigned long long)ss.lru.evictions);
     }
-    bc_bloom_free(b);
+    bc_seen_free(seen);
     return 0;
 }
 
 static int usage(void)
 {
     fprintf(stderr, "usage: bench_scale [--sizes N,N,...] [--exact-max N] "
-                    "[--runs R] [--csv FILE]\n"
+                    "[--runs R] [--structures bloom,seen,exact] "
+                    "[--csv FILE]\n"
                     "       bench_scale --billion [--layout classic|blocked] "
                     "[--n N] [--fresh N] [--csv FILE]\n");
     return 2;
@@ -404,7 +545,7 @@ int main(int argc, char **argv)
     uint64_t sizes[8] = {1000000, 10000000, 100000000};
     int nsizes = 3, runs = 3;
     uint64_t exact_max = 10000000, big_n = 1000000000, fresh = 10000000;
-    bool billion = false;
+    bool billion = false, run_bloom = true, run_seen = true, run_exact = true;
     enum bc_bloom_layout layout = BC_BLOOM_CLASSIC;
     const char *csv_path = NULL;
     for (int i = 1; i < argc; i++) {
@@ -420,7 +561,14 @@ int main(int argc, char **argv)
             exact_max = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
             runs = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
+        else if (strcmp(argv[i], "--structures") == 0 && i + 1 < argc) {
+            const char *list = argv[++i];
+            run_bloom = strstr(list, "bloom") != NULL;
+            run_seen = strstr(list, "seen") != NULL;
+            run_exact = strstr(list, "exact") != NULL;
+            if (!run_bloom && !run_seen && !run_exact)
+                return usage();
+        } else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
             csv_path = argv[++i];
         else if (strcmp(argv[i], "--billion") == 0)
             billion = true;
@@ -464,8 +612,11 @@ int main(int argc, char **argv)
     for (int s = 0; s < nsizes; s++) {
         uint64_t n = sizes[s];
         int r = n >= 100000000 ? 1 : runs;
-        bench_filters(n, r);
-        if (n <= exact_max)
+        if (run_bloom)
+            bench_filters(n, r, n >= 1000000000);
+        if (run_seen)
+            bench_seen(n, r, n >= 1000000000);
+        if (run_exact && n <= exact_max)
             bench_exact(n, r);
     }
     if (csv)
