@@ -2,7 +2,7 @@
  * bench_dedup.c - how fast and how small the dedup tiers are, against an
  * exact hash set of the same URLs measured in the same run.
  *
- *   bench_dedup [--n N] [--runs R] [--billion] [--quick]
+ *   bench_dedup [--n N] [--runs R] [--billion] [--quick] [--csv FILE]
  *
  * Prints Markdown tables (medians of R runs, one thread, p = 1 %):
  *   1. ns per test-and-add and per contains (of keys never added) for the
@@ -14,12 +14,32 @@
  *   4. an exact uthash set of the same URL strings: bytes per URL, ns per
  *      insert and per lookup, beside the filters' bytes per URL;
  *   5. the memory of each layout against its formula.
- * Keys are produced in chunks of 64 Ki outside the timed region, so the
+ * Keys are produced in chunks of 8,192 outside the timed region, so the
  * numbers are the cost of the structure, not of generating the keys.
+ *
+ * With --csv FILE, the numbers of the tables also go to FILE, one per row
+ * under the header "measure,value,unit" (values as %.6g or whole numbers;
+ * <n> is the table's n in decimal, <layout> classic or blocked, <calls>
+ * scalar or batch, <keys> prehashed or strings):
+ *   bloom/<n>/<layout>/<calls>/<keys>/ns_test_and_add      ns
+ *   bloom/<n>/<layout>/<calls>/<keys>/ns_contains_absent   ns
+ *   bloom/<n>/<layout>/<calls>/<keys>/measured_fpr         fraction
+ *   bloom/<n>/<layout>/bytes                               bytes
+ *   lru/ns_add, lru/ns_push, lru/ns_hit, lru/ns_miss       ns
+ *   lru/entries                                            count
+ *   exact/<n>/bytes_per_url                                bytes
+ *   exact/<n>/ns_insert, exact/<n>/ns_lookup_absent        ns
+ *   bloom/<n>/<layout>/bytes_per_url                       bytes
+ *   memory/<n>/<layout>/formula_bytes                      bytes
+ *   memory/<n>/<layout>/allocated_bytes                    bytes
+ *   memory/<n>/<layout>/excess                             fraction
+ * bloom/<n>/<layout>/bytes is the filter's allocation (the MiB column, once
+ * per layout); bloom/<n>/<layout>/bytes_per_url is from table 4.
  */
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +60,40 @@ static double now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* The --csv file, or NULL. */
+static FILE *csv;
+
+static void csv_num(const char *unit, double value, const char *key, ...)
+    __attribute__((format(printf, 3, 4)));
+static void csv_int(const char *unit, unsigned long long value, const char *key,
+                    ...) __attribute__((format(printf, 3, 4)));
+
+/* One CSV row "measure,value,unit" of a measured number; the key is a
+ * printf format. */
+static void csv_num(const char *unit, double value, const char *key, ...)
+{
+    va_list ap;
+    if (csv == NULL)
+        return;
+    va_start(ap, key);
+    vfprintf(csv, key, ap);
+    va_end(ap);
+    fprintf(csv, ",%.6g,%s\n", value, unit);
+}
+
+/* The same for a whole number (bytes, counts), printed in full. */
+static void csv_int(const char *unit, unsigned long long value, const char *key,
+                    ...)
+{
+    va_list ap;
+    if (csv == NULL)
+        return;
+    va_start(ap, key);
+    vfprintf(csv, key, ap);
+    va_end(ap);
+    fprintf(csv, ",%llu,%s\n", value, unit);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -172,13 +226,15 @@ static void bench_filters(uint64_t n, int runs, bool prehashed_only)
     printf("| layout | calls | keys | ns/test-and-add | ns/contains (absent) "
            "| measured FPR | MiB |\n");
     printf("|---|---|---|---:|---:|---:|---:|\n");
+    bool bytes_written[2] = {false, false}; /* per layout, to the CSV */
     for (size_t i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
         const struct variant *v = &variants[i];
         /* At 10^9 only the batch calls on prehashed keys (the goals' rows;
          * a scalar pass alone would take minutes). */
         if (prehashed_only && (v->source != SRC_PREHASHED || !v->batch))
             continue;
-        double tadd[16], cont[16], fpr = 0.0, mib = 0.0;
+        double tadd[16], cont[16], fpr = 0.0;
+        uint64_t bytes = 0;
         for (int r = 0; r < runs; r++) {
             struct bc_bloom *b;
             if (bc_bloom_create(n, 0.01, v->layout, (uint64_t)r, 0, &b) !=
@@ -192,14 +248,30 @@ static void bench_filters(uint64_t n, int runs, bool prehashed_only)
             fpr = (double)present / (double)n;
             struct bc_bloom_stats st;
             bc_bloom_stats(b, &st);
-            mib = (double)st.bytes / 1048576.0;
+            bytes = st.bytes;
             bc_bloom_free(b);
         }
+        double ns_tadd = median(tadd, runs), ns_cont = median(cont, runs);
         printf("| %s | %s | %s | %.1f | %.1f | %.4f %% | %.1f |\n",
                layout_name(v->layout), v->batch ? "batch" : "scalar",
                v->source == SRC_PREHASHED ? "prehashed" : "URL strings",
-               median(tadd, runs), median(cont, runs), 100.0 * fpr, mib);
+               ns_tadd, ns_cont, 100.0 * fpr, (double)bytes / 1048576.0);
         fflush(stdout);
+        const char *calls = v->batch ? "batch" : "scalar";
+        const char *keys = v->source == SRC_PREHASHED ? "prehashed" : "strings";
+        unsigned long long un = (unsigned long long)n;
+        csv_num("ns", ns_tadd, "bloom/%llu/%s/%s/%s/ns_test_and_add", un,
+                layout_name(v->layout), calls, keys);
+        csv_num("ns", ns_cont, "bloom/%llu/%s/%s/%s/ns_contains_absent", un,
+                layout_name(v->layout), calls, keys);
+        csv_num("fraction", fpr, "bloom/%llu/%s/%s/%s/measured_fpr", un,
+                layout_name(v->layout), calls, keys);
+        int l = v->layout == BC_BLOOM_CLASSIC ? 0 : 1;
+        if (!bytes_written[l]) {
+            csv_int("bytes", bytes, "bloom/%llu/%s/bytes", un,
+                    layout_name(v->layout));
+            bytes_written[l] = true;
+        }
     }
 }
 
@@ -269,14 +341,20 @@ static void bench_lru(int runs)
     }
     printf("\n### LRU of recent URLs, 10^6 entries, medians of %d runs\n\n",
            runs);
+    double add = median(add_ns, runs), push = median(push_ns, runs);
+    double hit = median(find_ns, runs), miss = median(miss_ns, runs);
     printf("| operation | ns/op |\n|---|---:|\n");
-    printf("| add: lookup, insert, evict when full | %.1f |\n",
-           median(add_ns, runs));
+    printf("| add: lookup, insert, evict when full | %.1f |\n", add);
     printf("| push (known absent, as the seen-test inserts): insert, evict "
            "| %.1f |\n",
-           median(push_ns, runs));
-    printf("| lookup, hit (moves to front) | %.1f |\n", median(find_ns, runs));
-    printf("| lookup, miss | %.1f |\n", median(miss_ns, runs));
+           push);
+    printf("| lookup, hit (moves to front) | %.1f |\n", hit);
+    printf("| lookup, miss | %.1f |\n", miss);
+    csv_num("ns", add, "lru/ns_add");
+    csv_num("ns", push, "lru/ns_push");
+    csv_num("ns", hit, "lru/ns_hit");
+    csv_num("ns", miss, "lru/ns_miss");
+    csv_int("count", cap, "lru/entries");
 }
 
 /* ---- the exact baseline: a uthash set of the URL strings -------------- */
@@ -344,12 +422,32 @@ static void bench_exact(uint64_t n, int runs)
            (unsigned long long)n, runs);
     printf("| structure | bytes/URL | ns/insert | ns/lookup (absent) |\n");
     printf("|---|---:|---:|---:|\n");
+    double insert = median(add_ns, runs), lookup = median(find_ns, runs);
+    double classic_per = (double)classic.bytes / (double)n;
+    double blocked_per = (double)blocked.bytes / (double)n;
     printf("| uthash set (exact; malloc'ed entries) | %.1f | %.1f | %.1f |\n",
-           bytes_per, median(add_ns, runs), median(find_ns, runs));
+           bytes_per, insert, lookup);
     printf("| Bloom classic, p = 1 %% | %.2f | see above | see above |\n",
-           (double)classic.bytes / (double)n);
+           classic_per);
     printf("| Bloom blocked, p = 1 %% | %.2f | see above | see above |\n",
-           (double)blocked.bytes / (double)n);
+           blocked_per);
+    unsigned long long un = (unsigned long long)n;
+    csv_num("bytes", bytes_per, "exact/%llu/bytes_per_url", un);
+    csv_num("ns", insert, "exact/%llu/ns_insert", un);
+    csv_num("ns", lookup, "exact/%llu/ns_lookup_absent", un);
+    csv_num("bytes", classic_per, "bloom/%llu/classic/bytes_per_url", un);
+    csv_num("bytes", blocked_per, "bloom/%llu/blocked/bytes_per_url", un);
+}
+
+/* The CSV rows of one layout's line of the memory table. */
+static void csv_memory(uint64_t n, const char *layout, double formula_bytes,
+                       uint64_t allocated, double excess)
+{
+    unsigned long long un = (unsigned long long)n;
+    csv_int("bytes", (unsigned long long)formula_bytes,
+            "memory/%llu/%s/formula_bytes", un, layout);
+    csv_int("bytes", allocated, "memory/%llu/%s/allocated_bytes", un, layout);
+    csv_num("fraction", excess, "memory/%llu/%s/excess", un, layout);
 }
 
 /* ---- memory against the formulas ------------------------------------- */
@@ -368,9 +466,11 @@ static void bench_memory(uint64_t n)
     double formula = ceil(-(double)n * log(0.01) / (M_LN2 * M_LN2));
     if (bc_bloom_create(n, 0.01, BC_BLOOM_CLASSIC, 0, 0, &f) == BC_OK) {
         bc_bloom_stats(f, &st);
+        double formula_bytes = ceil(formula / 64) * 8;
+        double excess = (double)st.bytes / formula_bytes - 1;
         printf("| classic | %.0f | %llu | %.0f | %.4f %% |\n", formula,
-               (unsigned long long)st.bytes, ceil(formula / 64) * 8,
-               100.0 * ((double)st.bytes / (ceil(formula / 64) * 8) - 1));
+               (unsigned long long)st.bytes, formula_bytes, 100.0 * excess);
+        csv_memory(n, "classic", formula_bytes, st.bytes, excess);
         bc_bloom_free(f);
     }
     /* The blocked requirement: the least whole number of blocks whose
@@ -385,10 +485,12 @@ static void bench_memory(uint64_t n)
     }
     if (bc_bloom_create(n, 0.01, BC_BLOOM_BLOCKED, 0, 0, &f) == BC_OK) {
         bc_bloom_stats(f, &st);
+        double excess = (double)st.bytes / (need / 8) - 1;
         printf("| blocked | %.0f | %llu | %.0f | %.4f %% (one block less "
                "gives rate %.5f > 0.01) |\n",
-               need, (unsigned long long)st.bytes, need / 8,
-               100.0 * ((double)st.bytes / (need / 8) - 1), best_prev);
+               need, (unsigned long long)st.bytes, need / 8, 100.0 * excess,
+               best_prev);
+        csv_memory(n, "blocked", need / 8, st.bytes, excess);
         bc_bloom_free(f);
     }
 }
@@ -398,11 +500,14 @@ int main(int argc, char **argv)
     uint64_t n = 10000000;
     int runs = 5;
     bool billion = false;
+    const char *csv_path = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--n") == 0 && i + 1 < argc)
             n = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
             runs = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
+            csv_path = argv[++i];
         else if (strcmp(argv[i], "--billion") == 0)
             billion = true;
         else if (strcmp(argv[i], "--quick") == 0) {
@@ -410,13 +515,21 @@ int main(int argc, char **argv)
             runs = 3;
         } else {
             fprintf(stderr, "usage: bench_dedup [--n N] [--runs R] "
-                            "[--billion] [--quick]\n");
+                            "[--billion] [--quick] [--csv FILE]\n");
             return 2;
         }
     }
     if (runs < 1 || runs > 16 || n < CHUNK) {
         fprintf(stderr, "bench_dedup: runs must be 1..16, n >= %d\n", CHUNK);
         return 2;
+    }
+    if (csv_path) {
+        csv = fopen(csv_path, "w");
+        if (csv == NULL) {
+            perror(csv_path);
+            return 1;
+        }
+        fprintf(csv, "measure,value,unit\n");
     }
     printf("## bench_dedup: n = %llu, runs = %d\n", (unsigned long long)n,
            runs);
@@ -428,5 +541,9 @@ int main(int argc, char **argv)
     bench_memory(n);
     if (billion)
         bench_memory(1000000000);
+    if (csv && fclose(csv) != 0) {
+        perror(csv_path);
+        return 1;
+    }
     return 0;
 }

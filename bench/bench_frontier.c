@@ -1,7 +1,7 @@
 /*
  * bench_frontier.c - the frontier's admission and hand-out rates.
  *
- *   bench_frontier [--urls N] [--hosts H] [--runs R]
+ *   bench_frontier [--urls N] [--hosts H] [--runs R] [--csv FILE]
  *
  * Adds N generated URLs (default 10^7) spread over H hosts (default 10^5)
  * through bc_frontier_add() - normalization, limits and the seen-test
@@ -11,6 +11,17 @@
  * frontier says WAIT). Prints adds per second, next+done pairs per second,
  * and the memory per queued URL (queue bytes from the frontier's own
  * count, and the process's peak RSS). Medians of R runs.
+ *
+ * With --csv FILE, the numbers also go to FILE, one per row under the
+ * header "measure,value,unit" (values as %.6g or whole numbers):
+ *   frontier/adds_per_s, frontier/next_done_per_s        per_s
+ *   frontier/admitted, frontier/rejected_seen            count
+ *   frontier/hosts, frontier/urls                        count
+ *   frontier/avg_url_bytes                               bytes
+ *   frontier/queue_bytes_per_url                         bytes
+ *   frontier/heap_bytes_per_url                          bytes
+ *   frontier/peak_rss                                    mib
+ * (rejected_seen: the adds refused as duplicates or as probably seen.)
  */
 #define _GNU_SOURCE
 #include <malloc.h>
@@ -27,6 +38,21 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The --csv file, or NULL: rows "measure,value,unit". */
+static FILE *csv;
+
+static void csv_num(const char *measure, double value, const char *unit)
+{
+    if (csv)
+        fprintf(csv, "%s,%.6g,%s\n", measure, value, unit);
+}
+
+static void csv_int(const char *measure, uint64_t value, const char *unit)
+{
+    if (csv)
+        fprintf(csv, "%s,%llu,%s\n", measure, (unsigned long long)value, unit);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -61,6 +87,7 @@ int main(int argc, char **argv)
 {
     uint64_t urls = 10000000, hosts = 100000;
     int runs = 3;
+    const char *csv_path = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--urls") && i + 1 < argc)
             urls = strtoull(argv[++i], NULL, 10);
@@ -68,15 +95,25 @@ int main(int argc, char **argv)
             hosts = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
             runs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--csv") && i + 1 < argc)
+            csv_path = argv[++i];
         else {
             fprintf(stderr, "usage: bench_frontier [--urls N] [--hosts H] "
-                            "[--runs R]\n");
+                            "[--runs R] [--csv FILE]\n");
             return 2;
         }
     }
     if (runs < 1 || runs > 15 || hosts == 0 || urls < hosts) {
         fprintf(stderr, "bench_frontier: bad arguments\n");
         return 2;
+    }
+    if (csv_path) {
+        csv = fopen(csv_path, "w");
+        if (csv == NULL) {
+            perror(csv_path);
+            return 1;
+        }
+        fprintf(csv, "measure,value,unit\n");
     }
     double add_rate[15], pair_rate[15], queue_per_url = 0, heap_per_url = 0;
     uint64_t admitted = 0, dups = 0, len_sum = 0;
@@ -139,21 +176,39 @@ int main(int argc, char **argv)
     printf("## bench_frontier: %llu adds over %llu hosts, medians of %d "
            "runs\n\n",
            (unsigned long long)urls, (unsigned long long)hosts, runs);
+    double adds_per_s = median(add_rate, runs);
+    double pairs_per_s = median(pair_rate, runs);
+    double avg_len = (double)len_sum / (double)urls;
+    double rss_mib = (double)ru.ru_maxrss / 1024.0;
     printf("| measure | value |\n|---|---:|\n");
     printf("| adds per second (normalize + limits + seen-test + enqueue) "
            "| %.0f |\n",
-           median(add_rate, runs));
-    printf("| URLs admitted / rejected as duplicate spellings | %llu / "
+           adds_per_s);
+    printf("| URLs admitted / refused as already seen (repeats and Bloom false "
+           "positives) | %llu / "
            "%llu |\n",
            (unsigned long long)admitted, (unsigned long long)dups);
     printf("| next+done pairs per second (%llu hosts) | %.0f |\n",
-           (unsigned long long)hosts, median(pair_rate, runs));
-    printf("| average URL length | %.1f bytes |\n",
-           (double)len_sum / (double)urls);
+           (unsigned long long)hosts, pairs_per_s);
+    printf("| average URL length | %.1f bytes |\n", avg_len);
     printf("| queue bytes per queued URL | %.1f |\n", queue_per_url);
     printf("| heap bytes per queued URL (queues, hosts, seen-test) | %.1f "
            "|\n",
            heap_per_url);
-    printf("| peak RSS | %.0f MiB |\n", (double)ru.ru_maxrss / 1024.0);
+    printf("| peak RSS | %.0f MiB |\n", rss_mib);
+    csv_num("frontier/adds_per_s", adds_per_s, "per_s");
+    csv_int("frontier/admitted", admitted, "count");
+    csv_int("frontier/rejected_seen", dups, "count");
+    csv_num("frontier/next_done_per_s", pairs_per_s, "per_s");
+    csv_int("frontier/hosts", hosts, "count");
+    csv_int("frontier/urls", urls, "count");
+    csv_num("frontier/avg_url_bytes", avg_len, "bytes");
+    csv_num("frontier/queue_bytes_per_url", queue_per_url, "bytes");
+    csv_num("frontier/heap_bytes_per_url", heap_per_url, "bytes");
+    csv_num("frontier/peak_rss", rss_mib, "mib");
+    if (csv && fclose(csv) != 0) {
+        perror(csv_path);
+        return 1;
+    }
     return 0;
 }

@@ -1,7 +1,7 @@
 /*
  * bench_url.c - URLs per second of frontier/url against libcurl's URL API.
  *
- * Usage: bench_url CORPUS.tsv [RUNS]
+ * Usage: bench_url CORPUS.tsv [RUNS] [--csv FILE]
  *
  * CORPUS.tsv has one "base<TAB>href" pair per line (bench/gen_url_corpus.py
  * writes it); pairs of one page share a base and come one after another.
@@ -27,6 +27,19 @@
  * normalize differently (libcurl does not decode %7E, lowercase escapes or
  * handle 0x7f.1, for example) and the test suites, not this program, say
  * which is right.
+ *
+ * With --csv FILE (anywhere among the arguments), the numbers also go to
+ * FILE, one per row under the header "measure,value,unit" (values as %.6g
+ * or whole numbers):
+ *   url/<slug>/pairs_per_s   per_s   each contender, from its median CPU
+ *   url/<slug>/ns_per_pair   ns      time, as printed
+ *   url/speedup_vs_libcurl   x       base once per page against libcurl's
+ *                                    faster way (the speed-up line)
+ *   url/pairs                count   pairs in the corpus
+ *   url/agree                count   pairs both accepted with identical
+ *                                    output
+ * where <slug> is bloomcrawl_base_once, bloomcrawl_base_per_href,
+ * libcurl_base_set or libcurl_base_dup: the four contenders above, in order.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <curl/curl.h>
@@ -53,6 +66,21 @@ static double clock_s(clockid_t id)
     struct timespec ts;
     clock_gettime(id, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The --csv file, or NULL: rows "measure,value,unit". */
+static FILE *csv;
+
+static void csv_num(const char *measure, double value, const char *unit)
+{
+    if (csv)
+        fprintf(csv, "%s,%.6g,%s\n", measure, value, unit);
+}
+
+static void csv_int(const char *measure, size_t value, const char *unit)
+{
+    if (csv)
+        fprintf(csv, "%s,%zu,%s\n", measure, value, unit);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -228,6 +256,7 @@ static size_t agreement(const struct pair *p, size_t n, size_t *both)
 
 struct contender {
     const char *name;
+    const char *slug; /* its name in the CSV keys */
     size_t (*run)(const struct pair *, size_t, int, size_t *);
     int arg;
     double median;      /* CPU seconds */
@@ -239,27 +268,57 @@ int main(int argc, char **argv)
 {
     size_t n;
     char *data;
-    int runs = argc > 2 ? atoi(argv[2]) : 7;
+    int runs = 7;
+    const char *corpus = NULL, *runs_arg = NULL, *csv_path = NULL;
     struct contender c[] = {
-        {"bloomcrawl, base parsed once per page", run_bc, 0, 0, 0, 0},
-        {"bloomcrawl, base parsed per href", run_bc, 1, 0, 0, 0},
-        {"libcurl, base set per href", run_curl, 0, 0, 0, 0},
-        {"libcurl, base duplicated per href", run_curl, 1, 0, 0, 0},
+        {"bloomcrawl, base parsed once per page", "bloomcrawl_base_once",
+         run_bc, 0, 0, 0, 0},
+        {"bloomcrawl, base parsed per href", "bloomcrawl_base_per_href", run_bc,
+         1, 0, 0, 0},
+        {"libcurl, base set per href", "libcurl_base_set", run_curl, 0, 0, 0,
+         0},
+        {"libcurl, base duplicated per href", "libcurl_base_dup", run_curl, 1,
+         0, 0, 0},
     };
     size_t nc = sizeof c / sizeof *c;
 
-    if (argc < 2 || runs < 1) {
-        fprintf(stderr, "usage: bench_url CORPUS.tsv [RUNS]\n");
+    /* CORPUS.tsv and RUNS by position, --csv FILE anywhere. */
+    int bad = 0;
+    for (int i = 1; i < argc && !bad; i++) {
+        if (strcmp(argv[i], "--csv") == 0) {
+            if (i + 1 < argc)
+                csv_path = argv[++i];
+            else
+                bad = 1;
+        } else if (corpus == NULL) {
+            corpus = argv[i];
+        } else if (runs_arg == NULL) {
+            runs_arg = argv[i];
+            runs = atoi(runs_arg);
+        } else {
+            bad = 1;
+        }
+    }
+    if (bad || corpus == NULL || runs < 1) {
+        fprintf(stderr, "usage: bench_url CORPUS.tsv [RUNS] [--csv FILE]\n");
         return 2;
     }
+    if (csv_path) {
+        csv = fopen(csv_path, "w");
+        if (csv == NULL) {
+            perror(csv_path);
+            return 1;
+        }
+        fprintf(csv, "measure,value,unit\n");
+    }
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    struct pair *pairs = load(argv[1], &n, &data);
+    struct pair *pairs = load(corpus, &n, &data);
     if (n == 0) {
-        fprintf(stderr, "bench_url: no pairs in %s\n", argv[1]);
+        fprintf(stderr, "bench_url: no pairs in %s\n", corpus);
         return 1;
     }
     printf("corpus: %s, %zu pairs, %d pages; %d runs each, median shown\n",
-           argv[1], n, pairs[n - 1].page + 1, runs);
+           corpus, n, pairs[n - 1].page + 1, runs);
     printf("times are CPU time of the benchmark thread (wall-clock time "
            "in parentheses)\n");
     double *t = malloc((size_t)runs * sizeof *t);
@@ -291,14 +350,23 @@ int main(int argc, char **argv)
         memcpy(t, wall + k * (size_t)runs, (size_t)runs * sizeof *t);
         qsort(t, (size_t)runs, sizeof *t, cmp_double);
         c[k].median_wall = t[runs / 2];
+        double per_s = (double)n / c[k].median;
+        double ns_per = c[k].median / (double)n * 1e9;
         printf("%-40s %10.2f %10.2f %10.1f %12.2f   %zu accepted\n", c[k].name,
-               c[k].median * 1e3, (double)n / c[k].median / 1e6,
-               c[k].median / (double)n * 1e9, c[k].median_wall * 1e3, c[k].ok);
+               c[k].median * 1e3, per_s / 1e6, ns_per, c[k].median_wall * 1e3,
+               c[k].ok);
+        char key[64];
+        snprintf(key, sizeof key, "url/%s/pairs_per_s", c[k].slug);
+        csv_num(key, per_s, "per_s");
+        snprintf(key, sizeof key, "url/%s/ns_per_pair", c[k].slug);
+        csv_num(key, ns_per, "ns");
     }
     double best_curl = c[2].median < c[3].median ? c[2].median : c[3].median;
     printf("speed-up over libcurl's faster way: %.1fx (base once per page), "
            "%.1fx (base per href)\n",
            best_curl / c[0].median, best_curl / c[1].median);
+    csv_num("url/speedup_vs_libcurl", best_curl / c[0].median, "x");
+    csv_int("url/pairs", n, "count");
     printf("goal >= 3 M pairs/s on one core: %s (%.2f M/s)\n",
            (double)n / c[0].median >= 3e6 ? "met" : "MISSED",
            (double)n / c[0].median / 1e6);
@@ -309,6 +377,11 @@ int main(int argc, char **argv)
     printf("outputs: both accepted %zu pairs, identical URL for %zu "
            "(%.1f %%)\n",
            both, same, both ? 100.0 * (double)same / (double)both : 0.0);
+    csv_int("url/agree", same, "count");
+    if (csv && fclose(csv) != 0) {
+        perror(csv_path);
+        return 1;
+    }
     free(cpu);
     free(wall);
     free(t);
