@@ -1,0 +1,540 @@
+#!/usr/bin/env python3
+"""bench/summarize.py - the summary of scripts/bench.sh's results.
+
+    python3 bench/summarize.py bench/results
+
+Reads the CSVs the benchmarks wrote into the results folder (dedup.csv,
+scale*.csv, fpr.csv, url.csv, urldedup.csv, frontier.csv, crawl.csv,
+billion-*.csv, runs.csv) and writes summary.md there: the machine, how and
+when each CSV was made, every goal of issues 2-6 beside the measured
+number with its verdict (missed goals say by how much), and the tables and
+pictures. A CSV that is missing gives "not measured" rows, never a guess.
+"""
+import csv
+import datetime
+import os
+import platform
+import statistics
+import subprocess
+import sys
+
+
+def read_csv(path):
+    """Rows of a CSV as dicts; [] when the file is missing. Lines starting
+    with '#' are comments (crawl.csv keeps its machine line there)."""
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        lines = [line for line in f if not line.startswith("#")]
+    return list(csv.DictReader(lines))
+
+
+def read_long(path):
+    """measure,value,unit files -> {measure: float}."""
+    return {r["measure"]: float(r["value"]) for r in read_csv(path)}
+
+
+def num(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def machine():
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem_gib = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal"):
+                    mem_gib = int(line.split()[1]) / 1048576
+    except OSError:
+        pass
+    try:
+        cc = subprocess.run(["cc", "--version"], capture_output=True,
+                            text=True).stdout.splitlines()[0]
+    except (OSError, IndexError):
+        cc = "unknown compiler"
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True).stdout.strip()
+    except OSError:
+        commit = "unknown"
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "mem_gib": mem_gib,
+        "kernel": platform.release(),
+        "cc": cc,
+        "commit": commit,
+        "date": datetime.datetime.now(datetime.timezone.utc)
+        .strftime("%Y-%m-%d %H:%M UTC"),
+        "load": os.getloadavg(),
+    }
+
+
+class Goals:
+    """The goals table: each row a goal, the measured value, a verdict."""
+
+    def __init__(self):
+        self.rows = []
+
+    def add(self, issue, goal, value, fmt, op, target, note=""):
+        """op '<=' or '>=' against target; value None = not measured."""
+        if value is None:
+            self.rows.append((goal, issue, "not measured", "**not measured**",
+                              note))
+            return
+        text = fmt.format(value)
+        ok = value <= target if op == "<=" else value >= target
+        if ok:
+            verdict = "met"
+        else:
+            off = (value / target - 1) * 100 if op == "<=" else \
+                (1 - value / target) * 100
+            verdict = f"**missed** by {off:.0f} %"
+        self.rows.append((goal, issue, text, verdict, note))
+
+    def add_text(self, issue, goal, text, verdict, note=""):
+        self.rows.append((goal, issue, text, verdict, note))
+
+    def markdown(self):
+        out = ["| goal | issue | measured | verdict | note |",
+               "|---|---:|---:|---|---|"]
+        for goal, issue, text, verdict, note in self.rows:
+            out.append(f"| {goal} | {issue} | {text} | {verdict} | {note} |")
+        return "\n".join(out)
+
+
+def scale_rows(results):
+    rows = []
+    for name in ("scale.csv", "scale-big.csv", "scale-exact.csv"):
+        rows += read_csv(os.path.join(results, name))
+    return rows
+
+
+def scale_get(rows, n, structure, calls, keys, field):
+    for r in rows:
+        if (int(r["n"]) == n and r["structure"] == structure and
+                r["calls"] == calls and r["keys"] == keys):
+            return num(r[field])
+    return None
+
+
+def fmt_or_dash(v, fmt):
+    return "-" if v is None else fmt.format(v)
+
+
+def main():
+    results = sys.argv[1] if len(sys.argv) > 1 else "bench/results"
+    m = machine()
+    dedup = read_long(os.path.join(results, "dedup.csv"))
+    url = read_long(os.path.join(results, "url.csv"))
+    frontier = read_long(os.path.join(results, "frontier.csv"))
+    fpr = read_csv(os.path.join(results, "fpr.csv"))
+    urldedup = read_csv(os.path.join(results, "urldedup.csv"))
+    crawl = read_csv(os.path.join(results, "crawl.csv"))
+    runs = read_csv(os.path.join(results, "runs.csv"))
+    scale = scale_rows(results)
+    billion = {lay: read_csv(os.path.join(results, f"billion-{lay}.csv"))
+               for lay in ("classic", "blocked")}
+
+    out = []
+    w = out.append
+    w("# bloomcrawl benchmark report\n")
+    w("Written by `scripts/bench.sh` (`bench/summarize.py`); every number "
+      "below comes from the CSVs beside this file, and each CSV from the "
+      "command listed under *Runs*. Medians unless a row says otherwise; "
+      "each benchmark measures its baseline in the same process or script.\n")
+    w("## Machine\n")
+    mem = f"{m['mem_gib']:.1f} GiB" if m["mem_gib"] else "unknown"
+    w(f"- CPU: {m['cpu']}, {m['cores']} cores (as the OS counts them)")
+    w(f"- memory: {mem}; kernel {m['kernel']}; compiler: {m['cc']}")
+    w(f"- report written {m['date']} at commit {m['commit']}; load average "
+      f"then {m['load'][0]:.2f} {m['load'][1]:.2f} {m['load'][2]:.2f}")
+    w("- a shared, noisy machine: other jobs may run on the other core; "
+      "compare ratios within one run rather than absolute numbers across "
+      "runs\n")
+
+    w("## Runs\n")
+    if runs:
+        w("| step | date (UTC) | commit | seconds | command |")
+        w("|---|---|---|---:|---|")
+        for r in runs:
+            w(f"| {r['step']} | {r['date_utc']} | {r['commit']} | "
+              f"{r['seconds']} | `{r['command']}` |")
+        total = sum(int(r["seconds"]) for r in runs)
+        w(f"\nAll steps together: {total / 60:.1f} minutes.\n")
+    else:
+        w("No runs.csv: run `scripts/bench.sh`.\n")
+
+    # ---- goals ----------------------------------------------------------
+    g = Goals()
+    # bench_dedup's n: 10^7 in a full run (the n of the goals), smaller with
+    # --quick; its --billion rows are not this table's.
+    dedup_ns = {int(k.split("/")[1]) for k in dedup
+                if k.startswith("bloom/") and k.split("/")[1] != "1000000000"}
+    n7 = min(dedup_ns) if dedup_ns else 10000000
+    b = f"bloom/{n7}"
+    g.add(2, "blocked batch test-and-add, prehashed key, n = 10^7",
+          dedup.get(f"{b}/blocked/batch/prehashed/ns_test_and_add"),
+          "{:.1f} ns", "<=", 20, "bench_dedup")
+    g.add(2, "blocked batch test-and-add, URL string (hash included), "
+          "n = 10^7",
+          dedup.get(f"{b}/blocked/batch/strings/ns_test_and_add"),
+          "{:.1f} ns", "<=", 40, "bench_dedup")
+    g.add(2, "classic batch test-and-add, prehashed key, n = 10^7",
+          dedup.get(f"{b}/classic/batch/prehashed/ns_test_and_add"),
+          "{:.1f} ns", "<=", 60, "bench_dedup")
+    n9 = 1000000000
+    g.add(2, "blocked batch test-and-add, prehashed key, n = 10^9",
+          scale_get(scale, n9, "blocked", "batch", "prehashed", "ns_insert"),
+          "{:.1f} ns", "<=", 40, "bench_scale --sizes 1e9 (one run)")
+    g.add(2, "classic batch test-and-add, prehashed key, n = 10^9",
+          scale_get(scale, n9, "classic", "batch", "prehashed", "ns_insert"),
+          "{:.1f} ns", "<=", 120, "bench_scale --sizes 1e9 (one run)")
+    lru_ops = [dedup.get(f"lru/{op}") for op in
+               ("ns_add", "ns_push", "ns_hit", "ns_miss")]
+    if None in lru_ops:
+        g.add(2, "LRU <= 150 ns per operation, 10^6 entries", None, "", "<=",
+              150)
+    else:
+        g.add(2, "LRU, every operation, 10^6 entries (slowest shown)",
+              max(lru_ops), "{:.0f} ns", "<=", 150,
+              "add {:.0f}, push {:.0f}, hit {:.0f}, miss {:.0f} ns"
+              .format(*lru_ops))
+    for lay, what in (("classic", "equal to the formula rounded to 64 "
+                       "bits"), ("blocked", "within 1 % of the "
+                                 "Poisson-mixture requirement")):
+        ex = dedup.get(f"memory/{n7}/{lay}/excess")
+        g.add(2, f"{lay} memory {what}, n = 10^7",
+              None if ex is None else ex * 100, "{:.3f} % over", "<=",
+              0.0 if lay == "classic" else 1.0)
+    sp = url.get("url/speedup_vs_libcurl")
+    g.add(3, "normalizer vs libcurl's URL API", sp, "{:.1f}x", ">=", 10,
+          "bench_url")
+    rate = url.get("url/bloomcrawl_base_once/pairs_per_s")
+    g.add(3, "normalizer, URLs per second on one core",
+          None if rate is None else rate / 1e6, "{:.2f} M/s", ">=", 3.0,
+          "base parsed once per page")
+    ud = [num(r["lines_per_s"]) for r in urldedup]
+    g.add(3, "urldedup on 10^7 lines",
+          statistics.median(ud) / 1e6 if ud else None, "{:.2f} M lines/s",
+          ">=", 1.5, f"median of {len(ud)}" if ud else "")
+    nd = frontier.get("frontier/next_done_per_s")
+    g.add(4, "frontier next+done pairs per second, 10^5 hosts",
+          None if nd is None else nd / 1e6, "{:.2f} M/s", ">=", 1.0,
+          "bench_frontier")
+    qb, ul = frontier.get("frontier/queue_bytes_per_url"), \
+        frontier.get("frontier/avg_url_bytes")
+    g.add(4, "a queued URL costs at most its length + 32 bytes",
+          None if qb is None else qb - ul, "length + {:.1f} bytes", "<=", 32,
+          "queue bytes per queued URL")
+    med = crawl_medians(crawl)
+    if "bloomcrawl" in med and "wget2 --spider" in med:
+        bc, wg = med["bloomcrawl"], med["wget2 --spider"]
+        g.add(5, "crawl pages/s, at least wget2 --spider's "
+              f"({wg['pages_per_s']:.0f})", bc["pages_per_s"], "{:.0f}",
+              ">=", wg["pages_per_s"], "bench_crawl.sh, medians")
+        g.add(5, "crawl CPU s per 1,000 pages, below wget2 --spider's "
+              f"({wg['cpu_ms_per_page']:.3f})", bc["cpu_ms_per_page"],
+              "{:.3f}", "<=", wg["cpu_ms_per_page"],
+              "bench_crawl.sh, medians")
+    else:
+        g.add(5, "crawl at least as fast as wget2 --spider", None, "", ">=",
+              0)
+    for lay in ("classic", "blocked"):
+        rows = billion[lay]
+        r = rows[0] if rows else None
+        if r and int(r["n"]) != n9:
+            r = None
+        g.add(6, f"billion run ({lay}): filter <= 1.25 GB",
+              None if r is None else int(r["bytes"]) / 1e9, "{:.4f} GB",
+              "<=", 1.25)
+        g.add(6, f"billion run ({lay}): peak RSS fits this machine "
+              "(< 24 GiB)",
+              None if r is None else num(r["peak_rss_bytes"]) / 1e9,
+              "{:.3f} GB", "<=", 24 * 1.073741824, "the whole process")
+        fp = None if r is None else num(r["measured_fpr"]) * 100
+        g.add(6, f"billion run ({lay}): measured FPR over 10^7 fresh URLs "
+              "at least 0.95 %", fp, "{:.4f} %", ">=", 0.95)
+        g.add(6, f"billion run ({lay}): measured FPR at most 1.05 %", fp,
+              "{:.4f} %", "<=", 1.05)
+    w("## Goals of issues 2-6\n")
+    w(g.markdown())
+    w("")
+
+    # ---- the seen-test against n -----------------------------------------
+    w("## 1. The seen-test against n (p = 1 %)\n")
+    w("`bench_scale`: ns per test-and-add of a new URL string (XXH3 "
+      "included) and bytes per URL. *Bloom* rows are tier 1 alone; "
+      "*seen-test* rows are the two tiers a crawler uses (the filter plus "
+      "the LRU of 50,000 URLs); *exact* is a uthash set holding a copy of "
+      "every URL. Batch calls prefetch; one run at n >= 10^8.\n")
+    sizes = sorted({int(r["n"]) for r in scale})
+    cols = [("classic", "scalar", "Bloom classic, scalar"),
+            ("classic", "batch", "Bloom classic, batch"),
+            ("blocked", "scalar", "Bloom blocked, scalar"),
+            ("blocked", "batch", "Bloom blocked, batch"),
+            ("seen-classic", "batch", "seen-test classic, batch"),
+            ("seen-blocked", "batch", "seen-test blocked, batch"),
+            ("exact-uthash", "scalar", "exact set")]
+    if sizes:
+        w("ns per URL (insert):\n")
+        w("| n | " + " | ".join(c[2] for c in cols) + " |")
+        w("|---:|" + "---:|" * len(cols))
+        for n in sizes:
+            cells = [fmt_or_dash(scale_get(scale, n, s, c, "strings",
+                                           "ns_insert"), "{:.1f}")
+                     for s, c, _ in cols]
+            w(f"| {n:,} | " + " | ".join(cells) + " |")
+        w("\nns per lookup of a URL never added (contains; the seen-test's "
+          "`bc_seen_peek`, a scalar call):\n")
+        lcols = [("classic", "scalar", "Bloom classic, scalar"),
+                 ("classic", "batch", "Bloom classic, batch"),
+                 ("blocked", "scalar", "Bloom blocked, scalar"),
+                 ("blocked", "batch", "Bloom blocked, batch"),
+                 ("seen-classic", "scalar", "seen-test classic"),
+                 ("seen-blocked", "scalar", "seen-test blocked"),
+                 ("exact-uthash", "scalar", "exact set")]
+        w("| n | " + " | ".join(c[2] for c in lcols) + " |")
+        w("|---:|" + "---:|" * len(lcols))
+        for n in sizes:
+            cells = [fmt_or_dash(scale_get(scale, n, s, c, "strings",
+                                           "ns_lookup_absent"), "{:.1f}")
+                     for s, c, _ in lcols]
+            w(f"| {n:,} | " + " | ".join(cells) + " |")
+        w("\nPrehashed keys (the hash outside the timed region), batch "
+          "calls, ns per test-and-add:\n")
+        w("| n | classic | blocked |")
+        w("|---:|---:|---:|")
+        for n in sizes:
+            c = scale_get(scale, n, "classic", "batch", "prehashed",
+                          "ns_insert")
+            bl = scale_get(scale, n, "blocked", "batch", "prehashed",
+                           "ns_insert")
+            if c is None and bl is None:
+                continue
+            w(f"| {n:,} | {fmt_or_dash(c, '{:.1f}')} | "
+              f"{fmt_or_dash(bl, '{:.1f}')} |")
+        w("\nMemory, bytes per URL, and the measured false-positive rate "
+          "of URLs never added:\n")
+        mcols = [("classic", "Bloom classic"), ("blocked", "Bloom blocked"),
+                 ("seen-blocked", "seen-test blocked"),
+                 ("exact-uthash", "exact set")]
+        w("| n | " + " | ".join(f"{c[1]} bytes/URL" for c in mcols) +
+          " | classic FPR | blocked FPR |")
+        w("|---:|" + "---:|" * (len(mcols) + 2))
+        for n in sizes:
+            cells = []
+            for s, _ in mcols:
+                calls = "scalar" if s == "exact-uthash" else "batch"
+                cells.append(fmt_or_dash(scale_get(scale, n, s, calls,
+                                                   "strings",
+                                                   "bytes_per_url"),
+                                         "{:.2f}"))
+            for s in ("classic", "blocked"):
+                v = scale_get(scale, n, s, "batch", "strings",
+                              "measured_fpr")
+                cells.append(fmt_or_dash(None if v is None else v * 100,
+                                         "{:.4f} %"))
+            w(f"| {n:,} | " + " | ".join(cells) + " |")
+        w("\n![ns per URL against n](ns_per_url.png)\n")
+        w("![bytes per URL against n](bytes_per_url.png)\n")
+    else:
+        w("Not measured: run `scripts/bench.sh --only scale`.\n")
+
+    # ---- the tiers at 10^7 -----------------------------------------------
+    w(f"## 2. The tiers at n = {n7:,} (bench_dedup)\n")
+    if dedup:
+        w("| layout | calls | keys | ns/test-and-add | ns/contains (absent) "
+          "| measured FPR |")
+        w("|---|---|---|---:|---:|---:|")
+        for keys in ("prehashed", "strings"):
+            for lay in ("classic", "blocked"):
+                for calls in ("scalar", "batch"):
+                    p = f"{b}/{lay}/{calls}/{keys}"
+                    ta, co, fr = (dedup.get(f"{p}/ns_test_and_add"),
+                                  dedup.get(f"{p}/ns_contains_absent"),
+                                  dedup.get(f"{p}/measured_fpr"))
+                    w(f"| {lay} | {calls} | {keys} | "
+                      f"{fmt_or_dash(ta, '{:.1f}')} | "
+                      f"{fmt_or_dash(co, '{:.1f}')} | "
+                      f"{fmt_or_dash(None if fr is None else fr * 100, '{:.4f} %')} |")
+        w("\n| LRU of 10^6 entries | ns/op |\n|---|---:|")
+        for key, what in (("ns_add", "add: lookup, insert, evict"),
+                          ("ns_push", "push (known absent): insert, evict"),
+                          ("ns_hit", "lookup, hit"),
+                          ("ns_miss", "lookup, miss")):
+            w(f"| {what} | {fmt_or_dash(dedup.get('lru/' + key), '{:.1f}')} |")
+        w(f"\n| exact baseline, n = {n7:,} | bytes/URL | ns/insert | "
+          "ns/lookup (absent) |\n|---|---:|---:|---:|")
+        e = f"exact/{n7}"
+        w(f"| uthash set of the URL strings | "
+          f"{fmt_or_dash(dedup.get(e + '/bytes_per_url'), '{:.1f}')} | "
+          f"{fmt_or_dash(dedup.get(e + '/ns_insert'), '{:.1f}')} | "
+          f"{fmt_or_dash(dedup.get(e + '/ns_lookup_absent'), '{:.1f}')} |")
+        for lay in ("classic", "blocked"):
+            w(f"| Bloom {lay}, p = 1 % | "
+              f"{fmt_or_dash(dedup.get(f'{b}/{lay}/bytes_per_url'), '{:.2f}')}"
+              " | (table above) | (table above) |")
+        w("")
+    else:
+        w("Not measured: run `scripts/bench.sh --only dedup`.\n")
+
+    # ---- false-positive rate ---------------------------------------------
+    w("## 3. False-positive rate, measured against predicted "
+      "(bench_fpr)\n")
+    if fpr:
+        w("n = 10^6 keys added, 10^7 keys never added queried; k chosen for "
+          "each layout; the lower bound 2^-b is what any structure of b bits "
+          "per key must pay (b >= log2(1/p)).\n")
+        w("| bits/key | classic k | predicted | measured | blocked k | "
+          "predicted | measured | counting measured | lower bound 2^-b |")
+        w("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        by = {}
+        for r in fpr:
+            by.setdefault(int(r["bits_per_key"]), {})[r["layout"]] = r
+        worst = 0.0
+        for bits in sorted(by):
+            c, bl, co = (by[bits].get("classic"), by[bits].get("blocked"),
+                         by[bits].get("counting"))
+
+            def cell(r, f):
+                return "-" if r is None else f"{float(r[f]):.3e}"
+            for r in (c, bl, co):
+                if r is None or int(r["false_positives"]) < 100:
+                    continue
+                pred, meas = float(r["predicted"]), float(r["measured"])
+                worst = max(worst, abs(meas / pred - 1))
+            w(f"| {bits} | {c['k'] if c else '-'} | {cell(c, 'predicted')} | "
+              f"{cell(c, 'measured')} | {bl['k'] if bl else '-'} | "
+              f"{cell(bl, 'predicted')} | {cell(bl, 'measured')} | "
+              f"{cell(co, 'measured')} | {cell(c or bl, 'lower_bound')} |")
+        w(f"\nLargest relative gap between measured and predicted, over the "
+          f"points with at least 100 false positives: {worst * 100:.1f} %.\n")
+        w("![false-positive rate against bits per key](fpr.png)\n")
+    else:
+        w("Not measured: run `scripts/bench.sh --only fpr`.\n")
+
+    # ---- normalizer, urldedup ---------------------------------------------
+    w("## 4. URL normalization and urldedup\n")
+    if url:
+        w("| contender (bench_url) | M pairs/s | ns/pair |")
+        w("|---|---:|---:|")
+        for slug, what in (
+                ("bloomcrawl_base_once", "bloomcrawl, base parsed once per "
+                 "page"),
+                ("bloomcrawl_base_per_href", "bloomcrawl, base parsed per "
+                 "href"),
+                ("libcurl_base_set", "libcurl, base set per href"),
+                ("libcurl_base_dup", "libcurl, base duplicated per href")):
+            ps = url.get(f"url/{slug}/pairs_per_s")
+            ns = url.get(f"url/{slug}/ns_per_pair")
+            w(f"| {what} | {fmt_or_dash(None if ps is None else ps / 1e6, '{:.2f}')}"
+              f" | {fmt_or_dash(ns, '{:.1f}')} |")
+        w("")
+    if urldedup:
+        w("| urldedup run | lines | wall s | CPU s | M lines/s | lines out |")
+        w("|---:|---:|---:|---:|---:|---:|")
+        for r in urldedup:
+            w(f"| {r['run']} | {int(r['lines']):,} | {r['wall_s']} | "
+              f"{r['cpu_s']} | {float(r['lines_per_s']) / 1e6:.2f} | "
+              f"{int(r['lines_out']):,} |")
+        w("")
+    if not url and not urldedup:
+        w("Not measured: run `scripts/bench.sh --only url,urldedup`.\n")
+
+    # ---- frontier ----------------------------------------------------------
+    w("## 5. The frontier (bench_frontier)\n")
+    if frontier:
+        w("| measure | value |\n|---|---:|")
+        for key, what, f in (
+                ("adds_per_s", "adds per second (normalize, limits, "
+                 "seen-test, enqueue)", "{:,.0f}"),
+                ("next_done_per_s", "next+done pairs per second", "{:,.0f}"),
+                ("urls", "URLs added", "{:,.0f}"),
+                ("hosts", "hosts", "{:,.0f}"),
+                ("admitted", "admitted", "{:,.0f}"),
+                ("rejected_seen", "refused as already seen", "{:,.0f}"),
+                ("avg_url_bytes", "average URL length, bytes", "{:.1f}"),
+                ("queue_bytes_per_url", "queue bytes per queued URL",
+                 "{:.1f}"),
+                ("heap_bytes_per_url", "heap bytes per queued URL", "{:.1f}"),
+                ("peak_rss", "peak RSS, MiB", "{:.0f}")):
+            w(f"| {what} | {fmt_or_dash(frontier.get('frontier/' + key), f)} |")
+        w("")
+    else:
+        w("Not measured: run `scripts/bench.sh --only frontier`.\n")
+
+    # ---- crawl -------------------------------------------------------------
+    w("## 6. The crawl against wget2 (bench_crawl.sh)\n")
+    if med:
+        w("Full report with every run and the exact commands: "
+          "[crawl.md](crawl.md).\n")
+        w("| crawler | pages | requests | wall s | pages/s | CPU s per 1,000 "
+          "pages | peak RSS MiB |")
+        w("|---|---:|---:|---:|---:|---:|---:|")
+        for tool, r in med.items():
+            w(f"| {tool} | {r['pages_log']:,.0f} | {r['requests']:,.0f} | "
+              f"{r['wall_s']:.2f} | {r['pages_per_s']:,.0f} | "
+              f"{r['cpu_ms_per_page']:.3f} | {r['maxrss_mib']:.1f} |")
+        w("")
+    else:
+        w("Not measured: run `scripts/bench.sh --only crawl`.\n")
+
+    # ---- billion -------------------------------------------------------------
+    w("## 7. The billion-URL run (`scripts/bench.sh --billion`)\n")
+    if any(billion.values()):
+        w("10^9 distinct generated URL strings into one seen-test sized for "
+          "n = 10^9, p = 1 % (`bc_seen_test_and_add_batch`, the default LRU "
+          "of 50,000 URLs), then `bc_seen_peek` of 10^7 URLs never added. "
+          "One run per layout.\n")
+        w("| layout | k | filter bytes | peak RSS | wall s | URLs/s (wall) | "
+          "ns/URL in the seen-test | fill | predicted FPR | measured FPR |")
+        w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for lay, rows in billion.items():
+            for r in rows:
+                w(f"| {lay} | {r['k']} | {int(r['bytes']):,} "
+                  f"({int(r['bytes']) / 1e9:.3f} GB) | "
+                  f"{float(r['peak_rss_bytes']) / 1e9:.3f} GB | "
+                  f"{float(r['wall_s']):.0f} | "
+                  f"{float(r['urls_per_s_wall']) / 1e6:.2f} M | "
+                  f"{float(r.get('ns_per_url_seen') or 'nan'):.1f} | "
+                  f"{float(r['fill']):.4f} | "
+                  f"{float(r['predicted_fpr']) * 100:.4f} % | "
+                  f"{float(r['measured_fpr']) * 100:.4f} % |")
+        w("")
+    else:
+        w("Not run: `scripts/bench.sh --billion` (about 40 minutes).\n")
+
+    with open(os.path.join(results, "summary.md"), "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def crawl_medians(rows):
+    """Per crawler, the median of each numeric column over its runs."""
+    by = {}
+    for r in rows:
+        by.setdefault(r["tool"], []).append(r)
+    med = {}
+    for tool, rs in by.items():
+        med[tool] = {}
+        for key in ("pages_log", "requests", "wall_s", "pages_per_s",
+                    "cpu_ms_per_page", "maxrss_mib"):
+            vals = [num(r[key]) for r in rs if num(r.get(key)) is not None]
+            med[tool][key] = statistics.median(vals) if vals else float("nan")
+    return med
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# scripts/bench.sh - every benchmark of the project in one run, and its report.
+#
+#   scripts/bench.sh [--billion] [--quick] [--no-crawl] [--only STEP,...]
+#
+#   --billion   also the scale run: the seen-test's batch rows at n = 10^9,
+#               the exact set at n = 10^8 (when the memory allows), and the
+#               billion-URL run for both layouts (adds ~40 minutes, ~15 GB)
+#   --quick     small sizes, to check this script itself (numbers are not
+#               meaningful; the results go to bench/results-quick/)
+#   --no-crawl  skip the crawl against wget2 (it needs nginx and wget2)
+#   --only S    run only the steps named (dedup, scale, fpr, url, urldedup,
+#               frontier, crawl, scale-big, billion) and then the report;
+#               CSVs of the other steps stay as the last run left them
+#
+# Not part of the tests. Builds in Release mode in build-rel/, runs each
+# benchmark and writes bench/results/:
+#   <step>.csv        the numbers (one CSV per benchmark)
+#   <step>.md         the benchmark's own printed tables
+#   runs.csv          when, at which commit and with which command each CSV
+#                     was made, and how long it took
+#   summary.md        the machine (CPU, cores, memory, date), every goal of
+#                     issues 2-6 beside the measured number, the tables
+#   fpr.png, ns_per_url.png, bytes_per_url.png   the pictures (gnuplot)
+# Every benchmark runs its baseline in the same process or script. The
+# default run takes 10-15 minutes on a 2-core machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+billion=0
+quick=0
+crawl=1
+only=""
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --billion) billion=1; shift ;;
+    --quick) quick=1; shift ;;
+    --no-crawl) crawl=0; shift ;;
+    --only) only=${2:-}; [ -n "$only" ] || { usage >&2; exit 2; }; shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage >&2; exit 2 ;;
+    esac
+done
+
+say() { echo "== $*" >&2; }
+die() { echo "bench.sh: $*" >&2; exit 1; }
+
+# ---- dependencies and the Release build --------------------------------
+scripts/deps.sh build
+if ! command -v gnuplot >/dev/null; then
+    sudo_cmd=()
+    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+    say "installing gnuplot-nox"
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq \
+        --no-install-recommends gnuplot-nox >/dev/null ||
+        { "${sudo_cmd[@]}" apt-get update -qq &&
+            DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install \
+                -y -qq --no-install-recommends gnuplot-nox >/dev/null; }
+fi
+say "Release build in build-rel/"
+cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
+    >/dev/null
+cmake --build build-rel -j "$(nproc)" >/dev/null
+bin=$root/build-rel
+
+# ---- sizes -------------------------------------------------------------
+out=bench/results
+dedup_args=(--runs 3)
+scale_sizes=1000000,10000000,100000000
+fpr_args=()
+url_pairs=200000
+url_runs=7
+urldedup_lines=10000000
+urldedup_runs=5
+frontier_args=(--runs 3)
+crawl_args=(--runs 3 --no-profile)
+big_sizes=1000000000
+billion_args=()
+if [ "$quick" = 1 ]; then
+    out=bench/results-quick
+    dedup_args=(--runs 1 --n 100000)
+    scale_sizes=100000,1000000
+    fpr_args=(--n 100000 --queries 1000000 --from 4 --to 12)
+    url_pairs=20000
+    url_runs=3
+    urldedup_lines=200000
+    urldedup_runs=3
+    frontier_args=(--runs 1 --urls 200000 --hosts 2000)
+    crawl_args=(--runs 1 --no-profile --pages 500)
+    big_sizes=10000000
+    billion_args=(--n 10000000 --fresh 1000000)
+fi
+mkdir -p "$out"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD 2>/dev/null || commit="$commit+dirty"
+[ -f "$out/runs.csv" ] ||
+    echo "step,date_utc,commit,seconds,command" >"$out/runs.csv"
+
+want() {
+    [ -z "$only" ] && return 0
+    case ",$only," in *",$1,"*) return 0 ;; esac
+    return 1
+}
+
+# step NAME COMMAND...: run a benchmark, its stdout to $out/NAME.md, and
+# record it in runs.csv (a previous row of the same step is replaced).
+step() {
+    local name=$1
+    shift
+    say "$name: $*"
+    local t0=$SECONDS
+    "$@" >"$out/$name.md.part" || die "$name failed: $*"
+    mv "$out/$name.md.part" "$out/$name.md"
+    local cmd="$*"
+    cmd=${cmd//$root\//}
+    cmd=${cmd//$tmp/TMP}
+    grep -v "^$name," "$out/runs.csv" >"$tmp/runs.csv" || true
+    printf '%s,%s,%s,%d,"%s"\n' "$name" "$(date -u '+%Y-%m-%d %H:%M')" \
+        "$commit" $((SECONDS - t0)) "$cmd" >>"$tmp/runs.csv"
+    cp "$tmp/runs.csv" "$out/runs.csv"
+}
+
+# ---- the seen-test's tiers, n = 10^7 -----------------------------------
+want dedup && step dedup "$bin/bench/bench_dedup" "${dedup_args[@]}" \
+    --csv "$out/dedup.csv"
+
+# ---- the seen-test against n, beside an exact set ----------------------
+want scale && step scale "$bin/bench/bench_scale" --sizes "$scale_sizes" \
+    --exact-max 10000000 --csv "$out/scale.csv"
+
+# ---- false-positive rate, measured against predicted -------------------
+want fpr && step fpr "$bin/bench/bench_fpr" "${fpr_args[@]}" \
+    --csv "$out/fpr.csv"
+
+# ---- the normalizer against libcurl's URL API --------------------------
+if want url; then
+    python3 bench/gen_url_corpus.py --pairs "$url_pairs" >"$tmp/pairs.tsv"
+    step url "$bin/bench/bench_url" "$tmp/pairs.tsv" "$url_runs" \
+        --csv "$out/url.csv"
+fi
+
+# ---- urldedup, lines per second ----------------------------------------
+# run_urldedup: urldedup over the corpus urldedup_runs times; CSV of each
+# run's wall and CPU seconds and lines per second, Markdown with medians.
+run_urldedup() {
+    local csv=$out/urldedup.csv
+    echo "run,lines,wall_s,cpu_s,lines_per_s,lines_out" >"$csv.part"
+    echo "## urldedup on $urldedup_lines lines (bench/gen_url_corpus.py)"
+    echo
+    echo "| run | wall s | user+sys s | M lines/s (wall) | lines out |"
+    echo "|---:|---:|---:|---:|---:|"
+    for r in $(seq 1 "$urldedup_runs"); do
+        /usr/bin/time -f '%e %U %S' -o "$tmp/time" \
+            "$bin/examples/urldedup" --expect 2e6 <"$tmp/urls.txt" \
+            >"$tmp/urldedup.out"
+        read -r wall user sys <"$tmp/time"
+        local lines_out
+        lines_out=$(wc -l <"$tmp/urldedup.out")
+        python3 - "$r" "$urldedup_lines" "$wall" "$user" "$sys" \
+            "$lines_out" "$csv.part" <<'EOF'
+import sys
+r, lines, wall, user, sys_s, out, csv = sys.argv[1:]
+lines, wall, cpu = int(lines), float(wall), float(user) + float(sys_s)
+rate = lines / wall if wall > 0 else float("nan")
+with open(csv, "a") as f:
+    f.write(f"{r},{lines},{wall:.2f},{cpu:.2f},{rate:.0f},{out}\n")
+print(f"| {r} | {wall:.2f} | {cpu:.2f} | {rate / 1e6:.2f} | {out} |")
+EOF
+    done
+    mv "$csv.part" "$csv"
+}
+if want urldedup; then
+    command -v /usr/bin/time >/dev/null || apt-get install -y -qq time
+    python3 bench/gen_url_corpus.py --lines "$urldedup_lines" >"$tmp/urls.txt"
+    step urldedup run_urldedup
+fi
+
+# ---- the frontier ------------------------------------------------------
+want frontier && step frontier "$bin/bench/bench_frontier" \
+    "${frontier_args[@]}" --csv "$out/frontier.csv"
+
+# ---- the crawl against wget2 (writes crawl.md and crawl.csv itself) ----
+if [ "$crawl" = 1 ] && want crawl; then
+    if [ "$quick" = 1 ]; then
+        # bench_crawl.sh writes into bench/results/; keep the real ones.
+        say "crawl (quick): not run, bench_crawl.sh always writes" \
+            "bench/results/; run it alone to check it"
+    else
+        say "crawl: bench/bench_crawl.sh ${crawl_args[*]}"
+        t0=$SECONDS
+        bench/bench_crawl.sh "${crawl_args[@]}" >/dev/null
+        grep -v '^crawl,' "$out/runs.csv" >"$tmp/runs.csv" || true
+        printf '%s,%s,%s,%d,"%s"\n' crawl "$(date -u '+%Y-%m-%d %H:%M')" \
+            "$commit" $((SECONDS - t0)) \
+            "bench/bench_crawl.sh ${crawl_args[*]}" >>"$tmp/runs.csv"
+        cp "$tmp/runs.csv" "$out/runs.csv"
+    fi
+fi
+
+# ---- the scale run (--billion) -----------------------------------------
+if [ "$billion" = 1 ]; then
+    want scale-big && step scale-big "$bin/bench/bench_scale" \
+        --sizes "$big_sizes" --structures bloom,seen --csv "$out/scale-big.csv"
+    # The exact set at 10^8 needs ~15 GB: only when that much is free.
+    avail_kb=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
+    exact_n=100000000
+    [ "$quick" = 1 ] && exact_n=10000000
+    if want scale-big; then
+        if [ "$avail_kb" -gt $((exact_n / 1000 * 200)) ]; then
+            step scale-exact "$bin/bench/bench_scale" --sizes "$exact_n" \
+                --structures exact --exact-max "$exact_n" \
+                --csv "$out/scale-exact.csv"
+        else
+            say "exact set at n = $exact_n skipped: $avail_kb kB available"
+        fi
+    fi
+    if want billion; then
+        for layout in classic blocked; do
+            step "billion-$layout" "$bin/bench/bench_scale" --billion \
+                --layout "$layout" "${billion_args[@]}" \
+                --csv "$out/billion-$layout.csv"
+        done
+    fi
+fi
+
+# ---- the report and the pictures ---------------------------------------
+say "summary and plots in $out/"
+python3 bench/summarize.py "$out"
+gnuplot -e "results='$out'" bench/plots.gp
+say "done: $out/summary.md"
