@@ -12,6 +12,7 @@ pictures. A CSV that is missing gives "not measured" rows, never a guess.
 """
 import csv
 import datetime
+import math
 import os
 import platform
 import statistics
@@ -51,6 +52,21 @@ def machine():
                     break
     except OSError:
         pass
+    caches = []
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        for idx in sorted(os.listdir(base)):
+            d = os.path.join(base, idx)
+            with open(os.path.join(d, "level")) as f:
+                level = f.read().strip()
+            with open(os.path.join(d, "type")) as f:
+                kind = f.read().strip()
+            with open(os.path.join(d, "size")) as f:
+                size = f.read().strip()
+            if kind != "Instruction":
+                caches.append(f"L{level} {size}")
+    except OSError:
+        pass
     mem_gib = None
     try:
         with open("/proc/meminfo") as f:
@@ -71,6 +87,7 @@ def machine():
         commit = "unknown"
     return {
         "cpu": cpu,
+        "caches": ", ".join(caches) or "unknown",
         "cores": os.cpu_count(),
         "mem_gib": mem_gib,
         "kernel": platform.release(),
@@ -157,7 +174,8 @@ def main():
       "each benchmark measures its baseline in the same process or script.\n")
     w("## Machine\n")
     mem = f"{m['mem_gib']:.1f} GiB" if m["mem_gib"] else "unknown"
-    w(f"- CPU: {m['cpu']}, {m['cores']} cores (as the OS counts them)")
+    w(f"- CPU: {m['cpu']}, {m['cores']} cores (as the OS counts them); "
+      f"data caches seen by core 0: {m['caches']}")
     w(f"- memory: {mem}; kernel {m['kernel']}; compiler: {m['cc']}")
     w(f"- report written {m['date']} at commit {m['commit']}; load average "
       f"then {m['load'][0]:.2f} {m['load'][1]:.2f} {m['load'][2]:.2f}")
@@ -404,7 +422,7 @@ def main():
         by = {}
         for r in fpr:
             by.setdefault(int(r["bits_per_key"]), {})[r["layout"]] = r
-        worst = 0.0
+        gaps = {}
         for bits in sorted(by):
             c, bl, co = (by[bits].get("classic"), by[bits].get("blocked"),
                          by[bits].get("counting"))
@@ -412,16 +430,29 @@ def main():
             def cell(r, f):
                 return "-" if r is None else f"{float(r[f]):.3e}"
             for r in (c, bl, co):
-                if r is None or int(r["false_positives"]) < 100:
+                if r is None:
                     continue
+                # measured - predicted in standard errors of a binomial
+                # count of false positives among the queries
                 pred, meas = float(r["predicted"]), float(r["measured"])
-                worst = max(worst, abs(meas / pred - 1))
+                se = math.sqrt(pred * (1 - pred) / int(r["queries"]))
+                gaps.setdefault(r["layout"], []).append(
+                    ((meas - pred) / se, meas / pred - 1, bits))
             w(f"| {bits} | {c['k'] if c else '-'} | {cell(c, 'predicted')} | "
               f"{cell(c, 'measured')} | {bl['k'] if bl else '-'} | "
               f"{cell(bl, 'predicted')} | {cell(bl, 'measured')} | "
               f"{cell(co, 'measured')} | {cell(c or bl, 'lower_bound')} |")
-        w(f"\nLargest relative gap between measured and predicted, over the "
-          f"points with at least 100 false positives: {worst * 100:.1f} %.\n")
+        w("\nMeasured against predicted, in standard errors z = (measured - "
+          "predicted) / sqrt(p (1 - p) / queries):\n")
+        w("| layout | points | points with \\|z\\| > 3 | largest \\|z\\| "
+          "(bits/key) | mean relative gap |")
+        w("|---|---:|---:|---:|---:|")
+        for lay, gl in gaps.items():
+            zmax = max(gl, key=lambda t: abs(t[0]))
+            w(f"| {lay} | {len(gl)} | {sum(abs(t[0]) > 3 for t in gl)} | "
+              f"{zmax[0]:+.1f} ({zmax[2]}) | "
+              f"{statistics.mean(t[1] for t in gl) * 100:+.2f} % |")
+        w("")
         w("![false-positive rate against bits per key](fpr.png)\n")
     else:
         w("Not measured: run `scripts/bench.sh --only fpr`.\n")
