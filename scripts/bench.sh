@@ -17,8 +17,8 @@
 # benchmark and writes bench/results/:
 #   <step>.csv        the numbers (one CSV per benchmark)
 #   <step>.md         the benchmark's own printed tables
-#   runs.csv          when, at which commit and with which command each CSV
-#                     was made, and how long it took
+#   runs.csv          when (start, UTC), at which commit and with which
+#                     command each CSV was made, and how long it took
 #   summary.md        the machine (CPU, cores, memory, date), every goal of
 #                     issues 2-6 beside the measured number, the tables
 #   fpr.png, ns_per_url.png, bytes_per_url.png   the pictures (gnuplot)
@@ -49,15 +49,21 @@ die() { echo "bench.sh: $*" >&2; exit 1; }
 
 # ---- dependencies and the Release build --------------------------------
 scripts/deps.sh build
-if ! command -v gnuplot >/dev/null; then
+# gnuplot for the pictures, GNU time for urldedup's CPU seconds (the crawl
+# benchmark installs nginx and wget2 itself).
+missing=()
+command -v gnuplot >/dev/null || missing+=(gnuplot-nox)
+[ -x /usr/bin/time ] || missing+=(time)
+if [ ${#missing[@]} -gt 0 ]; then
     sudo_cmd=()
     [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-    say "installing gnuplot-nox"
-    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq \
-        --no-install-recommends gnuplot-nox >/dev/null ||
+    say "installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}" >/dev/null ||
         { "${sudo_cmd[@]}" apt-get update -qq &&
-            DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install \
-                -y -qq --no-install-recommends gnuplot-nox >/dev/null; }
+            "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+                "${missing[@]}" >/dev/null; }
 fi
 say "Release build in build-rel/"
 cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
@@ -95,6 +101,7 @@ fi
 mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+shown_cmd= # step's command as runs.csv shows it, when not its arguments
 
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 git diff --quiet HEAD 2>/dev/null || commit="$commit+dirty"
@@ -112,16 +119,17 @@ want() {
 step() {
     local name=$1
     shift
-    say "$name: $*"
+    local cmd="${shown_cmd:-$*}" started
+    started=$(date -u '+%Y-%m-%d %H:%M')
+    say "$name: $cmd"
     local t0=$SECONDS
-    "$@" >"$out/$name.md.part" || die "$name failed: $*"
+    "$@" >"$out/$name.md.part" || die "$name failed: $cmd"
     mv "$out/$name.md.part" "$out/$name.md"
-    local cmd="$*"
     cmd=${cmd//$root\//}
     cmd=${cmd//$tmp/TMP}
     grep -v "^$name," "$out/runs.csv" >"$tmp/runs.csv" || true
-    printf '%s,%s,%s,%d,"%s"\n' "$name" "$(date -u '+%Y-%m-%d %H:%M')" \
-        "$commit" $((SECONDS - t0)) "$cmd" >>"$tmp/runs.csv"
+    printf '%s,%s,%s,%d,"%s"\n' "$name" "$started" "$commit" \
+        $((SECONDS - t0)) "$cmd" >>"$tmp/runs.csv"
     cp "$tmp/runs.csv" "$out/runs.csv"
 }
 
@@ -140,8 +148,12 @@ want fpr && step fpr "$bin/bench/bench_fpr" "${fpr_args[@]}" \
 # ---- the normalizer against libcurl's URL API --------------------------
 if want url; then
     python3 bench/gen_url_corpus.py --pairs "$url_pairs" >"$tmp/pairs.tsv"
+    shown_cmd="python3 bench/gen_url_corpus.py --pairs $url_pairs"
+    shown_cmd+=" > TMP/pairs.tsv; build-rel/bench/bench_url TMP/pairs.tsv"
+    shown_cmd+=" $url_runs --csv $out/url.csv"
     step url "$bin/bench/bench_url" "$tmp/pairs.tsv" "$url_runs" \
         --csv "$out/url.csv"
+    shown_cmd=
 fi
 
 # ---- urldedup, lines per second ----------------------------------------
@@ -175,9 +187,12 @@ EOF
     mv "$csv.part" "$csv"
 }
 if want urldedup; then
-    command -v /usr/bin/time >/dev/null || apt-get install -y -qq time
     python3 bench/gen_url_corpus.py --lines "$urldedup_lines" >"$tmp/urls.txt"
+    shown_cmd="python3 bench/gen_url_corpus.py --lines $urldedup_lines"
+    shown_cmd+=" > TMP/urls.txt; $urldedup_runs x: /usr/bin/time"
+    shown_cmd+=" build-rel/examples/urldedup --expect 2e6 < TMP/urls.txt"
     step urldedup run_urldedup
+    shown_cmd=
 fi
 
 # ---- the frontier ------------------------------------------------------
@@ -186,6 +201,7 @@ want frontier && step frontier "$bin/bench/bench_frontier" \
 
 # ---- the crawl against wget2 (writes crawl.md and crawl.csv itself) ----
 if [ "$crawl" = 1 ] && want crawl; then
+    started=$(date -u '+%Y-%m-%d %H:%M')
     if [ "$quick" = 1 ]; then
         # bench_crawl.sh writes into bench/results/; keep the real ones.
         say "crawl (quick): not run, bench_crawl.sh always writes" \
@@ -195,7 +211,7 @@ if [ "$crawl" = 1 ] && want crawl; then
         t0=$SECONDS
         bench/bench_crawl.sh "${crawl_args[@]}" >/dev/null
         grep -v '^crawl,' "$out/runs.csv" >"$tmp/runs.csv" || true
-        printf '%s,%s,%s,%d,"%s"\n' crawl "$(date -u '+%Y-%m-%d %H:%M')" \
+        printf '%s,%s,%s,%d,"%s"\n' crawl "$started" \
             "$commit" $((SECONDS - t0)) \
             "bench/bench_crawl.sh ${crawl_args[*]}" >>"$tmp/runs.csv"
         cp "$tmp/runs.csv" "$out/runs.csv"
