@@ -36,7 +36,7 @@ plot sel("classic")  using 1:5 with lines lw 2 lc rgb "#1f77b4" title "classic, 
      sel("classic")  using 1:9 with lines lw 2 dt 2 lc rgb "black" title "lower bound 2^{-b} (b >= log_2(1/p))"
 
 # ---- ns per URL against n ----------------------------------------------
-scale = "cat " . results . "/scale.csv " . results . "/scale-big.csv " . results . "/scale-exact.csv 2>/dev/null"
+scale = "cat " . results . "/scale.csv " . results . "/scale-big.csv " . results . "/scale-big-scalar.csv " . results . "/scale-exact.csv 2>/dev/null"
 row(structure, calls) = sprintf("< %s | awk -F, '$2 == \"%s\" && $3 == \"%s\" && $4 == \"strings\"' | sort -t, -k1,1n", scale, structure, calls)
 unset logscale
 unset format

@@ -3,14 +3,16 @@
 #
 #   scripts/bench.sh [--billion] [--quick] [--no-crawl] [--only STEP,...]
 #
-#   --billion   also the scale run: the seen-test's batch rows at n = 10^9,
-#               the exact set at n = 10^8 (when the memory allows), and the
-#               billion-URL run for both layouts (adds ~40 minutes, ~15 GB)
+#   --billion   also the scale run: the seen-test at n = 10^9 (batch
+#               calls, then one call at a time), the exact set at n = 10^8
+#               (when the memory allows), and the billion-URL run for both
+#               layouts (adds ~1.5 hours and needs ~15 GB)
 #   --quick     small sizes, to check this script itself (numbers are not
 #               meaningful; the results go to bench/results-quick/)
 #   --no-crawl  skip the crawl against wget2 (it needs nginx and wget2)
 #   --only S    run only the steps named (dedup, scale, fpr, url, urldedup,
-#               frontier, crawl, scale-big, billion) and then the report;
+#               frontier, crawl; with --billion scale-big, scale-big-scalar,
+#               billion) and then the report;
 #               CSVs of the other steps stay as the last run left them
 #
 # Not part of the tests. Builds in Release mode in build-rel/, runs each
@@ -221,7 +223,12 @@ fi
 # ---- the scale run (--billion) -----------------------------------------
 if [ "$billion" = 1 ]; then
     want scale-big && step scale-big "$bin/bench/bench_scale" \
-        --sizes "$big_sizes" --structures bloom,seen --csv "$out/scale-big.csv"
+        --sizes "$big_sizes" --structures bloom,seen --calls batch \
+        --csv "$out/scale-big.csv"
+    # One call at a time at 10^9: every probe waits for DRAM (~1 hour).
+    want scale-big-scalar && step scale-big-scalar "$bin/bench/bench_scale" \
+        --sizes "$big_sizes" --structures bloom,seen --calls scalar \
+        --csv "$out/scale-big-scalar.csv"
     # The exact set at 10^8 needs ~15 GB: only when that much is free.
     avail_kb=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
     exact_n=100000000
