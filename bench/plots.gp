@@ -49,7 +49,9 @@ set ylabel "ns per URL (log scale)"
 set logscale xy
 set format x "10^{%L}"
 set format y "%g"
-set xrange [5e5:2e9]
+set xrange [*:*]
+set autoscale xfix
+set offsets graph 0.05, graph 0.05, 0, 0
 set key top left box opaque
 plot row("classic", "scalar")      using 1:5 with linespoints lw 2 pt 7 dt 2 lc rgb "#1f77b4" title "Bloom classic, one call per URL", \
      row("classic", "batch")       using 1:5 with linespoints lw 2 pt 7 lc rgb "#1f77b4" title "Bloom classic, batch", \
