@@ -49,6 +49,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "bench_csv.h"
 #include "bloomcrawl/bloom.h"
 #include "bloomcrawl/lru.h"
 
@@ -64,37 +65,6 @@ static double now_ns(void)
 
 /* The --csv file, or NULL. */
 static FILE *csv;
-
-static void csv_num(const char *unit, double value, const char *key, ...)
-    __attribute__((format(printf, 3, 4)));
-static void csv_int(const char *unit, unsigned long long value, const char *key,
-                    ...) __attribute__((format(printf, 3, 4)));
-
-/* One CSV row "measure,value,unit" of a measured number; the key is a
- * printf format. */
-static void csv_num(const char *unit, double value, const char *key, ...)
-{
-    va_list ap;
-    if (csv == NULL)
-        return;
-    va_start(ap, key);
-    vfprintf(csv, key, ap);
-    va_end(ap);
-    fprintf(csv, ",%.6g,%s\n", value, unit);
-}
-
-/* The same for a whole number (bytes, counts), printed in full. */
-static void csv_int(const char *unit, unsigned long long value, const char *key,
-                    ...)
-{
-    va_list ap;
-    if (csv == NULL)
-        return;
-    va_start(ap, key);
-    vfprintf(csv, key, ap);
-    va_end(ap);
-    fprintf(csv, ",%llu,%s\n", value, unit);
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -260,16 +230,17 @@ static void bench_filters(uint64_t n, int runs, bool prehashed_only)
         const char *calls = v->batch ? "batch" : "scalar";
         const char *keys = v->source == SRC_PREHASHED ? "prehashed" : "strings";
         unsigned long long un = (unsigned long long)n;
-        csv_num("ns", ns_tadd, "bloom/%llu/%s/%s/%s/ns_test_and_add", un,
-                layout_name(v->layout), calls, keys);
-        csv_num("ns", ns_cont, "bloom/%llu/%s/%s/%s/ns_contains_absent", un,
-                layout_name(v->layout), calls, keys);
-        csv_num("fraction", fpr, "bloom/%llu/%s/%s/%s/measured_fpr", un,
-                layout_name(v->layout), calls, keys);
+        bench_csv_num(csv, "ns", ns_tadd, "bloom/%llu/%s/%s/%s/ns_test_and_add",
+                      un, layout_name(v->layout), calls, keys);
+        bench_csv_num(csv, "ns", ns_cont,
+                      "bloom/%llu/%s/%s/%s/ns_contains_absent", un,
+                      layout_name(v->layout), calls, keys);
+        bench_csv_num(csv, "fraction", fpr, "bloom/%llu/%s/%s/%s/measured_fpr",
+                      un, layout_name(v->layout), calls, keys);
         int l = v->layout == BC_BLOOM_CLASSIC ? 0 : 1;
         if (!bytes_written[l]) {
-            csv_int("bytes", bytes, "bloom/%llu/%s/bytes", un,
-                    layout_name(v->layout));
+            bench_csv_int(csv, "bytes", bytes, "bloom/%llu/%s/bytes", un,
+                          layout_name(v->layout));
             bytes_written[l] = true;
         }
     }
@@ -350,11 +321,11 @@ static void bench_lru(int runs)
            push);
     printf("| lookup, hit (moves to front) | %.1f |\n", hit);
     printf("| lookup, miss | %.1f |\n", miss);
-    csv_num("ns", add, "lru/ns_add");
-    csv_num("ns", push, "lru/ns_push");
-    csv_num("ns", hit, "lru/ns_hit");
-    csv_num("ns", miss, "lru/ns_miss");
-    csv_int("count", cap, "lru/entries");
+    bench_csv_num(csv, "ns", add, "lru/ns_add");
+    bench_csv_num(csv, "ns", push, "lru/ns_push");
+    bench_csv_num(csv, "ns", hit, "lru/ns_hit");
+    bench_csv_num(csv, "ns", miss, "lru/ns_miss");
+    bench_csv_int(csv, "count", cap, "lru/entries");
 }
 
 /* ---- the exact baseline: a uthash set of the URL strings -------------- */
@@ -432,11 +403,13 @@ static void bench_exact(uint64_t n, int runs)
     printf("| Bloom blocked, p = 1 %% | %.2f | see above | see above |\n",
            blocked_per);
     unsigned long long un = (unsigned long long)n;
-    csv_num("bytes", bytes_per, "exact/%llu/bytes_per_url", un);
-    csv_num("ns", insert, "exact/%llu/ns_insert", un);
-    csv_num("ns", lookup, "exact/%llu/ns_lookup_absent", un);
-    csv_num("bytes", classic_per, "bloom/%llu/classic/bytes_per_url", un);
-    csv_num("bytes", blocked_per, "bloom/%llu/blocked/bytes_per_url", un);
+    bench_csv_num(csv, "bytes", bytes_per, "exact/%llu/bytes_per_url", un);
+    bench_csv_num(csv, "ns", insert, "exact/%llu/ns_insert", un);
+    bench_csv_num(csv, "ns", lookup, "exact/%llu/ns_lookup_absent", un);
+    bench_csv_num(csv, "bytes", classic_per, "bloom/%llu/classic/bytes_per_url",
+                  un);
+    bench_csv_num(csv, "bytes", blocked_per, "bloom/%llu/blocked/bytes_per_url",
+                  un);
 }
 
 /* The CSV rows of one layout's line of the memory table. */
@@ -444,10 +417,11 @@ static void csv_memory(uint64_t n, const char *layout, double formula_bytes,
                        uint64_t allocated, double excess)
 {
     unsigned long long un = (unsigned long long)n;
-    csv_int("bytes", (unsigned long long)formula_bytes,
-            "memory/%llu/%s/formula_bytes", un, layout);
-    csv_int("bytes", allocated, "memory/%llu/%s/allocated_bytes", un, layout);
-    csv_num("fraction", excess, "memory/%llu/%s/excess", un, layout);
+    bench_csv_int(csv, "bytes", (unsigned long long)formula_bytes,
+                  "memory/%llu/%s/formula_bytes", un, layout);
+    bench_csv_int(csv, "bytes", allocated, "memory/%llu/%s/allocated_bytes", un,
+                  layout);
+    bench_csv_num(csv, "fraction", excess, "memory/%llu/%s/excess", un, layout);
 }
 
 /* ---- memory against the formulas ------------------------------------- */
@@ -499,38 +473,36 @@ int main(int argc, char **argv)
 {
     uint64_t n = 10000000;
     int runs = 5;
-    bool billion = false;
+    bool billion = false, quick = false, n_given = false, runs_given = false;
     const char *csv_path = NULL;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--n") == 0 && i + 1 < argc)
+        if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
             n = strtoull(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
+            n_given = true;
+        } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
             runs = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
+            runs_given = true;
+        } else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
             csv_path = argv[++i];
         else if (strcmp(argv[i], "--billion") == 0)
             billion = true;
-        else if (strcmp(argv[i], "--quick") == 0) {
-            n = 1000000;
-            runs = 3;
-        } else {
+        else if (strcmp(argv[i], "--quick") == 0)
+            quick = true;
+        else {
             fprintf(stderr, "usage: bench_dedup [--n N] [--runs R] "
                             "[--billion] [--quick] [--csv FILE]\n");
             return 2;
         }
     }
+    if (quick) { /* smaller defaults; --n and --runs still win */
+        n = n_given ? n : 1000000;
+        runs = runs_given ? runs : 3;
+    }
     if (runs < 1 || runs > 16 || n < CHUNK) {
         fprintf(stderr, "bench_dedup: runs must be 1..16, n >= %d\n", CHUNK);
         return 2;
     }
-    if (csv_path) {
-        csv = fopen(csv_path, "w");
-        if (csv == NULL) {
-            perror(csv_path);
-            return 1;
-        }
-        fprintf(csv, "measure,value,unit\n");
-    }
+    csv = bench_csv_open(csv_path);
     printf("## bench_dedup: n = %llu, runs = %d\n", (unsigned long long)n,
            runs);
     bench_filters(n, runs, false);
@@ -541,9 +513,5 @@ int main(int argc, char **argv)
     bench_memory(n);
     if (billion)
         bench_memory(1000000000);
-    if (csv && fclose(csv) != 0) {
-        perror(csv_path);
-        return 1;
-    }
-    return 0;
+    return bench_csv_close(csv, csv_path);
 }

@@ -31,6 +31,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "bench_csv.h"
 #include "bloomcrawl/frontier.h"
 
 static double now_s(void)
@@ -42,18 +43,6 @@ static double now_s(void)
 
 /* The --csv file, or NULL: rows "measure,value,unit". */
 static FILE *csv;
-
-static void csv_num(const char *measure, double value, const char *unit)
-{
-    if (csv)
-        fprintf(csv, "%s,%.6g,%s\n", measure, value, unit);
-}
-
-static void csv_int(const char *measure, uint64_t value, const char *unit)
-{
-    if (csv)
-        fprintf(csv, "%s,%llu,%s\n", measure, (unsigned long long)value, unit);
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -107,14 +96,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_frontier: bad arguments\n");
         return 2;
     }
-    if (csv_path) {
-        csv = fopen(csv_path, "w");
-        if (csv == NULL) {
-            perror(csv_path);
-            return 1;
-        }
-        fprintf(csv, "measure,value,unit\n");
-    }
+    csv = bench_csv_open(csv_path);
     double add_rate[15], pair_rate[15], queue_per_url = 0, heap_per_url = 0;
     uint64_t admitted = 0, dups = 0, len_sum = 0;
     for (int r = 0; r < runs; r++) {
@@ -196,19 +178,15 @@ int main(int argc, char **argv)
            "|\n",
            heap_per_url);
     printf("| peak RSS | %.0f MiB |\n", rss_mib);
-    csv_num("frontier/adds_per_s", adds_per_s, "per_s");
-    csv_int("frontier/admitted", admitted, "count");
-    csv_int("frontier/rejected_seen", dups, "count");
-    csv_num("frontier/next_done_per_s", pairs_per_s, "per_s");
-    csv_int("frontier/hosts", hosts, "count");
-    csv_int("frontier/urls", urls, "count");
-    csv_num("frontier/avg_url_bytes", avg_len, "bytes");
-    csv_num("frontier/queue_bytes_per_url", queue_per_url, "bytes");
-    csv_num("frontier/heap_bytes_per_url", heap_per_url, "bytes");
-    csv_num("frontier/peak_rss", rss_mib, "mib");
-    if (csv && fclose(csv) != 0) {
-        perror(csv_path);
-        return 1;
-    }
-    return 0;
+    bench_csv_num(csv, "per_s", adds_per_s, "frontier/adds_per_s");
+    bench_csv_int(csv, "count", admitted, "frontier/admitted");
+    bench_csv_int(csv, "count", dups, "frontier/rejected_seen");
+    bench_csv_num(csv, "per_s", pairs_per_s, "frontier/next_done_per_s");
+    bench_csv_int(csv, "count", hosts, "frontier/hosts");
+    bench_csv_int(csv, "count", urls, "frontier/urls");
+    bench_csv_num(csv, "bytes", avg_len, "frontier/avg_url_bytes");
+    bench_csv_num(csv, "bytes", queue_per_url, "frontier/queue_bytes_per_url");
+    bench_csv_num(csv, "bytes", heap_per_url, "frontier/heap_bytes_per_url");
+    bench_csv_num(csv, "mib", rss_mib, "frontier/peak_rss");
+    return bench_csv_close(csv, csv_path);
 }

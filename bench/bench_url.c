@@ -48,6 +48,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_csv.h"
 #include "bloomcrawl/url.h"
 
 struct pair {
@@ -70,18 +71,6 @@ static double clock_s(clockid_t id)
 
 /* The --csv file, or NULL: rows "measure,value,unit". */
 static FILE *csv;
-
-static void csv_num(const char *measure, double value, const char *unit)
-{
-    if (csv)
-        fprintf(csv, "%s,%.6g,%s\n", measure, value, unit);
-}
-
-static void csv_int(const char *measure, size_t value, const char *unit)
-{
-    if (csv)
-        fprintf(csv, "%s,%zu,%s\n", measure, value, unit);
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -303,14 +292,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_url CORPUS.tsv [RUNS] [--csv FILE]\n");
         return 2;
     }
-    if (csv_path) {
-        csv = fopen(csv_path, "w");
-        if (csv == NULL) {
-            perror(csv_path);
-            return 1;
-        }
-        fprintf(csv, "measure,value,unit\n");
-    }
+    csv = bench_csv_open(csv_path);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     struct pair *pairs = load(corpus, &n, &data);
     if (n == 0) {
@@ -357,16 +339,16 @@ int main(int argc, char **argv)
                c[k].ok);
         char key[64];
         snprintf(key, sizeof key, "url/%s/pairs_per_s", c[k].slug);
-        csv_num(key, per_s, "per_s");
+        bench_csv_num(csv, "per_s", per_s, "%s", key);
         snprintf(key, sizeof key, "url/%s/ns_per_pair", c[k].slug);
-        csv_num(key, ns_per, "ns");
+        bench_csv_num(csv, "ns", ns_per, "%s", key);
     }
     double best_curl = c[2].median < c[3].median ? c[2].median : c[3].median;
     printf("speed-up over libcurl's faster way: %.1fx (base once per page), "
            "%.1fx (base per href)\n",
            best_curl / c[0].median, best_curl / c[1].median);
-    csv_num("url/speedup_vs_libcurl", best_curl / c[0].median, "x");
-    csv_int("url/pairs", n, "count");
+    bench_csv_num(csv, "x", best_curl / c[0].median, "url/speedup_vs_libcurl");
+    bench_csv_int(csv, "count", n, "url/pairs");
     printf("goal >= 3 M pairs/s on one core: %s (%.2f M/s)\n",
            (double)n / c[0].median >= 3e6 ? "met" : "MISSED",
            (double)n / c[0].median / 1e6);
@@ -377,16 +359,13 @@ int main(int argc, char **argv)
     printf("outputs: both accepted %zu pairs, identical URL for %zu "
            "(%.1f %%)\n",
            both, same, both ? 100.0 * (double)same / (double)both : 0.0);
-    csv_int("url/agree", same, "count");
-    if (csv && fclose(csv) != 0) {
-        perror(csv_path);
-        return 1;
-    }
+    bench_csv_int(csv, "count", same, "url/agree");
+    int rc = bench_csv_close(csv, csv_path);
     free(cpu);
     free(wall);
     free(t);
     free(pairs);
     free(data);
     curl_global_cleanup();
-    return 0;
+    return rc;
 }
