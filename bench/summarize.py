@@ -307,51 +307,35 @@ def main():
       "the LRU of 50,000 URLs); *exact* is a uthash set holding a copy of "
       "every URL. Batch calls prefetch; one run at n >= 10^8.\n")
     sizes = sorted({int(r["n"]) for r in scale})
-    cols = [("classic", "scalar", "Bloom classic, scalar"),
-            ("classic", "batch", "Bloom classic, batch"),
-            ("blocked", "scalar", "Bloom blocked, scalar"),
-            ("blocked", "batch", "Bloom blocked, batch"),
-            ("seen-classic", "batch", "seen-test classic, batch"),
-            ("seen-blocked", "batch", "seen-test blocked, batch"),
-            ("exact-uthash", "scalar", "exact set")]
-    if sizes:
-        w("ns per URL (insert):\n")
+    bloom_cols = [("classic", "scalar", "Bloom classic, scalar"),
+                  ("classic", "batch", "Bloom classic, batch"),
+                  ("blocked", "scalar", "Bloom blocked, scalar"),
+                  ("blocked", "batch", "Bloom blocked, batch")]
+    seen_cols = [("seen-classic", "scalar", "seen-test classic, scalar"),
+                 ("seen-classic", "batch", "seen-test classic, batch"),
+                 ("seen-blocked", "scalar", "seen-test blocked, scalar"),
+                 ("seen-blocked", "batch", "seen-test blocked, batch")]
+    exact_col = [("exact-uthash", "scalar", "exact set")]
+
+    def scale_table(cols, keys, field):
+        """One row per n, one column per (structure, calls)."""
         w("| n | " + " | ".join(c[2] for c in cols) + " |")
         w("|---:|" + "---:|" * len(cols))
         for n in sizes:
-            cells = [fmt_or_dash(scale_get(scale, n, s, c, "strings",
-                                           "ns_insert"), "{:.1f}")
-                     for s, c, _ in cols]
+            cells = [fmt_or_dash(scale_get(scale, n, st, calls, keys, field),
+                                 "{:.1f}") for st, calls, _ in cols]
             w(f"| {n:,} | " + " | ".join(cells) + " |")
+
+    if sizes:
+        w("ns per URL (insert):\n")
+        scale_table(bloom_cols + seen_cols + exact_col, "strings", "ns_insert")
         w("\nns per lookup of a URL never added (contains; the seen-test's "
-          "`bc_seen_peek`, a scalar call):\n")
-        lcols = [("classic", "scalar", "Bloom classic, scalar"),
-                 ("classic", "batch", "Bloom classic, batch"),
-                 ("blocked", "scalar", "Bloom blocked, scalar"),
-                 ("blocked", "batch", "Bloom blocked, batch"),
-                 ("seen-classic", "scalar", "seen-test classic"),
-                 ("seen-blocked", "scalar", "seen-test blocked"),
-                 ("exact-uthash", "scalar", "exact set")]
-        w("| n | " + " | ".join(c[2] for c in lcols) + " |")
-        w("|---:|" + "---:|" * len(lcols))
-        for n in sizes:
-            cells = [fmt_or_dash(scale_get(scale, n, s, c, "strings",
-                                           "ns_lookup_absent"), "{:.1f}")
-                     for s, c, _ in lcols]
-            w(f"| {n:,} | " + " | ".join(cells) + " |")
-        w("\nPrehashed keys (the hash outside the timed region), batch "
-          "calls, ns per test-and-add:\n")
-        w("| n | classic | blocked |")
-        w("|---:|---:|---:|")
-        for n in sizes:
-            c = scale_get(scale, n, "classic", "batch", "prehashed",
-                          "ns_insert")
-            bl = scale_get(scale, n, "blocked", "batch", "prehashed",
-                           "ns_insert")
-            if c is None and bl is None:
-                continue
-            w(f"| {n:,} | {fmt_or_dash(c, '{:.1f}')} | "
-              f"{fmt_or_dash(bl, '{:.1f}')} |")
+          "`bc_seen_peek` is a scalar call, its batch column stays empty):\n")
+        scale_table(bloom_cols + seen_cols + exact_col, "strings",
+                    "ns_lookup_absent")
+        w("\nPrehashed keys (the hash outside the timed region), ns per "
+          "test-and-add:\n")
+        scale_table(bloom_cols, "prehashed", "ns_insert")
         w("\nMemory, bytes per URL, and the measured false-positive rate "
           "of URLs never added:\n")
         mcols = [("classic", "Bloom classic"), ("blocked", "Bloom blocked"),
