@@ -27,7 +27,7 @@
  *     URL from mallinfo2() (entries, key copies and the bucket array).
  * --structures picks which of the three run, --calls which kinds of call
  * (default: all; the exact set's calls are scalar). At n = 10^9 the
- * scalar rows take about an hour - every probe waits for DRAM - so
+ * scalar rows take ~40 minutes - every probe waits for DRAM - so
  * scripts/bench.sh runs them as a step of their own.
  * URLs are generated in chunks outside the timed region; each number is
  * the median of R runs (R = 3 by default, 1 at n >= 10^8 to keep the run

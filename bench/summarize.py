@@ -538,7 +538,7 @@ def main():
                   f"{float(r['measured_fpr']) * 100:.4f} % |")
         w("")
     else:
-        w("Not run: `scripts/bench.sh --billion` (about 1.5 hours).\n")
+        w("Not run: `scripts/bench.sh --billion` (about an hour).\n")
 
     with open(os.path.join(results, "summary.md"), "w") as f:
         f.write("\n".join(out) + "\n")

@@ -6,7 +6,7 @@
 #   --billion   also the scale run: the seen-test at n = 10^9 (batch
 #               calls, then one call at a time), the exact set at n = 10^8
 #               (when the memory allows), and the billion-URL run for both
-#               layouts (adds ~1.5 hours and needs ~15 GB)
+#               layouts (adds about an hour and needs ~15 GB)
 #   --quick     small sizes, to check this script itself (numbers are not
 #               meaningful; the results go to bench/results-quick/)
 #   --no-crawl  skip the crawl against wget2 (it needs nginx and wget2)
@@ -225,7 +225,7 @@ if [ "$billion" = 1 ]; then
     want scale-big && step scale-big "$bin/bench/bench_scale" \
         --sizes "$big_sizes" --structures bloom,seen --calls batch \
         --csv "$out/scale-big.csv"
-    # One call at a time at 10^9: every probe waits for DRAM (~1 hour).
+    # One call at a time at 10^9: every probe waits for DRAM (~40 minutes).
     want scale-big-scalar && step scale-big-scalar "$bin/bench/bench_scale" \
         --sizes "$big_sizes" --structures bloom,seen --calls scalar \
         --csv "$out/scale-big-scalar.csv"
