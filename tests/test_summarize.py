@@ -76,6 +76,11 @@ class Summarize(unittest.TestCase):
               "10000000,9.765625e-04\n"
               "10,blocked,7,10000384,9.569548e-03,9.716300e-03,97163,"
               "10000000,9.765625e-04\n")
+        steps = ("dedup", "scale", "fpr", "url", "urldedup", "frontier",
+                 "crawl")
+        write(d, "runs.csv", "step,date_utc,commit,seconds,command\n" +
+              "".join(f'{st},2026-01-01 00:00,abc,{120 if st == "scale" else 140},'
+                      f'"cmd {st}"\n' for st in steps))
         subprocess.run([sys.executable, SUMMARIZE, d], check=True)
         with open(os.path.join(d, "summary.md")) as f:
             cls.summary = f.read()
@@ -134,6 +139,13 @@ class Summarize(unittest.TestCase):
         row = goal_row(self.summary, "billion run (classic): measured FPR "
                        "over")
         self.assertEqual(row[3], "met")
+
+    def test_default_run_time(self):
+        # 120 + 6 x 140 seconds = 16 minutes, one over the 15 of issue 6
+        row = goal_row(self.summary, "scripts/bench.sh without --billion")
+        self.assertEqual(row[2], "16.0 min")
+        self.assertEqual(row[3], "**missed** by 6.7 %")
+        self.assertIn("`cmd scale`", self.summary)
 
     def test_empty_fields_print_as_dash(self):
         lines = [line for line in self.summary.splitlines()
