@@ -29,6 +29,16 @@ static inline FILE *bench_csv_open(const char *path)
     return csv;
 }
 
+/* One row: the measure (a printf format and its arguments), then the
+ * value already formatted, then the unit. */
+static inline void bench_csv_vrow(FILE *csv, const char *value,
+                                  const char *unit, const char *measure_fmt,
+                                  va_list ap)
+{
+    vfprintf(csv, measure_fmt, ap);
+    fprintf(csv, ",%s,%s\n", value, unit);
+}
+
 /* A measured number (%.6g); the measure is a printf format. */
 static inline void bench_csv_num(FILE *csv, const char *unit, double value,
                                  const char *measure_fmt, ...)
@@ -36,13 +46,14 @@ static inline void bench_csv_num(FILE *csv, const char *unit, double value,
 static inline void bench_csv_num(FILE *csv, const char *unit, double value,
                                  const char *measure_fmt, ...)
 {
+    char text[32];
     va_list ap;
     if (csv == NULL)
         return;
+    snprintf(text, sizeof(text), "%.6g", value);
     va_start(ap, measure_fmt);
-    vfprintf(csv, measure_fmt, ap);
+    bench_csv_vrow(csv, text, unit, measure_fmt, ap);
     va_end(ap);
-    fprintf(csv, ",%.6g,%s\n", value, unit);
 }
 
 /* A whole number (bytes, counts), printed in full. */
@@ -54,13 +65,14 @@ static inline void bench_csv_int(FILE *csv, const char *unit,
                                  unsigned long long value,
                                  const char *measure_fmt, ...)
 {
+    char text[32];
     va_list ap;
     if (csv == NULL)
         return;
+    snprintf(text, sizeof(text), "%llu", value);
     va_start(ap, measure_fmt);
-    vfprintf(csv, measure_fmt, ap);
+    bench_csv_vrow(csv, text, unit, measure_fmt, ap);
     va_end(ap);
-    fprintf(csv, ",%llu,%s\n", value, unit);
 }
 
 /* Close; 0, or 1 after perror when the data did not reach the file. */

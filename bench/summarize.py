@@ -14,10 +14,11 @@ import csv
 import datetime
 import math
 import os
-import platform
 import statistics
 import subprocess
 import sys
+
+import crawl_report  # bench/crawl_report.py: machine()
 
 
 def read_csv(path):
@@ -43,15 +44,9 @@ def num(v):
 
 
 def machine():
-    cpu = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    """crawl_report.machine() (CPU model, cores, kernel, load), plus the
+    caches, memory, compiler, commit and a UTC date."""
+    m = crawl_report.machine()
     caches = []
     base = "/sys/devices/system/cpu/cpu0/cache"
     try:
@@ -67,36 +62,29 @@ def machine():
                 caches.append(f"L{level} {size}")
     except OSError:
         pass
-    mem_gib = None
+    m["caches"] = ", ".join(caches) or "unknown"
+    m["mem_gib"] = None
     try:
         with open("/proc/meminfo") as f:
             for line in f:
                 if line.startswith("MemTotal"):
-                    mem_gib = int(line.split()[1]) / 1048576
+                    m["mem_gib"] = int(line.split()[1]) / 1048576
     except OSError:
         pass
     try:
-        cc = subprocess.run(["cc", "--version"], capture_output=True,
-                            text=True).stdout.splitlines()[0]
+        m["cc"] = subprocess.run(["cc", "--version"], capture_output=True,
+                                 text=True).stdout.splitlines()[0]
     except (OSError, IndexError):
-        cc = "unknown compiler"
+        m["cc"] = "unknown compiler"
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"],
-                                capture_output=True, text=True).stdout.strip()
+        m["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"],
+                                     capture_output=True,
+                                     text=True).stdout.strip()
     except OSError:
-        commit = "unknown"
-    return {
-        "cpu": cpu,
-        "caches": ", ".join(caches) or "unknown",
-        "cores": os.cpu_count(),
-        "mem_gib": mem_gib,
-        "kernel": platform.release(),
-        "cc": cc,
-        "commit": commit,
-        "date": datetime.datetime.now(datetime.timezone.utc)
-        .strftime("%Y-%m-%d %H:%M UTC"),
-        "load": os.getloadavg(),
-    }
+        m["commit"] = "unknown"
+    m["date"] = datetime.datetime.now(datetime.timezone.utc) \
+        .strftime("%Y-%m-%d %H:%M UTC")
+    return m
 
 
 class Goals:
@@ -181,7 +169,7 @@ def main():
       f"data caches seen by core 0: {m['caches']}")
     w(f"- memory: {mem}; kernel {m['kernel']}; compiler: {m['cc']}")
     w(f"- report written {m['date']} at commit {m['commit']}; load average "
-      f"then {m['load'][0]:.2f} {m['load'][1]:.2f} {m['load'][2]:.2f}")
+      f"then {m['load']}")
     w("- a shared, noisy machine: other jobs may run on the other core; "
       "compare ratios within one run rather than absolute numbers across "
       "runs\n")

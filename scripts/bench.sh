@@ -116,8 +116,19 @@ want() {
     return 1
 }
 
+# record_run NAME STARTED SECONDS COMMAND: the row of a step in runs.csv
+# (a previous row of the same step is replaced; paths made relative).
+record_run() {
+    local cmd=${4//$root\//}
+    cmd=${cmd//$tmp/TMP}
+    grep -v "^$1," "$out/runs.csv" >"$tmp/runs.csv" || true
+    printf '%s,%s,%s,%d,"%s"\n' "$1" "$2" "$commit" "$3" "$cmd" \
+        >>"$tmp/runs.csv"
+    cp "$tmp/runs.csv" "$out/runs.csv"
+}
+
 # step NAME COMMAND...: run a benchmark, its stdout to $out/NAME.md, and
-# record it in runs.csv (a previous row of the same step is replaced).
+# record it in runs.csv.
 step() {
     local name=$1
     shift
@@ -127,12 +138,7 @@ step() {
     local t0=$SECONDS
     "$@" >"$out/$name.md.part" || die "$name failed: $cmd"
     mv "$out/$name.md.part" "$out/$name.md"
-    cmd=${cmd//$root\//}
-    cmd=${cmd//$tmp/TMP}
-    grep -v "^$name," "$out/runs.csv" >"$tmp/runs.csv" || true
-    printf '%s,%s,%s,%d,"%s"\n' "$name" "$started" "$commit" \
-        $((SECONDS - t0)) "$cmd" >>"$tmp/runs.csv"
-    cp "$tmp/runs.csv" "$out/runs.csv"
+    record_run "$name" "$started" $((SECONDS - t0)) "$cmd"
 }
 
 # ---- the seen-test's tiers, n = 10^7 -----------------------------------
@@ -212,11 +218,8 @@ if [ "$crawl" = 1 ] && want crawl; then
         say "crawl: bench/bench_crawl.sh ${crawl_args[*]}"
         t0=$SECONDS
         bench/bench_crawl.sh "${crawl_args[@]}" >/dev/null
-        grep -v '^crawl,' "$out/runs.csv" >"$tmp/runs.csv" || true
-        printf '%s,%s,%s,%d,"%s"\n' crawl "$started" \
-            "$commit" $((SECONDS - t0)) \
-            "bench/bench_crawl.sh ${crawl_args[*]}" >>"$tmp/runs.csv"
-        cp "$tmp/runs.csv" "$out/runs.csv"
+        record_run crawl "$started" $((SECONDS - t0)) \
+            "bench/bench_crawl.sh ${crawl_args[*]}"
     fi
 fi
 
