@@ -12,7 +12,9 @@
 # virtual hosts, with equivalent spellings, redirects, robots.txt, errors
 # and a spider trap), serves it on a free port of 127.0.0.1, crawls it with
 # settings fit for a local demo, prints the crawler's report of every tier
-# and the checker's verdict, and stops the server.
+# and the checker's verdict, and stops the server. The second crawl, with
+# a filter far too small, is checked with check_crawl.py --lossy, which
+# counts the pages lost.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -102,8 +104,9 @@ read -r fetched required < <(sed -n \
     true
 if [ -n "${required:-}" ]; then
     echo "pages lost: $((required - fetched)) of $required reachable pages" \
-        "were never fetched (the filter's false positives, once the LRU" \
-        "could no longer disprove them)"
+        "were never fetched: lost to the filter's false positives (once" \
+        "the LRU could no longer disprove them), directly or because the" \
+        "pages that linked them were lost"
 fi
 trap - EXIT
 echo
