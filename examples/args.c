@@ -5,8 +5,11 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "bloomcrawl/version.h"
 
 int args_count(const char *s, bool zero_ok, uint64_t *out)
 {
@@ -48,4 +51,23 @@ int args_rate(const char *s, double *out)
         return -1;
     *out = v;
     return 0;
+}
+
+void args_print_version(const char *tool)
+{
+    printf("%s (bloomcrawl) %s\n", tool, bc_version());
+}
+
+const char *args_option(const char *arg, char *buf, size_t cap,
+                        const char **value)
+{
+    const char *eq = strchr(arg, '=');
+
+    *value = NULL;
+    if (strncmp(arg, "--", 2) != 0 || eq == NULL || (size_t)(eq - arg) >= cap)
+        return arg;
+    memcpy(buf, arg, (size_t)(eq - arg));
+    buf[eq - arg] = '\0';
+    *value = eq + 1;
+    return buf;
 }

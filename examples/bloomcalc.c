@@ -6,7 +6,8 @@
  *   bloomcalc -n N -m M -k K [--json]   the predicted rate of that filter
  *
  * N and M accept 1000000, 1e6 or 10^6; P accepts 0.01 or 1%.
- * Exit status: 0 success, 2 usage error, 1 runtime failure.
+ * Exit status: 0 success, 2 usage error (an unknown option, a bad value,
+ * or values no filter can have), 1 runtime failure.
  */
 #include <errno.h>
 #include <math.h>
@@ -33,7 +34,12 @@ static void usage(FILE *f)
             "  -m M      bits in the filter\n"
             "  -k K      probes per key (1..%u)\n"
             "  --json    one JSON object instead of text\n"
-            "  --help    this text\n",
+            "  --help    this text\n"
+            "  --version the version\n"
+            "\n"
+            "Exit status: 0 success, 2 usage error (unknown option, bad "
+            "value),\n"
+            "1 runtime failure.\n",
             BC_BLOOM_MAX_K);
 }
 
@@ -111,37 +117,50 @@ int main(int argc, char **argv)
     uint64_t n = 0, m = 0, k = 0;
     double p = -1.0;
     int json = 0;
+    const char *n_text = "", *p_text = "";
     for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        char name[16];
+        const char *val;
+        const char *arg = args_option(argv[i], name, sizeof(name), &val);
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             usage(stdout);
             return 0;
+        } else if (strcmp(arg, "--version") == 0) {
+            args_print_version("bloomcalc");
+            return 0;
         } else if (strcmp(arg, "--json") == 0) {
+            if (val) {
+                fprintf(stderr, "bloomcalc: --json takes no value\n");
+                return 2;
+            }
             json = 1;
             continue;
-        } else if (!val) {
-            fprintf(stderr, "bloomcalc: %s needs a value\n", arg);
-            return 2;
         }
-        int bad;
+        uint64_t *count = NULL;
         if (strcmp(arg, "-n") == 0)
-            bad = args_count(val, false, &n);
+            count = &n;
         else if (strcmp(arg, "-m") == 0)
-            bad = args_count(val, false, &m);
+            count = &m;
         else if (strcmp(arg, "-k") == 0)
-            bad = args_count(val, false, &k);
-        else if (strcmp(arg, "-p") == 0)
-            bad = args_rate(val, &p);
-        else {
+            count = &k;
+        else if (strcmp(arg, "-p") != 0) {
             fprintf(stderr, "bloomcalc: unknown option %s (see --help)\n", arg);
             return 2;
         }
-        if (bad) {
+        if (!val && i + 1 < argc)
+            val = argv[++i];
+        if (!val) {
+            fprintf(stderr, "bloomcalc: %s needs a value\n", arg);
+            return 2;
+        }
+        if (count ? args_count(val, false, count) : args_rate(val, &p)) {
             fprintf(stderr, "bloomcalc: bad value for %s: %s\n", arg, val);
             return 2;
         }
-        i++;
+        if (count == &n)
+            n_text = val;
+        else if (!count)
+            p_text = val;
     }
     int by_rate = p >= 0.0, by_size = m > 0 || k > 0;
     if (n == 0 || by_rate == by_size || (by_size && (m == 0 || k == 0))) {
@@ -164,8 +183,15 @@ int main(int argc, char **argv)
         if (st == BC_OK)
             st = bc_bloom_rate(n, m, (unsigned)k, BC_BLOOM_BLOCKED, &blocked);
     }
-    if (st == BC_ERR_INVALID_ARG) {
-        fprintf(stderr, "bloomcalc: %s (p must be in (0, 1))\n",
+    if ((st == BC_ERR_INVALID_ARG || st == BC_ERR_TOO_LARGE) && by_rate) {
+        fprintf(stderr,
+                "bloomcalc: bad value for -n or -p: no filter for -n %s "
+                "keys at -p %s (%s)\n",
+                n_text, p_text, bc_strerror(st));
+        return 2;
+    }
+    if (st == BC_ERR_INVALID_ARG || st == BC_ERR_TOO_LARGE) {
+        fprintf(stderr, "bloomcalc: bad value for -n, -m or -k: %s\n",
                 bc_strerror(st));
         return 2;
     }

@@ -26,7 +26,12 @@
  * 1 s between requests to a host, robots.txt obeyed, and a user agent that
  * names the crawler and a contact placeholder you should replace with
  * --user-agent.
- * Exit status: 0 success, 2 usage error, 1 runtime failure.
+ *
+ * Exit status: 0 finished (everything fetched, or --max-pages reached),
+ * 1 runtime failure, 2 usage error, 3 finished but nothing could be
+ * fetched (no seed admitted, or no page got an HTTP response), 130 after
+ * SIGINT and 143 after SIGTERM (once the clean stop is over). --stats-json
+ * records it with the outcome: complete, limit, interrupted or failed.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -36,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,9 +49,11 @@
 #include "bloomcrawl/fetcher.h"
 #include "bloomcrawl/frontier.h"
 #include "bloomcrawl/robots.h"
+#include "bloomcrawl/version.h"
 
 #define DEFAULT_USER_AGENT                                                     \
-    "bloomcrawl/0.1 (sample crawler; +https://example.invalid/contact)"
+    "bloomcrawl/" BC_VERSION_STRING                                            \
+    " (sample crawler; +https://example.invalid/contact)"
 
 static void usage(FILE *f)
 {
@@ -86,7 +94,23 @@ static void usage(FILE *f)
         "  --out FILE           one JSON object per fetched URL\n"
         "  --stats-json FILE    all counters as one JSON object at the end\n"
         "  --quiet              no progress line, no report\n"
-        "  --help               this text\n",
+        "  --help               this text\n"
+        "  --version            the version\n"
+        "\n"
+        "A bad seed is reported (with its line in --seeds) and skipped. The\n"
+        "output files and --seeds are opened before the crawl starts. A\n"
+        "warning says when the Bloom filter holds more URLs than --expect.\n"
+        "\n"
+        "Exit status (and \"outcome\" in --stats-json):\n"
+        "  0    the crawl finished: nothing left to fetch (complete) or\n"
+        "       --max-pages reached (limit)\n"
+        "  1    runtime failure (failed): out of memory, I/O, the fetcher\n"
+        "  2    usage error: unknown option, bad value, unusable file\n"
+        "  3    finished, but nothing could be fetched: no seed admitted,\n"
+        "       or no page got an HTTP response (every fetch failed)\n"
+        "  130  stopped by SIGINT (Ctrl-C), 143 by SIGTERM, after the clean\n"
+        "       stop: transfers in flight finish, the report is written\n"
+        "       (interrupted)\n",
         DEFAULT_USER_AGENT);
 }
 
@@ -115,6 +139,7 @@ struct options {
     uint64_t timeout_ms, max_body;
     const char *out_file, *stats_file;
     bool quiet;
+    const char *expect_text, *fp_rate_text; /* as given, for messages */
 };
 
 static int add_to_list(const char **list, size_t *count, const char *v)
@@ -125,7 +150,50 @@ static int add_to_list(const char **list, size_t *count, const char *v)
     return 0;
 }
 
-/* 0 on success, 1 to exit 0 (--help), -1 on a usage error. */
+/*
+ * Is v a --resolve entry as curl's CURLOPT_RESOLVE takes it:
+ * [+]HOST:PORT:ADDRESS[,ADDRESS]... or -HOST:PORT, where HOST may be a
+ * bracketed IPv6 address and PORT is 1..65535?
+ */
+static bool resolve_entry_ok(const char *v)
+{
+    bool remove = *v == '-';
+    if (*v == '+' || *v == '-')
+        v++;
+    const char *host_end;
+    if (*v == '[') {
+        host_end = strchr(v, ']');
+        if (!host_end || host_end == v + 1)
+            return false;
+        host_end++;
+    } else {
+        host_end = strchr(v, ':');
+        if (!host_end || host_end == v)
+            return false;
+    }
+    if (*host_end != ':')
+        return false;
+    const char *port = host_end + 1;
+    size_t digits = strspn(port, "0123456789");
+    if (digits == 0 || digits > 5 || atol(port) < 1 || atol(port) > 65535)
+        return false;
+    const char *rest = port + digits;
+    if (remove)
+        return *rest == '\0';
+    if (*rest != ':' || rest[1] == '\0')
+        return false;
+    /* addresses: non-empty, comma-separated, no space */
+    for (const char *a = rest + 1; *a; a++)
+        if (*a == ' ' || (*a == ',' && (a[1] == ',' || a[1] == '\0')) ||
+            (*a == ',' && a[-1] == ':'))
+            return false;
+    return true;
+}
+
+/*
+ * 0 on success, 1 to exit 0 after --help, 3 after --version, -1 on a
+ * usage error (after a message naming the option).
+ */
 static int parse_options(int argc, char **argv, struct options *o)
 {
     *o = (struct options){.max_depth = BC_FRONTIER_DEFAULT_MAX_DEPTH,
@@ -140,19 +208,28 @@ static int parse_options(int argc, char **argv, struct options *o)
                           .timeout_ms = 30000,
                           .max_body = 10u << 20};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char name[32];
+        const char *inline_v;
+        const char *a = args_option(argv[i], name, sizeof(name), &inline_v);
+        const char *v = inline_v ? inline_v : i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t n = 0;
-        int bad = 0, takes = 1;
+        int bad = 0, takes = inline_v ? 0 : 1, unknown = 0, is_flag = 0;
+        /* Without a value, a value option is still recognized (and told it
+         * needs one) by parsing "" as its value. */
+        bool no_value = v == NULL;
+        if (no_value)
+            v = "";
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
             return 1;
+        else if (!strcmp(a, "--version"))
+            return 3;
         else if (!strcmp(a, "--no-robots"))
-            o->no_robots = true, takes = 0;
+            o->no_robots = true, is_flag = 1;
         else if (!strcmp(a, "--quiet"))
-            o->quiet = true, takes = 0;
+            o->quiet = true, is_flag = 1;
         else if (a[0] != '-')
-            bad = add_to_list(o->seed, &o->seed_count, a), takes = 0;
-        else if (!v)
-            bad = 1;
+            bad = add_to_list(o->seed, &o->seed_count, a), takes = 0,
+            no_value = false;
         else if (!strcmp(a, "--seeds"))
             o->seeds_file = v;
         else if (!strcmp(a, "--max-pages"))
@@ -174,7 +251,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         else if (!strcmp(a, "--exclude"))
             bad = add_to_list(o->exclude, &o->exclude_count, v);
         else if (!strcmp(a, "--resolve"))
-            bad = add_to_list(o->resolve, &o->resolve_count, v);
+            bad = !resolve_entry_ok(v) ||
+                  add_to_list(o->resolve, &o->resolve_count, v);
         else if (!strcmp(a, "--host-budget"))
             bad = args_count(v, true, &o->host_budget);
         else if (!strcmp(a, "--concurrency"))
@@ -188,9 +266,10 @@ static int parse_options(int argc, char **argv, struct options *o)
         else if (!strcmp(a, "--user-agent"))
             o->user_agent = v;
         else if (!strcmp(a, "--expect"))
-            bad = args_count(v, true, &o->expect) || o->expect == 0;
+            bad = args_count(v, true, &o->expect) || o->expect == 0,
+            o->expect_text = v;
         else if (!strcmp(a, "--fp-rate"))
-            bad = args_rate(v, &o->fp_rate);
+            bad = args_rate(v, &o->fp_rate), o->fp_rate_text = v;
         else if (!strcmp(a, "--layout")) {
             if (!strcmp(v, "classic"))
                 o->layout = BC_BLOOM_CLASSIC;
@@ -209,10 +288,23 @@ static int parse_options(int argc, char **argv, struct options *o)
         else if (!strcmp(a, "--stats-json"))
             o->stats_file = v;
         else
-            bad = 1;
+            unknown = 1;
+        if (unknown) {
+            fprintf(stderr, "crawl: unknown option %s (see --help)\n", a);
+            return -1;
+        }
+        if (is_flag)
+            takes = 0, no_value = false;
+        if (is_flag && inline_v) {
+            fprintf(stderr, "crawl: %s takes no value\n", a);
+            return -1;
+        }
+        if (no_value) {
+            fprintf(stderr, "crawl: %s needs a value\n", a);
+            return -1;
+        }
         if (bad) {
-            fprintf(stderr, "crawl: bad option or value: %s%s%s\n", a,
-                    takes && v ? " " : "", takes && v ? v : "");
+            fprintf(stderr, "crawl: bad value for %s: %s\n", a, v);
             return -1;
         }
         i += takes;
@@ -285,16 +377,23 @@ struct crawl {
     uint64_t seeds, links, redirects, nofollow_skipped, merged, merged_absolute;
     uint64_t pages, bytes, status_class[6], errors[ERR_KINDS];
     uint64_t robots_fetched, dropped, handed_out;
+    uint64_t bad_scheme, bad_malformed; /* bad_url: unsupported scheme or not */
+    uint64_t seeds_admitted;            /* queued, or a duplicate of one */
+    bool saturation_warned;
+    FILE *stats, *seeds_in;
     uint64_t last_progress; /* when the progress line was last written */
     bool stderr_tty;        /* refresh one line, or print one every 5 s */
     bool out_failed;
 };
 
-static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t interrupted, stop_signal;
 
-static void on_sigint(int sig)
+/* SIGINT and SIGTERM: the first stops the crawl cleanly, the second
+ * abandons the transfers in flight. The exit status is 128 + the first. */
+static void on_signal(int sig)
 {
-    (void)sig;
+    if (!interrupted)
+        stop_signal = sig;
     interrupted++;
 }
 
@@ -331,13 +430,24 @@ static bool is_absolute(const char *href, size_t len)
  * among those, the absolute spellings, which a crawler comparing raw
  * strings would have fetched again).
  */
+static void count_bad_url(struct crawl *c, enum bc_frontier_reason reason,
+                          enum bc_status url_status)
+{
+    if (reason == BC_ADMIT_BAD_URL && url_status == BC_ERR_URL_SCHEME)
+        c->bad_scheme++;
+    else if (reason == BC_ADMIT_BAD_URL)
+        c->bad_malformed++;
+}
+
 static void admit(struct crawl *c, const char *href, size_t len,
                   const char *base, size_t base_len, unsigned depth)
 {
     enum bc_frontier_reason reason;
+    enum bc_status ust = BC_OK;
     if (bc_frontier_add(c->frontier, href, len, base, base_len, depth, &reason,
-                        NULL) != BC_OK)
+                        &ust) != BC_OK)
         return;
+    count_bad_url(c, reason, ust);
     if (reason != BC_ADMIT_DUPLICATE && reason != BC_ADMIT_PROBABLY_SEEN)
         return;
     size_t clen;
@@ -562,11 +672,20 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
                 "robots.txt was known\n",
                 (unsigned long long)c->dropped);
     fprintf(f, "\nadmission (frontier)\n");
-    for (int r = 0; r < BC_ADMIT_REASON_COUNT; r++)
-        if (s.reasons[r])
-            fprintf(f, "  %-19s %llu\n",
-                    bc_frontier_reason_name((enum bc_frontier_reason)r),
-                    (unsigned long long)s.reasons[r]);
+    for (int r = 0; r < BC_ADMIT_REASON_COUNT; r++) {
+        if (!s.reasons[r])
+            continue;
+        fprintf(f, "  %-19s %llu",
+                bc_frontier_reason_name((enum bc_frontier_reason)r),
+                (unsigned long long)s.reasons[r]);
+        if (r == BC_ADMIT_BAD_URL)
+            fprintf(f,
+                    " (unsupported scheme %llu: mailto:, javascript:, ...; "
+                    "malformed %llu)",
+                    (unsigned long long)c->bad_scheme,
+                    (unsigned long long)c->bad_malformed);
+        fputc('\n', f);
+    }
     fprintf(f, "\nseen-test (tier 1 Bloom filter, tier 2 LRU)\n");
     fprintf(f, "  tested             %llu\n", (unsigned long long)v->tested);
     fprintf(f,
@@ -620,14 +739,22 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
             s.queued);
 }
 
-static void write_stats_json(struct crawl *c, FILE *f, uint64_t now)
+static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
+                             const char *outcome, int exit_status)
 {
     struct bc_frontier_stats s;
     bc_frontier_stats(c->frontier, now, &s);
     const struct bc_seen_stats *v = &s.seen;
-    fprintf(f, "{\"elapsed_ms\": %llu, \"pages\": %llu, \"bytes\": %llu, ",
-            (unsigned long long)(now - c->start_ms),
+    fprintf(f,
+            "{\"outcome\": \"%s\", \"exit_status\": %d, \"elapsed_ms\": %llu, "
+            "\"pages\": %llu, \"bytes\": %llu, ",
+            outcome, exit_status, (unsigned long long)(now - c->start_ms),
             (unsigned long long)c->pages, (unsigned long long)c->bytes);
+    fprintf(f,
+            "\"bad_url\": {\"unsupported_scheme\": %llu, \"malformed\": "
+            "%llu}, ",
+            (unsigned long long)c->bad_scheme,
+            (unsigned long long)c->bad_malformed);
     fprintf(f,
             "\"seeds\": %llu, \"links\": %llu, \"redirects\": %llu, "
             "\"nofollow_skipped\": %llu, \"dropped\": %llu, "
@@ -688,40 +815,132 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now)
 
 /* ---- seeds ------------------------------------------------------------- */
 
-static void add_seed(struct crawl *c, const char *url, size_t len)
+/* A seed as given, with control bytes (C0, DEL) written as \xNN and a
+ * backslash doubled: a bad line cannot move the cursor or recolour the
+ * terminal. */
+static void print_escaped(FILE *f, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch == '\\')
+            fputs("\\\\", f);
+        else if (ch < 0x20 || ch == 0x7f)
+            fprintf(f, "\\x%02x", ch);
+        else
+            fputc(ch, f);
+    }
+}
+
+/* Add one seed; file and line say where it came from (file NULL: the
+ * command line). A refused seed is reported and skipped. */
+static void add_seed(struct crawl *c, const char *file, uint64_t line,
+                     const char *url, size_t len)
 {
     enum bc_frontier_reason reason;
     enum bc_status ust = BC_OK;
     c->seeds++;
-    if (bc_frontier_add_seed(c->frontier, url, len, &reason, &ust) != BC_OK ||
-        (reason != BC_ADMIT_QUEUED && reason != BC_ADMIT_DUPLICATE))
-        fprintf(stderr, "crawl: seed %.*s not queued: %s%s%s\n", (int)len, url,
-                bc_frontier_reason_name(reason),
-                reason == BC_ADMIT_BAD_URL ? ", " : "",
-                reason == BC_ADMIT_BAD_URL ? bc_strerror(ust) : "");
+    if (bc_frontier_add_seed(c->frontier, url, len, &reason, &ust) != BC_OK)
+        reason = BC_ADMIT_NOMEM;
+    count_bad_url(c, reason, ust);
+    if (reason == BC_ADMIT_QUEUED || reason == BC_ADMIT_DUPLICATE) {
+        c->seeds_admitted++;
+        return;
+    }
+    if (file)
+        fprintf(stderr, "crawl: %s:%llu: seed \"", file,
+                (unsigned long long)line);
+    else
+        fputs("crawl: seed \"", stderr);
+    print_escaped(stderr, url, len);
+    fprintf(stderr, "\" not queued: %s%s%s\n", bc_frontier_reason_name(reason),
+            reason == BC_ADMIT_BAD_URL ? ", " : "",
+            reason == BC_ADMIT_BAD_URL ? bc_strerror(ust) : "");
 }
 
+/* The --seeds file (opened by open_files): one URL per line, blank lines
+ * and lines starting with '#' skipped. Returns 0, or -1 on a read error. */
 static int read_seeds(struct crawl *c, const char *path)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "crawl: %s: %s\n", path, strerror(errno));
-        return -1;
-    }
+    FILE *f = c->seeds_in;
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
+    uint64_t line_no = 0;
     while ((n = getline(&line, &cap, f)) > 0) {
+        line_no++;
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' ||
                          line[n - 1] == ' ' || line[n - 1] == '\t'))
             n--;
         size_t start = strspn(line, " \t");
         if ((size_t)n > start && line[start] != '#')
-            add_seed(c, line + start, (size_t)n - start);
+            add_seed(c, path, line_no, line + start, (size_t)n - start);
     }
     free(line);
-    fclose(f);
+    if (ferror(f)) {
+        fprintf(stderr, "crawl: --seeds %s: %s\n", path, strerror(errno));
+        return -1;
+    }
     return 0;
+}
+
+/* Open --seeds, --out and --stats-json before anything else is done, so a
+ * wrong path costs nothing. Returns 0, or -1 after a message. */
+static int open_files(struct crawl *c)
+{
+    const struct options *o = &c->opt;
+    struct stat st;
+    if (o->seeds_file) {
+        c->seeds_in = fopen(o->seeds_file, "r");
+        int err = c->seeds_in ? 0 : errno;
+        if (c->seeds_in && fstat(fileno(c->seeds_in), &st) == 0 &&
+            S_ISDIR(st.st_mode))
+            err = EISDIR;
+        if (err) {
+            fprintf(stderr, "crawl: --seeds %s: %s\n", o->seeds_file,
+                    strerror(err));
+            return -1;
+        }
+    }
+    if (o->out_file && !(c->out = fopen(o->out_file, "w"))) {
+        fprintf(stderr, "crawl: --out %s: %s\n", o->out_file, strerror(errno));
+        return -1;
+    }
+    if (o->stats_file && !(c->stats = fopen(o->stats_file, "w"))) {
+        fprintf(stderr, "crawl: --stats-json %s: %s\n", o->stats_file,
+                strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * Warn once when the Bloom filter holds more URLs than --expect, or its
+ * rate estimated from the fill is over twice --fp-rate: new URLs are then
+ * lost as PROBABLY_SEEN once the LRU has evicted. The count is O(1); the
+ * fill (an O(m) popcount) is read when the count is over and at the end
+ * (full).
+ */
+static void check_saturation(struct crawl *c, bool full)
+{
+    if (c->saturation_warned)
+        return;
+    const struct bc_bloom *b = bc_seen_bloom(bc_frontier_seen(c->frontier));
+    uint64_t inserts = bc_bloom_inserts(b);
+    if (!full && inserts <= c->opt.expect)
+        return;
+    struct bc_bloom_stats s;
+    bc_bloom_stats(b, &s);
+    if (inserts <= c->opt.expect && !(s.fpr_estimated > 2.0 * c->opt.fp_rate))
+        return;
+    c->saturation_warned = true;
+    fprintf(stderr,
+            "%scrawl: warning: the Bloom filter is saturated: %llu URLs in a "
+            "filter sized for %llu (--expect), estimated false-positive rate "
+            "%.3g against %.3g (--fp-rate); new URLs are lost as probably "
+            "seen once the LRU evicts: raise --expect\n",
+            c->stderr_tty && !c->opt.quiet ? "\r\033[K" : "",
+            (unsigned long long)inserts, (unsigned long long)c->opt.expect,
+            s.fpr_estimated, c->opt.fp_rate);
 }
 
 /* ---- the loop ----------------------------------------------------------- */
@@ -806,6 +1025,7 @@ static int run(struct crawl *c)
             fprintf(stderr, "crawl: fetcher: %s\n", bc_strerror(st));
             return -1;
         }
+        check_saturation(c, false);
         progress(c, now_ms(), false);
     }
 }
@@ -815,12 +1035,31 @@ int main(int argc, char **argv)
     struct crawl c;
     memset(&c, 0, sizeof(c));
     int rc = parse_options(argc, argv, &c.opt);
-    if (rc) {
-        if (rc > 0)
-            usage(stdout);
+    if (rc == 1)
+        usage(stdout);
+    if (rc == 3)
+        args_print_version("crawl");
+    if (rc)
         return rc > 0 ? 0 : 2;
-    }
     const struct options *o = &c.opt;
+    if (open_files(&c) != 0) {
+        rc = 2;
+        goto out_close;
+    }
+
+    /* A filter that cannot be sized is a bad --expect or --fp-rate. */
+    struct bc_bloom_sizing sizing;
+    enum bc_status st =
+        bc_bloom_size(o->expect, o->fp_rate, o->layout, &sizing);
+    if (st != BC_OK) {
+        fprintf(stderr,
+                "crawl: bad value for --expect or --fp-rate: no Bloom filter "
+                "for --expect %s URLs at --fp-rate %s (%s)\n",
+                o->expect_text ? o->expect_text : "1000000",
+                o->fp_rate_text ? o->fp_rate_text : "0.01", bc_strerror(st));
+        rc = 2;
+        goto out_close;
+    }
 
     struct bc_frontier_config fc;
     bc_frontier_config_init(&fc);
@@ -839,10 +1078,14 @@ int main(int argc, char **argv)
     fc.seen.fp_rate = o->fp_rate;
     fc.seen.layout = o->layout;
     fc.seen.lru_capacity = (size_t)o->lru;
-    enum bc_status st = bc_frontier_create(&fc, &c.frontier);
+    st = bc_frontier_create(&fc, &c.frontier);
     if (st != BC_OK) {
-        fprintf(stderr, "crawl: %s\n", bc_strerror(st));
-        return st == BC_ERR_INVALID_ARG ? 2 : 1;
+        fprintf(stderr,
+                "crawl: cannot create the frontier (--expect, "
+                "--fp-rate, --lru): %s\n",
+                bc_strerror(st));
+        rc = st == BC_ERR_INVALID_ARG || st == BC_ERR_TOO_LARGE ? 2 : 1;
+        goto out_close;
     }
 
     struct bc_fetcher_config xc;
@@ -862,11 +1105,6 @@ int main(int argc, char **argv)
         st = bc_fetcher_create(&xc, &c.fetcher);
     if (st != BC_OK) {
         fprintf(stderr, "crawl: fetcher: %s\n", bc_strerror(st));
-        bc_frontier_free(c.frontier);
-        return 1;
-    }
-    if (o->out_file && !(c.out = fopen(o->out_file, "w"))) {
-        fprintf(stderr, "crawl: %s: %s\n", o->out_file, strerror(errno));
         rc = 1;
         goto out_free;
     }
@@ -880,7 +1118,7 @@ int main(int argc, char **argv)
     c.start_ms = now_ms();
     c.stderr_tty = isatty(STDERR_FILENO);
     for (size_t i = 0; i < o->seed_count; i++)
-        add_seed(&c, o->seed[i], strlen(o->seed[i]));
+        add_seed(&c, NULL, 0, o->seed[i], strlen(o->seed[i]));
     if (o->seeds_file && read_seeds(&c, o->seeds_file) != 0) {
         rc = 2;
         goto out_free;
@@ -888,38 +1126,64 @@ int main(int argc, char **argv)
 
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_sigint;
+    sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
-    rc = run(&c) == 0 ? 0 : 1;
+    /* The outcome and the exit status (see usage()). */
+    const char *outcome = "complete";
+    if (run(&c) != 0) {
+        outcome = "failed";
+        rc = 1;
+    } else if (interrupted) {
+        outcome = "interrupted";
+        rc = 128 + stop_signal;
+    } else {
+        uint64_t responses = 0;
+        for (int k = 0; k < 6; k++)
+            responses += c.status_class[k];
+        if (o->max_pages && c.handed_out >= o->max_pages)
+            outcome = "limit";
+        if (c.seeds_admitted == 0) {
+            fprintf(stderr, "crawl: no seed was admitted: nothing to crawl\n");
+            rc = 3;
+        } else if (responses == 0) {
+            fprintf(stderr, "crawl: nothing could be fetched: no page got an "
+                            "HTTP response\n");
+            rc = 3;
+        }
+    }
     uint64_t end = now_ms();
+    check_saturation(&c, true);
     progress(&c, end, true);
     if (interrupted && !o->quiet)
         fprintf(stderr, "crawl: interrupted\n");
     if (!o->quiet)
         report(&c, stdout, end);
-    if (o->stats_file) {
-        FILE *f = fopen(o->stats_file, "w");
-        if (!f) {
-            fprintf(stderr, "crawl: %s: %s\n", o->stats_file, strerror(errno));
-            rc = 1;
-        } else {
-            write_stats_json(&c, f, end);
-            if (fclose(f) != 0)
-                rc = 1;
-        }
-    }
     if (c.out_failed || (c.out && fflush(c.out) != 0)) {
         fprintf(stderr, "crawl: writing %s failed\n", o->out_file);
         rc = 1;
     }
+    if (c.stats) {
+        write_stats_json(&c, c.stats, end, outcome, rc);
+        int failed = ferror(c.stats);
+        if (fclose(c.stats) != 0 || failed) {
+            fprintf(stderr, "crawl: writing %s failed\n", o->stats_file);
+            rc = 1;
+        }
+        c.stats = NULL;
+    }
 
 out_free:
-    if (c.out)
-        fclose(c.out);
     bc_fetcher_free(c.fetcher);
     bc_fetcher_global_cleanup();
     bc_frontier_free(c.frontier);
+out_close:
+    if (c.out)
+        fclose(c.out);
+    if (c.stats)
+        fclose(c.stats);
+    if (c.seeds_in)
+        fclose(c.seeds_in);
     return rc;
 }

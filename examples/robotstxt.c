@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "bloomcrawl/robots.h"
 #include "bloomcrawl/url.h"
 
@@ -37,7 +38,7 @@ static void usage(FILE *f)
             "1;\n"
             "exits 2 on a usage or file error. At most %zu bytes of the "
             "file\n"
-            "are read (RFC 9309 2.5).\n",
+            "are read (RFC 9309 2.5). --version prints the version.\n",
             BC_ROBOTS_MAX_BYTES);
 }
 
@@ -92,25 +93,40 @@ int main(int argc, char **argv)
     char *body;
     bool ok;
 
+    const char *pos[3];
+    int npos = 0;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+        char name[16];
+        const char *val;
+        const char *a = args_option(argv[i], name, sizeof(name), &val);
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             return 0;
+        } else if (strcmp(a, "--version") == 0) {
+            args_print_version("robotstxt");
+            return 0;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            fprintf(stderr, "robotstxt: unknown option %s (see --help)\n", a);
+            return 2;
+        } else if (npos == 3) {
+            usage(stderr);
+            return 2;
         }
+        pos[npos++] = argv[i];
     }
-    if (argc != 4) {
+    if (npos != 3) {
         usage(stderr);
         return 2;
     }
     /* One byte past the limit tells the parser that the file went on. */
-    if (read_file(argv[1], BC_ROBOTS_MAX_BYTES + 1, &body, &len) != 0) {
-        fprintf(stderr, "robotstxt: %s: %s\n", argv[1], strerror(errno));
+    if (read_file(pos[0], BC_ROBOTS_MAX_BYTES + 1, &body, &len) != 0) {
+        fprintf(stderr, "robotstxt: %s: %s\n", pos[0], strerror(errno));
         return 2;
     }
-    st = bc_robots_parse(body, len, argv[2], strlen(argv[2]), &robots);
+    st = bc_robots_parse(body, len, pos[1], strlen(pos[1]), &robots);
     free(body);
     if (st != BC_OK) {
-        fprintf(stderr, "robotstxt: %s: %s\n", argv[1], bc_strerror(st));
+        fprintf(stderr, "robotstxt: %s: %s\n", pos[0], bc_strerror(st));
         return 2;
     }
     static const char base_text[] = "http://example.invalid/";
@@ -119,11 +135,11 @@ int main(int argc, char **argv)
     st = bc_url_normalize(NULL, base_text, strlen(base_text), NULL, base_buf,
                           sizeof(base_buf), &base);
     if (st == BC_OK)
-        st = bc_url_normalize(&base, argv[3], strlen(argv[3]), NULL, url_buf,
+        st = bc_url_normalize(&base, pos[2], strlen(pos[2]), NULL, url_buf,
                               sizeof(url_buf), &url);
     if (st != BC_OK) {
         bc_robots_free(robots);
-        fprintf(stderr, "robotstxt: %s: %s\n", argv[3], bc_strerror(st));
+        fprintf(stderr, "robotstxt: %s: %s\n", pos[2], bc_strerror(st));
         return 2;
     }
     path = bc_url_target(&url, &plen);

@@ -23,14 +23,18 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: seendemo [--pages N] [--expect N] [--fp-rate P] "
-            "[--lru N] [--layout classic|blocked]\n"
-            "\n"
-            "Feed the link stream of a synthetic crawl of N pages (default\n"
-            "20000, 45 links per page) through the two-tier seen-test and\n"
-            "print the verdict counts. --expect, --fp-rate and --lru size\n"
-            "the Bloom filter and the LRU (defaults: pages, 0.01, 50000).\n");
+    fprintf(f, "usage: seendemo [--pages N] [--expect N] [--fp-rate P] "
+               "[--lru N] [--layout classic|blocked]\n"
+               "\n"
+               "Feed the link stream of a synthetic crawl of N pages (default\n"
+               "20000, 45 links per page) through the two-tier seen-test and\n"
+               "print the verdict counts. --expect, --fp-rate and --lru size\n"
+               "the Bloom filter and the LRU (defaults: pages, 0.01, 50000).\n"
+               "--version prints the version.\n"
+               "\n"
+               "Exit status: 0 success, 2 usage error (unknown option, bad "
+               "value),\n"
+               "1 runtime failure.\n");
 }
 
 /* A small, seeded generator (xorshift64*), so every run is the same. */
@@ -56,35 +60,50 @@ int main(int argc, char **argv)
     uint64_t pages = 20000, expect = 0, lru = BC_SEEN_DEFAULT_LRU;
     double fp_rate = BC_SEEN_DEFAULT_FP_RATE;
     enum bc_bloom_layout layout = BC_BLOOM_BLOCKED;
+    const char *fp_text = NULL;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char name[16];
+        const char *v;
+        const char *a = args_option(argv[i], name, sizeof(name), &v);
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
         }
-        int bad = v == NULL;
-        if (!bad && !strcmp(a, "--pages"))
-            bad = args_count(v, false, &pages) || pages == 0;
-        else if (!bad && !strcmp(a, "--expect"))
-            bad = args_count(v, false, &expect) || expect == 0;
-        else if (!bad && !strcmp(a, "--lru"))
-            bad = args_count(v, true, &lru);
-        else if (!bad && !strcmp(a, "--fp-rate"))
-            bad = args_rate(v, &fp_rate);
-        else if (!bad && !strcmp(a, "--layout")) {
-            if (!strcmp(v, "classic"))
-                layout = BC_BLOOM_CLASSIC;
-            else if (!strcmp(v, "blocked"))
-                layout = BC_BLOOM_BLOCKED;
-            else
-                bad = 1;
-        } else
-            bad = 1;
-        if (bad) {
-            fprintf(stderr, "seendemo: bad option %s (see --help)\n", a);
+        if (!strcmp(a, "--version")) {
+            args_print_version("seendemo");
+            return 0;
+        }
+        if (strcmp(a, "--pages") && strcmp(a, "--expect") &&
+            strcmp(a, "--lru") && strcmp(a, "--fp-rate") &&
+            strcmp(a, "--layout")) {
+            fprintf(stderr, "seendemo: unknown option %s (see --help)\n", a);
             return 2;
         }
-        i++;
+        if (!v && i + 1 < argc)
+            v = argv[++i];
+        if (!v) {
+            fprintf(stderr, "seendemo: %s needs a value\n", a);
+            return 2;
+        }
+        int bad = 0;
+        if (!strcmp(a, "--pages"))
+            bad = args_count(v, false, &pages) || pages == 0;
+        else if (!strcmp(a, "--expect"))
+            bad = args_count(v, false, &expect) || expect == 0;
+        else if (!strcmp(a, "--lru"))
+            bad = args_count(v, true, &lru);
+        else if (!strcmp(a, "--fp-rate"))
+            bad = args_rate(v, &fp_rate), fp_text = v;
+        else if (!strcmp(v, "classic"))
+            layout = BC_BLOOM_CLASSIC;
+        else if (!strcmp(v, "blocked"))
+            layout = BC_BLOOM_BLOCKED;
+        else
+            bad = 1;
+        if (bad) {
+            fprintf(stderr, "seendemo: bad value for %s: %s\n", a, v);
+            return 2;
+        }
     }
 
     struct bc_seen_config cfg;
@@ -95,9 +114,17 @@ int main(int argc, char **argv)
     cfg.lru_capacity = (size_t)lru;
     struct bc_seen *seen;
     enum bc_status st = bc_seen_create(&cfg, &seen);
+    if (st == BC_ERR_INVALID_ARG || st == BC_ERR_TOO_LARGE) {
+        fprintf(stderr,
+                "seendemo: bad value for --expect or --fp-rate: no Bloom "
+                "filter for %llu keys at a rate of %s (%s)\n",
+                (unsigned long long)cfg.expected, fp_text ? fp_text : "0.01",
+                bc_strerror(st));
+        return 2;
+    }
     if (st != BC_OK) {
         fprintf(stderr, "seendemo: %s\n", bc_strerror(st));
-        return st == BC_ERR_INVALID_ARG ? 2 : 1;
+        return 1;
     }
 
     uint64_t rng = 0x1234567u, links = 0;

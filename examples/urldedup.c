@@ -21,17 +21,24 @@
  * as too long. Input is read in large blocks and output written in large
  * blocks.
  *
+ * A Bloom filter that holds more URLs than it was sized for is never
+ * silent: one warning on stderr (then new URLs are lost as probably seen).
+ *
  * Exit status: 0 success (invalid lines included), 1 runtime failure (I/O,
- * a damaged state file, out of memory), 2 usage error.
+ * a damaged state file, out of memory), 2 usage error (an unknown option,
+ * a bad value, a --state that cannot be read or written: checked before
+ * any input is read).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -78,8 +85,10 @@ static void usage(FILE *f)
         "  --fp-rate P        its false-positive rate (default %g, or 1%%)\n"
         "  --lru N            LRU entries (default %u; 0: no LRU)\n"
         "  --layout L         classic or blocked (default blocked)\n"
-        "  --state FILE       load the Bloom filter from FILE if it exists,\n"
-        "                     save it back at the end (atomically)\n"
+        "  --state FILE       load the Bloom filter from FILE if it exists\n"
+        "                     (its sizing then wins over --expect, --fp-rate\n"
+        "                     and --layout), save it back at the end\n"
+        "                     (atomically)\n"
         "\n"
         "Opt-in rules (they change which URLs count as the same, never the\n"
         "URL printed; each may merge different pages on some sites):\n"
@@ -92,8 +101,10 @@ static void usage(FILE *f)
         "  --strip-userinfo       ignore user:password@\n"
         "\n"
         "  --help             this text\n"
+        "  --version          the version\n"
         "\n"
-        "Exit status: 0 success, 1 runtime failure, 2 usage error.\n",
+        "Exit status: 0 success, 1 runtime failure, 2 usage error (unknown\n"
+        "option, bad value, a --state that cannot be read or written).\n",
         BC_URL_MAX_LEN_DEFAULT, BC_SEEN_DEFAULT_EXPECTED,
         BC_SEEN_DEFAULT_FP_RATE, BC_SEEN_DEFAULT_LRU);
 }
@@ -135,6 +146,7 @@ static const char *reason(enum bc_status st)
 
 struct options {
     bool canonical, dry_run, stats;
+    bool sized; /* --expect, --fp-rate or --layout given */
     const char *base, *state;
     struct bc_seen_config seen;
     struct bc_url_policy policy;
@@ -181,22 +193,20 @@ static void out_line(struct output *o, const char *s, size_t n)
 static int parse_args(int argc, char **argv, struct options *o,
                       const char **strip)
 {
+    static const char *const value_options[] = {
+        "--base",    "--state", "--strip-param", "--expect",
+        "--fp-rate", "--lru",   "--max-length",  "--layout"};
     bc_seen_config_init(&o->seen);
     for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *val = NULL;
         char name[32];
-        const char *eq = strchr(arg, '=');
-        /* --name=value or --name value */
-        if (strncmp(arg, "--", 2) == 0 && eq != NULL &&
-            (size_t)(eq - arg) < sizeof name) {
-            memcpy(name, arg, (size_t)(eq - arg));
-            name[eq - arg] = '\0';
-            arg = name;
-            val = eq + 1;
-        }
+        const char *val;
+        const char *arg = args_option(argv[i], name, sizeof name, &val);
         bool flag = true;
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             usage(stdout);
+            return -1;
+        } else if (strcmp(arg, "--version") == 0) {
+            args_print_version("urldedup");
             return -1;
         } else if (strcmp(arg, "--canonical") == 0) {
             o->canonical = true;
@@ -221,6 +231,14 @@ static int parse_args(int argc, char **argv, struct options *o,
                 return 2;
             }
             continue;
+        }
+        size_t known = 0;
+        while (known < sizeof value_options / sizeof *value_options &&
+               strcmp(arg, value_options[known]) != 0)
+            known++;
+        if (known == sizeof value_options / sizeof *value_options) {
+            fprintf(stderr, "urldedup: unknown option %s (see --help)\n", arg);
+            return 2;
         }
         if (val == NULL) {
             if (i + 1 >= argc) {
@@ -247,12 +265,14 @@ static int parse_args(int argc, char **argv, struct options *o,
                 return 2;
             }
             o->seen.expected = n;
+            o->sized = true;
         } else if (strcmp(arg, "--fp-rate") == 0) {
             if (args_rate(val, &o->seen.fp_rate) != 0) {
                 fprintf(stderr,
                         "urldedup: bad --fp-rate: %s (want 0 < P < 1)\n", val);
                 return 2;
             }
+            o->sized = true;
         } else if (strcmp(arg, "--lru") == 0) {
             if (args_count(val, true, &n) != 0 || n > SIZE_MAX / 2) {
                 fprintf(stderr, "urldedup: bad --lru: %s\n", val);
@@ -266,6 +286,7 @@ static int parse_args(int argc, char **argv, struct options *o,
             }
             o->policy.max_len = (size_t)n;
         } else if (strcmp(arg, "--layout") == 0) {
+            o->sized = true;
             if (strcmp(val, "classic") == 0)
                 o->seen.layout = BC_BLOOM_CLASSIC;
             else if (strcmp(val, "blocked") == 0)
@@ -277,10 +298,6 @@ static int parse_args(int argc, char **argv, struct options *o,
                         val);
                 return 2;
             }
-        } else {
-            fprintf(stderr, "urldedup: unknown option %s (see --help)\n",
-                    argv[i]);
-            return 2;
         }
     }
     if (o->canonical && (o->dry_run || o->state != NULL)) {
@@ -291,6 +308,33 @@ static int parse_args(int argc, char **argv, struct options *o,
     if (o->policy.strip_params_count > 0)
         o->policy.strip_params = strip;
     return 0;
+}
+
+/* --state names a file to be loaded (if it exists) and saved in place:
+ * not a directory, readable if it exists, in a directory where files can
+ * be created. Returns 0, or 2 after a message. */
+static int check_state_path(const char *path)
+{
+    struct stat st;
+    int err = 0;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            err = EISDIR;
+        else if (access(path, R_OK) != 0)
+            err = errno;
+    } else if (errno != ENOENT) {
+        err = errno;
+    }
+    char *copy = strdup(path);
+    if (err == 0 && copy == NULL)
+        err = ENOMEM;
+    if (err == 0 && access(dirname(copy), W_OK | X_OK) != 0)
+        err = errno;
+    free(copy);
+    if (err == 0)
+        return 0;
+    fprintf(stderr, "urldedup: --state %s: %s\n", path, strerror(err));
+    return 2;
 }
 
 /* Report an invalid line on stderr: number, reason, the start of the line
@@ -325,7 +369,40 @@ struct run {
     size_t href_len[BATCH], key_len[BATCH];
     enum bc_seen_verdict verdict[BATCH];
     bool nomem_warned;
+    uint64_t sized_n;  /* the n the Bloom filter was sized for */
+    double target_fpr; /* its predicted rate at sized_n */
+    bool saturation_warned;
 };
+
+/*
+ * Warn once when the Bloom filter holds more keys than it was sized for,
+ * or its rate estimated from the fill is over twice its target: new URLs
+ * are then lost as PROBABLY_SEEN. The count is O(1) and checked after
+ * each batch; the fill (an O(m) popcount) is read when the count is over,
+ * at the start and at the end (full).
+ */
+static void check_saturation(struct run *r, bool full)
+{
+    if (r->seen == NULL || r->saturation_warned)
+        return;
+    const struct bc_bloom *b = bc_seen_bloom(r->seen);
+    uint64_t inserts = bc_bloom_inserts(b);
+    if (!full && inserts <= r->sized_n)
+        return;
+    struct bc_bloom_stats s;
+    bc_bloom_stats(b, &s);
+    if (inserts <= r->sized_n && !(s.fpr_estimated > 2.0 * r->target_fpr))
+        return;
+    r->saturation_warned = true;
+    fprintf(stderr,
+            "urldedup: warning: the Bloom filter is saturated: %llu URLs in "
+            "a filter sized for %llu (--expect), estimated false-positive "
+            "rate %.3g against %.3g (--fp-rate); new URLs are being lost as "
+            "probably seen: size it for more with --expect%s\n",
+            (unsigned long long)inserts, (unsigned long long)r->sized_n,
+            s.fpr_estimated, r->target_fpr,
+            r->opt->state ? " and a new --state file" : "");
+}
 
 /* Test the pending lines and write the new ones, in input order. */
 static void flush_batch(struct run *r)
@@ -339,6 +416,7 @@ static void flush_batch(struct run *r)
                 bc_strerror(st));
         r->nomem_warned = true;
     }
+    check_saturation(r, false);
     for (size_t i = 0; i < r->pending; i++) {
         r->count->verdict[r->verdict[i]]++;
         if (r->verdict[i] == BC_SEEN_NEW) {
@@ -560,6 +638,8 @@ int main(int argc, char **argv)
         return 1;
     }
     prc = parse_args(argc, argv, &opt, strip);
+    if (prc == 0 && opt.state != NULL)
+        prc = check_state_path(opt.state);
     if (prc != 0) {
         free(strip);
         return prc < 0 ? 0 : prc;
@@ -607,7 +687,8 @@ int main(int argc, char **argv)
 
     if (!opt.canonical) {
         enum bc_status st;
-        if (opt.state != NULL && access(opt.state, F_OK) == 0) {
+        bool loaded = opt.state != NULL && access(opt.state, F_OK) == 0;
+        if (loaded) {
             st = bc_seen_load(opt.state, &opt.seen, &r.seen);
             if (st != BC_OK) {
                 fprintf(stderr, "urldedup: cannot load state %s: %s\n",
@@ -616,17 +697,39 @@ int main(int argc, char **argv)
             }
         } else {
             st = bc_seen_create(&opt.seen, &r.seen);
+            if (st == BC_ERR_INVALID_ARG || st == BC_ERR_TOO_LARGE) {
+                fprintf(stderr,
+                        "urldedup: bad value for --expect or --fp-rate: no "
+                        "Bloom filter for %llu URLs at a rate of %g (%s)\n",
+                        (unsigned long long)opt.seen.expected, opt.seen.fp_rate,
+                        bc_strerror(st));
+                rc = 2;
+                goto out_free;
+            }
             if (st != BC_OK) {
                 fprintf(stderr, "urldedup: cannot create the seen-test: %s\n",
                         bc_strerror(st));
                 goto out_free;
             }
         }
+        struct bc_bloom_stats bs;
+        bc_bloom_stats(bc_seen_bloom(r.seen), &bs);
+        r.sized_n = bs.n_expected;
+        r.target_fpr = bs.fpr_predicted;
+        if (loaded && opt.sized)
+            fprintf(stderr,
+                    "urldedup: note: --expect, --fp-rate and --layout are "
+                    "ignored: %s already exists, a filter sized for %llu "
+                    "URLs at a rate of %.3g\n",
+                    opt.state, (unsigned long long)bs.n_expected,
+                    bs.fpr_predicted);
+        check_saturation(&r, true);
     }
 
     if (!read_lines(&r))
         goto out_free;
     flush_batch(&r);
+    check_saturation(&r, true);
     out_flush(&out);
     if (out.failed || fflush(stdout) != 0) {
         fprintf(stderr, "urldedup: write error: %s\n", strerror(errno));

@@ -77,6 +77,7 @@
 
 #include "bloomcrawl/frontier.h"
 #include "bloomcrawl/robots.h"
+#include "bloomcrawl/version.h"
 
 #define CHUNK_FIRST                256u
 #define CHUNK_MAX                  (64u * 1024u)
@@ -184,6 +185,8 @@ const char *bc_frontier_reason_name(enum bc_frontier_reason reason)
         return "probably_seen";
     case BC_ADMIT_NOMEM:
         return "nomem";
+    case BC_ADMIT_REASON_COUNT:
+        break;
     }
     return "unknown";
 }
@@ -193,7 +196,7 @@ void bc_frontier_config_init(struct bc_frontier_config *c)
     if (!c)
         return;
     memset(c, 0, sizeof(*c));
-    c->user_agent = "bloomcrawl/0.1";
+    c->user_agent = "bloomcrawl/" BC_VERSION_STRING;
     c->per_host_concurrency = 1;
     c->min_delay_ms = BC_FRONTIER_DEFAULT_DELAY_MS;
     c->max_crawl_delay_ms = BC_FRONTIER_DEFAULT_MAX_CRAWL_DELAY_MS;

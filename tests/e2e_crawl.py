@@ -22,7 +22,12 @@ The runs:
             positives (check_crawl --lossy), but every other rule holds:
             still no URL is requested twice.
   sigint    Ctrl-C in the middle of a slow crawl: the crawler stops cleanly
-            with its report and exit status 0.
+            with its report, exit status 130, outcome "interrupted" in
+            --stats-json; SIGTERM the same with 143.
+  limit     --max-pages: exit 0, outcome "limit".
+  nothing   exit status 3 when nothing could be fetched: every seed
+            refused; a closed port (--no-robots); a seed whose body is
+            over --max-body.
 
 Nothing here contacts an address outside 127.0.0.0/8: the site's names are
 reserved (.test, .example) and mapped to 127.0.0.1.
@@ -30,6 +35,7 @@ reserved (.test, .example) and mapped to 127.0.0.1.
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -94,6 +100,25 @@ def read_log(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
+def free_port():
+    """A port of 127.0.0.1 that nothing listens on (bound, then closed)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def crawl_only(work, name, args, timeout=120):
+    """Run crawl --quiet with --stats-json: (exit status, stats, stderr)."""
+    stats = os.path.join(work, name + ".stats.json")
+    p = subprocess.run([CRAWL, "--quiet", "--stats-json", stats, *args],
+                       capture_output=True, text=True, timeout=timeout)
+    s = {"pages": -1, "errors": {}}
+    if os.path.exists(stats) and os.path.getsize(stats):
+        with open(stats) as f:
+            s = json.load(f)
+    return p.returncode, s, p.stderr
+
+
 def crawl_and_check(sitedir, name, crawl_args, check_args):
     manifest = os.path.join(sitedir, "manifest.json")
     work = os.path.join(sitedir, name)
@@ -111,6 +136,7 @@ def crawl_and_check(sitedir, name, crawl_args, check_args):
     check(p.returncode == 0, "%s: crawl exits 0 (%.1f s)" % (name, elapsed))
     if p.returncode != 0:
         print(p.stderr[-2000:])
+    crawl_and_check.stderr = p.stderr
     c = subprocess.run(
         [sys.executable, os.path.join(SITE, "check_crawl.py"),
          "--manifest", manifest, "--log", log, "--out", out, *check_args],
@@ -119,6 +145,14 @@ def crawl_and_check(sitedir, name, crawl_args, check_args):
     check(c.returncode == 0, "%s: check_crawl passes" % name)
     with open(stats) as f:
         s = json.load(f)
+    check(s.get("outcome") == "complete" and s.get("exit_status") == 0,
+          "%s: --stats-json says outcome complete, exit status 0 (%r, %r)"
+          % (name, s.get("outcome"), s.get("exit_status")))
+    bad = s.get("bad_url", {})
+    check(bad.get("unsupported_scheme", -1) + bad.get("malformed", -1) ==
+          s["frontier"]["reasons"]["bad_url"],
+          "%s: bad_url split into unsupported scheme (%r) and malformed (%r)"
+          % (name, bad.get("unsupported_scheme"), bad.get("malformed")))
     entries = read_log(log)
     robots = [e for e in entries if e["path"].split("?")[0] == "/robots.txt"]
     pages = [e for e in entries if e not in robots]
@@ -173,6 +207,11 @@ def main():
               "domain: timeout and too-large errors reported")
         check(s["seen"]["lru_complete"] and s["seen"]["probably_seen"] == 0,
               "domain: the LRU stayed complete, the seen-test exact")
+        check(s.get("bad_url", {}).get("unsupported_scheme", 0) >= 3,
+              "domain: mailto:, javascript:, tel: links counted as "
+              "unsupported scheme (%d)" % s.get("bad_url", {}).get("unsupported_scheme", 0))
+        check("warning" not in crawl_and_check.stderr,
+              "domain: no saturation warning for a filter big enough")
 
         crawl_and_check(sitedir, "host",
                         fast + ["--scope", "host", "--max-depth", "6"],
@@ -193,26 +232,77 @@ def main():
         for rule in ("O3", "L2", "L3", "L4", "L6", "L7"):
             check(("ok   %s " % rule) in report,
                   "tiny: rule %s still holds" % rule)
+        err = crawl_and_check.stderr
+        check(err.count("warning: the Bloom filter") == 1 and
+              "--expect" in err,
+              "tiny: one warning that the filter is saturated: %r"
+              % err.strip()[-300:])
 
-        # Ctrl-C: a slow crawl interrupted after 1.5 s.
-        log = os.path.join(d, "sigint.log")
+        # Ctrl-C (SIGINT) and SIGTERM: a slow crawl stopped after 1.5 s.
+        for sig, name, want in ((signal.SIGINT, "sigint", 130),
+                                (signal.SIGTERM, "sigterm", 143)):
+            log = os.path.join(d, name + ".log")
+            stats = os.path.join(d, name + ".stats.json")
+            server = Server(sitedir, log)
+            args = resolve_args(os.path.join(sitedir, "manifest.json"),
+                                server.port)
+            p = subprocess.Popen([CRAWL, "--delay", "300", "--stats-json",
+                                  stats, *args],
+                                 stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+            time.sleep(1.5)
+            p.send_signal(sig)
+            try:
+                out, err = p.communicate(timeout=SLOW_SECONDS + 10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out, err = p.communicate()
+            server.stop()
+            check(p.returncode == want and "== bloomcrawl report" in out and
+                  "interrupted" in err,
+                  "%s: stops the crawl with the report, exit %d (got %s)"
+                  % (name, want, p.returncode))
+            with open(stats) as f:
+                s = json.load(f)
+            check(s.get("outcome") == "interrupted" and s.get("exit_status") == want,
+                  "%s: --stats-json outcome interrupted, exit_status %d"
+                  % (name, want))
+
+        # --max-pages: a limit reached is a success with its own outcome.
+        log = os.path.join(d, "limit.log")
         server = Server(sitedir, log)
         args = resolve_args(os.path.join(sitedir, "manifest.json"),
                             server.port)
-        p = subprocess.Popen([CRAWL, "--delay", "300", *args],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
-        time.sleep(1.5)
-        p.send_signal(signal.SIGINT)
-        try:
-            out, err = p.communicate(timeout=SLOW_SECONDS + 10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            out, err = p.communicate()
+        rc, s, _ = crawl_only(d, "limit", fast + ["--max-pages", "5", *args])
         server.stop()
-        check(p.returncode == 0 and "== bloomcrawl report" in out and
-              "interrupted" in err,
-              "sigint: Ctrl-C stops the crawl with the report, exit 0")
+        check(rc == 0 and s.get("outcome") == "limit" and s["pages"] == 5,
+              "limit: --max-pages 5 exits 0 with outcome limit (%s, %r)"
+              % (rc, s.get("outcome")))
+
+        # Nothing could be fetched: exit status 3.
+        rc, s, err = crawl_only(d, "refused", ["ftp://a.test/",
+                                               "mailto:x@a.test"])
+        check(rc == 3 and "no seed" in err and s["pages"] == 0,
+              "refused: every seed refused exits 3 (%s, %r)"
+              % (rc, err.strip()[-200:]))
+        port = free_port()
+        rc, s, _ = crawl_only(d, "closed", ["--no-robots", "--timeout",
+                                            "5000",
+                                            "http://127.0.0.1:%d/" % port])
+        check(rc == 3 and s.get("outcome") == "complete" and
+              s["errors"].get("connect") == 1 and s.get("exit_status") == 3,
+              "closed: a closed port (--no-robots) exits 3 (%s)" % rc)
+        log = os.path.join(d, "huge.log")
+        server = Server(sitedir, log)
+        args = resolve_args(os.path.join(sitedir, "manifest.json"),
+                            server.port)
+        seed = args[-1].rstrip("/") + "/huge"
+        rc, s, _ = crawl_only(d, "huge", fast + ["--max-body", "1000",
+                                                 "--max-depth", "0",
+                                                 *args[:-1], seed])
+        server.stop()
+        check(rc == 3 and s["errors"].get("too_large") == 1,
+              "huge: a seed over --max-body, nothing else: exit 3 (%s)" % rc)
     print("%d passed, %d failed" % (passes, failures))
     return 1 if failures else 0
 

@@ -1,26 +1,78 @@
 #!/usr/bin/env python3
-"""Command-line contracts of the tools (DESIGN.md section 5).
+"""Command-line contracts of the tools (docs/DESIGN.md, the tools).
 
 Run by ctest with the build's examples/ directory as the only argument.
-Each tool: --help exits 0, a usage error exits 2, and its output is what
-the contract says. bloomcalc must reproduce the worked examples of the
-sizing math; robotstxt prints allowed/disallowed with exit 0/1.
+Each tool: --help exits 0, --version prints the project's version, an
+unknown option and a bad value are usage errors (exit 2) that name the
+option, and its output is what the contract says. bloomcalc must
+reproduce the worked examples of the sizing math; robotstxt prints
+allowed/disallowed with exit 0/1. crawl and urldedup check their output
+paths before any work (a real HTTP server on 127.0.0.1 counts requests).
 """
+import http.server
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
+import threading
 
 BIN = sys.argv[1]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOOLS = ("bloomcalc", "crawl", "urldedup", "robotstxt", "seendemo")
 failures = 0
 passes = 0
 
 
-def run(tool, *args, stdin=None):
-    p = subprocess.run([os.path.join(BIN, tool), *args], input=stdin,
-                       capture_output=True, timeout=60)
-    return p.returncode, p.stdout.decode(), p.stderr.decode()
+def run(tool, *args, stdin=None, timeout=60):
+    """(exit status, stdout, stderr); status None if it did not end."""
+    try:
+        p = subprocess.run([os.path.join(BIN, tool), *args], input=stdin,
+                           capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        return None, (e.stdout or b"").decode(), (e.stderr or b"").decode()
+    return (p.returncode, p.stdout.decode(errors="replace"),
+            p.stderr.decode(errors="replace"))
+
+
+def project_version():
+    with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
+        return re.search(r"project\(bloomcrawl VERSION ([0-9.]+)",
+                         f.read()).group(1)
+
+
+class CountingServer:
+    """An HTTP server on a free port of 127.0.0.1 that counts requests and
+    answers each with a small page (robots.txt: 404)."""
+
+    def __init__(self):
+        hits = self.hits = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                hits.append(self.path)
+                body = b"<a href=/a>a</a>"
+                self.send_response(404 if self.path == "/robots.txt"
+                                   else 200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                                     Handler)
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever,
+                                       daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
 
 
 def check(cond, what):
@@ -97,6 +149,127 @@ with tempfile.TemporaryDirectory() as d:
     check(rc == 2 and "scheme" in err, "robotstxt with an ftp URL exits 2")
     rc, out, _ = run("robotstxt", "--help")
     check(rc == 0 and "usage" in out, "robotstxt --help exits 0")
+
+# ---- habits common to every tool ----
+VERSION = project_version()
+for tool in TOOLS:
+    rc, out, _ = run(tool, "--version")
+    check(rc == 0 and VERSION in out and tool in out,
+          "%s --version prints %s" % (tool, VERSION))
+    for args in (["--bogus"], ["--bogus", "5"], ["--bogus=5"]):
+        rc, _, err = run(tool, *args)
+        check(rc == 2 and "unknown option --bogus" in err,
+              "%s %s: 'unknown option --bogus', exit 2 (got %r, %s)"
+              % (tool, " ".join(args), err.strip()[:80], rc))
+
+# A value option without its value names the option.
+for tool, opt in (("crawl", "--max-pages"), ("urldedup", "--expect"),
+                  ("bloomcalc", "-n"), ("seendemo", "--pages")):
+    rc, _, err = run(tool, opt)
+    check(rc == 2 and ("%s needs a value" % opt) in err,
+          "%s %s without a value: '%s needs a value'" % (tool, opt, opt))
+
+# A bad value names its option, also one found too large only when the
+# filter is sized (10^6 keys at 10^-300 is a 180 MB filter; 10^12 keys
+# at that rate are beyond any cap).
+URL = "http://127.0.0.1:9/"
+bad_values = [
+    ("crawl", ["--max-pages", "abc", URL], "--max-pages"),
+    ("crawl", ["--delay", "-5", URL], "--delay"),
+    ("crawl", ["--scope", "planet", URL], "--scope"),
+    ("crawl", ["--fp-rate", "2", URL], "--fp-rate"),
+    ("crawl", ["--expect", "1e12", "--fp-rate", "1e-300", URL], "--fp-rate"),
+    ("crawl", ["--expect", "1e12", "--fp-rate", "1e-300", URL], "--expect"),
+    ("crawl", ["--resolve", "garbage", URL], "--resolve"),
+    ("crawl", ["--resolve", "a.test:99999:127.0.0.1", URL], "--resolve"),
+    ("crawl", ["--resolve", "a.test:80:", URL], "--resolve"),
+    ("urldedup", ["--expect", "1e12", "--fp-rate", "1e-300"], "--fp-rate"),
+    ("urldedup", ["--lru", "x"], "--lru"),
+    ("bloomcalc", ["-n", "1e12", "-p", "1e-300"], "-p"),
+    ("seendemo", ["--expect", "1e12", "--fp-rate", "1e-300"], "--fp-rate"),
+]
+for tool, args, opt in bad_values:
+    rc, _, err = run(tool, *args, stdin=b"http://a.test/\n", timeout=20)
+    check(rc == 2 and opt in err,
+          "%s %s: exit 2 naming %s (got %s: %r)"
+          % (tool, " ".join(args), opt, rc, err.strip()[:100]))
+rc, _, err = run("crawl", "--resolve", "a.test:80:127.0.0.1", "--resolve",
+                 "+[::1]:8080:127.0.0.1,::1", "--resolve", "-b.test:80",
+                 "--help")
+check(rc == 0, "crawl accepts curl's --resolve forms (HOST:PORT:ADDR[,ADDR],"
+      " +, -, [IPv6])")
+
+# Output paths are checked before any work: the server sees no request.
+with tempfile.TemporaryDirectory() as d:
+    server = CountingServer()
+    seed = "http://127.0.0.1:%d/" % server.port
+    missing = os.path.join(d, "no-such-dir", "file")
+    for opt in ("--out", "--stats-json"):
+        for path in (missing, d):
+            rc, _, err = run("crawl", "--quiet", "--delay", "0", opt, path,
+                             seed, timeout=20)
+            check(rc == 2 and opt in err and path in err and
+                  not server.hits,
+                  "crawl %s %s: exit 2 before any request (got %s, %d "
+                  "requests: %r)" % (opt, path, rc, len(server.hits),
+                                     err.strip()[:100]))
+    # Seeds: a directory or an unreadable file is an error.
+    for path in (d, missing):
+        rc, _, err = run("crawl", "--quiet", "--seeds", path, timeout=20)
+        check(rc == 2 and "--seeds" in err and path in err,
+              "crawl --seeds %s: exit 2 naming it (got %s, %r)"
+              % (path, rc, err.strip()[:100]))
+    # Bad seed lines: their line number, control bytes escaped.
+    seeds = os.path.join(d, "seeds.txt")
+    with open(seeds, "wb") as f:
+        f.write(b"# a comment\n" + seed.encode() + b"\n"
+                b"http://a\x1b[31mb\x01.test/\n"
+                b"mailto:x@a.test\n")
+    rc, _, err = run("crawl", "--quiet", "--delay", "0", "--max-pages", "1",
+                     "--seeds", seeds, timeout=30)
+    check(rc == 0, "crawl --seeds with bad lines still crawls the good one "
+          "(got %s)" % rc)
+    check("seeds.txt:3:" in err and "\\x1b" in err and "\\x01" in err and
+          "\x1b" not in err and "\x01" not in err,
+          "a bad seed line is reported with its line number, control bytes "
+          "escaped: %r" % err.strip()[:200])
+    check("seeds.txt:4:" in err and "unsupported scheme" in err,
+          "a mailto: seed line is refused as an unsupported scheme")
+    check(server.hits == ["/robots.txt", "/"],
+          "... and only the good seed is fetched (%r)" % server.hits)
+    server.stop()
+
+    # urldedup --state: its place is checked before any input is read.
+    state = os.path.join(d, "no-such-dir", "seen.bloom")
+    rc, out, err = run("urldedup", "--state", state,
+                       stdin=b"http://a.test/\n")
+    check(rc == 2 and "--state" in err and out == "",
+          "urldedup --state in a missing directory: exit 2, no output "
+          "(got %s, %r, %r)" % (rc, out[:40], err.strip()[:100]))
+    rc, out, err = run("urldedup", "--state", d, stdin=b"http://a.test/\n")
+    check(rc == 2 and "--state" in err and out == "",
+          "urldedup --state DIRECTORY: exit 2, no output (got %s)" % rc)
+
+    # A saturated filter is never silent: one warning, and one when the
+    # sizing options meet an existing --state.
+    urls = "".join("http://a.test/%d\n" % i for i in range(300)).encode()
+    state = os.path.join(d, "seen.bloom")
+    rc, out, err = run("urldedup", "--expect", "100", "--state", state,
+                       stdin=urls)
+    check(rc == 0 and len(out.splitlines()) <= 300 and
+          err.count("warning") == 1 and "--expect" in err and
+          "100" in err,
+          "urldedup warns once when more URLs than --expect went in: %r"
+          % err.strip()[:200])
+    rc, out, err = run("urldedup", "--expect", "1000", "--fp-rate", "0.001",
+                       "--state", state, stdin=b"http://b.test/\n")
+    check(rc == 0 and "--expect" in err and "--fp-rate" in err and
+          "ignored" in err,
+          "urldedup says --expect/--fp-rate are ignored when --state exists:"
+          " %r" % err.strip()[:200])
+    rc, out, err = run("urldedup", "--expect", "1000", stdin=urls)
+    check(rc == 0 and "warning" not in err,
+          "no warning while the filter holds fewer URLs than --expect")
 
 print("%d passed, %d failed" % (passes, failures))
 sys.exit(1 if failures else 0)

@@ -524,6 +524,16 @@ static void test_bad_arguments(void **state)
     struct bc_frontier_outcome o = {200, 1, 0};
     assert_int_equal(bc_frontier_done(f, &j, &o, 0), BC_ERR_INVALID_ARG);
     assert_string_equal(bc_frontier_reason_name(BC_ADMIT_TRAP), "trap");
+    /* The sentinel counts the reasons: each below it has its own name. */
+    for (int a = 0; a < BC_ADMIT_REASON_COUNT; a++) {
+        const char *na = bc_frontier_reason_name((enum bc_frontier_reason)a);
+        assert_string_not_equal(na, "unknown");
+        for (int b = 0; b < a; b++)
+            assert_string_not_equal(
+                na, bc_frontier_reason_name((enum bc_frontier_reason)b));
+    }
+    assert_string_equal(bc_frontier_reason_name(BC_ADMIT_REASON_COUNT),
+                        "unknown");
     bc_frontier_free(f);
 }
 

@@ -47,6 +47,7 @@
 
 #include "bloomcrawl/links.h"
 #include "bloomcrawl/status.h"
+#include "bloomcrawl/version.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -120,7 +121,8 @@ struct bc_fetcher_config {
 };
 
 #define BC_FETCHER_DEFAULT_USER_AGENT                                          \
-    "bloomcrawl/0.1 (+https://example.invalid/set-your-contact-url)"
+    "bloomcrawl/" BC_VERSION_STRING                                            \
+    " (+https://example.invalid/set-your-contact-url)"
 
 struct bc_fetcher;
 

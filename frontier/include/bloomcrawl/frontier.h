@@ -76,9 +76,9 @@ enum bc_frontier_reason {
     BC_ADMIT_ROBOTS,            /* robots.txt disallows it */
     BC_ADMIT_DUPLICATE,         /* seen-test: DUPLICATE */
     BC_ADMIT_PROBABLY_SEEN,     /* seen-test: PROBABLY_SEEN */
-    BC_ADMIT_NOMEM              /* out of memory: nothing changed */
+    BC_ADMIT_NOMEM,             /* out of memory: nothing changed */
+    BC_ADMIT_REASON_COUNT       /* not a reason: how many there are */
 };
-#define BC_ADMIT_REASON_COUNT 14
 
 /* A short name for a reason ("queued", "bad_url", ...); never NULL. */
 const char *bc_frontier_reason_name(enum bc_frontier_reason reason);

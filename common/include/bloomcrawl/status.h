@@ -7,8 +7,8 @@
  * only on success: a failed call leaves its outputs and its object as they
  * were.
  */
-#ifndef BC_DEDUP_STATUS_H
-#define BC_DEDUP_STATUS_H
+#ifndef BC_COMMON_STATUS_H
+#define BC_COMMON_STATUS_H
 
 #ifdef __cplusplus
 extern "C" {
@@ -68,4 +68,4 @@ const char *bc_strerror(enum bc_status status);
 }
 #endif
 
-#endif /* BC_DEDUP_STATUS_H */
+#endif /* BC_COMMON_STATUS_H */

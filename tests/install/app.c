@@ -1,0 +1,96 @@
+/*
+ * app.c - an outside program built against an installed bloomcrawl
+ * (tests/test_install.sh): with find_package(bloomcrawl) through
+ * tests/install/CMakeLists.txt, and with `pkg-config --cflags --libs
+ * bloomcrawl`. It calls into every module, so that every library and each
+ * of their outside dependencies (xxHash, libm, libidn2, libpsl, libcurl,
+ * libxml2) must be on the link line, and prints "ok VERSION".
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <bloomcrawl/fetcher.h>
+#include <bloomcrawl/frontier.h>
+#include <bloomcrawl/links.h>
+#include <bloomcrawl/seen.h>
+#include <bloomcrawl/status.h>
+#include <bloomcrawl/url.h>
+#include <bloomcrawl/version.h>
+
+static int fail(const char *what, enum bc_status st)
+{
+    fprintf(stderr, "app: %s: %s\n", what, bc_strerror(st));
+    return 1;
+}
+
+int main(void)
+{
+    enum bc_status st;
+
+    /* common: the headers and the library are one release. */
+    if (strcmp(bc_version(), BC_VERSION_STRING) != 0) {
+        fprintf(stderr, "app: library %s, headers %s\n", bc_version(),
+                BC_VERSION_STRING);
+        return 1;
+    }
+
+    /* dedup: the seen-test (xxHash, libm for the sizing). */
+    struct bc_seen_config sc;
+    bc_seen_config_init(&sc);
+    sc.expected = 1000;
+    struct bc_seen *seen;
+    if ((st = bc_seen_create(&sc, &seen)) != BC_OK)
+        return fail("bc_seen_create", st);
+    enum bc_seen_verdict v1, v2;
+    bc_seen_test_and_add(seen, "a", 1, &v1);
+    bc_seen_test_and_add(seen, "a", 1, &v2);
+    bc_seen_free(seen);
+    if (v1 != BC_SEEN_NEW || v2 != BC_SEEN_DUPLICATE)
+        return fail("seen-test verdicts", BC_ERR_INVALID_ARG);
+
+    /* frontier: an IDN host (libidn2) and a frontier (libpsl). */
+    char buf[256];
+    struct bc_url u;
+    static const char idn[] = "HTTP://B\xc3\xbc"
+                              "cher.example/a/../b";
+    if ((st = bc_url_normalize(NULL, idn, strlen(idn), NULL, buf, sizeof(buf),
+                               &u)) != BC_OK)
+        return fail("bc_url_normalize", st);
+    if (strcmp(u.href, "http://xn--bcher-kva.example/b") != 0) {
+        fprintf(stderr, "app: normalized to %s\n", u.href);
+        return 1;
+    }
+    struct bc_frontier_config fc;
+    bc_frontier_config_init(&fc);
+    fc.scope = BC_SCOPE_DOMAIN;
+    struct bc_frontier *f;
+    if ((st = bc_frontier_create(&fc, &f)) != BC_OK)
+        return fail("bc_frontier_create", st);
+    enum bc_frontier_reason why;
+    st = bc_frontier_add_seed(f, "http://a.example/", 17, &why, NULL);
+    bc_frontier_free(f);
+    if (st != BC_OK || why != BC_ADMIT_QUEUED)
+        return fail("bc_frontier_add_seed", st);
+
+    /* fetcher: libcurl and libxml2. */
+    if ((st = bc_fetcher_global_init()) != BC_OK)
+        return fail("bc_fetcher_global_init", st);
+    struct bc_links_config lc;
+    bc_links_config_init(&lc);
+    struct bc_links *links;
+    static const char html[] = "<a href=x>x</a><a href=y>y</a>";
+    if ((st = bc_links_create(&lc, "http://a.example/", 17, &links)) != BC_OK)
+        return fail("bc_links_create", st);
+    st = bc_links_feed(links, html, sizeof(html) - 1);
+    if (st == BC_OK)
+        st = bc_links_finish(links);
+    struct bc_links_stats ls;
+    bc_links_stats(links, &ls);
+    bc_links_free(links);
+    if (st != BC_OK || ls.links != 2)
+        return fail("bc_links", st);
+    bc_fetcher_global_cleanup();
+
+    printf("ok %s\n", bc_version());
+    return 0;
+}
