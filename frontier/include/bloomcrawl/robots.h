@@ -12,8 +12,11 @@
  *
  * Paths are compared after the percent-encoding normalization of
  * RFC 9309 section 2.2.2: pass the path and query as the URL normalizer
- * (bloomcrawl/url.h) produces them. See bc_robots_allowed() for exactly
- * what is compared.
+ * (bloomcrawl/url.h) produces them. Patterns are normalized by the very
+ * rule the URL normalizer applies to paths and queries, so a pattern
+ * written the way a page links to a path matches that page's canonical
+ * path ("Disallow: /a[1]" matches /a%5B1%5D, the canonical form of
+ * http://h/a[1]). See bc_robots_allowed() for exactly what is compared.
  *
  * Memory: one allocation per parsed object: a small header, 12 bytes per
  * selected rule, 8 bytes per sitemap, and the rule patterns (normalized,
