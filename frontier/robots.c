@@ -31,13 +31,29 @@
  *
  * WHICH RULES APPLY (RFC 9309 2.2.1)
  *
- * A crawler's product token is the leading run of letters, `-` and `_`
- * of its user-agent string ("bcbot" in "bcbot/1.0 (+https://...)"). The
- * token is matched case-insensitively against the same token of each
- * user-agent line. The rules of ALL groups that match are merged. If none
- * matches, the rules of the `*` group(s) apply; if there is no `*` group
- * either, everything is allowed. A group that matches but holds no rules
- * still counts: it allows everything to that crawler.
+ * A product token is a user-agent string up to its first space, TAB or
+ * '/' ("bcbot" in "bcbot/1.0 (+https://...)", "MJ12bot" in "MJ12bot/v1.4").
+ * The crawler's token is matched case-insensitively against the token of
+ * each user-agent line, whole against whole: a group for MJ12bot is not a
+ * group for MJ99bot, and neither name is ever cut short. The rules of ALL
+ * groups that match are merged. If none matches, the rules of the `*`
+ * group(s) apply; if there is no `*` group either, everything is allowed.
+ * A group that matches but holds no rules still counts: it allows
+ * everything to that crawler.
+ *
+ * RFC 9309 2.2.1 says a product token MUST be made of letters, `_` and
+ * `-`; real files and real crawlers (MJ12bot, 360Spider, AhrefsBot-2)
+ * use digits too. Google's parser (google/robotstxt) cuts a group's value
+ * at its first character outside [a-zA-Z_-] and compares what is left
+ * with the crawler's whole name, which it requires to be made of those
+ * characters only: a group for "MJ12bot" becomes a group for "MJ", which
+ * no crawler Google accepts is named, so in effect such groups are
+ * ignored. We keep the digits on both sides instead: a crawler with a
+ * digit in its name finds the group written for it, and no other. (We
+ * used to cut both sides at the first digit, which made MJ99bot obey the
+ * group for MJ12bot.) Where the two choices differ, only a name with a
+ * character outside [a-zA-Z_-] is involved, which RFC 9309 does not
+ * allow; Google's conformance cases pass either way.
  *
  * LONGEST MATCH (RFC 9309 2.2.2)
  *
@@ -232,19 +248,9 @@ static bool is_ws(unsigned char c)
     return c == ' ' || c == '\t';
 }
 
-static bool is_alpha(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
 static bool is_digit(unsigned char c)
 {
     return c >= '0' && c <= '9';
-}
-
-static bool is_token_char(unsigned char c)
-{
-    return is_alpha(c) || c == '-' || c == '_';
 }
 
 static unsigned char to_lower(unsigned char c)
@@ -268,7 +274,7 @@ size_t bc_robots_product_token(const char *agent, size_t agent_len)
     size_t n = 0;
     if (agent == NULL)
         return 0;
-    while (n < agent_len && is_token_char((unsigned char)agent[n]))
+    while (n < agent_len && !is_ws((unsigned char)agent[n]) && agent[n] != '/')
         n++;
     return n;
 }
@@ -423,7 +429,7 @@ static void match_agent(const struct scan *sc, const unsigned char *v, size_t n,
 
     *global = n > 0 && v[0] == '*' && (n == 1 || is_ws(v[1]));
     *named = false;
-    if (t == 0 || t != sc->agent_len)
+    if (*global || t == 0 || t != sc->agent_len)
         return;
     for (size_t i = 0; i < t; i++)
         if (to_lower(v[i]) != to_lower((unsigned char)sc->agent[i]))

@@ -117,6 +117,19 @@ with tempfile.TemporaryDirectory() as d:
     with open(robots, "w") as f:
         f.write("User-agent: *\nDisallow: /private/\nAllow: /private/ok\n"
                 "User-agent: SlowBot\nDisallow: /\n")
+    # Whole product tokens: MJ99bot does not obey the group for MJ12bot.
+    with open(robots, "w") as f:
+        f.write("User-agent: *\nDisallow: /\n\nUser-agent: MJ12bot\n"
+                "Allow: /\n")
+    for agent, want in (("MJ99bot", 1), ("MJ12bot", 0),
+                        ("MJ12bot/v1.4.8 (+http://mj12bot.com/)", 0)):
+        rc, out, _ = run("robotstxt", robots, agent, "http://example.com/x")
+        word = "allowed" if want == 0 else "disallowed"
+        check(rc == want and out.strip() == word,
+              "robotstxt (MJ12bot group) %s -> %s" % (agent, word))
+    with open(robots, "w") as f:
+        f.write("User-agent: *\nDisallow: /private/\nAllow: /private/ok\n"
+                "User-agent: SlowBot\nDisallow: /\n")
     rc, _, _ = run("robotstxt", robots, "bot")
     check(rc == 2, "robotstxt with 2 arguments exits 2")
     rc, _, _ = run("robotstxt", os.path.join(d, "missing"), "bot", "/")

@@ -276,7 +276,7 @@ static void test_agent_selection(void **state)
     assert_false(allowed(body, "Foo", "/foo"));
     /* An agent with an empty token gets the `*` group. */
     assert_false(allowed(body, "", "/foo"));
-    assert_false(allowed(body, "1bot", "/foo"));
+    assert_false(allowed(body, "/1.0", "/foo"));
     /* A matching group without rules allows everything, `*` or not. */
     assert_true(allowed(body, "empty", "/anything"));
     /* No matching group and no `*` group: allow all. */
@@ -309,9 +309,50 @@ static void test_agent_selection(void **state)
 
     assert_int_equal(bc_robots_product_token("bcbot-x/1.0", 11), 7);
     assert_int_equal(bc_robots_product_token("a_b c", 5), 3);
-    assert_int_equal(bc_robots_product_token("9bot", 4), 0);
+    assert_int_equal(bc_robots_product_token("a\tb", 3), 1);
+    assert_int_equal(bc_robots_product_token("9bot", 4), 4);
+    assert_int_equal(bc_robots_product_token("MJ12bot/v1.4.8", 14), 7);
+    assert_int_equal(bc_robots_product_token("/1.0", 4), 0);
     assert_int_equal(bc_robots_product_token("", 0), 0);
     assert_int_equal(bc_robots_product_token(NULL, 3), 0);
+}
+
+/*
+ * Whole product tokens: a group's token (its value up to the first space,
+ * TAB or '/') is compared with the crawler's whole token, digits and all;
+ * neither is cut at a digit. Before, both were cut at their first
+ * character outside [A-Za-z_-], so MJ99bot obeyed the group for MJ12bot.
+ */
+static void test_whole_tokens(void **state)
+{
+    const char *mj = "User-agent: *\n"
+                     "Disallow: /\n"
+                     "\n"
+                     "User-agent: MJ12bot\n"
+                     "Allow: /\n";
+    (void)state;
+
+    assert_false(allowed(mj, "MJ99bot", "/x"));
+    assert_false(allowed(mj, "MJ", "/x"));
+    assert_false(allowed(mj, "MJ12botX", "/x"));
+    assert_true(allowed(mj, "MJ12bot", "/x"));
+    assert_true(allowed(mj, "mj12BOT", "/x"));
+    assert_true(allowed(mj, "MJ12bot/v1.4.8 (http://mj12bot.com/)", "/x"));
+    /* The group's value is cut at a space or '/', never at a digit. */
+    assert_true(allowed("User-agent: *\nDisallow: /\n"
+                        "User-agent: MJ12bot/v1.4.8 (http://mj12bot.com/)\n"
+                        "Allow: /\n",
+                        "MJ12bot", "/x"));
+    assert_false(allowed("User-agent: *\nDisallow: /\n"
+                         "User-agent: MJ12bot/v1.4.8\nAllow: /\n",
+                         "MJ99bot", "/x"));
+    assert_true(allowed("User-agent: bot2\nDisallow: /\n", "bot3", "/x"));
+    assert_false(allowed("User-agent: bot2\nDisallow: /\n", "bot2", "/x"));
+    assert_true(allowed("User-agent: bot2\nDisallow: /\n", "bot", "/x"));
+    /* A crawler named "*" is no group's name: only `*` groups apply. */
+    struct bc_robots *r = parse("User-agent: *\nDisallow: /\n", "*");
+    assert_int_equal(bc_robots_group(r), BC_ROBOTS_GROUP_GLOBAL);
+    bc_robots_free(r);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1095,6 +1136,7 @@ int main(void)
         cmocka_unit_test(test_conformance),
         cmocka_unit_test(test_groups),
         cmocka_unit_test(test_agent_selection),
+        cmocka_unit_test(test_whole_tokens),
         cmocka_unit_test(test_longest_match),
         cmocka_unit_test(test_wildcards),
         cmocka_unit_test(test_robots_txt_always_allowed),
