@@ -135,7 +135,10 @@ int main(int argc, char **argv)
         double t2 = now_s();
         for (;;) {
             struct bc_frontier_job job;
-            bc_frontier_next(f, clock, &job);
+            if (bc_frontier_next(f, clock, &job) != BC_OK) {
+                fprintf(stderr, "bench_frontier: out of memory\n");
+                exit(1);
+            }
             if (job.action == BC_FRONTIER_DONE)
                 break;
             if (job.action == BC_FRONTIER_WAIT) {

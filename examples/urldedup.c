@@ -77,7 +77,10 @@ static void usage(FILE *f)
         "  --stats            print every counter to stderr at the end\n"
         "\n"
         "Resolution:\n"
-        "  --base URL         resolve each line against URL\n"
+        "  --base URL         resolve each line against URL (a blank line "
+        "is URL\n"
+        "                     itself, RFC 3986 5.4.1; without --base it is "
+        "an error)\n"
         "  --max-length N     longest canonical URL accepted (default %u)\n"
         "\n"
         "Seen-test (Bloom filter, then an exact LRU of recent URLs):\n"
@@ -452,12 +455,13 @@ static void do_line(struct run *r, const char *s, size_t n)
     enum bc_status st;
 
     r->count->lines++;
-    /* A blank line is no URL, even with --base (where RFC 3986 would read
-     * the empty reference as the base itself). */
+    /* A blank line is the empty reference: with --base it resolves to the
+     * base itself (RFC 3986 5.4.1), which the library does; without one it
+     * names nothing and is reported as empty. */
     size_t k = 0;
     while (k < n && (unsigned char)s[k] <= 0x20)
         k++;
-    if (k == n) {
+    if (k == n && r->base == NULL) {
         reject_line(r, BC_ERR_URL_EMPTY, s, n);
         return;
     }

@@ -125,6 +125,18 @@ struct host {
     char *robots_url; /* a redirect target, or NULL for origin/robots.txt */
 };
 
+/*
+ * The URL of a FETCH or FETCH_ROBOTS job. The frontier owns it: it is on
+ * the list of jobs out until the job's done() or robots_done(), then on
+ * the retired list until the next bc_frontier_next() call, so that the
+ * caller can still resolve the page's links against job.url after done()
+ * (frontier.h). free() releases both lists, jobs never done included.
+ */
+struct job_url {
+    struct job_url *prev, *next;
+    char text[];
+};
+
 /* A string set (seed hosts and domains). */
 struct name {
     UT_hash_handle hh;
@@ -146,6 +158,8 @@ struct bc_frontier {
     uint64_t added, admitted, handed_out, robots_fetches;
     uint64_t robots_parsed, robots_unavailable, robots_unreachable;
     uint64_t reasons[BC_ADMIT_REASON_COUNT];
+    struct job_url *jobs_out; /* URLs of jobs not done yet */
+    struct job_url *retired;  /* URLs of jobs done since the last next() */
     /* Scratch: the last base parsed, the URL and key being admitted. */
     char *base_src, *base_buf, *url_buf, *key_buf, *drop_buf;
     size_t base_src_len;
@@ -346,6 +360,18 @@ static void queue_push(struct bc_frontier *f, struct host *h, const char *url,
     f->queued++;
 }
 
+/* The head entry, left in place: its URL bytes (not NUL-terminated), its
+ * length in *len and its depth in *depth. The queue must not be empty. */
+static const char *queue_peek(const struct host *h, size_t *len,
+                              unsigned *depth)
+{
+    const struct chunk *c = h->first;
+    const unsigned char *p = c->data + c->head;
+    *len = (size_t)p[0] | (size_t)p[1] << 8;
+    *depth = (unsigned)p[2] | (unsigned)p[3] << 8;
+    return (const char *)p + ENTRY_HEADER;
+}
+
 /* Take the head entry into buf (NUL-terminated); returns its length. */
 static size_t queue_pop(struct bc_frontier *f, struct host *h, char *buf,
                         unsigned *depth)
@@ -490,10 +516,21 @@ static void names_free(struct name **set)
     }
 }
 
+static void job_urls_free(struct job_url *u)
+{
+    while (u) {
+        struct job_url *next = u->next;
+        free(u);
+        u = next;
+    }
+}
+
 void bc_frontier_free(struct bc_frontier *f)
 {
     if (!f)
         return;
+    job_urls_free(f->jobs_out);
+    job_urls_free(f->retired);
     struct host *h, *tmp;
     HASH_ITER(hh, f->hosts, h, tmp)
     {
@@ -845,16 +882,54 @@ static bool robots_needed(const struct bc_frontier *f, const struct host *h,
            (h->robots_state != ROBOTS_FETCHING && now >= h->robots_expires);
 }
 
-static char *robots_url_of(const struct host *h)
+/* A job URL of len bytes (text[len] for the NUL), on the list of jobs out;
+ * NULL when out of memory. */
+static char *job_url_new(struct bc_frontier *f, size_t len)
 {
-    if (h->robots_url)
-        return strdup(h->robots_url);
+    struct job_url *u = malloc(sizeof(*u) + len + 1);
+    if (!u)
+        return NULL;
+    u->prev = NULL;
+    u->next = f->jobs_out;
+    if (f->jobs_out)
+        f->jobs_out->prev = u;
+    f->jobs_out = u;
+    return u->text;
+}
+
+/* The job is done: its URL moves to the retired list, freed by the next
+ * bc_frontier_next(). */
+static void job_url_retire(struct bc_frontier *f, char *text)
+{
+    struct job_url *u =
+        (struct job_url *)(void *)(text - offsetof(struct job_url, text));
+    if (u->prev)
+        u->prev->next = u->next;
+    else
+        f->jobs_out = u->next;
+    if (u->next)
+        u->next->prev = u->prev;
+    u->prev = NULL;
+    u->next = f->retired;
+    f->retired = u;
+}
+
+/* The robots.txt URL of a host (its origin's, or a redirect target), as
+ * a job URL; NULL when out of memory. */
+static char *robots_url_of(struct bc_frontier *f, const struct host *h)
+{
     static const char suffix[] = "/robots.txt";
-    char *s = malloc(h->origin_len + sizeof(suffix));
+    size_t len = h->robots_url ? strlen(h->robots_url)
+                               : h->origin_len + sizeof(suffix) - 1;
+    char *s = job_url_new(f, len);
     if (!s)
         return NULL;
-    memcpy(s, h->origin, h->origin_len);
-    memcpy(s + h->origin_len, suffix, sizeof(suffix));
+    if (h->robots_url) {
+        memcpy(s, h->robots_url, len + 1);
+    } else {
+        memcpy(s, h->origin, h->origin_len);
+        memcpy(s + h->origin_len, suffix, sizeof(suffix));
+    }
     return s;
 }
 
@@ -863,22 +938,31 @@ enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
 {
     if (!f || !job)
         return BC_ERR_INVALID_ARG;
-    memset(job, 0, sizeof(*job));
+    /* The URLs of the jobs done since the last call are the caller's no
+     * longer. */
+    job_urls_free(f->retired);
+    f->retired = NULL;
+    /* Built in j and copied out on success only: a call that fails
+     * leaves *job and the frontier as they were. */
+    struct bc_frontier_job j;
+    memset(&j, 0, sizeof(j));
     if (f->heap_len == 0) {
-        job->action = f->in_flight ? BC_FRONTIER_WAIT : BC_FRONTIER_DONE;
-        job->wait_until_ms = UINT64_MAX;
+        j.action = f->in_flight ? BC_FRONTIER_WAIT : BC_FRONTIER_DONE;
+        j.wait_until_ms = UINT64_MAX;
+        *job = j;
         return BC_OK;
     }
     struct host *h = f->heap[0];
     if (h->next_ms > now) {
-        job->action = BC_FRONTIER_WAIT;
-        job->wait_until_ms = h->next_ms;
+        j.action = BC_FRONTIER_WAIT;
+        j.wait_until_ms = h->next_ms;
+        *job = j;
         return BC_OK;
     }
-    job->host = h;
-    job->started_ms = now;
+    j.host = h;
+    j.started_ms = now;
     if (robots_needed(f, h, now)) {
-        char *url = robots_url_of(h);
+        char *url = robots_url_of(f, h);
         if (!url)
             return BC_ERR_NOMEM;
         h->robots_state = ROBOTS_FETCHING;
@@ -886,35 +970,33 @@ enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
         f->in_flight++;
         f->robots_fetches++;
         host_schedule(f, h);
-        job->action = BC_FRONTIER_FETCH_ROBOTS;
-        job->url = job->owned = url;
-        job->url_len = strlen(url);
+        j.action = BC_FRONTIER_FETCH_ROBOTS;
+        j.url = j.owned = url;
+        j.url_len = strlen(url);
+        *job = j;
         return BC_OK;
     }
     unsigned depth;
-    size_t len = queue_pop(f, h, f->drop_buf, &depth);
-    if (f->cfg.obey_robots && !robots_allows(h, f->drop_buf, len)) {
+    size_t len;
+    const char *head = queue_peek(h, &len, &depth);
+    if (f->cfg.obey_robots && !robots_allows(h, head, len)) {
+        queue_pop(f, h, f->drop_buf, &depth);
         f->reasons[BC_ADMIT_ROBOTS]++;
         host_schedule(f, h);
-        job->action = BC_FRONTIER_DROP;
-        job->reason = BC_ADMIT_ROBOTS;
-        job->url = f->drop_buf;
-        job->url_len = len;
-        job->host = NULL;
+        j.action = BC_FRONTIER_DROP;
+        j.reason = BC_ADMIT_ROBOTS;
+        j.url = f->drop_buf;
+        j.url_len = len;
+        j.host = NULL;
+        *job = j;
         return BC_OK;
     }
-    char *url = malloc(len + 1);
-    if (!url) {
-        f->reasons[BC_ADMIT_NOMEM]++;
-        host_schedule(f, h);
-        job->action = BC_FRONTIER_DROP;
-        job->reason = BC_ADMIT_NOMEM;
-        job->url = f->drop_buf;
-        job->url_len = len;
-        job->host = NULL;
-        return BC_OK;
-    }
-    memcpy(url, f->drop_buf, len + 1);
+    /* Allocated before the URL leaves the queue: out of memory, it stays
+     * there and nothing is lost. */
+    char *url = job_url_new(f, len);
+    if (!url)
+        return BC_ERR_NOMEM;
+    queue_pop(f, h, url, &depth);
     h->in_flight++;
     f->in_flight++;
     f->handed_out++;
@@ -922,10 +1004,11 @@ enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
      * spaced by the delay. */
     h->next_ms = now + base_delay(f, h);
     host_schedule(f, h);
-    job->action = BC_FRONTIER_FETCH;
-    job->url = job->owned = url;
-    job->url_len = len;
-    job->depth = depth;
+    j.action = BC_FRONTIER_FETCH;
+    j.url = j.owned = url;
+    j.url_len = len;
+    j.depth = depth;
+    *job = j;
     return BC_OK;
 }
 
@@ -939,9 +1022,9 @@ static void release(struct bc_frontier *f, struct bc_frontier_job *job,
     f->in_flight--;
     if (until > h->next_ms)
         h->next_ms = until;
-    free(job->owned);
+    /* job->url stays valid until the next bc_frontier_next(). */
+    job_url_retire(f, job->owned);
     job->owned = NULL;
-    job->url = NULL;
     job->host = NULL;
 }
 
@@ -1013,7 +1096,14 @@ enum bc_status bc_frontier_robots_done(struct bc_frontier *f,
             return BC_OK;
         }
         free(tbuf);
-        status = 404; /* an unusable redirect: unavailable */
+        if (st == BC_ERR_NOMEM) {
+            /* Fail closed: out of memory is no answer from the server,
+             * so the host is unreachable, never "allow all". */
+            result = BC_ERR_NOMEM;
+            status = 0;
+        } else {
+            status = 404; /* an unusable redirect: unavailable */
+        }
     }
     free(h->robots_url);
     h->robots_url = NULL;

@@ -31,13 +31,29 @@
  *
  * WHICH RULES APPLY (RFC 9309 2.2.1)
  *
- * A crawler's product token is the leading run of letters, `-` and `_`
- * of its user-agent string ("bcbot" in "bcbot/1.0 (+https://...)"). The
- * token is matched case-insensitively against the same token of each
- * user-agent line. The rules of ALL groups that match are merged. If none
- * matches, the rules of the `*` group(s) apply; if there is no `*` group
- * either, everything is allowed. A group that matches but holds no rules
- * still counts: it allows everything to that crawler.
+ * A product token is a user-agent string up to its first space, TAB or
+ * '/' ("bcbot" in "bcbot/1.0 (+https://...)", "MJ12bot" in "MJ12bot/v1.4").
+ * The crawler's token is matched case-insensitively against the token of
+ * each user-agent line, whole against whole: a group for MJ12bot is not a
+ * group for MJ99bot, and neither name is ever cut short. The rules of ALL
+ * groups that match are merged. If none matches, the rules of the `*`
+ * group(s) apply; if there is no `*` group either, everything is allowed.
+ * A group that matches but holds no rules still counts: it allows
+ * everything to that crawler.
+ *
+ * RFC 9309 2.2.1 says a product token MUST be made of letters, `_` and
+ * `-`; real files and real crawlers (MJ12bot, 360Spider, AhrefsBot-2)
+ * use digits too. Google's parser (google/robotstxt) cuts a group's value
+ * at its first character outside [a-zA-Z_-] and compares what is left
+ * with the crawler's whole name, which it requires to be made of those
+ * characters only: a group for "MJ12bot" becomes a group for "MJ", which
+ * no crawler Google accepts is named, so in effect such groups are
+ * ignored. We keep the digits on both sides instead: a crawler with a
+ * digit in its name finds the group written for it, and no other. (We
+ * used to cut both sides at the first digit, which made MJ99bot obey the
+ * group for MJ12bot.) Where the two choices differ, only a name with a
+ * character outside [a-zA-Z_-] is involved, which RFC 9309 does not
+ * allow; Google's conformance cases pass either way.
  *
  * LONGEST MATCH (RFC 9309 2.2.2)
  *
@@ -54,13 +70,17 @@
  *     Allow:    /$             /            -> allowed, / only
  *
  * Patterns and paths are compared after the same percent-encoding
- * normalization: bytes that may not appear raw in a URL (non-ASCII,
- * controls, space, " < > ^ ` { | }) are percent-encoded, hex digits are
- * uppercase, and escapes of unreserved characters (A-Z a-z 0-9 - . _ ~)
- * are decoded, since RFC 3986 says they are the same URL. The URL
- * normalizer (url.c) does exactly this to the paths it produces; this
- * file does it to patterns, where `*` and a final `$` are not bytes but
- * operators, which is why it has its own small normalizer. Reserved
+ * normalization, ONE rule for the whole module (frontier/pct_int.h):
+ * bytes that may not appear raw in a URL (non-ASCII, controls, space,
+ * " < > [ \ ] ^ ` { | }) are percent-encoded, hex digits are uppercase,
+ * and escapes of unreserved characters (A-Z a-z 0-9 - . _ ~) are decoded,
+ * since RFC 3986 says they are the same URL; TAB is removed and a '\' in
+ * the path is a '/', as browsers do with an href. The URL normalizer
+ * (url.c) applies this rule to the URLs it produces; this file applies it
+ * to patterns, where `*` and a final `$` are operators (both are
+ * sub-delimiters, which the rule keeps raw). So a pattern written the way
+ * a page links to a path matches that path: "Disallow: /a[1]" blocks
+ * http://h/a[1], which the normalizer turns into /a%5B1%5D. Reserved
  * escapes such as %2F stay escaped: /a%2Fb and /a/b are different paths.
  * The matcher canonicalizes the escapes of the path it is given as well
  * ("/%7ea" is "/~a"), but leaves its raw bytes alone: encoding them is
@@ -142,6 +162,8 @@
 #include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "pct_int.h" /* the percent-encoding rule, shared with url.c */
 
 /* One Allow/Disallow rule; its pattern lives in the text block. */
 struct rule {
@@ -226,56 +248,15 @@ static bool is_ws(unsigned char c)
     return c == ' ' || c == '\t';
 }
 
-static bool is_alpha(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
 static bool is_digit(unsigned char c)
 {
     return c >= '0' && c <= '9';
-}
-
-static bool is_token_char(unsigned char c)
-{
-    return is_alpha(c) || c == '-' || c == '_';
 }
 
 static unsigned char to_lower(unsigned char c)
 {
     return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + ('a' - 'A')) : c;
 }
-
-static unsigned char to_upper(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') ? (unsigned char)(c - ('a' - 'A')) : c;
-}
-
-static int hex_value(unsigned char c)
-{
-    if (is_digit(c))
-        return c - '0';
-    c = to_lower(c);
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
-/* RFC 3986 2.3: escapes of these are decoded before comparing. */
-static bool is_unreserved(unsigned char c)
-{
-    return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' ||
-           c == '~';
-}
-
-/* Bytes the URL normalizer never leaves raw (DESIGN.md 3.1 rule 10). */
-static bool must_encode(unsigned char c)
-{
-    return c <= 0x20 || c >= 0x7f || c == '"' || c == '<' || c == '>' ||
-           c == '^' || c == '`' || c == '{' || c == '|' || c == '}';
-}
-
-static const char hex_digits[] = "0123456789ABCDEF";
 
 static bool equal_nocase(const unsigned char *a, size_t alen, const char *b)
 {
@@ -293,7 +274,7 @@ size_t bc_robots_product_token(const char *agent, size_t agent_len)
     size_t n = 0;
     if (agent == NULL)
         return 0;
-    while (n < agent_len && is_token_char((unsigned char)agent[n]))
+    while (n < agent_len && !is_ws((unsigned char)agent[n]) && agent[n] != '/')
         n++;
     return n;
 }
@@ -305,55 +286,49 @@ size_t bc_robots_product_token(const char *agent, size_t agent_len)
 /*
  * Normalize the pattern v[0..n) into out (when out is not NULL) and return
  * the normalized length, a final `$` excluded and reported in *anchored.
- * Escapes: hex uppercased, unreserved ones decoded, a `%` not followed by
- * two hex digits becomes "%25". Bytes that must_encode() are escaped.
- * `*` and a `$` that is not last are copied as they are. The result is at
- * most 3 * n bytes.
+ * The URL normalizer's rule (pct_int.h), applied to a path and query: an
+ * escape is canonicalized (hex uppercased, an unreserved one decoded, a
+ * `%` not followed by two hex digits becomes "%25"); TAB is removed; a
+ * '\' before the first '?' is a '/'; a byte a canonical query does not
+ * keep raw is escaped. `*` and `$` are sub-delimiters, kept raw: they stay
+ * operators. The result is at most 3 * n bytes.
  */
 static size_t normalize_pattern(const unsigned char *v, size_t n, char *out,
                                 bool *anchored)
 {
     size_t o = 0;
+    bool in_query = false;
 
     *anchored = n > 0 && v[n - 1] == '$';
     if (*anchored)
         n--;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n;) {
         unsigned char c = v[i];
-        unsigned char esc[3];
-        size_t elen = 0;
+        char unit[3];
+        size_t ulen = 1;
+        bool raw;
 
         if (c == '%') {
-            int hi = i + 2 < n ? hex_value(v[i + 1]) : -1;
-            int lo = i + 2 < n ? hex_value(v[i + 2]) : -1;
-            if (hi >= 0 && lo >= 0) {
-                unsigned char d = (unsigned char)(hi * 16 + lo);
-                i += 2;
-                if (is_unreserved(d)) {
-                    esc[0] = d;
-                    elen = 1;
-                } else {
-                    esc[0] = '%';
-                    esc[1] = (unsigned char)hex_digits[hi];
-                    esc[2] = (unsigned char)hex_digits[lo];
-                    elen = 3;
-                }
-            } else {
-                memcpy(esc, "%25", 3);
-                elen = 3;
-            }
-        } else if (must_encode(c)) {
-            esc[0] = '%';
-            esc[1] = (unsigned char)hex_digits[c >> 4];
-            esc[2] = (unsigned char)hex_digits[c & 15];
-            elen = 3;
+            i += pct_escape((const char *)v + i, n - i, &c, &raw);
         } else {
-            esc[0] = c;
-            elen = 1;
+            i++;
+            if (pct_is_removed(c))
+                continue;
+            if (c == '?')
+                in_query = true;
+            else if (c == '\\' && !in_query)
+                c = '/';
+            raw = (url_class[c] & CL_QUERY) != 0;
+        }
+        if (raw) {
+            unit[0] = (char)c;
+        } else {
+            pct_put(unit, c);
+            ulen = 3;
         }
         if (out != NULL)
-            memcpy(out + o, esc, elen);
-        o += elen;
+            memcpy(out + o, unit, ulen);
+        o += ulen;
     }
     return o;
 }
@@ -454,7 +429,7 @@ static void match_agent(const struct scan *sc, const unsigned char *v, size_t n,
 
     *global = n > 0 && v[0] == '*' && (n == 1 || is_ws(v[1]));
     *named = false;
-    if (t == 0 || t != sc->agent_len)
+    if (*global || t == 0 || t != sc->agent_len)
         return;
     for (size_t i = 0; i < t; i++)
         if (to_lower(v[i]) != to_lower((unsigned char)sc->agent[i]))
@@ -720,28 +695,20 @@ struct cursor {
 static unsigned path_unit(const struct path *pa, size_t i, unsigned char u[3],
                           size_t *adv)
 {
-    const unsigned char *p = pa->p;
-    int hi, lo;
+    unsigned char c;
+    bool raw;
 
-    if (p[i] != '%') {
-        u[0] = p[i];
+    if (pa->p[i] != '%') {
+        u[0] = pa->p[i];
         *adv = 1;
         return 1;
     }
-    hi = i + 2 < pa->n ? hex_value(p[i + 1]) : -1;
-    lo = i + 2 < pa->n ? hex_value(p[i + 2]) : -1;
-    if (hi < 0 || lo < 0) {
-        memcpy(u, "%25", 3);
-        *adv = 1;
-        return 3;
-    }
-    *adv = 3;
-    u[0] = (unsigned char)(hi * 16 + lo);
-    if (is_unreserved(u[0]))
+    *adv = pct_escape((const char *)pa->p + i, pa->n - i, &c, &raw);
+    if (raw) {
+        u[0] = c;
         return 1;
-    u[0] = '%';
-    u[1] = to_upper(p[i + 1]);
-    u[2] = to_upper(p[i + 2]);
+    }
+    pct_put((char *)u, c);
     return 3;
 }
 

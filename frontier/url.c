@@ -60,7 +60,8 @@
  *     not the mixed notation RFC 5952 section 5 suggests);
  *   - bytes that may not appear raw (controls, space, " < > [ \ ] ^ ` { | },
  *     DEL, bytes >= 0x80) are percent-encoded; a '%' that starts no escape is
- *     a literal percent sign, "%25";
+ *     a literal percent sign, "%25" (the rule is frontier/pct_int.h, which
+ *     robots.c applies to robots.txt patterns too);
  *   - the fragment is dropped: it is never sent to the server;
  *   - one trailing dot of the host is dropped (example.com. is example.com
  *     for every resolver).
@@ -105,8 +106,9 @@
  * normalize(normalize(x)) == normalize(x), which the tests and the fuzzer
  * check on millions of inputs.
  *
- * Per byte, one table lookup (url_class below) says whether the byte is
- * copied as it is in the current component; the rare bytes go to a switch.
+ * Per byte, one table lookup (url_class, in pct_int.h) says whether the
+ * byte is copied as it is in the current component; the rare bytes go to a
+ * switch.
  * Hosts are short and take a slower path through a small stack buffer;
  * only a non-ASCII host calls libidn2.
  *
@@ -142,43 +144,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * Byte classes. CL_PATH, CL_QUERY and CL_USER say "copy as is" for their
- * component: unreserved and sub-delims everywhere, plus ':' '@' in the
- * path, plus '/' '?' in the query, plus ':' in userinfo (RFC 3986 section
- * 3). Every byte without the bit is either a delimiter or percent-encoded.
- */
-#define CL_PATH   0x001u /* unreserved sub-delims : @ */
-#define CL_QUERY  0x002u /* unreserved sub-delims : @ / ? */
-#define CL_USER   0x004u /* unreserved sub-delims : */
-#define CL_UNRES  0x008u /* A-Z a-z 0-9 - . _ ~ */
-#define CL_HEX    0x010u /* 0-9 A-F a-f */
-#define CL_HOST   0x020u /* a-z 0-9 - . _ (a canonical host name) */
-#define CL_UPPER  0x040u /* A-Z */
-#define CL_SCHEME 0x080u /* A-Z a-z 0-9 + - . */
-#define CL_AUTH   0x100u /* / \ ? # @ (what the authority scan stops at) */
-
-static const uint16_t url_class[256] = {
-    0x000, 0x000, 0x000, 0x000, 0x000, 0x000, 0x000, 0x000, /* 00 ........ */
-    0x000, 0x000, 0x000, 0x000, 0x000, 0x000, 0x000, 0x000, /* 08 ........ */
-    0x000, 0x000, 0x000, 0x000, 0x000, 0x000, 0x000, 0x000, /* 10 ........ */
-    0x000, 0x000, 0x000, 0x000, 0x000, 0x000, 0x000, 0x000, /* 18 ........ */
-    0x000, 0x007, 0x000, 0x100, 0x007, 0x000, 0x007, 0x007, /* 20  !"#$%&' */
-    0x007, 0x007, 0x007, 0x087, 0x007, 0x0af, 0x0af, 0x102, /* 28 ()*+,-./ */
-    0x0bf, 0x0bf, 0x0bf, 0x0bf, 0x0bf, 0x0bf, 0x0bf, 0x0bf, /* 30 01234567 */
-    0x0bf, 0x0bf, 0x007, 0x007, 0x000, 0x007, 0x000, 0x102, /* 38 89:;<=>? */
-    0x103, 0x0df, 0x0df, 0x0df, 0x0df, 0x0df, 0x0df, 0x0cf, /* 40 @ABCDEFG */
-    0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, /* 48 HIJKLMNO */
-    0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, /* 50 PQRSTUVW */
-    0x0cf, 0x0cf, 0x0cf, 0x000, 0x100, 0x000, 0x000, 0x02f, /* 58 XYZ[\]^_ */
-    0x000, 0x0bf, 0x0bf, 0x0bf, 0x0bf, 0x0bf, 0x0bf, 0x0af, /* 60 `abcdefg */
-    0x0af, 0x0af, 0x0af, 0x0af, 0x0af, 0x0af, 0x0af, 0x0af, /* 68 hijklmno */
-    0x0af, 0x0af, 0x0af, 0x0af, 0x0af, 0x0af, 0x0af, 0x0af, /* 70 pqrstuvw */
-    0x0af, 0x0af, 0x0af, 0x000, 0x000, 0x000, 0x00f, 0x000, /* 78 xyz{|}~. */
-    /* 0x80-0xff: 0, always percent-encoded */
-};
-
-static const char hex_upper[] = "0123456789ABCDEF";
+/* The byte classes (url_class), hex helpers and the percent-encoding
+ * rule, shared with robots.c. */
+#include "pct_int.h"
 
 /* A host is decoded (escapes, IDNA) in a stack buffer of this size; a host
  * that does not fit cannot be a DNS name of at most 253 bytes. */
@@ -196,13 +164,6 @@ struct writer {
     size_t cap;          /* bytes usable for text: out_size - 1 */
     enum bc_status full; /* what running out of cap means */
 };
-
-static int hex_value(unsigned char c)
-{
-    if (c <= '9')
-        return c - '0';
-    return (c | 0x20) - 'a' + 10;
-}
 
 static bool is_slash(char c)
 {
@@ -291,22 +252,16 @@ static const char *copy_component(struct writer *w, const char *p,
         if (url_class[c] & keep)
             return NULL; /* the buffer is full */
         if (c == '%') {
-            if (e - p >= 3 && (url_class[(unsigned char)p[1]] & CL_HEX) &&
-                (url_class[(unsigned char)p[2]] & CL_HEX)) {
-                unsigned v = (unsigned)(hex_value((unsigned char)p[1]) * 16 +
-                                        hex_value((unsigned char)p[2]));
-                p += 3;
-                if (url_class[v] & CL_UNRES) {
-                    /* RFC 3986 6.2.2.2: an escaped unreserved character
-                     * is that character. */
-                    if (o >= cap)
-                        return NULL;
-                    out[o++] = (char)v;
-                    continue;
-                }
-                c = (unsigned char)v; /* re-encode with uppercase hex */
-            } else {
-                p++; /* a lone '%' is a literal percent sign: %25 */
+            /* RFC 3986 6.2.2.2: an escaped unreserved character is that
+             * character; other escapes get uppercase hex; a lone '%' is
+             * a literal percent sign, %25. */
+            bool raw;
+            p += pct_escape(p, (size_t)(e - p), &c, &raw);
+            if (raw) {
+                if (o >= cap)
+                    return NULL;
+                out[o++] = (char)c;
+                continue;
             }
         } else if (is_stop(c, stop)) {
             break;
@@ -315,9 +270,8 @@ static const char *copy_component(struct writer *w, const char *p,
         }
         if (cap - o < 3)
             return NULL;
-        out[o++] = '%';
-        out[o++] = hex_upper[c >> 4];
-        out[o++] = hex_upper[c & 15];
+        pct_put(out + o, c);
+        o += 3;
     }
     w->pos = o;
     return p;
@@ -1112,7 +1066,7 @@ static bool has_tab_or_newline(const char *s, const char *e)
         s += 8;
     }
     for (; s < e; s++)
-        if (*s == '\t' || *s == '\n' || *s == '\r')
+        if (pct_is_removed((unsigned char)*s))
             return true;
     return false;
 }
@@ -1152,7 +1106,7 @@ enum bc_status bc_url_normalize(const struct bc_url *base, const char *href,
         }
         size_t n = 0;
         for (const char *q = s; q < e; q++)
-            if (!(*q == '\t' || *q == '\n' || *q == '\r'))
+            if (!pct_is_removed((unsigned char)*q))
                 copy[n++] = *q;
         s = copy;
         e = copy + n;

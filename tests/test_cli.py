@@ -141,6 +141,47 @@ with tempfile.TemporaryDirectory() as d:
         word = "allowed" if want == 0 else "disallowed"
         check(rc == want and out.strip() == word,
               "robotstxt %s %s -> %s" % (agent, url, word))
+    # One percent-encoding rule for URLs and patterns: "[" is encoded by
+    # the URL normalizer, so it must be in a pattern too.
+    with open(robots, "w") as f:
+        f.write("User-agent: *\nDisallow: /a[1]\n")
+    for url in ("http://h.test/a[1]", "http://h.test/a%5B1%5D",
+                "http://h.test/a%5b1%5d"):
+        rc, out, _ = run("robotstxt", robots, "bot", url)
+        check(rc == 1 and out.strip() == "disallowed",
+              "Disallow: /a[1] -> %s disallowed" % url)
+    # Every byte but NUL, CR, LF and '#' written raw in both the pattern
+    # and the URL: the pattern matches the URL it spells.
+    wrong = []
+    for b in range(1, 256):
+        if b in (0x0A, 0x0D, 0x23):
+            continue
+        spelled = b"/p" + bytes([b]) + b"q"
+        with open(robots, "wb") as f:
+            f.write(b"User-agent: *\nDisallow: " + spelled + b"$\n")
+        p = subprocess.run([os.path.join(BIN, "robotstxt"), robots, "bot",
+                            b"http://h.test" + spelled],
+                           capture_output=True, timeout=60)
+        if p.returncode != 1:
+            wrong.append("0x%02x" % b)
+    check(not wrong, "robotstxt: a raw byte in pattern and URL matches "
+          "(252 bytes; wrong: %s)" % " ".join(wrong))
+    with open(robots, "w") as f:
+        f.write("User-agent: *\nDisallow: /private/\nAllow: /private/ok\n"
+                "User-agent: SlowBot\nDisallow: /\n")
+    # Whole product tokens: MJ99bot does not obey the group for MJ12bot.
+    with open(robots, "w") as f:
+        f.write("User-agent: *\nDisallow: /\n\nUser-agent: MJ12bot\n"
+                "Allow: /\n")
+    for agent, want in (("MJ99bot", 1), ("MJ12bot", 0),
+                        ("MJ12bot/v1.4.8 (+http://mj12bot.com/)", 0)):
+        rc, out, _ = run("robotstxt", robots, agent, "http://example.com/x")
+        word = "allowed" if want == 0 else "disallowed"
+        check(rc == want and out.strip() == word,
+              "robotstxt (MJ12bot group) %s -> %s" % (agent, word))
+    with open(robots, "w") as f:
+        f.write("User-agent: *\nDisallow: /private/\nAllow: /private/ok\n"
+                "User-agent: SlowBot\nDisallow: /\n")
     rc, _, _ = run("robotstxt", robots, "bot")
     check(rc == 2, "robotstxt with 2 arguments exits 2")
     rc, _, _ = run("robotstxt", os.path.join(d, "missing"), "bot", "/")

@@ -585,6 +585,307 @@ static void test_allocation_failure(void **state)
     bc_frontier_free(f);
 }
 
+/* Out of memory while following a robots.txt redirect fails closed: the
+ * call says BC_ERR_NOMEM and the host is unreachable (nothing handed
+ * out), never "unavailable" (everything allowed). Every allocation of the
+ * redirect is failed in turn. */
+static void test_robots_redirect_nomem(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    long before = alloc_calls;
+    bc_frontier_free(make(&c));
+    if (alloc_calls == before)
+        skip(); /* not linked with --wrap */
+    c.min_delay_ms = 0;
+    long failures = 0;
+    for (long n = 0;; n++) {
+        struct bc_frontier *f = make(&c);
+        seed(f, "http://r.test/page");
+        struct bc_frontier_job j = next(f, 0);
+        assert_int_equal(j.action, BC_FRONTIER_FETCH_ROBOTS);
+        fail_after = n;
+        enum bc_status st =
+            bc_frontier_robots_done(f, &j, 301, NULL, 0, "/moved.txt", 10, 0);
+        bool injected = fail_after == -1;
+        fail_after = -1;
+        if (!injected) { /* every allocation has been failed once */
+            assert_int_equal(st, BC_OK);
+            j = next(f, 0);
+            assert_int_equal(j.action, BC_FRONTIER_FETCH_ROBOTS);
+            assert_string_equal(j.url, "http://r.test/moved.txt");
+            bc_frontier_free(f);
+            break;
+        }
+        failures++;
+        assert_int_equal(st, BC_ERR_NOMEM);
+        struct bc_frontier_stats s;
+        bc_frontier_stats(f, 0, &s);
+        assert_int_equal(s.robots_unreachable, 1);
+        assert_int_equal(s.robots_unavailable, 0);
+        assert_int_equal(s.hosts_blocked, 1);
+        j = next(f, 0);
+        assert_int_equal(j.action, BC_FRONTIER_WAIT);
+        assert_true(j.wait_until_ms > 0);
+        bc_frontier_free(f);
+    }
+    assert_true(failures >= 2); /* the base and the target buffers */
+}
+
+/* next() out of memory: BC_ERR_NOMEM, *job not written, the frontier
+ * unchanged (the URL stays queued), and the next call works. */
+static void test_next_nomem(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    long before = alloc_calls;
+    bc_frontier_free(make(&c));
+    if (alloc_calls == before)
+        skip(); /* not linked with --wrap */
+    c.min_delay_ms = 0;
+    struct bc_frontier *f = make(&c);
+    seed(f, "http://a.test/1");
+    add(f, "/2", "http://a.test/", 1);
+    struct bc_frontier_job j, sentinel;
+    memset(&sentinel, 0xa5, sizeof(sentinel));
+
+    /* The robots.txt URL. */
+    j = sentinel;
+    fail_after = 0;
+    assert_int_equal(bc_frontier_next(f, 0, &j), BC_ERR_NOMEM);
+    fail_after = -1;
+    assert_memory_equal(&j, &sentinel, sizeof(j));
+    robots(f, 0, "http://a.test/robots.txt", 404, NULL);
+
+    /* The URL of a FETCH job. */
+    fail_after = 0;
+    assert_int_equal(bc_frontier_next(f, 0, &j), BC_ERR_NOMEM);
+    fail_after = -1;
+    assert_memory_equal(&j, &sentinel, sizeof(j));
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 0, &s);
+    assert_int_equal(s.queued, 2);
+    assert_int_equal(s.in_flight, 0);
+    assert_int_equal(s.handed_out, 0);
+    assert_int_equal(s.reasons[BC_ADMIT_NOMEM], 0);
+    j = expect_fetch(f, 0, "http://a.test/1");
+    done(f, &j, 0, 200, 1, 0);
+    j = expect_fetch(f, 0, "http://a.test/2");
+    done(f, &j, 0, 200, 1, 0);
+    assert_int_equal(next(f, 0).action, BC_FRONTIER_DONE);
+    bc_frontier_free(f);
+}
+
+/* A crawl of three hosts (one robots.txt disallowing some URLs queued
+ * before it was known, one redirected) driven twice by a fake clock:
+ * once as it is, once with the first allocation of every next() call
+ * failed. Each failed call must change nothing, so the two runs hand out
+ * the same jobs in the same order. */
+static void replay_crawl(bool inject, char *log, size_t cap)
+{
+    struct bc_frontier_config c = defaults();
+    c.scope = BC_SCOPE_ANY;
+    c.min_delay_ms = 10;
+    struct bc_frontier *f = make(&c);
+    const char *urls[] = {"http://a.test/",    "http://a.test/x/1",
+                          "http://a.test/y",   "http://b.test/1",
+                          "http://b.test/x/2", "http://c.test/"};
+    for (size_t i = 0; i < sizeof(urls) / sizeof(urls[0]); i++)
+        seed(f, urls[i]);
+    size_t used = 0;
+    uint64_t now = 0;
+    log[0] = '\0';
+    for (int steps = 0; steps < 100; steps++) {
+        struct bc_frontier_job j;
+        bool have = false;
+        if (inject) {
+            /* A call without allocation (WAIT, DONE, DROP) just works. */
+            fail_after = 0;
+            enum bc_status st = bc_frontier_next(f, now, &j);
+            bool injected = fail_after == -1;
+            fail_after = -1;
+            assert_int_equal(st, injected ? BC_ERR_NOMEM : BC_OK);
+            have = !injected;
+        }
+        if (!have)
+            j = next(f, now);
+        used += (size_t)snprintf(log + used, cap - used, "%llu %d %s\n",
+                                 (unsigned long long)now, j.action,
+                                 j.url ? j.url : "-");
+        assert_true(used < cap);
+        if (j.action == BC_FRONTIER_DONE)
+            break;
+        if (j.action == BC_FRONTIER_WAIT) {
+            now = j.wait_until_ms;
+        } else if (j.action == BC_FRONTIER_FETCH_ROBOTS) {
+            const char *body = "User-agent: *\nDisallow: /x/\n";
+            if (strncmp(j.url, "http://c.test/", 14) == 0 &&
+                strcmp(j.url, "http://c.test/moved.txt") != 0) {
+                assert_int_equal(bc_frontier_robots_done(f, &j, 302, NULL, 0,
+                                                         "/moved.txt", 10, now),
+                                 BC_OK);
+            } else {
+                assert_int_equal(bc_frontier_robots_done(f, &j, 200, body,
+                                                         strlen(body), NULL, 0,
+                                                         now),
+                                 BC_OK);
+            }
+        } else if (j.action == BC_FRONTIER_FETCH) {
+            done(f, &j, now + 1, 200, 1, 0);
+            now++;
+        }
+    }
+    bc_frontier_free(f);
+}
+
+static void test_next_allocation_failure_replay(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    long before = alloc_calls;
+    bc_frontier_free(make(&c));
+    if (alloc_calls == before)
+        skip(); /* not linked with --wrap */
+    static char plain[4096], injected[4096];
+    long failures = alloc_failures;
+    replay_crawl(false, plain, sizeof(plain));
+    assert_int_equal(alloc_failures, failures);
+    replay_crawl(true, injected, sizeof(injected));
+    assert_true(alloc_failures - failures >= 6); /* 3 robots.txt, 3 FETCH */
+    assert_string_equal(injected, plain);
+    /* Both runs fetched what robots.txt allows, and dropped the rest. */
+    assert_non_null(strstr(plain, " 0 http://a.test/y\n"));
+    assert_non_null(strstr(plain, " 2 http://b.test/x/2\n"));
+    assert_non_null(strstr(plain, " 1 http://c.test/moved.txt\n"));
+}
+
+/* ---- the crawl-loop sketches of README.md and frontier.h, as written --
+ * tests/extract_sketch.py copies them into sketch_readme.inc and
+ * sketch_header.inc; they run here against a fake site and a fake clock,
+ * under AddressSanitizer in the test build: the links of a page are added
+ * after its done(), with job.url as their base. */
+
+static uint64_t fake_now;
+
+static uint64_t now_ms(void)
+{
+    return fake_now;
+}
+
+static void sleep_until(uint64_t t)
+{
+    assert_true(t != UINT64_MAX); /* one fetch at a time: never in flight */
+    if (t > fake_now)
+        fake_now = t;
+}
+
+/* What the sketches' fetch() returns: any HTTP client's answer. */
+struct response {
+    int status;
+    const char *body;
+    size_t body_len;
+    const char *location;
+    size_t location_len;
+    uint64_t ms;
+    uint64_t retry_after_ms;
+    const char *const *links;
+    size_t link_count;
+};
+
+struct fake_page {
+    const char *url;
+    int status;
+    const char *body;     /* robots.txt */
+    const char *location; /* 3xx */
+    const char *const *links;
+    size_t link_count;
+};
+
+static const char *const home_links[] = {"a/", "b.html", "/private/x", "a/",
+                                         "http://elsewhere.test/"};
+static const char *const a_links[] = {"c.html", "../b.html", "../d.html"};
+static const char *const c_links[] = {"../a/", "./c.html"};
+static const struct fake_page site[] = {
+    {"http://site.test/robots.txt", 301, NULL, "/real-robots.txt", NULL, 0},
+    {"http://site.test/real-robots.txt", 200,
+     "User-agent: *\nDisallow: /private/\n", NULL, NULL, 0},
+    {"http://site.test/", 200, NULL, NULL, home_links, 5},
+    {"http://site.test/a/", 200, NULL, NULL, a_links, 3},
+    {"http://site.test/a/c.html", 200, NULL, NULL, c_links, 2},
+    {"http://site.test/b.html", 200, NULL, NULL, NULL, 0},
+    {"http://site.test/d.html", 200, NULL, NULL, NULL, 0},
+};
+
+static char fetched[16][64];
+static size_t fetched_count;
+
+static struct response fetch(const char *url)
+{
+    struct response r = {404, NULL, 0, NULL, 0, 5, 0, NULL, 0};
+    assert_true(fetched_count < 16);
+    snprintf(fetched[fetched_count++], sizeof(fetched[0]), "%s", url);
+    for (size_t i = 0; i < sizeof(site) / sizeof(site[0]); i++) {
+        if (strcmp(site[i].url, url) != 0)
+            continue;
+        r.status = site[i].status;
+        r.body = site[i].body;
+        r.body_len = r.body ? strlen(r.body) : 0;
+        r.location = site[i].location;
+        r.location_len = r.location ? strlen(r.location) : 0;
+        r.links = site[i].links;
+        r.link_count = site[i].link_count;
+    }
+    return r;
+}
+
+/* The README's block, in a function of its own. */
+static int readme_sketch(const char *seed)
+{
+#include "sketch_readme.inc"
+    return 0;
+}
+
+/* The loop of frontier.h's opening comment. */
+static void header_sketch(struct bc_frontier *f)
+{
+    enum bc_frontier_reason why;
+#include "sketch_header.inc"
+}
+
+static void check_site_crawled(void)
+{
+    static const char *const want[] = {
+        "http://site.test/robots.txt", "http://site.test/real-robots.txt",
+        "http://site.test/",           "http://site.test/a/",
+        "http://site.test/b.html",     "http://site.test/a/c.html",
+        "http://site.test/d.html"};
+    assert_int_equal(fetched_count, sizeof(want) / sizeof(want[0]));
+    for (size_t i = 0; i < fetched_count; i++)
+        assert_string_equal(fetched[i], want[i]);
+}
+
+static void test_readme_sketch(void **state)
+{
+    (void)state;
+    fake_now = 0;
+    fetched_count = 0;
+    assert_int_equal(readme_sketch("http://site.test/"), 0);
+    check_site_crawled();
+}
+
+static void test_header_sketch(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    struct bc_frontier *f = make(&c);
+    fake_now = 0;
+    fetched_count = 0;
+    assert_int_equal(seed(f, "http://site.test/"), BC_ADMIT_QUEUED);
+    header_sketch(f);
+    bc_frontier_free(f);
+    check_site_crawled();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -602,6 +903,11 @@ int main(void)
         cmocka_unit_test(test_queue_memory),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_allocation_failure),
+        cmocka_unit_test(test_robots_redirect_nomem),
+        cmocka_unit_test(test_next_nomem),
+        cmocka_unit_test(test_next_allocation_failure_replay),
+        cmocka_unit_test(test_readme_sketch),
+        cmocka_unit_test(test_header_sketch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "bloomcrawl/robots.h"
+#include "bloomcrawl/url.h"
 
 /* Parse body for agent; the caller frees. */
 static struct bc_robots *parse_n(const char *body, size_t len,
@@ -275,7 +276,7 @@ static void test_agent_selection(void **state)
     assert_false(allowed(body, "Foo", "/foo"));
     /* An agent with an empty token gets the `*` group. */
     assert_false(allowed(body, "", "/foo"));
-    assert_false(allowed(body, "1bot", "/foo"));
+    assert_false(allowed(body, "/1.0", "/foo"));
     /* A matching group without rules allows everything, `*` or not. */
     assert_true(allowed(body, "empty", "/anything"));
     /* No matching group and no `*` group: allow all. */
@@ -308,9 +309,50 @@ static void test_agent_selection(void **state)
 
     assert_int_equal(bc_robots_product_token("bcbot-x/1.0", 11), 7);
     assert_int_equal(bc_robots_product_token("a_b c", 5), 3);
-    assert_int_equal(bc_robots_product_token("9bot", 4), 0);
+    assert_int_equal(bc_robots_product_token("a\tb", 3), 1);
+    assert_int_equal(bc_robots_product_token("9bot", 4), 4);
+    assert_int_equal(bc_robots_product_token("MJ12bot/v1.4.8", 14), 7);
+    assert_int_equal(bc_robots_product_token("/1.0", 4), 0);
     assert_int_equal(bc_robots_product_token("", 0), 0);
     assert_int_equal(bc_robots_product_token(NULL, 3), 0);
+}
+
+/*
+ * Whole product tokens: a group's token (its value up to the first space,
+ * TAB or '/') is compared with the crawler's whole token, digits and all;
+ * neither is cut at a digit. Before, both were cut at their first
+ * character outside [A-Za-z_-], so MJ99bot obeyed the group for MJ12bot.
+ */
+static void test_whole_tokens(void **state)
+{
+    const char *mj = "User-agent: *\n"
+                     "Disallow: /\n"
+                     "\n"
+                     "User-agent: MJ12bot\n"
+                     "Allow: /\n";
+    (void)state;
+
+    assert_false(allowed(mj, "MJ99bot", "/x"));
+    assert_false(allowed(mj, "MJ", "/x"));
+    assert_false(allowed(mj, "MJ12botX", "/x"));
+    assert_true(allowed(mj, "MJ12bot", "/x"));
+    assert_true(allowed(mj, "mj12BOT", "/x"));
+    assert_true(allowed(mj, "MJ12bot/v1.4.8 (http://mj12bot.com/)", "/x"));
+    /* The group's value is cut at a space or '/', never at a digit. */
+    assert_true(allowed("User-agent: *\nDisallow: /\n"
+                        "User-agent: MJ12bot/v1.4.8 (http://mj12bot.com/)\n"
+                        "Allow: /\n",
+                        "MJ12bot", "/x"));
+    assert_false(allowed("User-agent: *\nDisallow: /\n"
+                         "User-agent: MJ12bot/v1.4.8\nAllow: /\n",
+                         "MJ99bot", "/x"));
+    assert_true(allowed("User-agent: bot2\nDisallow: /\n", "bot3", "/x"));
+    assert_false(allowed("User-agent: bot2\nDisallow: /\n", "bot2", "/x"));
+    assert_true(allowed("User-agent: bot2\nDisallow: /\n", "bot", "/x"));
+    /* A crawler named "*" is no group's name: only `*` groups apply. */
+    struct bc_robots *r = parse("User-agent: *\nDisallow: /\n", "*");
+    assert_int_equal(bc_robots_group(r), BC_ROBOTS_GROUP_GLOBAL);
+    bc_robots_free(r);
 }
 
 /* ------------------------------------------------------------------ */
@@ -437,6 +479,162 @@ static void test_percent_encoding(void **state)
     /* A star can stop inside an escape: the canonical bytes are what
      * is compared ("%2F" holds "2F"). */
     assert_false(allowed("User-agent: *\nDisallow: /*2F$\n", "x", "/a%2f"));
+}
+
+/*
+ * The URL normalizer and the robots.txt patterns follow one percent-
+ * encoding rule (frontier/pct_int.h). Checked here for every byte, from
+ * the outside: an href goes through bc_url_normalize(), its path and
+ * query (bc_url_target()) through bc_robots_allowed(), against a pattern
+ * holding the same byte, each side written raw, as %XX and as %xx, in the
+ * path and in the query. The oracle is RFC 3986 written out by hand:
+ */
+enum form { RAW, ENC_UPPER, ENC_LOWER };
+
+/* The canonical spelling of byte b written in form f, in the path or the
+ * query of a URL; NULL when b cannot be written so (a raw '#' starts the
+ * fragment or a comment, a raw CR or LF ends a robots.txt line). */
+static const char *canon_byte(unsigned b, enum form f, bool in_query,
+                              char out[4])
+{
+    static const char hex[] = "0123456789ABCDEF";
+    bool unreserved = (b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z') ||
+                      (b >= '0' && b <= '9') || b == '-' || b == '.' ||
+                      b == '_' || b == '~';
+    bool kept = unreserved || (b != 0 && strchr("!$&'()*+,;=:@/?", (int)b));
+
+    if (f == RAW) {
+        if (b == '#' || b == '\r' || b == '\n')
+            return NULL;
+        if (b == '\t') /* removed anywhere, as browsers do */
+            return "";
+        if (b == '\\' && !in_query) /* a slash in a path, as browsers do */
+            return "/";
+    } else {
+        kept = unreserved; /* an escape is decoded only when unreserved */
+    }
+    if (kept) {
+        out[0] = (char)b;
+        out[1] = '\0';
+    } else {
+        out[0] = '%';
+        out[1] = hex[b >> 4];
+        out[2] = hex[b & 15];
+        out[3] = '\0';
+    }
+    return out;
+}
+
+/* "/p" X "q" or "/x?p" X "q", X the byte b in form f; returns its length. */
+static size_t spell(char *buf, unsigned b, enum form f, bool in_query)
+{
+    static const char lower[] = "0123456789abcdef";
+    static const char upper[] = "0123456789ABCDEF";
+    size_t n = 0;
+
+    memcpy(buf, in_query ? "/x?p" : "/p", in_query ? 4 : 2);
+    n = in_query ? 4 : 2;
+    if (f == RAW) {
+        buf[n++] = (char)b;
+    } else {
+        const char *hex = f == ENC_UPPER ? upper : lower;
+        buf[n++] = '%';
+        buf[n++] = hex[b >> 4];
+        buf[n++] = hex[b & 15];
+    }
+    buf[n++] = 'q';
+    return n;
+}
+
+/* Is the path disallowed by "Disallow: <pattern>", pattern n bytes? */
+static bool disallowed_by(const char *pattern, size_t n, const char *path,
+                          size_t plen)
+{
+    char body[64];
+    static const char head[] = "User-agent: *\nDisallow: ";
+    size_t len = sizeof(head) - 1;
+    struct bc_robots *r;
+    bool ok;
+
+    memcpy(body, head, len);
+    memcpy(body + len, pattern, n);
+    len += n;
+    body[len++] = '\n';
+    assert_int_equal(bc_robots_parse(body, len, "x", 1, &r), BC_OK);
+    ok = bc_robots_allowed(r, path, plen);
+    bc_robots_free(r);
+    return !ok;
+}
+
+static void test_normalizer_agrees(void **state)
+{
+    static const enum form forms[] = {RAW, ENC_UPPER, ENC_LOWER};
+    size_t checks = 0, wrong = 0;
+    (void)state;
+
+    for (unsigned b = 0; b < 256; b++) {
+        for (int q = 0; q < 2; q++) {
+            for (size_t hf = 0; hf < 3; hf++) {
+                char href[64] = "http://h.test", buf[256], canon_h[4];
+                char pat[64], canon_p[4], want_h[16], want_p[16];
+                struct bc_url u;
+                const char *target, *ch;
+                size_t tlen, n;
+
+                n = 13 + spell(href + 13, b, forms[hf], q);
+                assert_int_equal(
+                    bc_url_normalize(NULL, href, n, NULL, buf, sizeof(buf), &u),
+                    BC_OK);
+                target = bc_url_target(&u, &tlen);
+                ch = canon_byte(b, forms[hf], q, canon_h);
+                if (ch != NULL) {
+                    /* The oracle agrees with the normalizer... */
+                    snprintf(want_h, sizeof(want_h), "%sp%sq", q ? "/x?" : "/",
+                             ch);
+                    if (strlen(want_h) != tlen ||
+                        memcmp(want_h, target, tlen) != 0)
+                        fail_msg("byte 0x%02x form %zu query %d: "
+                                 "normalizer %.*s, oracle %s",
+                                 b, hf, q, (int)tlen, target, want_h);
+                }
+                /* ...and a pattern equal to the canonical target matches
+                 * it, anchored or not. */
+                assert_true(disallowed_by(target, tlen, target, tlen));
+                memcpy(pat, target, tlen);
+                pat[tlen] = '$';
+                assert_true(disallowed_by(pat, tlen + 1, target, tlen));
+                checks += 2;
+                if (ch == NULL)
+                    continue;
+
+                /* Patterns holding the byte in each form: they match
+                 * exactly when the canonical spellings are equal (or the
+                 * byte is a raw `*`, which matches anything). */
+                for (size_t pf = 0; pf < 3; pf++) {
+                    const char *cp = canon_byte(b, forms[pf], q, canon_p);
+                    bool want;
+                    if (cp == NULL)
+                        continue;
+                    n = spell(pat, b, forms[pf], q);
+                    pat[n++] = '$';
+                    snprintf(want_p, sizeof(want_p), "%sp%sq", q ? "/x?" : "/",
+                             cp);
+                    want = strcmp(want_p, want_h) == 0 ||
+                           (forms[pf] == RAW && b == '*');
+                    if (disallowed_by(pat, n, target, tlen) != want && ++wrong)
+                        print_error("byte 0x%02x: pattern form %zu, href form "
+                                    "%zu, query %d: %.*s %s %.*s\n",
+                                    b, pf, hf, q, (int)n, pat,
+                                    want ? "should match" : "should not match",
+                                    (int)tlen, target);
+                    checks++;
+                }
+            }
+        }
+    }
+    print_message("normalizer and patterns agree: %zu checks, %zu wrong\n",
+                  checks, wrong);
+    assert_int_equal(wrong, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -938,10 +1136,12 @@ int main(void)
         cmocka_unit_test(test_conformance),
         cmocka_unit_test(test_groups),
         cmocka_unit_test(test_agent_selection),
+        cmocka_unit_test(test_whole_tokens),
         cmocka_unit_test(test_longest_match),
         cmocka_unit_test(test_wildcards),
         cmocka_unit_test(test_robots_txt_always_allowed),
         cmocka_unit_test(test_percent_encoding),
+        cmocka_unit_test(test_normalizer_agrees),
         cmocka_unit_test(test_crawl_delay),
         cmocka_unit_test(test_sitemaps),
         cmocka_unit_test(test_size_limit),

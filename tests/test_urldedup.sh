@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# tests/test_urldedup.sh URLDEDUP [CONFORMANCE_DIR] - end-to-end tests of the
-# urldedup tool (DESIGN.md 5): modes, exit codes, state files, dry runs,
-# opt-in rules, invalid and awkward input. Registered with ctest.
+# tests/test_urldedup.sh URLDEDUP - end-to-end tests of the urldedup tool
+# (DESIGN.md 5): modes, exit codes, state files, dry runs, opt-in rules,
+# invalid and awkward input, the RFC 3986 5.4 table (from tests/data).
+# Registered with ctest.
 set -euo pipefail
 bin=$1
-conf=${2:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
@@ -79,24 +79,44 @@ check "--canonical" "$(printf '%s\n' 'http://a/c' 'ERROR unsupported-scheme' \
     'ERROR bad-ipv6' 'ERROR bad-ipv4' 'http://a/' 'http://a/' 'ERROR empty')" \
     "$out"
 
-# ---- --base, and the RFC 3986 5.4 table when the conformance data is here
+# ---- --base ----
 out=$(printf '%s\n' 'g' '../x?y#z' '//other/p' | "$bin" --canonical \
     --base 'http://a/b/c/d;p?q')
 check "--base" "$(printf '%s\n' 'http://a/b/c/g' 'http://a/b/x?y' \
     'http://other/p')" "$out"
-if [ -n "$conf" ] && [ -f "$conf/rfc3986/resolution.tsv" ]; then
-    # every row but the empty reference (a blank line is no URL here)
-    grep -v '^#' "$conf/rfc3986/resolution.tsv" | tail -n +2 |
-        awk -F'\t' '$2 != ""' >"$tmp/rfc"
-    cut -f2 "$tmp/rfc" >"$tmp/rfc.in"
-    cut -f4 "$tmp/rfc" >"$tmp/rfc.want"
-    "$bin" --canonical --base 'http://a/b/c/d;p?q' <"$tmp/rfc.in" \
-        >"$tmp/rfc.got" 2>/dev/null
-    check "RFC 3986 5.4 through urldedup ($(wc -l <"$tmp/rfc.in") rows)" \
-        "$(cat "$tmp/rfc.want")" "$(cat "$tmp/rfc.got")"
-else
-    echo "skip: RFC 3986 table (no conformance data)"
+# A blank line is the empty reference: with --base it is the base itself
+# (RFC 3986 5.4.1), in both modes; without --base it is an error (above).
+out=$(printf '\n \t\ng\n' | "$bin" --canonical --base 'http://a/b/c/d;p?q')
+check "--canonical --base: a blank line is the base" \
+    "$(printf '%s\n' 'http://a/b/c/d;p?q' 'http://a/b/c/d;p?q' \
+        'http://a/b/c/g')" "$out"
+out=$(printf '\ng\n\nhttp://a/b/c/d;p?q#f\n' | "$bin" \
+    --base 'http://a/b/c/d;p?q')
+check "dedup --base: a blank line is the base, counted once" \
+    "$(printf '%s\n' 'http://a/b/c/d;p?q' 'http://a/b/c/g')" "$out"
+
+# ---- the RFC 3986 5.4 table, all 42 examples, through the tool ----
+# tests/data/conformance/rfc3986/resolution.tsv: the examples of RFC 3986
+# section 5.4 (IETF Trust), base http://a/b/c/d;p?q; column 4 is the fetch
+# URL the default policy gives (or ERROR <reason>). The empty reference is
+# the blank line.
+rfc="$(dirname "$0")/data/conformance/rfc3986/resolution.tsv"
+if [ ! -f "$rfc" ]; then
+    echo "FAIL: $rfc is missing"
+    exit 1
 fi
+grep -v '^#' "$rfc" | tail -n +2 >"$tmp/rfc"
+cut -f2 "$tmp/rfc" >"$tmp/rfc.in"
+cut -f4 "$tmp/rfc" >"$tmp/rfc.want"
+check "RFC 3986 5.4 table has 42 rows" 42 "$(wc -l <"$tmp/rfc.in" | tr -d ' ')"
+"$bin" --canonical --base 'http://a/b/c/d;p?q' <"$tmp/rfc.in" \
+    >"$tmp/rfc.got" 2>/dev/null
+check "RFC 3986 5.4 through urldedup (42 rows)" \
+    "$(cat "$tmp/rfc.want")" "$(cat "$tmp/rfc.got")"
+pass=$(paste -d '\n' "$tmp/rfc.want" "$tmp/rfc.got" | paste - - |
+    awk -F'\t' '$1 == $2' | wc -l | tr -d ' ')
+echo "RFC 3986 5.4 through urldedup: $pass/42 rows pass"
+check "RFC 3986 5.4: 42/42" 42 "$pass"
 
 # ---- awkward input: NUL bytes, CRLF, no final newline, a huge line ----
 out=$(printf 'http://h/a\0b\r\nhttp://h/c' | "$bin" --canonical)

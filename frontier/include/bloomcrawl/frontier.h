@@ -13,29 +13,53 @@
  * a fake clock, and the frontier never sleeps, never reads a clock, never
  * does I/O. The caller fetches; the frontier decides.
  *
- * The crawl loop:
+ * The crawl loop of a crawler that fetches one URL at a time, with a
+ * fetch() and a clock of its own (tests/test_frontier.c compiles and runs
+ * this very text):
  *
- *     bc_frontier_add_seed(f, seed, len, &reason, NULL);
  *     for (;;) {
  *         struct bc_frontier_job job;
- *         bc_frontier_next(f, now, &job);
- *         switch (job.action) {
- *         case BC_FRONTIER_FETCH:        start fetching job.url; later
- *                                        bc_frontier_done(f, &job, &outcome,
- *                                        now) and bc_frontier_add() each link
- *                                        with job.url as base, job.depth + 1;
- *         case BC_FRONTIER_FETCH_ROBOTS: fetch job.url (a robots.txt); later
- *                                        bc_frontier_robots_done(...);
- *         case BC_FRONTIER_DROP:         job.url was admitted before its
- *                                        host's robots.txt was known and is
- *                                        now disallowed (job.reason); no
- *                                        done() call;
- *         case BC_FRONTIER_WAIT:         nothing is ready before
- *                                        job.wait_until_ms (UINT64_MAX: until
- *                                        a transfer in flight completes);
- *         case BC_FRONTIER_DONE:         the crawl is over.
+ *         if (bc_frontier_next(f, now_ms(), &job) != BC_OK) {
+ *             sleep_until(now_ms() + 100);
+ *             continue;
  *         }
+ *         if (job.action == BC_FRONTIER_DONE)
+ *             break;
+ *         if (job.action == BC_FRONTIER_WAIT) {
+ *             sleep_until(job.wait_until_ms);
+ *             continue;
+ *         }
+ *         if (job.action == BC_FRONTIER_DROP)
+ *             continue;
+ *         struct response r = fetch(job.url);
+ *         if (job.action == BC_FRONTIER_FETCH_ROBOTS) {
+ *             bc_frontier_robots_done(f, &job, r.status, r.body, r.body_len,
+ *                                     r.location, r.location_len, now_ms());
+ *             continue;
+ *         }
+ *         struct bc_frontier_outcome outcome = {r.status, r.ms,
+ *                                               r.retry_after_ms};
+ *         bc_frontier_done(f, &job, &outcome, now_ms());
+ *         for (size_t i = 0; i < r.link_count; i++)
+ *             bc_frontier_add(f, r.links[i], strlen(r.links[i]), job.url,
+ *                             job.url_len, job.depth + 1, &why, NULL);
  *     }
+ *
+ * next() fails only when memory runs out, and then changes nothing: call
+ * it again later. FETCH: fetch job.url; then bc_frontier_done(), and
+ * bc_frontier_add() each link with job.url as base and job.depth + 1.
+ * FETCH_ROBOTS: job.url is a robots.txt; then bc_frontier_robots_done().
+ * DROP: job.url was admitted before its host's robots.txt was known and
+ * is now disallowed (job.reason); no done() call. WAIT: nothing is ready
+ * before job.wait_until_ms (UINT64_MAX: until a transfer in flight
+ * completes, for a crawler with several). DONE: the crawl is over.
+ *
+ * A job's url is owned by the frontier and stays valid until the first
+ * bc_frontier_next() call after the job's done() or robots_done() (a
+ * DROP's until the next bc_frontier_next()), or until bc_frontier_free():
+ * so the links of a page can be added after its done(), with job.url as
+ * their base. A crawler with transfers in flight keeps each job's url
+ * until that job is done, however many next() calls come in between.
  *
  * Thread safety: none; one frontier per thread, or a lock around it.
  */
@@ -141,8 +165,9 @@ struct bc_frontier;
 enum bc_status bc_frontier_create(const struct bc_frontier_config *config,
                                   struct bc_frontier **out);
 
-/* Free the frontier, its queues and its seen-test; NULL is a no-op. Jobs
- * handed out and not done become invalid. */
+/* Free the frontier, its queues, its seen-test and the URLs of all jobs,
+ * done or not; NULL is a no-op. Jobs handed out and not done become
+ * invalid. */
 void bc_frontier_free(struct bc_frontier *frontier);
 
 /*
@@ -192,8 +217,9 @@ enum bc_frontier_action {
 struct bc_frontier_job {
     enum bc_frontier_action action;
     const char *url; /* FETCH, FETCH_ROBOTS, DROP: NUL-terminated,
-                               owned by the frontier, valid until done() (or
-                               the next next() for DROP) */
+                        owned by the frontier, valid until the first
+                        next() after the job's done() (DROP: until the
+                        next next()), or until free() */
     size_t url_len;
     unsigned depth;                 /* FETCH: the URL's depth */
     enum bc_frontier_reason reason; /* DROP: why */
@@ -205,7 +231,11 @@ struct bc_frontier_job {
 
 /*
  * The next thing to do at time now_ms (see the crawl loop above). Writes
- * *job. Returns BC_OK or BC_ERR_INVALID_ARG. O(log hosts).
+ * *job. The URLs of jobs done since the previous call become invalid.
+ * Returns BC_OK, BC_ERR_INVALID_ARG (NULL argument) or BC_ERR_NOMEM (no
+ * memory for the job's URL: *job is not written, nothing else changes,
+ * the URL stays queued; call again later). O(log hosts), one allocation
+ * for a FETCH or FETCH_ROBOTS job.
  */
 enum bc_status bc_frontier_next(struct bc_frontier *frontier, uint64_t now_ms,
                                 struct bc_frontier_job *job);
@@ -222,7 +252,9 @@ struct bc_frontier_outcome {
  * sets when the host may be contacted next: now + max(min delay,
  * Crawl-delay (capped), factor x response time); a 429 or 503 blocks the
  * host until now + Retry-After (capped), or now + backoff_ms without one.
- * The job's url becomes invalid. Returns BC_OK or BC_ERR_INVALID_ARG.
+ * job->url stays valid until the next bc_frontier_next() call, so it can
+ * be the base of the page's links. Returns BC_OK or BC_ERR_INVALID_ARG
+ * (a NULL argument, or a job that is not an undone FETCH job).
  */
 enum bc_status bc_frontier_done(struct bc_frontier *frontier,
                                 struct bc_frontier_job *job,
@@ -236,8 +268,10 @@ enum bc_status bc_frontier_done(struct bc_frontier *frontier,
  * file counts as unavailable; 4xx: unavailable, everything allowed; 5xx or
  * no response (http_status 0): unreachable, nothing allowed, tried again
  * after robots_retry_ms. The outcome is cached for robots_ttl_ms.
- * Returns BC_OK, BC_ERR_INVALID_ARG, BC_ERR_NOMEM (the host is then
- * treated as unreachable).
+ * job->url stays valid until the next bc_frontier_next() call.
+ * Returns BC_OK, BC_ERR_INVALID_ARG, or BC_ERR_NOMEM (no memory to parse
+ * the body or to follow a redirect: the host is then treated as
+ * unreachable, nothing allowed, never as "allow all").
  */
 enum bc_status bc_frontier_robots_done(struct bc_frontier *frontier,
                                        struct bc_frontier_job *job,

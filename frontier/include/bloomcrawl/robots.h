@@ -12,8 +12,11 @@
  *
  * Paths are compared after the percent-encoding normalization of
  * RFC 9309 section 2.2.2: pass the path and query as the URL normalizer
- * (bloomcrawl/url.h) produces them. See bc_robots_allowed() for exactly
- * what is compared.
+ * (bloomcrawl/url.h) produces them. Patterns are normalized by the very
+ * rule the URL normalizer applies to paths and queries, so a pattern
+ * written the way a page links to a path matches that page's canonical
+ * path ("Disallow: /a[1]" matches /a%5B1%5D, the canonical form of
+ * http://h/a[1]). See bc_robots_allowed() for exactly what is compared.
  *
  * Memory: one allocation per parsed object: a small header, 12 bytes per
  * selected rule, 8 bytes per sitemap, and the rule patterns (normalized,
@@ -52,11 +55,17 @@ enum bc_robots_group {
 };
 
 /*
- * The product token of a user-agent string: its longest prefix made of
- * letters, `-` and `_` (RFC 9309 2.2.1), e.g. 7 for "bcbot-x/1.0 (+url)"
- * ("bcbot-x"). Groups are matched on this token, case-insensitively.
- * An agent that does not start with such a character has an empty token
- * and is governed by the `*` group only. Cost O(token).
+ * The product token of a user-agent string: its prefix up to the first
+ * space, TAB or '/', e.g. 7 for "bcbot-x/1.0 (+url)" ("bcbot-x") and 7
+ * for "MJ12bot/v1.4" ("MJ12bot"). A group applies when its user-agent
+ * line's token equals the crawler's token, whole and case-insensitively;
+ * digits are part of a name, so a group for MJ12bot does not apply to
+ * MJ99bot. (RFC 9309 2.2.1 allows only letters, `_` and `-` in a token;
+ * Google's parser cuts a group's value at any other character and wants
+ * the crawler's name made of those only, which in effect ignores groups
+ * such as MJ12bot's. robots.c explains the difference.) An agent that
+ * starts with a space or '/' has an empty token and is governed by the
+ * `*` group only, as is an agent named "*". Cost O(token).
  */
 size_t bc_robots_product_token(const char *agent, size_t agent_len);
 
