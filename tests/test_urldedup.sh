@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # tests/test_urldedup.sh URLDEDUP [CONFORMANCE_DIR] - end-to-end tests of the
-# urldedup tool (DESIGN.md 5): modes, exit codes, state files, dry runs,
+# urldedup tool (docs/DESIGN.md 5): modes, exit codes, state files, dry runs,
 # opt-in rules, invalid and awkward input. Registered with ctest.
 set -euo pipefail
 bin=$1
-conf=${2:-}
+conf=${2:-$(dirname "$0")/data/conformance}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
@@ -95,7 +95,8 @@ if [ -n "$conf" ] && [ -f "$conf/rfc3986/resolution.tsv" ]; then
     check "RFC 3986 5.4 through urldedup ($(wc -l <"$tmp/rfc.in") rows)" \
         "$(cat "$tmp/rfc.want")" "$(cat "$tmp/rfc.got")"
 else
-    echo "skip: RFC 3986 table (no conformance data)"
+    echo "FAIL: RFC 3986 table: $conf/rfc3986/resolution.tsv is missing"
+    fails=$((fails + 1))
 fi
 
 # ---- awkward input: NUL bytes, CRLF, no final newline, a huge line ----
