@@ -268,7 +268,7 @@ static bool is_unreserved(unsigned char c)
            c == '~';
 }
 
-/* Bytes the URL normalizer never leaves raw (DESIGN.md 3.1 rule 10). */
+/* Bytes the URL normalizer never leaves raw (docs/DESIGN.md 3.1 rule 10). */
 static bool must_encode(unsigned char c)
 {
     return c <= 0x20 || c >= 0x7f || c == '"' || c == '<' || c == '>' ||

@@ -1,6 +1,6 @@
 /*
  * test_frontier.c - the frontier's admission and politeness rules, driven
- * by a fake clock: every rule of DESIGN.md 3.3 is checked by the times at
+ * by a fake clock: every rule of docs/DESIGN.md 3.3 is checked by the times at
  * which next() hands out URLs, without sleeping.
  */
 #include <stdarg.h>

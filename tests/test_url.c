@@ -1,7 +1,7 @@
 /*
  * test_url.c - unit and property tests of frontier/url.
  *
- *   - one table of cases per rule of DESIGN.md 3.1, both sides: spellings
+ *   - one table of cases per rule of docs/DESIGN.md 3.1, both sides: spellings
  *     that must merge and spellings that must stay apart;
  *   - every byte in the path and the query, every escape %00..%FF;
  *   - IPv4 and IPv6 hosts, with the 256^(5 - parts) bound of url.c;
