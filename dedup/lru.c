@@ -91,10 +91,12 @@
  * find, contains, add, remove: O(1) expected: one bucket chain (the mean
  * chain is entries / buckets, about 1) and one key compare on a hit.
  * Memory: 72 + len bytes per entry plus malloc's header, plus the bucket
- * array at 16 bytes a bucket. uthash doubles the buckets when one chain
- * reaches 10 entries and never shrinks them; under churn we measured 0.3 to
- * 1.3 buckets per entry (50,000 entries, 10^7 adds: 65,536 buckets). The
- * default 50,000 entries of 80-byte URLs take about 9 MB in all.
+ * array at 16 bytes a bucket. The first insert creates the table with one
+ * bucket per entry of capacity, rounded up to a power of two (at least 32,
+ * at most 2^24): 50,000 entries get 65,536 buckets, 1 MiB, at once. uthash
+ * doubles the buckets only when one chain reaches 10 entries, and frees
+ * them only when the cache is emptied. The default 50,000 entries of
+ * 80-byte URLs take about 9 MB in all.
  */
 #include <limits.h>
 #include <stdbool.h>
@@ -109,19 +111,24 @@
  * report it through hh.tbl == NULL (see the uthash user guide, "Out of
  * memory"). */
 #define HASH_NONFATAL_OOM 1
-/* uthash starts a table with 32 buckets and doubles them only when a chain
- * grows past 10 entries, so a big cache runs with chains of several
- * entries - each one a cache miss on a lookup. uthash reads these two
- * macros (redefined after its header, which sets them unconditionally)
- * where it creates the table, which happens only inside
- * bc_lru_add(), where `lru` names the cache: so each table starts with
- * one bucket per entry of capacity (a power of two, 2^5 to 2^24), and
- * chains stay about one entry long without any rehashing. */
-#define HASH_INITIAL_NUM_BUCKETS_LOG2 (lru->bucket_log2)
-#define HASH_INITIAL_NUM_BUCKETS      (1u << lru->bucket_log2)
 #include <uthash.h>
 
+/* uthash starts a table with 32 buckets and doubles them only when a chain
+ * grows past 10 entries, so a big cache would run with chains of several
+ * entries - each one a cache miss on a lookup. uthash.h defines these two
+ * macros unconditionally, so they are replaced here, after it; it reads
+ * them only where it creates a table (HASH_MAKE_TABLE), which happens only
+ * inside insert_new(), where `lru` names the cache. So each table starts
+ * with one bucket per entry of capacity (a power of two, 2^5 to 2^24; see
+ * lru_int.h), and chains stay about one entry long without any rehashing.
+ * tests/test_lru.c checks the bucket count of a new table. */
+#undef HASH_INITIAL_NUM_BUCKETS_LOG2
+#undef HASH_INITIAL_NUM_BUCKETS
+#define HASH_INITIAL_NUM_BUCKETS_LOG2 (lru->bucket_log2)
+#define HASH_INITIAL_NUM_BUCKETS      (1u << lru->bucket_log2)
+
 #include "bloomcrawl/lru.h"
+#include "lru_int.h"
 
 struct lru_entry {
     UT_hash_handle hh;       /* hash table links; hh.key points at key[] */
@@ -247,8 +254,9 @@ enum bc_status bc_lru_create(size_t capacity, size_t max_bytes,
     lru->back = NULL;
     lru->capacity = capacity;
     lru->max_bytes = max_bytes;
-    lru->bucket_log2 = 5;
-    while (lru->bucket_log2 < 24 && ((size_t)1 << lru->bucket_log2) < capacity)
+    lru->bucket_log2 = BC_LRU_MIN_BUCKETS_LOG2;
+    while (lru->bucket_log2 < BC_LRU_MAX_BUCKETS_LOG2 &&
+           ((size_t)1 << lru->bucket_log2) < capacity)
         lru->bucket_log2++;
     *out = lru;
     return BC_OK;
@@ -394,6 +402,18 @@ bool bc_lru_remove(struct bc_lru *lru, const void *key, size_t len,
         return false;
     drop(lru, entry);
     return true;
+}
+
+size_t bc_lru_initial_buckets(const struct bc_lru *lru)
+{
+    return lru == NULL ? 0 : (size_t)1 << lru->bucket_log2;
+}
+
+size_t bc_lru_buckets(const struct bc_lru *lru)
+{
+    if (lru == NULL || lru->table == NULL)
+        return 0;
+    return lru->table->hh.tbl->num_buckets;
 }
 
 size_t bc_lru_count(const struct bc_lru *lru)

@@ -14,7 +14,7 @@
  * "www.", sorting every query) merges pages that differ and never fetches
  * some of them. URL normalization picks, for each page, one canonical
  * spelling, using only rules that cannot merge two different pages. It sits
- * ahead of both tiers of the seen-test (DESIGN.md 1): the Bloom filter and
+ * ahead of both tiers of the seen-test (docs/DESIGN.md 1): the Bloom filter and
  * the LRU see canonical keys only.
  *
  * RESOLUTION (RFC 3986 section 5.2)
@@ -39,7 +39,7 @@
  * http base is the relative "g" (section 5.2.2 allows it "for backward
  * compatibility"), and the backslash, which browsers read as '/'.
  *
- * NORMALIZATION (RFC 3986 section 6; DESIGN.md 3.1)
+ * NORMALIZATION (RFC 3986 section 6; docs/DESIGN.md 3.1)
  *
  * Section 6.2.2 lists the rules that keep meaning for every URI: case of
  * the scheme and host, uppercase hex in escapes, decoding escapes of
@@ -112,7 +112,7 @@
  * Hosts are short and take a slower path through a small stack buffer;
  * only a non-ASCII host calls libidn2.
  *
- * CONFORMANCE (tests/test_url_conformance.c; data in ../shared/conformance)
+ * CONFORMANCE (tests/test_url_conformance.c; data in tests/data/conformance)
  *
  *   RFC 3986 5.4, the 42 examples                42 of 42
  *   crawler-commons url-resolve.csv              22 of 22 (the expected URL

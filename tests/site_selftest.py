@@ -25,7 +25,7 @@ Runs without the C crawler, in well under 20 s, touching only 127.0.0.1:
    - SIGTERM stops the server promptly, with exit status 0, even with a
      /slow request in flight.
 3. A second server, with an access log, is crawled by refcrawl.py (a
-   sequential reference crawler that follows DESIGN.md) and the crawl must
+   sequential reference crawler that follows docs/DESIGN.md) and the crawl must
    pass check_crawl.py.
 4. The checker must also fail what it should: copies of the out file and
    the log are spoiled one way at a time (a page missing, a script link
@@ -178,7 +178,7 @@ def walk(m, port):
     if not (bodies["/~alice/"] == bodies["/%7Ealice/"] ==
             bodies["/%7ealice/"] and bodies["/enc/a%2Fb.html"] ==
             bodies["/enc/a%2fb.html"] != bodies["/enc/a/b.html"]):
-        fail("the server does not merge spellings the way DESIGN.md 3.1 "
+        fail("the server does not merge spellings the way docs/DESIGN.md 3.1 "
              "does")
     print("ok   %d spelling groups normalize to their canonical URL; the "
           "server merges %%7E/~ and keeps %%2F apart"

@@ -14,6 +14,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "skip.h"
+
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -947,5 +949,6 @@ int main(void)
         cmocka_unit_test(test_save_failure_keeps_old),
         cmocka_unit_test(test_save_interrupted),
     };
-    return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+    return bc_test_status(
+        cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir));
 }

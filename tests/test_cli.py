@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Command-line contracts of the tools (docs/DESIGN.md, the tools).
+"""Command-line contracts of the tools (docs/DESIGN.md section 5).
 
 Run by ctest with the build's examples/ directory as the only argument.
 Each tool: --help exits 0, --version prints the project's version, an

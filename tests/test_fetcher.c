@@ -16,6 +16,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "skip.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -782,5 +784,6 @@ int main(void)
         cmocka_unit_test(test_add_from_on_done),
         cmocka_unit_test(test_api),
     };
-    return cmocka_run_group_tests(tests, server_start, server_stop);
+    return bc_test_status(
+        cmocka_run_group_tests(tests, server_start, server_stop));
 }

@@ -17,6 +17,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "skip.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -577,5 +579,5 @@ int main(void)
         cmocka_unit_test(test_api),
         cmocka_unit_test(test_every_split),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return bc_test_status(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -24,6 +24,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "skip.h"
+
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -31,6 +33,7 @@
 #include <string.h>
 
 #include "bloomcrawl/lru.h"
+#include "lru_int.h"
 
 /* ---- allocation failure injection (active only with --wrap) ---- */
 
@@ -344,8 +347,9 @@ static void test_model_small(void **state)
     }
 }
 
-/* Enough keys for uthash to double its buckets many times over, and for
- * entries to be evicted and reinserted across the doublings. */
+/* Enough keys for entries to be evicted and reinserted many times over a
+ * table of 1,024 buckets (uthash's bucket doublings are reached by the
+ * constant and folded hashes of test_model_small, whose chains pass 10). */
 static void test_model_large(void **state)
 {
     struct run r = {3000, 1000, 0, HASH_REAL, 60000, 5000, 42, false};
@@ -595,7 +599,7 @@ static void test_allocation_failure(void **state)
 
     (void)state;
     if (!malloc_is_wrapped()) {
-        skip();
+        BC_SKIP(); /* not linked with --wrap */
         return;
     }
     /* create: its one allocation fails. */
@@ -605,9 +609,9 @@ static void test_allocation_failure(void **state)
     fail_after = -1;
 
     /* Every add of a model run with each of its allocations failed in turn:
-     * the entry, uthash's table and first buckets, and bucket doublings
-     * (the constant hash puts every key in one chain, so the 10th key
-     * doubles; the real hash doubles as the table grows). */
+     * the entry, uthash's table and its presized buckets, and bucket
+     * doublings (the constant hash puts every key in one chain, so the 10th
+     * key doubles; the real hash at one entry per bucket never does). */
     {
         struct run r = {SMALL_UNIVERSE, 20, 0, HASH_CONSTANT, 3000, 1, 7, true};
         run_model(&r);
@@ -615,6 +619,87 @@ static void test_allocation_failure(void **state)
     {
         struct run r = {600, 300, 0, HASH_REAL, 3000, 100, 8, true};
         run_model(&r);
+    }
+}
+
+/* ---- bucket presizing (lru_int.h) ---- */
+
+/* buckets = min(2^24, max(2^5, 2^ceil(log2(capacity)))), on both sides of
+ * each bound, without creating the tables (2^24 buckets are 256 MiB). */
+static void test_initial_buckets_formula(void **state)
+{
+    static const struct {
+        size_t capacity;
+        size_t buckets;
+    } cases[] = {
+        {0, 32},
+        {1, 32},
+        {31, 32},
+        {32, 32},
+        {33, 64},
+        {1000, 1024},
+        {1024, 1024},
+        {1025, 2048},
+        {50000, 65536},
+        {(size_t)1 << 23, (size_t)1 << 23},
+        {((size_t)1 << 23) + 1, (size_t)1 << 24},
+        {(size_t)1 << 24, (size_t)1 << 24},
+        {((size_t)1 << 24) + 1, (size_t)1 << 24},
+        {(size_t)UINT_MAX - 1, (size_t)1 << 24},
+    };
+
+    (void)state;
+    assert_int_equal(bc_lru_initial_buckets(NULL), 0);
+    assert_int_equal(bc_lru_buckets(NULL), 0);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct bc_lru *lru = NULL;
+        assert_int_equal(bc_lru_create(cases[i].capacity, 0, &lru), BC_OK);
+        assert_int_equal(bc_lru_initial_buckets(lru), cases[i].buckets);
+        assert_int_equal(bc_lru_buckets(lru), 0); /* no table yet */
+        bc_lru_free(lru);
+    }
+}
+
+/* The table really starts with that many buckets: at the first insert,
+ * after the cache was emptied and refilled, and still when it is full (one
+ * entry per bucket: no chain reaches uthash's doubling threshold). */
+static void test_buckets_presized(void **state)
+{
+    static const size_t capacities[] = {1, 33, 1000, 50000};
+    char key[32];
+
+    (void)state;
+    for (size_t c = 0; c < sizeof(capacities) / sizeof(capacities[0]); c++) {
+        const size_t cap = capacities[c];
+        struct bc_lru *lru = NULL;
+        size_t want;
+        int len;
+
+        assert_int_equal(bc_lru_create(cap, 0, &lru), BC_OK);
+        want = bc_lru_initial_buckets(lru);
+        len = snprintf(key, sizeof(key), "k%zu", (size_t)0);
+        assert_int_equal(
+            bc_lru_add(lru, key, (size_t)len, bc_lru_hash(key, (size_t)len)),
+            BC_OK);
+        assert_int_equal(bc_lru_buckets(lru), want);
+
+        /* Emptied, uthash frees its table; the next insert makes a new one
+         * of the same size. */
+        assert_true(bc_lru_remove(lru, key, (size_t)len,
+                                  bc_lru_hash(key, (size_t)len)));
+        assert_int_equal(bc_lru_buckets(lru), 0);
+
+        for (size_t i = 0; i < 2 * cap; i++) {
+            len = snprintf(key, sizeof(key), "https://h%zu.example/p", i);
+            assert_int_equal(bc_lru_add(lru, key, (size_t)len,
+                                        bc_lru_hash(key, (size_t)len)),
+                             BC_OK);
+            if (i == 0)
+                assert_int_equal(bc_lru_buckets(lru), want);
+        }
+        assert_int_equal(bc_lru_count(lru), cap);
+        assert_int_equal(bc_lru_buckets(lru), want);
+        bc_lru_free(lru);
     }
 }
 
@@ -631,6 +716,8 @@ int main(void)
         cmocka_unit_test(test_hash_collision),
         cmocka_unit_test(test_bad_args),
         cmocka_unit_test(test_allocation_failure),
+        cmocka_unit_test(test_initial_buckets_formula),
+        cmocka_unit_test(test_buckets_presized),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return bc_test_status(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/test_urldedup.sh URLDEDUP - end-to-end tests of the urldedup tool
-# (DESIGN.md 5): modes, exit codes, state files, dry runs, opt-in rules,
+# (docs/DESIGN.md 5): modes, exit codes, state files, dry runs, opt-in rules,
 # invalid and awkward input, the RFC 3986 5.4 table (from tests/data).
 # Registered with ctest.
 set -euo pipefail

@@ -11,7 +11,7 @@ Inputs: the manifest written by gensite.py, the access log written by
 serve.py (read it after the server has exited: a /slow request is logged
 when its handler ends), and the crawler's ``--out`` file: one JSON object per
 fetched URL with url, status, depth, bytes, content_type, links, ms and
-error when there is one (DESIGN.md 5).  ``--scope`` and ``--max-depth`` must
+error when there is one (docs/DESIGN.md 5).  ``--scope`` and ``--max-depth`` must
 be what the crawl was run with.  The port is read from the log's Host
 headers unless ``--port`` gives it.  ``--resolve-args`` prints the crawler
 flags that map every host of the site to 127.0.0.1, and the seed, then exits.
@@ -26,9 +26,9 @@ Records of the --out file:
 
  O1 well-formed: every line is a JSON object with url (string), status,
     depth, bytes (integers), content_type (string or null), links (integer
-    or list), ms (number), error (string, optional).  DESIGN.md 5 is the
+    or list), ms (number), error (string, optional).  docs/DESIGN.md 5 is the
     contract; a test can only rely on what is written down.
- O2 canonical: every url is its own normalization (DESIGN.md 3.1).  The
+ O2 canonical: every url is its own normalization (docs/DESIGN.md 3.1).  The
     crawler fetches the fetch URL, so it must report that form.
     Records for robots.txt, if the crawler writes any, are set aside: the
     out file is about pages, robots.txt is bookkeeping (they still must
@@ -67,7 +67,7 @@ Records of the --out file:
 
  --lossy is for a crawl run on purpose with a Bloom filter far too small and
     an LRU too small to stay complete: PROBABLY_SEEN verdicts then skip some
-    new pages (Bloom semantics, DESIGN.md 2.4).  O4, O7, O8 and O9 only warn
+    new pages (Bloom semantics, docs/DESIGN.md 2.4).  O4, O7, O8 and O9 only warn
     about pages not fetched (their number is the loss); every other rule,
     fetched-once above all, still holds: a false positive can lose a page,
     never fetch one twice.
@@ -78,12 +78,12 @@ crawler says about itself):
  L1 every request names a host of the site (Host header, any case, with
     the server's port).  Anything else means the crawler sent a wrong Host.
  L2 robots.txt first: each host that got any request got exactly one
-    robots.txt request, before any other request to it.  (DESIGN.md 3.3:
+    robots.txt request, before any other request to it.  (docs/DESIGN.md 3.3:
     a host's URLs are not handed out before its robots.txt outcome is
     known; the 24 h cache means once per crawl.)
  L3 no request target twice per host, byte for byte.
  L4 no resource twice per host under two spellings: targets are
-    normalized (DESIGN.md 3.1) before counting.  This is the check that
+    normalized (docs/DESIGN.md 3.1) before counting.  This is the check that
     normalization really merged what it had to: the server answers every
     spelling, so a missed merge shows up here as a second request.
  L5 request targets are canonical (the crawler sends its fetch URL).

@@ -56,7 +56,7 @@ What is on it, and what each feature tests
 - Redirects: 301, 302, 307, 308, a 3-hop chain, a loop (A -> B -> A), a
   relative Location, a redirect to another host, a redirect to a page
   already seen, a redirect into a robots-disallowed section, ``/docs`` ->
-  ``/docs/``.  A redirect target is a discovered URL (DESIGN.md 4): it goes
+  ``/docs/``.  A redirect target is a discovered URL (docs/DESIGN.md 4): it goes
   through normalization, robots and the seen-test like any link, one level
   deeper.
 - robots.txt per host: www disallows /private/ (but allows one file in it:
@@ -77,7 +77,7 @@ What is on it, and what each feature tests
   that way are not in the reachable set.  A nofollow link to a page also
   linked normally does not hide it.
 - <base href>, links in <script> text and in <!-- comments -->, and things
-  that are not links by DESIGN.md 4 (stylesheet, script src, img src): their
+  that are not links by docs/DESIGN.md 4 (stylesheet, script src, img src): their
   targets exist on the server and must never be fetched.  <iframe src>,
   <area href> and <link rel=canonical|alternate|next|prev> are links.
 - Links with other schemes (mailto:, javascript:, tel:, data:, ftp:) that are
@@ -187,7 +187,7 @@ def u(host, path):
 class Link:
     """One href on a page, as the HTML shows it and as a crawler reads it.
 
-    kind: a, area, iframe, canonical, alternate, next, prev (links, DESIGN.md
+    kind: a, area, iframe, canonical, alternate, next, prev (links, docs/DESIGN.md
     4); stylesheet, script-src, img (not links); script, comment (text a
     parser must not take for markup); scheme (mailto: ...).
     """
@@ -210,7 +210,7 @@ class Link:
         if self.kind in ("script", "comment"):
             return "inside <%s>: not markup" % self.kind
         if self.kind in ("stylesheet", "script-src", "img"):
-            return "%s is not a link (DESIGN.md 4)" % self.kind
+            return "%s is not a link (docs/DESIGN.md 4)" % self.kind
         if page.meta_nofollow:
             return "only linked from a <meta robots nofollow> page"
         if self.rel:

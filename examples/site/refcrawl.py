@@ -6,12 +6,12 @@
         [--timeout 1.0] [--max-bytes 1048576] [--user-agent UA] SEED...
 
 Not the product (that is examples/crawl.c): a slow, sequential, obviously
-correct crawler that follows DESIGN.md, so that site_selftest.py can show
+correct crawler that follows docs/DESIGN.md, so that site_selftest.py can show
 that a correct crawl passes check_crawl.py -- and that the site, the
 manifest and the checker agree with each other before the C crawler
-exists.  It does what DESIGN.md asks, in the plainest way:
+exists.  It does what docs/DESIGN.md asks, in the plainest way:
 
-- every URL goes through sitelib.normalize (DESIGN.md 3.1) and an exact
+- every URL goes through sitelib.normalize (docs/DESIGN.md 3.1) and an exact
   seen set (the C crawler has the Bloom filter and the LRU);
 - robots.txt first for every host (2xx parse, 4xx allow all, 5xx and
   network errors disallow all), judged for the product token of the user
@@ -50,7 +50,7 @@ LINK_RELS = {"canonical", "alternate", "next", "prev"}
 
 
 class LinkParser(html.parser.HTMLParser):
-    """Collect (href, base) pairs the way DESIGN.md 4 says."""
+    """Collect (href, base) pairs the way docs/DESIGN.md 4 says."""
 
     def __init__(self, url):
         super().__init__(convert_charrefs=True)

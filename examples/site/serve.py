@@ -18,7 +18,7 @@ Misdirected Request.  A crawler reaches them with
 ``--resolve HOST:PORT:127.0.0.1`` for each host (as curl's option).
 
 How a request finds its resource.  The request target is normalized the way
-DESIGN.md 3.1 says (sitelib.normalize): ``/%7Ealice/``, ``/%7ealice/`` and
+docs/DESIGN.md 3.1 says (sitelib.normalize): ``/%7Ealice/``, ``/%7ealice/`` and
 ``/~alice/`` are one resource, like on a real server, so a crawler that
 fails to merge spellings gets the same page twice -- and the checker sees
 it in the log.  Reserved escapes stay as they are: ``/enc/a%2Fb.html`` and

@@ -6,7 +6,7 @@ module answers both, in plain Python, for the URLs the site contains:
 
 1. Which spellings name the same URL?  ``normalize(href, base)`` resolves an
    href against its page (RFC 3986 section 5.2) and applies the default
-   normalization policy of DESIGN.md 3.1:
+   normalization policy of docs/DESIGN.md 3.1:
 
      - trim leading/trailing C0 controls and spaces, drop TAB CR LF anywhere;
      - resolve against the base (``http:g`` against an http base is relative);
@@ -43,7 +43,7 @@ import re
 
 UNRESERVED = frozenset(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-# Bytes that DESIGN.md 3.1 rule 10 says must be percent-encoded.
+# Bytes that docs/DESIGN.md 3.1 rule 10 says must be percent-encoded.
 MUST_ENCODE = frozenset(b' "<>^{|}`') | frozenset(range(0x00, 0x21)) | \
     frozenset(range(0x7F, 0x100))
 HEX = b"0123456789ABCDEFabcdef"

@@ -9,7 +9,7 @@
  *
  *   the fetch URL  the href resolved against the page's base URL (RFC 3986
  *                  section 5.2) and normalized with the safe rules of
- *                  DESIGN.md 3.1 (RFC 3986 section 6): what the crawler
+ *                  docs/DESIGN.md 3.1 (RFC 3986 section 6): what the crawler
  *                  fetches;
  *   the seen-key   the fetch URL with the opt-in rules applied (sorted
  *                  query, dropped parameters, ...): what the crawler
