@@ -32,6 +32,9 @@ connection. Each route shows one kind of result the fetcher must report:
   /big-text N     (path /big-text/N) 200 text/plain of N bytes, the first
                   line "Disallow: /private"; chunked with ?chunked=1
   /r/N            301 to /r/N+1, for ever (a redirect chain)
+  /retry-1        429 with Retry-After: 1
+  /retry-huge     429 with Retry-After: 999999
+  /fan/N          200 text/html linking /fan/10N .. /fan/10N+9 (endless)
 
 Options: --robots MODE serves /robots.txt as 404 (default), 503, or
 big (600 KiB: "User-agent: *", "Disallow: /private", then comments;
@@ -130,6 +133,18 @@ class Handler(BaseHTTPRequestHandler):
             n = int(path.rsplit("/", 1)[1])
             self.send_body(301, "text/plain", b"moved",
                            [("Location", "/r/%d" % (n + 1))])
+        elif path == "/retry-1":
+            self.send_body(429, "text/plain", b"slow down",
+                           [("Retry-After", "1")])
+        elif path == "/retry-huge":
+            self.send_body(429, "text/plain", b"go away",
+                           [("Retry-After", "999999")])
+        elif path.startswith("/fan/"):
+            n = int(path.rsplit("/", 1)[1])
+            links = "".join('<a href="/fan/%d">%d</a>\n' % (n * 10 + i, i)
+                            for i in range(10))
+            self.send_body(200, html, ("<html><body>%s</body></html>"
+                                       % links).encode())
         elif path == "/trickle":
             self.send_response(200)
             self.send_header("Content-Type", html)
