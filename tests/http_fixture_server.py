@@ -39,11 +39,18 @@ connection. Each route shows one kind of result the fetcher must report:
 Options: --robots MODE serves /robots.txt as 404 (default), 503, or
 big (600 KiB: "User-agent: *", "Disallow: /private", then comments;
 ?chunked=1 style chunked when MODE is big-chunked), closed (the
-connection closed without a response).
+connection closed without a response). --tls serves HTTPS with a
+self-signed certificate made by openssl(1) for the run (port 0 printed
+when openssl is missing).
 """
 import argparse
 import gzip
+import os
+import shutil
+import ssl
+import subprocess
 import sys
+import tempfile
 import time
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -257,8 +264,24 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--robots", default="404",
                     choices=["404", "503", "big", "big-chunked", "closed"])
-    ROBOTS_MODE = ap.parse_args().robots
+    ap.add_argument("--tls", action="store_true")
+    args = ap.parse_args()
+    ROBOTS_MODE = args.robots
     server = Server(("127.0.0.1", 0), Handler)
+    if args.tls:
+        if not shutil.which("openssl"):
+            print(0, flush=True)
+            return 0
+        d = tempfile.mkdtemp(prefix="bc_tls.")
+        key, cert = os.path.join(d, "key.pem"), os.path.join(d, "cert.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048",
+                        "-nodes", "-subj", "/CN=127.0.0.1", "-days", "1",
+                        "-keyout", key, "-out", cert],
+                       check=True, capture_output=True)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cert, key)
+        shutil.rmtree(d)
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
     print(server.server_address[1], flush=True)
     try:
         server.serve_forever()

@@ -661,6 +661,52 @@ static void fetch_url(struct bc_fetcher_config *cfg, const char *url,
     bc_fetcher_free(f);
 }
 
+/* A self-signed HTTPS server (the fixture with --tls): a TLS failure when
+ * certificates are verified, a page when they are not. Skipped without
+ * openssl(1). */
+static void test_tls(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        close(fds[1]);
+        execl(BC_PYTHON3, BC_PYTHON3, SERVER_SCRIPT, "--tls", (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    char line[32] = {0};
+    size_t n = 0;
+    while (n < sizeof(line) - 1 && read(fds[0], line + n, 1) == 1 &&
+           line[n] != '\n')
+        n++;
+    close(fds[0]);
+    int port = atoi(line);
+    if (port <= 0) {
+        waitpid(pid, NULL, 0);
+        skip(); /* no openssl to make a certificate */
+    }
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct got g;
+    char url[128];
+    snprintf(url, sizeof(url), "https://127.0.0.1:%d/ok", port);
+    config_for_tests(&cfg, &ctx);
+    fetch_url(&cfg, url, &g);
+    assert_int_equal(g.status, BC_ERR_FETCH_TLS);
+    assert_true(g.error[0] != 0);
+    cfg.verify_tls = false;
+    fetch_url(&cfg, url, &g);
+    assert_int_equal(g.status, BC_OK);
+    assert_int_equal(g.http, 200);
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+}
+
 static void test_connect_and_url_errors(void **state)
 {
     (void)state;
@@ -932,6 +978,7 @@ int main(void)
         cmocka_unit_test(test_too_slow_reused),
         cmocka_unit_test(test_error_kinds),
         cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_tls),
     };
     return cmocka_run_group_tests(tests, server_start, server_stop);
 }
