@@ -476,6 +476,31 @@ static void test_robots_give_up(void **state)
     assert_int_equal(next(f, 0).action, BC_FRONTIER_DONE);
     bc_frontier_free(f);
 
+    /* The defaults (frontier.c, A CRAWL ALWAYS ENDS): 3 retries after 10,
+     * 20, 40 s: a dead host is given up 70 s after its first failure. */
+    c = defaults();
+    assert_int_equal(c.robots_retries, 3);
+    assert_int_equal(c.robots_retry_ms, 10000);
+    f = make(&c);
+    seed(f, "http://dead.test/");
+    now = 0;
+    for (int i = 0; i < 4; i++) {
+        j = next(f, now);
+        if (j.action == BC_FRONTIER_WAIT) {
+            now = j.wait_until_ms;
+            j = next(f, now);
+        }
+        assert_int_equal(j.action, BC_FRONTIER_FETCH_ROBOTS);
+        assert_int_equal(
+            bc_frontier_robots_done(f, &j, 0, NULL, 0, NULL, 0, now), BC_OK);
+    }
+    assert_int_equal(now, 70000);
+    assert_int_equal(next(f, now).action, BC_FRONTIER_DROP);
+    assert_int_equal(next(f, now).action, BC_FRONTIER_DONE);
+    bc_frontier_free(f);
+
+    c.min_delay_ms = 0;
+    c.scope = BC_SCOPE_ANY;
     c.robots_retries = 1;
     c.robots_ttl_ms = 10000;
     f = make(&c);
