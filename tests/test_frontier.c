@@ -501,6 +501,7 @@ static void test_robots_give_up(void **state)
 
     c.min_delay_ms = 0;
     c.scope = BC_SCOPE_ANY;
+    c.robots_retry_ms = 1000;
     c.robots_retries = 1;
     c.robots_ttl_ms = 10000;
     f = make(&c);
