@@ -86,7 +86,9 @@
  *
  * Saving writes a temporary file beside the target, fsyncs it, renames it
  * over the target and fsyncs the directory: a crash leaves the old file or
- * the new one, never a mix. Loading checks everything before it hands out
+ * the new one, never a mix. A process killed while saving leaves its
+ * temporary file (as large as the filter) behind; the next save removes
+ * the temporary files of processes that no longer exist. Loading checks everything before it hands out
  * a filter.
  *
  * REFERENCES
@@ -102,12 +104,14 @@
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -743,10 +747,53 @@ static enum bc_status write_filter(int fd, const struct bc_bloom *b)
     return write_all(fd, trailer, sizeof(trailer));
 }
 
+/*
+ * Remove "<base>.tmp.<pid>" files beside path whose process no longer
+ * exists (kill(pid, 0) fails with ESRCH): what saves killed midway left.
+ * A pid that was reused by a live process keeps its file (the safe side).
+ * Best effort: errors are ignored and errno is kept.
+ */
+static void remove_stale_tmp(const char *path)
+{
+    int saved = errno;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char dir[PATH_MAX];
+    size_t dlen = slash ? (slash == path ? 1 : (size_t)(slash - path)) : 1;
+    if (dlen >= sizeof(dir))
+        return;
+    memcpy(dir, slash ? path : ".", dlen);
+    dir[dlen] = '\0';
+    size_t blen = strlen(base);
+    DIR *d = opendir(dir);
+    if (!d)
+        goto out;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *name = e->d_name;
+        if (strncmp(name, base, blen) != 0 ||
+            strncmp(name + blen, ".tmp.", 5) != 0)
+            continue;
+        const char *digits = name + blen + 5;
+        size_t nd = strspn(digits, "0123456789");
+        if (nd == 0 || nd > 9 || digits[nd] != '\0')
+            continue;
+        long pid = strtol(digits, NULL, 10);
+        if (pid <= 0 || pid == (long)getpid())
+            continue;
+        if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+            unlinkat(dirfd(d), name, 0);
+    }
+    closedir(d);
+out:
+    errno = saved;
+}
+
 enum bc_status bc_bloom_save(const struct bc_bloom *bloom, const char *path)
 {
     if (!bloom || !path)
         return BC_ERR_INVALID_ARG;
+    remove_stale_tmp(path);
     char tmp[PATH_MAX];
     int n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
     if (n < 0 || (size_t)n >= sizeof(tmp))

@@ -17,7 +17,9 @@
  *
  * Only this file prints. It shows progress on stderr while it runs (one
  * refreshing line on a terminal, a line every 5 s otherwise), writes one
- * JSON object per fetched URL with --out, all counters with --stats-json,
+ * JSON object per fetched URL with --out (each record written whole, in
+ * one write(2), so a killed crawl leaves no half record), all counters
+ * with --stats-json,
  * and ends with a report of every tier. Ctrl-C stops it cleanly: no new
  * transfers, the ones in flight finish, then the report (a second Ctrl-C
  * abandons them).
@@ -29,13 +31,15 @@
  *
  * Exit status: 0 finished (everything fetched, or --max-pages reached),
  * 1 runtime failure, 2 usage error, 3 finished but nothing could be
- * fetched (no seed admitted, or no page got an HTTP response), 130 after
- * SIGINT and 143 after SIGTERM (once the clean stop is over). --stats-json
- * records it with the outcome: complete, limit, interrupted or failed.
+ * fetched (no seed admitted, no page got an HTTP response, e.g. because
+ * every host was given up), 130 after SIGINT and 143 after SIGTERM (once
+ * the clean stop is over). --stats-json records it with the outcome:
+ * complete, limit, interrupted or failed.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -79,6 +83,14 @@ static void usage(FILE *f)
         "  --per-host N         transfers in flight per host (1)\n"
         "  --delay MS           between requests to one host (1000)\n"
         "  --no-robots          do not fetch or obey robots.txt\n"
+        "  --robots-retries N   an unreachable robots.txt (5xx, no answer)\n"
+        "                       is asked again N times, then its host is\n"
+        "                       given up: its URLs are dropped (3)\n"
+        "  --robots-retry-delay MS  the first of those waits, doubled after\n"
+        "                       each (10000)\n"
+        "  --max-retry-after MS cap on a 429/503's Retry-After (3600000)\n"
+        "  --max-retries N      a URL answered 429/503 is fetched again, at\n"
+        "                       most N times, after the host's wait (2)\n"
         "  --user-agent S       identify yourself! (default: %s)\n"
         "Seen-test:\n"
         "  --expect N           URLs the Bloom filter is sized for (10^6)\n"
@@ -87,7 +99,10 @@ static void usage(FILE *f)
         "  --lru N              entries of the LRU of recent URLs (50000)\n"
         "Fetching:\n"
         "  --timeout MS         per transfer (30000)\n"
-        "  --max-body BYTES     abort bodies larger than this (10485760)\n"
+        "  --max-body BYTES     abort bodies larger than this (10485760;\n"
+        "                       robots.txt: its first 500 KiB are read,\n"
+        "                       whatever its size)\n"
+        "  --max-redirects N    hops of a redirect chain followed (20)\n"
         "  --resolve H:P:A      connect to address A for host H, port P\n"
         "                       (as curl's option); repeatable\n"
         "Output:\n"
@@ -131,6 +146,8 @@ struct options {
     unsigned concurrency, per_host;
     uint64_t delay_ms;
     bool no_robots;
+    uint64_t robots_retries, robots_retry_ms, max_retry_after_ms;
+    uint64_t max_retries, max_redirects;
     const char *user_agent;
     uint64_t expect;
     double fp_rate;
@@ -196,17 +213,23 @@ static bool resolve_entry_ok(const char *v)
  */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-    *o = (struct options){.max_depth = BC_FRONTIER_DEFAULT_MAX_DEPTH,
-                          .concurrency = 8,
-                          .per_host = 1,
-                          .delay_ms = 1000,
-                          .user_agent = DEFAULT_USER_AGENT,
-                          .expect = BC_SEEN_DEFAULT_EXPECTED,
-                          .fp_rate = BC_SEEN_DEFAULT_FP_RATE,
-                          .layout = BC_BLOOM_BLOCKED,
-                          .lru = BC_SEEN_DEFAULT_LRU,
-                          .timeout_ms = 30000,
-                          .max_body = 10u << 20};
+    *o = (struct options){
+        .max_depth = BC_FRONTIER_DEFAULT_MAX_DEPTH,
+        .concurrency = 8,
+        .per_host = 1,
+        .delay_ms = 1000,
+        .user_agent = DEFAULT_USER_AGENT,
+        .expect = BC_SEEN_DEFAULT_EXPECTED,
+        .fp_rate = BC_SEEN_DEFAULT_FP_RATE,
+        .layout = BC_BLOOM_BLOCKED,
+        .lru = BC_SEEN_DEFAULT_LRU,
+        .timeout_ms = 30000,
+        .max_body = 10u << 20,
+        .robots_retries = BC_FRONTIER_DEFAULT_ROBOTS_RETRIES,
+        .robots_retry_ms = BC_FRONTIER_DEFAULT_ROBOTS_RETRY_MS,
+        .max_retry_after_ms = BC_FRONTIER_DEFAULT_MAX_RETRY_AFTER_MS,
+        .max_retries = BC_FRONTIER_DEFAULT_MAX_RETRIES,
+        .max_redirects = BC_FRONTIER_DEFAULT_MAX_REDIRECTS};
     for (int i = 1; i < argc; i++) {
         char name[32];
         const char *inline_v;
@@ -263,6 +286,18 @@ static int parse_options(int argc, char **argv, struct options *o)
             o->per_host = (unsigned)n;
         else if (!strcmp(a, "--delay"))
             bad = args_count(v, true, &o->delay_ms);
+        else if (!strcmp(a, "--robots-retries"))
+            bad = args_count(v, true, &o->robots_retries) ||
+                  o->robots_retries > 1000;
+        else if (!strcmp(a, "--robots-retry-delay"))
+            bad = args_count(v, true, &o->robots_retry_ms);
+        else if (!strcmp(a, "--max-retry-after"))
+            bad = args_count(v, true, &o->max_retry_after_ms);
+        else if (!strcmp(a, "--max-retries"))
+            bad = args_count(v, true, &o->max_retries) || o->max_retries > 255;
+        else if (!strcmp(a, "--max-redirects"))
+            bad = args_count(v, true, &o->max_redirects) ||
+                  o->max_redirects > 255;
         else if (!strcmp(a, "--user-agent"))
             o->user_agent = v;
         else if (!strcmp(a, "--expect"))
@@ -328,12 +363,13 @@ enum error_kind {
     ERR_PROTOCOL,
     ERR_NETWORK,
     ERR_OTHER,
+    ERR_REDIRECTS, /* a 3xx beyond --max-redirects hops, not followed */
     ERR_KINDS
 };
 
 static const char *const error_names[ERR_KINDS] = {
     "timeout", "too_large", "too_slow", "connect", "dns",
-    "tls",     "protocol",  "network",  "other"};
+    "tls",     "protocol",  "network",  "other",   "too_many_redirects"};
 
 static enum error_kind error_kind_of(enum bc_status st)
 {
@@ -371,12 +407,12 @@ struct crawl {
     struct options opt;
     struct bc_frontier *frontier;
     struct bc_fetcher *fetcher;
-    FILE *out;
+    int out_fd; /* --out, O_APPEND; -1 without */
     uint64_t start_ms;
     /* Counters of the loop; the frontier counts the rest. */
     uint64_t seeds, links, redirects, nofollow_skipped, merged, merged_absolute;
     uint64_t pages, bytes, status_class[6], errors[ERR_KINDS];
-    uint64_t robots_fetched, dropped, handed_out;
+    uint64_t robots_fetched, dropped, given_up_dropped, handed_out;
     uint64_t bad_scheme, bad_malformed; /* bad_url: unsupported scheme or not */
     uint64_t seeds_admitted;            /* queued, or a duplicate of one */
     bool saturation_warned;
@@ -439,17 +475,24 @@ static void count_bad_url(struct crawl *c, enum bc_frontier_reason reason,
         c->bad_malformed++;
 }
 
-static void admit(struct crawl *c, const char *href, size_t len,
-                  const char *base, size_t base_len, unsigned depth)
+static enum bc_frontier_reason admit(struct crawl *c, const char *href,
+                                     size_t len, const char *base,
+                                     size_t base_len, unsigned depth,
+                                     const struct bc_frontier_job *redirect_of)
 {
     enum bc_frontier_reason reason;
     enum bc_status ust = BC_OK;
-    if (bc_frontier_add(c->frontier, href, len, base, base_len, depth, &reason,
-                        &ust) != BC_OK)
-        return;
+    enum bc_status st =
+        redirect_of
+            ? bc_frontier_add_redirect(c->frontier, redirect_of, href, len,
+                                       base, base_len, &reason, &ust)
+            : bc_frontier_add(c->frontier, href, len, base, base_len, depth,
+                              &reason, &ust);
+    if (st != BC_OK)
+        return BC_ADMIT_NOMEM;
     count_bad_url(c, reason, ust);
     if (reason != BC_ADMIT_DUPLICATE && reason != BC_ADMIT_PROBABLY_SEEN)
-        return;
+        return reason;
     size_t clen;
     const char *canonical = bc_frontier_last_url(c->frontier, &clen);
     if (canonical && (clen != len || memcmp(canonical, href, len) != 0)) {
@@ -457,6 +500,7 @@ static void admit(struct crawl *c, const char *href, size_t len,
         if (is_absolute(href, len))
             c->merged_absolute++;
     }
+    return reason;
 }
 
 /*
@@ -499,7 +543,7 @@ static void on_link(void *ctx, void *user, const char *href, size_t len,
     }
     if (flags & BC_LINK_BASE_HREF)
         resolve_base(t, &base, &base_len);
-    admit(c, href, len, base, base_len, t->job.depth + 1);
+    admit(c, href, len, base, base_len, t->job.depth + 1, NULL);
 }
 
 /* Free a transfer and what it owns. */
@@ -542,12 +586,39 @@ static void json_string(FILE *f, const char *s, size_t len)
     fputc('"', f);
 }
 
-static void write_record(struct crawl *c, const struct transfer *t,
-                         const struct bc_fetch_result *r)
+/* Write all of buf to fd; false on an error. */
+static bool write_all(int fd, const char *buf, size_t len)
 {
-    if (!c->out)
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        buf += n;
+        len -= (size_t)n;
+    }
+    return true;
+}
+
+/*
+ * One --out record. It is formatted in memory and handed to the kernel
+ * in one write(2) on an O_APPEND descriptor: no stdio buffer holds part of
+ * a record, so a crawl killed at any moment leaves whole records only (it
+ * may lose the last ones). kind: the error kind, or NULL for r's own.
+ */
+static void write_record(struct crawl *c, const struct transfer *t,
+                         const struct bc_fetch_result *r, const char *kind)
+{
+    if (c->out_fd < 0)
         return;
-    FILE *f = c->out;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) {
+        c->out_failed = true;
+        return;
+    }
     fputs("{\"url\": ", f);
     json_string(f, t->job.url, t->job.url_len);
     fprintf(f,
@@ -564,16 +635,21 @@ static void write_record(struct crawl *c, const struct transfer *t,
         fputs(", \"location\": ", f);
         json_string(f, r->location, r->location_len);
     }
-    if (r->status != BC_OK) {
+    if (r->status != BC_OK || kind) {
+        const char *text =
+            kind ? "redirect chain longer than --max-redirects" : r->error;
+        if (!kind)
+            kind = error_names[error_kind_of(r->status)];
         fputs(", \"error\": ", f);
-        const char *kind = error_names[error_kind_of(r->status)];
         json_string(f, kind, strlen(kind));
         fputs(", \"error_text\": ", f);
-        json_string(f, r->error, strlen(r->error));
+        json_string(f, text, strlen(text));
     }
     fputs("}\n", f);
-    if (ferror(f))
+    bool ok = !ferror(f);
+    if (fclose(f) != 0 || !ok || !write_all(c->out_fd, buf, len))
         c->out_failed = true;
+    free(buf);
 }
 
 /* ---- the fetcher's completion callback ------------------------------- */
@@ -584,9 +660,10 @@ static void on_done(void *ctx, const struct bc_fetch_result *r)
     struct transfer *t = r->user;
     uint64_t now = now_ms();
     if (t->robots) {
-        int status = r->status == BC_OK || r->status == BC_ERR_FETCH_TOO_LARGE
-                         ? r->http_status
-                         : 0;
+        /* Only a robots.txt read in full, or up to its 500 KiB limit
+         * (fetched with bc_fetcher_add_truncated), counts as an answer;
+         * any failure is "unreachable" (status 0), never "allow all". */
+        int status = r->status == BC_OK ? r->http_status : 0;
         bc_frontier_robots_done(c->frontier, &t->job, status, t->body,
                                 t->body_len > BC_ROBOTS_MAX_BYTES
                                     ? BC_ROBOTS_MAX_BYTES
@@ -597,18 +674,25 @@ static void on_done(void *ctx, const struct bc_fetch_result *r)
     }
     c->pages++;
     c->bytes += r->body_bytes;
-    if (r->status != BC_OK)
+    const char *kind = NULL;
+    if (r->status == BC_OK && r->location && r->http_status >= 300 &&
+        r->http_status < 400) {
+        /* A redirect target is a discovered URL like any link, at the
+         * depth of the page that redirected, one hop further in its
+         * chain: beyond --max-redirects hops it is an error. */
+        c->redirects++;
+        if (admit(c, r->location, r->location_len, r->location_base,
+                  strlen(r->location_base), t->job.depth,
+                  &t->job) == BC_ADMIT_TOO_MANY_REDIRECTS)
+            kind = error_names[ERR_REDIRECTS];
+    }
+    if (kind)
+        c->errors[ERR_REDIRECTS]++;
+    else if (r->status != BC_OK)
         c->errors[error_kind_of(r->status)]++;
     else
         c->status_class[r->http_status / 100 < 6 ? r->http_status / 100 : 0]++;
-    write_record(c, t, r);
-    if (r->location && r->http_status >= 300 && r->http_status < 400) {
-        /* A redirect target is a discovered URL like any link, at the
-         * depth of the page that redirected. */
-        c->redirects++;
-        admit(c, r->location, r->location_len, r->location_base,
-              strlen(r->location_base), t->job.depth);
-    }
+    write_record(c, t, r, kind);
     struct bc_frontier_outcome o = {
         .http_status = r->status == BC_OK ? r->http_status : 0,
         .response_ms = r->time_ms,
@@ -631,14 +715,23 @@ static void progress(struct crawl *c, uint64_t now, bool final)
     bc_frontier_stats(c->frontier, now, &s);
     double secs = (double)(now - c->start_ms) / 1000.0;
     fprintf(stderr,
-            "%s%llu pages  %.1f/s  queue %zu  hosts %zu  new %llu dup %llu "
+            "%s%llu pages  %.1f/s  queue %zu  hosts %zu (robots.txt %zu, "
+            "blocked %zu, given up %zu)  new %llu dup %llu "
             "probably-seen %llu  bloom %.1f %%%s",
             tty ? "\r\033[K" : "", (unsigned long long)c->pages,
             secs > 0 ? (double)c->pages / secs : 0.0, s.queued, s.hosts,
+            s.hosts_robots, s.hosts_blocked, s.hosts_given_up,
             (unsigned long long)s.seen.verdict_new,
             (unsigned long long)s.seen.duplicate,
             (unsigned long long)s.seen.probably_seen, 100.0 * s.seen.bloom.fill,
             tty && !final ? "" : "\n");
+}
+
+static void report_given_up(void *ctx, const char *origin, size_t len,
+                            uint64_t lost)
+{
+    fprintf(ctx, "  %.*s  %llu URLs lost\n", (int)len, origin,
+            (unsigned long long)lost);
 }
 
 static void report(struct crawl *c, FILE *f, uint64_t now)
@@ -671,6 +764,20 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
                 "dropped              %llu queued URLs disallowed once "
                 "robots.txt was known\n",
                 (unsigned long long)c->dropped);
+    if (s.hosts_given_up) {
+        fprintf(f,
+                "hosts given up       %zu (robots.txt unreachable after %llu "
+                "retries; %llu queued URLs dropped)\n",
+                s.hosts_given_up, (unsigned long long)c->opt.robots_retries,
+                (unsigned long long)c->given_up_dropped);
+        bc_frontier_given_up_hosts(c->frontier, report_given_up, f);
+    }
+    if (s.retried)
+        fprintf(f,
+                "retried              %llu fetches of URLs answered 429/503 "
+                "(at most %llu each)\n",
+                (unsigned long long)s.retried,
+                (unsigned long long)c->opt.max_retries);
     fprintf(f, "\nadmission (frontier)\n");
     for (int r = 0; r < BC_ADMIT_REASON_COUNT; r++) {
         if (!s.reasons[r])
@@ -776,11 +883,13 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
                 (unsigned long long)c->errors[e]);
     fprintf(f,
             "}, \"frontier\": {\"added\": %llu, \"admitted\": %llu, "
-            "\"queued\": %zu, \"hosts\": %zu, \"robots_fetches\": %llu, "
+            "\"queued\": %zu, \"hosts\": %zu, \"hosts_given_up\": %zu, "
+            "\"retried\": %llu, \"robots_fetches\": %llu, "
             "\"robots_parsed\": %llu, \"robots_unavailable\": %llu, "
             "\"robots_unreachable\": %llu, \"reasons\": {",
             (unsigned long long)s.added, (unsigned long long)s.admitted,
-            s.queued, s.hosts, (unsigned long long)s.robots_fetches,
+            s.queued, s.hosts, s.hosts_given_up, (unsigned long long)s.retried,
+            (unsigned long long)s.robots_fetches,
             (unsigned long long)s.robots_parsed,
             (unsigned long long)s.robots_unavailable,
             (unsigned long long)s.robots_unreachable);
@@ -901,7 +1010,10 @@ static int open_files(struct crawl *c)
             return -1;
         }
     }
-    if (o->out_file && !(c->out = fopen(o->out_file, "w"))) {
+    if (o->out_file &&
+        (c->out_fd = open(o->out_file,
+                          O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
+                          0644)) < 0) {
         fprintf(stderr, "crawl: --out %s: %s\n", o->out_file, strerror(errno));
         return -1;
     }
@@ -966,7 +1078,10 @@ static uint64_t dispatch(struct crawl *c, uint64_t now, bool *done)
         case BC_FRONTIER_WAIT:
             return job.wait_until_ms == UINT64_MAX ? 0 : job.wait_until_ms;
         case BC_FRONTIER_DROP:
-            c->dropped++;
+            if (job.reason == BC_ADMIT_HOST_GIVEN_UP)
+                c->given_up_dropped++;
+            else
+                c->dropped++;
             continue;
         case BC_FRONTIER_FETCH:
         case BC_FRONTIER_FETCH_ROBOTS:
@@ -982,8 +1097,11 @@ static uint64_t dispatch(struct crawl *c, uint64_t now, bool *done)
         if (t) {
             t->job = job;
             t->robots = robots;
-            st = bc_fetcher_add(c->fetcher, job.url, job.url_len,
-                                robots ? BC_FETCH_NO_LINKS : 0, t);
+            st = robots
+                     ? bc_fetcher_add_truncated(c->fetcher, job.url,
+                                                job.url_len, BC_FETCH_NO_LINKS,
+                                                BC_ROBOTS_MAX_BYTES, t)
+                     : bc_fetcher_add(c->fetcher, job.url, job.url_len, 0, t);
         }
         if (st != BC_OK) {
             /* Could not start: report it as a failed transfer. */
@@ -1020,6 +1138,15 @@ static int run(struct crawl *c)
             timeout = wake - now;
         if (wake && wake <= now)
             timeout = 0;
+        if (bc_fetcher_in_flight(c->fetcher) == 0 && timeout > 0) {
+            /* Only politeness to wait for (the fetcher would return at
+             * once): sleep, or a Ctrl-C ends the sleep. */
+            struct timespec ts = {(time_t)(timeout / 1000),
+                                  (long)(timeout % 1000) * 1000000L};
+            nanosleep(&ts, NULL);
+            progress(c, now_ms(), false);
+            continue;
+        }
         enum bc_status st = bc_fetcher_run(c->fetcher, timeout);
         if (st != BC_OK) {
             fprintf(stderr, "crawl: fetcher: %s\n", bc_strerror(st));
@@ -1034,6 +1161,7 @@ int main(int argc, char **argv)
 {
     struct crawl c;
     memset(&c, 0, sizeof(c));
+    c.out_fd = -1;
     int rc = parse_options(argc, argv, &c.opt);
     if (rc == 1)
         usage(stdout);
@@ -1067,6 +1195,11 @@ int main(int argc, char **argv)
     fc.per_host_concurrency = o->per_host;
     fc.min_delay_ms = o->delay_ms;
     fc.obey_robots = !o->no_robots;
+    fc.robots_retries = (unsigned)o->robots_retries;
+    fc.robots_retry_ms = o->robots_retry_ms;
+    fc.max_retry_after_ms = o->max_retry_after_ms;
+    fc.max_retries = (unsigned)o->max_retries;
+    fc.max_redirects = (unsigned)o->max_redirects;
     fc.scope = o->scope;
     fc.max_depth = o->max_depth;
     fc.host_budget = o->host_budget;
@@ -1160,7 +1293,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "crawl: interrupted\n");
     if (!o->quiet)
         report(&c, stdout, end);
-    if (c.out_failed || (c.out && fflush(c.out) != 0)) {
+    if (c.out_failed) {
         fprintf(stderr, "crawl: writing %s failed\n", o->out_file);
         rc = 1;
     }
@@ -1179,8 +1312,8 @@ out_free:
     bc_fetcher_global_cleanup();
     bc_frontier_free(c.frontier);
 out_close:
-    if (c.out)
-        fclose(c.out);
+    if (c.out_fd >= 0)
+        close(c.out_fd);
     if (c.stats)
         fclose(c.stats);
     if (c.seeds_in)

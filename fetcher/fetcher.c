@@ -52,16 +52,29 @@
  * send an endless body or endless headers. Each would pin a transfer slot
  * (and memory) for ever. So every transfer has:
  *   - a connect timeout and a total timeout;
- *   - a low-speed abort (under LOW_SPEED_LIMIT bytes/s for LOW_SPEED_TIME
- *     seconds): it catches the trickle that a total timeout alone would
- *     let run for its full length;
+ *   - a low-speed abort (under low_speed_bytes per second, averaged over
+ *     low_speed_time_s seconds, once the response has begun): it catches
+ *     the trickle that a total timeout alone would let run for its full
+ *     length. The fetcher measures it itself in bc_fetcher_run() rather
+ *     than through curl's LOW_SPEED options, because curl reports its
+ *     low-speed abort with the same code as a timeout
+ *     (CURLE_OPERATION_TIMEDOUT): the kind of every failure comes from a
+ *     result code or from the fetcher's own reason to stop, never from
+ *     timings or from curl's message text;
  *   - a maximum body size, counted in the write callback after
  *     decompression (a 10 KB gzip bomb can inflate to gigabytes; the
  *     Content-Length check of CURLOPT_MAXFILESIZE only sees the
  *     compressed size, and only when the server sends one). Exceeding it
  *     aborts the transfer and reports BC_ERR_FETCH_TOO_LARGE: a truncated
- *     page silently taken for a whole one would be a wrong answer;
- *   - a maximum size of all header lines, counted in the header callback.
+ *     page silently taken for a whole one would be a wrong answer. A
+ *     transfer added with bc_fetcher_add_truncated() is the exception
+ *     asked for: its body is read up to its own limit, whatever
+ *     max_body_bytes says, and the transfer then ends successfully,
+ *     marked truncated (robots.txt: RFC 9309 2.5 parses the first 500 KiB
+ *     of any size of file);
+ *   - a maximum size of all header lines, counted in the header callback
+ *     (and a line over curl's own 100 KiB limit, which curl before 8.6
+ *     reports as CURLE_OUT_OF_MEMORY before the end of the headers).
  * Only http and https may be fetched (CURLOPT_PROTOCOLS_STR): an href
  * can say file:///etc/passwd or gopher://, and libcurl speaks both.
  * Proxies are off unless configured: libcurl would otherwise read
@@ -85,6 +98,8 @@
  * curl; https://curl.se/libcurl/c/); RFC 9110 (HTTP semantics: Location,
  * Retry-After, 3xx); RFC 9113 (HTTP/2 multiplexing).
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,14 +132,20 @@ struct transfer {
     void *user;
     unsigned flags;
     bool body_seen;           /* the first body chunk was handled */
+    bool headers_done;        /* the final response's headers ended */
+    bool truncated;           /* stopped at keep_bytes (not an error) */
     enum bc_status abort_why; /* BC_OK, or why a callback stopped it */
+    uint64_t keep_bytes;      /* bc_fetcher_add_truncated's limit, or 0 */
     uint64_t body_bytes;
     size_t header_bytes;
+    uint64_t window_ms;    /* low-speed window start; 0: response not begun */
+    uint64_t window_bytes; /* bytes received when the window started */
     char *location;
     size_t location_len;
     bool has_retry_after;
     uint64_t retry_after_ms;
     struct bc_links *links;
+    uint64_t started_ms; /* when it entered the multi handle */
     char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -342,11 +363,8 @@ static bool transfer_setup(struct bc_fetcher *f, struct transfer *t)
     SET(CURLOPT_WRITEDATA, (void *)t);
     SET(CURLOPT_CONNECTTIMEOUT_MS, clamp_long(c->connect_timeout_ms));
     SET(CURLOPT_TIMEOUT_MS, clamp_long(c->timeout_ms));
-    if (c->low_speed_bytes && c->low_speed_time_s) {
-        SET(CURLOPT_LOW_SPEED_LIMIT, clamp_long(c->low_speed_bytes));
-        SET(CURLOPT_LOW_SPEED_TIME, clamp_long(c->low_speed_time_s));
-    }
-    if (c->max_body_bytes && c->max_body_bytes <= (uint64_t)INT64_MAX)
+    if (!t->keep_bytes && c->max_body_bytes &&
+        c->max_body_bytes <= (uint64_t)INT64_MAX)
         SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_body_bytes);
     if (f->resolve)
         SET(CURLOPT_RESOLVE, f->resolve);
@@ -373,8 +391,9 @@ static bool scheme_ok(const char *url)
     return ascii_prefix(url, n, "http://") || ascii_prefix(url, n, "https://");
 }
 
-enum bc_status bc_fetcher_add(struct bc_fetcher *f, const char *url, size_t len,
-                              unsigned flags, void *user)
+static enum bc_status add_transfer(struct bc_fetcher *f, const char *url,
+                                   size_t len, unsigned flags,
+                                   uint64_t keep_bytes, void *user)
 {
     if (!f || !url || len == 0 || memchr(url, 0, len))
         return BC_ERR_INVALID_ARG;
@@ -402,6 +421,7 @@ enum bc_status bc_fetcher_add(struct bc_fetcher *f, const char *url, size_t len,
     t->url[len] = 0;
     t->user = user;
     t->flags = flags;
+    t->keep_bytes = keep_bytes;
     if (!scheme_ok(t->url)) {
         /* curl would guess http:// for "host/path": refuse instead. */
         t->abort_why = BC_ERR_FETCH_URL;
@@ -427,6 +447,21 @@ out_recycle:
 out_free_transfer:
     free(t);
     return BC_ERR_NOMEM;
+}
+
+enum bc_status bc_fetcher_add(struct bc_fetcher *f, const char *url, size_t len,
+                              unsigned flags, void *user)
+{
+    return add_transfer(f, url, len, flags, 0, user);
+}
+
+enum bc_status bc_fetcher_add_truncated(struct bc_fetcher *f, const char *url,
+                                        size_t len, unsigned flags,
+                                        uint64_t keep_bytes, void *user)
+{
+    if (keep_bytes == 0)
+        return BC_ERR_INVALID_ARG;
+    return add_transfer(f, url, len, flags, keep_bytes, user);
 }
 
 /* --------------------------------------------------------------------- */
@@ -502,12 +537,30 @@ static bool parse_retry_after(const char *v, size_t n, uint64_t *ms)
     return true;
 }
 
+static uint64_t clock_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Bytes received so far: header lines and body as it came on the wire. */
+static uint64_t bytes_received(const struct transfer *t)
+{
+    curl_off_t body = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_SIZE_DOWNLOAD_T, &body);
+    return t->header_bytes + (body > 0 ? (uint64_t)body : 0);
+}
+
 static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
 {
     struct transfer *t = ud;
     size_t n = size * nmemb;
     size_t len;
     const char *v;
+
+    if (t->window_ms == 0) /* the response has begun: low-speed watch */
+        t->window_ms = clock_ms();
 
     if (n > t->f->cfg.max_header_bytes - t->header_bytes) {
         t->abort_why = BC_ERR_FETCH_HEADERS;
@@ -518,7 +571,13 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
     }
     t->header_bytes += n;
 
-    if (ascii_prefix(data, n, "http/")) {
+    if (n > 0 && n <= 2 && (data[0] == '\r' || data[0] == '\n')) {
+        /* The blank line: the end of a response's headers; a final one
+         * unless its status is 1xx. */
+        long code = 0;
+        curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
+        t->headers_done = code >= 200;
+    } else if (ascii_prefix(data, n, "http/")) {
         /* A new response (after 1xx): forget the previous one's. */
         free(t->location);
         t->location = NULL;
@@ -597,8 +656,17 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
     struct transfer *t = ud;
     const struct bc_fetcher_config *c = &t->f->cfg;
     size_t n = size * nmemb;
+    size_t whole = n; /* what curl must hear back to go on */
 
-    if (c->max_body_bytes && n > c->max_body_bytes - t->body_bytes) {
+    if (t->keep_bytes && n > t->keep_bytes - t->body_bytes) {
+        /* Keep what fits, then stop reading: a success, marked. */
+        n = (size_t)(t->keep_bytes - t->body_bytes);
+        t->truncated = true;
+        whole = 0;
+        if (n == 0)
+            return 0;
+    } else if (!t->keep_bytes && c->max_body_bytes &&
+               n > c->max_body_bytes - t->body_bytes) {
         t->abort_why = BC_ERR_FETCH_TOO_LARGE;
         snprintf(t->errbuf, sizeof(t->errbuf), "body exceeds %llu bytes",
                  (unsigned long long)c->max_body_bytes);
@@ -617,42 +685,34 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
         bc_links_free(t->links);
         t->links = NULL;
     }
-    return n;
+    return whole;
 }
 
 /* --------------------------------------------------------------------- */
 /* Completion: map curl's outcome to the library's status.                */
 
+/* The kind of a failure, from curl's result code alone (and whether the
+ * headers had ended), never from its message or from timings. */
 static enum bc_status map_curl(const struct transfer *t, CURLcode code)
 {
-    const struct bc_fetcher_config *c = &t->f->cfg;
-    curl_off_t total_us = 0;
-    curl_off_t connect_us = 0;
-
     switch ((int)code) {
     case CURLE_OK:
         return BC_OK;
-    case CURLE_UNSUPPORTED_PROTOCOL:
     case CURLE_URL_MALFORMAT:
         return BC_ERR_FETCH_URL;
+    case CURLE_UNSUPPORTED_PROTOCOL:
+        /* The scheme was checked before curl saw the URL (scheme_ok): on
+         * an http(s) URL this is a reply that is not HTTP (HTTP/0.9, a
+         * malformed status line). */
+        return BC_ERR_FETCH_PROTOCOL;
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY:
         return BC_ERR_FETCH_DNS;
     case CURLE_COULDNT_CONNECT:
         return BC_ERR_FETCH_CONNECT;
     case CURLE_OPERATION_TIMEDOUT:
-        /*
-         * curl reports the connect timeout, the total timeout and the
-         * low-speed abort with this one code. The low-speed abort is the
-         * one that fires after the connection was made and before the
-         * total timeout was reached.
-         */
-        curl_easy_getinfo(t->easy, CURLINFO_TOTAL_TIME_T, &total_us);
-        curl_easy_getinfo(t->easy, CURLINFO_CONNECT_TIME_T, &connect_us);
-        if (c->low_speed_bytes && c->low_speed_time_s && connect_us > 0 &&
-            (c->timeout_ms == 0 ||
-             (uint64_t)total_us / 1000 + 1 < c->timeout_ms))
-            return BC_ERR_FETCH_TOO_SLOW;
+        /* The connect or the total timeout: curl's low-speed abort is not
+         * used (the fetcher measures the speed itself). */
         return BC_ERR_FETCH_TIMEOUT;
     case CURLE_FILESIZE_EXCEEDED:
         return BC_ERR_FETCH_TOO_LARGE;
@@ -684,11 +744,16 @@ static enum bc_status map_curl(const struct transfer *t, CURLcode code)
     case CURLE_GOT_NOTHING:
     case CURLE_PARTIAL_FILE:
         return BC_ERR_FETCH_NETWORK;
+#if LIBCURL_VERSION_NUM >= 0x080600
+    case CURLE_TOO_LARGE:
+        /* curl 8.6+: a header line over its 100 KiB limit, among others. */
+        return t->headers_done ? BC_ERR_FETCH_OTHER : BC_ERR_FETCH_HEADERS;
+#endif
     case CURLE_OUT_OF_MEMORY:
-        /* curl also says this when one header line exceeds 100 KiB. */
-        if (strstr(t->errbuf, "header"))
-            return BC_ERR_FETCH_HEADERS;
-        return BC_ERR_NOMEM;
+        /* curl before 8.6 also says this when one header line exceeds its
+         * 100 KiB limit: before the end of the headers that is the likely
+         * cause by far. */
+        return t->headers_done ? BC_ERR_NOMEM : BC_ERR_FETCH_HEADERS;
     case CURLE_ABORTED_BY_CALLBACK:
         return BC_ERR_FETCH_ABORTED;
     default:
@@ -707,7 +772,10 @@ static void finish(struct bc_fetcher *f, struct transfer *t, CURLcode code)
 
     memset(&r, 0, sizeof(r));
     r.user = t->user;
-    r.status = t->abort_why != BC_OK ? t->abort_why : map_curl(t, code);
+    r.status = t->abort_why != BC_OK ? t->abort_why
+               : t->truncated        ? BC_OK
+                                     : map_curl(t, code);
+    r.truncated = t->truncated && r.status == BC_OK;
     if (r.status != BC_OK && !t->errbuf[0]) {
         const char *s =
             code != CURLE_OK ? curl_easy_strerror(code) : bc_strerror(r.status);
@@ -724,6 +792,8 @@ static void finish(struct bc_fetcher *f, struct transfer *t, CURLcode code)
     r.body_bytes = t->body_bytes;
     curl_easy_getinfo(t->easy, CURLINFO_TOTAL_TIME_T, &total_us);
     r.time_ms = total_us > 0 ? (uint64_t)total_us / 1000 : 0;
+    if (t->abort_why == BC_ERR_FETCH_TOO_SLOW) /* stopped by check_speed */
+        r.time_ms = clock_ms() - t->started_ms;
     r.has_retry_after = t->has_retry_after;
     r.retry_after_ms = t->has_retry_after ? t->retry_after_ms : 0;
     r.location = t->location;
@@ -735,7 +805,7 @@ static void finish(struct bc_fetcher *f, struct transfer *t, CURLcode code)
          * Only a complete body is finished: the tail of an aborted one
          * may hold a tag cut in the middle, whose href would be wrong.
          */
-        if (r.status == BC_OK)
+        if (r.status == BC_OK && !r.truncated)
             bc_links_finish(t->links);
         struct bc_links_stats st;
         bc_links_stats(t->links, &st);
@@ -785,7 +855,54 @@ static void start_pending(struct bc_fetcher *f)
             f->active->prev = t;
         f->active = t;
         f->n_active++;
+        t->started_ms = clock_ms();
     }
+}
+
+/*
+ * The low-speed rule: once a transfer's response has begun, every window
+ * of low_speed_time_s seconds must bring at least low_speed_bytes x
+ * low_speed_time_s bytes (headers and body as received), else the
+ * transfer ends with BC_ERR_FETCH_TOO_SLOW. Returns the time of the next
+ * window end (UINT64_MAX: none), for bc_fetcher_run's wait.
+ */
+static uint64_t check_speed(struct bc_fetcher *f, uint64_t now)
+{
+    const struct bc_fetcher_config *c = &f->cfg;
+    uint64_t next = UINT64_MAX;
+    if (!c->low_speed_bytes || !c->low_speed_time_s)
+        return next;
+    uint64_t span = c->low_speed_time_s > UINT64_MAX / 1000
+                        ? UINT64_MAX / 2
+                        : c->low_speed_time_s * 1000;
+    uint64_t need = c->low_speed_bytes > UINT64_MAX / c->low_speed_time_s
+                        ? UINT64_MAX
+                        : c->low_speed_bytes * c->low_speed_time_s;
+    struct transfer *t = f->active;
+    while (t) {
+        struct transfer *after = t->next;
+        if (t->window_ms && now - t->window_ms >= span) {
+            uint64_t got = bytes_received(t);
+            if (got - t->window_bytes < need) {
+                curl_multi_remove_handle(f->multi, t->easy);
+                active_unlink(f, t);
+                t->abort_why = BC_ERR_FETCH_TOO_SLOW;
+                snprintf(t->errbuf, sizeof(t->errbuf),
+                         "under %llu bytes/s for %llu s",
+                         (unsigned long long)c->low_speed_bytes,
+                         (unsigned long long)c->low_speed_time_s);
+                finish(f, t, CURLE_OK);
+                t = after;
+                continue;
+            }
+            t->window_ms = now;
+            t->window_bytes = got;
+        }
+        if (t->window_ms && t->window_ms + span < next)
+            next = t->window_ms + span;
+        t = after;
+    }
+    return next;
 }
 
 /* Deliver every finished transfer; returns how many. */
@@ -830,7 +947,13 @@ enum bc_status bc_fetcher_run(struct bc_fetcher *f, uint64_t timeout_ms)
     st = perform(f);
     size_t done = drain(f);
     start_pending(f);
+    uint64_t now = clock_ms();
+    uint64_t due = check_speed(f, now);
     if (st == BC_OK && done == 0 && f->n_active > 0 && timeout_ms > 0) {
+        if (due <= now)
+            timeout_ms = 1;
+        else if (due != UINT64_MAX && due - now < timeout_ms)
+            timeout_ms = due - now;
         int wait = timeout_ms > INT_MAX ? INT_MAX : (int)timeout_ms;
         if (curl_multi_poll(f->multi, NULL, 0, wait, NULL) ==
             CURLM_OUT_OF_MEMORY) {
@@ -839,6 +962,7 @@ enum bc_status bc_fetcher_run(struct bc_fetcher *f, uint64_t timeout_ms)
             st = perform(f);
             drain(f);
             start_pending(f);
+            check_speed(f, clock_ms());
         }
     }
     f->in_run = false;

@@ -40,6 +40,17 @@
  * the queue, and those now disallowed are handed back as DROP jobs, so the
  * caller sees every URL it gave: nothing is silently lost.
  *
+ * A CRAWL ALWAYS ENDS
+ * An unreachable robots.txt is retried with exponential backoff: the n-th
+ * retry (n = 1, 2, ...) comes robots_retry_ms x 2^(n-1) after the failure
+ * before it, so with the defaults (10 s, 3 retries) a dead host is given
+ * up 10 + 20 + 40 = 70 s after its first failure. A given-up host's queue
+ * drains as DROP jobs and its later URLs are refused, so next() reaches
+ * DONE. Two more chains that would never end are cut: a redirect chain is
+ * followed for at most max_redirects hops (the hop count is stored with
+ * the queued URL), and a URL answered 429/503 is queued again at most
+ * max_retries times.
+ *
  * ADMISSION
  * add() runs the cheap checks first and the seen-test last, so a URL
  * refused for a limit (too deep now, a full queue) does not enter the
@@ -55,9 +66,10 @@
  *
  * MEMORY
  * A host queue is a list of byte chunks that double in size from 256 bytes
- * to 64 KiB. An entry is a 2-byte length, a 2-byte depth and the URL bytes
- * without a NUL: a queued URL costs its length + 4 bytes, plus the unused
- * tail of its host's newest chunk.
+ * to 64 KiB. An entry is a 2-byte length, a 2-byte depth, a byte of
+ * redirect hops, a byte of 429/503 retries and the URL bytes without a
+ * NUL: a queued URL costs its length + 6 bytes, plus the unused tail of
+ * its host's newest chunk.
  *
  * TIME
  * The caller passes now_ms to every call that needs time. The frontier
@@ -79,12 +91,11 @@
 #include "bloomcrawl/robots.h"
 #include "bloomcrawl/version.h"
 
-#define CHUNK_FIRST                256u
-#define CHUNK_MAX                  (64u * 1024u)
-#define ENTRY_HEADER               4u
-#define NOT_IN_HEAP                SIZE_MAX
-#define MAX_ROBOTS_REDIRECTS       5u
-#define DEFAULT_MAX_RETRY_AFTER_MS (3600u * 1000u)
+#define CHUNK_FIRST          256u
+#define CHUNK_MAX            (64u * 1024u)
+#define ENTRY_HEADER         6u
+#define NOT_IN_HEAP          SIZE_MAX
+#define MAX_ROBOTS_REDIRECTS 5u
 
 /* ---- per-host queues ------------------------------------------------- */
 
@@ -101,7 +112,8 @@ enum robots_state {
     ROBOTS_FETCHING,    /* a FETCH_ROBOTS job is out */
     ROBOTS_PARSED,      /* rules known */
     ROBOTS_ALLOW_ALL,   /* 4xx: unavailable, no restriction */
-    ROBOTS_UNREACHABLE  /* 5xx or network error: nothing allowed */
+    ROBOTS_UNREACHABLE, /* 5xx or network error: nothing allowed */
+    ROBOTS_GIVEN_UP     /* unreachable after every retry: host dropped */
 };
 
 struct host {
@@ -122,6 +134,8 @@ struct host {
     uint64_t robots_expires;
     uint64_t crawl_delay_ms; /* from robots.txt, capped */
     unsigned robots_redirects;
+    unsigned robots_failures; /* unreachable outcomes in a row */
+    uint64_t given_up_lost;   /* ROBOTS_GIVEN_UP: URLs dropped or refused */
     char *robots_url; /* a redirect target, or NULL for origin/robots.txt */
 };
 
@@ -135,6 +149,13 @@ struct host {
 struct job_url {
     struct job_url *prev, *next;
     char text[];
+};
+
+/* What travels with a queued URL besides its bytes. */
+struct entry_meta {
+    unsigned depth;
+    unsigned redirects; /* hops of the redirect chain that led to it */
+    unsigned retries;   /* times queued again after 429/503 */
 };
 
 /* A string set (seed hosts and domains). */
@@ -155,7 +176,7 @@ struct bc_frontier {
     size_t heap_len, heap_cap;
     struct name *scope_hosts, *scope_domains;
     size_t queued, in_flight, queue_bytes;
-    uint64_t added, admitted, handed_out, robots_fetches;
+    uint64_t added, admitted, handed_out, robots_fetches, retried;
     uint64_t robots_parsed, robots_unavailable, robots_unreachable;
     uint64_t reasons[BC_ADMIT_REASON_COUNT];
     struct job_url *jobs_out; /* URLs of jobs not done yet */
@@ -199,6 +220,10 @@ const char *bc_frontier_reason_name(enum bc_frontier_reason reason)
         return "probably_seen";
     case BC_ADMIT_NOMEM:
         return "nomem";
+    case BC_ADMIT_HOST_GIVEN_UP:
+        return "host_given_up";
+    case BC_ADMIT_TOO_MANY_REDIRECTS:
+        return "too_many_redirects";
     case BC_ADMIT_REASON_COUNT:
         break;
     }
@@ -216,12 +241,15 @@ void bc_frontier_config_init(struct bc_frontier_config *c)
     c->max_crawl_delay_ms = BC_FRONTIER_DEFAULT_MAX_CRAWL_DELAY_MS;
     c->response_factor = 0.0;
     c->backoff_ms = BC_FRONTIER_DEFAULT_BACKOFF_MS;
-    c->max_retry_after_ms = DEFAULT_MAX_RETRY_AFTER_MS;
+    c->max_retry_after_ms = BC_FRONTIER_DEFAULT_MAX_RETRY_AFTER_MS;
+    c->max_retries = BC_FRONTIER_DEFAULT_MAX_RETRIES;
     c->obey_robots = true;
     c->robots_ttl_ms = BC_FRONTIER_DEFAULT_ROBOTS_TTL_MS;
     c->robots_retry_ms = BC_FRONTIER_DEFAULT_ROBOTS_RETRY_MS;
+    c->robots_retries = BC_FRONTIER_DEFAULT_ROBOTS_RETRIES;
     c->scope = BC_SCOPE_HOST;
     c->max_depth = BC_FRONTIER_DEFAULT_MAX_DEPTH;
+    c->max_redirects = BC_FRONTIER_DEFAULT_MAX_REDIRECTS;
     c->max_url_len = BC_URL_MAX_LEN_DEFAULT;
     c->max_segments = BC_FRONTIER_DEFAULT_MAX_SEGMENTS;
     bc_seen_config_init(&c->seen);
@@ -346,40 +374,42 @@ static bool queue_reserve(struct bc_frontier *f, struct host *h, size_t len)
 
 /* Append an entry; queue_reserve() must have made room. */
 static void queue_push(struct bc_frontier *f, struct host *h, const char *url,
-                       size_t len, unsigned depth)
+                       size_t len, const struct entry_meta *m)
 {
     struct chunk *c = h->last;
     unsigned char *p = c->data + c->tail;
     p[0] = (unsigned char)(len & 0xff);
     p[1] = (unsigned char)(len >> 8);
-    p[2] = (unsigned char)(depth & 0xff);
-    p[3] = (unsigned char)(depth >> 8);
+    p[2] = (unsigned char)(m->depth & 0xff);
+    p[3] = (unsigned char)(m->depth >> 8);
+    p[4] = (unsigned char)m->redirects;
+    p[5] = (unsigned char)m->retries;
     memcpy(p + ENTRY_HEADER, url, len);
     c->tail += (uint32_t)(ENTRY_HEADER + len);
     h->queued++;
     f->queued++;
 }
 
-/* The head entry, left in place: its URL bytes (not NUL-terminated), its
- * length in *len and its depth in *depth. The queue must not be empty. */
-static const char *queue_peek(const struct host *h, size_t *len,
-                              unsigned *depth)
+/* The head entry, left in place: its URL bytes (not NUL-terminated) and
+ * their length in *len. The queue must not be empty. */
+static const char *queue_peek(const struct host *h, size_t *len)
 {
     const struct chunk *c = h->first;
     const unsigned char *p = c->data + c->head;
     *len = (size_t)p[0] | (size_t)p[1] << 8;
-    *depth = (unsigned)p[2] | (unsigned)p[3] << 8;
     return (const char *)p + ENTRY_HEADER;
 }
 
 /* Take the head entry into buf (NUL-terminated); returns its length. */
 static size_t queue_pop(struct bc_frontier *f, struct host *h, char *buf,
-                        unsigned *depth)
+                        struct entry_meta *m)
 {
     struct chunk *c = h->first;
     const unsigned char *p = c->data + c->head;
     size_t len = (size_t)p[0] | (size_t)p[1] << 8;
-    *depth = (unsigned)p[2] | (unsigned)p[3] << 8;
+    m->depth = (unsigned)p[2] | (unsigned)p[3] << 8;
+    m->redirects = p[4];
+    m->retries = p[5];
     memcpy(buf, p + ENTRY_HEADER, len);
     buf[len] = '\0';
     c->head += (uint32_t)(ENTRY_HEADER + len);
@@ -466,7 +496,8 @@ enum bc_status bc_frontier_create(const struct bc_frontier_config *config,
     if (!config || !out || config->per_host_concurrency == 0 ||
         config->max_url_len == 0 ||
         config->max_url_len > BC_FRONTIER_MAX_URL_LEN ||
-        config->max_depth > 65535 || !config->user_agent ||
+        config->max_depth > 65535 || config->max_redirects > 255 ||
+        config->max_retries > 255 || !config->user_agent ||
         config->scope > BC_SCOPE_ANY)
         return BC_ERR_INVALID_ARG;
     struct bc_frontier *f = calloc(1, sizeof(*f));
@@ -745,7 +776,8 @@ static enum bc_status parse_base(struct bc_frontier *f, const char *base,
 
 static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
                                      size_t href_len, const char *base,
-                                     size_t base_len, unsigned depth, bool seed,
+                                     size_t base_len,
+                                     const struct entry_meta *m, bool seed,
                                      enum bc_status *url_status)
 {
     struct bc_url u;
@@ -783,8 +815,10 @@ static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
          !any_match(f->cfg.include, f->cfg.include_count, u.href, u.len)) ||
         any_match(f->cfg.exclude, f->cfg.exclude_count, u.href, u.len))
         return BC_ADMIT_EXCLUDED;
-    if (depth > f->cfg.max_depth)
+    if (m->depth > f->cfg.max_depth)
         return BC_ADMIT_TOO_DEEP;
+    if (m->redirects > f->cfg.max_redirects)
+        return BC_ADMIT_TOO_MANY_REDIRECTS;
     enum bc_frontier_reason r = check_segments(f, &u);
     if (r != BC_ADMIT_QUEUED)
         return r;
@@ -795,6 +829,10 @@ static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
     if (!origin)
         return BC_ADMIT_BAD_URL;
     struct host *h = host_find(f, origin, olen);
+    if (h && h->robots_state == ROBOTS_GIVEN_UP) {
+        h->given_up_lost++;
+        return BC_ADMIT_HOST_GIVEN_UP;
+    }
     if (h && f->cfg.host_budget && h->admitted >= f->cfg.host_budget)
         return BC_ADMIT_HOST_BUDGET;
     if (f->cfg.queue_capacity && f->queued >= f->cfg.queue_capacity)
@@ -820,7 +858,7 @@ static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
         return BC_ADMIT_DUPLICATE;
     if (v == BC_SEEN_PROBABLY_SEEN)
         return BC_ADMIT_PROBABLY_SEEN;
-    queue_push(f, h, u.href, u.len, depth);
+    queue_push(f, h, u.href, u.len, m);
     h->admitted++;
     host_schedule(f, h);
     return BC_ADMIT_QUEUED;
@@ -828,15 +866,15 @@ static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
 
 static enum bc_status add_common(struct bc_frontier *f, const char *href,
                                  size_t href_len, const char *base,
-                                 size_t base_len, unsigned depth, bool seed,
-                                 enum bc_frontier_reason *reason,
+                                 size_t base_len, const struct entry_meta *m,
+                                 bool seed, enum bc_frontier_reason *reason,
                                  enum bc_status *url_status)
 {
     if (!f || !reason || (!href && href_len > 0) || (!base && base_len > 0))
         return BC_ERR_INVALID_ARG;
     enum bc_status ust;
     enum bc_frontier_reason r =
-        admit(f, href ? href : "", href_len, base, base_len, depth, seed, &ust);
+        admit(f, href ? href : "", href_len, base, base_len, m, seed, &ust);
     f->added++;
     f->reasons[r]++;
     if (r == BC_ADMIT_QUEUED)
@@ -853,15 +891,32 @@ enum bc_status bc_frontier_add(struct bc_frontier *f, const char *href,
                                enum bc_frontier_reason *reason,
                                enum bc_status *url_status)
 {
-    return add_common(f, href, href_len, base, base_len, depth, false, reason,
+    struct entry_meta m = {depth, 0, 0};
+    return add_common(f, href, href_len, base, base_len, &m, false, reason,
                       url_status);
+}
+
+enum bc_status bc_frontier_add_redirect(struct bc_frontier *f,
+                                        const struct bc_frontier_job *job,
+                                        const char *location,
+                                        size_t location_len, const char *base,
+                                        size_t base_len,
+                                        enum bc_frontier_reason *reason,
+                                        enum bc_status *url_status)
+{
+    if (!job || !base)
+        return BC_ERR_INVALID_ARG;
+    struct entry_meta m = {job->depth, job->redirects + 1, 0};
+    return add_common(f, location, location_len, base, base_len, &m, false,
+                      reason, url_status);
 }
 
 enum bc_status bc_frontier_add_seed(struct bc_frontier *f, const char *url,
                                     size_t len, enum bc_frontier_reason *reason,
                                     enum bc_status *url_status)
 {
-    return add_common(f, url, len, NULL, 0, 0, true, reason, url_status);
+    struct entry_meta m = {0, 0, 0};
+    return add_common(f, url, len, NULL, 0, &m, true, reason, url_status);
 }
 
 /* ---- handing out work ------------------------------------------------ */
@@ -876,7 +931,7 @@ static uint64_t base_delay(const struct bc_frontier *f, const struct host *h)
 static bool robots_needed(const struct bc_frontier *f, const struct host *h,
                           uint64_t now)
 {
-    if (!f->cfg.obey_robots)
+    if (!f->cfg.obey_robots || h->robots_state == ROBOTS_GIVEN_UP)
         return false;
     return h->robots_state == ROBOTS_UNKNOWN ||
            (h->robots_state != ROBOTS_FETCHING && now >= h->robots_expires);
@@ -976,15 +1031,20 @@ enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
         *job = j;
         return BC_OK;
     }
-    unsigned depth;
+    struct entry_meta m;
     size_t len;
-    const char *head = queue_peek(h, &len, &depth);
-    if (f->cfg.obey_robots && !robots_allows(h, head, len)) {
-        queue_pop(f, h, f->drop_buf, &depth);
-        f->reasons[BC_ADMIT_ROBOTS]++;
+    const char *head = queue_peek(h, &len);
+    bool given_up = h->robots_state == ROBOTS_GIVEN_UP;
+    if (given_up || (f->cfg.obey_robots && !robots_allows(h, head, len))) {
+        enum bc_frontier_reason why =
+            given_up ? BC_ADMIT_HOST_GIVEN_UP : BC_ADMIT_ROBOTS;
+        queue_pop(f, h, f->drop_buf, &m);
+        f->reasons[why]++;
+        if (given_up)
+            h->given_up_lost++;
         host_schedule(f, h);
         j.action = BC_FRONTIER_DROP;
-        j.reason = BC_ADMIT_ROBOTS;
+        j.reason = why;
         j.url = f->drop_buf;
         j.url_len = len;
         j.host = NULL;
@@ -996,7 +1056,7 @@ enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
     char *url = job_url_new(f, len);
     if (!url)
         return BC_ERR_NOMEM;
-    queue_pop(f, h, url, &depth);
+    queue_pop(f, h, url, &m);
     h->in_flight++;
     f->in_flight++;
     f->handed_out++;
@@ -1007,7 +1067,9 @@ enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
     j.action = BC_FRONTIER_FETCH;
     j.url = j.owned = url;
     j.url_len = len;
-    j.depth = depth;
+    j.depth = m.depth;
+    j.redirects = m.redirects;
+    j.retries = m.retries;
     *job = j;
     return BC_OK;
 }
@@ -1036,6 +1098,7 @@ enum bc_status bc_frontier_done(struct bc_frontier *f,
     if (!f || !job || !o || job->action != BC_FRONTIER_FETCH || !job->host)
         return BC_ERR_INVALID_ARG;
     struct host *h = job->host;
+    enum bc_status result = BC_OK;
     uint64_t delay = base_delay(f, h);
     double by_response = f->cfg.response_factor * (double)o->response_ms;
     if (by_response > (double)delay)
@@ -1048,10 +1111,23 @@ enum bc_status bc_frontier_done(struct bc_frontier *f,
         if (wait > delay)
             delay = wait;
         h->blocked_until = now + delay;
+        if (job->retries < f->cfg.max_retries && job->url) {
+            /* Asked to come back later: queue the URL again. It passed
+             * admission and the seen-test already. */
+            struct entry_meta m = {job->depth, job->redirects,
+                                   job->retries + 1};
+            if (queue_reserve(f, h, job->url_len)) {
+                queue_push(f, h, job->url, job->url_len, &m);
+                f->retried++;
+            } else {
+                f->reasons[BC_ADMIT_NOMEM]++;
+                result = BC_ERR_NOMEM;
+            }
+        }
     }
     release(f, job, now + delay);
     host_schedule(f, h);
-    return BC_OK;
+    return result;
 }
 
 enum bc_status bc_frontier_robots_done(struct bc_frontier *f,
@@ -1115,18 +1191,36 @@ enum bc_status bc_frontier_robots_done(struct bc_frontier *f,
         reachable = result == BC_OK;
     }
     if (!reachable || status < 200 || status >= 500) {
-        /* Unreachable: nothing allowed; ask again after robots_retry_ms. */
-        h->robots_state = ROBOTS_UNREACHABLE;
-        h->robots_expires = now + f->cfg.robots_retry_ms;
-        h->blocked_until = h->robots_expires;
         f->robots_unreachable++;
+        if (h->robots_failures >= f->cfg.robots_retries) {
+            /* Every retry failed: give the host up. Its queue drains as
+             * DROP jobs at once (no request to the host is involved). */
+            h->robots_state = ROBOTS_GIVEN_UP;
+            h->robots_expires = UINT64_MAX;
+            h->blocked_until = 0;
+            release(f, job, now);
+            host_schedule(f, h);
+            return result;
+        }
+        /* Unreachable: nothing allowed; ask again after robots_retry_ms x
+         * 2^(failures so far). */
+        unsigned shift = h->robots_failures < 32 ? h->robots_failures : 32;
+        uint64_t wait = f->cfg.robots_retry_ms;
+        wait =
+            wait > (UINT64_MAX >> 2) >> shift ? UINT64_MAX >> 2 : wait << shift;
+        h->robots_failures++;
+        h->robots_state = ROBOTS_UNREACHABLE;
+        h->robots_expires = now + wait;
+        h->blocked_until = h->robots_expires;
     } else if (status >= 300) {
         /* 4xx, or redirects beyond the limit: unavailable, allow all. */
+        h->robots_failures = 0;
         h->robots_state = ROBOTS_ALLOW_ALL;
         h->robots_expires = now + f->cfg.robots_ttl_ms;
         f->robots_unavailable++;
     } else {
         uint64_t cd;
+        h->robots_failures = 0;
         h->robots_state = ROBOTS_PARSED;
         h->robots_expires = now + f->cfg.robots_ttl_ms;
         if (bc_robots_crawl_delay(h->robots, &cd))
@@ -1155,6 +1249,7 @@ void bc_frontier_stats(const struct bc_frontier *f, uint64_t now,
     s.added = f->added;
     s.admitted = f->admitted;
     s.handed_out = f->handed_out;
+    s.retried = f->retried;
     s.robots_fetches = f->robots_fetches;
     s.robots_parsed = f->robots_parsed;
     s.robots_unavailable = f->robots_unavailable;
@@ -1164,9 +1259,15 @@ void bc_frontier_stats(const struct bc_frontier *f, uint64_t now,
     HASH_ITER(hh, f->hosts, h, tmp)
     {
         s.hosts++;
+        if (h->robots_state == ROBOTS_GIVEN_UP)
+            s.hosts_given_up++;
         if (h->queued == 0)
             continue;
-        if (h->blocked_until > now)
+        if (f->cfg.obey_robots && (h->robots_state == ROBOTS_UNKNOWN ||
+                                   h->robots_state == ROBOTS_FETCHING ||
+                                   h->robots_state == ROBOTS_UNREACHABLE))
+            s.hosts_robots++;
+        else if (h->blocked_until > now)
             s.hosts_blocked++;
         else if (h->heap_pos != NOT_IN_HEAP && h->next_ms <= now)
             s.hosts_ready++;
@@ -1175,4 +1276,24 @@ void bc_frontier_stats(const struct bc_frontier *f, uint64_t now,
     }
     bc_seen_stats(f->seen, &s.seen);
     *out = s;
+}
+
+size_t bc_frontier_given_up_hosts(const struct bc_frontier *f,
+                                  void (*fn)(void *ctx, const char *origin,
+                                             size_t origin_len, uint64_t lost),
+                                  void *ctx)
+{
+    size_t n = 0;
+    if (!f)
+        return 0;
+    const struct host *h, *tmp;
+    HASH_ITER(hh, f->hosts, h, tmp)
+    {
+        if (h->robots_state != ROBOTS_GIVEN_UP)
+            continue;
+        n++;
+        if (fn)
+            fn(ctx, h->origin, h->origin_len, h->given_up_lost);
+    }
+    return n;
 }

@@ -22,9 +22,35 @@ connection. Each route shows one kind of result the fetcher must report:
                   nothing for 5 s (low-speed abort)
   /ua             200 text/plain: the request's User-Agent
   /peer           200 text/plain "PORT": the client's port (keep-alive)
+  /trickle        200 headers, then 1 byte of 100000 every 0.25 s (4 B/s)
+  /header-line-huge  200 with one header line of 1 MiB
+  /cut            200, Content-Length 100000, 100 bytes sent, then close
+  /nothing        the connection closed without a response
+  /garbage        "garbage" instead of an HTTP response (HTTP/0.9)
+  /bad-status     "HTTP/1.1 2x0 OK": a malformed status line
+  /bad-gzip       Content-Encoding: gzip on a body that is not gzip
+  /big-text N     (path /big-text/N) 200 text/plain of N bytes, the first
+                  line "Disallow: /private"; chunked with ?chunked=1
+  /r/N            301 to /r/N+1, for ever (a redirect chain)
+  /retry-1        429 with Retry-After: 1
+  /retry-huge     429 with Retry-After: 999999
+  /fan/N          200 text/html linking /fan/10N .. /fan/10N+9 (endless)
+
+Options: --robots MODE serves /robots.txt as 404 (default), 503, or
+big (600 KiB: "User-agent: *", "Disallow: /private", then comments;
+?chunked=1 style chunked when MODE is big-chunked), closed (the
+connection closed without a response). --tls serves HTTPS with a
+self-signed certificate made by openssl(1) for the run (port 0 printed
+when openssl is missing).
 """
+import argparse
 import gzip
+import os
+import shutil
+import ssl
+import subprocess
 import sys
+import tempfile
 import time
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -44,8 +70,39 @@ GZIP_HTML = b"""<html><body><a href="/gz1">gz1</a>
 """
 
 
+ROBOTS_MODE = "404"
+
+
+def big_text(size):
+    head = b"User-agent: *\nDisallow: /private\n"
+    filler = b"# " + b"x" * 77 + b"\n"
+    body = head + filler * ((size - len(head)) // len(filler) + 1)
+    return body[:size]
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+
+    def send_chunked(self, status, ctype, body):
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            for i in range(0, len(body), 8192):
+                part = body[i:i + 8192]
+                self.wfile.write(b"%x\r\n" % len(part) + part + b"\r\n")
+            self.wfile.write(b"0\r\n\r\n")
+        except OSError:
+            self.close_connection = True
+
+    def raw(self, data):
+        try:
+            self.wfile.write(data)
+            self.wfile.flush()
+        except OSError:
+            pass
+        self.close_connection = True
 
     def log_message(self, fmt, *args):  # keep the test output clean
         pass
@@ -62,8 +119,71 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         path = self.path.split("?", 1)[0]
+        query = self.path.split("?", 1)[1] if "?" in self.path else ""
         html = "text/html; charset=utf-8"
-        if path == "/ok":
+        if path == "/robots.txt" and ROBOTS_MODE != "404":
+            if ROBOTS_MODE == "503":
+                self.send_body(503, "text/plain", b"busy")
+            elif ROBOTS_MODE == "closed":
+                self.close_connection = True
+            elif ROBOTS_MODE == "big-chunked":
+                self.send_chunked(200, "text/plain", big_text(600 << 10))
+            else:
+                self.send_body(200, "text/plain", big_text(600 << 10))
+        elif path.startswith("/big-text/"):
+            body = big_text(int(path.rsplit("/", 1)[1]))
+            if "chunked=1" in query:
+                self.send_chunked(200, "text/plain", body)
+            else:
+                self.send_body(200, "text/plain", body)
+        elif path.startswith("/r/"):
+            n = int(path.rsplit("/", 1)[1])
+            self.send_body(301, "text/plain", b"moved",
+                           [("Location", "/r/%d" % (n + 1))])
+        elif path == "/retry-1":
+            self.send_body(429, "text/plain", b"slow down",
+                           [("Retry-After", "1")])
+        elif path == "/retry-huge":
+            self.send_body(429, "text/plain", b"go away",
+                           [("Retry-After", "999999")])
+        elif path.startswith("/fan/"):
+            n = int(path.rsplit("/", 1)[1])
+            links = "".join('<a href="/fan/%d">%d</a>\n' % (n * 10 + i, i)
+                            for i in range(10))
+            self.send_body(200, html, ("<html><body>%s</body></html>"
+                                       % links).encode())
+        elif path == "/trickle":
+            self.send_response(200)
+            self.send_header("Content-Type", html)
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            try:
+                for _ in range(20):
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                    time.sleep(0.25)
+            except OSError:
+                pass
+            self.close_connection = True
+        elif path == "/header-line-huge":
+            self.send_body(200, html, b"<a href=/never>x</a>",
+                           [("X-Huge", "h" * (1 << 20))])
+        elif path == "/cut":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            self.raw(b"c" * 100)
+        elif path == "/nothing":
+            self.close_connection = True
+        elif path == "/garbage":
+            self.raw(b"garbage\r\n\r\n")
+        elif path == "/bad-status":
+            self.raw(b"HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n")
+        elif path == "/bad-gzip":
+            self.send_body(200, html, b"this is not gzip at all" * 10,
+                           [("Content-Encoding", "gzip")])
+        elif path == "/ok":
             self.send_body(200, html, OK_HTML)
         elif path == "/xhtml":
             self.send_body(200, "application/xhtml+xml",
@@ -140,7 +260,28 @@ class Server(ThreadingHTTPServer):
 
 
 def main():
+    global ROBOTS_MODE
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--robots", default="404",
+                    choices=["404", "503", "big", "big-chunked", "closed"])
+    ap.add_argument("--tls", action="store_true")
+    args = ap.parse_args()
+    ROBOTS_MODE = args.robots
     server = Server(("127.0.0.1", 0), Handler)
+    if args.tls:
+        if not shutil.which("openssl"):
+            print(0, flush=True)
+            return 0
+        d = tempfile.mkdtemp(prefix="bc_tls.")
+        key, cert = os.path.join(d, "key.pem"), os.path.join(d, "cert.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048",
+                        "-nodes", "-subj", "/CN=127.0.0.1", "-days", "1",
+                        "-keyout", key, "-out", cert],
+                       check=True, capture_output=True)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cert, key)
+        shutil.rmtree(d)
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
     print(server.server_address[1], flush=True)
     try:
         server.serve_forever()

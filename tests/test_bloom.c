@@ -16,6 +16,7 @@
 
 #include "skip.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -860,6 +861,74 @@ static void test_save_failure_keeps_old(void **state)
     bc_bloom_free(b);
 }
 
+/* Files named "<path>.tmp.<anything>" beside path. */
+static int count_tmp(const char *path)
+{
+    char dir[300];
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    assert_non_null(slash);
+    *slash = '\0';
+    char prefix[300];
+    int plen = snprintf(prefix, sizeof(prefix), "%s.tmp.", slash + 1);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += strncmp(e->d_name, prefix, (size_t)plen) == 0;
+    closedir(d);
+    return n;
+}
+
+static void touch(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("x", f);
+    fclose(f);
+}
+
+/* A save removes path.tmp.<pid> of a process that is gone, and nothing
+ * else: not a live process's, not other names. */
+static void test_save_removes_stale_tmp(void **state)
+{
+    (void)state;
+    char path[300], name[400];
+    path_in_tmp(path, sizeof(path), "stale.bloom");
+    pid_t dead = fork();
+    assert_true(dead >= 0);
+    if (dead == 0)
+        _exit(0);
+    waitpid(dead, NULL, 0); /* reaped: kill(dead, 0) now fails, ESRCH */
+    snprintf(name, sizeof(name), "%s.tmp.%ld", path, (long)dead);
+    touch(name);
+    snprintf(name, sizeof(name), "%s.tmp.%ld", path, (long)getppid());
+    touch(name); /* alive */
+    snprintf(name, sizeof(name), "%s.tmp.12x", path);
+    touch(name);
+    snprintf(name, sizeof(name), "%s.old.tmp.%ld", path, (long)dead);
+    touch(name); /* another file's */
+    assert_int_equal(count_tmp(path), 3);
+    struct bc_bloom *b;
+    assert_int_equal(bc_bloom_create(100, 0.01, BC_BLOOM_CLASSIC, 1, 0, &b),
+                     BC_OK);
+    assert_int_equal(bc_bloom_save(b, path), BC_OK);
+    assert_int_equal(count_tmp(path), 2);
+    snprintf(name, sizeof(name), "%s.tmp.%ld", path, (long)dead);
+    assert_int_equal(access(name, F_OK), -1);
+    snprintf(name, sizeof(name), "%s.tmp.%ld", path, (long)getppid());
+    assert_int_equal(access(name, F_OK), 0);
+    unlink(name);
+    snprintf(name, sizeof(name), "%s.tmp.12x", path);
+    unlink(name);
+    snprintf(name, sizeof(name), "%s.old.tmp.%ld", path, (long)dead);
+    assert_int_equal(access(name, F_OK), 0);
+    unlink(name);
+    unlink(path);
+    bc_bloom_free(b);
+}
+
 /*
  * Saving over an existing file, killed at random moments: the file always
  * loads, as the old filter or the new one, never a damaged mix. The child
@@ -911,9 +980,13 @@ static void test_save_interrupted(void **state)
         saw_new += is_new;
         bc_bloom_free(got);
     }
+    int stale = count_tmp(path);
     print_message("    save takes %.0f ms; after a kill the file held the old "
-                  "filter %d times, the new %d\n",
-                  save_ns / 1e6, saw_old, saw_new);
+                  "filter %d times, the new %d; %d temporary files left\n",
+                  save_ns / 1e6, saw_old, saw_new, stale);
+    /* The next save removes what the killed saves left. */
+    assert_int_equal(bc_bloom_save(old, path), BC_OK);
+    assert_int_equal(count_tmp(path), 0);
     bc_bloom_free(old);
     bc_bloom_free(young);
 }
@@ -948,6 +1021,7 @@ int main(void)
         cmocka_unit_test(test_load_damaged),
         cmocka_unit_test(test_save_failure_keeps_old),
         cmocka_unit_test(test_save_interrupted),
+        cmocka_unit_test(test_save_removes_stale_tmp),
     };
     return bc_test_status(
         cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir));

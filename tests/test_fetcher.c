@@ -103,7 +103,7 @@ struct got {
     int http;
     char error[TEXT], url[TEXT], final_url[TEXT], ctype[TEXT];
     char location[TEXT], location_base[TEXT];
-    bool has_location, has_retry, parsed;
+    bool has_location, has_retry, parsed, truncated;
     uint64_t retry_ms, body_bytes, time_ms, links, skipped;
     unsigned page;
     char links_text[4096]; /* "FLAGS href base\n" per link */
@@ -157,6 +157,7 @@ static void on_done(void *c, const struct bc_fetch_result *r)
     g->has_retry = r->has_retry_after;
     g->retry_ms = r->retry_after_ms;
     g->body_bytes = r->body_bytes;
+    g->truncated = r->truncated;
     g->time_ms = r->time_ms;
     g->parsed = r->parsed;
     g->links = r->links;
@@ -485,6 +486,153 @@ static void test_text_not_parsed(void **state)
     assert_non_null(strstr(g.body, "/not-a-link")); /* on_body saw it */
 }
 
+/* Fetch several paths in turn on one fetcher (one kept-alive connection). */
+static void fetch_many(struct bc_fetcher_config *cfg, const char *const *paths,
+                       size_t n, struct got *g)
+{
+    struct ctx *ctx = cfg->ctx;
+    struct bc_fetcher *f = NULL;
+    assert_int_equal(bc_fetcher_create(cfg, &f), BC_OK);
+    ctx->f = f;
+    for (size_t i = 0; i < n; i++) {
+        char url[256];
+        memset(&g[i], 0, sizeof(g[i]));
+        url_of(url, sizeof(url), paths[i]);
+        assert_int_equal(bc_fetcher_add(f, url, strlen(url), 0, &g[i]), BC_OK);
+        run_all(f);
+        assert_true(g[i].done);
+    }
+    bc_fetcher_free(f);
+}
+
+/* A low-speed abort on a reused connection is "too slow", not "timeout"
+ * (it was classified by a connect time that is 0 on a reused one); a
+ * trickle of 4 bytes/s is too slow as well as a stall. */
+static void test_too_slow_reused(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct got g[3];
+    config_for_tests(&cfg, &ctx);
+    cfg.low_speed_bytes = 1000;
+    cfg.low_speed_time_s = 1;
+    static const char *const paths[] = {"/peer", "/stall", "/trickle"};
+    fetch_many(&cfg, paths, 3, g);
+    assert_int_equal(g[0].status, BC_OK);
+    assert_int_equal(g[1].status, BC_ERR_FETCH_TOO_SLOW);
+    assert_int_equal(g[1].http, 200);
+    assert_true(g[1].time_ms >= 1000);
+    assert_int_equal(g[2].status, BC_ERR_FETCH_TOO_SLOW);
+    assert_true(g[2].body_bytes >= 1 && g[2].body_bytes < 20);
+
+    /* The total timeout stays a timeout on a reused connection. */
+    cfg.low_speed_bytes = 0;
+    cfg.timeout_ms = 1000;
+    static const char *const slow[] = {"/peer", "/slow"};
+    fetch_many(&cfg, slow, 2, g);
+    assert_int_equal(g[0].status, BC_OK);
+    assert_int_equal(g[1].status, BC_ERR_FETCH_TIMEOUT);
+}
+
+/* Each error kind from a server that provokes it, classified by curl's
+ * result code: a 1 MiB header line is "headers", not out of memory; a
+ * reply that is not HTTP is "protocol", not a bad URL. */
+static void test_error_kinds(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *path;
+        enum bc_status want;
+    } cases[] = {
+        {"/header-line-huge", BC_ERR_FETCH_HEADERS},
+        {"/headers-huge", BC_ERR_FETCH_HEADERS},
+        {"/cut", BC_ERR_FETCH_NETWORK},
+        {"/nothing", BC_ERR_FETCH_NETWORK},
+        {"/garbage", BC_ERR_FETCH_PROTOCOL},
+        {"/bad-status", BC_ERR_FETCH_PROTOCOL},
+        {"/bad-gzip", BC_ERR_FETCH_PROTOCOL},
+        {"/big", BC_ERR_FETCH_TOO_LARGE},
+        {"/slow", BC_ERR_FETCH_TIMEOUT},
+        {"/stall", BC_ERR_FETCH_TOO_SLOW},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ctx ctx = {0};
+        struct bc_fetcher_config cfg;
+        struct got g;
+        config_for_tests(&cfg, &ctx);
+        cfg.timeout_ms = 2000;
+        cfg.low_speed_bytes = 1000;
+        cfg.low_speed_time_s = 1;
+        cfg.max_body_bytes = 1 << 20;
+        if (strcmp(cases[i].path, "/slow") == 0)
+            cfg.low_speed_bytes = 0;
+        fetch(&cfg, cases[i].path, &g);
+        if (g.status != cases[i].want)
+            print_error("%s: %s (%s)\n", cases[i].path, bc_strerror(g.status),
+                        g.error);
+        assert_int_equal(g.status, cases[i].want);
+        assert_true(g.error[0] != 0);
+    }
+}
+
+/* bc_fetcher_add_truncated: the first N bytes of a body of any size,
+ * with or without Content-Length, whatever max_body_bytes says; a body
+ * that cannot be read up to N is an error, never a short success. */
+static void test_truncated(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *path;
+        uint64_t keep;
+        enum bc_status want;
+        bool truncated;
+        uint64_t bytes;
+    } cases[] = {
+        {"/big-text/5000", 1000, BC_OK, true, 1000},
+        {"/big-text/5000?chunked=1", 1000, BC_OK, true, 1000},
+        {"/big-text/1000", 1000, BC_OK, false, 1000}, /* exactly N */
+        {"/big-text/999", 1000, BC_OK, false, 999},
+        {"/big-text/1001?chunked=1", 1000, BC_OK, true, 1000},
+        {"/big", 512 << 10, BC_OK, true, 512 << 10}, /* over max_body */
+        {"/big-stream", 100000, BC_OK, true, 100000},
+        {"/cut", 50, BC_OK, true, 50},
+        {"/cut", 200, BC_ERR_FETCH_NETWORK, false, 100}, /* cut before N */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ctx ctx = {0};
+        struct bc_fetcher_config cfg;
+        struct bc_fetcher *f = NULL;
+        struct got g;
+        char url[256];
+        config_for_tests(&cfg, &ctx);
+        cfg.max_body_bytes = 100; /* does not apply */
+        memset(&g, 0, sizeof(g));
+        url_of(url, sizeof(url), cases[i].path);
+        assert_int_equal(bc_fetcher_create(&cfg, &f), BC_OK);
+        ctx.f = f;
+        assert_int_equal(bc_fetcher_add_truncated(f, url, strlen(url),
+                                                  BC_FETCH_NO_LINKS,
+                                                  cases[i].keep, &g),
+                         BC_OK);
+        run_all(f);
+        assert_true(g.done);
+        if (g.status != cases[i].want)
+            print_error("%s: %s (%s)\n", cases[i].path, bc_strerror(g.status),
+                        g.error);
+        assert_int_equal(g.status, cases[i].want);
+        assert_int_equal(g.truncated, cases[i].truncated);
+        assert_int_equal(g.body_bytes, cases[i].bytes);
+        if (strncmp(cases[i].path, "/big-text/", 10) == 0)
+            assert_memory_equal(g.body, "User-agent: *\nDisallow: /private\n",
+                                33);
+        assert_int_equal(
+            bc_fetcher_add_truncated(f, url, strlen(url), 0, 0, &g),
+            BC_ERR_INVALID_ARG);
+        bc_fetcher_free(f);
+    }
+}
+
 /* A port on 127.0.0.1 where nothing listens. */
 static int closed_port(void)
 {
@@ -513,6 +661,52 @@ static void fetch_url(struct bc_fetcher_config *cfg, const char *url,
     run_all(f);
     assert_true(g->done);
     bc_fetcher_free(f);
+}
+
+/* A self-signed HTTPS server (the fixture with --tls): a TLS failure when
+ * certificates are verified, a page when they are not. Skipped without
+ * openssl(1). */
+static void test_tls(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        close(fds[1]);
+        execl(BC_PYTHON3, BC_PYTHON3, SERVER_SCRIPT, "--tls", (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    char line[32] = {0};
+    size_t n = 0;
+    while (n < sizeof(line) - 1 && read(fds[0], line + n, 1) == 1 &&
+           line[n] != '\n')
+        n++;
+    close(fds[0]);
+    int port = atoi(line);
+    if (port <= 0) {
+        waitpid(pid, NULL, 0);
+        skip(); /* no openssl to make a certificate */
+    }
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct got g;
+    char url[128];
+    snprintf(url, sizeof(url), "https://127.0.0.1:%d/ok", port);
+    config_for_tests(&cfg, &ctx);
+    fetch_url(&cfg, url, &g);
+    assert_int_equal(g.status, BC_ERR_FETCH_TLS);
+    assert_true(g.error[0] != 0);
+    cfg.verify_tls = false;
+    fetch_url(&cfg, url, &g);
+    assert_int_equal(g.status, BC_OK);
+    assert_int_equal(g.http, 200);
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
 }
 
 static void test_connect_and_url_errors(void **state)
@@ -783,6 +977,10 @@ int main(void)
         cmocka_unit_test(test_no_links_flag_and_no_callbacks),
         cmocka_unit_test(test_add_from_on_done),
         cmocka_unit_test(test_api),
+        cmocka_unit_test(test_too_slow_reused),
+        cmocka_unit_test(test_error_kinds),
+        cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_tls),
     };
     return bc_test_status(
         cmocka_run_group_tests(tests, server_start, server_stop));

@@ -330,7 +330,8 @@ static void test_robots_outcomes(void **state)
     expect_wait(f, 0, 300000);
     struct bc_frontier_stats s;
     bc_frontier_stats(f, 1, &s);
-    assert_int_equal(s.hosts_blocked, 1);
+    assert_int_equal(s.hosts_robots, 1); /* waiting for robots.txt */
+    assert_int_equal(s.hosts_blocked, 0);
     assert_int_equal(s.robots_unreachable, 1);
     /* After the retry delay robots.txt is asked for again. */
     robots(f, 300000, "http://down.test/robots.txt", 404, NULL);
@@ -361,6 +362,266 @@ static void test_robots_outcomes(void **state)
     bc_frontier_stats(f, 400001, &s);
     assert_int_equal(s.robots_unavailable, 2);
     bc_frontier_free(f);
+}
+
+struct lost {
+    char origin[64];
+    uint64_t lost;
+    int calls;
+};
+
+static void on_given_up(void *ctx, const char *origin, size_t len,
+                        uint64_t lost)
+{
+    struct lost *l = ctx;
+    snprintf(l->origin, sizeof(l->origin), "%.*s", (int)len, origin);
+    l->lost = lost;
+    l->calls++;
+}
+
+/* A dead host (robots.txt 503 or no answer) beside a live one: robots.txt
+ * is retried robots_retries times after 1000, 2000, 4000 ms (each delay
+ * twice the last), then the host is given up: its queued URLs come back as
+ * DROP jobs, later ones are refused, the live host is crawled and the
+ * crawl ends - next() says DONE. The clock is fake: it jumps to each
+ * WAIT's time. */
+static void test_robots_give_up(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.min_delay_ms = 0;
+    c.robots_retry_ms = 1000;
+    c.robots_retries = 3;
+    c.scope = BC_SCOPE_ANY;
+    struct bc_frontier *f = make(&c);
+    seed(f, "http://dead.test/");
+    assert_int_equal(add(f, "/a", "http://dead.test/", 1), BC_ADMIT_QUEUED);
+    seed(f, "http://live.test/");
+    assert_int_equal(add(f, "/b", "http://live.test/", 1), BC_ADMIT_QUEUED);
+    uint64_t now = 0, tries[8];
+    int ntries = 0, fetched = 0, drops = 0, steps = 0;
+    bool saw_waiting = false;
+    for (;;) {
+        assert_true(++steps < 100);
+        struct bc_frontier_job j = next(f, now);
+        if (j.action == BC_FRONTIER_DONE)
+            break;
+        if (j.action == BC_FRONTIER_WAIT) {
+            struct bc_frontier_stats s;
+            bc_frontier_stats(f, now, &s);
+            if (s.hosts_robots == 1 && s.hosts_given_up == 0)
+                saw_waiting = true;
+            assert_true(j.wait_until_ms != UINT64_MAX);
+            now = j.wait_until_ms;
+            continue;
+        }
+        if (j.action == BC_FRONTIER_DROP) {
+            assert_int_equal(j.reason, BC_ADMIT_HOST_GIVEN_UP);
+            assert_non_null(strstr(j.url, "dead.test"));
+            drops++;
+            continue;
+        }
+        bool dead = strstr(j.url, "dead.test") != NULL;
+        if (j.action == BC_FRONTIER_FETCH_ROBOTS) {
+            if (dead) {
+                assert_true(ntries < 8);
+                tries[ntries++] = now;
+            }
+            /* dead: 503, then no answer at all (status 0) */
+            assert_int_equal(bc_frontier_robots_done(
+                                 f, &j, dead ? (ntries == 1 ? 503 : 0) : 404,
+                                 NULL, 0, NULL, 0, now),
+                             BC_OK);
+            continue;
+        }
+        assert_false(dead);
+        fetched++;
+        done(f, &j, now, 200, 1, 0);
+    }
+    assert_int_equal(ntries, 4); /* the first try and 3 retries */
+    assert_int_equal(tries[0], 0);
+    assert_int_equal(tries[1], 1000);
+    assert_int_equal(tries[2], 1000 + 2000);
+    assert_int_equal(tries[3], 1000 + 2000 + 4000);
+    assert_true(saw_waiting);
+    assert_int_equal(fetched, 2);
+    assert_int_equal(drops, 2);
+    /* Later URLs of the host are refused. */
+    assert_int_equal(add(f, "/c", "http://dead.test/", 1),
+                     BC_ADMIT_HOST_GIVEN_UP);
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, now, &s);
+    assert_int_equal(s.hosts_given_up, 1);
+    assert_int_equal(s.hosts_robots, 0);
+    assert_int_equal(s.reasons[BC_ADMIT_HOST_GIVEN_UP], 3);
+    assert_int_equal(s.robots_unreachable, 4);
+    assert_int_equal(s.queued, 0);
+    struct lost l = {{0}, 0, 0};
+    assert_int_equal(bc_frontier_given_up_hosts(f, on_given_up, &l), 1);
+    assert_int_equal(l.calls, 1);
+    assert_string_equal(l.origin, "http://dead.test");
+    assert_int_equal(l.lost, 3);
+    assert_int_equal(bc_frontier_given_up_hosts(f, NULL, NULL), 1);
+    assert_int_equal(next(f, now).action, BC_FRONTIER_DONE);
+    assert_string_equal(bc_frontier_reason_name(BC_ADMIT_HOST_GIVEN_UP),
+                        "host_given_up");
+    bc_frontier_free(f);
+
+    /* robots_retries 0: given up at the first failure; a success between
+     * failures starts the count again. */
+    c.robots_retries = 0;
+    f = make(&c);
+    seed(f, "http://dead.test/");
+    robots(f, 0, "http://dead.test/robots.txt", 500, NULL);
+    struct bc_frontier_job j = next(f, 0);
+    assert_int_equal(j.action, BC_FRONTIER_DROP);
+    assert_int_equal(next(f, 0).action, BC_FRONTIER_DONE);
+    bc_frontier_free(f);
+
+    /* The defaults (frontier.c, A CRAWL ALWAYS ENDS): 3 retries after 10,
+     * 20, 40 s: a dead host is given up 70 s after its first failure. */
+    c = defaults();
+    assert_int_equal(c.robots_retries, 3);
+    assert_int_equal(c.robots_retry_ms, 10000);
+    f = make(&c);
+    seed(f, "http://dead.test/");
+    now = 0;
+    for (int i = 0; i < 4; i++) {
+        j = next(f, now);
+        if (j.action == BC_FRONTIER_WAIT) {
+            now = j.wait_until_ms;
+            j = next(f, now);
+        }
+        assert_int_equal(j.action, BC_FRONTIER_FETCH_ROBOTS);
+        assert_int_equal(
+            bc_frontier_robots_done(f, &j, 0, NULL, 0, NULL, 0, now), BC_OK);
+    }
+    assert_int_equal(now, 70000);
+    assert_int_equal(next(f, now).action, BC_FRONTIER_DROP);
+    assert_int_equal(next(f, now).action, BC_FRONTIER_DONE);
+    bc_frontier_free(f);
+
+    c.min_delay_ms = 0;
+    c.scope = BC_SCOPE_ANY;
+    c.robots_retry_ms = 1000;
+    c.robots_retries = 1;
+    c.robots_ttl_ms = 10000;
+    f = make(&c);
+    seed(f, "http://flaky.test/");
+    add(f, "/1", "http://flaky.test/", 1);
+    add(f, "/2", "http://flaky.test/", 1);
+    robots(f, 0, "http://flaky.test/robots.txt", 503, NULL);
+    robots(f, 1000, "http://flaky.test/robots.txt", 404, NULL);
+    j = expect_fetch(f, 1000, "http://flaky.test/");
+    done(f, &j, 1000, 200, 1, 0);
+    /* Expired after 10 s: one failure, retried, not given up. */
+    robots(f, 11000, "http://flaky.test/robots.txt", 503, NULL);
+    robots(f, 12000, "http://flaky.test/robots.txt", 404, NULL);
+    j = expect_fetch(f, 12000, "http://flaky.test/1");
+    done(f, &j, 12000, 200, 1, 0);
+    bc_frontier_stats(f, 12000, &s);
+    assert_int_equal(s.hosts_given_up, 0);
+    bc_frontier_free(f);
+}
+
+/* Redirect hops travel with the queued URL: a chain is cut after
+ * max_redirects hops, before the seen-test; a page's links start anew. */
+static void test_redirect_hops(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    c.min_delay_ms = 0;
+    c.max_redirects = 2;
+    struct bc_frontier *f = make(&c);
+    enum bc_frontier_reason r;
+    seed(f, "http://a.test/r/0");
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/r/0");
+    assert_int_equal(j.redirects, 0);
+    for (unsigned hop = 1; hop <= 3; hop++) {
+        char loc[32];
+        snprintf(loc, sizeof(loc), "/r/%u", hop);
+        assert_int_equal(bc_frontier_add_redirect(f, &j, loc, strlen(loc),
+                                                  j.url, j.url_len, &r, NULL),
+                         BC_OK);
+        if (hop == 3) {
+            assert_int_equal(r, BC_ADMIT_TOO_MANY_REDIRECTS);
+            break;
+        }
+        assert_int_equal(r, BC_ADMIT_QUEUED);
+        done(f, &j, 0, 301, 1, 0);
+        snprintf(loc, sizeof(loc), "http://a.test/r/%u", hop);
+        j = expect_fetch(f, 0, loc);
+        assert_int_equal(j.redirects, hop);
+        assert_int_equal(j.depth, 0); /* the depth of the first page */
+    }
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 0, &s);
+    assert_int_equal(s.seen.tested, 3); /* /r/3 never reached the filter */
+    assert_int_equal(s.reasons[BC_ADMIT_TOO_MANY_REDIRECTS], 1);
+    /* A link of the last page is a new chain. */
+    assert_int_equal(add(f, "/r/3", j.url, j.depth + 1), BC_ADMIT_QUEUED);
+    done(f, &j, 0, 200, 1, 0);
+    j = expect_fetch(f, 0, "http://a.test/r/3");
+    assert_int_equal(j.redirects, 0);
+    assert_int_equal(j.depth, 1);
+    assert_int_equal(
+        bc_frontier_add_redirect(f, NULL, "/x", 2, j.url, j.url_len, &r, NULL),
+        BC_ERR_INVALID_ARG);
+    assert_int_equal(
+        bc_frontier_add_redirect(f, &j, "/x", 2, NULL, 0, &r, NULL),
+        BC_ERR_INVALID_ARG);
+    done(f, &j, 0, 200, 1, 0);
+    assert_string_equal(bc_frontier_reason_name(BC_ADMIT_TOO_MANY_REDIRECTS),
+                        "too_many_redirects");
+    bc_frontier_free(f);
+
+    c.max_redirects = 256;
+    assert_int_equal(bc_frontier_create(&c, &f), BC_ERR_INVALID_ARG);
+}
+
+/* A URL answered 429 or 503 is queued again after the host's wait, at
+ * most max_retries times; the job says which try it is. */
+static void test_retry_url(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    c.min_delay_ms = 0;
+    c.max_retries = 2;
+    struct bc_frontier *f = make(&c);
+    seed(f, "http://a.test/x");
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/x");
+    assert_int_equal(j.retries, 0);
+    done(f, &j, 10, 429, 10, 5000);
+    expect_wait(f, 10, 5010);
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 20, &s);
+    assert_int_equal(s.hosts_blocked, 1);
+    assert_int_equal(s.queued, 1);
+    j = expect_fetch(f, 5010, "http://a.test/x");
+    assert_int_equal(j.retries, 1);
+    done(f, &j, 5020, 503, 10, 0); /* 503 without Retry-After: backoff */
+    expect_wait(f, 5020, 5020 + c.backoff_ms);
+    j = expect_fetch(f, 5020 + c.backoff_ms, "http://a.test/x");
+    assert_int_equal(j.retries, 2);
+    done(f, &j, 70000, 429, 10, 1000);
+    /* Retried twice: not queued again. */
+    assert_int_equal(next(f, 71000).action, BC_FRONTIER_DONE);
+    bc_frontier_stats(f, 71000, &s);
+    assert_int_equal(s.retried, 2);
+    assert_int_equal(s.handed_out, 3);
+    bc_frontier_free(f);
+
+    c.max_retries = 0; /* no retry at all */
+    f = make(&c);
+    seed(f, "http://a.test/x");
+    j = expect_fetch(f, 0, "http://a.test/x");
+    done(f, &j, 10, 429, 10, 0);
+    assert_int_equal(next(f, 100000).action, BC_FRONTIER_DONE);
+    bc_frontier_free(f);
+    c.max_retries = 256;
+    assert_int_equal(bc_frontier_create(&c, &f), BC_ERR_INVALID_ARG);
 }
 
 /* Budget, depth, segment and trap limits, scope, patterns, queue size. */
@@ -484,6 +745,8 @@ static void test_queue_memory(void **state)
     struct bc_frontier_stats s;
     bc_frontier_stats(f, 0, &s);
     assert_int_equal(s.queued, 5000);
+    /* MEMORY in frontier.c: length + 6 bytes a URL, plus chunk tails. */
+    assert_true(s.queue_bytes >= total + 6 * 5000);
     assert_true(s.queue_bytes <= total + 32 * 5000);
     print_message("    %zu URLs, %zu bytes of URLs, queue %zu bytes "
                   "(%.1f bytes per URL above its length)\n",
@@ -625,7 +888,7 @@ static void test_robots_redirect_nomem(void **state)
         bc_frontier_stats(f, 0, &s);
         assert_int_equal(s.robots_unreachable, 1);
         assert_int_equal(s.robots_unavailable, 0);
-        assert_int_equal(s.hosts_blocked, 1);
+        assert_int_equal(s.hosts_robots, 1);
         j = next(f, 0);
         assert_int_equal(j.action, BC_FRONTIER_WAIT);
         assert_true(j.wait_until_ms > 0);
@@ -899,6 +1162,9 @@ int main(void)
         cmocka_unit_test(test_retry_after),
         cmocka_unit_test(test_robots_disallow),
         cmocka_unit_test(test_robots_outcomes),
+        cmocka_unit_test(test_robots_give_up),
+        cmocka_unit_test(test_redirect_hops),
+        cmocka_unit_test(test_retry_url),
         cmocka_unit_test(test_admission_limits),
         cmocka_unit_test(test_scope_domain),
         cmocka_unit_test(test_spellings_merge),

@@ -164,11 +164,33 @@ n=$(wc -l <"$tmp/out2")
 check "state: second run writes only C" yes \
     "$([ "$n" -ge 997 ] && [ "$n" -le 1000 ] &&
         ! grep -qx 'http://h/p1' "$tmp/out2" && echo yes)"
+# a save killed midway leaves seen.bloom.tmp.<pid>: the next save removes
+# it once that process is gone (not a live process's)
+dead=$(sh -c 'echo $$')
+echo x >"$tmp/seen.bloom.tmp.$dead"
+echo x >"$tmp/seen.bloom.tmp.$$"
+"$bin" --state "$tmp/seen.bloom" <"$tmp/C" >/dev/null
+check "state: a dead process's temporary file removed" no \
+    "$([ -e "$tmp/seen.bloom.tmp.$dead" ] && echo yes || echo no)"
+check "state: a live process's temporary file kept" yes \
+    "$([ -e "$tmp/seen.bloom.tmp.$$" ] && echo yes || echo no)"
+rm -f "$tmp/seen.bloom.tmp.$$"
 sum=$(cksum <"$tmp/seen.bloom")
 check "state: third run writes nothing" 0 \
     "$(cat "$tmp/A" "$tmp/C" | "$bin" --state "$tmp/seen.bloom" | wc -l)"
 
 # ---- --dry-run: report, change nothing ----
+# a save killed midway leaves seen.bloom.tmp.<pid>: the next save removes
+# it once that process is gone (not a live process's)
+dead=$(sh -c 'echo $$')
+echo x >"$tmp/seen.bloom.tmp.$dead"
+echo x >"$tmp/seen.bloom.tmp.$$"
+"$bin" --state "$tmp/seen.bloom" <"$tmp/C" >/dev/null
+check "state: a dead process's temporary file removed" no \
+    "$([ -e "$tmp/seen.bloom.tmp.$dead" ] && echo yes || echo no)"
+check "state: a live process's temporary file kept" yes \
+    "$([ -e "$tmp/seen.bloom.tmp.$$" ] && echo yes || echo no)"
+rm -f "$tmp/seen.bloom.tmp.$$"
 sum=$(cksum <"$tmp/seen.bloom")
 seq 3001 4000 | sed 's|^|http://h/p|' >"$tmp/D"
 n=$("$bin" --state "$tmp/seen.bloom" --dry-run <"$tmp/D" | wc -l)

@@ -203,7 +203,9 @@ void bc_bloom_clear(struct bc_bloom *bloom);
  * Save the filter to path: written to "path.tmp.<pid>", fsync'ed, renamed
  * over path, and the directory fsync'ed, so path always holds either the
  * old complete file or the new complete file. Format: see dedup/bloom.c.
- * Returns BC_ERR_IO (errno kept) on any failure, removing the temporary.
+ * First removes "path.tmp.<pid>" files left by saves whose process no
+ * longer exists (killed while saving). Returns BC_ERR_IO (errno kept) on
+ * any failure, removing the temporary.
  */
 enum bc_status bc_bloom_save(const struct bc_bloom *bloom, const char *path);
 

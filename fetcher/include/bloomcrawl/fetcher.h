@@ -24,8 +24,11 @@
  * reads the environment). Limits apply to every transfer: connect and
  * total timeouts, a low-speed abort, a maximum body size (counted after
  * decompression; exceeding it aborts the transfer with
- * BC_ERR_FETCH_TOO_LARGE - a body is never silently truncated) and a
- * maximum header size (BC_ERR_FETCH_HEADERS).
+ * BC_ERR_FETCH_TOO_LARGE - a body is never silently truncated, except
+ * where asked for with bc_fetcher_add_truncated(), and then marked) and a
+ * maximum header size (BC_ERR_FETCH_HEADERS). The kind of a failure is
+ * taken from libcurl's result code (or the fetcher's own reason to stop),
+ * never from timings or message texts.
  *
  * Process-wide setup: call bc_fetcher_global_init() once, from the main
  * thread, before any fetcher is created (it runs curl_global_init and
@@ -63,6 +66,8 @@ struct bc_fetch_result {
     int http_status;           /* 200, 301, 404, ...; 0 if none came */
     const char *content_type;  /* Content-Type header value, or NULL */
     uint64_t body_bytes;       /* body bytes received (after decoding) */
+    bool truncated;            /* bc_fetcher_add_truncated's limit reached:
+                                  body_bytes = the limit, the rest unread */
     uint64_t time_ms;          /* from start to end of the transfer */
     bool has_retry_after;      /* a valid Retry-After header came */
     uint64_t retry_after_ms;   /* its delay: seconds, or HTTP-date - now */
@@ -85,8 +90,11 @@ struct bc_fetcher_config {
     const char *user_agent;
     uint64_t connect_timeout_ms; /* 0: no connect timeout; default 10 s */
     uint64_t timeout_ms;         /* whole transfer; 0: none; default 30 s */
-    /* Abort when under low_speed_bytes per second for low_speed_time_s
-     * seconds (curl's LOW_SPEED_LIMIT/TIME); 0 disables; 100 B/s, 20 s. */
+    /* Once the response has begun (its first header line), abort with
+     * BC_ERR_FETCH_TOO_SLOW when a window of low_speed_time_s seconds
+     * brings fewer than low_speed_bytes x low_speed_time_s bytes (header
+     * lines and body as received); 0 disables; 100 B/s, 20 s. A server
+     * that never begins its response meets the total timeout. */
     uint64_t low_speed_bytes;
     uint64_t low_speed_time_s;
     uint64_t max_body_bytes; /* 0: unlimited; default 10 MiB */
@@ -159,8 +167,23 @@ enum bc_status bc_fetcher_add(struct bc_fetcher *fetcher, const char *url,
                               size_t len, unsigned flags, void *user);
 
 /*
+ * Queue a transfer as bc_fetcher_add() does, whose body is read up to
+ * keep_bytes bytes (after decoding) whatever max_body_bytes says, with or
+ * without Content-Length: a longer body is cut there, the rest is not
+ * read, and the transfer ends with status BC_OK and result.truncated set
+ * (on_body sees exactly the first keep_bytes bytes). For a file of which
+ * only a prefix counts (robots.txt: RFC 9309 2.5). Returns as
+ * bc_fetcher_add(); BC_ERR_INVALID_ARG also for keep_bytes 0.
+ */
+enum bc_status bc_fetcher_add_truncated(struct bc_fetcher *fetcher,
+                                        const char *url, size_t len,
+                                        unsigned flags, uint64_t keep_bytes,
+                                        void *user);
+
+/*
  * Drive the transfers: start the queued ones, wait up to timeout_ms for
- * network activity (less if a curl timer is due; 0 does not wait), do
+ * network activity (less if a curl timer or a low-speed check is due; 0
+ * does not wait), do
  * the I/O that is ready and call on_done for every transfer that
  * finished. Link and body callbacks run from inside this call. Returns
  * BC_OK, BC_ERR_INVALID_ARG (NULL, or called from a callback) or

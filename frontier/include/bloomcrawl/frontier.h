@@ -47,12 +47,14 @@
  *
  * next() fails only when memory runs out, and then changes nothing: call
  * it again later. FETCH: fetch job.url; then bc_frontier_done(), and
- * bc_frontier_add() each link with job.url as base and job.depth + 1.
+ * bc_frontier_add() each link with job.url as base and job.depth + 1 (and
+ * bc_frontier_add_redirect() the Location of a 3xx response).
  * FETCH_ROBOTS: job.url is a robots.txt; then bc_frontier_robots_done().
  * DROP: job.url was admitted before its host's robots.txt was known and
- * is now disallowed (job.reason); no done() call. WAIT: nothing is ready
- * before job.wait_until_ms (UINT64_MAX: until a transfer in flight
- * completes, for a crawler with several). DONE: the crawl is over.
+ * is now disallowed, or its host was given up (job.reason); no done()
+ * call. WAIT: nothing is ready before job.wait_until_ms (UINT64_MAX: until
+ * a transfer in flight completes, for a crawler with several). DONE: the
+ * crawl is over.
  *
  * A job's url is owned by the frontier and stays valid until the first
  * bc_frontier_next() call after the job's done() or robots_done() (a
@@ -60,6 +62,15 @@
  * so the links of a page can be added after its done(), with job.url as
  * their base. A crawler with transfers in flight keeps each job's url
  * until that job is done, however many next() calls come in between.
+ *
+ * A crawl always ends. A host whose robots.txt is unreachable (5xx, no
+ * answer) is asked again robots_retries times, after robots_retry_ms, then
+ * twice that, and so on (RFC 9309 2.3.1.4: nothing is fetched meanwhile);
+ * after the last failure the host is given up: its queued URLs come back
+ * as DROP jobs (BC_ADMIT_HOST_GIVEN_UP), later ones are refused with that
+ * reason, and next() says DONE once only given-up hosts remain. A URL
+ * answered 429 or 503 is queued again, at most max_retries times. A
+ * redirect chain longer than max_redirects hops is not followed.
  *
  * Thread safety: none; one frontier per thread, or a lock around it.
  */
@@ -87,21 +98,23 @@ enum bc_frontier_scope {
 
 /* Why bc_frontier_add() did or did not enqueue a URL. */
 enum bc_frontier_reason {
-    BC_ADMIT_QUEUED = 0,        /* enqueued: it will be fetched */
-    BC_ADMIT_BAD_URL,           /* normalization failed (see the status) */
-    BC_ADMIT_TOO_LONG,          /* the URL exceeds max_url_len */
-    BC_ADMIT_OUT_OF_SCOPE,      /* host outside the scope */
-    BC_ADMIT_EXCLUDED,          /* matches an exclude pattern, or no include */
-    BC_ADMIT_TOO_DEEP,          /* depth > max_depth */
-    BC_ADMIT_TOO_MANY_SEGMENTS, /* more path segments than max_segments */
-    BC_ADMIT_TRAP,              /* a path segment repeated more than twice */
-    BC_ADMIT_HOST_BUDGET,       /* the host's budget of URLs is spent */
-    BC_ADMIT_QUEUE_FULL,        /* the frontier holds queue_capacity URLs */
-    BC_ADMIT_ROBOTS,            /* robots.txt disallows it */
-    BC_ADMIT_DUPLICATE,         /* seen-test: DUPLICATE */
-    BC_ADMIT_PROBABLY_SEEN,     /* seen-test: PROBABLY_SEEN */
-    BC_ADMIT_NOMEM,             /* out of memory: nothing changed */
-    BC_ADMIT_REASON_COUNT       /* not a reason: how many there are */
+    BC_ADMIT_QUEUED = 0,         /* enqueued: it will be fetched */
+    BC_ADMIT_BAD_URL,            /* normalization failed (see the status) */
+    BC_ADMIT_TOO_LONG,           /* the URL exceeds max_url_len */
+    BC_ADMIT_OUT_OF_SCOPE,       /* host outside the scope */
+    BC_ADMIT_EXCLUDED,           /* matches an exclude pattern, or no include */
+    BC_ADMIT_TOO_DEEP,           /* depth > max_depth */
+    BC_ADMIT_TOO_MANY_SEGMENTS,  /* more path segments than max_segments */
+    BC_ADMIT_TRAP,               /* a path segment repeated more than twice */
+    BC_ADMIT_HOST_BUDGET,        /* the host's budget of URLs is spent */
+    BC_ADMIT_QUEUE_FULL,         /* the frontier holds queue_capacity URLs */
+    BC_ADMIT_ROBOTS,             /* robots.txt disallows it */
+    BC_ADMIT_DUPLICATE,          /* seen-test: DUPLICATE */
+    BC_ADMIT_PROBABLY_SEEN,      /* seen-test: PROBABLY_SEEN */
+    BC_ADMIT_NOMEM,              /* out of memory: nothing changed */
+    BC_ADMIT_HOST_GIVEN_UP,      /* its host's robots.txt stayed unreachable */
+    BC_ADMIT_TOO_MANY_REDIRECTS, /* more than max_redirects hops */
+    BC_ADMIT_REASON_COUNT        /* the number of reasons, not a reason */
 };
 
 /* A short name for a reason ("queued", "bad_url", ...); never NULL. */
@@ -113,7 +126,11 @@ const char *bc_frontier_reason_name(enum bc_frontier_reason reason);
 #define BC_FRONTIER_DEFAULT_MAX_DEPTH          16u
 #define BC_FRONTIER_DEFAULT_MAX_SEGMENTS       32u
 #define BC_FRONTIER_DEFAULT_ROBOTS_TTL_MS      (24u * 3600u * 1000u)
-#define BC_FRONTIER_DEFAULT_ROBOTS_RETRY_MS    (5u * 60u * 1000u)
+#define BC_FRONTIER_DEFAULT_ROBOTS_RETRY_MS    (10u * 1000u)
+#define BC_FRONTIER_DEFAULT_ROBOTS_RETRIES     3u
+#define BC_FRONTIER_DEFAULT_MAX_RETRY_AFTER_MS (3600u * 1000u)
+#define BC_FRONTIER_DEFAULT_MAX_RETRIES        2u
+#define BC_FRONTIER_DEFAULT_MAX_REDIRECTS      20u
 #define BC_FRONTIER_DEFAULT_BACKOFF_MS         (60u * 1000u)
 #define BC_FRONTIER_MAX_URL_LEN                65535u /* hard limit of the queue format */
 
@@ -128,12 +145,17 @@ struct bc_frontier_config {
     double response_factor;        /* delay >= factor x last response (0) */
     uint64_t backoff_ms;           /* 429/503 without Retry-After (60 s) */
     uint64_t max_retry_after_ms;   /* cap on Retry-After (1 h) */
-    bool obey_robots;              /* fetch and obey robots.txt (true) */
-    uint64_t robots_ttl_ms;        /* robots.txt cache lifetime (24 h) */
-    uint64_t robots_retry_ms;      /* retry after 5xx/unreachable (5 min) */
+    unsigned max_retries;     /* a URL answered 429/503 is queued again up to
+                             this many times, 0..255 (2) */
+    bool obey_robots;         /* fetch and obey robots.txt (true) */
+    uint64_t robots_ttl_ms;   /* robots.txt cache lifetime (24 h) */
+    uint64_t robots_retry_ms; /* first retry after 5xx/unreachable (10 s);
+                                 each next retry waits twice the last */
+    unsigned robots_retries;  /* retries before the host is given up (3) */
     /* Limits. 0 means "no limit" for budget and capacity. */
     enum bc_frontier_scope scope; /* BC_SCOPE_HOST */
     unsigned max_depth;           /* seeds are depth 0 (16) */
+    unsigned max_redirects;       /* hops of a redirect chain, 0..255 (20) */
     size_t max_url_len;           /* bytes (2048) */
     unsigned max_segments;        /* path segments (32) */
     uint64_t host_budget;         /* URLs admitted per host (0) */
@@ -159,7 +181,8 @@ struct bc_frontier;
 
 /*
  * Create an empty frontier. Errors: BC_ERR_INVALID_ARG (NULL, zero
- * concurrency, max_url_len over BC_FRONTIER_MAX_URL_LEN), those of
+ * concurrency, max_url_len over BC_FRONTIER_MAX_URL_LEN, max_redirects or
+ * max_retries over 255), those of
  * bc_seen_create(), BC_ERR_NOMEM. Free with bc_frontier_free().
  */
 enum bc_status bc_frontier_create(const struct bc_frontier_config *config,
@@ -174,8 +197,8 @@ void bc_frontier_free(struct bc_frontier *frontier);
  * Admit a discovered URL: normalize href against base (the page's URL or
  * its <base href>; base NULL and base_len 0: href must be absolute), check
  * the limits, robots.txt (when known), then the seen-test, and enqueue it.
- * depth: the page's depth + 1 for a link, the page's own depth for a
- * redirect target. *reason says what happened; when it is
+ * depth: the page's depth + 1 for a link (a redirect target goes through
+ * bc_frontier_add_redirect()). *reason says what happened; when it is
  * BC_ADMIT_BAD_URL or BC_ADMIT_TOO_LONG, *url_status (may be NULL) says
  * why. Returns BC_OK whatever the reason, except BC_ERR_INVALID_ARG for
  * NULL arguments and BC_ERR_NOMEM (*reason BC_ADMIT_NOMEM; the URL was not
@@ -186,6 +209,25 @@ enum bc_status bc_frontier_add(struct bc_frontier *frontier, const char *href,
                                size_t base_len, unsigned depth,
                                enum bc_frontier_reason *reason,
                                enum bc_status *url_status);
+
+/*
+ * Admit the target of a redirect: location (a Location header value)
+ * resolved against base (the URL that answered 3xx; may not be NULL), at
+ * the depth of job (the FETCH job that got the 3xx, not yet done) and one
+ * hop further in its redirect chain: job->redirects + 1 hops, refused with
+ * BC_ADMIT_TOO_MANY_REDIRECTS beyond max_redirects (before the seen-test,
+ * which it does not enter). The hop count travels with the queued URL and
+ * comes back in the job that fetches it; links found on a page start a
+ * new chain (0 hops). Otherwise as bc_frontier_add().
+ */
+struct bc_frontier_job; /* below */
+enum bc_status bc_frontier_add_redirect(struct bc_frontier *frontier,
+                                        const struct bc_frontier_job *job,
+                                        const char *location,
+                                        size_t location_len, const char *base,
+                                        size_t base_len,
+                                        enum bc_frontier_reason *reason,
+                                        enum bc_status *url_status);
 
 /*
  * Admit a seed: an absolute URL at depth 0, whose host and registrable
@@ -221,7 +263,9 @@ struct bc_frontier_job {
                         next() after the job's done() (DROP: until the
                         next next()), or until free() */
     size_t url_len;
-    unsigned depth;                 /* FETCH: the URL's depth */
+    unsigned depth;     /* FETCH: the URL's depth */
+    unsigned redirects; /* FETCH: redirect hops that led to the URL */
+    unsigned retries;   /* FETCH: times it was queued again after 429/503 */
     enum bc_frontier_reason reason; /* DROP: why */
     uint64_t wait_until_ms;         /* WAIT: UINT64_MAX = until a done() */
     uint64_t started_ms;            /* FETCH, FETCH_ROBOTS: now_ms of next() */
@@ -251,10 +295,14 @@ struct bc_frontier_outcome {
  * Report the end of a FETCH job at time now_ms: frees the host's slot and
  * sets when the host may be contacted next: now + max(min delay,
  * Crawl-delay (capped), factor x response time); a 429 or 503 blocks the
- * host until now + Retry-After (capped), or now + backoff_ms without one.
- * job->url stays valid until the next bc_frontier_next() call, so it can
- * be the base of the page's links. Returns BC_OK or BC_ERR_INVALID_ARG
- * (a NULL argument, or a job that is not an undone FETCH job).
+ * host until now + Retry-After (capped at max_retry_after_ms), or now +
+ * backoff_ms without one, and queues the URL again at the tail of its
+ * host's queue (job.retries + 1) unless it was already retried
+ * max_retries times. job->url stays valid until the next
+ * bc_frontier_next() call, so it can be the base of the page's links.
+ * Returns BC_OK, BC_ERR_INVALID_ARG (a NULL argument, or a job that is not
+ * an undone FETCH job), or BC_ERR_NOMEM: the job is done but the URL could
+ * not be queued again (counted under BC_ADMIT_NOMEM).
  */
 enum bc_status bc_frontier_done(struct bc_frontier *frontier,
                                 struct bc_frontier_job *job,
@@ -267,10 +315,12 @@ enum bc_status bc_frontier_done(struct bc_frontier *frontier,
  * next() fetch that URL as robots.txt, up to 5 redirects, beyond which the
  * file counts as unavailable; 4xx: unavailable, everything allowed; 5xx or
  * no response (http_status 0): unreachable, nothing allowed, tried again
- * after robots_retry_ms. The outcome is cached for robots_ttl_ms.
- * job->url stays valid until the next bc_frontier_next() call.
- * Returns BC_OK, BC_ERR_INVALID_ARG, or BC_ERR_NOMEM (no memory to parse
- * the body or to follow a redirect: the host is then treated as
+ * after robots_retry_ms, then twice that after each further failure; the
+ * failure after robots_retries retries gives the host up (see the crawl
+ * loop above). A success resets the count. The outcome is cached for
+ * robots_ttl_ms. job->url stays valid until the next bc_frontier_next()
+ * call. Returns BC_OK, BC_ERR_INVALID_ARG, or BC_ERR_NOMEM (no memory to
+ * parse the body or to follow a redirect: the host is then treated as
  * unreachable, nothing allowed, never as "allow all").
  */
 enum bc_status bc_frontier_robots_done(struct bc_frontier *frontier,
@@ -280,18 +330,22 @@ enum bc_status bc_frontier_robots_done(struct bc_frontier *frontier,
                                        size_t location_len, uint64_t now_ms);
 
 struct bc_frontier_stats {
-    size_t queued;        /* URLs waiting in host queues */
-    size_t in_flight;     /* FETCH and FETCH_ROBOTS jobs not done */
-    size_t hosts;         /* hosts known */
-    size_t hosts_ready;   /* with queued URLs, may be contacted now */
-    size_t hosts_waiting; /* with queued URLs, politeness delay */
-    size_t hosts_blocked; /* Retry-After or robots.txt unreachable */
-    size_t queue_bytes;   /* memory of the host queues */
-    uint64_t added;       /* bc_frontier_add() calls */
-    uint64_t admitted;    /* of which enqueued */
+    size_t queued;         /* URLs waiting in host queues */
+    size_t in_flight;      /* FETCH and FETCH_ROBOTS jobs not done */
+    size_t hosts;          /* hosts known */
+    size_t hosts_ready;    /* with queued URLs, may be contacted now */
+    size_t hosts_waiting;  /* with queued URLs, politeness delay */
+    size_t hosts_blocked;  /* with queued URLs, Retry-After (429/503) */
+    size_t hosts_robots;   /* with queued URLs, robots.txt not known yet
+                             (being fetched, or unreachable: a retry due) */
+    size_t hosts_given_up; /* robots.txt unreachable after every retry */
+    size_t queue_bytes;    /* memory of the host queues */
+    uint64_t added;        /* bc_frontier_add() calls */
+    uint64_t admitted;     /* of which enqueued */
     uint64_t reasons[BC_ADMIT_REASON_COUNT]; /* per reason, incl. drops */
     uint64_t handed_out;                     /* FETCH jobs */
-    uint64_t robots_fetches;                 /* FETCH_ROBOTS jobs */
+    uint64_t retried;        /* URLs queued again after 429/503 */
+    uint64_t robots_fetches; /* FETCH_ROBOTS jobs */
     uint64_t robots_parsed, robots_unavailable, robots_unreachable;
     struct bc_seen_stats seen; /* the seen-test's counters */
 };
@@ -299,6 +353,18 @@ struct bc_frontier_stats {
 /* Fill *out at time now_ms. Cost O(hosts) plus the Bloom popcount. */
 void bc_frontier_stats(const struct bc_frontier *frontier, uint64_t now_ms,
                        struct bc_frontier_stats *out);
+
+/*
+ * Call fn(ctx, origin, origin_len, lost) for each host given up (robots.txt
+ * unreachable after every retry), with its origin ("http://a.test:8080",
+ * valid during the call) and the URLs it lost: queued ones dropped plus
+ * later ones refused (BC_ADMIT_HOST_GIVEN_UP); fn may be NULL. Returns
+ * how many hosts were given up. Cost O(hosts).
+ */
+size_t bc_frontier_given_up_hosts(const struct bc_frontier *frontier,
+                                  void (*fn)(void *ctx, const char *origin,
+                                             size_t origin_len, uint64_t lost),
+                                  void *ctx);
 
 /* The seen-test inside (owned by the frontier), e.g. to save it. */
 struct bc_seen *bc_frontier_seen(struct bc_frontier *frontier);
