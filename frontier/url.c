@@ -105,8 +105,8 @@
  * and then rejects a result that contains a forbidden domain code point
  * (controls, space, % / : ? # @ [ \ ] ^ | < > and DEL): "a％b" maps to
  * "a%b" and fails. A library that adds the IDNA2008 check on top of UTS
- * #46 (libidn2's default, which this file used before) rejects i❤.ws,
- * a link that every browser follows.
+ * #46 (libidn2, which this file called before) rejects i❤.ws, a link
+ * that every browser follows.
  *
  * This file calls ICU's UTS #46 implementation (what Chromium and WebKit
  * call for this step) with those flags and ignores the error bits of the
@@ -189,7 +189,10 @@
  *   RFC 9110  HTTP Semantics, 4.2 (http and https URIs, default ports)
  *   RFC 5952  A Recommendation for IPv6 Address Text Representation
  *   UTS #46   Unicode IDNA Compatibility Processing
- *   WHATWG URL Standard (host parsing, the IPv4 number forms, backslash)
+ *   RFC 5890-5893  IDNA2008 (5892: CONTEXTJ; 5893: the bidi rule)
+ *   RFC 3492  Punycode
+ *   WHATWG URL Standard (host parsing, domain to ASCII, the IPv4 number
+ *             forms, backslash)
  */
 #include "bloomcrawl/url.h"
 

@@ -48,7 +48,7 @@
  *
  * Cost: one pass over the href, O(length), no allocation, except (a) hosts
  * with non-ASCII characters or an "xn--" label, which go through ICU's
- * UTS #46 (it allocates, and takes about 1 us a host: give the policy a
+ * UTS #46 (it allocates, and takes 0.5 to 1 us a host: give the policy a
  * struct bc_url_idn_cache when many absolute URLs have IDN hosts), and
  * (b) hrefs longer than 4 KiB that
  * contain TAB, CR or LF, which are copied once without them (one malloc).
@@ -101,8 +101,8 @@ struct bc_url_policy {
 };
 
 /*
- * A cache of IDN host conversions (UTS #46 through ICU, about 1 us a host)
- * for crawls that meet the same non-ASCII hosts again and again in
+ * A cache of IDN host conversions (UTS #46 through ICU, 0.5 to 1 us a
+ * host) for crawls that meet the same non-ASCII hosts again and again in
  * absolute URLs. Direct-mapped: `entries` slots (rounded up to a power of
  * two, at most 2^20), about 530 bytes each; a new host replaces the one in
  * its slot. The cache also holds the ICU handle, opened at its first
