@@ -51,8 +51,9 @@
  *
  *   - TAB, CR and LF are removed anywhere, C0 controls and spaces trimmed
  *     at both ends (HTML attribute values carry them);
- *   - non-ASCII hosts become punycode (UTS #46, non-transitional, via
- *     libidn2); escapes in a host are decoded first;
+ *   - non-ASCII hosts become punycode as browsers convert them (UTS #46,
+ *     non-transitional, through ICU: see INTERNATIONALIZED HOSTS below);
+ *     escapes in a host are decoded first;
  *   - hosts that end in a number are IPv4 addresses in any form a browser
  *     accepts and become dotted decimal (0x7f.1, 0177.0.0.1, 2130706433 ->
  *     127.0.0.1); IPv6 literals take their RFC 5952 form ([2001:db8::1]),
@@ -71,6 +72,60 @@
  * path or the query), the case of the path, a trailing '/', "www.", the
  * order of query parameters, "index.html", http versus https. Each can name
  * a different resource on some server.
+ *
+ * INTERNATIONALIZED HOSTS (UTS #46 as browsers apply it)
+ *
+ * DNS carries ASCII only, so a Unicode host name is sent as ASCII: each
+ * label is mapped (case, width and compatibility forms: BÜCHER and
+ * ｂüｃｈｅｒ are bücher, ℡ is tel, the ideographic full stop '。' is a
+ * dot), normalized to NFC, checked, and, if still non-ASCII, written in
+ * Punycode (RFC 3492) behind "xn--": bücher.de -> xn--bcher-kva.de,
+ * i❤.ws -> xn--i-7iq.ws.
+ *
+ * Two standards say which labels are valid. IDNA2008 (RFC 5890-5893)
+ * classifies every code point from its Unicode properties: letters, marks
+ * and digits are PVALID, symbols, emoji, uppercase and compatibility
+ * forms DISALLOWED, and it maps nothing (it leaves that to applications).
+ * UTS #46 (Unicode IDNA Compatibility Processing) defines the mapping and
+ * its own table of valid code points, which keeps the symbols and emoji
+ * that IDNA2003 allowed and that registries had sold names with: ☃, ♥,
+ * 💩 are valid in UTS #46 and DISALLOWED in IDNA2008. Browsers follow the
+ * WHATWG URL Standard, whose "domain to ASCII" is UTS #46 ToASCII alone,
+ * with these flags:
+ *
+ *     Transitional_Processing  false  ß ς ZWJ ZWNJ are kept:
+ *                                     faß.de -> xn--fa-hia.de, not fass.de
+ *     CheckBidi                true   right-to-left labels (RFC 5893)
+ *     CheckJoiners             true   ZWJ/ZWNJ only where RFC 5892
+ *                                     CONTEXTJ allows (after a virama, ...)
+ *     CheckHyphens             false  "-a-" and "ab--c" are accepted
+ *     UseSTD3ASCIIRules        false  ASCII beyond letters, digits, '-'
+ *                                     is left to the next step
+ *     VerifyDnsLength          false  empty or long labels are accepted
+ *
+ * and then rejects a result that contains a forbidden domain code point
+ * (controls, space, % / : ? # @ [ \ ] ^ | < > and DEL): "a％b" maps to
+ * "a%b" and fails. A library that adds the IDNA2008 check on top of UTS
+ * #46 (libidn2, which this file called before) rejects i❤.ws, a link
+ * that every browser follows.
+ *
+ * This file calls ICU's UTS #46 implementation (what Chromium and WebKit
+ * call for this step) with those flags and ignores the error bits of the
+ * two checks that are off (hyphens, DNS lengths). The ASCII result then
+ * meets the rules every host meets here: one trailing dot dropped, and a
+ * DNS host name of letters, digits, '-', '_' and '.', with no empty label,
+ * labels of at most 63 bytes, at most 253 in all. Those are stricter than
+ * browsers, which accept "a..b", "a!b" and 64-byte labels: names that no
+ * resolver looks up as a host; they fail with BC_ERR_URL_HOST (which also
+ * covers the forbidden code points), IDNA errors with BC_ERR_URL_IDN.
+ *
+ * An ASCII host skips all this (lowercasing is its whole mapping), unless
+ * a label starts with "xn--": then the punycode is decoded and checked
+ * like any other label, so "xn--a" and "xn--zz-" fail as in browsers. The
+ * tests compare a table of hosts from both sides (accepted with their
+ * ASCII form, and rejected) with the reference implementation of the URL
+ * Standard: tests/data/idn/, where the README lists the hosts on which a
+ * newer Unicode version answers differently.
  *
  * THE OPT-IN RULES (the seen-key, bc_url_seen_key)
  *
@@ -110,7 +165,7 @@
  * byte is copied as it is in the current component; the rare bytes go to a
  * switch.
  * Hosts are short and take a slower path through a small stack buffer;
- * only a non-ASCII host calls libidn2.
+ * only a non-ASCII host, or one with an "xn--" label, calls ICU.
  *
  * CONFORMANCE (tests/test_url_conformance.c; data in tests/data/conformance)
  *
@@ -136,20 +191,25 @@
  *   RFC 9110  HTTP Semantics, 4.2 (http and https URIs, default ports)
  *   RFC 5952  A Recommendation for IPv6 Address Text Representation
  *   UTS #46   Unicode IDNA Compatibility Processing
- *   WHATWG URL Standard (host parsing, the IPv4 number forms, backslash)
+ *   RFC 5890-5893  IDNA2008 (5892: CONTEXTJ; 5893: the bidi rule)
+ *   RFC 3492  Punycode
+ *   WHATWG URL Standard (host parsing, domain to ASCII, the IPv4 number
+ *             forms, backslash)
  */
 #include "bloomcrawl/url.h"
 
-#include <idn2.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unicode/uidna.h>
 
 /* The byte classes (url_class), hex helpers and the percent-encoding
  * rule, shared with robots.c. */
 #include "pct_int.h"
 
 /* A host is decoded (escapes, IDNA) in a stack buffer of this size; a host
- * that does not fit cannot be a DNS name of at most 253 bytes. */
+ * that does not fit is rejected (BC_ERR_URL_HOST). Only a host padded with
+ * hundreds of code points that UTS #46 ignores (soft hyphens, variation
+ * selectors) could still map to a DNS name of at most 253 bytes. */
 #define HOST_SCRATCH 1024
 /* An href with TAB/CR/LF is copied without them: on the stack up to this
  * size, into one malloc'ed block above it. */
@@ -573,6 +633,20 @@ static bool write_ipv6(struct writer *w, const uint16_t group[8])
 }
 
 /*
+ * Does a label of the host s..s+n start with "xn--", in any case? Such an
+ * ASCII host still goes through UTS #46, which decodes and checks the
+ * punycode: browsers reject "xn--a" and "xn--zz-".
+ */
+static bool has_ace_label(const char *s, size_t n)
+{
+    for (size_t i = 0; i + 4 <= n; i++)
+        if ((i == 0 || s[i - 1] == '.') && (s[i] | 0x20) == 'x' &&
+            (s[i + 1] | 0x20) == 'n' && s[i + 2] == '-' && s[i + 3] == '-')
+            return true;
+    return false;
+}
+
+/*
  * Write the host name that starts at s, in one pass: ASCII letters are
  * lowercased, digits, '-', '_' and '.' copied, up to ':' or e (*end
  * receives where it stopped). Then one trailing dot goes (rule 12); a host
@@ -580,9 +654,10 @@ static bool write_ipv6(struct writer *w, const uint16_t group[8])
  * decimal; anything else must be a DNS name (no empty label, labels of at
  * most 63 bytes, at most 253 bytes in all).
  *
- * A '%' or a non-ASCII byte stops the pass with *slow set (the caller
- * decodes and converts the host, then calls again with slow == NULL: then
- * they are errors); any other byte is an error.
+ * A '%' or a non-ASCII byte, or a label that starts with "xn--", stops the
+ * pass with *slow set (the caller decodes and converts the host, then
+ * calls again with slow == NULL: then '%' and non-ASCII bytes are errors
+ * and "xn--" labels were checked); any other byte is an error.
  */
 static enum bc_status write_host_name(struct writer *w, const char *s,
                                       const char *e, const char **end,
@@ -612,6 +687,10 @@ static enum bc_status write_host_name(struct writer *w, const char *s,
             return BC_OK;
         }
         return BC_ERR_URL_HOST;
+    }
+    if (slow != NULL && has_ace_label(out, n)) {
+        *slow = true;
+        return BC_OK;
     }
     *end = p;
     if (n > 0 && out[n - 1] == '.')
@@ -655,8 +734,77 @@ static enum bc_status write_host_name(struct writer *w, const char *s,
 }
 
 /*
+ * UTS #46 as the URL Standard's "domain to ASCII" runs it: non-transitional
+ * (the deviation characters stay), CheckBidi and CheckJoiners on,
+ * UseSTD3ASCIIRules off (no UIDNA_USE_STD3_RULES). ICU always checks
+ * hyphens and DNS lengths; CheckHyphens and VerifyDnsLength are off for
+ * browsers, so those error bits are ignored here (the DNS lengths are
+ * checked afterwards by write_host_name(), on the ASCII result).
+ */
+#define IDNA_OPTIONS                                                           \
+    (UIDNA_NONTRANSITIONAL_TO_ASCII | UIDNA_CHECK_BIDI | UIDNA_CHECK_CONTEXTJ)
+#define IDNA_IGNORED_ERRORS                                                    \
+    ((uint32_t)(UIDNA_ERROR_LEADING_HYPHEN | UIDNA_ERROR_TRAILING_HYPHEN |     \
+                UIDNA_ERROR_HYPHEN_3_4 | UIDNA_ERROR_EMPTY_LABEL |             \
+                UIDNA_ERROR_LABEL_TOO_LONG |                                   \
+                UIDNA_ERROR_DOMAIN_NAME_TOO_LONG))
+
+/* Open ICU's UTS #46 handle. ICU allocates it (and, at the first open in
+ * the process, loads its normalization data). */
+static enum bc_status idna_open(UIDNA **out)
+{
+    UErrorCode err = U_ZERO_ERROR;
+    UIDNA *idna = uidna_openUTS46(IDNA_OPTIONS, &err);
+
+    if (U_FAILURE(err))
+        return err == U_MEMORY_ALLOCATION_ERROR ? BC_ERR_NOMEM : BC_ERR_URL_IDN;
+    *out = idna;
+    return BC_OK;
+}
+
+/*
+ * ToASCII of the UTF-8 host in (len bytes, 0 < len < HOST_SCRATCH) into
+ * ascii (DNS_NAME_MAX + 2 bytes, NUL-terminated on success), *ascii_len
+ * its length. ICU maps, normalizes, checks and encodes in one call; it
+ * decodes invalid UTF-8 as U+FFFD, which is disallowed.
+ *
+ * ICU allocates as soon as a label is not ASCII (UTF-16 copies of the
+ * host), and reports a failed allocation in two ways:
+ * U_MEMORY_ALLOCATION_ERROR, or U_ILLEGAL_ARGUMENT_ERROR when the string
+ * it could not allocate is then passed on as an argument (a "bogus"
+ * UnicodeString). Our arguments are always legal (a non-NULL input of a
+ * known length, a separate output of a fixed capacity), so both are
+ * BC_ERR_NOMEM; tests/test_url_idn.c fails each of ICU's allocations in
+ * turn to check it. A result longer than a DNS name with a trailing dot
+ * (253 + 1 bytes) does not fit: BC_ERR_URL_HOST, after the IDNA errors,
+ * which take precedence.
+ */
+static enum bc_status idna_to_ascii(const UIDNA *idna, const char *in,
+                                    size_t len, char *ascii, size_t *ascii_len)
+{
+    UErrorCode err = U_ZERO_ERROR;
+    UIDNAInfo info = UIDNA_INFO_INITIALIZER;
+    int32_t n = uidna_nameToASCII_UTF8(idna, in, (int32_t)len, ascii,
+                                       DNS_NAME_MAX + 1, &info, &err);
+
+    if (err == U_MEMORY_ALLOCATION_ERROR || err == U_ILLEGAL_ARGUMENT_ERROR)
+        return BC_ERR_NOMEM;
+    if (U_FAILURE(err) && err != U_BUFFER_OVERFLOW_ERROR)
+        return BC_ERR_URL_IDN;
+    if (info.errors & ~IDNA_IGNORED_ERRORS)
+        return BC_ERR_URL_IDN;
+    if (err == U_BUFFER_OVERFLOW_ERROR)
+        return BC_ERR_URL_HOST; /* too long for any DNS name */
+    ascii[n] = '\0';
+    *ascii_len = (size_t)n;
+    return BC_OK;
+}
+
+/*
  * The IDN cache: slot = FNV-1a(decoded host) mod size. A slot holds the
- * decoded (UTF-8) host and libidn2's answer for it, success or failure.
+ * decoded (UTF-8) host and the answer of UTS #46 for it, success or
+ * failure. The cache also keeps the ICU handle, opened at its first
+ * conversion, so that a crawl opens it once.
  */
 #define IDN_KEY_MAX 255 /* longer decoded hosts are not cached */
 
@@ -664,7 +812,7 @@ struct idn_slot {
     uint64_t hash;
     uint16_t key_len; /* 0: empty slot */
     uint16_t ascii_len;
-    int status; /* BC_OK or BC_ERR_URL_IDN */
+    int status; /* BC_OK, BC_ERR_URL_IDN or BC_ERR_URL_HOST */
     char key[IDN_KEY_MAX];
     char ascii[DNS_NAME_MAX + 2];
 };
@@ -672,6 +820,7 @@ struct idn_slot {
 struct bc_url_idn_cache {
     size_t mask;
     struct idn_slot *slot;
+    UIDNA *idna; /* NULL until the first conversion */
 };
 
 enum bc_status bc_url_idn_cache_create(size_t entries,
@@ -693,6 +842,7 @@ enum bc_status bc_url_idn_cache_create(size_t entries,
         return BC_ERR_NOMEM;
     }
     c->mask = n - 1;
+    c->idna = NULL;
     *out = c;
     return BC_OK;
 }
@@ -701,6 +851,7 @@ void bc_url_idn_cache_free(struct bc_url_idn_cache *cache)
 {
     if (cache == NULL)
         return;
+    uidna_close(cache->idna);
     free(cache->slot);
     free(cache);
 }
@@ -716,10 +867,11 @@ static uint64_t fnv1a(const char *s, size_t n)
 }
 
 /*
- * UTS #46 non-transitional, as browsers do: the UTF-8 host buf (len bytes,
- * NUL-terminated, in a buffer of HOST_SCRATCH bytes) becomes ASCII in buf. libidn2 checks the
- * UTF-8, maps (case, width, ...), normalizes and validates. With a cache,
- * a host met before costs a hash and a compare.
+ * The decoded host buf (len bytes of UTF-8, NUL-terminated, in a buffer of
+ * HOST_SCRATCH bytes) becomes ASCII in buf, as browsers convert it (see
+ * "INTERNATIONALIZED HOSTS" above). With a cache, a host met before costs
+ * a hash and a compare, and the ICU handle is the cache's; without one, a
+ * handle is opened and closed for the call.
  */
 static enum bc_status idn_to_ascii(char *buf, size_t *len,
                                    struct bc_url_idn_cache *cache)
@@ -741,19 +893,26 @@ static enum bc_status idn_to_ascii(char *buf, size_t *len,
         }
     }
 
-    char *idn = NULL;
-    enum bc_status st = BC_OK;
+    char ascii[DNS_NAME_MAX + 2];
     size_t n = 0;
-    int rc = idn2_to_ascii_8z(buf, &idn, IDN2_NONTRANSITIONAL | IDN2_NFC_INPUT);
-    if (rc == IDN2_MALLOC)
-        return BC_ERR_NOMEM; /* not cached: it may work next time */
-    if (rc != IDN2_OK) {
-        st = BC_ERR_URL_IDN;
+    enum bc_status st;
+    if (cache != NULL) {
+        if (cache->idna == NULL) {
+            st = idna_open(&cache->idna);
+            if (st != BC_OK)
+                return st;
+        }
+        st = idna_to_ascii(cache->idna, buf, *len, ascii, &n);
     } else {
-        n = strlen(idn);
-        if (n > DNS_NAME_MAX + 1)
-            st = BC_ERR_URL_HOST; /* too long for any DNS name */
+        UIDNA *idna;
+        st = idna_open(&idna);
+        if (st != BC_OK)
+            return st;
+        st = idna_to_ascii(idna, buf, *len, ascii, &n);
+        uidna_close(idna);
     }
+    if (st == BC_ERR_NOMEM)
+        return st; /* not cached: it may work next time */
     if (slot != NULL) {
         memcpy(slot->key, buf, *len);
         slot->key_len = (uint16_t)*len;
@@ -761,21 +920,21 @@ static enum bc_status idn_to_ascii(char *buf, size_t *len,
         slot->status = (int)st;
         slot->ascii_len = (uint16_t)n;
         if (st == BC_OK)
-            memcpy(slot->ascii, idn, n);
+            memcpy(slot->ascii, ascii, n);
     }
     if (st == BC_OK) {
-        memcpy(buf, idn, n + 1);
+        memcpy(buf, ascii, n + 1);
         *len = n;
     }
-    idn2_free(idn);
     return st;
 }
 
 /*
  * Write the host that starts at s and ends at ':' or e; *end receives
- * where it ended. Brackets: IPv6. Escapes or non-ASCII bytes: decode the
- * escapes (rule 9: example%2Ecom is example.com), convert with UTS #46
- * (libidn2) when non-ASCII (rule 4), then write as a plain name.
+ * where it ended. Brackets: IPv6. Escapes, non-ASCII bytes or an "xn--"
+ * label: decode the escapes (rule 9: example%2Ecom is example.com),
+ * convert with UTS #46 (ICU) when non-ASCII or with an "xn--" label (rule
+ * 4), then write as a plain name.
  */
 static enum bc_status write_host(struct writer *w, const char *s, const char *e,
                                  const char **end,
@@ -827,7 +986,7 @@ static enum bc_status write_host(struct writer *w, const char *s, const char *e,
         buf[len++] = (char)c;
     }
     buf[len] = '\0';
-    if (!ascii) {
+    if (!ascii || has_ace_label(buf, len)) {
         st = idn_to_ascii(buf, &len, cache);
         if (st != BC_OK)
             return st;

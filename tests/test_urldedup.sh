@@ -79,6 +79,13 @@ check "--canonical" "$(printf '%s\n' 'http://a/c' 'ERROR unsupported-scheme' \
     'ERROR bad-ipv6' 'ERROR bad-ipv4' 'http://a/' 'http://a/' 'ERROR empty')" \
     "$out"
 
+# ---- IDN hosts as browsers convert them (UTS #46, tests/data/idn) ----
+out=$(printf 'https://i\xe2\x9d\xa4.ws/\nhttps://%%e2%%98%%83\nhttp://\xf0\x9f\x92\xa9.la/\nhttp://xn--a/\nhttp://fa\xc3\x9f.de/\n' |
+    "$bin" --canonical 2>/dev/null)
+check "--canonical IDN hosts" "$(printf '%s\n' 'https://xn--i-7iq.ws/' \
+    'https://xn--n3h/' 'http://xn--ls8h.la/' 'ERROR bad-idn' \
+    'http://xn--fa-hia.de/')" "$out"
+
 # ---- --base ----
 out=$(printf '%s\n' 'g' '../x?y#z' '//other/p' | "$bin" --canonical \
     --base 'http://a/b/c/d;p?q')

@@ -3,7 +3,7 @@
  * (tests/test_install.sh): with find_package(bloomcrawl) through
  * tests/install/CMakeLists.txt, and with `pkg-config --cflags --libs
  * bloomcrawl`. It calls into every module, so that every library and each
- * of their outside dependencies (xxHash, libm, libidn2, libpsl, libcurl,
+ * of their outside dependencies (xxHash, libm, ICU, libpsl, libcurl,
  * libxml2) must be on the link line, and prints "ok VERSION".
  */
 #include <stdio.h>
@@ -48,7 +48,7 @@ int main(void)
     if (v1 != BC_SEEN_NEW || v2 != BC_SEEN_DUPLICATE)
         return fail("seen-test verdicts", BC_ERR_INVALID_ARG);
 
-    /* frontier: an IDN host (libidn2) and a frontier (libpsl). */
+    /* frontier: an IDN host (ICU) and a frontier (libpsl). */
     char buf[256];
     struct bc_url u;
     static const char idn[] = "HTTP://B\xc3\xbc"

@@ -47,9 +47,10 @@
  * unchanged.
  *
  * Cost: one pass over the href, O(length), no allocation, except (a) hosts
- * with non-ASCII characters, which go through libidn2 (it allocates, and
- * takes about 6 us a host: give the policy a struct bc_url_idn_cache when
- * many absolute URLs have IDN hosts), and (b) hrefs longer than 4 KiB that
+ * with non-ASCII characters or an "xn--" label, which go through ICU's
+ * UTS #46 (it allocates, and takes 0.5 to 1 us a host: give the policy a
+ * struct bc_url_idn_cache when many absolute URLs have IDN hosts), and
+ * (b) hrefs longer than 4 KiB that
  * contain TAB, CR or LF, which are copied once without them (one malloc).
  * Sorting the query (opt-in) is O(n^2) in the number of parameters.
  */
@@ -100,13 +101,15 @@ struct bc_url_policy {
 };
 
 /*
- * A cache of IDN host conversions (UTS #46 through libidn2, about 6 us a
+ * A cache of IDN host conversions (UTS #46 through ICU, 0.5 to 1 us a
  * host) for crawls that meet the same non-ASCII hosts again and again in
  * absolute URLs. Direct-mapped: `entries` slots (rounded up to a power of
  * two, at most 2^20), about 530 bytes each; a new host replaces the one in
- * its slot. Results are the same with and without a cache. Not
- * thread-safe. Errors: BC_ERR_INVALID_ARG (out NULL, entries 0 or above
- * 2^20), BC_ERR_NOMEM. Free with bc_url_idn_cache_free().
+ * its slot. The cache also holds the ICU handle, opened at its first
+ * conversion (without a cache each conversion opens and closes one).
+ * Results are the same with and without a cache. Not thread-safe. Errors:
+ * BC_ERR_INVALID_ARG (out NULL, entries 0 or above 2^20), BC_ERR_NOMEM.
+ * Free with bc_url_idn_cache_free().
  */
 struct bc_url_idn_cache;
 enum bc_status bc_url_idn_cache_create(size_t entries,
@@ -168,21 +171,26 @@ struct bc_url {
  *   BC_ERR_URL_EMPTY     nothing left after trimming, and no base;
  *   BC_ERR_URL_SCHEME    a scheme other than http/https (mailto:, ftp:, ...);
  *   BC_ERR_URL_NO_BASE   a relative reference and base is NULL;
- *   BC_ERR_URL_HOST      missing host, or not a DNS name (characters other
- *                        than letters, digits, '-', '_', '.'; an empty label;
+ *   BC_ERR_URL_HOST      missing host, or not a DNS name, also once IDN
+ *                        conversion made it ASCII (characters other than
+ *                        letters, digits, '-', '_', '.'; an empty label;
  *                        a label over 63 or a name over 253 bytes);
  *   BC_ERR_URL_IPV4      a host ending in a number that is no valid IPv4
  *                        address (1.2.3.256, 1.2.3.4.5, 0x1g, foo.123);
  *   BC_ERR_URL_IPV6      a bracketed host that is no valid IPv6 address;
  *   BC_ERR_URL_PORT      a port that is not a number in 0..65535;
- *   BC_ERR_URL_IDN       IDNA (UTS-46, non-transitional) rejected the host;
+ *   BC_ERR_URL_IDN       UTS #46, as browsers apply it (non-transitional,
+ *                        bidi and joiner checks), rejected the host: a
+ *                        disallowed code point, invalid UTF-8, invalid
+ *                        punycode in an "xn--" label; or ICU could not
+ *                        load its data;
  *   BC_ERR_URL_TOO_LONG  the URL exceeds policy->max_len (checked on every
  *                        intermediate form: a segment that a later ".."
  *                        would remove still counts);
  *   BC_ERR_URL_BUFFER    out_size is too small (and less than max_len + 1);
  *   BC_ERR_INVALID_ARG   href, out or url NULL (href may be NULL when
  *                        href_len is 0);
- *   BC_ERR_NOMEM         libidn2, or the copy of a long href with TAB/CR/LF,
+ *   BC_ERR_NOMEM         ICU, or the copy of a long href with TAB/CR/LF,
  *                        could not allocate.
  * On error *url is unchanged; out may hold garbage.
  */
