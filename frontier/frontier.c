@@ -1184,7 +1184,7 @@ enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
         host_schedule(f, h);
         if (f->store.queued) {
             enum bc_status st =
-                f->store.left(f->store.ctx, m.id, BC_FRONTIER_DROP, why);
+                f->store.left(f->store.ctx, h->origin, h->origin_len, m.id, BC_FRONTIER_DROP, why);
             if (st == BC_OK && given_up)
                 st = store_host(f, h, now, NULL, 0);
             if (st != BC_OK) {
@@ -1210,7 +1210,7 @@ enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
     f->in_flight++;
     f->handed_out++;
     if (f->store.queued) {
-        enum bc_status st = f->store.left(f->store.ctx, m.id, BC_FRONTIER_FETCH,
+        enum bc_status st = f->store.left(f->store.ctx, h->origin, h->origin_len, m.id, BC_FRONTIER_FETCH,
                                           BC_ADMIT_QUEUED);
         if (st != BC_OK) {
             f->store_status = st;
@@ -1639,4 +1639,21 @@ void bc_frontier_restore_counters(struct bc_frontier *f,
     f->robots_unavailable = s->robots_unavailable;
     f->robots_unreachable = s->robots_unreachable;
     memcpy(f->reasons, s->reasons, sizeof(f->reasons));
+}
+
+void bc_frontier_counters(const struct bc_frontier *f,
+                          struct bc_frontier_stats *out)
+{
+    if (!f || !out)
+        return;
+    memset(out, 0, sizeof(*out));
+    out->added = f->added;
+    out->admitted = f->admitted;
+    out->handed_out = f->handed_out;
+    out->retried = f->retried;
+    out->robots_fetches = f->robots_fetches;
+    out->robots_parsed = f->robots_parsed;
+    out->robots_unavailable = f->robots_unavailable;
+    out->robots_unreachable = f->robots_unreachable;
+    memcpy(out->reasons, f->reasons, sizeof(out->reasons));
 }

@@ -1222,7 +1222,8 @@ static enum bc_status fake_queued(void *ctx, const char *origin, size_t len,
     return BC_OK;
 }
 
-static enum bc_status fake_left(void *ctx, uint64_t id,
+static enum bc_status fake_left(void *ctx, const char *origin, size_t len,
+                                uint64_t id,
                                 enum bc_frontier_action action,
                                 enum bc_frontier_reason reason)
 {
@@ -1231,6 +1232,8 @@ static enum bc_status fake_left(void *ctx, uint64_t id,
     if (fs->fail)
         return BC_ERR_IO;
     assert_true(id >= 1 && id <= fs->count);
+    assert_int_equal(strlen(fs->urls[id].origin), len);
+    assert_memory_equal(fs->urls[id].origin, origin, len);
     assert_int_equal(fs->urls[id].state, 0);
     fs->urls[id].state = action == BC_FRONTIER_FETCH ? 1 : 2;
     return BC_OK;
