@@ -40,8 +40,10 @@
  * The frontier keeps a window of each host's queue in memory and asks the
  * store for more (refill) when it runs empty: a range scan of the partial
  * index urls_queue (host, seq) WHERE state = 0. Per host the store keeps
- * a few counters in memory (queue length, admissions for the budget),
- * written to the hosts table at each commit for the hosts that changed.
+ * its row id and two counters in memory (queue length, admissions for the
+ * budget); they are not written per commit (that would double the writes)
+ * but counted again on resume: the queue lengths by a scan of urls_queue,
+ * the admissions by a scan of the journal when a host budget is set.
  *
  * DURABILITY
  * synchronous=NORMAL: a commit appends to the WAL without an fsync. A
@@ -91,9 +93,7 @@
 struct shost {
     UT_hash_handle hh;
     sqlite3_int64 id;
-    uint64_t admitted, queued;
-    struct shost *next_dirty;
-    bool dirty;
+    uint64_t admitted, queued; /* kept in memory, counted on resume */
     size_t origin_len;
     char origin[];
 };
@@ -113,7 +113,6 @@ enum stmt_id {
     S_REFILL,
     S_INS_HOST,
     S_HOST_ROBOTS,
-    S_HOST_COUNTS,
     S_SET_META,
     S_INS_SEED,
     S_SET_COUNTER,
@@ -130,7 +129,6 @@ static const char *const stmt_sql[S_COUNT] = {
     "INSERT INTO hosts(origin) VALUES(?)",
     "UPDATE hosts SET robots = ?, robots_body = ?, robots_expires = ?, "
     "robots_failures = ?, given_up_lost = ? WHERE id = ?",
-    "UPDATE hosts SET admitted = ?, queued = ? WHERE id = ?",
     "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)",
     "INSERT OR IGNORE INTO seeds(url) VALUES(?)",
     "INSERT OR REPLACE INTO counters(name, value) VALUES(?, ?)",
@@ -145,7 +143,6 @@ struct bc_crawl_state {
     bool failed; /* a write failed: only close is left */
     char errmsg[512];
     struct shost *hosts;      /* by origin */
-    struct shost *dirty;      /* changed since the last commit */
     struct counter *counters; /* by name */
     sqlite3_int64 next_seq, low_seq;
     uint64_t journal, committed_journal, snapshot_pos;
@@ -163,8 +160,7 @@ static const char schema_sql[] =
     "CREATE TABLE hosts(id INTEGER PRIMARY KEY, origin TEXT NOT NULL UNIQUE,"
     " robots INTEGER NOT NULL DEFAULT 0, robots_body BLOB,"
     " robots_expires INTEGER, robots_failures INTEGER NOT NULL DEFAULT 0,"
-    " given_up_lost INTEGER NOT NULL DEFAULT 0,"
-    " admitted INTEGER NOT NULL DEFAULT 0, queued INTEGER NOT NULL DEFAULT 0);"
+    " given_up_lost INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE urls(id INTEGER PRIMARY KEY, host INTEGER NOT NULL,"
     " seq INTEGER NOT NULL, state INTEGER NOT NULL, depth INTEGER NOT NULL,"
     " redirects INTEGER NOT NULL, retries INTEGER NOT NULL,"
@@ -260,15 +256,6 @@ static sqlite3_int64 get_meta(struct bc_crawl_state *s, const char *key,
 }
 
 /* ---- hosts and counters in memory ------------------------------------ */
-
-static void mark_dirty(struct bc_crawl_state *s, struct shost *h)
-{
-    if (h->dirty)
-        return;
-    h->dirty = true;
-    h->next_dirty = s->dirty;
-    s->dirty = h;
-}
 
 static struct shost *shost_new(struct bc_crawl_state *s, sqlite3_int64 id,
                                const char *origin, size_t len)
@@ -384,7 +371,6 @@ static enum bc_status hook_queued(void *ctx, const char *origin, size_t len,
     }
     h->queued++;
     s->queued++;
-    mark_dirty(s, h);
     return BC_OK;
 }
 
@@ -418,7 +404,6 @@ static enum bc_status hook_left(void *ctx, const char *origin, size_t len,
     if (h && h->queued > 0) {
         h->queued--;
         s->queued--;
-        mark_dirty(s, h);
     }
     return BC_OK;
 }
@@ -749,13 +734,57 @@ static enum bc_status create_db(struct bc_crawl_state *s,
     return st;
 }
 
+/* Count per host (a query of rows host, count) into the hosts' queued
+ * (or admitted) counts; the index urls_queue makes the queued count a
+ * scan of the queue only. */
+static enum bc_status count_per_host(struct bc_crawl_state *s, const char *sql,
+                                     bool admitted)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return db_fail(s, "count");
+    /* Hosts are few next to URLs: an array id -> host, built once. */
+    struct shost *h, *tmp;
+    sqlite3_int64 max_id = 0;
+    HASH_ITER(hh, s->hosts, h, tmp)
+    {
+        if (h->id > max_id)
+            max_id = h->id;
+    }
+    struct shost **map = calloc((size_t)max_id + 1, sizeof(*map));
+    if (!map) {
+        sqlite3_finalize(q);
+        return BC_ERR_NOMEM;
+    }
+    HASH_ITER(hh, s->hosts, h, tmp)
+    {
+        if (h->id >= 0)
+            map[h->id] = h;
+    }
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        sqlite3_int64 id = sqlite3_column_int64(q, 0);
+        uint64_t count = (uint64_t)sqlite3_column_int64(q, 1);
+        if (id < 0 || id > max_id || !map[id])
+            continue;
+        if (admitted) {
+            map[id]->admitted = count;
+        } else {
+            map[id]->queued = count;
+            s->queued += count;
+        }
+    }
+    free(map);
+    sqlite3_finalize(q);
+    return rc == SQLITE_DONE ? BC_OK : db_fail(s, "count");
+}
+
 /* Load the hosts, counters and meta of an existing state into memory. */
 static enum bc_status load_state(struct bc_crawl_state *s)
 {
     sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT id, origin, admitted, queued FROM hosts", -1,
-                           &q, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(s->db, "SELECT id, origin FROM hosts", -1, &q,
+                           NULL) != SQLITE_OK)
         return db_fail(s, "hosts");
     int rc;
     enum bc_status st = BC_OK;
@@ -768,11 +797,13 @@ static enum bc_status load_state(struct bc_crawl_state *s)
             st = BC_ERR_NOMEM;
             break;
         }
-        h->admitted = (uint64_t)sqlite3_column_int64(q, 2);
-        h->queued = (uint64_t)sqlite3_column_int64(q, 3);
-        s->queued += h->queued;
     }
     sqlite3_finalize(q);
+    if (st == BC_OK)
+        st = count_per_host(s,
+                            "SELECT host, count(*) FROM urls "
+                            "WHERE state = 0 GROUP BY host",
+                            false);
     if (st != BC_OK)
         return st;
     if (sqlite3_prepare_v2(s->db, "SELECT name, value FROM counters", -1, &q,
@@ -833,7 +864,6 @@ static enum bc_status begin_run(struct bc_crawl_state *s)
         if (h) {
             h->queued++;
             s->queued++;
-            mark_dirty(s, h);
         }
         s->refetched_now++;
     }
@@ -928,7 +958,8 @@ enum bc_status bc_crawl_state_open(const char *dir,
     }
     if (st != BC_OK)
         goto out_fail;
-    if (exec(s, "PRAGMA synchronous = NORMAL") != BC_OK ||
+    if (exec(s, "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;"
+                "PRAGMA wal_autocheckpoint = 16384") != BC_OK ||
         (st = begin_run(s)) != BC_OK) {
         snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
         st = st != BC_OK ? st : BC_ERR_IO;
@@ -1179,6 +1210,11 @@ enum bc_status bc_crawl_state_frontier(struct bc_crawl_state *s,
     struct bc_frontier_store store;
     bc_crawl_state_store(s, window, &store);
     st = bc_frontier_set_store(f, &store);
+    /* The budget counts: a scan of the journal, only when there is a
+     * budget to keep. */
+    if (st == BC_OK && s->resumed && config->host_budget > 0)
+        st = count_per_host(s, "SELECT host, count(*) FROM urls GROUP BY host",
+                            true);
     struct scope_ctx sc = {f, BC_OK};
     if (st == BC_OK)
         st = bc_crawl_state_seeds(s, restore_scope, &sc);
@@ -1275,14 +1311,6 @@ enum bc_status bc_crawl_state_commit(struct bc_crawl_state *s,
     enum bc_status st = ensure_txn(s);
     if (st == BC_OK && f)
         st = save_frontier_counters(s, f);
-    /* The hosts changed. */
-    for (struct shost *h = s->dirty; st == BC_OK && h; h = h->next_dirty) {
-        sqlite3_stmt *q = s->stmt[S_HOST_COUNTS];
-        sqlite3_bind_int64(q, 1, (sqlite3_int64)h->admitted);
-        sqlite3_bind_int64(q, 2, (sqlite3_int64)h->queued);
-        sqlite3_bind_int64(q, 3, h->id);
-        st = run(s, S_HOST_COUNTS);
-    }
     struct counter *c, *ctmp;
     HASH_ITER(hh, s->counters, c, ctmp)
     {
@@ -1313,12 +1341,6 @@ enum bc_status bc_crawl_state_commit(struct bc_crawl_state *s,
         return st;
     }
     s->in_txn = false;
-    while (s->dirty) {
-        struct shost *h = s->dirty;
-        s->dirty = h->next_dirty;
-        h->dirty = false;
-        h->next_dirty = NULL;
-    }
     HASH_ITER(hh, s->counters, c, ctmp)
     c->dirty = false;
     s->committed_journal = s->journal;
