@@ -580,6 +580,44 @@ static void test_null(void **state)
         BC_ERR_INVALID_ARG);
 }
 
+/* ---- the README's crawler, as written ---------------------------------
+ * tests/extract_sketch.py copies the C block under "Embedding the crawler"
+ * in README.md into sketch_crawler.inc: a callback and crawl(seed). It runs
+ * here with its polite defaults (robots.txt, 1 s between requests) on a
+ * two-page site, its stdout caught in a file. */
+
+int crawl(const char *seed);
+#include "sketch_crawler.inc"
+
+static void test_readme_crawler(void **state)
+{
+    (void)state;
+    char url[128], want[256];
+    url_of(url, sizeof(url), "/xhtml"); /* links /x1, a 404 */
+    FILE *out = tmpfile();
+    assert_non_null(out);
+    fflush(stdout);
+    int saved = dup(1);
+    assert_true(saved >= 0);
+    assert_true(dup2(fileno(out), 1) >= 0);
+    int rc = crawl(url);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    assert_int_equal(rc, 0);
+
+    char text[1024] = {0};
+    rewind(out);
+    size_t n = fread(text, 1, sizeof(text) - 1, out);
+    fclose(out);
+    text[n] = 0;
+    snprintf(want, sizeof(want), "200 %s (1 links)\n", url);
+    assert_non_null(strstr(text, want));
+    url_of(url, sizeof(url), "/x1");
+    snprintf(want, sizeof(want), "404 %s (0 links)\n", url);
+    assert_non_null(strstr(text, want));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -593,6 +631,7 @@ int main(void)
         cmocka_unit_test(test_seeds_counted),
         cmocka_unit_test(test_invalid_config),
         cmocka_unit_test(test_null),
+        cmocka_unit_test(test_readme_crawler),
     };
     return cmocka_run_group_tests(tests, server_start, server_stop);
 }
