@@ -29,7 +29,9 @@ The parts:
             valid record per URL in --out, the log and --out agree);
             the repeated page requests in the server's log (P) are at
             most the crawler's refetched_after_restart (S), which is at
-            most concurrency x kills; pages in --stats-json = records in
+            most concurrency x kills (P < S when a kill fell between the
+            commit that recorded jobs in flight and the requests: those
+            were never sent); pages in --stats-json = records in
             --out; 2 <= runs <= runs started; --out ends with a newline.
             Then the finished state run again (without --quiet): exit 0,
             outcome complete, nothing requested, --out unchanged, its
@@ -37,12 +39,14 @@ The parts:
   sigint    SIGINT once a third of the pages are in --out: exit 130,
             outcome interrupted; the same command again: exit 0, the
             checker passes without tolerance (no request twice),
-            refetched_after_restart 0, runs 2.
+            refetched_after_restart 0; the finished state run again:
+            exit 0, outcome complete, runs 3, nothing requested, --out
+            unchanged.
   sigterm   the same with SIGTERM (143), the first run with --delay 100;
             while it runs, a second crawl on the same DIR is refused at
             once: exit 1, "in use by another crawl (pid N)" with the first
             one's pid.  The resume runs with --delay 0 (an option that may
-            change on resume).
+            change on resume); runs 2.
   refuse    a state stopped by --max-pages 30, then: an undamaged copy is
             accepted (exit 0, outcome limit, nothing fetched); a copy with
             crawl.db truncated (to half, to nothing), its header magic or
