@@ -91,6 +91,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SITE = os.path.join(ROOT, "examples", "site")
@@ -567,8 +568,8 @@ def table_root_offset(db, rng):
             "AND rootpage > 1"))
     finally:
         c.close()
-    root = rng.choice(roots)
-    return (root - 1) * page, root
+    root = rng.choice(roots or [1])  # page 1 (schema): byte 100
+    return max(100, (root - 1) * page), root
 
 
 def refusals(sitedir, work):
@@ -639,20 +640,24 @@ def refusals(sitedir, work):
           "refuse: an undamaged copy of the state is accepted, --max-pages "
           "30 already reached: outcome limit, pages 30 (%r, %r)"
           % (s.get("outcome"), s.get("pages")))
-    db_size = os.path.getsize(os.path.join(base, "crawl.db"))
-    snap_size = os.path.getsize(os.path.join(base, "bloom.snap"))
-    offset, root = table_root_offset(os.path.join(base, "crawl.db"), rng)
-    damages = [
-        ("db-half", "crawl.db", lambda p: truncate(p, db_size // 2)),
-        ("db-empty", "crawl.db", lambda p: truncate(p, 0)),
-        ("db-magic", "crawl.db", lambda p: flip(p, 0)),
-        ("db-page1", "crawl.db", lambda p: flip(p, 100)),
-        ("db-root%d" % root, "crawl.db", lambda p: flip(p, offset)),
-        ("snap-half", "bloom.snap", lambda p: truncate(p, snap_size // 2)),
-        ("snap-bit", "bloom.snap",
-         lambda p: flip(p, rng.randrange(64, snap_size - 8))),
-        ("snap-sum", "bloom.snap", lambda p: flip(p, snap_size - 1)),
-    ]
+    damages = []
+    if "crawl.db" in names:
+        db_size = os.path.getsize(os.path.join(base, "crawl.db"))
+        offset, root = table_root_offset(os.path.join(base, "crawl.db"), rng)
+        damages += [
+            ("db-half", "crawl.db", lambda p: truncate(p, db_size // 2)),
+            ("db-empty", "crawl.db", lambda p: truncate(p, 0)),
+            ("db-magic", "crawl.db", lambda p: flip(p, 0)),
+            ("db-page1", "crawl.db", lambda p: flip(p, 100)),
+            ("db-root%d" % root, "crawl.db", lambda p: flip(p, offset))]
+    if "bloom.snap" in names:
+        snap_size = os.path.getsize(os.path.join(base, "bloom.snap"))
+        damages += [
+            ("snap-half", "bloom.snap",
+             lambda p: truncate(p, snap_size // 2)),
+            ("snap-bit", "bloom.snap",
+             lambda p: flip(p, rng.randrange(64, snap_size - 8))),
+            ("snap-sum", "bloom.snap", lambda p: flip(p, snap_size - 1))]
     for label, name, damage in damages:
         state = copy(label, lambda dst: damage(os.path.join(dst, name)))
         attempt(label, state, 1, ["crawl:", state, name])
@@ -791,8 +796,15 @@ def main():
         parts = []
 
         def part(name, fn, *args):
+            """Run one part; an exception fails it, the others still run."""
             t = time.monotonic()
-            res = fn(*args)
+            try:
+                res = fn(*args)
+            except Exception:
+                traceback.print_exc()
+                check(False, "%s: the test raised an exception (above)"
+                      % name)
+                res = None
             parts.append("%s %.1f s" % (name, time.monotonic() - t))
             return res
 
@@ -803,7 +815,7 @@ def main():
              143)
         part("refuse", refusals, sitedir, work)
         part("fsize", write_error, sitedir, work, "fsize",
-             max(64 << 10, db_size // 2))
+             max(64 << 10, (db_size or 0) // 2))
         if tmpfs_works(work):
             part("tmpfs", write_error, sitedir, work, "tmpfs", None, True)
         else:
