@@ -343,7 +343,7 @@ def wait_trigger(run, what, rng, lines, state, step):
     t0 = time.monotonic()
     base = lines.count()
     until = t0 + (rng.uniform(0.0, 0.1) if what == "start" else
-                  rng.uniform(0.1, 0.8))
+                  rng.uniform(0.02, 0.3))
     goal = rng.randint(1, step)
     commits = rng.randint(1, 3)
     wal = os.path.join(state, "crawl.db-wal")
