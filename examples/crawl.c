@@ -3,17 +3,15 @@
  *
  *     crawl [options] URL...
  *
- * The crawl loop wires the two library halves that never see each other:
- * the frontier (bloomcrawl/frontier.h: normalization, limits, robots.txt,
- * the two-tier seen-test, per-host politeness) decides what to fetch and
- * when; the fetcher (bloomcrawl/fetcher.h: libcurl multi, streaming link
- * extraction) fetches it and reports links, redirects and outcomes, which
- * go back into the frontier:
- *
- *     seeds -> frontier.add -> frontier.next -> fetcher.add -> fetcher.run
- *                  ^                                             |
- *                  +---- links, redirect targets (on_link) -------+
- *                  +---- frontier.done / robots_done (on_done) ---+
+ * The crawl loop is the library's (bloomcrawl/crawler.h, crawler/crawler.c):
+ * it wires the frontier (normalization, limits, robots.txt, the two-tier
+ * seen-test, per-host politeness), which decides what to fetch and when,
+ * to the fetcher (libcurl multi, streaming link extraction), which fetches
+ * it and reports links, redirects and outcomes back into the frontier.
+ * This file is its command line: options, progress, output formats,
+ * signals and the report. It drives the crawler with bc_crawler_step(),
+ * so that a signal is seen between steps, and writes each page the
+ * crawler reports (its on_page) to --out.
  *
  * Only this file prints. It shows progress on stderr while it runs (one
  * refreshing line on a terminal, a line every 5 s otherwise), writes one
@@ -50,9 +48,7 @@
 #include <unistd.h>
 
 #include "args.h"
-#include "bloomcrawl/fetcher.h"
-#include "bloomcrawl/frontier.h"
-#include "bloomcrawl/robots.h"
+#include "bloomcrawl/crawler.h"
 #include "bloomcrawl/version.h"
 
 #define DEFAULT_USER_AGENT                                                     \
@@ -353,68 +349,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 /* ---- the crawl's state ----------------------------------------------- */
 
-enum error_kind {
-    ERR_TIMEOUT,
-    ERR_TOO_LARGE,
-    ERR_TOO_SLOW,
-    ERR_CONNECT,
-    ERR_DNS,
-    ERR_TLS,
-    ERR_PROTOCOL,
-    ERR_NETWORK,
-    ERR_OTHER,
-    ERR_REDIRECTS, /* a 3xx beyond --max-redirects hops, not followed */
-    ERR_KINDS
-};
-
-static const char *const error_names[ERR_KINDS] = {
-    "timeout", "too_large", "too_slow", "connect", "dns",
-    "tls",     "protocol",  "network",  "other",   "too_many_redirects"};
-
-static enum error_kind error_kind_of(enum bc_status st)
-{
-    static const struct {
-        enum bc_status status;
-        enum error_kind kind;
-    } map[] = {
-        {BC_ERR_FETCH_TIMEOUT, ERR_TIMEOUT},
-        {BC_ERR_FETCH_TOO_LARGE, ERR_TOO_LARGE},
-        {BC_ERR_FETCH_HEADERS, ERR_TOO_LARGE},
-        {BC_ERR_FETCH_TOO_SLOW, ERR_TOO_SLOW},
-        {BC_ERR_FETCH_CONNECT, ERR_CONNECT},
-        {BC_ERR_FETCH_DNS, ERR_DNS},
-        {BC_ERR_FETCH_TLS, ERR_TLS},
-        {BC_ERR_FETCH_PROTOCOL, ERR_PROTOCOL},
-        {BC_ERR_FETCH_NETWORK, ERR_NETWORK},
-    };
-    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-        if (map[i].status == st)
-            return map[i].kind;
-    return ERR_OTHER;
-}
-
-/* One transfer in flight. */
-struct transfer {
-    struct bc_frontier_job job;
-    char *base_raw, *base_url; /* a <base href> and its resolved URL */
-    bool robots;
-    char *body; /* robots.txt body, up to BC_ROBOTS_MAX_BYTES + 1 */
-    size_t body_len;
-    uint64_t links_found, links_queued;
-};
-
 struct crawl {
     struct options opt;
-    struct bc_frontier *frontier;
-    struct bc_fetcher *fetcher;
-    int out_fd; /* --out, O_APPEND; -1 without */
+    struct bc_crawler *crawler;   /* the loop: bloomcrawl/crawler.h */
+    struct bc_frontier *frontier; /* the crawler's, for its counters */
+    int out_fd;                   /* --out, O_APPEND; -1 without */
     uint64_t start_ms;
-    /* Counters of the loop; the frontier counts the rest. */
-    uint64_t seeds, links, redirects, nofollow_skipped, merged, merged_absolute;
-    uint64_t pages, bytes, status_class[6], errors[ERR_KINDS];
-    uint64_t robots_fetched, dropped, given_up_dropped, handed_out;
-    uint64_t bad_scheme, bad_malformed; /* bad_url: unsupported scheme or not */
-    uint64_t seeds_admitted;            /* queued, or a duplicate of one */
     bool saturation_warned;
     FILE *stats, *seeds_in;
     uint64_t last_progress; /* when the progress line was last written */
@@ -438,135 +378,6 @@ static uint64_t now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-/* ---- admission of discovered URLs ------------------------------------ */
-
-/* Is href an absolute URL (a scheme, or "//host")? */
-static bool is_absolute(const char *href, size_t len)
-{
-    if (len >= 2 && href[0] == '/' && href[1] == '/')
-        return true;
-    for (size_t i = 0; i < len; i++) {
-        char ch = href[i];
-        if (ch == ':')
-            return i > 0;
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-              (i > 0 && ((ch >= '0' && ch <= '9') || ch == '+' || ch == '-' ||
-                         ch == '.'))))
-            return false;
-    }
-    return false;
-}
-
-/*
- * Admit a link or redirect target. When the seen-test recognizes it as an
- * already seen URL although it was not written in canonical form, it is a
- * spelling merged by resolution and normalization: counted apart (and
- * among those, the absolute spellings, which a crawler comparing raw
- * strings would have fetched again).
- */
-static void count_bad_url(struct crawl *c, enum bc_frontier_reason reason,
-                          enum bc_status url_status)
-{
-    if (reason == BC_ADMIT_BAD_URL && url_status == BC_ERR_URL_SCHEME)
-        c->bad_scheme++;
-    else if (reason == BC_ADMIT_BAD_URL)
-        c->bad_malformed++;
-}
-
-static enum bc_frontier_reason admit(struct crawl *c, const char *href,
-                                     size_t len, const char *base,
-                                     size_t base_len, unsigned depth,
-                                     const struct bc_frontier_job *redirect_of)
-{
-    enum bc_frontier_reason reason;
-    enum bc_status ust = BC_OK;
-    enum bc_status st =
-        redirect_of
-            ? bc_frontier_add_redirect(c->frontier, redirect_of, href, len,
-                                       base, base_len, &reason, &ust)
-            : bc_frontier_add(c->frontier, href, len, base, base_len, depth,
-                              &reason, &ust);
-    if (st != BC_OK)
-        return BC_ADMIT_NOMEM;
-    count_bad_url(c, reason, ust);
-    if (reason != BC_ADMIT_DUPLICATE && reason != BC_ADMIT_PROBABLY_SEEN)
-        return reason;
-    size_t clen;
-    const char *canonical = bc_frontier_last_url(c->frontier, &clen);
-    if (canonical && (clen != len || memcmp(canonical, href, len) != 0)) {
-        c->merged++;
-        if (is_absolute(href, len))
-            c->merged_absolute++;
-    }
-    return reason;
-}
-
-/*
- * The base for links after a <base href>: its value resolved against the
- * page's URL (it may be relative), computed once per page. An unusable
- * <base href> is ignored, as browsers do: the page's URL stays the base.
- */
-static void resolve_base(struct transfer *t, const char **base,
-                         size_t *base_len)
-{
-    if (!t->base_raw || strlen(t->base_raw) != *base_len ||
-        memcmp(t->base_raw, *base, *base_len) != 0) {
-        char page_buf[BC_URL_MAX_LEN_DEFAULT + 1];
-        char url_buf[BC_URL_MAX_LEN_DEFAULT + 1];
-        struct bc_url page, url;
-        free(t->base_raw);
-        free(t->base_url);
-        t->base_url = NULL;
-        t->base_raw = strndup(*base, *base_len);
-        if (bc_url_normalize(NULL, t->job.url, t->job.url_len, NULL, page_buf,
-                             sizeof(page_buf), &page) == BC_OK &&
-            bc_url_normalize(&page, *base, *base_len, NULL, url_buf,
-                             sizeof(url_buf), &url) == BC_OK)
-            t->base_url = strdup(url.href);
-    }
-    *base = t->base_url ? t->base_url : t->job.url;
-    *base_len = strlen(*base);
-}
-
-static void on_link(void *ctx, void *user, const char *href, size_t len,
-                    const char *base, size_t base_len, unsigned flags)
-{
-    struct crawl *c = ctx;
-    struct transfer *t = user;
-    c->links++;
-    t->links_found++;
-    if (flags & (BC_LINK_NOFOLLOW | BC_LINK_PAGE_NOFOLLOW)) {
-        c->nofollow_skipped++;
-        return;
-    }
-    if (flags & BC_LINK_BASE_HREF)
-        resolve_base(t, &base, &base_len);
-    admit(c, href, len, base, base_len, t->job.depth + 1, NULL);
-}
-
-/* Free a transfer and what it owns. */
-static void transfer_free(struct transfer *t)
-{
-    if (!t)
-        return;
-    free(t->base_raw);
-    free(t->base_url);
-    free(t->body);
-    free(t);
-}
-
-static bool on_body(void *ctx, void *user, const void *data, size_t len)
-{
-    (void)ctx;
-    struct transfer *t = user;
-    if (!t->robots)
-        return true;
-    size_t room = BC_ROBOTS_MAX_BYTES + 1 - t->body_len;
-    memcpy(t->body + t->body_len, data, len < room ? len : room);
-    t->body_len += len < room ? len : room;
-    return true;
 }
 
 /* ---- output ------------------------------------------------------------ */
@@ -602,14 +413,15 @@ static bool write_all(int fd, const char *buf, size_t len)
 }
 
 /*
- * One --out record. It is formatted in memory and handed to the kernel
- * in one write(2) on an O_APPEND descriptor: no stdio buffer holds part of
- * a record, so a crawl killed at any moment leaves whole records only (it
- * may lose the last ones). kind: the error kind, or NULL for r's own.
+ * One --out record, for each page the crawler reports (its on_page). It
+ * is formatted in memory and handed to the kernel in one write(2) on an
+ * O_APPEND descriptor: no stdio buffer holds part of a record, so a crawl
+ * killed at any moment leaves whole records only (it may lose the last
+ * ones).
  */
-static void write_record(struct crawl *c, const struct transfer *t,
-                         const struct bc_fetch_result *r, const char *kind)
+static void on_page(void *ctx, const struct bc_crawler_page *p)
 {
+    struct crawl *c = ctx;
     if (c->out_fd < 0)
         return;
     char *buf = NULL;
@@ -620,26 +432,26 @@ static void write_record(struct crawl *c, const struct transfer *t,
         return;
     }
     fputs("{\"url\": ", f);
-    json_string(f, t->job.url, t->job.url_len);
+    json_string(f, p->url, p->url_len);
     fprintf(f,
             ", \"status\": %d, \"depth\": %u, \"bytes\": %llu, "
             "\"content_type\": ",
-            r->http_status, t->job.depth, (unsigned long long)r->body_bytes);
-    if (r->content_type)
-        json_string(f, r->content_type, strlen(r->content_type));
+            p->http_status, p->depth, (unsigned long long)p->bytes);
+    if (p->content_type)
+        json_string(f, p->content_type, strlen(p->content_type));
     else
         fputs("null", f);
-    fprintf(f, ", \"links\": %llu, \"ms\": %llu",
-            (unsigned long long)t->links_found, (unsigned long long)r->time_ms);
-    if (r->location) {
+    fprintf(f, ", \"links\": %llu, \"ms\": %llu", (unsigned long long)p->links,
+            (unsigned long long)p->ms);
+    if (p->location) {
         fputs(", \"location\": ", f);
-        json_string(f, r->location, r->location_len);
+        json_string(f, p->location, p->location_len);
     }
-    if (r->status != BC_OK || kind) {
-        const char *text =
-            kind ? "redirect chain longer than --max-redirects" : r->error;
-        if (!kind)
-            kind = error_names[error_kind_of(r->status)];
+    if (p->failed) {
+        const char *kind = bc_crawler_error_kind_name(p->error_kind);
+        const char *text = p->error_kind == BC_CRAWLER_ERR_TOO_MANY_REDIRECTS
+                               ? "redirect chain longer than --max-redirects"
+                               : p->error_text;
         fputs(", \"error\": ", f);
         json_string(f, kind, strlen(kind));
         fputs(", \"error_text\": ", f);
@@ -650,56 +462,6 @@ static void write_record(struct crawl *c, const struct transfer *t,
     if (fclose(f) != 0 || !ok || !write_all(c->out_fd, buf, len))
         c->out_failed = true;
     free(buf);
-}
-
-/* ---- the fetcher's completion callback ------------------------------- */
-
-static void on_done(void *ctx, const struct bc_fetch_result *r)
-{
-    struct crawl *c = ctx;
-    struct transfer *t = r->user;
-    uint64_t now = now_ms();
-    if (t->robots) {
-        /* Only a robots.txt read in full, or up to its 500 KiB limit
-         * (fetched with bc_fetcher_add_truncated), counts as an answer;
-         * any failure is "unreachable" (status 0), never "allow all". */
-        int status = r->status == BC_OK ? r->http_status : 0;
-        bc_frontier_robots_done(c->frontier, &t->job, status, t->body,
-                                t->body_len > BC_ROBOTS_MAX_BYTES
-                                    ? BC_ROBOTS_MAX_BYTES
-                                    : t->body_len,
-                                r->location, r->location_len, now);
-        transfer_free(t);
-        return;
-    }
-    c->pages++;
-    c->bytes += r->body_bytes;
-    const char *kind = NULL;
-    if (r->status == BC_OK && r->location && r->http_status >= 300 &&
-        r->http_status < 400) {
-        /* A redirect target is a discovered URL like any link, at the
-         * depth of the page that redirected, one hop further in its
-         * chain: beyond --max-redirects hops it is an error. */
-        c->redirects++;
-        if (admit(c, r->location, r->location_len, r->location_base,
-                  strlen(r->location_base), t->job.depth,
-                  &t->job) == BC_ADMIT_TOO_MANY_REDIRECTS)
-            kind = error_names[ERR_REDIRECTS];
-    }
-    if (kind)
-        c->errors[ERR_REDIRECTS]++;
-    else if (r->status != BC_OK)
-        c->errors[error_kind_of(r->status)]++;
-    else
-        c->status_class[r->http_status / 100 < 6 ? r->http_status / 100 : 0]++;
-    write_record(c, t, r, kind);
-    struct bc_frontier_outcome o = {
-        .http_status = r->status == BC_OK ? r->http_status : 0,
-        .response_ms = r->time_ms,
-        .retry_after_ms = r->has_retry_after ? r->retry_after_ms : 0,
-    };
-    bc_frontier_done(c->frontier, &t->job, &o, now);
-    transfer_free(t);
 }
 
 /* ---- progress and report --------------------------------------------- */
@@ -713,13 +475,15 @@ static void progress(struct crawl *c, uint64_t now, bool final)
     c->last_progress = now;
     struct bc_frontier_stats s;
     bc_frontier_stats(c->frontier, now, &s);
+    struct bc_crawler_stats k;
+    bc_crawler_stats(c->crawler, &k);
     double secs = (double)(now - c->start_ms) / 1000.0;
     fprintf(stderr,
             "%s%llu pages  %.1f/s  queue %zu  hosts %zu (robots.txt %zu, "
             "blocked %zu, given up %zu)  new %llu dup %llu "
             "probably-seen %llu  bloom %.1f %%%s",
-            tty ? "\r\033[K" : "", (unsigned long long)c->pages,
-            secs > 0 ? (double)c->pages / secs : 0.0, s.queued, s.hosts,
+            tty ? "\r\033[K" : "", (unsigned long long)k.pages,
+            secs > 0 ? (double)k.pages / secs : 0.0, s.queued, s.hosts,
             s.hosts_robots, s.hosts_blocked, s.hosts_given_up,
             (unsigned long long)s.seen.verdict_new,
             (unsigned long long)s.seen.duplicate,
@@ -738,6 +502,8 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
 {
     struct bc_frontier_stats s;
     bc_frontier_stats(c->frontier, now, &s);
+    struct bc_crawler_stats k;
+    bc_crawler_stats(c->crawler, &k);
     const struct bc_seen_stats *v = &s.seen;
     double secs = (double)(now - c->start_ms) / 1000.0;
     uint64_t lookups = v->lru.hits + v->lru.misses;
@@ -745,31 +511,31 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
     fprintf(f,
             "time                 %.1f s, %llu pages (%.1f pages/s), %.2f "
             "MiB of bodies\n",
-            secs, (unsigned long long)c->pages,
-            secs > 0 ? (double)c->pages / secs : 0.0,
-            (double)c->bytes / 1048576.0);
+            secs, (unsigned long long)k.pages,
+            secs > 0 ? (double)k.pages / secs : 0.0,
+            (double)k.bytes / 1048576.0);
     fprintf(f,
             "\nURLs discovered      %llu (%llu seeds, %llu links, %llu "
             "redirect targets; %llu nofollow links not followed)\n",
-            (unsigned long long)s.added, (unsigned long long)c->seeds,
-            (unsigned long long)c->links, (unsigned long long)c->redirects,
-            (unsigned long long)c->nofollow_skipped);
+            (unsigned long long)s.added, (unsigned long long)k.seeds,
+            (unsigned long long)k.links, (unsigned long long)k.redirects,
+            (unsigned long long)k.nofollow_skipped);
     fprintf(f,
             "spellings merged     %llu links not written in canonical "
             "form were an already-seen URL (%llu of them absolute URLs)\n",
-            (unsigned long long)c->merged,
-            (unsigned long long)c->merged_absolute);
-    if (c->dropped)
+            (unsigned long long)k.merged,
+            (unsigned long long)k.merged_absolute);
+    if (k.dropped)
         fprintf(f,
                 "dropped              %llu queued URLs disallowed once "
                 "robots.txt was known\n",
-                (unsigned long long)c->dropped);
+                (unsigned long long)k.dropped);
     if (s.hosts_given_up) {
         fprintf(f,
                 "hosts given up       %zu (robots.txt unreachable after %llu "
                 "retries; %llu queued URLs dropped)\n",
                 s.hosts_given_up, (unsigned long long)c->opt.robots_retries,
-                (unsigned long long)c->given_up_dropped);
+                (unsigned long long)k.given_up_dropped);
         bc_frontier_given_up_hosts(c->frontier, report_given_up, f);
     }
     if (s.retried)
@@ -789,8 +555,8 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
             fprintf(f,
                     " (unsupported scheme %llu: mailto:, javascript:, ...; "
                     "malformed %llu)",
-                    (unsigned long long)c->bad_scheme,
-                    (unsigned long long)c->bad_malformed);
+                    (unsigned long long)k.bad_scheme,
+                    (unsigned long long)k.bad_malformed);
         fputc('\n', f);
     }
     fprintf(f, "\nseen-test (tier 1 Bloom filter, tier 2 LRU)\n");
@@ -821,18 +587,18 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
     fprintf(f,
             "\nfetches              %llu pages: 2xx %llu, 3xx %llu, 4xx "
             "%llu, 5xx %llu\n",
-            (unsigned long long)c->pages,
-            (unsigned long long)c->status_class[2],
-            (unsigned long long)c->status_class[3],
-            (unsigned long long)c->status_class[4],
-            (unsigned long long)c->status_class[5]);
+            (unsigned long long)k.pages, (unsigned long long)k.status_class[2],
+            (unsigned long long)k.status_class[3],
+            (unsigned long long)k.status_class[4],
+            (unsigned long long)k.status_class[5]);
     fprintf(f, "  errors            ");
     uint64_t errors = 0;
-    for (int e = 0; e < ERR_KINDS; e++) {
-        if (c->errors[e])
-            fprintf(f, " %s %llu", error_names[e],
-                    (unsigned long long)c->errors[e]);
-        errors += c->errors[e];
+    for (int e = 0; e < BC_CRAWLER_ERR_KIND_COUNT; e++) {
+        if (k.errors[e])
+            fprintf(f, " %s %llu",
+                    bc_crawler_error_kind_name((enum bc_crawler_error_kind)e),
+                    (unsigned long long)k.errors[e]);
+        errors += k.errors[e];
     }
     fprintf(f, "%s\n", errors ? "" : " none");
     fprintf(f,
@@ -851,36 +617,39 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
 {
     struct bc_frontier_stats s;
     bc_frontier_stats(c->frontier, now, &s);
+    struct bc_crawler_stats k;
+    bc_crawler_stats(c->crawler, &k);
     const struct bc_seen_stats *v = &s.seen;
     fprintf(f,
             "{\"outcome\": \"%s\", \"exit_status\": %d, \"elapsed_ms\": %llu, "
             "\"pages\": %llu, \"bytes\": %llu, ",
             outcome, exit_status, (unsigned long long)(now - c->start_ms),
-            (unsigned long long)c->pages, (unsigned long long)c->bytes);
+            (unsigned long long)k.pages, (unsigned long long)k.bytes);
     fprintf(f,
             "\"bad_url\": {\"unsupported_scheme\": %llu, \"malformed\": "
             "%llu}, ",
-            (unsigned long long)c->bad_scheme,
-            (unsigned long long)c->bad_malformed);
+            (unsigned long long)k.bad_scheme,
+            (unsigned long long)k.bad_malformed);
     fprintf(f,
             "\"seeds\": %llu, \"links\": %llu, \"redirects\": %llu, "
             "\"nofollow_skipped\": %llu, \"dropped\": %llu, "
             "\"merged\": %llu, \"merged_absolute\": %llu, ",
-            (unsigned long long)c->seeds, (unsigned long long)c->links,
-            (unsigned long long)c->redirects,
-            (unsigned long long)c->nofollow_skipped,
-            (unsigned long long)c->dropped, (unsigned long long)c->merged,
-            (unsigned long long)c->merged_absolute);
+            (unsigned long long)k.seeds, (unsigned long long)k.links,
+            (unsigned long long)k.redirects,
+            (unsigned long long)k.nofollow_skipped,
+            (unsigned long long)k.dropped, (unsigned long long)k.merged,
+            (unsigned long long)k.merged_absolute);
     fprintf(f,
             "\"status\": {\"2xx\": %llu, \"3xx\": %llu, \"4xx\": %llu, "
             "\"5xx\": %llu}, \"errors\": {",
-            (unsigned long long)c->status_class[2],
-            (unsigned long long)c->status_class[3],
-            (unsigned long long)c->status_class[4],
-            (unsigned long long)c->status_class[5]);
-    for (int e = 0; e < ERR_KINDS; e++)
-        fprintf(f, "%s\"%s\": %llu", e ? ", " : "", error_names[e],
-                (unsigned long long)c->errors[e]);
+            (unsigned long long)k.status_class[2],
+            (unsigned long long)k.status_class[3],
+            (unsigned long long)k.status_class[4],
+            (unsigned long long)k.status_class[5]);
+    for (int e = 0; e < BC_CRAWLER_ERR_KIND_COUNT; e++)
+        fprintf(f, "%s\"%s\": %llu", e ? ", " : "",
+                bc_crawler_error_kind_name((enum bc_crawler_error_kind)e),
+                (unsigned long long)k.errors[e]);
     fprintf(f,
             "}, \"frontier\": {\"added\": %llu, \"admitted\": %llu, "
             "\"queued\": %zu, \"hosts\": %zu, \"hosts_given_up\": %zu, "
@@ -945,16 +714,11 @@ static void print_escaped(FILE *f, const char *s, size_t len)
 static void add_seed(struct crawl *c, const char *file, uint64_t line,
                      const char *url, size_t len)
 {
-    enum bc_frontier_reason reason;
+    enum bc_frontier_reason reason = BC_ADMIT_NOMEM;
     enum bc_status ust = BC_OK;
-    c->seeds++;
-    if (bc_frontier_add_seed(c->frontier, url, len, &reason, &ust) != BC_OK)
-        reason = BC_ADMIT_NOMEM;
-    count_bad_url(c, reason, ust);
-    if (reason == BC_ADMIT_QUEUED || reason == BC_ADMIT_DUPLICATE) {
-        c->seeds_admitted++;
+    bc_crawler_add_seed(c->crawler, url, len, &reason, &ust);
+    if (reason == BC_ADMIT_QUEUED || reason == BC_ADMIT_DUPLICATE)
         return;
-    }
     if (file)
         fprintf(stderr, "crawl: %s:%llu: seed \"", file,
                 (unsigned long long)line);
@@ -1057,101 +821,27 @@ static void check_saturation(struct crawl *c, bool full)
 
 /* ---- the loop ----------------------------------------------------------- */
 
-/* Hand out jobs until the fetcher is full, the frontier says wait, or the
- * page limit is reached. Returns the time to wake up at (0: none). */
-static uint64_t dispatch(struct crawl *c, uint64_t now, bool *done)
-{
-    *done = false;
-    while (bc_fetcher_in_flight(c->fetcher) < c->opt.concurrency) {
-        if (interrupted ||
-            (c->opt.max_pages && c->handed_out >= c->opt.max_pages)) {
-            *done = bc_fetcher_in_flight(c->fetcher) == 0;
-            return 0;
-        }
-        struct bc_frontier_job job;
-        if (bc_frontier_next(c->frontier, now, &job) != BC_OK)
-            return now + 100; /* out of memory: try again shortly */
-        switch (job.action) {
-        case BC_FRONTIER_DONE:
-            *done = bc_fetcher_in_flight(c->fetcher) == 0;
-            return 0;
-        case BC_FRONTIER_WAIT:
-            return job.wait_until_ms == UINT64_MAX ? 0 : job.wait_until_ms;
-        case BC_FRONTIER_DROP:
-            if (job.reason == BC_ADMIT_HOST_GIVEN_UP)
-                c->given_up_dropped++;
-            else
-                c->dropped++;
-            continue;
-        case BC_FRONTIER_FETCH:
-        case BC_FRONTIER_FETCH_ROBOTS:
-            break;
-        }
-        struct transfer *t = calloc(1, sizeof(*t));
-        bool robots = job.action == BC_FRONTIER_FETCH_ROBOTS;
-        if (t && robots && !(t->body = malloc(BC_ROBOTS_MAX_BYTES + 1))) {
-            free(t);
-            t = NULL;
-        }
-        enum bc_status st = BC_ERR_NOMEM;
-        if (t) {
-            t->job = job;
-            t->robots = robots;
-            st = robots
-                     ? bc_fetcher_add_truncated(c->fetcher, job.url,
-                                                job.url_len, BC_FETCH_NO_LINKS,
-                                                BC_ROBOTS_MAX_BYTES, t)
-                     : bc_fetcher_add(c->fetcher, job.url, job.url_len, 0, t);
-        }
-        if (st != BC_OK) {
-            /* Could not start: report it as a failed transfer. */
-            fprintf(stderr, "crawl: cannot fetch %s: %s\n", job.url,
-                    bc_strerror(st));
-            if (robots) {
-                bc_frontier_robots_done(c->frontier, &job, 0, NULL, 0, NULL, 0,
-                                        now);
-            } else {
-                struct bc_frontier_outcome o = {0, 0, 0};
-                bc_frontier_done(c->frontier, &job, &o, now);
-            }
-            transfer_free(t);
-            continue;
-        }
-        if (robots)
-            c->robots_fetched++;
-        else
-            c->handed_out++;
-    }
-    return 0;
-}
-
+/*
+ * Drive the crawler (bloomcrawl/crawler.h) one step at a time, so that a
+ * signal is seen between steps: the first SIGINT/SIGTERM stops it cleanly,
+ * a second abandons the transfers in flight. Returns 0, or -1 after a
+ * message when the fetcher fails.
+ */
 static int run(struct crawl *c)
 {
     for (;;) {
-        uint64_t now = now_ms();
-        bool done;
-        uint64_t wake = dispatch(c, now, &done);
-        if (done || (interrupted > 1))
+        if (interrupted)
+            bc_crawler_stop(c->crawler);
+        if (interrupted > 1)
             return 0;
-        uint64_t timeout = 1000;
-        if (wake > now && wake - now < timeout)
-            timeout = wake - now;
-        if (wake && wake <= now)
-            timeout = 0;
-        if (bc_fetcher_in_flight(c->fetcher) == 0 && timeout > 0) {
-            /* Only politeness to wait for (the fetcher would return at
-             * once): sleep, or a Ctrl-C ends the sleep. */
-            struct timespec ts = {(time_t)(timeout / 1000),
-                                  (long)(timeout % 1000) * 1000000L};
-            nanosleep(&ts, NULL);
-            progress(c, now_ms(), false);
-            continue;
-        }
-        enum bc_status st = bc_fetcher_run(c->fetcher, timeout);
+        bool done;
+        enum bc_status st = bc_crawler_step(c->crawler, 1000, &done);
         if (st != BC_OK) {
             fprintf(stderr, "crawl: fetcher: %s\n", bc_strerror(st));
             return -1;
         }
+        if (done)
+            return 0;
         check_saturation(c, false);
         progress(c, now_ms(), false);
     }
@@ -1189,58 +879,64 @@ int main(int argc, char **argv)
         goto out_close;
     }
 
-    struct bc_frontier_config fc;
-    bc_frontier_config_init(&fc);
-    fc.user_agent = o->user_agent;
-    fc.per_host_concurrency = o->per_host;
-    fc.min_delay_ms = o->delay_ms;
-    fc.obey_robots = !o->no_robots;
-    fc.robots_retries = (unsigned)o->robots_retries;
-    fc.robots_retry_ms = o->robots_retry_ms;
-    fc.max_retry_after_ms = o->max_retry_after_ms;
-    fc.max_retries = (unsigned)o->max_retries;
-    fc.max_redirects = (unsigned)o->max_redirects;
-    fc.scope = o->scope;
-    fc.max_depth = o->max_depth;
-    fc.host_budget = o->host_budget;
-    fc.include = o->include;
-    fc.include_count = o->include_count;
-    fc.exclude = o->exclude;
-    fc.exclude_count = o->exclude_count;
-    fc.seen.expected = o->expect;
-    fc.seen.fp_rate = o->fp_rate;
-    fc.seen.layout = o->layout;
-    fc.seen.lru_capacity = (size_t)o->lru;
-    st = bc_frontier_create(&fc, &c.frontier);
+    struct bc_crawler_config cc;
+    bc_crawler_config_init(&cc);
+    struct bc_frontier_config *fc = &cc.frontier;
+    fc->user_agent = o->user_agent;
+    fc->per_host_concurrency = o->per_host;
+    fc->min_delay_ms = o->delay_ms;
+    fc->obey_robots = !o->no_robots;
+    fc->robots_retries = (unsigned)o->robots_retries;
+    fc->robots_retry_ms = o->robots_retry_ms;
+    fc->max_retry_after_ms = o->max_retry_after_ms;
+    fc->max_retries = (unsigned)o->max_retries;
+    fc->max_redirects = (unsigned)o->max_redirects;
+    fc->scope = o->scope;
+    fc->max_depth = o->max_depth;
+    fc->host_budget = o->host_budget;
+    fc->include = o->include;
+    fc->include_count = o->include_count;
+    fc->exclude = o->exclude;
+    fc->exclude_count = o->exclude_count;
+    fc->seen.expected = o->expect;
+    fc->seen.fp_rate = o->fp_rate;
+    fc->seen.layout = o->layout;
+    fc->seen.lru_capacity = (size_t)o->lru;
+    struct bc_fetcher_config *xc = &cc.fetcher;
+    xc->user_agent = o->user_agent;
+    xc->timeout_ms = o->timeout_ms;
+    xc->max_body_bytes = o->max_body;
+    xc->max_host_connections = o->per_host;
+    xc->resolve = o->resolve;
+    xc->resolve_count = o->resolve_count;
+    cc.concurrency = o->concurrency;
+    cc.max_pages = o->max_pages;
+    cc.on_page = on_page;
+    cc.ctx = &c;
+    st = bc_fetcher_global_init();
     if (st != BC_OK) {
+        fprintf(stderr, "crawl: fetcher: %s\n", bc_strerror(st));
+        rc = 1;
+        goto out_close;
+    }
+    /* Invalid arguments can only be the frontier's (the seen-test's sizing:
+     * --expect, --fp-rate, --lru): --resolve was checked above. */
+    st = bc_crawler_create(&cc, &c.crawler);
+    if (st == BC_ERR_INVALID_ARG || st == BC_ERR_TOO_LARGE) {
         fprintf(stderr,
                 "crawl: cannot create the frontier (--expect, "
                 "--fp-rate, --lru): %s\n",
                 bc_strerror(st));
-        rc = st == BC_ERR_INVALID_ARG || st == BC_ERR_TOO_LARGE ? 2 : 1;
-        goto out_close;
+        rc = 2;
+        goto out_free;
     }
-
-    struct bc_fetcher_config xc;
-    bc_fetcher_config_init(&xc);
-    xc.user_agent = o->user_agent;
-    xc.timeout_ms = o->timeout_ms;
-    xc.max_body_bytes = o->max_body;
-    xc.max_host_connections = o->per_host;
-    xc.resolve = o->resolve;
-    xc.resolve_count = o->resolve_count;
-    xc.on_done = on_done;
-    xc.on_link = on_link;
-    xc.on_body = on_body;
-    xc.ctx = &c;
-    st = bc_fetcher_global_init();
-    if (st == BC_OK)
-        st = bc_fetcher_create(&xc, &c.fetcher);
     if (st != BC_OK) {
-        fprintf(stderr, "crawl: fetcher: %s\n", bc_strerror(st));
+        fprintf(stderr, "crawl: cannot create the crawler: %s\n",
+                bc_strerror(st));
         rc = 1;
         goto out_free;
     }
+    c.frontier = bc_crawler_frontier(c.crawler);
     if (!o->quiet && strcmp(o->user_agent, DEFAULT_USER_AGENT) == 0)
         fprintf(stderr,
                 "crawl: note: crawling as \"%s\"; identify yourself "
@@ -1272,12 +968,14 @@ int main(int argc, char **argv)
         outcome = "interrupted";
         rc = 128 + stop_signal;
     } else {
+        struct bc_crawler_stats k;
+        bc_crawler_stats(c.crawler, &k);
         uint64_t responses = 0;
-        for (int k = 0; k < 6; k++)
-            responses += c.status_class[k];
-        if (o->max_pages && c.handed_out >= o->max_pages)
+        for (int i = 0; i < 6; i++)
+            responses += k.status_class[i];
+        if (o->max_pages && k.handed_out >= o->max_pages)
             outcome = "limit";
-        if (c.seeds_admitted == 0) {
+        if (k.seeds_admitted == 0) {
             fprintf(stderr, "crawl: no seed was admitted: nothing to crawl\n");
             rc = 3;
         } else if (responses == 0) {
@@ -1286,6 +984,12 @@ int main(int argc, char **argv)
             rc = 3;
         }
     }
+    struct bc_crawler_stats k;
+    bc_crawler_stats(c.crawler, &k);
+    if (k.not_started)
+        fprintf(stderr,
+                "crawl: %llu fetches could not be started (out of memory)\n",
+                (unsigned long long)k.not_started);
     uint64_t end = now_ms();
     check_saturation(&c, true);
     progress(&c, end, true);
@@ -1308,9 +1012,8 @@ int main(int argc, char **argv)
     }
 
 out_free:
-    bc_fetcher_free(c.fetcher);
+    bc_crawler_free(c.crawler);
     bc_fetcher_global_cleanup();
-    bc_frontier_free(c.frontier);
 out_close:
     if (c.out_fd >= 0)
         close(c.out_fd);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Copy the crawl-loop sketches of the docs into C files for test_frontier.
+"""Copy the crawl-loop sketches of the docs into C files for the tests.
 
     extract_sketch.py README.md frontier.h OUTDIR
 
@@ -7,22 +7,27 @@ writes OUTDIR/sketch_readme.inc, the C block under the README heading
 "Using the frontier in your own crawler" (its #include lines left out), and
 OUTDIR/sketch_header.inc, the loop in bloomcrawl/frontier.h's opening
 comment (from " *     for (;;) {" to " *     }", the comment's " *     "
-taken off). tests/test_frontier.c compiles and runs both, so the sketches
-are exactly what the test runs. Fails when a sketch is not found.
+taken off): tests/test_frontier.c compiles and runs both. It also writes
+OUTDIR/sketch_crawler.inc, the C block under the README heading "Embedding
+the crawler", whole (a file-scope program, #include lines kept), which
+tests/test_crawler.c compiles and runs. So the sketches are exactly what
+the tests run. Fails when a sketch is not found.
 """
 import os
 import sys
 
 HEADING = "## Using the frontier in your own crawler"
+CRAWLER_HEADING = "## Embedding the crawler"
 PREFIX = " *     "
 
 
-def readme_sketch(path):
+def readme_sketch(path, heading=HEADING, includes=False):
     lines = open(path, encoding="utf-8").read().split("\n")
-    start = lines.index(HEADING)
+    start = lines.index(heading)
     begin = next(i for i in range(start, len(lines)) if lines[i] == "```c")
     end = lines.index("```", begin + 1)
-    code = [s for s in lines[begin + 1:end] if not s.startswith("#include")]
+    code = [s for s in lines[begin + 1:end]
+            if includes or not s.startswith("#include")]
     return "\n".join(code) + "\n"
 
 
@@ -54,6 +59,9 @@ def main():
               note % "README.md" + readme_sketch(readme))
         write(os.path.join(outdir, "sketch_header.inc"),
               note % "bloomcrawl/frontier.h" + header_sketch(header))
+        write(os.path.join(outdir, "sketch_crawler.inc"),
+              note % "README.md" +
+              readme_sketch(readme, CRAWLER_HEADING, includes=True))
     except (ValueError, StopIteration):
         sys.exit("extract_sketch.py: a crawl-loop sketch is missing")
 

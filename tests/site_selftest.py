@@ -398,6 +398,52 @@ def main():
             else:
                 print("ok   caught: %s (%s)" % (name, ", ".join(
                     sorted(failed))))
+        # --refetch-tolerance: a crawl killed and resumed may repeat the
+        # requests that were in flight at a kill, within the tolerance;
+        # every other rule still holds
+        l2 = os.path.join(tmp, "killed-log.jsonl")
+        spoil(log, l2, lambda lg: lg + [logrec("/"), logrec("/robots.txt")])
+        killed = base + ["--log", l2, "--out", out]
+        ok, p, failed = run_check(killed, 1, ["L2", "L3", "L7"])
+        if not ok:
+            fail("a page and a robots.txt requested again, no tolerance: "
+                 "exit %d, failed %s" % (p.returncode, sorted(failed)))
+        else:
+            print("ok   caught without a tolerance: a page and a robots.txt "
+                  "requested again (%s)" % ", ".join(sorted(failed)))
+        ok, p, failed = run_check(killed + ["--refetch-tolerance", "2"], 0)
+        want = "refetched after a kill: 1 pages, 1 robots.txt; tolerance 2"
+        if not ok or want not in p.stdout:
+            fail("--refetch-tolerance 2: exit %d, failed %s, %r not printed"
+                 % (p.returncode, sorted(failed), want))
+        else:
+            print("ok   --refetch-tolerance 2 passes a page and a robots.txt "
+                  "requested again, and counts them")
+        for name, extra, fo, fl, rules in (
+                ("2 repeats over a tolerance of 1", ["1"], None, None,
+                 ["L3"]),
+                ("a page recorded twice in --out", ["5"],
+                 lambda o: o + [rec(m["seeds"][0], depth=0)],
+                 lambda lg: lg + [logrec("/")], ["O3", "L7"]),
+                ("a second spelling of a page", ["5"], None,
+                 lambda lg: lg + [logrec("/%7Ealice/")], ["L4", "L7"])):
+            o2, l3 = out, l2
+            if fo:
+                o2 = os.path.join(tmp, "spoiled-out.jsonl")
+                spoil(out, o2, fo)
+            if fl:
+                l3 = os.path.join(tmp, "spoiled-log.jsonl")
+                spoil(log, l3, fl)
+            ok, p, failed = run_check(
+                base + ["--log", l3, "--out", o2, "--refetch-tolerance"]
+                + extra, 1, rules)
+            if not ok:
+                fail("--refetch-tolerance %s, %s: exit %d, failed %s, "
+                     "expected %s" % (extra[0], name, p.returncode,
+                                      sorted(failed), rules))
+            else:
+                print("ok   caught with --refetch-tolerance %s: %s (%s)"
+                      % (extra[0], name, ", ".join(sorted(failed))))
     finally:
         if a.keep:
             print("kept " + tmp)

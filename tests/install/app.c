@@ -4,11 +4,13 @@
  * tests/install/CMakeLists.txt, and with `pkg-config --cflags --libs
  * bloomcrawl`. It calls into every module, so that every library and each
  * of their outside dependencies (xxHash, libm, ICU, libpsl, libcurl,
- * libxml2) must be on the link line, and prints "ok VERSION".
+ * libxml2) must be on the link line, and prints "ok VERSION". The crawler
+ * is created and given a seed, never run: nothing is fetched.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include <bloomcrawl/crawler.h>
 #include <bloomcrawl/fetcher.h>
 #include <bloomcrawl/frontier.h>
 #include <bloomcrawl/links.h>
@@ -89,6 +91,21 @@ int main(void)
     bc_links_free(links);
     if (st != BC_OK || ls.links != 2)
         return fail("bc_links", st);
+
+    /* crawler: the frontier and the fetcher wired. */
+    struct bc_crawler_config cc;
+    bc_crawler_config_init(&cc);
+    struct bc_crawler *c;
+    if ((st = bc_crawler_create(&cc, &c)) != BC_OK)
+        return fail("bc_crawler_create", st);
+    st = bc_crawler_add_seed(c, "http://a.example/", 17, &why, NULL);
+    struct bc_crawler_stats cs;
+    bc_crawler_stats(c, &cs);
+    bc_crawler_free(c);
+    if (st != BC_OK || why != BC_ADMIT_QUEUED || cs.seeds_admitted != 1)
+        return fail("bc_crawler_add_seed", st);
+    if (strcmp(bc_crawler_error_kind_name(BC_CRAWLER_ERR_TIMEOUT), "timeout"))
+        return fail("bc_crawler_error_kind_name", BC_ERR_INVALID_ARG);
     bc_fetcher_global_cleanup();
 
     printf("ok %s\n", bc_version());

@@ -1,0 +1,753 @@
+/*
+ * crawler.c - the crawl loop: the frontier and the fetcher, wired.
+ *
+ * WHAT A CRAWL LOOP DOES
+ * The frontier (frontier/frontier.c) knows what may be fetched and when;
+ * the fetcher (fetcher/fetcher.c) fetches many URLs at once on one thread
+ * and finds the links in what comes back. Neither knows the other. The
+ * loop between them is the same in every crawler, and it is the part each
+ * reuser of the frontier would otherwise write again (and get subtly
+ * wrong: a lost robots.txt answer, a redirect chain that never ends, a
+ * transfer whose URL is freed under it). This file is that loop:
+ *
+ *     seeds -> frontier.add -> frontier.next -> fetcher.add -> fetcher.run
+ *                  ^                                             |
+ *                  |   page done: its links and redirect target  |
+ *                  +---- admitted, then frontier.done -----------+
+ *                  +---- robots.txt done: frontier.robots_done --+
+ *
+ * THE FETCH/ADMIT CYCLE
+ * One turn (bc_crawler_step) first DISPATCHES: while fewer than
+ * `concurrency` transfers are in flight, ask the frontier for its next job.
+ *   FETCH        start a transfer of job.url (links extracted);
+ *   FETCH_ROBOTS start a transfer that keeps the first 500 KiB of the body
+ *                (BC_ROBOTS_MAX_BYTES: RFC 9309 2.5 asks a crawler to read
+ *                at least that much, and a longer file is cut, not failed);
+ *   DROP         a queued URL now disallowed, or of a given-up host: count;
+ *   WAIT         nothing may be fetched before job.wait_until_ms: stop;
+ *   DONE         nothing queued: stop (the crawl is over once nothing is in
+ *                flight either).
+ * Then it RUNS the fetcher: network I/O, waiting at most until the next
+ * host is due. Each finished transfer COMPLETES:
+ *   a robots.txt goes to frontier.robots_done() - a body read in full or up
+ *     to its limit is an answer; any failure is "unreachable" (status 0),
+ *     which blocks the host and is retried, never "allow all";
+ *   a page has its links admitted (bc_frontier_add, at depth + 1, against
+ *     the page's URL or its resolved <base href>), its redirect target
+ *     admitted, its result counted and given to on_page, and then the
+ *     frontier told with frontier.done() (status, response time,
+ *     Retry-After), which sets when its host may be asked again.
+ *
+ * THE PAGE AND ITS LINKS ARE ONE EVENT
+ * The fetcher reports links while the body streams in. They are not
+ * admitted then: each transfer buffers its page's links (and the base
+ * they resolve against, once per change) and all are admitted at the
+ * page's completion, in document order, right before frontier.done(). So
+ * "this page was fetched and these are its links" happens at one point of
+ * the code, complete_page(), where a durable crawl state can record both
+ * in one transaction. The buffer holds the hrefs plus a small header per
+ * link; --max-body (fetcher.max_body_bytes) caps the body, so it caps the
+ * buffer too. The links of a transfer that fails half way are admitted as
+ * well (they were found), as they were when admitted on the fly.
+ *
+ * REDIRECTS ARE DISCOVERED URLS
+ * The fetcher does not follow redirects. A 3xx with a Location is a
+ * finished page whose target is admitted like a link - normalized, put
+ * through the limits, robots.txt and the seen-test - at the depth of the
+ * page that redirected (bc_frontier_add_redirect). So a redirect to a page
+ * already fetched costs nothing, a redirect to another host waits for that
+ * host's robots.txt and politeness, and the target is fetched once however
+ * many URLs redirect to it. Redirect loops end in the seen-test; a chain
+ * of new URLs (/r/1 -> /r/2 -> ...) would not, so each queued URL carries
+ * its hop count, and the hop after max_redirects is refused: that page
+ * counts as a BC_CRAWLER_ERR_TOO_MANY_REDIRECTS failure.
+ *
+ * CLEAN STOP
+ * bc_crawler_stop() only stops dispatching. Transfers in flight finish
+ * and complete as usual (their pages reported, their links admitted, the
+ * frontier told), and the crawl is over when none is left. Nothing is
+ * half done: every job handed out is either completed or, if the crawler
+ * is freed first, abandoned with its transfer.
+ *
+ * OUT OF MEMORY
+ * frontier.next() out of memory changes nothing: the dispatcher stops and
+ * asks again 100 ms later. A transfer that cannot be started is reported
+ * to the frontier as a failure without a response (counted: not_started)
+ * so its host slot is freed. A link that cannot be buffered is lost and
+ * counted (links_nomem).
+ *
+ * The crawler owns one allocation per transfer in flight, kept on a list
+ * so that bc_crawler_free() releases the ones the fetcher abandons.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "bloomcrawl/crawler.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bloomcrawl/robots.h"
+#include "bloomcrawl/url.h"
+
+/* ---- error kinds --------------------------------------------------------- */
+
+enum bc_crawler_error_kind bc_crawler_error_kind_of(enum bc_status st)
+{
+    switch (st) {
+    case BC_ERR_FETCH_TIMEOUT:
+        return BC_CRAWLER_ERR_TIMEOUT;
+    case BC_ERR_FETCH_TOO_LARGE:
+    case BC_ERR_FETCH_HEADERS:
+        return BC_CRAWLER_ERR_TOO_LARGE;
+    case BC_ERR_FETCH_TOO_SLOW:
+        return BC_CRAWLER_ERR_TOO_SLOW;
+    case BC_ERR_FETCH_CONNECT:
+        return BC_CRAWLER_ERR_CONNECT;
+    case BC_ERR_FETCH_DNS:
+        return BC_CRAWLER_ERR_DNS;
+    case BC_ERR_FETCH_TLS:
+        return BC_CRAWLER_ERR_TLS;
+    case BC_ERR_FETCH_PROTOCOL:
+        return BC_CRAWLER_ERR_PROTOCOL;
+    case BC_ERR_FETCH_NETWORK:
+        return BC_CRAWLER_ERR_NETWORK;
+    case BC_OK:
+    case BC_ERR_NOMEM:
+    case BC_ERR_INVALID_ARG:
+    case BC_ERR_TOO_LARGE:
+    case BC_ERR_IO:
+    case BC_ERR_FORMAT:
+    case BC_ERR_VERSION:
+    case BC_ERR_TRUNCATED:
+    case BC_ERR_CHECKSUM:
+    case BC_ERR_CORRUPT:
+    case BC_ERR_NOT_FOUND:
+    case BC_ERR_URL_EMPTY:
+    case BC_ERR_URL_SCHEME:
+    case BC_ERR_URL_NO_BASE:
+    case BC_ERR_URL_HOST:
+    case BC_ERR_URL_PORT:
+    case BC_ERR_URL_IDN:
+    case BC_ERR_URL_TOO_LONG:
+    case BC_ERR_URL_IPV4:
+    case BC_ERR_URL_IPV6:
+    case BC_ERR_URL_BUFFER:
+    case BC_ERR_FETCH_URL:
+    case BC_ERR_FETCH_ABORTED:
+    case BC_ERR_FETCH_OTHER:
+        break;
+    }
+    return BC_CRAWLER_ERR_OTHER;
+}
+
+const char *bc_crawler_error_kind_name(enum bc_crawler_error_kind kind)
+{
+    switch (kind) {
+    case BC_CRAWLER_ERR_TIMEOUT:
+        return "timeout";
+    case BC_CRAWLER_ERR_TOO_LARGE:
+        return "too_large";
+    case BC_CRAWLER_ERR_TOO_SLOW:
+        return "too_slow";
+    case BC_CRAWLER_ERR_CONNECT:
+        return "connect";
+    case BC_CRAWLER_ERR_DNS:
+        return "dns";
+    case BC_CRAWLER_ERR_TLS:
+        return "tls";
+    case BC_CRAWLER_ERR_PROTOCOL:
+        return "protocol";
+    case BC_CRAWLER_ERR_NETWORK:
+        return "network";
+    case BC_CRAWLER_ERR_OTHER:
+        return "other";
+    case BC_CRAWLER_ERR_TOO_MANY_REDIRECTS:
+        return "too_many_redirects";
+    case BC_CRAWLER_ERR_KIND_COUNT:
+        break;
+    }
+    return "unknown";
+}
+
+/* ---- the crawler ----------------------------------------------------------- */
+
+/* A page's links, buffered until its completion: records of a tag byte,
+ * a size_t length and that many bytes. LINK_BASE sets the base of the
+ * LINK_HREF records after it (written once per change of base). */
+enum { LINK_BASE = 'B', LINK_HREF = 'L' };
+#define LINK_HEADER (1 + sizeof(size_t))
+
+/* One transfer in flight. */
+struct transfer {
+    struct transfer *prev, *next; /* the crawler's list of them */
+    struct bc_frontier_job job;
+    bool robots;
+    char *body; /* robots.txt body, up to BC_ROBOTS_MAX_BYTES + 1 */
+    size_t body_len;
+    char *base_raw, *base_url; /* a <base href> and its resolved URL */
+    char *links;               /* the buffered links (see LINK_BASE) */
+    size_t links_len, links_cap;
+    size_t base_at; /* offset of the last LINK_BASE record (SIZE_MAX: none) */
+    uint64_t links_found, nofollow, links_nomem;
+};
+
+struct bc_crawler {
+    struct bc_frontier *frontier;
+    struct bc_fetcher *fetcher;
+    unsigned concurrency;
+    uint64_t max_pages;
+    uint64_t (*clock)(void *ctx);
+    void (*on_page)(void *ctx, const struct bc_crawler_page *page);
+    void *ctx;
+    struct transfer *transfers; /* in flight */
+    struct bc_crawler_stats stats;
+    bool stopping;
+    bool in_step; /* inside bc_crawler_step: step, run and free refused */
+};
+
+static uint64_t monotonic_ms(void *ctx)
+{
+    (void)ctx;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static uint64_t now_ms(const struct bc_crawler *c)
+{
+    return c->clock(c->ctx);
+}
+
+static void transfer_free(struct transfer *t)
+{
+    if (!t)
+        return;
+    free(t->base_raw);
+    free(t->base_url);
+    free(t->body);
+    free(t->links);
+    free(t);
+}
+
+static void transfer_unlink(struct bc_crawler *c, struct transfer *t)
+{
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        c->transfers = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+}
+
+/* ---- admission of discovered URLs ------------------------------------------ */
+
+/* Is href an absolute URL (a scheme, or "//host")? */
+static bool is_absolute(const char *href, size_t len)
+{
+    if (len >= 2 && href[0] == '/' && href[1] == '/')
+        return true;
+    for (size_t i = 0; i < len; i++) {
+        char ch = href[i];
+        if (ch == ':')
+            return i > 0;
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+              (i > 0 && ((ch >= '0' && ch <= '9') || ch == '+' || ch == '-' ||
+                         ch == '.'))))
+            return false;
+    }
+    return false;
+}
+
+static void count_bad_url(struct bc_crawler *c, enum bc_frontier_reason reason,
+                          enum bc_status url_status)
+{
+    if (reason == BC_ADMIT_BAD_URL && url_status == BC_ERR_URL_SCHEME)
+        c->stats.bad_scheme++;
+    else if (reason == BC_ADMIT_BAD_URL)
+        c->stats.bad_malformed++;
+}
+
+/*
+ * Admit a link (redirect_of NULL) or the redirect target of redirect_of.
+ * When the seen-test recognizes it as an already seen URL although it was
+ * not written in canonical form, it is a spelling merged by resolution and
+ * normalization: counted apart (and among those, the absolute spellings).
+ */
+static enum bc_frontier_reason admit(struct bc_crawler *c, const char *href,
+                                     size_t len, const char *base,
+                                     size_t base_len, unsigned depth,
+                                     const struct bc_frontier_job *redirect_of)
+{
+    enum bc_frontier_reason reason;
+    enum bc_status ust = BC_OK;
+    enum bc_status st =
+        redirect_of
+            ? bc_frontier_add_redirect(c->frontier, redirect_of, href, len,
+                                       base, base_len, &reason, &ust)
+            : bc_frontier_add(c->frontier, href, len, base, base_len, depth,
+                              &reason, &ust);
+    if (st != BC_OK)
+        return BC_ADMIT_NOMEM;
+    count_bad_url(c, reason, ust);
+    if (reason != BC_ADMIT_DUPLICATE && reason != BC_ADMIT_PROBABLY_SEEN)
+        return reason;
+    size_t clen;
+    const char *canonical = bc_frontier_last_url(c->frontier, &clen);
+    if (canonical && (clen != len || memcmp(canonical, href, len) != 0)) {
+        c->stats.merged++;
+        if (is_absolute(href, len))
+            c->stats.merged_absolute++;
+    }
+    return reason;
+}
+
+/*
+ * The base for links after a <base href>: its value resolved against the
+ * page's URL (it may be relative), computed once per page. An unusable
+ * <base href> is ignored, as browsers do: the page's URL stays the base.
+ */
+static void resolve_base(struct transfer *t, const char **base,
+                         size_t *base_len)
+{
+    if (!t->base_raw || strlen(t->base_raw) != *base_len ||
+        memcmp(t->base_raw, *base, *base_len) != 0) {
+        char page_buf[BC_URL_MAX_LEN_DEFAULT + 1];
+        char url_buf[BC_URL_MAX_LEN_DEFAULT + 1];
+        struct bc_url page, url;
+        free(t->base_raw);
+        free(t->base_url);
+        t->base_url = NULL;
+        t->base_raw = strndup(*base, *base_len);
+        if (bc_url_normalize(NULL, t->job.url, t->job.url_len, NULL, page_buf,
+                             sizeof(page_buf), &page) == BC_OK &&
+            bc_url_normalize(&page, *base, *base_len, NULL, url_buf,
+                             sizeof(url_buf), &url) == BC_OK)
+            t->base_url = strdup(url.href);
+    }
+    *base = t->base_url ? t->base_url : t->job.url;
+    *base_len = strlen(*base);
+}
+
+static void put_record(struct transfer *t, char tag, const char *s, size_t n)
+{
+    char *p = t->links + t->links_len;
+    p[0] = tag;
+    memcpy(p + 1, &n, sizeof(n));
+    memcpy(p + LINK_HEADER, s, n);
+    t->links_len += LINK_HEADER + n;
+}
+
+/* Append a link (and its base, when it differs from the last one) to the
+ * transfer's buffer, both or neither. false: no memory. */
+static bool buffer_link(struct transfer *t, const char *href, size_t len,
+                        const char *base, size_t base_len)
+{
+    bool same_base = false;
+    if (t->base_at != SIZE_MAX) {
+        size_t n;
+        memcpy(&n, t->links + t->base_at + 1, sizeof(n));
+        same_base = n == base_len &&
+                    memcmp(t->links + t->base_at + LINK_HEADER, base, n) == 0;
+    }
+    size_t need = LINK_HEADER + len + (same_base ? 0 : LINK_HEADER + base_len);
+    if (need > SIZE_MAX - t->links_len)
+        return false;
+    if (t->links_len + need > t->links_cap) {
+        size_t cap = t->links_cap ? t->links_cap : 4096;
+        while (cap < t->links_len + need)
+            cap = cap > SIZE_MAX / 2 ? t->links_len + need : cap * 2;
+        char *p = realloc(t->links, cap);
+        if (!p)
+            return false;
+        t->links = p;
+        t->links_cap = cap;
+    }
+    if (!same_base) {
+        t->base_at = t->links_len;
+        put_record(t, LINK_BASE, base, base_len);
+    }
+    put_record(t, LINK_HREF, href, len);
+    return true;
+}
+
+/* The fetcher's link callback: buffer the link until the page is done. */
+static void on_link(void *ctx, void *user, const char *href, size_t len,
+                    const char *base, size_t base_len, unsigned flags)
+{
+    (void)ctx;
+    struct transfer *t = user;
+    t->links_found++;
+    if (flags & (BC_LINK_NOFOLLOW | BC_LINK_PAGE_NOFOLLOW)) {
+        t->nofollow++;
+        return;
+    }
+    if (flags & BC_LINK_BASE_HREF)
+        resolve_base(t, &base, &base_len);
+    if (!buffer_link(t, href, len, base, base_len))
+        t->links_nomem++;
+}
+
+/* Admit the buffered links of t, in document order, at depth + 1. */
+static void admit_links(struct bc_crawler *c, const struct transfer *t)
+{
+    const char *base = t->job.url;
+    size_t base_len = t->job.url_len;
+    for (size_t at = 0; at < t->links_len;) {
+        size_t n;
+        memcpy(&n, t->links + at + 1, sizeof(n));
+        const char *s = t->links + at + LINK_HEADER;
+        if (t->links[at] == LINK_BASE)
+            base = s, base_len = n;
+        else
+            admit(c, s, n, base, base_len, t->job.depth + 1, NULL);
+        at += LINK_HEADER + n;
+    }
+}
+
+static bool on_body(void *ctx, void *user, const void *data, size_t len)
+{
+    (void)ctx;
+    struct transfer *t = user;
+    if (!t->robots)
+        return true;
+    size_t room = BC_ROBOTS_MAX_BYTES + 1 - t->body_len;
+    memcpy(t->body + t->body_len, data, len < room ? len : room);
+    t->body_len += len < room ? len : room;
+    return true;
+}
+
+/* ---- completion ------------------------------------------------------------- */
+
+/* A robots.txt transfer finished. Only a file read in full, or up to its
+ * 500 KiB limit (bc_fetcher_add_truncated), counts as an answer; any
+ * failure is "unreachable" (status 0), never "allow all". */
+static void complete_robots(struct bc_crawler *c, struct transfer *t,
+                            const struct bc_fetch_result *r, uint64_t now)
+{
+    int status = r->status == BC_OK ? r->http_status : 0;
+    bc_frontier_robots_done(
+        c->frontier, &t->job, status, t->body,
+        t->body_len > BC_ROBOTS_MAX_BYTES ? BC_ROBOTS_MAX_BYTES : t->body_len,
+        r->location, r->location_len, now);
+}
+
+/*
+ * A page finished: the one place where a page's outcome and the URLs it
+ * leads to (its links, its redirect target) enter the frontier, in this
+ * order: links, redirect target, counters, on_page, frontier.done().
+ */
+static void complete_page(struct bc_crawler *c, struct transfer *t,
+                          const struct bc_fetch_result *r, uint64_t now)
+{
+    struct bc_crawler_stats *s = &c->stats;
+    admit_links(c, t);
+    s->links += t->links_found;
+    s->nofollow_skipped += t->nofollow;
+    s->links_nomem += t->links_nomem;
+    s->pages++;
+    s->bytes += r->body_bytes;
+
+    struct bc_crawler_page page = {
+        .url = t->job.url,
+        .url_len = t->job.url_len,
+        .depth = t->job.depth,
+        .redirects = t->job.redirects,
+        .retries = t->job.retries,
+        .status = r->status,
+        .http_status = r->http_status,
+        .content_type = r->content_type,
+        .bytes = r->body_bytes,
+        .links = t->links_found,
+        .ms = r->time_ms,
+        .location = r->location,
+        .location_len = r->location ? r->location_len : 0,
+        .error_text = "",
+    };
+    if (r->status == BC_OK && r->location && r->http_status >= 300 &&
+        r->http_status < 400) {
+        /* A redirect target is a discovered URL like any link, at the
+         * depth of the page that redirected, one hop further in its
+         * chain: beyond max_redirects hops it is an error. */
+        s->redirects++;
+        if (admit(c, r->location, r->location_len, r->location_base,
+                  strlen(r->location_base), t->job.depth,
+                  &t->job) == BC_ADMIT_TOO_MANY_REDIRECTS) {
+            page.failed = true;
+            page.error_kind = BC_CRAWLER_ERR_TOO_MANY_REDIRECTS;
+            page.error_text = "redirect chain longer than max_redirects";
+        }
+    }
+    if (!page.failed && r->status != BC_OK) {
+        page.failed = true;
+        page.error_kind = bc_crawler_error_kind_of(r->status);
+        page.error_text = r->error;
+    }
+    if (page.failed)
+        s->errors[page.error_kind]++;
+    else
+        s->status_class[r->http_status / 100 < 6 ? r->http_status / 100 : 0]++;
+    if (c->on_page)
+        c->on_page(c->ctx, &page);
+
+    struct bc_frontier_outcome o = {
+        .http_status = r->status == BC_OK ? r->http_status : 0,
+        .response_ms = r->time_ms,
+        .retry_after_ms = r->has_retry_after ? r->retry_after_ms : 0,
+    };
+    bc_frontier_done(c->frontier, &t->job, &o, now);
+}
+
+/* The fetcher's completion callback. */
+static void on_done(void *ctx, const struct bc_fetch_result *r)
+{
+    struct bc_crawler *c = ctx;
+    struct transfer *t = r->user;
+    uint64_t now = now_ms(c);
+    transfer_unlink(c, t);
+    if (t->robots)
+        complete_robots(c, t, r, now);
+    else
+        complete_page(c, t, r, now);
+    transfer_free(t);
+}
+
+/* ---- the loop ------------------------------------------------------------- */
+
+/* Start the transfer of a FETCH or FETCH_ROBOTS job; false if it could
+ * not be started (then the frontier has been told it failed). */
+static bool start(struct bc_crawler *c, const struct bc_frontier_job *job,
+                  uint64_t now)
+{
+    bool robots = job->action == BC_FRONTIER_FETCH_ROBOTS;
+    struct transfer *t = calloc(1, sizeof(*t));
+    if (t && robots && !(t->body = malloc(BC_ROBOTS_MAX_BYTES + 1))) {
+        free(t);
+        t = NULL;
+    }
+    enum bc_status st = BC_ERR_NOMEM;
+    if (t) {
+        t->job = *job;
+        t->robots = robots;
+        t->base_at = SIZE_MAX;
+        st = robots ? bc_fetcher_add_truncated(c->fetcher, job->url,
+                                               job->url_len, BC_FETCH_NO_LINKS,
+                                               BC_ROBOTS_MAX_BYTES, t)
+                    : bc_fetcher_add(c->fetcher, job->url, job->url_len, 0, t);
+    }
+    if (st != BC_OK) {
+        /* Could not start: the frontier sees a failed transfer. */
+        struct bc_frontier_job failed = *job;
+        c->stats.not_started++;
+        if (robots) {
+            bc_frontier_robots_done(c->frontier, &failed, 0, NULL, 0, NULL, 0,
+                                    now);
+        } else {
+            struct bc_frontier_outcome o = {0, 0, 0};
+            bc_frontier_done(c->frontier, &failed, &o, now);
+        }
+        transfer_free(t);
+        return false;
+    }
+    t->next = c->transfers;
+    if (t->next)
+        t->next->prev = t;
+    c->transfers = t;
+    return true;
+}
+
+/* Hand out jobs until the fetcher is full, the frontier says wait, the
+ * crawl is stopped or the page limit is reached. Returns the time to wake
+ * up at (0: none); *over: the crawl is over. */
+static uint64_t dispatch(struct bc_crawler *c, uint64_t now, bool *over)
+{
+    *over = false;
+    while (bc_fetcher_in_flight(c->fetcher) < c->concurrency) {
+        if (c->stopping ||
+            (c->max_pages && c->stats.handed_out >= c->max_pages)) {
+            *over = bc_fetcher_in_flight(c->fetcher) == 0;
+            return 0;
+        }
+        struct bc_frontier_job job;
+        if (bc_frontier_next(c->frontier, now, &job) != BC_OK)
+            return now + 100; /* out of memory: try again shortly */
+        switch (job.action) {
+        case BC_FRONTIER_DONE:
+            *over = bc_fetcher_in_flight(c->fetcher) == 0;
+            return 0;
+        case BC_FRONTIER_WAIT:
+            return job.wait_until_ms == UINT64_MAX ? 0 : job.wait_until_ms;
+        case BC_FRONTIER_DROP:
+            if (job.reason == BC_ADMIT_HOST_GIVEN_UP)
+                c->stats.given_up_dropped++;
+            else
+                c->stats.dropped++;
+            continue;
+        case BC_FRONTIER_FETCH:
+        case BC_FRONTIER_FETCH_ROBOTS:
+            break;
+        }
+        if (!start(c, &job, now))
+            continue;
+        if (job.action == BC_FRONTIER_FETCH_ROBOTS)
+            c->stats.robots_fetched++;
+        else
+            c->stats.handed_out++;
+    }
+    return 0;
+}
+
+enum bc_status bc_crawler_step(struct bc_crawler *c, uint64_t timeout_ms,
+                               bool *done)
+{
+    if (!c || c->in_step)
+        return BC_ERR_INVALID_ARG;
+    c->in_step = true;
+    bool over;
+    uint64_t now = now_ms(c);
+    uint64_t wake = dispatch(c, now, &over);
+    enum bc_status st = BC_OK;
+    if (!over) {
+        uint64_t timeout = timeout_ms;
+        if (wake > now && wake - now < timeout)
+            timeout = wake - now;
+        if (wake && wake <= now)
+            timeout = 0;
+        if (bc_fetcher_in_flight(c->fetcher) == 0) {
+            /* Only politeness to wait for (the fetcher would return at
+             * once): sleep; a signal ends the sleep early. */
+            if (timeout > 0) {
+                struct timespec ts = {(time_t)(timeout / 1000),
+                                      (long)(timeout % 1000) * 1000000L};
+                nanosleep(&ts, NULL);
+            }
+        } else {
+            st = bc_fetcher_run(c->fetcher, timeout);
+        }
+    }
+    c->in_step = false;
+    if (done)
+        *done = over;
+    return st;
+}
+
+enum bc_status bc_crawler_run(struct bc_crawler *c)
+{
+    bool done = false;
+    while (!done) {
+        enum bc_status st = bc_crawler_step(c, 1000, &done);
+        if (st != BC_OK)
+            return st;
+    }
+    return BC_OK;
+}
+
+void bc_crawler_stop(struct bc_crawler *c)
+{
+    if (c)
+        c->stopping = true;
+}
+
+/* ---- create, free, seeds, stats ------------------------------------------- */
+
+void bc_crawler_config_init(struct bc_crawler_config *config)
+{
+    if (!config)
+        return;
+    memset(config, 0, sizeof(*config));
+    bc_frontier_config_init(&config->frontier);
+    bc_fetcher_config_init(&config->fetcher);
+    config->concurrency = BC_CRAWLER_DEFAULT_CONCURRENCY;
+}
+
+enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
+                                 struct bc_crawler **out)
+{
+    if (!config || !out || config->concurrency == 0 ||
+        config->fetcher.on_done || config->fetcher.on_link ||
+        config->fetcher.on_body || config->fetcher.ctx)
+        return BC_ERR_INVALID_ARG;
+    struct bc_crawler *c = calloc(1, sizeof(*c));
+    if (!c)
+        return BC_ERR_NOMEM;
+    c->concurrency = config->concurrency;
+    c->max_pages = config->max_pages;
+    c->clock = config->clock ? config->clock : monotonic_ms;
+    c->on_page = config->on_page;
+    c->ctx = config->ctx;
+    enum bc_status st = bc_frontier_create(&config->frontier, &c->frontier);
+    if (st != BC_OK)
+        goto out_free;
+    struct bc_fetcher_config xc = config->fetcher;
+    if (!xc.user_agent || !*xc.user_agent)
+        xc.user_agent = config->frontier.user_agent;
+    xc.on_done = on_done;
+    xc.on_link = on_link;
+    xc.on_body = on_body;
+    xc.ctx = c;
+    st = bc_fetcher_create(&xc, &c->fetcher);
+    if (st != BC_OK)
+        goto out_free_frontier;
+    *out = c;
+    return BC_OK;
+
+out_free_frontier:
+    bc_frontier_free(c->frontier);
+out_free:
+    free(c);
+    return st;
+}
+
+void bc_crawler_free(struct bc_crawler *c)
+{
+    if (!c)
+        return;
+    /* The fetcher cancels its transfers without on_done: free ours. */
+    bc_fetcher_free(c->fetcher);
+    while (c->transfers) {
+        struct transfer *t = c->transfers;
+        c->transfers = t->next;
+        transfer_free(t);
+    }
+    bc_frontier_free(c->frontier);
+    free(c);
+}
+
+enum bc_status bc_crawler_add_seed(struct bc_crawler *c, const char *url,
+                                   size_t len, enum bc_frontier_reason *reason,
+                                   enum bc_status *url_status)
+{
+    if (!c || !url)
+        return BC_ERR_INVALID_ARG;
+    enum bc_frontier_reason why;
+    enum bc_status ust = BC_OK;
+    enum bc_status st = bc_frontier_add_seed(c->frontier, url, len, &why, &ust);
+    c->stats.seeds++;
+    if (st != BC_OK)
+        why = BC_ADMIT_NOMEM;
+    count_bad_url(c, why, ust);
+    if (why == BC_ADMIT_QUEUED || why == BC_ADMIT_DUPLICATE)
+        c->stats.seeds_admitted++;
+    if (reason)
+        *reason = why;
+    if (url_status)
+        *url_status = ust;
+    return st;
+}
+
+void bc_crawler_stats(const struct bc_crawler *c, struct bc_crawler_stats *out)
+{
+    if (!out)
+        return;
+    if (!c) {
+        memset(out, 0, sizeof(*out));
+        return;
+    }
+    *out = c->stats;
+    out->in_flight = bc_fetcher_in_flight(c->fetcher);
+}
+
+struct bc_frontier *bc_crawler_frontier(struct bc_crawler *c)
+{
+    return c ? c->frontier : NULL;
+}

@@ -1,0 +1,256 @@
+/*
+ * bloomcrawl/crawler.h - the crawl loop as a library: frontier + fetcher.
+ *
+ * A crawler wires the two halves that never see each other: the frontier
+ * (bloomcrawl/frontier.h) decides what to fetch and when, the fetcher
+ * (bloomcrawl/fetcher.h) fetches it on one thread with libcurl and
+ * reports links, redirects and outcomes, which go back into the frontier.
+ * The caller gives seeds, then either runs the crawl to its end with
+ * bc_crawler_run(), or drives it from an event loop of its own with
+ * bc_crawler_step(). Each fetched page's result comes to on_page (what a
+ * crawler writes to its log: URL, status, depth, bytes, links, ...); the
+ * loop's counters are read with bc_crawler_stats(), the frontier's (queue,
+ * hosts, robots.txt, seen-test) through bc_crawler_frontier().
+ * README.md ("Embedding the crawler") shows a whole crawler in a few
+ * lines; tests/test_crawler.c compiles and runs that block as written.
+ *
+ * The process-wide bc_fetcher_global_init() must have been called before
+ * bc_crawler_create() (see fetcher.h). The crawler never prints, never
+ * sleeps longer than the timeout it is given, and reads the time from
+ * CLOCK_MONOTONIC unless the configuration gives it a clock.
+ *
+ * A clean stop: bc_crawler_stop() hands out no new transfer; those in
+ * flight finish and are reported; then the crawl is over (step's *done,
+ * run returns). Freeing the crawler while transfers are in flight abandons
+ * them (no on_page for those).
+ *
+ * Thread safety: none; one crawler is used by one thread (its callbacks
+ * run on that thread, from bc_crawler_step() or bc_crawler_run()).
+ */
+#ifndef BC_CRAWLER_CRAWLER_H
+#define BC_CRAWLER_CRAWLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bloomcrawl/fetcher.h"
+#include "bloomcrawl/frontier.h"
+#include "bloomcrawl/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Why a fetch failed, as a crawler counts it: the fetcher's status sorted
+ * into a few kinds (bc_crawler_error_kind_of()), plus a redirect the
+ * frontier refused for its chain length. The order is stable (a report
+ * may list them in it).
+ */
+enum bc_crawler_error_kind {
+    BC_CRAWLER_ERR_TIMEOUT = 0,        /* BC_ERR_FETCH_TIMEOUT */
+    BC_CRAWLER_ERR_TOO_LARGE,          /* body or headers over their limit */
+    BC_CRAWLER_ERR_TOO_SLOW,           /* BC_ERR_FETCH_TOO_SLOW */
+    BC_CRAWLER_ERR_CONNECT,            /* BC_ERR_FETCH_CONNECT */
+    BC_CRAWLER_ERR_DNS,                /* BC_ERR_FETCH_DNS */
+    BC_CRAWLER_ERR_TLS,                /* BC_ERR_FETCH_TLS */
+    BC_CRAWLER_ERR_PROTOCOL,           /* BC_ERR_FETCH_PROTOCOL */
+    BC_CRAWLER_ERR_NETWORK,            /* BC_ERR_FETCH_NETWORK */
+    BC_CRAWLER_ERR_OTHER,              /* any other failure */
+    BC_CRAWLER_ERR_TOO_MANY_REDIRECTS, /* a 3xx beyond max_redirects hops */
+    BC_CRAWLER_ERR_KIND_COUNT
+};
+
+/*
+ * The kind of a failed transfer's status: BC_ERR_FETCH_TIMEOUT ->
+ * BC_CRAWLER_ERR_TIMEOUT, BC_ERR_FETCH_TOO_LARGE and BC_ERR_FETCH_HEADERS ->
+ * BC_CRAWLER_ERR_TOO_LARGE, and so on; every other status (BC_OK included)
+ * -> BC_CRAWLER_ERR_OTHER. O(1).
+ */
+enum bc_crawler_error_kind bc_crawler_error_kind_of(enum bc_status status);
+
+/*
+ * The kind's name in snake case, as crawl's --out and --stats-json write
+ * it: "timeout", "too_large", "too_slow", "connect", "dns", "tls",
+ * "protocol", "network", "other", "too_many_redirects"; "unknown" for a
+ * value outside the enum. Never NULL, never freed.
+ */
+const char *bc_crawler_error_kind_name(enum bc_crawler_error_kind kind);
+
+/*
+ * One fetched page, as on_page receives it: every FETCH job the frontier
+ * handed out and the fetcher finished, whatever the outcome (robots.txt
+ * fetches are not pages). The strings are valid only during the call.
+ */
+struct bc_crawler_page {
+    const char *url;       /* the canonical URL fetched (NUL-terminated) */
+    size_t url_len;        /* its length */
+    unsigned depth;        /* seeds are 0 */
+    unsigned redirects;    /* redirect hops that led to this URL */
+    unsigned retries;      /* times it was queued again after 429/503 */
+    enum bc_status status; /* the fetcher's: BC_OK if an HTTP response came */
+    int http_status;       /* 200, 301, 404, ...; 0 if none came */
+    const char *content_type; /* Content-Type value, or NULL */
+    uint64_t bytes;           /* body bytes received (after decoding) */
+    uint64_t links;           /* links found on the page (nofollow too) */
+    uint64_t ms;              /* transfer time */
+    const char *location;     /* raw Location of a response, or NULL */
+    size_t location_len;      /* its length */
+    bool failed;              /* the fetch failed: error_kind, error_text */
+    enum bc_crawler_error_kind error_kind; /* when failed */
+    /* When failed: the fetcher's text for status, or, for
+     * BC_CRAWLER_ERR_TOO_MANY_REDIRECTS, "redirect chain longer than
+     * max_redirects"; "" otherwise. */
+    const char *error_text;
+};
+
+/* The loop's counters (the frontier keeps its own: bc_crawler_frontier()).
+ * Every counter starts at 0 when the crawler is created. */
+struct bc_crawler_stats {
+    uint64_t seeds;          /* bc_crawler_add_seed() calls */
+    uint64_t seeds_admitted; /* of which queued, or a duplicate of one */
+    uint64_t handed_out;     /* FETCH jobs started (retries included) */
+    uint64_t pages;          /* FETCH jobs finished (on_page calls) */
+    uint64_t bytes;          /* their body bytes */
+    /* Pages with an HTTP response (and no error kind) by status class:
+     * [2] 2xx, [3] 3xx, [4] 4xx, [5] 5xx, [0] anything else, [1] 1xx. */
+    uint64_t status_class[6];
+    uint64_t errors[BC_CRAWLER_ERR_KIND_COUNT]; /* failed pages by kind */
+    uint64_t links;            /* links found on pages (nofollow too) */
+    uint64_t nofollow_skipped; /* of which rel=nofollow or meta nofollow */
+    uint64_t links_nomem;      /* of which lost: no memory to hold them */
+    uint64_t redirects;        /* 3xx with a Location, admitted as a URL */
+    /* Links and redirect targets that the seen-test recognized as already
+     * seen although not written in canonical form: spellings merged by
+     * normalization; merged_absolute counts the absolute URLs among them
+     * (those a crawler comparing raw strings would have fetched again). */
+    uint64_t merged, merged_absolute;
+    /* URLs refused as BC_ADMIT_BAD_URL (seeds, links, redirect targets):
+     * unsupported scheme (mailto:, javascript:, ...) or malformed. */
+    uint64_t bad_scheme, bad_malformed;
+    uint64_t robots_fetched;   /* robots.txt transfers started */
+    uint64_t dropped;          /* DROP jobs: disallowed by robots.txt */
+    uint64_t given_up_dropped; /* DROP jobs: their host was given up */
+    /* Jobs whose transfer could not be started (no memory): reported to
+     * the frontier as failed (no response), not counted as pages. */
+    uint64_t not_started;
+    size_t in_flight; /* transfers now in flight */
+};
+
+/* What the crawler is configured with; bc_crawler_config_init() fills the
+ * defaults, the caller changes what it needs. */
+struct bc_crawler_config {
+    /* The frontier's configuration (bc_frontier_config_init defaults):
+     * politeness, robots.txt, limits, scope, the seen-test's sizing. Its
+     * user_agent names the crawler to robots.txt. */
+    struct bc_frontier_config frontier;
+    /* The fetcher's (bc_fetcher_config_init defaults): timeouts, body
+     * limits, --resolve entries, TLS. Its four callbacks and ctx belong to
+     * the crawler and must be left NULL. A NULL user_agent sends the
+     * frontier's, so the server sees the agent whose robots.txt rules are
+     * obeyed. */
+    struct bc_fetcher_config fetcher;
+    unsigned concurrency; /* transfers in flight in all, >= 1 (8) */
+    uint64_t max_pages;   /* FETCH jobs handed out at most; 0: no limit */
+    /* The clock, in milliseconds, monotonic; NULL: CLOCK_MONOTONIC. Called
+     * with ctx. Politeness delays are measured with it (a test may give a
+     * fake one); the time the crawler sleeps and the fetcher's timeouts
+     * are real time whatever it says. */
+    uint64_t (*clock)(void *ctx);
+    /* Called once per finished page, from bc_crawler_step()/run(), after
+     * its links and redirect target were admitted and before the frontier
+     * is told it is done; may be NULL. May call bc_crawler_stop() and
+     * bc_crawler_stats(); must not call step, run or free. */
+    void (*on_page)(void *ctx, const struct bc_crawler_page *page);
+    void *ctx; /* first argument of clock and on_page */
+};
+
+/* Default transfers in flight in all. */
+#define BC_CRAWLER_DEFAULT_CONCURRENCY 8u
+
+/* Fill *config with the defaults documented above. NULL is a no-op. */
+void bc_crawler_config_init(struct bc_crawler_config *config);
+
+struct bc_crawler;
+
+/*
+ * Create a crawler: a frontier and a fetcher from config (copied; the
+ * frontier's include/exclude arrays must outlive the crawler, as
+ * frontier.h says). bc_fetcher_global_init() must have been called.
+ * Returns BC_OK and sets *out; BC_ERR_INVALID_ARG (NULL config or out,
+ * concurrency 0, a fetcher callback or ctx set), the errors of
+ * bc_frontier_create() and bc_fetcher_create(), or BC_ERR_NOMEM; *out is
+ * written only on success. Free with bc_crawler_free().
+ */
+enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
+                                 struct bc_crawler **out);
+
+/*
+ * Free the crawler, its frontier and its fetcher. Transfers in flight are
+ * abandoned without on_page. NULL is a no-op. Must not be called from a
+ * callback.
+ */
+void bc_crawler_free(struct bc_crawler *crawler);
+
+/*
+ * Admit a seed URL (len bytes; an absolute http or https URL) at depth 0:
+ * bc_frontier_add_seed(), counted in the stats (seeds, seeds_admitted,
+ * bad_scheme/bad_malformed). *reason (may be NULL) says what the frontier
+ * did; for BC_ADMIT_BAD_URL and BC_ADMIT_TOO_LONG, *url_status (may be
+ * NULL) says why. Returns BC_OK whatever the reason, BC_ERR_INVALID_ARG
+ * (NULL crawler or url), or BC_ERR_NOMEM (*reason BC_ADMIT_NOMEM). May be
+ * called at any time, also during a crawl.
+ */
+enum bc_status bc_crawler_add_seed(struct bc_crawler *crawler, const char *url,
+                                   size_t len, enum bc_frontier_reason *reason,
+                                   enum bc_status *url_status);
+
+/*
+ * One turn of the crawl: start transfers while there is room (concurrency,
+ * max_pages, not stopped) and the frontier has work that may be fetched
+ * now, then do the network I/O that is ready, waiting at most timeout_ms
+ * for it, or sleep until the frontier's next host is due when nothing is
+ * in flight (never longer than timeout_ms; 0 does not wait). Finished
+ * transfers call on_page from inside. *done (may be NULL) is set true when
+ * the crawl is over: the frontier has nothing left, or max_pages were
+ * handed out, or bc_crawler_stop() was called, and no transfer is in
+ * flight; false otherwise. Returns BC_OK, BC_ERR_INVALID_ARG (NULL
+ * crawler, or called from a callback), or BC_ERR_NOMEM from the fetcher
+ * (the crawl may go on: call it again). The frontier's own running out of
+ * memory is not an error: it is tried again 100 ms later.
+ */
+enum bc_status bc_crawler_step(struct bc_crawler *crawler, uint64_t timeout_ms,
+                               bool *done);
+
+/*
+ * Crawl until the crawl is over (see bc_crawler_step()'s *done): steps of
+ * up to one second. Returns BC_OK, or the first error of a step.
+ */
+enum bc_status bc_crawler_run(struct bc_crawler *crawler);
+
+/*
+ * Stop cleanly: no new transfer is started; those in flight finish (their
+ * pages reported and their links admitted as usual), then the crawl is
+ * over. May be called from on_page. Cannot be undone. NULL is a no-op.
+ * Not for signal handlers: set a flag there and call this between steps.
+ */
+void bc_crawler_stop(struct bc_crawler *crawler);
+
+/* Fill *out with the loop's counters (all zero for a NULL crawler). O(1). */
+void bc_crawler_stats(const struct bc_crawler *crawler,
+                      struct bc_crawler_stats *out);
+
+/*
+ * The crawler's frontier, to read its counters (bc_frontier_stats(),
+ * bc_frontier_given_up_hosts()) and its seen-test (bc_frontier_seen()).
+ * Owned by the crawler; the caller must not add, next, done or free
+ * through it (seeds go through bc_crawler_add_seed()). NULL for NULL.
+ */
+struct bc_frontier *bc_crawler_frontier(struct bc_crawler *crawler);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BC_CRAWLER_CRAWLER_H */

@@ -1,0 +1,831 @@
+#!/usr/bin/env python3
+"""End-to-end: `crawl --state DIR` survives kill -9, stops cleanly, refuses
+what it must refuse.
+
+    python3 tests/e2e_state.py BUILD_EXAMPLES_DIR [SEED]
+
+The sample site (examples/site, 600 pages) is served on a free port of
+127.0.0.1 with an access log, as in tests/e2e_crawl.py, and crawled with
+--state DIR, --out and --stats-json (--scope domain, --max-depth 8,
+--concurrency 8, --per-host 4, no delay).  The tests rely only on the
+command-line contract of --state (crawl --help): exit statuses, messages,
+--stats-json's "refetched_after_restart", "runs" and "pages", the files
+DIR/crawl.db, DIR/crawl.db-wal (WAL mode), DIR/bloom.snap, DIR/lock; never
+on the database's schema.  Randomness is seeded (SEED, default 1; printed).
+
+The parts:
+  kill9     12 runs killed with SIGKILL at seeded moments, then a run to
+            the end; each resumes with the same command.  The moments: a
+            short random delay after the start (the state being created,
+            robots.txt in flight), a random delay mid-crawl, right after
+            the --out file grew by a random number of records (completions
+            written, maybe not committed), right after DIR/crawl.db-wal
+            changed (a commit), right after a snapshot of the Bloom filter
+            began (a bloom.snap.tmp.* file) or ended (bloom.snap replaced).
+            Each killed run is held to a few dozen pages of progress, so
+            the kills spread over the crawl.  Then: the last run exits 0;
+            check_crawl.py passes with --refetch-tolerance concurrency x
+            kills (every reachable page fetched, nothing disallowed, one
+            valid record per URL in --out, the log and --out agree);
+            the repeated page requests in the server's log (P) are at
+            most the crawler's refetched_after_restart (S), which is at
+            most concurrency x kills (P < S when a kill fell between the
+            commit that recorded jobs in flight and the requests: those
+            were never sent); pages in --stats-json = records in
+            --out; 2 <= runs <= runs started; --out ends with a newline.
+            Then the finished state run again (without --quiet): exit 0,
+            outcome complete, nothing requested, --out unchanged, its
+            report says "refetched after restart S".
+  sigint    SIGINT once a third of the pages are in --out: exit 130,
+            outcome interrupted; the same command again: exit 0, the
+            checker passes without tolerance (no request twice),
+            refetched_after_restart 0; the finished state run again:
+            exit 0, outcome complete, runs 3, nothing requested, --out
+            unchanged.
+  sigterm   the same with SIGTERM (143), the first run with --delay 100;
+            while it runs, a second crawl on the same DIR is refused at
+            once: exit 1, "in use by another crawl (pid N)" with the first
+            one's pid.  The resume runs with --delay 0 (an option that may
+            change on resume); runs 2.
+  refuse    a state stopped by --max-pages 30, then: an undamaged copy is
+            accepted (exit 0, outcome limit, nothing fetched); a copy with
+            crawl.db truncated (to half, to nothing), its header magic or
+            its first page's b-tree header flipped, or the b-tree page type
+            of a table's root page flipped; with bloom.snap truncated or a
+            byte flipped: exit 1, a message naming the file, no crash (no
+            signal, no sanitizer report), nothing requested, DIR and --out
+            byte for byte as before (DIR/lock's content excepted: it may
+            name the last pid that held it).  A directory that is not a
+            state (other files; a foreign SQLite crawl.db) and a regular
+            file: exit 1, a message naming it, untouched (lock included).
+            --scope, --expect, --user-agent, --no-robots, --exclude changed:
+            exit 2, "--OPTION differs", untouched.  Then the state resumed
+            with --max-pages 60 and --concurrency 4: exit 0, outcome limit,
+            60 pages and 60 records (counters continue), runs 2, no page
+            requested twice over both runs.
+  fsize     a file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored) of half the
+            crawl.db of a finished crawl, with a Bloom filter small enough
+            to fit under it: exit 1 with a "crawl: --state ..." (or
+            "--out") message; resumed without the limit: exit 0, the
+            checker passes with --refetch-tolerance concurrency, P <= S <=
+            concurrency.
+  tmpfs     (as root, when mount works) DIR on a 2 MiB tmpfs, the default
+            1.2 MB Bloom filter: the disk fills, exit 1 with "crawl: --state
+            DIR: ..."; the tmpfs grown to 64 MiB (remount), the same command
+            completes, checked as for fsize.
+
+Nothing here contacts an address outside 127.0.0.0/8.  Every process is
+waited for with a time limit: a crawl that hangs is killed and fails the
+test, it never hangs it.
+"""
+import collections
+import json
+import os
+import random
+import re
+import resource
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SITE = os.path.join(ROOT, "examples", "site")
+BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build",
+                                                         "examples")
+SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+CRAWL = os.path.join(BIN, "crawl")
+PAGES = 600          # gensite.py --pages
+SLOW_SECONDS = 3     # serve.py's /slow; the crawl's timeout is below it
+CONC = 8             # --concurrency
+KILLS = 12           # SIGKILLs in the kill9 part (at least 10 must land)
+RUN_TIMEOUT = 120    # seconds any crawl may take before it is called hung
+CHECK = ["--scope", "domain", "--max-depth", "8"]
+SANITIZER = re.compile(r"AddressSanitizer|LeakSanitizer|runtime error:")
+passes = failures = 0
+
+
+def check(cond, what):
+    global passes, failures
+    if cond:
+        passes += 1
+        print("ok:", what, flush=True)
+    else:
+        failures += 1
+        print("FAIL:", what, flush=True)
+    return cond
+
+
+def options(**over):
+    """The crawl options of every run; over replaces or adds some
+    (name with _ for -, value None to drop, True for a flag)."""
+    o = {"quiet": True, "delay": "0", "concurrency": str(CONC),
+         "per-host": "4", "timeout": "1500", "max-body": "1000000",
+         "scope": "domain", "max-depth": "8"}
+    o.update({k.replace("_", "-"): v for k, v in over.items()})
+    args = []
+    for k, v in o.items():
+        if v is True:
+            args.append("--" + k)
+        elif v is not None and v is not False:
+            args += ["--" + k, v]
+    return args
+
+
+class Server:
+    """serve.py on a free port of 127.0.0.1, with its access log."""
+
+    def __init__(self, sitedir, log):
+        self.log = log
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.join(SITE, "serve.py"), sitedir,
+             "--log", log, "--slow-seconds", str(SLOW_SECONDS),
+             "--huge-bytes", "4M"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        line = self.proc.stdout.readline()
+        if not line.startswith("PORT "):
+            raise RuntimeError("serve.py did not start: %r" % line)
+        self.port = int(line.split()[1])
+        self.args = subprocess.run(
+            [sys.executable, os.path.join(SITE, "check_crawl.py"),
+             "--manifest", os.path.join(sitedir, "manifest.json"),
+             "--port", str(self.port), "--resolve-args"],
+            capture_output=True, text=True, check=True).stdout.split()
+
+    def log_size(self, settle=0.3):
+        """Bytes in the log once the requests in progress are logged."""
+        time.sleep(settle)
+        return os.path.getsize(self.log) if os.path.exists(self.log) else 0
+
+    def stop(self):
+        """Stop it; the slow request it may still serve is woken, logged."""
+        time.sleep(0.2)
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=SLOW_SECONDS + 5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Run:
+    """One crawl process, its stdout and stderr in files beside work."""
+
+    def __init__(self, cmd, work, label, preexec_fn=None):
+        self.label = label
+        self.out_path = os.path.join(work, label + ".stdout")
+        self.err_path = os.path.join(work, label + ".stderr")
+        with open(self.out_path, "w") as o, open(self.err_path, "w") as e:
+            self.proc = subprocess.Popen(cmd, stdout=o, stderr=e,
+                                         preexec_fn=preexec_fn)
+        self.rc = None
+
+    def poll(self):
+        return self.proc.poll()
+
+    def wait(self, timeout=RUN_TIMEOUT):
+        """The exit status (negative: a signal); None if it had to be
+        killed after timeout seconds (a failure of its own)."""
+        try:
+            self.rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            check(False, "%s: still running after %d s, killed"
+                  % (self.label, timeout))
+            self.rc = None
+        return self.rc
+
+    def kill(self, sig=signal.SIGKILL):
+        self.proc.send_signal(sig)
+        return self.wait()
+
+    def stdout(self):
+        with open(self.out_path, errors="replace") as f:
+            return f.read()
+
+    def stderr(self):
+        with open(self.err_path, errors="replace") as f:
+            return f.read()
+
+    def sane(self):
+        """No sanitizer report, not ended by a signal it was not sent."""
+        err = self.stderr()
+        return self.rc is not None and self.rc >= 0 and \
+            not SANITIZER.search(err)
+
+    def tail(self):
+        return self.stderr().strip()[-600:]
+
+
+def crawl(state, out, stats, server, **over):
+    return [CRAWL, "--state", state, "--out", out, "--stats-json", stats,
+            *options(**over), *server.args]
+
+
+def read_stats(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def read_bytes(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def count_lines(path):
+    data = read_bytes(path) or b""
+    return data.count(b"\n")
+
+
+def page_requests(log):
+    """(host, path) of every request but robots.txt in serve.py's log."""
+    with open(log) as f:
+        entries = [json.loads(x) for x in f if x.strip()]
+    return [(e["host"].lower(), e["path"]) for e in entries
+            if e["path"] != "/robots.txt"]
+
+
+class Lines:
+    """Counts the lines of a file another process appends to (and may cut
+    back), reading only what was added since the last call."""
+
+    def __init__(self, path):
+        self.path, self.off, self.n = path, 0, 0
+
+    def count(self):
+        try:
+            size = os.path.getsize(self.path)
+        except OSError:
+            return self.n
+        if size < self.off:
+            self.off, self.n = 0, 0
+        if size > self.off:
+            with open(self.path, "rb") as f:
+                f.seek(self.off)
+                data = f.read(size - self.off)
+            self.n += data.count(b"\n")
+            self.off += len(data)
+        return self.n
+
+
+def file_sig(path):
+    """What changes when a file is written or replaced; None if absent."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def run_checker(sitedir, log, out, extra=()):
+    c = subprocess.run(
+        [sys.executable, os.path.join(SITE, "check_crawl.py"),
+         "--manifest", os.path.join(sitedir, "manifest.json"),
+         "--log", log, "--out", out, *CHECK, *extra],
+        capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    return c.returncode, c.stdout + c.stderr
+
+
+REFETCHED = re.compile(r"refetched after a kill: (\d+) pages, (\d+) robots")
+
+
+def judge_resumed(name, sitedir, log, out, stats, kills):
+    """The checks after a crawl that was stopped by kills (or a write
+    error) and resumed to the end: the checker with the in-flight
+    tolerance, and the refetch count against the server's log."""
+    bound = CONC * kills
+    rc, report = run_checker(sitedir, log, out,
+                             ["--refetch-tolerance", str(bound)])
+    print(report)
+    check(rc == 0, "%s: check_crawl passes with --refetch-tolerance %d "
+          "(concurrency %d x %d kills)" % (name, bound, CONC, kills))
+    m = REFETCHED.search(report)
+    s = read_stats(stats)
+    got = s.get("refetched_after_restart")
+    if check(m is not None and isinstance(got, int),
+             "%s: refetches counted by the checker (%s) and reported by "
+             "the crawler (%r)" % (name, m and m.group(0), got)):
+        p, r = int(m.group(1)), int(m.group(2))
+        check(p <= got <= bound and p + r <= bound,
+              "%s: pages requested again in the log (%d) <= "
+              "refetched_after_restart (%d) <= concurrency x kills (%d); "
+              "with robots.txt (%d) <= %d" % (name, p, got, bound, r, bound))
+    data = read_bytes(out) or b""
+    lines = data.split(b"\n")
+    check(data.endswith(b"\n") and b"" not in lines[:-1],
+          "%s: --out ends with a newline, no empty or torn line" % name)
+    check(s.get("pages") == data.count(b"\n"),
+          "%s: pages in --stats-json (%r) = records in --out (%d)"
+          % (name, s.get("pages"), data.count(b"\n")))
+    check(s.get("outcome") == "complete" and s.get("exit_status") == 0,
+          "%s: outcome complete, exit status 0 (%r, %r)"
+          % (name, s.get("outcome"), s.get("exit_status")))
+    return s
+
+
+# -- kill -9 and resume ------------------------------------------------------
+
+def wait_trigger(run, what, rng, lines, state, step):
+    """Wait for the moment to kill run.  Returns what came: the trigger
+    what, "progress" (the run added step records first), "stalled" (10 s
+    without either) or "exit" (the run ended by itself)."""
+    t0 = time.monotonic()
+    base = lines.count()
+    until = t0 + (rng.uniform(0.0, 0.1) if what == "start" else
+                  rng.uniform(0.02, 0.3))
+    goal = rng.randint(1, step)
+    commits = rng.randint(1, 3)
+    wal = os.path.join(state, "crawl.db-wal")
+    snap = os.path.join(state, "bloom.snap")
+    last_wal, last_snap, seen = file_sig(wal), file_sig(snap), 0
+    while True:
+        if run.poll() is not None:
+            return "exit"
+        now = time.monotonic()
+        n = lines.count()
+        base = min(base, n)  # cut back on resume
+        if what in ("start", "delay") and now >= until:
+            return what
+        if what == "out" and n - base >= goal:
+            return what
+        if what == "wal":
+            sig = file_sig(wal)
+            if sig != last_wal and sig is not None:
+                seen += 1
+                if seen >= commits:
+                    return what
+            last_wal = sig
+        if what == "snap":
+            sig = file_sig(snap)
+            try:
+                names = os.listdir(state)
+            except OSError:
+                names = []
+            if (sig is not None and sig != last_snap) or any(
+                    x.startswith("bloom.snap.tmp.") for x in names):
+                return what
+        if n - base >= step:
+            return "progress"
+        if now - t0 > 10:
+            return "stalled"
+        time.sleep(0.0005)
+
+
+def kill9(sitedir, work, manifest):
+    d = os.path.join(work, "kill9")
+    os.makedirs(d)
+    state, out, stats, log = (os.path.join(d, n) for n in (
+        "state", "out.jsonl", "stats.json", "access.log"))
+    rng = random.Random(SEED)
+    server = Server(sitedir, log)
+    cmd = crawl(state, out, stats, server)
+    required = manifest["scopes"]["domain"]["pages"]
+    step = max(2, required // (2 * KILLS))
+    rest = ["start", "delay", "delay", "out", "out", "out", "wal", "wal",
+            "wal", "snap", "snap"]
+    rng.shuffle(rest)
+    plan = ["start"] + rest
+    hits = collections.Counter()
+    lines = Lines(out)
+    kills, runs, last = 0, 0, None
+    t0 = time.monotonic()
+    while runs < KILLS + 5:
+        runs += 1
+        r = Run(cmd, d, "run%d" % runs)
+        if kills < len(plan):
+            hit = wait_trigger(r, plan[kills], rng, lines, state, step)
+            if hit != "exit":
+                r.kill()
+                kills += 1
+                hits[hit] += 1
+                continue
+        last = r
+        r.wait()
+        break
+    elapsed = time.monotonic() - t0
+    final = os.path.join(d, "stats-final.json")
+    if os.path.exists(stats):
+        shutil.copy(stats, final)
+    s = read_stats(final)
+    print("kill9: %d runs, %d kills in %.1f s; kill moments: %s (planned %s)"
+          % (runs, kills, elapsed, dict(hits), dict(collections.Counter(
+              plan))))
+    ok = check(last is not None and last.rc == 0 and last.sane(),
+               "kill9: after %d kills, run %d exits 0 (%s)"
+               % (kills, runs, last and last.rc))
+    if not ok and last is not None:
+        print(last.tail())
+    check(kills >= 10, "kill9: at least 10 kills landed before the end (%d)"
+          % kills)
+    if ok:
+        size, out_bytes = server.log_size(), read_bytes(out)
+        again = Run([a for a in cmd if a != "--quiet"], d, "finished")
+        again.wait()
+        m = re.search(r"refetched after restart\s+(\d+)", again.stdout())
+        s2 = read_stats(stats)
+        check(again.rc == 0 and again.sane() and
+              s2.get("outcome") == "complete",
+              "kill9: the finished state run again exits 0, outcome "
+              "complete (%s, %r)" % (again.rc, s2.get("outcome")))
+        check(server.log_size() == size and read_bytes(out) == out_bytes,
+              "kill9: ... and requests nothing, --out unchanged")
+        check(s2.get("pages") == s.get("pages") and
+              s2.get("runs") == s.get("runs", -1) + 1,
+              "kill9: ... pages unchanged (%r), runs one more (%r -> %r)"
+              % (s2.get("pages"), s.get("runs"), s2.get("runs")))
+        check(m is not None and int(m.group(1)) ==
+              s.get("refetched_after_restart"),
+              "kill9: ... its report says refetched after restart %r (%s)"
+              % (s.get("refetched_after_restart"), m and m.group(0)))
+    server.stop()
+    s = judge_resumed("kill9", sitedir, log, out, final, kills)
+    check(isinstance(s.get("runs"), int) and 2 <= s["runs"] <= runs,
+          "kill9: runs in --stats-json (%r) counts the runs that opened "
+          "the state (2 <= runs <= %d)" % (s.get("runs"), runs))
+
+
+# -- SIGINT / SIGTERM and the lock -------------------------------------------
+
+def clean_stop(sitedir, work, manifest, sig, want):
+    name = signal.Signals(sig).name.lower()
+    d = os.path.join(work, name)
+    os.makedirs(d)
+    state, out, stats, log = (os.path.join(d, n) for n in (
+        "state", "out.jsonl", "stats.json", "access.log"))
+    server = Server(sitedir, log)
+    required = manifest["scopes"]["domain"]["pages"]
+    lock_test = sig == signal.SIGTERM
+    first = crawl(state, out, stats, server,
+                  delay="100" if lock_test else "0")
+    r = Run(first, d, "first")
+    lines = Lines(out)
+    goal = 10 if lock_test else required // 3
+    t0 = time.monotonic()
+    while r.poll() is None and lines.count() < goal and \
+            time.monotonic() - t0 < RUN_TIMEOUT:
+        time.sleep(0.002)
+    if lock_test and r.poll() is None:
+        second = Run(first, d, "second")
+        second.wait(60)
+        check(second.rc == 1 and second.sane() and
+              "in use by another crawl (pid %d)" % r.proc.pid in
+              second.stderr(),
+              "%s: a second crawl on the same DIR is refused: exit 1, "
+              "'in use by another crawl (pid %d)' (%s, %r)"
+              % (name, r.proc.pid, second.rc, second.tail()))
+        check(r.poll() is None, "%s: ... and the first one runs on" % name)
+    running = r.poll() is None
+    r.kill(sig)
+    s = read_stats(stats)
+    if not check(running and r.rc == want and r.sane() and
+                 s.get("outcome") == "interrupted" and
+                 s.get("exit_status") == want,
+                 "%s: stopped after %d records: exit %d, outcome "
+                 "interrupted (%s, %r)" % (name, lines.count(), want, r.rc,
+                                           s.get("outcome"))):
+        print(r.tail())
+    again = Run(crawl(state, out, stats, server), d, "resume")
+    again.wait()
+    if not check(again.rc == 0 and again.sane(),
+                 "%s: the same command resumes and exits 0 (%s)"
+                 % (name, again.rc)):
+        print(again.tail())
+    if sig == signal.SIGINT and again.rc == 0:
+        size, out_bytes = server.log_size(), read_bytes(out)
+        third = Run(crawl(state, out, stats, server), d, "finished")
+        third.wait()
+        s3 = read_stats(stats)
+        check(third.rc == 0 and third.sane() and
+              s3.get("outcome") == "complete" and s3.get("runs") == 3,
+              "%s: the finished state run again exits 0, outcome complete, "
+              "runs 3 (%s, %r, %r)" % (name, third.rc, s3.get("outcome"),
+                                       s3.get("runs")))
+        check(server.log_size() == size and read_bytes(out) == out_bytes,
+              "%s: ... requests nothing, --out unchanged" % name)
+    server.stop()
+    rc, report = run_checker(sitedir, log, out)
+    print(report)
+    check(rc == 0, "%s: check_crawl passes without tolerance: no request "
+          "twice" % name)
+    s = read_stats(stats)
+    check(s.get("refetched_after_restart") == 0 and
+          s.get("pages") == count_lines(out) and
+          s.get("outcome") == "complete",
+          "%s: refetched_after_restart 0 (%r), pages %r = records %d, "
+          "outcome complete" % (name, s.get("refetched_after_restart"),
+                                s.get("pages"), count_lines(out)))
+    if sig == signal.SIGTERM:
+        check(s.get("runs") == 2, "%s: runs 2 (%r)" % (name, s.get("runs")))
+    db = os.path.join(state, "crawl.db")
+    return os.path.getsize(db) if os.path.exists(db) else 0
+
+
+# -- damage, foreign directories, changed configuration ----------------------
+
+def snapshot(path, skip=()):
+    """A directory's entries with their bytes (entries in skip: by name
+    only), or a file's bytes."""
+    if not os.path.isdir(path):
+        return read_bytes(path)
+    return {n: None if n in skip else read_bytes(os.path.join(path, n))
+            for n in sorted(os.listdir(path))}
+
+
+def flip(path, offset):
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        b = f.read(1)
+        f.seek(offset)
+        f.write(bytes([b[0] ^ 0xFF]))
+
+
+def truncate(path, size):
+    os.truncate(path, size)
+
+
+def table_root_offset(db, rng):
+    """The offset of the b-tree page type byte of one table's root page
+    (seeded choice), read from a copy opened immutable: no write."""
+    with open(db, "rb") as f:
+        head = f.read(100)
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    c = sqlite3.connect("file:%s?immutable=1" % db, uri=True)
+    try:
+        roots = sorted(r for (r,) in c.execute(
+            "SELECT rootpage FROM sqlite_schema WHERE type = 'table' "
+            "AND rootpage > 1"))
+    finally:
+        c.close()
+    root = rng.choice(roots or [1])  # page 1 (schema): byte 100
+    return max(100, (root - 1) * page), root
+
+
+def refusals(sitedir, work):
+    d = os.path.join(work, "refuse")
+    os.makedirs(d)
+    base, out, stats, log = (os.path.join(d, n) for n in (
+        "state", "out.jsonl", "stats.json", "access.log"))
+    rng = random.Random(SEED + 1)
+    server = Server(sitedir, log)
+    r = Run(crawl(base, out, stats, server, max_pages="30"), d, "base")
+    r.wait()
+    s = read_stats(stats)
+    if not check(r.rc == 0 and r.sane() and s.get("outcome") == "limit" and
+                 s.get("pages") == 30,
+                 "refuse: a state stopped by --max-pages 30: exit 0, outcome "
+                 "limit, 30 pages (%s, %r, %r)" % (r.rc, s.get("outcome"),
+                                                   s.get("pages"))):
+        print(r.tail())
+        server.stop()
+        return
+    names = set(os.listdir(base))
+    check({"crawl.db", "bloom.snap", "lock"} <= names and
+          os.stat(base).st_mode & 0o777 == 0o700,
+          "refuse: DIR (mode %o) holds crawl.db, bloom.snap, lock: %s"
+          % (os.stat(base).st_mode & 0o777, sorted(names)))
+    if os.path.exists(base + "/crawl.db-wal") and \
+            os.path.getsize(base + "/crawl.db-wal"):
+        print("note: crawl.db-wal is not empty after a clean stop: damage "
+              "to crawl.db may be shadowed by the WAL")
+
+    def attempt(label, state, want_rc, want_msgs, skip=("lock",),
+                pristine=None, **over):
+        """Run on state (a copy of base unless pristine); expect want_rc,
+        every string of want_msgs in stderr, state and --out untouched,
+        nothing requested."""
+        o2, st2 = os.path.join(d, label + ".out"), os.path.join(
+            d, label + ".stats")
+        shutil.copy(out, o2)
+        before, out_before = snapshot(state, skip), read_bytes(o2)
+        size = server.log_size(0)
+        r = Run(crawl(state, o2, st2, server, max_pages="30", **over), d,
+                label)
+        r.wait(60)
+        err = r.stderr()
+        ok = check(r.rc == want_rc and r.sane() and
+                   all(m in err for m in want_msgs),
+                   "refuse: %s: exit %d, message with %s, no crash (%s: %r)"
+                   % (label, want_rc, want_msgs, r.rc, err.strip()[-300:]))
+        if want_rc != 0:
+            check(snapshot(state, skip) == before and
+                  read_bytes(o2) == out_before,
+                  "refuse: %s: %s and --out untouched%s" % (
+                      label, "DIR" if os.path.isdir(state) else "the file",
+                      " (but DIR/lock's content)" if skip else ""))
+        check(server.log_size(0.1) == size,
+              "refuse: %s: nothing requested" % label)
+        return ok, read_stats(st2)
+
+    def copy(label, damage=None):
+        dst = os.path.join(d, label)
+        shutil.copytree(base, dst)
+        if damage:
+            damage(dst)
+        return dst
+
+    ok, s = attempt("copy", copy("copy"), 0, [])
+    check(ok and s.get("outcome") == "limit" and s.get("pages") == 30,
+          "refuse: an undamaged copy of the state is accepted, --max-pages "
+          "30 already reached: outcome limit, pages 30 (%r, %r)"
+          % (s.get("outcome"), s.get("pages")))
+    damages = []
+    if "crawl.db" in names:
+        db_size = os.path.getsize(os.path.join(base, "crawl.db"))
+        offset, root = table_root_offset(os.path.join(base, "crawl.db"), rng)
+        damages += [
+            ("db-half", "crawl.db", lambda p: truncate(p, db_size // 2)),
+            ("db-empty", "crawl.db", lambda p: truncate(p, 0)),
+            ("db-magic", "crawl.db", lambda p: flip(p, 0)),
+            ("db-page1", "crawl.db", lambda p: flip(p, 100)),
+            ("db-root%d" % root, "crawl.db", lambda p: flip(p, offset))]
+    if "bloom.snap" in names:
+        snap_size = os.path.getsize(os.path.join(base, "bloom.snap"))
+        damages += [
+            ("snap-half", "bloom.snap",
+             lambda p: truncate(p, snap_size // 2)),
+            ("snap-bit", "bloom.snap",
+             lambda p: flip(p, rng.randrange(64, snap_size - 8))),
+            ("snap-sum", "bloom.snap", lambda p: flip(p, snap_size - 1))]
+    for label, name, damage in damages:
+        state = copy(label, lambda dst: damage(os.path.join(dst, name)))
+        attempt(label, state, 1, ["crawl:", state, name])
+
+    other = os.path.join(d, "not-a-state")
+    os.makedirs(other)
+    with open(os.path.join(other, "notes.txt"), "w") as f:
+        f.write("my notes, not a crawl\n")
+    attempt("other-files", other, 1, ["crawl:", other], skip=())
+    foreign = os.path.join(d, "foreign-db")
+    os.makedirs(foreign)
+    c = sqlite3.connect(os.path.join(foreign, "crawl.db"))
+    c.execute("CREATE TABLE t (x TEXT)")
+    c.execute("INSERT INTO t VALUES ('someone else''s data')")
+    c.commit()
+    c.close()
+    attempt("foreign-db", foreign, 1, ["crawl:", foreign], skip=())
+    plain = os.path.join(d, "plain-file")
+    with open(plain, "w") as f:
+        f.write("a file, not a directory\n")
+    attempt("plain-file", plain, 1, ["crawl:", plain], skip=())
+
+    for opt, over, msgs in (
+            ("scope", {"scope": "host"}, ["was domain", "now host"]),
+            ("expect", {"expect": "5000"}, []),
+            ("user-agent", {"user_agent": "otherbot/1.0 (+test)"}, []),
+            ("no-robots", {"no_robots": True}, []),
+            ("exclude", {"exclude": "*/calendar/*"}, [])):
+        state = copy("config-" + opt)
+        attempt("config-" + opt, state, 2,
+                ["--%s differs from the crawl in" % opt, state] + msgs,
+                **over)
+
+    r = Run(crawl(base, out, stats, server, max_pages="60",
+                  concurrency="4"), d, "continue")
+    r.wait()
+    server.stop()
+    s = read_stats(stats)
+    pages = page_requests(log)
+    check(r.rc == 0 and r.sane() and s.get("outcome") == "limit" and
+          s.get("pages") == 60 == count_lines(out) and s.get("runs") == 2,
+          "refuse: resumed with --max-pages 60 --concurrency 4: exit 0, "
+          "outcome limit, pages 60 = records (%s, %r, %r, %d), runs 2 (%r)"
+          % (r.rc, s.get("outcome"), s.get("pages"), count_lines(out),
+             s.get("runs")))
+    check(len(pages) == len(set(pages)) == 60,
+          "refuse: 60 pages requested over both runs, none twice (%d, %d "
+          "distinct)" % (len(pages), len(set(pages))))
+
+
+# -- write errors ------------------------------------------------------------
+
+def write_error(sitedir, work, name, limit=None, tmpfs=False):
+    """A crawl that meets a write error, then resumes.  limit: bytes of
+    RLIMIT_FSIZE; tmpfs: DIR on a 2 MiB tmpfs (the caller checked that
+    mount works)."""
+    d = os.path.join(work, name)
+    os.makedirs(d)
+    out, stats, log = (os.path.join(d, n) for n in (
+        "out.jsonl", "stats.json", "access.log"))
+    state = os.path.join(d, "state")
+    mnt = None
+    if tmpfs:
+        mnt = os.path.join(d, "mnt")
+        os.makedirs(mnt)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs",
+                        mnt], check=True, capture_output=True)
+        state = os.path.join(mnt, "state")
+    server = Server(sitedir, log)
+    try:
+        over = {} if tmpfs else {"expect": "20000"}
+        cmd = crawl(state, out, stats, server, **over)
+
+        def limited():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        r = Run(cmd, d, "limited", preexec_fn=limited if limit else None)
+        r.wait()
+        err = r.stderr()
+        want = ["crawl: --state"] if tmpfs else ["crawl: --state",
+                                                   "crawl: --out"]
+        if not check(r.rc == 1 and r.sane() and any(w in err for w in want),
+                     "%s: a write error stops the crawl: exit 1, message "
+                     "%s (%s: %r)" % (name, " or ".join(want), r.rc,
+                                      err.strip()[-300:])):
+            print(r.tail())
+        if tmpfs:
+            subprocess.run(["mount", "-o", "remount,size=64m", mnt],
+                           check=True, capture_output=True)
+        again = Run(cmd, d, "resume")
+        again.wait()
+        if not check(again.rc == 0 and again.sane(),
+                     "%s: resumed with room to write: exit 0 (%s)"
+                     % (name, again.rc)):
+            print(again.tail())
+    finally:
+        server.stop()
+        if mnt:
+            subprocess.run(["umount", mnt], capture_output=True)
+    judge_resumed(name, sitedir, log, out, stats, 1)
+
+
+def tmpfs_works(work):
+    """Root, and a tmpfs can be mounted here (not in every container)."""
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        return False
+    mnt = os.path.join(work, "probe")
+    os.makedirs(mnt)
+    ok = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs",
+                         mnt], capture_output=True).returncode == 0
+    if ok:
+        subprocess.run(["umount", mnt], capture_output=True)
+    return ok
+
+
+def main():
+    if not os.path.exists(CRAWL):
+        print("crawl not built at", CRAWL)
+        return 1
+    helptext = subprocess.run([CRAWL, "--help"], capture_output=True,
+                              text=True).stdout
+    if not check("--state" in helptext,
+                 "crawl --help documents --state DIR (issue 11)"):
+        print("%d passed, %d failed" % (passes, failures))
+        return 1
+    print("e2e_state: seed %d (again: %s %s %d)" % (SEED, sys.argv[0], BIN,
+                                                    SEED))
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="bc_state.") as work:
+        sitedir = os.path.join(work, "site")
+        subprocess.run([sys.executable, os.path.join(SITE, "gensite.py"),
+                        sitedir, "--pages", str(PAGES)], check=True,
+                       capture_output=True)
+        with open(os.path.join(sitedir, "manifest.json")) as f:
+            manifest = json.load(f)
+        parts = []
+
+        def part(name, fn, *args):
+            """Run one part; an exception fails it, the others still run."""
+            t = time.monotonic()
+            try:
+                res = fn(*args)
+            except Exception:
+                traceback.print_exc()
+                check(False, "%s: the test raised an exception (above)"
+                      % name)
+                res = None
+            parts.append("%s %.1f s" % (name, time.monotonic() - t))
+            return res
+
+        part("kill9", kill9, sitedir, work, manifest)
+        db_size = part("sigint", clean_stop, sitedir, work, manifest,
+                       signal.SIGINT, 130)
+        part("sigterm", clean_stop, sitedir, work, manifest, signal.SIGTERM,
+             143)
+        part("refuse", refusals, sitedir, work)
+        part("fsize", write_error, sitedir, work, "fsize",
+             max(64 << 10, (db_size or 0) // 2))
+        if tmpfs_works(work):
+            part("tmpfs", write_error, sitedir, work, "tmpfs", None, True)
+        else:
+            print("skip: tmpfs: not root, or mount is not permitted here "
+                  "(the file-size limit covers write errors)")
+    print("times: %s; total %.1f s" % (", ".join(parts),
+                                       time.monotonic() - t0))
+    print("%d passed, %d failed" % (passes, failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
