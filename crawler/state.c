@@ -110,6 +110,7 @@ enum stmt_id {
     S_INS_URL,
     S_REQUEUE,
     S_SET_STATE,
+    S_DONE,
     S_REFILL,
     S_INS_HOST,
     S_HOST_ROBOTS,
@@ -124,6 +125,7 @@ static const char *const stmt_sql[S_COUNT] = {
     "VALUES(?, ?, 0, ?, ?, ?, ?)",
     "UPDATE urls SET state = 0, seq = ?, retries = ? WHERE id = ?",
     "UPDATE urls SET state = ? WHERE id = ?",
+    "UPDATE urls SET state = 2 WHERE id = ? AND state = 1",
     "SELECT id, url, depth, redirects, retries FROM urls "
     "WHERE host = ? AND state = 0 ORDER BY seq LIMIT ? OFFSET ?",
     "INSERT INTO hosts(origin) VALUES(?)",
@@ -522,6 +524,32 @@ static bool dir_is_fresh(const char *dir)
     }
     closedir(d);
     return fresh;
+}
+
+static bool dir_has(const char *dir, const char *name)
+{
+    char *p = path_join(dir, name);
+    struct stat sb;
+    bool has = p && stat(p, &sb) == 0;
+    free(p);
+    return has;
+}
+
+/* Whether path is an SQLite database with our application_id, read
+ * without writing anything (a database not in WAL mode). */
+static bool looks_ours(const char *path)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    bool ours = false;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &st, NULL) ==
+            SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        ours = sqlite3_column_int64(st, 0) == APP_ID;
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return ours;
 }
 
 /* Take DIR/lock (flock, non-blocking) and write our pid into it. */
@@ -926,6 +954,15 @@ enum bc_status bc_crawl_state_open(const char *dir,
         st = BC_ERR_FORMAT;
         goto out_fail;
     }
+    /* A crawl.db without a lock file beside it was never opened as a
+     * state: look before creating the lock, so a foreign one is left
+     * exactly as it was. */
+    if (!fresh && !dir_has(dir, "lock") && !looks_ours(db_path)) {
+        set_err(err->text, sizeof(err->text),
+                "not a crawl state (crawl.db is not a crawl state database)");
+        st = BC_ERR_FORMAT;
+        goto out_fail;
+    }
     st = take_lock(s, err);
     if (st != BC_OK)
         goto out_fail;
@@ -959,8 +996,7 @@ enum bc_status bc_crawl_state_open(const char *dir,
     if (st != BC_OK)
         goto out_fail;
     if (exec(s, "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;"
-                "PRAGMA wal_autocheckpoint = 16384") != BC_OK ||
-        (st = begin_run(s)) != BC_OK) {
+                "PRAGMA wal_autocheckpoint = 16384") != BC_OK) {
         snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
         st = st != BC_OK ? st : BC_ERR_IO;
         goto out_fail;
@@ -1002,6 +1038,11 @@ void bc_crawl_state_close(struct bc_crawl_state *s)
     }
     free(s->dir);
     free(s);
+}
+
+bool bc_crawl_state_pending(const struct bc_crawl_state *s)
+{
+    return s && s->in_txn;
 }
 
 const char *bc_crawl_state_errmsg(const struct bc_crawl_state *s)
@@ -1199,8 +1240,14 @@ enum bc_status bc_crawl_state_frontier(struct bc_crawl_state *s,
         st = bc_seen_create(&config->seen, &seen);
     }
     free(snap);
-    if (st != BC_OK)
+    /* Everything checked: this run begins (the first write to an
+     * existing state). */
+    if (st == BC_OK)
+        st = begin_run(s);
+    if (st != BC_OK) {
+        bc_seen_free(seen);
         return st;
+    }
     struct bc_frontier *f;
     st = bc_frontier_create_with_seen(config, seen, &f);
     if (st != BC_OK) {
@@ -1279,7 +1326,12 @@ enum bc_status bc_crawl_state_page_done(struct bc_crawl_state *s, uint64_t id)
     enum bc_status st = ensure_txn(s);
     if (st != BC_OK)
         return st;
-    return set_url_state(s, id, URL_DONE);
+    /* Only a URL in flight: one queued again after 429/503 stays queued. */
+    sqlite3_bind_int64(s->stmt[S_DONE], 1, (sqlite3_int64)id);
+    st = run(s, S_DONE);
+    if (st != BC_OK)
+        s->failed = true;
+    return st;
 }
 
 enum bc_status bc_crawl_state_counter_set(struct bc_crawl_state *s,

@@ -115,11 +115,11 @@ static void test_create_resume(void **state)
     struct stat sb;
     assert_int_equal(stat(d, &sb), 0);
     assert_int_equal(sb.st_mode & 0777, 0700);
+    struct bc_frontier *f = frontier_of(s);
     struct bc_crawl_state_info info;
     bc_crawl_state_info(s, &info);
     assert_false(info.resumed);
     assert_int_equal(info.runs, 1);
-    struct bc_frontier *f = frontier_of(s);
     enum bc_frontier_reason r;
     assert_int_equal(bc_frontier_add_seed(f, "http://a.test/", 14, &r, NULL),
                      BC_OK);
@@ -146,6 +146,8 @@ static void test_create_resume(void **state)
     bc_crawl_state_close(s); /* rolls back, as a kill would lose it */
 
     s = open_ok(d);
+    assert_int_equal(bc_crawl_state_counter_get(s, "pages"), 1);
+    f = frontier_of(s);
     bc_crawl_state_info(s, &info);
     assert_true(info.resumed);
     assert_int_equal(info.runs, 2);
@@ -155,8 +157,6 @@ static void test_create_resume(void **state)
     assert_int_equal(info.journal, 15);
     assert_int_equal(info.snapshot_pos, 14);
     assert_int_equal(info.queued, 10 + 3 + 1);
-    assert_int_equal(bc_crawl_state_counter_get(s, "pages"), 1);
-    f = frontier_of(s);
     struct bc_frontier_stats fs;
     bc_frontier_stats(f, 0, &fs);
     assert_int_equal(fs.queued, 14);
@@ -200,13 +200,13 @@ static void test_create_resume(void **state)
     /* A clean stop: nothing in flight, nothing refetched; a seed-less
      * resume keeps the scope (HOST scope: a.test only). */
     s = open_ok(d);
+    struct bc_frontier_config c = config();
+    c.scope = BC_SCOPE_HOST;
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
     bc_crawl_state_info(s, &info);
     assert_int_equal(info.refetched_now, 0);
     assert_int_equal(info.refetched, 1);
     assert_int_equal(info.queued, 0);
-    struct bc_frontier_config c = config();
-    c.scope = BC_SCOPE_HOST;
-    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
     assert_int_equal(
         bc_crawl_state_frontier(s, &c, 4, 0, &f) == BC_ERR_INVALID_ARG, 1);
     assert_int_equal(add(f, "http://a.test/new"), BC_ADMIT_QUEUED);
@@ -219,11 +219,13 @@ static void test_config_mismatch(void **state)
 {
     (void)state;
     const char *d = new_dir();
-    bc_crawl_state_close(open_ok(d));
+    struct bc_crawl_state *s = open_ok(d);
+    bc_frontier_free(frontier_of(s));
+    bc_crawl_state_close(s);
     struct bc_crawl_state_option other[NFIXED];
     memcpy(other, fixed, sizeof(other));
     other[1].value = "20000";
-    struct bc_crawl_state *s = NULL;
+    s = NULL;
     struct bc_crawl_state_error err;
     assert_int_equal(bc_crawl_state_open(d, other, NFIXED, &s, &err),
                      BC_ERR_MISMATCH);
@@ -237,6 +239,7 @@ static void test_config_mismatch(void **state)
     assert_string_equal(err.option, "--user-agent");
     /* Untouched: the runs count did not move. */
     s = open_ok(d);
+    bc_frontier_free(frontier_of(s));
     struct bc_crawl_state_info info;
     bc_crawl_state_info(s, &info);
     assert_int_equal(info.runs, 2);
@@ -313,6 +316,7 @@ static void test_not_a_state(void **state)
                      SQLITE_OK);
     sqlite3_close(db);
     assert_int_equal(open_err(d, &err), BC_ERR_FORMAT);
+    assert_false(exists(d, "lock")); /* left exactly as it was */
     /* A text file named crawl.db. */
     write_file(p, "hello, I am not a database, but long enough to look at\n");
     assert_int_equal(open_err(d, &err), BC_ERR_FORMAT);

@@ -73,10 +73,9 @@ struct bc_crawl_state;
  * Open the state in dir, creating it (mode 0700) when dir does not exist
  * or is an empty directory; fixed[0..count) are the settings that may not
  * change: recorded on creation, compared on resume (in order; the first
- * difference, a missing or an extra name, is the error). On resume, the
- * URLs in flight at the last commit go back to the head of their host's
- * queue (bc_crawl_state_info). Checks crawl.db (PRAGMA quick_check: O(size
- * of the database)) before changing anything.
+ * difference, a missing or an extra name, is the error). Checks crawl.db
+ * (PRAGMA quick_check: O(size of the database)) and writes nothing to an
+ * existing state (bc_crawl_state_frontier() begins the run).
  * Returns BC_OK (*out: close with bc_crawl_state_close()), or, with *err
  * filled and dir left as it was:
  *   BC_ERR_FORMAT    dir is not a crawl state (a file, a directory with
@@ -120,7 +119,9 @@ void bc_crawl_state_info(const struct bc_crawl_state *state,
  * The frontier of this state, at time now_ms: created from config with
  * the state as its store (window: URLs per host in memory, 0 for
  * frontier.h's default) on the first run; on resume rebuilt: the
- * seen-test loaded from bloom.snap (sized by config when there is no
+ * seen-test loaded from bloom.snap (checked before anything is written),
+ * the run counted, the URLs in flight at the last commit queued again
+ * at the head of their host's queue (bc_crawl_state_info: refetched_now), (sized by config when there is no
  * snapshot yet) and the journal after it replayed, the seeds' scope, the
  * hosts with their robots.txt outcomes (expiry kept in wall-clock time)
  * and queue lengths, the counters. Once per open. Returns BC_OK (*out,
@@ -164,6 +165,10 @@ uint64_t bc_crawl_state_counter_get(const struct bc_crawl_state *state,
 /* The --out file's length at the next commit. */
 void bc_crawl_state_set_out_offset(struct bc_crawl_state *state,
                                    uint64_t offset);
+
+/* Whether a transaction is open: something was written since the last
+ * commit. O(1). */
+bool bc_crawl_state_pending(const struct bc_crawl_state *state);
 
 /*
  * Commit the open transaction (if any), with the frontier's counters
