@@ -1184,7 +1184,8 @@ enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
         host_schedule(f, h);
         if (f->store.queued) {
             enum bc_status st =
-                f->store.left(f->store.ctx, h->origin, h->origin_len, m.id, BC_FRONTIER_DROP, why);
+                f->store.left(f->store.ctx, h->origin, h->origin_len, m.id,
+                              BC_FRONTIER_DROP, why);
             if (st == BC_OK && given_up)
                 st = store_host(f, h, now, NULL, 0);
             if (st != BC_OK) {
@@ -1210,8 +1211,9 @@ enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
     f->in_flight++;
     f->handed_out++;
     if (f->store.queued) {
-        enum bc_status st = f->store.left(f->store.ctx, h->origin, h->origin_len, m.id, BC_FRONTIER_FETCH,
-                                          BC_ADMIT_QUEUED);
+        enum bc_status st =
+            f->store.left(f->store.ctx, h->origin, h->origin_len, m.id,
+                          BC_FRONTIER_FETCH, BC_ADMIT_QUEUED);
         if (st != BC_OK) {
             f->store_status = st;
             return st;

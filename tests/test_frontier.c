@@ -1223,8 +1223,7 @@ static enum bc_status fake_queued(void *ctx, const char *origin, size_t len,
 }
 
 static enum bc_status fake_left(void *ctx, const char *origin, size_t len,
-                                uint64_t id,
-                                enum bc_frontier_action action,
+                                uint64_t id, enum bc_frontier_action action,
                                 enum bc_frontier_reason reason)
 {
     struct fake_store *fs = ctx;

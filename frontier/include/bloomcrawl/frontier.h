@@ -454,8 +454,7 @@ struct bc_frontier_store {
                              const struct bc_frontier_entry *e, bool requeue,
                              uint64_t *id);
     enum bc_status (*left)(void *ctx, const char *origin, size_t origin_len,
-                           uint64_t id,
-                           enum bc_frontier_action action,
+                           uint64_t id, enum bc_frontier_action action,
                            enum bc_frontier_reason reason);
     enum bc_status (*host)(void *ctx, const struct bc_frontier_host_state *st);
     enum bc_status (*refill)(void *ctx, struct bc_frontier *frontier,
