@@ -84,6 +84,7 @@
 #include "bloomcrawl/seen.h"
 
 #define APP_ID     0x62437374 /* "bCst" */
+#define DB_PAGE_SIZE "8192"
 #define URL_QUEUED 0
 #define URL_FLIGHT 1
 #define URL_DONE   2
@@ -731,7 +732,8 @@ static enum bc_status create_db(struct bc_crawl_state *s,
                                 const struct bc_crawl_state_option *fixed,
                                 size_t count)
 {
-    enum bc_status st = exec(s, "PRAGMA journal_mode = WAL");
+    enum bc_status st =
+        exec(s, "PRAGMA page_size = " DB_PAGE_SIZE "; PRAGMA journal_mode = WAL");
     if (st == BC_OK)
         st = exec(s, "BEGIN");
     if (st == BC_OK)
