@@ -83,18 +83,20 @@
 #include "bloomcrawl/crawl_state.h"
 #include "bloomcrawl/seen.h"
 
-#define APP_ID     0x62437374 /* "bCst" */
+#define APP_ID       0x62437374 /* "bCst" */
 #define DB_PAGE_SIZE "8192"
-#define URL_QUEUED 0
-#define URL_FLIGHT 1
-#define URL_DONE   2
-#define URL_DROP   3
-
 /* A host as the store keeps it in memory. */
 struct shost {
     UT_hash_handle hh;
     sqlite3_int64 id;
     uint64_t admitted, queued; /* kept in memory, counted on resume */
+    sqlite3_int64 cursor;      /* seq of the last URL that left the queue */
+    struct shost *next_dirty;  /* cursor moved since the last commit */
+    bool dirty;
+    /* URLs in flight at the last kill, queued again at the head, oldest
+     * first: seqs requeued[requeued_head .. requeued_len). */
+    sqlite3_int64 *requeued;
+    size_t requeued_head, requeued_len, requeued_cap;
     size_t origin_len;
     char origin[];
 };
@@ -110,9 +112,12 @@ struct counter {
 enum stmt_id {
     S_INS_URL,
     S_REQUEUE,
-    S_SET_STATE,
-    S_DONE,
+    S_FLIGHT_ADD,
+    S_FLIGHT_DEL,
+    S_FLIGHT_TAKEN,
     S_REFILL,
+    S_ONE,
+    S_HOST_CURSOR,
     S_INS_HOST,
     S_HOST_ROBOTS,
     S_SET_META,
@@ -122,13 +127,17 @@ enum stmt_id {
 };
 
 static const char *const stmt_sql[S_COUNT] = {
-    "INSERT INTO urls(host, seq, state, depth, redirects, retries, url) "
-    "VALUES(?, ?, 0, ?, ?, ?, ?)",
-    "UPDATE urls SET state = 0, seq = ?, retries = ? WHERE id = ?",
-    "UPDATE urls SET state = ? WHERE id = ?",
-    "UPDATE urls SET state = 2 WHERE id = ? AND state = 1",
-    "SELECT id, url, depth, redirects, retries FROM urls "
-    "WHERE host = ? AND state = 0 ORDER BY seq LIMIT ? OFFSET ?",
+    "INSERT INTO urls(host, seq, depth, redirects, retries, url) "
+    "VALUES(?, ?, ?, ?, ?, ?)",
+    "UPDATE urls SET seq = ?, retries = ? WHERE host = ? AND seq = ?",
+    "INSERT INTO flight(seq, host, requeued) VALUES(?, ?, 0)",
+    "DELETE FROM flight WHERE seq = ?",
+    "UPDATE flight SET requeued = 0 WHERE seq = ?",
+    "SELECT seq, url, depth, redirects, retries FROM urls "
+    "WHERE host = ? AND seq > ? ORDER BY seq LIMIT ? OFFSET ?",
+    "SELECT seq, url, depth, redirects, retries FROM urls "
+    "WHERE host = ? AND seq = ?",
+    "UPDATE hosts SET cursor = ? WHERE id = ?",
     "INSERT INTO hosts(origin) VALUES(?)",
     "UPDATE hosts SET robots = ?, robots_body = ?, robots_expires = ?, "
     "robots_failures = ?, given_up_lost = ? WHERE id = ?",
@@ -146,8 +155,9 @@ struct bc_crawl_state {
     bool failed; /* a write failed: only close is left */
     char errmsg[512];
     struct shost *hosts;      /* by origin */
+    struct shost *dirty;      /* hosts whose cursor moved */
     struct counter *counters; /* by name */
-    sqlite3_int64 next_seq, low_seq;
+    sqlite3_int64 next_seq;   /* the next queue position given out */
     uint64_t journal, committed_journal, snapshot_pos;
     uint64_t out_offset, runs, refetched, refetched_now, queued;
     bool resumed, frontier_made;
@@ -163,12 +173,18 @@ static const char schema_sql[] =
     "CREATE TABLE hosts(id INTEGER PRIMARY KEY, origin TEXT NOT NULL UNIQUE,"
     " robots INTEGER NOT NULL DEFAULT 0, robots_body BLOB,"
     " robots_expires INTEGER, robots_failures INTEGER NOT NULL DEFAULT 0,"
-    " given_up_lost INTEGER NOT NULL DEFAULT 0);"
+    " given_up_lost INTEGER NOT NULL DEFAULT 0,"
+    " cursor INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE urls(id INTEGER PRIMARY KEY, host INTEGER NOT NULL,"
-    " seq INTEGER NOT NULL, state INTEGER NOT NULL, depth INTEGER NOT NULL,"
+    " seq INTEGER NOT NULL, depth INTEGER NOT NULL,"
     " redirects INTEGER NOT NULL, retries INTEGER NOT NULL,"
     " url TEXT NOT NULL);"
-    "CREATE INDEX urls_queue ON urls(host, seq) WHERE state = 0;"
+    "CREATE UNIQUE INDEX urls_queue ON urls(host, seq);"
+    "CREATE TABLE flight(seq INTEGER PRIMARY KEY, host INTEGER NOT NULL,"
+    " requeued INTEGER NOT NULL);"
+    "CREATE VIEW queue AS SELECT u.* FROM urls u JOIN hosts h"
+    " ON h.id = u.host WHERE u.seq > h.cursor"
+    " OR u.seq IN (SELECT seq FROM flight WHERE requeued = 1);"
     "CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
     " WITHOUT ROWID;";
 
@@ -331,6 +347,28 @@ static enum bc_status counter_put(struct bc_crawl_state *s, const char *name,
 
 /* ---- the frontier's store hooks -------------------------------------- */
 
+static void mark_dirty(struct bc_crawl_state *s, struct shost *h)
+{
+    if (h->dirty)
+        return;
+    h->dirty = true;
+    h->next_dirty = s->dirty;
+    s->dirty = h;
+}
+
+/* Run a statement of seq (and perhaps host) bindings; failure sticky. */
+static enum bc_status run_seq(struct bc_crawl_state *s, enum stmt_id id,
+                              sqlite3_int64 seq, const struct shost *h)
+{
+    sqlite3_bind_int64(s->stmt[id], 1, seq);
+    if (h)
+        sqlite3_bind_int64(s->stmt[id], 2, h->id);
+    enum bc_status st = run(s, id);
+    if (st != BC_OK)
+        s->failed = true;
+    return st;
+}
+
 static enum bc_status hook_queued(void *ctx, const char *origin, size_t len,
                                   const struct bc_frontier_entry *e,
                                   bool requeue, uint64_t *id)
@@ -344,17 +382,22 @@ static enum bc_status hook_queued(void *ctx, const char *origin, size_t len,
         s->failed = true;
         return BC_ERR_IO;
     }
+    sqlite3_int64 seq = s->next_seq++;
     sqlite3_stmt *q;
     if (requeue) {
+        /* Handed out, answered 429/503: to the tail, no longer in flight. */
         q = s->stmt[S_REQUEUE];
-        sqlite3_bind_int64(q, 1, s->next_seq++);
+        sqlite3_bind_int64(q, 1, seq);
         sqlite3_bind_int(q, 2, (int)e->retries);
-        sqlite3_bind_int64(q, 3, (sqlite3_int64)e->id);
+        sqlite3_bind_int64(q, 3, h->id);
+        sqlite3_bind_int64(q, 4, (sqlite3_int64)e->id);
         st = run(s, S_REQUEUE);
+        if (st == BC_OK)
+            st = run_seq(s, S_FLIGHT_DEL, (sqlite3_int64)e->id, NULL);
     } else {
         q = s->stmt[S_INS_URL];
         sqlite3_bind_int64(q, 1, h->id);
-        sqlite3_bind_int64(q, 2, s->next_seq++);
+        sqlite3_bind_int64(q, 2, seq);
         sqlite3_bind_int(q, 3, (int)e->depth);
         sqlite3_bind_int(q, 4, (int)e->redirects);
         sqlite3_bind_int(q, 5, (int)e->retries);
@@ -365,11 +408,9 @@ static enum bc_status hook_queued(void *ctx, const char *origin, size_t len,
         s->failed = true;
         return st;
     }
-    if (requeue) {
-        *id = e->id;
-    } else {
-        *id = (uint64_t)sqlite3_last_insert_rowid(s->db);
-        s->journal = *id;
+    *id = (uint64_t)seq; /* the frontier's id of a URL is its seq */
+    if (!requeue) {
+        s->journal = (uint64_t)sqlite3_last_insert_rowid(s->db);
         h->admitted++;
     }
     h->queued++;
@@ -377,18 +418,22 @@ static enum bc_status hook_queued(void *ctx, const char *origin, size_t len,
     return BC_OK;
 }
 
-static enum bc_status set_url_state(struct bc_crawl_state *s, uint64_t id,
-                                    int state)
+/* The head of the host's requeued list is seq? Then take it off. */
+static bool requeued_take(struct shost *h, sqlite3_int64 seq)
 {
-    sqlite3_stmt *q = s->stmt[S_SET_STATE];
-    sqlite3_bind_int(q, 1, state);
-    sqlite3_bind_int64(q, 2, (sqlite3_int64)id);
-    enum bc_status st = run(s, S_SET_STATE);
-    if (st != BC_OK)
-        s->failed = true;
-    return st;
+    if (h->requeued_head == h->requeued_len ||
+        h->requeued[h->requeued_head] != seq)
+        return false;
+    h->requeued_head++;
+    return true;
 }
 
+/*
+ * A URL left its host's queue. The queue is the host's requeued list,
+ * then the URLs after its cursor in seq order, and the frontier hands
+ * them out in that order: so the cursor just moves to seq. A URL handed
+ * out is recorded in flight (a requeued one is already there).
+ */
 static enum bc_status hook_left(void *ctx, const char *origin, size_t len,
                                 uint64_t id, enum bc_frontier_action action,
                                 enum bc_frontier_reason reason)
@@ -400,11 +445,26 @@ static enum bc_status hook_left(void *ctx, const char *origin, size_t len,
         return st;
     struct shost *h;
     HASH_FIND(hh, s->hosts, origin, len, h);
-    st = set_url_state(s, id,
-                       action == BC_FRONTIER_FETCH ? URL_FLIGHT : URL_DROP);
+    if (!h) {
+        s->failed = true;
+        set_err(s->errmsg, sizeof(s->errmsg), "crawl.db: no host %.*s",
+                (int)(len < 200 ? len : 200), origin);
+        return BC_ERR_CORRUPT;
+    }
+    sqlite3_int64 seq = (sqlite3_int64)id;
+    bool fetch = action == BC_FRONTIER_FETCH;
+    if (requeued_take(h, seq)) {
+        st = run_seq(s, fetch ? S_FLIGHT_TAKEN : S_FLIGHT_DEL, seq, NULL);
+    } else {
+        if (seq > h->cursor) {
+            h->cursor = seq;
+            mark_dirty(s, h);
+        }
+        st = fetch ? run_seq(s, S_FLIGHT_ADD, seq, h) : BC_OK;
+    }
     if (st != BC_OK)
         return st;
-    if (h && h->queued > 0) {
+    if (h->queued > 0) {
         h->queued--;
         s->queued--;
     }
@@ -444,6 +504,25 @@ static enum bc_status hook_host(void *ctx,
     return st;
 }
 
+/* Push the URL row of q (seq, url, depth, redirects, retries) back. */
+static enum bc_status refill_row(struct bc_crawl_state *s, sqlite3_stmt *q,
+                                 struct bc_frontier *f, const char *origin,
+                                 size_t len)
+{
+    struct bc_frontier_entry e;
+    e.id = (uint64_t)sqlite3_column_int64(q, 0);
+    e.url = (const char *)sqlite3_column_text(q, 1);
+    e.url_len = (size_t)sqlite3_column_bytes(q, 1);
+    e.depth = (unsigned)sqlite3_column_int(q, 2);
+    e.redirects = (unsigned)sqlite3_column_int(q, 3);
+    e.retries = (unsigned)sqlite3_column_int(q, 4);
+    enum bc_status st =
+        e.url ? bc_frontier_refill(f, origin, len, &e) : BC_ERR_NOMEM;
+    if (st != BC_OK)
+        set_err(s->errmsg, sizeof(s->errmsg), "refill: %s", bc_strerror(st));
+    return st;
+}
+
 static enum bc_status hook_refill(void *ctx, struct bc_frontier *f,
                                   const char *origin, size_t len, size_t skip,
                                   size_t max)
@@ -456,30 +535,44 @@ static enum bc_status hook_refill(void *ctx, struct bc_frontier *f,
                 (int)(len < 200 ? len : 200), origin);
         return BC_ERR_CORRUPT;
     }
-    sqlite3_stmt *q = s->stmt[S_REFILL];
-    sqlite3_bind_int64(q, 1, h->id);
-    sqlite3_bind_int64(q, 2, (sqlite3_int64)max);
-    sqlite3_bind_int64(q, 3, (sqlite3_int64)skip);
     enum bc_status st = BC_OK;
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        struct bc_frontier_entry e;
-        e.id = (uint64_t)sqlite3_column_int64(q, 0);
-        e.url = (const char *)sqlite3_column_text(q, 1);
-        e.url_len = (size_t)sqlite3_column_bytes(q, 1);
-        e.depth = (unsigned)sqlite3_column_int(q, 2);
-        e.redirects = (unsigned)sqlite3_column_int(q, 3);
-        e.retries = (unsigned)sqlite3_column_int(q, 4);
-        st = e.url ? bc_frontier_refill(f, origin, len, &e) : BC_ERR_NOMEM;
-        if (st != BC_OK) {
-            set_err(s->errmsg, sizeof(s->errmsg), "refill: %s",
-                    bc_strerror(st));
-            break;
+    int rc = SQLITE_DONE;
+    /* First the URLs requeued at the head, then those after the cursor. */
+    for (size_t i = h->requeued_head; i < h->requeued_len && max > 0; i++) {
+        if (skip > 0) {
+            skip--;
+            continue;
         }
+        sqlite3_stmt *q = s->stmt[S_ONE];
+        sqlite3_bind_int64(q, 1, h->id);
+        sqlite3_bind_int64(q, 2, h->requeued[i]);
+        rc = sqlite3_step(q);
+        if (rc == SQLITE_ROW) {
+            st = refill_row(s, q, f, origin, len);
+            rc = SQLITE_DONE;
+        } else if (rc == SQLITE_DONE) {
+            st = BC_ERR_CORRUPT;
+            set_err(s->errmsg, sizeof(s->errmsg),
+                    "crawl.db: a URL in flight is missing");
+        }
+        sqlite3_reset(q);
+        if (st != BC_OK || rc != SQLITE_DONE)
+            break;
+        max--;
+    }
+    if (st == BC_OK && rc == SQLITE_DONE && max > 0) {
+        sqlite3_stmt *q = s->stmt[S_REFILL];
+        sqlite3_bind_int64(q, 1, h->id);
+        sqlite3_bind_int64(q, 2, h->cursor);
+        sqlite3_bind_int64(q, 3, (sqlite3_int64)max);
+        sqlite3_bind_int64(q, 4, (sqlite3_int64)skip);
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW &&
+               (st = refill_row(s, q, f, origin, len)) == BC_OK)
+            ;
+        sqlite3_reset(q);
     }
     if (st == BC_OK && rc != SQLITE_DONE)
         st = db_fail(s, "refill");
-    sqlite3_reset(q);
     return st;
 }
 
@@ -509,8 +602,9 @@ static char *path_join(const char *dir, const char *name)
     return p;
 }
 
-/* Whether dir holds nothing but (perhaps) a lock file: a creation killed
- * before crawl.db appeared, or a directory made for the state. */
+/* Whether dir holds nothing but (perhaps) a lock file and the remains of
+ * a creation killed before crawl.db appeared: a directory made for the
+ * state. */
 static bool dir_is_fresh(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -520,7 +614,8 @@ static bool dir_is_fresh(const char *dir)
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
-            strcmp(e->d_name, "lock"))
+            strcmp(e->d_name, "lock") &&
+            strncmp(e->d_name, "crawl.db.new", 12) != 0)
             fresh = false;
     }
     closedir(d);
@@ -732,19 +827,20 @@ static enum bc_status create_db(struct bc_crawl_state *s,
                                 const struct bc_crawl_state_option *fixed,
                                 size_t count)
 {
-    enum bc_status st =
-        exec(s, "PRAGMA page_size = " DB_PAGE_SIZE "; PRAGMA journal_mode = WAL");
+    char created[128];
+    snprintf(created, sizeof(created),
+             "INSERT INTO meta(key, value) VALUES('created', %llu)",
+             (unsigned long long)wall_ms());
+    enum bc_status st = exec(s, "PRAGMA page_size = " DB_PAGE_SIZE);
     if (st == BC_OK)
         st = exec(s, "BEGIN");
     if (st == BC_OK)
         st = exec(s, schema_sql);
     if (st == BC_OK)
-        st = prepare_all(s);
-    if (st == BC_OK)
         st = exec(s, "INSERT INTO meta(key, value) VALUES"
                      "('format', 'bloomcrawl crawl state'), ('version', 1)");
     if (st == BC_OK)
-        st = set_meta(s, "created", (sqlite3_int64)wall_ms());
+        st = exec(s, created);
     sqlite3_stmt *q = NULL;
     if (st == BC_OK &&
         sqlite3_prepare_v2(s->db,
@@ -761,6 +857,49 @@ static enum bc_status create_db(struct bc_crawl_state *s,
     sqlite3_finalize(q);
     if (st == BC_OK)
         st = exec(s, "COMMIT");
+    return st;
+}
+
+/* Create crawl.db whole or not at all: built as crawl.db.new (rollback
+ * journal), then renamed. A creation killed or failed half way leaves no
+ * crawl.db, and the next run starts afresh. */
+static enum bc_status
+create_atomically(struct bc_crawl_state *s, const char *db_path,
+                  const struct bc_crawl_state_option *fixed, size_t count,
+                  struct bc_crawl_state_error *err)
+{
+    size_t len = strlen(db_path);
+    char *tmp = malloc(len + 16);
+    if (!tmp)
+        return BC_ERR_NOMEM;
+    static const char *const leftovers[] = {"", "-journal", "-wal", "-shm"};
+    for (size_t i = 0; i < sizeof(leftovers) / sizeof(leftovers[0]); i++) {
+        snprintf(tmp, len + 16, "%s.new%s", db_path, leftovers[i]);
+        (void)unlink(tmp);
+    }
+    snprintf(tmp, len + 16, "%s.new", db_path);
+    enum bc_status st = BC_OK;
+    if (sqlite3_open_v2(tmp, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                        NULL) != SQLITE_OK) {
+        set_err(err->text, sizeof(err->text), "cannot create crawl.db: %s",
+                s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        st = BC_ERR_IO;
+    } else if ((st = create_db(s, fixed, count)) != BC_OK) {
+        snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
+    }
+    if (s->db && sqlite3_close(s->db) != SQLITE_OK && st == BC_OK) {
+        set_err(err->text, sizeof(err->text), "cannot create crawl.db");
+        st = BC_ERR_IO;
+    }
+    s->db = NULL;
+    if (st == BC_OK && rename(tmp, db_path) != 0) {
+        set_err(err->text, sizeof(err->text), "cannot create crawl.db: %s",
+                strerror(errno));
+        st = BC_ERR_IO;
+    }
+    if (st != BC_OK)
+        (void)unlink(tmp);
+    free(tmp);
     return st;
 }
 
@@ -809,12 +948,56 @@ static enum bc_status count_per_host(struct bc_crawl_state *s, const char *sql,
     return rc == SQLITE_DONE ? BC_OK : db_fail(s, "count");
 }
 
+/* Each host's queue length: the URLs after its cursor (a range of the
+ * index urls_queue per host). */
+static enum bc_status count_queued(struct bc_crawl_state *s)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT count(*) FROM urls WHERE host = ? AND "
+                           "seq > ?",
+                           -1, &q, NULL) != SQLITE_OK)
+        return db_fail(s, "count");
+    struct shost *h, *tmp;
+    enum bc_status st = BC_OK;
+    HASH_ITER(hh, s->hosts, h, tmp)
+    {
+        sqlite3_bind_int64(q, 1, h->id);
+        sqlite3_bind_int64(q, 2, h->cursor);
+        if (sqlite3_step(q) == SQLITE_ROW) {
+            h->queued = (uint64_t)sqlite3_column_int64(q, 0);
+            s->queued += h->queued;
+        } else {
+            st = db_fail(s, "count");
+        }
+        sqlite3_reset(q);
+        if (st != BC_OK)
+            break;
+    }
+    sqlite3_finalize(q);
+    return st;
+}
+
+static bool requeued_push(struct shost *h, sqlite3_int64 seq)
+{
+    if (h->requeued_len == h->requeued_cap) {
+        size_t cap = h->requeued_cap ? 2 * h->requeued_cap : 4;
+        sqlite3_int64 *p = realloc(h->requeued, cap * sizeof(*p));
+        if (!p)
+            return false;
+        h->requeued = p;
+        h->requeued_cap = cap;
+    }
+    h->requeued[h->requeued_len++] = seq;
+    return true;
+}
+
 /* Load the hosts, counters and meta of an existing state into memory. */
 static enum bc_status load_state(struct bc_crawl_state *s)
 {
     sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(s->db, "SELECT id, origin FROM hosts", -1, &q,
-                           NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(s->db, "SELECT id, origin, cursor FROM hosts", -1,
+                           &q, NULL) != SQLITE_OK)
         return db_fail(s, "hosts");
     int rc;
     enum bc_status st = BC_OK;
@@ -827,13 +1010,11 @@ static enum bc_status load_state(struct bc_crawl_state *s)
             st = BC_ERR_NOMEM;
             break;
         }
+        h->cursor = sqlite3_column_int64(q, 2);
     }
     sqlite3_finalize(q);
     if (st == BC_OK)
-        st = count_per_host(s,
-                            "SELECT host, count(*) FROM urls "
-                            "WHERE state = 0 GROUP BY host",
-                            false);
+        st = count_queued(s);
     if (st != BC_OK)
         return st;
     if (sqlite3_prepare_v2(s->db, "SELECT name, value FROM counters", -1, &q,
@@ -848,8 +1029,7 @@ static enum bc_status load_state(struct bc_crawl_state *s)
     sqlite3_finalize(q);
     if (st != BC_OK)
         return st;
-    s->next_seq = get_meta(s, "next_seq", 0);
-    s->low_seq = get_meta(s, "low_seq", 0);
+    s->next_seq = get_meta(s, "next_seq", 1);
     s->snapshot_pos = (uint64_t)get_meta(s, "snapshot_pos", 0);
     s->out_offset = (uint64_t)get_meta(s, "out_offset", 0);
     s->runs = (uint64_t)get_meta(s, "runs", 0);
@@ -861,46 +1041,67 @@ static enum bc_status load_state(struct bc_crawl_state *s)
 }
 
 /* This run begins: count it, and queue the URLs in flight at the last
- * commit again at the head of their host's queue, oldest first. */
+ * commit again at the head of their host's queue, oldest first (those
+ * requeued by an earlier run and not handed out since were not
+ * requested: they are not refetches). */
 static enum bc_status begin_run(struct bc_crawl_state *s)
 {
     enum bc_status st = ensure_txn(s);
     if (st != BC_OK)
         return st;
+    sqlite3_int64 n = 0;
+    st = query_int(s, "SELECT count(*) FROM flight WHERE requeued = 0", &n);
+    if (st == BC_OK)
+        st = exec(s, "UPDATE flight SET requeued = 1");
     sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT u.id, h.origin FROM urls u JOIN hosts h "
-                           "ON h.id = u.host WHERE u.state = 1 "
-                           "ORDER BY u.id DESC",
+    if (st == BC_OK &&
+        sqlite3_prepare_v2(s->db, "SELECT seq, host FROM flight ORDER BY seq",
                            -1, &q, NULL) != SQLITE_OK)
-        return db_fail(s, "in flight");
-    sqlite3_stmt *up = NULL;
-    if (sqlite3_prepare_v2(s->db,
-                           "UPDATE urls SET state = 0, seq = ? WHERE id = ?",
-                           -1, &up, NULL) != SQLITE_OK) {
-        sqlite3_finalize(q);
-        return db_fail(s, "in flight");
+        st = db_fail(s, "in flight");
+    if (st != BC_OK) {
+        s->failed = true;
+        return st;
     }
-    int rc;
+    /* An array id -> host for the lookups. */
+    struct shost *h, *tmp, **map = NULL;
+    sqlite3_int64 max_id = 0;
+    HASH_ITER(hh, s->hosts, h, tmp)
+    {
+        if (h->id > max_id)
+            max_id = h->id;
+    }
+    map = calloc((size_t)max_id + 1, sizeof(*map));
+    if (!map)
+        st = BC_ERR_NOMEM;
+    HASH_ITER(hh, s->hosts, h, tmp)
+    {
+        if (map && h->id >= 0)
+            map[h->id] = h;
+    }
+    int rc = SQLITE_DONE;
     while (st == BC_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        sqlite3_bind_int64(up, 1, --s->low_seq);
-        sqlite3_bind_int64(up, 2, sqlite3_column_int64(q, 0));
-        if (sqlite3_step(up) != SQLITE_DONE)
-            st = db_fail(s, "in flight");
-        sqlite3_reset(up);
-        const char *o = (const char *)sqlite3_column_text(q, 1);
-        struct shost *h;
-        HASH_FIND(hh, s->hosts, o, (size_t)sqlite3_column_bytes(q, 1), h);
-        if (h) {
+        sqlite3_int64 hid = sqlite3_column_int64(q, 1);
+        h = hid >= 0 && hid <= max_id ? map[hid] : NULL;
+        if (!h) {
+            st = BC_ERR_CORRUPT;
+            set_err(s->errmsg, sizeof(s->errmsg),
+                    "crawl.db: a URL in flight has no host");
+        } else if (!requeued_push(h, sqlite3_column_int64(q, 0))) {
+            st = BC_ERR_NOMEM;
+        } else {
             h->queued++;
             s->queued++;
         }
-        s->refetched_now++;
     }
+    if (st == BC_OK && rc != SQLITE_DONE)
+        st = db_fail(s, "in flight");
+    free(map);
     sqlite3_finalize(q);
-    sqlite3_finalize(up);
-    if (st != BC_OK)
+    if (st != BC_OK) {
+        s->failed = true;
         return st;
+    }
+    s->refetched_now = (uint64_t)n;
     s->runs++;
     s->refetched += s->refetched_now;
     return bc_crawl_state_commit(s, NULL);
@@ -968,17 +1169,23 @@ enum bc_status bc_crawl_state_open(const char *dir,
     st = take_lock(s, err);
     if (st != BC_OK)
         goto out_fail;
-    int flags = SQLITE_OPEN_READWRITE | (fresh ? SQLITE_OPEN_CREATE : 0);
-    if (sqlite3_open_v2(db_path, &s->db, flags, NULL) != SQLITE_OK) {
+    if (fresh &&
+        (st = create_atomically(s, db_path, fixed, count, err)) != BC_OK)
+        goto out_fail;
+    if (sqlite3_open_v2(db_path, &s->db, SQLITE_OPEN_READWRITE, NULL) !=
+        SQLITE_OK) {
         set_err(err->text, sizeof(err->text), "cannot open crawl.db: %s",
                 s->db ? sqlite3_errmsg(s->db) : "out of memory");
         st = BC_ERR_IO;
         goto out_fail;
     }
     if (fresh) {
-        st = create_db(s, fixed, count);
-        if (st != BC_OK)
+        s->next_seq = 1; /* a URL's seq is its id for the frontier: not 0 */
+        if (exec(s, "PRAGMA journal_mode = WAL") != BC_OK ||
+            prepare_all(s) != BC_OK) {
             snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
+            st = BC_ERR_IO;
+        }
     } else {
         s->resumed = true;
         st = check_db(s, err);
@@ -1030,6 +1237,7 @@ void bc_crawl_state_close(struct bc_crawl_state *s)
     HASH_ITER(hh, s->hosts, h, htmp)
     {
         HASH_DEL(s->hosts, h);
+        free(h->requeued);
         free(h);
     }
     struct counter *c, *ctmp;
@@ -1328,12 +1536,9 @@ enum bc_status bc_crawl_state_page_done(struct bc_crawl_state *s, uint64_t id)
     enum bc_status st = ensure_txn(s);
     if (st != BC_OK)
         return st;
-    /* Only a URL in flight: one queued again after 429/503 stays queued. */
-    sqlite3_bind_int64(s->stmt[S_DONE], 1, (sqlite3_int64)id);
-    st = run(s, S_DONE);
-    if (st != BC_OK)
-        s->failed = true;
-    return st;
+    /* Only a URL in flight: one queued again after 429/503 has left the
+     * flight table already. */
+    return run_seq(s, S_FLIGHT_DEL, (sqlite3_int64)id, NULL);
 }
 
 enum bc_status bc_crawl_state_counter_set(struct bc_crawl_state *s,
@@ -1377,8 +1582,9 @@ enum bc_status bc_crawl_state_commit(struct bc_crawl_state *s,
     }
     if (st == BC_OK)
         st = set_meta(s, "next_seq", s->next_seq);
-    if (st == BC_OK)
-        st = set_meta(s, "low_seq", s->low_seq);
+    /* The cursors that moved. */
+    for (struct shost *h = s->dirty; st == BC_OK && h; h = h->next_dirty)
+        st = run_seq(s, S_HOST_CURSOR, h->cursor, h);
     if (st == BC_OK)
         st = set_meta(s, "out_offset", (sqlite3_int64)s->out_offset);
     if (st == BC_OK)
@@ -1395,6 +1601,12 @@ enum bc_status bc_crawl_state_commit(struct bc_crawl_state *s,
         return st;
     }
     s->in_txn = false;
+    while (s->dirty) {
+        struct shost *h = s->dirty;
+        s->dirty = h->next_dirty;
+        h->dirty = false;
+        h->next_dirty = NULL;
+    }
     HASH_ITER(hh, s->counters, c, ctmp)
     c->dirty = false;
     s->committed_journal = s->journal;

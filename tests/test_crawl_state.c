@@ -359,6 +359,18 @@ static void flip(const char *path, long offset)
     close(fd);
 }
 
+/* The page size of an SQLite database (its header, bytes 16-17). */
+static long page_size(const char *path)
+{
+    unsigned char h[18];
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    assert_int_equal(fread(h, 1, sizeof(h), fp), sizeof(h));
+    fclose(fp);
+    long n = (long)h[16] << 8 | h[17];
+    return n == 1 ? 65536 : n;
+}
+
 static void test_damaged(void **state)
 {
     (void)state;
@@ -369,7 +381,7 @@ static void test_damaged(void **state)
     snprintf(p, sizeof(p), "%s/crawl.db", d);
     struct stat sb;
     assert_int_equal(stat(p, &sb), 0);
-    assert_true(sb.st_size > 4 * 4096);
+    assert_true(sb.st_size > 4 * page_size(p));
     assert_int_equal(truncate(p, sb.st_size / 2), 0);
     enum bc_status st = open_err(d, &err);
     assert_true(st == BC_ERR_CORRUPT);
@@ -377,7 +389,7 @@ static void test_damaged(void **state)
     /* A b-tree page's header byte flipped. */
     d = make_state();
     snprintf(p, sizeof(p), "%s/crawl.db", d);
-    flip(p, 3 * 4096);
+    flip(p, 3 * page_size(p)); /* the page type byte of page 4 */
     assert_int_equal(open_err(d, &err), BC_ERR_CORRUPT);
     /* The database's header flipped. */
     d = make_state();
@@ -464,6 +476,39 @@ static void test_write_error(void **state)
     bc_crawl_state_close(s);
 }
 
+/* A creation that fails half way (the file-size limit) leaves no crawl.db
+ * behind: the next open creates the state afresh. */
+static void test_create_write_error(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl = {16 * 1024, 16 * 1024};
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+            _exit(12);
+        struct bc_crawl_state *s = NULL;
+        struct bc_crawl_state_error err;
+        enum bc_status st = bc_crawl_state_open(d, fixed, NFIXED, &s, &err);
+        bc_crawl_state_close(s);
+        _exit(st == BC_ERR_IO ? 0 : 13);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_false(exists(d, "crawl.db"));
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier *f = frontier_of(s);
+    struct bc_crawl_state_info info;
+    bc_crawl_state_info(s, &info);
+    assert_false(info.resumed);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+}
+
 int main(void)
 {
     snprintf(base, sizeof(base), "%s/bc_state_XXXXXX",
@@ -479,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_not_a_state),
         cmocka_unit_test(test_damaged),
         cmocka_unit_test(test_write_error),
+        cmocka_unit_test(test_create_write_error),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[400];
