@@ -12,20 +12,27 @@
  *
  * THE IDEA
  * One SQLite database in WAL mode holds the journal of every URL admitted,
- * in admission order, with its state:
+ * in admission order, and per host a cursor into it:
  *
- *     urls: id (admission order) | host | seq (FIFO position) | state | url
- *           state 0 queued, 1 handed out (in flight), 2 fetched, 3 dropped
+ *     urls:   id (admission order) | host | seq (FIFO position) | url ...
+ *     hosts:  id | origin | robots.txt outcome ... | cursor
+ *     flight: seq | host | requeued      (handed out, not completed)
+ *
+ * A host's queue is its URLs with seq > cursor, in seq order (a range of
+ * the index urls_queue), after the URLs requeued at its head by a resume.
+ * The frontier hands a host's URLs out in exactly that order, so a
+ * hand-out only moves the cursor (in memory, written at commit) and adds
+ * a flight row; a completion deletes it. No URL row is rewritten.
  *
  * The frontier tells the store of each change (frontier.h's hooks); the
  * changes of one turn of the crawl loop go into one transaction, and a
- * commit makes them durable together. So a page's completion (state 1 ->
- * 2) and the admission of its links (new rows) are kept or lost together,
- * and a URL handed out is committed as in flight before its transfer
- * starts: after a kill, the rows still in state 1 are exactly the
+ * commit makes them durable together. So a page's completion (its flight
+ * row deleted) and the admission of its links (new rows) are kept or lost
+ * together, and a URL handed out is committed as in flight before its
+ * transfer starts: after a kill, the flight rows are exactly the
  * transfers that may have happened without being recorded, and a resume
- * queues them again at the head of their host's queue (seq below every
- * other). At most the crawl's concurrency of them per kill.
+ * queues them again at the head of their host's queue. At most the
+ * crawl's concurrency of them per kill.
  *
  * The seen-test's Bloom filter is too big to write per commit (it is m/8
  * bytes, written whole). It is saved now and then, right after a commit,
@@ -38,12 +45,13 @@
  *
  * BOUNDED MEMORY
  * The frontier keeps a window of each host's queue in memory and asks the
- * store for more (refill) when it runs empty: a range scan of the partial
- * index urls_queue (host, seq) WHERE state = 0. Per host the store keeps
- * its row id and two counters in memory (queue length, admissions for the
- * budget); they are not written per commit (that would double the writes)
- * but counted again on resume: the queue lengths by a scan of urls_queue,
- * the admissions by a scan of the journal when a host budget is set.
+ * store for more (refill) when it runs empty: a range scan of the index
+ * urls_queue (host, seq) after the cursor. Per host the store keeps its
+ * row id, cursor, requeued URLs and two counters in memory (queue length,
+ * admissions for the budget); the counters are not written per commit
+ * (that would double the writes) but counted again on resume: the queue
+ * lengths by a range count of urls_queue per host, the admissions by a
+ * scan of the journal when a host budget is set.
  *
  * DURABILITY
  * synchronous=NORMAL: a commit appends to the WAL without an fsync. A
