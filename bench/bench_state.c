@@ -189,6 +189,7 @@ int main(int argc, char **argv)
     if ((st = bc_crawl_state_commit(s, f)) != BC_OK)
         die("commit", st, s);
     double t3 = now_s();
+    double rss_drain = rss_mib();
     bc_frontier_free(f);
     bc_crawl_state_close(s);
     double db = file_mib(dir, "crawl.db") + file_mib(dir, "crawl.db-wal");
@@ -232,7 +233,8 @@ int main(int argc, char **argv)
            (unsigned long long)batch, cm);
     printf("| snapshot (bloom.snap) | %.2f s | |\n", t1s - t1);
     printf("| peak RSS after the adds | %.0f MiB | |\n", rss_fill);
-    printf("| peak RSS overall | %.0f MiB | |\n", rss);
+    printf("| peak RSS after the next+done | %.0f MiB | |\n", rss_drain);
+    printf("| peak RSS overall (with the resume) | %.0f MiB | |\n", rss);
     printf("| of which the Bloom filter | %.0f MiB | |\n", bloom);
     printf("| peak RSS besides the Bloom filter | %.0f MiB | <= 256 MiB |\n",
            rss - bloom);

@@ -93,6 +93,7 @@
 
 #define CHUNK_FIRST          256u
 #define CHUNK_MAX            (64u * 1024u)
+#define CHUNK_MAX_WINDOW     512u
 #define ENTRY_HEADER         6u
 #define ENTRY_ID             8u /* with a store: the store's id of the URL */
 #define NOT_IN_HEAP          SIZE_MAX
@@ -375,7 +376,10 @@ static bool queue_reserve(struct bc_frontier *f, struct host *h, size_t len)
     else
         h->first = c;
     h->last = c;
-    h->next_chunk = cap < CHUNK_MAX ? (uint32_t)cap * 2 : CHUNK_MAX;
+    /* With a store a host holds a window of a few URLs: its chunks stay
+     * small (they would otherwise keep doubling with every refill). */
+    uint32_t max = f->store.queued ? CHUNK_MAX_WINDOW : CHUNK_MAX;
+    h->next_chunk = cap < max ? (uint32_t)cap * 2 : max;
     h->queue_bytes += sizeof(*c) + cap;
     f->queue_bytes += sizeof(*c) + cap;
     return true;

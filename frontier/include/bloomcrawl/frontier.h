@@ -413,7 +413,7 @@ struct bc_seen *bc_frontier_seen(struct bc_frontier *frontier);
  * seen-test), the seeds' scope, the admissions the snapshot lacks
  * (bc_frontier_restore_seen()) and its counters.
  */
-#define BC_FRONTIER_DEFAULT_WINDOW 16u
+#define BC_FRONTIER_DEFAULT_WINDOW 8u
 
 /* A queued URL as the store sees it. */
 struct bc_frontier_entry {
@@ -449,7 +449,7 @@ struct bc_frontier_host_state {
 
 struct bc_frontier_store {
     void *ctx;     /* passed to every hook */
-    size_t window; /* URLs per host in memory (0: the default, 16) */
+    size_t window; /* URLs per host in memory (0: the default, 8) */
     enum bc_status (*queued)(void *ctx, const char *origin, size_t origin_len,
                              const struct bc_frontier_entry *e, bool requeue,
                              uint64_t *id);
