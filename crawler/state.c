@@ -57,10 +57,11 @@
  * synchronous=NORMAL: a commit appends to the WAL without an fsync. A
  * killed process loses nothing committed (the OS has the pages); a power
  * loss or OS crash can lose the commits since the last checkpoint's fsync
- * (SQLite checkpoints every 1000 pages of WAL), and never corrupts the
- * database. The snapshot is fsynced; if a power loss kept a snapshot
- * newer than the database, its extra admissions only make the seen-test
- * refuse URLs that the lost commits had admitted: they are lost with them.
+ * (SQLite checkpoints every 16,384 pages of WAL, and a snapshot begins
+ * with one), and never corrupts the database. The snapshot is taken after
+ * a checkpoint (which syncs the WAL), so it never knows admissions that
+ * a power loss could take from the database: such URLs would be refused
+ * as seen and never fetched.
  *
  * CHECKS
  * crawl.db carries application_id 0x62437374 ("bCst") and user_version
@@ -1626,6 +1627,14 @@ enum bc_status bc_crawl_state_snapshot(struct bc_crawl_state *s,
 {
     if (!s || !f || s->in_txn || s->failed)
         return BC_ERR_INVALID_ARG;
+    /* A checkpoint syncs the WAL first: every commit the snapshot covers
+     * is then on disk, so a power loss cannot leave a snapshot that knows
+     * admissions the database lost (their URLs would never be fetched). */
+    if (sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL,
+                                  NULL) != SQLITE_OK) {
+        s->failed = true;
+        return db_fail(s, "checkpoint");
+    }
     char *snap = path_join(s->dir, "bloom.snap");
     if (!snap)
         return BC_ERR_NOMEM;

@@ -28,8 +28,9 @@
  *
  * Durability: WAL with synchronous=NORMAL. A commit survives the process
  * being killed (the WAL is in the OS's page cache); a power loss or an OS
- * crash can lose the last commits (those not yet checkpointed into the
- * database file by an fsync), never leave the database inconsistent.
+ * crash can lose the last commits (those since the last sync of the WAL,
+ * at a checkpoint or a snapshot), never leave the database inconsistent,
+ * never leave a snapshot that knows more than the database.
  *
  * The library never prints: every failure is a status, with a text
  * (bc_crawl_state_errmsg(), or the error record of bc_crawl_state_open()).
@@ -185,7 +186,9 @@ enum bc_status bc_crawl_state_commit(struct bc_crawl_state *state,
  * Save the frontier's Bloom filter to bloom.snap and record the journal
  * position it covers. Call right after bc_crawl_state_commit(), before any
  * other frontier call, so that the filter holds exactly the committed
- * admissions. Cost: writing the filter (m/8 bytes) plus an fsync. Returns
+ * admissions. Syncs the WAL first (a passive checkpoint), so the snapshot
+ * never covers a commit that a power loss could undo. Cost: the
+ * checkpoint, writing the filter (m/8 bytes) and its fsync. Returns
  * BC_OK, BC_ERR_INVALID_ARG (a transaction open) or BC_ERR_IO.
  */
 enum bc_status bc_crawl_state_snapshot(struct bc_crawl_state *state,
