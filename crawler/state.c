@@ -1272,9 +1272,11 @@ const char *bc_crawl_state_errmsg(const struct bc_crawl_state *s)
 void bc_crawl_state_info(const struct bc_crawl_state *s,
                          struct bc_crawl_state_info *out)
 {
-    if (!s || !out)
+    if (!out)
         return;
     memset(out, 0, sizeof(*out));
+    if (!s)
+        return;
     out->resumed = s->resumed;
     out->runs = s->runs;
     out->refetched_now = s->refetched_now;

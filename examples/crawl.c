@@ -773,7 +773,9 @@ static void add_seed(struct crawl *c, const char *file, uint64_t line,
     bc_crawler_add_seed(c->crawler, url, len, &reason, &ust);
     if (reason == BC_ADMIT_QUEUED || reason == BC_ADMIT_DUPLICATE)
         return;
-    if (c->state && reason == BC_ADMIT_PROBABLY_SEEN)
+    struct bc_crawl_state_info si;
+    bc_crawl_state_info(c->state, &si); /* zeros without a state */
+    if (si.resumed && reason == BC_ADMIT_PROBABLY_SEEN)
         return; /* a seed of the crawl being resumed */
     if (file)
         fprintf(stderr, "crawl: %s:%llu: seed \"", file,

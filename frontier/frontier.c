@@ -69,7 +69,9 @@
  * to 64 KiB. An entry is a 2-byte length, a 2-byte depth, a byte of
  * redirect hops, a byte of 429/503 retries and the URL bytes without a
  * NUL: a queued URL costs its length + 6 bytes, plus the unused tail of
- * its host's newest chunk.
+ * its host's newest chunk. With a store (frontier.h: PERSISTENCE) an entry
+ * also holds the store's 8-byte id, and a host keeps only a window of its
+ * queue in chunks of at most 512 bytes; the rest is the store's.
  *
  * TIME
  * The caller passes now_ms to every call that needs time. The frontier

@@ -112,7 +112,7 @@ struct bc_crawl_state_info {
     uint64_t snapshot_pos;  /* journal entries the snapshot covers */
 };
 
-/* Fill *out. O(1). */
+/* Fill *out (all zero for a NULL state). O(1). */
 void bc_crawl_state_info(const struct bc_crawl_state *state,
                          struct bc_crawl_state_info *out);
 
