@@ -1578,6 +1578,64 @@ static void test_store_restore(void **state)
     }
 }
 
+/* Every robots.txt outcome survives a restore: rules parsed (no second
+ * fetch, the rules obeyed), unreachable (nothing before its retry time,
+ * then asked again), given up (refused, no fetch at all); a restore
+ * counts its ttl from the new clock. */
+static void test_store_restore_robots(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = store_config();
+    c.robots_retries = 0; /* the first failure gives a host up */
+    static struct fake_store fs;
+    memset(&fs, 0, sizeof(fs));
+    struct bc_frontier *f = make(&c);
+    struct bc_frontier_store st = fake_store_of(&fs, 2);
+    assert_int_equal(bc_frontier_set_store(f, &st), BC_OK);
+    seed(f, "http://a.test/");
+    add(f, "http://b.test/x", NULL, 1);
+    robots(f, 0, "http://a.test/robots.txt", 200, store_robots);
+    robots(f, 0, "http://b.test/robots.txt", 503, NULL); /* given up */
+    struct bc_frontier_job d = next(f, 10);
+    assert_int_equal(d.action, BC_FRONTIER_DROP); /* b.test/x */
+    assert_int_equal(d.reason, BC_ADMIT_HOST_GIVEN_UP);
+    expect_fetch(f, 10, "http://a.test/");
+    bc_frontier_free(f); /* a kill: a.test/ in flight */
+    fake_crash(&fs);
+    assert_int_equal(fs.hosts[1].st.robots, BC_FRONTIER_ROBOTS_GIVEN_UP);
+
+    c.robots_retries = 3;
+    f = fake_resume(&fs, &c, 2, "http://a.test/", 5000);
+    expect_fetch(f, 5000, "http://a.test/"); /* rules known: no robots */
+    assert_int_equal(add(f, "http://a.test/private/z", NULL, 1),
+                     BC_ADMIT_ROBOTS);
+    assert_int_equal(add(f, "http://b.test/y", NULL, 1),
+                     BC_ADMIT_HOST_GIVEN_UP);
+    assert_int_equal(next(f, 6000).action, BC_FRONTIER_WAIT); /* a.test/ */
+    assert_int_equal(bc_frontier_given_up_hosts(f, NULL, NULL), 1);
+    bc_frontier_free(f);
+
+    /* Unreachable, not given up: blocked until its retry, from the new
+     * clock. */
+    memset(&fs, 0, sizeof(fs));
+    f = make(&c);
+    assert_int_equal(bc_frontier_set_store(f, &st), BC_OK);
+    seed(f, "http://c.test/");
+    robots(f, 0, "http://c.test/robots.txt", 500, NULL);
+    bc_frontier_free(f);
+    assert_int_equal(fs.hosts[0].st.robots, BC_FRONTIER_ROBOTS_UNREACHABLE);
+    assert_int_equal(fs.hosts[0].st.robots_ttl_ms, c.robots_retry_ms);
+    f = fake_resume(&fs, &c, 2, "http://c.test/", 100000);
+    struct bc_frontier_job w = next(f, 100000);
+    assert_int_equal(w.action, BC_FRONTIER_WAIT);
+    assert_int_equal(w.wait_until_ms, 100000 + c.robots_retry_ms);
+    robots(f, 100000 + c.robots_retry_ms, "http://c.test/robots.txt", 404,
+           NULL);
+    expect_fetch(f, 100000 + c.robots_retry_ms + c.min_delay_ms,
+                 "http://c.test/");
+    bc_frontier_free(f);
+}
+
 /* A failing store is sticky: add, next, done report its error. */
 static void test_store_error(void **state)
 {
@@ -1636,6 +1694,7 @@ int main(void)
         cmocka_unit_test(test_header_sketch),
         cmocka_unit_test(test_store_window_fifo),
         cmocka_unit_test(test_store_restore),
+        cmocka_unit_test(test_store_restore_robots),
         cmocka_unit_test(test_store_error),
     };
     return bc_test_status(cmocka_run_group_tests(tests, NULL, NULL));
