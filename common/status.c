@@ -75,6 +75,10 @@ const char *bc_strerror(enum bc_status status)
         return "transfer aborted by the caller";
     case BC_ERR_FETCH_OTHER:
         return "transfer failed";
+    case BC_ERR_LOCKED:
+        return "in use by another process";
+    case BC_ERR_MISMATCH:
+        return "differs from the recorded setting";
     }
     return "unknown status";
 }

@@ -76,6 +76,18 @@
  * so its host slot is freed. A link that cannot be buffered is lost and
  * counted (links_nomem).
  *
+ * A CRAWL THAT SURVIVES (config.state)
+ * With a crawl state (crawler/state.c) the frontier writes every change
+ * to the state's open transaction, and each turn commits once, after
+ * dispatching and before the fetcher runs: so a URL handed out is
+ * recorded as in flight before its transfer can start, and a page that
+ * completed in the last turn (page_done, its links admitted) is committed
+ * with it before its transfer slot carries another request. A kill loses
+ * at most the turn in progress: the pages completed in it, which were in
+ * flight at the last commit, are fetched again on resume (at most
+ * `concurrency`). After a commit, every SNAPSHOT_MS, the seen-test's
+ * Bloom filter is saved: it then holds exactly the committed admissions.
+ *
  * The crawler owns one allocation per transfer in flight, kept on a list
  * so that bc_crawler_free() releases the ones the fetcher abandons.
  */
@@ -83,12 +95,17 @@
 
 #include "bloomcrawl/crawler.h"
 
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "bloomcrawl/robots.h"
 #include "bloomcrawl/url.h"
+
+/* Time between two snapshots of the seen-test with a crawl state. */
+#define SNAPSHOT_MS 2000u
 
 /* ---- error kinds --------------------------------------------------------- */
 
@@ -136,6 +153,8 @@ enum bc_crawler_error_kind bc_crawler_error_kind_of(enum bc_status st)
     case BC_ERR_FETCH_URL:
     case BC_ERR_FETCH_ABORTED:
     case BC_ERR_FETCH_OTHER:
+    case BC_ERR_LOCKED:
+    case BC_ERR_MISMATCH:
         break;
     }
     return BC_CRAWLER_ERR_OTHER;
@@ -204,6 +223,9 @@ struct bc_crawler {
     struct bc_crawler_stats stats;
     bool stopping;
     bool in_step; /* inside bc_crawler_step: step, run and free refused */
+    struct bc_crawl_state *state; /* or NULL */
+    enum bc_status state_status;  /* the first state error, sticky */
+    uint64_t last_snapshot;       /* now_ms() of the last snapshot */
 };
 
 static uint64_t monotonic_ms(void *ctx)
@@ -419,6 +441,17 @@ static bool on_body(void *ctx, void *user, const void *data, size_t len)
 
 /* ---- completion ------------------------------------------------------------- */
 
+/* With a state: the FETCH job id is fetched (in the open transaction,
+ * with the page's links). A 429/503 queued again is the frontier's. */
+static void page_done(struct bc_crawler *c, uint64_t id)
+{
+    if (!c->state || c->state_status != BC_OK || id == 0)
+        return;
+    enum bc_status st = bc_crawl_state_page_done(c->state, id);
+    if (st != BC_OK)
+        c->state_status = st;
+}
+
 /* A robots.txt transfer finished. Only a file read in full, or up to its
  * 500 KiB limit (bc_fetcher_add_truncated), counts as an answer; any
  * failure is "unreachable" (status 0), never "allow all". */
@@ -495,7 +528,9 @@ static void complete_page(struct bc_crawler *c, struct transfer *t,
         .response_ms = r->time_ms,
         .retry_after_ms = r->has_retry_after ? r->retry_after_ms : 0,
     };
+    uint64_t id = t->job.id;
     bc_frontier_done(c->frontier, &t->job, &o, now);
+    page_done(c, id);
 }
 
 /* The fetcher's completion callback. */
@@ -510,6 +545,115 @@ static void on_done(void *ctx, const struct bc_fetch_result *r)
     else
         complete_page(c, t, r, now);
     transfer_free(t);
+}
+
+/* ---- the crawl state ------------------------------------------------------- */
+
+/* The loop's counters as the state keeps them ("crawler.NAME"). */
+#define STAT(name)                                                             \
+    {                                                                          \
+        "crawler." #name, offsetof(struct bc_crawler_stats, name)              \
+    }
+static const struct {
+    const char *name;
+    size_t off;
+} stat_fields[] = {
+    STAT(seeds),
+    STAT(seeds_admitted),
+    STAT(handed_out),
+    STAT(pages),
+    STAT(bytes),
+    STAT(status_class[0]),
+    STAT(status_class[1]),
+    STAT(status_class[2]),
+    STAT(status_class[3]),
+    STAT(status_class[4]),
+    STAT(status_class[5]),
+    STAT(links),
+    STAT(nofollow_skipped),
+    STAT(links_nomem),
+    STAT(redirects),
+    STAT(merged),
+    STAT(merged_absolute),
+    STAT(bad_scheme),
+    STAT(bad_malformed),
+    STAT(robots_fetched),
+    STAT(dropped),
+    STAT(given_up_dropped),
+    STAT(not_started),
+};
+#undef STAT
+
+static uint64_t *stat_at(struct bc_crawler_stats *s, size_t off)
+{
+    return (uint64_t *)(void *)((char *)s + off);
+}
+
+static void counters_save(struct bc_crawler *c)
+{
+    for (size_t i = 0; i < sizeof(stat_fields) / sizeof(stat_fields[0]); i++)
+        (void)bc_crawl_state_counter_set(
+            c->state, stat_fields[i].name,
+            *stat_at(&c->stats, stat_fields[i].off));
+    for (int e = 0; e < BC_CRAWLER_ERR_KIND_COUNT; e++) {
+        char name[64];
+        snprintf(name, sizeof(name), "crawler.errors.%s",
+                 bc_crawler_error_kind_name((enum bc_crawler_error_kind)e));
+        (void)bc_crawl_state_counter_set(c->state, name, c->stats.errors[e]);
+    }
+}
+
+/* The counters of the runs before: the pages in flight at the last commit
+ * were not completed, and are handed out again: handed_out restarts from
+ * the pages completed, so that max_pages counts each page once. */
+static void counters_load(struct bc_crawler *c)
+{
+    for (size_t i = 0; i < sizeof(stat_fields) / sizeof(stat_fields[0]); i++)
+        *stat_at(&c->stats, stat_fields[i].off) =
+            bc_crawl_state_counter_get(c->state, stat_fields[i].name);
+    for (int e = 0; e < BC_CRAWLER_ERR_KIND_COUNT; e++) {
+        char name[64];
+        snprintf(name, sizeof(name), "crawler.errors.%s",
+                 bc_crawler_error_kind_name((enum bc_crawler_error_kind)e));
+        c->stats.errors[e] = bc_crawl_state_counter_get(c->state, name);
+    }
+    c->stats.handed_out = c->stats.pages + c->stats.not_started;
+}
+
+/* Commit the turn (when the frontier wrote anything); a failure is
+ * sticky. */
+static enum bc_status commit_state(struct bc_crawler *c, uint64_t now)
+{
+    if (!c->state)
+        return BC_OK;
+    if (c->state_status == BC_OK)
+        c->state_status = bc_frontier_store_status(c->frontier);
+    if (c->state_status != BC_OK)
+        return c->state_status;
+    if (!bc_crawl_state_pending(c->state))
+        return BC_OK;
+    counters_save(c);
+    enum bc_status st = bc_crawl_state_commit(c->state, c->frontier);
+    if (st == BC_OK && now - c->last_snapshot >= SNAPSHOT_MS) {
+        st = bc_crawl_state_snapshot(c->state, c->frontier);
+        c->last_snapshot = now;
+    }
+    c->state_status = st;
+    return st;
+}
+
+/* Commit and snapshot, whatever the time. */
+static enum bc_status sync_state(struct bc_crawler *c, uint64_t now)
+{
+    if (!c->state)
+        return BC_OK;
+    enum bc_status st = commit_state(c, now);
+    if (st == BC_OK && now != c->last_snapshot) {
+        st = bc_crawl_state_snapshot(c->state, c->frontier);
+        c->last_snapshot = now;
+        c->state_status = st;
+    }
+    return st;
 }
 
 /* ---- the loop ------------------------------------------------------------- */
@@ -545,6 +689,7 @@ static bool start(struct bc_crawler *c, const struct bc_frontier_job *job,
         } else {
             struct bc_frontier_outcome o = {0, 0, 0};
             bc_frontier_done(c->frontier, &failed, &o, now);
+            page_done(c, job->id);
         }
         transfer_free(t);
         return false;
@@ -569,8 +714,11 @@ static uint64_t dispatch(struct bc_crawler *c, uint64_t now, bool *over)
             return 0;
         }
         struct bc_frontier_job job;
-        if (bc_frontier_next(c->frontier, now, &job) != BC_OK)
+        if (bc_frontier_next(c->frontier, now, &job) != BC_OK) {
+            if (bc_frontier_store_status(c->frontier) != BC_OK)
+                return 0;     /* the state failed: step reports it */
             return now + 100; /* out of memory: try again shortly */
+        }
         switch (job.action) {
         case BC_FRONTIER_DONE:
             *over = bc_fetcher_in_flight(c->fetcher) == 0;
@@ -602,11 +750,19 @@ enum bc_status bc_crawler_step(struct bc_crawler *c, uint64_t timeout_ms,
 {
     if (!c || c->in_step)
         return BC_ERR_INVALID_ARG;
+    if (c->state_status != BC_OK)
+        return c->state_status;
     c->in_step = true;
     bool over;
     uint64_t now = now_ms(c);
     uint64_t wake = dispatch(c, now, &over);
-    enum bc_status st = BC_OK;
+    /* With a state: commit the jobs just handed out (with the pages of
+     * the last turn) before their transfers start; at the end, sync. */
+    enum bc_status st = over ? sync_state(c, now) : commit_state(c, now);
+    if (st != BC_OK) {
+        c->in_step = false;
+        return st;
+    }
     if (!over) {
         uint64_t timeout = timeout_ms;
         if (wake > now && wake - now < timeout)
@@ -629,6 +785,13 @@ enum bc_status bc_crawler_step(struct bc_crawler *c, uint64_t timeout_ms,
     if (done)
         *done = over;
     return st;
+}
+
+enum bc_status bc_crawler_sync(struct bc_crawler *c)
+{
+    if (!c || c->in_step)
+        return BC_ERR_INVALID_ARG;
+    return sync_state(c, now_ms(c));
 }
 
 enum bc_status bc_crawler_run(struct bc_crawler *c)
@@ -675,9 +838,17 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
     c->clock = config->clock ? config->clock : monotonic_ms;
     c->on_page = config->on_page;
     c->ctx = config->ctx;
-    enum bc_status st = bc_frontier_create(&config->frontier, &c->frontier);
+    c->state = config->state;
+    enum bc_status st =
+        c->state ? bc_crawl_state_frontier(c->state, &config->frontier, 0,
+                                           now_ms(c), &c->frontier)
+                 : bc_frontier_create(&config->frontier, &c->frontier);
     if (st != BC_OK)
         goto out_free;
+    if (c->state) {
+        counters_load(c);
+        c->last_snapshot = now_ms(c);
+    }
     struct bc_fetcher_config xc = config->fetcher;
     if (!xc.user_agent || !*xc.user_agent)
         xc.user_agent = config->frontier.user_agent;
@@ -728,6 +899,11 @@ enum bc_status bc_crawler_add_seed(struct bc_crawler *c, const char *url,
     count_bad_url(c, why, ust);
     if (why == BC_ADMIT_QUEUED || why == BC_ADMIT_DUPLICATE)
         c->stats.seeds_admitted++;
+    if (why == BC_ADMIT_QUEUED && c->state && c->state_status == BC_OK) {
+        enum bc_status sst = bc_crawl_state_add_seed(c->state, url, len);
+        if (sst != BC_OK)
+            c->state_status = sst;
+    }
     if (reason)
         *reason = why;
     if (url_status)

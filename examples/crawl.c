@@ -60,10 +60,12 @@ static void usage(FILE *f)
     fprintf(
         f,
         "usage: crawl [options] URL...\n"
+        "       crawl --state DIR [options] [URL...]\n"
         "\n"
         "Crawl from the seed URLs, politely: robots.txt first, one request\n"
         "at a time per host, a delay between requests to a host.\n"
         "\n"
+
         "Seeds and limits:\n"
         "  --seeds FILE         more seed URLs, one per line\n"
         "  --max-pages N        stop after N pages (default: no limit)\n"
@@ -123,6 +125,33 @@ static void usage(FILE *f)
         "       stop: transfers in flight finish, the report is written\n"
         "       (interrupted)\n",
         DEFAULT_USER_AGENT);
+    fputs(
+        "\n"
+        "Crash safety:\n"
+        "  --state DIR          keep the crawl in DIR (created, mode 0700:\n"
+        "                       crawl.db, SQLite; bloom.snap; lock) and\n"
+        "                       resume it when run again with the same\n"
+        "                       command: after a kill -9 or a reboot,\n"
+        "                       nothing fetched and committed is fetched\n"
+        "                       again (only the pages in flight at the kill,\n"
+        "                       at most --concurrency: \"refetched after\n"
+        "                       restart\"), nothing queued is lost, --out is\n"
+        "                       appended (a record not committed is cut) and\n"
+        "                       every counter continues. Seeds may be left\n"
+        "                       out on resume. May change on resume:\n"
+        "                       --max-pages (counts all runs), --max-depth,\n"
+        "                       --concurrency, --per-host, --delay,\n"
+        "                       --timeout, --max-body, --max-redirects,\n"
+        "                       --max-retries, --max-retry-after,\n"
+        "                       --robots-retries, --robots-retry-delay,\n"
+        "                       --host-budget, --quiet, --out, --stats-json,\n"
+        "                       --resolve. May not (refused, exit 2):\n"
+        "                       --scope, --include, --exclude, --expect,\n"
+        "                       --fp-rate, --layout, --lru, --user-agent,\n"
+        "                       --no-robots. A DIR that is not a crawl\n"
+        "                       state, is damaged or is in use by another\n"
+        "                       crawl is refused (exit 1) and left as it is\n",
+        f);
 }
 
 /* ---- options --------------------------------------------------------- */
@@ -151,6 +180,7 @@ struct options {
     uint64_t lru;
     uint64_t timeout_ms, max_body;
     const char *out_file, *stats_file;
+    const char *state_dir;
     bool quiet;
     const char *expect_text, *fp_rate_text; /* as given, for messages */
 };
@@ -318,6 +348,8 @@ static int parse_options(int argc, char **argv, struct options *o)
             o->out_file = v;
         else if (!strcmp(a, "--stats-json"))
             o->stats_file = v;
+        else if (!strcmp(a, "--state"))
+            o->state_dir = v, bad = *v == '\0';
         else
             unknown = 1;
         if (unknown) {
@@ -340,7 +372,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         }
         i += takes;
     }
-    if (o->seed_count == 0 && !o->seeds_file) {
+    if (o->seed_count == 0 && !o->seeds_file && !o->state_dir) {
         fprintf(stderr, "crawl: no seed URL (see --help)\n");
         return -1;
     }
@@ -360,6 +392,8 @@ struct crawl {
     uint64_t last_progress; /* when the progress line was last written */
     bool stderr_tty;        /* refresh one line, or print one every 5 s */
     bool out_failed;
+    struct bc_crawl_state *state; /* --state, or NULL */
+    uint64_t out_offset;          /* --out's length: records written */
 };
 
 static volatile sig_atomic_t interrupted, stop_signal;
@@ -462,6 +496,11 @@ static void on_page(void *ctx, const struct bc_crawler_page *p)
     if (fclose(f) != 0 || !ok || !write_all(c->out_fd, buf, len))
         c->out_failed = true;
     free(buf);
+    /* The record belongs to the page's transaction: committed with it,
+     * or cut on resume. */
+    c->out_offset += len;
+    if (c->state)
+        bc_crawl_state_set_out_offset(c->state, c->out_offset);
 }
 
 /* ---- progress and report --------------------------------------------- */
@@ -544,6 +583,15 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
                 "(at most %llu each)\n",
                 (unsigned long long)s.retried,
                 (unsigned long long)c->opt.max_retries);
+    if (c->state) {
+        struct bc_crawl_state_info si;
+        bc_crawl_state_info(c->state, &si);
+        fprintf(f,
+                "state                %s, run %llu; refetched after restart "
+                "%llu (pages in flight at a kill, over all runs)\n",
+                c->opt.state_dir, (unsigned long long)si.runs,
+                (unsigned long long)si.refetched);
+    }
     fprintf(f, "\nadmission (frontier)\n");
     for (int r = 0; r < BC_ADMIT_REASON_COUNT; r++) {
         if (!s.reasons[r])
@@ -625,6 +673,12 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
             "\"pages\": %llu, \"bytes\": %llu, ",
             outcome, exit_status, (unsigned long long)(now - c->start_ms),
             (unsigned long long)k.pages, (unsigned long long)k.bytes);
+    if (c->state) {
+        struct bc_crawl_state_info si;
+        bc_crawl_state_info(c->state, &si);
+        fprintf(f, "\"runs\": %llu, \"refetched_after_restart\": %llu, ",
+                (unsigned long long)si.runs, (unsigned long long)si.refetched);
+    }
     fprintf(f,
             "\"bad_url\": {\"unsupported_scheme\": %llu, \"malformed\": "
             "%llu}, ",
@@ -719,6 +773,10 @@ static void add_seed(struct crawl *c, const char *file, uint64_t line,
     bc_crawler_add_seed(c->crawler, url, len, &reason, &ust);
     if (reason == BC_ADMIT_QUEUED || reason == BC_ADMIT_DUPLICATE)
         return;
+    struct bc_crawl_state_info si;
+    bc_crawl_state_info(c->state, &si); /* zeros without a state */
+    if (si.resumed && reason == BC_ADMIT_PROBABLY_SEEN)
+        return; /* a seed of the crawl being resumed */
     if (file)
         fprintf(stderr, "crawl: %s:%llu: seed \"", file,
                 (unsigned long long)line);
@@ -774,9 +832,12 @@ static int open_files(struct crawl *c)
             return -1;
         }
     }
+    /* With --state, --out is cut to its committed length once the state
+     * is open (and left alone if it is refused). */
+    int trunc = o->state_dir ? 0 : O_TRUNC;
     if (o->out_file &&
         (c->out_fd = open(o->out_file,
-                          O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
+                          O_WRONLY | O_CREAT | trunc | O_APPEND | O_CLOEXEC,
                           0644)) < 0) {
         fprintf(stderr, "crawl: --out %s: %s\n", o->out_file, strerror(errno));
         return -1;
@@ -819,6 +880,98 @@ static void check_saturation(struct crawl *c, bool full)
             s.fpr_estimated, c->opt.fp_rate);
 }
 
+/* ---- the crawl state (--state) ---------------------------------------- */
+
+static void state_error(struct crawl *c, enum bc_status st)
+{
+    const char *msg = bc_crawl_state_errmsg(c->state);
+    fprintf(stderr, "crawl: --state %s: %s\n", c->opt.state_dir,
+            *msg ? msg : bc_strerror(st));
+}
+
+/* Join a list of options' values with spaces into buf. */
+static const char *joined(const char *const *list, size_t n, char *buf,
+                          size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s", i ? " " : "",
+                                 list[i]);
+    return buf;
+}
+
+/*
+ * Open --state DIR with the options that may not change on resume.
+ * Returns 0, or the exit status after a message: 2 for a changed option,
+ * 1 for a DIR that is not a usable state.
+ */
+static int open_state(struct crawl *c)
+{
+    const struct options *o = &c->opt;
+    static char inc[4096], exc[4096];
+    char expect[32], fp[40], lru[32];
+    snprintf(expect, sizeof(expect), "%llu", (unsigned long long)o->expect);
+    snprintf(fp, sizeof(fp), "%.17g", o->fp_rate);
+    snprintf(lru, sizeof(lru), "%llu", (unsigned long long)o->lru);
+    const char *scope = o->scope == BC_SCOPE_HOST     ? "host"
+                        : o->scope == BC_SCOPE_DOMAIN ? "domain"
+                                                      : "any";
+    const struct bc_crawl_state_option fixed[] = {
+        {"--scope", scope},
+        {"--include", joined(o->include, o->include_count, inc, sizeof(inc))},
+        {"--exclude", joined(o->exclude, o->exclude_count, exc, sizeof(exc))},
+        {"--expect", expect},
+        {"--fp-rate", fp},
+        {"--layout", o->layout == BC_BLOOM_CLASSIC ? "classic" : "blocked"},
+        {"--lru", lru},
+        {"--user-agent", o->user_agent},
+        {"--no-robots", o->no_robots ? "yes" : "no"},
+    };
+    struct bc_crawl_state_error err;
+    enum bc_status st = bc_crawl_state_open(
+        o->state_dir, fixed, sizeof(fixed) / sizeof(fixed[0]), &c->state, &err);
+    if (st == BC_ERR_MISMATCH) {
+        fprintf(stderr,
+                "crawl: --state %s: %s differs from the crawl in %s (was %s, "
+                "now %s)\n",
+                o->state_dir, err.option, o->state_dir, err.was, err.now);
+        return 2;
+    }
+    if (st != BC_OK) {
+        fprintf(stderr, "crawl: --state %s: %s\n", o->state_dir,
+                *err.text ? err.text : bc_strerror(st));
+        return 1;
+    }
+    return 0;
+}
+
+/* The state is open and its frontier rebuilt: cut --out back to what the
+ * last commit recorded (a record written after it belongs to a page that
+ * will be fetched again). Returns 0, or 1 after a message. */
+static int resume_out(struct crawl *c)
+{
+    struct bc_crawl_state_info si;
+    bc_crawl_state_info(c->state, &si);
+    if (c->out_fd < 0)
+        return 0;
+    struct stat sb;
+    if (fstat(c->out_fd, &sb) != 0) {
+        fprintf(stderr, "crawl: --out %s: %s\n", c->opt.out_file,
+                strerror(errno));
+        return 1;
+    }
+    uint64_t keep = si.resumed ? si.out_offset : 0;
+    if ((uint64_t)sb.st_size > keep && ftruncate(c->out_fd, (off_t)keep) != 0) {
+        fprintf(stderr, "crawl: --out %s: %s\n", c->opt.out_file,
+                strerror(errno));
+        return 1;
+    }
+    c->out_offset = (uint64_t)sb.st_size < keep ? (uint64_t)sb.st_size : keep;
+    bc_crawl_state_set_out_offset(c->state, c->out_offset);
+    return 0;
+}
+
 /* ---- the loop ----------------------------------------------------------- */
 
 /*
@@ -836,6 +989,10 @@ static int run(struct crawl *c)
             return 0;
         bool done;
         enum bc_status st = bc_crawler_step(c->crawler, 1000, &done);
+        if (st != BC_OK && c->state && st != BC_ERR_NOMEM) {
+            state_error(c, st);
+            return -1;
+        }
         if (st != BC_OK) {
             fprintf(stderr, "crawl: fetcher: %s\n", bc_strerror(st));
             return -1;
@@ -919,9 +1076,17 @@ int main(int argc, char **argv)
         rc = 1;
         goto out_close;
     }
+    if (o->state_dir && (rc = open_state(&c)) != 0)
+        goto out_free;
+    cc.state = c.state;
     /* Invalid arguments can only be the frontier's (the seen-test's sizing:
      * --expect, --fp-rate, --lru): --resolve was checked above. */
     st = bc_crawler_create(&cc, &c.crawler);
+    if (st != BC_OK && c.state && *bc_crawl_state_errmsg(c.state)) {
+        state_error(&c, st); /* bloom.snap or crawl.db refused */
+        rc = 1;
+        goto out_free;
+    }
     if (st == BC_ERR_INVALID_ARG || st == BC_ERR_TOO_LARGE) {
         fprintf(stderr,
                 "crawl: cannot create the frontier (--expect, "
@@ -937,6 +1102,10 @@ int main(int argc, char **argv)
         goto out_free;
     }
     c.frontier = bc_crawler_frontier(c.crawler);
+    if (c.state && resume_out(&c) != 0) {
+        rc = 1;
+        goto out_free;
+    }
     if (!o->quiet && strcmp(o->user_agent, DEFAULT_USER_AGENT) == 0)
         fprintf(stderr,
                 "crawl: note: crawling as \"%s\"; identify yourself "
@@ -984,6 +1153,16 @@ int main(int argc, char **argv)
             rc = 3;
         }
     }
+    if (c.state && rc != 1) {
+        /* Commit and snapshot what the last steps left (a second signal
+         * abandons transfers: those stay in flight, fetched on resume). */
+        st = bc_crawler_sync(c.crawler);
+        if (st != BC_OK) {
+            state_error(&c, st);
+            outcome = "failed";
+            rc = 1;
+        }
+    }
     struct bc_crawler_stats k;
     bc_crawler_stats(c.crawler, &k);
     if (k.not_started)
@@ -1013,6 +1192,7 @@ int main(int argc, char **argv)
 
 out_free:
     bc_crawler_free(c.crawler);
+    bc_crawl_state_close(c.state);
     bc_fetcher_global_cleanup();
 out_close:
     if (c.out_fd >= 0)

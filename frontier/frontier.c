@@ -69,7 +69,9 @@
  * to 64 KiB. An entry is a 2-byte length, a 2-byte depth, a byte of
  * redirect hops, a byte of 429/503 retries and the URL bytes without a
  * NUL: a queued URL costs its length + 6 bytes, plus the unused tail of
- * its host's newest chunk.
+ * its host's newest chunk. With a store (frontier.h: PERSISTENCE) an entry
+ * also holds the store's 8-byte id, and a host keeps only a window of its
+ * queue in chunks of at most 512 bytes; the rest is the store's.
  *
  * TIME
  * The caller passes now_ms to every call that needs time. The frontier
@@ -93,7 +95,9 @@
 
 #define CHUNK_FIRST          256u
 #define CHUNK_MAX            (64u * 1024u)
+#define CHUNK_MAX_WINDOW     512u
 #define ENTRY_HEADER         6u
+#define ENTRY_ID             8u /* with a store: the store's id of the URL */
 #define NOT_IN_HEAP          SIZE_MAX
 #define MAX_ROBOTS_REDIRECTS 5u
 
@@ -121,7 +125,8 @@ struct host {
     char *origin; /* "https://example.com:8443", the hash key */
     size_t origin_len;
     struct chunk *first, *last;
-    size_t queued;
+    size_t queued;  /* URLs of the host's queue: in memory + spilled */
+    size_t spilled; /* with a store: the queue's tail held by the store */
     size_t queue_bytes;
     uint32_t next_chunk; /* size of the next chunk to allocate */
     unsigned in_flight;
@@ -156,6 +161,7 @@ struct entry_meta {
     unsigned depth;
     unsigned redirects; /* hops of the redirect chain that led to it */
     unsigned retries;   /* times queued again after 429/503 */
+    uint64_t id;        /* the store's id (0 without a store) */
 };
 
 /* A string set (seed hosts and domains). */
@@ -166,6 +172,10 @@ struct name {
 
 struct bc_frontier {
     struct bc_frontier_config cfg;
+    struct bc_frontier_store store; /* store.queued NULL: no store */
+    size_t window;                  /* with a store: URLs in memory per host */
+    unsigned entry_header;          /* ENTRY_HEADER (+ ENTRY_ID with a store) */
+    enum bc_status store_status;    /* the first store error, sticky */
     char *user_agent;
     struct bc_url_idn_cache *idn_cache; /* hosts repeat: IDNA once each */
     struct bc_seen *seen;
@@ -224,6 +234,8 @@ const char *bc_frontier_reason_name(enum bc_frontier_reason reason)
         return "host_given_up";
     case BC_ADMIT_TOO_MANY_REDIRECTS:
         return "too_many_redirects";
+    case BC_ADMIT_STORE_ERROR:
+        return "store_error";
     case BC_ADMIT_REASON_COUNT:
         break;
     }
@@ -349,7 +361,7 @@ static void host_schedule(struct bc_frontier *f, struct host *h)
 /* Make room for an entry of len URL bytes at the host's tail. */
 static bool queue_reserve(struct bc_frontier *f, struct host *h, size_t len)
 {
-    size_t need = ENTRY_HEADER + len;
+    size_t need = f->entry_header + len;
     if (h->last && h->last->cap - h->last->tail >= need)
         return true;
     size_t cap = h->next_chunk ? h->next_chunk : CHUNK_FIRST;
@@ -366,7 +378,10 @@ static bool queue_reserve(struct bc_frontier *f, struct host *h, size_t len)
     else
         h->first = c;
     h->last = c;
-    h->next_chunk = cap < CHUNK_MAX ? (uint32_t)cap * 2 : CHUNK_MAX;
+    /* With a store a host holds a window of a few URLs: its chunks stay
+     * small (they would otherwise keep doubling with every refill). */
+    uint32_t max = f->store.queued ? CHUNK_MAX_WINDOW : CHUNK_MAX;
+    h->next_chunk = cap < max ? (uint32_t)cap * 2 : max;
     h->queue_bytes += sizeof(*c) + cap;
     f->queue_bytes += sizeof(*c) + cap;
     return true;
@@ -384,20 +399,23 @@ static void queue_push(struct bc_frontier *f, struct host *h, const char *url,
     p[3] = (unsigned char)(m->depth >> 8);
     p[4] = (unsigned char)m->redirects;
     p[5] = (unsigned char)m->retries;
-    memcpy(p + ENTRY_HEADER, url, len);
-    c->tail += (uint32_t)(ENTRY_HEADER + len);
+    if (f->entry_header > ENTRY_HEADER)
+        memcpy(p + ENTRY_HEADER, &m->id, ENTRY_ID);
+    memcpy(p + f->entry_header, url, len);
+    c->tail += (uint32_t)(f->entry_header + len);
     h->queued++;
     f->queued++;
 }
 
 /* The head entry, left in place: its URL bytes (not NUL-terminated) and
  * their length in *len. The queue must not be empty. */
-static const char *queue_peek(const struct host *h, size_t *len)
+static const char *queue_peek(const struct bc_frontier *f, const struct host *h,
+                              size_t *len)
 {
     const struct chunk *c = h->first;
     const unsigned char *p = c->data + c->head;
     *len = (size_t)p[0] | (size_t)p[1] << 8;
-    return (const char *)p + ENTRY_HEADER;
+    return (const char *)p + f->entry_header;
 }
 
 /* Take the head entry into buf (NUL-terminated); returns its length. */
@@ -410,9 +428,12 @@ static size_t queue_pop(struct bc_frontier *f, struct host *h, char *buf,
     m->depth = (unsigned)p[2] | (unsigned)p[3] << 8;
     m->redirects = p[4];
     m->retries = p[5];
-    memcpy(buf, p + ENTRY_HEADER, len);
+    m->id = 0;
+    if (f->entry_header > ENTRY_HEADER)
+        memcpy(&m->id, p + ENTRY_HEADER, ENTRY_ID);
+    memcpy(buf, p + f->entry_header, len);
     buf[len] = '\0';
-    c->head += (uint32_t)(ENTRY_HEADER + len);
+    c->head += (uint32_t)(f->entry_header + len);
     h->queued--;
     f->queued--;
     if (c->head == c->tail) {
@@ -427,6 +448,28 @@ static size_t queue_pop(struct bc_frontier *f, struct host *h, char *buf,
         }
     }
     return len;
+}
+
+/* Whether the next URL queued at the host's tail goes to memory: always
+ * without a store; with one, while the host's window has room and none of
+ * its queue is spilled (memory holds a prefix of the host's FIFO). */
+static bool in_memory_next(const struct bc_frontier *f, const struct host *h)
+{
+    return !f->store.queued || (h->spilled == 0 && h->queued < f->window);
+}
+
+/* Queue a URL at the host's tail: into memory (queue_reserve() made
+ * room), or, with a store, counted as spilled: the store holds it. */
+static void enqueue(struct bc_frontier *f, struct host *h, const char *url,
+                    size_t len, const struct entry_meta *m, bool to_memory)
+{
+    if (to_memory) {
+        queue_push(f, h, url, len, m);
+    } else {
+        h->spilled++;
+        h->queued++;
+        f->queued++;
+    }
 }
 
 static void host_free(struct host *h)
@@ -504,6 +547,7 @@ enum bc_status bc_frontier_create(const struct bc_frontier_config *config,
     if (!f)
         return BC_ERR_NOMEM;
     f->cfg = *config;
+    f->entry_header = ENTRY_HEADER;
     f->cfg.url_policy.max_len = config->max_url_len;
     size_t cap = config->max_url_len + 1;
     f->user_agent = strdup(config->user_agent);
@@ -594,6 +638,70 @@ const char *bc_frontier_last_url(const struct bc_frontier *f, size_t *len)
 struct bc_seen *bc_frontier_seen(struct bc_frontier *f)
 {
     return f->seen;
+}
+
+/* ---- the store (frontier.h: persistence) ------------------------------ */
+
+enum bc_status bc_frontier_set_store(struct bc_frontier *f,
+                                     const struct bc_frontier_store *store)
+{
+    if (!f || !store || !store->queued || !store->left || !store->host ||
+        !store->refill || f->queued > 0 || f->in_flight > 0 || f->store.queued)
+        return BC_ERR_INVALID_ARG;
+    f->store = *store;
+    f->window = store->window ? store->window : BC_FRONTIER_DEFAULT_WINDOW;
+    f->entry_header = ENTRY_HEADER + ENTRY_ID;
+    return BC_OK;
+}
+
+enum bc_status bc_frontier_store_status(const struct bc_frontier *f)
+{
+    return f ? f->store_status : BC_ERR_INVALID_ARG;
+}
+
+static enum bc_frontier_robots robots_public(enum robots_state s)
+{
+    switch (s) {
+    case ROBOTS_PARSED:
+        return BC_FRONTIER_ROBOTS_PARSED;
+    case ROBOTS_ALLOW_ALL:
+        return BC_FRONTIER_ROBOTS_ALLOW_ALL;
+    case ROBOTS_UNREACHABLE:
+        return BC_FRONTIER_ROBOTS_UNREACHABLE;
+    case ROBOTS_GIVEN_UP:
+        return BC_FRONTIER_ROBOTS_GIVEN_UP;
+    case ROBOTS_UNKNOWN:
+    case ROBOTS_FETCHING:
+        break;
+    }
+    return BC_FRONTIER_ROBOTS_UNKNOWN;
+}
+
+/* Tell the store the host's state (robots.txt outcome, body when parsed,
+ * remaining lifetime from now); a failure is sticky. No store: BC_OK. */
+static enum bc_status store_host(struct bc_frontier *f, const struct host *h,
+                                 uint64_t now, const void *body, size_t len)
+{
+    if (!f->store.queued)
+        return BC_OK;
+    struct bc_frontier_host_state st;
+    memset(&st, 0, sizeof(st));
+    st.origin = h->origin;
+    st.origin_len = h->origin_len;
+    st.robots = robots_public(h->robots_state);
+    st.robots_body = st.robots == BC_FRONTIER_ROBOTS_PARSED ? body : NULL;
+    st.robots_body_len = st.robots_body ? len : 0;
+    st.robots_ttl_ms = h->robots_expires == UINT64_MAX ? UINT64_MAX
+                       : h->robots_expires > now       ? h->robots_expires - now
+                                                       : 0;
+    st.robots_failures = h->robots_failures;
+    st.given_up_lost = h->given_up_lost;
+    st.admitted = h->admitted;
+    st.queued = h->queued;
+    enum bc_status r = f->store.host(f->store.ctx, &st);
+    if (r != BC_OK)
+        f->store_status = r;
+    return r;
 }
 
 /* ---- admission checks ------------------------------------------------ */
@@ -831,6 +939,8 @@ static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
     struct host *h = host_find(f, origin, olen);
     if (h && h->robots_state == ROBOTS_GIVEN_UP) {
         h->given_up_lost++;
+        if (store_host(f, h, 0, NULL, 0) != BC_OK)
+            return BC_ADMIT_STORE_ERROR;
         return BC_ADMIT_HOST_GIVEN_UP;
     }
     if (h && f->cfg.host_budget && h->admitted >= f->cfg.host_budget)
@@ -841,10 +951,14 @@ static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
         return BC_ADMIT_ROBOTS;
 
     /* Everything that can fail goes before the seen-test, which cannot be
-     * undone: a NEW key must be enqueued. */
+     * undone: a NEW key must be enqueued. (A store error after it is
+     * sticky: the frontier is then unusable anyway.) */
     if (!h)
         h = host_get(f, origin, olen);
-    if (!h || !queue_reserve(f, h, u.len))
+    if (!h)
+        return BC_ADMIT_NOMEM;
+    bool to_memory = in_memory_next(f, h);
+    if (to_memory && !queue_reserve(f, h, u.len))
         return BC_ADMIT_NOMEM;
     size_t key_len;
     if (bc_url_seen_key(&u, &f->cfg.url_policy, f->key_buf,
@@ -858,7 +972,18 @@ static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
         return BC_ADMIT_DUPLICATE;
     if (v == BC_SEEN_PROBABLY_SEEN)
         return BC_ADMIT_PROBABLY_SEEN;
-    queue_push(f, h, u.href, u.len, m);
+    struct entry_meta em = *m;
+    if (f->store.queued) {
+        struct bc_frontier_entry e = {u.href,       u.len,      m->depth,
+                                      m->redirects, m->retries, 0};
+        st = f->store.queued(f->store.ctx, h->origin, h->origin_len, &e, false,
+                             &em.id);
+        if (st != BC_OK) {
+            f->store_status = st;
+            return BC_ADMIT_STORE_ERROR;
+        }
+    }
+    enqueue(f, h, u.href, u.len, &em, to_memory);
     h->admitted++;
     host_schedule(f, h);
     return BC_ADMIT_QUEUED;
@@ -872,6 +997,10 @@ static enum bc_status add_common(struct bc_frontier *f, const char *href,
 {
     if (!f || !reason || (!href && href_len > 0) || (!base && base_len > 0))
         return BC_ERR_INVALID_ARG;
+    if (f->store_status != BC_OK) {
+        *reason = BC_ADMIT_STORE_ERROR;
+        return f->store_status;
+    }
     enum bc_status ust;
     enum bc_frontier_reason r =
         admit(f, href ? href : "", href_len, base, base_len, m, seed, &ust);
@@ -882,6 +1011,8 @@ static enum bc_status add_common(struct bc_frontier *f, const char *href,
     *reason = r;
     if (url_status)
         *url_status = ust;
+    if (r == BC_ADMIT_STORE_ERROR)
+        return f->store_status;
     return r == BC_ADMIT_NOMEM ? BC_ERR_NOMEM : BC_OK;
 }
 
@@ -891,7 +1022,7 @@ enum bc_status bc_frontier_add(struct bc_frontier *f, const char *href,
                                enum bc_frontier_reason *reason,
                                enum bc_status *url_status)
 {
-    struct entry_meta m = {depth, 0, 0};
+    struct entry_meta m = {depth, 0, 0, 0};
     return add_common(f, href, href_len, base, base_len, &m, false, reason,
                       url_status);
 }
@@ -906,7 +1037,7 @@ enum bc_status bc_frontier_add_redirect(struct bc_frontier *f,
 {
     if (!job || !base)
         return BC_ERR_INVALID_ARG;
-    struct entry_meta m = {job->depth, job->redirects + 1, 0};
+    struct entry_meta m = {job->depth, job->redirects + 1, 0, 0};
     return add_common(f, location, location_len, base, base_len, &m, false,
                       reason, url_status);
 }
@@ -915,7 +1046,7 @@ enum bc_status bc_frontier_add_seed(struct bc_frontier *f, const char *url,
                                     size_t len, enum bc_frontier_reason *reason,
                                     enum bc_status *url_status)
 {
-    struct entry_meta m = {0, 0, 0};
+    struct entry_meta m = {0, 0, 0, 0};
     return add_common(f, url, len, NULL, 0, &m, true, reason, url_status);
 }
 
@@ -993,6 +1124,8 @@ enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
 {
     if (!f || !job)
         return BC_ERR_INVALID_ARG;
+    if (f->store_status != BC_OK)
+        return f->store_status;
     /* The URLs of the jobs done since the last call are the caller's no
      * longer. */
     job_urls_free(f->retired);
@@ -1031,9 +1164,21 @@ enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
         *job = j;
         return BC_OK;
     }
+    if (h->queued == h->spilled) {
+        /* The window in memory is empty: the store pushes the next URLs
+         * of the host's queue back (bc_frontier_refill()). */
+        enum bc_status st = f->store.refill(f->store.ctx, f, h->origin,
+                                            h->origin_len, 0, f->window);
+        if (st == BC_OK && h->queued == h->spilled)
+            st = BC_ERR_CORRUPT; /* the store lost URLs it was given */
+        if (st != BC_OK) {
+            f->store_status = st;
+            return st;
+        }
+    }
     struct entry_meta m;
     size_t len;
-    const char *head = queue_peek(h, &len);
+    const char *head = queue_peek(f, h, &len);
     bool given_up = h->robots_state == ROBOTS_GIVEN_UP;
     if (given_up || (f->cfg.obey_robots && !robots_allows(h, head, len))) {
         enum bc_frontier_reason why =
@@ -1043,6 +1188,17 @@ enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
         if (given_up)
             h->given_up_lost++;
         host_schedule(f, h);
+        if (f->store.queued) {
+            enum bc_status st =
+                f->store.left(f->store.ctx, h->origin, h->origin_len, m.id,
+                              BC_FRONTIER_DROP, why);
+            if (st == BC_OK && given_up)
+                st = store_host(f, h, now, NULL, 0);
+            if (st != BC_OK) {
+                f->store_status = st;
+                return st;
+            }
+        }
         j.action = BC_FRONTIER_DROP;
         j.reason = why;
         j.url = f->drop_buf;
@@ -1060,6 +1216,15 @@ enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
     h->in_flight++;
     f->in_flight++;
     f->handed_out++;
+    if (f->store.queued) {
+        enum bc_status st =
+            f->store.left(f->store.ctx, h->origin, h->origin_len, m.id,
+                          BC_FRONTIER_FETCH, BC_ADMIT_QUEUED);
+        if (st != BC_OK) {
+            f->store_status = st;
+            return st;
+        }
+    }
     /* With several transfers per host allowed, their starts are still
      * spaced by the delay. */
     h->next_ms = now + base_delay(f, h);
@@ -1070,6 +1235,7 @@ enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
     j.depth = m.depth;
     j.redirects = m.redirects;
     j.retries = m.retries;
+    j.id = m.id;
     *job = j;
     return BC_OK;
 }
@@ -1097,6 +1263,8 @@ enum bc_status bc_frontier_done(struct bc_frontier *f,
 {
     if (!f || !job || !o || job->action != BC_FRONTIER_FETCH || !job->host)
         return BC_ERR_INVALID_ARG;
+    if (f->store_status != BC_OK)
+        return f->store_status;
     struct host *h = job->host;
     enum bc_status result = BC_OK;
     uint64_t delay = base_delay(f, h);
@@ -1114,11 +1282,27 @@ enum bc_status bc_frontier_done(struct bc_frontier *f,
         if (job->retries < f->cfg.max_retries && job->url) {
             /* Asked to come back later: queue the URL again. It passed
              * admission and the seen-test already. */
-            struct entry_meta m = {job->depth, job->redirects,
-                                   job->retries + 1};
-            if (queue_reserve(f, h, job->url_len)) {
-                queue_push(f, h, job->url, job->url_len, &m);
-                f->retried++;
+            struct entry_meta m = {job->depth, job->redirects, job->retries + 1,
+                                   job->id};
+            bool to_memory = in_memory_next(f, h);
+            if (!to_memory || queue_reserve(f, h, job->url_len)) {
+                if (f->store.queued) {
+                    struct bc_frontier_entry e = {job->url,  job->url_len,
+                                                  m.depth,   m.redirects,
+                                                  m.retries, job->id};
+                    enum bc_status st =
+                        f->store.queued(f->store.ctx, h->origin, h->origin_len,
+                                        &e, true, &m.id);
+                    if (st != BC_OK) {
+                        f->store_status = st;
+                        result = st;
+                        to_memory = false;
+                    }
+                }
+                if (result == BC_OK) {
+                    enqueue(f, h, job->url, job->url_len, &m, to_memory);
+                    f->retried++;
+                }
             } else {
                 f->reasons[BC_ADMIT_NOMEM]++;
                 result = BC_ERR_NOMEM;
@@ -1139,6 +1323,8 @@ enum bc_status bc_frontier_robots_done(struct bc_frontier *f,
     if (!f || !job || job->action != BC_FRONTIER_FETCH_ROBOTS || !job->host ||
         (!body && len > 0) || (!location && location_len > 0))
         return BC_ERR_INVALID_ARG;
+    if (f->store_status != BC_OK)
+        return f->store_status;
     struct host *h = job->host;
     enum bc_status result = BC_OK;
     uint64_t until;
@@ -1200,7 +1386,8 @@ enum bc_status bc_frontier_robots_done(struct bc_frontier *f,
             h->blocked_until = 0;
             release(f, job, now);
             host_schedule(f, h);
-            return result;
+            enum bc_status st = store_host(f, h, now, NULL, 0);
+            return st != BC_OK ? st : result;
         }
         /* Unreachable: nothing allowed; ask again after robots_retry_ms x
          * 2^(failures so far). */
@@ -1235,7 +1422,10 @@ enum bc_status bc_frontier_robots_done(struct bc_frontier *f,
         until = h->robots_expires;
     release(f, job, until);
     host_schedule(f, h);
-    return result;
+    if (h->robots_state == ROBOTS_PARSED && len > BC_ROBOTS_MAX_BYTES)
+        len = BC_ROBOTS_MAX_BYTES; /* what the parser read */
+    enum bc_status st = store_host(f, h, now, body, len);
+    return st != BC_OK ? st : result;
 }
 
 void bc_frontier_stats(const struct bc_frontier *f, uint64_t now,
@@ -1296,4 +1486,182 @@ size_t bc_frontier_given_up_hosts(const struct bc_frontier *f,
             fn(ctx, h->origin, h->origin_len, h->given_up_lost);
     }
     return n;
+}
+
+/* ---- restoring a frontier from its store ------------------------------ */
+
+enum bc_status
+bc_frontier_create_with_seen(const struct bc_frontier_config *config,
+                             struct bc_seen *seen, struct bc_frontier **out)
+{
+    if (!seen)
+        return BC_ERR_INVALID_ARG;
+    struct bc_frontier *f;
+    enum bc_status st = bc_frontier_create(config, &f);
+    if (st != BC_OK)
+        return st;
+    bc_seen_free(f->seen);
+    f->seen = seen;
+    *out = f;
+    return BC_OK;
+}
+
+enum bc_status bc_frontier_refill(struct bc_frontier *f, const char *origin,
+                                  size_t origin_len,
+                                  const struct bc_frontier_entry *e)
+{
+    if (!f || !origin || !e || (!e->url && e->url_len > 0) || !f->store.queued)
+        return BC_ERR_INVALID_ARG;
+    struct host *h = host_find(f, origin, origin_len);
+    if (!h || h->spilled == 0 || e->url_len > f->cfg.max_url_len ||
+        e->depth > 65535 || e->redirects > 255 || e->retries > 255)
+        return BC_ERR_INVALID_ARG;
+    if (!queue_reserve(f, h, e->url_len))
+        return BC_ERR_NOMEM;
+    struct entry_meta m = {e->depth, e->redirects, e->retries, e->id};
+    h->spilled--;
+    h->queued--;
+    f->queued--;
+    queue_push(f, h, e->url, e->url_len, &m);
+    return BC_OK;
+}
+
+enum bc_status bc_frontier_restore_host(struct bc_frontier *f,
+                                        const struct bc_frontier_host_state *s,
+                                        uint64_t now_ms)
+{
+    if (!f || !s || !s->origin || (!s->robots_body && s->robots_body_len) ||
+        (s->queued > 0 && !f->store.queued) ||
+        s->robots > BC_FRONTIER_ROBOTS_GIVEN_UP)
+        return BC_ERR_INVALID_ARG;
+    struct host *h = host_get(f, s->origin, s->origin_len);
+    if (!h)
+        return BC_ERR_NOMEM;
+    if (h->queued > 0 || h->in_flight > 0)
+        return BC_ERR_INVALID_ARG; /* restored twice, or after work began */
+    struct bc_robots *rules = NULL;
+    if (s->robots == BC_FRONTIER_ROBOTS_PARSED) {
+        enum bc_status st =
+            bc_robots_parse(s->robots_body, s->robots_body_len, f->user_agent,
+                            strlen(f->user_agent), &rules);
+        if (st != BC_OK)
+            return st;
+    }
+    uint64_t expires = s->robots_ttl_ms == UINT64_MAX ? UINT64_MAX
+                       : s->robots_ttl_ms > UINT64_MAX - now_ms
+                           ? UINT64_MAX
+                           : now_ms + s->robots_ttl_ms;
+    bc_robots_free(h->robots);
+    h->robots = rules;
+    h->crawl_delay_ms = 0;
+    h->blocked_until = 0;
+    h->robots_expires = expires;
+    h->robots_failures = s->robots_failures;
+    h->given_up_lost = s->given_up_lost;
+    h->admitted = s->admitted;
+    switch (s->robots) {
+    case BC_FRONTIER_ROBOTS_PARSED: {
+        uint64_t cd;
+        h->robots_state = ROBOTS_PARSED;
+        if (bc_robots_crawl_delay(rules, &cd))
+            h->crawl_delay_ms =
+                cd < f->cfg.max_crawl_delay_ms ? cd : f->cfg.max_crawl_delay_ms;
+        break;
+    }
+    case BC_FRONTIER_ROBOTS_ALLOW_ALL:
+        h->robots_state = ROBOTS_ALLOW_ALL;
+        break;
+    case BC_FRONTIER_ROBOTS_UNREACHABLE:
+        h->robots_state = ROBOTS_UNREACHABLE;
+        h->blocked_until = expires;
+        h->next_ms = expires;
+        break;
+    case BC_FRONTIER_ROBOTS_GIVEN_UP:
+        h->robots_state = ROBOTS_GIVEN_UP;
+        h->robots_expires = UINT64_MAX;
+        break;
+    case BC_FRONTIER_ROBOTS_UNKNOWN:
+        h->robots_state = ROBOTS_UNKNOWN;
+        break;
+    }
+    h->queued = h->spilled = s->queued;
+    f->queued += s->queued;
+    host_schedule(f, h);
+    return BC_OK;
+}
+
+enum bc_status bc_frontier_restore_scope(struct bc_frontier *f, const char *url,
+                                         size_t len)
+{
+    if (!f || (!url && len > 0))
+        return BC_ERR_INVALID_ARG;
+    struct bc_url u;
+    enum bc_status st =
+        bc_url_normalize(NULL, url ? url : "", len, &f->cfg.url_policy,
+                         f->url_buf, f->cfg.max_url_len + 1, &u);
+    f->last_len = 0;
+    if (st != BC_OK)
+        return st;
+    char buf[300];
+    size_t rlen;
+    const char *reg = registrable(f, &u, buf, sizeof(buf), &rlen);
+    if (!name_add(&f->scope_hosts, u.href + u.host.off, u.host.len) ||
+        (reg && !name_add(&f->scope_domains, reg, rlen)))
+        return BC_ERR_NOMEM;
+    return BC_OK;
+}
+
+enum bc_status bc_frontier_restore_seen(struct bc_frontier *f, const char *url,
+                                        size_t len)
+{
+    if (!f || (!url && len > 0))
+        return BC_ERR_INVALID_ARG;
+    struct bc_url u;
+    enum bc_status st =
+        bc_url_normalize(NULL, url ? url : "", len, &f->cfg.url_policy,
+                         f->url_buf, f->cfg.max_url_len + 1, &u);
+    f->last_len = 0;
+    if (st != BC_OK)
+        return st;
+    size_t key_len;
+    st = bc_url_seen_key(&u, &f->cfg.url_policy, f->key_buf,
+                         f->cfg.max_url_len + 1, &key_len);
+    if (st != BC_OK)
+        return st;
+    enum bc_seen_verdict v;
+    st = bc_seen_test_and_add(f->seen, f->key_buf, key_len, &v);
+    return st == BC_ERR_NOMEM ? BC_OK : st; /* NOMEM: the filter has it */
+}
+
+void bc_frontier_restore_counters(struct bc_frontier *f,
+                                  const struct bc_frontier_stats *s)
+{
+    if (!f || !s)
+        return;
+    f->added = s->added;
+    f->admitted = s->admitted;
+    f->handed_out = s->handed_out;
+    f->retried = s->retried;
+    f->robots_fetches = s->robots_fetches;
+    f->robots_parsed = s->robots_parsed;
+    f->robots_unavailable = s->robots_unavailable;
+    f->robots_unreachable = s->robots_unreachable;
+    memcpy(f->reasons, s->reasons, sizeof(f->reasons));
+}
+
+void bc_frontier_counters(const struct bc_frontier *f,
+                          struct bc_frontier_stats *out)
+{
+    if (!f || !out)
+        return;
+    memset(out, 0, sizeof(*out));
+    out->added = f->added;
+    out->admitted = f->admitted;
+    out->handed_out = f->handed_out;
+    out->retried = f->retried;
+    out->robots_fetches = f->robots_fetches;
+    out->robots_parsed = f->robots_parsed;
+    out->robots_unavailable = f->robots_unavailable;
+    out->robots_unreachable = f->robots_unreachable;
+    memcpy(out->reasons, f->reasons, sizeof(out->reasons));
 }

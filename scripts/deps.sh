@@ -8,7 +8,7 @@ set -euo pipefail
 
 want_build=(build-essential cmake pkg-config python3
     libxxhash-dev uthash-dev libcurl4-openssl-dev libxml2-dev
-    libicu-dev libpsl-dev)
+    libicu-dev libpsl-dev libsqlite3-dev)
 want_test=(clang-format libcmocka-dev curl)
 # Nice to have: the fuzzers need clang and its runtime; tests skip without.
 want_optional=(clang libclang-rt-14-dev)

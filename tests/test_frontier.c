@@ -1151,6 +1151,522 @@ static void test_header_sketch(void **state)
     check_site_crawled();
 }
 
+/* ---- the store: an in-memory fake of crawler/state.c ------------------ */
+
+#define FAKE_MAX 512
+
+/* Every URL ever queued, by id (1-based); state 0 queued, 1 in flight,
+ * 2 done or dropped; seq orders a host's FIFO. */
+struct fake_url {
+    char origin[64], url[128];
+    unsigned depth, redirects, retries;
+    int state;
+    long seq;
+};
+
+struct fake_store {
+    struct fake_url urls[FAKE_MAX + 1];
+    uint64_t count;
+    long next_seq, low_seq;
+    struct {
+        char origin[64];
+        struct bc_frontier_host_state st;
+        char body[256];
+    } hosts[16];
+    size_t host_count;
+    size_t refills, max_refill_skip;
+    bool fail; /* every hook fails with BC_ERR_IO */
+};
+
+static size_t fake_host(struct fake_store *fs, const char *origin, size_t len)
+{
+    for (size_t i = 0; i < fs->host_count; i++)
+        if (strlen(fs->hosts[i].origin) == len &&
+            memcmp(fs->hosts[i].origin, origin, len) == 0)
+            return i;
+    assert_true(fs->host_count < 16 && len < 64);
+    size_t i = fs->host_count++;
+    memset(&fs->hosts[i], 0, sizeof(fs->hosts[i]));
+    memcpy(fs->hosts[i].origin, origin, len);
+    return i;
+}
+
+static enum bc_status fake_queued(void *ctx, const char *origin, size_t len,
+                                  const struct bc_frontier_entry *e,
+                                  bool requeue, uint64_t *id)
+{
+    struct fake_store *fs = ctx;
+    if (fs->fail)
+        return BC_ERR_IO;
+    size_t h = fake_host(fs, origin, len);
+    struct fake_url *u;
+    if (requeue) {
+        assert_true(e->id >= 1 && e->id <= fs->count);
+        u = &fs->urls[e->id];
+        assert_int_equal(u->state, 1);
+        *id = e->id;
+    } else {
+        assert_true(fs->count < FAKE_MAX && e->url_len < 128);
+        *id = ++fs->count;
+        u = &fs->urls[*id];
+        memset(u, 0, sizeof(*u));
+        memcpy(u->origin, origin, len);
+        memcpy(u->url, e->url, e->url_len);
+        fs->hosts[h].st.admitted++;
+    }
+    u->depth = e->depth;
+    u->redirects = e->redirects;
+    u->retries = e->retries;
+    u->state = 0;
+    u->seq = fs->next_seq++;
+    return BC_OK;
+}
+
+static enum bc_status fake_left(void *ctx, const char *origin, size_t len,
+                                uint64_t id, enum bc_frontier_action action,
+                                enum bc_frontier_reason reason)
+{
+    struct fake_store *fs = ctx;
+    (void)reason;
+    if (fs->fail)
+        return BC_ERR_IO;
+    assert_true(id >= 1 && id <= fs->count);
+    assert_int_equal(strlen(fs->urls[id].origin), len);
+    assert_memory_equal(fs->urls[id].origin, origin, len);
+    assert_int_equal(fs->urls[id].state, 0);
+    fs->urls[id].state = action == BC_FRONTIER_FETCH ? 1 : 2;
+    return BC_OK;
+}
+
+static enum bc_status fake_host_hook(void *ctx,
+                                     const struct bc_frontier_host_state *st)
+{
+    struct fake_store *fs = ctx;
+    if (fs->fail)
+        return BC_ERR_IO;
+    size_t h = fake_host(fs, st->origin, st->origin_len);
+    uint64_t admitted = fs->hosts[h].st.admitted;
+    fs->hosts[h].st = *st;
+    fs->hosts[h].st.admitted = admitted; /* the store counts them itself */
+    assert_true(st->robots_body_len < sizeof(fs->hosts[h].body));
+    if (st->robots_body)
+        memcpy(fs->hosts[h].body, st->robots_body, st->robots_body_len);
+    fs->hosts[h].st.robots_body = st->robots_body ? fs->hosts[h].body : NULL;
+    return BC_OK;
+}
+
+/* The queued URL of origin with the smallest seq above after (or NULL). */
+static struct fake_url *fake_after(struct fake_store *fs, const char *origin,
+                                   long after)
+{
+    struct fake_url *best = NULL;
+    for (uint64_t i = 1; i <= fs->count; i++) {
+        struct fake_url *u = &fs->urls[i];
+        if (u->state == 0 && strcmp(u->origin, origin) == 0 && u->seq > after &&
+            (!best || u->seq < best->seq))
+            best = u;
+    }
+    return best;
+}
+
+static enum bc_status fake_refill(void *ctx, struct bc_frontier *f,
+                                  const char *origin, size_t len, size_t skip,
+                                  size_t max)
+{
+    struct fake_store *fs = ctx;
+    char o[64];
+    assert_true(len < sizeof(o));
+    memcpy(o, origin, len);
+    o[len] = '\0';
+    fs->refills++;
+    if (skip > fs->max_refill_skip)
+        fs->max_refill_skip = skip;
+    long after = -1000000;
+    struct fake_url *u;
+    for (size_t i = 0; i < skip + max && (u = fake_after(fs, o, after)); i++) {
+        after = u->seq;
+        if (i < skip)
+            continue;
+        struct bc_frontier_entry e = {u->url,     strlen(u->url),
+                                      u->depth,   u->redirects,
+                                      u->retries, (uint64_t)(u - fs->urls)};
+        assert_int_equal(bc_frontier_refill(f, origin, len, &e), BC_OK);
+    }
+    return BC_OK;
+}
+
+static struct bc_frontier_store fake_store_of(struct fake_store *fs,
+                                              size_t window)
+{
+    struct bc_frontier_store st = {fs,        window,         fake_queued,
+                                   fake_left, fake_host_hook, fake_refill};
+    return st;
+}
+
+/* What a crash leaves: URLs in flight go back to the head of their
+ * host's queue (what crawler/state.c does on resume). */
+static void fake_crash(struct fake_store *fs)
+{
+    for (uint64_t i = fs->count; i >= 1; i--)
+        if (fs->urls[i].state == 1) {
+            fs->urls[i].state = 0;
+            fs->urls[i].seq = --fs->low_seq;
+        }
+}
+
+/* Rebuild a frontier from the fake store: seen-test by replaying every
+ * admission, hosts with their queued counts, the seed's scope. */
+static struct bc_frontier *fake_resume(struct fake_store *fs,
+                                       struct bc_frontier_config *c,
+                                       size_t window, const char *seed_url,
+                                       uint64_t now)
+{
+    struct bc_frontier *f = make(c);
+    struct bc_frontier_store st = fake_store_of(fs, window);
+    assert_int_equal(bc_frontier_set_store(f, &st), BC_OK);
+    assert_int_equal(bc_frontier_restore_scope(f, seed_url, strlen(seed_url)),
+                     BC_OK);
+    for (uint64_t i = 1; i <= fs->count; i++)
+        assert_int_equal(bc_frontier_restore_seen(f, fs->urls[i].url,
+                                                  strlen(fs->urls[i].url)),
+                         BC_OK);
+    for (size_t h = 0; h < fs->host_count; h++) {
+        struct bc_frontier_host_state hs = fs->hosts[h].st;
+        hs.origin = fs->hosts[h].origin;
+        hs.origin_len = strlen(hs.origin);
+        hs.queued = 0;
+        for (uint64_t i = 1; i <= fs->count; i++)
+            hs.queued += fs->urls[i].state == 0 &&
+                         strcmp(fs->urls[i].origin, hs.origin) == 0;
+        assert_int_equal(bc_frontier_restore_host(f, &hs, now), BC_OK);
+    }
+    return f;
+}
+
+/* The store whose FETCH jobs step() records as done, or NULL. */
+static struct fake_store *step_store;
+
+/* One job, answered: FETCH done with a 200 (a 429 for URLs ending in
+ * "retry"), FETCH_ROBOTS with robots_body. Appends "action url" lines to
+ * log. Returns false at DONE. */
+static bool step(struct bc_frontier *f, uint64_t *clock, char *log, size_t cap,
+                 const char *robots_body)
+{
+    struct bc_frontier_job j = next(f, *clock);
+    size_t used = strlen(log);
+    switch (j.action) {
+    case BC_FRONTIER_DONE:
+        return false;
+    case BC_FRONTIER_WAIT:
+        assert_true(j.wait_until_ms != UINT64_MAX);
+        *clock = j.wait_until_ms;
+        return true;
+    case BC_FRONTIER_DROP:
+        snprintf(log + used, cap - used, "DROP %s\n", j.url);
+        return true;
+    case BC_FRONTIER_FETCH_ROBOTS:
+        assert_int_equal(bc_frontier_robots_done(f, &j, 200, robots_body,
+                                                 strlen(robots_body), NULL, 0,
+                                                 *clock),
+                         BC_OK);
+        return true;
+    case BC_FRONTIER_FETCH: {
+        snprintf(log + used, cap - used, "FETCH %s %u %u\n", j.url, j.depth,
+                 j.retries);
+        size_t n = strlen(j.url);
+        int status = n > 5 && strcmp(j.url + n - 5, "retry") == 0 ? 429 : 200;
+        struct bc_frontier_outcome o = {status, 5, 100};
+        assert_int_equal(bc_frontier_done(f, &j, &o, *clock), BC_OK);
+        /* The end of a FETCH is the caller's to record (unless it was
+         * queued again). */
+        if (step_store && step_store->urls[j.id].state == 1)
+            step_store->urls[j.id].state = 2;
+        return true;
+    }
+    }
+    return false;
+}
+
+static const char store_robots[] = "User-agent: *\nDisallow: /private\n";
+
+/* The URLs of the store tests: 3 hosts, 30 each, some disallowed, some
+ * answered 429, a few repeats. */
+static void store_fill(struct bc_frontier *f)
+{
+    static const char *const hosts[] = {"a", "b", "c"};
+    char url[128];
+    seed(f, "http://a.test/");
+    for (int i = 0; i < 30; i++) {
+        for (int h = 0; h < 3; h++) {
+            snprintf(url, sizeof(url), "http://%s.test/%s%d%s", hosts[h],
+                     i % 7 == 3 ? "private/" : "p", i,
+                     i % 11 == 5 ? "retry" : "");
+            add(f, url, NULL, 1 + (unsigned)h);
+        }
+        snprintf(url, sizeof(url), "http://a.test/p%d", i / 2);
+        add(f, url, NULL, 1); /* a repeat or a new one */
+    }
+}
+
+static struct bc_frontier_config store_config(void)
+{
+    struct bc_frontier_config c = defaults();
+    c.scope = BC_SCOPE_ANY;
+    c.min_delay_ms = 10;
+    c.max_retries = 1;
+    return c;
+}
+
+static char log_plain[16384], log_store[16384];
+
+/* With a store and a tiny window, the jobs (FETCH and DROP, in order) are
+ * exactly those without one, and memory never holds more than the window
+ * per host. */
+static void test_store_window_fifo(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = store_config();
+    static struct fake_store fs;
+    memset(&fs, 0, sizeof(fs));
+    struct bc_frontier *plain = make(&c), *stored = make(&c);
+    struct bc_frontier_store st = fake_store_of(&fs, 4);
+    assert_int_equal(bc_frontier_set_store(stored, &st), BC_OK);
+    step_store = NULL;
+    assert_int_equal(bc_frontier_set_store(stored, &st), BC_ERR_INVALID_ARG);
+    store_fill(plain);
+    store_fill(stored);
+    struct bc_frontier_stats sp, ss;
+    bc_frontier_stats(plain, 0, &sp);
+    bc_frontier_stats(stored, 0, &ss);
+    assert_int_equal(sp.queued, ss.queued);
+    assert_int_equal(sp.admitted, ss.admitted);
+    assert_true(ss.queue_bytes < sp.queue_bytes);
+    assert_int_equal(fs.count, ss.admitted);
+    log_plain[0] = log_store[0] = '\0';
+    uint64_t clock_p = 0, clock_s = 0;
+    step_store = NULL;
+    while (step(plain, &clock_p, log_plain, sizeof(log_plain), store_robots))
+        ;
+    step_store = &fs;
+    while (step(stored, &clock_s, log_store, sizeof(log_store), store_robots)) {
+        bc_frontier_stats(stored, clock_s, &ss);
+        assert_true(ss.queue_bytes <= 3 * 2 * 256); /* <= 2 chunks a host */
+    }
+    assert_string_equal(log_plain, log_store);
+    assert_true(strstr(log_store, "DROP http://a.test/private/3\n") != NULL);
+    assert_true(strstr(log_store, "FETCH http://b.test/p5retry 2 1\n") != NULL);
+    assert_true(fs.refills > 3);
+    for (uint64_t i = 1; i <= fs.count; i++)
+        assert_int_not_equal(fs.urls[i].state, 0); /* none left queued */
+    bc_frontier_stats(stored, clock_s, &ss);
+    bc_frontier_stats(plain, clock_p, &sp);
+    assert_int_equal(ss.handed_out, sp.handed_out);
+    assert_int_equal(ss.retried, sp.retried);
+    assert_true(ss.retried > 0);
+    bc_frontier_free(plain);
+    bc_frontier_free(stored);
+}
+
+/* Stopped (freed, as by a kill) at several points and rebuilt from the
+ * store, a frontier fetches per host the same URLs in the same order as
+ * one never stopped: the one in flight at the stop first again, nothing
+ * fetched twice otherwise, nothing lost; robots.txt is not asked again;
+ * the seen-test remembers every admission; counters continue. */
+static void test_store_restore(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = store_config();
+    struct bc_frontier *plain = make(&c);
+    store_fill(plain);
+    log_plain[0] = '\0';
+    uint64_t clock = 0;
+    step_store = NULL;
+    while (step(plain, &clock, log_plain, sizeof(log_plain), store_robots))
+        ;
+    bc_frontier_free(plain);
+
+    for (int stop_after = 1; stop_after < 120; stop_after += 17) {
+        static struct fake_store fs;
+        memset(&fs, 0, sizeof(fs));
+        struct bc_frontier *f = make(&c);
+        struct bc_frontier_store st = fake_store_of(&fs, 3);
+        assert_int_equal(bc_frontier_set_store(f, &st), BC_OK);
+        store_fill(f);
+        log_store[0] = '\0';
+        clock = 0;
+        step_store = &fs;
+        /* Run, then leave one FETCH in flight and stop. */
+        bool more = true;
+        for (int i = 0; i < stop_after && more; i++)
+            more = step(f, &clock, log_store, sizeof(log_store), store_robots);
+        struct bc_frontier_job inflight = next(f, clock + 1000);
+        char line[200] = ""; /* its log line: the URL dies with f */
+        if (inflight.action == BC_FRONTIER_FETCH)
+            snprintf(line, sizeof(line), "FETCH %s %u %u\n", inflight.url,
+                     inflight.depth, inflight.retries);
+        else if (inflight.action == BC_FRONTIER_DROP)
+            snprintf(line, sizeof(line), "DROP %s\n", inflight.url);
+        struct bc_frontier_stats saved;
+        bc_frontier_stats(f, clock, &saved);
+        bc_frontier_free(f);
+        fake_crash(&fs);
+        uint64_t parsed = 0;
+        for (size_t h = 0; h < fs.host_count; h++)
+            parsed += fs.hosts[h].st.robots == BC_FRONTIER_ROBOTS_PARSED;
+
+        f = fake_resume(&fs, &c, 3, "http://a.test/", 0);
+        bc_frontier_restore_counters(f, &saved);
+        assert_int_equal(add(f, "http://a.test/p1", NULL, 1),
+                         BC_ADMIT_DUPLICATE); /* replayed into the LRU too */
+        assert_int_equal(add(f, "http://elsewhere.test/", NULL, 1),
+                         BC_ADMIT_QUEUED); /* scope ANY */
+        char rest[16384] = "";
+        clock = 0;
+        while (step(f, &clock, rest, sizeof(rest), store_robots))
+            ;
+        /* The URL in flight at the stop is fetched again, at the head of
+         * its host's queue: drop its first FETCH line from rest, then
+         * before + rest (less the new URL) = the uninterrupted log, per
+         * host. */
+        char *again = NULL;
+        if (inflight.action == BC_FRONTIER_FETCH) {
+            again = strstr(rest, line);
+            assert_non_null(again);
+            size_t n = strlen(line);
+            memmove(again, again + n, strlen(again + n) + 1);
+            /* before holds it as done by the uninterrupted run. */
+            size_t used = strlen(log_store);
+            snprintf(log_store + used, sizeof(log_store) - used, "%s", line);
+        }
+        if (inflight.action == BC_FRONTIER_DROP) { /* done before the stop */
+            size_t used = strlen(log_store);
+            snprintf(log_store + used, sizeof(log_store) - used, "%s", line);
+        }
+        char *extra = strstr(rest, "FETCH http://elsewhere.test/ 1 0\n");
+        assert_non_null(extra);
+        memmove(extra, extra + 33, strlen(extra + 33) + 1);
+        static const char *const hosts[] = {"http://a.test/", "http://b.test/",
+                                            "http://c.test/"};
+        for (int h = 0; h < 3; h++) {
+            char want[8192] = "", got[8192] = "";
+            const char *logs[] = {log_plain, log_store, rest};
+            for (int which = 0; which < 3; which++) {
+                char *out = which == 0 ? want : got;
+                const char *p = logs[which];
+                while (*p) {
+                    const char *eol = strchr(p, '\n');
+                    if (strstr(p, hosts[h]) && strstr(p, hosts[h]) < eol)
+                        strncat(out, p, (size_t)(eol - p + 1));
+                    p = eol + 1;
+                }
+            }
+            if (strcmp(want, got) != 0)
+                fprintf(stderr,
+                        "stop after %d, host %s:\nwant:\n%s\ngot:\n%s\n"
+                        "before:\n%s\nrest:\n%s\n",
+                        stop_after, hosts[h], want, got, log_store, rest);
+            assert_string_equal(want, got);
+        }
+        struct bc_frontier_stats s;
+        bc_frontier_stats(f, clock, &s);
+        /* robots.txt again only for the hosts whose rules were not
+         * stored yet, and for the new host. */
+        assert_int_equal(s.robots_fetches,
+                         saved.robots_fetches + (3 - parsed) + 1);
+        assert_true(s.handed_out > saved.handed_out);
+        bc_frontier_free(f);
+    }
+}
+
+/* Every robots.txt outcome survives a restore: rules parsed (no second
+ * fetch, the rules obeyed), unreachable (nothing before its retry time,
+ * then asked again), given up (refused, no fetch at all); a restore
+ * counts its ttl from the new clock. */
+static void test_store_restore_robots(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = store_config();
+    c.robots_retries = 0; /* the first failure gives a host up */
+    static struct fake_store fs;
+    memset(&fs, 0, sizeof(fs));
+    struct bc_frontier *f = make(&c);
+    struct bc_frontier_store st = fake_store_of(&fs, 2);
+    assert_int_equal(bc_frontier_set_store(f, &st), BC_OK);
+    seed(f, "http://a.test/");
+    add(f, "http://b.test/x", NULL, 1);
+    robots(f, 0, "http://a.test/robots.txt", 200, store_robots);
+    robots(f, 0, "http://b.test/robots.txt", 503, NULL); /* given up */
+    struct bc_frontier_job d = next(f, 10);
+    assert_int_equal(d.action, BC_FRONTIER_DROP); /* b.test/x */
+    assert_int_equal(d.reason, BC_ADMIT_HOST_GIVEN_UP);
+    expect_fetch(f, 10, "http://a.test/");
+    bc_frontier_free(f); /* a kill: a.test/ in flight */
+    fake_crash(&fs);
+    assert_int_equal(fs.hosts[1].st.robots, BC_FRONTIER_ROBOTS_GIVEN_UP);
+
+    c.robots_retries = 3;
+    f = fake_resume(&fs, &c, 2, "http://a.test/", 5000);
+    expect_fetch(f, 5000, "http://a.test/"); /* rules known: no robots */
+    assert_int_equal(add(f, "http://a.test/private/z", NULL, 1),
+                     BC_ADMIT_ROBOTS);
+    assert_int_equal(add(f, "http://b.test/y", NULL, 1),
+                     BC_ADMIT_HOST_GIVEN_UP);
+    assert_int_equal(next(f, 6000).action, BC_FRONTIER_WAIT); /* a.test/ */
+    assert_int_equal(bc_frontier_given_up_hosts(f, NULL, NULL), 1);
+    bc_frontier_free(f);
+
+    /* Unreachable, not given up: blocked until its retry, from the new
+     * clock. */
+    memset(&fs, 0, sizeof(fs));
+    f = make(&c);
+    assert_int_equal(bc_frontier_set_store(f, &st), BC_OK);
+    seed(f, "http://c.test/");
+    robots(f, 0, "http://c.test/robots.txt", 500, NULL);
+    bc_frontier_free(f);
+    assert_int_equal(fs.hosts[0].st.robots, BC_FRONTIER_ROBOTS_UNREACHABLE);
+    assert_int_equal(fs.hosts[0].st.robots_ttl_ms, c.robots_retry_ms);
+    f = fake_resume(&fs, &c, 2, "http://c.test/", 100000);
+    struct bc_frontier_job w = next(f, 100000);
+    assert_int_equal(w.action, BC_FRONTIER_WAIT);
+    assert_int_equal(w.wait_until_ms, 100000 + c.robots_retry_ms);
+    robots(f, 100000 + c.robots_retry_ms, "http://c.test/robots.txt", 404,
+           NULL);
+    expect_fetch(f, 100000 + c.robots_retry_ms + c.min_delay_ms,
+                 "http://c.test/");
+    bc_frontier_free(f);
+}
+
+/* A failing store is sticky: add, next, done report its error. */
+static void test_store_error(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = store_config();
+    c.obey_robots = false;
+    static struct fake_store fs;
+    memset(&fs, 0, sizeof(fs));
+    struct bc_frontier *f = make(&c);
+    struct bc_frontier_store st = fake_store_of(&fs, 2);
+    assert_int_equal(bc_frontier_set_store(f, &st), BC_OK);
+    seed(f, "http://a.test/");
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/");
+    assert_int_equal(j.id, 1);
+    fs.fail = true;
+    enum bc_frontier_reason r;
+    assert_int_equal(
+        bc_frontier_add(f, "http://a.test/x", 15, NULL, 0, 1, &r, NULL),
+        BC_ERR_IO);
+    assert_int_equal(r, BC_ADMIT_STORE_ERROR);
+    assert_int_equal(bc_frontier_store_status(f), BC_ERR_IO);
+    fs.fail = false; /* still failed: sticky */
+    struct bc_frontier_outcome o = {200, 5, 0};
+    assert_int_equal(bc_frontier_done(f, &j, &o, 10), BC_ERR_IO);
+    struct bc_frontier_job k;
+    assert_int_equal(bc_frontier_next(f, 10, &k), BC_ERR_IO);
+    assert_string_equal(bc_frontier_reason_name(BC_ADMIT_STORE_ERROR),
+                        "store_error");
+    bc_frontier_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1176,6 +1692,10 @@ int main(void)
         cmocka_unit_test(test_next_allocation_failure_replay),
         cmocka_unit_test(test_readme_sketch),
         cmocka_unit_test(test_header_sketch),
+        cmocka_unit_test(test_store_window_fifo),
+        cmocka_unit_test(test_store_restore),
+        cmocka_unit_test(test_store_restore_robots),
+        cmocka_unit_test(test_store_error),
     };
     return bc_test_status(cmocka_run_group_tests(tests, NULL, NULL));
 }

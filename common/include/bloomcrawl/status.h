@@ -58,7 +58,11 @@ enum bc_status {
     BC_ERR_FETCH_PROTOCOL,  /* malformed HTTP, bad encoding, HTTP/2 error */
     BC_ERR_FETCH_NETWORK,   /* send/receive failed, connection cut */
     BC_ERR_FETCH_ABORTED,   /* the caller's body callback stopped it */
-    BC_ERR_FETCH_OTHER      /* any other libcurl failure (see its text) */
+    BC_ERR_FETCH_OTHER,     /* any other libcurl failure (see its text) */
+
+    /* Crawl state (crawler/state.c). */
+    BC_ERR_LOCKED,  /* another process holds the state's lock */
+    BC_ERR_MISMATCH /* a setting differs from the one recorded */
 };
 
 /* Short English description of a status; never NULL, never freed. */

@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bloomcrawl/crawl_state.h"
 #include "bloomcrawl/fetcher.h"
 #include "bloomcrawl/frontier.h"
 #include "bloomcrawl/status.h"
@@ -164,6 +165,16 @@ struct bc_crawler_config {
      * bc_crawler_stats(); must not call step, run or free. */
     void (*on_page)(void *ctx, const struct bc_crawler_page *page);
     void *ctx; /* first argument of clock and on_page */
+    /* A crawl state (bloomcrawl/crawl_state.h) opened by the caller, or
+     * NULL. With one, the crawl survives a kill: the frontier is the
+     * state's (created, or rebuilt on resume, with its seeds' scope and
+     * counters), the loop's counters continue from the state's (and
+     * max_pages counts the pages of every run), every turn of
+     * bc_crawler_step() commits (the pages completed in the turn with
+     * their links and the jobs handed out, before their transfers
+     * start), and the seen-test is snapshotted every few seconds and by
+     * bc_crawler_sync(). Not owned: close it after bc_crawler_free(). */
+    struct bc_crawl_state *state;
 };
 
 /* Default transfers in flight in all. */
@@ -216,8 +227,10 @@ enum bc_status bc_crawler_add_seed(struct bc_crawler *crawler, const char *url,
  * the crawl is over: the frontier has nothing left, or max_pages were
  * handed out, or bc_crawler_stop() was called, and no transfer is in
  * flight; false otherwise. Returns BC_OK, BC_ERR_INVALID_ARG (NULL
- * crawler, or called from a callback), or BC_ERR_NOMEM from the fetcher
- * (the crawl may go on: call it again). The frontier's own running out of
+ * crawler, or called from a callback), BC_ERR_NOMEM from the fetcher
+ * (the crawl may go on: call it again), or, with a crawl state, the
+ * state's error (BC_ERR_IO and the like: a write failed; the crawl
+ * cannot go on, and the state resumes from its last commit). The frontier's own running out of
  * memory is not an error: it is tried again 100 ms later.
  */
 enum bc_status bc_crawler_step(struct bc_crawler *crawler, uint64_t timeout_ms,
@@ -236,6 +249,14 @@ enum bc_status bc_crawler_run(struct bc_crawler *crawler);
  * Not for signal handlers: set a flag there and call this between steps.
  */
 void bc_crawler_stop(struct bc_crawler *crawler);
+
+/*
+ * With a crawl state: commit what is not committed yet and snapshot the
+ * seen-test (a clean stop calls it last). Without one: BC_OK. Returns
+ * BC_OK, BC_ERR_INVALID_ARG (NULL, or called from a callback), or the
+ * state's error (BC_ERR_IO: bc_crawl_state_errmsg() says what failed).
+ */
+enum bc_status bc_crawler_sync(struct bc_crawler *crawler);
 
 /* Fill *out with the loop's counters (all zero for a NULL crawler). O(1). */
 void bc_crawler_stats(const struct bc_crawler *crawler,

@@ -114,6 +114,7 @@ enum bc_frontier_reason {
     BC_ADMIT_NOMEM,              /* out of memory: nothing changed */
     BC_ADMIT_HOST_GIVEN_UP,      /* its host's robots.txt stayed unreachable */
     BC_ADMIT_TOO_MANY_REDIRECTS, /* more than max_redirects hops */
+    BC_ADMIT_STORE_ERROR,        /* the store failed (see the status) */
     BC_ADMIT_REASON_COUNT        /* the number of reasons, not a reason */
 };
 
@@ -269,8 +270,9 @@ struct bc_frontier_job {
     enum bc_frontier_reason reason; /* DROP: why */
     uint64_t wait_until_ms;         /* WAIT: UINT64_MAX = until a done() */
     uint64_t started_ms;            /* FETCH, FETCH_ROBOTS: now_ms of next() */
-    void *host;                     /* internal: the host the job belongs to */
-    char *owned;                    /* internal */
+    uint64_t id; /* FETCH: the store's id of the URL (0 without a store) */
+    void *host;  /* internal: the host the job belongs to */
+    char *owned; /* internal */
 };
 
 /*
@@ -368,6 +370,165 @@ size_t bc_frontier_given_up_hosts(const struct bc_frontier *frontier,
 
 /* The seen-test inside (owned by the frontier), e.g. to save it. */
 struct bc_seen *bc_frontier_seen(struct bc_frontier *frontier);
+
+/*
+ * PERSISTENCE: a store, and bounded memory.
+ *
+ * The frontier does no I/O; a caller that wants a crawl to survive a
+ * restart gives it a store (crawler/state.c keeps one in SQLite;
+ * tests/test_frontier.c an in-memory fake), hooks that the frontier calls
+ * on every change that must survive:
+ *
+ *   queued   a URL entered a host queue: admitted (requeue false; it
+ *            passed the seen-test), or queued again after 429/503 at the
+ *            queue's tail (requeue true; e->id is the id it had). The store
+ *            records it at the tail of the origin's FIFO and writes its id
+ *            (non-zero) to *id.
+ *   left     the URL with this id left the origin's queue: handed out as a
+ *            FETCH job (reason BC_ADMIT_QUEUED), or DROPped (reason). The
+ *            end of a FETCH is the caller's to record (job.id).
+ *   host     the host's state that must survive changed: a robots.txt
+ *            outcome (with the body it parsed and the remaining lifetime),
+ *            a given-up host's lost count. Not called for every admission:
+ *            the store counts a host's admissions (its budget) itself.
+ *   refill   the host's window in memory ran empty while the store holds
+ *            more of its queue: push (bc_frontier_refill()) up to max of
+ *            the host's queued URLs in FIFO order, after the first skip.
+ *
+ * BOUNDED MEMORY. With a store, a host keeps at most window URLs of its
+ * queue in memory: a prefix of its FIFO. Further URLs are only counted
+ * ("spilled"); the store holds them all, and when the window is empty at
+ * next() the store pushes the next ones back. The order of the URLs a
+ * host hands out is the same FIFO as without a store.
+ *
+ * A hook returns BC_OK or an error (BC_ERR_IO for a failed write). An
+ * error is sticky: the frontier is then unusable, and every later add,
+ * next, done and robots_done returns that error; only free() is left.
+ * The caller stops, and resumes from the store's last commit.
+ *
+ * RESUMING. A new frontier (bc_frontier_create_with_seen() with the
+ * seen-test loaded from a snapshot) is given its store, then its hosts
+ * (bc_frontier_restore_host(): state, and how many URLs the store holds
+ * queued for each, which come back through refill without the
+ * seen-test), the seeds' scope, the admissions the snapshot lacks
+ * (bc_frontier_restore_seen()) and its counters.
+ */
+#define BC_FRONTIER_DEFAULT_WINDOW 8u
+
+/* A queued URL as the store sees it. */
+struct bc_frontier_entry {
+    const char *url; /* canonical, not NUL-terminated */
+    size_t url_len;
+    unsigned depth, redirects, retries;
+    uint64_t id; /* the store's id; 0 for a new admission */
+};
+
+/* A host's robots.txt outcome, as a store keeps it. */
+enum bc_frontier_robots {
+    BC_FRONTIER_ROBOTS_UNKNOWN = 0, /* not known (or being fetched) */
+    BC_FRONTIER_ROBOTS_PARSED,      /* rules from robots_body */
+    BC_FRONTIER_ROBOTS_ALLOW_ALL,   /* 4xx: unavailable, all allowed */
+    BC_FRONTIER_ROBOTS_UNREACHABLE, /* nothing allowed until ttl ends */
+    BC_FRONTIER_ROBOTS_GIVEN_UP     /* unreachable after every retry */
+};
+
+/* The state of a host that must survive a restart. */
+struct bc_frontier_host_state {
+    const char *origin; /* "http://a.test:8080", not NUL-terminated */
+    size_t origin_len;
+    enum bc_frontier_robots robots;
+    const void *robots_body; /* PARSED: the body parsed (else NULL) */
+    size_t robots_body_len;
+    uint64_t robots_ttl_ms;   /* how long the outcome holds from now
+                                 (UINT64_MAX: for ever) */
+    unsigned robots_failures; /* unreachable outcomes in a row */
+    uint64_t given_up_lost;   /* GIVEN_UP: URLs dropped or refused */
+    uint64_t admitted;        /* URLs admitted, for the host budget */
+    uint64_t queued;          /* URLs in the host's queue */
+};
+
+struct bc_frontier_store {
+    void *ctx;     /* passed to every hook */
+    size_t window; /* URLs per host in memory (0: the default, 8) */
+    enum bc_status (*queued)(void *ctx, const char *origin, size_t origin_len,
+                             const struct bc_frontier_entry *e, bool requeue,
+                             uint64_t *id);
+    enum bc_status (*left)(void *ctx, const char *origin, size_t origin_len,
+                           uint64_t id, enum bc_frontier_action action,
+                           enum bc_frontier_reason reason);
+    enum bc_status (*host)(void *ctx, const struct bc_frontier_host_state *st);
+    enum bc_status (*refill)(void *ctx, struct bc_frontier *frontier,
+                             const char *origin, size_t origin_len, size_t skip,
+                             size_t max);
+};
+
+/*
+ * Give the frontier a store (copied; ctx must outlive the frontier).
+ * Only on a frontier with nothing queued or in flight, once. Returns
+ * BC_OK or BC_ERR_INVALID_ARG (NULL, a NULL hook, too late). Each queued
+ * URL then costs 8 more bytes in memory (its id).
+ */
+enum bc_status bc_frontier_set_store(struct bc_frontier *frontier,
+                                     const struct bc_frontier_store *store);
+
+/* The sticky store error, BC_OK while there is none (BC_ERR_INVALID_ARG
+ * for NULL). */
+enum bc_status bc_frontier_store_status(const struct bc_frontier *frontier);
+
+/*
+ * For the refill hook: push the next URL e of the origin's queue back into
+ * memory, at the window's tail. Returns BC_OK, BC_ERR_INVALID_ARG (no
+ * store, an unknown origin, more URLs than the store held for it, limits
+ * exceeded) or BC_ERR_NOMEM (nothing changed). O(URL length).
+ */
+enum bc_status bc_frontier_refill(struct bc_frontier *frontier,
+                                  const char *origin, size_t origin_len,
+                                  const struct bc_frontier_entry *e);
+
+/*
+ * bc_frontier_create() with a seen-test of the caller's (e.g. from
+ * bc_seen_load()): the frontier owns seen from a BC_OK return on (frees
+ * it); on an error the caller still does. Errors as bc_frontier_create().
+ */
+enum bc_status
+bc_frontier_create_with_seen(const struct bc_frontier_config *config,
+                             struct bc_seen *seen, struct bc_frontier **out);
+
+/*
+ * Rebuild a host from its stored state at time now_ms: robots.txt outcome
+ * (the body parsed again; ttl counted from now_ms), failures, lost count,
+ * budget count, and st->queued URLs the store holds in its queue (they
+ * come back through refill, without the seen-test; needs a store when
+ * non-zero). Once per host, before any work. Returns BC_OK,
+ * BC_ERR_INVALID_ARG, BC_ERR_NOMEM, or an error of bc_robots_parse().
+ */
+enum bc_status bc_frontier_restore_host(struct bc_frontier *frontier,
+                                        const struct bc_frontier_host_state *st,
+                                        uint64_t now_ms);
+
+/* Put a seed's host and registrable domain in the scope, without
+ * admitting it (a resume without its seeds). Returns BC_OK,
+ * BC_ERR_INVALID_ARG, a URL error, or BC_ERR_NOMEM. */
+enum bc_status bc_frontier_restore_scope(struct bc_frontier *frontier,
+                                         const char *url, size_t len);
+
+/* Replay an admission into the seen-test (a canonical URL admitted after
+ * the snapshot the seen-test was loaded from). Returns BC_OK,
+ * BC_ERR_INVALID_ARG, or a URL error. O(URL length). */
+enum bc_status bc_frontier_restore_seen(struct bc_frontier *frontier,
+                                        const char *url, size_t len);
+
+/* Fill the cumulative counters of *out (added, admitted, reasons,
+ * handed_out, retried, robots_*), zero the rest: bc_frontier_stats()
+ * without its O(hosts) gauges, for saving often. O(1). */
+void bc_frontier_counters(const struct bc_frontier *frontier,
+                          struct bc_frontier_stats *out);
+
+/* Set the cumulative counters (added, admitted, reasons, handed_out,
+ * retried, robots_*) from a stats record saved earlier; the gauges
+ * (queued, hosts, ...) and the seen-test's counters are not touched. */
+void bc_frontier_restore_counters(struct bc_frontier *frontier,
+                                  const struct bc_frontier_stats *stats);
 
 #ifdef __cplusplus
 }

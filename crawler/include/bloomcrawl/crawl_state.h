@@ -1,0 +1,206 @@
+/*
+ * bloomcrawl/crawl_state.h - a crawl that survives: the frontier's store in
+ * SQLite, and the seen-test's snapshot, in one state directory.
+ *
+ * A state directory DIR holds
+ *
+ *   DIR/crawl.db    SQLite (WAL): the configuration the crawl was started
+ *                   with, its seeds, its hosts (robots.txt outcomes, budget
+ *                   counts), every URL ever admitted (the journal: queued,
+ *                   in flight, fetched or dropped, in admission order) and
+ *                   the counters. docs/DESIGN.md documents the schema.
+ *   DIR/bloom.snap  the seen-test's Bloom filter (bc_seen_save: atomic,
+ *                   checksummed), covering the admissions up to a journal
+ *                   position recorded in crawl.db; later ones are replayed
+ *                   from the journal on resume.
+ *   DIR/lock        flock()ed while a process has the state open, holding
+ *                   its pid.
+ *
+ * The caller (the crawler) opens the state, gets its frontier from it
+ * (bc_crawl_state_frontier(): created, or rebuilt on resume), and crawls.
+ * The frontier writes to the state through its store hooks (frontier.h)
+ * inside a transaction that the first write opens; bc_crawl_state_commit()
+ * ends it. A kill loses the uncommitted transaction only: a page's
+ * completion (bc_crawl_state_page_done()) and the admission of its links
+ * belong in one. URLs handed out and not recorded as fetched by the last
+ * commit are the crawl's "in flight": a resume puts them back at the head
+ * of their host's queue and counts them (refetched_after_restart).
+ *
+ * Durability: WAL with synchronous=NORMAL. A commit survives the process
+ * being killed (the WAL is in the OS's page cache); a power loss or an OS
+ * crash can lose the last commits (those since the last sync of the WAL,
+ * at a checkpoint or a snapshot), never leave the database inconsistent,
+ * never leave a snapshot that knows more than the database.
+ *
+ * The library never prints: every failure is a status, with a text
+ * (bc_crawl_state_errmsg(), or the error record of bc_crawl_state_open()).
+ * Not thread-safe: one state, one thread.
+ */
+#ifndef BC_CRAWLER_CRAWL_STATE_H
+#define BC_CRAWLER_CRAWL_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bloomcrawl/frontier.h"
+#include "bloomcrawl/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The format version this build writes and reads (meta "version"). */
+#define BC_CRAWL_STATE_VERSION 1
+
+/* A setting that may not change on resume, e.g. {"scope", "host"}. */
+struct bc_crawl_state_option {
+    const char *name;
+    const char *value;
+};
+
+/* Why bc_crawl_state_open() failed, for the caller's message. */
+struct bc_crawl_state_error {
+    char text[512];  /* what failed, one line without the directory */
+    char option[64]; /* BC_ERR_MISMATCH: the option's name */
+    char was[256];   /* BC_ERR_MISMATCH: the recorded value ("" if none) */
+    char now[256];   /* BC_ERR_MISMATCH: the value given ("" if none) */
+    long pid;        /* BC_ERR_LOCKED: the holder's pid, 0 if unknown */
+};
+
+struct bc_crawl_state;
+
+/*
+ * Open the state in dir, creating it (mode 0700) when dir does not exist
+ * or is an empty directory; fixed[0..count) are the settings that may not
+ * change: recorded on creation, compared on resume (in order; the first
+ * difference, a missing or an extra name, is the error). Checks crawl.db
+ * (PRAGMA quick_check: O(size of the database)) and writes nothing to an
+ * existing state (bc_crawl_state_frontier() begins the run).
+ * Returns BC_OK (*out: close with bc_crawl_state_close()), or, with *err
+ * filled and dir left as it was:
+ *   BC_ERR_FORMAT    dir is not a crawl state (a file, a directory with
+ *                    other contents and no crawl.db, a crawl.db not ours)
+ *   BC_ERR_VERSION   a crawl state of another format version
+ *   BC_ERR_CORRUPT   crawl.db is damaged (or bloom.snap missing)
+ *   BC_ERR_LOCKED    another process has it open (err->pid)
+ *   BC_ERR_MISMATCH  a fixed setting differs (err->option, was, now)
+ *   BC_ERR_IO        a file could not be created, read or written
+ *   BC_ERR_INVALID_ARG, BC_ERR_NOMEM.
+ */
+enum bc_status bc_crawl_state_open(const char *dir,
+                                   const struct bc_crawl_state_option *fixed,
+                                   size_t count, struct bc_crawl_state **out,
+                                   struct bc_crawl_state_error *err);
+
+/* Roll back what was not committed, close, unlock; NULL is a no-op. */
+void bc_crawl_state_close(struct bc_crawl_state *state);
+
+/* The text of the last failure of a call on state ("" if none); owned by
+ * the state, valid until its next call. */
+const char *bc_crawl_state_errmsg(const struct bc_crawl_state *state);
+
+struct bc_crawl_state_info {
+    bool resumed;           /* the state existed before this open */
+    uint64_t runs;          /* opens of this state, this one included */
+    uint64_t refetched_now; /* URLs in flight at the last commit, queued
+                               again by this open */
+    uint64_t refetched;     /* the same, over all runs */
+    uint64_t out_offset;    /* the --out offset of the last commit */
+    uint64_t queued;        /* URLs queued (in memory or not) */
+    uint64_t journal;       /* URLs ever admitted (the journal's length) */
+    uint64_t snapshot_pos;  /* journal entries the snapshot covers */
+};
+
+/* Fill *out (all zero for a NULL state). O(1). */
+void bc_crawl_state_info(const struct bc_crawl_state *state,
+                         struct bc_crawl_state_info *out);
+
+/*
+ * The frontier of this state, at time now_ms: created from config with
+ * the state as its store (window: URLs per host in memory, 0 for
+ * frontier.h's default) on the first run; on resume rebuilt: the
+ * seen-test loaded from bloom.snap (checked before anything is written),
+ * the run counted, the URLs in flight at the last commit queued again
+ * at the head of their host's queue (bc_crawl_state_info: refetched_now), (sized by config when there is no
+ * snapshot yet) and the journal after it replayed, the seeds' scope, the
+ * hosts with their robots.txt outcomes (expiry kept in wall-clock time)
+ * and queue lengths, the counters. Once per open. Returns BC_OK (*out,
+ * the caller frees it before closing the state), BC_ERR_CORRUPT / an
+ * error of bc_bloom_load() (a damaged snapshot), BC_ERR_MISMATCH (a
+ * snapshot of other sizing), BC_ERR_IO, errors of bc_frontier_create().
+ * Cost: O(hosts + journal after the snapshot) plus loading the filter.
+ */
+enum bc_status bc_crawl_state_frontier(struct bc_crawl_state *state,
+                                       const struct bc_frontier_config *config,
+                                       size_t window, uint64_t now_ms,
+                                       struct bc_frontier **out);
+
+/* Record a seed's URL (its host and domain are the scope of a resume
+ * without seeds). Part of the open transaction. BC_OK or BC_ERR_IO. */
+enum bc_status bc_crawl_state_add_seed(struct bc_crawl_state *state,
+                                       const char *url, size_t len);
+
+/* The seeds recorded, in order: fn(ctx, url, len) for each. BC_OK or
+ * BC_ERR_IO. */
+enum bc_status bc_crawl_state_seeds(struct bc_crawl_state *state,
+                                    void (*fn)(void *ctx, const char *url,
+                                               size_t len),
+                                    void *ctx);
+
+/* The FETCH job with this id (job.id) is done: fetched, whatever the
+ * answer (a 429/503 queued again is the frontier's, not this). Part of
+ * the open transaction. BC_OK, BC_ERR_INVALID_ARG or BC_ERR_IO. */
+enum bc_status bc_crawl_state_page_done(struct bc_crawl_state *state,
+                                        uint64_t id);
+
+/* Set a counter of the caller's (name up to 63 bytes; e.g. "pages"),
+ * saved with the next commit. BC_OK, BC_ERR_INVALID_ARG, BC_ERR_NOMEM. */
+enum bc_status bc_crawl_state_counter_set(struct bc_crawl_state *state,
+                                          const char *name, uint64_t value);
+
+/* A counter's saved value, 0 when never set. */
+uint64_t bc_crawl_state_counter_get(const struct bc_crawl_state *state,
+                                    const char *name);
+
+/* The --out file's length at the next commit. */
+void bc_crawl_state_set_out_offset(struct bc_crawl_state *state,
+                                   uint64_t offset);
+
+/* Whether a transaction is open: something was written since the last
+ * commit. O(1). */
+bool bc_crawl_state_pending(const struct bc_crawl_state *state);
+
+/*
+ * Commit the open transaction (if any), with the frontier's counters
+ * (frontier may be NULL: not saved), the caller's counters, the hosts
+ * changed and the out offset. Cost: O(changes) plus one WAL write; the
+ * fsync is left to checkpoints. Returns BC_OK or BC_ERR_IO (disk full,
+ * any write error: the transaction is rolled back; close the state and
+ * resume later from the previous commit).
+ */
+enum bc_status bc_crawl_state_commit(struct bc_crawl_state *state,
+                                     const struct bc_frontier *frontier);
+
+/*
+ * Save the frontier's Bloom filter to bloom.snap and record the journal
+ * position it covers. Call right after bc_crawl_state_commit(), before any
+ * other frontier call, so that the filter holds exactly the committed
+ * admissions. Syncs the WAL first (a passive checkpoint), so the snapshot
+ * never covers a commit that a power loss could undo. Cost: the
+ * checkpoint, writing the filter (m/8 bytes) and its fsync. Returns
+ * BC_OK, BC_ERR_INVALID_ARG (a transaction open) or BC_ERR_IO.
+ */
+enum bc_status bc_crawl_state_snapshot(struct bc_crawl_state *state,
+                                       struct bc_frontier *frontier);
+
+/* The frontier store hooks of this state (for a caller that creates its
+ * own frontier; bc_crawl_state_frontier() sets them itself). */
+void bc_crawl_state_store(struct bc_crawl_state *state, size_t window,
+                          struct bc_frontier_store *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BC_CRAWLER_CRAWL_STATE_H */

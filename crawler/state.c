@@ -1,0 +1,1663 @@
+/*
+ * state.c - the crawl state: the frontier's store in SQLite, the seen-test's
+ * snapshot, the lock. A crawl that survives kill -9.
+ *
+ * THE PROBLEM
+ * A crawl of days is stopped, killed and rebooted, and its frontier
+ * outgrows memory. Everything that decides what is fetched next (the
+ * seen-test, the host queues, the robots.txt outcomes, the budgets, the
+ * counters) must be on disk, consistent at every instant a kill can come,
+ * and cheap to keep there: a page costs milliseconds to fetch, its
+ * bookkeeping must cost microseconds.
+ *
+ * THE IDEA
+ * One SQLite database in WAL mode holds the journal of every URL admitted,
+ * in admission order, and per host a cursor into it:
+ *
+ *     urls:   id (admission order) | host | seq (FIFO position) | url ...
+ *     hosts:  id | origin | robots.txt outcome ... | cursor
+ *     flight: seq | host | requeued      (handed out, not completed)
+ *
+ * A host's queue is its URLs with seq > cursor, in seq order (a range of
+ * the index urls_queue), after the URLs requeued at its head by a resume.
+ * The frontier hands a host's URLs out in exactly that order, so a
+ * hand-out only moves the cursor (in memory, written at commit) and adds
+ * a flight row; a completion deletes it. No URL row is rewritten.
+ *
+ * The frontier tells the store of each change (frontier.h's hooks); the
+ * changes of one turn of the crawl loop go into one transaction, and a
+ * commit makes them durable together. So a page's completion (its flight
+ * row deleted) and the admission of its links (new rows) are kept or lost
+ * together, and a URL handed out is committed as in flight before its
+ * transfer starts: after a kill, the flight rows are exactly the
+ * transfers that may have happened without being recorded, and a resume
+ * queues them again at the head of their host's queue. At most the
+ * crawl's concurrency of them per kill.
+ *
+ * The seen-test's Bloom filter is too big to write per commit (it is m/8
+ * bytes, written whole). It is saved now and then, right after a commit,
+ * with bc_seen_save (a temporary file, fsync, rename): at that moment the
+ * filter holds exactly the committed admissions, ids 1..P, and P is
+ * recorded (meta snapshot_pos) after the file is in place. A resume loads
+ * the snapshot and replays the journal's URLs after P. A kill between the
+ * rename and the recording of P replays a few admissions twice, which a
+ * Bloom filter absorbs; the other order, never.
+ *
+ * BOUNDED MEMORY
+ * The frontier keeps a window of each host's queue in memory and asks the
+ * store for more (refill) when it runs empty: a range scan of the index
+ * urls_queue (host, seq) after the cursor. Per host the store keeps its
+ * row id, cursor, requeued URLs and two counters in memory (queue length,
+ * admissions for the budget); the counters are not written per commit
+ * (that would double the writes) but counted again on resume: the queue
+ * lengths by a range count of urls_queue per host, the admissions by a
+ * scan of the journal when a host budget is set.
+ *
+ * DURABILITY
+ * synchronous=NORMAL: a commit appends to the WAL without an fsync. A
+ * killed process loses nothing committed (the OS has the pages); a power
+ * loss or OS crash can lose the commits since the last checkpoint's fsync
+ * (SQLite checkpoints every 16,384 pages of WAL, and a snapshot begins
+ * with one), and never corrupts the database. The snapshot is taken after
+ * a checkpoint (which syncs the WAL), so it never knows admissions that
+ * a power loss could take from the database: such URLs would be refused
+ * as seen and never fetched.
+ *
+ * CHECKS
+ * crawl.db carries application_id 0x62437374 ("bCst") and user_version
+ * BC_CRAWL_STATE_VERSION: another SQLite file is refused as not a crawl
+ * state, another version as incompatible. PRAGMA quick_check runs before
+ * anything is written (a truncated or byte-flipped database is refused).
+ * bloom.snap carries its own checksum (bc_bloom_load).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+#define HASH_NONFATAL_OOM 1
+#include <uthash.h>
+
+#include "bloomcrawl/crawl_state.h"
+#include "bloomcrawl/seen.h"
+
+#define APP_ID       0x62437374 /* "bCst" */
+#define DB_PAGE_SIZE "8192"
+/* A host as the store keeps it in memory. */
+struct shost {
+    UT_hash_handle hh;
+    sqlite3_int64 id;
+    uint64_t admitted, queued; /* kept in memory, counted on resume */
+    sqlite3_int64 cursor;      /* seq of the last URL that left the queue */
+    struct shost *next_dirty;  /* cursor moved since the last commit */
+    bool dirty;
+    /* URLs in flight at the last kill, queued again at the head, oldest
+     * first: seqs requeued[requeued_head .. requeued_len). */
+    sqlite3_int64 *requeued;
+    size_t requeued_head, requeued_len, requeued_cap;
+    size_t origin_len;
+    char origin[];
+};
+
+/* A counter of the caller's (or the frontier's, "frontier.*"). */
+struct counter {
+    UT_hash_handle hh;
+    uint64_t value;
+    bool dirty;
+    char name[64];
+};
+
+enum stmt_id {
+    S_INS_URL,
+    S_REQUEUE,
+    S_FLIGHT_ADD,
+    S_FLIGHT_DEL,
+    S_FLIGHT_TAKEN,
+    S_REFILL,
+    S_ONE,
+    S_HOST_CURSOR,
+    S_INS_HOST,
+    S_HOST_ROBOTS,
+    S_SET_META,
+    S_INS_SEED,
+    S_SET_COUNTER,
+    S_COUNT
+};
+
+static const char *const stmt_sql[S_COUNT] = {
+    "INSERT INTO urls(host, seq, depth, redirects, retries, url) "
+    "VALUES(?, ?, ?, ?, ?, ?)",
+    "UPDATE urls SET seq = ?, retries = ? WHERE host = ? AND seq = ?",
+    "INSERT INTO flight(seq, host, requeued) VALUES(?, ?, 0)",
+    "DELETE FROM flight WHERE seq = ?",
+    "UPDATE flight SET requeued = 0 WHERE seq = ?",
+    "SELECT seq, url, depth, redirects, retries FROM urls "
+    "WHERE host = ? AND seq > ? ORDER BY seq LIMIT ? OFFSET ?",
+    "SELECT seq, url, depth, redirects, retries FROM urls "
+    "WHERE host = ? AND seq = ?",
+    "UPDATE hosts SET cursor = ? WHERE id = ?",
+    "INSERT INTO hosts(origin) VALUES(?)",
+    "UPDATE hosts SET robots = ?, robots_body = ?, robots_expires = ?, "
+    "robots_failures = ?, given_up_lost = ? WHERE id = ?",
+    "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)",
+    "INSERT OR IGNORE INTO seeds(url) VALUES(?)",
+    "INSERT OR REPLACE INTO counters(name, value) VALUES(?, ?)",
+};
+
+struct bc_crawl_state {
+    char *dir;
+    int lock_fd;
+    sqlite3 *db;
+    sqlite3_stmt *stmt[S_COUNT];
+    bool in_txn;
+    bool failed; /* a write failed: only close is left */
+    char errmsg[512];
+    struct shost *hosts;      /* by origin */
+    struct shost *dirty;      /* hosts whose cursor moved */
+    struct counter *counters; /* by name */
+    sqlite3_int64 next_seq;   /* the next queue position given out */
+    uint64_t journal, committed_journal, snapshot_pos;
+    uint64_t out_offset, runs, refetched, refetched_now, queued;
+    bool resumed, frontier_made;
+};
+
+static const char schema_sql[] =
+    "PRAGMA application_id = 1648587636;" /* APP_ID */
+    "PRAGMA user_version = 1;"
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
+    "CREATE TABLE config(name TEXT PRIMARY KEY, value TEXT NOT NULL)"
+    " WITHOUT ROWID;"
+    "CREATE TABLE seeds(url TEXT NOT NULL UNIQUE);"
+    "CREATE TABLE hosts(id INTEGER PRIMARY KEY, origin TEXT NOT NULL UNIQUE,"
+    " robots INTEGER NOT NULL DEFAULT 0, robots_body BLOB,"
+    " robots_expires INTEGER, robots_failures INTEGER NOT NULL DEFAULT 0,"
+    " given_up_lost INTEGER NOT NULL DEFAULT 0,"
+    " cursor INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE urls(id INTEGER PRIMARY KEY, host INTEGER NOT NULL,"
+    " seq INTEGER NOT NULL, depth INTEGER NOT NULL,"
+    " redirects INTEGER NOT NULL, retries INTEGER NOT NULL,"
+    " url TEXT NOT NULL);"
+    "CREATE UNIQUE INDEX urls_queue ON urls(host, seq);"
+    "CREATE TABLE flight(seq INTEGER PRIMARY KEY, host INTEGER NOT NULL,"
+    " requeued INTEGER NOT NULL);"
+    "CREATE VIEW queue AS SELECT u.* FROM urls u JOIN hosts h"
+    " ON h.id = u.host WHERE u.seq > h.cursor"
+    " OR u.seq IN (SELECT seq FROM flight WHERE requeued = 1);"
+    "CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
+    " WITHOUT ROWID;";
+
+/* ---- errors ---------------------------------------------------------- */
+
+static void set_err(char *buf, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, cap, fmt, ap);
+    va_end(ap);
+}
+
+/* A failed SQLite call: its text into errmsg; BC_ERR_IO, or NOMEM. */
+static enum bc_status db_fail(struct bc_crawl_state *s, const char *what)
+{
+    int rc = sqlite3_extended_errcode(s->db);
+    set_err(s->errmsg, sizeof(s->errmsg), "crawl.db: %s: %s", what,
+            sqlite3_errmsg(s->db));
+    return rc == SQLITE_NOMEM ? BC_ERR_NOMEM : BC_ERR_IO;
+}
+
+static uint64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* ---- small SQL helpers ----------------------------------------------- */
+
+static enum bc_status exec(struct bc_crawl_state *s, const char *sql)
+{
+    if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return db_fail(s, sql);
+    return BC_OK;
+}
+
+/* Run a prepared statement that returns no rows, and reset it. */
+static enum bc_status run(struct bc_crawl_state *s, enum stmt_id id)
+{
+    sqlite3_stmt *st = s->stmt[id];
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return db_fail(s, "write");
+    return BC_OK;
+}
+
+/* Open the transaction the hooks write in, if none is. */
+static enum bc_status ensure_txn(struct bc_crawl_state *s)
+{
+    if (s->failed)
+        return BC_ERR_IO;
+    if (s->in_txn)
+        return BC_OK;
+    enum bc_status st = exec(s, "BEGIN");
+    if (st == BC_OK)
+        s->in_txn = true;
+    else
+        s->failed = true;
+    return st;
+}
+
+static enum bc_status set_meta(struct bc_crawl_state *s, const char *key,
+                               sqlite3_int64 value)
+{
+    sqlite3_stmt *st = s->stmt[S_SET_META];
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, value);
+    return run(s, S_SET_META);
+}
+
+/* A meta value as an integer; def when absent. */
+static sqlite3_int64 get_meta(struct bc_crawl_state *s, const char *key,
+                              sqlite3_int64 def)
+{
+    sqlite3_stmt *st;
+    sqlite3_int64 v = def;
+    if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = ?", -1,
+                           &st, NULL) != SQLITE_OK)
+        return def;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* ---- hosts and counters in memory ------------------------------------ */
+
+static struct shost *shost_new(struct bc_crawl_state *s, sqlite3_int64 id,
+                               const char *origin, size_t len)
+{
+    struct shost *h = calloc(1, sizeof(*h) + len + 1);
+    if (!h)
+        return NULL;
+    h->id = id;
+    memcpy(h->origin, origin, len);
+    h->origin_len = len;
+    HASH_ADD_KEYPTR(hh, s->hosts, h->origin, len, h);
+    if (h->hh.tbl == NULL) {
+        free(h);
+        return NULL;
+    }
+    return h;
+}
+
+/* The host of an origin, its row inserted when new; NULL on failure
+ * (s->errmsg says why). */
+static struct shost *host_of(struct bc_crawl_state *s, const char *origin,
+                             size_t len)
+{
+    struct shost *h;
+    HASH_FIND(hh, s->hosts, origin, len, h);
+    if (h)
+        return h;
+    sqlite3_stmt *st = s->stmt[S_INS_HOST];
+    sqlite3_bind_text(st, 1, origin, (int)len, SQLITE_STATIC);
+    if (run(s, S_INS_HOST) != BC_OK)
+        return NULL;
+    h = shost_new(s, sqlite3_last_insert_rowid(s->db), origin, len);
+    if (!h)
+        set_err(s->errmsg, sizeof(s->errmsg), "out of memory");
+    return h;
+}
+
+static struct counter *counter_find(const struct bc_crawl_state *s,
+                                    const char *name)
+{
+    struct counter *c;
+    HASH_FIND_STR(s->counters, name, c);
+    return c;
+}
+
+static enum bc_status counter_put(struct bc_crawl_state *s, const char *name,
+                                  uint64_t value, bool dirty)
+{
+    size_t len = strlen(name);
+    if (len >= sizeof(((struct counter *)0)->name))
+        return BC_ERR_INVALID_ARG;
+    struct counter *c = counter_find(s, name);
+    if (!c) {
+        c = calloc(1, sizeof(*c));
+        if (!c)
+            return BC_ERR_NOMEM;
+        memcpy(c->name, name, len + 1);
+        HASH_ADD_STR(s->counters, name, c);
+        if (c->hh.tbl == NULL) {
+            free(c);
+            return BC_ERR_NOMEM;
+        }
+    }
+    if (c->value != value || !dirty) {
+        c->value = value;
+        c->dirty = c->dirty || dirty;
+    }
+    return BC_OK;
+}
+
+/* ---- the frontier's store hooks -------------------------------------- */
+
+static void mark_dirty(struct bc_crawl_state *s, struct shost *h)
+{
+    if (h->dirty)
+        return;
+    h->dirty = true;
+    h->next_dirty = s->dirty;
+    s->dirty = h;
+}
+
+/* Run a statement of seq (and perhaps host) bindings; failure sticky. */
+static enum bc_status run_seq(struct bc_crawl_state *s, enum stmt_id id,
+                              sqlite3_int64 seq, const struct shost *h)
+{
+    sqlite3_bind_int64(s->stmt[id], 1, seq);
+    if (h)
+        sqlite3_bind_int64(s->stmt[id], 2, h->id);
+    enum bc_status st = run(s, id);
+    if (st != BC_OK)
+        s->failed = true;
+    return st;
+}
+
+static enum bc_status hook_queued(void *ctx, const char *origin, size_t len,
+                                  const struct bc_frontier_entry *e,
+                                  bool requeue, uint64_t *id)
+{
+    struct bc_crawl_state *s = ctx;
+    enum bc_status st = ensure_txn(s);
+    if (st != BC_OK)
+        return st;
+    struct shost *h = host_of(s, origin, len);
+    if (!h) {
+        s->failed = true;
+        return BC_ERR_IO;
+    }
+    sqlite3_int64 seq = s->next_seq++;
+    sqlite3_stmt *q;
+    if (requeue) {
+        /* Handed out, answered 429/503: to the tail, no longer in flight. */
+        q = s->stmt[S_REQUEUE];
+        sqlite3_bind_int64(q, 1, seq);
+        sqlite3_bind_int(q, 2, (int)e->retries);
+        sqlite3_bind_int64(q, 3, h->id);
+        sqlite3_bind_int64(q, 4, (sqlite3_int64)e->id);
+        st = run(s, S_REQUEUE);
+        if (st == BC_OK)
+            st = run_seq(s, S_FLIGHT_DEL, (sqlite3_int64)e->id, NULL);
+    } else {
+        q = s->stmt[S_INS_URL];
+        sqlite3_bind_int64(q, 1, h->id);
+        sqlite3_bind_int64(q, 2, seq);
+        sqlite3_bind_int(q, 3, (int)e->depth);
+        sqlite3_bind_int(q, 4, (int)e->redirects);
+        sqlite3_bind_int(q, 5, (int)e->retries);
+        sqlite3_bind_text(q, 6, e->url, (int)e->url_len, SQLITE_STATIC);
+        st = run(s, S_INS_URL);
+    }
+    if (st != BC_OK) {
+        s->failed = true;
+        return st;
+    }
+    *id = (uint64_t)seq; /* the frontier's id of a URL is its seq */
+    if (!requeue) {
+        s->journal = (uint64_t)sqlite3_last_insert_rowid(s->db);
+        h->admitted++;
+    }
+    h->queued++;
+    s->queued++;
+    return BC_OK;
+}
+
+/* The head of the host's requeued list is seq? Then take it off. */
+static bool requeued_take(struct shost *h, sqlite3_int64 seq)
+{
+    if (h->requeued_head == h->requeued_len ||
+        h->requeued[h->requeued_head] != seq)
+        return false;
+    h->requeued_head++;
+    return true;
+}
+
+/*
+ * A URL left its host's queue. The queue is the host's requeued list,
+ * then the URLs after its cursor in seq order, and the frontier hands
+ * them out in that order: so the cursor just moves to seq. A URL handed
+ * out is recorded in flight (a requeued one is already there).
+ */
+static enum bc_status hook_left(void *ctx, const char *origin, size_t len,
+                                uint64_t id, enum bc_frontier_action action,
+                                enum bc_frontier_reason reason)
+{
+    struct bc_crawl_state *s = ctx;
+    (void)reason;
+    enum bc_status st = ensure_txn(s);
+    if (st != BC_OK)
+        return st;
+    struct shost *h;
+    HASH_FIND(hh, s->hosts, origin, len, h);
+    if (!h) {
+        s->failed = true;
+        set_err(s->errmsg, sizeof(s->errmsg), "crawl.db: no host %.*s",
+                (int)(len < 200 ? len : 200), origin);
+        return BC_ERR_CORRUPT;
+    }
+    sqlite3_int64 seq = (sqlite3_int64)id;
+    bool fetch = action == BC_FRONTIER_FETCH;
+    if (requeued_take(h, seq)) {
+        st = run_seq(s, fetch ? S_FLIGHT_TAKEN : S_FLIGHT_DEL, seq, NULL);
+    } else {
+        if (seq > h->cursor) {
+            h->cursor = seq;
+            mark_dirty(s, h);
+        }
+        st = fetch ? run_seq(s, S_FLIGHT_ADD, seq, h) : BC_OK;
+    }
+    if (st != BC_OK)
+        return st;
+    if (h->queued > 0) {
+        h->queued--;
+        s->queued--;
+    }
+    return BC_OK;
+}
+
+static enum bc_status hook_host(void *ctx,
+                                const struct bc_frontier_host_state *hs)
+{
+    struct bc_crawl_state *s = ctx;
+    enum bc_status st = ensure_txn(s);
+    if (st != BC_OK)
+        return st;
+    struct shost *h = host_of(s, hs->origin, hs->origin_len);
+    if (!h) {
+        s->failed = true;
+        return BC_ERR_IO;
+    }
+    sqlite3_stmt *q = s->stmt[S_HOST_ROBOTS];
+    sqlite3_bind_int(q, 1, (int)hs->robots);
+    if (hs->robots_body)
+        sqlite3_bind_blob(q, 2, hs->robots_body, (int)hs->robots_body_len,
+                          SQLITE_STATIC);
+    else
+        sqlite3_bind_null(q, 2);
+    if (hs->robots_ttl_ms >= (uint64_t)INT64_MAX / 2)
+        sqlite3_bind_null(q, 3); /* for ever */
+    else
+        sqlite3_bind_int64(q, 3,
+                           (sqlite3_int64)(wall_ms() + hs->robots_ttl_ms));
+    sqlite3_bind_int(q, 4, (int)hs->robots_failures);
+    sqlite3_bind_int64(q, 5, (sqlite3_int64)hs->given_up_lost);
+    sqlite3_bind_int64(q, 6, h->id);
+    st = run(s, S_HOST_ROBOTS);
+    if (st != BC_OK)
+        s->failed = true;
+    return st;
+}
+
+/* Push the URL row of q (seq, url, depth, redirects, retries) back. */
+static enum bc_status refill_row(struct bc_crawl_state *s, sqlite3_stmt *q,
+                                 struct bc_frontier *f, const char *origin,
+                                 size_t len)
+{
+    struct bc_frontier_entry e;
+    e.id = (uint64_t)sqlite3_column_int64(q, 0);
+    e.url = (const char *)sqlite3_column_text(q, 1);
+    e.url_len = (size_t)sqlite3_column_bytes(q, 1);
+    e.depth = (unsigned)sqlite3_column_int(q, 2);
+    e.redirects = (unsigned)sqlite3_column_int(q, 3);
+    e.retries = (unsigned)sqlite3_column_int(q, 4);
+    enum bc_status st =
+        e.url ? bc_frontier_refill(f, origin, len, &e) : BC_ERR_NOMEM;
+    if (st != BC_OK)
+        set_err(s->errmsg, sizeof(s->errmsg), "refill: %s", bc_strerror(st));
+    return st;
+}
+
+static enum bc_status hook_refill(void *ctx, struct bc_frontier *f,
+                                  const char *origin, size_t len, size_t skip,
+                                  size_t max)
+{
+    struct bc_crawl_state *s = ctx;
+    struct shost *h;
+    HASH_FIND(hh, s->hosts, origin, len, h);
+    if (!h) {
+        set_err(s->errmsg, sizeof(s->errmsg), "crawl.db: no host %.*s",
+                (int)(len < 200 ? len : 200), origin);
+        return BC_ERR_CORRUPT;
+    }
+    enum bc_status st = BC_OK;
+    int rc = SQLITE_DONE;
+    /* First the URLs requeued at the head, then those after the cursor. */
+    for (size_t i = h->requeued_head; i < h->requeued_len && max > 0; i++) {
+        if (skip > 0) {
+            skip--;
+            continue;
+        }
+        sqlite3_stmt *q = s->stmt[S_ONE];
+        sqlite3_bind_int64(q, 1, h->id);
+        sqlite3_bind_int64(q, 2, h->requeued[i]);
+        rc = sqlite3_step(q);
+        if (rc == SQLITE_ROW) {
+            st = refill_row(s, q, f, origin, len);
+            rc = SQLITE_DONE;
+        } else if (rc == SQLITE_DONE) {
+            st = BC_ERR_CORRUPT;
+            set_err(s->errmsg, sizeof(s->errmsg),
+                    "crawl.db: a URL in flight is missing");
+        }
+        sqlite3_reset(q);
+        if (st != BC_OK || rc != SQLITE_DONE)
+            break;
+        max--;
+    }
+    if (st == BC_OK && rc == SQLITE_DONE && max > 0) {
+        sqlite3_stmt *q = s->stmt[S_REFILL];
+        sqlite3_bind_int64(q, 1, h->id);
+        sqlite3_bind_int64(q, 2, h->cursor);
+        sqlite3_bind_int64(q, 3, (sqlite3_int64)max);
+        sqlite3_bind_int64(q, 4, (sqlite3_int64)skip);
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW &&
+               (st = refill_row(s, q, f, origin, len)) == BC_OK)
+            ;
+        sqlite3_reset(q);
+    }
+    if (st == BC_OK && rc != SQLITE_DONE)
+        st = db_fail(s, "refill");
+    return st;
+}
+
+void bc_crawl_state_store(struct bc_crawl_state *s, size_t window,
+                          struct bc_frontier_store *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->ctx = s;
+    out->window = window;
+    out->queued = hook_queued;
+    out->left = hook_left;
+    out->host = hook_host;
+    out->refill = hook_refill;
+}
+
+/* ---- open ------------------------------------------------------------ */
+
+static char *path_join(const char *dir, const char *name)
+{
+    size_t a = strlen(dir), b = strlen(name);
+    char *p = malloc(a + b + 2);
+    if (!p)
+        return NULL;
+    memcpy(p, dir, a);
+    p[a] = '/';
+    memcpy(p + a + 1, name, b + 1);
+    return p;
+}
+
+/* Whether dir holds nothing but (perhaps) a lock file and the remains of
+ * a creation killed before crawl.db appeared: a directory made for the
+ * state. */
+static bool dir_is_fresh(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    bool fresh = true;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+            strcmp(e->d_name, "lock") &&
+            strncmp(e->d_name, "crawl.db.new", 12) != 0)
+            fresh = false;
+    }
+    closedir(d);
+    return fresh;
+}
+
+static bool dir_has(const char *dir, const char *name)
+{
+    char *p = path_join(dir, name);
+    struct stat sb;
+    bool has = p && stat(p, &sb) == 0;
+    free(p);
+    return has;
+}
+
+/* Whether path is an SQLite database with our application_id, read
+ * without writing anything (a database not in WAL mode). */
+static bool looks_ours(const char *path)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    bool ours = false;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &st, NULL) ==
+            SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        ours = sqlite3_column_int64(st, 0) == APP_ID;
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return ours;
+}
+
+/* Take DIR/lock (flock, non-blocking) and write our pid into it. */
+static enum bc_status take_lock(struct bc_crawl_state *s,
+                                struct bc_crawl_state_error *err)
+{
+    char *path = path_join(s->dir, "lock");
+    if (!path)
+        return BC_ERR_NOMEM;
+    s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    free(path);
+    if (s->lock_fd < 0) {
+        set_err(err->text, sizeof(err->text), "cannot open lock: %s",
+                strerror(errno));
+        return BC_ERR_IO;
+    }
+    if (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK) {
+            set_err(err->text, sizeof(err->text), "cannot lock: %s",
+                    strerror(errno));
+            return BC_ERR_IO;
+        }
+        char buf[32] = "";
+        ssize_t n = pread(s->lock_fd, buf, sizeof(buf) - 1, 0);
+        buf[n > 0 ? n : 0] = '\0';
+        err->pid = strtol(buf, NULL, 10);
+        set_err(err->text, sizeof(err->text),
+                "in use by another crawl (pid %ld)", err->pid);
+        return BC_ERR_LOCKED;
+    }
+    char buf[32];
+    int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+    if (ftruncate(s->lock_fd, 0) != 0 ||
+        pwrite(s->lock_fd, buf, (size_t)n, 0) != n) {
+        set_err(err->text, sizeof(err->text), "cannot write lock: %s",
+                strerror(errno));
+        return BC_ERR_IO;
+    }
+    return BC_OK;
+}
+
+static enum bc_status prepare_all(struct bc_crawl_state *s)
+{
+    for (int i = 0; i < S_COUNT; i++)
+        if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1,
+                               SQLITE_PREPARE_PERSISTENT, &s->stmt[i],
+                               NULL) != SQLITE_OK)
+            return db_fail(s, "prepare");
+    return BC_OK;
+}
+
+/* One integer from a query (a PRAGMA); BC_ERR_IO when it fails. */
+static enum bc_status query_int(struct bc_crawl_state *s, const char *sql,
+                                sqlite3_int64 *out)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return db_fail(s, sql);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *out = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW)
+        return db_fail(s, sql);
+    return BC_OK;
+}
+
+/* The checks of an existing crawl.db, before anything is written. */
+static enum bc_status check_db(struct bc_crawl_state *s,
+                               struct bc_crawl_state_error *err)
+{
+    sqlite3_int64 app = 0, version = 0;
+    int rc = SQLITE_OK;
+    if (query_int(s, "PRAGMA application_id", &app) != BC_OK) {
+        rc = sqlite3_errcode(s->db);
+        set_err(err->text, sizeof(err->text), "crawl.db is %s (%s)",
+                rc == SQLITE_NOTADB ? "not a crawl state database, or damaged"
+                                    : "damaged",
+                sqlite3_errmsg(s->db));
+        return rc == SQLITE_NOTADB ? BC_ERR_FORMAT : BC_ERR_CORRUPT;
+    }
+    if (app != APP_ID) {
+        set_err(err->text, sizeof(err->text),
+                "crawl.db is not a crawl state database");
+        return BC_ERR_FORMAT;
+    }
+    if (query_int(s, "PRAGMA user_version", &version) != BC_OK) {
+        set_err(err->text, sizeof(err->text), "crawl.db is damaged (%s)",
+                sqlite3_errmsg(s->db));
+        return BC_ERR_CORRUPT;
+    }
+    if (version != BC_CRAWL_STATE_VERSION) {
+        set_err(err->text, sizeof(err->text),
+                "crawl state format version %lld, this build reads version %d",
+                (long long)version, BC_CRAWL_STATE_VERSION);
+        return BC_ERR_VERSION;
+    }
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA quick_check", -1, &st, NULL) !=
+        SQLITE_OK) {
+        set_err(err->text, sizeof(err->text), "crawl.db is damaged (%s)",
+                sqlite3_errmsg(s->db));
+        return BC_ERR_CORRUPT;
+    }
+    rc = sqlite3_step(st);
+    const char *res =
+        rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+    bool ok = res && strcmp(res, "ok") == 0;
+    if (!ok)
+        set_err(err->text, sizeof(err->text), "crawl.db is damaged (%s)",
+                res ? res : sqlite3_errmsg(s->db));
+    sqlite3_finalize(st);
+    return ok ? BC_OK : BC_ERR_CORRUPT;
+}
+
+/* Compare the recorded fixed settings with the given ones. */
+static enum bc_status check_config(struct bc_crawl_state *s,
+                                   const struct bc_crawl_state_option *fixed,
+                                   size_t count,
+                                   struct bc_crawl_state_error *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT value FROM config WHERE name = ?", -1,
+                           &st, NULL) != SQLITE_OK) {
+        set_err(err->text, sizeof(err->text), "crawl.db is damaged (%s)",
+                sqlite3_errmsg(s->db));
+        return BC_ERR_CORRUPT;
+    }
+    enum bc_status result = BC_OK;
+    for (size_t i = 0; i < count && result == BC_OK; i++) {
+        sqlite3_bind_text(st, 1, fixed[i].name, -1, SQLITE_STATIC);
+        int rc = sqlite3_step(st);
+        const char *was =
+            rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+            set_err(err->text, sizeof(err->text), "crawl.db is damaged (%s)",
+                    sqlite3_errmsg(s->db));
+            result = BC_ERR_CORRUPT;
+        } else if (!was || strcmp(was, fixed[i].value) != 0) {
+            snprintf(err->option, sizeof(err->option), "%s", fixed[i].name);
+            snprintf(err->was, sizeof(err->was), "%s", was ? was : "");
+            snprintf(err->now, sizeof(err->now), "%s", fixed[i].value);
+            set_err(err->text, sizeof(err->text),
+                    "%s differs from the crawl in the state (was %s, now %s)",
+                    err->option, err->was, err->now);
+            result = BC_ERR_MISMATCH;
+        }
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    if (result != BC_OK)
+        return result;
+    /* A recorded name not given now. */
+    if (sqlite3_prepare_v2(s->db, "SELECT name, value FROM config", -1, &st,
+                           NULL) != SQLITE_OK)
+        return BC_ERR_CORRUPT;
+    while (result == BC_OK && sqlite3_step(st) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        bool given = false;
+        for (size_t i = 0; i < count && name; i++)
+            given = given || strcmp(fixed[i].name, name) == 0;
+        if (!given && name) {
+            const char *was = (const char *)sqlite3_column_text(st, 1);
+            snprintf(err->option, sizeof(err->option), "%s", name);
+            snprintf(err->was, sizeof(err->was), "%s", was ? was : "");
+            err->now[0] = '\0';
+            set_err(err->text, sizeof(err->text),
+                    "%s differs from the crawl in the state (was %s, now "
+                    "unset)",
+                    err->option, err->was);
+            result = BC_ERR_MISMATCH;
+        }
+    }
+    sqlite3_finalize(st);
+    return result;
+}
+
+static enum bc_status create_db(struct bc_crawl_state *s,
+                                const struct bc_crawl_state_option *fixed,
+                                size_t count)
+{
+    char created[128];
+    snprintf(created, sizeof(created),
+             "INSERT INTO meta(key, value) VALUES('created', %llu)",
+             (unsigned long long)wall_ms());
+    enum bc_status st = exec(s, "PRAGMA page_size = " DB_PAGE_SIZE);
+    if (st == BC_OK)
+        st = exec(s, "BEGIN");
+    if (st == BC_OK)
+        st = exec(s, schema_sql);
+    if (st == BC_OK)
+        st = exec(s, "INSERT INTO meta(key, value) VALUES"
+                     "('format', 'bloomcrawl crawl state'), ('version', 1)");
+    if (st == BC_OK)
+        st = exec(s, created);
+    sqlite3_stmt *q = NULL;
+    if (st == BC_OK &&
+        sqlite3_prepare_v2(s->db,
+                           "INSERT INTO config(name, value) VALUES(?, ?)", -1,
+                           &q, NULL) != SQLITE_OK)
+        st = db_fail(s, "config");
+    for (size_t i = 0; st == BC_OK && i < count; i++) {
+        sqlite3_bind_text(q, 1, fixed[i].name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 2, fixed[i].value, -1, SQLITE_STATIC);
+        if (sqlite3_step(q) != SQLITE_DONE)
+            st = db_fail(s, "config");
+        sqlite3_reset(q);
+    }
+    sqlite3_finalize(q);
+    if (st == BC_OK)
+        st = exec(s, "COMMIT");
+    return st;
+}
+
+/* Create crawl.db whole or not at all: built as crawl.db.new (rollback
+ * journal), then renamed. A creation killed or failed half way leaves no
+ * crawl.db, and the next run starts afresh. */
+static enum bc_status
+create_atomically(struct bc_crawl_state *s, const char *db_path,
+                  const struct bc_crawl_state_option *fixed, size_t count,
+                  struct bc_crawl_state_error *err)
+{
+    size_t len = strlen(db_path);
+    char *tmp = malloc(len + 16);
+    if (!tmp)
+        return BC_ERR_NOMEM;
+    static const char *const leftovers[] = {"", "-journal", "-wal", "-shm"};
+    for (size_t i = 0; i < sizeof(leftovers) / sizeof(leftovers[0]); i++) {
+        snprintf(tmp, len + 16, "%s.new%s", db_path, leftovers[i]);
+        (void)unlink(tmp);
+    }
+    snprintf(tmp, len + 16, "%s.new", db_path);
+    enum bc_status st = BC_OK;
+    if (sqlite3_open_v2(tmp, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                        NULL) != SQLITE_OK) {
+        set_err(err->text, sizeof(err->text), "cannot create crawl.db: %s",
+                s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        st = BC_ERR_IO;
+    } else if ((st = create_db(s, fixed, count)) != BC_OK) {
+        snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
+    }
+    if (s->db && sqlite3_close(s->db) != SQLITE_OK && st == BC_OK) {
+        set_err(err->text, sizeof(err->text), "cannot create crawl.db");
+        st = BC_ERR_IO;
+    }
+    s->db = NULL;
+    if (st == BC_OK && rename(tmp, db_path) != 0) {
+        set_err(err->text, sizeof(err->text), "cannot create crawl.db: %s",
+                strerror(errno));
+        st = BC_ERR_IO;
+    }
+    if (st != BC_OK)
+        (void)unlink(tmp);
+    free(tmp);
+    return st;
+}
+
+/* Count per host (a query of rows host, count) into the hosts' queued
+ * (or admitted) counts; the index urls_queue makes the queued count a
+ * scan of the queue only. */
+static enum bc_status count_per_host(struct bc_crawl_state *s, const char *sql,
+                                     bool admitted)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return db_fail(s, "count");
+    /* Hosts are few next to URLs: an array id -> host, built once. */
+    struct shost *h, *tmp;
+    sqlite3_int64 max_id = 0;
+    HASH_ITER(hh, s->hosts, h, tmp)
+    {
+        if (h->id > max_id)
+            max_id = h->id;
+    }
+    struct shost **map = calloc((size_t)max_id + 1, sizeof(*map));
+    if (!map) {
+        sqlite3_finalize(q);
+        return BC_ERR_NOMEM;
+    }
+    HASH_ITER(hh, s->hosts, h, tmp)
+    {
+        if (h->id >= 0)
+            map[h->id] = h;
+    }
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        sqlite3_int64 id = sqlite3_column_int64(q, 0);
+        uint64_t count = (uint64_t)sqlite3_column_int64(q, 1);
+        if (id < 0 || id > max_id || !map[id])
+            continue;
+        if (admitted) {
+            map[id]->admitted = count;
+        } else {
+            map[id]->queued = count;
+            s->queued += count;
+        }
+    }
+    free(map);
+    sqlite3_finalize(q);
+    return rc == SQLITE_DONE ? BC_OK : db_fail(s, "count");
+}
+
+/* Each host's queue length: the URLs after its cursor (a range of the
+ * index urls_queue per host). */
+static enum bc_status count_queued(struct bc_crawl_state *s)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT count(*) FROM urls WHERE host = ? AND "
+                           "seq > ?",
+                           -1, &q, NULL) != SQLITE_OK)
+        return db_fail(s, "count");
+    struct shost *h, *tmp;
+    enum bc_status st = BC_OK;
+    HASH_ITER(hh, s->hosts, h, tmp)
+    {
+        sqlite3_bind_int64(q, 1, h->id);
+        sqlite3_bind_int64(q, 2, h->cursor);
+        if (sqlite3_step(q) == SQLITE_ROW) {
+            h->queued = (uint64_t)sqlite3_column_int64(q, 0);
+            s->queued += h->queued;
+        } else {
+            st = db_fail(s, "count");
+        }
+        sqlite3_reset(q);
+        if (st != BC_OK)
+            break;
+    }
+    sqlite3_finalize(q);
+    return st;
+}
+
+static bool requeued_push(struct shost *h, sqlite3_int64 seq)
+{
+    if (h->requeued_len == h->requeued_cap) {
+        size_t cap = h->requeued_cap ? 2 * h->requeued_cap : 4;
+        sqlite3_int64 *p = realloc(h->requeued, cap * sizeof(*p));
+        if (!p)
+            return false;
+        h->requeued = p;
+        h->requeued_cap = cap;
+    }
+    h->requeued[h->requeued_len++] = seq;
+    return true;
+}
+
+/* Load the hosts, counters and meta of an existing state into memory. */
+static enum bc_status load_state(struct bc_crawl_state *s)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db, "SELECT id, origin, cursor FROM hosts", -1,
+                           &q, NULL) != SQLITE_OK)
+        return db_fail(s, "hosts");
+    int rc;
+    enum bc_status st = BC_OK;
+    while (st == BC_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *o = (const char *)sqlite3_column_text(q, 1);
+        size_t len = (size_t)sqlite3_column_bytes(q, 1);
+        struct shost *h =
+            o ? shost_new(s, sqlite3_column_int64(q, 0), o, len) : NULL;
+        if (!h) {
+            st = BC_ERR_NOMEM;
+            break;
+        }
+        h->cursor = sqlite3_column_int64(q, 2);
+    }
+    sqlite3_finalize(q);
+    if (st == BC_OK)
+        st = count_queued(s);
+    if (st != BC_OK)
+        return st;
+    if (sqlite3_prepare_v2(s->db, "SELECT name, value FROM counters", -1, &q,
+                           NULL) != SQLITE_OK)
+        return db_fail(s, "counters");
+    while (st == BC_OK && sqlite3_step(q) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(q, 0);
+        if (name)
+            st = counter_put(s, name, (uint64_t)sqlite3_column_int64(q, 1),
+                             false);
+    }
+    sqlite3_finalize(q);
+    if (st != BC_OK)
+        return st;
+    s->next_seq = get_meta(s, "next_seq", 1);
+    s->snapshot_pos = (uint64_t)get_meta(s, "snapshot_pos", 0);
+    s->out_offset = (uint64_t)get_meta(s, "out_offset", 0);
+    s->runs = (uint64_t)get_meta(s, "runs", 0);
+    s->refetched = (uint64_t)get_meta(s, "refetched", 0);
+    sqlite3_int64 max_id = 0;
+    st = query_int(s, "SELECT coalesce(max(id), 0) FROM urls", &max_id);
+    s->journal = s->committed_journal = (uint64_t)max_id;
+    return st;
+}
+
+/* This run begins: count it, and queue the URLs in flight at the last
+ * commit again at the head of their host's queue, oldest first (those
+ * requeued by an earlier run and not handed out since were not
+ * requested: they are not refetches). */
+static enum bc_status begin_run(struct bc_crawl_state *s)
+{
+    enum bc_status st = ensure_txn(s);
+    if (st != BC_OK)
+        return st;
+    sqlite3_int64 n = 0;
+    st = query_int(s, "SELECT count(*) FROM flight WHERE requeued = 0", &n);
+    if (st == BC_OK)
+        st = exec(s, "UPDATE flight SET requeued = 1");
+    sqlite3_stmt *q;
+    if (st == BC_OK &&
+        sqlite3_prepare_v2(s->db, "SELECT seq, host FROM flight ORDER BY seq",
+                           -1, &q, NULL) != SQLITE_OK)
+        st = db_fail(s, "in flight");
+    if (st != BC_OK) {
+        s->failed = true;
+        return st;
+    }
+    /* An array id -> host for the lookups. */
+    struct shost *h, *tmp, **map = NULL;
+    sqlite3_int64 max_id = 0;
+    HASH_ITER(hh, s->hosts, h, tmp)
+    {
+        if (h->id > max_id)
+            max_id = h->id;
+    }
+    map = calloc((size_t)max_id + 1, sizeof(*map));
+    if (!map)
+        st = BC_ERR_NOMEM;
+    HASH_ITER(hh, s->hosts, h, tmp)
+    {
+        if (map && h->id >= 0)
+            map[h->id] = h;
+    }
+    int rc = SQLITE_DONE;
+    while (st == BC_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        sqlite3_int64 hid = sqlite3_column_int64(q, 1);
+        h = hid >= 0 && hid <= max_id ? map[hid] : NULL;
+        if (!h) {
+            st = BC_ERR_CORRUPT;
+            set_err(s->errmsg, sizeof(s->errmsg),
+                    "crawl.db: a URL in flight has no host");
+        } else if (!requeued_push(h, sqlite3_column_int64(q, 0))) {
+            st = BC_ERR_NOMEM;
+        } else {
+            h->queued++;
+            s->queued++;
+        }
+    }
+    if (st == BC_OK && rc != SQLITE_DONE)
+        st = db_fail(s, "in flight");
+    free(map);
+    sqlite3_finalize(q);
+    if (st != BC_OK) {
+        s->failed = true;
+        return st;
+    }
+    s->refetched_now = (uint64_t)n;
+    s->runs++;
+    s->refetched += s->refetched_now;
+    return bc_crawl_state_commit(s, NULL);
+}
+
+enum bc_status bc_crawl_state_open(const char *dir,
+                                   const struct bc_crawl_state_option *fixed,
+                                   size_t count, struct bc_crawl_state **out,
+                                   struct bc_crawl_state_error *err)
+{
+    struct bc_crawl_state_error dummy;
+    if (!err)
+        err = &dummy;
+    memset(err, 0, sizeof(*err));
+    if (!dir || !out || (!fixed && count > 0))
+        return BC_ERR_INVALID_ARG;
+    for (size_t i = 0; i < count; i++)
+        if (!fixed[i].name || !fixed[i].value)
+            return BC_ERR_INVALID_ARG;
+    struct bc_crawl_state *s = calloc(1, sizeof(*s));
+    if (!s)
+        return BC_ERR_NOMEM;
+    s->lock_fd = -1;
+    s->dir = strdup(dir);
+    char *db_path = s->dir ? path_join(dir, "crawl.db") : NULL;
+    enum bc_status st = BC_ERR_NOMEM;
+    if (!db_path)
+        goto out_fail;
+
+    struct stat sb;
+    bool fresh;
+    if (stat(dir, &sb) != 0) {
+        if (errno != ENOENT || mkdir(dir, 0700) != 0) {
+            set_err(err->text, sizeof(err->text), "cannot create: %s",
+                    strerror(errno));
+            st = BC_ERR_IO;
+            goto out_fail;
+        }
+        fresh = true;
+    } else if (!S_ISDIR(sb.st_mode)) {
+        set_err(err->text, sizeof(err->text),
+                "not a crawl state (not a directory)");
+        st = BC_ERR_FORMAT;
+        goto out_fail;
+    } else if (stat(db_path, &sb) == 0) {
+        fresh = false;
+    } else if (dir_is_fresh(dir)) {
+        fresh = true;
+    } else {
+        set_err(err->text, sizeof(err->text),
+                "not a crawl state (no crawl.db in a directory that is not "
+                "empty)");
+        st = BC_ERR_FORMAT;
+        goto out_fail;
+    }
+    /* A crawl.db without a lock file beside it was never opened as a
+     * state: look before creating the lock, so a foreign one is left
+     * exactly as it was. */
+    if (!fresh && !dir_has(dir, "lock") && !looks_ours(db_path)) {
+        set_err(err->text, sizeof(err->text),
+                "not a crawl state (crawl.db is not a crawl state database)");
+        st = BC_ERR_FORMAT;
+        goto out_fail;
+    }
+    st = take_lock(s, err);
+    if (st != BC_OK)
+        goto out_fail;
+    if (fresh &&
+        (st = create_atomically(s, db_path, fixed, count, err)) != BC_OK)
+        goto out_fail;
+    if (sqlite3_open_v2(db_path, &s->db, SQLITE_OPEN_READWRITE, NULL) !=
+        SQLITE_OK) {
+        set_err(err->text, sizeof(err->text), "cannot open crawl.db: %s",
+                s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        st = BC_ERR_IO;
+        goto out_fail;
+    }
+    if (fresh) {
+        s->next_seq = 1; /* a URL's seq is its id for the frontier: not 0 */
+        if (exec(s, "PRAGMA journal_mode = WAL") != BC_OK ||
+            prepare_all(s) != BC_OK) {
+            snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
+            st = BC_ERR_IO;
+        }
+    } else {
+        s->resumed = true;
+        st = check_db(s, err);
+        if (st == BC_OK)
+            st = check_config(s, fixed, count, err);
+        if (st == BC_OK && (exec(s, "PRAGMA journal_mode = WAL") != BC_OK ||
+                            prepare_all(s) != BC_OK)) {
+            snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
+            st = BC_ERR_IO;
+        }
+        if (st == BC_OK) {
+            st = load_state(s);
+            if (st != BC_OK)
+                snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
+        }
+    }
+    if (st != BC_OK)
+        goto out_fail;
+    if (exec(s, "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;"
+                "PRAGMA wal_autocheckpoint = 16384") != BC_OK) {
+        snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
+        st = st != BC_OK ? st : BC_ERR_IO;
+        goto out_fail;
+    }
+    free(db_path);
+    *out = s;
+    return BC_OK;
+
+out_fail:
+    free(db_path);
+    bc_crawl_state_close(s);
+    return st;
+}
+
+void bc_crawl_state_close(struct bc_crawl_state *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < S_COUNT; i++)
+        sqlite3_finalize(s->stmt[i]);
+    if (s->db) {
+        if (s->in_txn)
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        sqlite3_close(s->db);
+    }
+    if (s->lock_fd >= 0)
+        close(s->lock_fd); /* releases the flock */
+    struct shost *h, *htmp;
+    HASH_ITER(hh, s->hosts, h, htmp)
+    {
+        HASH_DEL(s->hosts, h);
+        free(h->requeued);
+        free(h);
+    }
+    struct counter *c, *ctmp;
+    HASH_ITER(hh, s->counters, c, ctmp)
+    {
+        HASH_DEL(s->counters, c);
+        free(c);
+    }
+    free(s->dir);
+    free(s);
+}
+
+bool bc_crawl_state_pending(const struct bc_crawl_state *s)
+{
+    return s && s->in_txn;
+}
+
+const char *bc_crawl_state_errmsg(const struct bc_crawl_state *s)
+{
+    return s ? s->errmsg : "";
+}
+
+void bc_crawl_state_info(const struct bc_crawl_state *s,
+                         struct bc_crawl_state_info *out)
+{
+    if (!out)
+        return;
+    memset(out, 0, sizeof(*out));
+    if (!s)
+        return;
+    out->resumed = s->resumed;
+    out->runs = s->runs;
+    out->refetched_now = s->refetched_now;
+    out->refetched = s->refetched;
+    out->out_offset = s->out_offset;
+    out->queued = s->queued;
+    out->journal = s->journal;
+    out->snapshot_pos = s->snapshot_pos;
+}
+
+/* ---- the frontier of the state --------------------------------------- */
+
+/* The frontier's counters under "frontier.*". */
+static enum bc_status save_frontier_counters(struct bc_crawl_state *s,
+                                             const struct bc_frontier *f)
+{
+    struct bc_frontier_stats fs;
+    bc_frontier_counters(f, &fs);
+    const struct {
+        const char *name;
+        uint64_t value;
+    } v[] = {{"frontier.added", fs.added},
+             {"frontier.admitted", fs.admitted},
+             {"frontier.handed_out", fs.handed_out},
+             {"frontier.retried", fs.retried},
+             {"frontier.robots_fetches", fs.robots_fetches},
+             {"frontier.robots_parsed", fs.robots_parsed},
+             {"frontier.robots_unavailable", fs.robots_unavailable},
+             {"frontier.robots_unreachable", fs.robots_unreachable}};
+    enum bc_status st = BC_OK;
+    for (size_t i = 0; st == BC_OK && i < sizeof(v) / sizeof(v[0]); i++)
+        st = counter_put(s, v[i].name, v[i].value, true);
+    for (int r = 0; st == BC_OK && r < BC_ADMIT_REASON_COUNT; r++) {
+        char name[64];
+        snprintf(name, sizeof(name), "frontier.reason.%s",
+                 bc_frontier_reason_name((enum bc_frontier_reason)r));
+        st = counter_put(s, name, fs.reasons[r], true);
+    }
+    return st;
+}
+
+static void load_frontier_counters(const struct bc_crawl_state *s,
+                                   struct bc_frontier_stats *fs)
+{
+    memset(fs, 0, sizeof(*fs));
+    fs->added = bc_crawl_state_counter_get(s, "frontier.added");
+    fs->admitted = bc_crawl_state_counter_get(s, "frontier.admitted");
+    fs->handed_out = bc_crawl_state_counter_get(s, "frontier.handed_out");
+    fs->retried = bc_crawl_state_counter_get(s, "frontier.retried");
+    fs->robots_fetches =
+        bc_crawl_state_counter_get(s, "frontier.robots_fetches");
+    fs->robots_parsed = bc_crawl_state_counter_get(s, "frontier.robots_parsed");
+    fs->robots_unavailable =
+        bc_crawl_state_counter_get(s, "frontier.robots_unavailable");
+    fs->robots_unreachable =
+        bc_crawl_state_counter_get(s, "frontier.robots_unreachable");
+    for (int r = 0; r < BC_ADMIT_REASON_COUNT; r++) {
+        char name[64];
+        snprintf(name, sizeof(name), "frontier.reason.%s",
+                 bc_frontier_reason_name((enum bc_frontier_reason)r));
+        fs->reasons[r] = bc_crawl_state_counter_get(s, name);
+    }
+}
+
+struct scope_ctx {
+    struct bc_frontier *f;
+    enum bc_status st;
+};
+
+static void restore_scope(void *ctx, const char *url, size_t len)
+{
+    struct scope_ctx *c = ctx;
+    enum bc_status st = bc_frontier_restore_scope(c->f, url, len);
+    if (st == BC_ERR_NOMEM && c->st == BC_OK)
+        c->st = st;
+}
+
+static enum bc_status restore_hosts(struct bc_crawl_state *s,
+                                    struct bc_frontier *f, uint64_t now_ms)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT origin, robots, robots_body, robots_expires,"
+                           " robots_failures, given_up_lost, id FROM hosts",
+                           -1, &q, NULL) != SQLITE_OK)
+        return db_fail(s, "hosts");
+    uint64_t wall = wall_ms();
+    enum bc_status st = BC_OK;
+    int rc;
+    while (st == BC_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        struct bc_frontier_host_state hs;
+        memset(&hs, 0, sizeof(hs));
+        hs.origin = (const char *)sqlite3_column_text(q, 0);
+        hs.origin_len = (size_t)sqlite3_column_bytes(q, 0);
+        int robots = sqlite3_column_int(q, 1);
+        hs.robots = robots >= 0 && robots <= BC_FRONTIER_ROBOTS_GIVEN_UP
+                        ? (enum bc_frontier_robots)robots
+                        : BC_FRONTIER_ROBOTS_UNKNOWN;
+        hs.robots_body = sqlite3_column_blob(q, 2);
+        hs.robots_body_len = (size_t)sqlite3_column_bytes(q, 2);
+        if (!hs.robots_body)
+            hs.robots_body_len = 0;
+        if (sqlite3_column_type(q, 3) == SQLITE_NULL) {
+            hs.robots_ttl_ms = UINT64_MAX;
+        } else {
+            sqlite3_int64 exp = sqlite3_column_int64(q, 3);
+            hs.robots_ttl_ms =
+                exp > (sqlite3_int64)wall ? (uint64_t)exp - wall : 0;
+        }
+        if (hs.robots == BC_FRONTIER_ROBOTS_PARSED && !hs.robots_body)
+            hs.robots = BC_FRONTIER_ROBOTS_UNKNOWN; /* ask again */
+        hs.robots_failures = (unsigned)sqlite3_column_int(q, 4);
+        hs.given_up_lost = (uint64_t)sqlite3_column_int64(q, 5);
+        struct shost *h;
+        HASH_FIND(hh, s->hosts, hs.origin, hs.origin_len, h);
+        if (!hs.origin || !h) {
+            st = BC_ERR_CORRUPT;
+            set_err(s->errmsg, sizeof(s->errmsg), "crawl.db: hosts damaged");
+            break;
+        }
+        hs.admitted = h->admitted;
+        hs.queued = h->queued;
+        st = bc_frontier_restore_host(f, &hs, now_ms);
+        if (st != BC_OK)
+            set_err(s->errmsg, sizeof(s->errmsg), "host %s: %s", h->origin,
+                    bc_strerror(st));
+    }
+    if (st == BC_OK && rc != SQLITE_DONE)
+        st = db_fail(s, "hosts");
+    sqlite3_finalize(q);
+    return st;
+}
+
+static enum bc_status replay_journal(struct bc_crawl_state *s,
+                                     struct bc_frontier *f)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT url FROM urls WHERE id > ? ORDER BY id", -1,
+                           &q, NULL) != SQLITE_OK)
+        return db_fail(s, "journal");
+    sqlite3_bind_int64(q, 1, (sqlite3_int64)s->snapshot_pos);
+    enum bc_status st = BC_OK;
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *url = (const char *)sqlite3_column_text(q, 0);
+        st = bc_frontier_restore_seen(f, url,
+                                      (size_t)sqlite3_column_bytes(q, 0));
+        if (st == BC_ERR_NOMEM)
+            break;
+        st = BC_OK; /* a URL that no longer normalizes: nothing to add */
+    }
+    if (st == BC_OK && rc != SQLITE_DONE)
+        st = db_fail(s, "journal");
+    sqlite3_finalize(q);
+    return st;
+}
+
+enum bc_status bc_crawl_state_frontier(struct bc_crawl_state *s,
+                                       const struct bc_frontier_config *config,
+                                       size_t window, uint64_t now_ms,
+                                       struct bc_frontier **out)
+{
+    if (!s || !config || !out || s->frontier_made || s->failed)
+        return BC_ERR_INVALID_ARG;
+    s->errmsg[0] = '\0';
+    char *snap = path_join(s->dir, "bloom.snap");
+    if (!snap)
+        return BC_ERR_NOMEM;
+    struct bc_seen *seen = NULL;
+    struct stat sb;
+    enum bc_status st;
+    if (stat(snap, &sb) == 0) {
+        st = bc_seen_load(snap, &config->seen, &seen);
+        if (st != BC_OK)
+            set_err(s->errmsg, sizeof(s->errmsg), "bloom.snap: %s",
+                    bc_strerror(st));
+    } else if (s->snapshot_pos > 0) {
+        st = BC_ERR_CORRUPT;
+        set_err(s->errmsg, sizeof(s->errmsg), "bloom.snap: missing");
+    } else {
+        st = bc_seen_create(&config->seen, &seen);
+    }
+    free(snap);
+    /* Everything checked: this run begins (the first write to an
+     * existing state). */
+    if (st == BC_OK)
+        st = begin_run(s);
+    if (st != BC_OK) {
+        bc_seen_free(seen);
+        return st;
+    }
+    struct bc_frontier *f;
+    st = bc_frontier_create_with_seen(config, seen, &f);
+    if (st != BC_OK) {
+        bc_seen_free(seen);
+        return st;
+    }
+    struct bc_frontier_store store;
+    bc_crawl_state_store(s, window, &store);
+    st = bc_frontier_set_store(f, &store);
+    /* The budget counts: a scan of the journal, only when there is a
+     * budget to keep. */
+    if (st == BC_OK && s->resumed && config->host_budget > 0)
+        st = count_per_host(s, "SELECT host, count(*) FROM urls GROUP BY host",
+                            true);
+    struct scope_ctx sc = {f, BC_OK};
+    if (st == BC_OK)
+        st = bc_crawl_state_seeds(s, restore_scope, &sc);
+    if (st == BC_OK)
+        st = sc.st;
+    if (st == BC_OK)
+        st = replay_journal(s, f);
+    if (st == BC_OK)
+        st = restore_hosts(s, f, now_ms);
+    if (st != BC_OK) {
+        bc_frontier_free(f);
+        return st;
+    }
+    struct bc_frontier_stats fs;
+    load_frontier_counters(s, &fs);
+    bc_frontier_restore_counters(f, &fs);
+    s->frontier_made = true;
+    *out = f;
+    return BC_OK;
+}
+
+/* ---- writing --------------------------------------------------------- */
+
+enum bc_status bc_crawl_state_add_seed(struct bc_crawl_state *s,
+                                       const char *url, size_t len)
+{
+    if (!s || !url)
+        return BC_ERR_INVALID_ARG;
+    enum bc_status st = ensure_txn(s);
+    if (st != BC_OK)
+        return st;
+    sqlite3_bind_text(s->stmt[S_INS_SEED], 1, url, (int)len, SQLITE_STATIC);
+    st = run(s, S_INS_SEED);
+    if (st != BC_OK)
+        s->failed = true;
+    return st;
+}
+
+enum bc_status bc_crawl_state_seeds(struct bc_crawl_state *s,
+                                    void (*fn)(void *ctx, const char *url,
+                                               size_t len),
+                                    void *ctx)
+{
+    if (!s || !fn)
+        return BC_ERR_INVALID_ARG;
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db, "SELECT url FROM seeds ORDER BY rowid", -1,
+                           &q, NULL) != SQLITE_OK)
+        return db_fail(s, "seeds");
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+        fn(ctx, (const char *)sqlite3_column_text(q, 0),
+           (size_t)sqlite3_column_bytes(q, 0));
+    sqlite3_finalize(q);
+    return rc == SQLITE_DONE ? BC_OK : db_fail(s, "seeds");
+}
+
+enum bc_status bc_crawl_state_page_done(struct bc_crawl_state *s, uint64_t id)
+{
+    if (!s || id == 0)
+        return BC_ERR_INVALID_ARG;
+    enum bc_status st = ensure_txn(s);
+    if (st != BC_OK)
+        return st;
+    /* Only a URL in flight: one queued again after 429/503 has left the
+     * flight table already. */
+    return run_seq(s, S_FLIGHT_DEL, (sqlite3_int64)id, NULL);
+}
+
+enum bc_status bc_crawl_state_counter_set(struct bc_crawl_state *s,
+                                          const char *name, uint64_t value)
+{
+    if (!s || !name)
+        return BC_ERR_INVALID_ARG;
+    return counter_put(s, name, value, true);
+}
+
+uint64_t bc_crawl_state_counter_get(const struct bc_crawl_state *s,
+                                    const char *name)
+{
+    const struct counter *c = s && name ? counter_find(s, name) : NULL;
+    return c ? c->value : 0;
+}
+
+void bc_crawl_state_set_out_offset(struct bc_crawl_state *s, uint64_t offset)
+{
+    if (s)
+        s->out_offset = offset;
+}
+
+enum bc_status bc_crawl_state_commit(struct bc_crawl_state *s,
+                                     const struct bc_frontier *f)
+{
+    if (!s)
+        return BC_ERR_INVALID_ARG;
+    enum bc_status st = ensure_txn(s);
+    if (st == BC_OK && f)
+        st = save_frontier_counters(s, f);
+    struct counter *c, *ctmp;
+    HASH_ITER(hh, s->counters, c, ctmp)
+    {
+        if (st != BC_OK || !c->dirty)
+            continue;
+        sqlite3_stmt *q = s->stmt[S_SET_COUNTER];
+        sqlite3_bind_text(q, 1, c->name, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(q, 2, (sqlite3_int64)c->value);
+        st = run(s, S_SET_COUNTER);
+    }
+    if (st == BC_OK)
+        st = set_meta(s, "next_seq", s->next_seq);
+    /* The cursors that moved. */
+    for (struct shost *h = s->dirty; st == BC_OK && h; h = h->next_dirty)
+        st = run_seq(s, S_HOST_CURSOR, h->cursor, h);
+    if (st == BC_OK)
+        st = set_meta(s, "out_offset", (sqlite3_int64)s->out_offset);
+    if (st == BC_OK)
+        st = set_meta(s, "runs", (sqlite3_int64)s->runs);
+    if (st == BC_OK)
+        st = set_meta(s, "refetched", (sqlite3_int64)s->refetched);
+    if (st == BC_OK)
+        st = exec(s, "COMMIT");
+    if (st != BC_OK) {
+        if (s->in_txn && sqlite3_get_autocommit(s->db) == 0)
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        s->in_txn = false;
+        s->failed = true;
+        return st;
+    }
+    s->in_txn = false;
+    while (s->dirty) {
+        struct shost *h = s->dirty;
+        s->dirty = h->next_dirty;
+        h->dirty = false;
+        h->next_dirty = NULL;
+    }
+    HASH_ITER(hh, s->counters, c, ctmp)
+    c->dirty = false;
+    s->committed_journal = s->journal;
+    return BC_OK;
+}
+
+enum bc_status bc_crawl_state_snapshot(struct bc_crawl_state *s,
+                                       struct bc_frontier *f)
+{
+    if (!s || !f || s->in_txn || s->failed)
+        return BC_ERR_INVALID_ARG;
+    /* A checkpoint syncs the WAL first: every commit the snapshot covers
+     * is then on disk, so a power loss cannot leave a snapshot that knows
+     * admissions the database lost (their URLs would never be fetched). */
+    if (sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL,
+                                  NULL) != SQLITE_OK) {
+        s->failed = true;
+        return db_fail(s, "checkpoint");
+    }
+    char *snap = path_join(s->dir, "bloom.snap");
+    if (!snap)
+        return BC_ERR_NOMEM;
+    enum bc_status st = bc_seen_save(bc_frontier_seen(f), snap);
+    free(snap);
+    if (st != BC_OK) {
+        set_err(s->errmsg, sizeof(s->errmsg), "bloom.snap: %s",
+                bc_strerror(st));
+        return st;
+    }
+    /* The file is in place: only now may the position move. */
+    st = ensure_txn(s);
+    if (st == BC_OK)
+        st = set_meta(s, "snapshot_pos", (sqlite3_int64)s->committed_journal);
+    if (st == BC_OK)
+        st = exec(s, "COMMIT");
+    if (st != BC_OK) {
+        s->failed = true;
+        return st;
+    }
+    s->in_txn = false;
+    s->snapshot_pos = s->committed_journal;
+    return BC_OK;
+}

@@ -1,0 +1,535 @@
+/*
+ * test_crawl_state.c - the crawl state (crawler/state.c) with real files:
+ * create and resume, the in-flight URLs of a kill, the configuration
+ * check, the lock, refusal of what is not a state or is damaged, a write
+ * error that leaves a state that still resumes.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "bloomcrawl/crawl_state.h"
+
+static char base[256];
+static char dir[300];
+static int dir_serial;
+
+/* A fresh path for a state directory (not created). */
+static const char *new_dir(void)
+{
+    snprintf(dir, sizeof(dir), "%s/s%d", base, ++dir_serial);
+    return dir;
+}
+
+static const struct bc_crawl_state_option fixed[] = {
+    {"--scope", "any"}, {"--expect", "10000"}, {"--user-agent", "t/1"}};
+#define NFIXED (sizeof(fixed) / sizeof(fixed[0]))
+
+static struct bc_frontier_config config(void)
+{
+    struct bc_frontier_config c;
+    bc_frontier_config_init(&c);
+    c.seen.expected = 10000;
+    c.scope = BC_SCOPE_ANY;
+    c.obey_robots = false;
+    c.min_delay_ms = 0;
+    return c;
+}
+
+static struct bc_crawl_state *open_ok(const char *d)
+{
+    struct bc_crawl_state *s = NULL;
+    struct bc_crawl_state_error err;
+    enum bc_status st = bc_crawl_state_open(d, fixed, NFIXED, &s, &err);
+    if (st != BC_OK)
+        print_error("open %s: %s: %s\n", d, bc_strerror(st), err.text);
+    assert_int_equal(st, BC_OK);
+    return s;
+}
+
+static struct bc_frontier *frontier_of(struct bc_crawl_state *s)
+{
+    struct bc_frontier_config c = config();
+    struct bc_frontier *f = NULL;
+    enum bc_status st = bc_crawl_state_frontier(s, &c, 4, 0, &f);
+    if (st != BC_OK)
+        print_error("frontier: %s: %s\n", bc_strerror(st),
+                    bc_crawl_state_errmsg(s));
+    assert_int_equal(st, BC_OK);
+    return f;
+}
+
+static enum bc_frontier_reason add(struct bc_frontier *f, const char *url)
+{
+    enum bc_frontier_reason r;
+    assert_int_equal(bc_frontier_add(f, url, strlen(url), NULL, 0, 1, &r, NULL),
+                     BC_OK);
+    return r;
+}
+
+static struct bc_frontier_job fetch(struct bc_frontier *f)
+{
+    struct bc_frontier_job j;
+    assert_int_equal(bc_frontier_next(f, 0, &j), BC_OK);
+    assert_int_equal(j.action, BC_FRONTIER_FETCH);
+    return j;
+}
+
+static void done(struct bc_crawl_state *s, struct bc_frontier *f,
+                 struct bc_frontier_job *j)
+{
+    struct bc_frontier_outcome o = {200, 5, 0};
+    assert_int_equal(bc_frontier_done(f, j, &o, 0), BC_OK);
+    assert_int_equal(bc_crawl_state_page_done(s, j->id), BC_OK);
+}
+
+static void add_pages(struct bc_frontier *f, const char *host, int n)
+{
+    char url[200];
+    for (int i = 0; i < n; i++) {
+        snprintf(url, sizeof(url), "http://%s/page/%d", host, i);
+        assert_int_equal(add(f, url), BC_ADMIT_QUEUED);
+    }
+}
+
+static void test_create_resume(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    struct bc_crawl_state *s = open_ok(d);
+    struct stat sb;
+    assert_int_equal(stat(d, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0700);
+    struct bc_frontier *f = frontier_of(s);
+    struct bc_crawl_state_info info;
+    bc_crawl_state_info(s, &info);
+    assert_false(info.resumed);
+    assert_int_equal(info.runs, 1);
+    enum bc_frontier_reason r;
+    assert_int_equal(bc_frontier_add_seed(f, "http://a.test/", 14, &r, NULL),
+                     BC_OK);
+    assert_int_equal(bc_crawl_state_add_seed(s, "http://a.test/", 14), BC_OK);
+    add_pages(f, "a.test", 10); /* window 4: 6 of them spill */
+    add_pages(f, "b.test", 3);
+    struct bc_frontier_job j1 = fetch(f); /* a.test/ */
+    assert_string_equal(j1.url, "http://a.test/");
+    done(s, f, &j1);
+    struct bc_frontier_job j2 = fetch(f); /* b.test/page/0 */
+    assert_string_equal(j2.url, "http://b.test/page/0");
+    assert_int_equal(bc_crawl_state_counter_set(s, "pages", 1), BC_OK);
+    bc_crawl_state_set_out_offset(s, 1234);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    assert_int_equal(bc_crawl_state_snapshot(s, f), BC_OK);
+    /* After the snapshot: admitted, committed, replayed on resume. */
+    assert_int_equal(add(f, "http://c.test/late"), BC_ADMIT_QUEUED);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    /* Not committed: lost with the "kill". */
+    assert_int_equal(add(f, "http://c.test/uncommitted"), BC_ADMIT_QUEUED);
+    struct bc_frontier_job j3 = fetch(f);
+    (void)j3;
+    bc_frontier_free(f);
+    bc_crawl_state_close(s); /* rolls back, as a kill would lose it */
+
+    s = open_ok(d);
+    assert_int_equal(bc_crawl_state_counter_get(s, "pages"), 1);
+    f = frontier_of(s);
+    bc_crawl_state_info(s, &info);
+    assert_true(info.resumed);
+    assert_int_equal(info.runs, 2);
+    assert_int_equal(info.refetched_now, 1); /* b.test/page/0 */
+    assert_int_equal(info.refetched, 1);
+    assert_int_equal(info.out_offset, 1234);
+    assert_int_equal(info.journal, 15);
+    assert_int_equal(info.snapshot_pos, 14);
+    assert_int_equal(info.queued, 10 + 3 + 1);
+    struct bc_frontier_stats fs;
+    bc_frontier_stats(f, 0, &fs);
+    assert_int_equal(fs.queued, 14);
+    assert_int_equal(fs.admitted, 15);
+    assert_int_equal(fs.handed_out, 2);
+    /* The seen-test: from the snapshot and from the replay. */
+    assert_int_not_equal(add(f, "http://a.test/page/3"), BC_ADMIT_QUEUED);
+    assert_int_not_equal(add(f, "http://c.test/late"), BC_ADMIT_QUEUED);
+    assert_int_equal(add(f, "http://c.test/uncommitted"), BC_ADMIT_QUEUED);
+    /* Drain: b.test/page/0 first again on its host, a.test in order. */
+    char got[64][64];
+    int n = 0;
+    for (;;) {
+        struct bc_frontier_job j;
+        assert_int_equal(bc_frontier_next(f, 0, &j), BC_OK);
+        if (j.action == BC_FRONTIER_DONE)
+            break;
+        assert_int_equal(j.action, BC_FRONTIER_FETCH);
+        assert_true(n < 64);
+        snprintf(got[n++], sizeof(got[0]), "%s", j.url);
+        done(s, f, &j);
+        assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    }
+    assert_int_equal(n, 15);
+    int a = 0, b = 0;
+    for (int i = 0; i < n; i++) {
+        char want[64];
+        if (strncmp(got[i], "http://a.test/", 14) == 0) {
+            snprintf(want, sizeof(want), "http://a.test/page/%d", a++);
+            assert_string_equal(got[i], want);
+        } else if (strncmp(got[i], "http://b.test/", 14) == 0) {
+            snprintf(want, sizeof(want), "http://b.test/page/%d", b++);
+            assert_string_equal(got[i], want);
+        }
+    }
+    assert_int_equal(a, 10);
+    assert_int_equal(b, 3);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+
+    /* A clean stop: nothing in flight, nothing refetched; a seed-less
+     * resume keeps the scope (HOST scope: a.test only). */
+    s = open_ok(d);
+    struct bc_frontier_config c = config();
+    c.scope = BC_SCOPE_HOST;
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
+    bc_crawl_state_info(s, &info);
+    assert_int_equal(info.refetched_now, 0);
+    assert_int_equal(info.refetched, 1);
+    assert_int_equal(info.queued, 0);
+    assert_int_equal(
+        bc_crawl_state_frontier(s, &c, 4, 0, &f) == BC_ERR_INVALID_ARG, 1);
+    assert_int_equal(add(f, "http://a.test/new"), BC_ADMIT_QUEUED);
+    assert_int_equal(add(f, "http://zzz.test/new"), BC_ADMIT_OUT_OF_SCOPE);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+}
+
+static void test_config_mismatch(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    struct bc_crawl_state *s = open_ok(d);
+    bc_frontier_free(frontier_of(s));
+    bc_crawl_state_close(s);
+    struct bc_crawl_state_option other[NFIXED];
+    memcpy(other, fixed, sizeof(other));
+    other[1].value = "20000";
+    s = NULL;
+    struct bc_crawl_state_error err;
+    assert_int_equal(bc_crawl_state_open(d, other, NFIXED, &s, &err),
+                     BC_ERR_MISMATCH);
+    assert_null(s);
+    assert_string_equal(err.option, "--expect");
+    assert_string_equal(err.was, "10000");
+    assert_string_equal(err.now, "20000");
+    /* One fewer: the recorded one not given is named. */
+    assert_int_equal(bc_crawl_state_open(d, fixed, NFIXED - 1, &s, &err),
+                     BC_ERR_MISMATCH);
+    assert_string_equal(err.option, "--user-agent");
+    /* Untouched: the runs count did not move. */
+    s = open_ok(d);
+    bc_frontier_free(frontier_of(s));
+    struct bc_crawl_state_info info;
+    bc_crawl_state_info(s, &info);
+    assert_int_equal(info.runs, 2);
+    bc_crawl_state_close(s);
+}
+
+static void test_lock(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    struct bc_crawl_state *s = open_ok(d), *s2 = NULL;
+    struct bc_crawl_state_error err;
+    assert_int_equal(bc_crawl_state_open(d, fixed, NFIXED, &s2, &err),
+                     BC_ERR_LOCKED);
+    assert_null(s2);
+    assert_int_equal(err.pid, (long)getpid());
+    bc_crawl_state_close(s);
+    s = open_ok(d); /* released by close */
+    bc_crawl_state_close(s);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+static bool exists(const char *d, const char *name)
+{
+    char p[400];
+    snprintf(p, sizeof(p), "%s/%s", d, name);
+    struct stat sb;
+    return stat(p, &sb) == 0;
+}
+
+static enum bc_status open_err(const char *d, struct bc_crawl_state_error *err)
+{
+    struct bc_crawl_state *s = NULL;
+    enum bc_status st = bc_crawl_state_open(d, fixed, NFIXED, &s, err);
+    assert_true(st != BC_OK || s != NULL);
+    bc_crawl_state_close(s);
+    return st;
+}
+
+static void test_not_a_state(void **state)
+{
+    (void)state;
+    struct bc_crawl_state_error err;
+    char p[400];
+    /* A directory with other files. */
+    const char *d = new_dir();
+    assert_int_equal(mkdir(d, 0700), 0);
+    snprintf(p, sizeof(p), "%s/notes.txt", d);
+    write_file(p, "mine\n");
+    assert_int_equal(open_err(d, &err), BC_ERR_FORMAT);
+    assert_non_null(strstr(err.text, "not a crawl state"));
+    assert_false(exists(d, "lock"));
+    assert_false(exists(d, "crawl.db"));
+    /* A file. */
+    assert_int_equal(open_err(p, &err), BC_ERR_FORMAT);
+    /* An empty directory is adopted. */
+    d = new_dir();
+    assert_int_equal(mkdir(d, 0700), 0);
+    assert_int_equal(open_err(d, &err), BC_OK);
+    /* Another SQLite database named crawl.db. */
+    d = new_dir();
+    assert_int_equal(mkdir(d, 0700), 0);
+    snprintf(p, sizeof(p), "%s/crawl.db", d);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "CREATE TABLE t(x)", NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(open_err(d, &err), BC_ERR_FORMAT);
+    assert_false(exists(d, "lock")); /* left exactly as it was */
+    /* A text file named crawl.db. */
+    write_file(p, "hello, I am not a database, but long enough to look at\n");
+    assert_int_equal(open_err(d, &err), BC_ERR_FORMAT);
+    /* Another format version. */
+    d = new_dir();
+    bc_crawl_state_close(open_ok(d));
+    snprintf(p, sizeof(p), "%s/crawl.db", d);
+    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(open_err(d, &err), BC_ERR_VERSION);
+    assert_non_null(strstr(err.text, "version 99"));
+}
+
+/* A state with a few hundred URLs over several pages of the database,
+ * closed cleanly (the WAL checkpointed into crawl.db), with a snapshot. */
+static const char *make_state(void)
+{
+    const char *d = new_dir();
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier *f = frontier_of(s);
+    add_pages(f, "a.test", 300);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    assert_int_equal(bc_crawl_state_snapshot(s, f), BC_OK);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+    return d;
+}
+
+static void flip(const char *path, long offset)
+{
+    int fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    unsigned char c;
+    assert_int_equal(pread(fd, &c, 1, offset), 1);
+    c ^= 0xff;
+    assert_int_equal(pwrite(fd, &c, 1, offset), 1);
+    close(fd);
+}
+
+/* The page size of an SQLite database (its header, bytes 16-17). */
+static long page_size(const char *path)
+{
+    unsigned char h[18];
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    assert_int_equal(fread(h, 1, sizeof(h), fp), sizeof(h));
+    fclose(fp);
+    long n = (long)h[16] << 8 | h[17];
+    return n == 1 ? 65536 : n;
+}
+
+static void test_damaged(void **state)
+{
+    (void)state;
+    struct bc_crawl_state_error err;
+    char p[400];
+    /* Truncated database. */
+    const char *d = make_state();
+    snprintf(p, sizeof(p), "%s/crawl.db", d);
+    struct stat sb;
+    assert_int_equal(stat(p, &sb), 0);
+    assert_true(sb.st_size > 4 * page_size(p));
+    assert_int_equal(truncate(p, sb.st_size / 2), 0);
+    enum bc_status st = open_err(d, &err);
+    assert_true(st == BC_ERR_CORRUPT);
+    assert_non_null(strstr(err.text, "damaged"));
+    /* A b-tree page's header byte flipped. */
+    d = make_state();
+    snprintf(p, sizeof(p), "%s/crawl.db", d);
+    flip(p, 3 * page_size(p)); /* the page type byte of page 4 */
+    assert_int_equal(open_err(d, &err), BC_ERR_CORRUPT);
+    /* The database's header flipped. */
+    d = make_state();
+    snprintf(p, sizeof(p), "%s/crawl.db", d);
+    flip(p, 0);
+    st = open_err(d, &err);
+    assert_true(st == BC_ERR_FORMAT || st == BC_ERR_CORRUPT);
+    /* A byte of the snapshot flipped: refused by its checksum. */
+    d = make_state();
+    snprintf(p, sizeof(p), "%s/bloom.snap", d);
+    assert_int_equal(stat(p, &sb), 0);
+    flip(p, (long)sb.st_size / 2);
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier_config c = config();
+    struct bc_frontier *f = NULL;
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_ERR_CHECKSUM);
+    assert_null(f);
+    assert_non_null(strstr(bc_crawl_state_errmsg(s), "bloom.snap"));
+    bc_crawl_state_close(s);
+    /* The snapshot truncated, then removed. */
+    assert_int_equal(truncate(p, sb.st_size / 3), 0);
+    s = open_ok(d);
+    assert_int_not_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
+    bc_crawl_state_close(s);
+    assert_int_equal(unlink(p), 0);
+    s = open_ok(d);
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_ERR_CORRUPT);
+    assert_non_null(strstr(bc_crawl_state_errmsg(s), "missing"));
+    bc_crawl_state_close(s);
+}
+
+/* A write error (the file-size limit of a child process) fails the
+ * commit with BC_ERR_IO; the state then resumes from its last commit. */
+static void test_write_error(void **state)
+{
+    (void)state;
+    const char *d = make_state();
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct bc_crawl_state *s = NULL;
+        if (bc_crawl_state_open(d, fixed, NFIXED, &s, NULL) != BC_OK)
+            _exit(10);
+        struct bc_frontier_config c = config();
+        struct bc_frontier *f = NULL;
+        if (bc_crawl_state_frontier(s, &c, 4, 0, &f) != BC_OK)
+            _exit(11);
+        struct rlimit rl = {64 * 1024, 64 * 1024}; /* the WAL's limit */
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+            _exit(12);
+        char url[1200];
+        memset(url, 'x', sizeof(url));
+        enum bc_status st = BC_OK;
+        for (int i = 0; i < 2000 && st == BC_OK; i++) {
+            int n = snprintf(url, sizeof(url), "http://w.test/%d/", i);
+            url[n] = 'x'; /* a long URL: ~1 KiB per row */
+            enum bc_frontier_reason r;
+            st = bc_frontier_add(f, url, 1000, NULL, 0, 1, &r, NULL);
+            if (st == BC_OK && i % 10 == 9)
+                st = bc_crawl_state_commit(s, f);
+        }
+        int code = st == BC_ERR_IO ? 0 : 13;
+        if (code == 0 && strstr(bc_crawl_state_errmsg(s), "crawl.db") == NULL)
+            code = 14;
+        bc_frontier_free(f);
+        bc_crawl_state_close(s);
+        _exit(code);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    /* Resumes: the 300 URLs, plus whatever the child committed. */
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier *f = frontier_of(s);
+    struct bc_frontier_stats fs;
+    bc_frontier_stats(f, 0, &fs);
+    assert_true(fs.queued >= 300);
+    assert_int_equal(fs.queued % 10, 0); /* whole commits only */
+    struct bc_frontier_job j = fetch(f);
+    assert_string_equal(j.url, "http://a.test/page/0");
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+}
+
+/* A creation that fails half way (the file-size limit) leaves no crawl.db
+ * behind: the next open creates the state afresh. */
+static void test_create_write_error(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl = {16 * 1024, 16 * 1024};
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+            _exit(12);
+        struct bc_crawl_state *s = NULL;
+        struct bc_crawl_state_error err;
+        enum bc_status st = bc_crawl_state_open(d, fixed, NFIXED, &s, &err);
+        bc_crawl_state_close(s);
+        _exit(st == BC_ERR_IO ? 0 : 13);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_false(exists(d, "crawl.db"));
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier *f = frontier_of(s);
+    struct bc_crawl_state_info info;
+    bc_crawl_state_info(s, &info);
+    assert_false(info.resumed);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+}
+
+int main(void)
+{
+    snprintf(base, sizeof(base), "%s/bc_state_XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(base)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_create_resume),
+        cmocka_unit_test(test_config_mismatch),
+        cmocka_unit_test(test_lock),
+        cmocka_unit_test(test_not_a_state),
+        cmocka_unit_test(test_damaged),
+        cmocka_unit_test(test_write_error),
+        cmocka_unit_test(test_create_write_error),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+    if (rc == 0 && system(cmd) != 0)
+        return 1;
+    return rc;
+}
