@@ -26,8 +26,14 @@
  * The multi handle also owns what transfers share: a connection cache, so
  * a second request to a host reuses the open connection (HTTP/1.1
  * keep-alive) or, on HTTP/2, becomes one more stream on it
- * (CURLMOPT_PIPELINING = CURLPIPE_MULTIPLEX, CURLOPT_PIPEWAIT: wait for
- * the multiplexed connection rather than open another); and a DNS cache.
+ * (CURLMOPT_PIPELINING = CURLPIPE_MULTIPLEX); and a DNS cache. Not
+ * CURLOPT_PIPEWAIT: with it, transfers added beside a host's first one
+ * wait until that connection shows whether it multiplexes, and the wait
+ * counts against their own timeouts, so one slow first page (a resumed
+ * crawl's first) made its neighbours fail at once, "timed out after
+ * 0 ms". Without it they open connections of their own, up to
+ * max_host_connections, and later transfers multiplex once HTTP/2 is
+ * known.
  * A curl share object adds the TLS session cache, so reconnecting to a
  * host resumes its TLS session instead of a full handshake.
  *
@@ -370,7 +376,6 @@ static bool transfer_setup(struct bc_fetcher *f, struct transfer *t)
         SET(CURLOPT_RESOLVE, f->resolve);
     if (c->http2) {
         SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-        SET(CURLOPT_PIPEWAIT, 1L);
     } else {
         SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     }

@@ -814,6 +814,43 @@ static void test_many_at_once(void **state)
     free(g);
 }
 
+/*
+ * A slow first transfer to a host does not spend the others' timeouts:
+ * transfers added beside it run on connections of their own instead of
+ * waiting for it to show whether the server multiplexes (CURLOPT_PIPEWAIT
+ * made them wait the full timeout, then fail at once, "timed out after
+ * 0 ms").
+ */
+static void test_slow_first_blocks_no_other(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct bc_fetcher *f;
+    struct got g[4];
+    memset(g, 0, sizeof(g));
+    config_for_tests(&cfg, &ctx);
+    cfg.timeout_ms = 1000;
+    cfg.low_speed_bytes = 0;
+    cfg.max_host_connections = 4;
+    assert_true(cfg.http2); /* the default, which offered multiplexing */
+    assert_int_equal(bc_fetcher_create(&cfg, &f), BC_OK);
+    ctx.f = f;
+    for (int i = 0; i < 4; i++) {
+        char url[128];
+        url_of(url, sizeof(url), i == 0 ? "/slow" : "/ok");
+        assert_int_equal(bc_fetcher_add(f, url, strlen(url), 0, &g[i]), BC_OK);
+    }
+    run_all(f);
+    assert_int_equal(g[0].status, BC_ERR_FETCH_TIMEOUT);
+    for (int i = 1; i < 4; i++) {
+        assert_true(g[i].done);
+        assert_int_equal(g[i].status, BC_OK);
+        assert_int_equal(g[i].http, 200);
+    }
+    bc_fetcher_free(f);
+}
+
 /* HTTP/1.1 keep-alive: a second request reuses the connection. */
 static void test_keep_alive(void **state)
 {
@@ -972,6 +1009,7 @@ int main(void)
         cmocka_unit_test(test_resolve_mapping),
         cmocka_unit_test(test_user_agent),
         cmocka_unit_test(test_many_at_once),
+        cmocka_unit_test(test_slow_first_blocks_no_other),
         cmocka_unit_test(test_keep_alive),
         cmocka_unit_test(test_body_callback_abort),
         cmocka_unit_test(test_no_links_flag_and_no_callbacks),
