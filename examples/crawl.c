@@ -387,6 +387,7 @@ struct crawl {
     struct bc_frontier *frontier; /* the crawler's, for its counters */
     int out_fd;                   /* --out, O_APPEND; -1 without */
     uint64_t start_ms;
+    uint64_t pages_before; /* pages of earlier runs of a --state crawl */
     bool saturation_warned;
     FILE *stats, *seeds_in;
     uint64_t last_progress; /* when the progress line was last written */
@@ -522,9 +523,9 @@ static void progress(struct crawl *c, uint64_t now, bool final)
             "blocked %zu, given up %zu)  new %llu dup %llu "
             "probably-seen %llu  bloom %.1f %%%s",
             tty ? "\r\033[K" : "", (unsigned long long)k.pages,
-            secs > 0 ? (double)k.pages / secs : 0.0, s.queued, s.hosts,
-            s.hosts_robots, s.hosts_blocked, s.hosts_given_up,
-            (unsigned long long)s.seen.verdict_new,
+            secs > 0 ? (double)(k.pages - c->pages_before) / secs : 0.0,
+            s.queued, s.hosts, s.hosts_robots, s.hosts_blocked,
+            s.hosts_given_up, (unsigned long long)s.seen.verdict_new,
             (unsigned long long)s.seen.duplicate,
             (unsigned long long)s.seen.probably_seen, 100.0 * s.seen.bloom.fill,
             tty && !final ? "" : "\n");
@@ -551,8 +552,13 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
             "time                 %.1f s, %llu pages (%.1f pages/s), %.2f "
             "MiB of bodies\n",
             secs, (unsigned long long)k.pages,
-            secs > 0 ? (double)k.pages / secs : 0.0,
+            secs > 0 ? (double)(k.pages - c->pages_before) / secs : 0.0,
             (double)k.bytes / 1048576.0);
+    if (c->pages_before)
+        fprintf(f,
+                "                     (this run: %llu pages; the time and "
+                "the rate are this run's)\n",
+                (unsigned long long)(k.pages - c->pages_before));
     fprintf(f,
             "\nURLs discovered      %llu (%llu seeds, %llu links, %llu "
             "redirect targets; %llu nofollow links not followed)\n",
@@ -1114,6 +1120,9 @@ int main(int argc, char **argv)
                 DEFAULT_USER_AGENT);
 
     c.start_ms = now_ms();
+    struct bc_crawler_stats at_start;
+    bc_crawler_stats(c.crawler, &at_start);
+    c.pages_before = at_start.pages;
     c.stderr_tty = isatty(STDERR_FILENO);
     for (size_t i = 0; i < o->seed_count; i++)
         add_seed(&c, NULL, 0, o->seed[i], strlen(o->seed[i]));

@@ -448,6 +448,14 @@ def kill9(sitedir, work, manifest):
               s.get("refetched_after_restart"),
               "kill9: ... its report says refetched after restart %r (%s)"
               % (s.get("refetched_after_restart"), m and m.group(0)))
+        # The rate is this run's pages over this run's time: a run that
+        # fetched nothing reports 0 pages/s, not the total over its time.
+        rate = re.search(r"pages \(([0-9.]+) pages/s\)", again.stdout())
+        this_run = re.search(r"this run: (\d+) pages", again.stdout())
+        check(rate is not None and float(rate.group(1)) == 0.0 and
+              this_run is not None and this_run.group(1) == "0",
+              "kill9: ... its report says 0 pages this run, 0 pages/s (%s; %s)"
+              % (rate and rate.group(0), this_run and this_run.group(0)))
     server.stop()
     s = judge_resumed("kill9", sitedir, log, out, final, kills)
     check(isinstance(s.get("runs"), int) and 2 <= s["runs"] <= runs,
