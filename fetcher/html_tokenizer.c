@@ -63,6 +63,7 @@
  * at build time from Python's html.entities.html5 by gen_entities.py).
  * html5lib-tests, the tokenizer folder (tests/test_html_tokenizer.c).
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -205,11 +206,30 @@ static const unsigned char *find3(const unsigned char *p,
     return p;
 }
 
+/*
+ * The first byte in [p, end) equal to a, or end. Inline SSE2 rather than
+ * memchr: most runs between two tags are short, where a library call
+ * costs more than the search.
+ */
 static const unsigned char *find1(const unsigned char *p,
                                   const unsigned char *end, unsigned char a)
 {
+#if defined(__SSE2__)
+    const __m128i va = _mm_set1_epi8((char)a);
+    while (end - p >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        int mask = _mm_movemask_epi8(_mm_cmpeq_epi8(x, va));
+        if (mask)
+            return p + __builtin_ctz((unsigned)mask);
+        p += 16;
+    }
+    while (p < end && *p != a)
+        p++;
+    return p;
+#else
     const unsigned char *q = memchr(p, a, (size_t)(end - p));
     return q ? q : end;
+#endif
 }
 
 /* ------------------------------------------------------------------ */
@@ -252,11 +272,19 @@ static void tag_begin(struct bc_html_tokenizer *t, bool end)
     t->is_end_tag = end;
     t->self_closing = false;
     t->name_cut = false;
+    t->keep = !end;
+}
+
+/* The tag name is complete: are its attributes wanted? */
+static void name_done(struct bc_html_tokenizer *t)
+{
+    if (t->keep && t->want_attrs)
+        t->keep = t->want_attrs(t->user, t->buf, t->name_len);
 }
 
 static void name_put(struct bc_html_tokenizer *t, const char *s, size_t n)
 {
-    if (buf_room(t, n)) {
+    if (t->buf_cap - t->buf_len >= n || buf_room(t, n)) {
         memcpy(t->buf + t->buf_len, s, n);
         t->buf_len += n;
         t->name_len += n;
@@ -267,8 +295,8 @@ static void name_put(struct bc_html_tokenizer *t, const char *s, size_t n)
 
 static void attr_begin(struct bc_html_tokenizer *t)
 {
-    if (t->is_end_tag || t->n_attrs == BC_HTML_MAX_ATTRS) {
-        if (!t->is_end_tag)
+    if (!t->keep || t->n_attrs == BC_HTML_MAX_ATTRS) {
+        if (t->keep)
             t->attrs_dropped++;
         t->cur_attr = -1;
         return;
@@ -840,14 +868,18 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
                 break;
             }
             p++;
-            if (is_ws(c))
+            if (is_ws(c)) {
+                name_done(t);
                 t->state = S_BEFORE_ATTR_NAME;
-            else if (c == '/')
+            } else if (c == '/') {
+                name_done(t);
                 t->state = S_SELF_CLOSING;
-            else if (c == '>')
+            } else if (c == '>') {
+                name_done(t);
                 emit_tag(t);
-            else
+            } else {
                 name_put(t, replacement, 3);
+            }
             break;
         }
         case S_RCDATA_LT:
@@ -1100,6 +1132,15 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
         case S_ATTR_VALUE_DQ:
         case S_ATTR_VALUE_SQ: {
             unsigned char quote = t->state == S_ATTR_VALUE_DQ ? '"' : '\'';
+            if (!t->keep) {
+                /* Not stored: only the closing quote matters. */
+                p = find1(p, end, quote);
+                if (p < end) {
+                    p++;
+                    t->state = S_AFTER_ATTR_VALUE_Q;
+                }
+                break;
+            }
             const unsigned char *q = find3(p, end, quote, '&', 0);
             if (q > p) {
                 value_put(t, (const char *)p, (size_t)(q - p));
@@ -1119,6 +1160,14 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
         }
         case S_ATTR_VALUE_UQ: {
             const unsigned char *q = p;
+            if (!t->keep) {
+                while (q < end && !is_ws(*q) && *q != '>')
+                    q++;
+                if (q > p) {
+                    p = q;
+                    break;
+                }
+            }
             while (q < end && !is_ws(*q) && *q != '&' && *q != '>' && *q != 0)
                 q++;
             if (q > p) {
@@ -1494,7 +1543,8 @@ bool bc_html_tokenizer_init(struct bc_html_tokenizer *t,
                             bc_html_token_fn on_token, void *user,
                             unsigned options, size_t value_cap, size_t buf_max)
 {
-    memset(t, 0, sizeof(*t));
+    /* The attribute arrays are written before they are read. */
+    memset(t, 0, offsetof(struct bc_html_tokenizer, attr_off));
     t->on_token = on_token;
     t->user = user;
     t->options = options;
@@ -1531,6 +1581,12 @@ void bc_html_tokenizer_set_last_tag(struct bc_html_tokenizer *t,
     for (size_t i = 0; i < len; i++)
         t->last_tag[i] = (char)lower((unsigned char)name[i]);
     t->last_tag_len = len;
+}
+
+void bc_html_tokenizer_set_filter(struct bc_html_tokenizer *t,
+                                  bc_html_want_fn want)
+{
+    t->want_attrs = want;
 }
 
 void bc_html_tokenizer_set_foreign(struct bc_html_tokenizer *t, bool foreign)

@@ -73,6 +73,14 @@ struct bc_html_token {
  */
 typedef void (*bc_html_token_fn)(void *user, const struct bc_html_token *tok);
 
+/*
+ * Optional: asked once per start tag, when its name is complete (before
+ * its attributes, and before the token is emitted), whether its
+ * attributes are wanted. If not, they are tokenized (quotes and all) but
+ * neither stored nor decoded, and the token comes without them.
+ */
+typedef bool (*bc_html_want_fn)(void *user, const char *name, size_t len);
+
 /* At most this many attributes of one tag are kept; more are dropped. */
 #define BC_HTML_MAX_ATTRS 256u
 /* Longest last-start-tag name kept for the "appropriate end tag" test. */
@@ -99,8 +107,8 @@ struct bc_html_tokenizer {
     size_t name_len;
     size_t n_attrs;
     long cur_attr; /* index of the attribute being built, -1: dropped */
-    struct bc_html_attr_off attr_off[BC_HTML_MAX_ATTRS];
-    struct bc_html_attr attrs[BC_HTML_MAX_ATTRS];
+    bool keep;     /* the current tag's attributes are stored */
+    bc_html_want_fn want_attrs;
     uint64_t attrs_dropped; /* over BC_HTML_MAX_ATTRS */
     /* The last start tag's name, for "appropriate end tag token". */
     char last_tag[BC_HTML_MAX_LAST_TAG];
@@ -120,6 +128,9 @@ struct bc_html_tokenizer {
     bool ref_hex;
     uint32_t ref_code;
     bool ref_digits;
+    /* Last, so that initialization need not clear them. */
+    struct bc_html_attr_off attr_off[BC_HTML_MAX_ATTRS];
+    struct bc_html_attr attrs[BC_HTML_MAX_ATTRS];
 };
 
 /*
@@ -150,6 +161,10 @@ void bc_html_tokenizer_set_state(struct bc_html_tokenizer *t,
 /* Set the last start tag name (tests' lastStartTag); cut names are none. */
 void bc_html_tokenizer_set_last_tag(struct bc_html_tokenizer *t,
                                     const char *name, size_t len);
+
+/* Ask want before storing a start tag's attributes (NULL: always). */
+void bc_html_tokenizer_set_filter(struct bc_html_tokenizer *t,
+                                  bc_html_want_fn want);
 
 /* Is the adjusted current node in a foreign namespace (svg, math)? */
 void bc_html_tokenizer_set_foreign(struct bc_html_tokenizer *t, bool foreign);

@@ -119,6 +119,7 @@
  * query in the document's encoding); Google, "Robots meta tag
  * specifications" (noindex, nofollow, none).
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,7 +144,6 @@ struct foreign_el {
 enum input_mode { IN_SNIFF, IN_BYTES, IN_UTF16 };
 
 struct bc_links {
-    struct bc_html_tokenizer tok;
     bc_links_link_fn on_link;
     void *user;
     size_t max_href;
@@ -164,10 +164,12 @@ struct bc_links {
     enum input_mode mode;
     unsigned char sniff[2];
     size_t sniff_len;
+    unsigned char kind; /* enum tag_kind of the current start tag */
     bool big_endian;
     bool odd_held; /* the first byte of a unit waits in odd */
     unsigned char odd;
     unsigned hi_sur; /* a high surrogate waiting for its low half */
+    struct bc_html_tokenizer tok; /* last: bc_html_tokenizer_init sets it */
 };
 
 void bc_links_global_init(void)
@@ -323,40 +325,126 @@ static void set_base(struct bc_links *p, const struct bc_html_attr *v)
     p->base_len = v->value_len;
 }
 
+/* The tags this file cares about. */
+enum tag_kind {
+    K_OTHER,
+    K_A,
+    K_AREA,
+    K_BASE,
+    K_FRAME,
+    K_IFRAME, /* a frame link, and RAWTEXT */
+    K_LINK,
+    K_META,
+    K_FONT,
+    K_SVG,
+    K_MATH,
+    K_RCDATA,  /* title, textarea */
+    K_RAWTEXT, /* style, xmp, noembed, noframes, noscript */
+    K_SCRIPT,
+    K_PLAINTEXT
+};
+
+/* Classify a lower-cased tag name: by length, then a comparison or
+ * three, since most tags on a page are none of these. */
+static enum tag_kind tag_kind(const char *n, size_t len)
+{
+#define IS(s) (memcmp(n, s, sizeof(s) - 1) == 0)
+    switch (len) {
+    case 1:
+        return n[0] == 'a' ? K_A : K_OTHER;
+    case 3:
+        return IS("svg") ? K_SVG : IS("xmp") ? K_RAWTEXT : K_OTHER;
+    case 4:
+        return IS("area")   ? K_AREA
+               : IS("link") ? K_LINK
+               : IS("meta") ? K_META
+               : IS("base") ? K_BASE
+               : IS("font") ? K_FONT
+               : IS("math") ? K_MATH
+                            : K_OTHER;
+    case 5:
+        return IS("title")   ? K_RCDATA
+               : IS("style") ? K_RAWTEXT
+               : IS("frame") ? K_FRAME
+                             : K_OTHER;
+    case 6:
+        return IS("script") ? K_SCRIPT : IS("iframe") ? K_IFRAME : K_OTHER;
+    case 7:
+        return IS("noembed") ? K_RAWTEXT : K_OTHER;
+    case 8:
+        return IS("textarea")                     ? K_RCDATA
+               : IS("noframes") || IS("noscript") ? K_RAWTEXT
+                                                  : K_OTHER;
+    case 9:
+        return IS("plaintext") ? K_PLAINTEXT : K_OTHER;
+    default:
+        return K_OTHER;
+    }
+#undef IS
+}
+
+/*
+ * The tokenizer's filter, called for every start tag when its name is
+ * complete: store the attributes of these tags only. The kind is kept
+ * for on_start, which comes next for the same tag.
+ */
+static bool want_attrs(void *user, const char *name, size_t len)
+{
+    struct bc_links *p = user;
+    p->kind = (unsigned char)tag_kind(name, len);
+    switch ((enum tag_kind)p->kind) {
+    case K_A:
+    case K_AREA:
+    case K_BASE:
+    case K_FRAME:
+    case K_IFRAME:
+    case K_LINK:
+    case K_META:
+    case K_FONT:
+        return true;
+    case K_OTHER:
+        return len == 14 && memcmp(name, "annotation-xml", 14) == 0;
+    case K_SVG:
+    case K_MATH:
+    case K_RCDATA:
+    case K_RAWTEXT:
+    case K_SCRIPT:
+    case K_PLAINTEXT:
+        return false;
+    }
+    return false;
+}
+
 /* The links and page flags of one start tag, in any namespace. */
 static void on_link_tag(struct bc_links *p, const struct bc_html_token *tok,
-                        bool in_foreign)
+                        enum tag_kind kind, bool in_foreign)
 {
-    const char *name = tok->data;
-    size_t n = tok->len;
     const struct bc_html_attr *v;
 
-    if (tok->cut || n == 0)
+    if (tok->cut)
         return;
-    switch (name[0]) {
-    case 'a':
-        if (n == 1 || name_is(name, n, "area")) {
-            v = attr(tok, "href");
-            if (!v && in_foreign)
-                v = attr(tok, "xlink:href");
-            if (v) {
-                unsigned rel = rel_flags(attr(tok, "rel"));
-                report(p, v, BC_LINK_ANCHOR | (rel & BC_LINK_NOFOLLOW));
-            }
+    switch (kind) {
+    case K_A:
+    case K_AREA:
+        v = attr(tok, "href");
+        if (!v && in_foreign)
+            v = attr(tok, "xlink:href");
+        if (v) {
+            unsigned rel = rel_flags(attr(tok, "rel"));
+            report(p, v, BC_LINK_ANCHOR | (rel & BC_LINK_NOFOLLOW));
         }
         break;
-    case 'b':
-        if (name_is(name, n, "base") && (v = attr(tok, "href")) != NULL)
+    case K_BASE:
+        if ((v = attr(tok, "href")) != NULL)
             set_base(p, v);
         break;
-    case 'f':
-    case 'i':
-        if ((name_is(name, n, "frame") || name_is(name, n, "iframe")) &&
-            (v = attr(tok, "src")) != NULL)
+    case K_FRAME:
+    case K_IFRAME:
+        if ((v = attr(tok, "src")) != NULL)
             report(p, v, BC_LINK_FRAME);
         break;
-    case 'l':
-        if (name_is(name, n, "link") && (v = attr(tok, "href")) != NULL) {
+    case K_LINK:
+        if ((v = attr(tok, "href")) != NULL) {
             unsigned rel = rel_flags(attr(tok, "rel"));
             unsigned kinds =
                 rel & (BC_LINK_REL_CANONICAL | BC_LINK_REL_ALTERNATE |
@@ -365,14 +453,20 @@ static void on_link_tag(struct bc_links *p, const struct bc_html_token *tok,
                 report(p, v, kinds | (rel & BC_LINK_NOFOLLOW));
         }
         break;
-    case 'm':
-        if (name_is(name, n, "meta")) {
-            const struct bc_html_attr *nm = attr(tok, "name");
-            if (nm && ascii_eq(nm->value, nm->value_len, "robots"))
-                p->page_flags |= robots_flags(attr(tok, "content"));
-        }
+    case K_META: {
+        const struct bc_html_attr *nm = attr(tok, "name");
+        if (nm && ascii_eq(nm->value, nm->value_len, "robots"))
+            p->page_flags |= robots_flags(attr(tok, "content"));
         break;
-    default:
+    }
+    case K_OTHER:
+    case K_FONT:
+    case K_SVG:
+    case K_MATH:
+    case K_RCDATA:
+    case K_RAWTEXT:
+    case K_SCRIPT:
+    case K_PLAINTEXT:
         break;
     }
 }
@@ -457,38 +551,34 @@ static void foreign_sync(struct bc_links *p)
 }
 
 /* An HTML start tag: the text states it switches the tokenizer to. */
-static void html_start(struct bc_links *p, const struct bc_html_token *tok)
+static void html_start(struct bc_links *p, const struct bc_html_token *tok,
+                       enum tag_kind kind)
 {
-    const char *n = tok->data;
-    size_t len = tok->len;
-    if (name_is(n, len, "svg") || name_is(n, len, "math")) {
+    static const enum bc_html_state text[] = {
+        [K_IFRAME] = BC_HTML_STATE_RAWTEXT,
+        [K_RCDATA] = BC_HTML_STATE_RCDATA,
+        [K_RAWTEXT] = BC_HTML_STATE_RAWTEXT,
+        [K_SCRIPT] = BC_HTML_STATE_SCRIPT_DATA,
+        [K_PLAINTEXT] = BC_HTML_STATE_PLAINTEXT};
+    if (kind == K_SVG || kind == K_MATH) {
         if (!tok->self_closing)
-            foreign_push(p, n[0] == 's' ? NS_SVG : NS_MATH, false, n, len);
+            foreign_push(p, kind == K_SVG ? NS_SVG : NS_MATH, false, tok->data,
+                         tok->len);
         return;
     }
-    enum bc_html_state st = BC_HTML_STATE_DATA;
-    if (name_is(n, len, "title") || name_is(n, len, "textarea"))
-        st = BC_HTML_STATE_RCDATA;
-    else if (name_is(n, len, "style") || name_is(n, len, "xmp") ||
-             name_is(n, len, "iframe") || name_is(n, len, "noembed") ||
-             name_is(n, len, "noframes") || name_is(n, len, "noscript"))
-        st = BC_HTML_STATE_RAWTEXT;
-    else if (name_is(n, len, "script"))
-        st = BC_HTML_STATE_SCRIPT_DATA;
-    else if (name_is(n, len, "plaintext"))
-        st = BC_HTML_STATE_PLAINTEXT;
-    if (st != BC_HTML_STATE_DATA)
-        bc_html_tokenizer_set_state(&p->tok, st);
+    if (kind == K_IFRAME || kind >= K_RCDATA)
+        bc_html_tokenizer_set_state(&p->tok, text[kind]);
     /* Inside an integration point, HTML elements nest too. */
-    if (p->foreign_len > 0 && !is_void(n, len))
-        foreign_push(p, NS_HTML, false, n, len);
+    if (p->foreign_len > 0 && !is_void(tok->data, tok->len))
+        foreign_push(p, NS_HTML, false, tok->data, tok->len);
 }
 
 static void on_start(struct bc_links *p, const struct bc_html_token *tok)
 {
+    enum tag_kind kind = (enum tag_kind)p->kind;
     if (p->foreign_len == 0 && p->foreign_over == 0) {
-        on_link_tag(p, tok, false);
-        html_start(p, tok);
+        on_link_tag(p, tok, kind, false);
+        html_start(p, tok, kind);
         if (p->foreign_len > 0)
             foreign_sync(p);
         return;
@@ -496,22 +586,22 @@ static void on_start(struct bc_links *p, const struct bc_html_token *tok)
     const struct foreign_el *top =
         p->foreign_len ? &p->foreign[p->foreign_len - 1] : NULL;
     if (top && (top->ns == NS_HTML || top->integration)) {
-        on_link_tag(p, tok, false);
-        html_start(p, tok);
+        on_link_tag(p, tok, kind, false);
+        html_start(p, tok, kind);
     } else if (breaks_out(tok)) {
         /* Pop to the last HTML element (or out of foreign content). */
         while (p->foreign_len > 0 &&
                p->foreign[p->foreign_len - 1].ns != NS_HTML)
             p->foreign_len--;
         p->foreign_over = 0;
-        on_link_tag(p, tok, false);
-        html_start(p, tok);
+        on_link_tag(p, tok, kind, false);
+        html_start(p, tok, kind);
     } else {
-        on_link_tag(p, tok, true);
+        on_link_tag(p, tok, kind, true);
         enum ns ns = top ? (enum ns)top->ns : NS_SVG;
-        if (name_is(tok->data, tok->len, "svg"))
+        if (kind == K_SVG)
             ns = NS_SVG;
-        else if (name_is(tok->data, tok->len, "math"))
+        else if (kind == K_MATH)
             ns = NS_MATH;
         if (!tok->self_closing)
             foreign_push(p, ns, integration_point(ns, tok), tok->data,
@@ -567,9 +657,10 @@ enum bc_status bc_links_create(const struct bc_links_config *config,
     if (doc_len > BC_LINKS_MAX_DOC_URL)
         return BC_ERR_TOO_LARGE;
 
-    struct bc_links *p = calloc(1, sizeof(*p));
+    struct bc_links *p = malloc(sizeof(*p));
     if (!p)
         return BC_ERR_NOMEM;
+    memset(p, 0, offsetof(struct bc_links, tok));
     p->doc_url = malloc(doc_len + 1);
     if (!p->doc_url)
         goto out_free_links;
@@ -586,6 +677,7 @@ enum bc_status bc_links_create(const struct bc_links_config *config,
     if (!bc_html_tokenizer_init(&p->tok, on_token, p, 0, value_cap,
                                 4 * value_cap + 65536))
         goto out_free_url;
+    bc_html_tokenizer_set_filter(&p->tok, want_attrs);
     *out = p;
     return BC_OK;
 
