@@ -737,6 +737,109 @@ static bool markup_decl_char(struct bc_html_tokenizer *t, unsigned c)
 /* ------------------------------------------------------------------ */
 /* The machine.                                                       */
 
+/*
+ * The attribute states (13.2.5.32-40) for a tag whose attributes are not
+ * kept (an end tag, or a start tag the filter declined): the same
+ * transitions, run in one tight loop with the state in a register,
+ * since nothing is stored. Returns where it stopped: after the tag's
+ * '>' (the tag emitted) or at end.
+ */
+static const unsigned char *skip_tag(struct bc_html_tokenizer *t,
+                                     const unsigned char *p,
+                                     const unsigned char *end)
+{
+    int st = t->state;
+    while (p < end) {
+        unsigned c = *p;
+        switch (st) {
+        case S_BEFORE_ATTR_NAME:
+            if (is_ws(c))
+                p++;
+            else if (c == '/' || c == '>')
+                st = S_AFTER_ATTR_NAME;
+            else if (c == '=')
+                p++, st = S_ATTR_NAME;
+            else
+                st = S_ATTR_NAME;
+            break;
+        case S_ATTR_NAME:
+            if (is_ws(c) || c == '/' || c == '>')
+                st = S_AFTER_ATTR_NAME;
+            else if (c == '=')
+                p++, st = S_BEFORE_ATTR_VALUE;
+            else
+                p++;
+            break;
+        case S_AFTER_ATTR_NAME:
+            if (is_ws(c)) {
+                p++;
+            } else if (c == '/') {
+                p++, st = S_SELF_CLOSING;
+            } else if (c == '=') {
+                p++, st = S_BEFORE_ATTR_VALUE;
+            } else if (c == '>') {
+                emit_tag(t);
+                return p + 1;
+            } else {
+                st = S_ATTR_NAME;
+            }
+            break;
+        case S_BEFORE_ATTR_VALUE:
+            if (is_ws(c)) {
+                p++;
+            } else if (c == '"') {
+                p++, st = S_ATTR_VALUE_DQ;
+            } else if (c == '\'') {
+                p++, st = S_ATTR_VALUE_SQ;
+            } else if (c == '>') {
+                emit_tag(t);
+                return p + 1;
+            } else {
+                st = S_ATTR_VALUE_UQ;
+            }
+            break;
+        case S_ATTR_VALUE_DQ:
+        case S_ATTR_VALUE_SQ:
+            p = find1(p, end, st == S_ATTR_VALUE_DQ ? '"' : '\'');
+            if (p < end)
+                p++, st = S_AFTER_ATTR_VALUE_Q;
+            break;
+        case S_ATTR_VALUE_UQ:
+            if (is_ws(c)) {
+                p++, st = S_BEFORE_ATTR_NAME;
+            } else if (c == '>') {
+                emit_tag(t);
+                return p + 1;
+            } else {
+                p++;
+            }
+            break;
+        case S_AFTER_ATTR_VALUE_Q:
+            if (is_ws(c)) {
+                p++, st = S_BEFORE_ATTR_NAME;
+            } else if (c == '/') {
+                p++, st = S_SELF_CLOSING;
+            } else if (c == '>') {
+                emit_tag(t);
+                return p + 1;
+            } else {
+                st = S_BEFORE_ATTR_NAME;
+            }
+            break;
+        default: /* S_SELF_CLOSING */
+            if (c == '>') {
+                t->self_closing = true;
+                emit_tag(t);
+                return p + 1;
+            }
+            st = S_BEFORE_ATTR_NAME;
+            break;
+        }
+    }
+    t->state = st;
+    return p;
+}
+
 static void text_nul(struct bc_html_tokenizer *t)
 {
     emit_chars(t, replacement, 3);
@@ -762,7 +865,14 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
             }
             p++;
             if (c == '<') {
-                t->state = S_TAG_OPEN;
+                /* The common case, a start tag, without a round trip
+                 * through the tag open state. */
+                if (p < end && is_alpha(*p)) {
+                    tag_begin(t, false);
+                    t->state = S_TAG_NAME;
+                } else {
+                    t->state = S_TAG_OPEN;
+                }
             } else {
                 t->return_state = S_DATA;
                 t->state = S_CHARREF;
@@ -851,19 +961,35 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
             }
             break;
         case S_TAG_NAME: {
-            /* The name's run: everything up to a byte that ends it. */
+            /* The name's run: everything up to a byte that ends it,
+             * lower-cased straight into the tag buffer when it has room
+             * for 64 bytes (it always has, after the first tag). */
             const unsigned char *q = p;
-            char low[64];
-            size_t n = 0;
-            while (q < end && n < sizeof(low) - 3) {
-                unsigned x = *q;
-                if (is_ws(x) || x == '/' || x == '>' || x == 0)
-                    break;
-                low[n++] = (char)lower(x);
-                q++;
-            }
-            if (n) {
+            if (t->buf_cap - t->buf_len >= 64 && !t->name_cut) {
+                char *out = t->buf + t->buf_len;
+                size_t n = 0;
+                while (q < end && n < 64) {
+                    unsigned x = *q;
+                    if (is_ws(x) || x == '/' || x == '>' || x == 0)
+                        break;
+                    out[n++] = (char)lower(x);
+                    q++;
+                }
+                t->buf_len += n;
+                t->name_len += n;
+            } else {
+                char low[64];
+                size_t n = 0;
+                while (q < end && n < sizeof(low)) {
+                    unsigned x = *q;
+                    if (is_ws(x) || x == '/' || x == '>' || x == 0)
+                        break;
+                    low[n++] = (char)lower(x);
+                    q++;
+                }
                 name_put(t, low, n);
+            }
+            if (q > p) {
                 p = q;
                 break;
             }
@@ -871,6 +997,8 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
             if (is_ws(c)) {
                 name_done(t);
                 t->state = S_BEFORE_ATTR_NAME;
+                if (!t->keep)
+                    p = skip_tag(t, p, end);
             } else if (c == '/') {
                 name_done(t);
                 t->state = S_SELF_CLOSING;
@@ -1052,6 +1180,10 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
             }
             break;
         case S_BEFORE_ATTR_NAME:
+            if (!t->keep) {
+                p = skip_tag(t, p, end);
+                break;
+            }
             if (is_ws(c)) {
                 p++;
             } else if (c == '/' || c == '>') {
@@ -1067,6 +1199,10 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
             }
             break;
         case S_ATTR_NAME: {
+            if (!t->keep) {
+                p = skip_tag(t, p, end);
+                break;
+            }
             const unsigned char *q = p;
             char low[64];
             size_t n = 0;
@@ -1097,6 +1233,10 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
             break;
         }
         case S_AFTER_ATTR_NAME:
+            if (!t->keep) {
+                p = skip_tag(t, p, end);
+                break;
+            }
             if (is_ws(c)) {
                 p++;
             } else if (c == '/') {
@@ -1114,6 +1254,10 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
             }
             break;
         case S_BEFORE_ATTR_VALUE:
+            if (!t->keep) {
+                p = skip_tag(t, p, end);
+                break;
+            }
             if (is_ws(c)) {
                 p++;
             } else if (c == '"') {
@@ -1131,16 +1275,11 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
             break;
         case S_ATTR_VALUE_DQ:
         case S_ATTR_VALUE_SQ: {
-            unsigned char quote = t->state == S_ATTR_VALUE_DQ ? '"' : '\'';
             if (!t->keep) {
-                /* Not stored: only the closing quote matters. */
-                p = find1(p, end, quote);
-                if (p < end) {
-                    p++;
-                    t->state = S_AFTER_ATTR_VALUE_Q;
-                }
+                p = skip_tag(t, p, end);
                 break;
             }
+            unsigned char quote = t->state == S_ATTR_VALUE_DQ ? '"' : '\'';
             const unsigned char *q = find3(p, end, quote, '&', 0);
             if (q > p) {
                 value_put(t, (const char *)p, (size_t)(q - p));
@@ -1159,15 +1298,11 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
             break;
         }
         case S_ATTR_VALUE_UQ: {
-            const unsigned char *q = p;
             if (!t->keep) {
-                while (q < end && !is_ws(*q) && *q != '>')
-                    q++;
-                if (q > p) {
-                    p = q;
-                    break;
-                }
+                p = skip_tag(t, p, end);
+                break;
             }
+            const unsigned char *q = p;
             while (q < end && !is_ws(*q) && *q != '&' && *q != '>' && *q != 0)
                 q++;
             if (q > p) {
@@ -1189,6 +1324,10 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
             break;
         }
         case S_AFTER_ATTR_VALUE_Q:
+            if (!t->keep) {
+                p = skip_tag(t, p, end);
+                break;
+            }
             if (is_ws(c)) {
                 p++;
                 t->state = S_BEFORE_ATTR_NAME;
@@ -1203,6 +1342,10 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
             }
             break;
         case S_SELF_CLOSING:
+            if (!t->keep) {
+                p = skip_tag(t, p, end);
+                break;
+            }
             if (c == '>') {
                 p++;
                 t->self_closing = true;
