@@ -165,6 +165,7 @@ struct bc_links {
     unsigned char sniff[2];
     size_t sniff_len;
     unsigned char kind; /* enum tag_kind of the current start tag */
+    bool frameset;      /* a <frameset> came: <frame> elements count */
     bool big_endian;
     bool odd_held; /* the first byte of a unit waits in odd */
     unsigned char odd;
@@ -332,6 +333,7 @@ enum tag_kind {
     K_AREA,
     K_BASE,
     K_FRAME,
+    K_FRAMESET,
     K_IFRAME, /* a frame link, and RAWTEXT */
     K_LINK,
     K_META,
@@ -373,6 +375,7 @@ static enum tag_kind tag_kind(const char *n, size_t len)
         return IS("noembed") ? K_RAWTEXT : K_OTHER;
     case 8:
         return IS("textarea")                     ? K_RCDATA
+               : IS("frameset")                   ? K_FRAMESET
                : IS("noframes") || IS("noscript") ? K_RAWTEXT
                                                   : K_OTHER;
     case 9:
@@ -404,6 +407,7 @@ static bool want_attrs(void *user, const char *name, size_t len)
         return true;
     case K_OTHER:
         return len == 14 && memcmp(name, "annotation-xml", 14) == 0;
+    case K_FRAMESET:
     case K_SVG:
     case K_MATH:
     case K_RCDATA:
@@ -423,6 +427,10 @@ static void on_link_tag(struct bc_links *p, const struct bc_html_token *tok,
 
     if (tok->cut)
         return;
+    /* In svg and math only an svg <a> is a link (svg:base, svg:iframe,
+     * ... are no HTML elements); the meta that breaks out is HTML. */
+    if (in_foreign && kind != K_A)
+        return;
     switch (kind) {
     case K_A:
     case K_AREA:
@@ -438,7 +446,15 @@ static void on_link_tag(struct bc_links *p, const struct bc_html_token *tok,
         if ((v = attr(tok, "href")) != NULL)
             set_base(p, v);
         break;
+    case K_FRAMESET:
+        p->frameset = true;
+        break;
     case K_FRAME:
+        /* A browser inserts <frame> only in a frameset; elsewhere the
+         * tree builder drops it (13.2.6.4.7, "in body"). */
+        if (!p->frameset)
+            break;
+        /* fall through */
     case K_IFRAME:
         if ((v = attr(tok, "src")) != NULL)
             report(p, v, BC_LINK_FRAME);
@@ -597,12 +613,11 @@ static void on_start(struct bc_links *p, const struct bc_html_token *tok)
         on_link_tag(p, tok, kind, false);
         html_start(p, tok, kind);
     } else {
-        on_link_tag(p, tok, kind, true);
+        /* A foreign element: in the namespace of the current node
+         * (<math> inside <svg> is an svg element). */
         enum ns ns = top ? (enum ns)top->ns : NS_SVG;
-        if (kind == K_SVG)
-            ns = NS_SVG;
-        else if (kind == K_MATH)
-            ns = NS_MATH;
+        if (ns == NS_SVG)
+            on_link_tag(p, tok, kind, true);
         if (!tok->self_closing)
             foreign_push(p, ns, integration_point(ns, tok), tok->data,
                          tok->len);
@@ -625,9 +640,21 @@ static void on_end(struct bc_links *p, const struct bc_html_token *tok)
                p->foreign[p->foreign_len - 1].ns != NS_HTML)
             p->foreign_len--;
     } else {
-        /* Pop to the innermost open element of that name, if any. */
+        /*
+         * Pop to the innermost open element of that name: from a foreign
+         * current node down through foreign elements (13.2.6.5, "any
+         * other end tag"); once at an HTML element, the HTML rules go on
+         * through HTML elements only, and stop at a foreign one (the
+         * integration points are "special"). Not found: ignored.
+         */
+        bool html = top->ns == NS_HTML;
         for (size_t i = p->foreign_len; i > 0 && tok->len < 15; i--) {
-            if (name_is(tok->data, tok->len, p->foreign[i - 1].name)) {
+            const struct foreign_el *e = &p->foreign[i - 1];
+            if (e->ns == NS_HTML)
+                html = true;
+            else if (html)
+                break;
+            if (name_is(tok->data, tok->len, e->name)) {
                 p->foreign_len = i - 1;
                 break;
             }
