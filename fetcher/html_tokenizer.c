@@ -273,13 +273,17 @@ static void tag_begin(struct bc_html_tokenizer *t, bool end)
     t->self_closing = false;
     t->name_cut = false;
     t->keep = !end;
+    t->drop = end && t->no_end_tags;
 }
 
 /* The tag name is complete: are its attributes wanted? */
 static void name_done(struct bc_html_tokenizer *t)
 {
-    if (t->keep && t->want_attrs)
-        t->keep = t->want_attrs(t->user, t->buf, t->name_len);
+    if (t->keep && t->want_attrs) {
+        enum bc_html_want w = t->want_attrs(t->user, t->buf, t->name_len);
+        t->keep = w == BC_HTML_WANT_ATTRS;
+        t->drop = w == BC_HTML_WANT_NONE;
+    }
 }
 
 static void name_put(struct bc_html_tokenizer *t, const char *s, size_t n)
@@ -373,6 +377,18 @@ static void value_put(struct bc_html_tokenizer *t, const char *s, size_t n)
 static void emit_tag(struct bc_html_tokenizer *t)
 {
     struct bc_html_token tok;
+    if (t->drop) {
+        /* Not wanted. Its name still counts for "appropriate end tag"
+         * below, though a caller that drops a tag never switches to a
+         * text state after it. */
+        t->state = S_DATA;
+        if (!t->is_end_tag && !t->name_cut &&
+            t->name_len <= BC_HTML_MAX_LAST_TAG) {
+            memcpy(t->last_tag, t->buf, t->name_len);
+            t->last_tag_len = t->name_len;
+        }
+        return;
+    }
     tok.type = t->is_end_tag ? BC_HTML_END_TAG : BC_HTML_START_TAG;
     tok.data = t->buf;
     tok.len = t->name_len;
@@ -1730,6 +1746,11 @@ void bc_html_tokenizer_set_filter(struct bc_html_tokenizer *t,
                                   bc_html_want_fn want)
 {
     t->want_attrs = want;
+}
+
+void bc_html_tokenizer_set_end_tags(struct bc_html_tokenizer *t, bool emit)
+{
+    t->no_end_tags = !emit;
 }
 
 void bc_html_tokenizer_set_foreign(struct bc_html_tokenizer *t, bool foreign)

@@ -73,13 +73,21 @@ struct bc_html_token {
  */
 typedef void (*bc_html_token_fn)(void *user, const struct bc_html_token *tok);
 
+/* What a filter wants of a start tag. */
+enum bc_html_want {
+    BC_HTML_WANT_NONE, /* nothing: the token is not emitted at all */
+    BC_HTML_WANT_TAG,  /* the token, without its attributes */
+    BC_HTML_WANT_ATTRS /* the token with its attributes */
+};
+
 /*
  * Optional: asked once per start tag, when its name is complete (before
- * its attributes, and before the token is emitted), whether its
- * attributes are wanted. If not, they are tokenized (quotes and all) but
- * neither stored nor decoded, and the token comes without them.
+ * its attributes, and before the token is emitted), what is wanted of
+ * it. Attributes not wanted are tokenized (quotes and all) but neither
+ * stored nor decoded.
  */
-typedef bool (*bc_html_want_fn)(void *user, const char *name, size_t len);
+typedef enum bc_html_want (*bc_html_want_fn)(void *user, const char *name,
+                                             size_t len);
 
 /* At most this many attributes of one tag are kept; more are dropped. */
 #define BC_HTML_MAX_ATTRS 256u
@@ -106,8 +114,10 @@ struct bc_html_tokenizer {
     bool is_end_tag, self_closing, name_cut, comment_cut;
     size_t name_len;
     size_t n_attrs;
-    long cur_attr; /* index of the attribute being built, -1: dropped */
-    bool keep;     /* the current tag's attributes are stored */
+    long cur_attr;    /* index of the attribute being built, -1: dropped */
+    bool keep;        /* the current tag's attributes are stored */
+    bool drop;        /* the current tag is not emitted */
+    bool no_end_tags; /* end tags are not emitted */
     bc_html_want_fn want_attrs;
     uint64_t attrs_dropped; /* over BC_HTML_MAX_ATTRS */
     /* The last start tag's name, for "appropriate end tag token". */
@@ -162,9 +172,12 @@ void bc_html_tokenizer_set_state(struct bc_html_tokenizer *t,
 void bc_html_tokenizer_set_last_tag(struct bc_html_tokenizer *t,
                                     const char *name, size_t len);
 
-/* Ask want before storing a start tag's attributes (NULL: always). */
+/* Ask want what is wanted of each start tag (NULL: everything). */
 void bc_html_tokenizer_set_filter(struct bc_html_tokenizer *t,
                                   bc_html_want_fn want);
+
+/* Emit end tags (the default) or not. */
+void bc_html_tokenizer_set_end_tags(struct bc_html_tokenizer *t, bool emit);
 
 /* Is the adjusted current node in a foreign namespace (svg, math)? */
 void bc_html_tokenizer_set_foreign(struct bc_html_tokenizer *t, bool foreign);

@@ -391,9 +391,10 @@ static enum tag_kind tag_kind(const char *n, size_t len)
  * complete: store the attributes of these tags only. The kind is kept
  * for on_start, which comes next for the same tag.
  */
-static bool want_attrs(void *user, const char *name, size_t len)
+static enum bc_html_want want_attrs(void *user, const char *name, size_t len)
 {
     struct bc_links *p = user;
+    bool foreign = p->foreign_len > 0 || p->foreign_over > 0;
     p->kind = (unsigned char)tag_kind(name, len);
     switch ((enum tag_kind)p->kind) {
     case K_A:
@@ -403,10 +404,16 @@ static bool want_attrs(void *user, const char *name, size_t len)
     case K_IFRAME:
     case K_LINK:
     case K_META:
-    case K_FONT:
-        return true;
+        return BC_HTML_WANT_ATTRS;
+    case K_FONT: /* <font color|face|size> leaves foreign content */
+        return foreign ? BC_HTML_WANT_ATTRS : BC_HTML_WANT_NONE;
     case K_OTHER:
-        return len == 14 && memcmp(name, "annotation-xml", 14) == 0;
+        /* Outside svg and math, nothing to do for the other tags. */
+        if (!foreign)
+            return BC_HTML_WANT_NONE;
+        return len == 14 && memcmp(name, "annotation-xml", 14) == 0
+                   ? BC_HTML_WANT_ATTRS
+                   : BC_HTML_WANT_TAG;
     case K_FRAMESET:
     case K_SVG:
     case K_MATH:
@@ -414,9 +421,9 @@ static bool want_attrs(void *user, const char *name, size_t len)
     case K_RAWTEXT:
     case K_SCRIPT:
     case K_PLAINTEXT:
-        return false;
+        return BC_HTML_WANT_TAG;
     }
-    return false;
+    return BC_HTML_WANT_TAG;
 }
 
 /* The links and page flags of one start tag, in any namespace. */
@@ -564,6 +571,9 @@ static void foreign_sync(struct bc_links *p)
 {
     bool f = p->foreign_len > 0 && p->foreign[p->foreign_len - 1].ns != NS_HTML;
     bc_html_tokenizer_set_foreign(&p->tok, f);
+    /* End tags matter only inside svg and math. */
+    bc_html_tokenizer_set_end_tags(&p->tok,
+                                   p->foreign_len > 0 || p->foreign_over > 0);
 }
 
 /* An HTML start tag: the text states it switches the tokenizer to. */
@@ -705,6 +715,7 @@ enum bc_status bc_links_create(const struct bc_links_config *config,
                                 4 * value_cap + 65536))
         goto out_free_url;
     bc_html_tokenizer_set_filter(&p->tok, want_attrs);
+    bc_html_tokenizer_set_end_tags(&p->tok, false);
     *out = p;
     return BC_OK;
 
