@@ -871,20 +871,27 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
     while (p < end) {
         unsigned c = *p;
         switch ((enum state)t->state) {
-        case S_DATA: {
+        case S_DATA:
+        data_state : {
+            /* Entered by goto after a tag, with p < end. */
             const unsigned char *q =
                 chars ? find3(p, end, '<', '&', '<') : find1(p, end, '<');
             if (q > p) {
                 emit_chars(t, p, (size_t)(q - p));
                 p = q;
-                break;
+                if (p == end)
+                    break;
             }
-            p++;
+            c = *p++;
             if (c == '<') {
-                /* The common case, a start tag, without a round trip
-                 * through the tag open state. */
+                /* The common cases, "<x" and "</x", without a round
+                 * trip through the tag open states. */
                 if (p < end && is_alpha(*p)) {
                     tag_begin(t, false);
+                    t->state = S_TAG_NAME;
+                } else if (end - p >= 2 && *p == '/' && is_alpha(p[1])) {
+                    p++;
+                    tag_begin(t, true);
                     t->state = S_TAG_NAME;
                 } else {
                     t->state = S_TAG_OPEN;
@@ -1006,8 +1013,11 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
                 name_put(t, low, n);
             }
             if (q > p) {
+                /* Go on with the byte that ended the name, if any. */
                 p = q;
-                break;
+                if (p == end)
+                    break;
+                c = *p;
             }
             p++;
             if (is_ws(c)) {
@@ -1024,6 +1034,9 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
             } else {
                 name_put(t, replacement, 3);
             }
+            /* Back in the data state (the usual case): straight on. */
+            if (t->state == S_DATA && p < end)
+                goto data_state;
             break;
         }
         case S_RCDATA_LT:
