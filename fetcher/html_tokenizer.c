@@ -1313,11 +1313,24 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
             if (q > p) {
                 value_put(t, (const char *)p, (size_t)(q - p));
                 p = q;
-                break;
+                if (p == end)
+                    break;
+                c = *p;
             }
             p++;
             if (c == quote) {
+                /* The byte after the value, in place: most often a
+                 * space before the next attribute, or the tag's end. */
                 t->state = S_AFTER_ATTR_VALUE_Q;
+                if (p < end && is_ws(*p)) {
+                    p++;
+                    t->state = S_BEFORE_ATTR_NAME;
+                } else if (p < end && *p == '>') {
+                    p++;
+                    emit_tag(t);
+                    if (t->state == S_DATA && p < end)
+                        goto data_state;
+                }
             } else if (c == '&') {
                 t->return_state = t->state;
                 t->state = S_CHARREF;
