@@ -47,15 +47,22 @@
  *
  * SPEED
  * Most of a page is text, and in text only '<' (and '&' when characters
- * are reported) changes state. Runs of text are skipped with memchr or,
- * for two or three stop bytes, with SSE2 (16 bytes per step) where the
- * compiler targets it, else a byte loop. Tag and attribute bytes go one
- * by one through small loops. Memory: one buffer per tokenizer holds the
- * current tag or comment; it grows by doubling up to buf_max and is
- * reused, so there is no allocation per token. Attribute values keep at
- * most value_cap bytes (their full length is still counted), at most
- * BC_HTML_MAX_ATTRS attributes are kept, and the duplicate check is
- * bounded by that count: time is linear in the input.
+ * are reported) changes state. Runs of text are skipped 16 bytes at a
+ * time with SSE2 where the compiler targets it (inline: the runs between
+ * two tags are short, and a memchr call would cost more than the search),
+ * else with memchr or a byte loop. A caller may say, once a start tag's
+ * name is complete, that it wants the tag without its attributes, or not
+ * at all, and that it wants no end tags (bc_html_tokenizer_set_filter,
+ * _set_end_tags): such tags run through skip_tag, the same attribute
+ * states in one tight loop that stores nothing. "<x", "</x", the byte
+ * after a tag name or a quoted value, and the return to the data state
+ * after a tag are handled in place, without a round trip through the
+ * state dispatch. Memory: one buffer per tokenizer holds the current tag
+ * or comment; it grows by doubling up to buf_max and is reused, so there
+ * is no allocation per token. Attribute values keep at most value_cap
+ * bytes (their full length is still counted), at most BC_HTML_MAX_ATTRS
+ * attributes are kept, and the duplicate check is bounded by that count:
+ * time is linear in the input.
  *
  * REFERENCES
  * HTML Living Standard, 13.2.5 "Tokenization", 13.2.5.72-80 (character

@@ -378,6 +378,64 @@ static void test_small_cap(void **state)
     free(c.out.p);
 }
 
+/*
+ * The tag buffer of links.h: 4 * (max_href_bytes + 1) + 65536 bytes of
+ * tag name, attribute names and kept values. With max_href_bytes 5 that
+ * is 65560: "<a" (1), 250 attribute names of total length names, and
+ * href=12345 (4 + 5). The link is reported while 1 + names + 9 <= 65560
+ * and skipped as too long one byte later.
+ */
+static void tag_buffer_case(size_t names, bool reported)
+{
+    struct buf html = {0};
+    buf_str(&html, "<a");
+    size_t left = names;
+    for (int i = 0; i < 250; i++) {
+        char head[16];
+        int n = snprintf(head, sizeof(head), " n%d", i);
+        size_t len = i < 249 ? 262 : left; /* name bytes, 'n' + digits + x */
+        buf_add(&html, head, (size_t)n);
+        for (size_t k = (size_t)n - 1; k < len; k++)
+            buf_add(&html, "x", 1);
+        left -= len;
+    }
+    buf_str(&html, " href=12345>");
+    static const size_t chunks[] = {0, 1, 7};
+    for (size_t j = 0; j < 3; j++) {
+        struct collect c = {0};
+        struct bc_links_config cfg;
+        struct bc_links *p;
+        struct bc_links_stats st;
+        bc_links_config_init(&cfg);
+        cfg.on_link = on_link;
+        cfg.user = &c;
+        cfg.max_href_bytes = 5;
+        assert_int_equal(bc_links_create(&cfg, DOC_URL, strlen(DOC_URL), &p),
+                         BC_OK);
+        for (size_t off = 0; off < html.len;) {
+            size_t n = chunks[j] ? chunks[j] : html.len;
+            if (n > html.len - off)
+                n = html.len - off;
+            assert_int_equal(bc_links_feed(p, html.p + off, n), BC_OK);
+            off += n;
+        }
+        assert_int_equal(bc_links_finish(p), BC_OK);
+        bc_links_stats(p, &st);
+        bc_links_free(p);
+        assert_int_equal(st.links, reported ? 1 : 0);
+        assert_int_equal(st.skipped_long, reported ? 0 : 1);
+        free(c.out.p);
+    }
+    free(html.p);
+}
+
+static void test_tag_buffer(void **state)
+{
+    (void)state;
+    tag_buffer_case(65560 - 1 - 9, true);
+    tag_buffer_case(65560 - 1 - 9 + 1, false);
+}
+
 static void test_deep_nesting(void **state)
 {
     (void)state;
@@ -813,6 +871,7 @@ int main(void)
         cmocka_unit_test(test_href_cap_boundary),
         cmocka_unit_test(test_huge_attributes),
         cmocka_unit_test(test_small_cap),
+        cmocka_unit_test(test_tag_buffer),
         cmocka_unit_test(test_deep_nesting),
         cmocka_unit_test(test_many_links),
         cmocka_unit_test(test_random_bytes),

@@ -28,10 +28,13 @@
  * Hostile input is expected: any bytes (NUL, broken encodings, tag soup,
  * deep nesting, megabyte attributes) are parsed without crashing, in time
  * linear in the input, and nothing is ever printed. An href (or base)
- * longer than max_href_bytes is skipped and counted, never truncated;
- * so is one in a tag whose attributes overflow the tag buffer
- * (4 * (max_href_bytes + 1) + 64 KiB of names and kept values). NUL
- * becomes U+FFFD, as in a browser.
+ * longer than max_href_bytes is skipped and counted, never truncated.
+ * One tag's attribute names and kept values (at most max_href_bytes + 1
+ * bytes of each value) share a buffer of 4 * (max_href_bytes + 1) +
+ * 65536 bytes, the tag name included: an href whose value no longer fits
+ * is skipped and counted in skipped_long, one whose name no longer fits
+ * is dropped and counted in parse_errors. NUL becomes U+FFFD, as in a
+ * browser.
  *
  * The page is read as a browser's HTML parser reads it: the extractor is
  * the WHATWG HTML Standard's tokenizer (section 13.2.5) plus the few
