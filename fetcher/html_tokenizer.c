@@ -1020,11 +1020,14 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
                 name_put(t, low, n);
             }
             if (q > p) {
-                /* Go on with the byte that ended the name, if any. */
+                /* Go on with the byte that ended the name, if any (a
+                 * name longer than the 64-byte run goes on next turn). */
                 p = q;
                 if (p == end)
                     break;
                 c = *p;
+                if (!is_ws(c) && c != '/' && c != '>' && c != 0)
+                    break;
             }
             p++;
             if (is_ws(c)) {
