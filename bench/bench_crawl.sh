@@ -327,7 +327,7 @@ cat >"$notes" <<'NOTES'
 - **Seen-test.** bloomcrawl: normalization, then a Bloom filter sized for
   `--expect 100000` URLs at 1 % plus the exact LRU of 50,000 URLs. wget2:
   an exact hash table of every URL it has queued.
-- **Link extraction.** bloomcrawl: libxml2's HTML push parser (SAX),
+- **Link extraction.** bloomcrawl: its own streaming WHATWG tokenizer,
   `a`/`area` href, `frame`/`iframe` src, `link` rel canonical/alternate/
   next/prev. wget2: its own HTML tokenizer, which also follows `img`,
   `script`, stylesheets and more. The site has only `<a href>` and
@@ -350,7 +350,6 @@ versions="$("$crawl_bin" --help >/dev/null && echo "bloomcrawl $(git rev-parse -
 versions+=", $(wget2 --version 2>/dev/null | head -1 | sed 's/ - .*//')"
 versions+=", $("$nginx_bin" -v 2>&1 | sed 's/^nginx version: //')"
 versions+=", libcurl $(pkg-config --modversion libcurl 2>/dev/null || echo '?')"
-versions+=", libxml2 $(pkg-config --modversion libxml-2.0 2>/dev/null || echo '?')"
 site_desc=$(python3 - "$tmp/site/site.json" "$articles" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -401,8 +400,8 @@ print(statistics.median(r["cpu_s"] for r in rs if r["tool"] == "bloomcrawl"))' "
                 echo "--call-graph dwarf\`; each sample is charged to the innermost"
                 echo "pipeline stage on its call stack (bench/perf_breakdown.py). CPU"
                 echo "seconds are the shares applied to the median CPU time above"
-                echo "($med_cpu s for $site_pages pages). Debian's libxml2 and libcurl"
-                echo "are stripped: their static functions show as [unknown]."
+                echo "($med_cpu s for $site_pages pages). Debian's libcurl"
+                echo "is stripped: its static functions show as [unknown]."
                 echo
                 perf script -F comm,tid,ip,sym,dso -i "$dir/perf.data" 2>/dev/null |
                     python3 bench/perf_breakdown.py --cpu-seconds "$med_cpu" \

@@ -29,11 +29,14 @@ STAGES = [
     ("frontier (admission, queues, politeness) + crawl loop",
      lambda s, d: s.startswith("bc_frontier_") or s.startswith("host_")
      or s in ("admit", "on_link", "link_bridge", "dispatch", "on_done")),
-    ("link extraction: libxml2 HTML parser",
-     lambda s, d: "libxml2" in d or s.startswith(("html", "xml"))),
-    ("link extraction: bc_links input filter (fetcher/links.c)",
-     lambda s, d: s.startswith("bc_links_") or s in ("feed_filtered", "emit",
-                                                    "on_start")),
+    ("link extraction: WHATWG tokenizer (fetcher/html_tokenizer.c)",
+     lambda s, d: s.startswith("bc_html_") or s in (
+         "find1", "find3", "emit_tag", "value_put", "name_put",
+         "attr_name_put", "attr_name_done", "attr_begin", "buf_room")),
+    ("link extraction: tags to links (fetcher/links.c)",
+     lambda s, d: s.startswith("bc_links_") or s in (
+         "on_token", "on_start", "on_end", "on_link_tag", "html_start",
+         "feed_input", "report", "attr", "rel_flags", "token_flags")),
     ("fetcher: libcurl, sockets, kernel network I/O",
      lambda s, d: "libcurl" in d or s.startswith(("curl_", "bc_fetcher_"))
      or s in ("on_write", "on_header")),

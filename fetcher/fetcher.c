@@ -91,11 +91,12 @@
  * counted, given to on_body, and, for a 2xx text/html or
  * application/xhtml+xml response, pushed into the link extractor
  * (links.c), which reports links while the rest of the page is still on
- * the wire. Memory per transfer is curl's buffer plus the parser's state.
+ * the wire. Memory per transfer is curl's buffer plus the tokenizer's
+ * state.
  *
  * GLOBAL STATE
- * curl_global_init() and xmlInitParser() touch process-wide state and are
- * not safe to race on every platform, so they are not called here but in
+ * curl_global_init() touches process-wide state and is not safe to race
+ * on every platform, so it is not called here but in
  * bc_fetcher_global_init(), which the application calls once. Everything
  * else lives in the bc_fetcher handle.
  *

@@ -1,5 +1,5 @@
 /*
- * links.c - streaming link extraction: libxml2's HTML push parser, SAX.
+ * links.c - streaming link extraction on a WHATWG HTML tokenizer.
  *
  * THE PROBLEM
  * A crawler fetches a page to find the page's links. The page arrives in
@@ -16,106 +16,134 @@
  * walk it - costs memory proportional to the page times the number of
  * transfers in flight (a crawler keeps dozens to hundreds going), adds a
  * full copy per page, and delays the first link until the last byte. A
- * push parser instead consumes each chunk as the network delivers it
+ * push tokenizer instead consumes each chunk as the network delivers it
  * (curl's write callback feeds bc_links_feed directly) and keeps only
  * what it needs to finish the tag it is in: the memory per transfer is
- * the parser's state plus the current unfinished tag, not the page.
+ * the tokenizer's state plus the current unfinished tag, not the page.
  *
- * THE SAX APPROACH
- * libxml2's HTML parser is the tolerant HTML 4 parser behind xmllint
- * --html and lxml.html: it fixes up tag soup (implied end tags, stray
- * closers), decodes entities and character references, knows that the
- * content of <script> and <style> is raw text and that comments are not
- * markup. In push mode (htmlCreatePushParserCtxt + htmlParseChunk) it
- * accepts input in arbitrary pieces; a start tag is parsed only once its
- * closing '>' has arrived, so a tag cut by a chunk boundary is reported
- * when its end comes - the results do not depend on how the body was cut
- * (the tests feed every fixture 1 byte, 7 bytes and whole at a time and
- * compare). With a SAX handler that has only startElement set, no tree
- * is built: the parser calls us once per start tag with the element name
- * (lower-cased by libxml2, so <A HREF> is a href) and its attributes
- * (values entity-decoded), and forgets the element.
+ * WHY TOKENIZE, NOT PARSE
+ * A link is a start tag (a, area, frame, iframe, link) with an attribute
+ * (href, src). Which elements those tags become in a browser's tree -
+ * the tree builder's job: implied end tags, misnested formatting
+ * elements, foster parenting out of tables - does not change which start
+ * tags there are, with a few exceptions that change how the following
+ * bytes are tokenized, and those are all this file tracks:
  *
- *     chunk --htmlParseChunk--> tokenizer --startElement(name, atts)-->
+ *   - after <title>, <textarea>: RCDATA (text and character references
+ *     up to the matching end tag; "<a href>" inside is text);
+ *   - after <style>, <xmp>, <iframe>, <noembed>, <noframes> and
+ *     <noscript>: RAWTEXT. <noscript> is RAWTEXT in a browser with
+ *     scripting enabled, which is what every mainstream browser is; a
+ *     crawler that does not run scripts would see the noscript fallback
+ *     links, but it reports what a browser's tree holds;
+ *   - after <script>: script data, with the escaped ("<!--") and double-
+ *     escaped ("<!--<script>") states;
+ *   - after <plaintext>: everything to the end is text;
+ *   - inside <svg> and <math> (foreign content), "<![CDATA[" opens a
+ *     CDATA section instead of a bogus comment; a small stack of the
+ *     open foreign elements (at most BC_LINKS_FOREIGN_DEPTH) follows
+ *     integration points (foreignObject, desc, title; mi, mo, mn, ms,
+ *     mtext, annotation-xml), where HTML rules apply again, and the HTML
+ *     start tags that break out of foreign content (b, div, p, ...).
+ *
+ * The tokenizer (html_tokenizer.c) is the HTML Standard's state machine
+ * and passes the html5lib tokenizer suite; the tree-builder facts above
+ * are set from its start-tag callback. The first of duplicate attributes
+ * wins, as in a browser.
+ *
+ *     chunk --> [UTF-16? to UTF-8] --> tokenizer --start tag-->
  *         a/area href, frame/iframe src, link href+rel  --> on_link()
  *         base href (first one)                         --> new base
  *         meta name=robots content                      --> page flags
+ *         title, textarea, script, svg, ...             --> tokenizer state
  *
  * WHAT IS A LINK
- * a/area href and frame/iframe src always; link href only with a rel of
- * canonical, alternate, next or prev (never stylesheet, icon, preload:
- * they are resources, not pages). rel tokens are matched
- * case-insensitively; rel=nofollow sets BC_LINK_NOFOLLOW on that link.
- * <meta name=robots content="noindex, nofollow"> (or "none") sets the page
- * flags; links after it also carry BC_LINK_PAGE_NOFOLLOW. The first
- * <base href> becomes the base of the links after it (HTML honours only
- * the first). Hrefs are reported raw: whitespace, javascript: and mailto:
- * included - deciding what is fetchable is the normalizer's job, in one
- * place.
+ * a/area href and frame/iframe src always (an svg <a> without href uses
+ * xlink:href); link href only with a rel of canonical, alternate, next
+ * or prev (never stylesheet, icon, preload: they are resources, not
+ * pages). rel tokens are matched case-insensitively; rel=nofollow sets
+ * BC_LINK_NOFOLLOW on that link. <meta name=robots content="noindex,
+ * nofollow"> (or "none") sets the page flags; links after it also carry
+ * BC_LINK_PAGE_NOFOLLOW. The first <base href> becomes the base of the
+ * links after it (HTML honours only the first). Hrefs are reported as
+ * the tokenizer decoded them (character references resolved, NUL as
+ * U+FFFD): whitespace, javascript: and mailto: included - deciding what
+ * is fetchable is the normalizer's job, in one place.
+ *
+ * ENCODINGS: BYTES IN, BYTES OUT
+ * Every byte that matters to the tokenizer ('<', '>', '&', quotes, '=',
+ * '/', whitespace) means the same in UTF-8, in windows-1252 and in the
+ * other ASCII-compatible encodings browsers support: in the legacy CJK
+ * multi-byte encodings (Shift_JIS, EUC-JP, EUC-KR, Big5, GBK, gb18030)
+ * a trail byte is 0x40 or above, never one of those. So the tokenizer
+ * works on the raw bytes and never decodes: an href comes out in the
+ * document's own bytes. What the encoding means for a link: the WHATWG
+ * URL parser percent-encodes a URL's path as UTF-8 but its query in the
+ * document's encoding, so in a windows-1252 page "?q=caf\xE9" is sent as
+ * %E9, and in a UTF-8 page "?q=caf\xC3\xA9" as %C3%A9. The project hands
+ * the bytes over as they are and the normalizer percent-encodes every
+ * byte >= 0x80 as it is (frontier/url.c): the query comes out as a
+ * browser sends it, for every ASCII-compatible encoding; a non-ASCII
+ * path in a legacy encoding is where a browser (which decodes the page
+ * and encodes the path as UTF-8) differs. Two encodings are not ASCII-
+ * compatible. ISO-2022-JP (7-bit escapes, double-byte text made of
+ * ASCII bytes) is tokenized as bytes anyway, and its Japanese text may
+ * look like markup: a known limit. UTF-16 ('<' is two bytes, one of them
+ * NUL): a page that starts with a UTF-16 byte order mark (FE FF or FF
+ * FE), or whose first two bytes are '<' and NUL in either order, is
+ * decoded as UTF-16 and re-encoded as UTF-8 before tokenizing (a small
+ * decoder below; a lone surrogate becomes U+FFFD), so its links come out
+ * as UTF-8. A <meta charset=utf-16> in an ASCII-compatible page is read
+ * as UTF-8, as the standard's prescan says.
  *
  * HOSTILE INPUT
  * - Length: an href or base longer than max_href_bytes (8 KiB by default;
  *   browsers and servers give up near there, and DESIGN caps URLs at
  *   2 KiB) is skipped and counted, never truncated into a different URL.
- *   libxml2 still has to hold the whole tag while it waits for its '>',
- *   which is bounded by the fetcher's body limit.
- * - NUL bytes: libxml2's HTML tokenizer ends a name or an attribute
- *   value at a NUL and loses what follows; HTML5 parsers ignore or
- *   replace them. A small input filter replaces each NUL by a space.
- * - Markup after </html>: once libxml2's push parser has closed the root
- *   element it ignores the rest of the input ("extra content at the end
- *   of the document"), yet pages often carry markup - and links - after
- *   </body></html>, which browsers parse into the body. The same filter
- *   turns "</html" and "</body" into "<!html" and "<!body", bogus
- *   declarations that libxml2 skips, so the root stays open to the end.
- *   The filter copies every byte once (into a 4 KiB buffer), whole runs
- *   from one '<' to the next, and holds back at most 5 bytes across a
- *   chunk boundary.
- * - Encodings: libxml2 picks the encoding from a BOM or <meta charset>,
- *   else UTF-8, and falls back to ISO-8859-1 on invalid UTF-8, so any
- *   byte string parses; what an href means in a legacy charset is the
- *   normalizer's business (it percent-encodes bytes >= 0x80). Known
- *   limits of libxml2 2.9: a byte sequence invalid in a declared legacy
- *   charset (iconv fails) stops the parse there - the links before it
- *   are reported - and UTF-16 documents yield no links.
- * - Errors: HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING silence the
- *   parser's own channel, and a structured error handler, installed on
- *   the calling thread only for the duration of each feed and restored
- *   after, counts everything else (encoding errors are raised without a
- *   parser context and would otherwise go to stderr).
- * - Nesting depth and tag soup cost the parser a name stack, linear in
- *   the input; no recursion.
- *
- * libxml2 GLOBAL STATE
- * xmlInitParser() must run once before parsers are used from several
- * threads (bc_links_global_init); everything else used here is per parser
- * context or per thread (the error handler globals are thread-local in a
- * threaded libxml2 build, which Debian's is).
+ *   The tokenizer keeps at most max_href_bytes + 1 bytes of any attribute
+ *   value and counts the rest, so a megabyte attribute costs no memory.
+ *   One tag's names and kept values share a buffer of at most
+ *   4 * (max_href_bytes + 1) + 64 KiB; an href that no longer fits in a
+ *   tag that big is skipped and counted as too long.
+ * - Tag soup and nesting depth: nothing is nested but the foreign-
+ *   content stack, which is capped; time is linear in the input.
  *
  * REFERENCES
- * libxml2 HTMLparser.h (push parser, options), parser.h (SAX handler);
- * HTML Living Standard, "the base element" (first base with href wins),
- * "link types" (nofollow, canonical, alternate, next, prev);
- * Google, "Robots meta tag specifications" (noindex, nofollow, none).
+ * HTML Living Standard: 13.2.5 "Tokenization", 13.2.6 "Tree
+ * construction" (the rules for title, textarea, style, xmp, iframe,
+ * noembed, noframes, noscript, script, plaintext; 13.2.6.5 "The rules
+ * for parsing tokens in foreign content"), "the base element" (first
+ * base with href wins), "link types" (nofollow, canonical, alternate,
+ * next, prev); 13.2.3 "The input byte stream" (BOM sniffing, UTF-16 in
+ * a meta prescan is UTF-8); WHATWG URL Standard, "query state" (the
+ * query in the document's encoding); Google, "Robots meta tag
+ * specifications" (noindex, nofollow, none).
  */
-#include <string.h>
+#include <stddef.h>
 #include <stdlib.h>
-
-#include <libxml/HTMLparser.h>
-#include <libxml/globals.h>
-#include <libxml/parser.h>
-#include <libxml/xmlerror.h>
+#include <string.h>
 
 #include "bloomcrawl/links.h"
+#include "html_tokenizer_int.h"
 
 /* Document URLs longer than this are refused by bc_links_create. */
 #define BC_LINKS_MAX_DOC_URL (1u << 20)
-/* The input filter: held-back bytes ("</html"), output buffer size. */
-#define BC_LINKS_HOLD 6u
-#define BC_LINKS_OUT  4096u
+/* Open foreign-content elements tracked; deeper ones are only counted. */
+#define BC_LINKS_FOREIGN_DEPTH 64u
+/* UTF-16 transcoding: output buffer size. */
+#define BC_LINKS_OUT 4096u
+
+enum ns { NS_HTML, NS_SVG, NS_MATH };
+
+struct foreign_el {
+    unsigned char ns;
+    bool integration; /* HTML rules apply to its children */
+    char name[15];    /* lower-cased, cut */
+};
+
+enum input_mode { IN_SNIFF, IN_BYTES, IN_UTF16 };
 
 struct bc_links {
-    htmlParserCtxtPtr ctxt; /* created on the first feed */
     bc_links_link_fn on_link;
     void *user;
     size_t max_href;
@@ -127,15 +155,27 @@ struct bc_links {
     bool finished;
     bool nomem;
     struct bc_links_stats stats;
-    size_t hold_len;          /* bytes held back by the input filter */
-    char hold[BC_LINKS_HOLD]; /* a possible "</html" or "</body" */
-    size_t out_len;
-    char out[BC_LINKS_OUT]; /* filtered bytes on their way to libxml2 */
+    /* Foreign content: the open svg/math elements (and HTML elements
+     * inside their integration points), innermost last. */
+    struct foreign_el foreign[BC_LINKS_FOREIGN_DEPTH];
+    size_t foreign_len;
+    uint64_t foreign_over; /* pushes past the cap */
+    /* Input: the first two bytes decide; UTF-16 is re-encoded. */
+    enum input_mode mode;
+    unsigned char sniff[2];
+    size_t sniff_len;
+    unsigned char kind; /* enum tag_kind of the current start tag */
+    bool frameset;      /* a <frameset> came: <frame> elements count */
+    bool big_endian;
+    bool odd_held; /* the first byte of a unit waits in odd */
+    unsigned char odd;
+    unsigned hi_sur; /* a high surrogate waiting for its low half */
+    struct bc_html_tokenizer tok; /* last: bc_html_tokenizer_init sets it */
 };
 
 void bc_links_global_init(void)
 {
-    xmlInitParser();
+    /* Nothing is process-wide any more; kept for the API's callers. */
 }
 
 void bc_links_config_init(struct bc_links_config *config)
@@ -165,6 +205,12 @@ static bool ascii_eq(const char *a, size_t n, const char *b)
     return b[n] == 0;
 }
 
+/* Exact equality of a (length n) and NUL-terminated b. */
+static bool name_is(const char *a, size_t n, const char *b)
+{
+    return strlen(b) == n && memcmp(a, b, n) == 0;
+}
+
 static bool is_sep(unsigned char c, bool comma)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
@@ -173,25 +219,25 @@ static bool is_sep(unsigned char c, bool comma)
 
 /*
  * Visit the tokens of a space- (and, with comma, comma-) separated list
- * and return the or of the flags of the names that match. names[i] maps
- * to bits[i]; the lists end with a NULL name.
+ * s (n bytes) and return the or of the flags of the names that match.
+ * names[i] maps to bits[i]; the lists end with a NULL name.
  */
-static unsigned token_flags(const char *s, bool comma, const char *const *names,
-                            const unsigned *bits)
+static unsigned token_flags(const char *s, size_t n, bool comma,
+                            const char *const *names, const unsigned *bits)
 {
     unsigned out = 0;
-    while (s && *s) {
-        while (*s && is_sep((unsigned char)*s, comma))
-            s++;
-        const char *start = s;
-        while (*s && !is_sep((unsigned char)*s, comma))
-            s++;
-        size_t n = (size_t)(s - start);
-        if (n == 0)
+    size_t i = 0;
+    while (i < n) {
+        while (i < n && is_sep((unsigned char)s[i], comma))
+            i++;
+        size_t start = i;
+        while (i < n && !is_sep((unsigned char)s[i], comma))
+            i++;
+        if (i == start)
             continue;
-        for (size_t i = 0; names[i]; i++) {
-            if (ascii_eq(start, n, names[i]))
-                out |= bits[i];
+        for (size_t k = 0; names[k]; k++) {
+            if (ascii_eq(s + start, i - start, names[k]))
+                out |= bits[k];
         }
     }
     return out;
@@ -200,7 +246,7 @@ static unsigned token_flags(const char *s, bool comma, const char *const *names,
 /* rel tokens that matter; REL_STYLESHEET is internal only. */
 #define REL_STYLESHEET (1u << 31)
 
-static unsigned rel_flags(const char *rel)
+static unsigned rel_flags(const struct bc_html_attr *rel)
 {
     static const char *const names[] = {"canonical",  "alternate", "next",
                                         "prev",       "previous",  "nofollow",
@@ -209,103 +255,220 @@ static unsigned rel_flags(const char *rel)
         BC_LINK_REL_CANONICAL, BC_LINK_REL_ALTERNATE, BC_LINK_REL_NEXT,
         BC_LINK_REL_PREV,      BC_LINK_REL_PREV,      BC_LINK_NOFOLLOW,
         REL_STYLESHEET};
-    return token_flags(rel, false, names, bits);
+    if (!rel || rel->value_cut)
+        return 0;
+    return token_flags(rel->value, rel->value_len, false, names, bits);
 }
 
-static unsigned robots_flags(const char *content)
+static unsigned robots_flags(const struct bc_html_attr *content)
 {
     static const char *const names[] = {"nofollow", "noindex", "none", NULL};
     static const unsigned bits[] = {BC_PAGE_NOFOLLOW, BC_PAGE_NOINDEX,
                                     BC_PAGE_NOFOLLOW | BC_PAGE_NOINDEX};
-    return token_flags(content, true, names, bits);
+    if (!content || content->value_cut)
+        return 0;
+    return token_flags(content->value, content->value_len, true, names, bits);
 }
 
-/* The value of attribute name in a SAX attribute list, or NULL. */
-static const char *attr(const xmlChar **atts, const char *name, bool *present)
+/* The attribute called name (lower case) of a start tag, or NULL. */
+static const struct bc_html_attr *attr(const struct bc_html_token *tok,
+                                       const char *name)
 {
-    if (present)
-        *present = false;
-    if (!atts)
-        return NULL;
-    for (size_t i = 0; atts[i]; i += 2) {
-        if (strcmp((const char *)atts[i], name) == 0) {
-            if (present)
-                *present = true;
-            return atts[i + 1] ? (const char *)atts[i + 1] : "";
-        }
+    for (size_t i = 0; i < tok->n_attrs; i++) {
+        if (name_is(tok->attrs[i].name, tok->attrs[i].name_len, name))
+            return &tok->attrs[i];
     }
     return NULL;
 }
 
-static void report(struct bc_links *p, const char *href, unsigned flags)
+/* Is the value over the cap (or cut by the tag buffer)? Counts it. */
+static bool too_long(struct bc_links *p, const struct bc_html_attr *v)
 {
-    size_t len = strlen(href);
-    if (len > p->max_href) {
+    if (v->value_cut || v->value_len > p->max_href) {
         p->stats.skipped_long++;
-        return;
+        return true;
     }
+    return false;
+}
+
+static void report(struct bc_links *p, const struct bc_html_attr *v,
+                   unsigned flags)
+{
+    if (too_long(p, v))
+        return;
     if (p->page_flags & BC_PAGE_NOFOLLOW)
         flags |= BC_LINK_PAGE_NOFOLLOW;
     p->stats.links++;
     if (!p->on_link)
         return;
     if (p->base) {
-        p->on_link(p->user, href, len, p->base, p->base_len,
+        p->on_link(p->user, v->value, v->value_len, p->base, p->base_len,
                    flags | BC_LINK_BASE_HREF);
     } else {
-        p->on_link(p->user, href, len, p->doc_url, p->doc_len, flags);
+        p->on_link(p->user, v->value, v->value_len, p->doc_url, p->doc_len,
+                   flags);
     }
 }
 
-static void set_base(struct bc_links *p, const char *href)
+static void set_base(struct bc_links *p, const struct bc_html_attr *v)
 {
-    size_t len = strlen(href);
     if (p->base)
         return; /* only the first <base href> counts */
-    if (len > p->max_href) {
-        p->stats.skipped_long++;
+    if (too_long(p, v))
         return;
-    }
-    p->base = malloc(len + 1);
+    p->base = malloc(v->value_len + 1);
     if (!p->base) {
         p->nomem = true;
         return;
     }
-    memcpy(p->base, href, len + 1);
-    p->base_len = len;
+    memcpy(p->base, v->value, v->value_len);
+    p->base[v->value_len] = 0;
+    p->base_len = v->value_len;
 }
 
-/* SAX startElement: the whole of the extractor's view of the page. */
-static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
-{
-    struct bc_links *p = ctx;
-    const char *name = (const char *)xname;
-    const char *v;
+/* The tags this file cares about. */
+enum tag_kind {
+    K_OTHER,
+    K_A,
+    K_AREA,
+    K_BASE,
+    K_FRAME,
+    K_FRAMESET,
+    K_IFRAME, /* a frame link, and RAWTEXT */
+    K_LINK,
+    K_META,
+    K_FONT,
+    K_SVG,
+    K_MATH,
+    K_RCDATA,  /* title, textarea */
+    K_RAWTEXT, /* style, xmp, noembed, noframes, noscript */
+    K_SCRIPT,
+    K_PLAINTEXT
+};
 
-    if (!name || !atts)
+/* Classify a lower-cased tag name: by length, then a comparison or
+ * three, since most tags on a page are none of these. */
+static enum tag_kind tag_kind(const char *n, size_t len)
+{
+#define IS(s) (memcmp(n, s, sizeof(s) - 1) == 0)
+    switch (len) {
+    case 1:
+        return n[0] == 'a' ? K_A : K_OTHER;
+    case 3:
+        return IS("svg") ? K_SVG : IS("xmp") ? K_RAWTEXT : K_OTHER;
+    case 4:
+        return IS("area")   ? K_AREA
+               : IS("link") ? K_LINK
+               : IS("meta") ? K_META
+               : IS("base") ? K_BASE
+               : IS("font") ? K_FONT
+               : IS("math") ? K_MATH
+                            : K_OTHER;
+    case 5:
+        return IS("title")   ? K_RCDATA
+               : IS("style") ? K_RAWTEXT
+               : IS("frame") ? K_FRAME
+                             : K_OTHER;
+    case 6:
+        return IS("script") ? K_SCRIPT : IS("iframe") ? K_IFRAME : K_OTHER;
+    case 7:
+        return IS("noembed") ? K_RAWTEXT : K_OTHER;
+    case 8:
+        return IS("textarea")                     ? K_RCDATA
+               : IS("frameset")                   ? K_FRAMESET
+               : IS("noframes") || IS("noscript") ? K_RAWTEXT
+                                                  : K_OTHER;
+    case 9:
+        return IS("plaintext") ? K_PLAINTEXT : K_OTHER;
+    default:
+        return K_OTHER;
+    }
+#undef IS
+}
+
+/*
+ * The tokenizer's filter, called for every start tag when its name is
+ * complete: store the attributes of these tags only. The kind is kept
+ * for on_start, which comes next for the same tag.
+ */
+static enum bc_html_want want_attrs(void *user, const char *name, size_t len)
+{
+    struct bc_links *p = user;
+    bool foreign = p->foreign_len > 0 || p->foreign_over > 0;
+    p->kind = (unsigned char)tag_kind(name, len);
+    switch ((enum tag_kind)p->kind) {
+    case K_A:
+    case K_AREA:
+    case K_BASE:
+    case K_FRAME:
+    case K_IFRAME:
+    case K_LINK:
+    case K_META:
+        return BC_HTML_WANT_ATTRS;
+    case K_FONT: /* <font color|face|size> leaves foreign content */
+        return foreign ? BC_HTML_WANT_ATTRS : BC_HTML_WANT_NONE;
+    case K_OTHER:
+        /* Outside svg and math, nothing to do for the other tags. */
+        if (!foreign)
+            return BC_HTML_WANT_NONE;
+        return len == 14 && memcmp(name, "annotation-xml", 14) == 0
+                   ? BC_HTML_WANT_ATTRS
+                   : BC_HTML_WANT_TAG;
+    case K_FRAMESET:
+    case K_SVG:
+    case K_MATH:
+    case K_RCDATA:
+    case K_RAWTEXT:
+    case K_SCRIPT:
+    case K_PLAINTEXT:
+        return BC_HTML_WANT_TAG;
+    }
+    return BC_HTML_WANT_TAG;
+}
+
+/* The links and page flags of one start tag, in any namespace. */
+static void on_link_tag(struct bc_links *p, const struct bc_html_token *tok,
+                        enum tag_kind kind, bool in_foreign)
+{
+    const struct bc_html_attr *v;
+
+    if (tok->cut)
         return;
-    switch (name[0]) {
-    case 'a':
-        if ((name[1] == 0 || strcmp(name, "area") == 0) &&
-            (v = attr(atts, "href", NULL)) != NULL) {
-            unsigned rel = rel_flags(attr(atts, "rel", NULL));
+    /* In svg and math only an svg <a> is a link (svg:base, svg:iframe,
+     * ... are no HTML elements); the meta that breaks out is HTML. */
+    if (in_foreign && kind != K_A)
+        return;
+    switch (kind) {
+    case K_A:
+    case K_AREA:
+        v = attr(tok, "href");
+        if (!v && in_foreign)
+            v = attr(tok, "xlink:href");
+        if (v) {
+            unsigned rel = rel_flags(attr(tok, "rel"));
             report(p, v, BC_LINK_ANCHOR | (rel & BC_LINK_NOFOLLOW));
         }
         break;
-    case 'b':
-        if (strcmp(name, "base") == 0 && (v = attr(atts, "href", NULL)) != NULL)
+    case K_BASE:
+        if ((v = attr(tok, "href")) != NULL)
             set_base(p, v);
         break;
-    case 'f':
-    case 'i':
-        if ((strcmp(name, "frame") == 0 || strcmp(name, "iframe") == 0) &&
-            (v = attr(atts, "src", NULL)) != NULL)
+    case K_FRAMESET:
+        p->frameset = true;
+        break;
+    case K_FRAME:
+        /* A browser inserts <frame> only in a frameset; elsewhere the
+         * tree builder drops it (13.2.6.4.7, "in body"). */
+        if (!p->frameset)
+            break;
+        /* fall through */
+    case K_IFRAME:
+        if ((v = attr(tok, "src")) != NULL)
             report(p, v, BC_LINK_FRAME);
         break;
-    case 'l':
-        if (strcmp(name, "link") == 0 &&
-            (v = attr(atts, "href", NULL)) != NULL) {
-            unsigned rel = rel_flags(attr(atts, "rel", NULL));
+    case K_LINK:
+        if ((v = attr(tok, "href")) != NULL) {
+            unsigned rel = rel_flags(attr(tok, "rel"));
             unsigned kinds =
                 rel & (BC_LINK_REL_CANONICAL | BC_LINK_REL_ALTERNATE |
                        BC_LINK_REL_NEXT | BC_LINK_REL_PREV);
@@ -313,28 +476,214 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
                 report(p, v, kinds | (rel & BC_LINK_NOFOLLOW));
         }
         break;
-    case 'm':
-        if (strcmp(name, "meta") == 0) {
-            const char *n = attr(atts, "name", NULL);
-            if (n && ascii_eq(n, strlen(n), "robots"))
-                p->page_flags |= robots_flags(attr(atts, "content", NULL));
-        }
+    case K_META: {
+        const struct bc_html_attr *nm = attr(tok, "name");
+        if (nm && ascii_eq(nm->value, nm->value_len, "robots"))
+            p->page_flags |= robots_flags(attr(tok, "content"));
         break;
-    default:
+    }
+    case K_OTHER:
+    case K_FONT:
+    case K_SVG:
+    case K_MATH:
+    case K_RCDATA:
+    case K_RAWTEXT:
+    case K_SCRIPT:
+    case K_PLAINTEXT:
         break;
     }
 }
 
-/* Structured error handler: count, never print; note memory errors. */
-static void on_error(void *ctx, xmlErrorPtr err)
+/* ------------------------------------------------------------------ */
+/* The tree builder's few facts.                                       */
+
+/* 13.2.6.5: HTML start tags that end foreign content. */
+static bool breaks_out(const struct bc_html_token *tok)
 {
-    struct bc_links *p = ctx;
-    if (!p)
-        return;
-    p->stats.parse_errors++;
-    if (err && err->code == XML_ERR_NO_MEMORY)
-        p->nomem = true;
+    static const char *const names[] = {
+        "b",      "big",    "blockquote", "body",    "br",    "center", "code",
+        "dd",     "div",    "dl",         "dt",      "em",    "embed",  "h1",
+        "h2",     "h3",     "h4",         "h5",      "h6",    "head",   "hr",
+        "i",      "img",    "li",         "listing", "menu",  "meta",   "nobr",
+        "ol",     "p",      "pre",        "ruby",    "s",     "small",  "span",
+        "strong", "strike", "sub",        "sup",     "table", "tt",     "u",
+        "ul",     "var",    NULL};
+    for (size_t i = 0; names[i]; i++) {
+        if (name_is(tok->data, tok->len, names[i]))
+            return true;
+    }
+    return name_is(tok->data, tok->len, "font") &&
+           (attr(tok, "color") || attr(tok, "face") || attr(tok, "size"));
 }
+
+/* 13.2.6.2 and 13.2.6.5: the HTML and MathML integration points. */
+static bool integration_point(enum ns ns, const struct bc_html_token *tok)
+{
+    const char *n = tok->data;
+    size_t len = tok->len;
+    if (ns == NS_SVG)
+        return name_is(n, len, "foreignobject") || name_is(n, len, "desc") ||
+               name_is(n, len, "title");
+    if (ns == NS_MATH) {
+        if (name_is(n, len, "annotation-xml")) {
+            const struct bc_html_attr *e = attr(tok, "encoding");
+            return e &&
+                   (ascii_eq(e->value, e->value_len, "text/html") ||
+                    ascii_eq(e->value, e->value_len, "application/xhtml+xml"));
+        }
+        return name_is(n, len, "mi") || name_is(n, len, "mo") ||
+               name_is(n, len, "mn") || name_is(n, len, "ms") ||
+               name_is(n, len, "mtext");
+    }
+    return false;
+}
+
+/* HTML void elements: never pushed, they have no content. */
+static bool is_void(const char *n, size_t len)
+{
+    static const char *const names[] = {
+        "area", "base", "br",    "col",    "embed", "hr",  "img",    "input",
+        "link", "meta", "param", "source", "track", "wbr", "keygen", NULL};
+    for (size_t i = 0; names[i]; i++) {
+        if (name_is(n, len, names[i]))
+            return true;
+    }
+    return false;
+}
+
+static void foreign_push(struct bc_links *p, enum ns ns, bool integration,
+                         const char *name, size_t len)
+{
+    if (p->foreign_len == BC_LINKS_FOREIGN_DEPTH) {
+        p->foreign_over++;
+        return;
+    }
+    struct foreign_el *e = &p->foreign[p->foreign_len++];
+    e->ns = (unsigned char)ns;
+    e->integration = integration;
+    size_t n = len < sizeof(e->name) - 1 ? len : sizeof(e->name) - 1;
+    memcpy(e->name, name, n);
+    e->name[n] = 0;
+}
+
+/* CDATA is allowed when the adjusted current node is not HTML. */
+static void foreign_sync(struct bc_links *p)
+{
+    bool f = p->foreign_len > 0 && p->foreign[p->foreign_len - 1].ns != NS_HTML;
+    bc_html_tokenizer_set_foreign(&p->tok, f);
+    /* End tags matter only inside svg and math. */
+    bc_html_tokenizer_set_end_tags(&p->tok,
+                                   p->foreign_len > 0 || p->foreign_over > 0);
+}
+
+/* An HTML start tag: the text states it switches the tokenizer to. */
+static void html_start(struct bc_links *p, const struct bc_html_token *tok,
+                       enum tag_kind kind)
+{
+    static const enum bc_html_state text[] = {
+        [K_IFRAME] = BC_HTML_STATE_RAWTEXT,
+        [K_RCDATA] = BC_HTML_STATE_RCDATA,
+        [K_RAWTEXT] = BC_HTML_STATE_RAWTEXT,
+        [K_SCRIPT] = BC_HTML_STATE_SCRIPT_DATA,
+        [K_PLAINTEXT] = BC_HTML_STATE_PLAINTEXT};
+    if (kind == K_SVG || kind == K_MATH) {
+        if (!tok->self_closing)
+            foreign_push(p, kind == K_SVG ? NS_SVG : NS_MATH, false, tok->data,
+                         tok->len);
+        return;
+    }
+    if (kind == K_IFRAME || kind >= K_RCDATA)
+        bc_html_tokenizer_set_state(&p->tok, text[kind]);
+    /* Inside an integration point, HTML elements nest too. */
+    if (p->foreign_len > 0 && !is_void(tok->data, tok->len))
+        foreign_push(p, NS_HTML, false, tok->data, tok->len);
+}
+
+static void on_start(struct bc_links *p, const struct bc_html_token *tok)
+{
+    enum tag_kind kind = (enum tag_kind)p->kind;
+    if (p->foreign_len == 0 && p->foreign_over == 0) {
+        on_link_tag(p, tok, kind, false);
+        html_start(p, tok, kind);
+        if (p->foreign_len > 0)
+            foreign_sync(p);
+        return;
+    }
+    const struct foreign_el *top =
+        p->foreign_len ? &p->foreign[p->foreign_len - 1] : NULL;
+    if (top && (top->ns == NS_HTML || top->integration)) {
+        on_link_tag(p, tok, kind, false);
+        html_start(p, tok, kind);
+    } else if (breaks_out(tok)) {
+        /* Pop to the last HTML element (or out of foreign content). */
+        while (p->foreign_len > 0 &&
+               p->foreign[p->foreign_len - 1].ns != NS_HTML)
+            p->foreign_len--;
+        p->foreign_over = 0;
+        on_link_tag(p, tok, kind, false);
+        html_start(p, tok, kind);
+    } else {
+        /* A foreign element: in the namespace of the current node
+         * (<math> inside <svg> is an svg element). */
+        enum ns ns = top ? (enum ns)top->ns : NS_SVG;
+        if (ns == NS_SVG)
+            on_link_tag(p, tok, kind, true);
+        if (!tok->self_closing)
+            foreign_push(p, ns, integration_point(ns, tok), tok->data,
+                         tok->len);
+    }
+    foreign_sync(p);
+}
+
+static void on_end(struct bc_links *p, const struct bc_html_token *tok)
+{
+    if (p->foreign_len == 0 && p->foreign_over == 0)
+        return;
+    if (p->foreign_over > 0) {
+        p->foreign_over--;
+        return;
+    }
+    const struct foreign_el *top = &p->foreign[p->foreign_len - 1];
+    if (top->ns != NS_HTML && (name_is(tok->data, tok->len, "br") ||
+                               name_is(tok->data, tok->len, "p"))) {
+        while (p->foreign_len > 0 &&
+               p->foreign[p->foreign_len - 1].ns != NS_HTML)
+            p->foreign_len--;
+    } else {
+        /*
+         * Pop to the innermost open element of that name: from a foreign
+         * current node down through foreign elements (13.2.6.5, "any
+         * other end tag"); once at an HTML element, the HTML rules go on
+         * through HTML elements only, and stop at a foreign one (the
+         * integration points are "special"). Not found: ignored.
+         */
+        bool html = top->ns == NS_HTML;
+        for (size_t i = p->foreign_len; i > 0 && tok->len < 15; i--) {
+            const struct foreign_el *e = &p->foreign[i - 1];
+            if (e->ns == NS_HTML)
+                html = true;
+            else if (html)
+                break;
+            if (name_is(tok->data, tok->len, e->name)) {
+                p->foreign_len = i - 1;
+                break;
+            }
+        }
+    }
+    foreign_sync(p);
+}
+
+static void on_token(void *user, const struct bc_html_token *tok)
+{
+    struct bc_links *p = user;
+    if (tok->type == BC_HTML_START_TAG)
+        on_start(p, tok);
+    else if (tok->type == BC_HTML_END_TAG)
+        on_end(p, tok);
+}
+
+/* ------------------------------------------------------------------ */
+/* Creation and input.                                                 */
 
 enum bc_status bc_links_create(const struct bc_links_config *config,
                                const char *doc_url, size_t doc_len,
@@ -344,11 +693,11 @@ enum bc_status bc_links_create(const struct bc_links_config *config,
         return BC_ERR_INVALID_ARG;
     if (doc_len > BC_LINKS_MAX_DOC_URL)
         return BC_ERR_TOO_LARGE;
-    xmlInitParser();
 
-    struct bc_links *p = calloc(1, sizeof(*p));
+    struct bc_links *p = malloc(sizeof(*p));
     if (!p)
         return BC_ERR_NOMEM;
+    memset(p, 0, offsetof(struct bc_links, tok));
     p->doc_url = malloc(doc_len + 1);
     if (!p->doc_url)
         goto out_free_links;
@@ -359,168 +708,137 @@ enum bc_status bc_links_create(const struct bc_links_config *config,
     p->on_link = config->on_link;
     p->user = config->user;
     p->max_href = config->max_href_bytes;
+    /* Keep one byte more than the cap, so that "over" is visible. */
+    size_t value_cap =
+        p->max_href < ((size_t)1 << 30) ? p->max_href + 1 : (size_t)1 << 30;
+    if (!bc_html_tokenizer_init(&p->tok, on_token, p, 0, value_cap,
+                                4 * value_cap + 65536))
+        goto out_free_url;
+    bc_html_tokenizer_set_filter(&p->tok, want_attrs);
+    bc_html_tokenizer_set_end_tags(&p->tok, false);
     *out = p;
     return BC_OK;
 
+out_free_url:
+    free(p->doc_url);
 out_free_links:
     free(p);
     return BC_ERR_NOMEM;
 }
 
-/* The calling thread's libxml2 error handlers, saved around a feed. */
-struct saved_handlers {
-    xmlStructuredErrorFunc serror;
-    void *serror_ctx;
-};
-
-static void handlers_borrow(struct bc_links *p, struct saved_handlers *s)
+/* Tokenize the UTF-8 bytes collected in out[0..n). */
+static void out_flush(struct bc_links *p, char *out, size_t *n)
 {
-    s->serror = xmlStructuredError;
-    s->serror_ctx = xmlStructuredErrorContext;
-    xmlSetStructuredErrorFunc(p, on_error);
+    bc_html_tokenizer_feed(&p->tok, out, *n);
+    *n = 0;
 }
 
-static void handlers_restore(const struct saved_handlers *s)
+/* One UTF-16 code unit: pairs surrogates, re-encodes as UTF-8. */
+static void utf16_unit(struct bc_links *p, unsigned u, char *out, size_t *n)
 {
-    xmlSetStructuredErrorFunc(s->serror_ctx, s->serror);
-}
-
-/* Create the push parser context; handlers are borrowed by the caller. */
-static bool make_ctxt(struct bc_links *p)
-{
-    xmlSAXHandler sax;
-    memset(&sax, 0, sizeof(sax));
-    sax.startElement = on_start;
-    sax.serror = on_error;
-    sax.initialized = XML_SAX2_MAGIC; /* so that serror is used */
-
-    p->ctxt = htmlCreatePushParserCtxt(&sax, p, NULL, 0, NULL,
-                                       XML_CHAR_ENCODING_NONE);
-    if (!p->ctxt)
-        return false;
-    htmlCtxtUseOptions(p->ctxt, HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |
-                                    HTML_PARSE_NONET);
-    return true;
-}
-
-/* Hand the filtered bytes collected in p->out to libxml2. */
-static void flush_out(struct bc_links *p)
-{
-    if (p->out_len > 0) {
-        htmlParseChunk(p->ctxt, p->out, (int)p->out_len, 0);
-        p->out_len = 0;
+    uint32_t cp;
+    if (p->hi_sur) {
+        if (u >= 0xDC00 && u <= 0xDFFF) {
+            cp = 0x10000 + ((p->hi_sur - 0xD800) << 10) + (u - 0xDC00);
+            p->hi_sur = 0;
+            goto put;
+        }
+        /* A high surrogate without its low half. */
+        p->hi_sur = 0;
+        p->stats.parse_errors++;
+        memcpy(out + *n, "\xEF\xBF\xBD", 3);
+        *n += 3;
     }
-}
-
-static void emit(struct bc_links *p, char c)
-{
-    if (p->out_len == sizeof(p->out))
-        flush_out(p);
-    p->out[p->out_len++] = c;
-}
-
-static char lower(char c)
-{
-    return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
-
-/* Is hold[0..n) a prefix of "</html" or "</body" (letters any case)? */
-static bool end_tag_prefix(const char *hold, size_t n)
-{
-    static const char html[] = "</html";
-    static const char body[] = "</body";
-    bool h = true, b = true;
-    for (size_t i = 0; i < n; i++) {
-        char c = lower(hold[i]);
-        h = h && c == html[i];
-        b = b && c == body[i];
-    }
-    return h || b;
-}
-
-/* Copy a run of bytes that holds no '<' to the output, NUL -> space. */
-static void emit_run(struct bc_links *p, const char *s, size_t n)
-{
-    while (n > 0) {
-        if (p->out_len == sizeof(p->out))
-            flush_out(p);
-        size_t take = sizeof(p->out) - p->out_len;
-        if (take > n)
-            take = n;
-        char *out = p->out + p->out_len;
-        for (size_t j = 0; j < take; j++)
-            out[j] = s[j] == 0 ? ' ' : s[j];
-        p->out_len += take;
-        s += take;
-        n -= take;
-    }
-}
-
-/* One byte through the filter while bytes are held back. */
-static void filter_held_byte(struct bc_links *p, char c)
-{
-    p->hold[p->hold_len++] = c == 0 ? ' ' : c;
-    if (p->hold_len == BC_LINKS_HOLD &&
-        end_tag_prefix(p->hold, BC_LINKS_HOLD)) {
-        p->hold[1] = '!';
-        emit_run(p, p->hold, p->hold_len);
-        p->hold_len = 0;
+    if (u >= 0xD800 && u <= 0xDBFF) {
+        p->hi_sur = u;
         return;
     }
-    /* Release held bytes until what remains could start an end tag. */
-    while (p->hold_len > 0 && !end_tag_prefix(p->hold, p->hold_len)) {
-        emit(p, p->hold[0]);
-        memmove(p->hold, p->hold + 1, --p->hold_len);
+    if (u >= 0xDC00 && u <= 0xDFFF) {
+        p->stats.parse_errors++;
+        u = 0xFFFD;
+    }
+    cp = u;
+put:
+    if (cp < 0x80) {
+        out[(*n)++] = (char)cp;
+    } else if (cp < 0x800) {
+        out[(*n)++] = (char)(0xC0 | (cp >> 6));
+        out[(*n)++] = (char)(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        out[(*n)++] = (char)(0xE0 | (cp >> 12));
+        out[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        out[(*n)++] = (char)(0x80 | (cp & 0x3F));
+    } else {
+        out[(*n)++] = (char)(0xF0 | (cp >> 18));
+        out[(*n)++] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        out[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        out[(*n)++] = (char)(0x80 | (cp & 0x3F));
     }
 }
 
 /*
- * The input filter between the network and libxml2:
- *   - a NUL becomes a space (libxml2 would end an attribute value or a
- *     name at it, and lose what follows);
- *   - "</html" and "</body" become "<!html" and "<!body": once libxml2's
- *     push parser has closed the root element it ignores the rest of the
- *     input, yet pages often carry markup (and links) after </html>,
- *     which browsers parse as part of the body. "<!html>" is a bogus
- *     declaration that libxml2 skips. A possible end tag cut by a chunk
- *     boundary is held back (at most 5 bytes) until the next chunk.
- * Runs between two '<' are copied whole (memchr finds the next '<'); only
- * the few bytes held across a chunk boundary go one by one.
+ * Decode UTF-16 bytes (big- or little-endian) into UTF-8 and tokenize
+ * them, 4 KiB at a time. An odd byte and a high surrogate wait for the
+ * next chunk.
  */
-static void feed_filtered(struct bc_links *p, const char *data, size_t len)
+static void feed_utf16(struct bc_links *p, const unsigned char *data,
+                       size_t len)
 {
-    size_t i = 0;
-    while (i < len && p->hold_len > 0)
-        filter_held_byte(p, data[i++]);
-    while (i < len) {
-        const char *lt = memchr(data + i, '<', len - i);
-        size_t run_end = lt ? (size_t)(lt - data) : len;
-        emit_run(p, data + i, run_end - i);
-        i = run_end;
-        if (i == len)
-            break;
-        size_t avail = len - i;
-        if (avail >= BC_LINKS_HOLD) {
-            if (end_tag_prefix(data + i, BC_LINKS_HOLD)) {
-                emit(p, '<');
-                emit(p, '!');
-                emit_run(p, data + i + 2, BC_LINKS_HOLD - 2);
-                i += BC_LINKS_HOLD;
-            } else {
-                emit(p, '<');
-                i++;
-            }
-        } else if (end_tag_prefix(data + i, avail)) {
-            /* A possible end tag cut by the chunk boundary: hold it. */
-            memcpy(p->hold, data + i, avail);
-            p->hold_len = avail;
-            i = len;
-        } else {
-            emit(p, '<');
-            i++;
+    char out[BC_LINKS_OUT];
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (!p->odd_held) {
+            p->odd = data[i];
+            p->odd_held = true;
+            continue;
         }
+        p->odd_held = false;
+        unsigned u = p->big_endian ? (unsigned)p->odd << 8 | data[i]
+                                   : (unsigned)data[i] << 8 | p->odd;
+        /* 7 bytes: a pending U+FFFD and a 4-byte sequence. */
+        if (sizeof(out) - n < 7)
+            out_flush(p, out, &n);
+        utf16_unit(p, u, out, &n);
     }
-    flush_out(p);
+    out_flush(p, out, &n);
+}
+
+/* The first two bytes decide how the page is read. */
+static void sniff(struct bc_links *p)
+{
+    const unsigned char *s = p->sniff;
+    size_t skip = 0;
+    p->mode = IN_UTF16;
+    if (p->sniff_len == 2 && s[0] == 0xFE && s[1] == 0xFF) {
+        p->big_endian = true;
+        skip = 2;
+    } else if (p->sniff_len == 2 && s[0] == 0xFF && s[1] == 0xFE) {
+        skip = 2;
+    } else if (p->sniff_len == 2 && s[0] == 0 && s[1] == '<') {
+        p->big_endian = true;
+    } else if (!(p->sniff_len == 2 && s[0] == '<' && s[1] == 0)) {
+        p->mode = IN_BYTES;
+        bc_html_tokenizer_feed(&p->tok, s, p->sniff_len);
+        return;
+    }
+    feed_utf16(p, s + skip, p->sniff_len - skip);
+}
+
+static void feed_input(struct bc_links *p, const unsigned char *data,
+                       size_t len)
+{
+    while (p->mode == IN_SNIFF && len > 0) {
+        p->sniff[p->sniff_len++] = *data++;
+        len--;
+        if (p->sniff_len == 2)
+            sniff(p);
+    }
+    if (len == 0)
+        return;
+    if (p->mode == IN_BYTES)
+        bc_html_tokenizer_feed(&p->tok, data, len);
+    else
+        feed_utf16(p, data, len);
 }
 
 enum bc_status bc_links_feed(struct bc_links *p, const void *data, size_t len)
@@ -531,15 +849,10 @@ enum bc_status bc_links_feed(struct bc_links *p, const void *data, size_t len)
         return BC_ERR_NOMEM;
     if (len == 0)
         return BC_OK;
-
-    struct saved_handlers saved;
-    handlers_borrow(p, &saved);
-    if (!p->ctxt && !make_ctxt(p))
-        p->nomem = true;
-    else
-        feed_filtered(p, data, len);
-    handlers_restore(&saved);
+    feed_input(p, data, len);
     p->stats.bytes += len;
+    if (p->tok.nomem)
+        p->nomem = true;
     return p->nomem ? BC_ERR_NOMEM : BC_OK;
 }
 
@@ -550,17 +863,16 @@ enum bc_status bc_links_finish(struct bc_links *p)
     p->finished = true;
     if (p->nomem)
         return BC_ERR_NOMEM;
-    if (!p->ctxt)
-        return BC_OK; /* nothing was fed */
-
-    struct saved_handlers saved;
-    handlers_borrow(p, &saved);
-    for (size_t j = 0; j < p->hold_len; j++)
-        emit(p, p->hold[j]);
-    p->hold_len = 0;
-    flush_out(p);
-    htmlParseChunk(p->ctxt, "", 0, 1);
-    handlers_restore(&saved);
+    if (p->mode == IN_SNIFF)
+        sniff(p);
+    if (p->mode == IN_UTF16 && (p->odd_held || p->hi_sur)) {
+        /* A truncated last unit or a lone high surrogate. */
+        bc_html_tokenizer_feed(&p->tok, "\xEF\xBF\xBD", 3);
+        p->stats.parse_errors++;
+    }
+    bc_html_tokenizer_finish(&p->tok);
+    if (p->tok.nomem)
+        p->nomem = true;
     return p->nomem ? BC_ERR_NOMEM : BC_OK;
 }
 
@@ -578,18 +890,14 @@ void bc_links_stats(const struct bc_links *p, struct bc_links_stats *stats)
         return;
     }
     *stats = p->stats;
+    stats->parse_errors += p->tok.attrs_dropped;
 }
 
 void bc_links_free(struct bc_links *p)
 {
     if (!p)
         return;
-    if (p->ctxt) {
-        /* Freeing the context may release a document libxml2 started. */
-        if (p->ctxt->myDoc)
-            xmlFreeDoc(p->ctxt->myDoc);
-        htmlFreeParserCtxt(p->ctxt);
-    }
+    bc_html_tokenizer_release(&p->tok);
     free(p->base);
     free(p->doc_url);
     free(p);

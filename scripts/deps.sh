@@ -7,7 +7,7 @@
 set -euo pipefail
 
 want_build=(build-essential cmake pkg-config python3
-    libxxhash-dev uthash-dev libcurl4-openssl-dev libxml2-dev
+    libxxhash-dev uthash-dev libcurl4-openssl-dev
     libicu-dev libpsl-dev libsqlite3-dev)
 want_test=(clang-format libcmocka-dev curl)
 # Nice to have: the fuzzers need clang and its runtime; tests skip without.

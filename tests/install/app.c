@@ -3,8 +3,8 @@
  * (tests/test_install.sh): with find_package(bloomcrawl) through
  * tests/install/CMakeLists.txt, and with `pkg-config --cflags --libs
  * bloomcrawl`. It calls into every module, so that every library and each
- * of their outside dependencies (xxHash, libm, ICU, libpsl, libcurl,
- * libxml2) must be on the link line, and prints "ok VERSION". The crawler
+ * of their outside dependencies (xxHash, libm, ICU, libpsl, libcurl)
+ * must be on the link line, and prints "ok VERSION". The crawler
  * is created and given a seed, never run: nothing is fetched.
  */
 #include <stdio.h>
@@ -74,7 +74,7 @@ int main(void)
     if (st != BC_OK || why != BC_ADMIT_QUEUED)
         return fail("bc_frontier_add_seed", st);
 
-    /* fetcher: libcurl and libxml2. */
+    /* fetcher: libcurl, and the link extractor. */
     if ((st = bc_fetcher_global_init()) != BC_OK)
         return fail("bc_fetcher_global_init", st);
     struct bc_links_config lc;

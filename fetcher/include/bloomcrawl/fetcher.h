@@ -31,9 +31,8 @@
  * never from timings or message texts.
  *
  * Process-wide setup: call bc_fetcher_global_init() once, from the main
- * thread, before any fetcher is created (it runs curl_global_init and
- * xmlInitParser, which are not safe to race with other threads on every
- * platform), and bc_fetcher_global_cleanup() once at exit after every
+ * thread, before any fetcher is created (it runs curl_global_init, which
+ * is not safe to race with other threads on every platform), and bc_fetcher_global_cleanup() once at exit after every
  * fetcher is freed. bc_fetcher_create() does not do it for you.
  *
  * Thread safety: a fetcher and everything it calls back run on the
@@ -135,7 +134,7 @@ struct bc_fetcher_config {
 struct bc_fetcher;
 
 /*
- * Process-wide initialization of libcurl and libxml2; call once from the
+ * Process-wide initialization of libcurl; call once from the
  * main thread before creating fetchers. Returns BC_OK or BC_ERR_NOMEM
  * (curl_global_init failed).
  */

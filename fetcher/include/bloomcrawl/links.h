@@ -29,13 +29,26 @@
  * deep nesting, megabyte attributes) are parsed without crashing, in time
  * linear in the input, and nothing is ever printed. An href (or base)
  * longer than max_href_bytes is skipped and counted, never truncated.
+ * One tag's attribute names and kept values (at most max_href_bytes + 1
+ * bytes of each value) share a buffer of 4 * (max_href_bytes + 1) +
+ * 65536 bytes, the tag name included: an href whose value no longer fits
+ * is skipped and counted in skipped_long, one whose name no longer fits
+ * is dropped and counted in parse_errors. NUL becomes U+FFFD, as in a
+ * browser.
+ *
+ * The page is read as a browser's HTML parser reads it: the extractor is
+ * the WHATWG HTML Standard's tokenizer (section 13.2.5) plus the few
+ * tree-construction rules that change tokenization, so text inside
+ * <title>, <textarea>, <script>, <style>, <xmp>, <iframe>, <noembed>,
+ * <noframes>, <noscript> (as with scripting on) and after <plaintext>,
+ * and CDATA in <svg>/<math>, is never a link. Bytes are tokenized as
+ * they are (UTF-8 and every ASCII-compatible encoding); a UTF-16 page
+ * (byte order mark, or '<' and NUL as its first two bytes) is decoded
+ * and its hrefs reported as UTF-8.
  *
  * Thread safety: one extractor must be used by one thread at a time;
- * different extractors may run in different threads. libxml2 must be
- * initialized once before threads start: call bc_links_global_init() (or
- * bc_fetcher_global_init(), which does it) from the main thread. While a
- * feed/finish call runs, the calling thread's libxml2 error handler is
- * replaced by the extractor's (it counts errors) and restored afterwards.
+ * different extractors may run in different threads. There is no
+ * process-wide state.
  */
 #ifndef BC_FETCHER_LINKS_H
 #define BC_FETCHER_LINKS_H
@@ -92,17 +105,17 @@ struct bc_links_config {
 struct bc_links_stats {
     uint64_t links;        /* links reported through on_link */
     uint64_t skipped_long; /* hrefs/bases longer than max_href_bytes */
-    uint64_t parse_errors; /* libxml2 errors and warnings (not printed) */
+    uint64_t parse_errors; /* dropped attributes (over 256 in a tag, or a
+                              name over the tag buffer) and undecodable
+                              UTF-16 units; never printed */
     uint64_t bytes;        /* bytes fed */
 };
 
 struct bc_links;
 
 /*
- * Initialize libxml2 (xmlInitParser) once for the process. Call it from
- * the main thread before extractors are used from several threads;
- * single-threaded programs may skip it (bc_links_create calls it too).
- * Never calls xmlCleanupParser: that is the application's business.
+ * Process-wide initialization: nothing to do since the extractor has no
+ * global state; kept so that existing callers still build. Cost: none.
  */
 void bc_links_global_init(void);
 
@@ -125,8 +138,8 @@ enum bc_status bc_links_create(const struct bc_links_config *config,
  * so far are reported before it returns (a tag cut by a chunk boundary is
  * reported when its end arrives). Cost: linear in len. Returns BC_OK,
  * BC_ERR_INVALID_ARG (NULL extractor, or feed after finish) or
- * BC_ERR_NOMEM (libxml2 ran out of memory: the extractor stops; what was
- * reported stays valid).
+ * BC_ERR_NOMEM (the tag buffer or a <base href> copy could not be
+ * allocated: the extractor stops; what was reported stays valid).
  */
 enum bc_status bc_links_feed(struct bc_links *links, const void *data,
                              size_t len);
