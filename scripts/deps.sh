@@ -9,7 +9,9 @@ set -euo pipefail
 want_build=(build-essential cmake pkg-config python3
     libxxhash-dev uthash-dev libcurl4-openssl-dev
     libicu-dev libpsl-dev libsqlite3-dev)
-want_test=(clang-format libcmocka-dev curl)
+want_test=(clang-format libcmocka-dev curl
+    postgresql-doc-15 python3.11-doc)
+# (the two manuals are corpora of the parse5 differential test, diff_parse5)
 # Nice to have: the fuzzers need clang and its runtime; tests skip without.
 want_optional=(clang libclang-rt-14-dev)
 
