@@ -12,8 +12,9 @@ for that first install, the test is skipped (exit 77). Three corpora:
           (RCDATA, RAWTEXT, script escapes, comments of every shape,
           foreign content and CDATA, character references, tables, ...);
   manuals the PostgreSQL 15 and Python 3.11 HTML manuals, when Debian's
-          postgresql-doc-15 and python3.11-doc are installed (bench/
-          bench_links.sh installs them); skipped otherwise.
+          postgresql-doc-15 and python3.11-doc are installed
+          (scripts/deps.sh test and bench/bench_links.sh install them);
+          skipped otherwise.
 
 Each document goes through tests/links_dump (bloomcrawl, 7-byte chunks)
 and tests/parse5_links.js (parse5, then a walk of the tree). A document
