@@ -26,47 +26,16 @@
 #include <unistd.h>
 
 #include "bloomcrawl/crawler.h"
+#include "fixture_server.h"
 
-#define SERVER_SCRIPT BC_SOURCE_DIR "/tests/http_fixture_server.py"
-
-static pid_t server_pid = -1;
-static int server_port;
 static char include_pattern[64]; /* the server's URLs, "...:PORT/" + "*" */
 static const char *include_list[1] = {include_pattern};
 
 static int server_start(void **state)
 {
     (void)state;
-    int fds[2];
-    if (pipe(fds) != 0)
+    if (fixture_server_start() != 0)
         return -1;
-    server_pid = fork();
-    if (server_pid < 0)
-        return -1;
-    if (server_pid == 0) {
-        dup2(fds[1], 1);
-        close(fds[0]);
-        close(fds[1]);
-        execl(BC_PYTHON3, BC_PYTHON3, SERVER_SCRIPT, (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    char line[32] = {0};
-    size_t n = 0;
-    while (n < sizeof(line) - 1) {
-        ssize_t r = read(fds[0], line + n, 1);
-        if (r <= 0 || line[n] == '\n')
-            break;
-        n++;
-    }
-    close(fds[0]);
-    server_port = atoi(line);
-    if (server_port <= 0 || server_port > 65535) {
-        fprintf(stderr, "fixture server did not start\n");
-        kill(server_pid, SIGKILL);
-        waitpid(server_pid, NULL, 0);
-        return -1;
-    }
     snprintf(include_pattern, sizeof(include_pattern), "http://127.0.0.1:%d/*",
              server_port);
     return bc_fetcher_global_init() == BC_OK ? 0 : -1;
@@ -75,18 +44,9 @@ static int server_start(void **state)
 static int server_stop(void **state)
 {
     (void)state;
-    if (server_pid > 0) {
-        kill(server_pid, SIGTERM);
-        waitpid(server_pid, NULL, 0);
-        server_pid = -1;
-    }
+    fixture_server_stop();
     bc_fetcher_global_cleanup();
     return 0;
-}
-
-static void url_of(char *buf, size_t cap, const char *path)
-{
-    snprintf(buf, cap, "http://127.0.0.1:%d%s", server_port, path);
 }
 
 /* ---- what on_page saw ------------------------------------------------- */
