@@ -41,6 +41,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_check import check, summary  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SITE = os.path.join(ROOT, "examples", "site")
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build",
@@ -48,17 +51,6 @@ BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build",
 CRAWL = os.path.join(BIN, "crawl")
 SLOW_SECONDS = 3
 HUGE = "4M"
-passes = failures = 0
-
-
-def check(cond, what):
-    global passes, failures
-    if cond:
-        passes += 1
-        print("ok:", what)
-    else:
-        failures += 1
-        print("FAIL:", what)
 
 
 class Server:
@@ -303,8 +295,7 @@ def main():
         server.stop()
         check(rc == 3 and s["errors"].get("too_large") == 1,
               "huge: a seed over --max-body, nothing else: exit 3 (%s)" % rc)
-    print("%d passed, %d failed" % (passes, failures))
-    return 1 if failures else 0
+    return summary()
 
 
 if __name__ == "__main__":

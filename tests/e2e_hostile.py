@@ -37,23 +37,15 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_check import check, summary  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build",
                                                          "examples")
 CRAWL = os.path.join(BIN, "crawl")
 SERVER = os.path.join(ROOT, "tests", "http_fixture_server.py")
 FAST = ["--delay", "0", "--robots-retry-delay", "50", "--timeout", "5000"]
-passes = failures = 0
-
-
-def check(cond, what):
-    global passes, failures
-    if cond:
-        passes += 1
-        print("ok:", what)
-    else:
-        failures += 1
-        print("FAIL:", what)
 
 
 class Server:
@@ -257,8 +249,7 @@ def main():
         for case in (case_closed, case_robots503, case_two_seeds,
                      case_robots_big, case_redirects, case_retry, case_kill):
             case(work)
-    print("%d passed, %d failed" % (passes, failures))
-    return 1 if failures else 0
+    return summary()
 
 
 if __name__ == "__main__":

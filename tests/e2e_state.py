@@ -93,6 +93,9 @@ import tempfile
 import time
 import traceback
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_check import check, summary  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SITE = os.path.join(ROOT, "examples", "site")
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build",
@@ -106,18 +109,6 @@ KILLS = 12           # SIGKILLs in the kill9 part (at least 10 must land)
 RUN_TIMEOUT = 120    # seconds any crawl may take before it is called hung
 CHECK = ["--scope", "domain", "--max-depth", "8"]
 SANITIZER = re.compile(r"AddressSanitizer|LeakSanitizer|runtime error:")
-passes = failures = 0
-
-
-def check(cond, what):
-    global passes, failures
-    if cond:
-        passes += 1
-        print("ok:", what, flush=True)
-    else:
-        failures += 1
-        print("FAIL:", what, flush=True)
-    return cond
 
 
 def options(**over):
@@ -789,8 +780,7 @@ def main():
                               text=True).stdout
     if not check("--state" in helptext,
                  "crawl --help documents --state DIR (issue 11)"):
-        print("%d passed, %d failed" % (passes, failures))
-        return 1
+        return summary() or 1
     print("e2e_state: seed %d (again: %s %s %d)" % (SEED, sys.argv[0], BIN,
                                                     SEED))
     t0 = time.monotonic()
@@ -831,8 +821,7 @@ def main():
                   "(the file-size limit covers write errors)")
     print("times: %s; total %.1f s" % (", ".join(parts),
                                        time.monotonic() - t0))
-    print("%d passed, %d failed" % (passes, failures))
-    return 1 if failures else 0
+    return summary()
 
 
 if __name__ == "__main__":
