@@ -9,7 +9,8 @@
 #                 postgres: the real-site mode of issue 12, the PostgreSQL
 #                 15 HTML manual (Debian postgresql-doc-15, 1,169 pages,
 #                 installed when missing) with 16 transfers, bloomcrawl
-#                 against wget2 --spider only, 20 runs each by default;
+#                 against wget2 --spider only, 20 runs each by default
+#                 (about 35 s, 1 min with --profile); goals of issue 12;
 #                 writes bench/results/crawl-postgres.md and .csv
 #   --runs N      crawls per crawler (default 5, postgres 20); medians
 #   --pages N     articles in the generated site (default 20000; the site
@@ -471,6 +472,7 @@ if [ "$profile" = yes ] || { [ "$profile" = auto ] && [ "$verdict" = MISSED ]; }
         # 10 crawls in a row, sampled at 4999 Hz, for a few thousand samples.
         freq=499 reps=1
         [ "$site" != postgres ] || { freq=4999; reps=10; }
+        # shellcheck disable=SC2016 # the loop's $1 and $@ are bash -c's
         if perf record -q -F "$freq" --call-graph dwarf,16384 -o "$dir/perf.data" \
             -- bash -c 'for _ in $(seq "$1"); do "${@:2}" || exit; done' \
             _ "$reps" "${pcmd[@]}" >"$dir/stdout" 2>"$dir/perf.err"; then
