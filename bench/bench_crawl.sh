@@ -2,10 +2,17 @@
 # bench/bench_crawl.sh - the crawl benchmark of issue 5: bloomcrawl against
 # wget2 on a 20,000-article static site served by nginx on 127.0.0.1.
 #
-#   bench/bench_crawl.sh [--runs N] [--pages N] [--profile | --no-profile]
-#                        [--keep]
+#   bench/bench_crawl.sh [--site generated | --site postgres] [--runs N]
+#                        [--pages N] [--profile | --no-profile] [--keep]
 #
-#   --runs N      crawls per crawler (default 5); medians are reported
+#   --site S      generated (default): the site below, 32 transfers;
+#                 postgres: the real-site mode of issue 12, the PostgreSQL
+#                 15 HTML manual (Debian postgresql-doc-15, 1,169 pages,
+#                 installed when missing) with 16 transfers, bloomcrawl
+#                 against wget2 --spider only, 20 runs each by default
+#                 (about 35 s, 1 min with --profile); goals of issue 12;
+#                 writes bench/results/crawl-postgres.md and .csv
+#   --runs N      crawls per crawler (default 5, postgres 20); medians
 #   --pages N     articles in the generated site (default 20000; the site
 #                 has about 8 % more pages: listings, tags, index pages)
 #   --profile     always profile bloomcrawl with perf (default: only when
@@ -45,8 +52,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 umask 022 # nginx's workers (user nobody) must read the generated site
 
-runs=5
+runs=
 articles=20000
+site=generated
 profile=auto
 keep=0
 usage() {
@@ -55,6 +63,7 @@ usage() {
 while [ $# -gt 0 ]; do
     case "$1" in
     --runs) runs=${2:-}; shift 2 || true ;;
+    --site) site=${2:-}; shift 2 || true ;;
     --pages) articles=${2:-}; shift 2 || true ;;
     --profile) profile=yes; shift ;;
     --no-profile) profile=no; shift ;;
@@ -63,6 +72,12 @@ while [ $# -gt 0 ]; do
     *) usage >&2; exit 2 ;;
     esac
 done
+case "$site" in
+generated) runs=${runs:-5}; transfers=32; out=crawl ;;
+postgres) runs=${runs:-20}; transfers=16; out=crawl-postgres ;;
+*) usage >&2; exit 2 ;;
+esac
+pgdoc=/usr/share/doc/postgresql-doc-15/html
 case "$runs$articles" in *[!0-9]*|"") usage >&2; exit 2 ;; esac
 if [ "$runs" -lt 1 ] || [ "$articles" -lt 100 ]; then
     usage >&2
@@ -84,6 +99,7 @@ need=()
 [ -n "$nginx_bin" ] || need+=(nginx-light)
 command -v wget2 >/dev/null || need+=(wget2)
 [ -x /usr/bin/time ] || need+=(time)
+[ "$site" != postgres ] || [ -f "$pgdoc/index.html" ] || need+=(postgresql-doc-15)
 if [ ${#need[@]} -gt 0 ]; then
     if [ ${#sudo_cmd[@]} -gt 0 ] && ! command -v sudo >/dev/null; then
         die "need root or sudo to install: ${need[*]}"
@@ -230,8 +246,18 @@ nginx_cpu() {
 }
 
 # ---- 4. the site ---------------------------------------------------------
-say "generating the site ($articles articles)"
-python3 bench/gen_static_site.py "$tmp/site" --port "$port" --pages "$articles"
+if [ "$site" = postgres ]; then
+    # A copy, so that nginx's workers (user nobody) read it under the
+    # umask above. The expected pages: every HTML file of the manual, plus
+    # "/" (the seed, served as index.html; /index.html is linked too).
+    say "copying the PostgreSQL manual ($pgdoc)"
+    cp -R "$pgdoc/." "$tmp/site/www/"
+    (cd "$tmp/site/www" && { echo /; find . -name '*.html' -printf '/%P\n'; } |
+        LC_ALL=C sort) >"$tmp/site/expected.txt"
+else
+    say "generating the site ($articles articles)"
+    python3 bench/gen_static_site.py "$tmp/site" --port "$port" --pages "$articles"
+fi
 python3 - "$seed" <<'PY' || die "nginx does not serve the site (permissions of $tmp?)"
 import sys, urllib.request
 with urllib.request.urlopen(sys.argv[1], timeout=5) as r:
@@ -241,17 +267,21 @@ site_pages=$(wc -l <"$tmp/site/expected.txt")
 
 # ---- 5. the crawls -------------------------------------------------------
 # The commands, as arrays; DIR is replaced by each run's folder.
-cmd_bloomcrawl=("$crawl_bin" --no-robots --delay 0 --concurrency 32
-    --per-host 32 --max-depth 100 --quiet --expect 100000
+cmd_bloomcrawl=("$crawl_bin" --no-robots --delay 0 --concurrency "$transfers"
+    --per-host "$transfers" --max-depth 100 --quiet --expect 100000
     --stats-json DIR/stats.json "$seed")
 cmd_wget2_spider=(wget2 --no-config --spider --recursive --level=inf
-    --no-parent --robots=off --max-threads=32 --no-verbose --no-local-db
+    --no-parent --robots=off --max-threads="$transfers" --no-verbose --no-local-db
     --stats-site=csv:DIR/stats-site.csv "$seed")
 cmd_wget2_download=(wget2 --no-config --recursive --level=inf --no-parent
-    --robots=off --max-threads=32 --no-verbose --no-local-db --delete-after
+    --robots=off --max-threads="$transfers" --no-verbose --no-local-db --delete-after
     --directory-prefix=DIR/files --stats-site=csv:DIR/stats-site.csv "$seed")
 tools=("bloomcrawl" "wget2 --spider" "wget2 -r --delete-after")
 vars=(cmd_bloomcrawl cmd_wget2_spider cmd_wget2_download)
+if [ "$site" = postgres ]; then # issue 12: against wget2 --spider only
+    tools=("${tools[@]:0:2}")
+    vars=("${vars[@]:0:2}")
+fi
 
 # Print an array as one shell command line, with TMP for the temp folder.
 show() {
@@ -271,9 +301,16 @@ run_one() { # $1: index into tools, $2: run number, $3: position in the round
     local cmd=("${arr[@]//DIR/$dir}")
     off=$(stat -c %s "$log")
     c0=$(nginx_cpu)
+    t0=$(date +%s%N)
     (cd "$dir" && timeout 600 /usr/bin/time -o "$dir/time" \
         -f 'wall=%e user=%U sys=%S maxrss_kb=%M exit=%x' \
         "${cmd[@]}" >"$dir/stdout" 2>"$dir/stderr") || rc=$?
+    t1=$(date +%s%N)
+    # GNU time prints the wall time in 10 ms steps: a real-site crawl takes
+    # a few of them, so its wall time is taken here, in microseconds (the
+    # later wall= overrides; it includes starting /usr/bin/time, ~1 ms)
+    [ "$site" != postgres ] || [ ! -s "$dir/time" ] ||
+        echo "wall=$(((t1 - t0) / 1000))e-6" >>"$dir/time"
     sleep 0.3 # nginx logs a request just after its response: let it finish
     end=$(stat -c %s "$log")
     c1=$(nginx_cpu)
@@ -345,11 +382,47 @@ cat >"$notes" <<'NOTES'
   --spider` skips the GET of pages whose ETag - mtime and size in nginx -
   it has already seen, and crawls only part of the site), no gzip.
 NOTES
+if [ "$site" = postgres ]; then
+    cat >"$notes" <<'NOTES'
+## What differs between the crawlers' settings
+
+- **Transfers: 16 for both** (`--concurrency 16 --per-host 16`,
+  `--max-threads=16`), as issue 12 asks. The whole site is one host on
+  127.0.0.1, so the per-host cap is the total: a crawler that capped one
+  host lower would not be compared at 16 transfers.
+- **Politeness: none for either.** bloomcrawl's default delay between two
+  requests to a host is 1 s (it is a polite sample crawler), which would make
+  a 1,170-page crawl of one host last 20 minutes; `--delay 0` matches wget2,
+  whose default is no wait (`--wait=0`). robots.txt is off for both
+  (`--no-robots`, `--robots=off`).
+- **Requests per page.** `wget2 --spider` sends a HEAD for every URL and,
+  for text/html, a GET: two requests per page. bloomcrawl sends one GET.
+- **What is followed.** Both fetch the same 1,170 HTML pages (checked
+  above, by the set of paths fetched with GET). wget2 also sends a HEAD for
+  the stylesheet and the three SVG images, and for the `href` of every
+  page's `<link rev="made" href="pgsql-docs@lists.postgresql.org">`, a
+  relative URL that nginx answers 404 (hence wget2's exit status 8).
+  bloomcrawl follows `link` only for rel canonical/alternate/next/prev.
+- **Concurrency model.** bloomcrawl: one thread, libcurl's multi interface.
+  wget2: 16 threads with a connection each, so it can use both cores; its
+  CPU time is the sum over its threads.
+- **Timing.** CPU (user+sys) and peak RSS from GNU time (`/usr/bin/time
+  -f`), which prints CPU seconds in 10 ms steps: a crawl here costs a few
+  steps, so compare the medians, not one run. The wall time is measured by
+  the script in microseconds around `/usr/bin/time` (GNU time's own wall
+  time has the same 10 ms steps).
+- **Server.** nginx, 1 worker process, `etag off`, no gzip; the manual is
+  copied as it is into the document root.
+NOTES
+fi
 
 versions="$("$crawl_bin" --help >/dev/null && echo "bloomcrawl $(git rev-parse --short HEAD 2>/dev/null || echo '?')")"
 versions+=", $(wget2 --version 2>/dev/null | head -1 | sed 's/ - .*//')"
 versions+=", $("$nginx_bin" -v 2>&1 | sed 's/^nginx version: //')"
 versions+=", libcurl $(pkg-config --modversion libcurl 2>/dev/null || echo '?')"
+if [ "$site" = postgres ]; then
+    site_desc="the PostgreSQL $(dpkg-query -W -f='${Version}' postgresql-doc-15 2>/dev/null || echo 15) HTML manual ($pgdoc, Debian postgresql-doc-15): $(($(wc -l <"$tmp/site/expected.txt") - 1)) HTML files, $(du -sm "$tmp/site/www" | cut -f1) MB, served as static files by nginx; the seed is / (index.html), so a crawl fetches $site_pages pages"
+else
 site_desc=$(python3 - "$tmp/site/site.json" "$articles" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -363,17 +436,26 @@ print("%s pages (%s articles plus listing, tag and index pages), %s links "
           s["max_depth"], sys.argv[2]))
 PY
 )
+fi
+cmd_bench="bench/bench_crawl.sh --runs $runs --pages $articles"
+cmd_site="python3 bench/gen_static_site.py TMP/site --port $port --pages $articles"
+extra=()
+if [ "$site" = postgres ]; then
+    cmd_bench="bench/bench_crawl.sh --site postgres --runs $runs"
+    cmd_site="cp -R $pgdoc/. TMP/site/www/"
+    extra=(--real-site --goal issue12)
+fi
 rc=0
 python3 bench/crawl_report.py report --runs "$tmp/runs.jsonl" \
-    --md bench/results/crawl.md --csv bench/results/crawl.csv \
-    --baseline "wget2 --spider" --verdict "$tmp/verdict" \
+    --md "bench/results/$out.md" --csv "bench/results/$out.csv" \
+    --baseline "wget2 --spider" --verdict "$tmp/verdict" "${extra[@]}" \
     --meta "versions=$versions" --meta "site=$site_desc" \
-    --meta "cmd_bench=bench/bench_crawl.sh --runs $runs --pages $articles" \
-    --meta "cmd_site=python3 bench/gen_static_site.py TMP/site --port $port --pages $articles" \
+    --meta "cmd_bench=$cmd_bench" \
+    --meta "cmd_site=$cmd_site" \
     --meta "cmd_nginx=$(show "$nginx_bin" -p TMP/nginx -c TMP/nginx/nginx.conf -e TMP/nginx/error.log)" \
     --meta "cmd_bloomcrawl=$(show "${cmd_bloomcrawl[@]//DIR/TMP/run}")" \
     --meta "cmd_wget2_spider=$(show "${cmd_wget2_spider[@]//DIR/TMP/run}")" \
-    --meta "cmd_wget2_download=$(show "${cmd_wget2_download[@]//DIR/TMP/run}")" \
+    ${tools[2]:+--meta "cmd_wget2_download=$(show "${cmd_wget2_download[@]//DIR/TMP/run}")"} \
     --meta "notes_file=$notes" || rc=$?
 
 # ---- 7. profile: where bloomcrawl's CPU time goes --------------------------
@@ -386,33 +468,39 @@ if [ "$profile" = yes ] || { [ "$profile" = auto ] && [ "$verdict" = MISSED ]; }
         dir="$tmp/runs/profile"
         mkdir -p "$dir"
         pcmd=("${cmd_bloomcrawl[@]//DIR/$dir}")
-        if perf record -q -F 499 --call-graph dwarf,16384 -o "$dir/perf.data" \
-            -- "${pcmd[@]}" >"$dir/stdout" 2>"$dir/perf.err"; then
+        # A crawl of the real site takes a few tens of ms of CPU: profile
+        # 10 crawls in a row, sampled at 4999 Hz, for a few thousand samples.
+        freq=499 reps=1
+        [ "$site" != postgres ] || { freq=4999; reps=10; }
+        # shellcheck disable=SC2016 # the loop's $1 and $@ are bash -c's
+        if perf record -q -F "$freq" --call-graph dwarf,16384 -o "$dir/perf.data" \
+            -- bash -c 'for _ in $(seq "$1"); do "${@:2}" || exit; done' \
+            _ "$reps" "${pcmd[@]}" >"$dir/stdout" 2>"$dir/perf.err"; then
             med_cpu=$(python3 -c '
 import json, statistics, sys
 rs = [json.loads(l) for l in open(sys.argv[1])]
-print(statistics.median(r["cpu_s"] for r in rs if r["tool"] == "bloomcrawl"))' "$tmp/runs.jsonl")
+print(int(sys.argv[2]) * statistics.median(r["cpu_s"] for r in rs if r["tool"] == "bloomcrawl"))' "$tmp/runs.jsonl" "$reps")
             {
                 echo
                 echo "## Where bloomcrawl's CPU time goes (perf)"
                 echo
-                echo "One more crawl of the same site under \`perf record -F 499"
+                echo "$reps more crawl(s) of the same site under \`perf record -F $freq"
                 echo "--call-graph dwarf\`; each sample is charged to the innermost"
                 echo "pipeline stage on its call stack (bench/perf_breakdown.py). CPU"
-                echo "seconds are the shares applied to the median CPU time above"
-                echo "($med_cpu s for $site_pages pages). Debian's libcurl"
+                echo "seconds are the shares applied to $reps x the median CPU time above"
+                echo "($med_cpu s for $((reps * site_pages)) pages). Debian's libcurl"
                 echo "is stripped: its static functions show as [unknown]."
                 echo
                 perf script -F comm,tid,ip,sym,dso -i "$dir/perf.data" 2>/dev/null |
                     python3 bench/perf_breakdown.py --cpu-seconds "$med_cpu" \
-                        --pages "$site_pages"
+                        --pages "$((reps * site_pages))"
             } >"$dir/profile.md"
-            cat "$dir/profile.md" >>bench/results/crawl.md
+            cat "$dir/profile.md" >>"bench/results/$out.md"
             cat "$dir/profile.md"
         else
             say "perf record failed (perf_event_paranoid?): $(tail -2 "$dir/perf.err")"
         fi
     fi
 fi
-say "wrote bench/results/crawl.md and bench/results/crawl.csv"
+say "wrote bench/results/$out.md and bench/results/$out.csv"
 exit $rc

@@ -11,7 +11,10 @@ first frame that belongs to a stage decides (so a malloc called by the
 normalizer is normalization, a send() called by libcurl is the fetcher).
 Prints a Markdown table: stage, share of samples, and -- given the run's
 CPU seconds (user+sys) and page count -- CPU seconds and microseconds per
-page.  Then the ten hottest functions by self time.
+page.  Then the same samples by the object their innermost frame (the
+function running when sampled) is in -- bloomcrawl's own code, split into
+the HTML tokenizer and the rest, libc, the kernel, libcurl, sqlite, other
+libraries -- and the ten hottest functions by self time.
 """
 
 import argparse
@@ -19,8 +22,21 @@ import collections
 import re
 import sys
 
+# libc's wrappers of the socket and poll system calls: perf's DWARF unwinder
+# stops in Debian's libc, so a sample in the kernel under one of these has no
+# caller; only libcurl calls them in a crawl.
+SOCKET_CALLS = ("__libc_send", "__libc_recv", "__GI___poll", "__poll",
+                "__libc_sendto", "__libc_recvfrom", "__libc_connect",
+                "__libc_sendmsg", "__libc_recvmsg", "__GI___socket",
+                "__socket", "__GI___close", "__GI___getsockopt",
+                "__GI___setsockopt", "__GI___getsockname", "__GI___getpeername")
+
 # (stage, test on one frame "symbol (dso)"), checked in this order per frame.
 STAGES = [
+    ("process start: dynamic linking, Bloom filter sizing",
+     lambda s, d: "ld-linux" in d or s.startswith("_dl_") or s in (
+         "bc_bloom_size", "bc_bloom_fpr_blocked", "blocked_best_k",
+         "size_blocked")),
     ("normalization (frontier/url: bc_url_*)",
      lambda s, d: s.startswith("bc_url_") or s in ("copy_component",)),
     ("seen-test (dedup: Bloom filter + LRU)",
@@ -39,9 +55,41 @@ STAGES = [
          "feed_input", "report", "attr", "rel_flags", "token_flags")),
     ("fetcher: libcurl, sockets, kernel network I/O",
      lambda s, d: "libcurl" in d or s.startswith(("curl_", "bc_fetcher_"))
-     or s in ("on_write", "on_header")),
+     or s in ("on_write", "on_header") or s in SOCKET_CALLS),
 ]
 OTHER = "other (startup, libc/kernel outside the stages)"
+
+TOKENIZER = dict(STAGES)[
+    "link extraction: WHATWG tokenizer (fetcher/html_tokenizer.c)"]
+OBJECTS = [
+    "bloomcrawl: HTML tokenizer (fetcher/html_tokenizer.c)",
+    "bloomcrawl: all its other code (crawl binary)",
+    "libc (libc.so)",
+    "kernel",
+    "libcurl",
+    "sqlite (libsqlite3)",
+    "libxml2",
+    "other objects",
+]
+
+
+def object_of(sym, dso):
+    """The OBJECTS row of a sampled (innermost) frame."""
+    base = dso.rsplit("/", 1)[-1]
+    if "kernel" in base or base.startswith("[") or sym.startswith(
+            ("entry_SYSCALL", "__x64_sys")):
+        return OBJECTS[3]
+    if base.startswith("libc.so") or base.startswith("libc-"):
+        return OBJECTS[2]
+    if base.startswith("libcurl"):
+        return OBJECTS[4]
+    if base.startswith("libsqlite3"):
+        return OBJECTS[5]
+    if base.startswith("libxml2"):
+        return OBJECTS[6]
+    if base == "crawl" or base.startswith("libbloomcrawl"):
+        return OBJECTS[0] if TOKENIZER(sym, dso) else OBJECTS[1]
+    return OBJECTS[7]
 FRAME = re.compile(r"^\s*[0-9a-f]+\s+(.*?)\s+\((.*)\)\s*$")
 
 
@@ -55,6 +103,8 @@ def main():
 
     stages = collections.Counter()
     selfs = collections.Counter()
+    objs = collections.Counter()
+    other_objs = collections.Counter()
     total = 0
     frames, keep = [], False
 
@@ -64,6 +114,13 @@ def main():
             return
         total += 1
         selfs["%s (%s)" % (frames[0][0], frames[0][1].rsplit("/", 1)[-1])] += 1
+        # perf lists a function inlined into another as a frame of its own,
+        # object "(inlined)", before the real one: the object is that one's
+        real = next((f for f in frames if f[1] != "inlined"), frames[0])
+        obj = object_of(*real)
+        objs[obj] += 1
+        if obj == OBJECTS[-1]:
+            other_objs[real[1].rsplit("/", 1)[-1]] += 1
         for sym, dso in frames:
             for name, test in STAGES:
                 if test(sym, dso):
@@ -97,10 +154,22 @@ def main():
     print("| total (%d samples) | 100 %% | %s | %s |" % (
         total, "%.2f" % a.cpu_seconds if per else "-",
         "%.0f" % (a.cpu_seconds / a.pages * 1e6) if per and a.pages else "-"))
+    print("\nBy object (self time: where the sampled function lives):\n")
+    print("| object | share of CPU samples | µs per page |")
+    print("|---|---:|---:|")
+    for name in OBJECTS:
+        n = objs[name]
+        us = ("%.1f" % (n * per / a.pages * 1e6) if per and a.pages
+              else "-")
+        extra = ""
+        if name == OBJECTS[-1] and other_objs:
+            extra = ": " + ", ".join("%s %.1f %%" % (o, 100.0 * k / total)
+                                     for o, k in other_objs.most_common(5))
+        print("| %s%s | %.1f %% | %s |" % (name, extra, 100.0 * n / total, us))
     print("\nHottest functions (self time):\n")
     print("| function (object) | share |")
     print("|---|---:|")
-    for sym, n in selfs.most_common(10):
+    for sym, n in selfs.most_common(15):
         print("| `%s` | %.1f %% |" % (sym, 100.0 * n / total))
 
 

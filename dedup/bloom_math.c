@@ -78,13 +78,14 @@ double bc_bloom_fpr_blocked(double n, double m, double k)
      * terms are computed in log space so that large lambda cannot
      * overflow. */
     double log_keep = log1p(-1.0 / b); /* ln(1 - 1/B) */
+    double log_lambda = log(lambda);   /* once, not once per term */
     double sum = 0.0;
     double spread = 12.0 * sqrt(lambda) + 30.0;
     double lo = floor(lambda - spread), hi = ceil(lambda + spread);
     if (lo < 0.0)
         lo = 0.0;
     for (double i = lo; i <= hi; i += 1.0) {
-        double log_pois = i * log(lambda) - lambda - lgamma(i + 1.0);
+        double log_pois = i * log_lambda - lambda - lgamma(i + 1.0);
         if (lambda == 0.0)
             log_pois = i == 0.0 ? 0.0 : -INFINITY;
         double fill = -expm1(k * i * log_keep); /* 1 - (1 - 1/B)^(k i) */
