@@ -7,7 +7,7 @@
  *
  * The choice: spool. Every appended piece is hashed (two SHA-1 contexts:
  * the block, and the payload, which is the block after the HTTP head) and
- * written to a spool file in one pass. When the record ends its length and
+ * written to the record's spool file in one pass. When the record ends its length and
  * digests are known: the header is written, then the spool is copied
  * after it. The alternatives were worse: holding the block in memory
  * breaks on a 5 GB body; writing a placeholder header and patching it
@@ -44,22 +44,24 @@ struct bc_warc {
     uint64_t size;    /* bytes in the current file */
     uint64_t records; /* records in it after its warcinfo */
     char *warcinfo;
-    FILE *spool;
     z_stream z;
     bool z_ready;
     unsigned char *buf; /* COPY_SIZE, then the deflate output */
     unsigned char *zbuf;
+};
 
-    /* The open record. */
-    bool open;
-    bool in_body;
+/* A record being appended to: its fields, its spool, its digests. */
+struct bc_warc_record {
+    struct bc_warc *w;
     enum bc_warc_type type;
+    bool in_body;
     char *uri;
     char *ip;
     char *concurrent_to;
     char id[BC_WARC_ID_SIZE];
     time_t date;
     uint64_t len;
+    FILE *spool;
     EVP_MD_CTX *block_md;
     EVP_MD_CTX *payload_md;
 };
@@ -263,11 +265,8 @@ enum bc_status bc_warc_create(const char *path, uint64_t max_size,
     w->warcinfo = strdup(warcinfo);
     w->buf = malloc(COPY_SIZE);
     w->zbuf = malloc(COPY_SIZE);
-    w->block_md = EVP_MD_CTX_new();
-    w->payload_md = EVP_MD_CTX_new();
     enum bc_status st = BC_OK;
-    if (!w->path || !w->warcinfo || !w->buf || !w->zbuf || !w->block_md ||
-        !w->payload_md)
+    if (!w->path || !w->warcinfo || !w->buf || !w->zbuf)
         st = BC_ERR_NOMEM;
     if (st == BC_OK && w->gz) {
         if (deflateInit2(&w->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
@@ -276,8 +275,6 @@ enum bc_status bc_warc_create(const char *path, uint64_t max_size,
         else
             w->z_ready = true;
     }
-    if (st == BC_OK && !(w->spool = tmpfile()))
-        st = BC_ERR_IO;
     if (st == BC_OK)
         st = ensure_file(w);
     if (st != BC_OK) {
@@ -288,13 +285,18 @@ enum bc_status bc_warc_create(const char *path, uint64_t max_size,
     return BC_OK;
 }
 
-static void clear_record(struct bc_warc *w)
+static void record_free(struct bc_warc_record *r)
 {
-    free(w->uri);
-    free(w->ip);
-    free(w->concurrent_to);
-    w->uri = w->ip = w->concurrent_to = NULL;
-    w->open = false;
+    if (!r)
+        return;
+    free(r->uri);
+    free(r->ip);
+    free(r->concurrent_to);
+    if (r->spool)
+        fclose(r->spool);
+    EVP_MD_CTX_free(r->block_md);
+    EVP_MD_CTX_free(r->payload_md);
+    free(r);
 }
 
 static bool has_crlf(const char *s)
@@ -305,87 +307,97 @@ static bool has_crlf(const char *s)
 enum bc_status bc_warc_record_begin(struct bc_warc *w, enum bc_warc_type type,
                                     const char *target_uri, const char *ip,
                                     time_t date, const char *id,
-                                    const char *concurrent_to)
+                                    const char *concurrent_to,
+                                    struct bc_warc_record **out)
 {
-    if (!w || !target_uri || w->open || has_crlf(target_uri) || has_crlf(ip) ||
+    if (!w || !target_uri || !out || has_crlf(target_uri) || has_crlf(ip) ||
         has_crlf(id) || has_crlf(concurrent_to) ||
         (id && strlen(id) >= BC_WARC_ID_SIZE))
         return BC_ERR_INVALID_ARG;
-    if (id)
-        memcpy(w->id, id, strlen(id) + 1);
-    else if (bc_warc_new_id(w->id) != BC_OK)
-        return BC_ERR_IO;
-    w->uri = strdup(target_uri);
-    w->ip = ip && *ip ? strdup(ip) : NULL;
-    w->concurrent_to = concurrent_to ? strdup(concurrent_to) : NULL;
-    if (!w->uri || (ip && *ip && !w->ip) ||
-        (concurrent_to && !w->concurrent_to)) {
-        clear_record(w);
+    struct bc_warc_record *r = calloc(1, sizeof(*r));
+    if (!r)
         return BC_ERR_NOMEM;
+    r->w = w;
+    r->type = type;
+    r->date = date;
+    r->uri = strdup(target_uri);
+    r->ip = ip && *ip ? strdup(ip) : NULL;
+    r->concurrent_to = concurrent_to ? strdup(concurrent_to) : NULL;
+    r->block_md = EVP_MD_CTX_new();
+    r->payload_md = EVP_MD_CTX_new();
+    enum bc_status st = BC_OK;
+    if (!r->uri || (ip && *ip && !r->ip) ||
+        (concurrent_to && !r->concurrent_to) || !r->block_md || !r->payload_md)
+        st = BC_ERR_NOMEM;
+    if (st == BC_OK) {
+        if (id)
+            memcpy(r->id, id, strlen(id) + 1);
+        else
+            st = bc_warc_new_id(r->id);
     }
-    if (fseeko(w->spool, 0, SEEK_SET) != 0 ||
-        ftruncate(fileno(w->spool), 0) != 0) {
-        clear_record(w);
-        return BC_ERR_IO;
+    if (st == BC_OK && !(r->spool = tmpfile()))
+        st = BC_ERR_IO;
+    if (st == BC_OK &&
+        (EVP_DigestInit_ex(r->block_md, EVP_sha1(), NULL) != 1 ||
+         EVP_DigestInit_ex(r->payload_md, EVP_sha1(), NULL) != 1))
+        st = BC_ERR_NOMEM;
+    if (st != BC_OK) {
+        record_free(r);
+        return st;
     }
-    EVP_DigestInit_ex(w->block_md, EVP_sha1(), NULL);
-    EVP_DigestInit_ex(w->payload_md, EVP_sha1(), NULL);
-    w->type = type;
-    w->date = date;
-    w->len = 0;
-    w->in_body = false;
-    w->open = true;
+    *out = r;
     return BC_OK;
 }
 
-static enum bc_status append(struct bc_warc *w, const void *data, size_t len,
-                             bool body)
+static enum bc_status append(struct bc_warc_record *r, const void *data,
+                             size_t len, bool body)
 {
-    if (!w || !w->open || (!body && w->in_body) || (!data && len))
+    if (!r || (!body && r->in_body) || (!data && len))
         return BC_ERR_INVALID_ARG;
     if (len == 0)
         return BC_OK;
-    if (fwrite(data, 1, len, w->spool) != len)
+    if (fwrite(data, 1, len, r->spool) != len)
         return BC_ERR_IO;
-    EVP_DigestUpdate(w->block_md, data, len);
+    EVP_DigestUpdate(r->block_md, data, len);
     if (body) {
-        EVP_DigestUpdate(w->payload_md, data, len);
-        w->in_body = true;
+        EVP_DigestUpdate(r->payload_md, data, len);
+        r->in_body = true;
     }
-    w->len += len;
+    r->len += len;
     return BC_OK;
 }
 
-enum bc_status bc_warc_record_head(struct bc_warc *w, const void *data,
+enum bc_status bc_warc_record_head(struct bc_warc_record *r, const void *data,
                                    size_t len)
 {
-    return append(w, data, len, false);
+    return append(r, data, len, false);
 }
 
-enum bc_status bc_warc_record_body(struct bc_warc *w, const void *data,
+enum bc_status bc_warc_record_body(struct bc_warc_record *r, const void *data,
                                    size_t len)
 {
-    return append(w, data, len, true);
+    return append(r, data, len, true);
 }
 
-enum bc_status bc_warc_record_end(struct bc_warc *w, bool truncated,
+enum bc_status bc_warc_record_end(struct bc_warc_record *r, bool truncated,
                                   const char **file, uint64_t *offset)
 {
-    if (!w || !w->open)
+    if (!r)
         return BC_ERR_INVALID_ARG;
+    struct bc_warc *w = r->w;
     char date[32], block[33], payload[33];
-    iso_date(w->date, date);
-    sha1_base32(w->block_md, block);
-    sha1_base32(w->payload_md, payload);
-    enum bc_status st = fflush(w->spool) == 0 ? BC_OK : BC_ERR_IO;
+    iso_date(r->date, date);
+    sha1_base32(r->block_md, block);
+    sha1_base32(r->payload_md, payload);
+    enum bc_status st = fflush(r->spool) == 0 ? BC_OK : BC_ERR_IO;
     if (st == BC_OK)
         st = ensure_file(w);
-    size_t n = strlen(w->uri) + (w->ip ? strlen(w->ip) : 0) + 1024;
+    size_t n = strlen(r->uri) + (r->ip ? strlen(r->ip) : 0) + 1024;
     char *header = st == BC_OK ? malloc(n) : NULL;
     if (st == BC_OK && !header)
         st = BC_ERR_NOMEM;
     if (st == BC_OK) {
-        bool response = w->type == BC_WARC_RESPONSE;
+        bool response = r->type == BC_WARC_RESPONSE;
         int k =
             snprintf(header, n,
                      "WARC/1.1\r\n"
@@ -393,13 +405,13 @@ enum bc_status bc_warc_record_end(struct bc_warc *w, bool truncated,
                      "WARC-Record-ID: %s\r\n"
                      "WARC-Date: %s\r\n"
                      "WARC-Target-URI: %s\r\n",
-                     response ? "response" : "request", w->id, date, w->uri);
-        if (w->ip)
+                     response ? "response" : "request", r->id, date, r->uri);
+        if (r->ip)
             k += snprintf(header + k, n - (size_t)k, "WARC-IP-Address: %s\r\n",
-                          w->ip);
-        if (w->concurrent_to)
+                          r->ip);
+        if (r->concurrent_to)
             k += snprintf(header + k, n - (size_t)k,
-                          "WARC-Concurrent-To: %s\r\n", w->concurrent_to);
+                          "WARC-Concurrent-To: %s\r\n", r->concurrent_to);
         if (truncated)
             k += snprintf(header + k, n - (size_t)k,
                           "WARC-Truncated: length\r\n");
@@ -410,9 +422,9 @@ enum bc_status bc_warc_record_end(struct bc_warc *w, bool truncated,
                  "Content-Length: %llu\r\n"
                  "\r\n",
                  block, payload, response ? "response" : "request",
-                 (unsigned long long)w->len);
+                 (unsigned long long)r->len);
         uint64_t start = w->size;
-        st = write_record(w, header, NULL, w->spool);
+        st = write_record(w, header, NULL, r->spool);
         if (st == BC_OK) {
             w->records++;
             if (file)
@@ -422,14 +434,13 @@ enum bc_status bc_warc_record_end(struct bc_warc *w, bool truncated,
         }
     }
     free(header);
-    clear_record(w);
+    record_free(r);
     return st;
 }
 
-void bc_warc_record_abort(struct bc_warc *w)
+void bc_warc_record_abort(struct bc_warc_record *r)
 {
-    if (w && w->open)
-        clear_record(w);
+    record_free(r);
 }
 
 enum bc_status bc_warc_free(struct bc_warc *w)
@@ -437,15 +448,10 @@ enum bc_status bc_warc_free(struct bc_warc *w)
     if (!w)
         return BC_OK;
     enum bc_status st = BC_OK;
-    clear_record(w);
     if (w->out && fclose(w->out) != 0)
         st = BC_ERR_IO;
-    if (w->spool)
-        fclose(w->spool);
     if (w->z_ready)
         deflateEnd(&w->z);
-    EVP_MD_CTX_free(w->block_md);
-    EVP_MD_CTX_free(w->payload_md);
     free(w->buf);
     free(w->zbuf);
     free(w->warcinfo);

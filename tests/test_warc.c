@@ -3,7 +3,8 @@
  * plain output, one gzip member per record, every record parsed back and
  * its Content-Length and both digests recomputed here (OpenSSL's one-shot
  * SHA1() and a base32 encoder of this file, checked against a known
- * vector), request/response linking, WARC-Truncated, rotation, misuse.
+ * vector), request/response linking with both records open at once,
+ * WARC-Truncated, rotation, misuse.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
@@ -203,30 +204,32 @@ static const char req[] =
     "GET /a HTTP/1.1\r\nHost: x\r\nUser-Agent: t/1\r\n\r\n";
 static const char head[] = "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n";
 
-/* A request and its response; body in pieces. */
+/* A request and its response, both open at once (as in a transfer: the
+ * response is begun before the request record ends); body in pieces. */
 static void write_pair(struct bc_warc *w, const char *uri, const char *body,
                        size_t body_len, bool truncated, uint64_t *offset)
 {
     char req_id[BC_WARC_ID_SIZE], resp_id[BC_WARC_ID_SIZE];
+    struct bc_warc_record *q = NULL, *r = NULL;
     assert_int_equal(bc_warc_new_id(req_id), BC_OK);
     assert_int_equal(bc_warc_new_id(resp_id), BC_OK);
-    assert_int_equal(bc_warc_record_begin(w, BC_WARC_REQUEST, uri, "127.0.0.1",
-                                          1700000000, req_id, resp_id),
-                     BC_OK);
-    assert_int_equal(bc_warc_record_head(w, req, strlen(req)), BC_OK);
-    assert_int_equal(bc_warc_record_end(w, false, NULL, NULL), BC_OK);
     assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, uri, "127.0.0.1",
-                                          1700000000, resp_id, req_id),
+                                          1700000000, resp_id, req_id, &r),
                      BC_OK);
-    assert_int_equal(bc_warc_record_head(w, head, 20), BC_OK);
-    assert_int_equal(bc_warc_record_head(w, head + 20, strlen(head) - 20),
+    assert_int_equal(bc_warc_record_begin(w, BC_WARC_REQUEST, uri, "127.0.0.1",
+                                          1700000000, req_id, resp_id, &q),
+                     BC_OK);
+    assert_int_equal(bc_warc_record_head(q, req, strlen(req)), BC_OK);
+    assert_int_equal(bc_warc_record_head(r, head, 20), BC_OK);
+    assert_int_equal(bc_warc_record_end(q, false, NULL, NULL), BC_OK);
+    assert_int_equal(bc_warc_record_head(r, head + 20, strlen(head) - 20),
                      BC_OK);
     for (size_t i = 0; i < body_len; i += 1000) {
         size_t k = body_len - i < 1000 ? body_len - i : 1000;
-        assert_int_equal(bc_warc_record_body(w, body + i, k), BC_OK);
+        assert_int_equal(bc_warc_record_body(r, body + i, k), BC_OK);
     }
     const char *file = NULL;
-    assert_int_equal(bc_warc_record_end(w, truncated, &file, offset), BC_OK);
+    assert_int_equal(bc_warc_record_end(r, truncated, &file, offset), BC_OK);
     assert_non_null(file);
 }
 
@@ -372,26 +375,32 @@ static void test_misuse(void **state)
 {
     (void)state;
     struct bc_warc *w = NULL;
+    struct bc_warc_record *r = NULL, *r2 = NULL;
     assert_int_equal(bc_warc_create(NULL, 0, info, &w), BC_ERR_INVALID_ARG);
     assert_int_equal(bc_warc_create("/nonexistent-dir/x.warc", 0, info, &w),
                      BC_ERR_IO);
     assert_null(w);
     assert_int_equal(bc_warc_create(new_path(".warc"), 0, info, &w), BC_OK);
-    assert_int_equal(bc_warc_record_body(w, "x", 1), BC_ERR_INVALID_ARG);
-    assert_int_equal(bc_warc_record_end(w, false, NULL, NULL),
+    assert_int_equal(bc_warc_record_body(NULL, "x", 1), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_warc_record_end(NULL, false, NULL, NULL),
                      BC_ERR_INVALID_ARG);
     assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, "http://x/\r\n",
-                                          NULL, 0, NULL, NULL),
+                                          NULL, 0, NULL, NULL, &r),
                      BC_ERR_INVALID_ARG);
+    assert_null(r);
     assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, "http://x/",
-                                          NULL, 0, NULL, NULL),
+                                          NULL, 0, NULL, NULL, &r),
                      BC_OK);
-    assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, "http://x/",
-                                          NULL, 0, NULL, NULL),
-                     BC_ERR_INVALID_ARG);
-    assert_int_equal(bc_warc_record_body(w, "x", 1), BC_OK);
-    assert_int_equal(bc_warc_record_head(w, "x", 1), BC_ERR_INVALID_ARG);
-    bc_warc_record_abort(w); /* a failed fetch: nothing written */
+    assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, "http://x/2",
+                                          NULL, 0, NULL, NULL, &r2),
+                     BC_OK);
+    assert_int_equal(bc_warc_record_body(r, "x", 1), BC_OK);
+    assert_int_equal(bc_warc_record_head(r, "x", 1), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_warc_record_body(r, NULL, 1), BC_ERR_INVALID_ARG);
+    /* Failed fetches: nothing written. */
+    bc_warc_record_abort(r);
+    bc_warc_record_abort(r2);
+    bc_warc_record_abort(NULL);
     assert_int_equal(bc_warc_free(w), BC_OK);
     size_t n;
     unsigned char *raw = slurp(path, &n);

@@ -20,11 +20,13 @@
  * Streaming: both Content-Length and the digests must be in the header,
  * before the block, but the writer never holds a block in memory. A record
  * is opened (bc_warc_record_begin()), its bytes are appended in pieces of
- * any size: they go to a spool file (an unlinked tmpfile(), one per writer,
- * reused) while SHA-1 contexts hash them in the same pass. Closing the
- * record (bc_warc_record_end()) writes the header, then copies the spool to
- * the WARC in 64 KiB pieces: memory is O(64 KiB) whatever the body's size,
- * disk is one extra copy of the largest record.
+ * any size: they go to the record's spool file (an unlinked tmpfile())
+ * while SHA-1 contexts hash them in the same pass. Ending the record
+ * (bc_warc_record_end()) writes the header, then copies the spool to the
+ * WARC in 64 KiB pieces: memory is O(64 KiB) per writer plus the open
+ * records' stdio buffers, whatever the bodies' sizes; disk is one extra
+ * copy of each open record. Many records may be open at once (one per
+ * transfer in flight); each goes to the file whole, when it ends.
  *
  * Compression: a name ending in ".warc.gz" gets one gzip member per
  * record (header, block and the trailing \r\n\r\n), so readers can seek to
@@ -38,8 +40,8 @@
  * record is never split: a file exceeds max_size by at most its last
  * record, and holds at least one record after its warcinfo.
  *
- * The library never prints; not thread-safe: one writer, one thread, and
- * one record open at a time.
+ * The library never prints; not thread-safe: one writer and its records,
+ * one thread.
  */
 #ifndef BC_CRAWLER_WARC_H
 #define BC_CRAWLER_WARC_H
@@ -56,6 +58,7 @@ extern "C" {
 #endif
 
 struct bc_warc;
+struct bc_warc_record;
 
 /* The record types this writer produces. */
 enum bc_warc_type {
@@ -92,49 +95,53 @@ enum bc_status bc_warc_new_id(char id[BC_WARC_ID_SIZE]);
  * Open a record of TYPE for TARGET_URI, fetched at DATE from IP (NULL or
  * "" to omit WARC-IP-Address). ID: the record's id (from bc_warc_new_id(),
  * or NULL for a fresh one); CONCURRENT_TO: the id of the linked record, or
- * NULL. All strings are copied. Returns BC_OK, BC_ERR_INVALID_ARG (NULL
- * writer or uri, a record already open, a string with CR or LF),
- * BC_ERR_NOMEM or BC_ERR_IO. Cost: O(1).
+ * NULL. All strings are copied. On success *out is the open record, owned
+ * by the caller until bc_warc_record_end() or bc_warc_record_abort() (one
+ * of them must be called, before bc_warc_free()). Returns BC_OK,
+ * BC_ERR_INVALID_ARG (a NULL writer, uri or out, a string with CR or LF,
+ * an id too long), BC_ERR_NOMEM or BC_ERR_IO (no spool file). Cost: O(1).
  */
 enum bc_status bc_warc_record_begin(struct bc_warc *w, enum bc_warc_type type,
                                     const char *target_uri, const char *ip,
                                     time_t date, const char *id,
-                                    const char *concurrent_to);
+                                    const char *concurrent_to,
+                                    struct bc_warc_record **out);
 
 /*
- * Append LEN bytes of the open record's HTTP head (request or status line
- * and header lines, with their \r\n and the empty line), then of its body
+ * Append LEN bytes of the record's HTTP head (request or status line and
+ * header lines, with their \r\n and the empty line), then of its body
  * (payload). Head bytes must all come before the first body byte.
- * Returns BC_OK, BC_ERR_INVALID_ARG (no open record, head after body) or
- * BC_ERR_IO (the spool). Cost: O(len).
+ * Returns BC_OK, BC_ERR_INVALID_ARG (NULL record, NULL data with len > 0,
+ * head after body) or BC_ERR_IO (the spool). Cost: O(len).
  */
-enum bc_status bc_warc_record_head(struct bc_warc *w, const void *data,
+enum bc_status bc_warc_record_head(struct bc_warc_record *r, const void *data,
                                    size_t len);
-enum bc_status bc_warc_record_body(struct bc_warc *w, const void *data,
+enum bc_status bc_warc_record_body(struct bc_warc_record *r, const void *data,
                                    size_t len);
 
 /*
- * Close the open record and write it. TRUNCATED: the body was cut (by a
- * size limit): adds "WARC-Truncated: length". On success, if not NULL,
- * *file gets the file it went to (owned by the writer, valid until the
- * next record or bc_warc_free()) and *offset the byte offset of its start
- * (of its gzip member for .warc.gz). On failure the record is dropped; a
- * failed write may leave a partial record at the end of the file, which
- * the next record follows. Returns BC_OK, BC_ERR_INVALID_ARG (no open
- * record), BC_ERR_NOMEM or BC_ERR_IO. Cost: O(record size).
+ * Write the record to its writer's file and free it (whatever the
+ * outcome). TRUNCATED: the body was cut (by a size limit): adds
+ * "WARC-Truncated: length". On success, if not NULL, *file gets the file
+ * it went to (owned by the writer, valid until the next record ends or
+ * bc_warc_free()) and *offset the byte offset of its start (of its gzip
+ * member for .warc.gz). A failed write may leave a partial record at the
+ * end of the file, which the next record follows. Returns BC_OK,
+ * BC_ERR_INVALID_ARG (NULL record), BC_ERR_NOMEM or BC_ERR_IO.
+ * Cost: O(record size).
  */
-enum bc_status bc_warc_record_end(struct bc_warc *w, bool truncated,
+enum bc_status bc_warc_record_end(struct bc_warc_record *r, bool truncated,
                                   const char **file, uint64_t *offset);
 
 /*
- * Drop the open record, if any, without writing it (a failed fetch).
+ * Free a record without writing it (a failed fetch). NULL is a no-op.
  */
-void bc_warc_record_abort(struct bc_warc *w);
+void bc_warc_record_abort(struct bc_warc_record *r);
 
 /*
- * Flush and close the current file and free the writer; an open record is
- * dropped. NULL is a no-op. Returns BC_OK or BC_ERR_IO (the final close
- * failed: the last records may be lost).
+ * Flush and close the current file and free the writer; its records must
+ * have been ended or aborted. NULL is a no-op. Returns BC_OK or BC_ERR_IO
+ * (the final close failed: the last records may be lost).
  */
 enum bc_status bc_warc_free(struct bc_warc *w);
 
