@@ -107,7 +107,8 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 /* The name of file number seq: PATH itself without rotation, else the
- * sequence number inserted before ".warc". */
+ * sequence number inserted before ".warc.gz" or ".warc", or appended to
+ * a name with neither. */
 static char *file_name(const struct bc_warc *w)
 {
     if (w->max_size == 0)
@@ -231,9 +232,9 @@ static enum bc_status ensure_file(struct bc_warc *w)
     if (w->out) {
         int rc = fclose(w->out);
         w->out = NULL;
+        w->seq++; /* even on failure: never reopen (truncate) that file */
         if (rc != 0)
             return BC_ERR_IO;
-        w->seq++;
     }
     char *name = file_name(w);
     if (!name)
@@ -254,8 +255,8 @@ static enum bc_status ensure_file(struct bc_warc *w)
 enum bc_status bc_warc_create(const char *path, uint64_t max_size,
                               const char *warcinfo, struct bc_warc **out)
 {
-    if (!path || !warcinfo || !out || !*path)
-        return BC_ERR_INVALID_ARG;
+    if (!path || !warcinfo || !out || !*path || strpbrk(path, "\r\n"))
+        return BC_ERR_INVALID_ARG; /* the name goes into WARC-Filename */
     struct bc_warc *w = calloc(1, sizeof(*w));
     if (!w)
         return BC_ERR_NOMEM;

@@ -377,6 +377,8 @@ static void test_misuse(void **state)
     struct bc_warc *w = NULL;
     struct bc_warc_record *r = NULL, *r2 = NULL;
     assert_int_equal(bc_warc_create(NULL, 0, info, &w), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_warc_create("a\r\nWARC-X: y.warc", 0, info, &w),
+                     BC_ERR_INVALID_ARG);
     assert_int_equal(bc_warc_create("/nonexistent-dir/x.warc", 0, info, &w),
                      BC_ERR_IO);
     assert_null(w);

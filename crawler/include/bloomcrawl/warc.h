@@ -76,7 +76,8 @@ enum bc_warc_type {
  * lines ending in \r\n, copied; software, options, robots policy).
  * max_size: 0 for one file, else the rotation size in bytes (see above).
  * On success *out owns the writer: free it with bc_warc_free().
- * Returns BC_OK, BC_ERR_INVALID_ARG (NULL argument), BC_ERR_NOMEM, or
+ * Returns BC_OK, BC_ERR_INVALID_ARG (NULL argument, a path with CR or
+ * LF), BC_ERR_NOMEM, or
  * BC_ERR_IO (the file or the spool could not be created or written; errno
  * says why).
  */
