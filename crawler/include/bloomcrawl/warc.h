@@ -1,0 +1,153 @@
+/*
+ * bloomcrawl/warc.h - a streaming WARC/1.1 writer (ISO 28500:2017).
+ *
+ * A WARC file is a sequence of records, each a header block
+ *
+ *   WARC/1.1\r\n
+ *   WARC-Type: response\r\n
+ *   WARC-Record-ID: <urn:uuid:...>\r\n
+ *   ... named fields ...\r\n
+ *   Content-Length: N\r\n
+ *   \r\n
+ *
+ * followed by N bytes of content (the record's "block") and \r\n\r\n. A
+ * request or response record's block is the HTTP message as it went over
+ * the wire (status or request line, header lines, the body before content
+ * decoding); its "payload" is the body alone. WARC-Block-Digest and
+ * WARC-Payload-Digest are "sha1:" and the SHA-1 of each in RFC 4648
+ * base32 (20 bytes -> 32 characters, no padding).
+ *
+ * Streaming: both Content-Length and the digests must be in the header,
+ * before the block, but the writer never holds a block in memory. A record
+ * is opened (bc_warc_record_begin()), its bytes are appended in pieces of
+ * any size: they go to the record's spool file (an unlinked tmpfile())
+ * while SHA-1 contexts hash them in the same pass. Ending the record
+ * (bc_warc_record_end()) writes the header, then copies the spool to the
+ * WARC in 64 KiB pieces: memory is O(64 KiB) per writer plus the open
+ * records' stdio buffers, whatever the bodies' sizes; disk is one extra
+ * copy of each open record. Many records may be open at once (one per
+ * transfer in flight); each goes to the file whole, when it ends.
+ *
+ * Compression: a name ending in ".warc.gz" gets one gzip member per
+ * record (header, block and the trailing \r\n\r\n), so readers can seek to
+ * a record's offset and split files; any other name is written plain.
+ *
+ * Rotation: with max_size > 0 the files are NAME-00000.warc.gz,
+ * NAME-00001.warc.gz, ... (the sequence number before ".warc" or
+ * ".warc.gz", at the end of a name with neither). Each file opens with the
+ * warcinfo record; a record goes to the next file when the current one
+ * holds a record besides its warcinfo and has reached max_size bytes. A
+ * record is never split: a file exceeds max_size by at most its last
+ * record, and holds at least one record after its warcinfo.
+ *
+ * The library never prints; not thread-safe: one writer and its records,
+ * one thread.
+ */
+#ifndef BC_CRAWLER_WARC_H
+#define BC_CRAWLER_WARC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "bloomcrawl/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct bc_warc;
+struct bc_warc_record;
+
+/* The record types this writer produces. */
+enum bc_warc_type {
+    BC_WARC_REQUEST,  /* application/http;msgtype=request */
+    BC_WARC_RESPONSE, /* application/http;msgtype=response */
+};
+
+/* Room for a record id "<urn:uuid:xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx>"
+ * (47 characters) and its NUL. */
+#define BC_WARC_ID_SIZE 48
+
+/*
+ * Create a writer for PATH (copied) and write its first file's warcinfo
+ * record, whose block is WARCINFO (application/warc-fields, "name: value"
+ * lines ending in \r\n, copied; software, options, robots policy).
+ * max_size: 0 for one file, else the rotation size in bytes (see above).
+ * On success *out owns the writer: free it with bc_warc_free().
+ * Returns BC_OK, BC_ERR_INVALID_ARG (NULL argument, a path with CR or
+ * LF), BC_ERR_NOMEM, or
+ * BC_ERR_IO (the file or the spool could not be created or written; errno
+ * says why).
+ */
+enum bc_status bc_warc_create(const char *path, uint64_t max_size,
+                              const char *warcinfo, struct bc_warc **out);
+
+/*
+ * Write a fresh random record id (RFC 4122 version 4 UUID from OpenSSL's
+ * RAND_bytes) as "<urn:uuid:...>" into id. Use it to link a request to its
+ * response before either is written. Returns BC_OK or BC_ERR_IO (no
+ * randomness).
+ */
+enum bc_status bc_warc_new_id(char id[BC_WARC_ID_SIZE]);
+
+/*
+ * Open a record of TYPE for TARGET_URI, fetched at DATE from IP (NULL or
+ * "" to omit WARC-IP-Address). ID: the record's id (from bc_warc_new_id(),
+ * or NULL for a fresh one); CONCURRENT_TO: the id of the linked record, or
+ * NULL. All strings are copied. On success *out is the open record, owned
+ * by the caller until bc_warc_record_end() or bc_warc_record_abort() (one
+ * of them must be called, before bc_warc_free()). Returns BC_OK,
+ * BC_ERR_INVALID_ARG (a NULL writer, uri or out, a string with CR or LF,
+ * an id too long), BC_ERR_NOMEM or BC_ERR_IO (no spool file). Cost: O(1).
+ */
+enum bc_status bc_warc_record_begin(struct bc_warc *w, enum bc_warc_type type,
+                                    const char *target_uri, const char *ip,
+                                    time_t date, const char *id,
+                                    const char *concurrent_to,
+                                    struct bc_warc_record **out);
+
+/*
+ * Append LEN bytes of the record's HTTP head (request or status line and
+ * header lines, with their \r\n and the empty line), then of its body
+ * (payload). Head bytes must all come before the first body byte.
+ * Returns BC_OK, BC_ERR_INVALID_ARG (NULL record, NULL data with len > 0,
+ * head after body) or BC_ERR_IO (the spool). Cost: O(len).
+ */
+enum bc_status bc_warc_record_head(struct bc_warc_record *r, const void *data,
+                                   size_t len);
+enum bc_status bc_warc_record_body(struct bc_warc_record *r, const void *data,
+                                   size_t len);
+
+/*
+ * Write the record to its writer's file and free it (whatever the
+ * outcome). TRUNCATED: the body was cut (by a size limit): adds
+ * "WARC-Truncated: length". On success, if not NULL, *file gets the file
+ * it went to (owned by the writer, valid until the next record ends or
+ * bc_warc_free()) and *offset the byte offset of its start (of its gzip
+ * member for .warc.gz). A failed write may leave a partial record at the
+ * end of the file, which the next record follows. Returns BC_OK,
+ * BC_ERR_INVALID_ARG (NULL record), BC_ERR_NOMEM or BC_ERR_IO.
+ * Cost: O(record size).
+ */
+enum bc_status bc_warc_record_end(struct bc_warc_record *r, bool truncated,
+                                  const char **file, uint64_t *offset);
+
+/*
+ * Free a record without writing it (a failed fetch). NULL is a no-op.
+ */
+void bc_warc_record_abort(struct bc_warc_record *r);
+
+/*
+ * Flush and close the current file and free the writer; its records must
+ * have been ended or aborted. NULL is a no-op. Returns BC_OK or BC_ERR_IO
+ * (the final close failed: the last records may be lost).
+ */
+enum bc_status bc_warc_free(struct bc_warc *w);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BC_CRAWLER_WARC_H */

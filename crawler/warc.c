@@ -1,0 +1,463 @@
+/*
+ * warc.c - the streaming WARC/1.1 writer (bloomcrawl/warc.h).
+ *
+ * The problem: a WARC record's header carries Content-Length and the
+ * SHA-1 digests of its block, yet the block (an HTTP response of any
+ * size) arrives in pieces after the header would have to be written.
+ *
+ * The choice: spool. Every appended piece is hashed (two SHA-1 contexts:
+ * the block, and the payload, which is the block after the HTTP head) and
+ * written to the record's spool file in one pass. When the record ends its length and
+ * digests are known: the header is written, then the spool is copied
+ * after it. The alternatives were worse: holding the block in memory
+ * breaks on a 5 GB body; writing a placeholder header and patching it
+ * cannot work inside a gzip member; two passes over the network are not
+ * possible. The spool costs one extra write and read of each record
+ * (mostly in the OS's page cache) and disk for the largest record.
+ *
+ * gzip: a .warc.gz record is one gzip member (deflateInit2 with
+ * windowBits 15 + 16), reset for each record, so a record starts at a
+ * member boundary and the offset a caller keeps can be seeked to.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "bloomcrawl/warc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <zlib.h>
+
+#define COPY_SIZE (64 * 1024)
+
+struct bc_warc {
+    char *path;        /* as given */
+    char *file;        /* the current file's name */
+    uint64_t max_size; /* 0: no rotation */
+    unsigned seq;      /* the current file's sequence number */
+    bool gz;
+    FILE *out;        /* NULL until the first record, or after rotating */
+    uint64_t size;    /* bytes in the current file */
+    uint64_t records; /* records in it after its warcinfo */
+    char *warcinfo;
+    z_stream z;
+    bool z_ready;
+    unsigned char *buf; /* COPY_SIZE, then the deflate output */
+    unsigned char *zbuf;
+};
+
+/* A record being appended to: its fields, its spool, its digests. */
+struct bc_warc_record {
+    struct bc_warc *w;
+    enum bc_warc_type type;
+    bool in_body;
+    char *uri;
+    char *ip;
+    char *concurrent_to;
+    char id[BC_WARC_ID_SIZE];
+    time_t date;
+    uint64_t len;
+    FILE *spool;
+    EVP_MD_CTX *block_md;
+    EVP_MD_CTX *payload_md;
+};
+
+static void sha1_base32(EVP_MD_CTX *md, char out[33])
+{
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    unsigned char d[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    EVP_DigestFinal_ex(md, d, &n);
+    /* 20 bytes = 160 bits = 32 groups of 5 bits. */
+    unsigned bits = 0, acc = 0, k = 0;
+    for (unsigned i = 0; i < 20; i++) {
+        acc = (acc << 8) | d[i];
+        bits += 8;
+        while (bits >= 5) {
+            out[k++] = alphabet[(acc >> (bits - 5)) & 31];
+            bits -= 5;
+        }
+    }
+    out[k] = '\0';
+}
+
+enum bc_status bc_warc_new_id(char id[BC_WARC_ID_SIZE])
+{
+    unsigned char u[16];
+    if (RAND_bytes(u, sizeof(u)) != 1)
+        return BC_ERR_IO;
+    u[6] = (unsigned char)((u[6] & 0x0f) | 0x40); /* version 4 */
+    u[8] = (unsigned char)((u[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+    snprintf(id, BC_WARC_ID_SIZE,
+             "<urn:uuid:%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+             "%02x%02x%02x%02x%02x%02x>",
+             u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
+             u[11], u[12], u[13], u[14], u[15]);
+    return BC_OK;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* The name of file number seq: PATH itself without rotation, else the
+ * sequence number inserted before ".warc.gz" or ".warc", or appended to
+ * a name with neither. */
+static char *file_name(const struct bc_warc *w)
+{
+    if (w->max_size == 0)
+        return strdup(w->path);
+    const char *ext = w->gz                         ? ".warc.gz"
+                      : ends_with(w->path, ".warc") ? ".warc"
+                                                    : "";
+    size_t stem = strlen(w->path) - strlen(ext);
+    size_t n = stem + strlen(ext) + 16;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "%.*s-%05u%s", (int)stem, w->path, w->seq, ext);
+    return s;
+}
+
+/* Write len bytes of a record, through the open gzip member if any. */
+static enum bc_status emit(struct bc_warc *w, const void *data, size_t len,
+                           bool finish)
+{
+    if (!w->gz) {
+        if (len && fwrite(data, 1, len, w->out) != len)
+            return BC_ERR_IO;
+        w->size += len;
+        return BC_OK;
+    }
+    w->z.next_in = (unsigned char *)(uintptr_t)data;
+    w->z.avail_in = (uInt)len;
+    int flush = finish ? Z_FINISH : Z_NO_FLUSH;
+    for (;;) {
+        w->z.next_out = w->zbuf;
+        w->z.avail_out = COPY_SIZE;
+        int rc = deflate(&w->z, flush);
+        if (rc == Z_STREAM_ERROR)
+            return BC_ERR_IO;
+        size_t have = COPY_SIZE - w->z.avail_out;
+        if (have && fwrite(w->zbuf, 1, have, w->out) != have)
+            return BC_ERR_IO;
+        w->size += have;
+        if (finish ? rc == Z_STREAM_END : w->z.avail_in == 0)
+            return BC_OK;
+    }
+}
+
+/* Write a whole record from a header text and the spool (NULL: block is
+ * the given text). */
+static enum bc_status write_record(struct bc_warc *w, const char *header,
+                                   const char *block, FILE *spool)
+{
+    if (w->gz && deflateReset(&w->z) != Z_OK)
+        return BC_ERR_IO;
+    enum bc_status st = emit(w, header, strlen(header), false);
+    if (st == BC_OK && block)
+        st = emit(w, block, strlen(block), false);
+    if (st == BC_OK && spool) {
+        rewind(spool);
+        size_t n;
+        while (st == BC_OK && (n = fread(w->buf, 1, COPY_SIZE, spool)) > 0)
+            st = emit(w, w->buf, n, false);
+        if (st == BC_OK && ferror(spool))
+            st = BC_ERR_IO;
+    }
+    if (st == BC_OK)
+        st = emit(w, "\r\n\r\n", 4, true);
+    if (st == BC_OK && fflush(w->out) != 0)
+        st = BC_ERR_IO;
+    return st;
+}
+
+static void iso_date(time_t t, char out[32])
+{
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Write the warcinfo record that opens each file. */
+static enum bc_status write_warcinfo(struct bc_warc *w)
+{
+    char id[BC_WARC_ID_SIZE], date[32], digest[33];
+    if (bc_warc_new_id(id) != BC_OK)
+        return BC_ERR_IO;
+    iso_date(time(NULL), date);
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    if (!md)
+        return BC_ERR_NOMEM;
+    size_t len = strlen(w->warcinfo);
+    EVP_DigestInit_ex(md, EVP_sha1(), NULL);
+    EVP_DigestUpdate(md, w->warcinfo, len);
+    sha1_base32(md, digest);
+    EVP_MD_CTX_free(md);
+    const char *slash = strrchr(w->file, '/');
+    const char *base = slash ? slash + 1 : w->file;
+    size_t n = strlen(base) + 512;
+    char *header = malloc(n);
+    if (!header)
+        return BC_ERR_NOMEM;
+    snprintf(header, n,
+             "WARC/1.1\r\n"
+             "WARC-Type: warcinfo\r\n"
+             "WARC-Record-ID: %s\r\n"
+             "WARC-Date: %s\r\n"
+             "WARC-Filename: %s\r\n"
+             "WARC-Block-Digest: sha1:%s\r\n"
+             "Content-Type: application/warc-fields\r\n"
+             "Content-Length: %zu\r\n"
+             "\r\n",
+             id, date, base, digest, len);
+    enum bc_status st = write_record(w, header, w->warcinfo, NULL);
+    free(header);
+    return st;
+}
+
+/* Make sure a file is open for the next record: the first, or the next
+ * one when the current holds a record besides its warcinfo and has
+ * reached max_size. */
+static enum bc_status ensure_file(struct bc_warc *w)
+{
+    if (w->out &&
+        (w->max_size == 0 || w->records == 0 || w->size < w->max_size))
+        return BC_OK;
+    if (w->out) {
+        int rc = fclose(w->out);
+        w->out = NULL;
+        w->seq++; /* even on failure: never reopen (truncate) that file */
+        if (rc != 0)
+            return BC_ERR_IO;
+    }
+    char *name = file_name(w);
+    if (!name)
+        return BC_ERR_NOMEM;
+    FILE *f = fopen(name, "wb");
+    if (!f) {
+        free(name);
+        return BC_ERR_IO;
+    }
+    free(w->file);
+    w->file = name;
+    w->out = f;
+    w->size = 0;
+    w->records = 0;
+    return write_warcinfo(w);
+}
+
+enum bc_status bc_warc_create(const char *path, uint64_t max_size,
+                              const char *warcinfo, struct bc_warc **out)
+{
+    if (!path || !warcinfo || !out || !*path || strpbrk(path, "\r\n"))
+        return BC_ERR_INVALID_ARG; /* the name goes into WARC-Filename */
+    struct bc_warc *w = calloc(1, sizeof(*w));
+    if (!w)
+        return BC_ERR_NOMEM;
+    w->max_size = max_size;
+    w->gz = ends_with(path, ".warc.gz");
+    w->path = strdup(path);
+    w->warcinfo = strdup(warcinfo);
+    w->buf = malloc(COPY_SIZE);
+    w->zbuf = malloc(COPY_SIZE);
+    enum bc_status st = BC_OK;
+    if (!w->path || !w->warcinfo || !w->buf || !w->zbuf)
+        st = BC_ERR_NOMEM;
+    if (st == BC_OK && w->gz) {
+        if (deflateInit2(&w->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+                         Z_DEFAULT_STRATEGY) != Z_OK)
+            st = BC_ERR_NOMEM;
+        else
+            w->z_ready = true;
+    }
+    if (st == BC_OK)
+        st = ensure_file(w);
+    if (st != BC_OK) {
+        bc_warc_free(w);
+        return st;
+    }
+    *out = w;
+    return BC_OK;
+}
+
+static void record_free(struct bc_warc_record *r)
+{
+    if (!r)
+        return;
+    free(r->uri);
+    free(r->ip);
+    free(r->concurrent_to);
+    if (r->spool)
+        fclose(r->spool);
+    EVP_MD_CTX_free(r->block_md);
+    EVP_MD_CTX_free(r->payload_md);
+    free(r);
+}
+
+static bool has_crlf(const char *s)
+{
+    return s && strpbrk(s, "\r\n") != NULL;
+}
+
+enum bc_status bc_warc_record_begin(struct bc_warc *w, enum bc_warc_type type,
+                                    const char *target_uri, const char *ip,
+                                    time_t date, const char *id,
+                                    const char *concurrent_to,
+                                    struct bc_warc_record **out)
+{
+    if (!w || !target_uri || !out || has_crlf(target_uri) || has_crlf(ip) ||
+        has_crlf(id) || has_crlf(concurrent_to) ||
+        (id && strlen(id) >= BC_WARC_ID_SIZE))
+        return BC_ERR_INVALID_ARG;
+    struct bc_warc_record *r = calloc(1, sizeof(*r));
+    if (!r)
+        return BC_ERR_NOMEM;
+    r->w = w;
+    r->type = type;
+    r->date = date;
+    r->uri = strdup(target_uri);
+    r->ip = ip && *ip ? strdup(ip) : NULL;
+    r->concurrent_to = concurrent_to ? strdup(concurrent_to) : NULL;
+    r->block_md = EVP_MD_CTX_new();
+    r->payload_md = EVP_MD_CTX_new();
+    enum bc_status st = BC_OK;
+    if (!r->uri || (ip && *ip && !r->ip) ||
+        (concurrent_to && !r->concurrent_to) || !r->block_md || !r->payload_md)
+        st = BC_ERR_NOMEM;
+    if (st == BC_OK) {
+        if (id)
+            memcpy(r->id, id, strlen(id) + 1);
+        else
+            st = bc_warc_new_id(r->id);
+    }
+    if (st == BC_OK && !(r->spool = tmpfile()))
+        st = BC_ERR_IO;
+    if (st == BC_OK &&
+        (EVP_DigestInit_ex(r->block_md, EVP_sha1(), NULL) != 1 ||
+         EVP_DigestInit_ex(r->payload_md, EVP_sha1(), NULL) != 1))
+        st = BC_ERR_NOMEM;
+    if (st != BC_OK) {
+        record_free(r);
+        return st;
+    }
+    *out = r;
+    return BC_OK;
+}
+
+static enum bc_status append(struct bc_warc_record *r, const void *data,
+                             size_t len, bool body)
+{
+    if (!r || (!body && r->in_body) || (!data && len))
+        return BC_ERR_INVALID_ARG;
+    if (len == 0)
+        return BC_OK;
+    if (fwrite(data, 1, len, r->spool) != len)
+        return BC_ERR_IO;
+    EVP_DigestUpdate(r->block_md, data, len);
+    if (body) {
+        EVP_DigestUpdate(r->payload_md, data, len);
+        r->in_body = true;
+    }
+    r->len += len;
+    return BC_OK;
+}
+
+enum bc_status bc_warc_record_head(struct bc_warc_record *r, const void *data,
+                                   size_t len)
+{
+    return append(r, data, len, false);
+}
+
+enum bc_status bc_warc_record_body(struct bc_warc_record *r, const void *data,
+                                   size_t len)
+{
+    return append(r, data, len, true);
+}
+
+enum bc_status bc_warc_record_end(struct bc_warc_record *r, bool truncated,
+                                  const char **file, uint64_t *offset)
+{
+    if (!r)
+        return BC_ERR_INVALID_ARG;
+    struct bc_warc *w = r->w;
+    char date[32], block[33], payload[33];
+    iso_date(r->date, date);
+    sha1_base32(r->block_md, block);
+    sha1_base32(r->payload_md, payload);
+    enum bc_status st = fflush(r->spool) == 0 ? BC_OK : BC_ERR_IO;
+    if (st == BC_OK)
+        st = ensure_file(w);
+    size_t n = strlen(r->uri) + (r->ip ? strlen(r->ip) : 0) + 1024;
+    char *header = st == BC_OK ? malloc(n) : NULL;
+    if (st == BC_OK && !header)
+        st = BC_ERR_NOMEM;
+    if (st == BC_OK) {
+        bool response = r->type == BC_WARC_RESPONSE;
+        int k =
+            snprintf(header, n,
+                     "WARC/1.1\r\n"
+                     "WARC-Type: %s\r\n"
+                     "WARC-Record-ID: %s\r\n"
+                     "WARC-Date: %s\r\n"
+                     "WARC-Target-URI: %s\r\n",
+                     response ? "response" : "request", r->id, date, r->uri);
+        if (r->ip)
+            k += snprintf(header + k, n - (size_t)k, "WARC-IP-Address: %s\r\n",
+                          r->ip);
+        if (r->concurrent_to)
+            k += snprintf(header + k, n - (size_t)k,
+                          "WARC-Concurrent-To: %s\r\n", r->concurrent_to);
+        if (truncated)
+            k += snprintf(header + k, n - (size_t)k,
+                          "WARC-Truncated: length\r\n");
+        snprintf(header + k, n - (size_t)k,
+                 "WARC-Block-Digest: sha1:%s\r\n"
+                 "WARC-Payload-Digest: sha1:%s\r\n"
+                 "Content-Type: application/http;msgtype=%s\r\n"
+                 "Content-Length: %llu\r\n"
+                 "\r\n",
+                 block, payload, response ? "response" : "request",
+                 (unsigned long long)r->len);
+        uint64_t start = w->size;
+        st = write_record(w, header, NULL, r->spool);
+        if (st == BC_OK) {
+            w->records++;
+            if (file)
+                *file = w->file;
+            if (offset)
+                *offset = start;
+        }
+    }
+    free(header);
+    record_free(r);
+    return st;
+}
+
+void bc_warc_record_abort(struct bc_warc_record *r)
+{
+    record_free(r);
+}
+
+enum bc_status bc_warc_free(struct bc_warc *w)
+{
+    if (!w)
+        return BC_OK;
+    enum bc_status st = BC_OK;
+    if (w->out && fclose(w->out) != 0)
+        st = BC_ERR_IO;
+    if (w->z_ready)
+        deflateEnd(&w->z);
+    free(w->buf);
+    free(w->zbuf);
+    free(w->warcinfo);
+    free(w->path);
+    free(w->file);
+    free(w);
+    return st;
+}
