@@ -750,6 +750,16 @@ static const char *registrable(const struct bc_frontier *f,
     return reg;
 }
 
+/* A seed's host and registrable domain enter the scope; false: no memory. */
+static bool scope_add(struct bc_frontier *f, const struct bc_url *u)
+{
+    char buf[300];
+    size_t len;
+    const char *reg = registrable(f, u, buf, sizeof(buf), &len);
+    return name_add(&f->scope_hosts, u->href + u->host.off, u->host.len) &&
+           (!reg || name_add(&f->scope_domains, reg, len));
+}
+
 static bool in_scope(const struct bc_frontier *f, const struct bc_url *u)
 {
     switch (f->cfg.scope) {
@@ -910,11 +920,7 @@ static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
         return BC_ADMIT_BAD_URL;
 
     if (seed) {
-        char buf[300];
-        size_t len;
-        const char *reg = registrable(f, &u, buf, sizeof(buf), &len);
-        if (!name_add(&f->scope_hosts, u.href + u.host.off, u.host.len) ||
-            (reg && !name_add(&f->scope_domains, reg, len)))
+        if (!scope_add(f, &u))
             return BC_ADMIT_NOMEM;
     } else if (!in_scope(f, &u)) {
         return BC_ADMIT_OUT_OF_SCOPE;
@@ -1590,25 +1596,25 @@ enum bc_status bc_frontier_restore_host(struct bc_frontier *f,
     return BC_OK;
 }
 
+/* Normalize a stored absolute URL into f->url_buf (restore calls). */
+static enum bc_status normalize_stored(struct bc_frontier *f, const char *url,
+                                       size_t len, struct bc_url *u)
+{
+    f->last_len = 0;
+    return bc_url_normalize(NULL, url ? url : "", len, &f->cfg.url_policy,
+                            f->url_buf, f->cfg.max_url_len + 1, u);
+}
+
 enum bc_status bc_frontier_restore_scope(struct bc_frontier *f, const char *url,
                                          size_t len)
 {
     if (!f || (!url && len > 0))
         return BC_ERR_INVALID_ARG;
     struct bc_url u;
-    enum bc_status st =
-        bc_url_normalize(NULL, url ? url : "", len, &f->cfg.url_policy,
-                         f->url_buf, f->cfg.max_url_len + 1, &u);
-    f->last_len = 0;
+    enum bc_status st = normalize_stored(f, url, len, &u);
     if (st != BC_OK)
         return st;
-    char buf[300];
-    size_t rlen;
-    const char *reg = registrable(f, &u, buf, sizeof(buf), &rlen);
-    if (!name_add(&f->scope_hosts, u.href + u.host.off, u.host.len) ||
-        (reg && !name_add(&f->scope_domains, reg, rlen)))
-        return BC_ERR_NOMEM;
-    return BC_OK;
+    return scope_add(f, &u) ? BC_OK : BC_ERR_NOMEM;
 }
 
 enum bc_status bc_frontier_restore_seen(struct bc_frontier *f, const char *url,
@@ -1617,10 +1623,7 @@ enum bc_status bc_frontier_restore_seen(struct bc_frontier *f, const char *url,
     if (!f || (!url && len > 0))
         return BC_ERR_INVALID_ARG;
     struct bc_url u;
-    enum bc_status st =
-        bc_url_normalize(NULL, url ? url : "", len, &f->cfg.url_policy,
-                         f->url_buf, f->cfg.max_url_len + 1, &u);
-    f->last_len = 0;
+    enum bc_status st = normalize_stored(f, url, len, &u);
     if (st != BC_OK)
         return st;
     size_t key_len;
