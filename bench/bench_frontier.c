@@ -33,6 +33,7 @@
 
 #include "bench_csv.h"
 #include "bloomcrawl/frontier.h"
+#include "bench_urls.h"
 
 static double now_s(void)
 {
@@ -54,22 +55,6 @@ static double median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof(*v), cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* URL i: host i % hosts; every tenth a repeat of URL i - 7 in upper-case
- * scheme and host with an explicit default port (the same page). */
-static int make_url(char *buf, size_t cap, uint64_t i, uint64_t hosts)
-{
-    bool repeat = i % 10 == 9;
-    uint64_t id = repeat ? i - 7 : i;
-    return snprintf(buf, cap,
-                    repeat ? "HTTP://WWW.HOST%llu.EXAMPLE.COM:80/section/%llu/"
-                             "page-%llu.html"
-                           : "http://www.host%llu.example.com/section/%llu/"
-                             "page-%llu.html",
-                    (unsigned long long)(id % hosts),
-                    (unsigned long long)(id / hosts % 50),
-                    (unsigned long long)id);
 }
 
 int main(int argc, char **argv)

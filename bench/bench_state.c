@@ -32,27 +32,13 @@
 
 #include "bench_csv.h"
 #include "bloomcrawl/crawl_state.h"
+#include "bench_urls.h"
 
 static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* URL i: as bench_frontier's make_url(). */
-static int make_url(char *buf, size_t cap, uint64_t i, uint64_t hosts)
-{
-    bool repeat = i % 10 == 9;
-    uint64_t id = repeat ? i - 7 : i;
-    return snprintf(buf, cap,
-                    repeat ? "HTTP://WWW.HOST%llu.EXAMPLE.COM:80/section/%llu/"
-                             "page-%llu.html"
-                           : "http://www.host%llu.example.com/section/%llu/"
-                             "page-%llu.html",
-                    (unsigned long long)(id % hosts),
-                    (unsigned long long)(id / hosts % 50),
-                    (unsigned long long)id);
 }
 
 static double rss_mib(void)
