@@ -30,59 +30,35 @@
 #include <string.h>
 
 #include "html_tokenizer_int.h"
-
-struct sbuf {
-    char *p;
-    size_t len, cap;
-};
-
-static void sb_add(struct sbuf *b, const void *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        b->p = realloc(b->p, cap);
-        assert_non_null(b->p);
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
-}
-
-static void sb_str(struct sbuf *b, const char *s)
-{
-    sb_add(b, s, strlen(s));
-}
+#include "strbuf.h"
 
 /* The converter's escaping: printable ASCII but \ = : as is. */
-static void sb_esc(struct sbuf *b, const char *s, size_t n)
+static void sb_esc(struct strbuf *b, const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x21 && c <= 0x7E && c != '\\' && c != '=' && c != ':') {
-            sb_add(b, &s[i], 1);
+            strbuf_add(b, &s[i], 1);
         } else {
             char hex[8];
             snprintf(hex, sizeof(hex), "\\x%02x", c);
-            sb_str(b, hex);
+            strbuf_str(b, hex);
         }
     }
 }
 
 struct run {
-    struct sbuf out;   /* canonical token lines */
-    struct sbuf chars; /* pending characters, coalesced */
+    struct strbuf out;   /* canonical token lines */
+    struct strbuf chars; /* pending characters, coalesced */
 };
 
 static void flush_chars(struct run *r)
 {
     if (r->chars.len == 0)
         return;
-    sb_str(&r->out, "C:");
+    strbuf_str(&r->out, "C:");
     sb_esc(&r->out, r->chars.p, r->chars.len);
-    sb_str(&r->out, "\n");
+    strbuf_str(&r->out, "\n");
     r->chars.len = 0;
 }
 
@@ -101,7 +77,7 @@ static void on_token(void *user, const struct bc_html_token *tok)
 {
     struct run *r = user;
     if (tok->type == BC_HTML_CHARS) {
-        sb_add(&r->chars, tok->data, tok->len);
+        strbuf_add(&r->chars, tok->data, tok->len);
         return;
     }
     flush_chars(r);
@@ -109,35 +85,35 @@ static void on_token(void *user, const struct bc_html_token *tok)
     case BC_HTML_START_TAG: {
         char head[16];
         const struct bc_html_attr *sorted[BC_HTML_MAX_ATTRS];
-        sb_str(&r->out, "S:");
+        strbuf_str(&r->out, "S:");
         sb_esc(&r->out, tok->data, tok->len);
         snprintf(head, sizeof(head), ":%d", tok->self_closing ? 1 : 0);
-        sb_str(&r->out, head);
+        strbuf_str(&r->out, head);
         for (size_t i = 0; i < tok->n_attrs; i++)
             sorted[i] = &tok->attrs[i];
         qsort(sorted, tok->n_attrs, sizeof(sorted[0]), cmp_attr);
         for (size_t i = 0; i < tok->n_attrs; i++) {
-            sb_str(&r->out, " ");
+            strbuf_str(&r->out, " ");
             sb_esc(&r->out, sorted[i]->name, sorted[i]->name_len);
-            sb_str(&r->out, "=");
+            strbuf_str(&r->out, "=");
             sb_esc(&r->out, sorted[i]->value, sorted[i]->value_len);
             assert_false(sorted[i]->value_cut);
         }
-        sb_str(&r->out, "\n");
+        strbuf_str(&r->out, "\n");
         break;
     }
     case BC_HTML_END_TAG:
-        sb_str(&r->out, "E:");
+        strbuf_str(&r->out, "E:");
         sb_esc(&r->out, tok->data, tok->len);
-        sb_str(&r->out, "\n");
+        strbuf_str(&r->out, "\n");
         break;
     case BC_HTML_COMMENT:
-        sb_str(&r->out, "M:");
+        strbuf_str(&r->out, "M:");
         sb_esc(&r->out, tok->data, tok->len);
-        sb_str(&r->out, "\n");
+        strbuf_str(&r->out, "\n");
         break;
     case BC_HTML_DOCTYPE:
-        sb_str(&r->out, "D\n");
+        strbuf_str(&r->out, "D\n");
         break;
     case BC_HTML_CHARS:
         break;
@@ -151,7 +127,7 @@ static int hexval(char c)
 
 /* Tokenize input in chunks of chunk bytes (0: whole) into out. */
 static void tokenize(const char *state, const char *last, const char *in,
-                     size_t len, size_t chunk, struct sbuf *out)
+                     size_t len, size_t chunk, struct strbuf *out)
 {
     static const struct {
         const char *name;
@@ -186,7 +162,7 @@ static void tokenize(const char *state, const char *last, const char *in,
     bc_html_tokenizer_release(t);
     free(t);
     free(r.chars.p);
-    sb_add(&r.out, "", 0);
+    strbuf_add(&r.out, "", 0);
     *out = r.out;
 }
 
@@ -234,7 +210,7 @@ static void test_html5lib(void **state)
     static char line[1 << 20];
     char file[64] = "", desc[512] = "", st[32] = "", last[64] = "";
     int index = 0;
-    struct sbuf in = {0}, expect = {0};
+    struct strbuf in = {0}, expect = {0};
     const char *skip = NULL;
     char skip_reason[256];
 
@@ -247,8 +223,8 @@ static void test_html5lib(void **state)
             field(desc, sizeof(desc), line + 5 + used);
             in.len = 0;
             expect.len = 0;
-            sb_add(&in, "", 0);
-            sb_add(&expect, "", 0);
+            strbuf_add(&in, "", 0);
+            strbuf_add(&expect, "", 0);
             skip = NULL;
         } else if (strncmp(line, "state ", 6) == 0) {
             field(st, sizeof(st), line + 6);
@@ -268,11 +244,11 @@ static void test_html5lib(void **state)
                     continue;
                 }
                 cr = c == '\r';
-                sb_add(&in, cr ? "\n" : &c, 1);
+                strbuf_add(&in, cr ? "\n" : &c, 1);
             }
         } else if (strncmp(line, "expect ", 7) == 0) {
-            sb_str(&expect, line + 7);
-            sb_str(&expect, "\n");
+            strbuf_str(&expect, line + 7);
+            strbuf_str(&expect, "\n");
         } else if (strcmp(line, "end") == 0) {
             size_t k = 0;
             while (k < n_files && strcmp(files[k].name, file) != 0)
@@ -293,7 +269,7 @@ static void test_html5lib(void **state)
             total++;
             static const size_t chunks[] = {0, 1, 3};
             bool ok = true;
-            struct sbuf got = {0};
+            struct strbuf got = {0};
             for (size_t c = 0; c < 3 && ok; c++) {
                 free(got.p);
                 tokenize(st, last, in.p, in.len, chunks[c], &got);
@@ -341,7 +317,7 @@ static void test_long_names(void **state)
     snprintf(want, sizeof(want), "S:l%0100d:0 a=b\nS:b:0 c%0130d=d\n", 0, 0);
     static const size_t chunks[] = {0, 1, 64, 65};
     for (size_t c = 0; c < 4; c++) {
-        struct sbuf got = {0};
+        struct strbuf got = {0};
         tokenize("Data", "-", in, (size_t)n, chunks[c], &got);
         assert_string_equal(got.p, want);
         free(got.p);

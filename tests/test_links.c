@@ -25,37 +25,13 @@
 #include <unistd.h>
 
 #include "bloomcrawl/links.h"
+#include "strbuf.h"
 
 #define DOC_URL  "http://example.test/dir/page.html"
 #define HTML_DIR BC_SOURCE_DIR "/tests/data/html/"
 
 /* ------------------------------------------------------------------ */
 /* Collecting links as text lines "FLAGS\thref\tbase\n".               */
-
-struct buf {
-    char *p;
-    size_t len, cap;
-};
-
-static void buf_add(struct buf *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        b->p = realloc(b->p, cap);
-        assert_non_null(b->p);
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
-}
-
-static void buf_str(struct buf *b, const char *s)
-{
-    buf_add(b, s, strlen(s));
-}
 
 static const struct {
     unsigned bit;
@@ -72,40 +48,40 @@ static const struct {
     {BC_LINK_BASE_HREF, "BASE_HREF"},
 };
 
-static void flags_text(struct buf *b, unsigned flags)
+static void flags_text(struct strbuf *b, unsigned flags)
 {
     bool first = true;
     for (size_t i = 0; i < sizeof(link_names) / sizeof(link_names[0]); i++) {
         if (flags & link_names[i].bit) {
             if (!first)
-                buf_str(b, "|");
-            buf_str(b, link_names[i].name);
+                strbuf_str(b, "|");
+            strbuf_str(b, link_names[i].name);
             first = false;
             flags &= ~link_names[i].bit;
         }
     }
     assert_int_equal(flags, 0); /* no unknown bits */
     if (first)
-        buf_str(b, "0");
+        strbuf_str(b, "0");
 }
 
 /* Append s with \n, \t, \\ escaped. */
-static void escaped(struct buf *b, const char *s, size_t n)
+static void escaped(struct strbuf *b, const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '\n')
-            buf_str(b, "\\n");
+            strbuf_str(b, "\\n");
         else if (s[i] == '\t')
-            buf_str(b, "\\t");
+            strbuf_str(b, "\\t");
         else if (s[i] == '\\')
-            buf_str(b, "\\\\");
+            strbuf_str(b, "\\\\");
         else
-            buf_add(b, s + i, 1);
+            strbuf_add(b, s + i, 1);
     }
 }
 
 struct collect {
-    struct buf out;
+    struct strbuf out;
     size_t max_len; /* longest href seen */
     size_t count;
 };
@@ -117,20 +93,20 @@ static void on_link(void *user, const char *href, size_t len, const char *base,
     c->count++;
     if (len > c->max_len)
         c->max_len = len;
-    buf_str(&c->out, "link\t");
+    strbuf_str(&c->out, "link\t");
     flags_text(&c->out, flags);
-    buf_str(&c->out, "\t");
+    strbuf_str(&c->out, "\t");
     escaped(&c->out, href, len);
-    buf_str(&c->out, "\t");
+    strbuf_str(&c->out, "\t");
     if (!(flags & BC_LINK_BASE_HREF)) {
         /* Without a <base>, the base is exactly the document URL. */
         assert_int_equal(base_len, strlen(DOC_URL));
         assert_memory_equal(base, DOC_URL, base_len);
-        buf_str(&c->out, "-");
+        strbuf_str(&c->out, "-");
     } else {
         escaped(&c->out, base, base_len);
     }
-    buf_str(&c->out, "\n");
+    strbuf_str(&c->out, "\n");
 }
 
 /* Parse data in chunks (chunk 0: whole; SIZE_MAX: seeded random sizes). */
@@ -170,14 +146,14 @@ static char *read_file(const char *path, size_t *len)
     FILE *f = fopen(path, "rb");
     if (!f)
         fail_msg("cannot open %s", path);
-    struct buf b = {0};
+    struct strbuf b = {0};
     char tmp[4096];
     size_t n;
     while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0)
-        buf_add(&b, tmp, n);
+        strbuf_add(&b, tmp, n);
     fclose(f);
     if (!b.p)
-        buf_add(&b, "", 0);
+        strbuf_add(&b, "", 0);
     *len = b.len;
     return b.p;
 }
@@ -187,29 +163,29 @@ static char *read_expected(const char *path)
 {
     size_t len;
     char *raw = read_file(path, &len);
-    struct buf b = {0};
-    buf_add(&b, "", 0);
+    struct strbuf b = {0};
+    strbuf_add(&b, "", 0);
     for (char *line = raw; *line;) {
         char *nl = strchr(line, '\n');
         size_t n = nl ? (size_t)(nl - line) + 1 : strlen(line);
         if (line[0] != '#')
-            buf_add(&b, line, n);
+            strbuf_add(&b, line, n);
         line += n;
     }
     free(raw);
     return b.p;
 }
 
-static void page_text(struct buf *b, unsigned page)
+static void page_text(struct strbuf *b, unsigned page)
 {
-    buf_str(b, "page\t");
+    strbuf_str(b, "page\t");
     if (page == 0)
-        buf_str(b, "0");
+        strbuf_str(b, "0");
     if (page & BC_PAGE_NOFOLLOW)
-        buf_str(b, page & BC_PAGE_NOINDEX ? "NOFOLLOW|NOINDEX" : "NOFOLLOW");
+        strbuf_str(b, page & BC_PAGE_NOINDEX ? "NOFOLLOW|NOINDEX" : "NOFOLLOW");
     else if (page & BC_PAGE_NOINDEX)
-        buf_str(b, "NOINDEX");
-    buf_str(b, "\n");
+        strbuf_str(b, "NOINDEX");
+    strbuf_str(b, "\n");
 }
 
 /* ------------------------------------------------------------------ */
@@ -290,21 +266,21 @@ static void test_fixtures(void **state)
 /* Limits.                                                             */
 
 /* "<a href="/" + n x's + "">" as a string. */
-static void add_anchor(struct buf *b, size_t n, char fill)
+static void add_anchor(struct strbuf *b, size_t n, char fill)
 {
-    buf_str(b, "<a href=\"/");
+    strbuf_str(b, "<a href=\"/");
     for (size_t i = 0; i < n; i++)
-        buf_add(b, &fill, 1);
-    buf_str(b, "\">x</a>\n");
+        strbuf_add(b, &fill, 1);
+    strbuf_str(b, "\">x</a>\n");
 }
 
 static void test_href_cap_boundary(void **state)
 {
     (void)state;
-    struct buf html = {0};
+    struct strbuf html = {0};
     add_anchor(&html, BC_LINKS_DEFAULT_MAX_HREF - 1, 'a'); /* len = cap */
     add_anchor(&html, BC_LINKS_DEFAULT_MAX_HREF, 'b');     /* cap + 1 */
-    buf_str(&html, "<a href=\"/after\">");
+    strbuf_str(&html, "<a href=\"/after\">");
 
     static const size_t chunks[] = {0, 1, 7};
     for (size_t i = 0; i < 3; i++) {
@@ -325,16 +301,16 @@ static void test_href_cap_boundary(void **state)
 static void test_huge_attributes(void **state)
 {
     (void)state;
-    struct buf html = {0};
-    buf_str(&html, "<a href=\"/first\">1</a>");
+    struct strbuf html = {0};
+    strbuf_str(&html, "<a href=\"/first\">1</a>");
     add_anchor(&html, 1u << 20, 'x'); /* a 1 MiB href */
-    buf_str(&html, "<p title=\"");
+    strbuf_str(&html, "<p title=\"");
     for (size_t i = 0; i < (1u << 20); i++)
-        buf_add(&html, "y", 1);
-    buf_str(&html, "\">text</p><base href=\"/");
+        strbuf_add(&html, "y", 1);
+    strbuf_str(&html, "\">text</p><base href=\"/");
     for (size_t i = 0; i < 10000; i++)
-        buf_add(&html, "b", 1);
-    buf_str(&html, "/\"><a href=\"/last\">2</a>");
+        strbuf_add(&html, "b", 1);
+    strbuf_str(&html, "/\"><a href=\"/last\">2</a>");
 
     static const size_t chunks[] = {0, 1, 7, 65536};
     for (size_t i = 0; i < 4; i++) {
@@ -387,19 +363,19 @@ static void test_small_cap(void **state)
  */
 static void tag_buffer_case(size_t names, bool reported)
 {
-    struct buf html = {0};
-    buf_str(&html, "<a");
+    struct strbuf html = {0};
+    strbuf_str(&html, "<a");
     size_t left = names;
     for (int i = 0; i < 250; i++) {
         char head[16];
         int n = snprintf(head, sizeof(head), " n%d", i);
         size_t len = i < 249 ? 262 : left; /* name bytes, 'n' + digits + x */
-        buf_add(&html, head, (size_t)n);
+        strbuf_add(&html, head, (size_t)n);
         for (size_t k = (size_t)n - 1; k < len; k++)
-            buf_add(&html, "x", 1);
+            strbuf_add(&html, "x", 1);
         left -= len;
     }
-    buf_str(&html, " href=12345>");
+    strbuf_str(&html, " href=12345>");
     static const size_t chunks[] = {0, 1, 7};
     for (size_t j = 0; j < 3; j++) {
         struct collect c = {0};
@@ -439,13 +415,13 @@ static void test_tag_buffer(void **state)
 static void test_deep_nesting(void **state)
 {
     (void)state;
-    struct buf html = {0};
+    struct strbuf html = {0};
     for (int i = 0; i < 100000; i++)
-        buf_str(&html, i % 2 ? "<div>" : "<span><b><i>");
-    buf_str(&html, "<a href=\"/deep\">deep</a>");
+        strbuf_str(&html, i % 2 ? "<div>" : "<span><b><i>");
+    strbuf_str(&html, "<a href=\"/deep\">deep</a>");
     for (int i = 0; i < 100000; i++)
-        buf_str(&html, "</div>");
-    buf_str(&html, "<a href=\"/after\">after</a>");
+        strbuf_str(&html, "</div>");
+    strbuf_str(&html, "<a href=\"/after\">after</a>");
 
     static const size_t chunks[] = {0, 7, 4096};
     for (size_t i = 0; i < 3; i++) {
@@ -461,12 +437,12 @@ static void test_deep_nesting(void **state)
 static void test_many_links(void **state)
 {
     (void)state;
-    struct buf html = {0};
+    struct strbuf html = {0};
     char tmp[64];
-    buf_str(&html, "<html><body>");
+    strbuf_str(&html, "<html><body>");
     for (int i = 0; i < 20000; i++) {
         snprintf(tmp, sizeof(tmp), "<a href=\"/p%d\">%d</a> &amp; ", i, i);
-        buf_str(&html, tmp);
+        strbuf_str(&html, tmp);
     }
     struct collect c = {0};
     struct bc_links_stats st;
@@ -723,7 +699,7 @@ static void test_browser_soup(void **state)
         static const size_t chunks[] = {0, 1, 2, 3};
         for (size_t j = 0; j < 4; j++) {
             struct collect c = {0};
-            buf_add(&c.out, "", 0);
+            strbuf_add(&c.out, "", 0);
             extract(k->html, strlen(k->html), chunks[j], 0, &c, NULL, NULL);
             if (strcmp(c.out.p, k->links) != 0)
                 fail_msg("%s (chunk %zu):\n%s\n--- got\n%s--- expected\n%s",
@@ -742,13 +718,13 @@ static void check_splits(const char *html, size_t len, const char *what)
 {
     struct collect whole = {0};
     unsigned page_whole;
-    buf_add(&whole.out, "", 0);
+    strbuf_add(&whole.out, "", 0);
     extract(html, len, 0, 0, &whole, NULL, &page_whole);
     for (size_t cut = 1; cut < len; cut++) {
         struct collect c = {0};
         struct bc_links_config cfg;
         struct bc_links *p;
-        buf_add(&c.out, "", 0);
+        strbuf_add(&c.out, "", 0);
         bc_links_config_init(&cfg);
         cfg.on_link = on_link;
         cfg.user = &c;
@@ -842,7 +818,7 @@ static void test_utf16(void **state)
             static const size_t chunks[] = {0, 1, 3};
             for (size_t j = 0; j < 3; j++) {
                 struct collect c = {0};
-                buf_add(&c.out, "", 0);
+                strbuf_add(&c.out, "", 0);
                 extract(u16, n, chunks[j], 0, &c, NULL, NULL);
                 assert_string_equal(c.out.p, want);
                 free(c.out.p);
@@ -855,7 +831,7 @@ static void test_utf16(void **state)
                                "x\0>\0<\0a\0 \0h\0r\0e\0f\0=\0z\0>\0!";
     struct collect c = {0};
     struct bc_links_stats st;
-    buf_add(&c.out, "", 0);
+    strbuf_add(&c.out, "", 0);
     extract(lone, sizeof(lone) - 1, 0, 0, &c, &st, NULL);
     assert_string_equal(c.out.p, "link\tANCHOR\t/\xef\xbf\xbdx\t-\n"
                                  "link\tANCHOR\tz\t-\n");
