@@ -296,12 +296,15 @@ static enum bc_status writer_new(const char *path, uint64_t max_size,
 enum bc_status bc_warc_create(const char *path, uint64_t max_size,
                               const char *warcinfo, struct bc_warc **out)
 {
-    struct bc_warc *w;
+    struct bc_warc *w = NULL;
     enum bc_status st = writer_new(path, max_size, warcinfo, &w);
-    if (st == BC_OK)
-        st = ensure_file(w);
+    if (st != BC_OK)
+        return st;
+    st = ensure_file(w);
     if (st != BC_OK) {
+        int e = errno;
         bc_warc_free(w);
+        errno = e;
         return st;
     }
     *out = w;
@@ -374,7 +377,7 @@ enum bc_status bc_warc_open_at(const char *path, uint64_t max_size,
 {
     if (!at || (max_size == 0 && at->seq != 0))
         return BC_ERR_INVALID_ARG;
-    struct bc_warc *w;
+    struct bc_warc *w = NULL;
     enum bc_status st = writer_new(path, max_size, warcinfo, &w);
     if (st != BC_OK)
         return st;
