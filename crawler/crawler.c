@@ -960,6 +960,8 @@ enum bc_status bc_crawler_sync(struct bc_crawler *c)
 {
     if (!c || c->in_step)
         return BC_ERR_INVALID_ARG;
+    if (c->warc_status != BC_OK)
+        return c->warc_status;
     return sync_state(c, now_ms(c));
 }
 

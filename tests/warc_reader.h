@@ -102,6 +102,7 @@ struct rec {
     char concurrent[64];
     char uri[256];
     char ip[64];
+    char date[32];
     bool truncated;
     char block_digest[64];
     char payload_digest[64];
@@ -152,6 +153,7 @@ static int parse(const unsigned char *p, size_t n, struct rec *recs, int max)
               sizeof(r->concurrent));
         field(h, hn, "WARC-Target-URI", r->uri, sizeof(r->uri));
         field(h, hn, "WARC-IP-Address", r->ip, sizeof(r->ip));
+        field(h, hn, "WARC-Date", r->date, sizeof(r->date));
         char t[32];
         field(h, hn, "WARC-Truncated", t, sizeof(t));
         r->truncated = strcmp(t, "length") == 0;
