@@ -257,8 +257,9 @@ enum bc_status bc_crawler_add_seed(struct bc_crawler *crawler, const char *url,
  * crawler, or called from a callback), BC_ERR_NOMEM from the fetcher
  * (the crawl may go on: call it again), or, with a crawl state, the
  * state's error (BC_ERR_IO and the like: a write failed; the crawl
- * cannot go on, and the state resumes from its last commit). The frontier's own running out of
- * memory is not an error: it is tried again 100 ms later.
+ * cannot go on, and the state resumes from its last commit), or the
+ * WARC writer's error (bc_crawler_warc_error()). The frontier's own
+ * running out of memory is not an error: it is tried again 100 ms later.
  */
 enum bc_status bc_crawler_step(struct bc_crawler *crawler, uint64_t timeout_ms,
                                bool *done);
@@ -280,7 +281,8 @@ void bc_crawler_stop(struct bc_crawler *crawler);
 /*
  * With a crawl state: commit what is not committed yet and snapshot the
  * seen-test (a clean stop calls it last). Without one: BC_OK. Returns
- * BC_OK, BC_ERR_INVALID_ARG (NULL, or called from a callback), or the
+ * BC_OK, BC_ERR_INVALID_ARG (NULL, or called from a callback), the WARC
+ * writer's error (nothing committed: bc_crawler_warc_error()), or the
  * state's error (BC_ERR_IO: bc_crawl_state_errmsg() says what failed).
  */
 enum bc_status bc_crawler_sync(struct bc_crawler *crawler);
