@@ -343,7 +343,7 @@ def read_warc(path):
     """The records of a .warc.gz: (offset of its gzip member, header
     fields, block), each member inflated whole and each record's
     Content-Length and digests checked; a torn member or a bad record
-    fails the check and ends the list there."""
+    fails the one check and ends the list there."""
     data = read_bytes(path) or b""
     recs, pos = [], 0
 
@@ -355,7 +355,7 @@ def read_warc(path):
         while not d.eof and p < len(data):
             parts.append(d.decompress(data[p:p + 65536]))
             p += 65536
-        if not check(d.eof, "warc: the gzip member at %d is whole" % pos):
+        if not d.eof:
             break
         end = min(p, len(data)) - len(d.unused_data)
         rec = b"".join(parts)
@@ -370,11 +370,14 @@ def read_warc(path):
         if ok and "WARC-Payload-Digest" in fields:
             ok = fields["WARC-Payload-Digest"] == b32sha1(
                 block.partition(b"\r\n\r\n")[2])
-        if not check(ok, "warc: the record at %d has its length, framing "
-                     "and digests right" % pos):
+        if not ok:
             break
         recs.append((pos, fields, block))
         pos = end
+    check(pos == len(data) and recs,
+          "warc: %s: %d records, each a whole gzip member with its length, "
+          "framing and digests right (stopped at %d of %d bytes)"
+          % (path, len(recs), pos, len(data)))
     return recs
 
 
