@@ -374,6 +374,77 @@ static void test_crawl_archived(void **state)
     free_warc(&wf);
 }
 
+/* A robots.txt over 500 KiB (a fixture server of its own, --robots big):
+ * its first 500 KiB are read, and its response record keeps what came,
+ * marked truncated, as its page is not a failure. */
+static void test_robots_cut(void **state)
+{
+    (void)state;
+    static struct run r;
+    static struct warc_file wf;
+    memset(&r, 0, sizeof(r));
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        close(fds[1]);
+        execl(BC_PYTHON3, BC_PYTHON3, SERVER_SCRIPT, "--robots", "big",
+              (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    char line[32] = {0};
+    size_t k = 0;
+    while (k < sizeof(line) - 1 && read(fds[0], line + k, 1) == 1 &&
+           line[k] != '\n')
+        k++;
+    close(fds[0]);
+    int port = atoi(line);
+    assert_true(port > 0);
+
+    char name[300], pattern[64], seed[64];
+    snprintf(name, sizeof(name), "%s/robots.warc.gz", base);
+    snprintf(pattern, sizeof(pattern), "http://127.0.0.1:%d/*", port);
+    snprintf(seed, sizeof(seed), "http://127.0.0.1:%d/ok", port);
+    const char *list[1] = {pattern};
+    struct bc_warc *w = NULL;
+    assert_int_equal(bc_warc_create(name, 0, info, &w), BC_OK);
+    struct bc_crawler_config cfg;
+    config(&cfg, &r, w);
+    cfg.frontier.include = list;
+    cfg.max_pages = 1;
+    struct bc_crawler *c = NULL;
+    assert_int_equal(bc_crawler_create(&cfg, &c), BC_OK);
+    assert_int_equal(bc_crawler_add_seed(c, seed, strlen(seed), NULL, NULL),
+                     BC_OK);
+    assert_int_equal(bc_crawler_run(c), BC_OK);
+    bc_crawler_free(c);
+    assert_int_equal(bc_warc_free(w), BC_OK);
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+
+    read_warc(name, &wf);
+    assert_int_equal(check_pairs(&wf), 2); /* robots.txt and /ok */
+    assert_int_equal(r.pages, 1);
+    assert_false(at_offset(&wf, &r.page[0])->truncated);
+    const struct rec *robots = NULL;
+    for (int i = 0; i < wf.count; i++)
+        if (strcmp(wf.recs[i].type, "response") == 0 &&
+            strstr(wf.recs[i].uri, "/robots.txt"))
+            robots = &wf.recs[i];
+    assert_non_null(robots);
+    assert_true(robots->truncated);
+    assert_true(head_has(robots, "\r\nContent-Length: 614400\r\n"));
+    size_t plen;
+    const unsigned char *pl = payload(robots, &plen);
+    assert_true(plen >= 500u << 10 && plen < 600u << 10);
+    assert_memory_equal(pl, "User-agent: *\nDisallow: /private\n", 33);
+    free_warc(&wf);
+}
+
 /* Rotation: each file opens with a warcinfo; pages name their file. */
 static void test_crawl_rotation(void **state)
 {
@@ -562,6 +633,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crawl_archived),
         cmocka_unit_test(test_crawl_rotation),
+        cmocka_unit_test(test_robots_cut),
         cmocka_unit_test(test_crawl_resume),
         cmocka_unit_test(test_write_error),
     };
