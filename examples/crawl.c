@@ -99,7 +99,8 @@ static void usage(FILE *f)
         "  --timeout MS         per transfer (30000)\n"
         "  --max-body BYTES     abort bodies larger than this (10485760;\n"
         "                       robots.txt: its first 500 KiB are read,\n"
-        "                       whatever its size)\n"
+        "                       whatever its size; --warc keeps what was\n"
+        "                       read, marked WARC-Truncated: length)\n"
         "  --max-redirects N    hops of a redirect chain followed (20)\n"
         "  --resolve H:P:A      connect to address A for host H, port P\n"
         "                       (as curl's option); repeatable\n"
@@ -162,9 +163,9 @@ static void usage(FILE *f)
         "                       --no-robots, --warc, --warc-max-size (the\n"
         "                       WARC is cut back to its last committed\n"
         "                       record and appended to, like --out). A DIR\n"
-        "                       that is not a crawl\n"
-        "                       state, is damaged or is in use by another\n"
-        "                       crawl is refused (exit 1) and left as it is\n",
+        "                       that is not a crawl state, is damaged or\n"
+        "                       is in use by another crawl is refused\n"
+        "                       (exit 1) and left as it is\n",
         f);
 }
 

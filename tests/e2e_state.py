@@ -43,7 +43,9 @@ The parts:
             WARC-Concurrent-To, and each --out record with a warc_file has
             exactly one response record for its URL in the file, the one
             at its warc_offset; the finished run again leaves the WARC as
-            it was.  (tests/e2e_warc.py reads it with an outside reader.)
+            it was; every --out record has fetched_at, the WARC-Date of its
+            response record.  (tests/e2e_warc.py reads it with an outside
+            reader.)
   sigint    SIGINT once a third of the pages are in --out: exit 130,
             outcome interrupted; the same command again: exit 0, the
             checker passes without tolerance (no request twice),
@@ -403,6 +405,9 @@ def check_warc(name, out, warc):
     with open(out, "rb") as f:
         for line in f:
             r = json.loads(line)
+            if not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ",
+                                r.get("fetched_at", "")):
+                bad.append(("fetched_at", r["url"], r.get("fetched_at")))
             if "warc_file" not in r:
                 if "error" not in r:
                     bad.append(("no record", r["url"]))
@@ -412,12 +417,14 @@ def check_warc(name, out, warc):
             if r["warc_file"] != warc or \
                     rec.get("WARC-Type") != "response" or \
                     rec.get("WARC-Target-URI") != r["url"] or \
+                    rec.get("WARC-Date") != r["fetched_at"] or \
                     responses[r["url"]] != 1:
                 bad.append((r["url"], r["warc_offset"],
                             responses[r["url"]]))
     check(records > 0 and not bad,
-          "%s: each of the %d --out records with a warc_file has exactly "
-          "one response record, at its warc_offset (%d wrong: %s)"
+          "%s: every --out record has a fetched_at; each of the %d with a "
+          "warc_file has exactly one response record, at its warc_offset, "
+          "its WARC-Date the fetched_at (%d wrong: %s)"
           % (name, records, len(bad), bad[:3]))
 
 
