@@ -88,6 +88,24 @@
  * `concurrency`). After a commit, every SNAPSHOT_MS, the seen-test's
  * Bloom filter is saved: it then holds exactly the committed admissions.
  *
+ * ARCHIVING (config.warc)
+ * Every transfer goes through start() and on_done(), whatever it fetches
+ * (a page, a robots.txt, any kind added later), so that is where the
+ * WARC is hooked: start() notes the wall-clock time (the records'
+ * WARC-Date and the page's fetched_at); the fetcher's wire callbacks open
+ * the response record when the final response's head has come and spool
+ * the body as received; on_done() writes the request record, then the
+ * response record, before the page is completed (its on_page gets the
+ * response record's file and offset) - in the turn that completes the
+ * page, so that the next commit, which also records the writer's
+ * position, covers both the page and its records. A kill cuts the WARC
+ * back to that position on resume, as it cuts --out: a record is in the
+ * file exactly when its page is committed. Failed transfers drop their
+ * open record, except a body over max_body_bytes: the response as far as
+ * it was read is kept, "WARC-Truncated: length" (the page still counts
+ * as a too_large failure). A write error is sticky: no more records, and
+ * the crawl stops before the next commit.
+ *
  * The crawler owns one allocation per transfer in flight, kept on a list
  * so that bc_crawler_free() releases the ones the fetcher abandons.
  */
@@ -95,6 +113,7 @@
 
 #include "bloomcrawl/crawler.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,6 +228,15 @@ struct transfer {
     size_t links_len, links_cap;
     size_t base_at; /* offset of the last LINK_BASE record (SIZE_MAX: none) */
     uint64_t links_found, nofollow, links_nomem;
+    /* Archiving (config.warc): see ARCHIVING above. */
+    time_t fetched_at;          /* wall clock when it was started */
+    struct bc_warc_record *rec; /* the response record, once the head came */
+    char *req_head;             /* the request head as sent */
+    size_t req_len;
+    char req_id[BC_WARC_ID_SIZE], resp_id[BC_WARC_ID_SIZE];
+    char ip[64];           /* the peer's address */
+    const char *warc_file; /* where its response record went */
+    uint64_t warc_offset;
 };
 
 struct bc_crawler {
@@ -226,6 +254,11 @@ struct bc_crawler {
     struct bc_crawl_state *state; /* or NULL */
     enum bc_status state_status;  /* the first state error, sticky */
     uint64_t last_snapshot;       /* now_ms() of the last snapshot */
+    struct bc_warc *warc;         /* or NULL */
+    enum bc_status warc_status;   /* the first WARC error, sticky */
+    int warc_errno;               /* errno after it */
+    /* The warc_* counters of the runs before (with a state). */
+    uint64_t warc_files0, warc_records0, warc_bytes0;
 };
 
 static uint64_t monotonic_ms(void *ctx)
@@ -245,6 +278,8 @@ static void transfer_free(struct transfer *t)
 {
     if (!t)
         return;
+    bc_warc_record_abort(t->rec);
+    free(t->req_head);
     free(t->base_raw);
     free(t->base_url);
     free(t->body);
@@ -439,6 +474,117 @@ static bool on_body(void *ctx, void *user, const void *data, size_t len)
     return true;
 }
 
+/* ---- archiving (config.warc) ------------------------------------------------ */
+
+/* The first WARC error stops archiving; step and sync report it. */
+static void warc_fail(struct bc_crawler *c, enum bc_status st)
+{
+    if (c->warc_status == BC_OK) {
+        c->warc_status = st;
+        c->warc_errno = errno;
+    }
+}
+
+/* The fetcher's wire callback: the final response's head came. Open the
+ * response record (its body follows) and keep the request head for the
+ * request record, written at completion. */
+static void on_wire_head(void *ctx, void *user,
+                         const struct bc_fetch_wire_head *h)
+{
+    struct bc_crawler *c = ctx;
+    struct transfer *t = user;
+    if (c->warc_status != BC_OK)
+        return;
+    snprintf(t->ip, sizeof(t->ip), "%s", h->ip);
+    enum bc_status st = bc_warc_new_id(t->req_id);
+    if (st == BC_OK)
+        st = bc_warc_new_id(t->resp_id);
+    if (st == BC_OK && !(t->req_head = malloc(h->request_len + 1)))
+        st = BC_ERR_NOMEM;
+    if (st == BC_OK) {
+        memcpy(t->req_head, h->request, h->request_len);
+        t->req_len = h->request_len;
+        st =
+            bc_warc_record_begin(c->warc, BC_WARC_RESPONSE, t->job.url, t->ip,
+                                 t->fetched_at, t->resp_id, t->req_id, &t->rec);
+    }
+    if (st == BC_OK)
+        st = bc_warc_record_head(t->rec, h->response, h->response_len);
+    if (st != BC_OK)
+        warc_fail(c, st);
+}
+
+/* The fetcher's wire callback: body bytes as received, into the record's
+ * spool. */
+static bool on_wire_body(void *ctx, void *user, const void *data, size_t len)
+{
+    struct bc_crawler *c = ctx;
+    struct transfer *t = user;
+    if (t->rec && c->warc_status == BC_OK) {
+        enum bc_status st = bc_warc_record_body(t->rec, data, len);
+        if (st != BC_OK)
+            warc_fail(c, st);
+    }
+    return true;
+}
+
+/* A transfer finished: write its request and response records, or drop
+ * the response record of a failed one (a body cut by max_body_bytes is
+ * kept, marked truncated, as is robots.txt's cut). */
+static void warc_complete(struct bc_crawler *c, struct transfer *t,
+                          const struct bc_fetch_result *r)
+{
+    struct bc_warc_record *resp = t->rec;
+    t->rec = NULL;
+    if (!resp)
+        return;
+    bool cut = r->status == BC_ERR_FETCH_TOO_LARGE;
+    if ((r->status != BC_OK && !cut) || c->warc_status != BC_OK) {
+        bc_warc_record_abort(resp);
+        return;
+    }
+    struct bc_warc_record *req = NULL;
+    enum bc_status st =
+        bc_warc_record_begin(c->warc, BC_WARC_REQUEST, t->job.url, t->ip,
+                             t->fetched_at, t->req_id, t->resp_id, &req);
+    if (st == BC_OK)
+        st = bc_warc_record_head(req, t->req_head, t->req_len);
+    if (st == BC_OK)
+        st = bc_warc_record_end(req, false, NULL, NULL);
+    else
+        bc_warc_record_abort(req);
+    if (st != BC_OK) {
+        bc_warc_record_abort(resp);
+        warc_fail(c, st);
+        return;
+    }
+    st = bc_warc_record_end(resp, cut || r->truncated, &t->warc_file,
+                            &t->warc_offset);
+    if (st != BC_OK) {
+        t->warc_file = NULL;
+        t->warc_offset = 0;
+        warc_fail(c, st);
+    }
+}
+
+/* The warc_* counters: the runs before and this writer's. */
+static void warc_counters(const struct bc_crawler *c,
+                          struct bc_crawler_stats *s)
+{
+    struct bc_warc_stats ws;
+    bc_warc_stats(c->warc, &ws);
+    s->warc_files = c->warc_files0 + ws.files;
+    s->warc_records = c->warc_records0 + ws.records;
+    s->warc_bytes = c->warc_bytes0 + ws.bytes;
+}
+
+enum bc_status bc_crawler_warc_error(const struct bc_crawler *c, int *err_no)
+{
+    if (err_no)
+        *err_no = c ? c->warc_errno : 0;
+    return c ? c->warc_status : BC_OK;
+}
+
 /* ---- completion ------------------------------------------------------------- */
 
 /* With a state: the FETCH job id is fetched (in the open transaction,
@@ -496,6 +642,9 @@ static void complete_page(struct bc_crawler *c, struct transfer *t,
         .location = r->location,
         .location_len = r->location ? r->location_len : 0,
         .error_text = "",
+        .fetched_at = t->fetched_at,
+        .warc_file = t->warc_file,
+        .warc_offset = t->warc_file ? t->warc_offset : 0,
     };
     if (r->status == BC_OK && r->location && r->http_status >= 300 &&
         r->http_status < 400) {
@@ -540,6 +689,7 @@ static void on_done(void *ctx, const struct bc_fetch_result *r)
     struct transfer *t = r->user;
     uint64_t now = now_ms(c);
     transfer_unlink(c, t);
+    warc_complete(c, t, r);
     if (t->robots)
         complete_robots(c, t, r, now);
     else
@@ -581,6 +731,9 @@ static const struct {
     STAT(dropped),
     STAT(given_up_dropped),
     STAT(not_started),
+    STAT(warc_files),
+    STAT(warc_records),
+    STAT(warc_bytes),
 };
 #undef STAT
 
@@ -591,6 +744,7 @@ static uint64_t *stat_at(struct bc_crawler_stats *s, size_t off)
 
 static void counters_save(struct bc_crawler *c)
 {
+    warc_counters(c, &c->stats);
     for (size_t i = 0; i < sizeof(stat_fields) / sizeof(stat_fields[0]); i++)
         (void)bc_crawl_state_counter_set(
             c->state, stat_fields[i].name,
@@ -618,6 +772,9 @@ static void counters_load(struct bc_crawler *c)
         c->stats.errors[e] = bc_crawl_state_counter_get(c->state, name);
     }
     c->stats.handed_out = c->stats.pages + c->stats.not_started;
+    c->warc_files0 = c->stats.warc_files;
+    c->warc_records0 = c->stats.warc_records;
+    c->warc_bytes0 = c->stats.warc_bytes;
 }
 
 /* Commit the turn (when the frontier wrote anything); a failure is
@@ -630,6 +787,13 @@ static enum bc_status commit_state(struct bc_crawler *c, uint64_t now)
         c->state_status = bc_frontier_store_status(c->frontier);
     if (c->state_status != BC_OK)
         return c->state_status;
+    if (c->warc_status != BC_OK)
+        return c->warc_status; /* the turn's records failed: not committed */
+    if (c->warc) {
+        struct bc_warc_position at;
+        bc_warc_tell(c->warc, &at);
+        bc_crawl_state_set_warc(c->state, &at);
+    }
     if (!bc_crawl_state_pending(c->state))
         return BC_OK;
     counters_save(c);
@@ -674,6 +838,7 @@ static bool start(struct bc_crawler *c, const struct bc_frontier_job *job,
         t->job = *job;
         t->robots = robots;
         t->base_at = SIZE_MAX;
+        t->fetched_at = time(NULL);
         st = robots ? bc_fetcher_add_truncated(c->fetcher, job->url,
                                                job->url_len, BC_FETCH_NO_LINKS,
                                                BC_ROBOTS_MAX_BYTES, t)
@@ -752,6 +917,8 @@ enum bc_status bc_crawler_step(struct bc_crawler *c, uint64_t timeout_ms,
         return BC_ERR_INVALID_ARG;
     if (c->state_status != BC_OK)
         return c->state_status;
+    if (c->warc_status != BC_OK)
+        return c->warc_status;
     c->in_step = true;
     bool over;
     uint64_t now = now_ms(c);
@@ -781,6 +948,8 @@ enum bc_status bc_crawler_step(struct bc_crawler *c, uint64_t timeout_ms,
             st = bc_fetcher_run(c->fetcher, timeout);
         }
     }
+    if (st == BC_OK && c->warc_status != BC_OK)
+        st = c->warc_status;
     c->in_step = false;
     if (done)
         *done = over;
@@ -791,6 +960,8 @@ enum bc_status bc_crawler_sync(struct bc_crawler *c)
 {
     if (!c || c->in_step)
         return BC_ERR_INVALID_ARG;
+    if (c->warc_status != BC_OK)
+        return c->warc_status;
     return sync_state(c, now_ms(c));
 }
 
@@ -828,7 +999,8 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
 {
     if (!config || !out || config->concurrency == 0 ||
         config->fetcher.on_done || config->fetcher.on_link ||
-        config->fetcher.on_body || config->fetcher.ctx)
+        config->fetcher.on_body || config->fetcher.on_wire_head ||
+        config->fetcher.on_wire_body || config->fetcher.ctx)
         return BC_ERR_INVALID_ARG;
     struct bc_crawler *c = calloc(1, sizeof(*c));
     if (!c)
@@ -839,6 +1011,7 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
     c->on_page = config->on_page;
     c->ctx = config->ctx;
     c->state = config->state;
+    c->warc = config->warc;
     enum bc_status st =
         c->state ? bc_crawl_state_frontier(c->state, &config->frontier, 0,
                                            now_ms(c), &c->frontier)
@@ -855,6 +1028,10 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
     xc.on_done = on_done;
     xc.on_link = on_link;
     xc.on_body = on_body;
+    if (c->warc) {
+        xc.on_wire_head = on_wire_head;
+        xc.on_wire_body = on_wire_body;
+    }
     xc.ctx = c;
     st = bc_fetcher_create(&xc, &c->fetcher);
     if (st != BC_OK)
@@ -920,6 +1097,7 @@ void bc_crawler_stats(const struct bc_crawler *c, struct bc_crawler_stats *out)
         return;
     }
     *out = c->stats;
+    warc_counters(c, out);
     out->in_flight = bc_fetcher_in_flight(c->fetcher);
 }
 

@@ -169,6 +169,8 @@ struct bc_crawl_state {
     sqlite3_int64 next_seq;   /* the next queue position given out */
     uint64_t journal, committed_journal, snapshot_pos;
     uint64_t out_offset, runs, refetched, refetched_now, queued;
+    struct bc_warc_position warc; /* the WARC writer's, at the next commit */
+    bool warc_dirty;              /* warc changed since the last commit */
     bool resumed, frontier_made;
 };
 
@@ -1041,6 +1043,9 @@ static enum bc_status load_state(struct bc_crawl_state *s)
     s->next_seq = get_meta(s, "next_seq", 1);
     s->snapshot_pos = (uint64_t)get_meta(s, "snapshot_pos", 0);
     s->out_offset = (uint64_t)get_meta(s, "out_offset", 0);
+    s->warc.seq = (unsigned)get_meta(s, "warc_seq", 0);
+    s->warc.offset = (uint64_t)get_meta(s, "warc_offset", 0);
+    s->warc.records = (uint64_t)get_meta(s, "warc_records", 0);
     s->runs = (uint64_t)get_meta(s, "runs", 0);
     s->refetched = (uint64_t)get_meta(s, "refetched", 0);
     sqlite3_int64 max_id = 0;
@@ -1261,7 +1266,7 @@ void bc_crawl_state_close(struct bc_crawl_state *s)
 
 bool bc_crawl_state_pending(const struct bc_crawl_state *s)
 {
-    return s && s->in_txn;
+    return s && (s->in_txn || s->warc_dirty);
 }
 
 const char *bc_crawl_state_errmsg(const struct bc_crawl_state *s)
@@ -1282,6 +1287,7 @@ void bc_crawl_state_info(const struct bc_crawl_state *s,
     out->refetched_now = s->refetched_now;
     out->refetched = s->refetched;
     out->out_offset = s->out_offset;
+    out->warc = s->warc;
     out->queued = s->queued;
     out->journal = s->journal;
     out->snapshot_pos = s->snapshot_pos;
@@ -1573,6 +1579,17 @@ void bc_crawl_state_set_out_offset(struct bc_crawl_state *s, uint64_t offset)
         s->out_offset = offset;
 }
 
+void bc_crawl_state_set_warc(struct bc_crawl_state *s,
+                             const struct bc_warc_position *at)
+{
+    if (!s || !at)
+        return;
+    if (at->seq != s->warc.seq || at->offset != s->warc.offset ||
+        at->records != s->warc.records)
+        s->warc_dirty = true;
+    s->warc = *at;
+}
+
 enum bc_status bc_crawl_state_commit(struct bc_crawl_state *s,
                                      const struct bc_frontier *f)
 {
@@ -1599,6 +1616,12 @@ enum bc_status bc_crawl_state_commit(struct bc_crawl_state *s,
     if (st == BC_OK)
         st = set_meta(s, "out_offset", (sqlite3_int64)s->out_offset);
     if (st == BC_OK)
+        st = set_meta(s, "warc_seq", (sqlite3_int64)s->warc.seq);
+    if (st == BC_OK)
+        st = set_meta(s, "warc_offset", (sqlite3_int64)s->warc.offset);
+    if (st == BC_OK)
+        st = set_meta(s, "warc_records", (sqlite3_int64)s->warc.records);
+    if (st == BC_OK)
         st = set_meta(s, "runs", (sqlite3_int64)s->runs);
     if (st == BC_OK)
         st = set_meta(s, "refetched", (sqlite3_int64)s->refetched);
@@ -1612,6 +1635,7 @@ enum bc_status bc_crawl_state_commit(struct bc_crawl_state *s,
         return st;
     }
     s->in_txn = false;
+    s->warc_dirty = false;
     while (s->dirty) {
         struct shost *h = s->dirty;
         s->dirty = h->next_dirty;

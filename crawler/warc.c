@@ -23,9 +23,11 @@
 #include "bloomcrawl/warc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -43,6 +45,7 @@ struct bc_warc {
     FILE *out;        /* NULL until the first record, or after rotating */
     uint64_t size;    /* bytes in the current file */
     uint64_t records; /* records in it after its warcinfo */
+    struct bc_warc_stats stats; /* of this writer (bc_warc_stats) */
     char *warcinfo;
     z_stream z;
     bool z_ready;
@@ -132,6 +135,7 @@ static enum bc_status emit(struct bc_warc *w, const void *data, size_t len,
         if (len && fwrite(data, 1, len, w->out) != len)
             return BC_ERR_IO;
         w->size += len;
+        w->stats.bytes += len;
         return BC_OK;
     }
     w->z.next_in = (unsigned char *)(uintptr_t)data;
@@ -147,6 +151,7 @@ static enum bc_status emit(struct bc_warc *w, const void *data, size_t len,
         if (have && fwrite(w->zbuf, 1, have, w->out) != have)
             return BC_ERR_IO;
         w->size += have;
+        w->stats.bytes += have;
         if (finish ? rc == Z_STREAM_END : w->z.avail_in == 0)
             return BC_OK;
     }
@@ -174,6 +179,8 @@ static enum bc_status write_record(struct bc_warc *w, const char *header,
         st = emit(w, "\r\n\r\n", 4, true);
     if (st == BC_OK && fflush(w->out) != 0)
         st = BC_ERR_IO;
+    if (st == BC_OK)
+        w->stats.records++;
     return st;
 }
 
@@ -249,11 +256,13 @@ static enum bc_status ensure_file(struct bc_warc *w)
     w->out = f;
     w->size = 0;
     w->records = 0;
+    w->stats.files++;
     return write_warcinfo(w);
 }
 
-enum bc_status bc_warc_create(const char *path, uint64_t max_size,
-                              const char *warcinfo, struct bc_warc **out)
+/* A writer with nothing open yet: its buffers and deflate stream. */
+static enum bc_status writer_new(const char *path, uint64_t max_size,
+                                 const char *warcinfo, struct bc_warc **out)
 {
     if (!path || !warcinfo || !out || !*path || strpbrk(path, "\r\n"))
         return BC_ERR_INVALID_ARG; /* the name goes into WARC-Filename */
@@ -276,14 +285,140 @@ enum bc_status bc_warc_create(const char *path, uint64_t max_size,
         else
             w->z_ready = true;
     }
-    if (st == BC_OK)
-        st = ensure_file(w);
     if (st != BC_OK) {
         bc_warc_free(w);
         return st;
     }
     *out = w;
     return BC_OK;
+}
+
+enum bc_status bc_warc_create(const char *path, uint64_t max_size,
+                              const char *warcinfo, struct bc_warc **out)
+{
+    struct bc_warc *w = NULL;
+    enum bc_status st = writer_new(path, max_size, warcinfo, &w);
+    if (st != BC_OK)
+        return st;
+    st = ensure_file(w);
+    if (st != BC_OK) {
+        int e = errno;
+        bc_warc_free(w);
+        errno = e;
+        return st;
+    }
+    *out = w;
+    return BC_OK;
+}
+
+/* Remove the files after the current one (a resumed crawl's files that
+ * hold only records written after its last commit). */
+static enum bc_status remove_later_files(struct bc_warc *w)
+{
+    if (w->max_size == 0)
+        return BC_OK;
+    unsigned seq = w->seq;
+    enum bc_status st = BC_OK;
+    for (w->seq = seq + 1; st == BC_OK && w->seq > seq; w->seq++) {
+        char *name = file_name(w);
+        if (!name) {
+            st = BC_ERR_NOMEM;
+        } else if (unlink(name) != 0) {
+            if (errno == ENOENT) {
+                free(name);
+                break;
+            }
+            st = BC_ERR_IO;
+        }
+        free(name);
+    }
+    w->seq = seq;
+    return st;
+}
+
+/* Reopen the file of at->seq, cut to at->offset, for appending. */
+static enum bc_status reopen(struct bc_warc *w,
+                             const struct bc_warc_position *at)
+{
+    char *name = file_name(w);
+    if (!name)
+        return BC_ERR_NOMEM;
+    int fd = open(name, O_WRONLY | O_CLOEXEC);
+    struct stat sb;
+    enum bc_status st = BC_OK;
+    if (fd < 0 || fstat(fd, &sb) != 0)
+        st = BC_ERR_IO;
+    else if ((uint64_t)sb.st_size < at->offset)
+        st = BC_ERR_TRUNCATED;
+    else if (ftruncate(fd, (off_t)at->offset) != 0)
+        st = BC_ERR_IO;
+    FILE *f = st == BC_OK ? fdopen(fd, "ab") : NULL;
+    if (st == BC_OK && !f)
+        st = BC_ERR_IO;
+    if (st != BC_OK) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        free(name);
+        errno = e;
+        return st;
+    }
+    w->file = name;
+    w->out = f;
+    w->size = at->offset;
+    w->records = at->records;
+    return BC_OK;
+}
+
+enum bc_status bc_warc_open_at(const char *path, uint64_t max_size,
+                               const char *warcinfo,
+                               const struct bc_warc_position *at,
+                               struct bc_warc **out)
+{
+    if (!at || (max_size == 0 && at->seq != 0))
+        return BC_ERR_INVALID_ARG;
+    struct bc_warc *w = NULL;
+    enum bc_status st = writer_new(path, max_size, warcinfo, &w);
+    if (st != BC_OK)
+        return st;
+    w->seq = at->seq;
+    st = at->offset == 0 ? ensure_file(w) : reopen(w, at);
+    if (st == BC_OK)
+        st = remove_later_files(w);
+    if (st != BC_OK) {
+        int e = errno;
+        bc_warc_free(w);
+        errno = e;
+        return st;
+    }
+    *out = w;
+    return BC_OK;
+}
+
+void bc_warc_tell(const struct bc_warc *w, struct bc_warc_position *out)
+{
+    if (!out)
+        return;
+    memset(out, 0, sizeof(*out));
+    if (!w)
+        return;
+    out->seq = w->seq;
+    out->offset = w->out ? w->size : 0;
+    out->records = w->out ? w->records : 0;
+}
+
+void bc_warc_stats(const struct bc_warc *w, struct bc_warc_stats *out)
+{
+    if (!out)
+        return;
+    memset(out, 0, sizeof(*out));
+    if (w)
+        *out = w->stats;
+}
+
+const char *bc_warc_file(const struct bc_warc *w)
+{
+    return w && w->file ? w->file : "";
 }
 
 static void record_free(struct bc_warc_record *r)

@@ -99,13 +99,25 @@ static void usage(FILE *f)
         "  --timeout MS         per transfer (30000)\n"
         "  --max-body BYTES     abort bodies larger than this (10485760;\n"
         "                       robots.txt: its first 500 KiB are read,\n"
-        "                       whatever its size)\n"
+        "                       whatever its size; --warc keeps what was\n"
+        "                       read, marked WARC-Truncated: length)\n"
         "  --max-redirects N    hops of a redirect chain followed (20)\n"
         "  --resolve H:P:A      connect to address A for host H, port P\n"
         "                       (as curl's option); repeatable\n"
         "Output:\n"
         "  --out FILE           one JSON object per fetched URL\n"
         "  --stats-json FILE    all counters as one JSON object at the end\n"
+        "  --warc FILE          archive every transfer (pages, robots.txt)\n"
+        "                       as WARC/1.1: request and response records,\n"
+        "                       the response as received (before decoding);\n"
+        "                       FILE ending in .warc.gz gets one gzip member\n"
+        "                       per record, any other name is plain. --out\n"
+        "                       records then give warc_file and warc_offset\n"
+        "                       of each page's response record\n"
+        "  --warc-max-size BYTES  rotate: FILE-00000.warc.gz,\n"
+        "                       FILE-00001.warc.gz, ... each about BYTES\n"
+        "                       (K, M, G suffixes: KiB, MiB, GiB); 0: one\n"
+        "                       file (0)\n"
         "  --quiet              no progress line, no report\n"
         "  --help               this text\n"
         "  --version            the version\n"
@@ -148,9 +160,12 @@ static void usage(FILE *f)
         "                       --resolve. May not (refused, exit 2):\n"
         "                       --scope, --include, --exclude, --expect,\n"
         "                       --fp-rate, --layout, --lru, --user-agent,\n"
-        "                       --no-robots. A DIR that is not a crawl\n"
-        "                       state, is damaged or is in use by another\n"
-        "                       crawl is refused (exit 1) and left as it is\n",
+        "                       --no-robots, --warc, --warc-max-size (the\n"
+        "                       WARC is cut back to its last committed\n"
+        "                       record and appended to, like --out). A DIR\n"
+        "                       that is not a crawl state, is damaged or\n"
+        "                       is in use by another crawl is refused\n"
+        "                       (exit 1) and left as it is\n",
         f);
 }
 
@@ -180,6 +195,8 @@ struct options {
     uint64_t lru;
     uint64_t timeout_ms, max_body;
     const char *out_file, *stats_file;
+    const char *warc_file;
+    uint64_t warc_max_size;
     const char *state_dir;
     bool quiet;
     const char *expect_text, *fp_rate_text; /* as given, for messages */
@@ -231,6 +248,32 @@ static bool resolve_entry_ok(const char *v)
             (*a == ',' && a[-1] == ':'))
             return false;
     return true;
+}
+
+/* A size in bytes: digits, optionally followed by K, M or G (KiB, MiB,
+ * GiB). Returns 0 and writes *out, or -1. */
+static int parse_size(const char *v, uint64_t *out)
+{
+    size_t digits = strspn(v, "0123456789");
+    if (digits == 0 || digits > 19)
+        return -1;
+    uint64_t n = strtoull(v, NULL, 10);
+    unsigned shift = 0;
+    const char *unit = v + digits;
+    if (*unit == 'K' || *unit == 'k')
+        shift = 10;
+    else if (*unit == 'M' || *unit == 'm')
+        shift = 20;
+    else if (*unit == 'G' || *unit == 'g')
+        shift = 30;
+    else if (*unit != '\0')
+        return -1;
+    if (shift && unit[1] != '\0')
+        return -1;
+    if (n > (UINT64_MAX >> shift))
+        return -1;
+    *out = n << shift;
+    return 0;
 }
 
 /*
@@ -348,6 +391,10 @@ static int parse_options(int argc, char **argv, struct options *o)
             o->out_file = v;
         else if (!strcmp(a, "--stats-json"))
             o->stats_file = v;
+        else if (!strcmp(a, "--warc"))
+            o->warc_file = v, bad = *v == '\0' || strpbrk(v, "\r\n") != NULL;
+        else if (!strcmp(a, "--warc-max-size"))
+            bad = parse_size(v, &o->warc_max_size);
         else if (!strcmp(a, "--state"))
             o->state_dir = v, bad = *v == '\0';
         else
@@ -395,6 +442,9 @@ struct crawl {
     bool out_failed;
     struct bc_crawl_state *state; /* --state, or NULL */
     uint64_t out_offset;          /* --out's length: records written */
+    struct bc_warc *warc;         /* --warc, or NULL */
+    int argc;                     /* the command line, for the warcinfo */
+    char **argv;
 };
 
 static volatile sig_atomic_t interrupted, stop_signal;
@@ -478,6 +528,17 @@ static void on_page(void *ctx, const struct bc_crawler_page *p)
         fputs("null", f);
     fprintf(f, ", \"links\": %llu, \"ms\": %llu", (unsigned long long)p->links,
             (unsigned long long)p->ms);
+    char when[32];
+    struct tm tm;
+    gmtime_r(&p->fetched_at, &tm);
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    fprintf(f, ", \"fetched_at\": \"%s\"", when);
+    if (p->warc_file) {
+        fputs(", \"warc_file\": ", f);
+        json_string(f, p->warc_file, strlen(p->warc_file));
+        fprintf(f, ", \"warc_offset\": %llu",
+                (unsigned long long)p->warc_offset);
+    }
     if (p->location) {
         fputs(", \"location\": ", f);
         json_string(f, p->location, p->location_len);
@@ -598,6 +659,15 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
                 c->opt.state_dir, (unsigned long long)si.runs,
                 (unsigned long long)si.refetched);
     }
+    if (c->warc)
+        fprintf(f,
+                "warc                 %s%s: %llu records in %llu files, "
+                "%.2f MiB\n",
+                bc_warc_file(c->warc),
+                c->opt.warc_max_size ? " (the last file)" : "",
+                (unsigned long long)k.warc_records,
+                (unsigned long long)k.warc_files,
+                (double)k.warc_bytes / 1048576.0);
     fprintf(f, "\nadmission (frontier)\n");
     for (int r = 0; r < BC_ADMIT_REASON_COUNT; r++) {
         if (!s.reasons[r])
@@ -685,6 +755,13 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
         fprintf(f, "\"runs\": %llu, \"refetched_after_restart\": %llu, ",
                 (unsigned long long)si.runs, (unsigned long long)si.refetched);
     }
+    if (c->warc)
+        fprintf(f,
+                "\"warc\": {\"files\": %llu, \"records\": %llu, "
+                "\"bytes\": %llu}, ",
+                (unsigned long long)k.warc_files,
+                (unsigned long long)k.warc_records,
+                (unsigned long long)k.warc_bytes);
     fprintf(f,
             "\"bad_url\": {\"unsupported_scheme\": %llu, \"malformed\": "
             "%llu}, ",
@@ -916,7 +993,9 @@ static int open_state(struct crawl *c)
 {
     const struct options *o = &c->opt;
     static char inc[4096], exc[4096];
-    char expect[32], fp[40], lru[32];
+    char expect[32], fp[40], lru[32], warc_max[32];
+    snprintf(warc_max, sizeof(warc_max), "%llu",
+             (unsigned long long)o->warc_max_size);
     snprintf(expect, sizeof(expect), "%llu", (unsigned long long)o->expect);
     snprintf(fp, sizeof(fp), "%.17g", o->fp_rate);
     snprintf(lru, sizeof(lru), "%llu", (unsigned long long)o->lru);
@@ -933,6 +1012,8 @@ static int open_state(struct crawl *c)
         {"--lru", lru},
         {"--user-agent", o->user_agent},
         {"--no-robots", o->no_robots ? "yes" : "no"},
+        {"--warc", o->warc_file ? o->warc_file : ""},
+        {"--warc-max-size", warc_max},
     };
     struct bc_crawl_state_error err;
     enum bc_status st = bc_crawl_state_open(
@@ -978,6 +1059,80 @@ static int resume_out(struct crawl *c)
     return 0;
 }
 
+/* ---- the WARC (--warc) -------------------------------------------------- */
+
+/* Append "name: value\r\n" to a warcinfo block, CR and LF in the value
+ * made spaces (a field is one line). */
+static void warc_field(FILE *f, const char *name, const char *value)
+{
+    fprintf(f, "%s: ", name);
+    for (const char *p = value; *p; p++)
+        fputc(*p == '\r' || *p == '\n' ? ' ' : *p, f);
+    fputs("\r\n", f);
+}
+
+/*
+ * Open --warc: afresh, or with --state on resume at the position the last
+ * commit recorded (cut back to it, appended to). Its warcinfo block names
+ * the software, the format, the command line, the robots policy and the
+ * user agent. Returns 0, or the exit status after a message: 2 for a file
+ * that cannot be created, 1 for one that cannot be resumed.
+ */
+static int open_warc(struct crawl *c)
+{
+    const struct options *o = &c->opt;
+    if (!o->warc_file)
+        return 0;
+    char *info = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&info, &len);
+    if (!f) {
+        fprintf(stderr, "crawl: --warc %s: %s\n", o->warc_file,
+                strerror(errno));
+        return 1;
+    }
+    warc_field(f, "software", "bloomcrawl/" BC_VERSION_STRING);
+    warc_field(f, "format", "WARC File Format 1.1");
+    warc_field(f, "conformsTo",
+               "http://iipc.github.io/warc-specifications/specifications/"
+               "warc-format/warc-1.1/");
+    fputs("options: crawl", f);
+    for (int i = 1; i < c->argc; i++) {
+        fputc(' ', f);
+        for (const char *p = c->argv[i]; *p; p++)
+            fputc(*p == '\r' || *p == '\n' ? ' ' : *p, f);
+    }
+    fputs("\r\n", f);
+    warc_field(f, "robots", o->no_robots ? "ignore" : "obey");
+    warc_field(f, "http-header-user-agent", o->user_agent);
+    if (fclose(f) != 0) {
+        free(info);
+        fprintf(stderr, "crawl: --warc %s: out of memory\n", o->warc_file);
+        return 1;
+    }
+    struct bc_crawl_state_info si;
+    bc_crawl_state_info(c->state, &si);
+    enum bc_status st =
+        si.resumed
+            ? bc_warc_open_at(o->warc_file, o->warc_max_size, info, &si.warc,
+                              &c->warc)
+            : bc_warc_create(o->warc_file, o->warc_max_size, info, &c->warc);
+    int err = errno;
+    free(info);
+    if (st == BC_OK)
+        return 0;
+    if (st == BC_ERR_TRUNCATED)
+        fprintf(stderr,
+                "crawl: --warc %s: shorter than the crawl in %s recorded "
+                "(file %u, %llu bytes): not this crawl's WARC\n",
+                o->warc_file, o->state_dir, si.warc.seq,
+                (unsigned long long)si.warc.offset);
+    else
+        fprintf(stderr, "crawl: --warc %s: %s\n", o->warc_file,
+                st == BC_ERR_IO ? strerror(err) : bc_strerror(st));
+    return si.resumed ? 1 : 2;
+}
+
 /* ---- the loop ----------------------------------------------------------- */
 
 /*
@@ -995,6 +1150,13 @@ static int run(struct crawl *c)
             return 0;
         bool done;
         enum bc_status st = bc_crawler_step(c->crawler, 1000, &done);
+        int err;
+        if (st != BC_OK && bc_crawler_warc_error(c->crawler, &err) != BC_OK) {
+            fprintf(stderr, "crawl: --warc %s: writing failed: %s\n",
+                    bc_warc_file(c->warc),
+                    err ? strerror(err) : bc_strerror(st));
+            return -1;
+        }
         if (st != BC_OK && c->state && st != BC_ERR_NOMEM) {
             state_error(c, st);
             return -1;
@@ -1015,6 +1177,8 @@ int main(int argc, char **argv)
     struct crawl c;
     memset(&c, 0, sizeof(c));
     c.out_fd = -1;
+    c.argc = argc;
+    c.argv = argv;
     int rc = parse_options(argc, argv, &c.opt);
     if (rc == 1)
         usage(stdout);
@@ -1085,6 +1249,9 @@ int main(int argc, char **argv)
     if (o->state_dir && (rc = open_state(&c)) != 0)
         goto out_free;
     cc.state = c.state;
+    if ((rc = open_warc(&c)) != 0)
+        goto out_free;
+    cc.warc = c.warc;
     /* Invalid arguments can only be the frontier's (the seen-test's sizing:
      * --expect, --fp-rate, --lru): --resolve was checked above. */
     st = bc_crawler_create(&cc, &c.crawler);
@@ -1166,7 +1333,14 @@ int main(int argc, char **argv)
         /* Commit and snapshot what the last steps left (a second signal
          * abandons transfers: those stay in flight, fetched on resume). */
         st = bc_crawler_sync(c.crawler);
-        if (st != BC_OK) {
+        int err;
+        if (st != BC_OK && bc_crawler_warc_error(c.crawler, &err) != BC_OK) {
+            fprintf(stderr, "crawl: --warc %s: writing failed: %s\n",
+                    bc_warc_file(c.warc),
+                    err ? strerror(err) : bc_strerror(st));
+            outcome = "failed";
+            rc = 1;
+        } else if (st != BC_OK) {
             state_error(&c, st);
             outcome = "failed";
             rc = 1;
@@ -1201,6 +1375,11 @@ int main(int argc, char **argv)
 
 out_free:
     bc_crawler_free(c.crawler);
+    if (c.warc && bc_warc_free(c.warc) != BC_OK) {
+        fprintf(stderr, "crawl: --warc %s: closing failed: %s\n", o->warc_file,
+                strerror(errno));
+        rc = 1;
+    }
     bc_crawl_state_close(c.state);
     bc_fetcher_global_cleanup();
 out_close:

@@ -67,12 +67,14 @@
  *     (CURLE_OPERATION_TIMEDOUT): the kind of every failure comes from a
  *     result code or from the fetcher's own reason to stop, never from
  *     timings or from curl's message text;
- *   - a maximum body size, counted in the write callback after
- *     decompression (a 10 KB gzip bomb can inflate to gigabytes; the
- *     Content-Length check of CURLOPT_MAXFILESIZE only sees the
- *     compressed size, and only when the server sends one). Exceeding it
- *     aborts the transfer and reports BC_ERR_FETCH_TOO_LARGE: a truncated
- *     page silently taken for a whole one would be a wrong answer. A
+ *   - a maximum body size, counted after decoding (a 10 KB gzip bomb
+ *     can inflate to gigabytes). The body is handed on up to the limit;
+ *     the byte after it aborts the transfer and reports
+ *     BC_ERR_FETCH_TOO_LARGE: a truncated page silently taken for a
+ *     whole one would be a wrong answer. (curl's CURLOPT_MAXFILESIZE is
+ *     not used: it refuses a long Content-Length before the first body
+ *     byte, so an archive would keep a cut body of a chunked response
+ *     and nothing of the same body sent with a Content-Length.) A
  *     transfer added with bc_fetcher_add_truncated() is the exception
  *     asked for: its body is read up to its own limit, whatever
  *     max_body_bytes says, and the transfer then ends successfully,
@@ -88,11 +90,46 @@
  *
  * STREAMING, NO WHOLE-PAGE BUFFER
  * A body is never held whole: each chunk curl hands the write callback is
- * counted, given to on_body, and, for a 2xx text/html or
- * application/xhtml+xml response, pushed into the link extractor
+ * decoded (below), counted, given to on_body, and, for a 2xx text/html
+ * or application/xhtml+xml response, pushed into the link extractor
  * (links.c), which reports links while the rest of the page is still on
- * the wire. Memory per transfer is curl's buffer plus the tokenizer's
+ * the wire. Memory per transfer is curl's buffer, the inflate state
+ * (about 44 KiB while a compressed body streams) and the tokenizer's
  * state.
+ *
+ * THE WIRE, AND DECODING IT OURSELVES
+ * An archive (WARC) keeps a response as it came over the wire: the
+ * status line and header lines as received, the body before content
+ * decoding, with HTTP/1.1's chunked framing. The link extractor needs
+ * the decoded body. If curl decoded, the wire bytes would be gone; if
+ * two transfers were made, the archive would not hold what was parsed.
+ * So there is one code path: curl's decoding is off for every transfer
+ * (CURLOPT_HTTP_CONTENT_DECODING and CURLOPT_HTTP_TRANSFER_DECODING 0:
+ * curl still parses the chunks to find the body's end, and hands them
+ * over framed), the write callback sees the wire bytes, hands them to
+ * on_wire_body when set, and then undoes what curl no longer does:
+ *
+ *     wire bytes --> on_wire_body (archive)
+ *        --> dechunk (Transfer-Encoding: chunked)
+ *        --> inflate (Content-Encoding: gzip | deflate, zlib)
+ *        --> deliver: max_body_bytes, on_body, link extractor
+ *
+ * The fetcher offers only what it decodes ("Accept-Encoding: gzip,
+ * deflate"); a body in any other coding, a corrupt or unfinished
+ * compressed stream, or a malformed chunk fails the transfer with
+ * BC_ERR_FETCH_PROTOCOL, and bytes after the end of a compressed stream
+ * are ignored (as curl did). "deflate" is meant to be a zlib stream but
+ * some servers send a raw deflate stream: as curl does, a zlib header
+ * error on the first body piece starts it again as raw deflate. Bodies
+ * go through inflate in 16 KiB pieces of output, each counted against
+ * max_body_bytes before it is handed on, so a bomb is cut after the
+ * limit, not after it has been inflated whole.
+ * The request head as sent comes from curl's debug callback
+ * (CURLINFO_HEADER_OUT; only when on_wire_head is set, since it needs
+ * CURLOPT_VERBOSE), the response head from the header callback (kept
+ * from the status line of the final response: a 1xx interim response's
+ * lines are dropped when the next status line begins), the peer's
+ * address from CURLINFO_PRIMARY_IP.
  *
  * GLOBAL STATE
  * curl_global_init() touches process-wide state and is not safe to race
@@ -114,6 +151,7 @@
 #include <time.h>
 
 #include <curl/curl.h>
+#include <zlib.h>
 
 #include "bloomcrawl/fetcher.h"
 #include "bloomcrawl/links.h"
@@ -126,6 +164,30 @@
 #define BC_FETCHER_DEFAULT_MAX_HEADER (100u << 10)
 /* Finished transfers kept, with their easy handle, for reuse. */
 #define BC_FETCHER_SPARE 64u
+/* Inflate output piece: decoded bytes are handed on this many at most. */
+#define BC_FETCHER_ZBUF (16u << 10)
+/* What the fetcher offers, and decodes itself (see THE WIRE above). */
+#define BC_FETCHER_ACCEPT_ENCODING "gzip, deflate"
+
+/* A response body's content coding, from Content-Encoding (and a
+ * Transfer-Encoding other than chunked, which is refused too). */
+enum coding { CODING_IDENTITY, CODING_GZIP, CODING_DEFLATE, CODING_OTHER };
+
+/* Where the dechunker is in a chunked body (RFC 9112 7.1). */
+enum chunk_state {
+    CH_SIZE,     /* hex digits of a chunk size */
+    CH_EXT,      /* the rest of the size line (extensions, CR) */
+    CH_DATA,     /* chunk data, ch_left bytes to go */
+    CH_DATA_END, /* the CRLF after chunk data */
+    CH_TRAILER,  /* trailer lines after the last chunk */
+    CH_DONE      /* the empty line after them: the body is over */
+};
+
+/* A growable byte buffer (a request or response head). */
+struct bytes {
+    char *p;
+    size_t len, cap;
+};
 
 struct bc_fetcher;
 
@@ -153,7 +215,23 @@ struct transfer {
     uint64_t retry_after_ms;
     struct bc_links *links;
     uint64_t started_ms; /* when it entered the multi handle */
+    /* Decoding (THE WIRE above). */
+    enum coding coding;
+    bool chunked;
+    enum chunk_state ch_state;
+    bool ch_digits;   /* the size line had a hex digit */
+    uint64_t ch_left; /* chunk size being read, then its bytes left */
+    size_t ch_line;   /* bytes on the current trailer line */
+    z_stream z;       /* valid while z_ready */
+    bool z_ready, z_end, z_raw;
+    /* The wire hand-over (with on_wire_head). */
+    struct bytes req, resp;
+    bool req_done;  /* req ends with its empty line */
+    bool wire_sent; /* on_wire_head was called */
     char errbuf[CURL_ERROR_SIZE];
+    /* Why a callback stopped the transfer: curl then writes its own
+     * "Failure writing output" into errbuf, which this replaces. */
+    char why[CURL_ERROR_SIZE];
 };
 
 struct bc_fetcher {
@@ -168,6 +246,7 @@ struct bc_fetcher {
     struct transfer *spare;
     size_t n_pending, n_active, n_spare;
     bool in_run;
+    unsigned char *zbuf; /* BC_FETCHER_ZBUF bytes of inflate output */
 };
 
 /* --------------------------------------------------------------------- */
@@ -276,6 +355,9 @@ enum bc_status bc_fetcher_create(const struct bc_fetcher_config *config,
         f->resolve = l;
     }
     f->cfg.resolve = NULL; /* the caller's array is not kept */
+    f->zbuf = malloc(BC_FETCHER_ZBUF);
+    if (!f->zbuf)
+        goto out_free;
 
     f->multi = curl_multi_init();
     if (!f->multi)
@@ -311,6 +393,10 @@ static void transfer_clear(struct transfer *t)
     bc_links_free(t->links);
     free(t->location);
     free(t->url);
+    free(t->req.p);
+    free(t->resp.p);
+    if (t->z_ready)
+        inflateEnd(&t->z);
     struct bc_fetcher *f = t->f;
     CURL *easy = t->easy;
     memset(t, 0, sizeof(*t));
@@ -344,6 +430,8 @@ static void transfer_recycle(struct bc_fetcher *f, struct transfer *t)
 
 static size_t on_header(char *data, size_t size, size_t nmemb, void *ud);
 static size_t on_write(char *data, size_t size, size_t nmemb, void *ud);
+static int on_debug(CURL *easy, curl_infotype type, char *data, size_t size,
+                    void *ud);
 
 /* Set every option of a transfer; false when curl is out of memory. */
 static bool transfer_setup(struct bc_fetcher *f, struct transfer *t)
@@ -360,7 +448,15 @@ static bool transfer_setup(struct bc_fetcher *f, struct transfer *t)
     SET(CURLOPT_PROTOCOLS_STR, "http,https");
     SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     SET(CURLOPT_FOLLOWLOCATION, 0L);
-    SET(CURLOPT_ACCEPT_ENCODING, "");
+    /* Offer what we decode, and decode it ourselves (THE WIRE above). */
+    SET(CURLOPT_ACCEPT_ENCODING, BC_FETCHER_ACCEPT_ENCODING);
+    SET(CURLOPT_HTTP_CONTENT_DECODING, 0L);
+    SET(CURLOPT_HTTP_TRANSFER_DECODING, 0L);
+    if (c->on_wire_head) {
+        SET(CURLOPT_DEBUGFUNCTION, on_debug);
+        SET(CURLOPT_DEBUGDATA, (void *)t);
+        SET(CURLOPT_VERBOSE, 1L);
+    }
     SET(CURLOPT_USERAGENT, f->user_agent);
     SET(CURLOPT_PROXY, f->proxy);
     SET(CURLOPT_SHARE, f->share);
@@ -370,9 +466,6 @@ static bool transfer_setup(struct bc_fetcher *f, struct transfer *t)
     SET(CURLOPT_WRITEDATA, (void *)t);
     SET(CURLOPT_CONNECTTIMEOUT_MS, clamp_long(c->connect_timeout_ms));
     SET(CURLOPT_TIMEOUT_MS, clamp_long(c->timeout_ms));
-    if (!t->keep_bytes && c->max_body_bytes &&
-        c->max_body_bytes <= (uint64_t)INT64_MAX)
-        SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_body_bytes);
     if (f->resolve)
         SET(CURLOPT_RESOLVE, f->resolve);
     if (c->http2) {
@@ -558,6 +651,113 @@ static uint64_t bytes_received(const struct transfer *t)
     return t->header_bytes + (body > 0 ? (uint64_t)body : 0);
 }
 
+/* Stop a transfer from a callback with a reason and a text. */
+static void fail(struct transfer *t, enum bc_status why, const char *text)
+{
+    t->abort_why = why;
+    snprintf(t->why, sizeof(t->why), "%s", text);
+}
+
+/* Append n bytes to a buffer; false when out of memory. */
+static bool bytes_add(struct bytes *b, const char *data, size_t n)
+{
+    if (n > SIZE_MAX - b->len)
+        return false;
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 512;
+        while (cap < b->len + n)
+            cap = cap > SIZE_MAX / 2 ? b->len + n : cap * 2;
+        char *p = realloc(b->p, cap);
+        if (!p)
+            return false;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, data, n);
+    b->len += n;
+    return true;
+}
+
+/* curl's debug callback (only with on_wire_head): the request head as
+ * sent. A second head (curl sending the request again on a fresh
+ * connection) replaces the first. */
+static int on_debug(CURL *easy, curl_infotype type, char *data, size_t size,
+                    void *ud)
+{
+    (void)easy;
+    struct transfer *t = ud;
+    if (type != CURLINFO_HEADER_OUT)
+        return 0;
+    if (t->req_done) {
+        t->req.len = 0;
+        t->req_done = false;
+    }
+    if (!bytes_add(&t->req, data, size)) {
+        t->abort_why = BC_ERR_NOMEM; /* seen at the first header line */
+        return 0;
+    }
+    t->req_done = t->req.len >= 4 &&
+                  memcmp(t->req.p + t->req.len - 4, "\r\n\r\n", 4) == 0;
+    return 0;
+}
+
+/* One token of a comma-separated header value, trimmed; advances *v. */
+static size_t next_token(const char **v, const char *end, const char **tok)
+{
+    const char *p = *v;
+    while (p < end && (*p == ' ' || *p == '\t' || *p == ','))
+        p++;
+    const char *q = p;
+    while (q < end && *q != ',')
+        q++;
+    const char *e = q;
+    while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
+        e--;
+    *tok = p;
+    *v = q;
+    return (size_t)(e - p);
+}
+
+static bool token_is(const char *tok, size_t n, const char *word)
+{
+    return n == strlen(word) && ascii_prefix(tok, n, word);
+}
+
+/* Content-Encoding: at most one coding besides identity, gzip (x-gzip)
+ * or deflate; anything else is CODING_OTHER (refused at the first body
+ * byte: a response without a body is fine). */
+static void parse_content_encoding(struct transfer *t, const char *v, size_t n)
+{
+    const char *end = v + n, *tok;
+    size_t len;
+    while ((len = next_token(&v, end, &tok)) > 0 || v < end) {
+        if (len == 0 || token_is(tok, len, "identity"))
+            continue;
+        enum coding c =
+            token_is(tok, len, "gzip") || token_is(tok, len, "x-gzip")
+                ? CODING_GZIP
+            : token_is(tok, len, "deflate") ? CODING_DEFLATE
+                                            : CODING_OTHER;
+        t->coding = t->coding == CODING_IDENTITY ? c : CODING_OTHER;
+    }
+}
+
+/* Transfer-Encoding: chunked (the only transfer coding curl speaks); any
+ * other coding is refused like an unknown content coding. */
+static void parse_transfer_encoding(struct transfer *t, const char *v, size_t n)
+{
+    const char *end = v + n, *tok;
+    size_t len;
+    while ((len = next_token(&v, end, &tok)) > 0 || v < end) {
+        if (len == 0 || token_is(tok, len, "identity"))
+            continue;
+        if (token_is(tok, len, "chunked"))
+            t->chunked = true;
+        else
+            t->coding = CODING_OTHER;
+    }
+}
+
 static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
 {
     struct transfer *t = ud;
@@ -570,12 +770,23 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
 
     if (n > t->f->cfg.max_header_bytes - t->header_bytes) {
         t->abort_why = BC_ERR_FETCH_HEADERS;
-        snprintf(t->errbuf, sizeof(t->errbuf),
-                 "response headers exceed %zu bytes",
+        snprintf(t->why, sizeof(t->why), "response headers exceed %zu bytes",
                  t->f->cfg.max_header_bytes);
         return 0;
     }
     t->header_bytes += n;
+    if (t->abort_why != BC_OK) /* on_debug ran out of memory */
+        return 0;
+    const struct bc_fetcher_config *c = &t->f->cfg;
+    bool status_line = ascii_prefix(data, n, "http/");
+    if (c->on_wire_head && !t->wire_sent) {
+        if (status_line) /* a new response (after 1xx): its head alone */
+            t->resp.len = 0;
+        if (!bytes_add(&t->resp, data, n)) {
+            t->abort_why = BC_ERR_NOMEM;
+            return 0;
+        }
+    }
 
     if (n > 0 && n <= 2 && (data[0] == '\r' || data[0] == '\n')) {
         /* The blank line: the end of a response's headers; a final one
@@ -583,12 +794,34 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
         long code = 0;
         curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
         t->headers_done = code >= 200;
-    } else if (ascii_prefix(data, n, "http/")) {
+        if (t->headers_done && c->on_wire_head && !t->wire_sent) {
+            char *ip = NULL;
+            curl_easy_getinfo(t->easy, CURLINFO_PRIMARY_IP, &ip);
+            struct bc_fetch_wire_head h = {
+                .request = t->req.p ? t->req.p : "",
+                .request_len = t->req.len,
+                .response = t->resp.p,
+                .response_len = t->resp.len,
+                .ip = ip ? ip : "",
+                .http_status = (int)code,
+            };
+            t->wire_sent = true;
+            c->on_wire_head(c->ctx, t->user, &h);
+        }
+    } else if (status_line) {
         /* A new response (after 1xx): forget the previous one's. */
         free(t->location);
         t->location = NULL;
         t->location_len = 0;
         t->has_retry_after = false;
+        t->coding = CODING_IDENTITY;
+        t->chunked = false;
+    } else if (ascii_prefix(data, n, "content-encoding:")) {
+        v = header_value(data, n, 17, &len);
+        parse_content_encoding(t, v, len);
+    } else if (ascii_prefix(data, n, "transfer-encoding:")) {
+        v = header_value(data, n, 18, &len);
+        parse_transfer_encoding(t, v, len);
     } else if (ascii_prefix(data, n, "location:")) {
         v = header_value(data, n, 9, &len);
         char *copy = malloc(len + 1);
@@ -657,41 +890,217 @@ static void start_body(struct transfer *t)
         t->links = NULL;
 }
 
-static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
+/*
+ * Hand n decoded body bytes on: the limits, on_body, the link extractor.
+ * Returns 0 to go on, 1 to stop reading as a success (keep_bytes reached:
+ * the transfer is marked truncated), -1 to abort (abort_why says why).
+ */
+static int deliver(struct transfer *t, const char *data, size_t n)
 {
-    struct transfer *t = ud;
     const struct bc_fetcher_config *c = &t->f->cfg;
-    size_t n = size * nmemb;
-    size_t whole = n; /* what curl must hear back to go on */
+    int rc = 0;
 
     if (t->keep_bytes && n > t->keep_bytes - t->body_bytes) {
         /* Keep what fits, then stop reading: a success, marked. */
         n = (size_t)(t->keep_bytes - t->body_bytes);
         t->truncated = true;
-        whole = 0;
-        if (n == 0)
-            return 0;
+        rc = 1;
     } else if (!t->keep_bytes && c->max_body_bytes &&
                n > c->max_body_bytes - t->body_bytes) {
+        /* Hand on what fits, then abort: the body is too large. */
+        n = (size_t)(c->max_body_bytes - t->body_bytes);
         t->abort_why = BC_ERR_FETCH_TOO_LARGE;
-        snprintf(t->errbuf, sizeof(t->errbuf), "body exceeds %llu bytes",
+        snprintf(t->why, sizeof(t->why), "body exceeds %llu bytes",
                  (unsigned long long)c->max_body_bytes);
-        return 0;
+        rc = -1;
     }
+    if (n == 0)
+        return rc;
     if (!t->body_seen)
         start_body(t);
     t->body_bytes += n;
     if (c->on_body && !c->on_body(c->ctx, t->user, data, n)) {
-        t->abort_why = BC_ERR_FETCH_ABORTED;
-        snprintf(t->errbuf, sizeof(t->errbuf), "aborted by the body callback");
-        return 0;
+        if (rc != -1) { /* not too large already */
+            fail(t, BC_ERR_FETCH_ABORTED, "aborted by the body callback");
+            t->truncated = false;
+        }
+        return -1;
     }
     if (t->links && bc_links_feed(t->links, data, n) != BC_OK) {
         /* The extractor ran out of memory: stop parsing, keep fetching. */
         bc_links_free(t->links);
         t->links = NULL;
     }
-    return whole;
+    return rc;
+}
+
+/* Undo the content coding of n body bytes (the dechunked payload) and
+ * deliver() the result; returns as deliver(). */
+static int decode(struct transfer *t, const char *data, size_t n)
+{
+    if (t->coding == CODING_IDENTITY)
+        return deliver(t, data, n);
+    if (t->coding == CODING_OTHER) {
+        fail(t, BC_ERR_FETCH_PROTOCOL,
+             "unsupported coding (only gzip and deflate are accepted)");
+        return -1;
+    }
+    if (t->z_end || n == 0)
+        return 0; /* bytes after the end of the stream are ignored */
+    if (!t->z_ready) {
+        memset(&t->z, 0, sizeof(t->z));
+        /* gzip: 15 + 16 (gzip wrapper); deflate: 15 (zlib wrapper). */
+        int bits = t->coding == CODING_GZIP ? 15 + 16 : 15;
+        if (inflateInit2(&t->z, bits) != Z_OK) {
+            fail(t, BC_ERR_NOMEM, "out of memory (inflate)");
+            return -1;
+        }
+        t->z_ready = true;
+    }
+    bool fresh = t->z.total_in == 0; /* nothing consumed before this piece */
+    unsigned char *out = t->f->zbuf;
+    t->z.next_in = (Bytef *)(uintptr_t)data;
+    t->z.avail_in = (uInt)n;
+    for (;;) {
+        t->z.next_out = out;
+        t->z.avail_out = BC_FETCHER_ZBUF;
+        int zrc = inflate(&t->z, Z_NO_FLUSH);
+        if (zrc == Z_DATA_ERROR && t->coding == CODING_DEFLATE && !t->z_raw &&
+            fresh && t->z.total_out == 0) {
+            /* "deflate" without its zlib wrapper: again as raw deflate. */
+            t->z_raw = true;
+            if (inflateReset2(&t->z, -15) != Z_OK)
+                break;
+            t->z.next_in = (Bytef *)(uintptr_t)data;
+            t->z.avail_in = (uInt)n;
+            continue;
+        }
+        if (zrc == Z_MEM_ERROR) {
+            fail(t, BC_ERR_NOMEM, "out of memory (inflate)");
+            return -1;
+        }
+        if (zrc != Z_OK && zrc != Z_STREAM_END && zrc != Z_BUF_ERROR)
+            break;
+        size_t have = BC_FETCHER_ZBUF - t->z.avail_out;
+        if (have) {
+            int rc = deliver(t, (const char *)out, have);
+            if (rc)
+                return rc;
+        }
+        if (zrc == Z_STREAM_END) {
+            t->z_end = true;
+            return 0;
+        }
+        if (have == 0 || (t->z.avail_in == 0 && t->z.avail_out != 0))
+            return 0; /* all input taken, all output handed on */
+    }
+    snprintf(t->why, sizeof(t->why), "corrupt %s body%s%s",
+             t->coding == CODING_GZIP ? "gzip" : "deflate",
+             t->z.msg ? ": " : "", t->z.msg ? t->z.msg : "");
+    t->abort_why = BC_ERR_FETCH_PROTOCOL;
+    return -1;
+}
+
+static int hex_digit(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}
+
+/* Take the chunked framing off n wire bytes and decode() the chunk data;
+ * returns as deliver(). curl has parsed the same bytes to find the end
+ * of the body, so a framing error here is one curl would see as well. */
+static int dechunk(struct transfer *t, const char *data, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        char ch = data[i];
+        switch (t->ch_state) {
+        case CH_SIZE: {
+            int d = hex_digit(ch);
+            if (d >= 0) {
+                if (t->ch_left > (UINT64_MAX >> 4))
+                    goto bad;
+                t->ch_left = t->ch_left * 16 + (uint64_t)d;
+                t->ch_digits = true;
+                i++;
+                continue;
+            }
+            if (!t->ch_digits || (ch != '\n' && ch != '\r' && ch != ';' &&
+                                  ch != ' ' && ch != '\t'))
+                goto bad;
+            t->ch_state = CH_EXT; /* it takes this byte: '\n' ends */
+            continue;
+        }
+        case CH_EXT:
+            i++;
+            if (ch != '\n')
+                continue;
+            t->ch_digits = false;
+            t->ch_line = 0;
+            t->ch_state = t->ch_left ? CH_DATA : CH_TRAILER;
+            continue;
+        case CH_DATA: {
+            size_t k = n - i;
+            if ((uint64_t)k > t->ch_left)
+                k = (size_t)t->ch_left;
+            int rc = decode(t, data + i, k);
+            if (rc)
+                return rc;
+            i += k;
+            t->ch_left -= k;
+            if (t->ch_left == 0)
+                t->ch_state = CH_DATA_END;
+            continue;
+        }
+        case CH_DATA_END:
+            i++;
+            if (ch == '\r')
+                continue;
+            if (ch != '\n')
+                goto bad;
+            t->ch_state = CH_SIZE;
+            continue;
+        case CH_TRAILER:
+            i++;
+            if (ch == '\r')
+                continue;
+            if (ch != '\n') {
+                t->ch_line++;
+                continue;
+            }
+            if (t->ch_line == 0)
+                t->ch_state = CH_DONE;
+            t->ch_line = 0;
+            continue;
+        case CH_DONE:
+            return 0;
+        }
+    }
+    return 0;
+bad:
+    fail(t, BC_ERR_FETCH_PROTOCOL, "malformed chunked body");
+    return -1;
+}
+
+static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct transfer *t = ud;
+    const struct bc_fetcher_config *c = &t->f->cfg;
+    size_t n = size * nmemb;
+
+    if (c->on_wire_body && n > 0 &&
+        !c->on_wire_body(c->ctx, t->user, data, n)) {
+        fail(t, BC_ERR_FETCH_ABORTED, "aborted by the wire callback");
+        return 0;
+    }
+    int rc = t->chunked ? dechunk(t, data, n) : decode(t, data, n);
+    return rc == 0 ? n : 0;
 }
 
 /* --------------------------------------------------------------------- */
@@ -781,6 +1190,14 @@ static void finish(struct bc_fetcher *f, struct transfer *t, CURLcode code)
     r.status = t->abort_why != BC_OK ? t->abort_why
                : t->truncated        ? BC_OK
                                      : map_curl(t, code);
+    if (r.status == BC_OK && !t->truncated && t->z_ready && !t->z_end) {
+        /* A complete response whose compressed body stopped short. */
+        r.status = BC_ERR_FETCH_PROTOCOL;
+        snprintf(t->errbuf, sizeof(t->errbuf), "%s body ends early",
+                 t->coding == CODING_GZIP ? "gzip" : "deflate");
+    }
+    if (t->abort_why != BC_OK && t->why[0])
+        memcpy(t->errbuf, t->why, sizeof(t->errbuf));
     r.truncated = t->truncated && r.status == BC_OK;
     if (r.status != BC_OK && !t->errbuf[0]) {
         const char *s =
@@ -1012,6 +1429,7 @@ void bc_fetcher_free(struct bc_fetcher *f)
     if (f->share)
         curl_share_cleanup(f->share);
     curl_slist_free_all(f->resolve);
+    free(f->zbuf);
     free(f->proxy);
     free(f->user_agent);
     free(f);

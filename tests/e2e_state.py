@@ -35,7 +35,17 @@ The parts:
             --out; 2 <= runs <= runs started; --out ends with a newline.
             Then the finished state run again (without --quiet): exit 0,
             outcome complete, nothing requested, --out unchanged, its
-            report says "refetched after restart S".
+            report says "refetched after restart S".  The runs write
+            --warc FILE.warc.gz (issue 13): after the last one every gzip
+            member is whole (no torn record), every record's length and
+            digests check out (hashlib), one warcinfo opens the file and
+            no other follows, requests and responses pair by
+            WARC-Concurrent-To, and each --out record with a warc_file has
+            exactly one response record for its URL in the file, the one
+            at its warc_offset; the finished run again leaves the WARC as
+            it was; every --out record has fetched_at, the WARC-Date of its
+            response record.  (tests/e2e_warc.py reads it with an outside
+            reader.)
   sigint    SIGINT once a third of the pages are in --out: exit 130,
             outcome interrupted; the same command again: exit 0, the
             checker passes without tolerance (no request twice),
@@ -58,8 +68,9 @@ The parts:
             name the last pid that held it).  A directory that is not a
             state (other files; a foreign SQLite crawl.db) and a regular
             file: exit 1, a message naming it, untouched (lock included).
-            --scope, --expect, --user-agent, --no-robots, --exclude changed:
-            exit 2, "--OPTION differs", untouched.  Then the state resumed
+            --scope, --expect, --user-agent, --no-robots, --exclude,
+            --warc, --warc-max-size changed: exit 2, "--OPTION differs",
+            untouched.  Then the state resumed
             with --max-pages 60 and --concurrency 4: exit 0, outcome limit,
             60 pages and 60 records (counters continue), runs 2, no page
             requested twice over both runs.
@@ -78,7 +89,9 @@ Nothing here contacts an address outside 127.0.0.0/8.  Every process is
 waited for with a time limit: a crawl that hangs is killed and fails the
 test, it never hangs it.
 """
+import base64
 import collections
+import hashlib
 import json
 import os
 import random
@@ -92,6 +105,7 @@ import sys
 import tempfile
 import time
 import traceback
+import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_check import check, summary  # noqa: E402
@@ -325,6 +339,95 @@ def judge_resumed(name, sitedir, log, out, stats, kills):
     return s
 
 
+# -- the WARC of a resumed crawl ---------------------------------------------
+
+def read_warc(path):
+    """The records of a .warc.gz: (offset of its gzip member, header
+    fields, block), each member inflated whole and each record's
+    Content-Length and digests checked; a torn member or a bad record
+    fails the one check and ends the list there."""
+    data = read_bytes(path) or b""
+    recs, pos = [], 0
+
+    def b32sha1(b):
+        return "sha1:" + base64.b32encode(hashlib.sha1(b).digest()).decode()
+
+    while pos < len(data):
+        d, parts, p = zlib.decompressobj(31), [], pos
+        while not d.eof and p < len(data):
+            parts.append(d.decompress(data[p:p + 65536]))
+            p += 65536
+        if not d.eof:
+            break
+        end = min(p, len(data)) - len(d.unused_data)
+        rec = b"".join(parts)
+        head, sep, rest = rec.partition(b"\r\n\r\n")
+        lines = head.decode("utf-8", "replace").split("\r\n")
+        fields = dict(ln.split(": ", 1) for ln in lines[1:] if ": " in ln)
+        n = int(fields.get("Content-Length", "-1"))
+        block = rest[:n]
+        ok = lines[0] == "WARC/1.1" and sep and len(rest) == n + 4 and \
+            rest[n:] == b"\r\n\r\n" and \
+            fields.get("WARC-Block-Digest") == b32sha1(block)
+        if ok and "WARC-Payload-Digest" in fields:
+            ok = fields["WARC-Payload-Digest"] == b32sha1(
+                block.partition(b"\r\n\r\n")[2])
+        if not ok:
+            break
+        recs.append((pos, fields, block))
+        pos = end
+    check(pos == len(data) and recs,
+          "warc: %s: %d records, each a whole gzip member with its length, "
+          "framing and digests right (stopped at %d of %d bytes)"
+          % (path, len(recs), pos, len(data)))
+    return recs
+
+
+def check_warc(name, out, warc):
+    """The WARC of a crawl that was killed and resumed against its --out
+    (see kill9 above)."""
+    recs = read_warc(warc)
+    types = [f.get("WARC-Type") for _, f, _ in recs]
+    check(types[:1] == ["warcinfo"] and "warcinfo" not in types[1:],
+          "%s: one warcinfo, first (%d records)" % (name, len(recs)))
+    by_id = {f.get("WARC-Record-ID"): f for _, f, _ in recs}
+    unpaired = [f.get("WARC-Record-ID") for _, f, _ in recs[1:]
+                if by_id.get(f.get("WARC-Concurrent-To"), {}).get(
+                    "WARC-Concurrent-To") != f.get("WARC-Record-ID")]
+    check(not unpaired and types.count("request") == types.count("response"),
+          "%s: requests and responses pair both ways (%d unpaired)"
+          % (name, len(unpaired)))
+    at = {pos: f for pos, f, _ in recs}
+    responses = collections.Counter(
+        f.get("WARC-Target-URI") for _, f, _ in recs
+        if f.get("WARC-Type") == "response")
+    bad, records = [], 0
+    with open(out, "rb") as f:
+        for line in f:
+            r = json.loads(line)
+            if not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ",
+                                r.get("fetched_at", "")):
+                bad.append(("fetched_at", r["url"], r.get("fetched_at")))
+            if "warc_file" not in r:
+                if "error" not in r:
+                    bad.append(("no record", r["url"]))
+                continue
+            records += 1
+            rec = at.get(r["warc_offset"], {})
+            if r["warc_file"] != warc or \
+                    rec.get("WARC-Type") != "response" or \
+                    rec.get("WARC-Target-URI") != r["url"] or \
+                    rec.get("WARC-Date") != r["fetched_at"] or \
+                    responses[r["url"]] != 1:
+                bad.append((r["url"], r["warc_offset"],
+                            responses[r["url"]]))
+    check(records > 0 and not bad,
+          "%s: every --out record has a fetched_at; each of the %d with a "
+          "warc_file has exactly one response record, at its warc_offset, "
+          "its WARC-Date the fetched_at (%d wrong: %s)"
+          % (name, records, len(bad), bad[:3]))
+
+
 # -- kill -9 and resume ------------------------------------------------------
 
 def wait_trigger(run, what, rng, lines, state, step):
@@ -380,7 +483,8 @@ def kill9(sitedir, work, manifest):
         "state", "out.jsonl", "stats.json", "access.log"))
     rng = random.Random(SEED)
     server = Server(sitedir, log)
-    cmd = crawl(state, out, stats, server)
+    warc = os.path.join(d, "crawl.warc.gz")
+    cmd = crawl(state, out, stats, server, warc=warc)
     required = manifest["scopes"]["domain"]["pages"]
     step = max(2, required // (2 * KILLS))
     rest = ["start", "delay", "delay", "out", "out", "out", "wal", "wal",
@@ -420,7 +524,9 @@ def kill9(sitedir, work, manifest):
     check(kills >= 10, "kill9: at least 10 kills landed before the end (%d)"
           % kills)
     if ok:
+        check_warc("kill9", out, warc)
         size, out_bytes = server.log_size(), read_bytes(out)
+        warc_bytes = read_bytes(warc)
         again = Run([a for a in cmd if a != "--quiet"], d, "finished")
         again.wait()
         m = re.search(r"refetched after restart\s+(\d+)", again.stdout())
@@ -431,6 +537,7 @@ def kill9(sitedir, work, manifest):
               "complete (%s, %r)" % (again.rc, s2.get("outcome")))
         check(server.log_size() == size and read_bytes(out) == out_bytes,
               "kill9: ... and requests nothing, --out unchanged")
+        check(read_bytes(warc) == warc_bytes, "kill9: ... --warc unchanged")
         check(s2.get("pages") == s.get("pages") and
               s2.get("runs") == s.get("runs", -1) + 1,
               "kill9: ... pages unchanged (%r), runs one more (%r -> %r)"
@@ -684,7 +791,10 @@ def refusals(sitedir, work):
             ("expect", {"expect": "5000"}, []),
             ("user-agent", {"user_agent": "otherbot/1.0 (+test)"}, []),
             ("no-robots", {"no_robots": True}, []),
-            ("exclude", {"exclude": "*/calendar/*"}, [])):
+            ("exclude", {"exclude": "*/calendar/*"}, []),
+            ("warc", {"warc": os.path.join(d, "x.warc.gz")}, []),
+            ("warc-max-size", {"warc_max_size": "1M"},
+             ["was 0", "now 1048576"])):
         state = copy("config-" + opt)
         attempt("config-" + opt, state, 2,
                 ["--%s differs from the crawl in" % opt, state] + msgs,

@@ -36,6 +36,19 @@ connection. Each route shows one kind of result the fetcher must report:
   /retry-huge     429 with Retry-After: 999999
   /fan/N          200 text/html linking /fan/10N .. /fan/10N+9 (endless)
 
+The wire (bodies sent coded; /wire/NAME answers 200
+application/octet-stream with exactly the body bytes route /NAME sent,
+framing included, so a test can compare what it received on the wire):
+  /chunked        200 text/html, chunked in 7-byte chunks, one chunk
+                  extension and a trailer line
+  /gzip-chunked   200 text/html, gzip, chunked
+  /deflate        200 text/html, Content-Encoding: deflate (zlib stream)
+  /deflate-raw    200 text/html, Content-Encoding: deflate, raw deflate
+  /gzip-corrupt   200, gzip whose deflate data is damaged in the middle
+  /gzip-short     200, gzip cut before its end (Content-Length agrees)
+  /brotli         200, Content-Encoding: br (not offered, not decoded)
+  /early-hints    103 Early Hints (a Link header), then 200 text/html
+
 Options: --robots MODE serves /robots.txt as 404 (default), 503, or
 big (600 KiB: "User-agent: *", "Disallow: /private", then comments;
 ?chunked=1 style chunked when MODE is big-chunked), closed (the
@@ -52,6 +65,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -68,6 +82,37 @@ OK_HTML = b"""<!DOCTYPE html><html><head><title>ok</title>
 GZIP_HTML = b"""<html><body><a href="/gz1">gz1</a>
 <a href="/gz2">gz2</a></body></html>
 """
+
+
+def chunk_frame(body, size=7):
+    """body in chunks of size bytes, the second with an extension, and a
+    trailer line after the last chunk."""
+    out = b""
+    for n, i in enumerate(range(0, len(body), size)):
+        part = body[i:i + size]
+        ext = b";ext=1" if n == 1 else b""
+        out += b"%x%s\r\n%s\r\n" % (len(part), ext, part)
+    return out + b"0\r\nX-Trailer: yes\r\n\r\n"
+
+
+def raw_deflate(data):
+    c = zlib.compressobj(6, zlib.DEFLATED, -15)
+    return c.compress(data) + c.flush()
+
+
+GZIP_BODY = gzip.compress(GZIP_HTML, mtime=0)
+CORRUPT = bytearray(gzip.compress(OK_HTML * 20, mtime=0))
+CORRUPT[40:60] = b"\xff" * 20
+# route -> (Content-Encoding or None, chunked, body bytes as sent)
+WIRE = {
+    "chunked": (None, True, chunk_frame(OK_HTML)),
+    "gzip-chunked": ("gzip", True, chunk_frame(GZIP_BODY, 10)),
+    "deflate": ("deflate", False, zlib.compress(GZIP_HTML)),
+    "deflate-raw": ("deflate", False, raw_deflate(GZIP_HTML)),
+    "gzip-corrupt": ("gzip", False, bytes(CORRUPT)),
+    "gzip-short": ("gzip", False, GZIP_BODY[:-12]),
+    "brotli": ("br", False, b"\x0b\x02\x80hello\x03"),
+}
 
 
 ROBOTS_MODE = "404"
@@ -214,8 +259,31 @@ class Handler(BaseHTTPRequestHandler):
                 pass
             self.close_connection = True
         elif path == "/gzip":
-            self.send_body(200, html, gzip.compress(GZIP_HTML),
+            self.send_body(200, html, GZIP_BODY,
                            [("Content-Encoding", "gzip")])
+        elif path[1:] in WIRE:
+            coding, chunked, body = WIRE[path[1:]]
+            self.send_response(200)
+            self.send_header("Content-Type", html)
+            if coding:
+                self.send_header("Content-Encoding", coding)
+            if chunked:
+                self.send_header("Transfer-Encoding", "chunked")
+            else:
+                self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        elif path.startswith("/wire/"):
+            name = path[len("/wire/"):]
+            body = GZIP_BODY if name == "gzip" else WIRE[name][2]
+            self.send_body(200, "application/octet-stream", body)
+        elif path == "/early-hints":
+            body = b'<html><a href="/hinted">h</a></html>'
+            self.raw(b"HTTP/1.1 103 Early Hints\r\n"
+                     b"Link: </style.css>; rel=preload\r\n\r\n"
+                     b"HTTP/1.1 200 OK\r\n"
+                     b"Content-Type: text/html\r\n"
+                     b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
         elif path == "/gzip-bomb":
             self.send_body(200, "application/octet-stream",
                            gzip.compress(b"\0" * (2 << 20)),

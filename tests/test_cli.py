@@ -224,6 +224,10 @@ bad_values = [
     ("crawl", ["--resolve", "garbage", URL], "--resolve"),
     ("crawl", ["--resolve", "a.test:99999:127.0.0.1", URL], "--resolve"),
     ("crawl", ["--resolve", "a.test:80:", URL], "--resolve"),
+    ("crawl", ["--warc-max-size", "10X", URL], "--warc-max-size"),
+    ("crawl", ["--warc-max-size", "1KiB", URL], "--warc-max-size"),
+    ("crawl", ["--warc-max-size", "99999999999G", URL], "--warc-max-size"),
+    ("crawl", ["--warc", "", URL], "--warc"),
     ("urldedup", ["--expect", "1e12", "--fp-rate", "1e-300"], "--fp-rate"),
     ("urldedup", ["--lru", "x"], "--lru"),
     ("bloomcalc", ["-n", "1e12", "-p", "1e-300"], "-p"),
@@ -239,13 +243,17 @@ rc, _, err = run("crawl", "--resolve", "a.test:80:127.0.0.1", "--resolve",
                  "--help")
 check(rc == 0, "crawl accepts curl's --resolve forms (HOST:PORT:ADDR[,ADDR],"
       " +, -, [IPv6])")
+rc, _, err = run("crawl", "--warc-max-size", "0", "--warc-max-size", "5K",
+                 "--warc-max-size", "3m", "--warc-max-size", "1G",
+                 "--warc-max-size=1048576", "--help")
+check(rc == 0, "crawl accepts --warc-max-size BYTES with K, M, G suffixes")
 
 # Output paths are checked before any work: the server sees no request.
 with tempfile.TemporaryDirectory() as d:
     server = CountingServer()
     seed = "http://127.0.0.1:%d/" % server.port
     missing = os.path.join(d, "no-such-dir", "file")
-    for opt in ("--out", "--stats-json"):
+    for opt in ("--out", "--stats-json", "--warc"):
         for path in (missing, d):
             rc, _, err = run("crawl", "--quiet", "--delay", "0", opt, path,
                              seed, timeout=20)

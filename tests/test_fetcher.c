@@ -51,7 +51,8 @@ static int server_stop(void **state)
 /* ------------------------------------------------------------------ */
 /* Collecting results.                                                 */
 
-#define TEXT 512
+#define TEXT     512
+#define WIRE_CAP (64 << 10)
 
 struct got {
     bool done;
@@ -65,11 +66,20 @@ struct got {
     char links_text[4096]; /* "FLAGS href base\n" per link */
     char body[256];        /* the first bytes of the body */
     size_t body_len;
+    /* The whole decoded body (on_body) and the wire (on_wire_*), up to
+     * their buffers' sizes; the totals count every byte. */
+    char all[WIRE_CAP];
+    size_t all_len;
+    char wire[WIRE_CAP];
+    size_t wire_len, wire_total;
+    char req[TEXT * 4], resp[TEXT * 4], ip[64];
+    int wire_heads, wire_head_http;
 };
 
 struct ctx {
     int add_more;   /* on_done adds this many more /ok fetches */
     int body_abort; /* on_body returns false */
+    int wire_abort; /* on_wire_body returns false */
     struct bc_fetcher *f;
     int done_calls;
     enum bc_status run_in_cb; /* bc_fetcher_run from a callback */
@@ -151,7 +161,40 @@ static bool on_body(void *c, void *user, const void *data, size_t len)
     memcpy(g->body + g->body_len, data, n);
     g->body_len += n;
     g->body[g->body_len] = 0;
+    n = len < WIRE_CAP - g->all_len ? len : WIRE_CAP - g->all_len;
+    memcpy(g->all + g->all_len, data, n);
+    g->all_len += n;
     return !ctx->body_abort;
+}
+
+static void on_wire_head(void *c, void *user,
+                         const struct bc_fetch_wire_head *h)
+{
+    (void)c;
+    struct got *g = user;
+    g->wire_heads++;
+    assert_int_equal(g->wire_len, 0); /* before any body byte */
+    assert_int_equal(g->all_len, 0);
+    assert_true(h->request_len < sizeof(g->req));
+    assert_true(h->response_len < sizeof(g->resp));
+    memcpy(g->req, h->request, h->request_len);
+    g->req[h->request_len] = 0;
+    memcpy(g->resp, h->response, h->response_len);
+    g->resp[h->response_len] = 0;
+    snprintf(g->ip, sizeof(g->ip), "%s", h->ip);
+    g->wire_head_http = h->http_status;
+}
+
+static bool on_wire_body(void *c, void *user, const void *data, size_t len)
+{
+    struct ctx *ctx = c;
+    struct got *g = user;
+    assert_int_equal(g->wire_heads, 1);
+    size_t n = len < WIRE_CAP - g->wire_len ? len : WIRE_CAP - g->wire_len;
+    memcpy(g->wire + g->wire_len, data, n);
+    g->wire_len += n;
+    g->wire_total += len;
+    return !ctx->wire_abort;
 }
 
 static void config_for_tests(struct bc_fetcher_config *cfg, struct ctx *ctx)
@@ -892,6 +935,174 @@ static void test_add_from_on_done(void **state)
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* The wire hand-over and the fetcher's own decoding.                  */
+
+static void config_wire(struct bc_fetcher_config *cfg, struct ctx *ctx)
+{
+    config_for_tests(cfg, ctx);
+    cfg->on_wire_head = on_wire_head;
+    cfg->on_wire_body = on_wire_body;
+}
+
+static const char gzip_html[] = "<html><body><a href=\"/gz1\">gz1</a>\n"
+                                "<a href=\"/gz2\">gz2</a></body></html>\n";
+
+/* Each coded route: the wire bytes are exactly what the server sent
+ * (/wire/NAME serves them plain), the decoded body is the plain page,
+ * its links are found, and the heads are as sent and as received. */
+static void test_wire_bytes_and_decoding(void **state)
+{
+    (void)state;
+    static struct got plain, g, sent; /* large: not on the stack */
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    config_for_tests(&cfg, &ctx);
+    fetch(&cfg, "/ok", &plain);
+    assert_int_equal(plain.status, BC_OK);
+    static const struct {
+        const char *name;
+        const char *coding; /* the Content-Encoding line, or NULL */
+        bool chunked, gz;   /* gz: the page is gzip_html, else /ok's */
+    } cases[] = {
+        {"gzip", "Content-Encoding: gzip\r\n", false, true},
+        {"chunked", NULL, true, false},
+        {"gzip-chunked", "Content-Encoding: gzip\r\n", true, true},
+        {"deflate", "Content-Encoding: deflate\r\n", false, true},
+        {"deflate-raw", "Content-Encoding: deflate\r\n", false, true},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "/wire/%s", cases[i].name);
+        config_for_tests(&cfg, &ctx);
+        fetch(&cfg, path, &sent);
+        assert_int_equal(sent.http, 200);
+
+        snprintf(path, sizeof(path), "/%s", cases[i].name);
+        config_wire(&cfg, &ctx);
+        fetch(&cfg, path, &g);
+        if (g.status != BC_OK)
+            print_error("%s: %s\n", path, g.error);
+        assert_int_equal(g.status, BC_OK);
+        assert_int_equal(g.http, 200);
+        /* The wire: byte for byte what was sent. */
+        assert_int_equal(g.wire_heads, 1);
+        assert_int_equal(g.wire_total, sent.all_len);
+        assert_memory_equal(g.wire, sent.all, sent.all_len);
+        /* Decoded: the page, its links. */
+        const char *page = cases[i].gz ? gzip_html : plain.all;
+        size_t page_len = cases[i].gz ? strlen(gzip_html) : plain.all_len;
+        assert_int_equal(g.body_bytes, page_len);
+        assert_int_equal(g.all_len, page_len);
+        assert_memory_equal(g.all, page, page_len);
+        assert_true(g.parsed);
+        assert_int_equal(g.links, cases[i].gz ? 2 : 4);
+        assert_non_null(
+            strstr(g.links_text, cases[i].gz ? " /gz2 " : " /page1 "));
+        /* The request head as sent. */
+        char want[128];
+        snprintf(want, sizeof(want), "GET %s HTTP/1.1\r\n", path);
+        assert_memory_equal(g.req, want, strlen(want));
+        assert_non_null(
+            strstr(g.req, "\r\nAccept-Encoding: gzip, deflate\r\n"));
+        assert_non_null(strstr(g.req, "\r\nUser-Agent: bloomcrawl/"));
+        assert_string_equal(g.req + strlen(g.req) - 4, "\r\n\r\n");
+        /* The response head as received. */
+        assert_memory_equal(g.resp, "HTTP/1.1 200 OK\r\n", 17);
+        assert_string_equal(g.resp + strlen(g.resp) - 4, "\r\n\r\n");
+        assert_int_equal(strstr(g.resp, "\r\n\r\n") + 4 - g.resp,
+                         strlen(g.resp)); /* one head only */
+        if (cases[i].coding)
+            assert_non_null(strstr(g.resp, cases[i].coding));
+        assert_int_equal(strstr(g.resp, "Transfer-Encoding: chunked\r\n") !=
+                             NULL,
+                         cases[i].chunked);
+        assert_string_equal(g.ip, "127.0.0.1");
+        assert_int_equal(g.wire_head_http, 200);
+    }
+}
+
+/* A body whose coding cannot be undone is a protocol failure, with or
+ * without the wire callbacks; the transfer never crashes. */
+static void test_coding_errors(void **state)
+{
+    (void)state;
+    static const char *const paths[] = {"/gzip-corrupt", "/gzip-short",
+                                        "/brotli", "/bad-gzip"};
+    static struct got g;
+    for (int wire = 0; wire < 2; wire++) {
+        for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+            struct ctx ctx = {0};
+            struct bc_fetcher_config cfg;
+            if (wire)
+                config_wire(&cfg, &ctx);
+            else
+                config_for_tests(&cfg, &ctx);
+            fetch(&cfg, paths[i], &g);
+            if (g.status != BC_ERR_FETCH_PROTOCOL)
+                print_error("%s: %s (%s)\n", paths[i], bc_strerror(g.status),
+                            g.error);
+            assert_int_equal(g.status, BC_ERR_FETCH_PROTOCOL);
+            assert_int_equal(g.http, 200);
+            assert_true(g.error[0] != 0);
+            assert_int_equal(g.wire_heads, wire);
+        }
+    }
+    /* The texts say what went wrong. */
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    config_for_tests(&cfg, &ctx);
+    fetch(&cfg, "/gzip-short", &g);
+    assert_string_equal(g.error, "gzip body ends early");
+    fetch(&cfg, "/brotli", &g);
+    assert_non_null(strstr(g.error, "unsupported coding"));
+    fetch(&cfg, "/gzip-corrupt", &g);
+    assert_non_null(strstr(g.error, "corrupt gzip body"));
+}
+
+/* A 103 interim response: the head handed over is the final one's. */
+static void test_wire_interim_response(void **state)
+{
+    (void)state;
+    static struct got g;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    config_wire(&cfg, &ctx);
+    fetch(&cfg, "/early-hints", &g);
+    assert_int_equal(g.status, BC_OK);
+    assert_int_equal(g.http, 200);
+    assert_int_equal(g.wire_heads, 1);
+    assert_string_equal(g.resp, "HTTP/1.1 200 OK\r\n"
+                                "Content-Type: text/html\r\n"
+                                "Content-Length: 36\r\n\r\n");
+    assert_int_equal(g.links, 1);
+    assert_int_equal(g.wire_total, 36);
+}
+
+/* A gzip bomb is cut at max_body_bytes of decoded body (handed on up to
+ * the limit exactly), having read a small part of its wire bytes; a
+ * wire callback that says stop aborts the transfer. */
+static void test_wire_limits(void **state)
+{
+    (void)state;
+    static struct got g;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    config_wire(&cfg, &ctx);
+    cfg.max_body_bytes = 1u << 20;
+    fetch(&cfg, "/gzip-bomb", &g);
+    assert_int_equal(g.status, BC_ERR_FETCH_TOO_LARGE);
+    assert_int_equal(g.body_bytes, 1u << 20);
+    assert_int_equal(g.wire_heads, 1);
+    assert_true(g.wire_total > 0 && g.wire_total < (64u << 10));
+
+    cfg.max_body_bytes = 0;
+    ctx.wire_abort = 1;
+    fetch(&cfg, "/gzip", &g);
+    assert_int_equal(g.status, BC_ERR_FETCH_ABORTED);
+    assert_int_equal(g.body_bytes, 0);
+}
+
 static void test_api(void **state)
 {
     (void)state;
@@ -975,6 +1186,10 @@ int main(void)
         cmocka_unit_test(test_error_kinds),
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_tls),
+        cmocka_unit_test(test_wire_bytes_and_decoding),
+        cmocka_unit_test(test_coding_errors),
+        cmocka_unit_test(test_wire_interim_response),
+        cmocka_unit_test(test_wire_limits),
     };
     return bc_test_status(
         cmocka_run_group_tests(tests, server_start, server_stop));

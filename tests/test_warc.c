@@ -13,15 +13,14 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/sha.h>
-#include <zlib.h>
-
 #include "bloomcrawl/warc.h"
+#include "warc_reader.h"
 
 static char base[256];
 static char path[400];
@@ -31,171 +30,6 @@ static const char *new_path(const char *ext)
 {
     snprintf(path, sizeof(path), "%s/w%d%s", base, ++serial, ext);
     return path;
-}
-
-/* RFC 4648 base32 of a SHA-1, written bit by bit: an encoder independent
- * of the writer's. */
-static void b32(const unsigned char d[20], char out[33])
-{
-    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-    for (int i = 0; i < 32; i++) {
-        int v = 0;
-        for (int b = 0; b < 5; b++) {
-            int bit = i * 5 + b;
-            v = v * 2 + ((d[bit / 8] >> (7 - bit % 8)) & 1);
-        }
-        out[i] = a[v];
-    }
-    out[32] = '\0';
-}
-
-static void sha1_b32(const void *p, size_t n, char out[33])
-{
-    unsigned char d[20];
-    SHA1(p, n, d);
-    b32(d, out);
-}
-
-static unsigned char *slurp(const char *name, size_t *n)
-{
-    FILE *f = fopen(name, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    rewind(f);
-    unsigned char *p = malloc((size_t)len + 1);
-    assert_non_null(p);
-    assert_int_equal(fread(p, 1, (size_t)len, f), (size_t)len);
-    fclose(f);
-    p[len] = '\0'; /* parse() looks for header ends with strstr() */
-    *n = (size_t)len;
-    return p;
-}
-
-/* Inflate every gzip member of a file, one after the other; *members and
- * member_starts[] (compressed offsets) tell where each began. */
-static unsigned char *gunzip_all(const unsigned char *in, size_t n,
-                                 size_t *out_n, int *members,
-                                 size_t *member_starts)
-{
-    size_t cap = 1 << 20, len = 0, pos = 0;
-    unsigned char *out = malloc(cap);
-    assert_non_null(out);
-    *members = 0;
-    while (pos < n) {
-        z_stream z = {0};
-        assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
-        member_starts[(*members)++] = pos;
-        z.next_in = (unsigned char *)(uintptr_t)(in + pos);
-        z.avail_in = (uInt)(n - pos);
-        int rc;
-        do {
-            if (cap - len < 65536) {
-                cap *= 2;
-                out = realloc(out, cap);
-                assert_non_null(out);
-            }
-            z.next_out = out + len;
-            z.avail_out = (uInt)(cap - len);
-            rc = inflate(&z, Z_NO_FLUSH);
-            assert_true(rc == Z_OK || rc == Z_STREAM_END);
-            len = (size_t)(z.next_out - out);
-        } while (rc != Z_STREAM_END);
-        pos = n - z.avail_in;
-        inflateEnd(&z);
-    }
-    out[len] = '\0'; /* room: the loop keeps 64 KiB free */
-    *out_n = len;
-    return out;
-}
-
-struct rec {
-    char type[16];
-    char id[64];
-    char concurrent[64];
-    char uri[256];
-    char ip[64];
-    bool truncated;
-    char block_digest[64];
-    char payload_digest[64];
-    const unsigned char *block;
-    size_t block_len;
-};
-
-static void field(const char *h, size_t hn, const char *name, char *out,
-                  size_t cap)
-{
-    out[0] = '\0';
-    size_t m = strlen(name);
-    for (const char *p = h; p < h + hn;) {
-        const char *eol = strstr(p, "\r\n");
-        if (!eol || eol > h + hn)
-            return;
-        if ((size_t)(eol - p) > m && strncmp(p, name, m) == 0 && p[m] == ':') {
-            size_t v = (size_t)(eol - p) - m - 2;
-            assert_true(v < cap);
-            memcpy(out, p + m + 2, v);
-            out[v] = '\0';
-            return;
-        }
-        p = eol + 2;
-    }
-}
-
-/* Parse the records of an uncompressed WARC; checks framing and digests. */
-static int parse(const unsigned char *p, size_t n, struct rec *recs, int max)
-{
-    int count = 0;
-    size_t pos = 0;
-    while (pos < n) {
-        assert_true(count < max);
-        assert_memory_equal(p + pos, "WARC/1.1\r\n", 10);
-        const char *end = strstr((const char *)p + pos, "\r\n\r\n");
-        assert_non_null(end);
-        size_t hn = (size_t)(end - (const char *)p - pos) + 2;
-        const char *h = (const char *)p + pos;
-        struct rec *r = &recs[count++];
-        char len[32];
-        field(h, hn, "Content-Length", len, sizeof(len));
-        r->block_len = strtoull(len, NULL, 10);
-        r->block = p + pos + hn + 2;
-        field(h, hn, "WARC-Type", r->type, sizeof(r->type));
-        field(h, hn, "WARC-Record-ID", r->id, sizeof(r->id));
-        field(h, hn, "WARC-Concurrent-To", r->concurrent,
-              sizeof(r->concurrent));
-        field(h, hn, "WARC-Target-URI", r->uri, sizeof(r->uri));
-        field(h, hn, "WARC-IP-Address", r->ip, sizeof(r->ip));
-        char t[32];
-        field(h, hn, "WARC-Truncated", t, sizeof(t));
-        r->truncated = strcmp(t, "length") == 0;
-        field(h, hn, "WARC-Block-Digest", r->block_digest,
-              sizeof(r->block_digest));
-        field(h, hn, "WARC-Payload-Digest", r->payload_digest,
-              sizeof(r->payload_digest));
-        assert_int_equal(strlen(r->id), 47);
-        assert_memory_equal(r->id, "<urn:uuid:", 10);
-        char want[40];
-        strcpy(want, "sha1:");
-        sha1_b32(r->block, r->block_len, want + 5);
-        assert_string_equal(r->block_digest, want);
-        if (strcmp(r->type, "warcinfo") != 0) {
-            const unsigned char *body = r->block;
-            size_t blen = r->block_len;
-            for (size_t i = 0; i + 4 <= r->block_len; i++)
-                if (memcmp(r->block + i, "\r\n\r\n", 4) == 0) {
-                    body = r->block + i + 4;
-                    blen = r->block_len - i - 4;
-                    break;
-                }
-            sha1_b32(body, blen, want + 5);
-            assert_string_equal(r->payload_digest, want);
-        }
-        pos += hn + 2 + r->block_len;
-        assert_true(pos + 4 <= n);
-        assert_memory_equal(p + pos, "\r\n\r\n", 4);
-        pos += 4;
-    }
-    return count;
 }
 
 static const char info[] = "software: bloomcrawl test\r\nformat: WARC File "
@@ -371,6 +205,164 @@ static void test_rotation(void **state)
     assert_int_equal(access(name, F_OK), -1);
 }
 
+/* The records of a gzip WARC file: *count of them into recs (max 8). */
+static void read_gz(const char *name, struct rec *recs, int *count,
+                    unsigned char **raw, unsigned char **plain)
+{
+    size_t n, un;
+    int members;
+    size_t starts[16];
+    *raw = slurp(name, &n);
+    *plain = gunzip_all(*raw, n, &un, &members, starts);
+    *count = parse(*plain, un, recs, 8);
+    assert_int_equal(members, *count);
+}
+
+static uint64_t file_size(const char *name)
+{
+    FILE *f = fopen(name, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fclose(f);
+    return (uint64_t)n;
+}
+
+/* A position from bc_warc_tell(), then records and a torn record after
+ * it (a kill before the next commit): bc_warc_open_at() cuts them and
+ * appends, without a second warcinfo; the counters count this writer's
+ * work only. */
+static void test_resume_one_file(void **state)
+{
+    (void)state;
+    struct bc_warc *w = NULL;
+    char name[450];
+    snprintf(name, sizeof(name), "%s/res.warc.gz", base);
+    assert_int_equal(bc_warc_create(name, 0, info, &w), BC_OK);
+    write_pair(w, "http://x/a", "aaaa", 4, false, NULL);
+    struct bc_warc_position at;
+    bc_warc_tell(w, &at);
+    assert_int_equal(at.seq, 0);
+    assert_int_equal(at.records, 2);
+    assert_int_equal(at.offset, file_size(name));
+    struct bc_warc_stats ws;
+    bc_warc_stats(w, &ws);
+    assert_int_equal(ws.files, 1);
+    assert_int_equal(ws.records, 3);
+    assert_int_equal(ws.bytes, at.offset);
+    assert_string_equal(bc_warc_file(w), name);
+    write_pair(w, "http://x/b", "bbbb", 4, false, NULL);
+    assert_int_equal(bc_warc_free(w), BC_OK);
+    FILE *f = fopen(name, "ab");
+    assert_non_null(f);
+    fputs("\x1f\x8b torn", f); /* half a gzip member */
+    fclose(f);
+
+    /* Refused: a position past the end (left as it is), a sequence
+     * number without rotation, a missing file. */
+    struct bc_warc_position far = at;
+    far.offset = file_size(name) + 1;
+    uint64_t before = file_size(name);
+    assert_int_equal(bc_warc_open_at(name, 0, info, &far, &w),
+                     BC_ERR_TRUNCATED);
+    assert_int_equal(file_size(name), before);
+    far = at;
+    far.seq = 1;
+    assert_int_equal(bc_warc_open_at(name, 0, info, &far, &w),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_warc_open_at(name, 0, info, NULL, &w),
+                     BC_ERR_INVALID_ARG);
+    char missing[460];
+    snprintf(missing, sizeof(missing), "%s/none.warc.gz", base);
+    errno = 0;
+    assert_int_equal(bc_warc_open_at(missing, 0, info, &at, &w), BC_ERR_IO);
+    assert_int_equal(errno, ENOENT);
+
+    assert_int_equal(bc_warc_open_at(name, 0, info, &at, &w), BC_OK);
+    assert_int_equal(file_size(name), at.offset); /* cut back */
+    struct bc_warc_position now;
+    bc_warc_tell(w, &now);
+    assert_int_equal(now.offset, at.offset);
+    assert_int_equal(now.records, at.records);
+    write_pair(w, "http://x/c", "cccc", 4, false, NULL);
+    bc_warc_stats(w, &ws);
+    assert_int_equal(ws.files, 0); /* the file was reopened, not created */
+    assert_int_equal(ws.records, 2);
+    assert_int_equal(ws.bytes, file_size(name) - at.offset);
+    assert_int_equal(bc_warc_free(w), BC_OK);
+
+    struct rec recs[8];
+    int count;
+    unsigned char *raw, *plain;
+    read_gz(name, recs, &count, &raw, &plain);
+    assert_int_equal(count, 5);
+    assert_string_equal(recs[0].type, "warcinfo");
+    assert_string_equal(recs[2].uri, "http://x/a");
+    assert_string_equal(recs[3].type, "request");
+    assert_string_equal(recs[4].uri, "http://x/c");
+    free(plain);
+    free(raw);
+
+    /* Offset 0 (nothing committed): the file begins again. */
+    memset(&at, 0, sizeof(at));
+    assert_int_equal(bc_warc_open_at(name, 0, info, &at, &w), BC_OK);
+    assert_int_equal(bc_warc_free(w), BC_OK);
+    read_gz(name, recs, &count, &raw, &plain);
+    assert_int_equal(count, 1);
+    assert_string_equal(recs[0].type, "warcinfo");
+    free(plain);
+    free(raw);
+}
+
+/* With rotation: the files after the position are removed, and rotation
+ * goes on from its sequence number (a warcinfo opens each new file). */
+static void test_resume_rotation(void **state)
+{
+    (void)state;
+    struct bc_warc *w = NULL;
+    char name[450], file[460];
+    snprintf(name, sizeof(name), "%s/rr.warc.gz", base);
+    assert_int_equal(bc_warc_create(name, 1, info, &w), BC_OK);
+    write_pair(w, "http://x/a", "aaaa", 4, false, NULL); /* files 0, 1 */
+    struct bc_warc_position at;
+    bc_warc_tell(w, &at);
+    assert_int_equal(at.seq, 1);
+    assert_int_equal(at.records, 1);
+    write_pair(w, "http://x/b", "bbbb", 4, false, NULL); /* files 2, 3 */
+    assert_int_equal(bc_warc_free(w), BC_OK);
+    snprintf(file, sizeof(file), "%s/rr-00003.warc.gz", base);
+    assert_int_equal(access(file, F_OK), 0);
+
+    assert_int_equal(bc_warc_open_at(name, 1, info, &at, &w), BC_OK);
+    assert_int_equal(access(file, F_OK), -1); /* removed */
+    snprintf(file, sizeof(file), "%s/rr-00002.warc.gz", base);
+    assert_int_equal(access(file, F_OK), -1);
+    write_pair(w, "http://x/c", "cccc", 4, false, NULL); /* files 2, 3 */
+    struct bc_warc_stats ws;
+    bc_warc_stats(w, &ws);
+    assert_int_equal(ws.files, 2);
+    assert_int_equal(bc_warc_free(w), BC_OK);
+    static const char *const want[4][2] = {{"request", "http://x/a"},
+                                           {"response", "http://x/a"},
+                                           {"request", "http://x/c"},
+                                           {"response", "http://x/c"}};
+    for (int i = 0; i < 4; i++) {
+        snprintf(file, sizeof(file), "%s/rr-%05d.warc.gz", base, i);
+        struct rec recs[8];
+        int count;
+        unsigned char *raw, *plain;
+        read_gz(file, recs, &count, &raw, &plain);
+        assert_int_equal(count, 2);
+        assert_string_equal(recs[0].type, "warcinfo");
+        assert_string_equal(recs[1].type, want[i][0]);
+        assert_string_equal(recs[1].uri, want[i][1]);
+        free(plain);
+        free(raw);
+    }
+    snprintf(file, sizeof(file), "%s/rr-00004.warc.gz", base);
+    assert_int_equal(access(file, F_OK), -1);
+}
+
 static void test_misuse(void **state)
 {
     (void)state;
@@ -419,9 +411,13 @@ int main(void)
     if (!mkdtemp(base))
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_base32_vector), cmocka_unit_test(test_gzip),
-        cmocka_unit_test(test_plain),         cmocka_unit_test(test_rotation),
+        cmocka_unit_test(test_base32_vector),
+        cmocka_unit_test(test_gzip),
+        cmocka_unit_test(test_plain),
+        cmocka_unit_test(test_rotation),
         cmocka_unit_test(test_misuse),
+        cmocka_unit_test(test_resume_one_file),
+        cmocka_unit_test(test_resume_rotation),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[400];

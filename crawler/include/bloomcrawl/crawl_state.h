@@ -45,6 +45,7 @@
 
 #include "bloomcrawl/frontier.h"
 #include "bloomcrawl/status.h"
+#include "bloomcrawl/warc.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -107,9 +108,12 @@ struct bc_crawl_state_info {
                                again by this open */
     uint64_t refetched;     /* the same, over all runs */
     uint64_t out_offset;    /* the --out offset of the last commit */
-    uint64_t queued;        /* URLs queued (in memory or not) */
-    uint64_t journal;       /* URLs ever admitted (the journal's length) */
-    uint64_t snapshot_pos;  /* journal entries the snapshot covers */
+    /* The WARC writer's position at the last commit (all zero when none
+     * was committed): where bc_warc_open_at() resumes. */
+    struct bc_warc_position warc;
+    uint64_t queued;       /* URLs queued (in memory or not) */
+    uint64_t journal;      /* URLs ever admitted (the journal's length) */
+    uint64_t snapshot_pos; /* journal entries the snapshot covers */
 };
 
 /* Fill *out (all zero for a NULL state). O(1). */
@@ -167,14 +171,20 @@ uint64_t bc_crawl_state_counter_get(const struct bc_crawl_state *state,
 void bc_crawl_state_set_out_offset(struct bc_crawl_state *state,
                                    uint64_t offset);
 
-/* Whether a transaction is open: something was written since the last
- * commit. O(1). */
+/* The WARC writer's position (bc_warc_tell()) at the next commit: the
+ * records before it belong to the pages committed with it. A position
+ * that differs from the committed one makes the state pending. O(1). */
+void bc_crawl_state_set_warc(struct bc_crawl_state *state,
+                             const struct bc_warc_position *at);
+
+/* Whether a commit is due: something was written since the last one (a
+ * transaction is open, or the WARC position moved). O(1). */
 bool bc_crawl_state_pending(const struct bc_crawl_state *state);
 
 /*
  * Commit the open transaction (if any), with the frontier's counters
  * (frontier may be NULL: not saved), the caller's counters, the hosts
- * changed and the out offset. Cost: O(changes) plus one WAL write; the
+ * changed, the out offset and the WARC position. Cost: O(changes) plus one WAL write; the
  * fsync is left to checkpoints. Returns BC_OK or BC_ERR_IO (disk full,
  * any write error: the transaction is rolled back; close the state and
  * resume later from the previous commit).

@@ -33,11 +33,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "bloomcrawl/crawl_state.h"
 #include "bloomcrawl/fetcher.h"
 #include "bloomcrawl/frontier.h"
 #include "bloomcrawl/status.h"
+#include "bloomcrawl/warc.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -104,6 +106,12 @@ struct bc_crawler_page {
      * BC_CRAWLER_ERR_TOO_MANY_REDIRECTS, "redirect chain longer than
      * max_redirects"; "" otherwise. */
     const char *error_text;
+    time_t fetched_at; /* wall-clock time (UTC) its transfer started */
+    /* With a WARC writer: the file and the byte offset of this page's
+     * response record (bc_warc_record_end()); NULL and 0 when none was
+     * written (a failed fetch, or no writer). */
+    const char *warc_file;
+    uint64_t warc_offset;
 };
 
 /* The loop's counters (the frontier keeps its own: bc_crawler_frontier()).
@@ -136,6 +144,9 @@ struct bc_crawler_stats {
     /* Jobs whose transfer could not be started (no memory): reported to
      * the frontier as failed (no response), not counted as pages. */
     uint64_t not_started;
+    /* With a WARC writer (all runs, like every counter): files created,
+     * records written (warcinfo records included), bytes written. */
+    uint64_t warc_files, warc_records, warc_bytes;
     size_t in_flight; /* transfers now in flight */
 };
 
@@ -147,7 +158,7 @@ struct bc_crawler_config {
      * user_agent names the crawler to robots.txt. */
     struct bc_frontier_config frontier;
     /* The fetcher's (bc_fetcher_config_init defaults): timeouts, body
-     * limits, --resolve entries, TLS. Its four callbacks and ctx belong to
+     * limits, --resolve entries, TLS. Its callbacks and ctx belong to
      * the crawler and must be left NULL. A NULL user_agent sends the
      * frontier's, so the server sees the agent whose robots.txt rules are
      * obeyed. */
@@ -175,6 +186,22 @@ struct bc_crawler_config {
      * start), and the seen-test is snapshotted every few seconds and by
      * bc_crawler_sync(). Not owned: close it after bc_crawler_free(). */
     struct bc_crawl_state *state;
+    /* A WARC writer (bloomcrawl/warc.h) opened by the caller, or NULL.
+     * With one, every transfer the crawler starts (pages, robots.txt)
+     * that gets a response is archived when it completes, in the same
+     * turn: a request record (the request head as sent) and a response
+     * record (the response head and body as received, before decoding),
+     * each WARC-Concurrent-To the other, WARC-Date the transfer's start,
+     * WARC-IP-Address the peer's. A failed transfer leaves no record,
+     * except one cut by max_body_bytes (BC_ERR_FETCH_TOO_LARGE), which
+     * keeps what was read, marked "WARC-Truncated: length", as is a
+     * robots.txt cut at its 500 KiB. With a state too, each commit
+     * records the writer's position (bc_crawl_state_set_warc()): the
+     * caller reopens the writer there on resume (bc_warc_open_at() with
+     * bc_crawl_state_info()'s warc). A write error stops the crawl
+     * (bc_crawler_warc_error()). Not owned: free it after
+     * bc_crawler_free(). */
+    struct bc_warc *warc;
 };
 
 /* Default transfers in flight in all. */
@@ -230,8 +257,9 @@ enum bc_status bc_crawler_add_seed(struct bc_crawler *crawler, const char *url,
  * crawler, or called from a callback), BC_ERR_NOMEM from the fetcher
  * (the crawl may go on: call it again), or, with a crawl state, the
  * state's error (BC_ERR_IO and the like: a write failed; the crawl
- * cannot go on, and the state resumes from its last commit). The frontier's own running out of
- * memory is not an error: it is tried again 100 ms later.
+ * cannot go on, and the state resumes from its last commit), or the
+ * WARC writer's error (bc_crawler_warc_error()). The frontier's own
+ * running out of memory is not an error: it is tried again 100 ms later.
  */
 enum bc_status bc_crawler_step(struct bc_crawler *crawler, uint64_t timeout_ms,
                                bool *done);
@@ -253,10 +281,21 @@ void bc_crawler_stop(struct bc_crawler *crawler);
 /*
  * With a crawl state: commit what is not committed yet and snapshot the
  * seen-test (a clean stop calls it last). Without one: BC_OK. Returns
- * BC_OK, BC_ERR_INVALID_ARG (NULL, or called from a callback), or the
+ * BC_OK, BC_ERR_INVALID_ARG (NULL, or called from a callback), the WARC
+ * writer's error (nothing committed: bc_crawler_warc_error()), or the
  * state's error (BC_ERR_IO: bc_crawl_state_errmsg() says what failed).
  */
 enum bc_status bc_crawler_sync(struct bc_crawler *crawler);
+
+/*
+ * The first WARC write error, or BC_OK: once one happened no more records
+ * are written, the step that saw it and every later step and sync return
+ * it, and nothing is committed after it (the state resumes from before
+ * it). *err_no (may be NULL) gets errno as the writer left it (0 when
+ * none). BC_OK for NULL.
+ */
+enum bc_status bc_crawler_warc_error(const struct bc_crawler *crawler,
+                                     int *err_no);
 
 /* Fill *out with the loop's counters (all zero for a NULL crawler). O(1). */
 void bc_crawler_stats(const struct bc_crawler *crawler,

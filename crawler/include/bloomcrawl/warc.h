@@ -40,6 +40,13 @@
  * record is never split: a file exceeds max_size by at most its last
  * record, and holds at least one record after its warcinfo.
  *
+ * Resuming: bc_warc_tell() gives the writer's position (the current
+ * file's sequence number, its length, its records), which a durable crawl
+ * commits with its pages; bc_warc_open_at() reopens the file at that
+ * position, cuts what follows (records written after the commit, a torn
+ * record) and appends, without a second warcinfo in that file; files
+ * after it are removed, and rotation goes on from its sequence number.
+ *
  * The library never prints; not thread-safe: one writer and its records,
  * one thread.
  */
@@ -66,6 +73,22 @@ enum bc_warc_type {
     BC_WARC_RESPONSE, /* application/http;msgtype=response */
 };
 
+/* Where a writer is (bc_warc_tell()), and where bc_warc_open_at()
+ * resumes. */
+struct bc_warc_position {
+    unsigned seq;     /* the current file's sequence number (0 without
+                         rotation) */
+    uint64_t offset;  /* its length: where the next record starts */
+    uint64_t records; /* records in it after its warcinfo */
+};
+
+/* What a writer has written since it was created or opened. */
+struct bc_warc_stats {
+    uint64_t files;   /* files created (a file reopened is not counted) */
+    uint64_t records; /* records written, warcinfo records included */
+    uint64_t bytes;   /* bytes written (compressed for .warc.gz) */
+};
+
 /* Room for a record id "<urn:uuid:xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx>"
  * (47 characters) and its NUL. */
 #define BC_WARC_ID_SIZE 48
@@ -83,6 +106,36 @@ enum bc_warc_type {
  */
 enum bc_status bc_warc_create(const char *path, uint64_t max_size,
                               const char *warcinfo, struct bc_warc **out);
+
+/*
+ * Create a writer as bc_warc_create() does, but at a position saved by
+ * bc_warc_tell(): the file of at->seq is reopened and cut to at->offset
+ * (its records after the warcinfo: at->records, for the rotation rule),
+ * and records are appended to it, no warcinfo written; an offset of 0
+ * creates that file afresh with its warcinfo. With rotation, the files
+ * after at->seq are removed. PATH, MAX_SIZE and WARCINFO as for
+ * bc_warc_create(). Returns BC_OK (*out), BC_ERR_INVALID_ARG (as
+ * bc_warc_create(), a NULL at, a seq other than 0 without rotation),
+ * BC_ERR_NOMEM, BC_ERR_TRUNCATED (the file is shorter than at->offset:
+ * not the file the position belongs to; left as it is) or BC_ERR_IO
+ * (errno says why: ENOENT for a missing file). Cost: O(1) plus the
+ * removals.
+ */
+enum bc_status bc_warc_open_at(const char *path, uint64_t max_size,
+                               const char *warcinfo,
+                               const struct bc_warc_position *at,
+                               struct bc_warc **out);
+
+/* Fill *out with the writer's position: after its last record (all zero
+ * for NULL). O(1). */
+void bc_warc_tell(const struct bc_warc *w, struct bc_warc_position *out);
+
+/* Fill *out with the writer's counters (all zero for NULL). O(1). */
+void bc_warc_stats(const struct bc_warc *w, struct bc_warc_stats *out);
+
+/* The current file's name (PATH, or PATH with its sequence number), owned
+ * by the writer and valid until the next record ends; "" for NULL. */
+const char *bc_warc_file(const struct bc_warc *w);
 
 /*
  * Write a fresh random record id (RFC 4122 version 4 UUID from OpenSSL's

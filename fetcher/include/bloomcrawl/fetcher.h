@@ -9,6 +9,14 @@
  * (bloomcrawl/links.h), whose links arrive at on_link; every body chunk
  * can also be seen through on_body. Bodies are never buffered whole.
  *
+ * Content coding: the fetcher offers "Accept-Encoding: gzip, deflate" and
+ * decodes those itself (zlib; libcurl's own decoding is off), so that an
+ * archive can see the body as it came over the wire (the wire callbacks
+ * below, for WARC) while on_body, the link extractor, body_bytes and
+ * max_body_bytes see the decoded body. A body whose coding is corrupt,
+ * ends early or is not gzip, deflate or identity fails the transfer with
+ * BC_ERR_FETCH_PROTOCOL.
+ *
  * What it does not do, by design:
  *   - follow redirects: a 3xx response is a completed transfer whose
  *     result carries the raw Location value (and the URL it is relative
@@ -23,8 +31,9 @@
  * configured (the environment's http_proxy is ignored: the library never
  * reads the environment). Limits apply to every transfer: connect and
  * total timeouts, a low-speed abort, a maximum body size (counted after
- * decompression; exceeding it aborts the transfer with
- * BC_ERR_FETCH_TOO_LARGE - a body is never silently truncated, except
+ * decoding; the body is read up to it, then one more byte aborts the
+ * transfer with BC_ERR_FETCH_TOO_LARGE - a body is never silently
+ * truncated, except
  * where asked for with bc_fetcher_add_truncated(), and then marked) and a
  * maximum header size (BC_ERR_FETCH_HEADERS). The kind of a failure is
  * taken from libcurl's result code (or the fetcher's own reason to stop),
@@ -79,6 +88,21 @@ struct bc_fetch_result {
     unsigned page_flags;       /* BC_PAGE_* from meta robots */
 };
 
+/*
+ * A transfer as it went over the wire (on_wire_head's argument): the
+ * request head exactly as sent, the final response's head exactly as
+ * received (after any 1xx interim responses, which are not included) and
+ * the peer's address. The strings are valid only during the call.
+ */
+struct bc_fetch_wire_head {
+    const char *request;  /* request line, header lines, empty line */
+    size_t request_len;   /* its length in bytes */
+    const char *response; /* status line, header lines, empty line */
+    size_t response_len;  /* its length in bytes */
+    const char *ip;       /* the peer's IP address, "" if unknown */
+    int http_status;      /* the final response's status (>= 200) */
+};
+
 /* Flags of bc_fetcher_add(). */
 enum bc_fetch_flag {
     BC_FETCH_NO_LINKS = 1u << 0 /* do not run the link extractor */
@@ -124,7 +148,22 @@ struct bc_fetcher_config {
      * type; after decoding); return false to abort the transfer with
      * BC_ERR_FETCH_ABORTED. May be NULL. */
     bool (*on_body)(void *ctx, void *user, const void *data, size_t len);
-    void *ctx; /* first argument of the three callbacks */
+    /* The wire hand-over, for an archive (WARC); both may be NULL.
+     * on_wire_head: once per transfer whose final response's headers all
+     * came, before any body byte (a transfer that fails earlier has no
+     * call). on_wire_body: then every body byte as received, before
+     * content decoding and with the chunked framing of HTTP/1.1
+     * (Transfer-Encoding: chunked) as it came, in pieces of any size;
+     * return false to abort the transfer with BC_ERR_FETCH_ABORTED. The
+     * bytes come before the fetcher decodes them, so a transfer that then
+     * fails (a corrupt coding, max_body_bytes, a timeout) has had some
+     * wire bytes handed over: its result says so. Setting on_wire_head
+     * turns on curl's debug callback for the request head (a little CPU
+     * per transfer). */
+    void (*on_wire_head)(void *ctx, void *user,
+                         const struct bc_fetch_wire_head *head);
+    bool (*on_wire_body)(void *ctx, void *user, const void *data, size_t len);
+    void *ctx; /* first argument of the callbacks */
 };
 
 #define BC_FETCHER_DEFAULT_USER_AGENT                                          \
