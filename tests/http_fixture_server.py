@@ -244,6 +244,15 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             time.sleep(5)
             self.close_connection = True
+        elif path == "/echo-header":
+            # the extra request headers a test sent (fetcher.headers)
+            self.send_body(200, "text/plain",
+                           ("%s|%s" % (self.headers.get("X-Bc-Test", ""),
+                                       self.headers.get("Accept", ""))
+                            ).encode())
+        elif path.startswith("http://"):
+            # absolute-form request target: we are being used as a proxy
+            self.send_body(200, "text/plain", ("proxied " + path).encode())
         elif path == "/ua":
             self.send_body(200, "text/plain",
                            self.headers.get("User-Agent", "").encode())
