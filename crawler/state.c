@@ -1590,8 +1590,7 @@ enum bc_status bc_crawl_state_host_stats_set(struct bc_crawl_state *s,
                                              const char *origin, size_t len,
                                              const void *data, size_t n)
 {
-    if (!s || !origin || (!data && n > 0) || len > INT32_MAX || n > INT32_MAX ||
-        s->failed)
+    if (!s || !origin || (!data && n > 0) || len > INT32_MAX || n > INT32_MAX)
         return BC_ERR_INVALID_ARG;
     enum bc_status st = ensure_txn(s);
     if (st != BC_OK)
