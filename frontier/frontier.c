@@ -84,6 +84,9 @@
  * per page with links still queued, where a copy per link would cost the
  * URL's length again (about 60 bytes) for every queued URL. A URL handed
  * out takes its entry's reference with it (job.referrer points into it).
+ * bc_frontier_add_with_referrer() (a referrer that is no job's, e.g. a
+ * sitemap) keeps its last referrer and shares it with the next call that
+ * names the same one.
  *
  * TIME
  * The caller passes now_ms to every call that needs time. The frontier
@@ -221,6 +224,10 @@ struct bc_frontier {
     struct job_url *retired;  /* URLs of jobs done since the last next() */
     /* Scratch: the last base parsed, the URL and key being admitted. */
     char *base_src, *base_buf, *url_buf, *key_buf, *drop_buf;
+    /* The referrer of the last bc_frontier_add_with_referrer() (one
+     * reference is the frontier's), shared with the next call's if the
+     * same. */
+    struct referrer *last_referrer;
     size_t base_src_len;
     struct bc_url base;
     bool base_valid;
@@ -689,6 +696,7 @@ void bc_frontier_free(struct bc_frontier *f)
     free(f->url_buf);
     free(f->key_buf);
     free(f->drop_buf);
+    referrer_release(f->last_referrer);
     free(f);
 }
 
@@ -1177,6 +1185,36 @@ enum bc_status bc_frontier_add_redirect(struct bc_frontier *f,
     }
     return add_common(f, location, location_len, base, base_len, &m, false,
                       reason, url_status);
+}
+
+enum bc_status bc_frontier_add_with_referrer(
+    struct bc_frontier *f, const char *href, size_t href_len, const char *base,
+    size_t base_len, unsigned depth, const char *referrer, size_t referrer_len,
+    enum bc_frontier_reason *reason, enum bc_status *url_status)
+{
+    if (!f || !reason || (!referrer && referrer_len > 0) ||
+        referrer_len > f->cfg.max_url_len)
+        return BC_ERR_INVALID_ARG;
+    struct entry_meta m = {depth, 0, 0, 0, NULL};
+    struct referrer *r = f->last_referrer;
+    if (referrer && f->store_status == BC_OK &&
+        !(r && r->len == referrer_len &&
+          memcmp(r->text, referrer, referrer_len) == 0)) {
+        r = referrer_new(referrer, referrer_len);
+        if (!r) {
+            f->added++;
+            f->reasons[BC_ADMIT_NOMEM]++;
+            *reason = BC_ADMIT_NOMEM;
+            return BC_ERR_NOMEM;
+        }
+        r->refs = 1; /* the frontier's, until another referrer comes */
+        referrer_release(f->last_referrer);
+        f->last_referrer = r;
+    }
+    if (referrer && f->store_status == BC_OK)
+        m.ref = r;
+    return add_common(f, href, href_len, base, base_len, &m, false, reason,
+                      url_status);
 }
 
 enum bc_status bc_frontier_add_seed(struct bc_frontier *f, const char *url,

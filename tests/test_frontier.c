@@ -856,6 +856,53 @@ static void test_referrer(void **state)
     bc_frontier_free(f);
 }
 
+/* bc_frontier_add_with_referrer(): a referrer given as text, shared by
+ * consecutive calls that name the same (the queue grows by the entries
+ * alone), none with NULL. */
+static void test_referrer_given(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    c.min_delay_ms = 0;
+    struct bc_frontier *f = make(&c);
+    enum bc_frontier_reason r;
+    static const char sm[] = "http://a.test/sitemap.xml";
+    static const char other[] = "http://a.test/other.xml";
+    seed(f, "http://a.test/");
+    const char *const urls[] = {"http://a.test/1", "http://a.test/2",
+                                "http://a.test/3", "http://a.test/4"};
+    const char *const refs[] = {sm, sm, other, NULL};
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(bc_frontier_add_with_referrer(
+                             f, urls[i], strlen(urls[i]), NULL, 0, 0, refs[i],
+                             refs[i] ? strlen(refs[i]) : 0, &r, NULL),
+                         BC_OK);
+        assert_int_equal(r, BC_ADMIT_QUEUED);
+    }
+    assert_int_equal(bc_frontier_add_with_referrer(f, "/x", 2, NULL, 0, 0, NULL,
+                                                   3, &r, NULL),
+                     BC_ERR_INVALID_ARG);
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/");
+    assert_null(j.referrer);
+    done(f, &j, 0, 200, 1, 0);
+    for (size_t i = 0; i < 4; i++) {
+        j = expect_fetch(f, 10 * (i + 1), urls[i]);
+        if (refs[i])
+            assert_string_equal(j.referrer, refs[i]);
+        else
+            assert_null(j.referrer);
+        assert_int_equal(j.depth, 0);
+        done(f, &j, 10 * (i + 1), 200, 1, 0);
+    }
+    /* Queued ones with the last referrer still held: freed cleanly. */
+    assert_int_equal(bc_frontier_add_with_referrer(f, "http://a.test/5", 15,
+                                                   NULL, 0, 1, other,
+                                                   strlen(other), &r, NULL),
+                     BC_OK);
+    bc_frontier_free(f);
+}
+
 /* bc_frontier_add_link() out of memory for the shared copy: refused as
  * BC_ADMIT_NOMEM, counted, nothing queued; the next call succeeds. */
 static void test_referrer_nomem(void **state)
@@ -1935,6 +1982,7 @@ int main(void)
         cmocka_unit_test(test_queue_memory),
         cmocka_unit_test(test_referrer),
         cmocka_unit_test(test_referrer_nomem),
+        cmocka_unit_test(test_referrer_given),
         cmocka_unit_test(test_hosts_iteration),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_allocation_failure),

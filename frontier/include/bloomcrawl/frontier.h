@@ -251,6 +251,20 @@ enum bc_status bc_frontier_add_link(struct bc_frontier *frontier,
                                     enum bc_status *url_status);
 
 /*
+ * Admit a URL found somewhere that is not a FETCH job's page (a sitemap,
+ * say): as bc_frontier_add() at depth, with referrer (referrer_len bytes,
+ * copied; NULL and 0: none) kept as its referrer. Consecutive calls with
+ * the same referrer share one copy of it. Returns as bc_frontier_add();
+ * BC_ERR_INVALID_ARG also for a NULL referrer with a length, or one
+ * longer than max_url_len.
+ */
+enum bc_status bc_frontier_add_with_referrer(
+    struct bc_frontier *frontier, const char *href, size_t href_len,
+    const char *base, size_t base_len, unsigned depth, const char *referrer,
+    size_t referrer_len, enum bc_frontier_reason *reason,
+    enum bc_status *url_status);
+
+/*
  * Admit a seed: an absolute URL at depth 0, whose host and registrable
  * domain enter the scope (BC_SCOPE_HOST, BC_SCOPE_DOMAIN). Otherwise as
  * bc_frontier_add().
