@@ -390,10 +390,6 @@ static bool transfer_setup(struct bc_fetcher *f, struct transfer *t)
     SET(CURLOPT_ACCEPT_ENCODING, "");
     SET(CURLOPT_USERAGENT, f->user_agent);
     SET(CURLOPT_PROXY, f->proxy);
-    /* Through a proxy, an https transfer starts with a CONNECT: its
-     * response is the proxy's, not the server's headers. */
-    if (f->proxy[0])
-        SET(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
     SET(CURLOPT_SHARE, f->share);
     SET(CURLOPT_HEADERFUNCTION, on_header);
     SET(CURLOPT_HEADERDATA, (void *)t);
