@@ -105,6 +105,25 @@
  * it was read is kept, "WARC-Truncated: length" (the page still counts
  * as a too_large failure). A write error is sticky: no more records, and
  * the crawl stops before the next commit.
+ * PER-HOST COUNTERS
+ * Each page is also counted for its host (bc_crawler_hosts()): pages,
+ * bytes, status classes, errors by kind, skipped types, the sum of
+ * response times and a log-scale histogram of them for the 95th
+ * percentile in 704 bytes a host (latency_int.h: within 6.25 %). They
+ * live in a hash table keyed by the host's origin (the frontier's
+ * job.origin), one entry per host with pages, about 1 KiB each. With a
+ * crawl state the entries changed since the last commit are written with
+ * it (host_stats, a blob of little-endian numbers: a format tag 1, pages,
+ * bytes, skipped, the sum of ms, 6 status classes, the error kinds, then
+ * the 176 histogram counts as 32-bit numbers) and read back on resume, so
+ * they continue across runs like the other counters.
+ *
+ * CONTENT TYPES
+ * With accept_types/reject_types, the fetcher's on_headers hook sees each
+ * page's final response headers: a 2xx whose media type is refused stops
+ * there (no body downloaded, so no links), and the page is reported with
+ * skipped set. Its URL was admitted and went through the seen-test like
+ * any other: it is not fetched again. robots.txt is never filtered.
  *
  * The crawler owns one allocation per transfer in flight, kept on a list
  * so that bc_crawler_free() releases the ones the fetcher abandons.
@@ -120,8 +139,12 @@
 #include <string.h>
 #include <time.h>
 
+#define HASH_NONFATAL_OOM 1
+#include <uthash.h>
+
 #include "bloomcrawl/robots.h"
 #include "bloomcrawl/url.h"
+#include "latency_int.h"
 
 /* Time between two snapshots of the seen-test with a crawl state. */
 #define SNAPSHOT_MS 2000u
@@ -239,6 +262,19 @@ struct transfer {
     uint64_t warc_offset;
 };
 
+/* The counters of one host (PER-HOST COUNTERS). */
+struct host_stats {
+    UT_hash_handle hh;
+    struct host_stats *next_dirty; /* changed since the last commit */
+    bool dirty;
+    uint64_t pages, bytes, skipped, ms_sum;
+    uint64_t status_class[6];
+    uint64_t errors[BC_CRAWLER_ERR_KIND_COUNT];
+    struct bc_latency latency;
+    size_t origin_len;
+    char origin[]; /* the hash key */
+};
+
 struct bc_crawler {
     struct bc_frontier *frontier;
     struct bc_fetcher *fetcher;
@@ -246,8 +282,13 @@ struct bc_crawler {
     uint64_t max_pages;
     uint64_t (*clock)(void *ctx);
     void (*on_page)(void *ctx, const struct bc_crawler_page *page);
+    void (*on_fetch)(void *ctx, const struct bc_crawler_page *fetch);
     void *ctx;
-    struct transfer *transfers; /* in flight */
+    const char *const *accept_types, *const *reject_types;
+    size_t accept_type_count, reject_type_count;
+    struct host_stats *hosts;       /* by origin */
+    struct host_stats *dirty_hosts; /* changed since the last commit */
+    struct transfer *transfers;     /* in flight */
     struct bc_crawler_stats stats;
     bool stopping;
     bool in_step; /* inside bc_crawler_step: step, run and free refused */
@@ -297,6 +338,256 @@ static void transfer_unlink(struct bc_crawler *c, struct transfer *t)
         t->next->prev = t->prev;
 }
 
+/* ---- content types ---------------------------------------------------------- */
+
+static bool is_token_char(char ch)
+{
+    return ch && (strchr("!#$%&'*+-.^_`|~", ch) || (ch >= '0' && ch <= '9') ||
+                  (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'));
+}
+
+/* Token characters: how many at s. */
+static size_t token_len(const char *s)
+{
+    size_t n = 0;
+    while (is_token_char(s[n]))
+        n++;
+    return n;
+}
+
+bool bc_crawler_media_type_ok(const char *p)
+{
+    if (!p)
+        return false;
+    if (strcmp(p, "*") == 0)
+        return true;
+    size_t t = token_len(p);
+    if (t == 0 || p[t] != '/' || (t == 1 && p[0] == '*'))
+        return false;
+    size_t sub = token_len(p + t + 1);
+    return sub > 0 && p[t + 1 + sub] == '\0';
+}
+
+/* Does the media type mt (mt_len bytes, lower case) match pattern? */
+static bool type_matches(const char *pattern, const char *mt, size_t mt_len)
+{
+    if (strcmp(pattern, "*") == 0)
+        return true;
+    size_t n = strlen(pattern);
+    bool any_sub = n >= 2 && pattern[n - 1] == '*' && pattern[n - 2] == '/';
+    size_t cmp = any_sub ? n - 1 : n; /* "text/" of a subtype "*" */
+    if (any_sub ? mt_len < cmp : mt_len != cmp)
+        return false;
+    for (size_t i = 0; i < cmp; i++) {
+        char ch = pattern[i];
+        if (ch >= 'A' && ch <= 'Z')
+            ch = (char)(ch - 'A' + 'a');
+        if (ch != mt[i])
+            return false;
+    }
+    return true;
+}
+
+/* Is a page of Content-Type ct (NULL: none) to be downloaded? */
+static bool type_allowed(const struct bc_crawler *c, const char *ct)
+{
+    char mt[128];
+    size_t n = 0;
+    if (!ct)
+        ct = "application/octet-stream";
+    while (*ct == ' ' || *ct == '\t')
+        ct++;
+    for (; ct[n] && ct[n] != ';' && ct[n] != ' ' && ct[n] != '\t'; n++) {
+        if (n == sizeof(mt) - 1)
+            break; /* a type this long matches no pattern but "*" */
+        char ch = ct[n];
+        mt[n] = ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch;
+    }
+    mt[n] = '\0';
+    bool ok = c->accept_type_count == 0;
+    for (size_t i = 0; !ok && i < c->accept_type_count; i++)
+        ok = type_matches(c->accept_types[i], mt, n);
+    for (size_t i = 0; ok && i < c->reject_type_count; i++)
+        ok = !type_matches(c->reject_types[i], mt, n);
+    return ok;
+}
+
+/* ---- per-host counters ------------------------------------------------------- */
+
+/* The counters of an origin, created when new; NULL when out of memory. */
+static struct host_stats *host_stats_get(struct bc_crawler *c,
+                                         const char *origin, size_t len)
+{
+    struct host_stats *h;
+    HASH_FIND(hh, c->hosts, origin, len, h);
+    if (h)
+        return h;
+    h = calloc(1, sizeof(*h) + len + 1);
+    if (!h)
+        return NULL;
+    memcpy(h->origin, origin, len);
+    h->origin_len = len;
+    HASH_ADD_KEYPTR(hh, c->hosts, h->origin, len, h);
+    if (h->hh.tbl == NULL) { /* uthash could not allocate its table */
+        free(h);
+        return NULL;
+    }
+    return h;
+}
+
+static void host_stats_dirty(struct bc_crawler *c, struct host_stats *h)
+{
+    if (h->dirty || !c->state)
+        return;
+    h->dirty = true;
+    h->next_dirty = c->dirty_hosts;
+    c->dirty_hosts = h;
+}
+
+/* The blob of a host's counters in the crawl state (PER-HOST COUNTERS). */
+#define HOST_BLOB_U64 (5u + 6u + BC_CRAWLER_ERR_KIND_COUNT)
+#define HOST_BLOB_LEN (8u * HOST_BLOB_U64 + 4u * BC_LATENCY_BUCKETS)
+
+static void put_le(unsigned char *p, uint64_t v, unsigned bytes)
+{
+    for (unsigned i = 0; i < bytes; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_le(const unsigned char *p, unsigned bytes)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < bytes; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+static void host_blob(const struct host_stats *h, unsigned char *b)
+{
+    uint64_t u[HOST_BLOB_U64] = {1, h->pages, h->bytes, h->skipped, h->ms_sum};
+    memcpy(u + 5, h->status_class, sizeof(h->status_class));
+    memcpy(u + 11, h->errors, sizeof(h->errors));
+    for (unsigned i = 0; i < HOST_BLOB_U64; i++)
+        put_le(b + 8 * i, u[i], 8);
+    for (unsigned i = 0; i < BC_LATENCY_BUCKETS; i++)
+        put_le(b + 8 * HOST_BLOB_U64 + 4 * i, h->latency.count[i], 4);
+}
+
+struct host_load {
+    struct bc_crawler *c;
+    enum bc_status st;
+};
+
+/* One host's blob from the state (one of another length or format tag is
+ * ignored: its counters start again from 0). */
+static void host_unblob(void *ctx, const char *origin, size_t len,
+                        const void *data, size_t n)
+{
+    struct host_load *l = ctx;
+    const unsigned char *b = data;
+    if (n != HOST_BLOB_LEN || get_le(b, 8) != 1 || l->st != BC_OK)
+        return;
+    struct host_stats *h = host_stats_get(l->c, origin, len);
+    if (!h) {
+        l->st = BC_ERR_NOMEM;
+        return;
+    }
+    uint64_t u[HOST_BLOB_U64];
+    for (unsigned i = 0; i < HOST_BLOB_U64; i++)
+        u[i] = get_le(b + 8 * i, 8);
+    h->pages = u[1];
+    h->bytes = u[2];
+    h->skipped = u[3];
+    h->ms_sum = u[4];
+    memcpy(h->status_class, u + 5, sizeof(h->status_class));
+    memcpy(h->errors, u + 11, sizeof(h->errors));
+    for (unsigned i = 0; i < BC_LATENCY_BUCKETS; i++)
+        h->latency.count[i] =
+            (uint32_t)get_le(b + 8 * HOST_BLOB_U64 + 4 * i, 4);
+}
+
+/* Write the hosts changed since the last commit into the open
+ * transaction. */
+static enum bc_status host_stats_save(struct bc_crawler *c)
+{
+    unsigned char blob[HOST_BLOB_LEN];
+    enum bc_status st = BC_OK;
+    while (c->dirty_hosts && st == BC_OK) {
+        struct host_stats *h = c->dirty_hosts;
+        host_blob(h, blob);
+        st = bc_crawl_state_host_stats_set(c->state, h->origin, h->origin_len,
+                                           blob, sizeof(blob));
+        c->dirty_hosts = h->next_dirty;
+        h->next_dirty = NULL;
+        h->dirty = false;
+    }
+    return st;
+}
+
+/* Count a finished page for its host. Out of memory, it is not counted
+ * per host (the crawl's own counters have it). */
+static void host_count_page(struct bc_crawler *c,
+                            const struct bc_crawler_page *p)
+{
+    struct host_stats *h = host_stats_get(c, p->origin, p->origin_len);
+    if (!h)
+        return;
+    h->pages++;
+    h->bytes += p->bytes;
+    h->ms_sum += p->ms;
+    bc_latency_add(&h->latency, p->ms);
+    if (p->skipped)
+        h->skipped++;
+    if (p->failed)
+        h->errors[p->error_kind]++;
+    else
+        h->status_class[p->http_status / 100 < 6 ? p->http_status / 100 : 0]++;
+    host_stats_dirty(c, h);
+}
+
+struct hosts_walk {
+    const struct bc_crawler *c;
+    void (*fn)(void *ctx, const struct bc_crawler_host *host);
+    void *ctx;
+};
+
+static void host_of_frontier(void *ctx, const struct bc_frontier_host_info *i)
+{
+    struct hosts_walk *w = ctx;
+    struct bc_crawler_host out;
+    memset(&out, 0, sizeof(out));
+    out.origin = i->origin;
+    out.origin_len = i->origin_len;
+    out.robots = i->robots;
+    out.robots_fetching = i->robots_fetching;
+    out.queued = i->queued;
+    out.given_up = i->given_up;
+    out.lost = i->lost;
+    const struct host_stats *h;
+    HASH_FIND(hh, w->c->hosts, i->origin, i->origin_len, h);
+    if (h) {
+        out.pages = h->pages;
+        out.bytes = h->bytes;
+        memcpy(out.status_class, h->status_class, sizeof(out.status_class));
+        memcpy(out.errors, h->errors, sizeof(out.errors));
+        out.skipped_content_type = h->skipped;
+        out.ms_mean = h->pages ? (double)h->ms_sum / (double)h->pages : 0.0;
+        out.ms_p95 = bc_latency_percentile(&h->latency, 95);
+    }
+    w->fn(w->ctx, &out);
+}
+
+size_t bc_crawler_hosts(const struct bc_crawler *c,
+                        void (*fn)(void *ctx,
+                                   const struct bc_crawler_host *host),
+                        void *ctx)
+{
+    if (!c)
+        return 0;
+    struct hosts_walk w = {c, fn, ctx};
+    return bc_frontier_hosts(c->frontier, fn ? host_of_frontier : NULL, &w);
+}
+
 /* ---- admission of discovered URLs ------------------------------------------ */
 
 /* Is href an absolute URL (a scheme, or "//host")? */
@@ -326,24 +617,23 @@ static void count_bad_url(struct bc_crawler *c, enum bc_frontier_reason reason,
 }
 
 /*
- * Admit a link (redirect_of NULL) or the redirect target of redirect_of.
- * When the seen-test recognizes it as an already seen URL although it was
- * not written in canonical form, it is a spelling merged by resolution and
+ * Admit a link of the page of job (redirect false) or its redirect target
+ * (redirect true); either keeps job's URL as its referrer. When the
+ * seen-test recognizes it as an already seen URL although it was not
+ * written in canonical form, it is a spelling merged by resolution and
  * normalization: counted apart (and among those, the absolute spellings).
  */
-static enum bc_frontier_reason admit(struct bc_crawler *c, const char *href,
-                                     size_t len, const char *base,
-                                     size_t base_len, unsigned depth,
-                                     const struct bc_frontier_job *redirect_of)
+static enum bc_frontier_reason
+admit(struct bc_crawler *c, const char *href, size_t len, const char *base,
+      size_t base_len, const struct bc_frontier_job *job, bool redirect)
 {
     enum bc_frontier_reason reason;
     enum bc_status ust = BC_OK;
     enum bc_status st =
-        redirect_of
-            ? bc_frontier_add_redirect(c->frontier, redirect_of, href, len,
-                                       base, base_len, &reason, &ust)
-            : bc_frontier_add(c->frontier, href, len, base, base_len, depth,
-                              &reason, &ust);
+        redirect ? bc_frontier_add_redirect(c->frontier, job, href, len, base,
+                                            base_len, &reason, &ust)
+                 : bc_frontier_add_link(c->frontier, job, href, len, base,
+                                        base_len, &reason, &ust);
     if (st != BC_OK)
         return BC_ADMIT_NOMEM;
     count_bad_url(c, reason, ust);
@@ -445,7 +735,8 @@ static void on_link(void *ctx, void *user, const char *href, size_t len,
         t->links_nomem++;
 }
 
-/* Admit the buffered links of t, in document order, at depth + 1. */
+/* Admit the buffered links of t, in document order, at depth + 1, with
+ * the page as their referrer. */
 static void admit_links(struct bc_crawler *c, const struct transfer *t)
 {
     const char *base = t->job.url;
@@ -457,9 +748,21 @@ static void admit_links(struct bc_crawler *c, const struct transfer *t)
         if (t->links[at] == LINK_BASE)
             base = s, base_len = n;
         else
-            admit(c, s, n, base, base_len, t->job.depth + 1, NULL);
+            admit(c, s, n, base, base_len, &t->job, false);
         at += LINK_HEADER + n;
     }
+}
+
+/* The fetcher's headers callback: a page's 2xx of a refused Content-Type
+ * stops before its body (CONTENT TYPES). */
+static bool on_headers(void *ctx, void *user, int http_status,
+                       const char *content_type)
+{
+    const struct bc_crawler *c = ctx;
+    const struct transfer *t = user;
+    if (t->robots || http_status < 200 || http_status > 299)
+        return true;
+    return type_allowed(c, content_type);
 }
 
 static bool on_body(void *ctx, void *user, const void *data, size_t len)
@@ -605,6 +908,29 @@ static void complete_robots(struct bc_crawler *c, struct transfer *t,
                             const struct bc_fetch_result *r, uint64_t now)
 {
     int status = r->status == BC_OK ? r->http_status : 0;
+    if (c->on_fetch) {
+        struct bc_crawler_page fetch = {
+            .url = t->job.url,
+            .url_len = t->job.url_len,
+            .status = r->status,
+            .http_status = r->http_status,
+            .content_type = r->content_type,
+            .bytes = r->body_bytes,
+            .ms = r->time_ms,
+            .location = r->location,
+            .location_len = r->location ? r->location_len : 0,
+            .failed = r->status != BC_OK,
+            .error_kind = bc_crawler_error_kind_of(r->status),
+            .error_text = r->status != BC_OK ? r->error : "",
+            .kind = BC_CRAWLER_FETCH_ROBOTS,
+            .origin = t->job.origin,
+            .origin_len = t->job.origin_len,
+            .fetched_at = t->fetched_at,
+            .warc_file = t->warc_file,
+            .warc_offset = t->warc_file ? t->warc_offset : 0,
+        };
+        c->on_fetch(c->ctx, &fetch);
+    }
     bc_frontier_robots_done(
         c->frontier, &t->job, status, t->body,
         t->body_len > BC_ROBOTS_MAX_BYTES ? BC_ROBOTS_MAX_BYTES : t->body_len,
@@ -645,6 +971,12 @@ static void complete_page(struct bc_crawler *c, struct transfer *t,
         .fetched_at = t->fetched_at,
         .warc_file = t->warc_file,
         .warc_offset = t->warc_file ? t->warc_offset : 0,
+        .referrer = t->job.referrer,
+        .referrer_len = t->job.referrer_len,
+        .skipped = r->status == BC_OK && r->skipped,
+        .kind = BC_CRAWLER_FETCH_PAGE,
+        .origin = t->job.origin,
+        .origin_len = t->job.origin_len,
     };
     if (r->status == BC_OK && r->location && r->http_status >= 300 &&
         r->http_status < 400) {
@@ -653,8 +985,8 @@ static void complete_page(struct bc_crawler *c, struct transfer *t,
          * chain: beyond max_redirects hops it is an error. */
         s->redirects++;
         if (admit(c, r->location, r->location_len, r->location_base,
-                  strlen(r->location_base), t->job.depth,
-                  &t->job) == BC_ADMIT_TOO_MANY_REDIRECTS) {
+                  strlen(r->location_base), &t->job,
+                  true) == BC_ADMIT_TOO_MANY_REDIRECTS) {
             page.failed = true;
             page.error_kind = BC_CRAWLER_ERR_TOO_MANY_REDIRECTS;
             page.error_text = "redirect chain longer than max_redirects";
@@ -669,8 +1001,13 @@ static void complete_page(struct bc_crawler *c, struct transfer *t,
         s->errors[page.error_kind]++;
     else
         s->status_class[r->http_status / 100 < 6 ? r->http_status / 100 : 0]++;
+    if (page.skipped)
+        s->skipped_content_type++;
+    host_count_page(c, &page);
     if (c->on_page)
         c->on_page(c->ctx, &page);
+    if (c->on_fetch)
+        c->on_fetch(c->ctx, &page);
 
     struct bc_frontier_outcome o = {
         .http_status = r->status == BC_OK ? r->http_status : 0,
@@ -734,6 +1071,7 @@ static const struct {
     STAT(warc_files),
     STAT(warc_records),
     STAT(warc_bytes),
+    STAT(skipped_content_type),
 };
 #undef STAT
 
@@ -797,7 +1135,9 @@ static enum bc_status commit_state(struct bc_crawler *c, uint64_t now)
     if (!bc_crawl_state_pending(c->state))
         return BC_OK;
     counters_save(c);
-    enum bc_status st = bc_crawl_state_commit(c->state, c->frontier);
+    enum bc_status st = host_stats_save(c);
+    if (st == BC_OK)
+        st = bc_crawl_state_commit(c->state, c->frontier);
     if (st == BC_OK && now - c->last_snapshot >= SNAPSHOT_MS) {
         st = bc_crawl_state_snapshot(c->state, c->frontier);
         c->last_snapshot = now;
@@ -984,6 +1324,16 @@ void bc_crawler_stop(struct bc_crawler *c)
 
 /* ---- create, free, seeds, stats ------------------------------------------- */
 
+static void hosts_free(struct bc_crawler *c)
+{
+    struct host_stats *h, *tmp;
+    HASH_ITER(hh, c->hosts, h, tmp)
+    {
+        HASH_DEL(c->hosts, h);
+        free(h);
+    }
+}
+
 void bc_crawler_config_init(struct bc_crawler_config *config)
 {
     if (!config)
@@ -999,9 +1349,18 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
 {
     if (!config || !out || config->concurrency == 0 ||
         config->fetcher.on_done || config->fetcher.on_link ||
-        config->fetcher.on_body || config->fetcher.on_wire_head ||
-        config->fetcher.on_wire_body || config->fetcher.ctx)
+        config->fetcher.on_body || config->fetcher.on_headers ||
+        config->fetcher.on_wire_head || config->fetcher.on_wire_body ||
+        config->fetcher.ctx ||
+        (config->accept_type_count && !config->accept_types) ||
+        (config->reject_type_count && !config->reject_types))
         return BC_ERR_INVALID_ARG;
+    for (size_t i = 0; i < config->accept_type_count; i++)
+        if (!bc_crawler_media_type_ok(config->accept_types[i]))
+            return BC_ERR_INVALID_ARG;
+    for (size_t i = 0; i < config->reject_type_count; i++)
+        if (!bc_crawler_media_type_ok(config->reject_types[i]))
+            return BC_ERR_INVALID_ARG;
     struct bc_crawler *c = calloc(1, sizeof(*c));
     if (!c)
         return BC_ERR_NOMEM;
@@ -1009,7 +1368,12 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
     c->max_pages = config->max_pages;
     c->clock = config->clock ? config->clock : monotonic_ms;
     c->on_page = config->on_page;
+    c->on_fetch = config->on_fetch;
     c->ctx = config->ctx;
+    c->accept_types = config->accept_types;
+    c->accept_type_count = config->accept_type_count;
+    c->reject_types = config->reject_types;
+    c->reject_type_count = config->reject_type_count;
     c->state = config->state;
     c->warc = config->warc;
     enum bc_status st =
@@ -1020,6 +1384,12 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
         goto out_free;
     if (c->state) {
         counters_load(c);
+        struct host_load l = {c, BC_OK};
+        st = bc_crawl_state_host_stats(c->state, host_unblob, &l);
+        if (st == BC_OK)
+            st = l.st;
+        if (st != BC_OK)
+            goto out_free_frontier;
         c->last_snapshot = now_ms(c);
     }
     struct bc_fetcher_config xc = config->fetcher;
@@ -1032,6 +1402,8 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
         xc.on_wire_head = on_wire_head;
         xc.on_wire_body = on_wire_body;
     }
+    if (c->accept_type_count || c->reject_type_count)
+        xc.on_headers = on_headers;
     xc.ctx = c;
     st = bc_fetcher_create(&xc, &c->fetcher);
     if (st != BC_OK)
@@ -1040,6 +1412,7 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
     return BC_OK;
 
 out_free_frontier:
+    hosts_free(c);
     bc_frontier_free(c->frontier);
 out_free:
     free(c);
@@ -1057,6 +1430,7 @@ void bc_crawler_free(struct bc_crawler *c)
         c->transfers = t->next;
         transfer_free(t);
     }
+    hosts_free(c);
     bc_frontier_free(c->frontier);
     free(c);
 }

@@ -15,8 +15,11 @@
  * in admission order, and per host a cursor into it:
  *
  *     urls:   id (admission order) | host | seq (FIFO position) | url ...
+ *             | referrer (the page it was found on; NULL for a seed)
  *     hosts:  id | origin | robots.txt outcome ... | cursor
  *     flight: seq | host | requeued      (handed out, not completed)
+ *     host_stats: origin | data          (the crawler's per-host counters,
+ *                                          a blob it defines, per commit)
  *
  * A host's queue is its URLs with seq > cursor, in seq order (a range of
  * the index urls_queue), after the URLs requeued at its head by a resume.
@@ -66,7 +69,9 @@
  * CHECKS
  * crawl.db carries application_id 0x62437374 ("bCst") and user_version
  * BC_CRAWL_STATE_VERSION: another SQLite file is refused as not a crawl
- * state, another version as incompatible. PRAGMA quick_check runs before
+ * state, another version as incompatible (version 2 added urls.referrer
+ * and host_stats: a version 1 state is refused with a message saying
+ * which version made it). PRAGMA quick_check runs before
  * anything is written (a truncated or byte-flipped database is refused).
  * bloom.snap carries its own checksum (bc_bloom_load).
  */
@@ -132,19 +137,20 @@ enum stmt_id {
     S_SET_META,
     S_INS_SEED,
     S_SET_COUNTER,
+    S_SET_HOST_STATS,
     S_COUNT
 };
 
 static const char *const stmt_sql[S_COUNT] = {
-    "INSERT INTO urls(host, seq, depth, redirects, retries, url) "
-    "VALUES(?, ?, ?, ?, ?, ?)",
+    "INSERT INTO urls(host, seq, depth, redirects, retries, url, referrer) "
+    "VALUES(?, ?, ?, ?, ?, ?, ?)",
     "UPDATE urls SET seq = ?, retries = ? WHERE host = ? AND seq = ?",
     "INSERT INTO flight(seq, host, requeued) VALUES(?, ?, 0)",
     "DELETE FROM flight WHERE seq = ?",
     "UPDATE flight SET requeued = 0 WHERE seq = ?",
-    "SELECT seq, url, depth, redirects, retries FROM urls "
+    "SELECT seq, url, depth, redirects, retries, referrer FROM urls "
     "WHERE host = ? AND seq > ? ORDER BY seq LIMIT ? OFFSET ?",
-    "SELECT seq, url, depth, redirects, retries FROM urls "
+    "SELECT seq, url, depth, redirects, retries, referrer FROM urls "
     "WHERE host = ? AND seq = ?",
     "UPDATE hosts SET cursor = ? WHERE id = ?",
     "INSERT INTO hosts(origin) VALUES(?)",
@@ -153,6 +159,7 @@ static const char *const stmt_sql[S_COUNT] = {
     "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)",
     "INSERT OR IGNORE INTO seeds(url) VALUES(?)",
     "INSERT OR REPLACE INTO counters(name, value) VALUES(?, ?)",
+    "INSERT OR REPLACE INTO host_stats(origin, data) VALUES(?, ?)",
 };
 
 struct bc_crawl_state {
@@ -176,7 +183,7 @@ struct bc_crawl_state {
 
 static const char schema_sql[] =
     "PRAGMA application_id = 1648587636;" /* APP_ID */
-    "PRAGMA user_version = 1;"
+    "PRAGMA user_version = 2;"
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
     "CREATE TABLE config(name TEXT PRIMARY KEY, value TEXT NOT NULL)"
     " WITHOUT ROWID;"
@@ -189,7 +196,7 @@ static const char schema_sql[] =
     "CREATE TABLE urls(id INTEGER PRIMARY KEY, host INTEGER NOT NULL,"
     " seq INTEGER NOT NULL, depth INTEGER NOT NULL,"
     " redirects INTEGER NOT NULL, retries INTEGER NOT NULL,"
-    " url TEXT NOT NULL);"
+    " url TEXT NOT NULL, referrer TEXT);"
     "CREATE UNIQUE INDEX urls_queue ON urls(host, seq);"
     "CREATE TABLE flight(seq INTEGER PRIMARY KEY, host INTEGER NOT NULL,"
     " requeued INTEGER NOT NULL);"
@@ -197,6 +204,8 @@ static const char schema_sql[] =
     " ON h.id = u.host WHERE u.seq > h.cursor"
     " OR u.seq IN (SELECT seq FROM flight WHERE requeued = 1);"
     "CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
+    " WITHOUT ROWID;"
+    "CREATE TABLE host_stats(origin TEXT PRIMARY KEY, data BLOB NOT NULL)"
     " WITHOUT ROWID;";
 
 /* ---- errors ---------------------------------------------------------- */
@@ -413,6 +422,11 @@ static enum bc_status hook_queued(void *ctx, const char *origin, size_t len,
         sqlite3_bind_int(q, 4, (int)e->redirects);
         sqlite3_bind_int(q, 5, (int)e->retries);
         sqlite3_bind_text(q, 6, e->url, (int)e->url_len, SQLITE_STATIC);
+        if (e->referrer)
+            sqlite3_bind_text(q, 7, e->referrer, (int)e->referrer_len,
+                              SQLITE_STATIC);
+        else
+            sqlite3_bind_null(q, 7);
         st = run(s, S_INS_URL);
     }
     if (st != BC_OK) {
@@ -515,7 +529,8 @@ static enum bc_status hook_host(void *ctx,
     return st;
 }
 
-/* Push the URL row of q (seq, url, depth, redirects, retries) back. */
+/* Push the URL row of q (seq, url, depth, redirects, retries, referrer)
+ * back. */
 static enum bc_status refill_row(struct bc_crawl_state *s, sqlite3_stmt *q,
                                  struct bc_frontier *f, const char *origin,
                                  size_t len)
@@ -527,6 +542,8 @@ static enum bc_status refill_row(struct bc_crawl_state *s, sqlite3_stmt *q,
     e.depth = (unsigned)sqlite3_column_int(q, 2);
     e.redirects = (unsigned)sqlite3_column_int(q, 3);
     e.retries = (unsigned)sqlite3_column_int(q, 4);
+    e.referrer = (const char *)sqlite3_column_text(q, 5); /* NULL: none */
+    e.referrer_len = e.referrer ? (size_t)sqlite3_column_bytes(q, 5) : 0;
     enum bc_status st =
         e.url ? bc_frontier_refill(f, origin, len, &e) : BC_ERR_NOMEM;
     if (st != BC_OK)
@@ -750,7 +767,9 @@ static enum bc_status check_db(struct bc_crawl_state *s,
     }
     if (version != BC_CRAWL_STATE_VERSION) {
         set_err(err->text, sizeof(err->text),
-                "crawl state format version %lld, this build reads version %d",
+                "crawl state format version %lld, this build reads version "
+                "%d only: finish that crawl with the bloomcrawl that made "
+                "it, or start afresh in another directory",
                 (long long)version, BC_CRAWL_STATE_VERSION);
         return BC_ERR_VERSION;
     }
@@ -849,7 +868,7 @@ static enum bc_status create_db(struct bc_crawl_state *s,
         st = exec(s, schema_sql);
     if (st == BC_OK)
         st = exec(s, "INSERT INTO meta(key, value) VALUES"
-                     "('format', 'bloomcrawl crawl state'), ('version', 1)");
+                     "('format', 'bloomcrawl crawl state'), ('version', 2)");
     if (st == BC_OK)
         st = exec(s, created);
     sqlite3_stmt *q = NULL;
@@ -1571,6 +1590,48 @@ uint64_t bc_crawl_state_counter_get(const struct bc_crawl_state *s,
 {
     const struct counter *c = s && name ? counter_find(s, name) : NULL;
     return c ? c->value : 0;
+}
+
+enum bc_status bc_crawl_state_host_stats_set(struct bc_crawl_state *s,
+                                             const char *origin, size_t len,
+                                             const void *data, size_t n)
+{
+    if (!s || !origin || (!data && n > 0) || len > INT32_MAX || n > INT32_MAX)
+        return BC_ERR_INVALID_ARG;
+    enum bc_status st = ensure_txn(s);
+    if (st != BC_OK)
+        return st;
+    sqlite3_stmt *q = s->stmt[S_SET_HOST_STATS];
+    sqlite3_bind_text(q, 1, origin, (int)len, SQLITE_STATIC);
+    sqlite3_bind_blob(q, 2, n ? data : "", (int)n, SQLITE_STATIC);
+    st = run(s, S_SET_HOST_STATS);
+    if (st != BC_OK)
+        s->failed = true;
+    return st;
+}
+
+enum bc_status
+bc_crawl_state_host_stats(struct bc_crawl_state *s,
+                          void (*fn)(void *ctx, const char *origin, size_t len,
+                                     const void *data, size_t n),
+                          void *ctx)
+{
+    if (!s || !fn)
+        return BC_ERR_INVALID_ARG;
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db, "SELECT origin, data FROM host_stats", -1, &q,
+                           NULL) != SQLITE_OK)
+        return db_fail(s, "host_stats");
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *origin = (const char *)sqlite3_column_text(q, 0);
+        const void *data = sqlite3_column_blob(q, 1);
+        if (origin)
+            fn(ctx, origin, (size_t)sqlite3_column_bytes(q, 0), data,
+               (size_t)sqlite3_column_bytes(q, 1));
+    }
+    sqlite3_finalize(q);
+    return rc == SQLITE_DONE ? BC_OK : db_fail(s, "host_stats");
 }
 
 void bc_crawl_state_set_out_offset(struct bc_crawl_state *s, uint64_t offset)

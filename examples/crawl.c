@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -103,10 +104,28 @@ static void usage(FILE *f)
         "                       read, marked WARC-Truncated: length)\n"
         "  --max-redirects N    hops of a redirect chain followed (20)\n"
         "  --resolve H:P:A      connect to address A for host H, port P\n"
-        "                       (as curl's option); repeatable\n"
+        "                       (as curl's option); repeatable\n",
+        DEFAULT_USER_AGENT);
+    fputs(
+        "  --proxy URL          every transfer through this proxy (http://,\n"
+        "                       https://, socks4://, socks4a://, socks5://,\n"
+        "                       socks5h://)\n"
+        "  --header 'Name: value'  an extra request header; repeatable (not\n"
+        "                       User-Agent: use --user-agent)\n"
+        "  --accept-type TYPE   only pages of this media type (text/html,\n"
+        "                       text/*, *); repeatable\n"
+        "  --reject-type TYPE   no page of this media type; repeatable. By\n"
+        "                       the Content-Type of a 2xx response, any case,\n"
+        "                       parameters ignored (none: application/\n"
+        "                       octet-stream); a page refused is not\n"
+        "                       downloaded (stopped once its headers are in),\n"
+        "                       its links are not followed, --out says\n"
+        "                       \"skipped\": \"content_type\". robots.txt is\n"
+        "                       never filtered\n"
         "Output:\n"
         "  --out FILE           one JSON object per fetched URL\n"
         "  --stats-json FILE    all counters as one JSON object at the end\n"
+        "                       (with \"per_host\": every host)\n"
         "  --warc FILE          archive every transfer (pages, robots.txt)\n"
         "                       as WARC/1.1: request and response records,\n"
         "                       the response as received (before decoding);\n"
@@ -118,6 +137,15 @@ static void usage(FILE *f)
         "                       FILE-00001.warc.gz, ... each about BYTES\n"
         "                       (K, M, G suffixes: KiB, MiB, GiB); 0: one\n"
         "                       file (0)\n"
+        "  --log FILE           one line per finished fetch (pages and\n"
+        "                       robots.txt), appended to FILE:\n"
+        "                       TIME STATUS BYTES MS URL [ERROR]\n"
+        "                       TIME the UTC end (2026-01-02T03:04:05Z),\n"
+        "                       STATUS the HTTP status (000: none), BYTES\n"
+        "                       the body bytes, MS the transfer time, ERROR\n"
+        "                       the error kind of a failed fetch (timeout,\n"
+        "                       connect, ...) or skipped:content_type\n"
+        "  -v                   the same lines on stderr\n"
         "  --quiet              no progress line, no report\n"
         "  --help               this text\n"
         "  --version            the version\n"
@@ -136,7 +164,7 @@ static void usage(FILE *f)
         "  130  stopped by SIGINT (Ctrl-C), 143 by SIGTERM, after the clean\n"
         "       stop: transfers in flight finish, the report is written\n"
         "       (interrupted)\n",
-        DEFAULT_USER_AGENT);
+        f);
     fputs(
         "\n"
         "Crash safety:\n"
@@ -157,7 +185,9 @@ static void usage(FILE *f)
         "                       --max-retries, --max-retry-after,\n"
         "                       --robots-retries, --robots-retry-delay,\n"
         "                       --host-budget, --quiet, --out, --stats-json,\n"
-        "                       --resolve. May not (refused, exit 2):\n"
+        "                       --resolve, --proxy, --header, --accept-type,\n"
+        "                       --reject-type, -v, --log. May not (refused,\n"
+        "                       exit 2):\n"
         "                       --scope, --include, --exclude, --expect,\n"
         "                       --fp-rate, --layout, --lru, --user-agent,\n"
         "                       --no-robots, --warc, --warc-max-size (the\n"
@@ -199,6 +229,11 @@ struct options {
     uint64_t warc_max_size;
     const char *state_dir;
     bool quiet;
+    const char *proxy, *log_file;
+    const char *header[MAX_LIST], *accept_type[MAX_LIST],
+        *reject_type[MAX_LIST];
+    size_t header_count, accept_type_count, reject_type_count;
+    bool verbose;
     const char *expect_text, *fp_rate_text; /* as given, for messages */
 };
 
@@ -276,6 +311,38 @@ static int parse_size(const char *v, uint64_t *out)
     return 0;
 }
 
+/* A --proxy URL: a scheme curl knows for proxies, a host, no space or
+ * control byte. */
+static bool proxy_ok(const char *v)
+{
+    static const char *const schemes[] = {"http://",   "https://",
+                                          "socks4://", "socks4a://",
+                                          "socks5://", "socks5h://"};
+    for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
+        size_t n = strlen(schemes[i]);
+        if (strncasecmp(v, schemes[i], n) != 0)
+            continue;
+        if (v[n] == '\0' || v[n] == '/' || v[n] == ':')
+            return false;
+        for (const char *p = v; *p; p++)
+            if ((unsigned char)*p <= ' ' || *p == 0x7f)
+                return false;
+        return true;
+    }
+    return false;
+}
+
+/* A --header: "Name: value", the name of token characters (as the
+ * fetcher checks it), no CR or LF, and not User-Agent (--user-agent names
+ * the crawler to robots.txt and to servers alike). */
+static bool header_ok(const char *v)
+{
+    size_t n = strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                         "0123456789!#$%&'*+-.^_`|~");
+    return n > 0 && v[n] == ':' && !strpbrk(v, "\r\n") &&
+           !(n == 10 && strncasecmp(v, "User-Agent", 10) == 0);
+}
+
 /*
  * 0 on success, 1 to exit 0 after --help, 3 after --version, -1 on a
  * usage error (after a message naming the option).
@@ -319,6 +386,8 @@ static int parse_options(int argc, char **argv, struct options *o)
             o->no_robots = true, is_flag = 1;
         else if (!strcmp(a, "--quiet"))
             o->quiet = true, is_flag = 1;
+        else if (!strcmp(a, "-v"))
+            o->verbose = true, is_flag = 1;
         else if (a[0] != '-')
             bad = add_to_list(o->seed, &o->seed_count, a), takes = 0,
             no_value = false;
@@ -397,6 +466,18 @@ static int parse_options(int argc, char **argv, struct options *o)
             bad = parse_size(v, &o->warc_max_size);
         else if (!strcmp(a, "--state"))
             o->state_dir = v, bad = *v == '\0';
+        else if (!strcmp(a, "--proxy"))
+            o->proxy = v, bad = !proxy_ok(v);
+        else if (!strcmp(a, "--header"))
+            bad = !header_ok(v) || add_to_list(o->header, &o->header_count, v);
+        else if (!strcmp(a, "--accept-type"))
+            bad = !bc_crawler_media_type_ok(v) ||
+                  add_to_list(o->accept_type, &o->accept_type_count, v);
+        else if (!strcmp(a, "--reject-type"))
+            bad = !bc_crawler_media_type_ok(v) ||
+                  add_to_list(o->reject_type, &o->reject_type_count, v);
+        else if (!strcmp(a, "--log"))
+            o->log_file = v, bad = *v == '\0';
         else
             unknown = 1;
         if (unknown) {
@@ -445,6 +526,8 @@ struct crawl {
     struct bc_warc *warc;         /* --warc, or NULL */
     int argc;                     /* the command line, for the warcinfo */
     char **argv;
+    int log_fd; /* --log, O_APPEND; -1 without */
+    bool log_failed;
 };
 
 static volatile sig_atomic_t interrupted, stop_signal;
@@ -495,6 +578,64 @@ static bool write_all(int fd, const char *buf, size_t len)
         len -= (size_t)n;
     }
     return true;
+}
+
+/* The --out keys of where a page came from and what was kept of it:
+ * "referrer" (the page it was found on, or that redirected to it; null
+ * for a seed) and "skipped": "content_type" (--accept-type/--reject-type
+ * refused it). */
+static void out_page_source(FILE *f, const struct bc_crawler_page *p)
+{
+    fputs(", \"referrer\": ", f);
+    if (p->referrer)
+        json_string(f, p->referrer, p->referrer_len);
+    else
+        fputs("null", f);
+    if (p->skipped)
+        fputs(", \"skipped\": \"content_type\"", f);
+}
+
+/*
+ * One line of --log and -v for every finished fetch (the crawler's
+ * on_fetch): TIME STATUS BYTES MS URL [ERROR], written whole in one
+ * write(2) (--log is O_APPEND, like --out).
+ */
+static void on_fetch(void *ctx, const struct bc_crawler_page *p)
+{
+    struct crawl *c = ctx;
+    if (c->log_fd < 0 && !c->opt.verbose)
+        return;
+    char when[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    const char *extra = p->failed    ? bc_crawler_error_kind_name(p->error_kind)
+                        : p->skipped ? "skipped:content_type"
+                                     : NULL;
+    char *line = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&line, &n);
+    if (!f) {
+        c->log_failed = c->log_fd >= 0;
+        return;
+    }
+    fprintf(f, "%s %03d %llu %llu ", when, p->http_status,
+            (unsigned long long)p->bytes, (unsigned long long)p->ms);
+    fwrite(p->url, 1, p->url_len, f); /* canonical: no space, no control */
+    fprintf(f, "%s%s\n", extra ? " " : "", extra ? extra : "");
+    bool ok = !ferror(f);
+    if (fclose(f) != 0 || !ok) {
+        c->log_failed = c->log_fd >= 0;
+        free(line);
+        return;
+    }
+    if (c->log_fd >= 0 && !write_all(c->log_fd, line, n))
+        c->log_failed = true;
+    if (c->opt.verbose)
+        fprintf(stderr, "%s%s",
+                c->stderr_tty && !c->opt.quiet ? "\r\033[K" : "", line);
+    free(line);
 }
 
 /*
@@ -553,6 +694,7 @@ static void on_page(void *ctx, const struct bc_crawler_page *p)
         fputs(", \"error_text\": ", f);
         json_string(f, text, strlen(text));
     }
+    out_page_source(f, p);
     fputs("}\n", f);
     bool ok = !ferror(f);
     if (fclose(f) != 0 || !ok || !write_all(c->out_fd, buf, len))
@@ -597,6 +739,149 @@ static void report_given_up(void *ctx, const char *origin, size_t len,
 {
     fprintf(ctx, "  %.*s  %llu URLs lost\n", (int)len, origin,
             (unsigned long long)lost);
+}
+
+/* ---- the per-host table ------------------------------------------------ */
+
+/* Every host of the crawl (bc_crawler_hosts()), sorted by pages, most
+ * first, then by origin; origins valid until the crawler is freed. */
+struct host_table {
+    struct bc_crawler_host *row;
+    size_t count, cap;
+    bool nomem;
+};
+
+static void host_table_add(void *ctx, const struct bc_crawler_host *h)
+{
+    struct host_table *t = ctx;
+    if (t->count == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        struct bc_crawler_host *row = realloc(t->row, cap * sizeof(*row));
+        if (!row) {
+            t->nomem = true;
+            return;
+        }
+        t->row = row;
+        t->cap = cap;
+    }
+    t->row[t->count++] = *h;
+}
+
+static int host_order(const void *pa, const void *pb)
+{
+    const struct bc_crawler_host *a = pa, *b = pb;
+    if (a->pages != b->pages)
+        return a->pages > b->pages ? -1 : 1;
+    return strcmp(a->origin, b->origin);
+}
+
+static void host_table_fill(struct crawl *c, struct host_table *t)
+{
+    memset(t, 0, sizeof(*t));
+    bc_crawler_hosts(c->crawler, host_table_add, t);
+    if (t->count > 1)
+        qsort(t->row, t->count, sizeof(*t->row), host_order);
+}
+
+/* A host's robots.txt as the report says it: parsed, unavailable (4xx:
+ * all allowed), unreachable (5xx or no answer; given up or to be asked
+ * again), pending (being fetched, or due before the host's URLs),
+ * disabled (--no-robots), none (never needed). */
+static const char *robots_word(const struct crawl *c,
+                               const struct bc_crawler_host *h)
+{
+    if (c->opt.no_robots)
+        return "disabled";
+    switch (h->robots) {
+    case BC_FRONTIER_ROBOTS_PARSED:
+        return "parsed";
+    case BC_FRONTIER_ROBOTS_ALLOW_ALL:
+        return "unavailable";
+    case BC_FRONTIER_ROBOTS_UNREACHABLE:
+    case BC_FRONTIER_ROBOTS_GIVEN_UP:
+        return "unreachable";
+    case BC_FRONTIER_ROBOTS_UNKNOWN:
+        break;
+    }
+    return h->robots_fetching || h->queued > 0 ? "pending" : "none";
+}
+
+static uint64_t host_errors(const struct bc_crawler_host *h)
+{
+    uint64_t n = 0;
+    for (int e = 0; e < BC_CRAWLER_ERR_KIND_COUNT; e++)
+        n += h->errors[e];
+    return n;
+}
+
+#define REPORT_TOP_HOSTS 20
+
+/* The report's table: the top 20 hosts by pages. */
+static void report_hosts(struct crawl *c, FILE *f)
+{
+    struct host_table t;
+    host_table_fill(c, &t);
+    fprintf(f, "\nhosts (top %zu of %zu by pages)\n",
+            t.count < REPORT_TOP_HOSTS ? t.count : (size_t)REPORT_TOP_HOSTS,
+            t.count);
+    fprintf(f, "  %-36s %7s %11s %6s %6s %6s %6s %6s %-11s %8s %7s %7s\n",
+            "host", "pages", "bytes", "2xx", "3xx", "4xx", "5xx", "errors",
+            "robots.txt", "ms mean", "ms p95", "queued");
+    for (size_t i = 0; i < t.count && i < REPORT_TOP_HOSTS; i++) {
+        const struct bc_crawler_host *h = &t.row[i];
+        fprintf(f,
+                "  %-36s %7llu %11llu %6llu %6llu %6llu %6llu %6llu %-11s "
+                "%8.1f %7llu %7zu%s\n",
+                h->origin, (unsigned long long)h->pages,
+                (unsigned long long)h->bytes,
+                (unsigned long long)h->status_class[2],
+                (unsigned long long)h->status_class[3],
+                (unsigned long long)h->status_class[4],
+                (unsigned long long)h->status_class[5],
+                (unsigned long long)host_errors(h), robots_word(c, h),
+                h->ms_mean, (unsigned long long)h->ms_p95, h->queued,
+                h->given_up ? "  given up" : "");
+    }
+    if (t.nomem)
+        fprintf(f, "  (out of memory: some hosts are missing)\n");
+    free(t.row);
+}
+
+/* --stats-json's "per_host": every host, in the table's order. */
+static void write_hosts_json(struct crawl *c, FILE *f)
+{
+    struct host_table t;
+    host_table_fill(c, &t);
+    fputs("\"per_host\": [", f);
+    for (size_t i = 0; i < t.count; i++) {
+        const struct bc_crawler_host *h = &t.row[i];
+        fputs(i ? ", {\"host\": " : "{\"host\": ", f);
+        json_string(f, h->origin, h->origin_len);
+        fprintf(f, ", \"pages\": %llu, \"bytes\": %llu, \"errors\": {",
+                (unsigned long long)h->pages, (unsigned long long)h->bytes);
+        bool first = true;
+        for (int e = 0; e < BC_CRAWLER_ERR_KIND_COUNT; e++) {
+            if (!h->errors[e])
+                continue;
+            fprintf(f, "%s\"%s\": %llu", first ? "" : ", ",
+                    bc_crawler_error_kind_name((enum bc_crawler_error_kind)e),
+                    (unsigned long long)h->errors[e]);
+            first = false;
+        }
+        fprintf(f,
+                "}, \"status\": {\"2xx\": %llu, \"3xx\": %llu, \"4xx\": "
+                "%llu, \"5xx\": %llu}, \"robots\": \"%s\", "
+                "\"ms_mean\": %.1f, \"ms_p95\": %llu, \"queued\": %zu, "
+                "\"given_up\": %s}",
+                (unsigned long long)h->status_class[2],
+                (unsigned long long)h->status_class[3],
+                (unsigned long long)h->status_class[4],
+                (unsigned long long)h->status_class[5], robots_word(c, h),
+                h->ms_mean, (unsigned long long)h->ms_p95, h->queued,
+                h->given_up ? "true" : "false");
+    }
+    fputs("]", f);
+    free(t.row);
 }
 
 static void report(struct crawl *c, FILE *f, uint64_t now)
@@ -734,6 +1019,12 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
             (unsigned long long)s.robots_unreachable);
     fprintf(f, "  hosts              %zu; %zu URLs still queued\n", s.hosts,
             s.queued);
+    if (k.skipped_content_type)
+        fprintf(f,
+                "  skipped            %llu pages of a refused content type "
+                "(--accept-type, --reject-type)\n",
+                (unsigned long long)k.skipped_content_type);
+    report_hosts(c, f);
 }
 
 static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
@@ -820,12 +1111,16 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
     fprintf(f,
             "\"bloom\": {\"layout\": \"%s\", \"m_bits\": %llu, "
             "\"bytes\": %llu, \"k\": %u, \"inserts\": %llu, "
-            "\"fill\": %.6f, \"fpr_estimated\": %.6g}}}\n",
+            "\"fill\": %.6f, \"fpr_estimated\": %.6g}}, ",
             v->bloom.layout == BC_BLOOM_CLASSIC ? "classic" : "blocked",
             (unsigned long long)v->bloom.m_bits,
             (unsigned long long)v->bloom.bytes, v->bloom.k,
             (unsigned long long)v->bloom.inserts, v->bloom.fill,
             v->bloom.fpr_estimated);
+    fprintf(f, "\"skipped_content_type\": %llu, ",
+            (unsigned long long)k.skipped_content_type);
+    write_hosts_json(c, f);
+    fputs("}\n", f);
 }
 
 /* ---- seeds ------------------------------------------------------------- */
@@ -897,8 +1192,8 @@ static int read_seeds(struct crawl *c, const char *path)
     return 0;
 }
 
-/* Open --seeds, --out and --stats-json before anything else is done, so a
- * wrong path costs nothing. Returns 0, or -1 after a message. */
+/* Open --seeds, --out, --log and --stats-json before anything else is
+ * done, so a wrong path costs nothing. Returns 0, or -1 after a message. */
 static int open_files(struct crawl *c)
 {
     const struct options *o = &c->opt;
@@ -923,6 +1218,13 @@ static int open_files(struct crawl *c)
                           O_WRONLY | O_CREAT | trunc | O_APPEND | O_CLOEXEC,
                           0644)) < 0) {
         fprintf(stderr, "crawl: --out %s: %s\n", o->out_file, strerror(errno));
+        return -1;
+    }
+    if (o->log_file &&
+        (c->log_fd = open(o->log_file,
+                          O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) <
+            0) {
+        fprintf(stderr, "crawl: --log %s: %s\n", o->log_file, strerror(errno));
         return -1;
     }
     if (o->stats_file && !(c->stats = fopen(o->stats_file, "w"))) {
@@ -1179,6 +1481,7 @@ int main(int argc, char **argv)
     c.out_fd = -1;
     c.argc = argc;
     c.argv = argv;
+    c.log_fd = -1;
     int rc = parse_options(argc, argv, &c.opt);
     if (rc == 1)
         usage(stdout);
@@ -1236,10 +1539,18 @@ int main(int argc, char **argv)
     xc->max_host_connections = o->per_host;
     xc->resolve = o->resolve;
     xc->resolve_count = o->resolve_count;
+    xc->proxy = o->proxy;
+    xc->headers = o->header;
+    xc->header_count = o->header_count;
     cc.concurrency = o->concurrency;
     cc.max_pages = o->max_pages;
     cc.on_page = on_page;
+    cc.on_fetch = on_fetch;
     cc.ctx = &c;
+    cc.accept_types = o->accept_type;
+    cc.accept_type_count = o->accept_type_count;
+    cc.reject_types = o->reject_type;
+    cc.reject_type_count = o->reject_type_count;
     st = bc_fetcher_global_init();
     if (st != BC_OK) {
         fprintf(stderr, "crawl: fetcher: %s\n", bc_strerror(st));
@@ -1363,6 +1674,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "crawl: writing %s failed\n", o->out_file);
         rc = 1;
     }
+    if (c.log_failed) {
+        fprintf(stderr, "crawl: writing %s failed\n", o->log_file);
+        rc = 1;
+    }
     if (c.stats) {
         write_stats_json(&c, c.stats, end, outcome, rc);
         int failed = ferror(c.stats);
@@ -1385,6 +1700,8 @@ out_free:
 out_close:
     if (c.out_fd >= 0)
         close(c.out_fd);
+    if (c.log_fd >= 0)
+        close(c.log_fd);
     if (c.stats)
         fclose(c.stats);
     if (c.seeds_in)

@@ -203,6 +203,7 @@ struct transfer {
     bool body_seen;           /* the first body chunk was handled */
     bool headers_done;        /* the final response's headers ended */
     bool truncated;           /* stopped at keep_bytes (not an error) */
+    bool skipped;             /* on_headers said stop (not an error) */
     enum bc_status abort_why; /* BC_OK, or why a callback stopped it */
     uint64_t keep_bytes;      /* bc_fetcher_add_truncated's limit, or 0 */
     uint64_t body_bytes;
@@ -239,6 +240,7 @@ struct bc_fetcher {
     char *user_agent;
     char *proxy;
     struct curl_slist *resolve;
+    struct curl_slist *headers; /* config.headers, shared by transfers */
     CURLM *multi;
     CURLSH *share;
     struct transfer *pending_head, *pending_tail;
@@ -312,6 +314,17 @@ static bool resolve_entry_ok(const char *s)
     return *end == ':' && end[1] != 0;
 }
 
+/* An extra request header: "Name: value", the name of token characters
+ * (RFC 9110 5.6.2), no CR or LF anywhere. */
+static bool header_ok(const char *s)
+{
+    if (!s || strpbrk(s, "\r\n"))
+        return false;
+    size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                         "0123456789!#$%&'*+-.^_`|~");
+    return n > 0 && s[n] == ':';
+}
+
 static long clamp_long(uint64_t v)
 {
     return v > (uint64_t)LONG_MAX ? LONG_MAX : (long)v;
@@ -325,6 +338,12 @@ enum bc_status bc_fetcher_create(const struct bc_fetcher_config *config,
         return BC_ERR_INVALID_ARG;
     for (size_t i = 0; i < config->resolve_count; i++) {
         if (!resolve_entry_ok(config->resolve[i]))
+            return BC_ERR_INVALID_ARG;
+    }
+    if (config->header_count && !config->headers)
+        return BC_ERR_INVALID_ARG;
+    for (size_t i = 0; i < config->header_count; i++) {
+        if (!header_ok(config->headers[i]))
             return BC_ERR_INVALID_ARG;
     }
 
@@ -358,6 +377,14 @@ enum bc_status bc_fetcher_create(const struct bc_fetcher_config *config,
     f->zbuf = malloc(BC_FETCHER_ZBUF);
     if (!f->zbuf)
         goto out_free;
+    for (size_t i = 0; i < config->header_count; i++) {
+        struct curl_slist *l =
+            curl_slist_append(f->headers, config->headers[i]);
+        if (!l)
+            goto out_free;
+        f->headers = l;
+    }
+    f->cfg.headers = NULL;
 
     f->multi = curl_multi_init();
     if (!f->multi)
@@ -468,6 +495,8 @@ static bool transfer_setup(struct bc_fetcher *f, struct transfer *t)
     SET(CURLOPT_TIMEOUT_MS, clamp_long(c->timeout_ms));
     if (f->resolve)
         SET(CURLOPT_RESOLVE, f->resolve);
+    if (f->headers)
+        SET(CURLOPT_HTTPHEADER, f->headers);
     if (c->http2) {
         SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     } else {
@@ -794,6 +823,14 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
         long code = 0;
         curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
         t->headers_done = code >= 200;
+        if (t->headers_done && c->on_headers) {
+            char *ct = NULL;
+            curl_easy_getinfo(t->easy, CURLINFO_CONTENT_TYPE, &ct);
+            if (!c->on_headers(c->ctx, t->user, (int)code, ct)) {
+                t->skipped = true; /* stop here: no body, no wire head */
+                return 0;
+            }
+        }
         if (t->headers_done && c->on_wire_head && !t->wire_sent) {
             char *ip = NULL;
             curl_easy_getinfo(t->easy, CURLINFO_PRIMARY_IP, &ip);
@@ -1187,10 +1224,11 @@ static void finish(struct bc_fetcher *f, struct transfer *t, CURLcode code)
 
     memset(&r, 0, sizeof(r));
     r.user = t->user;
-    r.status = t->abort_why != BC_OK ? t->abort_why
-               : t->truncated        ? BC_OK
-                                     : map_curl(t, code);
-    if (r.status == BC_OK && !t->truncated && t->z_ready && !t->z_end) {
+    r.status = t->abort_why != BC_OK        ? t->abort_why
+               : t->truncated || t->skipped ? BC_OK
+                                            : map_curl(t, code);
+    if (r.status == BC_OK && !t->truncated && !t->skipped && t->z_ready &&
+        !t->z_end) {
         /* A complete response whose compressed body stopped short. */
         r.status = BC_ERR_FETCH_PROTOCOL;
         snprintf(t->errbuf, sizeof(t->errbuf), "%s body ends early",
@@ -1199,6 +1237,7 @@ static void finish(struct bc_fetcher *f, struct transfer *t, CURLcode code)
     if (t->abort_why != BC_OK && t->why[0])
         memcpy(t->errbuf, t->why, sizeof(t->errbuf));
     r.truncated = t->truncated && r.status == BC_OK;
+    r.skipped = t->skipped && r.status == BC_OK;
     if (r.status != BC_OK && !t->errbuf[0]) {
         const char *s =
             code != CURLE_OK ? curl_easy_strerror(code) : bc_strerror(r.status);
@@ -1430,6 +1469,7 @@ void bc_fetcher_free(struct bc_fetcher *f)
         curl_share_cleanup(f->share);
     curl_slist_free_all(f->resolve);
     free(f->zbuf);
+    curl_slist_free_all(f->headers);
     free(f->proxy);
     free(f->user_agent);
     free(f);

@@ -67,11 +67,26 @@
  * MEMORY
  * A host queue is a list of byte chunks that double in size from 256 bytes
  * to 64 KiB. An entry is a 2-byte length, a 2-byte depth, a byte of
- * redirect hops, a byte of 429/503 retries and the URL bytes without a
- * NUL: a queued URL costs its length + 6 bytes, plus the unused tail of
- * its host's newest chunk. With a store (frontier.h: PERSISTENCE) an entry
- * also holds the store's 8-byte id, and a host keeps only a window of its
- * queue in chunks of at most 512 bytes; the rest is the store's.
+ * redirect hops, a byte of 429/503 retries, an 8-byte pointer to its
+ * referrer and the URL bytes without a NUL: a queued URL costs its length
+ * + 14 bytes, plus the unused tail of its host's newest chunk. With a
+ * store (frontier.h: PERSISTENCE) an entry also holds the store's 8-byte
+ * id, and a host keeps only a window of its queue in chunks of at most
+ * 512 bytes; the rest is the store's.
+ *
+ * REFERRERS
+ * Each queued URL remembers the page it was found on (or that redirected
+ * to it), so that the crawler can say where a URL came from. A page's
+ * links all share one copy of its URL, refcounted: made by the page's
+ * first bc_frontier_add_link(), one reference per queued link, and one
+ * for the job that fetched the page while its URL is valid; freed when
+ * the last goes. So a referrer costs 8 bytes per queued URL plus one URL
+ * per page with links still queued, where a copy per link would cost the
+ * URL's length again (about 60 bytes) for every queued URL. A URL handed
+ * out takes its entry's reference with it (job.referrer points into it).
+ * bc_frontier_add_with_referrer() (a referrer that is no job's, e.g. a
+ * sitemap) keeps its last referrer and shares it with the next call that
+ * names the same one.
  *
  * TIME
  * The caller passes now_ms to every call that needs time. The frontier
@@ -96,8 +111,9 @@
 #define CHUNK_FIRST          256u
 #define CHUNK_MAX            (64u * 1024u)
 #define CHUNK_MAX_WINDOW     512u
-#define ENTRY_HEADER         6u
-#define ENTRY_ID             8u /* with a store: the store's id of the URL */
+#define ENTRY_HEADER         14u /* length, depth, hops, retries, referrer */
+#define ENTRY_REF_AT         6u  /* where the referrer pointer is */
+#define ENTRY_ID             8u  /* with a store: the store's id of the URL */
 #define NOT_IN_HEAP          SIZE_MAX
 #define MAX_ROBOTS_REDIRECTS 5u
 
@@ -144,24 +160,39 @@ struct host {
     char *robots_url; /* a redirect target, or NULL for origin/robots.txt */
 };
 
+/* A referrer shared by the queued URLs found on one page (see REFERRERS):
+ * refs references, each released with referrer_release(). */
+struct referrer {
+    size_t refs;
+    size_t len;
+    char text[]; /* NUL-terminated */
+};
+
 /*
  * The URL of a FETCH or FETCH_ROBOTS job. The frontier owns it: it is on
  * the list of jobs out until the job's done() or robots_done(), then on
  * the retired list until the next bc_frontier_next() call, so that the
  * caller can still resolve the page's links against job.url after done()
  * (frontier.h). free() releases both lists, jobs never done included.
+ * from is the job's referrer (a reference taken from its queue entry),
+ * as_referrer the job's URL shared by the links found on its page (made
+ * by the first bc_frontier_add_link(); this job holds one reference).
  */
 struct job_url {
     struct job_url *prev, *next;
+    struct referrer *from, *as_referrer;
+    size_t len;
     char text[];
 };
 
 /* What travels with a queued URL besides its bytes. */
 struct entry_meta {
     unsigned depth;
-    unsigned redirects; /* hops of the redirect chain that led to it */
-    unsigned retries;   /* times queued again after 429/503 */
-    uint64_t id;        /* the store's id (0 without a store) */
+    unsigned redirects;   /* hops of the redirect chain that led to it */
+    unsigned retries;     /* times queued again after 429/503 */
+    uint64_t id;          /* the store's id (0 without a store) */
+    struct referrer *ref; /* its referrer or NULL: queue_push() takes a
+                             reference, queue_pop() hands one out */
 };
 
 /* A string set (seed hosts and domains). */
@@ -193,6 +224,10 @@ struct bc_frontier {
     struct job_url *retired;  /* URLs of jobs done since the last next() */
     /* Scratch: the last base parsed, the URL and key being admitted. */
     char *base_src, *base_buf, *url_buf, *key_buf, *drop_buf;
+    /* The referrer of the last bc_frontier_add_with_referrer() (one
+     * reference is the frontier's), shared with the next call's if the
+     * same. */
+    struct referrer *last_referrer;
     size_t base_src_len;
     struct bc_url base;
     bool base_valid;
@@ -356,6 +391,29 @@ static void host_schedule(struct bc_frontier *f, struct host *h)
     }
 }
 
+/* ---- referrers -------------------------------------------------------- */
+
+/* A new referrer of len bytes, no reference yet; NULL when out of
+ * memory. */
+static struct referrer *referrer_new(const char *text, size_t len)
+{
+    struct referrer *r = malloc(sizeof(*r) + len + 1);
+    if (!r)
+        return NULL;
+    r->refs = 0;
+    r->len = len;
+    memcpy(r->text, text, len);
+    r->text[len] = '\0';
+    return r;
+}
+
+/* Drop one reference; the last frees it. NULL is a no-op. */
+static void referrer_release(struct referrer *r)
+{
+    if (r && --r->refs == 0)
+        free(r);
+}
+
 /* ---- host queues ----------------------------------------------------- */
 
 /* Make room for an entry of len URL bytes at the host's tail. */
@@ -399,6 +457,9 @@ static void queue_push(struct bc_frontier *f, struct host *h, const char *url,
     p[3] = (unsigned char)(m->depth >> 8);
     p[4] = (unsigned char)m->redirects;
     p[5] = (unsigned char)m->retries;
+    memcpy(p + ENTRY_REF_AT, &m->ref, sizeof(m->ref));
+    if (m->ref)
+        m->ref->refs++;
     if (f->entry_header > ENTRY_HEADER)
         memcpy(p + ENTRY_HEADER, &m->id, ENTRY_ID);
     memcpy(p + f->entry_header, url, len);
@@ -428,6 +489,7 @@ static size_t queue_pop(struct bc_frontier *f, struct host *h, char *buf,
     m->depth = (unsigned)p[2] | (unsigned)p[3] << 8;
     m->redirects = p[4];
     m->retries = p[5];
+    memcpy(&m->ref, p + ENTRY_REF_AT, sizeof(m->ref));
     m->id = 0;
     if (f->entry_header > ENTRY_HEADER)
         memcpy(&m->id, p + ENTRY_HEADER, ENTRY_ID);
@@ -472,11 +534,20 @@ static void enqueue(struct bc_frontier *f, struct host *h, const char *url,
     }
 }
 
-static void host_free(struct host *h)
+static void host_free(const struct bc_frontier *f, struct host *h)
 {
     struct chunk *c = h->first;
     while (c) {
         struct chunk *next = c->next;
+        /* The entries' references to their referrers. */
+        for (uint32_t at = c->head; at < c->tail;) {
+            const unsigned char *p = c->data + at;
+            struct referrer *r;
+            memcpy(&r, p + ENTRY_REF_AT, sizeof(r));
+            referrer_release(r);
+            at += (uint32_t)(f->entry_header +
+                             ((size_t)p[0] | (size_t)p[1] << 8));
+        }
         free(c);
         c = next;
     }
@@ -595,6 +666,8 @@ static void job_urls_free(struct job_url *u)
 {
     while (u) {
         struct job_url *next = u->next;
+        referrer_release(u->from);
+        referrer_release(u->as_referrer);
         free(u);
         u = next;
     }
@@ -610,7 +683,7 @@ void bc_frontier_free(struct bc_frontier *f)
     HASH_ITER(hh, f->hosts, h, tmp)
     {
         HASH_DEL(f->hosts, h);
-        host_free(h);
+        host_free(f, h);
     }
     names_free(&f->scope_hosts);
     names_free(&f->scope_domains);
@@ -623,6 +696,7 @@ void bc_frontier_free(struct bc_frontier *f)
     free(f->url_buf);
     free(f->key_buf);
     free(f->drop_buf);
+    referrer_release(f->last_referrer);
     free(f);
 }
 
@@ -980,8 +1054,12 @@ static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
         return BC_ADMIT_PROBABLY_SEEN;
     struct entry_meta em = *m;
     if (f->store.queued) {
-        struct bc_frontier_entry e = {u.href,       u.len,      m->depth,
-                                      m->redirects, m->retries, 0};
+        struct bc_frontier_entry e = {u.href,     u.len, m->depth, m->redirects,
+                                      m->retries, 0,     NULL,     0};
+        if (m->ref) {
+            e.referrer = m->ref->text;
+            e.referrer_len = m->ref->len;
+        }
         st = f->store.queued(f->store.ctx, h->origin, h->origin_len, &e, false,
                              &em.id);
         if (st != BC_OK) {
@@ -1028,7 +1106,63 @@ enum bc_status bc_frontier_add(struct bc_frontier *f, const char *href,
                                enum bc_frontier_reason *reason,
                                enum bc_status *url_status)
 {
-    struct entry_meta m = {depth, 0, 0, 0};
+    struct entry_meta m = {depth, 0, 0, 0, NULL};
+    return add_common(f, href, href_len, base, base_len, &m, false, reason,
+                      url_status);
+}
+
+/* The job_url whose text is a job's url. */
+static struct job_url *job_url_of(const char *text)
+{
+    return (struct job_url *)(void *)(text - offsetof(struct job_url, text));
+}
+
+/* The referrer that the URLs admitted from a FETCH job's page share: its
+ * URL, copied once (REFERRERS). BC_ERR_NOMEM is counted as an add refused
+ * for want of memory, as add_common() would. */
+static enum bc_status page_referrer(struct bc_frontier *f,
+                                    const struct bc_frontier_job *job,
+                                    enum bc_frontier_reason *reason,
+                                    struct referrer **out)
+{
+    struct job_url *u = job_url_of(job->url);
+    if (!u->as_referrer) {
+        u->as_referrer = referrer_new(u->text, u->len);
+        if (!u->as_referrer) {
+            f->added++;
+            f->reasons[BC_ADMIT_NOMEM]++;
+            *reason = BC_ADMIT_NOMEM;
+            return BC_ERR_NOMEM;
+        }
+        u->as_referrer->refs = 1; /* the job's */
+    }
+    *out = u->as_referrer;
+    return BC_OK;
+}
+
+/* A job of which a page's links may be added: FETCH, its url valid. */
+static bool link_job_ok(const struct bc_frontier *f,
+                        const struct bc_frontier_job *job,
+                        const enum bc_frontier_reason *reason)
+{
+    return f && job && reason && job->action == BC_FRONTIER_FETCH && job->url;
+}
+
+enum bc_status bc_frontier_add_link(struct bc_frontier *f,
+                                    const struct bc_frontier_job *job,
+                                    const char *href, size_t href_len,
+                                    const char *base, size_t base_len,
+                                    enum bc_frontier_reason *reason,
+                                    enum bc_status *url_status)
+{
+    if (!link_job_ok(f, job, reason))
+        return BC_ERR_INVALID_ARG;
+    struct entry_meta m = {job->depth + 1, 0, 0, 0, NULL};
+    if (f->store_status == BC_OK) {
+        enum bc_status st = page_referrer(f, job, reason, &m.ref);
+        if (st != BC_OK)
+            return st;
+    }
     return add_common(f, href, href_len, base, base_len, &m, false, reason,
                       url_status);
 }
@@ -1041,18 +1175,53 @@ enum bc_status bc_frontier_add_redirect(struct bc_frontier *f,
                                         enum bc_frontier_reason *reason,
                                         enum bc_status *url_status)
 {
-    if (!job || !base)
+    if (!link_job_ok(f, job, reason) || !base)
         return BC_ERR_INVALID_ARG;
-    struct entry_meta m = {job->depth, job->redirects + 1, 0, 0};
+    struct entry_meta m = {job->depth, job->redirects + 1, 0, 0, NULL};
+    if (f->store_status == BC_OK) {
+        enum bc_status st = page_referrer(f, job, reason, &m.ref);
+        if (st != BC_OK)
+            return st;
+    }
     return add_common(f, location, location_len, base, base_len, &m, false,
                       reason, url_status);
+}
+
+enum bc_status bc_frontier_add_with_referrer(
+    struct bc_frontier *f, const char *href, size_t href_len, const char *base,
+    size_t base_len, unsigned depth, const char *referrer, size_t referrer_len,
+    enum bc_frontier_reason *reason, enum bc_status *url_status)
+{
+    if (!f || !reason || (!referrer && referrer_len > 0) ||
+        referrer_len > f->cfg.max_url_len)
+        return BC_ERR_INVALID_ARG;
+    struct entry_meta m = {depth, 0, 0, 0, NULL};
+    struct referrer *r = f->last_referrer;
+    if (referrer && f->store_status == BC_OK &&
+        !(r && r->len == referrer_len &&
+          memcmp(r->text, referrer, referrer_len) == 0)) {
+        r = referrer_new(referrer, referrer_len);
+        if (!r) {
+            f->added++;
+            f->reasons[BC_ADMIT_NOMEM]++;
+            *reason = BC_ADMIT_NOMEM;
+            return BC_ERR_NOMEM;
+        }
+        r->refs = 1; /* the frontier's, until another referrer comes */
+        referrer_release(f->last_referrer);
+        f->last_referrer = r;
+    }
+    if (referrer && f->store_status == BC_OK)
+        m.ref = r;
+    return add_common(f, href, href_len, base, base_len, &m, false, reason,
+                      url_status);
 }
 
 enum bc_status bc_frontier_add_seed(struct bc_frontier *f, const char *url,
                                     size_t len, enum bc_frontier_reason *reason,
                                     enum bc_status *url_status)
 {
-    struct entry_meta m = {0, 0, 0, 0};
+    struct entry_meta m = {0, 0, 0, 0, NULL};
     return add_common(f, url, len, NULL, 0, &m, true, reason, url_status);
 }
 
@@ -1081,6 +1250,8 @@ static char *job_url_new(struct bc_frontier *f, size_t len)
     struct job_url *u = malloc(sizeof(*u) + len + 1);
     if (!u)
         return NULL;
+    u->from = u->as_referrer = NULL;
+    u->len = len;
     u->prev = NULL;
     u->next = f->jobs_out;
     if (f->jobs_out)
@@ -1093,8 +1264,7 @@ static char *job_url_new(struct bc_frontier *f, size_t len)
  * bc_frontier_next(). */
 static void job_url_retire(struct bc_frontier *f, char *text)
 {
-    struct job_url *u =
-        (struct job_url *)(void *)(text - offsetof(struct job_url, text));
+    struct job_url *u = job_url_of(text);
     if (u->prev)
         u->prev->next = u->next;
     else
@@ -1167,6 +1337,8 @@ enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
         j.action = BC_FRONTIER_FETCH_ROBOTS;
         j.url = j.owned = url;
         j.url_len = strlen(url);
+        j.origin = h->origin;
+        j.origin_len = h->origin_len;
         *job = j;
         return BC_OK;
     }
@@ -1190,6 +1362,7 @@ enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
         enum bc_frontier_reason why =
             given_up ? BC_ADMIT_HOST_GIVEN_UP : BC_ADMIT_ROBOTS;
         queue_pop(f, h, f->drop_buf, &m);
+        referrer_release(m.ref);
         f->reasons[why]++;
         if (given_up)
             h->given_up_lost++;
@@ -1209,6 +1382,8 @@ enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
         j.reason = why;
         j.url = f->drop_buf;
         j.url_len = len;
+        j.origin = h->origin;
+        j.origin_len = h->origin_len;
         j.host = NULL;
         *job = j;
         return BC_OK;
@@ -1219,6 +1394,7 @@ enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
     if (!url)
         return BC_ERR_NOMEM;
     queue_pop(f, h, url, &m);
+    job_url_of(url)->from = m.ref; /* the entry's reference, now the job's */
     h->in_flight++;
     f->in_flight++;
     f->handed_out++;
@@ -1242,6 +1418,10 @@ enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
     j.redirects = m.redirects;
     j.retries = m.retries;
     j.id = m.id;
+    j.referrer = m.ref ? m.ref->text : NULL;
+    j.referrer_len = m.ref ? m.ref->len : 0;
+    j.origin = h->origin;
+    j.origin_len = h->origin_len;
     *job = j;
     return BC_OK;
 }
@@ -1289,13 +1469,17 @@ enum bc_status bc_frontier_done(struct bc_frontier *f,
             /* Asked to come back later: queue the URL again. It passed
              * admission and the seen-test already. */
             struct entry_meta m = {job->depth, job->redirects, job->retries + 1,
-                                   job->id};
+                                   job->id, job_url_of(job->owned)->from};
             bool to_memory = in_memory_next(f, h);
             if (!to_memory || queue_reserve(f, h, job->url_len)) {
                 if (f->store.queued) {
-                    struct bc_frontier_entry e = {job->url,  job->url_len,
-                                                  m.depth,   m.redirects,
-                                                  m.retries, job->id};
+                    struct bc_frontier_entry e = {
+                        job->url,  job->url_len, m.depth, m.redirects,
+                        m.retries, job->id,      NULL,    0};
+                    if (m.ref) {
+                        e.referrer = m.ref->text;
+                        e.referrer_len = m.ref->len;
+                    }
                     enum bc_status st =
                         f->store.queued(f->store.ctx, h->origin, h->origin_len,
                                         &e, true, &m.id);
@@ -1494,6 +1678,36 @@ size_t bc_frontier_given_up_hosts(const struct bc_frontier *f,
     return n;
 }
 
+size_t bc_frontier_hosts(const struct bc_frontier *f,
+                         void (*fn)(void *ctx,
+                                    const struct bc_frontier_host_info *info),
+                         void *ctx)
+{
+    if (!f)
+        return 0;
+    size_t n = 0;
+    const struct host *h, *tmp;
+    HASH_ITER(hh, f->hosts, h, tmp)
+    {
+        n++;
+        if (!fn)
+            continue;
+        struct bc_frontier_host_info info;
+        memset(&info, 0, sizeof(info));
+        info.origin = h->origin;
+        info.origin_len = h->origin_len;
+        info.robots = robots_public(h->robots_state);
+        info.robots_fetching = h->robots_state == ROBOTS_FETCHING;
+        info.queued = h->queued;
+        info.in_flight = h->in_flight;
+        info.admitted = h->admitted;
+        info.given_up = h->robots_state == ROBOTS_GIVEN_UP;
+        info.lost = h->given_up_lost;
+        fn(ctx, &info);
+    }
+    return n;
+}
+
 /* ---- restoring a frontier from its store ------------------------------ */
 
 enum bc_status
@@ -1516,7 +1730,9 @@ enum bc_status bc_frontier_refill(struct bc_frontier *f, const char *origin,
                                   size_t origin_len,
                                   const struct bc_frontier_entry *e)
 {
-    if (!f || !origin || !e || (!e->url && e->url_len > 0) || !f->store.queued)
+    if (!f || !origin || !e || (!e->url && e->url_len > 0) ||
+        (!e->referrer && e->referrer_len > 0) ||
+        e->referrer_len > f->cfg.max_url_len || !f->store.queued)
         return BC_ERR_INVALID_ARG;
     struct host *h = host_find(f, origin, origin_len);
     if (!h || h->spilled == 0 || e->url_len > f->cfg.max_url_len ||
@@ -1524,7 +1740,9 @@ enum bc_status bc_frontier_refill(struct bc_frontier *f, const char *origin,
         return BC_ERR_INVALID_ARG;
     if (!queue_reserve(f, h, e->url_len))
         return BC_ERR_NOMEM;
-    struct entry_meta m = {e->depth, e->redirects, e->retries, e->id};
+    struct entry_meta m = {e->depth, e->redirects, e->retries, e->id, NULL};
+    if (e->referrer && !(m.ref = referrer_new(e->referrer, e->referrer_len)))
+        return BC_ERR_NOMEM;
     h->spilled--;
     h->queued--;
     f->queued--;

@@ -312,6 +312,19 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             time.sleep(5)
             self.close_connection = True
+        elif path == "/mixed":
+            # pages of three types: HTML, text/plain, octet-stream (2 MiB)
+            self.send_body(200, html, b'<a href="/big">b</a>'
+                           b'<a href="/text">t</a><a href="/xhtml">x</a>')
+        elif path == "/echo-header":
+            # the extra request headers a test sent (fetcher.headers)
+            self.send_body(200, "text/plain",
+                           ("%s|%s" % (self.headers.get("X-Bc-Test", ""),
+                                       self.headers.get("Accept", ""))
+                            ).encode())
+        elif path.startswith("http://"):
+            # absolute-form request target: we are being used as a proxy
+            self.send_body(200, "text/plain", ("proxied " + path).encode())
         elif path == "/ua":
             self.send_body(200, "text/plain",
                            self.headers.get("User-Agent", "").encode())

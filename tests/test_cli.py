@@ -228,6 +228,18 @@ bad_values = [
     ("crawl", ["--warc-max-size", "1KiB", URL], "--warc-max-size"),
     ("crawl", ["--warc-max-size", "99999999999G", URL], "--warc-max-size"),
     ("crawl", ["--warc", "", URL], "--warc"),
+    ("crawl", ["--header", "NoColon", URL], "--header"),
+    ("crawl", ["--header", ": no name", URL], "--header"),
+    ("crawl", ["--header", "X-A: b\r\nX-B: c", URL], "--header"),
+    ("crawl", ["--header", "user-agent: evil/1.0", URL], "--header"),
+    ("crawl", ["--proxy", "ftp://127.0.0.1:9", URL], "--proxy"),
+    ("crawl", ["--proxy", "http://", URL], "--proxy"),
+    ("crawl", ["--proxy", "127.0.0.1:9", URL], "--proxy"),
+    ("crawl", ["--accept-type", "text", URL], "--accept-type"),
+    ("crawl", ["--accept-type", "text/html; charset=utf-8", URL],
+     "--accept-type"),
+    ("crawl", ["--reject-type", "*/html", URL], "--reject-type"),
+    ("crawl", ["--log", "", URL], "--log"),
     ("urldedup", ["--expect", "1e12", "--fp-rate", "1e-300"], "--fp-rate"),
     ("urldedup", ["--lru", "x"], "--lru"),
     ("bloomcalc", ["-n", "1e12", "-p", "1e-300"], "-p"),
@@ -247,13 +259,19 @@ rc, _, err = run("crawl", "--warc-max-size", "0", "--warc-max-size", "5K",
                  "--warc-max-size", "3m", "--warc-max-size", "1G",
                  "--warc-max-size=1048576", "--help")
 check(rc == 0, "crawl accepts --warc-max-size BYTES with K, M, G suffixes")
+rc, _, err = run("crawl", "--header", "X-Empty:", "--header", "Accept: */*",
+                 "--proxy", "socks5h://127.0.0.1:1080", "--accept-type", "*",
+                 "--accept-type", "text/*", "--reject-type",
+                 "application/pdf", "-v", "--help")
+check(rc == 0, "crawl accepts --header, --proxy, --accept-type, "
+      "--reject-type, -v in their forms (got %s, %r)" % (rc, err[:100]))
 
 # Output paths are checked before any work: the server sees no request.
 with tempfile.TemporaryDirectory() as d:
     server = CountingServer()
     seed = "http://127.0.0.1:%d/" % server.port
     missing = os.path.join(d, "no-such-dir", "file")
-    for opt in ("--out", "--stats-json", "--warc"):
+    for opt in ("--out", "--stats-json", "--warc", "--log"):
         for path in (missing, d):
             rc, _, err = run("crawl", "--quiet", "--delay", "0", opt, path,
                              seed, timeout=20)

@@ -331,6 +331,99 @@ static void test_not_a_state(void **state)
     sqlite3_close(db);
     assert_int_equal(open_err(d, &err), BC_ERR_VERSION);
     assert_non_null(strstr(err.text, "version 99"));
+    /* A state of format version 1 (before referrers and per-host
+     * counters): refused, the message says what to do. */
+    d = new_dir();
+    bc_crawl_state_close(open_ok(d));
+    snprintf(p, sizeof(p), "%s/crawl.db", d);
+    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db, "PRAGMA user_version = 1", NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(open_err(d, &err), BC_ERR_VERSION);
+    assert_non_null(strstr(err.text, "version 1, this build reads version 2"));
+    assert_non_null(strstr(err.text, "start afresh"));
+}
+
+struct stats_seen {
+    int count;
+    char origin[64];
+    char data[64];
+    size_t n;
+};
+
+static void stats_cb(void *ctx, const char *origin, size_t len,
+                     const void *data, size_t n)
+{
+    struct stats_seen *ss = ctx;
+    ss->count++;
+    assert_true(len < sizeof(ss->origin) && n <= sizeof(ss->data));
+    memcpy(ss->origin, origin, len);
+    ss->origin[len] = '\0';
+    memcpy(ss->data, data, n);
+    ss->n = n;
+}
+
+/* The referrer of a queued URL survives a resume (urls.referrer, given
+ * back by the refill), and so do the per-host records, committed ones
+ * only. */
+static void test_referrer_and_host_stats(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier *f = frontier_of(s);
+    add_pages(f, "a.test", 2);
+    struct bc_frontier_job j = fetch(f);
+    assert_string_equal(j.url, "http://a.test/page/0");
+    assert_null(j.referrer);
+    char url[64];
+    for (int i = 0; i < 10; i++) {
+        enum bc_frontier_reason r;
+        snprintf(url, sizeof(url), "/from0/%d", i);
+        assert_int_equal(bc_frontier_add_link(f, &j, url, strlen(url), j.url,
+                                              j.url_len, &r, NULL),
+                         BC_OK);
+        assert_int_equal(r, BC_ADMIT_QUEUED);
+    }
+    done(s, f, &j);
+    assert_int_equal(
+        bc_crawl_state_host_stats_set(s, "http://a.test", 13, "v1", 2), BC_OK);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    /* Not committed: lost with the kill. */
+    assert_int_equal(
+        bc_crawl_state_host_stats_set(s, "http://a.test", 13, "v2!", 3), BC_OK);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+
+    s = open_ok(d);
+    struct stats_seen ss = {0};
+    assert_int_equal(bc_crawl_state_host_stats(s, stats_cb, &ss), BC_OK);
+    assert_int_equal(ss.count, 1);
+    assert_string_equal(ss.origin, "http://a.test");
+    assert_int_equal(ss.n, 2);
+    assert_memory_equal(ss.data, "v1", 2);
+    f = frontier_of(s); /* window 4: most links come back by refills */
+    j = fetch(f);
+    assert_string_equal(j.url, "http://a.test/page/1");
+    assert_null(j.referrer);
+    done(s, f, &j);
+    for (int i = 0; i < 10; i++) {
+        j = fetch(f);
+        snprintf(url, sizeof(url), "http://a.test/from0/%d", i);
+        assert_string_equal(j.url, url);
+        assert_non_null(j.referrer);
+        assert_string_equal(j.referrer, "http://a.test/page/0");
+        assert_int_equal(j.referrer_len, strlen("http://a.test/page/0"));
+        done(s, f, &j);
+    }
+    assert_int_equal(bc_crawl_state_host_stats(NULL, stats_cb, &ss),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_crawl_state_host_stats_set(NULL, "x", 1, "", 0),
+                     BC_ERR_INVALID_ARG);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
 }
 
 /* A state with a few hundred URLs over several pages of the database,
@@ -525,6 +618,7 @@ int main(void)
         cmocka_unit_test(test_damaged),
         cmocka_unit_test(test_write_error),
         cmocka_unit_test(test_create_write_error),
+        cmocka_unit_test(test_referrer_and_host_stats),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[400];

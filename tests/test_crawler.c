@@ -27,6 +27,7 @@
 
 #include "bloomcrawl/crawler.h"
 #include "fixture_server.h"
+#include "latency_int.h"
 
 static char include_pattern[64]; /* the server's URLs, "...:PORT/" + "*" */
 static const char *include_list[1] = {include_pattern};
@@ -61,6 +62,9 @@ struct seen_page {
     bool failed;
     enum bc_crawler_error_kind kind;
     char location[64];
+    char referrer[128]; /* its path, "" for none */
+    bool skipped;
+    uint64_t bytes;
 };
 
 struct run {
@@ -73,6 +77,7 @@ struct run {
     enum bc_status step_in; /* bc_crawler_step() from on_page */
     uint64_t fake_now;      /* the fake clock, when used */
     uint64_t clock_calls;
+    uint64_t fetches, robots_fetches; /* on_fetch calls */
 };
 
 static void on_page(void *ctx, const struct bc_crawler_page *p)
@@ -90,6 +95,16 @@ static void on_page(void *ctx, const struct bc_crawler_page *p)
     s->links = p->links;
     s->failed = p->failed;
     s->kind = p->error_kind;
+    s->skipped = p->skipped;
+    s->bytes = p->bytes;
+    assert_int_equal(p->kind, BC_CRAWLER_FETCH_PAGE);
+    assert_int_equal(strlen(p->origin), p->origin_len);
+    assert_memory_equal(p->url, p->origin, p->origin_len);
+    if (p->referrer) {
+        assert_int_equal(strlen(p->referrer), p->referrer_len);
+        snprintf(s->referrer, sizeof(s->referrer), "%s",
+                 strchr(p->referrer + strlen("http://"), '/'));
+    }
     if (p->location)
         snprintf(s->location, sizeof(s->location), "%.*s", (int)p->location_len,
                  p->location);
@@ -113,6 +128,21 @@ static void on_page(void *ctx, const struct bc_crawler_page *p)
         bc_crawler_stop(r->crawler);
 }
 
+static void on_fetch(void *ctx, const struct bc_crawler_page *p)
+{
+    struct run *r = ctx;
+    r->fetches++;
+    if (p->kind == BC_CRAWLER_FETCH_ROBOTS) {
+        r->robots_fetches++;
+        assert_null(p->referrer);
+        assert_non_null(strstr(p->url, "/robots.txt"));
+    } else {
+        /* After on_page, for the same page. */
+        assert_true(r->pages > 0);
+        assert_non_null(strstr(p->url, r->page[r->pages - 1].path));
+    }
+}
+
 static uint64_t fake_clock(void *ctx)
 {
     struct run *r = ctx;
@@ -132,6 +162,7 @@ static void config_for_server(struct bc_crawler_config *cfg, struct run *r)
     cfg->frontier.include_count = 1;
     cfg->fetcher.timeout_ms = 10000;
     cfg->on_page = on_page;
+    cfg->on_fetch = on_fetch;
     cfg->ctx = r;
 }
 
@@ -186,7 +217,10 @@ static void test_small_site(void **state)
     assert_int_equal(ok->depth, 0);
     assert_int_equal(ok->links, 4);
     assert_false(ok->failed);
+    assert_string_equal(ok->referrer, ""); /* a seed */
     assert_int_equal(r.pages, 3);
+    assert_int_equal(r.fetches, 4); /* on_fetch: the pages and robots.txt */
+    assert_int_equal(r.robots_fetches, 1);
     const char *const page404[] = {"/page1", "/page2?a=1&b=2"};
     for (size_t i = 0; i < 2; i++) {
         const struct seen_page *p = find(&r, page404[i]);
@@ -195,6 +229,7 @@ static void test_small_site(void **state)
         assert_int_equal(p->depth, 1);
         assert_int_equal(p->links, 0); /* links of 2xx pages only */
         assert_false(p->failed);
+        assert_string_equal(p->referrer, "/ok");
     }
     assert_true(find(&r, "/ext") == &no_page);
 
@@ -262,6 +297,10 @@ static void test_redirect_chain(void **state)
         assert_int_equal(p->redirects, i);
         assert_string_equal(p->location, next);
         assert_int_equal(p->failed, i == 3);
+        /* A redirect target's referrer: the URL that redirected. */
+        char from[16];
+        snprintf(from, sizeof(from), "/r/%u", i - 1);
+        assert_string_equal(p->referrer, i == 0 ? "" : from);
     }
     assert_int_equal(find(&r, "/r/3")->kind, BC_CRAWLER_ERR_TOO_MANY_REDIRECTS);
     struct bc_crawler_stats s;
@@ -442,6 +481,243 @@ static void test_error_kind_names(void **state)
                 bc_crawler_error_kind_name((enum bc_crawler_error_kind)b));
 }
 
+/* ---- content types, per-host counters ---------------------------------- */
+
+/* /mixed links a 2 MiB application/octet-stream (/big), a text/plain
+ * (/text) and an XHTML page (/xhtml, which links a 404). */
+static void crawl_mixed(struct run *r, const char *const *accept,
+                        size_t n_accept, const char *const *reject,
+                        size_t n_reject)
+{
+    memset(r, 0, sizeof(*r));
+    struct bc_crawler_config cfg;
+    config_for_server(&cfg, r);
+    cfg.frontier.max_depth = 1;
+    cfg.accept_types = accept;
+    cfg.accept_type_count = n_accept;
+    cfg.reject_types = reject;
+    cfg.reject_type_count = n_reject;
+    assert_int_equal(bc_crawler_create(&cfg, &r->crawler), BC_OK);
+    add_seed(r, "/mixed");
+    assert_int_equal(bc_crawler_run(r->crawler), BC_OK);
+}
+
+static void test_content_types(void **state)
+{
+    (void)state;
+    static struct run r;
+    /* Reject application/octet-stream (any case): /big stops at its
+     * headers, nothing of its body read; the others as usual. */
+    static const char *const reject[] = {"APPLICATION/Octet-Stream"};
+    crawl_mixed(&r, NULL, 0, reject, 1);
+    assert_int_equal(r.pages, 4);
+    const struct seen_page *big = find(&r, "/big");
+    assert_true(big != &no_page);
+    assert_true(big->skipped);
+    assert_int_equal(big->http, 200);
+    assert_int_equal(big->bytes, 0);
+    assert_false(big->failed);
+    assert_false(find(&r, "/text")->skipped);
+    assert_true(find(&r, "/text")->bytes > 0);
+    assert_false(find(&r, "/xhtml")->skipped);
+    struct bc_crawler_stats s;
+    bc_crawler_stats(r.crawler, &s);
+    assert_int_equal(s.skipped_content_type, 1);
+    assert_int_equal(s.status_class[2], 4);
+    bc_crawler_free(r.crawler);
+
+    /* Accept text/html only: the three others skipped. */
+    static const char *const html[] = {"text/html"};
+    crawl_mixed(&r, html, 1, NULL, 0);
+    assert_int_equal(r.pages, 4);
+    assert_true(find(&r, "/big")->skipped);
+    assert_true(find(&r, "/text")->skipped);
+    assert_true(find(&r, "/xhtml")->skipped);
+    assert_int_equal(find(&r, "/text")->bytes, 0);
+    assert_false(find(&r, "/mixed")->skipped);
+    bc_crawler_stats(r.crawler, &s);
+    assert_int_equal(s.skipped_content_type, 3);
+    bc_crawler_free(r.crawler);
+
+    /* Accept any text type but reject text/plain; and a seed skipped yields no
+     * links at all. */
+    static const char *const text_any[] = {"text/*"};
+    static const char *const plain[] = {"text/plain"};
+    crawl_mixed(&r, text_any, 1, plain, 1);
+    assert_true(find(&r, "/text")->skipped);
+    assert_true(find(&r, "/big")->skipped);
+    assert_true(find(&r, "/xhtml")->skipped);
+    assert_false(find(&r, "/mixed")->skipped);
+    bc_crawler_free(r.crawler);
+    static const char *const none[] = {"image/png"};
+    crawl_mixed(&r, none, 1, NULL, 0);
+    assert_int_equal(r.pages, 1);
+    assert_true(find(&r, "/mixed")->skipped);
+    assert_int_equal(find(&r, "/mixed")->links, 0);
+    bc_crawler_free(r.crawler);
+
+    assert_true(bc_crawler_media_type_ok("text/html"));
+    assert_true(bc_crawler_media_type_ok("text/*"));
+    assert_true(bc_crawler_media_type_ok("*"));
+    assert_true(bc_crawler_media_type_ok("application/vnd.api+json"));
+    static const char *const bad[] = {
+        "",       "text",           "text/",      "/html",
+        "*/html", "text/html; q=1", "te xt/html", "text/html/x"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_false(bc_crawler_media_type_ok(bad[i]));
+    assert_false(bc_crawler_media_type_ok(NULL));
+    struct bc_crawler_config cfg;
+    bc_crawler_config_init(&cfg);
+    struct bc_crawler *c = NULL;
+    cfg.accept_types = &bad[1];
+    cfg.accept_type_count = 1;
+    assert_int_equal(bc_crawler_create(&cfg, &c), BC_ERR_INVALID_ARG);
+    assert_null(c);
+}
+
+struct host_row {
+    int count;
+    struct bc_crawler_host h;
+    char origin[64];
+};
+
+static void collect_host(void *ctx, const struct bc_crawler_host *h)
+{
+    struct host_row *row = ctx;
+    row->count++;
+    row->h = *h;
+    snprintf(row->origin, sizeof(row->origin), "%s", h->origin);
+}
+
+/* The per-host counters of a small site, and again after a resume from
+ * the crawl state (they continue, not restart). */
+static void test_hosts(void **state)
+{
+    (void)state;
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    char dir[] = "/tmp/bc_crawler_hosts_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char sdir[64];
+    snprintf(sdir, sizeof(sdir), "%s/state", dir);
+    struct bc_crawl_state *st = NULL;
+    struct bc_crawl_state_error err;
+    assert_int_equal(bc_crawl_state_open(sdir, NULL, 0, &st, &err), BC_OK);
+    struct bc_crawler_config cfg;
+    config_for_server(&cfg, &r);
+    cfg.frontier.max_depth = 1;
+    cfg.state = st;
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    add_seed(&r, "/ok");
+    assert_int_equal(bc_crawler_run(r.crawler), BC_OK);
+    struct host_row row = {0};
+    assert_int_equal(bc_crawler_hosts(r.crawler, collect_host, &row), 1);
+    char origin[64];
+    snprintf(origin, sizeof(origin), "http://127.0.0.1:%d", server_port);
+    assert_string_equal(row.origin, origin);
+    assert_int_equal(row.h.pages, 3);
+    assert_int_equal(row.h.status_class[2], 1);
+    assert_int_equal(row.h.status_class[4], 2);
+    assert_int_equal(row.h.robots, BC_FRONTIER_ROBOTS_ALLOW_ALL); /* 404 */
+    assert_false(row.h.robots_fetching);
+    assert_int_equal(row.h.queued, 0);
+    assert_false(row.h.given_up);
+    struct bc_crawler_stats s;
+    bc_crawler_stats(r.crawler, &s);
+    assert_int_equal(row.h.bytes, s.bytes);
+    assert_true(row.h.ms_mean >= 0.0);
+    struct bc_crawler_host first = row.h;
+    assert_int_equal(bc_crawler_sync(r.crawler), BC_OK);
+    bc_crawler_free(r.crawler);
+    bc_crawl_state_close(st);
+
+    /* Resumed: the same numbers, before any page. */
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(bc_crawl_state_open(sdir, NULL, 0, &st, &err), BC_OK);
+    config_for_server(&cfg, &r);
+    cfg.state = st;
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    memset(&row, 0, sizeof(row));
+    assert_int_equal(bc_crawler_hosts(r.crawler, collect_host, &row), 1);
+    assert_int_equal(row.h.pages, 3);
+    assert_int_equal(row.h.bytes, first.bytes);
+    assert_int_equal(row.h.status_class[4], 2);
+    assert_true(row.h.ms_mean == first.ms_mean);
+    assert_int_equal(row.h.ms_p95, first.ms_p95);
+    assert_int_equal(row.h.robots, BC_FRONTIER_ROBOTS_ALLOW_ALL);
+    bc_crawler_free(r.crawler);
+    bc_crawl_state_close(st);
+    assert_int_equal(bc_crawler_hosts(NULL, collect_host, &row), 0);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* latency_int.h: the bucket formula at its edges, exact below 16 ms, and
+ * the 95th percentile within 6.25 % of the exact nearest-rank one for
+ * random samples of several shapes (seeded). */
+static void test_latency_histogram(void **state)
+{
+    (void)state;
+    static const struct {
+        uint64_t v;
+        unsigned bucket;
+    } edges[] = {{0, 0},          {15, 15},
+                 {16, 16},        {17, 16},
+                 {18, 17},        {31, 23},
+                 {32, 24},        {35, 24},
+                 {36, 25},        {(1u << 24) - 1, 175},
+                 {1u << 24, 175}, {UINT64_MAX, 175}};
+    for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++)
+        assert_int_equal(bc_latency_bucket(edges[i].v), edges[i].bucket);
+    for (unsigned i = 0; i < BC_LATENCY_BUCKETS - 1; i++) {
+        /* Buckets are consecutive: each value falls in its own bucket. */
+        assert_int_equal(bc_latency_bucket(bc_latency_value(i)), i);
+        assert_true(bc_latency_value(i) < bc_latency_value(i + 1));
+    }
+    /* Every v up to 2^20: the reported value within v / 16. */
+    for (uint64_t v = 0; v < (1u << 20); v++) {
+        uint64_t got = bc_latency_value(bc_latency_bucket(v));
+        uint64_t diff = got > v ? got - v : v - got;
+        assert_true(16 * diff <= v);
+    }
+    struct bc_latency h;
+    memset(&h, 0, sizeof(h));
+    assert_int_equal(bc_latency_percentile(&h, 95), 0);
+    static uint64_t sample[2000];
+    unsigned seed = 12345;
+    for (int shape = 0; shape < 4; shape++) {
+        for (size_t n = 1; n <= 2000; n = n * 3 + 1) {
+            memset(&h, 0, sizeof(h));
+            for (size_t i = 0; i < n; i++) {
+                seed = seed * 1103515245u + 12345u;
+                uint64_t x = (seed >> 8) & 0xffff;
+                uint64_t v = shape == 0   ? x % 15
+                             : shape == 1 ? 5 + x % 1000
+                             : shape == 2 ? (x * x) >> 12
+                                          : (x % 7 == 0 ? 30000 + x : x % 50);
+                sample[i] = v;
+                bc_latency_add(&h, v);
+            }
+            /* The exact nearest-rank p95: sort (insertion, n small). */
+            for (size_t i = 1; i < n; i++)
+                for (size_t j = i; j > 0 && sample[j - 1] > sample[j]; j--) {
+                    uint64_t t = sample[j];
+                    sample[j] = sample[j - 1];
+                    sample[j - 1] = t;
+                }
+            size_t rank = (95 * n + 99) / 100;
+            uint64_t want = sample[rank - 1];
+            uint64_t got = bc_latency_percentile(&h, 95);
+            uint64_t diff = got > want ? got - want : want - got;
+            if (shape == 0)
+                assert_int_equal(got, want); /* exact below 16 ms */
+            else
+                assert_true(16 * diff <= want);
+        }
+    }
+}
+
 /* ---- bad seeds, invalid configurations, NULL ------------------------- */
 
 static void test_seeds_counted(void **state)
@@ -597,6 +873,9 @@ int main(void)
         cmocka_unit_test(test_invalid_config),
         cmocka_unit_test(test_null),
         cmocka_unit_test(test_readme_crawler),
+        cmocka_unit_test(test_content_types),
+        cmocka_unit_test(test_hosts),
+        cmocka_unit_test(test_latency_histogram),
     };
     return cmocka_run_group_tests(tests, server_start, server_stop);
 }

@@ -774,6 +774,117 @@ static void test_user_agent(void **state)
     assert_string_equal(g.body, "testbot/1.0 (+mailto:test@example.test)");
 }
 
+/* Extra request headers reach the server (one replaces curl's Accept);
+ * malformed ones are refused at create. */
+static void test_extra_headers(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct got g;
+    config_for_tests(&cfg, &ctx);
+    const char *const headers[] = {"X-Bc-Test: hello there",
+                                   "Accept: text/html"};
+    cfg.headers = headers;
+    cfg.header_count = 2;
+    fetch(&cfg, "/echo-header", &g);
+    assert_string_equal(g.body, "hello there|text/html");
+    static const char *const bad[] = {
+        "NoColon", ": no name", "X-A: b\r\nX-B: c", "Sp ace: x", "X-A: b\n"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct bc_fetcher *f = NULL;
+        cfg.headers = &bad[i];
+        cfg.header_count = 1;
+        assert_int_equal(bc_fetcher_create(&cfg, &f), BC_ERR_INVALID_ARG);
+        assert_null(f);
+    }
+    struct bc_fetcher *f = NULL;
+    cfg.headers = NULL;
+    assert_int_equal(bc_fetcher_create(&cfg, &f), BC_ERR_INVALID_ARG);
+}
+
+/* Through a proxy, the request goes to the proxy in absolute form: the
+ * fixture, acting as one, answers for a host that does not exist. */
+static void test_proxy(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    config_for_tests(&cfg, &ctx);
+    char proxy[64];
+    snprintf(proxy, sizeof(proxy), "http://127.0.0.1:%d", server_port);
+    cfg.proxy = proxy;
+    struct got g;
+    memset(&g, 0, sizeof(g));
+    struct bc_fetcher *f = NULL;
+    assert_int_equal(bc_fetcher_create(&cfg, &f), BC_OK);
+    ctx.f = f;
+    const char *url = "http://proxied.test/x";
+    assert_int_equal(bc_fetcher_add(f, url, strlen(url), 0, &g), BC_OK);
+    run_all(f);
+    bc_fetcher_free(f);
+    assert_int_equal(g.status, BC_OK);
+    assert_int_equal(g.http, 200);
+    assert_string_equal(g.body, "proxied http://proxied.test/x");
+}
+
+static int headers_calls;
+static int headers_status;
+static char headers_ctype[TEXT];
+
+/* on_headers: refuse anything but text/html. */
+static bool html_only(void *c, void *user, int status, const char *ctype)
+{
+    (void)c;
+    (void)user;
+    headers_calls++;
+    headers_status = status;
+    copy(headers_ctype, ctype, ctype ? strlen(ctype) : 0);
+    return ctype && strncmp(ctype, "text/html", 9) == 0;
+}
+
+static bool result_skipped;
+static void on_done_skipped(void *c, const struct bc_fetch_result *r)
+{
+    result_skipped = r->skipped;
+    on_done(c, r);
+}
+
+/* on_headers returning false stops the transfer before its body: a
+ * success without a body, marked skipped; true lets it go on. */
+static void test_on_headers_stop(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct got g;
+    config_for_tests(&cfg, &ctx);
+    cfg.on_headers = html_only;
+    cfg.on_done = on_done_skipped;
+    headers_calls = 0;
+    fetch(&cfg, "/big", &g); /* 2 MiB of application/octet-stream */
+    assert_int_equal(headers_calls, 1);
+    assert_int_equal(headers_status, 200);
+    assert_string_equal(headers_ctype, "application/octet-stream");
+    assert_int_equal(g.status, BC_OK);
+    assert_int_equal(g.http, 200);
+    assert_true(result_skipped);
+    assert_int_equal(g.body_bytes, 0);
+    assert_int_equal(g.body_len, 0); /* on_body never called */
+    assert_false(g.parsed);
+    headers_calls = 0;
+    fetch(&cfg, "/ok", &g);
+    assert_int_equal(headers_calls, 1);
+    assert_false(result_skipped);
+    assert_true(g.body_bytes > 0);
+    assert_true(g.parsed);
+    /* A redirect's headers are final ones too. */
+    headers_calls = 0;
+    fetch(&cfg, "/redirect", &g);
+    assert_int_equal(headers_calls, 1);
+    assert_true(headers_status >= 300 && headers_status < 400);
+}
+
 /* Many transfers at once on one thread; each result to its own user. */
 static void test_many_at_once(void **state)
 {
@@ -1175,6 +1286,9 @@ int main(void)
         cmocka_unit_test(test_connect_and_url_errors),
         cmocka_unit_test(test_resolve_mapping),
         cmocka_unit_test(test_user_agent),
+        cmocka_unit_test(test_extra_headers),
+        cmocka_unit_test(test_proxy),
+        cmocka_unit_test(test_on_headers_stop),
         cmocka_unit_test(test_many_at_once),
         cmocka_unit_test(test_slow_first_blocks_no_other),
         cmocka_unit_test(test_keep_alive),

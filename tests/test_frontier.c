@@ -745,8 +745,8 @@ static void test_queue_memory(void **state)
     struct bc_frontier_stats s;
     bc_frontier_stats(f, 0, &s);
     assert_int_equal(s.queued, 5000);
-    /* MEMORY in frontier.c: length + 6 bytes a URL, plus chunk tails. */
-    assert_true(s.queue_bytes >= total + 6 * 5000);
+    /* MEMORY in frontier.c: length + 14 bytes a URL, plus chunk tails. */
+    assert_true(s.queue_bytes >= total + 14 * 5000);
     assert_true(s.queue_bytes <= total + 32 * 5000);
     print_message("    %zu URLs, %zu bytes of URLs, queue %zu bytes "
                   "(%.1f bytes per URL above its length)\n",
@@ -761,6 +761,269 @@ static void test_queue_memory(void **state)
     bc_frontier_stats(f, 0, &s);
     assert_int_equal(s.queued, 0);
     assert_true(s.queue_bytes <= 64 * 1024 + 64);
+    bc_frontier_free(f);
+}
+
+/* Links and redirect targets remember the page they came from; seeds and
+ * plain adds have none. One page's links share one copy of its URL, which
+ * lives as long as the last of them is queued (ASan checks the frees). */
+static void test_referrer(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    c.min_delay_ms = 0;
+    struct bc_frontier *f = make(&c);
+    enum bc_frontier_reason r;
+    seed(f, "http://a.test/");
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/");
+    assert_null(j.referrer);
+    assert_int_equal(j.referrer_len, 0);
+    assert_string_equal(j.origin, "http://a.test");
+    assert_int_equal(j.origin_len, 13);
+    struct bc_frontier_stats before, after;
+    bc_frontier_stats(f, 0, &before);
+    static const char *const links[] = {"/1", "/2", "/3retry", "/4"};
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(bc_frontier_add_link(f, &j, links[i], strlen(links[i]),
+                                              j.url, j.url_len, &r, NULL),
+                         BC_OK);
+        assert_int_equal(r, BC_ADMIT_QUEUED);
+    }
+    /* A duplicate shares nothing and queues nothing. */
+    assert_int_equal(
+        bc_frontier_add_link(f, &j, "/1", 2, j.url, j.url_len, &r, NULL),
+        BC_OK);
+    assert_int_equal(r, BC_ADMIT_DUPLICATE);
+    /* The queue grows by length + 14 bytes a URL (MEMORY): the referrer is
+     * a pointer, not a copy. */
+    bc_frontier_stats(f, 0, &after);
+    assert_int_equal(after.queued, 4);
+    done(f, &j, 0, 200, 1, 0);
+    /* After done(), until the next next(), its links may still come. */
+    assert_int_equal(
+        bc_frontier_add_link(f, &j, "/5", 2, j.url, j.url_len, &r, NULL),
+        BC_OK);
+    assert_int_equal(r, BC_ADMIT_QUEUED);
+    struct bc_frontier_job k = expect_fetch(f, 10, "http://a.test/1");
+    assert_string_equal(k.referrer, "http://a.test/");
+    assert_int_equal(k.referrer_len, 14);
+    assert_int_equal(k.depth, 1);
+    /* A redirect target's referrer is the URL that redirected. */
+    assert_int_equal(bc_frontier_add_redirect(f, &k, "/moved", 6, k.url,
+                                              k.url_len, &r, NULL),
+                     BC_OK);
+    assert_int_equal(r, BC_ADMIT_QUEUED);
+    done(f, &k, 10, 301, 1, 0);
+    k = expect_fetch(f, 20, "http://a.test/2");
+    assert_string_equal(k.referrer, "http://a.test/");
+    done(f, &k, 20, 200, 1, 0);
+    /* A 429 queues the URL again with its referrer. */
+    k = expect_fetch(f, 30, "http://a.test/3retry");
+    done(f, &k, 30, 429, 1, 5);
+    k = expect_fetch(f, 40, "http://a.test/4");
+    assert_string_equal(k.referrer, "http://a.test/");
+    done(f, &k, 40, 200, 1, 0);
+    k = expect_fetch(f, 50, "http://a.test/5");
+    assert_string_equal(k.referrer, "http://a.test/");
+    done(f, &k, 50, 200, 1, 0);
+    k = expect_fetch(f, 60, "http://a.test/moved");
+    assert_string_equal(k.referrer, "http://a.test/1");
+    assert_int_equal(k.redirects, 1);
+    done(f, &k, 60, 200, 1, 0);
+    k = expect_fetch(f, 70, "http://a.test/3retry");
+    assert_string_equal(k.referrer, "http://a.test/");
+    assert_int_equal(k.retries, 1);
+    /* Plain adds have no referrer; and a frontier freed with referrers
+     * queued and a job out leaks nothing. */
+    add(f, "http://a.test/plain", NULL, 1);
+    assert_int_equal(
+        bc_frontier_add_link(f, &k, "/6", 2, k.url, k.url_len, &r, NULL),
+        BC_OK);
+    assert_int_equal(r, BC_ADMIT_QUEUED);
+    done(f, &k, 70, 200, 1, 0);
+    k = expect_fetch(f, 80, "http://a.test/plain");
+    assert_null(k.referrer);
+    /* Not a FETCH job: refused. */
+    struct bc_frontier_job w = {0};
+    w.action = BC_FRONTIER_WAIT;
+    assert_int_equal(
+        bc_frontier_add_link(f, &w, "/7", 2, k.url, k.url_len, &r, NULL),
+        BC_ERR_INVALID_ARG);
+    assert_int_equal(
+        bc_frontier_add_link(f, NULL, "/7", 2, k.url, k.url_len, &r, NULL),
+        BC_ERR_INVALID_ARG);
+    bc_frontier_free(f);
+}
+
+/* bc_frontier_add_with_referrer(): a referrer given as text, shared by
+ * consecutive calls that name the same (the queue grows by the entries
+ * alone), none with NULL. */
+static void test_referrer_given(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    c.min_delay_ms = 0;
+    struct bc_frontier *f = make(&c);
+    enum bc_frontier_reason r;
+    static const char sm[] = "http://a.test/sitemap.xml";
+    static const char other[] = "http://a.test/other.xml";
+    seed(f, "http://a.test/");
+    const char *const urls[] = {"http://a.test/1", "http://a.test/2",
+                                "http://a.test/3", "http://a.test/4"};
+    const char *const refs[] = {sm, sm, other, NULL};
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(bc_frontier_add_with_referrer(
+                             f, urls[i], strlen(urls[i]), NULL, 0, 0, refs[i],
+                             refs[i] ? strlen(refs[i]) : 0, &r, NULL),
+                         BC_OK);
+        assert_int_equal(r, BC_ADMIT_QUEUED);
+    }
+    assert_int_equal(bc_frontier_add_with_referrer(f, "/x", 2, NULL, 0, 0, NULL,
+                                                   3, &r, NULL),
+                     BC_ERR_INVALID_ARG);
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/");
+    assert_null(j.referrer);
+    done(f, &j, 0, 200, 1, 0);
+    for (size_t i = 0; i < 4; i++) {
+        j = expect_fetch(f, 10 * (i + 1), urls[i]);
+        if (refs[i])
+            assert_string_equal(j.referrer, refs[i]);
+        else
+            assert_null(j.referrer);
+        assert_int_equal(j.depth, 0);
+        done(f, &j, 10 * (i + 1), 200, 1, 0);
+    }
+    /* Queued ones with the last referrer still held: freed cleanly. */
+    assert_int_equal(bc_frontier_add_with_referrer(f, "http://a.test/5", 15,
+                                                   NULL, 0, 1, other,
+                                                   strlen(other), &r, NULL),
+                     BC_OK);
+    bc_frontier_free(f);
+}
+
+/* bc_frontier_add_link() out of memory for the shared copy: refused as
+ * BC_ADMIT_NOMEM, counted, nothing queued; the next call succeeds. */
+static void test_referrer_nomem(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    long before = alloc_calls;
+    struct bc_frontier *f = make(&c);
+    if (alloc_calls == before) {
+        bc_frontier_free(f);
+        BC_SKIP(); /* not linked with --wrap */
+    }
+    seed(f, "http://a.test/");
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/");
+    enum bc_frontier_reason r;
+    struct bc_frontier_stats s;
+    fail_after = 0;
+    assert_int_equal(
+        bc_frontier_add_link(f, &j, "/1", 2, j.url, j.url_len, &r, NULL),
+        BC_ERR_NOMEM);
+    fail_after = -1;
+    assert_int_equal(r, BC_ADMIT_NOMEM);
+    bc_frontier_stats(f, 0, &s);
+    assert_int_equal(s.queued, 0);
+    assert_int_equal(s.reasons[BC_ADMIT_NOMEM], 1);
+    assert_int_equal(
+        bc_frontier_add_link(f, &j, "/1", 2, j.url, j.url_len, &r, NULL),
+        BC_OK);
+    assert_int_equal(r, BC_ADMIT_QUEUED);
+    bc_frontier_free(f);
+}
+
+struct host_seen {
+    char origin[64];
+    struct bc_frontier_host_info info;
+};
+
+static void collect_host(void *ctx, const struct bc_frontier_host_info *i)
+{
+    struct host_seen *hs = ctx;
+    while (hs->origin[0])
+        hs++;
+    assert_int_equal(strlen(i->origin), i->origin_len);
+    snprintf(hs->origin, sizeof(hs->origin), "%s", i->origin);
+    hs->info = *i;
+}
+
+static const struct bc_frontier_host_info *host_info(struct host_seen *hs,
+                                                     const char *origin)
+{
+    for (; hs->origin[0]; hs++)
+        if (strcmp(hs->origin, origin) == 0)
+            return &hs->info;
+    fail_msg("no host %s", origin);
+    return NULL;
+}
+
+/* bc_frontier_hosts(): every host, its robots.txt state, queue and
+ * given-up flag. */
+static void test_hosts_iteration(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.scope = BC_SCOPE_ANY;
+    c.robots_retries = 0;
+    struct bc_frontier *f = make(&c);
+    assert_int_equal(bc_frontier_hosts(f, NULL, NULL), 0);
+    seed(f, "http://a.test/");
+    add(f, "http://a.test/2", NULL, 1);
+    add(f, "http://b.test:8080/", NULL, 1);
+    add(f, "http://c.test/", NULL, 1);
+    add(f, "http://c.test/x", NULL, 1);
+    add(f, "http://c.test/y", NULL, 1);
+    /* Three robots.txt jobs: a parsed, b being fetched, c unreachable. */
+    struct bc_frontier_job ra = next(f, 0), rb = next(f, 0), rc = next(f, 0);
+    assert_int_equal(ra.action, BC_FRONTIER_FETCH_ROBOTS);
+    assert_int_equal(rb.action, BC_FRONTIER_FETCH_ROBOTS);
+    assert_int_equal(rc.action, BC_FRONTIER_FETCH_ROBOTS);
+    struct bc_frontier_job *jobs[] = {&ra, &rb, &rc};
+    for (int i = 0; i < 3; i++) {
+        struct bc_frontier_job *jb = jobs[i];
+        if (strcmp(jb->origin, "http://a.test") == 0)
+            assert_int_equal(
+                bc_frontier_robots_done(f, jb, 200, "", 0, NULL, 0, 0), BC_OK);
+        else if (strcmp(jb->origin, "http://c.test") == 0)
+            assert_int_equal(
+                bc_frontier_robots_done(f, jb, 503, "", 0, NULL, 0, 0), BC_OK);
+    }
+    struct host_seen seen[8];
+    memset(seen, 0, sizeof(seen));
+    assert_int_equal(bc_frontier_hosts(f, collect_host, seen), 3);
+    const struct bc_frontier_host_info *a = host_info(seen, "http://a.test");
+    const struct bc_frontier_host_info *b =
+        host_info(seen, "http://b.test:8080");
+    const struct bc_frontier_host_info *ch = host_info(seen, "http://c.test");
+    assert_int_equal(a->robots, BC_FRONTIER_ROBOTS_PARSED);
+    assert_false(a->robots_fetching);
+    assert_int_equal(a->queued, 2);
+    assert_int_equal(a->admitted, 2);
+    assert_int_equal(a->in_flight, 0);
+    assert_false(a->given_up);
+    assert_int_equal(b->robots, BC_FRONTIER_ROBOTS_UNKNOWN);
+    assert_true(b->robots_fetching);
+    assert_int_equal(b->in_flight, 1);
+    assert_int_equal(b->queued, 1);
+    /* robots_retries 0: c's first failure gives it up; its URLs drain. */
+    assert_int_equal(ch->robots, BC_FRONTIER_ROBOTS_GIVEN_UP);
+    assert_true(ch->given_up);
+    assert_int_equal(ch->queued, 3);
+    for (;;) {
+        struct bc_frontier_job d = next(f, 0);
+        if (d.action != BC_FRONTIER_DROP)
+            break;
+        assert_string_equal(d.origin, "http://c.test");
+    }
+    memset(seen, 0, sizeof(seen));
+    bc_frontier_hosts(f, collect_host, seen);
+    ch = host_info(seen, "http://c.test");
+    assert_int_equal(ch->queued, 0);
+    assert_int_equal(ch->lost, 3);
     bc_frontier_free(f);
 }
 
@@ -1158,7 +1421,7 @@ static void test_header_sketch(void **state)
 /* Every URL ever queued, by id (1-based); state 0 queued, 1 in flight,
  * 2 done or dropped; seq orders a host's FIFO. */
 struct fake_url {
-    char origin[64], url[128];
+    char origin[64], url[128], referrer[128]; /* referrer "": none */
     unsigned depth, redirects, retries;
     int state;
     long seq;
@@ -1212,8 +1475,13 @@ static enum bc_status fake_queued(void *ctx, const char *origin, size_t len,
         memset(u, 0, sizeof(*u));
         memcpy(u->origin, origin, len);
         memcpy(u->url, e->url, e->url_len);
+        assert_true(e->referrer_len < sizeof(u->referrer));
+        if (e->referrer)
+            memcpy(u->referrer, e->referrer, e->referrer_len);
         fs->hosts[h].st.admitted++;
     }
+    /* A URL queued again keeps its referrer. */
+    assert_int_equal(strlen(u->referrer), e->referrer ? e->referrer_len : 0);
     u->depth = e->depth;
     u->redirects = e->redirects;
     u->retries = e->retries;
@@ -1287,9 +1555,13 @@ static enum bc_status fake_refill(void *ctx, struct bc_frontier *f,
         after = u->seq;
         if (i < skip)
             continue;
-        struct bc_frontier_entry e = {u->url,     strlen(u->url),
-                                      u->depth,   u->redirects,
-                                      u->retries, (uint64_t)(u - fs->urls)};
+        struct bc_frontier_entry e = {
+            u->url,     strlen(u->url),           u->depth, u->redirects,
+            u->retries, (uint64_t)(u - fs->urls), NULL,     0};
+        if (u->referrer[0]) {
+            e.referrer = u->referrer;
+            e.referrer_len = strlen(u->referrer);
+        }
         assert_int_equal(bc_frontier_refill(f, origin, len, &e), BC_OK);
     }
     return BC_OK;
@@ -1371,9 +1643,27 @@ static bool step(struct bc_frontier *f, uint64_t *clock, char *log, size_t cap,
                          BC_OK);
         return true;
     case BC_FRONTIER_FETCH: {
-        snprintf(log + used, cap - used, "FETCH %s %u %u\n", j.url, j.depth,
-                 j.retries);
+        if (j.referrer)
+            snprintf(log + used, cap - used, "FETCH %s %u %u <- %.*s\n", j.url,
+                     j.depth, j.retries, (int)j.referrer_len, j.referrer);
+        else
+            snprintf(log + used, cap - used, "FETCH %s %u %u\n", j.url, j.depth,
+                     j.retries);
         size_t n = strlen(j.url);
+        /* Links of the pages /p2 and /p4 of each host: they remember it
+         * as their referrer, through the store and its refills. */
+        if (n > 3 && (strcmp(j.url + n - 3, "/p2") == 0 ||
+                      strcmp(j.url + n - 3, "/p4") == 0)) {
+            static const char *const links[] = {"l1", "l2retry", "/private/l3",
+                                                "http://c.test/l4"};
+            for (size_t i = 0; i < 4; i++) {
+                enum bc_frontier_reason r;
+                assert_int_equal(bc_frontier_add_link(f, &j, links[i],
+                                                      strlen(links[i]), j.url,
+                                                      n, &r, NULL),
+                                 BC_OK);
+            }
+        }
         int status = n > 5 && strcmp(j.url + n - 5, "retry") == 0 ? 429 : 200;
         struct bc_frontier_outcome o = {status, 5, 100};
         assert_int_equal(bc_frontier_done(f, &j, &o, *clock), BC_OK);
@@ -1417,7 +1707,7 @@ static struct bc_frontier_config store_config(void)
     return c;
 }
 
-static char log_plain[16384], log_store[16384];
+static char log_plain[65536], log_store[65536];
 
 /* With a store and a tiny window, the jobs (FETCH and DROP, in order) are
  * exactly those without one, and memory never holds more than the window
@@ -1455,6 +1745,11 @@ static void test_store_window_fifo(void **state)
     assert_string_equal(log_plain, log_store);
     assert_true(strstr(log_store, "DROP http://a.test/private/3\n") != NULL);
     assert_true(strstr(log_store, "FETCH http://b.test/p5retry 2 1\n") != NULL);
+    /* Referrers through the store: kept by a refill and by a 429. */
+    assert_true(strstr(log_store, "FETCH http://c.test/l2retry 4 1 <- "
+                                  "http://c.test/p2\n") != NULL);
+    assert_true(strstr(log_store, "FETCH http://c.test/l4 4 0 <- "
+                                  "http://c.test/p2\n") != NULL);
     assert_true(fs.refills > 3);
     for (uint64_t i = 1; i <= fs.count; i++)
         assert_int_not_equal(fs.urls[i].state, 0); /* none left queued */
@@ -1685,6 +1980,10 @@ int main(void)
         cmocka_unit_test(test_scope_domain),
         cmocka_unit_test(test_spellings_merge),
         cmocka_unit_test(test_queue_memory),
+        cmocka_unit_test(test_referrer),
+        cmocka_unit_test(test_referrer_nomem),
+        cmocka_unit_test(test_referrer_given),
+        cmocka_unit_test(test_hosts_iteration),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_allocation_failure),
         cmocka_unit_test(test_robots_redirect_nomem),

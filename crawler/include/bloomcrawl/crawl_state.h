@@ -52,7 +52,7 @@ extern "C" {
 #endif
 
 /* The format version this build writes and reads (meta "version"). */
-#define BC_CRAWL_STATE_VERSION 1
+#define BC_CRAWL_STATE_VERSION 2
 
 /* A setting that may not change on resume, e.g. {"scope", "host"}. */
 struct bc_crawl_state_option {
@@ -166,6 +166,22 @@ enum bc_status bc_crawl_state_counter_set(struct bc_crawl_state *state,
 /* A counter's saved value, 0 when never set. */
 uint64_t bc_crawl_state_counter_get(const struct bc_crawl_state *state,
                                     const char *name);
+
+/* Set the caller's per-host record for origin (len bytes): an opaque blob
+ * of n bytes (the crawler's per-host counters), replacing the one before.
+ * Part of the open transaction. BC_OK, BC_ERR_INVALID_ARG or BC_ERR_IO. */
+enum bc_status bc_crawl_state_host_stats_set(struct bc_crawl_state *state,
+                                             const char *origin, size_t len,
+                                             const void *data, size_t n);
+
+/* The committed per-host records: fn(ctx, origin, len, data, n) for each,
+ * in no particular order (the strings valid during the call). O(hosts).
+ * BC_OK, BC_ERR_INVALID_ARG or BC_ERR_IO. */
+enum bc_status
+bc_crawl_state_host_stats(struct bc_crawl_state *state,
+                          void (*fn)(void *ctx, const char *origin, size_t len,
+                                     const void *data, size_t n),
+                          void *ctx);
 
 /* The --out file's length at the next commit. */
 void bc_crawl_state_set_out_offset(struct bc_crawl_state *state,

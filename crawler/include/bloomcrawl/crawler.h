@@ -81,10 +81,18 @@ enum bc_crawler_error_kind bc_crawler_error_kind_of(enum bc_status status);
  */
 const char *bc_crawler_error_kind_name(enum bc_crawler_error_kind kind);
 
+/* What a finished transfer fetched (on_fetch says it). */
+enum bc_crawler_fetch_kind {
+    BC_CRAWLER_FETCH_PAGE = 0, /* a page: a FETCH job (on_page too) */
+    BC_CRAWLER_FETCH_ROBOTS    /* a robots.txt */
+};
+
 /*
  * One fetched page, as on_page receives it: every FETCH job the frontier
  * handed out and the fetcher finished, whatever the outcome (robots.txt
- * fetches are not pages). The strings are valid only during the call.
+ * fetches are not pages; on_fetch sees them too, as this struct with kind
+ * BC_CRAWLER_FETCH_ROBOTS, depth 0, no referrer, no links). The strings
+ * are valid only during the call.
  */
 struct bc_crawler_page {
     const char *url;       /* the canonical URL fetched (NUL-terminated) */
@@ -112,6 +120,16 @@ struct bc_crawler_page {
      * written (a failed fetch, or no writer). */
     const char *warc_file;
     uint64_t warc_offset;
+    /* The canonical URL of the page it was found on or that redirected to
+     * it (NUL-terminated); NULL for a seed. */
+    const char *referrer;
+    size_t referrer_len;
+    /* Its Content-Type was refused (config.accept_types, reject_types):
+     * the transfer stopped once the headers were in; bytes 0, no links. */
+    bool skipped;
+    enum bc_crawler_fetch_kind kind;
+    const char *origin; /* its host's origin ("http://a.test:8080") */
+    size_t origin_len;
 };
 
 /* The loop's counters (the frontier keeps its own: bc_crawler_frontier()).
@@ -147,6 +165,9 @@ struct bc_crawler_stats {
     /* With a WARC writer (all runs, like every counter): files created,
      * records written (warcinfo records included), bytes written. */
     uint64_t warc_files, warc_records, warc_bytes;
+    /* Pages whose Content-Type was refused (page.skipped); also counted
+     * under pages and their status class. */
+    uint64_t skipped_content_type;
     size_t in_flight; /* transfers now in flight */
 };
 
@@ -175,7 +196,25 @@ struct bc_crawler_config {
      * is told it is done; may be NULL. May call bc_crawler_stop() and
      * bc_crawler_stats(); must not call step, run or free. */
     void (*on_page)(void *ctx, const struct bc_crawler_page *page);
-    void *ctx; /* first argument of clock and on_page */
+    /* Called once per finished transfer of any kind (pages, robots.txt),
+     * after on_page for a page; kind says which; may be NULL (a log of
+     * every request). Same rules as on_page. */
+    void (*on_fetch)(void *ctx, const struct bc_crawler_page *fetch);
+    void *ctx; /* first argument of clock, on_page and on_fetch */
+    /* Pages by media type of their 2xx response's Content-Type (compared
+     * case-insensitively, parameters ignored; none counts as
+     * application/octet-stream): each pattern "type/subtype", or a type
+     * with the subtype "*" (any subtype of it), or "*" alone (any type;
+     * bc_crawler_media_type_ok()). A page whose type matches no
+     * accept pattern (when any is given) or some reject pattern is not
+     * downloaded: the transfer stops once its headers are in, no link is
+     * taken from it, and it is reported with skipped set. Other statuses,
+     * robots.txt and the transfers of the crawler's own are never
+     * filtered. Not copied: must outlive the crawler. */
+    const char *const *accept_types;
+    size_t accept_type_count;
+    const char *const *reject_types;
+    size_t reject_type_count;
     /* A crawl state (bloomcrawl/crawl_state.h) opened by the caller, or
      * NULL. With one, the crawl survives a kill: the frontier is the
      * state's (created, or rebuilt on resume, with its seeds' scope and
@@ -204,6 +243,11 @@ struct bc_crawler_config {
     struct bc_warc *warc;
 };
 
+/* Is pattern a media type pattern of accept_types/reject_types:
+ * "type/subtype" with both parts of token characters (RFC 9110 5.6.2), a
+ * subtype "*" for any, or "*" alone? NULL: false. O(length). */
+bool bc_crawler_media_type_ok(const char *pattern);
+
 /* Default transfers in flight in all. */
 #define BC_CRAWLER_DEFAULT_CONCURRENCY 8u
 
@@ -217,7 +261,8 @@ struct bc_crawler;
  * frontier's include/exclude arrays must outlive the crawler, as
  * frontier.h says). bc_fetcher_global_init() must have been called.
  * Returns BC_OK and sets *out; BC_ERR_INVALID_ARG (NULL config or out,
- * concurrency 0, a fetcher callback or ctx set), the errors of
+ * concurrency 0, a fetcher callback or ctx set, a bad media type
+ * pattern), the errors of
  * bc_frontier_create() and bc_fetcher_create(), or BC_ERR_NOMEM; *out is
  * written only on success. Free with bc_crawler_free().
  */
@@ -300,6 +345,44 @@ enum bc_status bc_crawler_warc_error(const struct bc_crawler *crawler,
 /* Fill *out with the loop's counters (all zero for a NULL crawler). O(1). */
 void bc_crawler_stats(const struct bc_crawler *crawler,
                       struct bc_crawler_stats *out);
+
+/*
+ * One host of the crawl, as bc_crawler_hosts() reports it: the loop's
+ * per-host counters (pages fetched from it) beside the frontier's state
+ * of the host (bc_frontier_hosts()). With a crawl state the counters
+ * continue across resumes (committed with the pages).
+ */
+struct bc_crawler_host {
+    const char *origin; /* "http://a.test:8080", valid until
+                           bc_crawler_free() */
+    size_t origin_len;
+    uint64_t pages, bytes;    /* pages finished, their body bytes */
+    uint64_t status_class[6]; /* as bc_crawler_stats.status_class */
+    uint64_t errors[BC_CRAWLER_ERR_KIND_COUNT]; /* failed pages by kind */
+    uint64_t skipped_content_type;
+    /* Response times of its pages (transfer time, failed ones too): the
+     * mean, and the 95th percentile (nearest rank) from a log-scale
+     * histogram, within 6.25 % (exact below 16 ms); 0 without pages. */
+    double ms_mean;
+    uint64_t ms_p95;
+    /* The frontier's: robots.txt outcome (bc_frontier_host_info). */
+    enum bc_frontier_robots robots;
+    bool robots_fetching;
+    size_t queued; /* URLs still queued */
+    bool given_up; /* robots.txt unreachable after every retry */
+    uint64_t lost; /* given up: URLs dropped or refused */
+};
+
+/*
+ * Call fn(ctx, host) for every host the frontier knows, in no particular
+ * order (host valid during the call, its origin until bc_crawler_free()).
+ * fn may be NULL. Returns how many hosts. Cost O(hosts x 176) (each
+ * host's histogram is read); nothing is allocated.
+ */
+size_t bc_crawler_hosts(const struct bc_crawler *crawler,
+                        void (*fn)(void *ctx,
+                                   const struct bc_crawler_host *host),
+                        void *ctx);
 
 /*
  * The crawler's frontier, to read its counters (bc_frontier_stats(),

@@ -76,6 +76,8 @@ struct bc_fetch_result {
     uint64_t body_bytes;       /* body bytes received (after decoding) */
     bool truncated;            /* bc_fetcher_add_truncated's limit reached:
                                   body_bytes = the limit, the rest unread */
+    bool skipped;              /* on_headers returned false: status BC_OK,
+                                  the body was not read (body_bytes 0) */
     uint64_t time_ms;          /* from start to end of the transfer */
     bool has_retry_after;      /* a valid Retry-After header came */
     uint64_t retry_after_ms;   /* its delay: seconds, or HTTP-date - now */
@@ -133,6 +135,13 @@ struct bc_fetcher_config {
     size_t resolve_count;
     /* A proxy URL for every transfer; NULL: no proxy. */
     const char *proxy;
+    /* Extra request headers, "Name: value" each, header_count of them,
+     * sent with every request (copied by bc_fetcher_create). A name
+     * that curl sends itself (Accept, ...) replaces its value; a
+     * User-Agent replaces user_agent. No CR or LF; a name of token
+     * characters before the ':'. */
+    const char *const *headers;
+    size_t header_count;
     bool http2;      /* offer HTTP/2 (ALPN on https); default true */
     bool verify_tls; /* verify certificates and host names; default true */
 
@@ -150,8 +159,8 @@ struct bc_fetcher_config {
     bool (*on_body)(void *ctx, void *user, const void *data, size_t len);
     /* The wire hand-over, for an archive (WARC); both may be NULL.
      * on_wire_head: once per transfer whose final response's headers all
-     * came, before any body byte (a transfer that fails earlier has no
-     * call). on_wire_body: then every body byte as received, before
+     * came, before any body byte (a transfer that fails earlier, or
+     * that on_headers stops, has no call). on_wire_body: then every body byte as received, before
      * content decoding and with the chunked framing of HTTP/1.1
      * (Transfer-Encoding: chunked) as it came, in pieces of any size;
      * return false to abort the transfer with BC_ERR_FETCH_ABORTED. The
@@ -163,6 +172,13 @@ struct bc_fetcher_config {
     void (*on_wire_head)(void *ctx, void *user,
                          const struct bc_fetch_wire_head *head);
     bool (*on_wire_body)(void *ctx, void *user, const void *data, size_t len);
+    /* Called once per transfer when the final response's headers are in
+     * (1xx responses are not final), before any of its body: its status
+     * and Content-Type (NULL when none). Return false to stop the
+     * transfer there: the body is not read (the connection is closed),
+     * and the result has status BC_OK and skipped set. May be NULL. */
+    bool (*on_headers)(void *ctx, void *user, int http_status,
+                       const char *content_type);
     void *ctx; /* first argument of the callbacks */
 };
 
@@ -188,7 +204,7 @@ void bc_fetcher_config_init(struct bc_fetcher_config *config);
 /*
  * Create a fetcher. The configuration is copied. Returns BC_OK and sets
  * *out; BC_ERR_INVALID_ARG (NULL config or out, no on_done, a malformed
- * resolve entry) or BC_ERR_NOMEM. Free with bc_fetcher_free().
+ * resolve entry or header) or BC_ERR_NOMEM. Free with bc_fetcher_free().
  */
 enum bc_status bc_fetcher_create(const struct bc_fetcher_config *config,
                                  struct bc_fetcher **out);

@@ -41,14 +41,15 @@
  *                                               r.retry_after_ms};
  *         bc_frontier_done(f, &job, &outcome, now_ms());
  *         for (size_t i = 0; i < r.link_count; i++)
- *             bc_frontier_add(f, r.links[i], strlen(r.links[i]), job.url,
- *                             job.url_len, job.depth + 1, &why, NULL);
+ *             bc_frontier_add_link(f, &job, r.links[i], strlen(r.links[i]),
+ *                                  job.url, job.url_len, &why, NULL);
  *     }
  *
  * next() fails only when memory runs out, and then changes nothing: call
  * it again later. FETCH: fetch job.url; then bc_frontier_done(), and
- * bc_frontier_add() each link with job.url as base and job.depth + 1 (and
- * bc_frontier_add_redirect() the Location of a 3xx response).
+ * bc_frontier_add_link() each link with job.url as base (and
+ * bc_frontier_add_redirect() the Location of a 3xx response): both keep
+ * job.url as the referrer of what they queue.
  * FETCH_ROBOTS: job.url is a robots.txt; then bc_frontier_robots_done().
  * DROP: job.url was admitted before its host's robots.txt was known and
  * is now disallowed, or its host was given up (job.reason); no done()
@@ -219,7 +220,8 @@ enum bc_status bc_frontier_add(struct bc_frontier *frontier, const char *href,
  * BC_ADMIT_TOO_MANY_REDIRECTS beyond max_redirects (before the seen-test,
  * which it does not enter). The hop count travels with the queued URL and
  * comes back in the job that fetches it; links found on a page start a
- * new chain (0 hops). Otherwise as bc_frontier_add().
+ * new chain (0 hops). The target's referrer is job->url (as
+ * bc_frontier_add_link() keeps it). Otherwise as bc_frontier_add().
  */
 struct bc_frontier_job; /* below */
 enum bc_status bc_frontier_add_redirect(struct bc_frontier *frontier,
@@ -229,6 +231,38 @@ enum bc_status bc_frontier_add_redirect(struct bc_frontier *frontier,
                                         size_t base_len,
                                         enum bc_frontier_reason *reason,
                                         enum bc_status *url_status);
+
+/*
+ * Admit a link found on the page of job (a FETCH job of this frontier
+ * whose url is still valid: before its done(), or after it until the next
+ * bc_frontier_next()): as bc_frontier_add() at depth job->depth + 1, with
+ * job->url kept as the queued URL's referrer (it comes back as
+ * job.referrer when the URL is handed out). The referrer costs a queued
+ * URL 8 bytes (a pointer): the links of one page share one refcounted
+ * copy of its URL, made at the page's first call and freed with the last
+ * of its links to leave the queue. Returns as bc_frontier_add();
+ * BC_ERR_INVALID_ARG also for a NULL job or one that is not FETCH.
+ */
+enum bc_status bc_frontier_add_link(struct bc_frontier *frontier,
+                                    const struct bc_frontier_job *job,
+                                    const char *href, size_t href_len,
+                                    const char *base, size_t base_len,
+                                    enum bc_frontier_reason *reason,
+                                    enum bc_status *url_status);
+
+/*
+ * Admit a URL found somewhere that is not a FETCH job's page (a sitemap,
+ * say): as bc_frontier_add() at depth, with referrer (referrer_len bytes,
+ * copied; NULL and 0: none) kept as its referrer. Consecutive calls with
+ * the same referrer share one copy of it. Returns as bc_frontier_add();
+ * BC_ERR_INVALID_ARG also for a NULL referrer with a length, or one
+ * longer than max_url_len.
+ */
+enum bc_status bc_frontier_add_with_referrer(
+    struct bc_frontier *frontier, const char *href, size_t href_len,
+    const char *base, size_t base_len, unsigned depth, const char *referrer,
+    size_t referrer_len, enum bc_frontier_reason *reason,
+    enum bc_status *url_status);
 
 /*
  * Admit a seed: an absolute URL at depth 0, whose host and registrable
@@ -271,6 +305,15 @@ struct bc_frontier_job {
     uint64_t wait_until_ms;         /* WAIT: UINT64_MAX = until a done() */
     uint64_t started_ms;            /* FETCH, FETCH_ROBOTS: now_ms of next() */
     uint64_t id; /* FETCH: the store's id of the URL (0 without a store) */
+    /* FETCH: the canonical URL of the page the URL was found on, or that
+     * redirected to it (bc_frontier_add_link(), _add_redirect()); NULL
+     * for a seed or a URL added with bc_frontier_add(). Valid as url. */
+    const char *referrer;
+    size_t referrer_len;
+    /* FETCH, FETCH_ROBOTS, DROP: the host's origin ("http://a.test:8080",
+     * NUL-terminated), valid until bc_frontier_free(). */
+    const char *origin;
+    size_t origin_len;
     void *host;  /* internal: the host the job belongs to */
     char *owned; /* internal */
 };
@@ -421,6 +464,11 @@ struct bc_frontier_entry {
     size_t url_len;
     unsigned depth, redirects, retries;
     uint64_t id; /* the store's id; 0 for a new admission */
+    /* The referrer (job.referrer): canonical, not NUL-terminated; NULL
+     * (and 0) for none. The store keeps it with the URL and gives it back
+     * to bc_frontier_refill(). */
+    const char *referrer;
+    size_t referrer_len;
 };
 
 /* A host's robots.txt outcome, as a store keeps it. */
@@ -431,6 +479,33 @@ enum bc_frontier_robots {
     BC_FRONTIER_ROBOTS_UNREACHABLE, /* nothing allowed until ttl ends */
     BC_FRONTIER_ROBOTS_GIVEN_UP     /* unreachable after every retry */
 };
+
+/* One host as bc_frontier_hosts() reports it. */
+struct bc_frontier_host_info {
+    const char *origin; /* "http://a.test:8080", NUL-terminated, valid
+                           until bc_frontier_free() */
+    size_t origin_len;
+    /* Its robots.txt outcome (BC_FRONTIER_ROBOTS_UNKNOWN also while it
+     * is being fetched: robots_fetching), whatever obey_robots says. */
+    enum bc_frontier_robots robots;
+    bool robots_fetching; /* a FETCH_ROBOTS job of the host is out */
+    size_t queued;        /* URLs in its queue (memory and store) */
+    unsigned in_flight;   /* its FETCH and FETCH_ROBOTS jobs not done */
+    uint64_t admitted;    /* URLs admitted to its queue (its budget) */
+    bool given_up;        /* robots.txt unreachable after every retry */
+    uint64_t lost;        /* given up: URLs dropped or refused */
+};
+
+/*
+ * Call fn(ctx, info) for every host the frontier knows (hosts are never
+ * forgotten), in no particular order; info is valid during the call, its
+ * origin until bc_frontier_free(). fn may be NULL (count only). Returns
+ * how many hosts. Cost O(hosts); nothing is allocated.
+ */
+size_t bc_frontier_hosts(const struct bc_frontier *frontier,
+                         void (*fn)(void *ctx,
+                                    const struct bc_frontier_host_info *info),
+                         void *ctx);
 
 /* The state of a host that must survive a restart. */
 struct bc_frontier_host_state {
