@@ -29,8 +29,9 @@ Every crawl's files are checked for (the "common checks"):
     and response records WARC-Payload-Digest = that of the bytes after the
     HTTP head, WARC-Target-URI, WARC-IP-Address 127.0.0.1 and Content-Type
     application/http with msgtype request or response;
-  - the first record of each file is its warcinfo, the only one: its
-    WARC-Filename is the file's name; its fields name the software
+  - the first record of each file is its warcinfo, the only one (a
+    resumed crawl may add one per run): its WARC-Filename is the file's
+    name; its fields name the software
     bloomcrawl/VERSION (crawl --version), "format: WARC File Format 1.1",
     the user agent and the robots policy ("obey");
   - WARC-Concurrent-To pairs each response with one request record (and
@@ -46,14 +47,16 @@ Every crawl's files are checked for (the "common checks"):
     offset) reads that record, digests valid. An error record (timeout,
     connect, ...) has no warc_file and no response record exists for its
     url, except too_large and too_many_redirects (the response came): if
-    archived, a too_large body carries "WARC-Truncated: length";
+    archived, the record has warc_file and a too_large body carries
+    "WARC-Truncated: length";
   - one response record per page of --out (a URL that is also a sitemap
     may have two: one page fetch, one sitemap fetch); robots.txt archived
     once for each host of --out; any other response record is a sitemap
     (XML or gzip, or "sitemap" in its path), never a page missing from
     --out;
-  - --stats-json "warc": files = the files written, records = the records
-    in them (with or without the warcinfo records), bytes = their size.
+  - (sample and docs) --stats-json "warc": files = the files written,
+    records = the records in them (with or without the warcinfo records),
+    bytes = their size (on disk, or of the records uncompressed).
 
 The parts:
   sample   the sample site (examples/site, 600 pages) served by serve.py on
@@ -80,10 +83,11 @@ The parts:
            most HTML bodies are archived gzip-encoded (the payload is kept
            before content decoding).
   kill9    --state DIR and --warc X.warc.gz, killed with SIGKILL at seeded
-           moments (a random delay, or right after the WARC file grew by a
-           random number of bytes: a record half-written) 6 times, resumed
-           with the same command to the end; then the same with
-           --warc-max-size 48K (4 kills). Then: exit 0, check_crawl.py
+           moments (a random delay, or right after the WARC files grew by
+           a random number of bytes, so that a kill may fall while a record
+           is being written) up to 6 times (a run that ends by itself ends
+           the series), resumed with the same command to the end; then the
+           same with --warc-max-size 48K (up to 4 kills). Then: exit 0, check_crawl.py
            passes with --refetch-tolerance concurrency x kills, the common
            checks (no torn record, warcio reads every file, exactly one
            response per page of --out, none for a page not in --out).
