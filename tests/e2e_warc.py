@@ -87,9 +87,9 @@ The parts:
            a random number of bytes, so that a kill may fall while a record
            is being written) up to 6 times (a run that ends by itself ends
            the series), resumed with the same command to the end; then the
-           same with --warc-max-size 48K (up to 4 kills). Then: exit 0, check_crawl.py
-           passes with --refetch-tolerance concurrency x kills, the common
-           checks (no torn record, warcio reads every file, exactly one
+           same with --warc-max-size 48K (up to 4 kills). Then: exit 0,
+           check_crawl.py passes with --refetch-tolerance concurrency x
+           kills, the common checks (no torn record, warcio reads every file, exactly one
            response per page of --out, none for a page not in --out).
 
 Nothing here contacts an address outside 127.0.0.0/8. Every process is
