@@ -89,8 +89,9 @@ The parts:
            the series), resumed with the same command to the end; then the
            same with --warc-max-size 48K (up to 4 kills). Then: exit 0,
            check_crawl.py passes with --refetch-tolerance concurrency x
-           kills, the common checks (no torn record, warcio reads every file, exactly one
-           response per page of --out, none for a page not in --out).
+           kills, the common checks (no torn record, warcio reads every
+           file, exactly one response per page of --out, none for a page
+           not in --out).
 
 Nothing here contacts an address outside 127.0.0.0/8. Every process is
 waited for with a time limit: a crawl that hangs is killed and fails the
