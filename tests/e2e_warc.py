@@ -467,21 +467,51 @@ def dechunk(data):
         pos += size + 2
 
 
-def sitemapish(rec):
-    ctype = rec["http"]["headers"].get("content-type", "").lower()
-    path = urllib.parse.urlsplit(rec["warc"].get("warc-target-uri", "")).path
-    return "sitemap" in path.lower() or any(
-        t in ctype for t in ("xml", "gzip"))
-
-
 class Verdict:
     """What verify() found, for the part's own further checks."""
 
-    def __init__(self):
+    def __init__(self, files):
+        self.files = files
         self.records = []      # warcio's records, all files, in order
         self.responses = {}    # target URI -> [response records]
-        self.by_place = {}     # (file, offset) -> record
-        self.files = []
+        self.by_place = {}     # (file, offset) -> response record
+
+
+class Problems:
+    """The failed conditions of many records, reported as one check."""
+
+    def __init__(self):
+        self.list = []
+
+    def need(self, cond, rec, what):
+        if not cond:
+            self.list.append("%s at %s@%d (%s): %s" % (
+                rec["warc"].get("warc-type"), os.path.basename(rec["file"]),
+                rec["offset"], rec["warc"].get("warc-target-uri", ""), what))
+        return cond
+
+    def add(self, what):
+        self.list.append(what)
+
+    def text(self):
+        bad = self.list
+        return "" if not bad else ":\n  " + "\n  ".join(bad[:25]) + (
+            "\n  ... %d in all" % len(bad) if len(bad) > 25 else "")
+
+
+def http_line(rec):
+    return rec.get("http", {}).get("line", "")
+
+
+def http_headers(rec):
+    return rec.get("http", {}).get("headers", {})
+
+
+def sitemapish(rec):
+    ctype = http_headers(rec).get("content-type", "").lower()
+    path = urllib.parse.urlsplit(rec["warc"].get("warc-target-uri", "")).path
+    return "sitemap" in path.lower() or any(
+        t in ctype for t in ("xml", "gzip"))
 
 
 def verify(name, reader, files, out_path, version, gz=True, robots=True,
@@ -490,10 +520,29 @@ def verify(name, reader, files, out_path, version, gz=True, robots=True,
     --out; returns a Verdict (None when nothing could be read). resumed:
     the crawl ran more than once (a resumed run may open with a warcinfo
     record of its own)."""
-    v = Verdict()
-    v.files = files
     if not check(files, "%s: the crawl wrote its WARC file(s)" % name):
         return None
+    v = Verdict(files)
+    framed = check_framing(name, reader, files, gz, v)
+    bad = Problems()
+    check_records(v.records, bad)
+    check_warcinfo(name, files, v.records, version, robots, resumed)
+    reqs, resps = check_pairs(v, bad)
+    outs, seeks = check_out(name, reader, v, out_path, robots, bad)
+    check(not bad.list, "%s: %d records (%d responses, %d requests), %d "
+          "--out records, %d seeks: ids, dates, lengths, both digests, "
+          "pairs, request lines and User-Agent, --out's warc_file/"
+          "warc_offset/fetched_at, one response per page%s" % (
+              name, len(v.records), len(resps), len(reqs), len(outs),
+              seeks, bad.text()))
+    if stats is not None:
+        check_stats(name, stats, files, framed, v.records, gz)
+    return v
+
+
+def check_framing(name, reader, files, gz, v):
+    """Each file framed here and read by warcio.js (v.records); the two
+    agree. Returns {file: frame(file)} for the files framed whole."""
     framed, torn = {}, []
     for f in files:
         try:
@@ -510,60 +559,60 @@ def verify(name, reader, files, out_path, version, gz=True, robots=True,
     errors = [r for r in recs if "error" in r]
     check(not errors, "%s: warcio.js reads every file to its end%s" % (
         name, "" if not errors else ": " + errors[0]["error"][:600]))
-    recs = [r for r in recs if "error" not in r]
-    v.records = recs
+    v.records = [r for r in recs if "error" not in r]
     differ = [f for f in framed if [o for o, _, _ in framed[f]] !=
-              [r["offset"] for r in recs if r["file"] == f]]
+              [r["offset"] for r in v.records if r["file"] == f]]
     check(framed and not differ, "%s: warcio.js and the framing here find "
           "the same records at the same offsets in %d file(s)%s" % (
               name, len(framed), "" if not differ else
               ": not in " + ", ".join(differ)))
+    return framed
 
-    bad = []
 
-    def need(cond, rec, what):
-        if not cond:
-            bad.append("%s at %s@%d (%s): %s" % (
-                rec["warc"].get("warc-type"), os.path.basename(rec["file"]),
-                rec["offset"], rec["warc"].get("warc-target-uri", ""), what))
-        return cond
-
-    ids = {}
+def check_records(recs, bad):
+    """The fields and digests of every record."""
+    ids = set()
     for r in recs:
         w = r["warc"]
-        need(r["version"] == "WARC/1.1", r, "version %r" % r["version"])
-        need(not r["warnings"], r, "warcio warned: %s" % r["warnings"])
-        need(RECORD_ID.match(w.get("warc-record-id", "")), r,
-             "WARC-Record-ID %r" % w.get("warc-record-id"))
-        need(w.get("warc-record-id") not in ids, r, "record id twice")
-        ids[w.get("warc-record-id")] = r
-        need(DATE.match(w.get("warc-date", "")), r,
-             "WARC-Date %r" % w.get("warc-date"))
-        need(r["content_length"] == r["block_length"], r,
-             "Content-Length %d, block %d" % (r["content_length"],
-                                              r["block_length"]))
-        need(r["block_digest_ok"] is True, r, "WARC-Block-Digest %r, "
-             "computed %s" % (w.get("warc-block-digest"), r["block_sha1"]))
+        bad.need(r["version"] == "WARC/1.1", r, "version %r" % r["version"])
+        bad.need(not r["warnings"], r, "warcio warned: %s" % r["warnings"])
+        bad.need(RECORD_ID.match(w.get("warc-record-id", "")), r,
+                 "WARC-Record-ID %r" % w.get("warc-record-id"))
+        bad.need(w.get("warc-record-id") not in ids, r, "record id twice")
+        ids.add(w.get("warc-record-id"))
+        bad.need(DATE.match(w.get("warc-date", "")), r,
+                 "WARC-Date %r" % w.get("warc-date"))
+        bad.need(r["content_length"] == r["block_length"], r,
+                 "Content-Length %d, block %d" % (r["content_length"],
+                                                  r["block_length"]))
+        bad.need(r["block_digest_ok"] is True, r, "WARC-Block-Digest %r, "
+                 "computed %s" % (w.get("warc-block-digest"),
+                                  r["block_sha1"]))
         t = w.get("warc-type")
-        if t in ("request", "response"):
-            need(r["payload_digest_ok"] is True, r,
+        if t not in ("request", "response"):
+            continue
+        bad.need(r["payload_digest_ok"] is True, r,
                  "WARC-Payload-Digest %r, computed %s" % (
                      w.get("warc-payload-digest"), r["payload_sha1"]))
-            need(r.get("head_agrees") is True, r,
+        bad.need("http" in r and r.get("head_agrees") is True, r,
                  "warcio's HTTP head does not end at the block's CRLF CRLF")
-            need(w.get("warc-ip-address") == "127.0.0.1", r,
+        bad.need(w.get("warc-ip-address") == "127.0.0.1", r,
                  "WARC-IP-Address %r" % w.get("warc-ip-address"))
-            ct = w.get("content-type", "").replace(" ", "").lower()
-            need(ct.startswith("application/http") and
+        ct = w.get("content-type", "").replace(" ", "").lower()
+        bad.need(ct.startswith("application/http") and
                  "msgtype=" + t in ct, r, "Content-Type %r" % ct)
-            need(w.get("warc-target-uri", "").startswith("http://"), r,
+        bad.need(w.get("warc-target-uri", "").startswith("http://"), r,
                  "WARC-Target-URI %r" % w.get("warc-target-uri"))
+
+
+def check_warcinfo(name, files, recs, version, robots, resumed):
+    """Each file opens with its warcinfo; what the first one says."""
     heads = []
     for f in files:
         mine = [r for r in recs if r["file"] == f]
-        infos = sum(r["warc"].get("warc-type") == "warcinfo" for r in mine)
+        n = sum(r["warc"].get("warc-type") == "warcinfo" for r in mine)
         if not mine or mine[0]["warc"].get("warc-type") != "warcinfo" or \
-                (infos != 1 and not resumed) or \
+                (n != 1 and not resumed) or \
                 mine[0]["warc"].get("warc-filename") != os.path.basename(f):
             heads.append(os.path.basename(f))
     check(not heads, "%s: each file opens with its warcinfo record, %s, "
@@ -573,7 +622,7 @@ def verify(name, reader, files, out_path, version, gz=True, robots=True,
               "" if not heads else ": not " + ", ".join(heads)))
     infos = [r for r in recs if r["warc"].get("warc-type") == "warcinfo"]
     if infos:
-        text = warcinfo_text(reader, infos[0])
+        text = warcinfo_text(infos[0])
         want = ["software: bloomcrawl/" + version,
                 "format: WARC File Format 1.1", UA,
                 "obey" if robots else "ignore"]
@@ -582,7 +631,11 @@ def verify(name, reader, files, out_path, version, gz=True, robots=True,
             name, want, "" if not missing else "; missing %s in %r"
             % (missing, text[:600])))
 
-    # pairs
+
+def check_pairs(v, bad):
+    """WARC-Concurrent-To pairs every response with its request; fills
+    v.responses and v.by_place. Returns (requests by id, responses)."""
+    recs = v.records
     reqs = {r["warc"]["warc-record-id"]: r for r in recs
             if r["warc"].get("warc-type") == "request"}
     resps = [r for r in recs if r["warc"].get("warc-type") == "response"]
@@ -590,96 +643,100 @@ def verify(name, reader, files, out_path, version, gz=True, robots=True,
     for r in resps:
         to = r["warc"].get("warc-concurrent-to", "")
         q = reqs.get(to)
-        if not need(q is not None, r, "WARC-Concurrent-To %r names no "
-                    "request record" % to):
+        if not bad.need(q is not None, r, "WARC-Concurrent-To %r names no "
+                        "request record" % to):
             continue
-        need(to not in paired, r, "a second response for request %s" % to)
+        bad.need(to not in paired, r, "a second response for request %s"
+                 % to)
         paired.add(to)
         back = q["warc"].get("warc-concurrent-to")
-        need(back in (None, r["warc"]["warc-record-id"]), q,
-             "its WARC-Concurrent-To %r is not its response" % back)
-        need(q["warc"].get("warc-target-uri") ==
-             r["warc"].get("warc-target-uri") and
-             q["warc"].get("warc-date") == r["warc"].get("warc-date"), r,
-             "its request has another Target-URI or Date")
-        check_request(q, need)
+        bad.need(back in (None, r["warc"]["warc-record-id"]), q,
+                 "its WARC-Concurrent-To %r is not its response" % back)
+        bad.need(q["warc"].get("warc-target-uri") ==
+                 r["warc"].get("warc-target-uri") and
+                 q["warc"].get("warc-date") == r["warc"].get("warc-date"),
+                 r, "its request has another Target-URI or Date")
+        check_request(q, bad)
     for rid, q in reqs.items():
-        need(rid in paired, q, "a request record without its response")
+        bad.need(rid in paired, q, "a request record without its response")
     for r in resps:
         v.responses.setdefault(r["warc"]["warc-target-uri"], []).append(r)
         v.by_place[(os.path.abspath(r["file"]), r["offset"])] = r
+    return reqs, resps
 
-    # --out
+
+def check_out(name, reader, v, out_path, robots, bad):
+    """--out against the response records; a reader seeking to each
+    warc_offset. Returns (--out records, seeks made)."""
     outs = read_out(out_path)
-    in_out = {o["url"] for o in outs}
     seeks = []
     for o in outs:
         fa = o.get("fetched_at")
         if not DATE.match(fa or ""):
-            bad.append("--out %s: fetched_at %r" % (o["url"], fa))
+            bad.add("--out %s: fetched_at %r" % (o["url"], fa))
         err = o.get("error")
         has = "warc_file" in o or "warc_offset" in o
         if err is None and o.get("status", 0) > 0:
             if not has:
-                bad.append("--out %s (status %s): no warc_file/warc_offset"
-                           % (o["url"], o.get("status")))
+                bad.add("--out %s (status %s): no warc_file/warc_offset"
+                        % (o["url"], o.get("status")))
                 continue
         elif err in ("too_large", "too_many_redirects"):
             if not has and any(not sitemapish(r) for r in
                                v.responses.get(o["url"], [])):
-                bad.append("--out %s (%s): a response record, but no "
-                           "warc_file" % (o["url"], err))
+                bad.add("--out %s (%s): a response record, but no "
+                        "warc_file" % (o["url"], err))
                 continue
         else:
             if has or o["url"] in v.responses:
-                bad.append("--out %s failed (%s) but has a response record"
-                           % (o["url"], err))
+                bad.add("--out %s failed (%s) but has a response record"
+                        % (o["url"], err))
             continue
         if not has:
             continue
-        place = (os.path.abspath(str(o.get("warc_file"))),
-                 o.get("warc_offset"))
-        r = v.by_place.get(place)
+        r = v.by_place.get((os.path.abspath(str(o.get("warc_file"))),
+                            o.get("warc_offset")))
         if r is None:
-            bad.append("--out %s: no response record at %s@%s" % (
+            bad.add("--out %s: no response record at %s@%s" % (
                 o["url"], o.get("warc_file"), o.get("warc_offset")))
             continue
         seeks.append((o, r))
-        need(r["warc"].get("warc-target-uri") == o["url"], r,
-             "--out says it is %s's" % o["url"])
-        need(r["warc"].get("warc-date") == fa, r,
-             "WARC-Date is not --out's fetched_at %s" % fa)
-        need(r["http"]["line"].split(" ")[1:2] == [str(o.get("status"))],
-             r,
-             "status line %r, --out status %s" % (r["http"]["line"],
-                                                   o.get("status")))
+        bad.need(r["warc"].get("warc-target-uri") == o["url"], r,
+                 "--out says it is %s's" % o["url"])
+        bad.need(r["warc"].get("warc-date") == fa, r,
+                 "WARC-Date is not --out's fetched_at %s" % fa)
+        bad.need(http_line(r).split(" ")[1:2] == [str(o.get("status"))], r,
+                 "status line %r, --out status %s" % (http_line(r),
+                                                       o.get("status")))
         if err == "too_large":
-            need(r["warc"].get("warc-truncated") == "length", r,
-                 "a body cut by --max-body without WARC-Truncated: length")
+            bad.need(r["warc"].get("warc-truncated") == "length", r,
+                     "a body cut by --max-body without WARC-Truncated: "
+                     "length")
         n = len(v.responses.get(o["url"], []))
-        need(n == 1 or (n == 2 and sitemapish(r)), r,
-             "%d response records for this page of --out" % n)
-    hosts = {sitelib.origin_key(o["url"]) for o in outs}
+        bad.need(n == 1 or (n == 2 and sitemapish(r)), r,
+                 "%d response records for this page of --out" % n)
+    in_out = {o["url"] for o in outs}
     for uri, rs in v.responses.items():
         if uri in in_out:
             continue
         if urllib.parse.urlsplit(uri).path == "/robots.txt":
             if robots:
-                need(len(rs) == 1, rs[0], "robots.txt archived %d times"
-                     % len(rs))
+                bad.need(len(rs) == 1, rs[0], "robots.txt archived %d times"
+                         % len(rs))
             continue
         for r in rs:
-            need(sitemapish(r), r, "a response record for a URL that is "
-                 "not in --out and is neither robots.txt nor a sitemap")
-        need(len(rs) == 1, rs[0], "archived %d times" % len(rs))
+            bad.need(sitemapish(r), r, "a response record for a URL that "
+                     "is not in --out and is neither robots.txt nor a "
+                     "sitemap")
+        bad.need(len(rs) == 1, rs[0], "archived %d times" % len(rs))
     if robots:
+        hosts = {sitelib.origin_key(o["url"]) for o in outs}
         missing = [h for h in hosts if "http://%s/robots.txt" % h
                    not in v.responses]
         check(not missing, "%s: robots.txt archived for every host of "
               "--out (%d)%s" % (name, len(hosts),
                                 "" if not missing else ": not " +
                                 ", ".join(missing)))
-    # a reader seeking to each --out offset reads that record
     if seeks:
         got = warcio_read(reader, ["%s@%d" % (o["warc_file"],
                                               o["warc_offset"])
@@ -689,35 +746,32 @@ def verify(name, reader, files, out_path, version, gz=True, robots=True,
                     g["warc"].get("warc-record-id") != \
                     r["warc"]["warc-record-id"] or \
                     not g["block_digest_ok"] or not g["payload_digest_ok"]:
-                bad.append("--out %s: a reader seeking to %s@%s does not "
-                           "read its record (%s)" % (
-                               o["url"], o["warc_file"], o["warc_offset"],
-                               g.get("error", "")[:300]))
+                bad.add("--out %s: a reader seeking to %s@%s does not "
+                        "read its record (%s)" % (
+                            o["url"], o["warc_file"], o["warc_offset"],
+                            g.get("error", "")[:300]))
         if len(got) != len(seeks):
-            bad.append("%d seeks, %d records read" % (len(seeks), len(got)))
-    check(not bad, "%s: %d records (%d responses, %d requests), %d --out "
-          "records, %d seeks: ids, dates, lengths, both digests, pairs, "
-          "request lines and User-Agent, --out's warc_file/warc_offset/"
-          "fetched_at, one response per page%s" % (
-              name, len(recs), len(resps), len(reqs), len(outs), len(seeks),
-              "" if not bad else ":\n  " + "\n  ".join(bad[:25]) +
-              ("\n  ... %d in all" % len(bad) if len(bad) > 25 else "")))
-    if stats is not None:
-        s = read_stats(stats).get("warc")
-        total = sum(os.path.getsize(f) for f in files)
-        plain = total if not gz else sum(
-            len(gzip.decompress(open(f, "rb").read())) for f in files)
-        check(isinstance(s, dict) and s.get("files") == len(files) and
-              s.get("records") in (len(recs), len(recs) - len(infos)) and
-              s.get("bytes") in (total, plain),
-              "%s: --stats-json warc %r: files %d, records %d (or %d "
-              "without warcinfo), bytes %d (or %d uncompressed)" % (
-                  name, s, len(files), len(recs), len(recs) - len(infos),
-                  total, plain))
-    return v
+            bad.add("%d seeks, %d records read" % (len(seeks), len(got)))
+    return outs, len(seeks)
 
 
-def warcinfo_text(reader, rec):
+def check_stats(name, stats, files, framed, recs, gz):
+    """--stats-json's "warc" object against the files."""
+    s = read_stats(stats).get("warc")
+    infos = sum(r["warc"].get("warc-type") == "warcinfo" for r in recs)
+    total = sum(os.path.getsize(f) for f in files)
+    plain = total if not gz else sum(
+        len(gzip.decompress(open(f, "rb").read())) for f in files)
+    check(isinstance(s, dict) and s.get("files") == len(files) and
+          s.get("records") in (len(recs), len(recs) - infos) and
+          s.get("bytes") in (total, plain),
+          "%s: --stats-json warc %r: files %d, records %d (or %d without "
+          "warcinfo), bytes %d (or %d uncompressed)" % (
+              name, s, len(files), len(recs), len(recs) - infos, total,
+              plain))
+
+
+def warcinfo_text(rec):
     """The warcinfo block (warc_read.mjs gives no payload for it: read the
     record raw here, from the framing)."""
     with open(rec["file"], "rb") as f:
@@ -730,20 +784,21 @@ def warcinfo_text(reader, rec):
         errors="replace")
 
 
-def check_request(q, need):
+def check_request(q, bad):
     """The request line and headers of a request record."""
     uri = q["warc"].get("warc-target-uri", "")
     u = urllib.parse.urlsplit(uri)
     target = (u.path or "/") + ("?" + u.query if u.query else "")
-    line = q.get("http", {}).get("line", "")
+    line = http_line(q)
     parts = line.split(" ")
-    need(len(parts) == 3 and parts[0] == "GET" and parts[1] == target and
-         parts[2].startswith("HTTP/1."), q,
-         "request line %r for %s" % (line, target))
-    h = q.get("http", {}).get("headers", {})
-    need(h.get("user-agent") == UA, q, "User-Agent %r" % h.get("user-agent"))
-    need(h.get("host", "").lower() == u.netloc.lower(), q,
-         "Host %r" % h.get("host"))
+    bad.need(len(parts) == 3 and parts[0] == "GET" and parts[1] == target
+             and parts[2].startswith("HTTP/1."), q,
+             "request line %r for %s" % (line, target))
+    h = http_headers(q)
+    bad.need(h.get("user-agent") == UA, q, "User-Agent %r"
+             % h.get("user-agent"))
+    bad.need(h.get("host", "").lower() == u.netloc.lower(), q,
+             "Host %r" % h.get("host"))
 
 
 def payload(rec):
@@ -763,8 +818,8 @@ def sample_bodies(name, v, site):
     bad = []
     for uri, rs in sorted(v.responses.items()):
         for r in rs:
-            status = r["http"]["line"].split(" ")[1]
-            h = r["http"]["headers"]
+            status = (http_line(r).split(" ") + [""])[1]
+            h = http_headers(r)
             if r["warc"].get("warc-truncated"):
                 reasons["cut by --max-body"] = reasons.get(
                     "cut by --max-body", 0) + 1
@@ -967,7 +1022,7 @@ def docs(reader, work, version):
     same, gzipped, html, bad, skipped = 0, 0, 0, [], 0
     for uri, rs in sorted(v.responses.items()):
         r = rs[0]
-        status = r["http"]["line"].split(" ")[1]
+        status = (http_line(r).split(" ") + [""])[1]
         u = urllib.parse.urlsplit(uri)
         rel = urllib.parse.unquote(u.path).lstrip("/")
         if status != "200" or u.path == "/robots.txt":
@@ -981,7 +1036,7 @@ def docs(reader, work, version):
             continue
         with open(disk, "rb") as f:
             want = f.read()
-        h = r["http"]["headers"]
+        h = http_headers(r)
         body = payload(r)
         if h.get("transfer-encoding", "").lower() == "chunked":
             body = dechunk(body) if dechunk(body) is not None else body
