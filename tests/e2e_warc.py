@@ -801,6 +801,11 @@ def check_request(q, bad):
              "Host %r" % h.get("host"))
 
 
+def first_difference(a, b):
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y),
+                min(len(a), len(b)))
+
+
 def payload(rec):
     return base64.b64decode(rec.get("payload_b64", ""))
 
@@ -847,8 +852,9 @@ def sample_bodies(name, v, site):
                 continue
             if body != want or content(r) != want or status != "200":
                 bad.append("%s: %s, %d bytes archived (warcio decodes %d), "
-                           "the file has %d" % (uri, status, len(body),
-                                                len(content(r)), len(want)))
+                           "the file has %d, first difference at byte %d"
+                           % (uri, status, len(body), len(content(r)),
+                              len(want), first_difference(body, want)))
             else:
                 same += 1
     check(not bad and same > 0,
@@ -1057,7 +1063,9 @@ def docs(reader, work, version):
             same += 1
         else:
             bad.append("%s: %d bytes decoded here, %d by warcio, the file "
-                       "%d" % (uri, len(body), len(content(r)), len(want)))
+                       "%d, first difference at byte %d" % (
+                           uri, len(body), len(content(r)), len(want),
+                           first_difference(body, want)))
     check(not bad and same >= DOC_PAGES // 2,
           "docs: %d archived bodies (%d of them gzip-encoded) equal the "
           "files on disk byte for byte once decoded, here and by warcio.js; "
