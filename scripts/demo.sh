@@ -11,8 +11,10 @@
 # site: generates it (examples/site/gensite.py, ~2,000 pages on three
 # virtual hosts, with equivalent spellings, redirects, robots.txt, errors
 # and a spider trap), serves it on a free port of 127.0.0.1, crawls it with
-# settings fit for a local demo, prints the crawler's report of every tier
-# and the checker's verdict, and stops the server. The second crawl, with
+# settings fit for a local demo, archives every transfer in a WARC file
+# (build/demo/crawl.warc.gz: one gzip member per record), prints the
+# crawler's report of every tier, the checker's verdict and what the WARC
+# holds, and stops the server. The second crawl, with
 # a filter far too small, is checked with check_crawl.py --lossy, which
 # counts the pages lost. The third, with --state DIR, is killed with SIGKILL
 # halfway and resumed with the same command; the checker then confirms
@@ -64,12 +66,14 @@ cat >&2 <<MSG
    www.bloomcrawl.test, blog.bloomcrawl.test, other.example)
 == crawling it: scope domain, 16 transfers (4 per host), no delay (it is
    our own server), a 1.5 s timeout and a 1 MB body limit (to meet the
-   site's slow and huge pages), depth limit 8
+   site's slow and huge pages), depth limit 8, every transfer archived
+   in $demo/crawl.warc.gz
 \$ crawl ${common[*]} --out $demo/crawl.jsonl \\
-    ${site_args[*]}
+    --warc $demo/crawl.warc.gz ${site_args[*]}
 MSG
 "$bin/crawl" "${common[@]}" --out "$demo/crawl.jsonl" \
-    --stats-json "$demo/stats.json" "${site_args[@]}"
+    --stats-json "$demo/stats.json" --warc "$demo/crawl.warc.gz" \
+    "${site_args[@]}"
 stop_server
 
 echo
@@ -77,6 +81,44 @@ echo "== checking the crawl against the site's answer key and the server's log"
 python3 examples/site/check_crawl.py --manifest "$demo/site/manifest.json" \
     --log "$demo/access.log" --out "$demo/crawl.jsonl" --scope domain \
     --max-depth 8
+
+echo
+echo "== the WARC archive of that crawl (ISO 28500, WARC/1.1)"
+python3 - "$demo/crawl.warc.gz" "$demo/crawl.jsonl" <<'PY'
+import collections, json, os, sys, zlib
+path, out = sys.argv[1], sys.argv[2]
+data = open(path, "rb").read()
+kinds, pos, heads = collections.Counter(), 0, {}
+while pos < len(data):  # one gzip member per record
+    d, parts, used = zlib.decompressobj(31), [], pos
+    while not d.eof and used < len(data):
+        piece = data[used:used + 65536]
+        parts.append(d.decompress(piece))
+        used += len(piece) - len(d.unused_data)
+    record = b"".join(parts)
+    head = record[:record.find(b"\r\n\r\n")].decode(errors="replace")
+    fields = dict(line.split(": ", 1) for line in head.split("\r\n")[1:])
+    kinds[fields.get("WARC-Type", "?")] += 1
+    heads[pos] = (head, record[len(head) + 4:].split(b"\r\n", 1)[0])
+    pos = used
+print("%s: %d bytes, %d records (%s), one gzip member each"
+      % (path, len(data), sum(kinds.values()),
+         ", ".join("%d %s" % (n, k) for k, n in kinds.most_common())))
+seed = json.loads(open(out).readline())
+for line in open(out):
+    page = json.loads(line)
+    if page.get("depth") == 0:
+        seed = page
+off = seed.get("warc_offset")
+if off in heads:
+    head, status = heads[off]
+    print("the seed page's response record, at the offset --out gives it "
+          "(warc_offset %d):" % off)
+    for line in head.split("\r\n"):
+        print("    " + line)
+    print("    (block: %s, its headers, the body as served)"
+          % status.decode(errors="replace"))
+PY
 
 start_server "$demo/access-small.log"
 cat >&2 <<MSG
@@ -166,5 +208,7 @@ python3 examples/site/check_crawl.py --manifest "$demo/site/manifest.json" \
 trap - EXIT
 echo
 echo "Files: $demo/crawl.jsonl (one line per page), $demo/stats.json,"
-echo "$demo/access.log (the server's log). Crawl your own seeds with"
+echo "$demo/crawl.warc.gz (every transfer, WARC/1.1: replay it with any"
+echo "WARC tool, e.g. pywb or warcio), $demo/access.log (the server's log)."
+echo "Crawl your own seeds with"
 echo "scripts/demo.sh https://example.org/  (polite defaults; set --user-agent)."

@@ -10,19 +10,33 @@ want_build=(build-essential cmake pkg-config python3
     libxxhash-dev uthash-dev libcurl4-openssl-dev
     libicu-dev libpsl-dev libsqlite3-dev zlib1g-dev libssl-dev)
 want_test=(clang-format libcmocka-dev curl
-    postgresql-doc-15 python3.11-doc)
-# (the two manuals are corpora of the parse5 differential test, diff_parse5)
-# Nice to have: the fuzzers need clang and its runtime; tests skip without.
-want_optional=(clang libclang-rt-14-dev)
+    postgresql-doc-15 python3.11-doc nodejs npm groff-base man-db)
+# (the two manuals are corpora of the parse5 differential test, diff_parse5,
+# and the tree e2e_warc crawls; node and npm run parse5 and the WARC reader
+# warcio.js; groff renders the manual pages for test_manpages)
+# Nice to have: the fuzzers need clang and its runtime; e2e_warc serves the
+# manual with nginx's gzip (else python3 -m http.server, no gzip). Tests
+# skip or fall back without them.
+want_optional=(clang libclang-rt-14-dev nginx)
 
 mode=${1:-build}
 pkgs=("${want_build[@]}")
 [ "$mode" = test ] && pkgs+=("${want_test[@]}")
 
+# have PACKAGE: installed, or (nodejs, npm) its command is on the PATH from
+# another source (NodeSource's nodejs bundles npm; Debian's npm would
+# conflict with it).
+have() {
+    case $1 in
+    nodejs) command -v node >/dev/null && return 0 ;;
+    npm) command -v npm >/dev/null && return 0 ;;
+    esac
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'
+}
+
 missing=()
 for p in "${pkgs[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
-        missing+=("$p")
+    have "$p" || missing+=("$p")
 done
 missing_optional=()
 if [ "$mode" = test ]; then
@@ -52,5 +66,5 @@ if [ ${#missing_optional[@]} -gt 0 ]; then
     "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
         "${missing_optional[@]}" >/dev/null ||
         echo "deps.sh: optional ${missing_optional[*]} not installed;" \
-            "fuzzers will be skipped" >&2
+            "fuzzers will be skipped, e2e_warc serves without gzip" >&2
 fi

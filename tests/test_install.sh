@@ -7,7 +7,8 @@
 # that is not the configured one, then builds the outside program
 # tests/install/app.c against it twice: with CMake find_package(bloomcrawl)
 # and with `cc app.c $(pkg-config --cflags --libs bloomcrawl)`, the
-# README's line, and runs both. Then the same with shared libraries: a
+# README's line, and runs both; checks the tools' manual pages are
+# installed. Then the same with shared libraries: a
 # second, library-only build with -DBUILD_SHARED_LIBS=ON (in
 # BUILD_DIR/install-shared, kept between runs), whose libraries must carry
 # the versioned SONAME libbloomcrawl-NAME.so.MAJOR.
@@ -57,6 +58,15 @@ outside_builds() {
 
 cmake --install "$build" --prefix "$tmp/static" >/dev/null
 outside_builds static "$tmp/static"
+# The manual pages go with the programs (GNUInstallDirs: share/man/man1).
+if [ -e "$build/examples/bloomcalc" ]; then
+    for t in crawl urldedup bloomcalc robotstxt; do
+        page=$(find "$tmp/static" -path "*/man1/$t.1" | head -1)
+        [ -n "$page" ] && cmp -s "$page" "$src/docs/man/$t.1" &&
+            ok "the manual page $t.1 is installed (${page#"$tmp/static/"})" ||
+            fail "the manual page $t.1 is installed in PREFIX/share/man/man1"
+    done
+fi
 
 shared=$build/install-shared
 cmake -S "$src" -B "$shared" -DCMAKE_C_COMPILER="$cc" \
