@@ -1298,8 +1298,8 @@ static enum bc_status fake_refill(void *ctx, struct bc_frontier *f,
 static struct bc_frontier_store fake_store_of(struct fake_store *fs,
                                               size_t window)
 {
-    struct bc_frontier_store st = {fs,        window,         fake_queued,
-                                   fake_left, fake_host_hook, fake_refill};
+    struct bc_frontier_store st = {
+        fs, window, fake_queued, fake_left, fake_host_hook, fake_refill, NULL};
     return st;
 }
 
@@ -1364,6 +1364,9 @@ static bool step(struct bc_frontier *f, uint64_t *clock, char *log, size_t cap,
     case BC_FRONTIER_DROP:
         snprintf(log + used, cap - used, "DROP %s\n", j.url);
         return true;
+    case BC_FRONTIER_FETCH_SITEMAP:
+        fail_msg("a sitemap job without config.sitemaps: %s", j.url);
+        return false;
     case BC_FRONTIER_FETCH_ROBOTS:
         assert_int_equal(bc_frontier_robots_done(f, &j, 200, robots_body,
                                                  strlen(robots_body), NULL, 0,

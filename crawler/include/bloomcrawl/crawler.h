@@ -37,6 +37,7 @@
 #include "bloomcrawl/crawl_state.h"
 #include "bloomcrawl/fetcher.h"
 #include "bloomcrawl/frontier.h"
+#include "bloomcrawl/sitemap.h"
 #include "bloomcrawl/status.h"
 
 #ifdef __cplusplus
@@ -82,7 +83,7 @@ const char *bc_crawler_error_kind_name(enum bc_crawler_error_kind kind);
 /*
  * One fetched page, as on_page receives it: every FETCH job the frontier
  * handed out and the fetcher finished, whatever the outcome (robots.txt
- * fetches are not pages). The strings are valid only during the call.
+ * and sitemap fetches are not pages). The strings are valid only during the call.
  */
 struct bc_crawler_page {
     const char *url;       /* the canonical URL fetched (NUL-terminated) */
@@ -136,7 +137,21 @@ struct bc_crawler_stats {
     /* Jobs whose transfer could not be started (no memory): reported to
      * the frontier as failed (no response), not counted as pages. */
     uint64_t not_started;
-    size_t in_flight; /* transfers now in flight */
+    /* Sitemaps (config.frontier.sitemaps): not pages, not on_page. */
+    uint64_t sitemaps_started; /* sitemap transfers started */
+    uint64_t sitemaps_fetched; /* of which a 2xx body was parsed */
+    uint64_t sitemap_urls;     /* page <loc>s found in urlsets */
+    uint64_t sitemap_admitted; /* of which queued: discovered via sitemap */
+    /* The page <loc>s not queued, per reason of bc_frontier_add() (or
+     * BC_ADMIT_SITEMAP_SCOPE). */
+    uint64_t sitemap_rejected[BC_ADMIT_REASON_COUNT];
+    uint64_t sitemap_indexed; /* sitemap <loc>s found in indexes */
+    /* Files the parser stopped before their end, per reason ([0], "none",
+     * stays 0): too many URLs, too large, malformed, DOCTYPE, ... */
+    uint64_t sitemap_cut[BC_SITEMAP_STOP_COUNT];
+    uint64_t sitemap_errors[BC_CRAWLER_ERR_KIND_COUNT]; /* failed fetches */
+    uint64_t sitemap_http_errors; /* answered, not 2xx (404, 500, 3xx) */
+    size_t in_flight;             /* transfers now in flight */
 };
 
 /* What the crawler is configured with; bc_crawler_config_init() fills the
