@@ -76,6 +76,11 @@ static void usage(FILE *f)
         "repeatable\n"
         "  --exclude PATTERN    no URL matching it; repeatable\n"
         "  --host-budget N      at most N URLs per host (default: no limit)\n"
+        "  --sitemaps           follow sitemaps (the default): a host's\n"
+        "                       robots.txt Sitemap: lines, else its\n"
+        "                       /sitemap.xml (also with --no-robots); the\n"
+        "                       pages they list are admitted at depth 0\n"
+        "  --no-sitemaps        fetch no sitemap\n"
         "Politeness:\n"
         "  --concurrency N      transfers in flight in all (8)\n"
         "  --per-host N         transfers in flight per host (1)\n"
@@ -148,7 +153,8 @@ static void usage(FILE *f)
         "                       --resolve. May not (refused, exit 2):\n"
         "                       --scope, --include, --exclude, --expect,\n"
         "                       --fp-rate, --layout, --lru, --user-agent,\n"
-        "                       --no-robots. A DIR that is not a crawl\n"
+        "                       --no-robots, --sitemaps/--no-sitemaps. A DIR "
+        "that is not a crawl\n"
         "                       state, is damaged or is in use by another\n"
         "                       crawl is refused (exit 1) and left as it is\n",
         f);
@@ -171,6 +177,7 @@ struct options {
     unsigned concurrency, per_host;
     uint64_t delay_ms;
     bool no_robots;
+    bool no_sitemaps;
     uint64_t robots_retries, robots_retry_ms, max_retry_after_ms;
     uint64_t max_retries, max_redirects;
     const char *user_agent;
@@ -274,6 +281,10 @@ static int parse_options(int argc, char **argv, struct options *o)
             return 3;
         else if (!strcmp(a, "--no-robots"))
             o->no_robots = true, is_flag = 1;
+        else if (!strcmp(a, "--sitemaps"))
+            o->no_sitemaps = false, is_flag = 1;
+        else if (!strcmp(a, "--no-sitemaps"))
+            o->no_sitemaps = true, is_flag = 1;
         else if (!strcmp(a, "--quiet"))
             o->quiet = true, is_flag = 1;
         else if (a[0] != '-')
@@ -538,6 +549,74 @@ static void report_given_up(void *ctx, const char *origin, size_t len,
             (unsigned long long)lost);
 }
 
+/* "name n, name n" for the non-zero counters of an array; "none". */
+static void print_counts(FILE *f, const uint64_t *v, size_t n, size_t from,
+                         const char *(*name)(size_t i), bool json)
+{
+    bool any = false;
+    for (size_t i = from; i < n; i++) {
+        if (!v[i])
+            continue;
+        if (json)
+            fprintf(f, "%s\"%s\": %llu", any ? ", " : "", name(i),
+                    (unsigned long long)v[i]);
+        else
+            fprintf(f, "%s%s %llu", any ? ", " : "", name(i),
+                    (unsigned long long)v[i]);
+        any = true;
+    }
+    if (!any && !json)
+        fputs("none", f);
+}
+
+static const char *admit_reason_name(size_t i)
+{
+    return bc_frontier_reason_name((enum bc_frontier_reason)i);
+}
+
+static const char *sitemap_reason_name(size_t i)
+{
+    return bc_frontier_sitemap_reason_name((enum bc_frontier_sitemap_reason)i);
+}
+
+static const char *sitemap_stop_name(size_t i)
+{
+    return bc_sitemap_stop_name((enum bc_sitemap_stop)i);
+}
+
+static const char *error_kind_name(size_t i)
+{
+    return bc_crawler_error_kind_name((enum bc_crawler_error_kind)i);
+}
+
+/* The sitemaps' lines of the report. */
+static void report_sitemaps(FILE *f, const struct bc_frontier_stats *s,
+                            const struct bc_crawler_stats *k)
+{
+    uint64_t errors = k->sitemap_http_errors;
+    for (int e = 0; e < BC_CRAWLER_ERR_KIND_COUNT; e++)
+        errors += k->sitemap_errors[e];
+    fprintf(f,
+            "sitemaps             %llu fetched (%llu queued, %llu failed); "
+            "%llu page URLs listed, %llu discovered via sitemap; %llu "
+            "sitemaps listed by indexes\n",
+            (unsigned long long)k->sitemaps_fetched,
+            (unsigned long long)s->sitemaps[BC_FRONTIER_SITEMAP_QUEUED],
+            (unsigned long long)errors, (unsigned long long)k->sitemap_urls,
+            (unsigned long long)k->sitemap_admitted,
+            (unsigned long long)k->sitemap_indexed);
+    fputs("  listed, not admitted  ", f);
+    print_counts(f, k->sitemap_rejected, BC_ADMIT_REASON_COUNT, 0,
+                 admit_reason_name, false);
+    fputs("\n  sitemaps refused      ", f);
+    print_counts(f, s->sitemaps, BC_FRONTIER_SITEMAP_REASON_COUNT, 1,
+                 sitemap_reason_name, false);
+    fputs("\n  sitemaps cut          ", f);
+    print_counts(f, k->sitemap_cut, BC_SITEMAP_STOP_COUNT, 1, sitemap_stop_name,
+                 false);
+    fputc('\n', f);
+}
+
 static void report(struct crawl *c, FILE *f, uint64_t now)
 {
     struct bc_frontier_stats s;
@@ -583,6 +662,8 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
                 (unsigned long long)k.given_up_dropped);
         bc_frontier_given_up_hosts(c->frontier, report_given_up, f);
     }
+    if (!c->opt.no_sitemaps)
+        report_sitemaps(f, &s, &k);
     if (s.retried)
         fprintf(f,
                 "retried              %llu fetches of URLs answered 429/503 "
@@ -666,6 +747,39 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
             s.queued);
 }
 
+/* "sitemaps": {...}, "discovered_via_sitemap": N, (DESIGN.md, crawl). */
+static void write_sitemaps_json(FILE *f, const struct bc_frontier_stats *s,
+                                const struct bc_crawler_stats *k)
+{
+    fprintf(f,
+            "\"sitemaps\": {\"queued\": %llu, \"started\": %llu, "
+            "\"fetched\": %llu, \"urls\": %llu, \"admitted\": %llu, "
+            "\"index_entries\": %llu, \"rejected\": {",
+            (unsigned long long)s->sitemaps[BC_FRONTIER_SITEMAP_QUEUED],
+            (unsigned long long)k->sitemaps_started,
+            (unsigned long long)k->sitemaps_fetched,
+            (unsigned long long)k->sitemap_urls,
+            (unsigned long long)k->sitemap_admitted,
+            (unsigned long long)k->sitemap_indexed);
+    print_counts(f, k->sitemap_rejected, BC_ADMIT_REASON_COUNT, 0,
+                 admit_reason_name, true);
+    fputs("}, \"refused\": {", f);
+    print_counts(f, s->sitemaps, BC_FRONTIER_SITEMAP_REASON_COUNT, 1,
+                 sitemap_reason_name, true);
+    fputs("}, \"cut\": {", f);
+    print_counts(f, k->sitemap_cut, BC_SITEMAP_STOP_COUNT, 1, sitemap_stop_name,
+                 true);
+    fputs("}, \"errors\": {", f);
+    print_counts(f, k->sitemap_errors, BC_CRAWLER_ERR_KIND_COUNT, 0,
+                 error_kind_name, true);
+    bool any = false;
+    for (int e = 0; e < BC_CRAWLER_ERR_KIND_COUNT; e++)
+        any = any || k->sitemap_errors[e];
+    fprintf(f, "%s\"http\": %llu}}, \"discovered_via_sitemap\": %llu, ",
+            any ? ", " : "", (unsigned long long)k->sitemap_http_errors,
+            (unsigned long long)k->sitemap_admitted);
+}
+
 static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
                              const char *outcome, int exit_status)
 {
@@ -690,6 +804,7 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
             "%llu}, ",
             (unsigned long long)k.bad_scheme,
             (unsigned long long)k.bad_malformed);
+    write_sitemaps_json(f, &s, &k);
     fprintf(f,
             "\"seeds\": %llu, \"links\": %llu, \"redirects\": %llu, "
             "\"nofollow_skipped\": %llu, \"dropped\": %llu, "
@@ -933,6 +1048,7 @@ static int open_state(struct crawl *c)
         {"--lru", lru},
         {"--user-agent", o->user_agent},
         {"--no-robots", o->no_robots ? "yes" : "no"},
+        {"--sitemaps", o->no_sitemaps ? "no" : "yes"},
     };
     struct bc_crawl_state_error err;
     enum bc_status st = bc_crawl_state_open(
@@ -1049,6 +1165,7 @@ int main(int argc, char **argv)
     fc->per_host_concurrency = o->per_host;
     fc->min_delay_ms = o->delay_ms;
     fc->obey_robots = !o->no_robots;
+    fc->sitemaps = !o->no_sitemaps;
     fc->robots_retries = (unsigned)o->robots_retries;
     fc->robots_retry_ms = o->robots_retry_ms;
     fc->max_retry_after_ms = o->max_retry_after_ms;

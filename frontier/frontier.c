@@ -222,6 +222,7 @@ struct bc_frontier {
 
 /* Sitemaps (the section "sitemaps" below). */
 static void sitemap_default(struct bc_frontier *f, struct host *h);
+static void sitemap_seen_test(struct bc_frontier *f, const struct bc_url *u);
 static void sitemaps_of_robots(struct bc_frontier *f, struct host *h);
 static enum bc_status sitemap_next(struct bc_frontier *f, struct host *h,
                                    uint64_t now, struct bc_frontier_job *j);
@@ -1610,6 +1611,7 @@ sitemap_queue(struct bc_frontier *f, const char *href, size_t len,
         free(it);
         goto out;
     }
+    sitemap_seen_test(f, &u);
     if (f->store.sitemap) {
         struct bc_frontier_sitemap sm = {it->text,  u.len, it->text + u.len + 1,
                                          scope_len, level, named};
@@ -1631,6 +1633,19 @@ sitemap_queue(struct bc_frontier *f, const char *href, size_t len,
 out:
     f->sitemaps[r]++;
     return r;
+}
+
+/* A sitemap's URL enters the seen-test, so that a link to it (sitemaps
+ * are often linked from the pages) does not fetch it again as a page. One
+ * linked before it was queued stays a page too. Out of memory here costs
+ * at most that second request. */
+static void sitemap_seen_test(struct bc_frontier *f, const struct bc_url *u)
+{
+    size_t key_len;
+    enum bc_seen_verdict v;
+    if (bc_url_seen_key(u, &f->cfg.url_policy, f->key_buf,
+                        f->cfg.max_url_len + 1, &key_len) == BC_OK)
+        (void)bc_seen_test_and_add(f->seen, f->key_buf, key_len, &v);
 }
 
 /* origin/sitemap.xml: the sitemap a host has when nothing names one. */
@@ -1817,6 +1832,7 @@ enum bc_status bc_frontier_restore_sitemap(struct bc_frontier *f,
         return BC_OK;
     if (!name_add(&f->sitemap_seen, u.href, u.len))
         return BC_ERR_NOMEM;
+    sitemap_seen_test(f, &u);
     struct host *h = host_get(f, o, olen);
     if (!h)
         return BC_ERR_NOMEM;

@@ -1751,6 +1751,9 @@ static void test_sitemaps_from_robots(void **state)
     assert_int_equal(st.sitemaps[BC_FRONTIER_SITEMAP_ROBOTS], 1);
     assert_int_equal(st.sitemaps[BC_FRONTIER_SITEMAP_BAD_URL], 1);
 
+    /* A link to a sitemap does not fetch it again as a page. */
+    assert_int_equal(add(f, "http://a.test/maps/s.xml", NULL, 1),
+                     BC_ADMIT_DUPLICATE);
     /* The robots.txt request counts: the sitemap waits the delay. */
     expect_wait(f, 0, 1000);
     struct bc_frontier_job j = expect_sitemap(
@@ -1999,6 +2002,8 @@ static void test_sitemap_store(void **state)
     struct bc_frontier_stats fst;
     bc_frontier_stats(f, 0, &fst);
     assert_int_equal(fst.sitemaps[BC_FRONTIER_SITEMAP_DUPLICATE], 2);
+    assert_int_equal(add(f, "http://a.test/c.xml", NULL, 1),
+                     BC_ADMIT_DUPLICATE);
     j = expect_sitemap(f, 1000, "http://a.test/m/b.xml", "http://a.test/", 0,
                        true);
     sitemap_done(f, &j, 1000, 200);

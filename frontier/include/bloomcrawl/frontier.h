@@ -361,7 +361,8 @@ enum bc_status bc_frontier_robots_done(struct bc_frontier *frontier,
  * the host it is fetched from: it waits for that host's robots.txt and
  * politeness delay like a page, is handed out before the host's pages
  * (FETCH_SITEMAP), and ends with bc_frontier_sitemap_done(). It is not a
- * page: it takes no seen-test key, no budget, no depth.
+ * page (no budget, no depth), but its URL enters the seen-test when it is
+ * queued: a page that links to the sitemap does not fetch it again.
  *
  * A sitemap URL is queued once per crawl (a set of the sitemap URLs
  * queued: an index that lists itself, or two that list each other, are
