@@ -1351,7 +1351,8 @@ static enum bc_status save_frontier_counters(struct bc_crawl_state *s,
              {"frontier.robots_parsed", fs.robots_parsed},
              {"frontier.robots_unavailable", fs.robots_unavailable},
              {"frontier.robots_unreachable", fs.robots_unreachable},
-             {"frontier.sitemap_fetches", fs.sitemap_fetches}};
+             {"frontier.sitemap_fetches", fs.sitemap_fetches},
+             {"frontier.sitemap_keys", fs.sitemap_keys}};
     enum bc_status st = BC_OK;
     for (size_t i = 0; st == BC_OK && i < sizeof(v) / sizeof(v[0]); i++)
         st = counter_put(s, v[i].name, v[i].value, true);
@@ -1394,6 +1395,7 @@ static void load_frontier_counters(const struct bc_crawl_state *s,
     }
     fs->sitemap_fetches =
         bc_crawl_state_counter_get(s, "frontier.sitemap_fetches");
+    fs->sitemap_keys = bc_crawl_state_counter_get(s, "frontier.sitemap_keys");
     for (int r = 0; r < BC_FRONTIER_SITEMAP_REASON_COUNT; r++) {
         char name[64];
         snprintf(name, sizeof(name), "frontier.sitemap.%s",

@@ -752,10 +752,12 @@ static void write_sitemaps_json(FILE *f, const struct bc_frontier_stats *s,
                                 const struct bc_crawler_stats *k)
 {
     fprintf(f,
-            "\"sitemaps\": {\"queued\": %llu, \"started\": %llu, "
+            "\"sitemaps\": {\"queued\": %llu, \"seen_keys\": %llu, "
+            "\"started\": %llu, "
             "\"fetched\": %llu, \"urls\": %llu, \"admitted\": %llu, "
             "\"index_entries\": %llu, \"rejected\": {",
             (unsigned long long)s->sitemaps[BC_FRONTIER_SITEMAP_QUEUED],
+            (unsigned long long)s->sitemap_keys,
             (unsigned long long)k->sitemaps_started,
             (unsigned long long)k->sitemaps_fetched,
             (unsigned long long)k->sitemap_urls,

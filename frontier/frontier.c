@@ -205,7 +205,7 @@ struct bc_frontier {
     /* Sitemaps: the URLs queued in this crawl, the counters, and while
      * bc_frontier_add_from_sitemap() runs, the prefix its URL needs. */
     struct name *sitemap_seen;
-    uint64_t sitemap_fetches;
+    uint64_t sitemap_fetches, sitemap_keys;
     uint64_t sitemaps[BC_FRONTIER_SITEMAP_REASON_COUNT];
     const char *admit_prefix;
     size_t admit_prefix_len;
@@ -1644,8 +1644,10 @@ static void sitemap_seen_test(struct bc_frontier *f, const struct bc_url *u)
     size_t key_len;
     enum bc_seen_verdict v;
     if (bc_url_seen_key(u, &f->cfg.url_policy, f->key_buf,
-                        f->cfg.max_url_len + 1, &key_len) == BC_OK)
-        (void)bc_seen_test_and_add(f->seen, f->key_buf, key_len, &v);
+                        f->cfg.max_url_len + 1, &key_len) == BC_OK &&
+        bc_seen_test_and_add(f->seen, f->key_buf, key_len, &v) == BC_OK &&
+        v == BC_SEEN_NEW)
+        f->sitemap_keys++;
 }
 
 /* origin/sitemap.xml: the sitemap a host has when nothing names one. */
@@ -1878,6 +1880,7 @@ void bc_frontier_stats(const struct bc_frontier *f, uint64_t now,
     s.robots_unreachable = f->robots_unreachable;
     memcpy(s.reasons, f->reasons, sizeof(s.reasons));
     s.sitemap_fetches = f->sitemap_fetches;
+    s.sitemap_keys = f->sitemap_keys;
     memcpy(s.sitemaps, f->sitemaps, sizeof(s.sitemaps));
     const struct host *h, *tmp;
     HASH_ITER(hh, f->hosts, h, tmp)
@@ -2070,6 +2073,7 @@ void bc_frontier_restore_counters(struct bc_frontier *f,
     if (!f || !s)
         return;
     f->sitemap_fetches = s->sitemap_fetches;
+    f->sitemap_keys = s->sitemap_keys;
     memcpy(f->sitemaps, s->sitemaps, sizeof(f->sitemaps));
     f->added = s->added;
     f->admitted = s->admitted;
@@ -2089,6 +2093,7 @@ void bc_frontier_counters(const struct bc_frontier *f,
         return;
     memset(out, 0, sizeof(*out));
     out->sitemap_fetches = f->sitemap_fetches;
+    out->sitemap_keys = f->sitemap_keys;
     memcpy(out->sitemaps, f->sitemaps, sizeof(out->sitemaps));
     out->added = f->added;
     out->admitted = f->admitted;

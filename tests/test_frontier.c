@@ -1816,6 +1816,8 @@ static void test_sitemaps_from_robots(void **state)
     assert_int_equal(next(f, 8010).action, BC_FRONTIER_DONE);
     bc_frontier_stats(f, 8010, &st);
     assert_int_equal(st.sitemap_fetches, 4);
+    assert_int_equal(st.sitemap_keys, 4);
+    assert_int_equal(st.seen.verdict_new, st.admitted + st.sitemap_keys);
     assert_int_equal(st.sitemaps[BC_FRONTIER_SITEMAP_QUEUED], 4);
     assert_int_equal(st.sitemaps[BC_FRONTIER_SITEMAP_TOO_DEEP], 1);
     assert_int_equal(st.sitemaps[BC_FRONTIER_SITEMAP_DUPLICATE], 3);

@@ -460,6 +460,8 @@ struct bc_frontier_stats {
     uint64_t robots_fetches; /* FETCH_ROBOTS jobs */
     uint64_t robots_parsed, robots_unavailable, robots_unreachable;
     uint64_t sitemap_fetches; /* FETCH_SITEMAP jobs */
+    uint64_t sitemap_keys;    /* sitemap URLs the seen-test found NEW (so
+                                 seen.new = admitted + sitemap_keys) */
     /* Sitemap URLs (from robots.txt, /sitemap.xml, indexes) per
      * bc_frontier_sitemap_reason: queued, or refused and why. */
     uint64_t sitemaps[BC_FRONTIER_SITEMAP_REASON_COUNT];
@@ -661,13 +663,14 @@ enum bc_status bc_frontier_restore_sitemap(struct bc_frontier *frontier,
                                            bool done);
 
 /* Fill the cumulative counters of *out (added, admitted, reasons,
- * handed_out, retried, robots_*, sitemap_fetches, sitemaps), zero the rest: bc_frontier_stats()
+ * handed_out, retried, robots_*, sitemap_fetches, sitemap_keys, sitemaps),
+ * zero the rest: bc_frontier_stats()
  * without its O(hosts) gauges, for saving often. O(1). */
 void bc_frontier_counters(const struct bc_frontier *frontier,
                           struct bc_frontier_stats *out);
 
 /* Set the cumulative counters (added, admitted, reasons, handed_out,
- * retried, robots_*, sitemap_fetches, sitemaps) from a stats record saved earlier; the gauges
+ * retried, robots_*, sitemap_fetches, sitemap_keys, sitemaps) from a stats record saved earlier; the gauges
  * (queued, hosts, ...) and the seen-test's counters are not touched. */
 void bc_frontier_restore_counters(struct bc_frontier *frontier,
                                   const struct bc_frontier_stats *stats);
