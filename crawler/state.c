@@ -17,6 +17,7 @@
  *     urls:   id (admission order) | host | seq (FIFO position) | url ...
  *     hosts:  id | origin | robots.txt outcome ... | cursor
  *     flight: seq | host | requeued      (handed out, not completed)
+ *     sitemaps: url | scope | level | named | done   (sitemap jobs)
  *
  * A host's queue is its URLs with seq > cursor, in seq order (a range of
  * the index urls_queue), after the URLs requeued at its head by a resume.

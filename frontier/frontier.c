@@ -73,6 +73,17 @@
  * also holds the store's 8-byte id, and a host keeps only a window of its
  * queue in chunks of at most 512 bytes; the rest is the store's.
  *
+ * SITEMAPS (config.sitemaps; frontier.h: SITEMAPS)
+ * A host's robots.txt outcome, once known, names its sitemaps (Sitemap:
+ * lines, or /sitemap.xml). A sitemap job waits in a short FIFO of its own
+ * per host (struct sitemap_item, at most sitemaps_per_host ever), beside
+ * the host's URL queue: a host is in the heap while either has work, and
+ * next() hands its sitemaps out first, under the same politeness. A set
+ * of the sitemap URLs queued in the crawl (uthash, a few per host) makes
+ * each one fetched once, however indexes loop; the job carries the prefix
+ * its pages must start with, checked in admit() right after
+ * normalization.
+ *
  * TIME
  * The caller passes now_ms to every call that needs time. The frontier
  * never reads a clock and never sleeps: the tests drive it with a fake
