@@ -23,6 +23,9 @@
  *   FETCH_ROBOTS start a transfer that keeps the first 500 KiB of the body
  *                (BC_ROBOTS_MAX_BYTES: RFC 9309 2.5 asks a crawler to read
  *                at least that much, and a longer file is cut, not failed);
+ *   FETCH_SITEMAP start a transfer whose 2xx body streams through the
+ *                sitemap parser (bloomcrawl/sitemap.h), which stops it
+ *                past 50,000 URLs or 50 MiB of XML;
  *   DROP         a queued URL now disallowed, or of a given-up host: count;
  *   WAIT         nothing may be fetched before job.wait_until_ms: stop;
  *   DONE         nothing queued: stop (the crawl is over once nothing is in
@@ -32,6 +35,11 @@
  *   a robots.txt goes to frontier.robots_done() - a body read in full or up
  *     to its limit is an answer; any failure is "unreachable" (status 0),
  *     which blocks the host and is retried, never "allow all";
+ *   a sitemap is done (frontier.sitemap_done); its entries were admitted
+ *     as they streamed in: pages through bc_frontier_add_from_sitemap (depth
+ *     0, within the sitemap's scope), an index's sitemaps through
+ *     bc_frontier_add_sitemap. A kill before its done() is committed
+ *     fetches it again on resume: its pages then meet the seen-test;
  *   a page has its links admitted (bc_frontier_add, at depth + 1, against
  *     the page's URL or its resolved <base href>), its redirect target
  *     admitted, its result counted and given to on_page, and then the
@@ -244,6 +252,8 @@ struct transfer {
     struct transfer *prev, *next; /* the crawler's list of them */
     struct bc_frontier_job job;
     bool robots;
+    struct bc_crawler *crawler; /* a sitemap's entries go to its frontier */
+    struct bc_sitemap *sitemap; /* a sitemap's parser, or NULL */
     char *body; /* robots.txt body, up to BC_ROBOTS_MAX_BYTES + 1 */
     size_t body_len;
     char *base_raw, *base_url; /* a <base href> and its resolved URL */
@@ -325,6 +335,7 @@ static void transfer_free(struct transfer *t)
     free(t->base_url);
     free(t->body);
     free(t->links);
+    bc_sitemap_free(t->sitemap);
     free(t);
 }
 
@@ -754,21 +765,53 @@ static void admit_links(struct bc_crawler *c, const struct transfer *t)
 }
 
 /* The fetcher's headers callback: a page's 2xx of a refused Content-Type
- * stops before its body (CONTENT TYPES). */
+ * stops before its body (CONTENT TYPES); robots.txt and sitemaps pass. */
 static bool on_headers(void *ctx, void *user, int http_status,
                        const char *content_type)
 {
     const struct bc_crawler *c = ctx;
     const struct transfer *t = user;
-    if (t->robots || http_status < 200 || http_status > 299)
+    if (t->robots || t->job.action == BC_FRONTIER_FETCH_SITEMAP ||
+        http_status < 200 || http_status > 299)
         return true;
     return type_allowed(c, content_type);
+}
+
+/* A sitemap's entry, as it streams in: a page (urlset) is admitted at
+ * depth 0 within the sitemap's scope, a sitemap (index) queued. */
+static void on_sitemap_entry(void *user, const struct bc_sitemap_entry *e)
+{
+    struct transfer *t = user;
+    struct bc_crawler *c = t->crawler;
+    if (e->kind == BC_SITEMAP_INDEX) {
+        enum bc_frontier_sitemap_reason why;
+        c->stats.sitemap_indexed++;
+        (void)bc_frontier_add_sitemap(c->frontier, &t->job, e->loc, e->loc_len,
+                                      &why);
+        return;
+    }
+    enum bc_frontier_reason reason;
+    enum bc_status ust = BC_OK;
+    c->stats.sitemap_urls++;
+    if (bc_frontier_add_from_sitemap(c->frontier, &t->job, e->loc, e->loc_len,
+                                     &reason, &ust) != BC_OK)
+        reason = BC_ADMIT_NOMEM;
+    if (reason == BC_ADMIT_QUEUED)
+        c->stats.sitemap_admitted++;
+    else
+        c->stats.sitemap_rejected[reason]++;
 }
 
 static bool on_body(void *ctx, void *user, const void *data, size_t len)
 {
     (void)ctx;
     struct transfer *t = user;
+    if (t->sitemap) {
+        /* Stop the transfer once the parser has stopped (a limit, an
+         * entity bomb, malformed XML): the rest is never read. */
+        (void)bc_sitemap_feed(t->sitemap, data, len);
+        return bc_sitemap_stopped(t->sitemap) == BC_SITEMAP_STOP_NONE;
+    }
     if (!t->robots)
         return true;
     size_t room = BC_ROBOTS_MAX_BYTES + 1 - t->body_len;
@@ -901,6 +944,37 @@ static void page_done(struct bc_crawler *c, uint64_t id)
         c->state_status = st;
 }
 
+/* on_fetch for a transfer that is not a page (robots.txt, a sitemap):
+ * the page struct with depth 0, no referrer, no links. */
+static void report_fetch(struct bc_crawler *c, const struct transfer *t,
+                         const struct bc_fetch_result *r,
+                         enum bc_crawler_fetch_kind kind)
+{
+    if (!c->on_fetch)
+        return;
+    struct bc_crawler_page fetch = {
+        .url = t->job.url,
+        .url_len = t->job.url_len,
+        .status = r->status,
+        .http_status = r->http_status,
+        .content_type = r->content_type,
+        .bytes = r->body_bytes,
+        .ms = r->time_ms,
+        .location = r->location,
+        .location_len = r->location ? r->location_len : 0,
+        .failed = r->status != BC_OK,
+        .error_kind = bc_crawler_error_kind_of(r->status),
+        .error_text = r->status != BC_OK ? r->error : "",
+        .kind = kind,
+        .origin = t->job.origin,
+        .origin_len = t->job.origin_len,
+        .fetched_at = t->fetched_at,
+        .warc_file = t->warc_file,
+        .warc_offset = t->warc_file ? t->warc_offset : 0,
+    };
+    c->on_fetch(c->ctx, &fetch);
+}
+
 /* A robots.txt transfer finished. Only a file read in full, or up to its
  * 500 KiB limit (bc_fetcher_add_truncated), counts as an answer; any
  * failure is "unreachable" (status 0), never "allow all". */
@@ -908,33 +982,45 @@ static void complete_robots(struct bc_crawler *c, struct transfer *t,
                             const struct bc_fetch_result *r, uint64_t now)
 {
     int status = r->status == BC_OK ? r->http_status : 0;
-    if (c->on_fetch) {
-        struct bc_crawler_page fetch = {
-            .url = t->job.url,
-            .url_len = t->job.url_len,
-            .status = r->status,
-            .http_status = r->http_status,
-            .content_type = r->content_type,
-            .bytes = r->body_bytes,
-            .ms = r->time_ms,
-            .location = r->location,
-            .location_len = r->location ? r->location_len : 0,
-            .failed = r->status != BC_OK,
-            .error_kind = bc_crawler_error_kind_of(r->status),
-            .error_text = r->status != BC_OK ? r->error : "",
-            .kind = BC_CRAWLER_FETCH_ROBOTS,
-            .origin = t->job.origin,
-            .origin_len = t->job.origin_len,
-            .fetched_at = t->fetched_at,
-            .warc_file = t->warc_file,
-            .warc_offset = t->warc_file ? t->warc_offset : 0,
-        };
-        c->on_fetch(c->ctx, &fetch);
-    }
+    report_fetch(c, t, r, BC_CRAWLER_FETCH_ROBOTS);
     bc_frontier_robots_done(
         c->frontier, &t->job, status, t->body,
         t->body_len > BC_ROBOTS_MAX_BYTES ? BC_ROBOTS_MAX_BYTES : t->body_len,
         r->location, r->location_len, now);
+}
+
+/* A sitemap transfer finished: a 2xx body read to its end is parsed to
+ * its end; one the parser stopped is counted by the parser's reason. */
+static void complete_sitemap(struct bc_crawler *c, struct transfer *t,
+                             const struct bc_fetch_result *r, uint64_t now)
+{
+    struct bc_crawler_stats *s = &c->stats;
+    bool ok2xx = r->http_status >= 200 && r->http_status <= 299;
+    if (r->status == BC_OK && ok2xx)
+        (void)bc_sitemap_finish(t->sitemap);
+    enum bc_sitemap_stop stop = bc_sitemap_stopped(t->sitemap);
+    if (ok2xx && (r->status == BC_OK || stop != BC_SITEMAP_STOP_NONE))
+        s->sitemaps_fetched++;
+    else if (r->status != BC_OK)
+        s->sitemap_errors[bc_crawler_error_kind_of(r->status)]++;
+    else
+        s->sitemap_http_errors++;
+    if (stop != BC_SITEMAP_STOP_NONE)
+        s->sitemap_cut[stop]++;
+    /* A sitemap the parser cut was answered: on_fetch sees the answer
+     * (the cut is counted above), not the abort that ended the read. */
+    struct bc_fetch_result shown = *r;
+    if (stop != BC_SITEMAP_STOP_NONE && r->status == BC_ERR_FETCH_ABORTED) {
+        shown.status = BC_OK;
+        shown.error = "";
+    }
+    report_fetch(c, t, &shown, BC_CRAWLER_FETCH_SITEMAP);
+    struct bc_frontier_outcome o = {
+        .http_status = r->status == BC_OK ? r->http_status : 0,
+        .response_ms = r->time_ms,
+        .retry_after_ms = r->has_retry_after ? r->retry_after_ms : 0,
+    };
+    bc_frontier_sitemap_done(c->frontier, &t->job, &o, now);
 }
 
 /*
@@ -1029,6 +1115,8 @@ static void on_done(void *ctx, const struct bc_fetch_result *r)
     warc_complete(c, t, r);
     if (t->robots)
         complete_robots(c, t, r, now);
+    else if (t->sitemap)
+        complete_sitemap(c, t, r, now);
     else
         complete_page(c, t, r, now);
     transfer_free(t);
@@ -1072,12 +1160,52 @@ static const struct {
     STAT(warc_records),
     STAT(warc_bytes),
     STAT(skipped_content_type),
+    STAT(sitemaps_started),
+    STAT(sitemaps_fetched),
+    STAT(sitemap_urls),
+    STAT(sitemap_admitted),
+    STAT(sitemap_indexed),
+    STAT(sitemap_http_errors),
 };
 #undef STAT
 
 static uint64_t *stat_at(struct bc_crawler_stats *s, size_t off)
 {
     return (uint64_t *)(void *)((char *)s + off);
+}
+
+/* The sitemap counters kept per reason, "crawler.PREFIX.NAME". */
+struct sitemap_array {
+    const char *prefix;
+    uint64_t *v;
+    size_t n;
+    const char *(*name)(size_t i);
+};
+
+static const char *admit_name(size_t i)
+{
+    return bc_frontier_reason_name((enum bc_frontier_reason)i);
+}
+
+static const char *stop_name(size_t i)
+{
+    return bc_sitemap_stop_name((enum bc_sitemap_stop)i);
+}
+
+static const char *kind_name(size_t i)
+{
+    return bc_crawler_error_kind_name((enum bc_crawler_error_kind)i);
+}
+
+static void sitemap_arrays(struct bc_crawler_stats *s,
+                           struct sitemap_array out[3])
+{
+    out[0] = (struct sitemap_array){"sitemap_rejected", s->sitemap_rejected,
+                                    BC_ADMIT_REASON_COUNT, admit_name};
+    out[1] = (struct sitemap_array){"sitemap_cut", s->sitemap_cut,
+                                    BC_SITEMAP_STOP_COUNT, stop_name};
+    out[2] = (struct sitemap_array){"sitemap_errors", s->sitemap_errors,
+                                    BC_CRAWLER_ERR_KIND_COUNT, kind_name};
 }
 
 static void counters_save(struct bc_crawler *c)
@@ -1092,6 +1220,16 @@ static void counters_save(struct bc_crawler *c)
         snprintf(name, sizeof(name), "crawler.errors.%s",
                  bc_crawler_error_kind_name((enum bc_crawler_error_kind)e));
         (void)bc_crawl_state_counter_set(c->state, name, c->stats.errors[e]);
+    }
+    struct sitemap_array arrays[3];
+    sitemap_arrays(&c->stats, arrays);
+    for (size_t a = 0; a < 3; a++) {
+        for (size_t i = 0; i < arrays[a].n; i++) {
+            char name[64];
+            snprintf(name, sizeof(name), "crawler.%s.%s", arrays[a].prefix,
+                     arrays[a].name(i));
+            (void)bc_crawl_state_counter_set(c->state, name, arrays[a].v[i]);
+        }
     }
 }
 
@@ -1108,6 +1246,16 @@ static void counters_load(struct bc_crawler *c)
         snprintf(name, sizeof(name), "crawler.errors.%s",
                  bc_crawler_error_kind_name((enum bc_crawler_error_kind)e));
         c->stats.errors[e] = bc_crawl_state_counter_get(c->state, name);
+    }
+    struct sitemap_array arrays[3];
+    sitemap_arrays(&c->stats, arrays);
+    for (size_t a = 0; a < 3; a++) {
+        for (size_t i = 0; i < arrays[a].n; i++) {
+            char name[64];
+            snprintf(name, sizeof(name), "crawler.%s.%s", arrays[a].prefix,
+                     arrays[a].name(i));
+            arrays[a].v[i] = bc_crawl_state_counter_get(c->state, name);
+        }
     }
     c->stats.handed_out = c->stats.pages + c->stats.not_started;
     c->warc_files0 = c->stats.warc_files;
@@ -1168,27 +1316,49 @@ static bool start(struct bc_crawler *c, const struct bc_frontier_job *job,
                   uint64_t now)
 {
     bool robots = job->action == BC_FRONTIER_FETCH_ROBOTS;
+    bool sitemap = job->action == BC_FRONTIER_FETCH_SITEMAP;
     struct transfer *t = calloc(1, sizeof(*t));
     if (t && robots && !(t->body = malloc(BC_ROBOTS_MAX_BYTES + 1))) {
         free(t);
         t = NULL;
     }
+    if (t && sitemap) {
+        struct bc_sitemap_config sc;
+        bc_sitemap_config_init(&sc);
+        sc.on_entry = on_sitemap_entry;
+        sc.user = t;
+        if (bc_sitemap_create(&sc, &t->sitemap) != BC_OK) {
+            free(t);
+            t = NULL;
+        }
+    }
     enum bc_status st = BC_ERR_NOMEM;
     if (t) {
         t->job = *job;
         t->robots = robots;
+        t->crawler = c;
         t->base_at = SIZE_MAX;
         t->fetched_at = time(NULL);
-        st = robots ? bc_fetcher_add_truncated(c->fetcher, job->url,
-                                               job->url_len, BC_FETCH_NO_LINKS,
-                                               BC_ROBOTS_MAX_BYTES, t)
-                    : bc_fetcher_add(c->fetcher, job->url, job->url_len, 0, t);
+        if (robots)
+            st = bc_fetcher_add_truncated(c->fetcher, job->url, job->url_len,
+                                          BC_FETCH_NO_LINKS,
+                                          BC_ROBOTS_MAX_BYTES, t);
+        else if (sitemap) /* the parser stops it at 50 MiB of XML */
+            st =
+                bc_fetcher_add_truncated(c->fetcher, job->url, job->url_len,
+                                         BC_FETCH_NO_LINKS | BC_FETCH_BODY_2XX,
+                                         (uint64_t)BC_SITEMAP_MAX_BYTES + 1, t);
+        else
+            st = bc_fetcher_add(c->fetcher, job->url, job->url_len, 0, t);
     }
     if (st != BC_OK) {
         /* Could not start: the frontier sees a failed transfer. */
         struct bc_frontier_job failed = *job;
         c->stats.not_started++;
-        if (robots) {
+        if (sitemap) {
+            struct bc_frontier_outcome o = {0, 0, 0};
+            bc_frontier_sitemap_done(c->frontier, &failed, &o, now);
+        } else if (robots) {
             bc_frontier_robots_done(c->frontier, &failed, 0, NULL, 0, NULL, 0,
                                     now);
         } else {
@@ -1238,12 +1408,15 @@ static uint64_t dispatch(struct bc_crawler *c, uint64_t now, bool *over)
             continue;
         case BC_FRONTIER_FETCH:
         case BC_FRONTIER_FETCH_ROBOTS:
+        case BC_FRONTIER_FETCH_SITEMAP:
             break;
         }
         if (!start(c, &job, now))
             continue;
         if (job.action == BC_FRONTIER_FETCH_ROBOTS)
             c->stats.robots_fetched++;
+        else if (job.action == BC_FRONTIER_FETCH_SITEMAP)
+            c->stats.sitemaps_started++;
         else
             c->stats.handed_out++;
     }

@@ -20,6 +20,7 @@
  *     flight: seq | host | requeued      (handed out, not completed)
  *     host_stats: origin | data          (the crawler's per-host counters,
  *                                          a blob it defines, per commit)
+ *     sitemaps: url | scope | level | named | done   (sitemap jobs)
  *
  * A host's queue is its URLs with seq > cursor, in seq order (a range of
  * the index urls_queue), after the URLs requeued at its head by a resume.
@@ -529,6 +530,48 @@ static enum bc_status hook_host(void *ctx,
     return st;
 }
 
+/* The sitemaps table: every sitemap job queued in the crawl, in order,
+ * and whether its sitemap_done() was committed. Made, if missing,
+ * by begin_run. */
+static const char sitemaps_sql[] =
+    "CREATE TABLE IF NOT EXISTS sitemaps(id INTEGER PRIMARY KEY,"
+    " url TEXT NOT NULL UNIQUE, scope TEXT NOT NULL,"
+    " level INTEGER NOT NULL, named INTEGER NOT NULL,"
+    " done INTEGER NOT NULL DEFAULT 0)";
+
+/* A sitemap job was queued (a row), or is done (marked). Rare (a few
+ * per host): the statement is prepared per call. */
+static enum bc_status
+hook_sitemap(void *ctx, const struct bc_frontier_sitemap *sm, bool done)
+{
+    struct bc_crawl_state *s = ctx;
+    enum bc_status st = ensure_txn(s);
+    if (st != BC_OK)
+        return st;
+    sqlite3_stmt *q;
+    const char *sql =
+        done ? "UPDATE sitemaps SET done = 1 WHERE url = ?"
+             : "INSERT OR IGNORE INTO sitemaps(url, scope, level, named)"
+               " VALUES(?, ?, ?, ?)";
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK) {
+        s->failed = true;
+        return db_fail(s, "sitemaps");
+    }
+    sqlite3_bind_text(q, 1, sm->url, (int)sm->url_len, SQLITE_STATIC);
+    if (!done) {
+        sqlite3_bind_text(q, 2, sm->scope, (int)sm->scope_len, SQLITE_STATIC);
+        sqlite3_bind_int(q, 3, (int)sm->level);
+        sqlite3_bind_int(q, 4, sm->named);
+    }
+    int rc = sqlite3_step(q);
+    sqlite3_finalize(q);
+    if (rc != SQLITE_DONE) {
+        s->failed = true;
+        return db_fail(s, "sitemaps");
+    }
+    return BC_OK;
+}
+
 /* Push the URL row of q (seq, url, depth, redirects, retries, referrer)
  * back. */
 static enum bc_status refill_row(struct bc_crawl_state *s, sqlite3_stmt *q,
@@ -614,6 +657,7 @@ void bc_crawl_state_store(struct bc_crawl_state *s, size_t window,
     out->left = hook_left;
     out->host = hook_host;
     out->refill = hook_refill;
+    out->sitemap = hook_sitemap;
 }
 
 /* ---- open ------------------------------------------------------------ */
@@ -1083,7 +1127,9 @@ static enum bc_status begin_run(struct bc_crawl_state *s)
     if (st != BC_OK)
         return st;
     sqlite3_int64 n = 0;
-    st = query_int(s, "SELECT count(*) FROM flight WHERE requeued = 0", &n);
+    st = exec(s, sitemaps_sql);
+    if (st == BC_OK)
+        st = query_int(s, "SELECT count(*) FROM flight WHERE requeued = 0", &n);
     if (st == BC_OK)
         st = exec(s, "UPDATE flight SET requeued = 1");
     sqlite3_stmt *q;
@@ -1330,7 +1376,9 @@ static enum bc_status save_frontier_counters(struct bc_crawl_state *s,
              {"frontier.robots_fetches", fs.robots_fetches},
              {"frontier.robots_parsed", fs.robots_parsed},
              {"frontier.robots_unavailable", fs.robots_unavailable},
-             {"frontier.robots_unreachable", fs.robots_unreachable}};
+             {"frontier.robots_unreachable", fs.robots_unreachable},
+             {"frontier.sitemap_fetches", fs.sitemap_fetches},
+             {"frontier.sitemap_keys", fs.sitemap_keys}};
     enum bc_status st = BC_OK;
     for (size_t i = 0; st == BC_OK && i < sizeof(v) / sizeof(v[0]); i++)
         st = counter_put(s, v[i].name, v[i].value, true);
@@ -1339,6 +1387,13 @@ static enum bc_status save_frontier_counters(struct bc_crawl_state *s,
         snprintf(name, sizeof(name), "frontier.reason.%s",
                  bc_frontier_reason_name((enum bc_frontier_reason)r));
         st = counter_put(s, name, fs.reasons[r], true);
+    }
+    for (int r = 0; st == BC_OK && r < BC_FRONTIER_SITEMAP_REASON_COUNT; r++) {
+        char name[64];
+        snprintf(name, sizeof(name), "frontier.sitemap.%s",
+                 bc_frontier_sitemap_reason_name(
+                     (enum bc_frontier_sitemap_reason)r));
+        st = counter_put(s, name, fs.sitemaps[r], true);
     }
     return st;
 }
@@ -1363,6 +1418,16 @@ static void load_frontier_counters(const struct bc_crawl_state *s,
         snprintf(name, sizeof(name), "frontier.reason.%s",
                  bc_frontier_reason_name((enum bc_frontier_reason)r));
         fs->reasons[r] = bc_crawl_state_counter_get(s, name);
+    }
+    fs->sitemap_fetches =
+        bc_crawl_state_counter_get(s, "frontier.sitemap_fetches");
+    fs->sitemap_keys = bc_crawl_state_counter_get(s, "frontier.sitemap_keys");
+    for (int r = 0; r < BC_FRONTIER_SITEMAP_REASON_COUNT; r++) {
+        char name[64];
+        snprintf(name, sizeof(name), "frontier.sitemap.%s",
+                 bc_frontier_sitemap_reason_name(
+                     (enum bc_frontier_sitemap_reason)r));
+        fs->sitemaps[r] = bc_crawl_state_counter_get(s, name);
     }
 }
 
@@ -1431,6 +1496,39 @@ static enum bc_status restore_hosts(struct bc_crawl_state *s,
     }
     if (st == BC_OK && rc != SQLITE_DONE)
         st = db_fail(s, "hosts");
+    sqlite3_finalize(q);
+    return st;
+}
+
+/* The sitemaps of the crawl, in the order they were queued: the done
+ * ones into the set of sitemaps seen, the others queued again. */
+static enum bc_status restore_sitemaps(struct bc_crawl_state *s,
+                                       struct bc_frontier *f)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT url, scope, level, named, done"
+                           " FROM sitemaps ORDER BY id",
+                           -1, &q, NULL) != SQLITE_OK)
+        return db_fail(s, "sitemaps");
+    enum bc_status st = BC_OK;
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        int level = sqlite3_column_int(q, 2);
+        struct bc_frontier_sitemap sm = {
+            (const char *)sqlite3_column_text(q, 0),
+            (size_t)sqlite3_column_bytes(q, 0),
+            (const char *)sqlite3_column_text(q, 1),
+            (size_t)sqlite3_column_bytes(q, 1),
+            level >= 0 ? (unsigned)level : 0,
+            sqlite3_column_int(q, 3) != 0};
+        st = bc_frontier_restore_sitemap(f, &sm, sqlite3_column_int(q, 4));
+        if (st == BC_ERR_NOMEM)
+            break;
+        st = BC_OK; /* a row that no longer normalizes: skipped */
+    }
+    if (st == BC_OK && rc != SQLITE_DONE)
+        st = db_fail(s, "sitemaps");
     sqlite3_finalize(q);
     return st;
 }
@@ -1517,6 +1615,8 @@ enum bc_status bc_crawl_state_frontier(struct bc_crawl_state *s,
         st = replay_journal(s, f);
     if (st == BC_OK)
         st = restore_hosts(s, f, now_ms);
+    if (st == BC_OK)
+        st = restore_sitemaps(s, f);
     if (st != BC_OK) {
         bc_frontier_free(f);
         return st;

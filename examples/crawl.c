@@ -77,6 +77,11 @@ static void usage(FILE *f)
         "repeatable\n"
         "  --exclude PATTERN    no URL matching it; repeatable\n"
         "  --host-budget N      at most N URLs per host (default: no limit)\n"
+        "  --sitemaps           follow sitemaps (the default): a host's\n"
+        "                       robots.txt Sitemap: lines, else its\n"
+        "                       /sitemap.xml (also with --no-robots); the\n"
+        "                       pages they list are admitted at depth 0\n"
+        "  --no-sitemaps        fetch no sitemap\n"
         "Politeness:\n"
         "  --concurrency N      transfers in flight in all (8)\n"
         "  --per-host N         transfers in flight per host (1)\n"
@@ -100,7 +105,8 @@ static void usage(FILE *f)
         "  --timeout MS         per transfer (30000)\n"
         "  --max-body BYTES     abort bodies larger than this (10485760;\n"
         "                       robots.txt: its first 500 KiB are read,\n"
-        "                       whatever its size; --warc keeps what was\n"
+        "                       whatever its size; sitemaps: up to 50 MiB\n"
+        "                       of XML, after gzip; --warc keeps what was\n"
         "                       read, marked WARC-Truncated: length)\n"
         "  --max-redirects N    hops of a redirect chain followed (20)\n"
         "  --resolve H:P:A      connect to address A for host H, port P\n"
@@ -126,19 +132,20 @@ static void usage(FILE *f)
         "  --out FILE           one JSON object per fetched URL\n"
         "  --stats-json FILE    all counters as one JSON object at the end\n"
         "                       (with \"per_host\": every host)\n"
-        "  --warc FILE          archive every transfer (pages, robots.txt)\n"
-        "                       as WARC/1.1: request and response records,\n"
-        "                       the response as received (before decoding);\n"
-        "                       FILE ending in .warc.gz gets one gzip member\n"
-        "                       per record, any other name is plain. --out\n"
-        "                       records then give warc_file and warc_offset\n"
-        "                       of each page's response record\n"
+        "  --warc FILE          archive every transfer (pages, robots.txt,\n"
+        "                       sitemaps) as WARC/1.1: request and response\n"
+        "                       records, the response as received (before\n"
+        "                       decoding); FILE ending in .warc.gz gets one\n"
+        "                       gzip member per record, any other name is\n"
+        "                       plain. --out records then give warc_file\n"
+        "                       and warc_offset of each page's response\n"
+        "                       record\n"
         "  --warc-max-size BYTES  rotate: FILE-00000.warc.gz,\n"
         "                       FILE-00001.warc.gz, ... each about BYTES\n"
         "                       (K, M, G suffixes: KiB, MiB, GiB); 0: one\n"
         "                       file (0)\n"
-        "  --log FILE           one line per finished fetch (pages and\n"
-        "                       robots.txt), appended to FILE:\n"
+        "  --log FILE           one line per finished fetch (pages,\n"
+        "                       robots.txt, sitemaps), appended to FILE:\n"
         "                       TIME STATUS BYTES MS URL [ERROR]\n"
         "                       TIME the UTC end (2026-01-02T03:04:05Z),\n"
         "                       STATUS the HTTP status (000: none), BYTES\n"
@@ -190,12 +197,13 @@ static void usage(FILE *f)
         "                       exit 2):\n"
         "                       --scope, --include, --exclude, --expect,\n"
         "                       --fp-rate, --layout, --lru, --user-agent,\n"
-        "                       --no-robots, --warc, --warc-max-size (the\n"
-        "                       WARC is cut back to its last committed\n"
-        "                       record and appended to, like --out). A DIR\n"
-        "                       that is not a crawl state, is damaged or\n"
-        "                       is in use by another crawl is refused\n"
-        "                       (exit 1) and left as it is\n",
+        "                       --no-robots, --sitemaps/--no-sitemaps,\n"
+        "                       --warc, --warc-max-size (the WARC is cut\n"
+        "                       back to its last committed record and\n"
+        "                       appended to, like --out). A DIR that is\n"
+        "                       not a crawl state, is damaged or is in use\n"
+        "                       by another crawl is refused (exit 1) and\n"
+        "                       left as it is\n",
         f);
 }
 
@@ -216,6 +224,7 @@ struct options {
     unsigned concurrency, per_host;
     uint64_t delay_ms;
     bool no_robots;
+    bool no_sitemaps;
     uint64_t robots_retries, robots_retry_ms, max_retry_after_ms;
     uint64_t max_retries, max_redirects;
     const char *user_agent;
@@ -384,6 +393,10 @@ static int parse_options(int argc, char **argv, struct options *o)
             return 3;
         else if (!strcmp(a, "--no-robots"))
             o->no_robots = true, is_flag = 1;
+        else if (!strcmp(a, "--sitemaps"))
+            o->no_sitemaps = false, is_flag = 1;
+        else if (!strcmp(a, "--no-sitemaps"))
+            o->no_sitemaps = true, is_flag = 1;
         else if (!strcmp(a, "--quiet"))
             o->quiet = true, is_flag = 1;
         else if (!strcmp(a, "-v"))
@@ -741,6 +754,46 @@ static void report_given_up(void *ctx, const char *origin, size_t len,
             (unsigned long long)lost);
 }
 
+/* "name n, name n" for the non-zero counters of an array; "none". */
+static void print_counts(FILE *f, const uint64_t *v, size_t n, size_t from,
+                         const char *(*name)(size_t i), bool json)
+{
+    bool any = false;
+    for (size_t i = from; i < n; i++) {
+        if (!v[i])
+            continue;
+        if (json)
+            fprintf(f, "%s\"%s\": %llu", any ? ", " : "", name(i),
+                    (unsigned long long)v[i]);
+        else
+            fprintf(f, "%s%s %llu", any ? ", " : "", name(i),
+                    (unsigned long long)v[i]);
+        any = true;
+    }
+    if (!any && !json)
+        fputs("none", f);
+}
+
+static const char *admit_reason_name(size_t i)
+{
+    return bc_frontier_reason_name((enum bc_frontier_reason)i);
+}
+
+static const char *sitemap_reason_name(size_t i)
+{
+    return bc_frontier_sitemap_reason_name((enum bc_frontier_sitemap_reason)i);
+}
+
+static const char *sitemap_stop_name(size_t i)
+{
+    return bc_sitemap_stop_name((enum bc_sitemap_stop)i);
+}
+
+static const char *error_kind_name(size_t i)
+{
+    return bc_crawler_error_kind_name((enum bc_crawler_error_kind)i);
+}
+
 /* ---- the per-host table ------------------------------------------------ */
 
 /* Every host of the crawl (bc_crawler_hosts()), sorted by pages, most
@@ -859,15 +912,8 @@ static void write_hosts_json(struct crawl *c, FILE *f)
         json_string(f, h->origin, h->origin_len);
         fprintf(f, ", \"pages\": %llu, \"bytes\": %llu, \"errors\": {",
                 (unsigned long long)h->pages, (unsigned long long)h->bytes);
-        bool first = true;
-        for (int e = 0; e < BC_CRAWLER_ERR_KIND_COUNT; e++) {
-            if (!h->errors[e])
-                continue;
-            fprintf(f, "%s\"%s\": %llu", first ? "" : ", ",
-                    bc_crawler_error_kind_name((enum bc_crawler_error_kind)e),
-                    (unsigned long long)h->errors[e]);
-            first = false;
-        }
+        print_counts(f, h->errors, BC_CRAWLER_ERR_KIND_COUNT, 0,
+                     error_kind_name, true);
         fprintf(f,
                 "}, \"status\": {\"2xx\": %llu, \"3xx\": %llu, \"4xx\": "
                 "%llu, \"5xx\": %llu}, \"robots\": \"%s\", "
@@ -882,6 +928,34 @@ static void write_hosts_json(struct crawl *c, FILE *f)
     }
     fputs("]", f);
     free(t.row);
+}
+
+/* The sitemaps' lines of the report. */
+static void report_sitemaps(FILE *f, const struct bc_frontier_stats *s,
+                            const struct bc_crawler_stats *k)
+{
+    uint64_t errors = k->sitemap_http_errors;
+    for (int e = 0; e < BC_CRAWLER_ERR_KIND_COUNT; e++)
+        errors += k->sitemap_errors[e];
+    fprintf(f,
+            "sitemaps             %llu fetched (%llu queued, %llu failed); "
+            "%llu page URLs listed, %llu discovered via sitemap; %llu "
+            "sitemaps listed by indexes\n",
+            (unsigned long long)k->sitemaps_fetched,
+            (unsigned long long)s->sitemaps[BC_FRONTIER_SITEMAP_QUEUED],
+            (unsigned long long)errors, (unsigned long long)k->sitemap_urls,
+            (unsigned long long)k->sitemap_admitted,
+            (unsigned long long)k->sitemap_indexed);
+    fputs("  listed, not admitted  ", f);
+    print_counts(f, k->sitemap_rejected, BC_ADMIT_REASON_COUNT, 0,
+                 admit_reason_name, false);
+    fputs("\n  sitemaps refused      ", f);
+    print_counts(f, s->sitemaps, BC_FRONTIER_SITEMAP_REASON_COUNT, 1,
+                 sitemap_reason_name, false);
+    fputs("\n  sitemaps cut          ", f);
+    print_counts(f, k->sitemap_cut, BC_SITEMAP_STOP_COUNT, 1, sitemap_stop_name,
+                 false);
+    fputc('\n', f);
 }
 
 static void report(struct crawl *c, FILE *f, uint64_t now)
@@ -929,6 +1003,8 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
                 (unsigned long long)k.given_up_dropped);
         bc_frontier_given_up_hosts(c->frontier, report_given_up, f);
     }
+    if (!c->opt.no_sitemaps)
+        report_sitemaps(f, &s, &k);
     if (s.retried)
         fprintf(f,
                 "retried              %llu fetches of URLs answered 429/503 "
@@ -1027,6 +1103,41 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
     report_hosts(c, f);
 }
 
+/* "sitemaps": {...}, "discovered_via_sitemap": N, (DESIGN.md, crawl). */
+static void write_sitemaps_json(FILE *f, const struct bc_frontier_stats *s,
+                                const struct bc_crawler_stats *k)
+{
+    fprintf(f,
+            "\"sitemaps\": {\"queued\": %llu, \"seen_keys\": %llu, "
+            "\"started\": %llu, "
+            "\"fetched\": %llu, \"urls\": %llu, \"admitted\": %llu, "
+            "\"index_entries\": %llu, \"rejected\": {",
+            (unsigned long long)s->sitemaps[BC_FRONTIER_SITEMAP_QUEUED],
+            (unsigned long long)s->sitemap_keys,
+            (unsigned long long)k->sitemaps_started,
+            (unsigned long long)k->sitemaps_fetched,
+            (unsigned long long)k->sitemap_urls,
+            (unsigned long long)k->sitemap_admitted,
+            (unsigned long long)k->sitemap_indexed);
+    print_counts(f, k->sitemap_rejected, BC_ADMIT_REASON_COUNT, 0,
+                 admit_reason_name, true);
+    fputs("}, \"refused\": {", f);
+    print_counts(f, s->sitemaps, BC_FRONTIER_SITEMAP_REASON_COUNT, 1,
+                 sitemap_reason_name, true);
+    fputs("}, \"cut\": {", f);
+    print_counts(f, k->sitemap_cut, BC_SITEMAP_STOP_COUNT, 1, sitemap_stop_name,
+                 true);
+    fputs("}, \"errors\": {", f);
+    print_counts(f, k->sitemap_errors, BC_CRAWLER_ERR_KIND_COUNT, 0,
+                 error_kind_name, true);
+    bool any = false;
+    for (int e = 0; e < BC_CRAWLER_ERR_KIND_COUNT; e++)
+        any = any || k->sitemap_errors[e];
+    fprintf(f, "%s\"http\": %llu}}, \"discovered_via_sitemap\": %llu, ",
+            any ? ", " : "", (unsigned long long)k->sitemap_http_errors,
+            (unsigned long long)k->sitemap_admitted);
+}
+
 static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
                              const char *outcome, int exit_status)
 {
@@ -1058,6 +1169,7 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
             "%llu}, ",
             (unsigned long long)k.bad_scheme,
             (unsigned long long)k.bad_malformed);
+    write_sitemaps_json(f, &s, &k);
     fprintf(f,
             "\"seeds\": %llu, \"links\": %llu, \"redirects\": %llu, "
             "\"nofollow_skipped\": %llu, \"dropped\": %llu, "
@@ -1316,6 +1428,7 @@ static int open_state(struct crawl *c)
         {"--no-robots", o->no_robots ? "yes" : "no"},
         {"--warc", o->warc_file ? o->warc_file : ""},
         {"--warc-max-size", warc_max},
+        {"--sitemaps", o->no_sitemaps ? "no" : "yes"},
     };
     struct bc_crawl_state_error err;
     enum bc_status st = bc_crawl_state_open(
@@ -1516,6 +1629,7 @@ int main(int argc, char **argv)
     fc->per_host_concurrency = o->per_host;
     fc->min_delay_ms = o->delay_ms;
     fc->obey_robots = !o->no_robots;
+    fc->sitemaps = !o->no_sitemaps;
     fc->robots_retries = (unsigned)o->robots_retries;
     fc->robots_retry_ms = o->robots_retry_ms;
     fc->max_retry_after_ms = o->max_retry_after_ms;

@@ -134,8 +134,9 @@
  * GLOBAL STATE
  * curl_global_init() touches process-wide state and is not safe to race
  * on every platform, so it is not called here but in
- * bc_fetcher_global_init(), which the application calls once. Everything
- * else lives in the bc_fetcher handle.
+ * bc_fetcher_global_init(), which the application calls once (and with
+ * it libxml2's xmlInitParser(), for the sitemap parser). Everything else
+ * lives in the bc_fetcher handle.
  *
  * REFERENCES
  * libcurl-multi(3), curl_multi_poll(3), CURLOPT_* man pages (everything
@@ -155,6 +156,7 @@
 
 #include "bloomcrawl/fetcher.h"
 #include "bloomcrawl/links.h"
+#include "bloomcrawl/sitemap.h"
 
 #define BC_FETCHER_DEFAULT_CONNECT_MS 10000u
 #define BC_FETCHER_DEFAULT_TIMEOUT_MS 30000u
@@ -201,6 +203,7 @@ struct transfer {
     void *user;
     unsigned flags;
     bool body_seen;           /* the first body chunk was handled */
+    bool body_2xx;            /* ... and the response's status was 2xx */
     bool headers_done;        /* the final response's headers ended */
     bool truncated;           /* stopped at keep_bytes (not an error) */
     bool skipped;             /* on_headers said stop (not an error) */
@@ -259,6 +262,7 @@ enum bc_status bc_fetcher_global_init(void)
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         return BC_ERR_NOMEM;
     bc_links_global_init();
+    bc_sitemap_global_init();
     return BC_OK;
 }
 
@@ -907,9 +911,10 @@ static void start_body(struct transfer *t)
     char *eff = NULL;
 
     t->body_seen = true;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
+    t->body_2xx = code >= 200 && code <= 299;
     if (!c->on_link || (t->flags & BC_FETCH_NO_LINKS))
         return;
-    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
     curl_easy_getinfo(t->easy, CURLINFO_CONTENT_TYPE, &ct);
     if (code < 200 || code > 299 || !is_html(ct))
         return;
@@ -956,7 +961,8 @@ static int deliver(struct transfer *t, const char *data, size_t n)
     if (!t->body_seen)
         start_body(t);
     t->body_bytes += n;
-    if (c->on_body && !c->on_body(c->ctx, t->user, data, n)) {
+    if (c->on_body && (t->body_2xx || !(t->flags & BC_FETCH_BODY_2XX)) &&
+        !c->on_body(c->ctx, t->user, data, n)) {
         if (rc != -1) { /* not too large already */
             fail(t, BC_ERR_FETCH_ABORTED, "aborted by the body callback");
             t->truncated = false;

@@ -88,6 +88,17 @@
  * sitemap) keeps its last referrer and shares it with the next call that
  * names the same one.
  *
+ * SITEMAPS (config.sitemaps; frontier.h: SITEMAPS)
+ * A host's robots.txt outcome, once known, names its sitemaps (Sitemap:
+ * lines, or /sitemap.xml). A sitemap job waits in a short FIFO of its own
+ * per host (struct sitemap_item, at most sitemaps_per_host ever), beside
+ * the host's URL queue: a host is in the heap while either has work, and
+ * next() hands its sitemaps out first, under the same politeness. A set
+ * of the sitemap URLs queued in the crawl (uthash, a few per host) makes
+ * each one fetched once, however indexes loop; the job carries the prefix
+ * its pages must start with, checked in admit() right after
+ * normalization.
+ *
  * TIME
  * The caller passes now_ms to every call that needs time. The frontier
  * never reads a clock and never sleeps: the tests drive it with a fake
@@ -158,6 +169,19 @@ struct host {
     unsigned robots_failures; /* unreachable outcomes in a row */
     uint64_t given_up_lost;   /* ROBOTS_GIVEN_UP: URLs dropped or refused */
     char *robots_url; /* a redirect target, or NULL for origin/robots.txt */
+    /* Sitemap jobs waiting (FIFO), and how many were ever queued here
+     * (for sitemaps_per_host). */
+    struct sitemap_item *sm_head, *sm_tail;
+    unsigned sm_count;
+};
+
+/* A queued sitemap job: text holds the URL, a NUL, the scope, a NUL. */
+struct sitemap_item {
+    struct sitemap_item *next;
+    size_t url_len, scope_len;
+    unsigned level;
+    bool named;
+    char text[];
 };
 
 /* A referrer shared by the queued URLs found on one page (see REFERRERS):
@@ -220,8 +244,16 @@ struct bc_frontier {
     uint64_t added, admitted, handed_out, robots_fetches, retried;
     uint64_t robots_parsed, robots_unavailable, robots_unreachable;
     uint64_t reasons[BC_ADMIT_REASON_COUNT];
-    struct job_url *jobs_out; /* URLs of jobs not done yet */
-    struct job_url *retired;  /* URLs of jobs done since the last next() */
+    /* Sitemaps: the URLs queued in this crawl, the counters, and while
+     * bc_frontier_add_from_sitemap() runs, the prefix its URL needs. */
+    struct name *sitemap_seen;
+    uint64_t sitemap_fetches, sitemap_keys;
+    uint64_t sitemaps[BC_FRONTIER_SITEMAP_REASON_COUNT];
+    const char *admit_prefix;
+    size_t admit_prefix_len;
+    char *sm_buf, *sm_base_buf; /* scratch: a sitemap URL and its base */
+    struct job_url *jobs_out;   /* URLs of jobs not done yet */
+    struct job_url *retired;    /* URLs of jobs done since the last next() */
     /* Scratch: the last base parsed, the URL and key being admitted. */
     char *base_src, *base_buf, *url_buf, *key_buf, *drop_buf;
     /* The referrer of the last bc_frontier_add_with_referrer() (one
@@ -233,6 +265,13 @@ struct bc_frontier {
     bool base_valid;
     size_t last_len; /* url_buf holds the last canonical URL, or 0 */
 };
+
+/* Sitemaps (the section "sitemaps" below). */
+static void sitemap_default(struct bc_frontier *f, struct host *h);
+static void sitemap_seen_test(struct bc_frontier *f, const struct bc_url *u);
+static void sitemaps_of_robots(struct bc_frontier *f, struct host *h);
+static enum bc_status sitemap_next(struct bc_frontier *f, struct host *h,
+                                   uint64_t now, struct bc_frontier_job *j);
 
 const char *bc_frontier_reason_name(enum bc_frontier_reason reason)
 {
@@ -271,7 +310,37 @@ const char *bc_frontier_reason_name(enum bc_frontier_reason reason)
         return "too_many_redirects";
     case BC_ADMIT_STORE_ERROR:
         return "store_error";
+    case BC_ADMIT_SITEMAP_SCOPE:
+        return "sitemap_scope";
     case BC_ADMIT_REASON_COUNT:
+        break;
+    }
+    return "unknown";
+}
+
+const char *
+bc_frontier_sitemap_reason_name(enum bc_frontier_sitemap_reason reason)
+{
+    switch (reason) {
+    case BC_FRONTIER_SITEMAP_QUEUED:
+        return "queued";
+    case BC_FRONTIER_SITEMAP_BAD_URL:
+        return "bad_url";
+    case BC_FRONTIER_SITEMAP_OUT_OF_SCOPE:
+        return "out_of_scope";
+    case BC_FRONTIER_SITEMAP_DUPLICATE:
+        return "duplicate";
+    case BC_FRONTIER_SITEMAP_TOO_DEEP:
+        return "too_deep";
+    case BC_FRONTIER_SITEMAP_HOST_CAP:
+        return "host_cap";
+    case BC_FRONTIER_SITEMAP_ROBOTS:
+        return "robots";
+    case BC_FRONTIER_SITEMAP_HOST_GIVEN_UP:
+        return "host_given_up";
+    case BC_FRONTIER_SITEMAP_NOMEM:
+        return "nomem";
+    case BC_FRONTIER_SITEMAP_REASON_COUNT:
         break;
     }
     return "unknown";
@@ -379,7 +448,8 @@ static void heap_remove(struct bc_frontier *f, struct host *h)
  * push cannot fail. */
 static void host_schedule(struct bc_frontier *f, struct host *h)
 {
-    bool wanted = h->queued > 0 && h->in_flight < f->cfg.per_host_concurrency &&
+    bool wanted = (h->queued > 0 || h->sm_head) &&
+                  h->in_flight < f->cfg.per_host_concurrency &&
                   h->robots_state != ROBOTS_FETCHING;
     if (wanted && h->heap_pos == NOT_IN_HEAP) {
         (void)heap_push(f, h);
@@ -551,6 +621,11 @@ static void host_free(const struct bc_frontier *f, struct host *h)
         free(c);
         c = next;
     }
+    while (h->sm_head) {
+        struct sitemap_item *it = h->sm_head;
+        h->sm_head = it->next;
+        free(it);
+    }
     bc_robots_free(h->robots);
     free(h->robots_url);
     free(h->origin);
@@ -627,10 +702,14 @@ enum bc_status bc_frontier_create(const struct bc_frontier_config *config,
     f->url_buf = malloc(cap);
     f->key_buf = malloc(cap);
     f->drop_buf = malloc(cap);
+    f->sm_buf = malloc(cap);
+    f->sm_base_buf = malloc(cap);
     enum bc_status st = BC_ERR_NOMEM;
     if (!f->user_agent || !f->base_src || !f->base_buf || !f->url_buf ||
-        !f->key_buf || !f->drop_buf)
+        !f->key_buf || !f->drop_buf || !f->sm_buf || !f->sm_base_buf)
         goto out_free;
+    if (!f->cfg.sitemaps_per_host)
+        f->cfg.sitemaps_per_host = BC_FRONTIER_DEFAULT_SITEMAPS_PER_HOST;
     f->cfg.user_agent = f->user_agent;
     /* ICU costs 0.5-1 us a host; a crawl meets the same hosts again and
      * again. The caller's own cache, if any, is used as it is. */
@@ -687,6 +766,7 @@ void bc_frontier_free(struct bc_frontier *f)
     }
     names_free(&f->scope_hosts);
     names_free(&f->scope_domains);
+    names_free(&f->sitemap_seen);
     bc_seen_free(f->seen);
     bc_url_idn_cache_free(f->idn_cache);
     free(f->heap);
@@ -697,6 +777,8 @@ void bc_frontier_free(struct bc_frontier *f)
     free(f->key_buf);
     free(f->drop_buf);
     referrer_release(f->last_referrer);
+    free(f->sm_buf);
+    free(f->sm_base_buf);
     free(f);
 }
 
@@ -992,6 +1074,10 @@ static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
         return BC_ADMIT_NOMEM;
     if (st != BC_OK)
         return BC_ADMIT_BAD_URL;
+    if (f->admit_prefix &&
+        (u.len < f->admit_prefix_len ||
+         memcmp(u.href, f->admit_prefix, f->admit_prefix_len) != 0))
+        return BC_ADMIT_SITEMAP_SCOPE;
 
     if (seed) {
         if (!scope_add(f, &u))
@@ -1033,10 +1119,13 @@ static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
     /* Everything that can fail goes before the seen-test, which cannot be
      * undone: a NEW key must be enqueued. (A store error after it is
      * sticky: the frontier is then unusable anyway.) */
+    bool new_host = !h;
     if (!h)
         h = host_get(f, origin, olen);
     if (!h)
         return BC_ADMIT_NOMEM;
+    if (new_host && f->cfg.sitemaps && !f->cfg.obey_robots)
+        sitemap_default(f, h); /* no robots.txt to name any */
     bool to_memory = in_memory_next(f, h);
     if (to_memory && !queue_reserve(f, h, u.len))
         return BC_ADMIT_NOMEM;
@@ -1187,6 +1276,34 @@ enum bc_status bc_frontier_add_redirect(struct bc_frontier *f,
                       reason, url_status);
 }
 
+/* The shared referrer for a referrer given as text (NULL: none): the
+ * last one if it is the same, else a new one, kept as the last. Returns
+ * false, counting the URL as refused for memory, when none could be
+ * made. */
+static bool text_referrer(struct bc_frontier *f, const char *referrer,
+                          size_t referrer_len, struct entry_meta *m,
+                          enum bc_frontier_reason *reason)
+{
+    if (!referrer || f->store_status != BC_OK)
+        return true;
+    struct referrer *r = f->last_referrer;
+    if (!(r && r->len == referrer_len &&
+          memcmp(r->text, referrer, referrer_len) == 0)) {
+        r = referrer_new(referrer, referrer_len);
+        if (!r) {
+            f->added++;
+            f->reasons[BC_ADMIT_NOMEM]++;
+            *reason = BC_ADMIT_NOMEM;
+            return false;
+        }
+        r->refs = 1; /* the frontier's, until another referrer comes */
+        referrer_release(f->last_referrer);
+        f->last_referrer = r;
+    }
+    m->ref = r;
+    return true;
+}
+
 enum bc_status bc_frontier_add_with_referrer(
     struct bc_frontier *f, const char *href, size_t href_len, const char *base,
     size_t base_len, unsigned depth, const char *referrer, size_t referrer_len,
@@ -1196,23 +1313,8 @@ enum bc_status bc_frontier_add_with_referrer(
         referrer_len > f->cfg.max_url_len)
         return BC_ERR_INVALID_ARG;
     struct entry_meta m = {depth, 0, 0, 0, NULL};
-    struct referrer *r = f->last_referrer;
-    if (referrer && f->store_status == BC_OK &&
-        !(r && r->len == referrer_len &&
-          memcmp(r->text, referrer, referrer_len) == 0)) {
-        r = referrer_new(referrer, referrer_len);
-        if (!r) {
-            f->added++;
-            f->reasons[BC_ADMIT_NOMEM]++;
-            *reason = BC_ADMIT_NOMEM;
-            return BC_ERR_NOMEM;
-        }
-        r->refs = 1; /* the frontier's, until another referrer comes */
-        referrer_release(f->last_referrer);
-        f->last_referrer = r;
-    }
-    if (referrer && f->store_status == BC_OK)
-        m.ref = r;
+    if (!text_referrer(f, referrer, referrer_len, &m, reason))
+        return BC_ERR_NOMEM;
     return add_common(f, href, href_len, base, base_len, &m, false, reason,
                       url_status);
 }
@@ -1309,6 +1411,7 @@ enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
     /* Built in j and copied out on success only: a call that fails
      * leaves *job and the frontier as they were. */
     struct bc_frontier_job j;
+again:
     memset(&j, 0, sizeof(j));
     if (f->heap_len == 0) {
         j.action = f->in_flight ? BC_FRONTIER_WAIT : BC_FRONTIER_DONE;
@@ -1341,6 +1444,14 @@ enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
         j.origin_len = h->origin_len;
         *job = j;
         return BC_OK;
+    }
+    if (h->sm_head) {
+        enum bc_status st = sitemap_next(f, h, now, &j);
+        if (st == BC_ERR_NOT_FOUND)
+            goto again; /* dropped: robots.txt, or its host given up */
+        if (st == BC_OK)
+            *job = j;
+        return st;
     }
     if (h->queued == h->spilled) {
         /* The window in memory is empty: the store pushes the next URLs
@@ -1442,17 +1553,12 @@ static void release(struct bc_frontier *f, struct bc_frontier_job *job,
     job->host = NULL;
 }
 
-enum bc_status bc_frontier_done(struct bc_frontier *f,
-                                struct bc_frontier_job *job,
-                                const struct bc_frontier_outcome *o,
-                                uint64_t now)
+/* The delay before the next request to h after one that ended at now
+ * with o (frontier.h: bc_frontier_done()); a 429 or 503 also blocks the
+ * host until then. */
+static uint64_t after_request(struct bc_frontier *f, struct host *h,
+                              const struct bc_frontier_outcome *o, uint64_t now)
 {
-    if (!f || !job || !o || job->action != BC_FRONTIER_FETCH || !job->host)
-        return BC_ERR_INVALID_ARG;
-    if (f->store_status != BC_OK)
-        return f->store_status;
-    struct host *h = job->host;
-    enum bc_status result = BC_OK;
     uint64_t delay = base_delay(f, h);
     double by_response = f->cfg.response_factor * (double)o->response_ms;
     if (by_response > (double)delay)
@@ -1465,6 +1571,23 @@ enum bc_status bc_frontier_done(struct bc_frontier *f,
         if (wait > delay)
             delay = wait;
         h->blocked_until = now + delay;
+    }
+    return delay;
+}
+
+enum bc_status bc_frontier_done(struct bc_frontier *f,
+                                struct bc_frontier_job *job,
+                                const struct bc_frontier_outcome *o,
+                                uint64_t now)
+{
+    if (!f || !job || !o || job->action != BC_FRONTIER_FETCH || !job->host)
+        return BC_ERR_INVALID_ARG;
+    if (f->store_status != BC_OK)
+        return f->store_status;
+    struct host *h = job->host;
+    enum bc_status result = BC_OK;
+    uint64_t delay = after_request(f, h, o, now);
+    if (o->http_status == 429 || o->http_status == 503) {
         if (job->retries < f->cfg.max_retries && job->url) {
             /* Asked to come back later: queue the URL again. It passed
              * admission and the seen-test already. */
@@ -1611,11 +1734,343 @@ enum bc_status bc_frontier_robots_done(struct bc_frontier *f,
     if (h->robots_state == ROBOTS_UNREACHABLE && h->robots_expires > until)
         until = h->robots_expires;
     release(f, job, until);
+    if (f->cfg.sitemaps && (h->robots_state == ROBOTS_PARSED ||
+                            h->robots_state == ROBOTS_ALLOW_ALL))
+        sitemaps_of_robots(f, h);
     host_schedule(f, h);
     if (h->robots_state == ROBOTS_PARSED && len > BC_ROBOTS_MAX_BYTES)
         len = BC_ROBOTS_MAX_BYTES; /* what the parser read */
     enum bc_status st = store_host(f, h, now, body, len);
     return st != BC_OK ? st : result;
+}
+
+/* ---- sitemaps ---------------------------------------------------------- */
+
+/* Queue a sitemap (frontier.h: SITEMAPS): href resolved against base
+ * (NULL: absolute), at level; scope: the prefix its pages need, or NULL
+ * for the sitemap's own directory; origin: the origin it must be on, or
+ * NULL. Counted under its reason. A store error is sticky (and reported
+ * as NOMEM here: the callers return the store's status). */
+static enum bc_frontier_sitemap_reason
+sitemap_queue(struct bc_frontier *f, const char *href, size_t len,
+              const char *base, size_t base_len, unsigned level, bool named,
+              const char *scope, size_t scope_len, const char *origin,
+              size_t origin_len)
+{
+    enum bc_frontier_sitemap_reason r = BC_FRONTIER_SITEMAP_BAD_URL;
+    struct bc_url b, u;
+    char obuf[300];
+    size_t olen;
+    size_t cap = f->cfg.max_url_len + 1;
+    if (level > BC_FRONTIER_MAX_SITEMAP_LEVEL) {
+        r = BC_FRONTIER_SITEMAP_TOO_DEEP;
+        goto out;
+    }
+    if (base && bc_url_normalize(NULL, base, base_len, &f->cfg.url_policy,
+                                 f->sm_base_buf, cap, &b) != BC_OK)
+        goto out;
+    if (bc_url_normalize(base ? &b : NULL, href, len, &f->cfg.url_policy,
+                         f->sm_buf, cap, &u) != BC_OK)
+        goto out;
+    const char *o = bc_url_origin(&u, obuf, sizeof(obuf), &olen);
+    if (!o)
+        goto out;
+    r = BC_FRONTIER_SITEMAP_OUT_OF_SCOPE;
+    if ((origin && (olen != origin_len || memcmp(o, origin, olen) != 0)) ||
+        !in_scope(f, &u))
+        goto out;
+    struct host *h = host_find(f, o, olen);
+    r = BC_FRONTIER_SITEMAP_HOST_GIVEN_UP;
+    if (h && h->robots_state == ROBOTS_GIVEN_UP)
+        goto out;
+    r = BC_FRONTIER_SITEMAP_ROBOTS;
+    if (h && f->cfg.obey_robots && !robots_allows(h, u.href, u.len))
+        goto out;
+    r = BC_FRONTIER_SITEMAP_DUPLICATE;
+    if (name_has(f->sitemap_seen, u.href, u.len))
+        goto out;
+    r = BC_FRONTIER_SITEMAP_NOMEM;
+    if (!h && !(h = host_get(f, o, olen)))
+        goto out;
+    if (h->sm_count >= f->cfg.sitemaps_per_host) {
+        r = BC_FRONTIER_SITEMAP_HOST_CAP;
+        goto out;
+    }
+    if (!scope) {
+        /* The sitemap's directory: up to the last '/' of its path. */
+        size_t end = u.path.off + u.path.len;
+        while (end > u.path.off && u.href[end - 1] != '/')
+            end--;
+        scope = u.href;
+        scope_len = end;
+    }
+    struct sitemap_item *it = malloc(sizeof(*it) + u.len + scope_len + 2);
+    if (!it)
+        goto out;
+    it->next = NULL;
+    it->url_len = u.len;
+    it->scope_len = scope_len;
+    it->level = level;
+    it->named = named;
+    memcpy(it->text, u.href, u.len + 1);
+    memcpy(it->text + u.len + 1, scope, scope_len);
+    it->text[u.len + 1 + scope_len] = '\0';
+    if (!name_add(&f->sitemap_seen, u.href, u.len)) {
+        free(it);
+        goto out;
+    }
+    sitemap_seen_test(f, &u);
+    if (f->store.sitemap) {
+        struct bc_frontier_sitemap sm = {it->text,  u.len, it->text + u.len + 1,
+                                         scope_len, level, named};
+        enum bc_status st = f->store.sitemap(f->store.ctx, &sm, false);
+        if (st != BC_OK) {
+            f->store_status = st;
+            free(it);
+            goto out;
+        }
+    }
+    if (h->sm_tail)
+        h->sm_tail->next = it;
+    else
+        h->sm_head = it;
+    h->sm_tail = it;
+    h->sm_count++;
+    host_schedule(f, h);
+    r = BC_FRONTIER_SITEMAP_QUEUED;
+out:
+    f->sitemaps[r]++;
+    return r;
+}
+
+/* A sitemap's URL enters the seen-test, so that a link to it (sitemaps
+ * are often linked from the pages) does not fetch it again as a page. One
+ * linked before it was queued stays a page too. Out of memory here costs
+ * at most that second request. */
+static void sitemap_seen_test(struct bc_frontier *f, const struct bc_url *u)
+{
+    size_t key_len;
+    enum bc_seen_verdict v;
+    if (bc_url_seen_key(u, &f->cfg.url_policy, f->key_buf,
+                        f->cfg.max_url_len + 1, &key_len) == BC_OK &&
+        bc_seen_test_and_add(f->seen, f->key_buf, key_len, &v) == BC_OK &&
+        v == BC_SEEN_NEW)
+        f->sitemap_keys++;
+}
+
+/* origin/sitemap.xml: the sitemap a host has when nothing names one. */
+static void sitemap_default(struct bc_frontier *f, struct host *h)
+{
+    static const char path[] = "/sitemap.xml";
+    char buf[300 + sizeof(path)];
+    if (h->origin_len >= 300)
+        return;
+    memcpy(buf, h->origin, h->origin_len);
+    memcpy(buf + h->origin_len, path, sizeof(path));
+    (void)sitemap_queue(f, buf, h->origin_len + sizeof(path) - 1, NULL, 0, 0,
+                        false, NULL, 0, NULL, 0);
+}
+
+/* A host's robots.txt outcome is known: its Sitemap: URLs (resolved
+ * against the robots.txt URL), whose pages may be anywhere on the host,
+ * or /sitemap.xml when it names none (or was unavailable). */
+static void sitemaps_of_robots(struct bc_frontier *f, struct host *h)
+{
+    size_t n = h->robots ? bc_robots_sitemap_count(h->robots) : 0;
+    if (n == 0) {
+        sitemap_default(f, h);
+        return;
+    }
+    char scope[301];
+    char base[300 + sizeof("/robots.txt")];
+    if (h->origin_len >= 300)
+        return;
+    memcpy(scope, h->origin, h->origin_len);
+    scope[h->origin_len] = '/';
+    memcpy(base, h->origin, h->origin_len);
+    memcpy(base + h->origin_len, "/robots.txt", sizeof("/robots.txt"));
+    for (size_t i = 0; i < n && f->store_status == BC_OK; i++) {
+        size_t len;
+        const char *url = bc_robots_sitemap(h->robots, i, &len);
+        (void)sitemap_queue(f, url, len, base, strlen(base), 0, true, scope,
+                            h->origin_len + 1, NULL, 0);
+    }
+}
+
+/* Hand out h's next sitemap as *j (BC_OK); or drop it (robots.txt, the
+ * host given up: BC_ERR_NOT_FOUND, the caller looks again); BC_ERR_NOMEM
+ * (nothing changed) or a store error. */
+static enum bc_status sitemap_next(struct bc_frontier *f, struct host *h,
+                                   uint64_t now, struct bc_frontier_job *j)
+{
+    struct sitemap_item *it = h->sm_head;
+    bool given_up = h->robots_state == ROBOTS_GIVEN_UP;
+    if (given_up ||
+        (f->cfg.obey_robots && !robots_allows(h, it->text, it->url_len))) {
+        h->sm_head = it->next;
+        if (!h->sm_head)
+            h->sm_tail = NULL;
+        f->sitemaps[given_up ? BC_FRONTIER_SITEMAP_HOST_GIVEN_UP
+                             : BC_FRONTIER_SITEMAP_ROBOTS]++;
+        host_schedule(f, h);
+        enum bc_status st = BC_ERR_NOT_FOUND;
+        if (f->store.sitemap) {
+            struct bc_frontier_sitemap sm = {
+                it->text,      it->url_len, it->text + it->url_len + 1,
+                it->scope_len, it->level,   it->named};
+            enum bc_status sst = f->store.sitemap(f->store.ctx, &sm, true);
+            if (sst != BC_OK)
+                st = f->store_status = sst;
+        }
+        free(it);
+        return st;
+    }
+    char *url = job_url_new(f, it->url_len + 1 + it->scope_len);
+    if (!url)
+        return BC_ERR_NOMEM;
+    memcpy(url, it->text, it->url_len + 1 + it->scope_len + 1);
+    h->sm_head = it->next;
+    if (!h->sm_head)
+        h->sm_tail = NULL;
+    h->in_flight++;
+    f->in_flight++;
+    f->sitemap_fetches++;
+    h->next_ms = now + base_delay(f, h);
+    host_schedule(f, h);
+    j->action = BC_FRONTIER_FETCH_SITEMAP;
+    j->url = j->owned = url;
+    j->url_len = it->url_len;
+    j->scope = url + it->url_len + 1;
+    j->scope_len = it->scope_len;
+    j->level = it->level;
+    j->named = it->named;
+    free(it);
+    return BC_OK;
+}
+
+static bool is_sitemap_job(const struct bc_frontier_job *job)
+{
+    return job && job->action == BC_FRONTIER_FETCH_SITEMAP && job->host &&
+           job->scope && job->url;
+}
+
+enum bc_status bc_frontier_add_sitemap(struct bc_frontier *f,
+                                       const struct bc_frontier_job *job,
+                                       const char *href, size_t href_len,
+                                       enum bc_frontier_sitemap_reason *reason)
+{
+    if (!f || !is_sitemap_job(job) || !reason || (!href && href_len > 0))
+        return BC_ERR_INVALID_ARG;
+    if (f->store_status != BC_OK)
+        return f->store_status;
+    const struct host *h = job->host;
+    /* Below a named index, its scope holds; else each its own. */
+    *reason = sitemap_queue(
+        f, href ? href : "", href_len, job->url, job->url_len, job->level + 1,
+        job->named, job->named ? job->scope : NULL,
+        job->named ? job->scope_len : 0, h->origin, h->origin_len);
+    if (f->store_status != BC_OK)
+        return f->store_status;
+    return *reason == BC_FRONTIER_SITEMAP_NOMEM ? BC_ERR_NOMEM : BC_OK;
+}
+
+enum bc_status bc_frontier_add_from_sitemap(struct bc_frontier *f,
+                                            const struct bc_frontier_job *job,
+                                            const char *href, size_t href_len,
+                                            enum bc_frontier_reason *reason,
+                                            enum bc_status *url_status)
+{
+    if (!is_sitemap_job(job))
+        return BC_ERR_INVALID_ARG;
+    struct entry_meta m = {0, 0, 0, 0, NULL};
+    /* The sitemap is the referrer of the pages it lists. */
+    if (f && reason && !text_referrer(f, job->url, job->url_len, &m, reason))
+        return BC_ERR_NOMEM;
+    if (f) {
+        f->admit_prefix = job->scope;
+        f->admit_prefix_len = job->scope_len;
+    }
+    enum bc_status st = add_common(f, href, href_len, job->url, job->url_len,
+                                   &m, false, reason, url_status);
+    if (f)
+        f->admit_prefix = NULL;
+    return st;
+}
+
+enum bc_status bc_frontier_sitemap_done(struct bc_frontier *f,
+                                        struct bc_frontier_job *job,
+                                        const struct bc_frontier_outcome *o,
+                                        uint64_t now)
+{
+    if (!f || !is_sitemap_job(job) || !o)
+        return BC_ERR_INVALID_ARG;
+    if (f->store_status != BC_OK)
+        return f->store_status;
+    struct host *h = job->host;
+    uint64_t delay = after_request(f, h, o, now);
+    enum bc_status st = BC_OK;
+    if (f->store.sitemap) {
+        struct bc_frontier_sitemap sm = {job->url,   job->url_len,
+                                         job->scope, job->scope_len,
+                                         job->level, job->named};
+        st = f->store.sitemap(f->store.ctx, &sm, true);
+        if (st != BC_OK)
+            f->store_status = st;
+    }
+    release(f, job, now + delay);
+    host_schedule(f, h);
+    return st;
+}
+
+enum bc_status bc_frontier_restore_sitemap(struct bc_frontier *f,
+                                           const struct bc_frontier_sitemap *sm,
+                                           bool done)
+{
+    if (!f || !sm || (!sm->url && sm->url_len) ||
+        (!sm->scope && sm->scope_len) ||
+        sm->level > BC_FRONTIER_MAX_SITEMAP_LEVEL)
+        return BC_ERR_INVALID_ARG;
+    struct bc_url u;
+    char obuf[300];
+    size_t olen;
+    enum bc_status st = bc_url_normalize(NULL, sm->url ? sm->url : "",
+                                         sm->url_len, &f->cfg.url_policy,
+                                         f->sm_buf, f->cfg.max_url_len + 1, &u);
+    if (st != BC_OK)
+        return st;
+    const char *o = bc_url_origin(&u, obuf, sizeof(obuf), &olen);
+    if (!o)
+        return BC_ERR_URL_HOST;
+    if (name_has(f->sitemap_seen, u.href, u.len))
+        return BC_OK;
+    if (!name_add(&f->sitemap_seen, u.href, u.len))
+        return BC_ERR_NOMEM;
+    sitemap_seen_test(f, &u);
+    struct host *h = host_get(f, o, olen);
+    if (!h)
+        return BC_ERR_NOMEM;
+    h->sm_count++;
+    if (done)
+        return BC_OK;
+    struct sitemap_item *it = malloc(sizeof(*it) + u.len + sm->scope_len + 2);
+    if (!it)
+        return BC_ERR_NOMEM;
+    it->next = NULL;
+    it->url_len = u.len;
+    it->scope_len = sm->scope_len;
+    it->level = sm->level;
+    it->named = sm->named;
+    memcpy(it->text, u.href, u.len + 1);
+    if (sm->scope_len)
+        memcpy(it->text + u.len + 1, sm->scope, sm->scope_len);
+    it->text[u.len + 1 + sm->scope_len] = '\0';
+    if (h->sm_tail)
+        h->sm_tail->next = it;
+    else
+        h->sm_head = it;
+    h->sm_tail = it;
+    host_schedule(f, h);
+    return BC_OK;
 }
 
 void bc_frontier_stats(const struct bc_frontier *f, uint64_t now,
@@ -1635,6 +2090,9 @@ void bc_frontier_stats(const struct bc_frontier *f, uint64_t now,
     s.robots_unavailable = f->robots_unavailable;
     s.robots_unreachable = f->robots_unreachable;
     memcpy(s.reasons, f->reasons, sizeof(s.reasons));
+    s.sitemap_fetches = f->sitemap_fetches;
+    s.sitemap_keys = f->sitemap_keys;
+    memcpy(s.sitemaps, f->sitemaps, sizeof(s.sitemaps));
     const struct host *h, *tmp;
     HASH_ITER(hh, f->hosts, h, tmp)
     {
@@ -1859,6 +2317,9 @@ void bc_frontier_restore_counters(struct bc_frontier *f,
 {
     if (!f || !s)
         return;
+    f->sitemap_fetches = s->sitemap_fetches;
+    f->sitemap_keys = s->sitemap_keys;
+    memcpy(f->sitemaps, s->sitemaps, sizeof(f->sitemaps));
     f->added = s->added;
     f->admitted = s->admitted;
     f->handed_out = s->handed_out;
@@ -1876,6 +2337,9 @@ void bc_frontier_counters(const struct bc_frontier *f,
     if (!f || !out)
         return;
     memset(out, 0, sizeof(*out));
+    out->sitemap_fetches = f->sitemap_fetches;
+    out->sitemap_keys = f->sitemap_keys;
+    memcpy(out->sitemaps, f->sitemaps, sizeof(out->sitemaps));
     out->added = f->added;
     out->admitted = f->admitted;
     out->handed_out = f->handed_out;

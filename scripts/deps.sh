@@ -8,7 +8,7 @@ set -euo pipefail
 
 want_build=(build-essential cmake pkg-config python3
     libxxhash-dev uthash-dev libcurl4-openssl-dev
-    libicu-dev libpsl-dev libsqlite3-dev zlib1g-dev libssl-dev)
+    libicu-dev libpsl-dev libsqlite3-dev zlib1g-dev libssl-dev libxml2-dev)
 want_test=(clang-format libcmocka-dev curl
     postgresql-doc-15 python3.11-doc nodejs npm groff-base man-db)
 # (the two manuals are corpora of the parse5 differential test, diff_parse5,

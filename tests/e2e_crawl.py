@@ -16,6 +16,12 @@ is checked against the server's log.
 The runs:
   domain    --scope domain, generous concurrency: the whole checker passes.
   host      --scope host: the whole checker passes.
+  any       --scope any: also other.example, whose sitemap index lists
+            hostile sitemaps (an entity bomb, an index of itself, a loop,
+            a 5 GB gzip stream, malformed XML): the crawl survives each,
+            counted by reason, and the checker passes.
+  (domain, host and any follow the site's sitemaps: pages only they list
+  are fetched; tiny runs with --no-sitemaps.)
   tiny      a Bloom filter sized for 40 URLs and an LRU of 150 entries: the
             report shows false positives caught (while the LRU is complete)
             and PROBABLY_SEEN (after it evicted); pages are lost to false
@@ -147,7 +153,18 @@ def crawl_and_check(sitedir, name, crawl_args, check_args):
           % (name, bad.get("unsupported_scheme"), bad.get("malformed")))
     entries = read_log(log)
     robots = [e for e in entries if e["path"].split("?")[0] == "/robots.txt"]
-    pages = [e for e in entries if e not in robots]
+    with open(os.path.join(sitedir, "manifest.json")) as f:
+        sitemaps = {(url.split("/")[2].split(":")[0], "/" + url.split(
+            "/", 3)[3]) for url in json.load(f)["sitemaps"]}
+    if "--no-sitemaps" in crawl_args:
+        sitemaps = set()  # /sitemap.xml is then a page (it is linked)
+    smreqs = [e for e in entries if (e["host"].split(":")[0].lower(),
+                                     e["path"]) in sitemaps]
+    pages = [e for e in entries if e not in robots and e not in smreqs]
+    sm = s["sitemaps"]
+    check(sm["started"] == len(smreqs),
+          "%s: sitemap fetches in the report (%d) = in the log (%d)"
+          % (name, sm["started"], len(smreqs)))
     with open(out) as f:
         records = [json.loads(line) for line in f if line.strip()]
     # The report's numbers against the server's own account.
@@ -170,8 +187,8 @@ def crawl_and_check(sitedir, name, crawl_args, check_args):
     seen = s["seen"]
     check(seen["new"] + seen["duplicate"] + seen["probably_seen"] ==
           seen["tested"], "%s: verdicts add up to tests" % name)
-    check(s["frontier"]["admitted"] == seen["new"],
-          "%s: every NEW URL was queued" % name)
+    check(s["frontier"]["admitted"] + sm["seen_keys"] == seen["new"],
+          "%s: every NEW URL was queued (or a sitemap's)" % name)
     return s, c.stdout
 
 
@@ -204,16 +221,54 @@ def main():
               "unsupported scheme (%d)" % s.get("bad_url", {}).get("unsupported_scheme", 0))
         check("warning" not in crawl_and_check.stderr,
               "domain: no saturation warning for a filter big enough")
+        sm = s["sitemaps"]
+        check(sm["fetched"] == 5 and sm["started"] == 5,
+              "domain: 5 sitemaps fetched: www's /sitemap.xml, its index, "
+              "a plain and a gzipped sitemap, blog's /sitemap.xml (%r)" % sm)
+        # Sitemaps come right after robots.txt: the pages they list are
+        # discovered there first (the 10 only they list among them; the
+        # checker's O4 saw those fetched).
+        check(s["discovered_via_sitemap"] == sm["admitted"] >= 10 and
+              sm["urls"] == sm["admitted"] + sum(sm["rejected"].values()),
+              "domain: listed pages discovered via sitemap (%d of %d)"
+              % (s["discovered_via_sitemap"], sm["urls"]))
+        check(sm["rejected"].get("robots") == 1 and
+              sm["rejected"].get("sitemap_scope") == 1,
+              "domain: a disallowed URL and one of another host refused "
+              "by reason (%r)" % sm["rejected"])
+        check(sm["refused"].get("duplicate") == 1 and sm["cut"] == {} and
+              sm["errors"] == {"http": 0},
+              "domain: an index that lists itself is fetched once; nothing "
+              "cut, no error (%r)" % sm)
 
         crawl_and_check(sitedir, "host",
                         fast + ["--scope", "host", "--max-depth", "6"],
                         ["--scope", "host", "--max-depth", "6"])
 
+        # --scope any reaches other.example, whose /sitemap.xml (it has no
+        # robots.txt) is an index of hostile sitemaps.
+        s, _ = crawl_and_check(sitedir, "any",
+                               fast + ["--scope", "any", "--max-depth", "8"],
+                               ["--scope", "any", "--max-depth", "8"])
+        sm = s["sitemaps"]
+        check(sm["cut"] == {"too_large": 1, "malformed": 1, "doctype": 1},
+              "any: the 5 GB gzip stream cut at 50 MiB, the malformed "
+              "sitemap and the entity bomb stopped, by reason (%r)"
+              % sm["cut"])
+        check(sm["refused"].get("duplicate", 0) >= 2 and
+              sm["refused"].get("too_deep") == 1,
+              "any: an index of itself and a loop fetched once each, "
+              "nesting capped (%r)" % sm["refused"])
+        check(sm["urls"] == sm["admitted"] + sum(sm["rejected"].values()),
+              "any: every listed URL admitted or refused by reason")
+
         s, report = crawl_and_check(
             sitedir, "tiny",
             fast + ["--scope", "domain", "--max-depth", "8", "--expect",
-                    "40", "--fp-rate", "0.05", "--lru", "150"],
-            ["--scope", "domain", "--max-depth", "8", "--lossy"])
+                    "40", "--fp-rate", "0.05", "--lru", "150",
+                    "--no-sitemaps"],
+            ["--scope", "domain", "--max-depth", "8", "--lossy",
+             "--no-sitemaps"])
         seen = s["seen"]
         check(seen["fp_caught"] > 0,
               "tiny: false positives caught while the LRU was complete (%d)"
@@ -291,6 +346,7 @@ def main():
         seed = args[-1].rstrip("/") + "/huge"
         rc, s, _ = crawl_only(d, "huge", fast + ["--max-body", "1000",
                                                  "--max-depth", "0",
+                                                 "--no-sitemaps",
                                                  *args[:-1], seed])
         server.stop()
         check(rc == 3 and s["errors"].get("too_large") == 1,

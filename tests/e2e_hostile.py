@@ -23,6 +23,12 @@ Each case starts tests/http_fixture_server.py (or closes a port) on
               --max-retry-after
   kill        crawl --out killed with SIGKILL at random moments: every line
               of the file is a whole JSON record
+  sitemaps    robots.txt 404, so /sitemap.xml: an index of a plain and a
+              gzipped sitemap, itself, a 404, an entity bomb and a 5 GiB
+              gzip stream: the crawl ends (exit 0), the bomb and the
+              stream cut with their reasons, the index fetched once, the
+              pages listed within scope fetched (the one the stream lists
+              before its spaces too); the other cases run --no-sitemaps
 
 Nothing here contacts an address outside 127.0.0.0/8. The retry delays are
 short (--robots-retry-delay 50, --delay 0): the whole file runs in seconds.
@@ -45,7 +51,10 @@ BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build",
                                                          "examples")
 CRAWL = os.path.join(BIN, "crawl")
 SERVER = os.path.join(ROOT, "tests", "http_fixture_server.py")
-FAST = ["--delay", "0", "--robots-retry-delay", "50", "--timeout", "5000"]
+# The fixture server's /sitemap.xml is an index of hostile sitemaps: the
+# cases about other things do not follow it (case_sitemaps does).
+FAST = ["--delay", "0", "--robots-retry-delay", "50", "--timeout", "5000",
+        "--no-sitemaps"]
 
 
 class Server:
@@ -241,13 +250,45 @@ def case_kill(work):
     check(cut == 0, "kill: no partial record after 8 SIGKILLs (%d cut)" % cut)
 
 
+def case_sitemaps(work):
+    srv = Server()
+    try:
+        rc, s, records, out, err = crawl(
+            work, "sitemaps", [a for a in FAST if a != "--no-sitemaps"] +
+            ["--max-body", "1000", srv.base + "/text"])
+    finally:
+        srv.stop()
+    urls = sorted(r["url"][len(srv.base):] for r in records)
+    sm = s.get("sitemaps", {})
+    check(rc == 0 and urls == ["/sm/page1", "/sm/page2", "/sm/page3",
+                               "/sm/page4", "/text"],
+          "sitemaps: exit 0, the listed pages fetched, no sitemap in --out "
+          "(%s, %s)" % (rc, urls))
+    check(sm.get("cut") == {"doctype": 1, "too_large": 1},
+          "sitemaps: the entity bomb and the 5 GiB stream cut, by reason "
+          "(%r)" % sm.get("cut"))
+    check(sm.get("started") == 6 and sm.get("fetched") == 5 and
+          sm.get("errors", {}).get("http") == 1 and
+          sm.get("refused", {}).get("duplicate") == 1,
+          "sitemaps: 6 fetched once each (the index names itself), one "
+          "a 404 (%r)" % sm)
+    check(sm.get("rejected") == {"sitemap_scope": 1} and
+          s.get("discovered_via_sitemap") == 4,
+          "sitemaps: /ok, outside the sitemap's directory, refused; 4 "
+          "pages discovered via sitemap, --max-body not applied to them")
+    check("sitemaps cut          too_large 1, doctype 1" in out or
+          "sitemaps cut          doctype 1, too_large 1" in out,
+          "sitemaps: the report says what was cut")
+
+
 def main():
     if not os.path.exists(CRAWL):
         print("crawl not built at", CRAWL)
         return 1
     with tempfile.TemporaryDirectory(prefix="bc_hostile.") as work:
         for case in (case_closed, case_robots503, case_two_seeds,
-                     case_robots_big, case_redirects, case_retry, case_kill):
+                     case_robots_big, case_redirects, case_retry, case_kill,
+                     case_sitemaps):
             case(work)
     return summary()
 

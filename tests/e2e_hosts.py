@@ -90,8 +90,17 @@ def crawl(args, timeout=180):
     return p.returncode, p.stdout, p.stderr
 
 
-def per_host_of_log(entries):
-    """{origin: {"pages", "4xx", "5xx", "robots"}} from serve.py's log."""
+def sitemap_requests(manifest):
+    """The (host, path) of every sitemap of the site (the manifest's): the
+    crawl fetches them (--sitemaps is the default) but they are not pages."""
+    with open(manifest) as f:
+        return {(url.split("/")[2].split(":")[0], "/" + url.split("/", 3)[3])
+                for url in json.load(f)["sitemaps"]}
+
+
+def per_host_of_log(entries, sitemaps):
+    """{origin: {"pages", "4xx", "5xx", "robots"}} from serve.py's log;
+    sitemap requests are not pages."""
     hosts = {}
     for e in entries:
         origin = "http://" + e["host"].lower()
@@ -99,6 +108,8 @@ def per_host_of_log(entries):
                                       "robots": None})
         if e["path"].split("?")[0] == "/robots.txt":
             h["robots"] = e["status"]
+            continue
+        if (e["host"].split(":")[0].lower(), e["path"]) in sitemaps:
             continue
         h["pages"] += 1
         if e["status"] // 100 in (4, 5):
@@ -122,7 +133,7 @@ def test_report(d, sitedir, manifest):
     check(rc == 0, "report: crawl exits 0 (%s) %s" % (rc, err[-300:]))
     s = json.load(open(stats))
     entries = read_jsonl(log)
-    want = per_host_of_log(entries)
+    want = per_host_of_log(entries, sitemap_requests(manifest))
     got = {h["host"]: h for h in s.get("per_host", [])}
     check(set(got) == set(want),
           "report: per_host has the hosts of the server's log (%s vs %s)"
@@ -177,9 +188,14 @@ def test_report(d, sitedir, manifest):
     seeds = [r for r in records if r["referrer"] is None]
     check(len(seeds) == 1 and seeds[0]["url"] == args[-1],
           "report: only the seed has referrer null (%d)" % len(seeds))
-    check(all(r["referrer"] in by_url for r in records if r["referrer"]),
-          "report: every referrer is a page fetched")
-    redirected = [r for r in records if r["referrer"] and
+    sitemap_urls = {r for r in (r["referrer"] for r in records)
+                    if r and r not in by_url}
+    check(sitemap_urls and all(
+        (u.split("/")[2].split(":")[0], "/" + u.split("/", 3)[3]) in
+        sitemap_requests(manifest) for u in sitemap_urls),
+        "report: every referrer is a page fetched, or a sitemap (%d)"
+        % len(sitemap_urls))
+    redirected = [r for r in records if r["referrer"] in by_url and
                   by_url[r["referrer"]]["status"] in (301, 302, 303, 307,
                                                       308)]
     check(len(redirected) > 0 and all(
@@ -187,8 +203,11 @@ def test_report(d, sitedir, manifest):
         "report: redirect targets name the URL that redirected (%d)"
         % len(redirected))
     check(all(r["depth"] == by_url[r["referrer"]]["depth"] + 1 or
-              r in redirected for r in records if r["referrer"]),
+              r in redirected for r in records if r["referrer"] in by_url),
           "report: a link is one deeper than its referrer")
+    check(all(r["depth"] == 0 for r in records if r["referrer"] in
+              sitemap_urls),
+          "report: a page listed by a sitemap is at depth 0")
     # --log: a line per request the server saw.
     lines = open(flog).read().splitlines()
     bad = [ln for ln in lines if not LOG_LINE.match(ln)]
@@ -201,8 +220,9 @@ def test_report(d, sitedir, manifest):
               LOG_LINE.match(ln)}
     check(set(by_url) <= logged and
           sum(u.endswith("/robots.txt") for u in logged) ==
-          s["frontier"]["robots_fetches"],
-          "report: --log names every page and robots.txt")
+          s["frontier"]["robots_fetches"] and
+          sitemap_urls <= logged,
+          "report: --log names every page, robots.txt and sitemap")
     check(any(ln.endswith(" timeout") for ln in lines) and
           any(ln.endswith(" too_large") for ln in lines),
           "report: --log ends a failed fetch's line with its error kind")
@@ -218,8 +238,8 @@ def test_types(d, sitedir, manifest):
             ".access.log", ".out", ".json"))
         server = Server(sitedir, log)
         args = resolve_args(manifest, server.port)
-        rc, _, err = crawl(FAST + ["--quiet", "--out", out, "--stats-json",
-                                   stats, *opt, *args])
+        rc, _, err = crawl(FAST + ["--quiet", "--no-sitemaps", "--out", out,
+                                   "--stats-json", stats, *opt, *args])
         server.stop()
         check(rc == 0 or name == "reject",
               "%s: crawl exits 0 (%s)" % (name, rc))
@@ -295,6 +315,7 @@ def test_proxy(d):
     proxy.stop()
     targets = [t for t, _ in proxy.seen]
     check(rc == 0 and targets == ["http://nowhere.bloomcrawl.test/robots.txt",
+                                  "http://nowhere.bloomcrawl.test/sitemap.xml",
                                   "http://nowhere.bloomcrawl.test/",
                                   "http://nowhere.bloomcrawl.test/a"],
           "proxy: every request through --proxy, in absolute form (%s, %r)"
@@ -305,8 +326,11 @@ def test_proxy(d):
               for _, h in proxy.seen),
           "proxy: --header's headers on every request, the user agent kept")
     lines = [ln for ln in err.splitlines() if LOG_LINE.match(ln)]
-    check(len(lines) == 3 and lines[0].split()[4].endswith("/robots.txt"),
-          "proxy: -v writes a log line per fetch on stderr (%r)" % lines)
+    check(len(lines) == 4 and lines[0].split()[4].endswith("/robots.txt")
+          and lines[1].split()[4].endswith("/sitemap.xml") and
+          len(lines[1].split()) == 5,
+          "proxy: -v writes a log line per fetch on stderr, the sitemap's "
+          "(not XML: cut, counted, not an error) too (%r)" % lines)
     s = json.load(open(stats))
     check([h["host"] for h in s["per_host"]] ==
           ["http://nowhere.bloomcrawl.test"] and
@@ -336,7 +360,7 @@ def test_resume(d, sitedir, manifest):
     check(rc == 0, "resume: second run completes (%s) %s" % (rc, err[-200:]))
     s = json.load(open(stats))
     entries = read_jsonl(logs[0]) + read_jsonl(logs[1])
-    want = per_host_of_log(entries)
+    want = per_host_of_log(entries, sitemap_requests(manifest))
     got = {h["host"]: h for h in s["per_host"]}
     check(all(got.get(o, {}).get("pages") == w["pages"] for o, w in
               want.items()) and set(got) == set(want),

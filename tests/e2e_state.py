@@ -253,12 +253,20 @@ def count_lines(path):
     return data.count(b"\n")
 
 
+# (host, path) of the site's sitemaps (from the manifest, in main()):
+# the crawl follows them, and their requests are not pages.
+SITEMAP_TARGETS = set()
+
+
 def page_requests(log):
-    """(host, path) of every request but robots.txt in serve.py's log."""
+    """(host, path) of every request but robots.txt and the sitemaps in
+    serve.py's log."""
     with open(log) as f:
         entries = [json.loads(x) for x in f if x.strip()]
-    return [(e["host"].lower(), e["path"]) for e in entries
+    reqs = [(e["host"].lower(), e["path"]) for e in entries
             if e["path"] != "/robots.txt"]
+    return [r for r in reqs if (r[0].split(":")[0], r[1])
+            not in SITEMAP_TARGETS]
 
 
 class Lines:
@@ -791,6 +799,7 @@ def refusals(sitedir, work):
             ("expect", {"expect": "5000"}, []),
             ("user-agent", {"user_agent": "otherbot/1.0 (+test)"}, []),
             ("no-robots", {"no_robots": True}, []),
+            ("sitemaps", {"no_sitemaps": True}, ["was yes", "now no"]),
             ("exclude", {"exclude": "*/calendar/*"}, []),
             ("warc", {"warc": os.path.join(d, "x.warc.gz")}, []),
             ("warc-max-size", {"warc_max_size": "1M"},
@@ -901,6 +910,9 @@ def main():
                        capture_output=True)
         with open(os.path.join(sitedir, "manifest.json")) as f:
             manifest = json.load(f)
+        SITEMAP_TARGETS.update(
+            (url.split("/")[2].split(":")[0], "/" + url.split("/", 3)[3])
+            for url in manifest["sitemaps"])
         parts = []
 
         def part(name, fn, *args):

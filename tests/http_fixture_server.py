@@ -35,6 +35,13 @@ connection. Each route shows one kind of result the fetcher must report:
   /retry-1        429 with Retry-After: 1
   /retry-huge     429 with Retry-After: 999999
   /fan/N          200 text/html linking /fan/10N .. /fan/10N+9 (endless)
+  /sitemap.xml    a sitemap index of the /sm/ sitemaps below and of itself
+  /sm/plain.xml   a urlset: /sm/page1, /sm/page2 and /ok (outside /sm/)
+  /sm/gz.xml.gz   a gzipped urlset (application/gzip): /sm/page3
+  /sm/bomb.xml    billion laughs (a DOCTYPE of nested entities)
+  /sm/big.xml.gz  a gzip stream made as it is sent: a urlset with
+                  /sm/page4, then up to 5 GiB of spaces (no Content-Length)
+  /sm/pageN       200 text/html without links
 
 The wire (bodies sent coded; /wire/NAME answers 200
 application/octet-stream with exactly the body bytes route /NAME sent,
@@ -149,6 +156,27 @@ class Handler(BaseHTTPRequestHandler):
             pass
         self.close_connection = True
 
+    def base(self):
+        return "http://127.0.0.1:%d" % self.server.server_address[1]
+
+    def big_gzip(self, head):
+        """A gzip stream of head and 5 GiB of spaces, compressed as it is
+        sent (1 MiB at a time), until the client goes away."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/gzip")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        z = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        spaces = b" " * (1 << 20)
+        try:
+            self.wfile.write(z.compress(head))
+            for _ in range(5 << 10):
+                self.wfile.write(z.compress(spaces))
+            self.wfile.write(z.compress(b"</urlset>") + z.flush())
+        except OSError:
+            pass
+
     def log_message(self, fmt, *args):  # keep the test output clean
         pass
 
@@ -230,6 +258,26 @@ class Handler(BaseHTTPRequestHandler):
                            [("Content-Encoding", "gzip")])
         elif path == "/ok":
             self.send_body(200, html, OK_HTML)
+        elif path == "/sitemap.xml":
+            self.send_body(200, "application/xml", sitemap_doc(
+                "sitemapindex", "sitemap", self.base(),
+                ["/sm/plain.xml", "/sm/gz.xml.gz", "/sitemap.xml",
+                 "/sm/missing.xml", "/sm/bomb.xml", "/sm/big.xml.gz"]))
+        elif path == "/sm/plain.xml":
+            self.send_body(200, "application/xml", sitemap_doc(
+                "urlset", "url", self.base(),
+                ["/sm/page1", "/sm/page2", "/ok"]))
+        elif path == "/sm/gz.xml.gz":
+            self.send_body(200, "application/gzip", gzip.compress(
+                sitemap_doc("urlset", "url", self.base(), ["/sm/page3"])))
+        elif path == "/sm/bomb.xml":
+            self.send_body(200, "application/xml", BOMB)
+        elif path == "/sm/big.xml.gz":
+            self.big_gzip(sitemap_doc("urlset", "url", self.base(),
+                                      ["/sm/page4"]).replace(b"</urlset>",
+                                                             b""))
+        elif path.startswith("/sm/page"):
+            self.send_body(200, html, b"<p>listed in a sitemap</p>")
         elif path == "/xhtml":
             self.send_body(200, "application/xhtml+xml",
                            b'<html xmlns="http://www.w3.org/1999/xhtml">'
@@ -333,6 +381,20 @@ class Handler(BaseHTTPRequestHandler):
                            str(self.client_address[1]).encode())
         else:
             self.send_body(404, html, b'<a href="/from-404">x</a>')
+
+
+def sitemap_doc(root, entry, base, paths):
+    locs = "".join("<%s><loc>%s%s</loc></%s>" % (entry, base, p, entry)
+                   for p in paths)
+    return ('<?xml version="1.0"?><%s xmlns="http://www.sitemaps.org/'
+            'schemas/sitemap/0.9">%s</%s>' % (root, locs, root)).encode()
+
+
+BOMB = ('<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">' +
+        "".join('<!ENTITY lol%d "%s">' % (
+            i, ("&lol%s;" % ("" if i == 1 else i - 1)) * 10)
+            for i in range(1, 10)) +
+        ']><urlset><url><loc>&lol9;</loc></url></urlset>').encode()
 
 
 class Server(ThreadingHTTPServer):

@@ -18,6 +18,10 @@ Runs without the C crawler, in well under 20 s, touching only 127.0.0.1:
      same page, and /enc/a%2Fb.html is not /enc/a/b.html;
    - robots.txt per host (other.example has none: 404); an unknown Host
      gets 421;
+   - every sitemap (manifest "sitemaps") answers with the URLs the
+     manifest says it lists, the gzipped ones as application/gzip; the
+     5 GB one streams gzip without a Content-Length; the bomb has its
+     DOCTYPE;
    - the calendar is a trap: walking its links keeps finding new months;
    - /slow is slower than a short client timeout and answers when waited
      for; /huge sends exactly --huge-bytes, and the kept-alive connection
@@ -30,7 +34,8 @@ Runs without the C crawler, in well under 20 s, touching only 127.0.0.1:
 4. The checker must also fail what it should: copies of the out file and
    the log are spoiled one way at a time (a page missing, a script link
    fetched, a spelling fetched twice, robots.txt fetched twice, the wrong
-   scope, a trap limit too low), and each must fail with the rule named;
+   scope, a trap limit too low, a page only a sitemap lists missing, a
+   sitemap fetched twice or never), and each must fail with the rule named;
    with --lossy, pages lost (as a too-small Bloom filter loses them) only
    warn.
 
@@ -38,9 +43,12 @@ Exit 0 when all holds; 1 otherwise (a message says what).
 """
 
 import argparse
+import gzip
+import html
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -48,6 +56,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SITE = os.path.join(os.path.dirname(HERE), "examples", "site")
@@ -196,6 +205,41 @@ def walk(m, port):
         fail("unknown Host: status %d, expected 421" % status)
     print("ok   robots.txt of %d hosts; unknown Host gets 421"
           % len(m["hosts"]))
+
+    # the sitemaps: each answers with the URLs the manifest says it lists
+    # (gzipped ones inflated; the 5 GB stream only its first 64 KiB)
+    n_locs = 0
+    for url, e in m["sitemaps"].items():
+        if url.endswith("/huge.xml.gz"):
+            status, r, _ = c.get(url, read=False)
+            body = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(
+                r.read(65536))
+            c.conns.pop(sitelib.split_url(url)[1]).close()
+            if status != 200 or r.getheader("Content-Length") or \
+                    r.getheader("Content-Type") != "application/gzip":
+                fail("%s: status %d, %s, Content-Length %s" % (
+                    url, status, r.getheader("Content-Type"),
+                    r.getheader("Content-Length")))
+        else:
+            status, r, body = c.get(url)
+            if status != 200:
+                fail("%s: sitemap status %d" % (url, status))
+            if body[:2] == b"\x1f\x8b":
+                if r.getheader("Content-Type") != "application/gzip":
+                    fail("%s: gzip served as %s" % (
+                        url, r.getheader("Content-Type")))
+                body = gzip.decompress(body)
+        locs = [html.unescape(x) for x in re.findall(
+            r"<loc>\s*(.*?)\s*</loc>", body.decode("utf-8", "replace"))]
+        if e["kind"] == "hostile":
+            if b"<!DOCTYPE" not in body:
+                fail("%s: no entity bomb" % url)
+        elif locs != e["lists"]:
+            fail("%s: lists %s, manifest says %s" % (url, locs[:3],
+                                                      e["lists"][:3]))
+        n_locs += len(locs)
+    print("ok   %d sitemaps answer with the %d URLs the manifest lists"
+          % (len(m["sitemaps"]), n_locs))
 
     # the trap: breadth-first over calendar links only
     prefix = m["trap"]["prefix"]
@@ -353,6 +397,14 @@ def main():
             ("the error of /slow not reported", ["O6", "O7"],
              lambda o: [dict(r, error=None) if r["url"].endswith("/slow")
                         else r for r in o], None),
+            ("a page only a sitemap lists missing", ["O4"],
+             lambda o: [r for r in o if r["url"] != www + "/only/3.html"],
+             lambda lg: [r for r in lg if r["path"] != "/only/3.html"]),
+            ("a sitemap fetched twice", ["L9"],
+             None, lambda lg: lg + [logrec("/sitemaps/index.xml")]),
+            ("a sitemap never fetched", ["L9"],
+             None, lambda lg: [r for r in lg
+                               if r["path"] != "/sitemaps/more.xml.gz"]),
         ]
         for name, rules, fo, fl in cases:
             o2, l2 = out, log

@@ -302,8 +302,9 @@ with tempfile.TemporaryDirectory() as d:
           "escaped: %r" % err.strip()[:200])
     check("seeds.txt:4:" in err and "unsupported scheme" in err,
           "a mailto: seed line is refused as an unsupported scheme")
-    check(server.hits == ["/robots.txt", "/"],
-          "... and only the good seed is fetched (%r)" % server.hits)
+    check(server.hits == ["/robots.txt", "/sitemap.xml", "/"],
+          "... and only the good seed is fetched, after robots.txt and "
+          "the host's /sitemap.xml (%r)" % server.hits)
     server.stop()
 
     # urldedup --state: its place is checked before any input is read.

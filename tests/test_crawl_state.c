@@ -602,6 +602,64 @@ static void test_create_write_error(void **state)
     bc_crawl_state_close(s);
 }
 
+/* Sitemap jobs survive a kill: one queued (or in flight) at the last
+ * commit comes back queued, one done does not come back, and both stay
+ * known (to the sitemap set and to the seen-test). */
+static void test_sitemap_jobs_survive(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    struct bc_frontier_config c = config();
+    c.sitemaps = true;
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier *f = NULL;
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
+    enum bc_frontier_reason r;
+    assert_int_equal(bc_frontier_add_seed(f, "http://a.test/", 14, &r, NULL),
+                     BC_OK);
+    assert_int_equal(r, BC_ADMIT_QUEUED);
+    struct bc_frontier_job j;
+    assert_int_equal(bc_frontier_next(f, 0, &j), BC_OK);
+    assert_int_equal(j.action, BC_FRONTIER_FETCH_SITEMAP);
+    assert_string_equal(j.url, "http://a.test/sitemap.xml");
+    enum bc_frontier_sitemap_reason why;
+    assert_int_equal(bc_frontier_add_sitemap(f, &j, "/s2.xml", 7, &why), BC_OK);
+    assert_int_equal(why, BC_FRONTIER_SITEMAP_QUEUED);
+    assert_int_equal(bc_frontier_add_from_sitemap(f, &j, "/p1", 3, &r, NULL),
+                     BC_OK);
+    assert_int_equal(r, BC_ADMIT_QUEUED);
+    struct bc_frontier_outcome o = {200, 5, 0};
+    assert_int_equal(bc_frontier_sitemap_done(f, &j, &o, 0), BC_OK);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    assert_int_equal(bc_frontier_next(f, 0, &j), BC_OK);
+    assert_int_equal(j.action, BC_FRONTIER_FETCH_SITEMAP);
+    assert_string_equal(j.url, "http://a.test/s2.xml");
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    /* Killed with s2.xml in flight. */
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+
+    s = open_ok(d);
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
+    assert_int_equal(bc_frontier_next(f, 0, &j), BC_OK);
+    assert_int_equal(j.action, BC_FRONTIER_FETCH_SITEMAP);
+    assert_string_equal(j.url, "http://a.test/s2.xml");
+    assert_string_equal(j.scope, "http://a.test/");
+    assert_int_equal(j.level, 1);
+    assert_int_equal(bc_frontier_add_sitemap(f, &j, "/sitemap.xml", 12, &why),
+                     BC_OK);
+    assert_int_equal(why, BC_FRONTIER_SITEMAP_DUPLICATE);
+    assert_int_equal(add(f, "http://a.test/sitemap.xml"), BC_ADMIT_DUPLICATE);
+    assert_int_equal(bc_frontier_sitemap_done(f, &j, &o, 0), BC_OK);
+    struct bc_frontier_stats st;
+    bc_frontier_stats(f, 0, &st);
+    assert_int_equal(st.sitemaps[BC_FRONTIER_SITEMAP_QUEUED], 2);
+    assert_int_equal(st.sitemap_fetches, 3); /* s2.xml twice */
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+}
+
 int main(void)
 {
     snprintf(base, sizeof(base), "%s/bc_state_XXXXXX",
@@ -612,6 +670,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_create_resume),
+        cmocka_unit_test(test_sitemap_jobs_survive),
         cmocka_unit_test(test_config_mismatch),
         cmocka_unit_test(test_lock),
         cmocka_unit_test(test_not_a_state),

@@ -77,7 +77,7 @@ struct run {
     enum bc_status step_in; /* bc_crawler_step() from on_page */
     uint64_t fake_now;      /* the fake clock, when used */
     uint64_t clock_calls;
-    uint64_t fetches, robots_fetches; /* on_fetch calls */
+    uint64_t fetches, robots_fetches, sitemap_fetches; /* on_fetch calls */
 };
 
 static void on_page(void *ctx, const struct bc_crawler_page *p)
@@ -136,6 +136,10 @@ static void on_fetch(void *ctx, const struct bc_crawler_page *p)
         r->robots_fetches++;
         assert_null(p->referrer);
         assert_non_null(strstr(p->url, "/robots.txt"));
+    } else if (p->kind == BC_CRAWLER_FETCH_SITEMAP) {
+        r->sitemap_fetches++;
+        assert_null(p->referrer);
+        assert_true(strstr(p->url, "/sitemap.xml") || strstr(p->url, "/sm/"));
     } else {
         /* After on_page, for the same page. */
         assert_true(r->pages > 0);
@@ -859,10 +863,78 @@ static void test_readme_crawler(void **state)
     assert_non_null(strstr(text, want));
 }
 
+/* ---- sitemaps ---------------------------------------------------------- */
+
+/* robots.txt is a 404: the crawler asks for /sitemap.xml, an index of a
+ * plain and a gzipped sitemap, itself, a 404, an entity bomb and a 5 GiB
+ * gzip stream. The pages they list within their scope are fetched at
+ * depth 0; the index is fetched once; the bomb and the stream are cut,
+ * the page listed before the stream's spaces kept; no sitemap is a page. */
+static void test_sitemaps(void **state)
+{
+    (void)state;
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    struct bc_crawler_config cfg;
+    config_for_server(&cfg, &r);
+    cfg.frontier.sitemaps = true;
+    cfg.concurrency = 3;
+    cfg.frontier.per_host_concurrency = 3;
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    add_seed(&r, "/text");
+    assert_int_equal(bc_crawler_run(r.crawler), BC_OK);
+
+    const char *const listed[] = {"/sm/page1", "/sm/page2", "/sm/page3",
+                                  "/sm/page4"};
+    for (size_t i = 0; i < 4; i++) {
+        const struct seen_page *p = find(&r, listed[i]);
+        assert_true(p != &no_page);
+        assert_int_equal(p->http, 200);
+        assert_int_equal(p->depth, 0);
+        /* The sitemap that listed it is its referrer. */
+        assert_non_null(strstr(p->referrer, "/sm/"));
+        assert_non_null(strstr(p->referrer, ".xml"));
+    }
+    assert_true(find(&r, "/text") != &no_page);
+    assert_true(find(&r, "/ok") == &no_page); /* outside /sm/ */
+    assert_true(find(&r, "/sitemap.xml") == &no_page);
+    assert_int_equal(r.pages, 5);
+    assert_int_equal(r.sitemap_fetches, 6); /* on_fetch, kind SITEMAP */
+
+    struct bc_crawler_stats s;
+    bc_crawler_stats(r.crawler, &s);
+    assert_int_equal(s.pages, 5);
+    assert_int_equal(s.handed_out, 5);
+    assert_int_equal(s.sitemaps_started, 6);
+    assert_int_equal(s.sitemaps_fetched, 5);
+    assert_int_equal(s.sitemap_http_errors, 1); /* /sm/missing.xml */
+    assert_int_equal(s.sitemap_indexed, 6);
+    assert_int_equal(s.sitemap_urls, 5);
+    assert_int_equal(s.sitemap_admitted, 4);
+    assert_int_equal(s.sitemap_rejected[BC_ADMIT_SITEMAP_SCOPE], 1);
+    assert_int_equal(s.sitemap_cut[BC_SITEMAP_STOP_DOCTYPE], 1);
+    assert_int_equal(s.sitemap_cut[BC_SITEMAP_STOP_TOO_LARGE], 1);
+    uint64_t cut = 0;
+    for (int k = 0; k < BC_SITEMAP_STOP_COUNT; k++)
+        cut += s.sitemap_cut[k];
+    assert_int_equal(cut, 2); /* the 404's body never reached a parser */
+    for (int k = 0; k < BC_CRAWLER_ERR_KIND_COUNT; k++)
+        assert_int_equal(s.sitemap_errors[k], 0);
+    struct bc_frontier_stats fs;
+    bc_frontier_stats(bc_crawler_frontier(r.crawler), 0, &fs);
+    assert_int_equal(fs.sitemaps[BC_FRONTIER_SITEMAP_QUEUED], 6);
+    assert_int_equal(fs.sitemaps[BC_FRONTIER_SITEMAP_DUPLICATE], 1);
+    assert_int_equal(fs.sitemap_fetches, 6);
+    assert_int_equal(fs.handed_out, 5);
+    assert_int_equal(fs.in_flight, 0);
+    bc_crawler_free(r.crawler);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_site),
+        cmocka_unit_test(test_sitemaps),
         cmocka_unit_test(test_redirect_chain),
         cmocka_unit_test(test_stop_mid_crawl),
         cmocka_unit_test(test_step_own_loop_fake_clock),

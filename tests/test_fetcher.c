@@ -1030,6 +1030,39 @@ static void test_no_links_flag_and_no_callbacks(void **state)
     assert_true(g.body_bytes > 200);
 }
 
+/* BC_FETCH_BODY_2XX: on_body sees a 2xx body, not a 4xx/5xx one. */
+static void test_body_2xx_flag(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct bc_fetcher *f;
+    struct got ok, err, plain;
+    char url[128];
+    memset(&ok, 0, sizeof(ok));
+    memset(&err, 0, sizeof(err));
+    memset(&plain, 0, sizeof(plain));
+    config_for_tests(&cfg, &ctx);
+    assert_int_equal(bc_fetcher_create(&cfg, &f), BC_OK);
+    ctx.f = f;
+    url_of(url, sizeof(url), "/text");
+    assert_int_equal(
+        bc_fetcher_add(f, url, strlen(url), BC_FETCH_BODY_2XX, &ok), BC_OK);
+    url_of(url, sizeof(url), "/500");
+    assert_int_equal(
+        bc_fetcher_add(f, url, strlen(url), BC_FETCH_BODY_2XX, &err), BC_OK);
+    assert_int_equal(bc_fetcher_add(f, url, strlen(url), 0, &plain), BC_OK);
+    run_all(f);
+    bc_fetcher_free(f);
+    assert_int_equal(ok.http, 200);
+    assert_non_null(strstr(ok.body, "/not-a-link"));
+    assert_int_equal(err.http, 500);
+    assert_int_equal(err.body_len, 0);
+    assert_true(err.body_bytes > 0); /* read, counted, not handed over */
+    assert_int_equal(plain.http, 500);
+    assert_non_null(strstr(plain.body, "from-500"));
+}
+
 static void test_add_from_on_done(void **state)
 {
     (void)state;
@@ -1294,6 +1327,7 @@ int main(void)
         cmocka_unit_test(test_keep_alive),
         cmocka_unit_test(test_body_callback_abort),
         cmocka_unit_test(test_no_links_flag_and_no_callbacks),
+        cmocka_unit_test(test_body_2xx_flag),
         cmocka_unit_test(test_add_from_on_done),
         cmocka_unit_test(test_api),
         cmocka_unit_test(test_too_slow_reused),

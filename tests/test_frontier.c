@@ -17,6 +17,7 @@
 #include "bloomcrawl/frontier.h"
 
 #include "alloc_fail.h"
+#include "strbuf.h"
 
 /* A frontier with the defaults, politeness delay 1000 ms. */
 static struct bc_frontier *make(struct bc_frontier_config *c)
@@ -1570,8 +1571,8 @@ static enum bc_status fake_refill(void *ctx, struct bc_frontier *f,
 static struct bc_frontier_store fake_store_of(struct fake_store *fs,
                                               size_t window)
 {
-    struct bc_frontier_store st = {fs,        window,         fake_queued,
-                                   fake_left, fake_host_hook, fake_refill};
+    struct bc_frontier_store st = {
+        fs, window, fake_queued, fake_left, fake_host_hook, fake_refill, NULL};
     return st;
 }
 
@@ -1636,6 +1637,9 @@ static bool step(struct bc_frontier *f, uint64_t *clock, char *log, size_t cap,
     case BC_FRONTIER_DROP:
         snprintf(log + used, cap - used, "DROP %s\n", j.url);
         return true;
+    case BC_FRONTIER_FETCH_SITEMAP:
+        fail_msg("a sitemap job without config.sitemaps: %s", j.url);
+        return false;
     case BC_FRONTIER_FETCH_ROBOTS:
         assert_int_equal(bc_frontier_robots_done(f, &j, 200, robots_body,
                                                  strlen(robots_body), NULL, 0,
@@ -1962,6 +1966,354 @@ static void test_store_error(void **state)
     bc_frontier_free(f);
 }
 
+/* ---- sitemaps ------------------------------------------------------------ */
+
+static struct bc_frontier_config sitemap_config(void)
+{
+    struct bc_frontier_config c = defaults();
+    c.sitemaps = true;
+    return c;
+}
+
+static struct bc_frontier_job expect_sitemap(struct bc_frontier *f,
+                                             uint64_t now, const char *url,
+                                             const char *scope, unsigned level,
+                                             bool named)
+{
+    struct bc_frontier_job job = next(f, now);
+    if (job.action != BC_FRONTIER_FETCH_SITEMAP || strcmp(job.url, url) != 0) {
+        print_error("at %llu: expected FETCH_SITEMAP %s, got action %d %s\n",
+                    (unsigned long long)now, url, job.action,
+                    job.url ? job.url : "(none)");
+        fail();
+    }
+    assert_string_equal(job.scope, scope);
+    assert_int_equal(job.scope_len, strlen(scope));
+    assert_int_equal(job.level, level);
+    assert_int_equal(job.named, named);
+    return job;
+}
+
+static enum bc_frontier_reason from_sitemap(struct bc_frontier *f,
+                                            const struct bc_frontier_job *job,
+                                            const char *href)
+{
+    enum bc_frontier_reason r;
+    assert_int_equal(
+        bc_frontier_add_from_sitemap(f, job, href, strlen(href), &r, NULL),
+        BC_OK);
+    return r;
+}
+
+static enum bc_frontier_sitemap_reason
+index_entry(struct bc_frontier *f, const struct bc_frontier_job *job,
+            const char *href)
+{
+    enum bc_frontier_sitemap_reason r;
+    assert_int_equal(bc_frontier_add_sitemap(f, job, href, strlen(href), &r),
+                     BC_OK);
+    return r;
+}
+
+static void sitemap_done(struct bc_frontier *f, struct bc_frontier_job *job,
+                         uint64_t now, int status)
+{
+    struct bc_frontier_outcome o = {status, 5, 0};
+    assert_int_equal(bc_frontier_sitemap_done(f, job, &o, now), BC_OK);
+}
+
+/* Sitemap: lines become jobs, handed out before the host's pages, with
+ * politeness; an index's sitemaps one level down, up to the cap. */
+static void test_sitemaps_from_robots(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = sitemap_config();
+    struct bc_frontier *f = make(&c);
+    assert_int_equal(seed(f, "http://a.test/"), BC_ADMIT_QUEUED);
+    robots(f, 0, "http://a.test/robots.txt", 200,
+           "User-agent: *\nDisallow: /private\n"
+           "Sitemap: http://a.test/maps/s.xml\n"
+           "Sitemap: /rel.xml\n"
+           "Sitemap: http://other.test/x.xml\n"
+           "Sitemap: http://a.test/maps/s.xml\n"
+           "Sitemap: http://a.test/private/s.xml\n"
+           "Sitemap: ftp://a.test/s.xml\n");
+    struct bc_frontier_stats st;
+    bc_frontier_stats(f, 0, &st);
+    assert_int_equal(st.sitemaps[BC_FRONTIER_SITEMAP_QUEUED], 2);
+    assert_int_equal(st.sitemaps[BC_FRONTIER_SITEMAP_OUT_OF_SCOPE], 1);
+    assert_int_equal(st.sitemaps[BC_FRONTIER_SITEMAP_DUPLICATE], 1);
+    assert_int_equal(st.sitemaps[BC_FRONTIER_SITEMAP_ROBOTS], 1);
+    assert_int_equal(st.sitemaps[BC_FRONTIER_SITEMAP_BAD_URL], 1);
+
+    /* A link to a sitemap does not fetch it again as a page. */
+    assert_int_equal(add(f, "http://a.test/maps/s.xml", NULL, 1),
+                     BC_ADMIT_DUPLICATE);
+    /* The robots.txt request counts: the sitemap waits the delay. */
+    expect_wait(f, 0, 1000);
+    struct bc_frontier_job j = expect_sitemap(
+        f, 1000, "http://a.test/maps/s.xml", "http://a.test/", 0, true);
+    expect_wait(f, 1000, UINT64_MAX);
+    /* Named by robots.txt: anywhere on a.test. */
+    assert_int_equal(from_sitemap(f, &j, "http://a.test/deep/page"),
+                     BC_ADMIT_QUEUED);
+    assert_int_equal(from_sitemap(f, &j, "/deep/rel"), BC_ADMIT_QUEUED);
+    assert_int_equal(from_sitemap(f, &j, "http://b.test/x"),
+                     BC_ADMIT_SITEMAP_SCOPE);
+    assert_int_equal(from_sitemap(f, &j, "https://a.test/x"),
+                     BC_ADMIT_SITEMAP_SCOPE);
+    assert_int_equal(from_sitemap(f, &j, "http://a.test/private/p"),
+                     BC_ADMIT_ROBOTS);
+    assert_int_equal(from_sitemap(f, &j, "http://a.test/deep/page"),
+                     BC_ADMIT_DUPLICATE);
+    assert_int_equal(index_entry(f, &j, "child.xml"),
+                     BC_FRONTIER_SITEMAP_QUEUED);
+    assert_int_equal(index_entry(f, &j, "http://a.test/maps/s.xml"),
+                     BC_FRONTIER_SITEMAP_DUPLICATE); /* itself */
+    assert_int_equal(index_entry(f, &j, "http://other.test/c.xml"),
+                     BC_FRONTIER_SITEMAP_OUT_OF_SCOPE);
+    sitemap_done(f, &j, 1010, 200);
+    assert_string_equal(j.url, "http://a.test/maps/s.xml"); /* still valid */
+
+    j = expect_sitemap(f, 2010, "http://a.test/rel.xml", "http://a.test/", 0,
+                       true);
+    sitemap_done(f, &j, 2010, 200);
+    j = expect_sitemap(f, 3010, "http://a.test/maps/child.xml",
+                       "http://a.test/", 1, true);
+    assert_int_equal(index_entry(f, &j, "grand.xml"),
+                     BC_FRONTIER_SITEMAP_QUEUED);
+    /* A loop back to its parent: fetched once. */
+    assert_int_equal(index_entry(f, &j, "s.xml"),
+                     BC_FRONTIER_SITEMAP_DUPLICATE);
+    sitemap_done(f, &j, 3010, 200);
+    j = expect_sitemap(f, 4010, "http://a.test/maps/grand.xml",
+                       "http://a.test/", 2, true);
+    assert_int_equal(index_entry(f, &j, "great.xml"),
+                     BC_FRONTIER_SITEMAP_TOO_DEEP);
+    /* Not a page job: done() refuses it, and the reverse. */
+    struct bc_frontier_outcome o = {200, 5, 0};
+    assert_int_equal(bc_frontier_done(f, &j, &o, 4010), BC_ERR_INVALID_ARG);
+    sitemap_done(f, &j, 4010, 200);
+
+    /* Then the pages, at depth 0. */
+    struct bc_frontier_job p = expect_fetch(f, 5010, "http://a.test/");
+    enum bc_frontier_reason r;
+    assert_int_equal(bc_frontier_add_from_sitemap(f, &p, "x", 1, &r, NULL),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_frontier_sitemap_done(f, &p, &o, 5010),
+                     BC_ERR_INVALID_ARG);
+    done(f, &p, 5010, 200, 5, 0);
+    p = expect_fetch(f, 6010, "http://a.test/deep/page");
+    assert_int_equal(p.depth, 0);
+    done(f, &p, 6010, 200, 5, 0);
+    p = expect_fetch(f, 7010, "http://a.test/deep/rel");
+    done(f, &p, 7010, 200, 5, 0);
+    assert_int_equal(next(f, 8010).action, BC_FRONTIER_DONE);
+    bc_frontier_stats(f, 8010, &st);
+    assert_int_equal(st.sitemap_fetches, 4);
+    assert_int_equal(st.sitemap_keys, 4);
+    assert_int_equal(st.seen.verdict_new, st.admitted + st.sitemap_keys);
+    assert_int_equal(st.sitemaps[BC_FRONTIER_SITEMAP_QUEUED], 4);
+    assert_int_equal(st.sitemaps[BC_FRONTIER_SITEMAP_TOO_DEEP], 1);
+    assert_int_equal(st.sitemaps[BC_FRONTIER_SITEMAP_DUPLICATE], 3);
+    assert_int_equal(st.reasons[BC_ADMIT_SITEMAP_SCOPE], 2);
+    assert_string_equal(bc_frontier_reason_name(BC_ADMIT_SITEMAP_SCOPE),
+                        "sitemap_scope");
+    bc_frontier_free(f);
+}
+
+/* /sitemap.xml when robots.txt names none (or is unavailable, or is not
+ * fetched at all); none while it is unreachable. A sitemap not named by
+ * robots.txt lists pages under its own directory only. */
+static void test_sitemap_default_and_scope(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = sitemap_config();
+    struct bc_frontier *f = make(&c);
+    seed(f, "http://a.test/");
+    robots(f, 0, "http://a.test/robots.txt", 404, NULL);
+    seed(f, "http://b.test/");
+    robots(f, 0, "http://b.test/robots.txt", 200, "User-agent: *\n");
+    seed(f, "http://c.test/");
+    robots(f, 0, "http://c.test/robots.txt", 500, NULL);
+    struct bc_frontier_job a = expect_sitemap(
+        f, 1000, "http://a.test/sitemap.xml", "http://a.test/", 0, false);
+    struct bc_frontier_job b = expect_sitemap(
+        f, 1000, "http://b.test/sitemap.xml", "http://b.test/", 0, false);
+    assert_int_equal(index_entry(f, &a, "/sub/s.xml"),
+                     BC_FRONTIER_SITEMAP_QUEUED);
+    assert_int_equal(index_entry(f, &a, "http://b.test/sub/s.xml"),
+                     BC_FRONTIER_SITEMAP_OUT_OF_SCOPE); /* another origin */
+    sitemap_done(f, &a, 1000, 200);
+    sitemap_done(f, &b, 1000, 404);
+    struct bc_frontier_job s = expect_sitemap(
+        f, 2000, "http://a.test/sub/s.xml", "http://a.test/sub/", 1, false);
+    assert_int_equal(from_sitemap(f, &s, "http://a.test/other/p"),
+                     BC_ADMIT_SITEMAP_SCOPE);
+    assert_int_equal(from_sitemap(f, &s, "http://a.test/sub"),
+                     BC_ADMIT_SITEMAP_SCOPE);
+    assert_int_equal(from_sitemap(f, &s, "http://a.test/sub/p?q=1"),
+                     BC_ADMIT_QUEUED);
+    sitemap_done(f, &s, 2000, 200);
+    bc_frontier_free(f);
+
+    /* Without robots.txt: /sitemap.xml as soon as the host is met. */
+    c.obey_robots = false;
+    f = make(&c);
+    seed(f, "http://a.test/page");
+    struct bc_frontier_job j = expect_sitemap(f, 0, "http://a.test/sitemap.xml",
+                                              "http://a.test/", 0, false);
+    sitemap_done(f, &j, 0, 200);
+    expect_fetch(f, 1000, "http://a.test/page");
+    bc_frontier_free(f);
+
+    /* Off: no sitemap job at all. */
+    c = defaults();
+    f = make(&c);
+    seed(f, "http://a.test/");
+    robots(f, 0, "http://a.test/robots.txt", 200,
+           "Sitemap: http://a.test/s.xml\n");
+    expect_fetch(f, 1000, "http://a.test/");
+    bc_frontier_free(f);
+}
+
+/* sitemaps_per_host sitemaps queued per host, not one more. */
+static void test_sitemap_host_cap(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = sitemap_config();
+    c.sitemaps_per_host = 2;
+    struct bc_frontier *f = make(&c);
+    seed(f, "http://a.test/");
+    robots(f, 0, "http://a.test/robots.txt", 200,
+           "Sitemap: http://a.test/1.xml\nSitemap: http://a.test/2.xml\n"
+           "Sitemap: http://a.test/3.xml\n");
+    struct bc_frontier_stats st;
+    bc_frontier_stats(f, 0, &st);
+    assert_int_equal(st.sitemaps[BC_FRONTIER_SITEMAP_QUEUED], 2);
+    assert_int_equal(st.sitemaps[BC_FRONTIER_SITEMAP_HOST_CAP], 1);
+    bc_frontier_free(f);
+    c.sitemaps_per_host = 0; /* the default, 1000 */
+    f = make(&c);
+    seed(f, "http://a.test/");
+    struct strbuf body = {0};
+    for (int i = 0; i < 1001; i++) {
+        char line[64];
+        snprintf(line, sizeof(line), "Sitemap: http://a.test/%d.xml\n", i);
+        strbuf_str(&body, line);
+    }
+    robots(f, 0, "http://a.test/robots.txt", 200, body.p);
+    free(body.p);
+    bc_frontier_stats(f, 0, &st);
+    assert_int_equal(st.sitemaps[BC_FRONTIER_SITEMAP_QUEUED], 1000);
+    assert_int_equal(st.sitemaps[BC_FRONTIER_SITEMAP_HOST_CAP], 1);
+    bc_frontier_free(f);
+}
+
+/* A store's sitemap hook; a resume gives the sitemaps back. */
+struct sitemap_log {
+    char queued[8][128];
+    int nqueued;
+    char done[8][128];
+    int ndone;
+    struct bc_frontier_sitemap sm[8];
+    char scope[8][128];
+};
+
+static enum bc_status
+log_sitemap(void *ctx, const struct bc_frontier_sitemap *sm, bool is_done)
+{
+    struct sitemap_log *l = ctx;
+    if (is_done) {
+        assert_true(l->ndone < 8 && sm->url_len < 128);
+        memcpy(l->done[l->ndone++], sm->url, sm->url_len);
+        return BC_OK;
+    }
+    assert_true(l->nqueued < 8 && sm->url_len < 128 && sm->scope_len < 128);
+    int i = l->nqueued++;
+    memcpy(l->queued[i], sm->url, sm->url_len);
+    memcpy(l->scope[i], sm->scope, sm->scope_len);
+    l->sm[i] = *sm;
+    l->sm[i].url = l->queued[i];
+    l->sm[i].scope = l->scope[i];
+    return BC_OK;
+}
+
+static struct sitemap_log *fs_sitemap_log;
+
+static enum bc_status
+fs_log_sitemap(void *ctx, const struct bc_frontier_sitemap *sm, bool is_done)
+{
+    (void)ctx;
+    return log_sitemap(fs_sitemap_log, sm, is_done);
+}
+
+static bool logged_done(const struct sitemap_log *l, const char *url)
+{
+    for (int i = 0; i < l->ndone; i++)
+        if (strcmp(l->done[i], url) == 0)
+            return true;
+    return false;
+}
+
+static void test_sitemap_store(void **state)
+{
+    (void)state;
+    static struct fake_store fs;
+    memset(&fs, 0, sizeof(fs));
+    struct sitemap_log log;
+    memset(&log, 0, sizeof(log));
+    struct bc_frontier_config c = sitemap_config();
+    struct bc_frontier *f = make(&c);
+    /* The URL hooks are the fake store's (ctx fs); the sitemap hook
+     * writes to log. */
+    struct bc_frontier_store st = fake_store_of(&fs, 4);
+    st.sitemap = fs_log_sitemap;
+    fs_sitemap_log = &log;
+    assert_int_equal(bc_frontier_set_store(f, &st), BC_OK);
+    seed(f, "http://a.test/");
+    robots(f, 0, "http://a.test/robots.txt", 200,
+           "Sitemap: http://a.test/a.xml\nSitemap: http://a.test/m/b.xml\n");
+    assert_int_equal(log.nqueued, 2);
+    assert_string_equal(log.queued[1], "http://a.test/m/b.xml");
+    assert_string_equal(log.scope[1], "http://a.test/");
+    struct bc_frontier_job j = expect_sitemap(f, 1000, "http://a.test/a.xml",
+                                              "http://a.test/", 0, true);
+    assert_int_equal(index_entry(f, &j, "c.xml"), BC_FRONTIER_SITEMAP_QUEUED);
+    sitemap_done(f, &j, 1000, 200);
+    assert_true(logged_done(&log, "http://a.test/a.xml"));
+    /* b.xml is handed out, and the process is killed before its done(). */
+    j = expect_sitemap(f, 2000, "http://a.test/m/b.xml", "http://a.test/", 0,
+                       true);
+    bc_frontier_free(f);
+
+    /* Resume: done ones are known, the others queued again. */
+    f = make(&c);
+    for (int i = 0; i < log.nqueued; i++)
+        assert_int_equal(bc_frontier_restore_sitemap(
+                             f, &log.sm[i], logged_done(&log, log.queued[i])),
+                         BC_OK);
+    seed(f, "http://a.test/");
+    robots(f, 0, "http://a.test/robots.txt", 200,
+           "Sitemap: http://a.test/a.xml\nSitemap: http://a.test/m/b.xml\n");
+    struct bc_frontier_stats fst;
+    bc_frontier_stats(f, 0, &fst);
+    assert_int_equal(fst.sitemaps[BC_FRONTIER_SITEMAP_DUPLICATE], 2);
+    assert_int_equal(add(f, "http://a.test/c.xml", NULL, 1),
+                     BC_ADMIT_DUPLICATE);
+    j = expect_sitemap(f, 1000, "http://a.test/m/b.xml", "http://a.test/", 0,
+                       true);
+    sitemap_done(f, &j, 1000, 200);
+    j = expect_sitemap(f, 2000, "http://a.test/c.xml", "http://a.test/", 1,
+                       true);
+    sitemap_done(f, &j, 2000, 200);
+    expect_fetch(f, 3000, "http://a.test/");
+    struct bc_frontier_sitemap bad = {"http://a.test/x", 15, "", 0, 3, false};
+    assert_int_equal(bc_frontier_restore_sitemap(f, &bad, false),
+                     BC_ERR_INVALID_ARG);
+    bc_frontier_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1995,6 +2347,10 @@ int main(void)
         cmocka_unit_test(test_store_restore),
         cmocka_unit_test(test_store_restore_robots),
         cmocka_unit_test(test_store_error),
+        cmocka_unit_test(test_sitemaps_from_robots),
+        cmocka_unit_test(test_sitemap_default_and_scope),
+        cmocka_unit_test(test_sitemap_host_cap),
+        cmocka_unit_test(test_sitemap_store),
     };
     return bc_test_status(cmocka_run_group_tests(tests, NULL, NULL));
 }

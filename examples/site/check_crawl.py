@@ -109,6 +109,20 @@ crawler says about itself):
     agent token (robots.txt was judged for that token).  Only a warning if
     the token is missing, since the crawl may have been run on purpose with
     another agent.
+ L9 sitemaps (unless --no-sitemaps): every host that got a request got
+    one request for each sitemap the manifest lists for it in this scope
+    (hosts.H.sitemap_fetches: the robots.txt Sitemap: lines, or
+    /sitemap.xml, and the sitemaps of their indexes, each once, however
+    often an index names itself or another), after its robots.txt.  Those
+    requests are not pages: they are set aside from L3-L7 (as robots.txt
+    is from O2-O3), and the sitemap files are not pages for O4/O5.
+
+Sitemaps change what is reachable (unless --no-sitemaps): the pages a
+sitemap lists (pages.U.sitemap_listed names the scopes) are admitted at
+depth 0, so pages.U.depth_sitemaps is the reachable set; O4 requires a
+listed page, a page links reach within --max-depth (the seen-test keeps
+its first admission, which may be by a link), and a page only listed
+pages lead to, within --max-depth of them.
 """
 
 import argparse
@@ -205,9 +219,32 @@ def check(a):
     rep = Report(a.verbose)
     trap = m["trap"]["prefix"]
     pages = m["pages"]
-    in_scope = {u for u, e in pages.items() if e["depth"][scope] is not None}
-    required = {u for u in in_scope
-                if D is None or pages[u]["depth"][scope] <= D}
+    if a.no_sitemaps:
+        in_scope = {u for u, e in pages.items()
+                    if e["depth"][scope] is not None}
+        required = {u for u in in_scope
+                    if D is None or pages[u]["depth"][scope] <= D}
+    else:
+        # Following sitemaps: a page a sitemap lists is admitted at depth
+        # 0, and so is reached whatever its links' depth; one that links
+        # also reach may be admitted at its link depth first (the
+        # seen-test keeps the first), so it is required as links require
+        # it; one that only sitemap-listed pages lead to, at its depth
+        # from them.
+        in_scope = {u for u, e in pages.items()
+                    if e["depth_sitemaps"][scope] is not None}
+        required = {u for u in in_scope if D is None or scope in pages[u][
+            "sitemap_listed"] or (pages[u]["depth"][scope] is not None and
+                                  pages[u]["depth"][scope] <= D) or
+            (pages[u]["depth"][scope] is None and
+             pages[u]["depth_sitemaps"][scope] <= D)}
+    sitemap_paths = {} if a.no_sitemaps else {
+        h: e.get("sitemap_fetches", {}).get(scope, [])
+        for h, e in m["hosts"].items()}
+
+    def depth_of(u):
+        d = pages[u]["depth"][scope]
+        return d if d is not None else pages[u]["depth_sitemaps"][scope]
     hosts = set(m["hosts"])
     robots = {h: sitelib.Robots(e["robots"]["text"])
               for h, e in m["hosts"].items() if e["robots"].get("text")}
@@ -271,8 +308,7 @@ def check(a):
     # -- O4 / O5 -------------------------------------------------------------
     missing = sorted(required - got)
     rep.rule("O4", "every reachable allowed page fetched",
-             ["%s (%s, depth %d)" % (u, pages[u]["kind"],
-                                     pages[u]["depth"][scope])
+             ["%s (%s, depth %d)" % (u, pages[u]["kind"], depth_of(u))
               for u in missing], "%d of %d" % (len(required) - len(missing),
                                                len(required)), soft=a.lossy)
     extra = sorted(u for u in got - in_scope if not u.startswith(trap))
@@ -333,7 +369,7 @@ def check(a):
         if u not in got:
             continue
         t = rd["target"]
-        if t in in_scope and (D is None or pages[t]["depth"][scope] <= D) \
+        if t in in_scope and (D is None or depth_of(t) <= D) \
                 and t not in got:
             bad.append("%s -> %s: target not fetched" % (u, t))
         if t in m["disallowed"] and t in got:
@@ -394,6 +430,27 @@ def check(a):
         reqs.append((n, host, rec))
     rep.rule("L1", "every request names a host of the site", bad1)
 
+    # L9: a crawl that follows sitemaps requests each sitemap the manifest
+    # lists for a host it contacts, once; they are not pages.
+    sm_reqs = [(n, h, r) for n, h, r in reqs
+               if r.get("path") in sitemap_paths.get(h, ())]
+    reqs = [x for x in reqs if x not in sm_reqs]
+    bad = []
+    sm_count = collections.Counter((h, r.get("path")) for _, h, r in sm_reqs)
+    contacted = {h for _, h, _ in reqs}
+    sm_repeats = 0
+    for h in sorted(contacted):
+        for path in sitemap_paths.get(h, ()):
+            c = sm_count[(h, path)]
+            if tol is not None and c > 1:
+                sm_repeats += c - 1
+            elif c != 1:
+                bad.append("%s %s: sitemap requested %d times" % (h, path, c))
+    if not a.no_sitemaps:
+        rep.rule("L9", "each sitemap of a contacted host requested %s" % (
+            "once" if tol is None else "at least once"), bad,
+                 "%d sitemap requests" % len(sm_reqs))
+
     bad = []
     by_host = collections.defaultdict(list)
     for n, host, rec in reqs:
@@ -423,7 +480,7 @@ def check(a):
     if tol is None:
         rep.rule("L3", "no request target twice per host", twice)
     else:
-        n = page_repeats + robots_repeats
+        n = page_repeats + robots_repeats + sm_repeats
         rep.rule("L3", "request targets repeated only within the refetch "
                  "tolerance", [] if n <= tol else
                  ["%d repeated requests, tolerance %d" % (n, tol)] + twice,
@@ -499,6 +556,9 @@ def main(argv=None):
     ap.add_argument("--scope", choices=("host", "domain", "any"),
                     default="domain")
     ap.add_argument("--max-depth", type=int)
+    ap.add_argument("--no-sitemaps", action="store_true",
+                    help="the crawl ran with --no-sitemaps: only links "
+                         "reach pages, and no sitemap is requested")
     ap.add_argument("--trap-limit", type=int, default=200)
     ap.add_argument("--no-timeout-check", action="store_true")
     ap.add_argument("--no-too-large-check", action="store_true")

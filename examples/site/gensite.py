@@ -158,6 +158,7 @@ Disallow: /*.cgi$
 Disallow: /%7Ealice/private/
 
 Sitemap: http://www.bloomcrawl.test:{PORT}/sitemap.xml
+Sitemap: http://www.bloomcrawl.test:{PORT}/sitemaps/index.xml
 """,
     BLOG: """# robots.txt of blog.bloomcrawl.test
 User-agent: *
@@ -917,7 +918,138 @@ def build(seed, npages, agent):
         if k % 5 == 0:
             p.link(it, B("/"), "the blog")
 
+    add_sitemaps(site, W, B, O)
     return site
+
+
+# -- sitemaps ------------------------------------------------------------
+
+XML = "application/xml"
+GZIP = "application/gzip"
+SITEMAP_MAX_LEVEL = 2   # index nesting below a named sitemap (frontier.h)
+# Billion laughs: ten entities of ten references each, 10^9 "lol"s.
+BOMB = ('<?xml version="1.0"?>\n<!DOCTYPE lolz [\n <!ENTITY lol "lol">\n' +
+        "".join(' <!ENTITY lol%d "%s">\n' % (
+            i, ("&lol%s;" % ("" if i == 1 else i - 1)) * 10)
+            for i in range(1, 10)) +
+        ']>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        "<url><loc>&lol9;</loc></url></urlset>\n")
+
+
+def add_sitemaps(site, W, B, O):
+    """The sitemaps (site.sitemaps: url -> {"kind", "lists"}) and the
+    pages only they reach.
+
+    www: robots.txt names /sitemap.xml (every page of the host, also
+    linked from every page) and /sitemaps/index.xml, an index of itself,
+    a plain sitemap and a gzipped one (served as application/gzip), which
+    list /only/... pages no link reaches, and a few URLs a crawler must
+    refuse (another host, a disallowed path).  blog: robots.txt names
+    /sitemap.xml.  other.example has no robots.txt: a crawler asks for its
+    /sitemap.xml, an index of hostile sitemaps: an entity bomb, an index
+    of itself, two that list each other, a 5 GB gzip stream (serve.py
+    makes it on the fly) and malformed XML; the pages the last two list
+    before they go wrong (/hostile/p1..p3.html) are reachable.
+    """
+    site.sitemaps = {}
+
+    def sm(url, kind, lists, body=None, res_kind="file", ctype=XML):
+        site.sitemaps[url] = {"kind": kind, "lists": lists}
+        if res_kind == "file":
+            site.file(url, body, ctype)
+        else:
+            site.add(url, res_kind, status=200, content_type=ctype,
+                     body=body)
+    only = [W("/only/%d.html" % k) for k in range(1, 7)]
+    only_gz = [W("/only/gz-%d.html" % k) for k in range(1, 5)]
+    for url in only + only_gz:
+        site.page(url, "Only in a sitemap: " + split_url(url)[3])
+    idx = W("/sitemaps/index.xml")
+    plain, gz = W("/sitemaps/pages.xml"), W("/sitemaps/more.xml.gz")
+    sm(idx, "index", [idx, plain, gz], sitemap_index([idx, plain, gz]))
+    listed = only + [W("/"), W("/private/secret-2.html"), B("/")]
+    sm(plain, "urlset", listed, sitemap(listed, lastmod=True))
+    sm(gz, "urlset", only_gz, sitemap(only_gz), res_kind="gzip", ctype=GZIP)
+    for url in (W("/sitemap.xml"), B("/sitemap.xml")):  # built above,
+        site.sitemaps[url] = {"kind": "urlset", "lists": []}  # filled in
+        # by write()
+
+    hp = [O("/hostile/p%d.html" % k) for k in (1, 2, 3)]
+    for url in hp:
+        site.page(url, "Listed before a sitemap went wrong", nav=False)
+    names = ["bomb.xml", "self.xml", "loop-a.xml", "huge.xml.gz",
+             "broken.xml"]
+    top = O("/sitemap.xml")
+    kids = [O("/hostile/" + n) for n in names]
+    sm(top, "index", kids + [top], sitemap_index(kids + [top]))
+    sm(O("/hostile/bomb.xml"), "hostile", [], BOMB)
+    sm(O("/hostile/self.xml"), "index", [O("/hostile/self.xml")],
+       sitemap_index([O("/hostile/self.xml")]))
+    sm(O("/hostile/loop-a.xml"), "index", [O("/hostile/loop-b.xml")],
+       sitemap_index([O("/hostile/loop-b.xml")]))
+    sm(O("/hostile/loop-b.xml"), "index", [O("/hostile/loop-a.xml")],
+       sitemap_index([O("/hostile/loop-a.xml")]))
+    sm(O("/hostile/huge.xml.gz"), "urlset", hp[2:],
+       res_kind="gzip_bomb", ctype=GZIP)
+    broken = sitemap(hp[:2]).replace("</urlset>", "<url><loc>x</lo")
+    sm(O("/hostile/broken.xml"), "urlset", hp[:2], broken)
+
+
+def sitemap_fetches(site, host, scope, seed):
+    """What a crawl that follows sitemaps does on a host it contacts
+    (docs/DESIGN.md, sitemaps): the sitemap URLs it requests, in order,
+    and the page URLs they list that it admits (sitemap scope, crawl
+    scope, robots.txt)."""
+    rb = site.robots.get(host)
+    origin = u(host, "/")
+    named = rb.sitemaps if rb is not None and rb.sitemaps else []
+    queue = [(with_sentinel(x), 0, True, origin) for x in named] or \
+        [(u(host, "/sitemap.xml"), 0, False, origin)]
+    seen, fetched, pages = set(), [], []
+    for url, level, is_named, scope_prefix in queue:
+        if url in seen or level > SITEMAP_MAX_LEVEL or \
+                not in_scope(scope, seed, url) or not allowed(site, url)[0]:
+            continue
+        seen.add(url)
+        fetched.append(url)
+        e = site.sitemaps.get(url)
+        if e is None:
+            continue
+        for x in e["lists"]:
+            if e["kind"] == "index":
+                if sitelib.origin_key(x) != sitelib.origin_key(url):
+                    continue
+                child = scope_prefix if is_named else \
+                    x[:x.rindex("/") + 1]
+                queue.append((x, level + 1, is_named, child))
+            elif x.startswith(scope_prefix) and in_scope(scope, seed, x) \
+                    and allowed(site, x)[0]:
+                pages.append(x)
+    return fetched, pages
+
+
+def with_sentinel(url):
+    return url.replace("{PORT}", str(SENTINEL))
+
+
+def bfs_sitemaps(site, seed, scope):
+    """bfs() for a crawl that follows sitemaps: the pages the sitemaps of
+    each contacted host list are more sources at depth 0, and a sitemap's
+    own URL is not a page (it enters the seen-test when queued)."""
+    sources, fetched, listed = [seed], {}, set()
+    while True:
+        not_pages = {x for f in fetched.values() for x in f}
+        depth, dis, trap = bfs(site, seed, scope, sources, not_pages)
+        new = False
+        for h in sorted({split_url(x)[1] for x in depth} - set(fetched)):
+            fetched[h], pages = sitemap_fetches(site, h, scope, seed)
+            for x in pages:
+                listed.add(x)
+                if x not in sources:
+                    sources.append(x)
+            new = True
+        if not new:
+            return depth, dis, trap, fetched, listed
 
 
 def rss(arts):
@@ -927,12 +1059,21 @@ def rss(arts):
             "<title>bloomcrawl sample</title>\n%s</channel></rss>\n" % items)
 
 
-def sitemap(urls):
-    body = "".join("<url><loc>%s</loc></url>\n" % html.escape(x)
-                   for x in urls)
+def sitemap(urls, lastmod=False):
+    body = "".join("<url><loc>%s</loc>%s</url>\n" % (
+        html.escape(x), "<lastmod>2024-0%d-01T12:00:00+00:00</lastmod>" % (
+            1 + i % 9) if lastmod else "") for i, x in enumerate(urls))
     return ('<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns='
             '"http://www.sitemaps.org/schemas/sitemap/0.9">\n%s</urlset>\n'
             % body)
+
+
+def sitemap_index(urls):
+    body = "".join("<sitemap><loc>%s</loc></sitemap>\n" % html.escape(x)
+                   for x in urls)
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns='
+            '"http://www.sitemaps.org/schemas/sitemap/0.9">\n%s'
+            "</sitemapindex>\n" % body)
 
 
 # -- reachability --------------------------------------------------------
@@ -978,14 +1119,15 @@ def allowed(site, url):
     return (rule is None or rule[0]), rule
 
 
-def bfs(site, seed, scope):
-    depth, disallowed, trap = {seed: 0}, {}, set()
-    queue, qi = [seed], 0
+def bfs(site, seed, scope, sources=None, not_pages=()):
+    sources = sources or [seed]
+    depth, disallowed, trap = {x: 0 for x in sources}, {}, set()
+    queue, qi = list(sources), 0
     while qi < len(queue):
         url = queue[qi]
         qi += 1
         for v in outlinks(site, url):
-            if not in_scope(scope, seed, v):
+            if not in_scope(scope, seed, v) or v in not_pages:
                 continue
             if v.startswith(site.trap_prefix):
                 trap.add(v)
@@ -1004,28 +1146,41 @@ def kind_status(r):
     return r["kind"], r.get("status")
 
 
+def new_entry(r):
+    return {"kind": r["kind"], "status": r.get("status"),
+            "depth": {x: None for x in SCOPES},
+            "depth_sitemaps": {x: None for x in SCOPES},
+            "sitemap_listed": []}
+
+
 def write(site, outdir, port):
     seed = u(WWW, "/")
     # fill in the sitemaps: every reachable page of the host
     reach_any, _, _ = bfs(site, seed, "any")
     for host in (WWW, BLOG):
         sm = u(host, "/sitemap.xml")
-        site.res[sm]["body"] = sitemap(sorted(
-            x for x in reach_any if split_url(x)[1] == host
-            and site.res.get(x, {}).get("kind") == "html"))
+        lists = sorted(x for x in reach_any if split_url(x)[1] == host
+                       and site.res.get(x, {}).get("kind") == "html")
+        site.res[sm]["body"] = sitemap(lists)
+        site.sitemaps[sm]["lists"] = lists
 
     results = {s: bfs(site, seed, s) for s in SCOPES}
+    with_sm = {s: bfs_sitemaps(site, seed, s) for s in SCOPES}
     pages, disallowed = {}, {}
     for s in SCOPES:
         depth, dis, trap = results[s]
         for url, d in depth.items():
             r = site.res.get(url)
             assert r is not None, "linked but undefined: " + url
-            e = pages.setdefault(url, {"kind": r["kind"],
-                                       "status": r.get("status"),
-                                       "depth": {x: None for x in SCOPES}})
+            e = pages.setdefault(url, new_entry(r))
             e["depth"][s] = d
-        for url, (rule, srcs) in dis.items():
+        for url, d in with_sm[s][0].items():
+            e = pages.setdefault(url, new_entry(site.res[url]))
+            e["depth_sitemaps"][s] = d
+            if url in with_sm[s][4]:
+                e["sitemap_listed"].append(s)
+        for url, (rule, srcs) in list(dis.items()) + list(
+                with_sm[s][1].items()):
             e = disallowed.setdefault(url, {
                 "host": split_url(url)[1],
                 "rule": "%s: %s" % ("Allow" if rule[0] else "Disallow",
@@ -1081,8 +1236,11 @@ def write(site, outdir, port):
     for h in HOSTS:
         t = ROBOTS[h]
         rb = site.robots[h]
+        fetches = {s: [split_url(x)[3] for x in with_sm[s][3].get(h, [])]
+                   for s in SCOPES}
         if t is None:
-            hosts[h] = {"robots": {"status": 404, "text": None}}
+            hosts[h] = {"robots": {"status": 404, "text": None},
+                        "sitemap_fetches": fetches}
             continue
         hosts[h] = {"robots": {
             "status": 200, "text": t, "sitemaps": rb.sitemaps,
@@ -1090,7 +1248,8 @@ def write(site, outdir, port):
                             if g[2] is not None},
             "disallow": [p for allow, p in rb._group(site.agent)[0]
                          if not allow],
-            "allow": [p for allow, p in rb._group(site.agent)[0] if allow]}}
+            "allow": [p for allow, p in rb._group(site.agent)[0] if allow]},
+            "sitemap_fetches": fetches}
 
     errors = {k: sorted(url for url, e in pages.items() if e["kind"] == k)
               for k in ("not_found", "server_error", "timeout", "too_large")}
@@ -1109,6 +1268,8 @@ def write(site, outdir, port):
                  "note": "/calendar/YYYY/MM/ links to the previous and next "
                          "month for ever; any finite number may be fetched"},
         "pages": dict(sorted(pages.items())),
+        "sitemaps": {url: dict(e, host=split_url(url)[1])
+                     for url, e in sorted(site.sitemaps.items())},
         "redirects": {url: {"status": e["status"], "location": e["location"],
                             "target": e["target"]}
                       for url, e in sorted(pages.items())
@@ -1142,7 +1303,7 @@ def write(site, outdir, port):
         if r.get("alias"):
             route.update(file=disk_path(host, split_url(r["alias"])[3]),
                          type=r["content_type"])
-        elif r["kind"] in ("html", "file"):
+        elif r["kind"] in ("html", "file", "gzip"):
             if r["kind"] == "html":
                 body = site.pages[url].render().encode("utf-8")
             else:
@@ -1162,6 +1323,10 @@ def write(site, outdir, port):
             route.update(status=r["status"], location=fix(r["location"]))
         elif r["kind"] == "not_found":
             continue  # nothing on the server: the 404 is real
+        elif r["kind"] == "gzip_bomb":
+            route.update(type=r["content_type"],
+                         head=fix(sitemap(site.sitemaps[url]["lists"])
+                                  .replace("</urlset>\n", "")))
         routes[host][pq] = route
     for h in HOSTS:
         if ROBOTS[h]:

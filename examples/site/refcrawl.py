@@ -23,7 +23,15 @@ exists.  It does what docs/DESIGN.md asks, in the plainest way:
 - redirects are not followed by the HTTP client: the Location is a
   discovered URL, one level deeper, like any link;
 - a per-request timeout and a body limit that abort the transfer and
-  report an error.
+  report an error;
+- sitemaps (unless --no-sitemaps), once a host's robots.txt is known: its
+  Sitemap: lines (pages anywhere on the host), or /sitemap.xml (pages
+  under its directory), each index's sitemaps on its own origin, two
+  levels of index at most, each sitemap once; a body that starts with the
+  gzip magic is inflated (at most 50 MiB), one with a <!DOCTYPE is
+  refused; the <loc>s found before a body goes wrong are kept.  Listed
+  pages are queued at depth 0 (after the sitemap URL itself has entered
+  the seen set: a link to it is not a page).
 
 Every host is reached at 127.0.0.1:PORT with its name in the Host header
 (what ``crawl --resolve HOST:PORT:127.0.0.1`` does); the crawler never
@@ -32,6 +40,8 @@ connects anywhere else.
 
 import argparse
 import collections
+import re
+import zlib
 import html.parser
 import http.client
 import json
@@ -111,8 +121,9 @@ class Fetcher:
         self.timeout, self.max_bytes = timeout, max_bytes
         self.conns = {}
 
-    def fetch(self, url):
-        """-> dict(status, content_type, body, location, error)."""
+    def fetch(self, url, keep_partial=False):
+        """-> dict(status, content_type, body, location, error).
+        keep_partial: a body over the limit is cut there, not an error."""
         _, host, port, target = split_url(url)
         key = (host, port)
         res = dict(status=0, content_type=None, body=b"", location=None,
@@ -149,11 +160,16 @@ class Fetcher:
         res["location"] = resp.getheader("Location")
         length = resp.getheader("Content-Length")
         try:
-            if length is not None and int(length) > self.max_bytes:
+            if length is not None and int(length) > self.max_bytes and \
+                    not keep_partial:
                 raise OverflowError
             body = resp.read(self.max_bytes + 1)
             if len(body) > self.max_bytes:
-                raise OverflowError
+                if not keep_partial:
+                    raise OverflowError
+                body = body[:self.max_bytes]
+                conn.close()
+                del self.conns[key]
             res["body"] = body
         except OverflowError:
             res["error"] = "too large: body over %d bytes" % self.max_bytes
@@ -181,6 +197,65 @@ def in_scope(scope, seeds, url):
     return False
 
 
+SITEMAP_MAX_XML = 50 << 20
+SITEMAP_MAX_LEVEL = 2
+LOC_RE = re.compile(r"<(sitemap|url)>.*?<loc>\s*(.*?)\s*</loc>", re.S)
+
+
+def sitemap_locs(body):
+    """(kind, [loc]) of a sitemap body: kind "index" or "urlset"."""
+    if body[:2] == b"\x1f\x8b":
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            body = d.decompress(body, SITEMAP_MAX_XML)
+        except zlib.error:
+            body = b""
+    text = body[:SITEMAP_MAX_XML].decode("utf-8", "replace")
+    if "<!DOCTYPE" in text:
+        return "refused", []
+    kind = "index" if "<sitemapindex" in text else "urlset"
+    want = "sitemap" if kind == "index" else "url"
+    return kind, [html.unescape(loc) for k, loc in LOC_RE.findall(text)
+                  if k == want]
+
+
+def sitemaps_of(f, host_url, rb, allowed, in_scope_fn, seen_sm):
+    """The page URLs the sitemaps of a host list (docs/DESIGN.md)."""
+    origin = host_url.split("/", 3)
+    root = origin[0] + "//" + origin[2] + "/"
+    named = rb.sitemaps if rb else []
+    queue = []
+    for x in named:
+        try:
+            queue.append((normalize(x, root + "robots.txt"), 0, True, root))
+        except sitelib.URLError:
+            pass
+    if not named:
+        queue.append((root + "sitemap.xml", 0, False, root))
+    pages = []
+    for url, level, is_named, prefix in queue:
+        if url in seen_sm or level > SITEMAP_MAX_LEVEL or \
+                not in_scope_fn(url) or not allowed(url):
+            continue
+        seen_sm.add(url)
+        r = f.fetch(url, keep_partial=True)
+        if r["error"] and not r["body"] or not 200 <= r["status"] < 300:
+            continue
+        kind, locs = sitemap_locs(r["body"])
+        for loc in locs:
+            try:
+                v = normalize(loc, url)
+            except sitelib.URLError:
+                continue
+            if kind == "index":
+                if sitelib.origin_key(v) == sitelib.origin_key(url):
+                    queue.append((v, level + 1, is_named, prefix if is_named
+                                  else v[:v.rindex("/") + 1]))
+            elif v.startswith(prefix):
+                pages.append(v)
+    return pages
+
+
 def crawl(a):
     token = a.user_agent.split("/")[0].split()[0]
     f = Fetcher(a.port, a.user_agent, a.timeout, a.max_bytes)
@@ -188,6 +263,7 @@ def crawl(a):
     seen = set(seeds)
     queue = collections.deque((s, 0) for s in seeds)
     robots = {}
+    seen_sm = set()
     n = 0
     stats = collections.Counter()
     with open(a.out, "w", encoding="utf-8") as out:
@@ -204,6 +280,20 @@ def crawl(a):
                         r["body"].decode("utf-8", "replace"))
                 else:
                     robots[origin] = None   # unavailable: allow all
+                rb = robots[origin]
+                if rb is not False and not a.no_sitemaps:
+                    def ok(v, rb=rb):
+                        return rb is None or rb.allowed(
+                            token, split_url(v)[3])
+                    for v in sitemaps_of(
+                            f, url, rb, ok,
+                            lambda v: in_scope(a.scope, seeds, v), seen_sm):
+                        if v in seen or not in_scope(a.scope, seeds, v) \
+                                or not ok(v):
+                            continue
+                        seen.add(v)
+                        queue.append((v, 0))
+                    seen.update(seen_sm)
             rb = robots[origin]
             path = split_url(url)[3]
             if rb is False or (rb is not None and not rb.allowed(token, path)):
@@ -252,6 +342,7 @@ def main(argv=None):
     ap.add_argument("--max-pages", type=int, default=100000)
     ap.add_argument("--timeout", type=float, default=1.0)
     ap.add_argument("--max-bytes", type=int, default=1 << 20)
+    ap.add_argument("--no-sitemaps", action="store_true")
     ap.add_argument("--user-agent",
                     default="bloomcrawl/0.1 (refcrawl; +test)")
     return crawl(ap.parse_args(argv))

@@ -35,12 +35,17 @@ Routes (routes.json, from gensite.py):
     too_large       /huge: an HTML body of --huge-bytes, streamed in 64 KiB
                     chunks with its Content-Length (a crawler with a smaller
                     body limit aborts; the server then stops writing)
+    gzip            a sitemap.xml.gz: the file, {PORT} replaced, gzipped
+                    as it is served (Content-Type application/gzip)
+    gzip_bomb       a 5 GB sitemap made on the fly: a gzip stream of a
+                    urlset head and 5 GiB of spaces, written until the
+                    client stops reading (no Content-Length)
     calendar        the spider trap: /calendar/ and /calendar/YYYY/MM/ for
                     any year >= 1, each month linking to the previous and the
                     next month: an endless chain generated on the fly
     (none)          404 with a small HTML body without links
 
-Every response has a Content-Length and the server speaks HTTP/1.1 with
+Every response but the gzip_bomb's has a Content-Length and the server speaks HTTP/1.1 with
 keep-alive (idle connections are closed after 30 s).
 
 The access log (--log FILE): one JSON object per request, written when the
@@ -55,6 +60,7 @@ fetched, independent of what the crawler reports.
 
 import argparse
 import datetime
+import gzip
 import html
 import http.server
 import ipaddress
@@ -66,6 +72,7 @@ import socket
 import sys
 import threading
 import time
+import zlib
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -241,6 +248,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 "Slow page", site.sub(site.nav[host]),
                 "<p>This page took %g s.</p>" % site.slow_seconds).encode(),
                 head)
+        if kind == "gzip":
+            # a .xml.gz sitemap: the XML with the port in it, compressed
+            # here (mtime 0: the same bytes every time)
+            with open(os.path.join(site.root, r["file"]), "rb") as f:
+                body = f.read().replace(sitelib.PORT_PLACEHOLDER.encode(),
+                                        str(site.port).encode())
+            return self.respond(200, r["type"], gzip.compress(body, mtime=0),
+                                head)
+        if kind == "gzip_bomb":
+            return self.gzip_bomb(site, r, head)
         if kind == "too_large":
             return self.huge(site, host, head)
         if kind == "calendar":
@@ -278,6 +295,34 @@ class Handler(http.server.BaseHTTPRequestHandler):
             left -= len(part)
         self.wfile.write(tail)
         self._bytes += len(tail)
+
+    def gzip_bomb(self, site, r, head):
+        """A 5 GB sitemap as a gzip stream made on the fly (never held):
+        a urlset head, then 5 GiB of spaces, 1 MiB at a time, each
+        compressing to about 1 KiB.  No Content-Length: the body ends
+        when the connection closes, or when the client gives up."""
+        self._status = 200
+        self.send_response(200)
+        self.send_header("Content-Type", r["type"])
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        if head:
+            return
+        z = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        spaces = b" " * (1 << 20)
+        out = z.compress(site.sub(r["head"]).encode())
+        for _ in range(5 << 10):
+            if site.stopping.is_set():
+                raise BrokenPipeError("server stopping")
+            out += z.compress(spaces)
+            if out:
+                self.wfile.write(out)
+                self._bytes += len(out)
+                out = b""
+        out += z.compress(b"</urlset>\n") + z.flush()
+        self.wfile.write(out)
+        self._bytes += len(out)
 
     def calendar(self, site, host, target, head):
         """The spider trap: every month links to its neighbours."""

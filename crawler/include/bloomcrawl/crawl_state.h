@@ -7,8 +7,8 @@
  *   DIR/crawl.db    SQLite (WAL): the configuration the crawl was started
  *                   with, its seeds, its hosts (robots.txt outcomes, budget
  *                   counts), every URL ever admitted (the journal: queued,
- *                   in flight, fetched or dropped, in admission order) and
- *                   the counters. docs/DESIGN.md documents the schema.
+ *                   in flight, fetched or dropped, in admission order), the
+ *                   sitemap jobs (queued or done) and the counters. docs/DESIGN.md documents the schema.
  *   DIR/bloom.snap  the seen-test's Bloom filter (bc_seen_save: atomic,
  *                   checksummed), covering the admissions up to a journal
  *                   position recorded in crawl.db; later ones are replayed

@@ -38,6 +38,7 @@
 #include "bloomcrawl/crawl_state.h"
 #include "bloomcrawl/fetcher.h"
 #include "bloomcrawl/frontier.h"
+#include "bloomcrawl/sitemap.h"
 #include "bloomcrawl/status.h"
 #include "bloomcrawl/warc.h"
 
@@ -84,15 +85,17 @@ const char *bc_crawler_error_kind_name(enum bc_crawler_error_kind kind);
 /* What a finished transfer fetched (on_fetch says it). */
 enum bc_crawler_fetch_kind {
     BC_CRAWLER_FETCH_PAGE = 0, /* a page: a FETCH job (on_page too) */
-    BC_CRAWLER_FETCH_ROBOTS    /* a robots.txt */
+    BC_CRAWLER_FETCH_ROBOTS,   /* a robots.txt */
+    BC_CRAWLER_FETCH_SITEMAP   /* a sitemap (or sitemap index) */
 };
 
 /*
  * One fetched page, as on_page receives it: every FETCH job the frontier
  * handed out and the fetcher finished, whatever the outcome (robots.txt
- * fetches are not pages; on_fetch sees them too, as this struct with kind
- * BC_CRAWLER_FETCH_ROBOTS, depth 0, no referrer, no links). The strings
- * are valid only during the call.
+ * and sitemap fetches are not pages; on_fetch sees them too, as this
+ * struct with kind BC_CRAWLER_FETCH_ROBOTS or BC_CRAWLER_FETCH_SITEMAP,
+ * depth 0, no referrer, no links). The strings are valid only during the
+ * call.
  */
 struct bc_crawler_page {
     const char *url;       /* the canonical URL fetched (NUL-terminated) */
@@ -168,7 +171,21 @@ struct bc_crawler_stats {
     /* Pages whose Content-Type was refused (page.skipped); also counted
      * under pages and their status class. */
     uint64_t skipped_content_type;
-    size_t in_flight; /* transfers now in flight */
+    /* Sitemaps (config.frontier.sitemaps): not pages, not on_page. */
+    uint64_t sitemaps_started; /* sitemap transfers started */
+    uint64_t sitemaps_fetched; /* of which a 2xx body was parsed */
+    uint64_t sitemap_urls;     /* page <loc>s found in urlsets */
+    uint64_t sitemap_admitted; /* of which queued: discovered via sitemap */
+    /* The page <loc>s not queued, per reason of bc_frontier_add() (or
+     * BC_ADMIT_SITEMAP_SCOPE). */
+    uint64_t sitemap_rejected[BC_ADMIT_REASON_COUNT];
+    uint64_t sitemap_indexed; /* sitemap <loc>s found in indexes */
+    /* Files the parser stopped before their end, per reason ([0], "none",
+     * stays 0): too many URLs, too large, malformed, DOCTYPE, ... */
+    uint64_t sitemap_cut[BC_SITEMAP_STOP_COUNT];
+    uint64_t sitemap_errors[BC_CRAWLER_ERR_KIND_COUNT]; /* failed fetches */
+    uint64_t sitemap_http_errors; /* answered, not 2xx (404, 500, 3xx) */
+    size_t in_flight;             /* transfers now in flight */
 };
 
 /* What the crawler is configured with; bc_crawler_config_init() fills the
@@ -196,7 +213,8 @@ struct bc_crawler_config {
      * is told it is done; may be NULL. May call bc_crawler_stop() and
      * bc_crawler_stats(); must not call step, run or free. */
     void (*on_page)(void *ctx, const struct bc_crawler_page *page);
-    /* Called once per finished transfer of any kind (pages, robots.txt),
+    /* Called once per finished transfer of any kind (pages, robots.txt,
+     * sitemaps),
      * after on_page for a page; kind says which; may be NULL (a log of
      * every request). Same rules as on_page. */
     void (*on_fetch)(void *ctx, const struct bc_crawler_page *fetch);

@@ -107,7 +107,8 @@ struct bc_fetch_wire_head {
 
 /* Flags of bc_fetcher_add(). */
 enum bc_fetch_flag {
-    BC_FETCH_NO_LINKS = 1u << 0 /* do not run the link extractor */
+    BC_FETCH_NO_LINKS = 1u << 0, /* do not run the link extractor */
+    BC_FETCH_BODY_2XX = 1u << 1  /* on_body only for a 2xx response's body */
 };
 
 struct bc_fetcher_config {
@@ -189,8 +190,9 @@ struct bc_fetcher_config {
 struct bc_fetcher;
 
 /*
- * Process-wide initialization of libcurl; call once from the
- * main thread before creating fetchers. Returns BC_OK or BC_ERR_NOMEM
+ * Process-wide initialization of libcurl (and of libxml2, for
+ * bloomcrawl/sitemap.h); call once from the main thread before creating
+ * fetchers. Returns BC_OK or BC_ERR_NOMEM
  * (curl_global_init failed).
  */
 enum bc_status bc_fetcher_global_init(void);

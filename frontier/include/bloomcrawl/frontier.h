@@ -55,11 +55,15 @@
  * is now disallowed, or its host was given up (job.reason); no done()
  * call. WAIT: nothing is ready before job.wait_until_ms (UINT64_MAX: until
  * a transfer in flight completes, for a crawler with several). DONE: the
- * crawl is over.
+ * crawl is over. FETCH_SITEMAP (only with config.sitemaps, see SITEMAPS
+ * below): job.url is a sitemap; add what it lists with
+ * bc_frontier_add_from_sitemap() and bc_frontier_add_sitemap(), then
+ * bc_frontier_sitemap_done().
  *
  * A job's url is owned by the frontier and stays valid until the first
- * bc_frontier_next() call after the job's done() or robots_done() (a
- * DROP's until the next bc_frontier_next()), or until bc_frontier_free():
+ * bc_frontier_next() call after the job's done(), robots_done() or
+ * sitemap_done() (a DROP's until the next bc_frontier_next()), or until
+ * bc_frontier_free():
  * so the links of a page can be added after its done(), with job.url as
  * their base. A crawler with transfers in flight keeps each job's url
  * until that job is done, however many next() calls come in between.
@@ -116,7 +120,8 @@ enum bc_frontier_reason {
     BC_ADMIT_HOST_GIVEN_UP,      /* its host's robots.txt stayed unreachable */
     BC_ADMIT_TOO_MANY_REDIRECTS, /* more than max_redirects hops */
     BC_ADMIT_STORE_ERROR,        /* the store failed (see the status) */
-    BC_ADMIT_REASON_COUNT        /* the number of reasons, not a reason */
+    BC_ADMIT_SITEMAP_SCOPE, /* a sitemap's URL outside the sitemap's scope */
+    BC_ADMIT_REASON_COUNT   /* the number of reasons, not a reason */
 };
 
 /* A short name for a reason ("queued", "bad_url", ...); never NULL. */
@@ -135,6 +140,8 @@ const char *bc_frontier_reason_name(enum bc_frontier_reason reason);
 #define BC_FRONTIER_DEFAULT_MAX_REDIRECTS      20u
 #define BC_FRONTIER_DEFAULT_BACKOFF_MS         (60u * 1000u)
 #define BC_FRONTIER_MAX_URL_LEN                65535u /* hard limit of the queue format */
+#define BC_FRONTIER_DEFAULT_SITEMAPS_PER_HOST  1000u
+#define BC_FRONTIER_MAX_SITEMAP_LEVEL          2u
 
 struct bc_frontier_config {
     /* Identity: the user-agent string (its product token selects the
@@ -169,6 +176,10 @@ struct bc_frontier_config {
     size_t include_count;
     const char *const *exclude;
     size_t exclude_count;
+    /* Sitemaps (SITEMAPS below): follow them (false); at most
+     * sitemaps_per_host sitemap files queued per host (0: 1000). */
+    bool sitemaps;
+    unsigned sitemaps_per_host;
     /* Normalization (max_len is taken from max_url_len; without an
      * idn_cache the frontier keeps one of its own) and the seen-test's
      * sizing. */
@@ -287,7 +298,8 @@ enum bc_frontier_action {
     BC_FRONTIER_FETCH_ROBOTS, /* fetch url (robots.txt), then robots_done() */
     BC_FRONTIER_DROP,         /* url dropped for reason; no done() */
     BC_FRONTIER_WAIT,         /* nothing ready before wait_until_ms */
-    BC_FRONTIER_DONE          /* no URL queued, none in flight */
+    BC_FRONTIER_DONE,         /* no URL queued, none in flight */
+    BC_FRONTIER_FETCH_SITEMAP /* fetch url (a sitemap), then sitemap_done() */
 };
 
 /* What bc_frontier_next() hands out. */
@@ -314,6 +326,14 @@ struct bc_frontier_job {
      * NUL-terminated), valid until bc_frontier_free(). */
     const char *origin;
     size_t origin_len;
+    /* FETCH_SITEMAP: the prefix the sitemap's page URLs must start with
+     * (NUL-terminated, owned and valid as url), its nesting level (0:
+     * named by robots.txt, or /sitemap.xml; + 1 per index) and whether it
+     * descends from a robots.txt Sitemap: line. */
+    const char *scope;
+    size_t scope_len;
+    unsigned level;
+    bool named;
     void *host;  /* internal: the host the job belongs to */
     char *owned; /* internal */
 };
@@ -374,6 +394,96 @@ enum bc_status bc_frontier_robots_done(struct bc_frontier *frontier,
                                        size_t len, const char *location,
                                        size_t location_len, uint64_t now_ms);
 
+/*
+ * SITEMAPS (config.sitemaps). When a host's robots.txt outcome is known
+ * (parsed, or unavailable: 4xx), each of its Sitemap: URLs (resolved
+ * against the robots.txt URL) becomes a sitemap job, or, when it names
+ * none, origin/sitemap.xml; a host whose robots.txt stays unreachable
+ * gets none. Without robots.txt (obey_robots false) a host gets
+ * origin/sitemap.xml when it is first met. A sitemap job is a request to
+ * the host it is fetched from: it waits for that host's robots.txt and
+ * politeness delay like a page, is handed out before the host's pages
+ * (FETCH_SITEMAP), and ends with bc_frontier_sitemap_done(). It is not a
+ * page (no budget, no depth), but its URL enters the seen-test when it is
+ * queued: a page that links to the sitemap does not fetch it again.
+ *
+ * A sitemap URL is queued once per crawl (a set of the sitemap URLs
+ * queued: an index that lists itself, or two that list each other, are
+ * fetched once each), only in the crawl's scope, at most
+ * sitemaps_per_host per host it is fetched from, at most
+ * BC_FRONTIER_MAX_SITEMAP_LEVEL levels of index below the named one, and
+ * not when robots.txt disallows it (checked when queued if known, and when
+ * handed out). An index's sitemap must be on the index's own origin
+ * (sitemaps.org: "the same site").
+ *
+ * SCOPE (sitemaps.org, "Sitemap file location" and "Sitemaps & Cross
+ * Submits"): the pages a sitemap lists must be under the directory of the
+ * sitemap's URL (a sitemap at http://h/a/s.xml lists http://h/a/...),
+ * except that a sitemap named by host H's robots.txt may list any URL of
+ * H (robots.txt vouches for it), and so may the sitemaps of an index
+ * named that way. job.scope is that prefix (canonical form);
+ * bc_frontier_add_from_sitemap() refuses the others with
+ * BC_ADMIT_SITEMAP_SCOPE.
+ */
+enum bc_frontier_sitemap_reason {
+    BC_FRONTIER_SITEMAP_QUEUED = 0,   /* queued: it will be fetched */
+    BC_FRONTIER_SITEMAP_BAD_URL,      /* does not normalize */
+    BC_FRONTIER_SITEMAP_OUT_OF_SCOPE, /* outside the crawl's scope, or an
+                                         index's sitemap on another origin */
+    BC_FRONTIER_SITEMAP_DUPLICATE,    /* queued before in this crawl */
+    BC_FRONTIER_SITEMAP_TOO_DEEP,     /* beyond BC_FRONTIER_MAX_SITEMAP_LEVEL */
+    BC_FRONTIER_SITEMAP_HOST_CAP,     /* sitemaps_per_host reached */
+    BC_FRONTIER_SITEMAP_ROBOTS,       /* robots.txt disallows it */
+    BC_FRONTIER_SITEMAP_HOST_GIVEN_UP, /* its host was given up */
+    BC_FRONTIER_SITEMAP_NOMEM,         /* out of memory: not queued */
+    BC_FRONTIER_SITEMAP_REASON_COUNT   /* the number of reasons */
+};
+
+/* A short name for a sitemap reason ("queued", "bad_url", "out_of_scope",
+ * "duplicate", "too_deep", "host_cap", "robots", "host_given_up",
+ * "nomem"; "unknown" outside the enum). Never NULL. */
+const char *
+bc_frontier_sitemap_reason_name(enum bc_frontier_sitemap_reason reason);
+
+/*
+ * Queue a sitemap listed by the sitemap index of job (a FETCH_SITEMAP job
+ * not yet done): href resolved against job->url, one level below it, on
+ * job's origin. *reason says what happened. Returns BC_OK whatever the
+ * reason, BC_ERR_INVALID_ARG (NULL arguments, not a FETCH_SITEMAP job),
+ * BC_ERR_NOMEM (*reason NOMEM) or a store error. O(URL length).
+ */
+enum bc_status bc_frontier_add_sitemap(struct bc_frontier *frontier,
+                                       const struct bc_frontier_job *job,
+                                       const char *href, size_t href_len,
+                                       enum bc_frontier_sitemap_reason *reason);
+
+/*
+ * Admit a page listed by the sitemap of job (a FETCH_SITEMAP job not yet
+ * done): as bc_frontier_add() at depth 0 with job->url as the base (a
+ * relative <loc>, which the protocol does not allow, resolves against
+ * the sitemap) and as its referrer (job.referrer when handed out), refused with BC_ADMIT_SITEMAP_SCOPE when its canonical
+ * URL does not start with job->scope. Returns as bc_frontier_add(), and
+ * BC_ERR_INVALID_ARG for a job that is not a FETCH_SITEMAP job.
+ */
+enum bc_status bc_frontier_add_from_sitemap(struct bc_frontier *frontier,
+                                            const struct bc_frontier_job *job,
+                                            const char *href, size_t href_len,
+                                            enum bc_frontier_reason *reason,
+                                            enum bc_status *url_status);
+
+/*
+ * Report the end of a FETCH_SITEMAP job at time now_ms: frees the host's
+ * slot and sets its next contact as bc_frontier_done() does (a 429 or 503
+ * blocks the host; the sitemap itself is not queued again). With a
+ * store, the sitemap is recorded as done. job->url and job->scope stay
+ * valid until the next bc_frontier_next() call. Returns BC_OK,
+ * BC_ERR_INVALID_ARG (not an undone FETCH_SITEMAP job) or a store error.
+ */
+enum bc_status bc_frontier_sitemap_done(struct bc_frontier *frontier,
+                                        struct bc_frontier_job *job,
+                                        const struct bc_frontier_outcome *o,
+                                        uint64_t now_ms);
+
 struct bc_frontier_stats {
     size_t queued;         /* URLs waiting in host queues */
     size_t in_flight;      /* FETCH and FETCH_ROBOTS jobs not done */
@@ -392,6 +502,12 @@ struct bc_frontier_stats {
     uint64_t retried;        /* URLs queued again after 429/503 */
     uint64_t robots_fetches; /* FETCH_ROBOTS jobs */
     uint64_t robots_parsed, robots_unavailable, robots_unreachable;
+    uint64_t sitemap_fetches; /* FETCH_SITEMAP jobs */
+    uint64_t sitemap_keys;    /* sitemap URLs the seen-test found NEW (so
+                                 seen.new = admitted + sitemap_keys) */
+    /* Sitemap URLs (from robots.txt, /sitemap.xml, indexes) per
+     * bc_frontier_sitemap_reason: queued, or refused and why. */
+    uint64_t sitemaps[BC_FRONTIER_SITEMAP_REASON_COUNT];
     struct bc_seen_stats seen; /* the seen-test's counters */
 };
 
@@ -437,6 +553,11 @@ struct bc_seen *bc_frontier_seen(struct bc_frontier *frontier);
  *   refill   the host's window in memory ran empty while the store holds
  *            more of its queue: push (bc_frontier_refill()) up to max of
  *            the host's queued URLs in FIFO order, after the first skip.
+ *   sitemap  (optional) a sitemap job was queued, or is done. A resume
+ *            gives every sitemap back (bc_frontier_restore_sitemap()):
+ *            the done ones only to the set of sitemaps seen, the others
+ *            queued again (a sitemap in flight at a kill is fetched
+ *            again: its URLs meet the seen-test).
  *
  * BOUNDED MEMORY. With a store, a host keeps at most window URLs of its
  * queue in memory: a prefix of its FIFO. Further URLs are only counted
@@ -469,6 +590,16 @@ struct bc_frontier_entry {
      * to bc_frontier_refill(). */
     const char *referrer;
     size_t referrer_len;
+};
+
+/* A sitemap job as the store sees it (the strings not NUL-terminated). */
+struct bc_frontier_sitemap {
+    const char *url; /* canonical */
+    size_t url_len;
+    const char *scope; /* the prefix of its pages (job.scope) */
+    size_t scope_len;
+    unsigned level;
+    bool named;
 };
 
 /* A host's robots.txt outcome, as a store keeps it. */
@@ -535,6 +666,10 @@ struct bc_frontier_store {
     enum bc_status (*refill)(void *ctx, struct bc_frontier *frontier,
                              const char *origin, size_t origin_len, size_t skip,
                              size_t max);
+    /* Optional (NULL: sitemap jobs are not kept): a sitemap job was
+     * queued (done false), or its sitemap_done() came (done true). */
+    enum bc_status (*sitemap)(void *ctx, const struct bc_frontier_sitemap *sm,
+                              bool done);
 };
 
 /*
@@ -593,14 +728,24 @@ enum bc_status bc_frontier_restore_scope(struct bc_frontier *frontier,
 enum bc_status bc_frontier_restore_seen(struct bc_frontier *frontier,
                                         const char *url, size_t len);
 
+/*
+ * Give back a sitemap the store kept: into the set of sitemaps seen, and,
+ * unless done, queued on its host (after bc_frontier_restore_host()).
+ * Returns BC_OK, BC_ERR_INVALID_ARG, a URL error, or BC_ERR_NOMEM.
+ */
+enum bc_status bc_frontier_restore_sitemap(struct bc_frontier *frontier,
+                                           const struct bc_frontier_sitemap *sm,
+                                           bool done);
+
 /* Fill the cumulative counters of *out (added, admitted, reasons,
- * handed_out, retried, robots_*), zero the rest: bc_frontier_stats()
+ * handed_out, retried, robots_*, sitemap_fetches, sitemap_keys, sitemaps),
+ * zero the rest: bc_frontier_stats()
  * without its O(hosts) gauges, for saving often. O(1). */
 void bc_frontier_counters(const struct bc_frontier *frontier,
                           struct bc_frontier_stats *out);
 
 /* Set the cumulative counters (added, admitted, reasons, handed_out,
- * retried, robots_*) from a stats record saved earlier; the gauges
+ * retried, robots_*, sitemap_fetches, sitemap_keys, sitemaps) from a stats record saved earlier; the gauges
  * (queued, hosts, ...) and the seen-test's counters are not touched. */
 void bc_frontier_restore_counters(struct bc_frontier *frontier,
                                   const struct bc_frontier_stats *stats);
