@@ -212,6 +212,9 @@ static const char schema_sql[] =
 /* ---- errors ---------------------------------------------------------- */
 
 static void set_err(char *buf, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_err(char *buf, size_t cap, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
