@@ -107,7 +107,7 @@ print("%s: %d bytes, %d records (%s), one gzip member each"
 seed = json.loads(open(out).readline())
 for line in open(out):
     page = json.loads(line)
-    if page.get("depth") == 0:
+    if page.get("referrer") is None:  # the seed (sitemap pages have one)
         seed = page
 off = seed.get("warc_offset")
 if off in heads:
