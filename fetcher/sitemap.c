@@ -164,7 +164,7 @@ bool bc_sitemap_parse_datetime(const char *s, size_t len, int64_t *out)
     static const unsigned mdays[12] = {31, 28, 31, 30, 31, 30,
                                        31, 31, 30, 31, 30, 31};
     size_t i = 0;
-    unsigned y, mo = 1, d = 1, hh = 0, mi = 0, ss = 0;
+    unsigned y = 0, mo = 1, d = 1, hh = 0, mi = 0, ss = 0;
     int64_t offset = 0;
     if (!s || !out || !digits(s, len, &i, 4, &y))
         return false;
