@@ -168,7 +168,7 @@ enum bc_status bc_seen_save(const struct bc_seen *seen, const char *path)
     if (seen->window)
         return bc_window_save(seen->window, path);
     if (seen->cbloom)
-        return BC_ERR_UNSUPPORTED;
+        return bc_cbloom_save(seen->cbloom, path);
     return bc_bloom_save(seen->bloom, path);
 }
 
@@ -381,7 +381,7 @@ static enum bc_status test_and_add_other(struct bc_seen *seen, const void *key,
 {
     struct bc_hash128 h = other_hash(seen, key, len);
     seen->tested++;
-    bool fresh;
+    bool fresh; /* tier 1 had no trace of the key */
     if (seen->window) {
         fresh = bc_window_test_and_add_hash(seen->window, h, seen->now);
     } else {
@@ -491,6 +491,14 @@ static enum bc_status load_window(const char *path,
 {
     struct bc_window *w;
     enum bc_status st = bc_window_load(path, &w);
+    if (st == BC_ERR_FORMAT) { /* a counting filter's file? */
+        struct bc_cbloom *cb;
+        st = bc_cbloom_load(path, &cb);
+        if (st != BC_OK)
+            return st;
+        /* The LRU starts empty: any seed serves its hash. */
+        return assemble_other(NULL, cb, 0, config, true, out);
+    }
     if (st != BC_OK)
         return st;
     struct bc_window_stats ws;

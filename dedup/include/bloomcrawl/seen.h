@@ -110,19 +110,19 @@ enum bc_status bc_seen_create(const struct bc_seen_config *config,
 
 /*
  * Create a seen-test whose tier 1 is loaded from path (saved by
- * bc_seen_save): a Bloom filter or a window filter, whichever the file
- * holds (its window, kind and clock come from the file; see
+ * bc_seen_save): a Bloom, window or counting filter, whichever the file
+ * holds (a window's kind, size and clock come from the file; see
  * bc_seen_window()). config gives the LRU settings (its sizing and window
  * fields are ignored). The LRU starts empty and is never "complete".
- * Errors: those of bc_bloom_load() and bc_window_load(), BC_ERR_NOMEM.
+ * Errors: those of bc_bloom_load(), bc_window_load() and
+ * bc_cbloom_load(), BC_ERR_NOMEM.
  */
 enum bc_status bc_seen_load(const char *path,
                             const struct bc_seen_config *config,
                             struct bc_seen **out);
 
-/* Save tier 1 (atomically, see bc_bloom_save and bc_window_save). The
- * LRU is a cache and is not saved. A counting filter has no file format:
- * BC_ERR_UNSUPPORTED. */
+/* Save tier 1 (atomically, see bc_bloom_save, bc_window_save and
+ * bc_cbloom_save). The LRU is a cache and is not saved. */
 enum bc_status bc_seen_save(const struct bc_seen *seen, const char *path);
 
 /* Free; NULL is a no-op. */
