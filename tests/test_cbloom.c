@@ -708,7 +708,7 @@ static void test_save_load(void **state)
 
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
-    unsigned char img[8192];
+    static unsigned char img[16384];
     size_t len = fread(img, 1, sizeof img, f);
     fclose(f);
     assert_true(len > 64 && len < sizeof img);
