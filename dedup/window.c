@@ -172,6 +172,10 @@ struct bc_window {
     uint64_t *words; /* blocks * gens * SEG_WORDS */
     size_t nwords;
     uint64_t inserts;
+    uint64_t count_gen;  /* count windows: inserts / gen_span, kept */
+    uint64_t count_left; /* insertions left in that generation */
+    uint64_t live_gen;   /* the generation live_segs was computed at */
+    unsigned live_segs;  /* the live segments then, a bit set */
     uint64_t now;
     uint64_t seg_gen[BC_WINDOW_MAX_GENERATIONS];
     uint64_t seg_keys[BC_WINDOW_MAX_GENERATIONS];
@@ -379,6 +383,7 @@ static enum bc_status new_window(uint64_t blocks, unsigned gens,
     w->gens = gens;
     for (unsigned j = 0; j < BC_WINDOW_MAX_GENERATIONS; j++)
         w->seg_gen[j] = NO_GEN;
+    w->live_gen = NO_GEN;
     *out = w;
     return BC_OK;
 }
@@ -413,6 +418,7 @@ enum bc_status bc_window_create(const struct bc_window_config *config,
     uint64_t span = config->window / (s.generations - 1) +
                     (config->window % (s.generations - 1) != 0);
     w->gen_span = config->kind == BC_WINDOW_COUNT ? s.gen_keys : span;
+    w->count_left = w->gen_span;
     w->now = now;
     w->fpr_peak = peak_rate(
         bc_window_fpr_segment((double)w->gen_keys, (double)blocks, w->k),
@@ -443,7 +449,7 @@ struct bc_hash128 bc_window_hash(const struct bc_window *window,
 static uint64_t generation_at(const struct bc_window *w, uint64_t now)
 {
     if (w->kind == BC_WINDOW_COUNT)
-        return w->inserts / w->gen_span;
+        return w->count_gen; /* = inserts / gen_span, without a division */
     return (now > w->now ? now : w->now) / w->gen_span;
 }
 
@@ -459,37 +465,71 @@ static uint64_t *block_of(const struct bc_window *w, struct bc_hash128 h)
 }
 
 /* The k offsets of a key in a segment, as four 64-bit masks: the top 8
- * bits of the LCG states of bloom_int.h. */
-static void segment_masks(struct bc_hash128 h, unsigned k,
-                          uint64_t mask[SEG_WORDS])
+ * bits of the LCG states of bloom_int.h. Built in registers (a shifted
+ * comparison per word, no branch), not through an indexed array: stores
+ * to a variable index, and the loads after them, were half of an insert's
+ * time. */
+struct masks {
+    uint64_t w[SEG_WORDS];
+};
+
+static struct masks segment_masks(struct bc_hash128 h, unsigned k)
 {
-    for (unsigned i = 0; i < SEG_WORDS; i++)
-        mask[i] = 0;
+    uint64_t m0 = 0, m1 = 0, m2 = 0, m3 = 0;
     for (unsigned i = 0; i < k; i++) {
         uint64_t x = bc_lcg_steps[i].mul * h.hi + bc_lcg_steps[i].add;
-        unsigned bit = (unsigned)(x >> 56);
-        mask[bit >> 6] |= UINT64_C(1) << (bit & 63);
+        unsigned bit = (unsigned)(x >> 56), word = bit >> 6;
+        unsigned shift = bit & 63;
+        m0 |= (uint64_t)(word == 0) << shift;
+        m1 |= (uint64_t)(word == 1) << shift;
+        m2 |= (uint64_t)(word == 2) << shift;
+        m3 |= (uint64_t)(word == 3) << shift;
     }
+    struct masks m = {{m0, m1, m2, m3}};
+    return m;
 }
 
-static bool segment_holds(const uint64_t *seg, const uint64_t mask[SEG_WORDS])
+static bool segment_holds(const uint64_t *seg, const struct masks *m)
 {
-    uint64_t miss = 0;
-    for (unsigned i = 0; i < SEG_WORDS; i++)
-        miss |= mask[i] & ~seg[i];
-    return miss == 0;
+    return ((m->w[0] & ~seg[0]) | (m->w[1] & ~seg[1]) | (m->w[2] & ~seg[2]) |
+            (m->w[3] & ~seg[3])) == 0;
+}
+
+/* The live segments at generation cur, as a bit set (cached: it changes
+ * once per generation; seg_gen changes only when the generation does). */
+static unsigned live_set(const struct bc_window *w, uint64_t cur)
+{
+    if (cur == w->live_gen)
+        return w->live_segs;
+    unsigned set = 0;
+    for (unsigned j = 0; j < w->gens; j++)
+        set |= (unsigned)live(w, j, cur) << j;
+    return set;
+}
+
+static void cache_live(struct bc_window *w, uint64_t cur)
+{
+    w->live_gen = NO_GEN;
+    w->live_segs = live_set(w, cur);
+    w->live_gen = cur;
+}
+
+/* Does a live segment of the key's block hold its bits? */
+static bool contains_masks(const struct bc_window *w, struct bc_hash128 h,
+                           const struct masks *m, unsigned live_segments)
+{
+    const uint64_t *block = block_of(w, h);
+    for (unsigned j = 0; j < w->gens; j++)
+        if ((live_segments >> j & 1) && segment_holds(block + j * SEG_WORDS, m))
+            return true;
+    return false;
 }
 
 static bool contains_at(const struct bc_window *w, struct bc_hash128 h,
                         uint64_t cur)
 {
-    uint64_t mask[SEG_WORDS];
-    segment_masks(h, w->k, mask);
-    const uint64_t *block = block_of(w, h);
-    for (unsigned j = 0; j < w->gens; j++)
-        if (live(w, j, cur) && segment_holds(block + j * SEG_WORDS, mask))
-            return true;
-    return false;
+    struct masks m = segment_masks(h, w->k);
+    return contains_masks(w, h, &m, live_set(w, cur));
 }
 
 /* Zero segment j in every block. */
@@ -500,6 +540,7 @@ static void clear_segment(struct bc_window *w, unsigned j)
         memset(w->words + b * stride + j * SEG_WORDS, 0, SEG_WORDS * 8);
     w->seg_gen[j] = NO_GEN;
     w->seg_keys[j] = 0;
+    w->live_gen = NO_GEN;
 }
 
 void bc_window_advance(struct bc_window *window, uint64_t now)
@@ -514,26 +555,26 @@ void bc_window_advance(struct bc_window *window, uint64_t now)
             clear_segment(window, j);
 }
 
-/* Insert into the current generation (the window is at cur); true when a
- * bit changed. */
-static bool insert_at(struct bc_window *w, struct bc_hash128 h, uint64_t cur)
+/* Insert into the current generation (the window is at cur). */
+static void insert_masks(struct bc_window *w, struct bc_hash128 h,
+                         const struct masks *m, uint64_t cur)
 {
     unsigned j = (unsigned)(cur % w->gens);
     if (w->seg_gen[j] != cur) {
         if (w->seg_gen[j] != NO_GEN)
             clear_segment(w, j);
         w->seg_gen[j] = cur;
+        w->live_gen = NO_GEN;
     }
-    uint64_t mask[SEG_WORDS], *seg = block_of(w, h) + j * SEG_WORDS;
-    segment_masks(h, w->k, mask);
-    uint64_t changed = 0;
-    for (unsigned i = 0; i < SEG_WORDS; i++) {
-        changed |= mask[i] & ~seg[i];
-        seg[i] |= mask[i];
-    }
+    uint64_t *seg = block_of(w, h) + j * SEG_WORDS;
+    for (unsigned i = 0; i < SEG_WORDS; i++)
+        seg[i] |= m->w[i];
     w->inserts++;
     w->seg_keys[j]++;
-    return changed != 0;
+    if (w->kind == BC_WINDOW_COUNT && --w->count_left == 0) {
+        w->count_gen++;
+        w->count_left = w->gen_span;
+    }
 }
 
 bool bc_window_contains_hash(const struct bc_window *window,
@@ -547,9 +588,12 @@ bool bc_window_test_and_add_hash(struct bc_window *window, struct bc_hash128 h,
 {
     bc_window_advance(window, now);
     uint64_t cur = generation_at(window, now);
-    if (contains_at(window, h, cur))
+    if (cur != window->live_gen)
+        cache_live(window, cur);
+    struct masks m = segment_masks(h, window->k);
+    if (contains_masks(window, h, &m, window->live_segs))
         return false;
-    insert_at(window, h, cur);
+    insert_masks(window, h, &m, cur);
     return true;
 }
 
@@ -557,7 +601,8 @@ void bc_window_add_hash(struct bc_window *window, struct bc_hash128 h,
                         uint64_t now)
 {
     bc_window_advance(window, now);
-    insert_at(window, h, generation_at(window, now));
+    struct masks m = segment_masks(h, window->k);
+    insert_masks(window, h, &m, generation_at(window, now));
 }
 
 bool bc_window_contains(const struct bc_window *window, const void *key,
@@ -598,6 +643,21 @@ void bc_window_test_and_add_batch(struct bc_window *window,
         if (i + PREFETCH_AHEAD < count)
             bc_window_prefetch(window, hashes[i + PREFETCH_AHEAD]);
         was_new[i] = bc_window_test_and_add_hash(window, hashes[i], now);
+    }
+}
+
+void bc_window_contains_batch(const struct bc_window *window,
+                              const struct bc_hash128 *hashes, size_t count,
+                              uint64_t now, bool *present)
+{
+    unsigned live_segments = live_set(window, generation_at(window, now));
+    for (size_t i = 0; i < count && i < PREFETCH_AHEAD; i++)
+        bc_window_prefetch(window, hashes[i]);
+    for (size_t i = 0; i < count; i++) {
+        if (i + PREFETCH_AHEAD < count)
+            bc_window_prefetch(window, hashes[i + PREFETCH_AHEAD]);
+        struct masks m = segment_masks(hashes[i], window->k);
+        present[i] = contains_masks(window, hashes[i], &m, live_segments);
     }
 }
 
@@ -795,6 +855,8 @@ enum bc_status bc_window_load_mem(const void *data, size_t len,
     w->gen_keys = gen_keys;
     w->gen_span = gen_span;
     w->inserts = get_le64(p + 88);
+    w->count_gen = w->inserts / gen_span;
+    w->count_left = gen_span - w->inserts % gen_span;
     w->now = get_le64(p + 96);
     for (unsigned j = 0; j < BC_WINDOW_MAX_GENERATIONS; j++) {
         w->seg_gen[j] = seg_gen[j];

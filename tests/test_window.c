@@ -314,7 +314,7 @@ static void test_fpr_every_checkpoint(void **state)
     bc_window_free(win);
 }
 
-/* The batch call answers as single calls do. */
+/* The batch calls answer as single calls do. */
 static void test_batch(void **state)
 {
     (void)state;

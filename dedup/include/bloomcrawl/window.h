@@ -165,6 +165,12 @@ void bc_window_test_and_add_batch(struct bc_window *window,
                                   const struct bc_hash128 *hashes, size_t count,
                                   uint64_t now, bool *was_new);
 
+/* Contains for count prehashed keys at one now, writing present[i], with
+ * the same prefetching. Changes nothing. */
+void bc_window_contains_batch(const struct bc_window *window,
+                              const struct bc_hash128 *hashes, size_t count,
+                              uint64_t now, bool *present);
+
 /*
  * Move the window to now (time windows) and clear the generations that
  * fell out of it. Count windows move by insertions only; this is then a
