@@ -75,6 +75,19 @@
  *     FPR = 1 - prod over live generations j of (1 - F(n_j, B, k)).
  * The peak, every one of the G generations holding g keys, is
  *     FPR_peak = 1 - (1 - F(g, B, k))^G.
+ * That is the mean over where the keys fell. One filter's actual rate is
+ * the mean over its B blocks of P_b = 1 - prod_j (1 - a_j), a_j = (X_j /
+ * 256)^k in block b, and scatters around it. Were the blocks independent,
+ * its variance would be Var(P_b) / B, with (independent generations)
+ *     Var(P_b) = prod_j (1 - 2 E[a_j] + E[a_j^2]) - prod_j (1 - E[a_j])^2
+ * (E[a_j^2]: the mixture with exponent 2k). But each generation's counts
+ * sum to n_j: the part of P_b that moves with the count i_j averages out.
+ * Taking it away (a regression on each count, the delta method):
+ *     Var(rate) = (Var(P_b) - sum_j c_j^2 Cov(a_j, i_j)^2 / Var(i_j)) / B
+ * with c_j = prod over l != j of (1 - E[a_l]), Var(i_j) = n_j/B (1 - 1/B).
+ * A measurement with Q queries then has variance F (1 - F) / Q + Var(rate)
+ * about the prediction (fpr_state_sd is the square root of the second
+ * term); at W = 10^7 (B ~ 1.8 10^5 blocks) that term is negligible.
  *
  * SIZING (bits per key against W, p and slack)
  * For each k in 1..16, find the largest mean load lambda = g / B with
@@ -184,9 +197,10 @@ struct bc_window {
 
 /* ---- the rate -------------------------------------------------------- */
 
-/* E[(X_(k i) / 256)^k] for i = 0..imax: the occupancy recurrence of the
- * teaching comment, run for k * imax throws. NULL on allocation failure. */
-static double *occupancy_moments(unsigned k, size_t imax)
+/* E[(X_(k i) / 256)^power] for i = 0..imax: the occupancy recurrence of
+ * the teaching comment, run for k * imax throws. NULL on allocation
+ * failure. */
+static double *occupancy_moments(unsigned k, size_t imax, unsigned power)
 {
     double *mom = malloc((imax + 1) * sizeof(*mom));
     double d[SEG_BITS + 1] = {1.0}, nd[SEG_BITS + 1];
@@ -194,7 +208,7 @@ static double *occupancy_moments(unsigned k, size_t imax)
         return NULL;
     double frac_k[SEG_BITS + 1];
     for (unsigned x = 0; x <= SEG_BITS; x++)
-        frac_k[x] = pow((double)x / SEG_BITS, (double)k);
+        frac_k[x] = pow((double)x / SEG_BITS, (double)power);
     unsigned top = 0; /* the largest x with P(X = x) > 0 */
     for (size_t i = 0; i <= imax; i++) {
         double m = 0;
@@ -229,19 +243,21 @@ static size_t tail_limit(double lambda)
  * chance of a zero bit after 2^20 throws is below 256 e^(-4096)). */
 #define SATURATED_THROWS (UINT64_C(1) << 20)
 
-double bc_window_fpr_segment(double keys, double blocks, unsigned k)
+/* E[(X / 256)^power] over the query's block (k probes per key): k gives
+ * the segment's rate F, 2 k the mean of the square of its a. With
+ * by_count, E[i (X / 256)^power] instead (i the keys in the block). */
+static double segment_moment(double keys, double blocks, unsigned k,
+                             unsigned power, bool by_count)
 {
-    if (k < 1 || k > BC_WINDOW_MAX_K || !(blocks >= 1) || !(keys >= 0))
-        return NAN;
     keys = floor(keys);
     if (keys == 0)
         return 0.0;
     if (blocks == 1) { /* every key in the query's block */
         if (keys * k > (double)SATURATED_THROWS)
-            return 1.0;
+            return by_count ? keys : 1.0;
         size_t n = (size_t)keys;
-        double *mom = occupancy_moments(k, n);
-        double f = mom ? mom[n] : NAN;
+        double *mom = occupancy_moments(k, n, power);
+        double f = mom ? mom[n] * (by_count ? keys : 1.0) : NAN;
         free(mom);
         return f;
     }
@@ -251,17 +267,24 @@ double bc_window_fpr_segment(double keys, double blocks, unsigned k)
     if ((double)imax > keys)
         imax = (size_t)keys;
     if ((double)imax * k > (double)SATURATED_THROWS)
-        return 1.0;
-    double *mom = occupancy_moments(k, imax);
+        return by_count ? lambda : 1.0;
+    double *mom = occupancy_moments(k, imax, power);
     if (!mom)
         return NAN;
     double pr = exp(keys * log1p(-q)), f = 0;
     for (size_t i = 0; i <= imax; i++) {
-        f += pr * mom[i];
+        f += pr * mom[i] * (by_count ? (double)i : 1.0);
         pr *= (keys - (double)i) / (double)(i + 1) * q / (1 - q);
     }
     free(mom);
     return f;
+}
+
+double bc_window_fpr_segment(double keys, double blocks, unsigned k)
+{
+    if (k < 1 || k > BC_WINDOW_MAX_K || !(blocks >= 1) || !(keys >= 0))
+        return NAN;
+    return segment_moment(keys, blocks, k, k, false);
 }
 
 /* The rate of one generation with Poisson(lambda) keys per block. */
@@ -309,7 +332,7 @@ enum bc_status bc_window_size(uint64_t capacity, double p, unsigned generations,
     double best_blocks = INFINITY;
     unsigned best_k = 0;
     for (unsigned k = 1; k <= BC_WINDOW_MAX_K; k++) {
-        double *mom = occupancy_moments(k, imax);
+        double *mom = occupancy_moments(k, imax, k);
         if (!mom)
             return BC_ERR_NOMEM;
         double lambda = best_lambda(p, generations, mom, imax);
@@ -682,17 +705,37 @@ void bc_window_stats(const struct bc_window *window, uint64_t now,
         .now = now > w->now ? now : w->now,
         .fpr_peak = w->fpr_peak,
     };
-    double pass = 1.0;
+    double pass = 1.0, pass2 = 1.0, a1[BC_WINDOW_MAX_GENERATIONS] = {0};
+    double cov[BC_WINDOW_MAX_GENERATIONS] = {0};
+    double var_i[BC_WINDOW_MAX_GENERATIONS] = {0};
+    double blocks = (double)w->blocks;
     for (unsigned j = 0; j < w->gens; j++) {
         if (!live(w, j, cur))
             continue;
         s.live_keys += w->seg_keys[j];
         if (w->seg_keys[j] > w->gen_keys)
             s.over_capacity = true;
-        pass *= 1.0 - bc_window_fpr_segment((double)w->seg_keys[j],
-                                            (double)w->blocks, w->k);
+        double keys = (double)w->seg_keys[j];
+        a1[j] = segment_moment(keys, blocks, w->k, w->k, false);
+        double a2 = segment_moment(keys, blocks, w->k, 2 * w->k, false);
+        double ia = segment_moment(keys, blocks, w->k, w->k, true);
+        cov[j] = ia - a1[j] * keys / blocks;
+        var_i[j] = keys / blocks * (1 - 1 / blocks);
+        pass *= 1.0 - a1[j];
+        pass2 *= 1.0 - 2.0 * a1[j] + a2;
     }
     s.fpr_predicted = 1.0 - pass;
+    /* Var(P_b) less its part along each generation's count (fixed in
+     * total), over B. */
+    double var = pass2 - pass * pass;
+    for (unsigned j = 0; j < w->gens; j++) {
+        if (var_i[j] <= 0)
+            continue;
+        double others = pass / (1.0 - a1[j]); /* prod over l != j */
+        var -= others * others * cov[j] * cov[j] / var_i[j];
+    }
+    var /= blocks;
+    s.fpr_state_sd = var > 0 ? sqrt(var) : 0.0;
     if (w->kind == BC_WINDOW_COUNT)
         s.now = 0;
     *out = s;

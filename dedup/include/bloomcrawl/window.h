@@ -195,6 +195,9 @@ struct bc_window_stats {
     uint64_t live_keys;   /* keys in the live generations */
     uint64_t now;         /* the latest clock seen (time windows) */
     double fpr_predicted; /* the rate now, from the live generations' keys */
+    double fpr_state_sd;  /* how far this filter's actual rate scatters
+                             about fpr_predicted (a standard deviation,
+                             from where its keys fell; see window.c) */
     double fpr_peak;      /* the sizing's rate, all generations full */
     bool over_capacity;   /* a live generation holds more than g keys */
 };
