@@ -349,6 +349,7 @@ static void test_fpr_scatter(void **state)
             bc_window_add(win, key, key_of(key, sizeof(key), "v", i), 0);
         struct bc_window_stats st;
         bc_window_stats(win, 0, &st);
+        assert_int_equal(st.blocks, 55);
         uint64_t fp = 0;
         for (uint64_t j = 0; j < q; j++)
             fp += bc_window_contains(win, key,
