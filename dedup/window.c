@@ -243,8 +243,9 @@ static size_t tail_limit(double lambda)
 }
 
 /* More throws than this fill 256 bits with certainty for the rate (the
- * chance of a zero bit after 2^20 throws is below 256 e^(-4096)). */
-#define SATURATED_THROWS (UINT64_C(1) << 20)
+ * chance of a zero bit after 2^14 throws is below 256 e^(-64) < 10^-25):
+ * it also bounds the recurrence's cost for any count. */
+#define SATURATED_THROWS (UINT64_C(1) << 14)
 
 /* E[(X / 256)^power] over the query's block (k probes per key): k gives
  * the segment's rate F, 2 k the mean of the square of its a. With
@@ -266,11 +267,14 @@ static double segment_moment(double keys, double blocks, unsigned k,
     }
     double q = 1.0 / blocks;
     double lambda = keys * q;
+    /* All but 10^-20 of the mass lies above lambda - 12 sqrt(lambda):
+     * when even that many keys saturate the segment, the rate is 1. */
+    double lowest = lambda - 12.0 * sqrt(lambda);
+    if (lowest * k > (double)SATURATED_THROWS)
+        return by_count ? lambda : 1.0;
     size_t imax = tail_limit(lambda);
     if ((double)imax > keys)
         imax = (size_t)keys;
-    if ((double)imax * k > (double)SATURATED_THROWS)
-        return by_count ? lambda : 1.0;
     double *mom = occupancy_moments(k, imax, power);
     if (!mom)
         return NAN;
