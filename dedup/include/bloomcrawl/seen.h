@@ -32,6 +32,8 @@
  *     set by bc_seen_set_clock();
  *   - a counting filter (cbloom.h, 4x the memory of a classic filter):
  *     bc_seen_forget() works.
+ * The batch call prefetches only for a Bloom filter; over the other two
+ * it tests one key after the other (the same verdicts).
  *
  * Keys are bytes; the frontier passes canonical URLs. Not thread-safe.
  */
