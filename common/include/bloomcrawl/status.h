@@ -61,7 +61,7 @@ enum bc_status {
     BC_ERR_FETCH_OTHER,     /* any other libcurl failure (see its text) */
 
     /* Crawl state (crawler/state.c). */
-    BC_ERR_LOCKED,  /* another process holds the state's lock */
+    BC_ERR_LOCKED,   /* another process holds the state's lock */
     BC_ERR_MISMATCH, /* a setting differs from the one recorded */
 
     /* Capabilities. */
