@@ -127,7 +127,8 @@ struct bc_hash128 bc_window_hash(const struct bc_window *window,
 /*
  * Is the key in the window at time now? Never false for a key inserted
  * within the window; true at rate <= p for others. Changes nothing.
- * Cost: one hash and G segment tests in one block (1-2 cache misses).
+ * Cost: one hash and G segment tests in one block of G * 32 bytes (2
+ * cache lines at G = 4).
  */
 bool bc_window_contains(const struct bc_window *window, const void *key,
                         size_t len, uint64_t now);
