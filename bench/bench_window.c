@@ -7,7 +7,8 @@
  *   bench_window [--full] [--window W] [--queries Q] [--speed-n N]
  *                [--csv FILE] [--curve FILE]
  *
- * 1. Memory: bits per key of the window at p = 1 % (G = 2..8) against
+ * 1. Memory: bits per key of the window at p = 1 % (G = 2..8 with 256-bit
+ *    segments, and G = 4 with 128-bit ones: one cache line) against
  *    rotation with G = 2 and G = 4 classic and blocked filters, each sized
  *    for W/(G-1) keys at p/G (the same guarantee: no false negative in the
  *    last W insertions, rate <= p at every moment).
@@ -21,8 +22,9 @@
  *    fpr_state_sd).
  * 3. Speed: N keys (default 10^6, --full 10^7) prehashed outside the
  *    timing; test-and-add in batch into the blocked filter sized for N,
- *    into the window with W = N, and into rotation G = 4 blocked; then N
- *    fresh keys queried in batch. ns per key.
+ *    into the window with W = N (S = 256 and 128), and into rotation
+ *    G = 4 blocked (one call per key and filter: bc_bloom has no batch
+ *    query over G filters); then N fresh keys queried. ns per key.
  *
  * Defaults: W = 10^5, Q = 2 10^5 (short: a few seconds). --full: Q = 10^6
  * (1 % standard error at p = 1 %) and N = 10^7. Keys are 8-byte integers
@@ -183,11 +185,17 @@ static void memory(uint64_t window, FILE *csv)
         }
     for (unsigned g = 2; g <= MAX_GS; g++) {
         struct bc_window_sizing s;
-        check(bc_window_size(window, P, g, &s), "window sizing");
+        check(bc_window_size(window, P, g, 256, &s), "window sizing");
         printf("| window G = %u (k = %u) | 1/%u | %.2f | %.2f |\n", g, s.k,
                g - 1, s.bits_per_key, s.bits_per_key / plain.bits_per_key);
         bench_csv_num(csv, "bits", s.bits_per_key, "window/memory/window%u", g);
     }
+    struct bc_window_sizing one;
+    check(bc_window_size(window, P, 4, 128, &one), "window sizing");
+    printf("| window G = 4, S = 128: one cache line (k = %u) | 1/3 | %.2f | "
+           "%.2f |\n",
+           one.k, one.bits_per_key, one.bits_per_key / plain.bits_per_key);
+    bench_csv_num(csv, "bits", one.bits_per_key, "window/memory/window4_s128");
     printf("\n");
 }
 
@@ -289,7 +297,7 @@ static void over_time(uint64_t window, uint64_t queries, FILE *csv,
 
 /* ---- 3. speed -------------------------------------------------------- */
 
-enum which { BLOCKED, WINDOW, ROTATION4 };
+enum which { BLOCKED, WINDOW, WINDOW128, ROTATION4, N_WHICH };
 
 /* ns per key of test-and-add (then query) of n keys, prehashed by chunk
  * outside the timing. */
@@ -302,12 +310,13 @@ static void timed(enum which which, uint64_t n, double *ins_ns, double *qry_ns)
         check(bc_bloom_create(n, P, BC_BLOOM_BLOCKED, SEED, 0, &b), "blocked");
     if (which == ROTATION4)
         rotation_init(&r, 4, n, BC_BLOOM_BLOCKED);
-    if (which == WINDOW) {
+    if (which == WINDOW || which == WINDOW128) {
         struct bc_window_config c;
         bc_window_config_init(&c);
         c.window = n;
         c.p = P;
         c.seed = SEED;
+        c.segment_bits = which == WINDOW128 ? 128 : 256;
         check(bc_window_create(&c, 0, &w), "window");
     }
     struct bc_hash128 *h = xmalloc(CHUNK * sizeof(*h));
@@ -320,8 +329,7 @@ static void timed(enum which which, uint64_t n, double *ins_ns, double *qry_ns)
             size_t cnt = (size_t)(n - base < CHUNK ? n - base : CHUNK);
             for (size_t i = 0; i < cnt; i++) {
                 struct key k = make_key(base + i, tag);
-                h[i] = which == WINDOW
-                           ? bc_window_hash(w, k.bytes, sizeof(k.bytes))
+                h[i] = w ? bc_window_hash(w, k.bytes, sizeof(k.bytes))
                        : which == BLOCKED
                            ? bc_bloom_hash(b, k.bytes, sizeof(k.bytes))
                            : bc_bloom_hash(r.f[0], k.bytes, sizeof(k.bytes));
@@ -331,9 +339,9 @@ static void timed(enum which which, uint64_t n, double *ins_ns, double *qry_ns)
                 bc_bloom_test_and_add_batch(b, h, cnt, res);
             else if (which == BLOCKED)
                 bc_bloom_contains_batch(b, h, cnt, res);
-            else if (which == WINDOW && pass == 0)
+            else if (w && pass == 0)
                 bc_window_test_and_add_batch(w, h, cnt, 0, res);
-            else if (which == WINDOW)
+            else if (w)
                 bc_window_contains_batch(w, h, cnt, 0, res);
             else if (pass == 0)
                 for (size_t i = 0; i < cnt; i++)
@@ -359,18 +367,20 @@ static void timed(enum which which, uint64_t n, double *ins_ns, double *qry_ns)
 
 static void speed(uint64_t n, FILE *csv)
 {
-    static const char *const names[] = {"blocked filter (batch)",
-                                        "window G = 4 (batch)",
-                                        "rotation G = 4 blocked"};
-    static const char *const keys[] = {"blocked", "window", "rotation4"};
-    double ins[3], qry[3];
-    for (int i = 0; i < 3; i++)
+    static const char *const names[N_WHICH] = {
+        "blocked filter (batch)", "window G = 4, S = 256 (batch)",
+        "window G = 4, S = 128 (batch)",
+        "rotation G = 4 blocked (one call per key and filter)"};
+    static const char *const keys[N_WHICH] = {"blocked", "window",
+                                              "window_s128", "rotation4"};
+    double ins[N_WHICH], qry[N_WHICH];
+    for (int i = 0; i < N_WHICH; i++)
         timed((enum which)i, n, &ins[i], &qry[i]);
     printf("## Batch cost at n = %llu (ns per key, hashing excluded)\n\n",
            (unsigned long long)n);
     printf("| structure | test-and-add | query | x blocked (add, query) |\n");
     printf("|---|---:|---:|---:|\n");
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < N_WHICH; i++) {
         printf("| %s | %.1f | %.1f | %.2f, %.2f |\n", names[i], ins[i], qry[i],
                ins[i] / ins[0], qry[i] / qry[0]);
         bench_csv_num(csv, "ns", ins[i], "window/speed/%llu/%s/insert",

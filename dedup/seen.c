@@ -96,6 +96,7 @@ void bc_seen_config_init(struct bc_seen_config *config)
     config->window_kind = BC_SEEN_WINDOW_NONE;
     config->window = 0;
     config->window_generations = 0;
+    config->window_segment_bits = 0;
 }
 
 /* Wrap a filter (taken over, freed on failure) and a new LRU into a
@@ -477,6 +478,7 @@ static enum bc_status create_other(const struct bc_seen_config *config,
     wc.p = config->fp_rate;
     if (config->window_generations)
         wc.generations = config->window_generations;
+    wc.segment_bits = config->window_segment_bits;
     wc.seed = config->seed;
     struct bc_window *w;
     st = bc_window_create(&wc, 0, &w);

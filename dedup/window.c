@@ -41,7 +41,8 @@
  *
  * A key picks one block (fastrange of h1) and k bit offsets in 0..255
  * (the top 8 bits of the LCG states of bloom_int.h started at h2); the
- * same offsets in every segment. Insert sets them in the current
+ * same offsets in every segment. (A segment may also be S = 128 bits,
+ * offsets the top 7 bits: then a block of G = 4 is one cache line.) Insert sets them in the current
  * generation's segment; a query tests the G segments of its one block
  * (1-2 cache misses, against G for rotation). Generation x lives in
  * segment x mod G; when generation x begins, segment x mod G (which held
@@ -58,7 +59,7 @@
  * so it is found: no false negative inside the window. Once G generations
  * behind (at an age below G g insertions, or G d clock units) it is gone.
  *
- * THE RATE
+ * THE RATE (written for S = 256; a 128-bit segment reads 128 for 256)
  * One generation's segments hold n keys over B blocks. The query's block
  * holds i of them, i ~ Binomial(n, 1/B). Those k i probes set X distinct
  * bits of the 256; the query's k offsets are independent uniform draws,
@@ -94,12 +95,14 @@
  * 1 - (1 - F_pois(lambda, k))^G <= p (F with i Poisson(lambda)), then
  * B = ceil(g / lambda) (grown while the binomial F misses p); keep the k
  * with the least B. Memory:
- *     bits per window key = B G 256 / W = G/(G-1) * 256 / lambda.
+ *     bits per window key = B G S / W = G/(G-1) * S / lambda.
  * The slack 1/(G-1) costs the factor G/(G-1); p and the block size set
  * lambda. At p = 1 %: G = 4 gives k = 8, lambda = 18.37, 18.6 bits per
- * key (slack 1/3); G = 2 gives 24.0 (slack 1). The small 256-bit segments
- * cost about 2 bits per key over classic rotation at G = 4 (16.6): what
- * 2 cache lines per operation buy. The bench (bench_window) reports it.
+ * key (slack 1/3); G = 2 gives 24.0 (slack 1); G = 4 with 128-bit
+ * segments (one cache line per block) 20.5. B is then rounded up so the
+ * array is whole 64-byte lines. The small segments cost about 2 bits
+ * per key over classic rotation at G = 4 (16.6), 4 with S = 128: what
+ * one block per operation buys. The bench (bench_window) reports it.
  *
  * TIME WINDOWS AND CAPACITY
  * A time window is sized for capacity keys within any T, g = capacity /
@@ -165,9 +168,10 @@
 #include "bloom_int.h"
 #include "bloomcrawl/window.h"
 
-#define SEG_BITS  BC_WINDOW_SEGMENT_BITS
-#define SEG_WORDS (SEG_BITS / 64)
-#define NO_GEN    UINT64_MAX
+/* The largest segment: 256 bits, four 64-bit words. */
+#define SEG_MAX_BITS  256u
+#define SEG_MAX_WORDS (SEG_MAX_BITS / 64)
+#define NO_GEN        UINT64_MAX
 /* Blocks of keys hashed ahead in the batch call. */
 #define PREFETCH_AHEAD 16
 
@@ -184,7 +188,10 @@ struct bc_window {
     unsigned gens, k;
     uint64_t seed;
     uint64_t gen_keys, gen_span, blocks;
-    uint64_t *words; /* blocks * gens * SEG_WORDS */
+    unsigned seg_bits;  /* S: 256 or 128 */
+    unsigned seg_words; /* S / 64 */
+    unsigned seg_shift; /* 64 - log2(S): a probe's offset is x >> seg_shift */
+    uint64_t *words;    /* blocks * gens * seg_words */
     size_t nwords;
     bool mmapped; /* words is an mmap'ed region (huge pages advised) */
     uint64_t inserts;
@@ -200,18 +207,19 @@ struct bc_window {
 
 /* ---- the rate -------------------------------------------------------- */
 
-/* E[(X_(k i) / 256)^power] for i = 0..imax: the occupancy recurrence of
- * the teaching comment, run for k * imax throws. NULL on allocation
- * failure. */
-static double *occupancy_moments(unsigned k, size_t imax, unsigned power)
+/* E[(X_(k i) / S)^power] for i = 0..imax: the occupancy recurrence of
+ * the teaching comment for S bits, run for k * imax throws. NULL on
+ * allocation failure. */
+static double *occupancy_moments(unsigned seg, unsigned k, size_t imax,
+                                 unsigned power)
 {
     double *mom = malloc((imax + 1) * sizeof(*mom));
-    double d[SEG_BITS + 1] = {1.0}, nd[SEG_BITS + 1];
+    double d[SEG_MAX_BITS + 1] = {1.0}, nd[SEG_MAX_BITS + 1];
     if (!mom)
         return NULL;
-    double frac_k[SEG_BITS + 1];
-    for (unsigned x = 0; x <= SEG_BITS; x++)
-        frac_k[x] = pow((double)x / SEG_BITS, (double)power);
+    double frac_k[SEG_MAX_BITS + 1];
+    for (unsigned x = 0; x <= seg; x++)
+        frac_k[x] = pow((double)x / seg, (double)power);
     unsigned top = 0; /* the largest x with P(X = x) > 0 */
     for (size_t i = 0; i <= imax; i++) {
         double m = 0;
@@ -221,11 +229,11 @@ static double *occupancy_moments(unsigned k, size_t imax, unsigned power)
         if (i == imax)
             break;
         for (unsigned t = 0; t < k; t++) {
-            unsigned ntop = top < SEG_BITS ? top + 1 : SEG_BITS;
+            unsigned ntop = top < seg ? top + 1 : seg;
             for (unsigned x = 0; x <= ntop; x++) {
-                double stay = x <= top ? d[x] * x / SEG_BITS : 0;
-                double grow = x >= 1 && x - 1 <= top && x - 1 < SEG_BITS
-                                  ? d[x - 1] * (SEG_BITS - (x - 1)) / SEG_BITS
+                double stay = x <= top ? d[x] * x / seg : 0;
+                double grow = x >= 1 && x - 1 <= top && x - 1 < seg
+                                  ? d[x - 1] * (seg - (x - 1)) / seg
                                   : 0;
                 nd[x] = stay + grow;
             }
@@ -250,8 +258,8 @@ static size_t tail_limit(double lambda)
 /* E[(X / 256)^power] over the query's block (k probes per key): k gives
  * the segment's rate F, 2 k the mean of the square of its a. With
  * by_count, E[i (X / 256)^power] instead (i the keys in the block). */
-static double segment_moment(double keys, double blocks, unsigned k,
-                             unsigned power, bool by_count)
+static double segment_moment(unsigned seg, double keys, double blocks,
+                             unsigned k, unsigned power, bool by_count)
 {
     keys = floor(keys);
     if (keys == 0)
@@ -260,7 +268,7 @@ static double segment_moment(double keys, double blocks, unsigned k,
         if (keys * k > (double)SATURATED_THROWS)
             return by_count ? keys : 1.0;
         size_t n = (size_t)keys;
-        double *mom = occupancy_moments(k, n, power);
+        double *mom = occupancy_moments(seg, k, n, power);
         double f = mom ? mom[n] * (by_count ? keys : 1.0) : NAN;
         free(mom);
         return f;
@@ -275,7 +283,7 @@ static double segment_moment(double keys, double blocks, unsigned k,
     size_t imax = tail_limit(lambda);
     if ((double)imax > keys)
         imax = (size_t)keys;
-    double *mom = occupancy_moments(k, imax, power);
+    double *mom = occupancy_moments(seg, k, imax, power);
     if (!mom)
         return NAN;
     double pr = exp(keys * log1p(-q)), f = 0;
@@ -287,11 +295,18 @@ static double segment_moment(double keys, double blocks, unsigned k,
     return f;
 }
 
-double bc_window_fpr_segment(double keys, double blocks, unsigned k)
+static bool valid_segment(unsigned seg)
 {
-    if (k < 1 || k > BC_WINDOW_MAX_K || !(blocks >= 1) || !(keys >= 0))
+    return seg == 128 || seg == 256;
+}
+
+double bc_window_fpr_segment(double keys, double blocks, unsigned k,
+                             unsigned segment_bits)
+{
+    if (k < 1 || k > BC_WINDOW_MAX_K || !(blocks >= 1) || !(keys >= 0) ||
+        !valid_segment(segment_bits))
         return NAN;
-    return segment_moment(keys, blocks, k, k, false);
+    return segment_moment(segment_bits, keys, blocks, k, k, false);
 }
 
 /* The rate of one generation with Poisson(lambda) keys per block. */
@@ -327,11 +342,13 @@ static double best_lambda(double p, unsigned gens, const double *mom,
 }
 
 enum bc_status bc_window_size(uint64_t capacity, double p, unsigned generations,
+                              unsigned segment_bits,
                               struct bc_window_sizing *out)
 {
+    unsigned seg = segment_bits ? segment_bits : BC_WINDOW_SEGMENT_BITS;
     if (!out || capacity == 0 || !(p > 0 && p < 1) ||
         generations < BC_WINDOW_MIN_GENERATIONS ||
-        generations > BC_WINDOW_MAX_GENERATIONS)
+        generations > BC_WINDOW_MAX_GENERATIONS || !valid_segment(seg))
         return BC_ERR_INVALID_ARG;
     uint64_t g =
         capacity / (generations - 1) + (capacity % (generations - 1) != 0);
@@ -339,7 +356,7 @@ enum bc_status bc_window_size(uint64_t capacity, double p, unsigned generations,
     double best_blocks = INFINITY;
     unsigned best_k = 0;
     for (unsigned k = 1; k <= BC_WINDOW_MAX_K; k++) {
-        double *mom = occupancy_moments(k, imax, k);
+        double *mom = occupancy_moments(seg, k, imax, k);
         if (!mom)
             return BC_ERR_NOMEM;
         double lambda = best_lambda(p, generations, mom, imax);
@@ -353,26 +370,33 @@ enum bc_status bc_window_size(uint64_t capacity, double p, unsigned generations,
         }
     }
     if (best_k == 0 ||
-        best_blocks * generations * SEG_BITS > (double)BC_BLOOM_MAX_BITS)
+        best_blocks * generations * seg > (double)BC_BLOOM_MAX_BITS)
         return BC_ERR_TOO_LARGE;
     /* The Poisson load is the large-B limit: grow B while the exact
      * binomial rate misses p (a block or two for small windows). */
     uint64_t blocks = (uint64_t)best_blocks;
-    double f = bc_window_fpr_segment((double)g, (double)blocks, best_k);
+    double f =
+        segment_moment(seg, (double)g, (double)blocks, best_k, best_k, false);
     while (!(peak_rate(f, generations) <= p)) {
         blocks += 1 + blocks / 1024;
-        f = bc_window_fpr_segment((double)g, (double)blocks, best_k);
+        f = segment_moment(seg, (double)g, (double)blocks, best_k, best_k,
+                           false);
     }
-    if ((double)blocks * generations * SEG_BITS > (double)BC_BLOOM_MAX_BITS)
+    /* Whole cache lines: the array is allocated in 64-byte units. */
+    while (blocks * generations * seg % 512 != 0)
+        blocks++;
+    f = segment_moment(seg, (double)g, (double)blocks, best_k, best_k, false);
+    if ((double)blocks * generations * seg > (double)BC_BLOOM_MAX_BITS)
         return BC_ERR_TOO_LARGE;
     struct bc_window_sizing s = {
         .capacity = capacity,
         .p = p,
         .generations = generations,
         .k = best_k,
+        .segment_bits = seg,
         .gen_keys = g,
         .blocks = blocks,
-        .bytes = blocks * generations * (SEG_BITS / 8),
+        .bytes = blocks * generations * (seg / 8),
         .fpr_peak = peak_rate(f, generations),
     };
     s.bits_per_key = 8.0 * (double)s.bytes / (double)capacity;
@@ -391,6 +415,7 @@ void bc_window_config_init(struct bc_window_config *config)
     config->capacity = 0;
     config->p = 0.01;
     config->generations = BC_WINDOW_DEFAULT_GENERATIONS;
+    config->segment_bits = BC_WINDOW_SEGMENT_BITS;
     config->seed = 0;
 }
 
@@ -399,13 +424,13 @@ void bc_window_config_init(struct bc_window_config *config)
 #define MMAP_THRESHOLD ((size_t)2 << 20)
 
 /* A filter with an all-zero array of blocks * gens segments. */
-static enum bc_status new_window(uint64_t blocks, unsigned gens,
+static enum bc_status new_window(uint64_t blocks, unsigned gens, unsigned seg,
                                  struct bc_window **out)
 {
     struct bc_window *w = calloc(1, sizeof(*w));
     if (!w)
         return BC_ERR_NOMEM;
-    size_t bytes = (size_t)(blocks * gens * (SEG_BITS / 8));
+    size_t bytes = (size_t)(blocks * gens * (seg / 8));
     if (bytes >= MMAP_THRESHOLD) {
         void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -428,6 +453,9 @@ static enum bc_status new_window(uint64_t blocks, unsigned gens,
     w->nwords = bytes / 8;
     w->blocks = blocks;
     w->gens = gens;
+    w->seg_bits = seg;
+    w->seg_words = seg / 64;
+    w->seg_shift = seg == 128 ? 57 : 56;
     for (unsigned j = 0; j < BC_WINDOW_MAX_GENERATIONS; j++)
         w->seg_gen[j] = NO_GEN;
     w->live_gen = NO_GEN;
@@ -444,15 +472,13 @@ enum bc_status bc_window_create(const struct bc_window_config *config,
     uint64_t capacity =
         config->kind == BC_WINDOW_COUNT ? config->window : config->capacity;
     struct bc_window_sizing s;
-    enum bc_status st =
-        bc_window_size(capacity, config->p, config->generations, &s);
+    enum bc_status st = bc_window_size(capacity, config->p, config->generations,
+                                       config->segment_bits, &s);
     if (st != BC_OK)
         return st;
-    /* G * 32 bytes per block: a multiple of 64 for even G; odd G gets an
-     * even block count so that the total is (aligned_alloc wants it). */
-    uint64_t blocks = s.blocks + (s.generations % 2 == 1 && s.blocks % 2 == 1);
+    uint64_t blocks = s.blocks; /* the array is whole cache lines */
     struct bc_window *w;
-    st = new_window(blocks, s.generations, &w);
+    st = new_window(blocks, s.generations, s.segment_bits, &w);
     if (st != BC_OK)
         return st;
     w->kind = config->kind;
@@ -467,9 +493,7 @@ enum bc_status bc_window_create(const struct bc_window_config *config,
     w->gen_span = config->kind == BC_WINDOW_COUNT ? s.gen_keys : span;
     w->count_left = w->gen_span;
     w->now = now;
-    w->fpr_peak = peak_rate(
-        bc_window_fpr_segment((double)w->gen_keys, (double)blocks, w->k),
-        w->gens);
+    w->fpr_peak = s.fpr_peak;
     *out = w;
     return BC_OK;
 }
@@ -511,24 +535,26 @@ static bool live(const struct bc_window *w, unsigned j, uint64_t cur)
 static uint64_t *block_of(const struct bc_window *w, struct bc_hash128 h)
 {
     return w->words +
-           bc_fastrange64(h.lo, w->blocks) * (uint64_t)w->gens * SEG_WORDS;
+           bc_fastrange64(h.lo, w->blocks) * (uint64_t)w->gens * w->seg_words;
 }
 
-/* The k offsets of a key in a segment, as four 64-bit masks: the top 8
- * bits of the LCG states of bloom_int.h. Built in registers (a shifted
+/* The k offsets of a key in a segment, as (up to) four 64-bit masks: the
+ * top 8 bits (S = 256) or 7 bits (S = 128) of the LCG states of
+ * bloom_int.h. Built in registers (a shifted
  * comparison per word, no branch), not through an indexed array: stores
  * to a variable index, and the loads after them, were half of an insert's
  * time. */
 struct masks {
-    uint64_t w[SEG_WORDS];
+    uint64_t w[SEG_MAX_WORDS];
 };
 
-static struct masks segment_masks(struct bc_hash128 h, unsigned k)
+static struct masks segment_masks(struct bc_hash128 h, unsigned k,
+                                  unsigned shift_out)
 {
     uint64_t m0 = 0, m1 = 0, m2 = 0, m3 = 0;
     for (unsigned i = 0; i < k; i++) {
         uint64_t x = bc_lcg_steps[i].mul * h.hi + bc_lcg_steps[i].add;
-        unsigned bit = (unsigned)(x >> 56), word = bit >> 6;
+        unsigned bit = (unsigned)(x >> shift_out), word = bit >> 6;
         unsigned shift = bit & 63;
         m0 |= (uint64_t)(word == 0) << shift;
         m1 |= (uint64_t)(word == 1) << shift;
@@ -539,10 +565,13 @@ static struct masks segment_masks(struct bc_hash128 h, unsigned k)
     return m;
 }
 
-static bool segment_holds(const uint64_t *seg, const struct masks *m)
+static bool segment_holds(const uint64_t *seg, const struct masks *m,
+                          unsigned words)
 {
-    return ((m->w[0] & ~seg[0]) | (m->w[1] & ~seg[1]) | (m->w[2] & ~seg[2]) |
-            (m->w[3] & ~seg[3])) == 0;
+    uint64_t miss = (m->w[0] & ~seg[0]) | (m->w[1] & ~seg[1]);
+    if (words == 4)
+        miss |= (m->w[2] & ~seg[2]) | (m->w[3] & ~seg[3]);
+    return miss == 0;
 }
 
 /* The live segments at generation cur, as a bit set (cached: it changes
@@ -569,8 +598,10 @@ static bool contains_masks(const struct bc_window *w, struct bc_hash128 h,
                            const struct masks *m, unsigned live_segments)
 {
     const uint64_t *block = block_of(w, h);
+    unsigned words = w->seg_words;
     for (unsigned j = 0; j < w->gens; j++)
-        if ((live_segments >> j & 1) && segment_holds(block + j * SEG_WORDS, m))
+        if ((live_segments >> j & 1) &&
+            segment_holds(block + j * words, m, words))
             return true;
     return false;
 }
@@ -578,16 +609,16 @@ static bool contains_masks(const struct bc_window *w, struct bc_hash128 h,
 static bool contains_at(const struct bc_window *w, struct bc_hash128 h,
                         uint64_t cur)
 {
-    struct masks m = segment_masks(h, w->k);
+    struct masks m = segment_masks(h, w->k, w->seg_shift);
     return contains_masks(w, h, &m, live_set(w, cur));
 }
 
 /* Zero segment j in every block. */
 static void clear_segment(struct bc_window *w, unsigned j)
 {
-    uint64_t stride = (uint64_t)w->gens * SEG_WORDS;
+    uint64_t stride = (uint64_t)w->gens * w->seg_words;
     for (uint64_t b = 0; b < w->blocks; b++)
-        memset(w->words + b * stride + j * SEG_WORDS, 0, SEG_WORDS * 8);
+        memset(w->words + b * stride + j * w->seg_words, 0, w->seg_words * 8u);
     w->seg_gen[j] = NO_GEN;
     w->seg_keys[j] = 0;
     w->live_gen = NO_GEN;
@@ -616,8 +647,8 @@ static void insert_masks(struct bc_window *w, struct bc_hash128 h,
         w->seg_gen[j] = cur;
         w->live_gen = NO_GEN;
     }
-    uint64_t *seg = block_of(w, h) + j * SEG_WORDS;
-    for (unsigned i = 0; i < SEG_WORDS; i++)
+    uint64_t *seg = block_of(w, h) + j * w->seg_words;
+    for (unsigned i = 0; i < w->seg_words; i++)
         seg[i] |= m->w[i];
     w->inserts++;
     w->seg_keys[j]++;
@@ -640,7 +671,7 @@ bool bc_window_test_and_add_hash(struct bc_window *window, struct bc_hash128 h,
     uint64_t cur = generation_at(window, now);
     if (cur != window->live_gen)
         cache_live(window, cur);
-    struct masks m = segment_masks(h, window->k);
+    struct masks m = segment_masks(h, window->k, window->seg_shift);
     if (contains_masks(window, h, &m, window->live_segs))
         return false;
     insert_masks(window, h, &m, cur);
@@ -651,7 +682,7 @@ void bc_window_add_hash(struct bc_window *window, struct bc_hash128 h,
                         uint64_t now)
 {
     bc_window_advance(window, now);
-    struct masks m = segment_masks(h, window->k);
+    struct masks m = segment_masks(h, window->k, window->seg_shift);
     insert_masks(window, h, &m, generation_at(window, now));
 }
 
@@ -678,7 +709,7 @@ void bc_window_add(struct bc_window *window, const void *key, size_t len,
 void bc_window_prefetch(const struct bc_window *window, struct bc_hash128 h)
 {
     const uint64_t *block = block_of(window, h);
-    size_t bytes = (size_t)window->gens * (SEG_BITS / 8);
+    size_t bytes = (size_t)window->gens * (window->seg_bits / 8);
     for (size_t off = 0; off < bytes; off += 64)
         __builtin_prefetch((const char *)block + off, 1, 3);
 }
@@ -706,7 +737,7 @@ void bc_window_contains_batch(const struct bc_window *window,
     for (size_t i = 0; i < count; i++) {
         if (i + PREFETCH_AHEAD < count)
             bc_window_prefetch(window, hashes[i + PREFETCH_AHEAD]);
-        struct masks m = segment_masks(hashes[i], window->k);
+        struct masks m = segment_masks(hashes[i], window->k, window->seg_shift);
         present[i] = contains_masks(window, hashes[i], &m, live_segments);
     }
 }
@@ -722,6 +753,7 @@ void bc_window_stats(const struct bc_window *window, uint64_t now,
         .capacity = w->capacity,
         .p = w->p,
         .generations = w->gens,
+        .segment_bits = w->seg_bits,
         .k = w->k,
         .blocks = w->blocks,
         .bytes = (uint64_t)w->nwords * 8,
@@ -743,9 +775,10 @@ void bc_window_stats(const struct bc_window *window, uint64_t now,
         if (w->seg_keys[j] > w->gen_keys)
             s.over_capacity = true;
         double keys = (double)w->seg_keys[j];
-        a1[j] = segment_moment(keys, blocks, w->k, w->k, false);
-        double a2 = segment_moment(keys, blocks, w->k, 2 * w->k, false);
-        double ia = segment_moment(keys, blocks, w->k, w->k, true);
+        a1[j] = segment_moment(w->seg_bits, keys, blocks, w->k, w->k, false);
+        double a2 =
+            segment_moment(w->seg_bits, keys, blocks, w->k, 2 * w->k, false);
+        double ia = segment_moment(w->seg_bits, keys, blocks, w->k, w->k, true);
         cov[j] = ia - a1[j] * keys / blocks;
         var_i[j] = keys / blocks * (1 - 1 / blocks);
         pass *= 1.0 - a1[j];
@@ -813,7 +846,7 @@ static void encode_header(const struct bc_window *w,
     put_le32(hdr + 40, w->gens);
     put_le32(hdr + 44, w->k);
     put_le32(hdr + 48, FILE_HASH_ID);
-    put_le32(hdr + 52, SEG_BITS);
+    put_le32(hdr + 52, w->seg_bits);
     put_le64(hdr + 56, w->seed);
     put_le64(hdr + 64, w->gen_keys);
     put_le64(hdr + 72, w->gen_span);
@@ -901,10 +934,10 @@ enum bc_status bc_window_load_mem(const void *data, size_t len,
     uint64_t gen_keys = get_le64(p + 64), gen_span = get_le64(p + 72);
     if (kind > BC_WINDOW_TIME || gens < BC_WINDOW_MIN_GENERATIONS ||
         gens > BC_WINDOW_MAX_GENERATIONS || k < 1 || k > BC_WINDOW_MAX_K ||
-        get_le32(p + 48) != FILE_HASH_ID || get_le32(p + 52) != SEG_BITS ||
+        get_le32(p + 48) != FILE_HASH_ID || !valid_segment(get_le32(p + 52)) ||
         !(rate > 0 && rate < 1) || window == 0 || capacity == 0 ||
-        gen_keys == 0 || gen_span == 0 || blocks == 0 ||
-        bytes != blocks * gens * (SEG_BITS / 8) || bytes % 64 != 0)
+        gen_keys == 0 || gen_span == 0 || blocks == 0 || blocks > bytes ||
+        bytes != blocks * gens * (get_le32(p + 52) / 8) || bytes % 64 != 0)
         return BC_ERR_CORRUPT;
     uint64_t seg_gen[BC_WINDOW_MAX_GENERATIONS];
     for (unsigned j = 0; j < BC_WINDOW_MAX_GENERATIONS; j++) {
@@ -913,7 +946,7 @@ enum bc_status bc_window_load_mem(const void *data, size_t len,
             return BC_ERR_CORRUPT;
     }
     struct bc_window *w;
-    enum bc_status st = new_window(blocks, gens, &w);
+    enum bc_status st = new_window(blocks, gens, get_le32(p + 52), &w);
     if (st != BC_OK)
         return st;
     w->kind = kind == 0 ? BC_WINDOW_COUNT : BC_WINDOW_TIME;
@@ -934,8 +967,9 @@ enum bc_status bc_window_load_mem(const void *data, size_t len,
     }
     memcpy(w->words, p + FILE_HEADER, (size_t)bytes);
     words_to_le(w->words, w->nwords);
-    w->fpr_peak = peak_rate(
-        bc_window_fpr_segment((double)gen_keys, (double)blocks, k), gens);
+    w->fpr_peak = peak_rate(segment_moment(w->seg_bits, (double)gen_keys,
+                                           (double)blocks, k, k, false),
+                            gens);
     *out = w;
     return BC_OK;
 }

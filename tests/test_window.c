@@ -27,17 +27,24 @@ static size_t key_of(char *buf, size_t cap, const char *prefix, uint64_t i)
                             (unsigned long long)i);
 }
 
-static struct bc_window *make_count(uint64_t w, double p, unsigned gens)
+static struct bc_window *make_seg(uint64_t w, double p, unsigned gens,
+                                  unsigned seg)
 {
     struct bc_window_config c;
     bc_window_config_init(&c);
     c.window = w;
     c.p = p;
     c.generations = gens;
+    c.segment_bits = seg;
     c.seed = 42;
     struct bc_window *win = NULL;
     assert_int_equal(bc_window_create(&c, 0, &win), BC_OK);
     return win;
+}
+
+static struct bc_window *make_count(uint64_t w, double p, unsigned gens)
+{
+    return make_seg(w, p, gens, 0);
 }
 
 /* k = 1: E[X_t / 256] = 1 - (1 - 1/256)^t for t throws into 256 bits, and
@@ -48,20 +55,20 @@ static void test_occupancy_formulas(void **state)
     (void)state;
     for (unsigned t = 1; t <= 2000; t += 37) {
         double want = 1 - pow(1 - 1.0 / 256, t);
-        assert_true(fabs(bc_window_fpr_segment(t, 1, 1) - want) < 1e-12);
+        assert_true(fabs(bc_window_fpr_segment(t, 1, 1, 256) - want) < 1e-12);
     }
     double n = 5000, blocks = 300;
     double want = 1 - pow(1 - 1.0 / blocks / 256, n);
-    assert_true(fabs(bc_window_fpr_segment(n, blocks, 1) - want) < 1e-12);
+    assert_true(fabs(bc_window_fpr_segment(n, blocks, 1, 256) - want) < 1e-12);
     /* k = 2, one key: two independent probes of one key set X = 1 or 2
      * bits; the query needs both of its probes in them:
      * E[(X/256)^2] = P(X=1)/256^2 + P(X=2) 4/256^2, P(X=1) = 1/256. */
     double p1 = 1.0 / 256, v = (p1 * 1 + (1 - p1) * 4) / (256.0 * 256.0);
-    assert_true(fabs(bc_window_fpr_segment(1, 1, 2) - v) < 1e-15);
-    assert_true(bc_window_fpr_segment(0, 10, 3) == 0);
-    assert_true(isnan(bc_window_fpr_segment(1, 0, 3)));
-    assert_true(isnan(bc_window_fpr_segment(1, 1, 0)));
-    assert_true(isnan(bc_window_fpr_segment(1, 1, BC_WINDOW_MAX_K + 1)));
+    assert_true(fabs(bc_window_fpr_segment(1, 1, 2, 256) - v) < 1e-15);
+    assert_true(bc_window_fpr_segment(0, 10, 3, 256) == 0);
+    assert_true(isnan(bc_window_fpr_segment(1, 0, 3, 256)));
+    assert_true(isnan(bc_window_fpr_segment(1, 1, 0, 256)));
+    assert_true(isnan(bc_window_fpr_segment(1, 1, BC_WINDOW_MAX_K + 1, 256)));
 }
 
 /* The sizing identities, and the numbers the teaching comment quotes. */
@@ -69,38 +76,50 @@ static void test_sizing(void **state)
 {
     (void)state;
     struct bc_window_sizing s;
-    for (unsigned gens = 2; gens <= 16; gens += 7) {
-        for (uint64_t cap = 1; cap <= 1000000; cap = cap * 31 + 7) {
-            assert_int_equal(bc_window_size(cap, 0.01, gens, &s), BC_OK);
-            assert_int_equal(s.gen_keys, (cap + gens - 2) / (gens - 1));
-            assert_int_equal(s.bytes, s.blocks * gens * 32);
-            assert_true(fabs(s.bits_per_key - 8.0 * s.bytes / cap) < 1e-9);
-            double peak =
-                1 -
-                pow(1 - bc_window_fpr_segment(s.gen_keys, s.blocks, s.k), gens);
-            assert_true(fabs(s.fpr_peak - peak) < 1e-12);
-            assert_true(s.fpr_peak <= 0.01);
+    for (unsigned seg = 128; seg <= 256; seg *= 2) {
+        for (unsigned gens = 2; gens <= 16; gens += 7) {
+            for (uint64_t cap = 1; cap <= 1000000; cap = cap * 31 + 7) {
+                assert_int_equal(bc_window_size(cap, 0.01, gens, seg, &s),
+                                 BC_OK);
+                assert_int_equal(s.segment_bits, seg);
+                assert_int_equal(s.gen_keys, (cap + gens - 2) / (gens - 1));
+                assert_int_equal(s.bytes, s.blocks * gens * seg / 8);
+                assert_int_equal(s.bytes % 64, 0); /* whole cache lines */
+                assert_true(fabs(s.bits_per_key - 8.0 * s.bytes / cap) < 1e-9);
+                double f =
+                    bc_window_fpr_segment(s.gen_keys, s.blocks, s.k, seg);
+                assert_true(fabs(s.fpr_peak - (1 - pow(1 - f, gens))) < 1e-12);
+                assert_true(s.fpr_peak <= 0.01);
+            }
         }
     }
     /* G = 4, p = 1 %: k = 8, 18.6 bits per key; G = 2: 24.0. */
-    assert_int_equal(bc_window_size(10000000, 0.01, 4, &s), BC_OK);
+    assert_int_equal(bc_window_size(10000000, 0.01, 4, 0, &s), BC_OK);
     assert_int_equal(s.k, 8);
     assert_true(fabs(s.bits_per_key - 18.6) < 0.05);
     /* bits per window key = G/(G-1) * 256 / lambda, lambda = g / B. */
     double lambda = (double)s.gen_keys / s.blocks;
     assert_true(fabs(s.bits_per_key - 4.0 / 3 * 256 / lambda) < 0.01);
     assert_true(fabs(lambda - 18.37) < 0.01);
-    assert_int_equal(bc_window_size(10000000, 0.01, 2, &s), BC_OK);
+    assert_int_equal(bc_window_size(10000000, 0.01, 2, 0, &s), BC_OK);
     assert_true(fabs(s.bits_per_key - 24.0) < 0.05);
+    /* 128-bit segments, G = 4 (one cache line per block): 20.5 bits. */
+    assert_int_equal(bc_window_size(10000000, 0.01, 4, 128, &s), BC_OK);
+    assert_true(fabs(s.bits_per_key - 20.5) < 0.05);
+    /* S = 128 occupancy, k = 1: E[X_t / 128] = 1 - (1 - 1/128)^t. */
+    assert_true(fabs(bc_window_fpr_segment(300, 1, 1, 128) -
+                     (1 - pow(1 - 1.0 / 128, 300))) < 1e-12);
+    assert_true(isnan(bc_window_fpr_segment(3, 1, 1, 64)));
     /* Bad arguments. */
-    assert_int_equal(bc_window_size(0, 0.01, 4, &s), BC_ERR_INVALID_ARG);
-    assert_int_equal(bc_window_size(10, 0, 4, &s), BC_ERR_INVALID_ARG);
-    assert_int_equal(bc_window_size(10, 1, 4, &s), BC_ERR_INVALID_ARG);
-    assert_int_equal(bc_window_size(10, NAN, 4, &s), BC_ERR_INVALID_ARG);
-    assert_int_equal(bc_window_size(10, 0.01, 1, &s), BC_ERR_INVALID_ARG);
-    assert_int_equal(bc_window_size(10, 0.01, 17, &s), BC_ERR_INVALID_ARG);
-    assert_int_equal(bc_window_size(10, 0.01, 4, NULL), BC_ERR_INVALID_ARG);
-    assert_int_equal(bc_window_size(UINT64_C(1) << 40, 0.01, 4, &s),
+    assert_int_equal(bc_window_size(0, 0.01, 4, 0, &s), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_window_size(10, 0, 4, 0, &s), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_window_size(10, 1, 4, 0, &s), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_window_size(10, NAN, 4, 0, &s), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_window_size(10, 0.01, 1, 0, &s), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_window_size(10, 0.01, 17, 0, &s), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_window_size(10, 0.01, 4, 0, NULL), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_window_size(10, 0.01, 4, 512, &s), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_window_size(UINT64_C(1) << 40, 0.01, 4, 0, &s),
                      BC_ERR_TOO_LARGE);
 }
 
@@ -155,11 +174,10 @@ static void test_anchor_numbers(void **state)
 
 /* Count window: every key among the last W insertions is found, at every
  * step, and keys G g insertions old are gone (found at the FP rate). */
-static void test_count_no_false_negative(void **state)
+static void count_no_false_negative(unsigned seg)
 {
-    (void)state;
     const uint64_t w = 1000, total = 20 * w;
-    struct bc_window *win = make_count(w, 0.01, 4);
+    struct bc_window *win = make_seg(w, 0.01, 4, seg);
     struct bc_window_stats st;
     bc_window_stats(win, 0, &st);
     assert_int_equal(st.gen_span, 334);
@@ -185,6 +203,13 @@ static void test_count_no_false_negative(void **state)
     assert_true(old_tested > 50000);
     assert_true(old_found < old_tested * 0.02);
     bc_window_free(win);
+}
+
+static void test_count_no_false_negative(void **state)
+{
+    (void)state;
+    count_no_false_negative(256);
+    count_no_false_negative(128);
 }
 
 /* test-and-add inserts only new keys and does not refresh: a key repeated
@@ -285,12 +310,11 @@ static void test_time_no_false_negative(void **state)
  * filter's own scatter). 40 checkpoints make a chance failure below 3e-4,
  * for a seeded run that is in fact deterministic. The prediction never
  * exceeds p. At the peak (W = 2 10^4, B = 364, Q = 2 10^4) the scatter's
- * variance is about a tenth of the binomial one. */
-static void test_fpr_every_checkpoint(void **state)
+ * variance is about a tenth of the binomial one. For S = 256 and 128. */
+static void fpr_every_checkpoint(unsigned seg)
 {
-    (void)state;
     const uint64_t w = 20000, q = 20000;
-    struct bc_window *win = make_count(w, 0.01, 4);
+    struct bc_window *win = make_seg(w, 0.01, 4, seg);
     char key[64];
     uint64_t probe = 0;
     double worst = 0;
@@ -313,7 +337,7 @@ static void test_fpr_every_checkpoint(void **state)
         if (fabs(z) > worst)
             worst = fabs(z);
         assert_true(fabs(z) <= 4.5);
-        if (i + 1 == 20 * w) { /* 20 W = 60 g: a generation just ended */
+        if (seg == 256 && i + 1 == 20 * w) { /* 60 g: a generation ended */
             assert_int_equal(st.blocks, 364);
             double ratio = st.fpr_state_sd * st.fpr_state_sd / binom;
             print_message("state/binomial variance at the peak: %.2f\n", ratio);
@@ -322,6 +346,13 @@ static void test_fpr_every_checkpoint(void **state)
     }
     print_message("worst |z| over 40 checkpoints: %.2f\n", worst);
     bc_window_free(win);
+}
+
+static void test_fpr_every_checkpoint(void **state)
+{
+    (void)state;
+    fpr_every_checkpoint(256);
+    fpr_every_checkpoint(128);
 }
 
 /* The scatter of one filter's actual rate about the prediction

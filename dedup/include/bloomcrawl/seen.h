@@ -89,6 +89,7 @@ struct bc_seen_config {
     uint64_t window;                 /* COUNT: W insertions; TIME: T clock
                                         units, for expected keys per T */
     unsigned window_generations;     /* G of window.h; 0: its default 4 */
+    unsigned window_segment_bits;    /* S of window.h; 0: its default 256 */
 };
 
 /* Fill *config with the defaults above. */

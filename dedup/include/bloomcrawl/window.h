@@ -22,8 +22,9 @@
  * insertions (g = ceil(W/(G-1))) or G d clock units (d = ceil(T/(G-1))).
  *
  * It is a generation-partitioned blocked filter: G generations of one
- * 256-bit segment in every block, a key's segments side by side in
- * G * 32 bytes (2 cache lines for the default G = 4). dedup/window.c
+ * S-bit segment in every block, a key's segments side by side in
+ * G * S / 8 bytes (2 cache lines for the default G = 4, S = 256; one
+ * with S = 128). dedup/window.c
  * teaches the design, the sizing and the rate formula.
  *
  * test-and-add inserts only keys it finds new: a key seen again inside the
@@ -51,7 +52,9 @@ extern "C" {
 
 enum bc_window_kind { BC_WINDOW_COUNT = 0, BC_WINDOW_TIME = 1 };
 
-/* Bits of one generation's segment in a block. */
+/* Bits of one generation's segment in a block: 256 by default; 128 is
+ * the other choice (G = 4 then fits one 64-byte cache line, for about 2
+ * more bits per key). */
 #define BC_WINDOW_SEGMENT_BITS 256u
 /* Generations: at least 2, at most 16; 4 by default (slack 1/3). */
 #define BC_WINDOW_MIN_GENERATIONS     2u
@@ -62,49 +65,56 @@ enum bc_window_kind { BC_WINDOW_COUNT = 0, BC_WINDOW_TIME = 1 };
 
 struct bc_window_config {
     enum bc_window_kind kind;
-    uint64_t window;      /* count: W insertions; time: T clock units */
-    uint64_t capacity;    /* time: most keys inserted within any T;
+    uint64_t window;       /* count: W insertions; time: T clock units */
+    uint64_t capacity;     /* time: most keys inserted within any T;
                              count: ignored (the capacity is W) */
-    double p;             /* target false-positive rate, in (0, 1) */
-    unsigned generations; /* G, 2..16 */
-    uint64_t seed;        /* hash seed */
+    double p;              /* target false-positive rate, in (0, 1) */
+    unsigned generations;  /* G, 2..16 */
+    unsigned segment_bits; /* S, 256 or 128; 0: BC_WINDOW_SEGMENT_BITS */
+    uint64_t seed;         /* hash seed */
 };
 
-/* Fill *config: count window of 1,000,000, p = 1 %, G = 4, seed 0. */
+/* Fill *config: count window of 1,000,000, p = 1 %, G = 4, S = 256,
+ * seed 0. */
 void bc_window_config_init(struct bc_window_config *config);
 
 /* The sizing of a window filter (bc_window_size). */
 struct bc_window_sizing {
-    uint64_t capacity;    /* keys in the window it is sized for */
-    double p;             /* the target */
-    unsigned generations; /* G */
-    unsigned k;           /* probes per key, all in one segment */
-    uint64_t gen_keys;    /* g = ceil(capacity / (G - 1)) keys/generation */
-    uint64_t blocks;      /* B, each of G segments of 256 bits */
-    uint64_t bytes;       /* memory of the array: B * G * 32 */
-    double bits_per_key;  /* 8 * bytes / capacity */
-    double fpr_peak;      /* predicted rate with every generation full */
+    uint64_t capacity;     /* keys in the window it is sized for */
+    double p;              /* the target */
+    unsigned generations;  /* G */
+    unsigned segment_bits; /* S */
+    unsigned k;            /* probes per key, all in one segment */
+    uint64_t gen_keys;     /* g = ceil(capacity / (G - 1)) keys/generation */
+    uint64_t blocks;       /* B, each of G segments of S bits */
+    uint64_t bytes;        /* memory of the array: B * G * S / 8 */
+    double bits_per_key;   /* 8 * bytes / capacity */
+    double fpr_peak;       /* predicted rate with every generation full */
 };
 
 /*
  * Size a window filter for capacity keys in the window at rate p with G
- * generations: the least B (at the best k) whose rate with all G
+ * generations of S-bit segments (0: BC_WINDOW_SEGMENT_BITS): the least B
+ * (at the best k), rounded up to whole cache lines, whose rate with all G
  * generations holding g keys is at most p (see dedup/window.c).
  * Errors: BC_ERR_INVALID_ARG (NULL out, capacity 0, p outside (0, 1),
- * G outside 2..16); BC_ERR_TOO_LARGE (array above BC_BLOOM_MAX_BITS).
- * Cost: a few milliseconds (an occupancy table per k).
+ * G outside 2..16, S not 128 or 256); BC_ERR_TOO_LARGE (array above
+ * BC_BLOOM_MAX_BITS). Cost: a few milliseconds (an occupancy table per k).
  */
 enum bc_status bc_window_size(uint64_t capacity, double p, unsigned generations,
+                              unsigned segment_bits,
                               struct bc_window_sizing *out);
 
 /*
- * The false-positive rate of one generation's segment that holds keys
- * spread over blocks blocks, with k probes: the mean over the number i of
- * keys in the query's block (binomial, keys and 1/blocks) of E[(X/256)^k],
- * X the distinct bits that k i uniform probes set in 256 bits.
- * Returns NaN for k outside 1..BC_WINDOW_MAX_K or blocks 0.
+ * The false-positive rate of one generation's S-bit segments that hold
+ * keys spread over blocks blocks, with k probes: the mean over the number
+ * i of keys in the query's block (binomial, keys and 1/blocks) of
+ * E[(X/S)^k], X the distinct bits that k i uniform probes set in S bits.
+ * Returns NaN for k outside 1..BC_WINDOW_MAX_K, blocks 0, or S not 128 or
+ * 256.
  */
-double bc_window_fpr_segment(double keys, double blocks, unsigned k);
+double bc_window_fpr_segment(double keys, double blocks, unsigned k,
+                             unsigned segment_bits);
 
 struct bc_window;
 
@@ -127,8 +137,8 @@ struct bc_hash128 bc_window_hash(const struct bc_window *window,
 /*
  * Is the key in the window at time now? Never false for a key inserted
  * within the window; true at rate <= p for others. Changes nothing.
- * Cost: one hash and G segment tests in one block of G * 32 bytes (2
- * cache lines at G = 4).
+ * Cost: one hash and G segment tests in one block of G * S / 8 bytes (2
+ * cache lines at G = 4, S = 256).
  */
 bool bc_window_contains(const struct bc_window *window, const void *key,
                         size_t len, uint64_t now);
@@ -182,10 +192,11 @@ void bc_window_advance(struct bc_window *window, uint64_t now);
 
 struct bc_window_stats {
     enum bc_window_kind kind;
-    uint64_t window;      /* W or T */
-    uint64_t capacity;    /* keys per window sized for */
-    double p;             /* target */
-    unsigned generations; /* G */
+    uint64_t window;       /* W or T */
+    uint64_t capacity;     /* keys per window sized for */
+    double p;              /* target */
+    unsigned generations;  /* G */
+    unsigned segment_bits; /* S */
     unsigned k;
     uint64_t blocks;
     uint64_t bytes;       /* array memory */
