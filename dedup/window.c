@@ -173,7 +173,7 @@
 #define SEG_MAX_WORDS (SEG_MAX_BITS / 64)
 #define NO_GEN        UINT64_MAX
 /* Blocks of keys hashed ahead in the batch call. */
-#define PREFETCH_AHEAD 16
+#define PREFETCH_AHEAD 32
 
 #define FILE_MAGIC   "BCWINDOW" /* 8 bytes, no NUL */
 #define FILE_VERSION 1u
