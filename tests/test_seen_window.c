@@ -74,6 +74,25 @@ static void test_count_window_verdicts(void **state)
     assert_int_equal(bc_seen_forget(s, "https://a.example/", 18),
                      BC_ERR_UNSUPPORTED);
     bc_seen_free(s);
+
+    /* The same window with 128-bit segments (window_segment_bits). */
+    struct bc_seen_config c;
+    bc_seen_config_init(&c);
+    c.window_kind = BC_SEEN_WINDOW_COUNT;
+    c.window = 100;
+    c.window_segment_bits = 128;
+    assert_int_equal(bc_seen_create(&c, &s), BC_OK);
+    bc_seen_stats(s, &st);
+    assert_int_equal(st.window.segment_bits, 128);
+    assert_int_equal(tadd(s, "https://a.example/"), BC_SEEN_NEW);
+    for (unsigned i = 0; i < 99; i++) {
+        key_of(key, sizeof(key), "y", i);
+        tadd(s, key);
+    }
+    assert_int_equal(tadd(s, "https://a.example/"), BC_SEEN_DUPLICATE);
+    bc_seen_free(s);
+    c.window_segment_bits = 64;
+    assert_int_equal(bc_seen_create(&c, &s), BC_ERR_INVALID_ARG);
 }
 
 /* Time window of 1000 ms for 500 keys: NEW, DUPLICATE within T, NEW after;
