@@ -10,6 +10,11 @@
 #                    each layout (bare filter and two-tier seen-test) and the
 #                    exact hash set (scale*.csv)
 # bytes_per_url.png  memory per URL against n, the same structures
+# window-fpr.png     false-positive rate over one stream of 20 W keys: a
+#                    plain filter sized for W (climbing), generation
+#                    rotation G = 2 and 4 (saw-tooth) and the sliding
+#                    window (flat at p), with the window's prediction
+#                    (window-fpr.csv, from bench_window --curve)
 if (!exists("results")) results = 'bench/results'
 
 set terminal pngcairo size 1000,650 font "Sans,11"
@@ -71,3 +76,27 @@ plot row("classic", "batch")       using 1:9 with linespoints lw 2 pt 7 lc rgb "
      row("blocked", "batch")       using 1:9 with linespoints lw 2 pt 5 lc rgb "#d62728" title "Bloom blocked", \
      row("seen-blocked", "batch")  using 1:9 with linespoints lw 2 pt 11 lc rgb "#ff7f0e" title "seen-test: blocked filter + LRU of 50,000 URLs", \
      row("exact-uthash", "scalar") using 1:9 with linespoints lw 2 pt 13 lc rgb "black" title "exact set (uthash, key copies)"
+
+# ---- false-positive rate over time: plain, rotation, window ------------
+wfpr = results . '/window-fpr.csv'
+if (system("test -f " . wfpr . " && echo yes") eq "yes") {
+    set output results . '/window-fpr.png'
+    set title "False-positive rate over one stream, window W, target p = 1 % (keys never inserted, queried every W/4)"
+    set xlabel "insertions / W"
+    set ylabel "false-positive rate (log scale)"
+    unset offsets
+    set logscale y
+    unset logscale x
+    set format x "%g"
+    set format y "%g"
+    set xrange [0:20.5]
+    set yrange [0.0005:1.5]
+    set xtics 0,2,20
+    set key bottom right box opaque
+    plot wfpr using 1:2 skip 1 with linespoints lw 2 pt 7 ps 0.6 lc rgb "black" title "plain blocked filter sized for W (never forgets)", \
+         wfpr using 1:3 skip 1 with linespoints lw 2 pt 9 ps 0.6 lc rgb "#1f77b4" title "rotation, G = 2 classic filters (22.1 bits/key)", \
+         wfpr using 1:4 skip 1 with linespoints lw 2 pt 5 ps 0.6 lc rgb "#2ca02c" title "rotation, G = 4 classic filters (16.6 bits/key)", \
+         wfpr using 1:5 skip 1 with linespoints lw 2 pt 11 ps 0.8 lc rgb "#d62728" title "sliding window, G = 4 (18.6 bits/key), measured", \
+         wfpr using 1:6 skip 1 with lines lw 1 dt 2 lc rgb "#d62728" title "sliding window, predicted", \
+         0.01 with lines lw 1 dt 3 lc rgb "gray" title "target p = 1 %"
+}

@@ -79,6 +79,8 @@ const char *bc_strerror(enum bc_status status)
         return "in use by another process";
     case BC_ERR_MISMATCH:
         return "differs from the recorded setting";
+    case BC_ERR_UNSUPPORTED:
+        return "not supported by this object";
     }
     return "unknown status";
 }

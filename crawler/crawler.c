@@ -205,6 +205,7 @@ enum bc_crawler_error_kind bc_crawler_error_kind_of(enum bc_status st)
     case BC_ERR_FETCH_OTHER:
     case BC_ERR_LOCKED:
     case BC_ERR_MISMATCH:
+    case BC_ERR_UNSUPPORTED:
         break;
     }
     return BC_CRAWLER_ERR_OTHER;

@@ -789,10 +789,10 @@ out:
     errno = saved;
 }
 
-enum bc_status bc_bloom_save(const struct bc_bloom *bloom, const char *path)
+enum bc_status bc_save_atomic(const char *path,
+                              enum bc_status (*write)(int fd, const void *ctx),
+                              const void *ctx)
 {
-    if (!bloom || !path)
-        return BC_ERR_INVALID_ARG;
     remove_stale_tmp(path);
     char tmp[PATH_MAX];
     int n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
@@ -801,7 +801,7 @@ enum bc_status bc_bloom_save(const struct bc_bloom *bloom, const char *path)
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return BC_ERR_IO;
-    enum bc_status st = write_filter(fd, bloom);
+    enum bc_status st = write(fd, ctx);
     if (st == BC_OK && fsync(fd) != 0)
         st = BC_ERR_IO;
     if (close(fd) != 0 && st == BC_OK)
@@ -815,6 +815,23 @@ enum bc_status bc_bloom_save(const struct bc_bloom *bloom, const char *path)
         return st;
     }
     return sync_parent_dir(path);
+}
+
+enum bc_status bc_write_all(int fd, const void *data, size_t len)
+{
+    return write_all(fd, data, len);
+}
+
+static enum bc_status write_filter_ctx(int fd, const void *ctx)
+{
+    return write_filter(fd, ctx);
+}
+
+enum bc_status bc_bloom_save(const struct bc_bloom *bloom, const char *path)
+{
+    if (!bloom || !path)
+        return BC_ERR_INVALID_ARG;
+    return bc_save_atomic(path, write_filter_ctx, bloom);
 }
 
 /* Make the filter a header describes (empty array). */

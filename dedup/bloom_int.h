@@ -25,6 +25,7 @@
 #ifndef BC_DEDUP_BLOOM_INT_H
 #define BC_DEDUP_BLOOM_INT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "bloomcrawl/bloom.h"
@@ -168,5 +169,17 @@ static inline void bc_block_masks(struct bc_hash128 h, unsigned k,
         mask[bit >> 6] |= UINT64_C(1) << (bit & 63);
     }
 }
+
+/*
+ * The atomic save of every dedup file (bloom.c): write(fd, ctx) fills
+ * "path.tmp.<pid>", which is fsync'ed, renamed over path, and the
+ * directory fsync'ed; stale temporaries of dead processes are removed
+ * first. On failure the temporary is removed and errno kept.
+ */
+enum bc_status bc_save_atomic(const char *path,
+                              enum bc_status (*write)(int fd, const void *ctx),
+                              const void *ctx);
+/* write(2) all of data, retrying short writes and EINTR: BC_ERR_IO. */
+enum bc_status bc_write_all(int fd, const void *data, size_t len);
 
 #endif /* BC_DEDUP_BLOOM_INT_H */

@@ -75,6 +75,23 @@
  * array is limited to BC_CBLOOM_MAX_COUNTERS counters, the same 256 GiB
  * bloom.h allows a bit array.
  *
+ * File format (version 1; integers little-endian)
+ * -----------
+ *
+ *     offset  size  field
+ *          0     8  magic "BCCBLOOM"
+ *          8     4  version = 1
+ *         12     4  k
+ *         16     8  m, counters
+ *         24     8  seed
+ *         32     8  n it was sized for
+ *         40     8  keys (adds minus removes)
+ *         48     8  array bytes A = ceil(m / 2)
+ *         56     A  the counters, two per byte as above
+ *     56 + A     8  XXH64 (seed 0) of every byte before it
+ *
+ * Saved atomically like bc_bloom_save (temporary, fsync, rename).
+ *
  * Cost
  * ----
  * add, contains: k counter reads or updates (up to k cache misses) after
@@ -82,13 +99,19 @@
  * repeated positions only when a counter is below k. stats: one pass over
  * the array, 16 counters per 64-bit word.
  */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#define XXH_STATIC_LINKING_ONLY /* XXH64_state_t on the stack */
 #include <xxhash.h>
 
 #include "bloom_int.h"
@@ -329,4 +352,134 @@ void bc_cbloom_stats(const struct bc_cbloom *cbloom,
     out->nonzero = nonzero;
     out->saturated = saturated;
     out->fpr_estimated = pow((double)nonzero / (double)cbloom->m, cbloom->k);
+}
+
+/* ---- persistence (issue 14: the seen-test that forgets keeps it) ----- */
+
+#define CB_MAGIC   "BCCBLOOM" /* 8 bytes, no NUL */
+#define CB_VERSION 1u
+#define CB_HEADER  56u
+#define CB_TRAILER 8u
+
+static void cb_put(unsigned char *p, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t cb_get(const unsigned char *p, int bytes)
+{
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static enum bc_status write_cbloom(int fd, const void *ctx)
+{
+    const struct bc_cbloom *c = ctx;
+    unsigned char hdr[CB_HEADER] = {0}, trailer[CB_TRAILER];
+    memcpy(hdr, CB_MAGIC, 8);
+    cb_put(hdr + 8, CB_VERSION, 4);
+    cb_put(hdr + 12, c->k, 4);
+    cb_put(hdr + 16, c->m, 8);
+    cb_put(hdr + 24, c->seed, 8);
+    cb_put(hdr + 32, c->n_expected, 8);
+    cb_put(hdr + 40, c->keys, 8);
+    cb_put(hdr + 48, c->bytes, 8);
+    XXH64_state_t state;
+    XXH64_reset(&state, 0);
+    XXH64_update(&state, hdr, sizeof(hdr));
+    XXH64_update(&state, c->counters, (size_t)c->bytes);
+    cb_put(trailer, XXH64_digest(&state), 8);
+    enum bc_status st = bc_write_all(fd, hdr, sizeof(hdr));
+    if (st == BC_OK)
+        st = bc_write_all(fd, c->counters, (size_t)c->bytes);
+    if (st == BC_OK)
+        st = bc_write_all(fd, trailer, sizeof(trailer));
+    return st;
+}
+
+enum bc_status bc_cbloom_save(const struct bc_cbloom *cbloom, const char *path)
+{
+    if (cbloom == NULL || path == NULL)
+        return BC_ERR_INVALID_ARG;
+    return bc_save_atomic(path, write_cbloom, cbloom);
+}
+
+enum bc_status bc_cbloom_load_mem(const void *data, size_t len,
+                                  struct bc_cbloom **out)
+{
+    if (data == NULL || out == NULL)
+        return BC_ERR_INVALID_ARG;
+    const unsigned char *p = data;
+    if (len < 8)
+        return memcmp(p, CB_MAGIC, len) == 0 ? BC_ERR_TRUNCATED : BC_ERR_FORMAT;
+    if (memcmp(p, CB_MAGIC, 8) != 0)
+        return BC_ERR_FORMAT;
+    if (len < CB_HEADER + CB_TRAILER)
+        return BC_ERR_TRUNCATED;
+    if (cb_get(p + 8, 4) != CB_VERSION)
+        return BC_ERR_VERSION;
+    uint64_t bytes = cb_get(p + 48, 8);
+    if (bytes > BC_CBLOOM_MAX_COUNTERS / 2)
+        return BC_ERR_CORRUPT;
+    if (len < CB_HEADER + bytes + CB_TRAILER)
+        return BC_ERR_TRUNCATED;
+    if (len > CB_HEADER + bytes + CB_TRAILER)
+        return BC_ERR_CORRUPT;
+    size_t body = CB_HEADER + (size_t)bytes;
+    if (XXH64(p, body, 0) != cb_get(p + body, 8))
+        return BC_ERR_CHECKSUM;
+    uint64_t m = cb_get(p + 16, 8), n = cb_get(p + 32, 8);
+    unsigned k = (unsigned)cb_get(p + 12, 4);
+    if (m == 0 || m > BC_CBLOOM_MAX_COUNTERS || m / 2 + (m & 1) != bytes ||
+        n == 0 || k == 0 || k > BC_BLOOM_MAX_K)
+        return BC_ERR_CORRUPT;
+    struct bc_cbloom *c;
+    enum bc_status st = bc_cbloom_create_mk(n, m, k, cb_get(p + 24, 8), &c);
+    if (st != BC_OK)
+        return st;
+    memcpy(c->counters, p + CB_HEADER, (size_t)bytes);
+    c->keys = cb_get(p + 40, 8);
+    *out = c;
+    return BC_OK;
+}
+
+enum bc_status bc_cbloom_load(const char *path, struct bc_cbloom **out)
+{
+    if (path == NULL || out == NULL)
+        return BC_ERR_INVALID_ARG;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return BC_ERR_IO;
+    enum bc_status st = BC_ERR_IO;
+    unsigned char *buf = NULL;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0)
+        goto out_close;
+    st = BC_ERR_CORRUPT;
+    if ((uint64_t)sb.st_size > BC_CBLOOM_MAX_COUNTERS / 2 + CB_HEADER + 64)
+        goto out_close;
+    size_t len = (size_t)sb.st_size, got = 0;
+    st = BC_ERR_NOMEM;
+    buf = malloc(len ? len : 1);
+    if (buf == NULL)
+        goto out_close;
+    while (got < len) {
+        ssize_t r = read(fd, buf + got, len - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            st = r == 0 ? BC_ERR_TRUNCATED : BC_ERR_IO;
+            goto out_free_buf;
+        }
+        got += (size_t)r;
+    }
+    st = bc_cbloom_load_mem(buf, len, out);
+out_free_buf:
+    free(buf);
+out_close:
+    close(fd);
+    return st;
 }

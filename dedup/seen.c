@@ -46,11 +46,19 @@
  */
 #include <stdlib.h>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include "bloomcrawl/lru.h"
 #include "bloomcrawl/seen.h"
 
 struct bc_seen {
-    struct bc_bloom *bloom;
+    struct bc_bloom *bloom; /* NULL when tier 1 is one of the two below */
+    struct bc_window *window;
+    struct bc_cbloom *cbloom;
+    uint64_t seed;      /* the hash seed of a counting filter's LRU hash */
+    uint64_t now;       /* the clock a time window reads */
+    uint64_t forgotten; /* bc_seen_forget successes */
     struct bc_lru *lru;
     bool loaded;     /* the filter came from a file */
     bool lru_failed; /* the LRU once failed to store a key */
@@ -84,6 +92,11 @@ void bc_seen_config_init(struct bc_seen_config *config)
     config->seed = 0;
     config->lru_capacity = BC_SEEN_DEFAULT_LRU;
     config->lru_max_bytes = 0;
+    config->counting = false;
+    config->window_kind = BC_SEEN_WINDOW_NONE;
+    config->window = 0;
+    config->window_generations = 0;
+    config->window_segment_bits = 0;
 }
 
 /* Wrap a filter (taken over, freed on failure) and a new LRU into a
@@ -111,11 +124,16 @@ out_free_bloom:
     return st;
 }
 
+static enum bc_status create_other(const struct bc_seen_config *config,
+                                   struct bc_seen **out);
+
 enum bc_status bc_seen_create(const struct bc_seen_config *config,
                               struct bc_seen **out)
 {
     if (!config || !out)
         return BC_ERR_INVALID_ARG;
+    if (config->counting || config->window_kind != BC_SEEN_WINDOW_NONE)
+        return create_other(config, out);
     struct bc_bloom *bloom;
     enum bc_status st =
         bc_bloom_create(config->expected, config->fp_rate, config->layout,
@@ -125,6 +143,10 @@ enum bc_status bc_seen_create(const struct bc_seen_config *config,
     return assemble(bloom, config, false, out);
 }
 
+static enum bc_status load_window(const char *path,
+                                  const struct bc_seen_config *config,
+                                  struct bc_seen **out);
+
 enum bc_status bc_seen_load(const char *path,
                             const struct bc_seen_config *config,
                             struct bc_seen **out)
@@ -133,6 +155,8 @@ enum bc_status bc_seen_load(const char *path,
         return BC_ERR_INVALID_ARG;
     struct bc_bloom *bloom;
     enum bc_status st = bc_bloom_load(path, 0, &bloom);
+    if (st == BC_ERR_FORMAT)
+        return load_window(path, config, out);
     if (st != BC_OK)
         return st;
     return assemble(bloom, config, true, out);
@@ -142,6 +166,10 @@ enum bc_status bc_seen_save(const struct bc_seen *seen, const char *path)
 {
     if (!seen)
         return BC_ERR_INVALID_ARG;
+    if (seen->window)
+        return bc_window_save(seen->window, path);
+    if (seen->cbloom)
+        return bc_cbloom_save(seen->cbloom, path);
     return bc_bloom_save(seen->bloom, path);
 }
 
@@ -151,6 +179,8 @@ void bc_seen_free(struct bc_seen *seen)
         return;
     bc_lru_free(seen->lru);
     bc_bloom_free(seen->bloom);
+    bc_window_free(seen->window);
+    bc_cbloom_free(seen->cbloom);
     free(seen);
 }
 
@@ -199,11 +229,17 @@ static enum bc_status test_and_add_hashed(struct bc_seen *seen, const void *key,
     return BC_OK;
 }
 
+static enum bc_status test_and_add_other(struct bc_seen *seen, const void *key,
+                                         size_t len,
+                                         enum bc_seen_verdict *verdict);
+
 enum bc_status bc_seen_test_and_add(struct bc_seen *seen, const void *key,
                                     size_t len, enum bc_seen_verdict *verdict)
 {
     if (!seen || !verdict || (!key && len > 0))
         return BC_ERR_INVALID_ARG;
+    if (!seen->bloom)
+        return test_and_add_other(seen, key, len, verdict);
     return test_and_add_hashed(seen, key, len,
                                bc_bloom_hash(seen->bloom, key, len), verdict);
 }
@@ -221,6 +257,14 @@ enum bc_status bc_seen_test_and_add_batch(struct bc_seen *seen,
     for (size_t i = 0; i < count; i++)
         if (!keys[i] && lens[i] > 0)
             return BC_ERR_INVALID_ARG;
+    if (!seen->bloom) { /* window or counting tier 1: one at a time */
+        enum bc_status res = BC_OK;
+        for (size_t i = 0; i < count; i++)
+            if (test_and_add_other(seen, keys[i], lens[i], &verdicts[i]) !=
+                BC_OK)
+                res = BC_ERR_NOMEM;
+        return res;
+    }
     /* A ring of the next BATCH_AHEAD hashes: hash key i + BATCH_AHEAD and
      * prefetch its memory, then test key i. */
     struct bc_hash128 ring[BATCH_AHEAD];
@@ -247,9 +291,14 @@ enum bc_status bc_seen_test_and_add_batch(struct bc_seen *seen,
     return result;
 }
 
+static enum bc_seen_verdict peek_other(const struct bc_seen *seen,
+                                       const void *key, size_t len);
+
 enum bc_seen_verdict bc_seen_peek(const struct bc_seen *seen, const void *key,
                                   size_t len)
 {
+    if (!seen->bloom)
+        return peek_other(seen, key, len);
     struct bc_hash128 h = bc_bloom_hash(seen->bloom, key, len);
     if (!bc_bloom_contains_hash(seen->bloom, h))
         return BC_SEEN_NEW;
@@ -269,11 +318,226 @@ void bc_seen_stats(const struct bc_seen *seen, struct bc_seen_stats *out)
         .lru_complete = lru_complete(seen),
     };
     bc_lru_stats(seen->lru, &s.lru);
-    bc_bloom_stats(seen->bloom, &s.bloom);
+    if (seen->bloom)
+        bc_bloom_stats(seen->bloom, &s.bloom);
+    s.windowed = seen->window != NULL;
+    if (seen->window)
+        bc_window_stats(seen->window, seen->now, &s.window);
+    s.counting = seen->cbloom != NULL;
+    if (seen->cbloom)
+        bc_cbloom_stats(seen->cbloom, &s.cbloom);
+    s.forgotten = seen->forgotten;
     *out = s;
 }
 
 const struct bc_bloom *bc_seen_bloom(const struct bc_seen *seen)
 {
     return seen->bloom;
+}
+
+/* ---- tier 1 as a window or a counting filter (issue 14) -------------- */
+
+/*
+ * The same verdicts over another tier 1. A window filter forgets: a key
+ * whose window passed is NEW while the LRU may still hold it, so on NEW
+ * the LRU is looked up (and refreshed) before anything is pushed. The
+ * complete-LRU rule still holds: the LRU holds every key ever added (and
+ * not forgotten), so a tier 1 "maybe" that misses a complete LRU is a
+ * proven false positive, and the key is then inserted into tier 1.
+ * A counting filter is a Bloom filter whose keys can be removed together
+ * with their LRU entries (bc_seen_forget), so the rule stays exact.
+ */
+
+static struct bc_hash128 other_hash(const struct bc_seen *s, const void *key,
+                                    size_t len)
+{
+    if (s->window)
+        return bc_window_hash(s->window, key, len);
+    XXH128_hash_t x = XXH3_128bits_withSeed(len ? key : "", len, s->seed);
+    struct bc_hash128 h = {x.low64, x.high64};
+    return h;
+}
+
+/* Tier 1's "maybe", changing nothing. */
+static bool other_contains(const struct bc_seen *s, const void *key, size_t len,
+                           struct bc_hash128 h)
+{
+    if (s->window)
+        return bc_window_contains_hash(s->window, h, s->now);
+    return bc_cbloom_contains(s->cbloom, key, len);
+}
+
+static void other_add(struct bc_seen *s, const void *key, size_t len,
+                      struct bc_hash128 h)
+{
+    if (s->window)
+        bc_window_add_hash(s->window, h, s->now);
+    else
+        bc_cbloom_add(s->cbloom, key, len);
+}
+
+static enum bc_status test_and_add_other(struct bc_seen *seen, const void *key,
+                                         size_t len,
+                                         enum bc_seen_verdict *verdict)
+{
+    struct bc_hash128 h = other_hash(seen, key, len);
+    seen->tested++;
+    bool fresh; /* tier 1 had no trace of the key */
+    if (seen->window) {
+        fresh = bc_window_test_and_add_hash(seen->window, h, seen->now);
+    } else {
+        fresh = !bc_cbloom_contains(seen->cbloom, key, len);
+        if (fresh)
+            bc_cbloom_add(seen->cbloom, key, len);
+    }
+    if (!fresh) {
+        if (bc_lru_find(seen->lru, key, len, lru_hash(h))) {
+            seen->duplicate++;
+            *verdict = BC_SEEN_DUPLICATE;
+            return BC_OK;
+        }
+        if (!lru_complete(seen)) {
+            seen->probably_seen++;
+            *verdict = BC_SEEN_PROBABLY_SEEN;
+            return BC_OK;
+        }
+        seen->fp_caught++;
+        other_add(seen, key, len, h);
+    }
+    seen->verdict_new++;
+    *verdict = BC_SEEN_NEW;
+    /* A window's NEW key may be in the LRU from an earlier window. */
+    if (seen->window && fresh && bc_lru_find(seen->lru, key, len, lru_hash(h)))
+        return BC_OK;
+    if (bc_lru_push(seen->lru, key, len, lru_hash(h)) != BC_OK) {
+        seen->lru_failed = true;
+        return BC_ERR_NOMEM;
+    }
+    return BC_OK;
+}
+
+static enum bc_seen_verdict peek_other(const struct bc_seen *seen,
+                                       const void *key, size_t len)
+{
+    struct bc_hash128 h = other_hash(seen, key, len);
+    if (!other_contains(seen, key, len, h))
+        return BC_SEEN_NEW;
+    if (bc_lru_contains(seen->lru, key, len, lru_hash(h)))
+        return BC_SEEN_DUPLICATE;
+    return lru_complete(seen) ? BC_SEEN_NEW : BC_SEEN_PROBABLY_SEEN;
+}
+
+/* Wrap a window or counting filter (taken over, freed on failure). */
+static enum bc_status assemble_other(struct bc_window *window,
+                                     struct bc_cbloom *cbloom, uint64_t seed,
+                                     const struct bc_seen_config *config,
+                                     bool loaded, struct bc_seen **out)
+{
+    struct bc_seen *s;
+    enum bc_status st = assemble(NULL, config, loaded, &s);
+    if (st != BC_OK) {
+        bc_window_free(window);
+        bc_cbloom_free(cbloom);
+        return st;
+    }
+    s->window = window;
+    s->cbloom = cbloom;
+    s->seed = seed;
+    *out = s;
+    return BC_OK;
+}
+
+static enum bc_status create_other(const struct bc_seen_config *config,
+                                   struct bc_seen **out)
+{
+    enum bc_status st;
+    if (config->counting) {
+        if (config->window_kind != BC_SEEN_WINDOW_NONE)
+            return BC_ERR_INVALID_ARG;
+        struct bc_cbloom *cb;
+        st = bc_cbloom_create(config->expected, config->fp_rate, config->seed,
+                              &cb);
+        if (st != BC_OK)
+            return st;
+        return assemble_other(NULL, cb, config->seed, config, false, out);
+    }
+    struct bc_window_config wc;
+    bc_window_config_init(&wc);
+    switch (config->window_kind) {
+    case BC_SEEN_WINDOW_COUNT:
+        wc.kind = BC_WINDOW_COUNT;
+        break;
+    case BC_SEEN_WINDOW_TIME:
+        wc.kind = BC_WINDOW_TIME;
+        break;
+    case BC_SEEN_WINDOW_NONE:
+        return BC_ERR_INVALID_ARG;
+    }
+    wc.window = config->window;
+    wc.capacity = config->expected;
+    wc.p = config->fp_rate;
+    if (config->window_generations)
+        wc.generations = config->window_generations;
+    wc.segment_bits = config->window_segment_bits;
+    wc.seed = config->seed;
+    struct bc_window *w;
+    st = bc_window_create(&wc, 0, &w);
+    if (st != BC_OK)
+        return st;
+    return assemble_other(w, NULL, config->seed, config, false, out);
+}
+
+static enum bc_status load_window(const char *path,
+                                  const struct bc_seen_config *config,
+                                  struct bc_seen **out)
+{
+    struct bc_window *w;
+    enum bc_status st = bc_window_load(path, &w);
+    if (st == BC_ERR_FORMAT) { /* a counting filter's file? */
+        struct bc_cbloom *cb;
+        st = bc_cbloom_load(path, &cb);
+        if (st != BC_OK)
+            return st;
+        /* The LRU starts empty: any seed serves its hash. */
+        return assemble_other(NULL, cb, 0, config, true, out);
+    }
+    if (st != BC_OK)
+        return st;
+    struct bc_window_stats ws;
+    bc_window_stats(w, 0, &ws);
+    st = assemble_other(w, NULL, 0, config, true, out);
+    if (st == BC_OK)
+        (*out)->now = ws.now;
+    return st;
+}
+
+const struct bc_window *bc_seen_window(const struct bc_seen *seen)
+{
+    return seen ? seen->window : NULL;
+}
+
+void bc_seen_set_clock(struct bc_seen *seen, uint64_t now)
+{
+    if (seen && now > seen->now)
+        seen->now = now;
+}
+
+enum bc_status bc_seen_forget(struct bc_seen *seen, const void *key, size_t len)
+{
+    if (!seen || (!key && len > 0))
+        return BC_ERR_INVALID_ARG;
+    if (!seen->cbloom)
+        return BC_ERR_UNSUPPORTED;
+    struct bc_hash128 h = other_hash(seen, key, len);
+    bool held = bc_lru_contains(seen->lru, key, len, lru_hash(h));
+    /* A complete LRU knows every added key: one it lacks was never added,
+     * and removing it from the filter would damage other keys. */
+    if (!held && lru_complete(seen))
+        return BC_ERR_NOT_FOUND;
+    enum bc_status st = bc_cbloom_remove(seen->cbloom, key, len);
+    if (st != BC_OK)
+        return st;
+    bc_lru_remove(seen->lru, key, len, lru_hash(h));
+    seen->forgotten++;
+    return BC_OK;
 }

@@ -71,3 +71,43 @@ const char *args_option(const char *arg, char *buf, size_t cap,
     *value = eq + 1;
     return buf;
 }
+
+int args_duration(const char *s, uint64_t *out_ms)
+{
+    static const struct {
+        const char *unit;
+        uint64_t ms;
+    } units[] = {{"ms", 1},      {"s", 1000},     {"m", 60000},
+                 {"h", 3600000}, {"d", 86400000}, {"w", 604800000}};
+    uint64_t total = 0;
+
+    if (s == NULL || *s == '\0')
+        return -1;
+    while (*s != '\0') {
+        uint64_t v = 0;
+        const char *digits = s;
+        while (*s >= '0' && *s <= '9') {
+            if (v > (UINT64_MAX - 9) / 10)
+                return -1;
+            v = v * 10 + (uint64_t)(*s++ - '0');
+        }
+        if (s == digits)
+            return -1;
+        size_t u = 0, n = sizeof units / sizeof *units;
+        /* "ms" before "m": the longer unit is tried first. */
+        while (u < n && strncmp(s, units[u].unit, strlen(units[u].unit)) != 0)
+            u++;
+        if (u == n)
+            return -1;
+        s += strlen(units[u].unit);
+        if (*s >= 'a' && *s <= 'z')
+            return -1;
+        if (v > (UINT64_MAX - total) / units[u].ms)
+            return -1;
+        total += v * units[u].ms;
+    }
+    if (total == 0)
+        return -1;
+    *out_ms = total;
+    return 0;
+}

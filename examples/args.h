@@ -15,6 +15,11 @@ int args_count(const char *s, bool zero_ok, uint64_t *out);
 /* A rate in (0, 1): 0.01 or 1%. Returns 0 and writes *out, or -1. */
 int args_rate(const char *s, double *out);
 
+/* A duration: one or more <number><unit> groups, unit ms, s, m, h, d or
+ * w: "7d", "12h", "1h30m", "500ms". More than 0. Returns 0 and writes
+ * *out_ms (milliseconds), or -1 (nothing written). */
+int args_duration(const char *s, uint64_t *out_ms);
+
 /* An option as written: "--name=value" gives "--name" (copied into buf of
  * cap bytes) and sets *value to "value"; anything else (or a name longer
  * than buf) gives arg itself and sets *value to NULL. */

@@ -14,6 +14,14 @@
  *   urldedup --state seen.bloom --dry-run < more
  *                                         what would be new, changing
  *                                         nothing
+ *   urldedup --window 100000 < urls       a sort -u that forgets: a URL
+ *                                         comes out again once 100000
+ *                                         other new URLs came out
+ *   urldedup --window-time 7d --state s.win < urls
+ *                                         ... once 7 days have passed
+ *   urldedup --layout counting --state s.cb --forget gone.txt < urls
+ *                                         the URLs of gone.txt are new
+ *                                         again
  *
  * Invalid lines never stop the run: each is reported on stderr with its
  * line number and counted. Lines may be of any length and contain any byte
@@ -87,11 +95,30 @@ static void usage(FILE *f)
         "  --expect N         URLs to size the Bloom filter for (default %u)\n"
         "  --fp-rate P        its false-positive rate (default %g, or 1%%)\n"
         "  --lru N            LRU entries (default %u; 0: no LRU)\n"
-        "  --layout L         classic or blocked (default blocked)\n"
-        "  --state FILE       load the Bloom filter from FILE if it exists\n"
+        "  --layout L         classic, blocked (default) or counting (4x "
+        "the\n"
+        "                     memory of classic; the only one that can "
+        "--forget)\n"
+        "  --state FILE       load the filter from FILE if it exists\n"
         "                     (its sizing then wins over --expect, --fp-rate\n"
         "                     and --layout), save it back at the end\n"
         "                     (atomically)\n"
+        "\n"
+        "Forgetting:\n"
+        "  --window N         remember only the last N new URLs: a URL is "
+        "not\n"
+        "                     printed again before N other new URLs were,\n"
+        "                     and is once 4/3 N + 3 were (the slack)\n"
+        "  --window-time D    remember a URL for D (e.g. 7d, 12h, 30m, 45s):\n"
+        "                     it comes out again once D has passed since it\n"
+        "                     came out; sized for --expect URLs within D;\n"
+        "                     with --state across runs\n"
+        "  --clock MS         the time now, ms since the epoch, instead of "
+        "the\n"
+        "                     system clock (replays, tests)\n"
+        "  --forget FILE      forget the URLs of FILE (one per line) before\n"
+        "                     reading: they are new again (--layout "
+        "counting)\n"
         "\n"
         "Opt-in rules (they change which URLs count as the same, never the\n"
         "URL printed; each may merge different pages on some sites):\n"
@@ -151,6 +178,9 @@ struct options {
     bool canonical, dry_run, stats;
     bool sized; /* --expect, --fp-rate or --layout given */
     const char *base, *state;
+    const char *forget; /* --forget FILE */
+    bool has_clock;     /* --clock given */
+    uint64_t clock;     /* its value */
     struct bc_seen_config seen;
     struct bc_url_policy policy;
 };
@@ -197,8 +227,9 @@ static int parse_args(int argc, char **argv, struct options *o,
                       const char **strip)
 {
     static const char *const value_options[] = {
-        "--base",    "--state", "--strip-param", "--expect",
-        "--fp-rate", "--lru",   "--max-length",  "--layout"};
+        "--base",    "--state",       "--strip-param", "--expect",
+        "--fp-rate", "--lru",         "--max-length",  "--layout",
+        "--window",  "--window-time", "--clock",       "--forget"};
     bc_seen_config_init(&o->seen);
     for (int i = 1; i < argc; i++) {
         char name[32];
@@ -290,22 +321,62 @@ static int parse_args(int argc, char **argv, struct options *o,
             o->policy.max_len = (size_t)n;
         } else if (strcmp(arg, "--layout") == 0) {
             o->sized = true;
+            o->seen.counting = false;
             if (strcmp(val, "classic") == 0)
                 o->seen.layout = BC_BLOOM_CLASSIC;
             else if (strcmp(val, "blocked") == 0)
                 o->seen.layout = BC_BLOOM_BLOCKED;
+            else if (strcmp(val, "counting") == 0)
+                o->seen.counting = true;
             else {
                 fprintf(stderr,
                         "urldedup: bad --layout: %s "
-                        "(classic or blocked)\n",
+                        "(classic, blocked or counting)\n",
                         val);
                 return 2;
             }
+        } else if (strcmp(arg, "--window") == 0) {
+            if (args_count(val, false, &n) != 0) {
+                fprintf(stderr, "urldedup: bad --window: %s\n", val);
+                return 2;
+            }
+            o->seen.window_kind = BC_SEEN_WINDOW_COUNT;
+            o->seen.window = n;
+        } else if (strcmp(arg, "--window-time") == 0) {
+            if (args_duration(val, &n) != 0) {
+                fprintf(stderr,
+                        "urldedup: bad --window-time: %s (want e.g. 7d, "
+                        "12h, 30m, 45s, 500ms)\n",
+                        val);
+                return 2;
+            }
+            o->seen.window_kind = BC_SEEN_WINDOW_TIME;
+            o->seen.window = n;
+        } else if (strcmp(arg, "--clock") == 0) {
+            if (args_count(val, true, &n) != 0) {
+                fprintf(stderr, "urldedup: bad --clock: %s\n", val);
+                return 2;
+            }
+            o->has_clock = true;
+            o->clock = n;
+        } else if (strcmp(arg, "--forget") == 0) {
+            o->forget = val;
         }
     }
     if (o->canonical && (o->dry_run || o->state != NULL)) {
         fprintf(stderr, "urldedup: --canonical does no dedup: it takes "
                         "neither --dry-run nor --state\n");
+        return 2;
+    }
+    if (o->canonical &&
+        (o->seen.window_kind != BC_SEEN_WINDOW_NONE || o->forget != NULL)) {
+        fprintf(stderr, "urldedup: --canonical does no dedup: it takes "
+                        "neither --window, --window-time nor --forget\n");
+        return 2;
+    }
+    if (o->seen.counting && o->seen.window_kind != BC_SEEN_WINDOW_NONE) {
+        fprintf(stderr, "urldedup: --layout counting and a window do not "
+                        "go together (a window forgets on its own)\n");
         return 2;
     }
     if (o->policy.strip_params_count > 0)
@@ -389,6 +460,8 @@ static void check_saturation(struct run *r, bool full)
     if (r->seen == NULL || r->saturation_warned)
         return;
     const struct bc_bloom *b = bc_seen_bloom(r->seen);
+    if (b == NULL) /* a window never saturates; a counting filter: stats */
+        return;
     uint64_t inserts = bc_bloom_inserts(b);
     if (!full && inserts <= r->sized_n)
         return;
@@ -407,11 +480,21 @@ static void check_saturation(struct run *r, bool full)
             r->opt->state ? " and a new --state file" : "");
 }
 
+/* The system clock in ms since the epoch: what a time window reads. */
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 /* Test the pending lines and write the new ones, in input order. */
 static void flush_batch(struct run *r)
 {
     if (r->pending == 0)
         return;
+    if (!r->opt->has_clock)
+        bc_seen_set_clock(r->seen, now_ms());
     enum bc_status st = bc_seen_test_and_add_batch(r->seen, r->key, r->key_len,
                                                    r->pending, r->verdict);
     if (st != BC_OK && !r->nomem_warned) {
@@ -603,6 +686,34 @@ static void print_stats(const struct options *o, const struct counters *c,
             s.lru.count, s.lru.capacity, s.lru.key_bytes,
             (unsigned long long)s.lru.hits, (unsigned long long)s.lru.misses,
             (unsigned long long)s.lru.evictions, s.lru_complete ? "yes" : "no");
+    if (s.windowed) {
+        fprintf(f,
+                "urldedup: window: %s %llu%s, %u generations, k %u, %.2f MiB, "
+                "sized for %llu keys in the window at %.3g; live keys %llu, "
+                "predicted FPR now %.3g%s\n",
+                s.window.kind == BC_WINDOW_COUNT ? "last" : "time",
+                (unsigned long long)s.window.window,
+                s.window.kind == BC_WINDOW_COUNT ? " URLs" : " ms",
+                s.window.generations, s.window.k,
+                (double)s.window.bytes / (1024.0 * 1024.0),
+                (unsigned long long)s.window.capacity, s.window.p,
+                (unsigned long long)s.window.live_keys, s.window.fpr_predicted,
+                s.window.over_capacity ? " (over capacity: raise --expect)"
+                                       : "");
+        return;
+    }
+    if (s.counting) {
+        fprintf(f,
+                "urldedup: counting: %llu counters (%.2f MiB), k %u, keys "
+                "%llu, forgotten %llu, saturated counters %llu, estimated "
+                "FPR now %.3g\n",
+                (unsigned long long)s.cbloom.m,
+                (double)s.cbloom.bytes / (1024.0 * 1024.0), s.cbloom.k,
+                (unsigned long long)s.cbloom.keys,
+                (unsigned long long)s.forgotten,
+                (unsigned long long)s.cbloom.saturated, s.cbloom.fpr_estimated);
+        return;
+    }
     fprintf(f,
             "urldedup: bloom: %s, %llu bits (%.2f MiB), k %u, seed %llu, "
             "sized for %llu keys\n",
@@ -619,6 +730,100 @@ static void print_stats(const struct options *o, const struct counters *c,
             (unsigned long long)s.bloom.bits_set, s.bloom.fill,
             s.bloom.n_estimated, s.bloom.fpr_estimated,
             (unsigned long long)s.bloom.n_expected, s.bloom.fpr_predicted);
+}
+
+/*
+ * The state file decides the filter's kind: a --window, --window-time or
+ * --forget that it cannot honour is a usage error (2), said before any
+ * input is read. Returns 0 or 2 after a message.
+ */
+static int check_kind(const struct options *o, const struct bc_seen *seen,
+                      bool loaded)
+{
+    const struct bc_window *w = bc_seen_window(seen);
+    struct bc_seen_stats s;
+    bc_seen_stats(seen, &s);
+    if (o->forget != NULL && !s.counting) {
+        fprintf(stderr,
+                "urldedup: --forget: %s cannot forget a URL: only "
+                "--layout counting can (a window forgets on its own)\n",
+                w ? "a window filter" : "a Bloom filter");
+        return 2;
+    }
+    if (!loaded || o->seen.window_kind == BC_SEEN_WINDOW_NONE)
+        return 0;
+    enum bc_window_kind want = o->seen.window_kind == BC_SEEN_WINDOW_COUNT
+                                   ? BC_WINDOW_COUNT
+                                   : BC_WINDOW_TIME;
+    if (w == NULL || s.window.kind != want ||
+        s.window.window != o->seen.window) {
+        fprintf(stderr,
+                "urldedup: %s %s holds %s: use the same window or a new "
+                "--state file\n",
+                want == BC_WINDOW_COUNT ? "--window" : "--window-time",
+                o->state,
+                w == NULL ? "no window"
+                          : (s.window.kind == BC_WINDOW_COUNT
+                                 ? "another --window"
+                                 : "another --window-time"));
+        return 2;
+    }
+    return 0;
+}
+
+/*
+ * --forget FILE: each line, normalized as the input is, is forgotten.
+ * Lines that are invalid or not held are counted, not errors. Returns 0,
+ * or 1 after a message (FILE unreadable).
+ */
+static int forget_file(struct run *r)
+{
+    FILE *f = fopen(r->opt->forget, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "urldedup: --forget %s: %s\n", r->opt->forget,
+                strerror(errno));
+        return 1;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    uint64_t forgotten = 0, unknown = 0, invalid = 0;
+    char *url_buf = r->slots, *key_buf = r->slots + r->buf_size;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        if (line[n - 1] == '\n')
+            n--;
+        struct bc_url u;
+        if (bc_url_normalize(r->base, line, (size_t)n, &r->opt->policy, url_buf,
+                             r->buf_size, &u) != BC_OK) {
+            invalid++;
+            continue;
+        }
+        const char *key = u.href;
+        size_t klen = u.len;
+        if ((r->opt->policy.rules != 0 ||
+             r->opt->policy.strip_params_count > 0) &&
+            bc_url_seen_key(&u, &r->opt->policy, key_buf, r->buf_size, &klen) ==
+                BC_OK)
+            key = key_buf;
+        if (bc_seen_forget(r->seen, key, klen) == BC_OK)
+            forgotten++;
+        else
+            unknown++;
+    }
+    free(line);
+    bool bad = ferror(f) != 0;
+    fclose(f);
+    if (bad) {
+        fprintf(stderr, "urldedup: --forget %s: read error\n", r->opt->forget);
+        return 1;
+    }
+    if (r->opt->stats)
+        fprintf(stderr,
+                "urldedup: forget: %llu forgotten, %llu not held, %llu "
+                "invalid\n",
+                (unsigned long long)forgotten, (unsigned long long)unknown,
+                (unsigned long long)invalid);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -703,8 +908,9 @@ int main(int argc, char **argv)
             st = bc_seen_create(&opt.seen, &r.seen);
             if (st == BC_ERR_INVALID_ARG || st == BC_ERR_TOO_LARGE) {
                 fprintf(stderr,
-                        "urldedup: bad value for --expect or --fp-rate: no "
-                        "Bloom filter for %llu URLs at a rate of %g (%s)\n",
+                        "urldedup: bad value for --expect, --fp-rate or "
+                        "--window: no filter for %llu URLs at a rate of %g "
+                        "(%s)\n",
                         (unsigned long long)opt.seen.expected, opt.seen.fp_rate,
                         bc_strerror(st));
                 rc = 2;
@@ -716,17 +922,26 @@ int main(int argc, char **argv)
                 goto out_free;
             }
         }
-        struct bc_bloom_stats bs;
-        bc_bloom_stats(bc_seen_bloom(r.seen), &bs);
-        r.sized_n = bs.n_expected;
-        r.target_fpr = bs.fpr_predicted;
-        if (loaded && opt.sized)
-            fprintf(stderr,
-                    "urldedup: note: --expect, --fp-rate and --layout are "
-                    "ignored: %s already exists, a filter sized for %llu "
-                    "URLs at a rate of %.3g\n",
-                    opt.state, (unsigned long long)bs.n_expected,
-                    bs.fpr_predicted);
+        if (bc_seen_bloom(r.seen) != NULL) {
+            struct bc_bloom_stats bs;
+            bc_bloom_stats(bc_seen_bloom(r.seen), &bs);
+            r.sized_n = bs.n_expected;
+            r.target_fpr = bs.fpr_predicted;
+            if (loaded && opt.sized)
+                fprintf(stderr,
+                        "urldedup: note: --expect, --fp-rate and --layout "
+                        "are ignored: %s already exists, a filter sized for "
+                        "%llu URLs at a rate of %.3g\n",
+                        opt.state, (unsigned long long)bs.n_expected,
+                        bs.fpr_predicted);
+        }
+        if (check_kind(&opt, r.seen, loaded) != 0) {
+            rc = 2;
+            goto out_free;
+        }
+        bc_seen_set_clock(r.seen, opt.has_clock ? opt.clock : now_ms());
+        if (opt.forget != NULL && forget_file(&r) != 0)
+            goto out_free;
         check_saturation(&r, true);
     }
 

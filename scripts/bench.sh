@@ -10,9 +10,9 @@
 #   --quick     small sizes, to check this script itself (numbers are not
 #               meaningful; the results go to bench/results-quick/)
 #   --no-crawl  skip the crawl against wget2 (it needs nginx and wget2)
-#   --only S    run only the steps named (dedup, scale, fpr, url, urldedup,
-#               frontier, crawl; with --billion scale-big, scale-big-scalar,
-#               billion) and then the report;
+#   --only S    run only the steps named (dedup, scale, fpr, window, url,
+#               urldedup, frontier, crawl; with --billion scale-big,
+#               scale-big-scalar, billion) and then the report;
 #               CSVs of the other steps stay as the last run left them
 #
 # Not part of the tests. Builds in Release mode in build-rel/, runs each
@@ -78,6 +78,7 @@ out=bench/results
 dedup_args=(--runs 3)
 scale_sizes=1000000,10000000,100000000
 fpr_args=()
+window_args=(--full --window 1000000)
 url_pairs=200000
 url_runs=7
 urldedup_lines=10000000
@@ -91,6 +92,7 @@ if [ "$quick" = 1 ]; then
     dedup_args=(--runs 1 --n 100000)
     scale_sizes=100000,1000000
     fpr_args=(--n 100000 --queries 1000000 --from 4 --to 12)
+    window_args=(--window 20000 --queries 20000 --speed-n 200000)
     url_pairs=20000
     url_runs=3
     urldedup_lines=200000
@@ -152,6 +154,10 @@ want scale && step scale "$bin/bench/bench_scale" --sizes "$scale_sizes" \
 # ---- false-positive rate, measured against predicted -------------------
 want fpr && step fpr "$bin/bench/bench_fpr" "${fpr_args[@]}" \
     --csv "$out/fpr.csv"
+
+# ---- the sliding-window filter against rotation (issue 14) -------------
+want window && step window "$bin/bench/bench_window" "${window_args[@]}" \
+    --csv "$out/window.csv" --curve "$out/window-fpr.csv"
 
 # ---- the normalizer against libcurl's URL API --------------------------
 if want url; then

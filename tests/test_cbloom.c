@@ -4,11 +4,13 @@
  * multiset), refused removals that change nothing, sticky saturation on
  * both sides of 15, the measured false-positive rate against the classic
  * prediction, the counter statistics against the binomial model, the
- * formulas of dedup/cbloom.c's comment, and bad arguments.
+ * formulas of dedup/cbloom.c's comment, bad arguments, and the file
+ * format (save, load, damaged images).
  *
  * Allocation failures run when the test is linked with
  * -Wl,--wrap=malloc,--wrap=calloc (skipped otherwise), as in test_lru.c.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bloomcrawl/bloom.h"
 #include "bloomcrawl/cbloom.h"
@@ -671,6 +674,59 @@ static void test_allocation_failure(void **state)
     assert_ptr_equal(out, sentinel);
 }
 
+/* Save and load: the same counters (contains and removes agree), the key
+ * count kept; damaged images refused with the right status. */
+static void test_save_load(void **state)
+{
+    (void)state;
+    struct bc_cbloom *c, *back = NULL;
+    assert_int_equal(bc_cbloom_create(2000, 0.01, 9, &c), BC_OK);
+    char key[64], path[] = "/tmp/test_cbloom_XXXXXX";
+    for (unsigned i = 0; i < 1500; i++) {
+        int n = snprintf(key, sizeof key, "k%u", i);
+        bc_cbloom_add(c, key, (size_t)n);
+    }
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(bc_cbloom_save(c, path), BC_OK);
+    assert_int_equal(bc_cbloom_load(path, &back), BC_OK);
+    for (unsigned i = 0; i < 3000; i++) {
+        int n = snprintf(key, sizeof key, "k%u", i);
+        assert_int_equal(bc_cbloom_contains(c, key, (size_t)n),
+                         bc_cbloom_contains(back, key, (size_t)n));
+    }
+    for (unsigned i = 0; i < 700; i++) {
+        int n = snprintf(key, sizeof key, "k%u", i);
+        assert_int_equal(bc_cbloom_remove(back, key, (size_t)n), BC_OK);
+    }
+    struct bc_cbloom_stats st;
+    bc_cbloom_stats(back, &st);
+    assert_int_equal(st.keys, 800);
+    bc_cbloom_free(back);
+    back = NULL;
+
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static unsigned char img[16384];
+    size_t len = fread(img, 1, sizeof img, f);
+    fclose(f);
+    assert_true(len > 64 && len < sizeof img);
+    assert_int_equal(bc_cbloom_load_mem(img, len - 1, &back), BC_ERR_TRUNCATED);
+    img[100] ^= 4;
+    assert_int_equal(bc_cbloom_load_mem(img, len, &back), BC_ERR_CHECKSUM);
+    img[100] ^= 4;
+    img[8] = 2;
+    assert_int_equal(bc_cbloom_load_mem(img, len, &back), BC_ERR_VERSION);
+    img[0] = 'x';
+    assert_int_equal(bc_cbloom_load_mem(img, len, &back), BC_ERR_FORMAT);
+    assert_null(back);
+    assert_int_equal(bc_cbloom_load("/nonexistent/c", &back), BC_ERR_IO);
+    assert_int_equal(bc_cbloom_save(c, "/nonexistent/c"), BC_ERR_IO);
+    bc_cbloom_free(c);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -686,6 +742,7 @@ int main(void)
         cmocka_unit_test(test_counters_binomial),
         cmocka_unit_test(test_bad_args),
         cmocka_unit_test(test_allocation_failure),
+        cmocka_unit_test(test_save_load),
     };
     return bc_test_status(cmocka_run_group_tests(tests, NULL, NULL));
 }

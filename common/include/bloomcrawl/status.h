@@ -61,8 +61,12 @@ enum bc_status {
     BC_ERR_FETCH_OTHER,     /* any other libcurl failure (see its text) */
 
     /* Crawl state (crawler/state.c). */
-    BC_ERR_LOCKED,  /* another process holds the state's lock */
-    BC_ERR_MISMATCH /* a setting differs from the one recorded */
+    BC_ERR_LOCKED,   /* another process holds the state's lock */
+    BC_ERR_MISMATCH, /* a setting differs from the one recorded */
+
+    /* Capabilities. */
+    BC_ERR_UNSUPPORTED /* this object cannot do that (e.g. forget a key
+                          in a plain Bloom filter) */
 };
 
 /* Short English description of a status; never NULL, never freed. */

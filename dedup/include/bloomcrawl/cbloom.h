@@ -96,6 +96,27 @@ enum bc_status bc_cbloom_remove(struct bc_cbloom *cbloom, const void *key,
 void bc_cbloom_stats(const struct bc_cbloom *cbloom,
                      struct bc_cbloom_stats *out);
 
+/*
+ * Save the filter to path atomically (as bc_bloom_save: temporary file,
+ * fsync, rename, directory fsync). Format: see dedup/cbloom.c. Errors:
+ * BC_ERR_INVALID_ARG, BC_ERR_IO (errno kept).
+ */
+enum bc_status bc_cbloom_save(const struct bc_cbloom *cbloom, const char *path);
+
+/*
+ * Load a filter saved by bc_cbloom_save(). Checks magic, version, header
+ * consistency, size and the XXH64 checksum first: on error *out is
+ * untouched and nothing stays allocated. Errors: BC_ERR_INVALID_ARG,
+ * BC_ERR_IO, BC_ERR_FORMAT, BC_ERR_VERSION, BC_ERR_TRUNCATED,
+ * BC_ERR_CORRUPT, BC_ERR_CHECKSUM, BC_ERR_NOMEM. Cost: the file is read
+ * into memory whole first (2x its size at peak).
+ */
+enum bc_status bc_cbloom_load(const char *path, struct bc_cbloom **out);
+
+/* The same from a file image in memory (len bytes at data). */
+enum bc_status bc_cbloom_load_mem(const void *data, size_t len,
+                                  struct bc_cbloom **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,6 +20,21 @@
  * Bloom semantics only when it must. A PROBABLY_SEEN key is not put into
  * the LRU, so a later DUPLICATE is always exact.
  *
+ * Tier 1 has three kinds (struct bc_seen_config):
+ *   - a Bloom filter (the default): never forgets;
+ *   - a window filter (window.h), count or time: NEW means "not inserted
+ *     within the window" (certain); DUPLICATE and PROBABLY_SEEN mean the
+ *     window filter says "within the window". A key older than the window
+ *     is NEW again (it is then put back into the window and refreshed in
+ *     the LRU). The LRU holds no ages: a key the LRU holds whose window
+ *     passed is DUPLICATE only when the window filter errs, i.e. at its
+ *     false-positive rate, as for any key. Time windows read the clock
+ *     set by bc_seen_set_clock();
+ *   - a counting filter (cbloom.h, 4x the memory of a classic filter):
+ *     bc_seen_forget() works.
+ * The batch call prefetches only for a Bloom filter; over the other two
+ * it tests one key after the other (the same verdicts).
+ *
  * Keys are bytes; the frontier passes canonical URLs. Not thread-safe.
  */
 #ifndef BC_DEDUP_SEEN_H
@@ -30,8 +45,10 @@
 #include <stdint.h>
 
 #include "bloomcrawl/bloom.h"
+#include "bloomcrawl/cbloom.h"
 #include "bloomcrawl/lru.h"
 #include "bloomcrawl/status.h"
+#include "bloomcrawl/window.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,6 +63,14 @@ enum bc_seen_verdict {
 /* The verdict's name: "NEW", "DUPLICATE" or "PROBABLY_SEEN". */
 const char *bc_seen_verdict_name(enum bc_seen_verdict verdict);
 
+/* A window on tier 1 (see window.h): none, the last W insertions, or the
+ * last T units of the clock given to bc_seen_set_clock(). */
+enum bc_seen_window {
+    BC_SEEN_WINDOW_NONE = 0,
+    BC_SEEN_WINDOW_COUNT = 1,
+    BC_SEEN_WINDOW_TIME = 2
+};
+
 /* Defaults of struct bc_seen_config. */
 #define BC_SEEN_DEFAULT_EXPECTED 1000000u
 #define BC_SEEN_DEFAULT_FP_RATE  0.01
@@ -58,6 +83,13 @@ struct bc_seen_config {
     uint64_t seed;               /* hash seed */
     size_t lru_capacity;         /* LRU entries (0: no tier 2) */
     size_t lru_max_bytes;        /* LRU key bytes, 0 = no byte limit */
+    /* Tier 1 kinds other than the Bloom filter (layout then unused): */
+    bool counting;                   /* a counting filter: forget works */
+    enum bc_seen_window window_kind; /* BC_SEEN_WINDOW_NONE by default */
+    uint64_t window;                 /* COUNT: W insertions; TIME: T clock
+                                        units, for expected keys per T */
+    unsigned window_generations;     /* G of window.h; 0: its default 4 */
+    unsigned window_segment_bits;    /* S of window.h; 0: its default 256 */
 };
 
 /* Fill *config with the defaults above. */
@@ -66,24 +98,34 @@ void bc_seen_config_init(struct bc_seen_config *config);
 struct bc_seen;
 
 /*
- * Create an empty seen-test. Errors: BC_ERR_INVALID_ARG (NULL, or bad
- * sizing), BC_ERR_TOO_LARGE, BC_ERR_NOMEM. Free with bc_seen_free().
+ * Create an empty seen-test. Tier 1: a counting filter when
+ * config->counting (sized by expected and fp_rate), else a window filter
+ * when window_kind is not NONE (COUNT: the last window insertions; TIME:
+ * the last window clock units, for expected keys within any window; both
+ * at fp_rate), else a Bloom filter of the given layout. Counting with a
+ * window is refused. A time window starts at clock 0 (see
+ * bc_seen_set_clock). Errors: BC_ERR_INVALID_ARG (NULL, or bad sizing, or
+ * counting with a window), BC_ERR_TOO_LARGE, BC_ERR_NOMEM. Free with
+ * bc_seen_free().
  */
 enum bc_status bc_seen_create(const struct bc_seen_config *config,
                               struct bc_seen **out);
 
 /*
- * Create a seen-test whose Bloom filter is loaded from path (saved by
- * bc_seen_save); config gives the LRU settings (its sizing fields are
- * ignored). The LRU starts empty and is never "complete". Errors: those of
- * bc_bloom_load(), BC_ERR_NOMEM.
+ * Create a seen-test whose tier 1 is loaded from path (saved by
+ * bc_seen_save): a Bloom, window or counting filter, whichever the file
+ * holds (a window's kind, size and clock come from the file; see
+ * bc_seen_window()). config gives the LRU settings (its sizing and window
+ * fields are ignored). The LRU starts empty and is never "complete".
+ * Errors: those of bc_bloom_load(), bc_window_load() and
+ * bc_cbloom_load(), BC_ERR_NOMEM.
  */
 enum bc_status bc_seen_load(const char *path,
                             const struct bc_seen_config *config,
                             struct bc_seen **out);
 
-/* Save the Bloom filter (atomically, see bc_bloom_save). The LRU is a
- * cache and is not saved. */
+/* Save tier 1 (atomically, see bc_bloom_save, bc_window_save and
+ * bc_cbloom_save). The LRU is a cache and is not saved. */
 enum bc_status bc_seen_save(const struct bc_seen *seen, const char *path);
 
 /* Free; NULL is a no-op. */
@@ -127,13 +169,43 @@ struct bc_seen_stats {
     bool lru_complete;       /* the complete-LRU rule holds now */
     struct bc_lru_stats lru; /* tier 2 counters */
     struct bc_bloom_stats bloom; /* O(m): a popcount pass */
+    /* Other tier 1 kinds (then bloom is all zero): */
+    bool windowed;                 /* tier 1 is a window filter */
+    struct bc_window_stats window; /* its statistics at the clock */
+    bool counting;                 /* tier 1 is a counting filter */
+    struct bc_cbloom_stats cbloom; /* its statistics, O(m) */
+    uint64_t forgotten;            /* keys forgotten by bc_seen_forget */
 };
 
 /* Fill *out. Cost: O(m) for the Bloom filter's popcount. */
 void bc_seen_stats(const struct bc_seen *seen, struct bc_seen_stats *out);
 
-/* The Bloom filter inside, for introspection (owned by seen). */
+/* The Bloom filter inside, for introspection (owned by seen); NULL when
+ * tier 1 is a window or counting filter. */
 const struct bc_bloom *bc_seen_bloom(const struct bc_seen *seen);
+
+/* The window filter inside (owned by seen), or NULL when there is none. */
+const struct bc_window *bc_seen_window(const struct bc_seen *seen);
+
+/*
+ * Set the clock that a time window reads (the caller's time, e.g. ms since
+ * the epoch; it never goes back: a smaller value is taken as the largest
+ * seen). Every later call uses it. No effect on other kinds. O(1).
+ */
+void bc_seen_set_clock(struct bc_seen *seen, uint64_t now);
+
+/*
+ * Forget a key: afterwards it is NEW again. Removes it from the LRU and,
+ * on a counting filter, from the filter. A key the filter reports absent,
+ * or (complete LRU) that was never added, gives BC_ERR_NOT_FOUND and
+ * changes nothing. Forgetting a key that was never added but that the
+ * filter and an incomplete LRU cannot tell from an added one damages the
+ * counting filter (see cbloom.h): forget only what you added. On a Bloom
+ * or window filter: BC_ERR_UNSUPPORTED, nothing changed. NULL seen or key
+ * (with len > 0): BC_ERR_INVALID_ARG. Cost: one hash, k counters.
+ */
+enum bc_status bc_seen_forget(struct bc_seen *seen, const void *key,
+                              size_t len);
 
 #ifdef __cplusplus
 }
