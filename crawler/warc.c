@@ -16,11 +16,11 @@
  * (mostly in the OS's page cache) and disk for the largest record.
  *
  * PAYLOAD: WARC-Payload-Digest is the digest of the payload, which for
- * an application/http block is its entity body (WARC 1.1 section 5.9,
- * "per RFC 2616"): the message body with its transfer coding removed,
- * its content coding (gzip) kept. The block keeps the body as it came,
- * chunk framing included (section 6.3.2: the response "received over the
- * network"); the payload digest is over the chunks' data alone, decoded
+ * an application/http block is its entity body (WARC 1.1, under
+ * WARC-Payload-Digest: "per RFC 2616"): the message body with its
+ * transfer coding removed, its content coding (gzip) kept. The block
+ * keeps the body as it came, chunk framing included (a response record
+ * holds the response "received over the network"); the payload digest is over the chunks' data alone, decoded
  * on the fly by a small state machine, so the same entity sent in other
  * chunks has the same payload digest (what deduplication by payload
  * digest relies on; iipc/warc-specifications#22, Heritrix's #769). The
@@ -30,6 +30,14 @@
  * WARC-Payload-Digest (the field is optional; a wrong one is worse). A
  * body cut short (WARC-Truncated) has the digest of the data before the
  * cut. Bytes after the last chunk's trailer are not payload.
+ *
+ * WARCINFO ID: every other record names its file's warcinfo record in
+ * WARC-Warcinfo-ID (an optional field of WARC 1.1), as wget and Heritrix
+ * write it, so a record read alone (seeked to by its offset) leads to the
+ * crawl's software and options. A file reopened to resume keeps its
+ * warcinfo: its id is read back from the file's first record (the first
+ * 4 KiB of it, inflated for .warc.gz); a file whose first record has no
+ * id there gets records without the field.
  *
  * gzip: a .warc.gz record is one gzip member (deflateInit2 with
  * windowBits 15 + 16), reset for each record, so a record starts at a
@@ -63,6 +71,8 @@ struct bc_warc {
     uint64_t records; /* records in it after its warcinfo */
     struct bc_warc_stats stats; /* of this writer (bc_warc_stats) */
     char *warcinfo;
+    char info_id[BC_WARC_ID_SIZE]; /* the current file's warcinfo record
+                                      id, "" when unknown (WARCINFO ID) */
     z_stream z;
     bool z_ready;
     unsigned char *buf; /* COPY_SIZE, then the deflate output */
@@ -242,6 +252,7 @@ static enum bc_status write_warcinfo(struct bc_warc *w)
     char id[BC_WARC_ID_SIZE], date[32], digest[33];
     if (bc_warc_new_id(id) != BC_OK)
         return BC_ERR_IO;
+    memcpy(w->info_id, id, sizeof(id));
     iso_date(time(NULL), date);
     EVP_MD_CTX *md = EVP_MD_CTX_new();
     if (!md)
@@ -381,6 +392,46 @@ static enum bc_status remove_later_files(struct bc_warc *w)
     return st;
 }
 
+/* Read the WARC-Record-ID of the first record of file NAME (its first
+ * 4 KiB, inflated for .warc.gz) into w->info_id; "" if none is there. */
+static void read_info_id(struct bc_warc *w, const char *name)
+{
+    enum { HEAD_MAX = 4096 };
+    w->info_id[0] = '\0';
+    FILE *f = fopen(name, "rb");
+    if (!f)
+        return;
+    unsigned char in[HEAD_MAX];
+    char head[HEAD_MAX + 1];
+    size_t n = fread(in, 1, sizeof(in), f), len = n;
+    fclose(f);
+    if (w->gz) {
+        z_stream z = {0};
+        if (inflateInit2(&z, 15 + 16) != Z_OK)
+            return;
+        z.next_in = in;
+        z.avail_in = (uInt)n;
+        z.next_out = (unsigned char *)head;
+        z.avail_out = HEAD_MAX;
+        inflate(&z, Z_SYNC_FLUSH);
+        len = HEAD_MAX - z.avail_out;
+        inflateEnd(&z);
+    } else {
+        memcpy(head, in, n);
+    }
+    head[len] = '\0';
+    char *end = strstr(head, "\r\n\r\n");
+    char *p = strstr(head, "\r\nWARC-Record-ID: <");
+    if (!end || !p || p > end)
+        return;
+    p += strlen("\r\nWARC-Record-ID: ");
+    size_t k = strcspn(p, "\r");
+    if (k < BC_WARC_ID_SIZE && p[k - 1] == '>') {
+        memcpy(w->info_id, p, k);
+        w->info_id[k] = '\0';
+    }
+}
+
 /* Reopen the file of at->seq, cut to at->offset, for appending. */
 static enum bc_status reopen(struct bc_warc *w,
                              const struct bc_warc_position *at)
@@ -412,6 +463,7 @@ static enum bc_status reopen(struct bc_warc *w,
     w->out = f;
     w->size = at->offset;
     w->records = at->records;
+    read_info_id(w, name);
     return BC_OK;
 }
 
@@ -746,6 +798,9 @@ enum bc_status bc_warc_record_end(struct bc_warc_record *r, bool truncated,
         if (r->concurrent_to)
             k += snprintf(header + k, n - (size_t)k,
                           "WARC-Concurrent-To: %s\r\n", r->concurrent_to);
+        if (w->info_id[0])
+            k += snprintf(header + k, n - (size_t)k, "WARC-Warcinfo-ID: %s\r\n",
+                          w->info_id);
         if (truncated)
             k += snprintf(header + k, n - (size_t)k,
                           "WARC-Truncated: length\r\n");

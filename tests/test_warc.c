@@ -401,9 +401,9 @@ static void write_response(const char *name, const char *rhead,
     free(raw);
 }
 
-/* WARC-Payload-Digest is over the entity body (WARC 1.1 section 5.9,
- * RFC 2616's entity-body: the transfer coding removed), while the block
- * keeps the chunked framing as received: the same page sent in other
+/* WARC-Payload-Digest is over the entity body (WARC 1.1, under that
+ * field: RFC 2616's entity-body, the transfer coding removed), while the
+ * block keeps the chunked framing as received: the same page sent in other
  * chunks has the same payload digest, and a malformed framing has none. */
 static void test_payload_digest_chunked(void **state)
 {

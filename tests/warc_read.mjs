@@ -149,7 +149,7 @@ async function readFile(WARCParser, arg) {
         const end = isHttp ? headEnd(block) : -1;
         const payload = end >= 0 ? block.subarray(end) : null;
         const blockSha1 = sha1(block);
-        // The payload digest is over the entity body (WARC 1.1 5.9): the
+        // The payload digest is over the entity body (WARC 1.1): the
         // bytes after the head, de-chunked when the head says chunked.
         const payloadSha1 = payload ? sha1(entityBody(block, end)) : null;
         const o = {

@@ -5,7 +5,8 @@
  * checking the framing, Content-Length and both digests, recomputed with
  * OpenSSL's one-shot SHA1() and a base32 encoder of this file (checked
  * against known vectors by test_warc.c); the payload digest over the
- * entity body, de-chunked when the HTTP head says chunked. Failures fail the running
+ * entity body, de-chunked when the HTTP head says chunked; and that each
+ * record's WARC-Warcinfo-ID is the id of the warcinfo record before it. Failures fail the running
  * cmocka test. Include it in one file of a test executable, after
  * cmocka.h.
  */
@@ -109,6 +110,7 @@ struct rec {
     bool truncated;
     char block_digest[64];
     char payload_digest[64];
+    char warcinfo_id[64];
     const unsigned char *block;
     size_t block_len;
 };
@@ -202,6 +204,7 @@ static int parse(const unsigned char *p, size_t n, struct rec *recs, int max)
 {
     int count = 0;
     size_t pos = 0;
+    char info_id[64] = "";
     while (pos < n) {
         assert_true(count < max);
         assert_memory_equal(p + pos, "WARC/1.1\r\n", 10);
@@ -228,6 +231,14 @@ static int parse(const unsigned char *p, size_t n, struct rec *recs, int max)
               sizeof(r->block_digest));
         field(h, hn, "WARC-Payload-Digest", r->payload_digest,
               sizeof(r->payload_digest));
+        /* Every other record names the warcinfo record before it (its
+         * file's; a stream of one file starts with it). */
+        field(h, hn, "WARC-Warcinfo-ID", r->warcinfo_id,
+              sizeof(r->warcinfo_id));
+        if (strcmp(r->type, "warcinfo") == 0)
+            strcpy(info_id, r->id);
+        else
+            assert_string_equal(r->warcinfo_id, info_id);
         assert_int_equal(strlen(r->id), 47);
         assert_memory_equal(r->id, "<urn:uuid:", 10);
         char want[40];
@@ -243,7 +254,7 @@ static int parse(const unsigned char *p, size_t n, struct rec *recs, int max)
                     blen = r->block_len - i - 4;
                     break;
                 }
-            /* The payload is the entity body (WARC 1.1 5.9): the bytes
+            /* The payload is the entity body (WARC 1.1): the bytes
              * after the head, de-chunked when the head says chunked. */
             size_t hl = (size_t)(body - r->block);
             unsigned char *plain = NULL;

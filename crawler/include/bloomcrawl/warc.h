@@ -15,9 +15,9 @@
  * the wire (status or request line, header lines, the body before content
  * decoding, chunk framing kept); its "payload" is the entity body: the
  * body alone, de-chunked when the head says Transfer-Encoding: chunked
- * (WARC 1.1 section 5.9). WARC-Block-Digest and WARC-Payload-Digest are
- * "sha1:" and the SHA-1 of each in RFC 4648 base32 (20 bytes -> 32
- * characters, no padding); a record whose transfer coding is not chunked
+ * (WARC 1.1, under WARC-Payload-Digest). WARC-Block-Digest and
+ * WARC-Payload-Digest are "sha1:" and the SHA-1 of each in RFC 4648
+ * base32 (20 bytes -> 32 characters, no padding); a record whose transfer coding is not chunked
  * or whose chunk framing does not parse has no WARC-Payload-Digest.
  *
  * Streaming: both Content-Length and the digests must be in the header,
@@ -49,6 +49,9 @@
  * position, cuts what follows (records written after the commit, a torn
  * record) and appends, without a second warcinfo in that file; files
  * after it are removed, and rotation goes on from its sequence number.
+ *
+ * Every record after a warcinfo carries WARC-Warcinfo-ID, the id of its
+ * file's warcinfo record (read back from the file when reopened).
  *
  * The library never prints; not thread-safe: one writer and its records,
  * one thread.
