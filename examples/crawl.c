@@ -1486,11 +1486,46 @@ static void warc_field(FILE *f, const char *name, const char *value)
     fputs("\r\n", f);
 }
 
+/* Append one command-line argument to the warcinfo's options, CR and LF
+ * made spaces, a secret in it "***": the password of a --proxy URL
+ * (scheme://user:PASSWORD@host) and the value of a --header
+ * Authorization, Proxy-Authorization or Cookie. The WARC is kept and
+ * shared; what the site was sent is in the request records. */
+static void warc_option(FILE *f, const char *prev, const char *arg)
+{
+    size_t keep = strlen(arg), resume = keep; /* arg[keep..resume) hidden */
+    if (prev && !strcmp(prev, "--proxy")) {
+        const char *s = strstr(arg, "://");
+        const char *host = s ? s + 3 : arg;
+        const char *at = strchr(host, '@');
+        const char *colon = strchr(host, ':');
+        if (at && colon && colon < at)
+            keep = (size_t)(colon + 1 - arg), resume = (size_t)(at - arg);
+    } else if (prev && !strcmp(prev, "--header")) {
+        size_t name = strcspn(arg, ":");
+        static const char *const secret[] = {"authorization",
+                                             "proxy-authorization", "cookie"};
+        for (size_t i = 0; i < sizeof(secret) / sizeof(*secret); i++)
+            if (name == strlen(secret[i]) &&
+                !strncasecmp(arg, secret[i], name) && arg[name] == ':')
+                keep = name + 1 + strspn(arg + name + 1, " \t");
+    }
+    for (size_t i = 0; arg[i]; i++) {
+        if (i == keep) {
+            fputs("***", f);
+            i = resume;
+            if (!arg[i])
+                break;
+        }
+        fputc(arg[i] == '\r' || arg[i] == '\n' ? ' ' : arg[i], f);
+    }
+}
+
 /*
  * Open --warc: afresh, or with --state on resume at the position the last
  * commit recorded (cut back to it, appended to). Its warcinfo block names
- * the software, the format, the command line, the robots policy and the
- * user agent. Returns 0, or the exit status after a message: 2 for a file
+ * the software, the format, the command line (its secrets hidden:
+ * warc_option()), the robots policy and the user agent. Returns 0, or the exit status after a message: 2 for a file
  * that cannot be created, 1 for one that cannot be resumed.
  */
 static int open_warc(struct crawl *c)
@@ -1514,8 +1549,7 @@ static int open_warc(struct crawl *c)
     fputs("options: crawl", f);
     for (int i = 1; i < c->argc; i++) {
         fputc(' ', f);
-        for (const char *p = c->argv[i]; *p; p++)
-            fputc(*p == '\r' || *p == '\n' ? ' ' : *p, f);
+        warc_option(f, i > 1 ? c->argv[i - 1] : NULL, c->argv[i]);
     }
     fputs("\r\n", f);
     warc_field(f, "robots", o->no_robots ? "ignore" : "obey");
