@@ -336,6 +336,24 @@ def test_proxy(d):
           ["http://nowhere.bloomcrawl.test"] and
           s["per_host"][0]["pages"] == 2,
           "proxy: per_host names the host as crawled, not the proxy")
+    # A proxy with a password: curl sends it to the proxy, but the WARC's
+    # request records (kept, shared) do not carry Proxy-Authorization.
+    proxy = Proxy()
+    warc = os.path.join(d, "proxy.warc")
+    rc, _, err = crawl(["--quiet", "--delay", "0", "--warc", warc,
+                        "--proxy", "http://u:s3cret@127.0.0.1:%d" % proxy.port,
+                        "http://nowhere.bloomcrawl.test/"], timeout=60)
+    proxy.stop()
+    data = open(warc, "rb").read()
+    check(rc == 0 and len(proxy.seen) == 4 and
+          all(h.get("Proxy-Authorization") == "Basic dTpzM2NyZXQ="
+              for _, h in proxy.seen),
+          "proxy: the proxy's credentials went to the proxy (%s)" % rc)
+    check(data.count(b"WARC-Type: request\r\n") >= 3 and
+          b"dTpzM2NyZXQ=" not in data and b"s3cret" not in data and
+          b"\r\nproxy-authorization:" not in data.lower(),
+          "proxy: no record of the WARC holds the proxy's credentials "
+          "(%d request records)" % data.count(b"WARC-Type: request\r\n"))
 
 
 def test_resume(d, sitedir, manifest):
