@@ -104,9 +104,9 @@
  * the response record when the final response's head has come and spool
  * the body as received (the request head is kept as sent, less its
  * Proxy-Authorization lines: a proxy's password stays out of archives);
- * on_done() writes the request record, then the response record, before the page is completed (its on_page gets the
- * response record's file and offset) - in the turn that completes the
- * page, so that the next commit, which also records the writer's
+ * on_done() writes the request record, then the response record,
+ * before the page is completed (its on_page gets the response record's
+ * file and offset) - in the turn that completes the page, so that the next commit, which also records the writer's
  * position, covers both the page and its records. A kill cuts the WARC
  * back to that position on resume, as it cuts --out: a record is in the
  * file exactly when its page is committed. Failed transfers drop their
