@@ -106,10 +106,11 @@
  * Proxy-Authorization lines: a proxy's password stays out of archives);
  * on_done() writes the request record, then the response record,
  * before the page is completed (its on_page gets the response record's
- * file and offset) - in the turn that completes the page, so that the next commit, which also records the writer's
- * position, covers both the page and its records. A kill cuts the WARC
- * back to that position on resume, as it cuts --out: a record is in the
- * file exactly when its page is committed. Failed transfers drop their
+ * file and offset) - in the turn that completes the page, so that the
+ * next commit, which also records the writer's position, covers both the
+ * page and its records. A kill cuts the WARC back to that position on
+ * resume, as it cuts --out: a record is in the file exactly when its page
+ * is committed. Failed transfers drop their
  * open record, except a body over max_body_bytes: the response as far as
  * it was read is kept, "WARC-Truncated: length" (the page still counts
  * as a too_large failure). A write error is sticky: no more records, and
