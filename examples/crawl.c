@@ -884,7 +884,7 @@ static void report_hosts(struct crawl *c, FILE *f)
         const struct bc_crawler_host *h = &t.row[i];
         fprintf(f,
                 "  %-36s %7llu %11llu %6llu %6llu %6llu %6llu %6llu %-11s "
-                "%8.1f %7llu %7zu%s\n",
+                "%8.1f %7llu %7zu",
                 h->origin, (unsigned long long)h->pages,
                 (unsigned long long)h->bytes,
                 (unsigned long long)h->status_class[2],
@@ -892,8 +892,10 @@ static void report_hosts(struct crawl *c, FILE *f)
                 (unsigned long long)h->status_class[4],
                 (unsigned long long)h->status_class[5],
                 (unsigned long long)host_errors(h), robots_word(c, h),
-                h->ms_mean, (unsigned long long)h->ms_p95, h->queued,
-                h->given_up ? "  given up" : "");
+                h->ms_mean, (unsigned long long)h->ms_p95, h->queued);
+        if (h->given_up)
+            fprintf(f, "  given up (%llu URLs)", (unsigned long long)h->lost);
+        fputc('\n', f);
     }
     if (t.nomem)
         fprintf(f, "  (out of memory: some hosts are missing)\n");
@@ -918,13 +920,13 @@ static void write_hosts_json(struct crawl *c, FILE *f)
                 "}, \"status\": {\"2xx\": %llu, \"3xx\": %llu, \"4xx\": "
                 "%llu, \"5xx\": %llu}, \"robots\": \"%s\", "
                 "\"ms_mean\": %.1f, \"ms_p95\": %llu, \"queued\": %zu, "
-                "\"given_up\": %s}",
+                "\"given_up\": %s, \"given_up_urls\": %llu}",
                 (unsigned long long)h->status_class[2],
                 (unsigned long long)h->status_class[3],
                 (unsigned long long)h->status_class[4],
                 (unsigned long long)h->status_class[5], robots_word(c, h),
                 h->ms_mean, (unsigned long long)h->ms_p95, h->queued,
-                h->given_up ? "true" : "false");
+                h->given_up ? "true" : "false", (unsigned long long)h->lost);
     }
     fputs("]", f);
     free(t.row);
