@@ -7,7 +7,8 @@
  *
  * The choice: spool. Every appended piece is hashed (two SHA-1 contexts:
  * the block, and the payload, which is the block after the HTTP head) and
- * written to the record's spool file in one pass. When the record ends its length and
+ * written to the record's spool file (an unlinked file beside the WARC:
+ * open_spool()) in one pass. When the record ends its length and
  * digests are known: the header is written, then the spool is copied
  * after it. The alternatives were worse: holding the block in memory
  * breaks on a 5 GB body; writing a placeholder header and patching it
@@ -533,6 +534,35 @@ static void record_free(struct bc_warc_record *r)
     free(r);
 }
 
+/* A record's spool: an unlinked file in the directory of the WARC (its
+ * file system, sized for the archive; tmpfile() would put it in /tmp,
+ * often a tmpfs, where a large body sits in memory). The name exists
+ * between mkstemp() and unlink() only. NULL on failure (errno says). */
+static FILE *open_spool(const struct bc_warc *w)
+{
+    const char *slash = strrchr(w->path, '/');
+    int dir = slash ? (int)(slash - w->path) + 1 : 0;
+    size_t n = (size_t)dir + sizeof(".bc-warc-spool-XXXXXX");
+    char *name = malloc(n);
+    if (!name)
+        return NULL;
+    snprintf(name, n, "%.*s.bc-warc-spool-XXXXXX", dir, w->path);
+    int fd = mkstemp(name);
+    FILE *f = NULL;
+    if (fd >= 0) {
+        unlink(name);
+        (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+        f = fdopen(fd, "w+b");
+        if (!f) {
+            int e = errno;
+            close(fd);
+            errno = e;
+        }
+    }
+    free(name);
+    return f;
+}
+
 static bool has_crlf(const char *s)
 {
     return s && strpbrk(s, "\r\n") != NULL;
@@ -569,7 +599,7 @@ enum bc_status bc_warc_record_begin(struct bc_warc *w, enum bc_warc_type type,
         else
             st = bc_warc_new_id(r->id);
     }
-    if (st == BC_OK && !(r->spool = tmpfile()))
+    if (st == BC_OK && !(r->spool = open_spool(w)))
         st = BC_ERR_IO;
     if (st == BC_OK &&
         (EVP_DigestInit_ex(r->block_md, EVP_sha1(), NULL) != 1 ||

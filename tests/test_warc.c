@@ -13,10 +13,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bloomcrawl/warc.h"
@@ -436,6 +438,58 @@ static void test_payload_digest_chunked(void **state)
     assert_string_equal(r.payload_digest, "");
 }
 
+/* The spool of an open record: an unlinked file in the WARC's own
+ * directory (the archive's file system, sized for it), not in /tmp, which
+ * is often a tmpfs: a 5 GB body there would sit in memory. Seen through
+ * /proc/self/fd: the one "(deleted)" file open besides those before. */
+static void test_spool_beside_warc(void **state)
+{
+    (void)state;
+    char dir[400];
+    snprintf(dir, sizeof(dir), "%s/spooldir", base);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    char name[450];
+    snprintf(name, sizeof(name), "%s/s.warc.gz", dir);
+    struct bc_warc *w = NULL;
+    struct bc_warc_record *r = NULL;
+    assert_int_equal(bc_warc_create(name, 0, info, &w), BC_OK);
+    assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, "http://x/s",
+                                          NULL, 1700000000, NULL, NULL, &r),
+                     BC_OK);
+    assert_int_equal(bc_warc_record_head(r, head, strlen(head)), BC_OK);
+    int deleted = 0, beside = 0;
+    DIR *fds = opendir("/proc/self/fd");
+    assert_non_null(fds);
+    struct dirent *e;
+    while ((e = readdir(fds)) != NULL) {
+        char link[300], target[600];
+        snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(link, target, sizeof(target) - 1);
+        if (n <= 0)
+            continue;
+        target[n] = '\0';
+        if (strstr(target, " (deleted)")) {
+            deleted++;
+            beside += strncmp(target, dir, strlen(dir)) == 0 &&
+                      target[strlen(dir)] == '/';
+        }
+    }
+    closedir(fds);
+    assert_int_equal(deleted, 1);
+    assert_int_equal(beside, 1);
+    assert_int_equal(bc_warc_record_end(r, false, NULL, NULL), BC_OK);
+    assert_int_equal(bc_warc_free(w), BC_OK);
+    /* Nothing is left in the directory but the WARC. */
+    DIR *dd = opendir(dir);
+    assert_non_null(dd);
+    int files = 0;
+    while ((e = readdir(dd)) != NULL)
+        files += e->d_name[0] != '.' ||
+                 (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."));
+    closedir(dd);
+    assert_int_equal(files, 1);
+}
+
 static void test_misuse(void **state)
 {
     (void)state;
@@ -492,6 +546,7 @@ int main(void)
         cmocka_unit_test(test_resume_one_file),
         cmocka_unit_test(test_resume_rotation),
         cmocka_unit_test(test_payload_digest_chunked),
+        cmocka_unit_test(test_spool_beside_warc),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[400];

@@ -17,13 +17,15 @@
  * body alone, de-chunked when the head says Transfer-Encoding: chunked
  * (WARC 1.1, under WARC-Payload-Digest). WARC-Block-Digest and
  * WARC-Payload-Digest are "sha1:" and the SHA-1 of each in RFC 4648
- * base32 (20 bytes -> 32 characters, no padding); a record whose transfer coding is not chunked
- * or whose chunk framing does not parse has no WARC-Payload-Digest.
+ * base32 (20 bytes -> 32 characters, no padding); a record whose
+ * transfer coding is not chunked or whose chunk framing does not parse
+ * has no WARC-Payload-Digest.
  *
  * Streaming: both Content-Length and the digests must be in the header,
  * before the block, but the writer never holds a block in memory. A record
  * is opened (bc_warc_record_begin()), its bytes are appended in pieces of
- * any size: they go to the record's spool file (an unlinked tmpfile())
+ * any size: they go to the record's spool file (an unlinked file in the
+ * WARC's directory: on the archive's file system, not /tmp's tmpfs)
  * while SHA-1 contexts hash them in the same pass. Ending the record
  * (bc_warc_record_end()) writes the header, then copies the spool to the
  * WARC in 64 KiB pieces: memory is O(64 KiB) per writer plus the open
