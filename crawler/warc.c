@@ -6,8 +6,8 @@
  * size) arrives in pieces after the header would have to be written.
  *
  * The choice: spool. Every appended piece is hashed (two SHA-1 contexts:
- * the block, and the payload, which is the block after the HTTP head) and
- * written to the record's spool file (an unlinked file beside the WARC:
+ * the block, and the payload, which is the body after the HTTP head,
+ * de-chunked: PAYLOAD below) and written to the record's spool file (an unlinked file beside the WARC:
  * open_spool()) in one pass. When the record ends its length and
  * digests are known: the header is written, then the spool is copied
  * after it. The alternatives were worse: holding the block in memory
@@ -21,11 +21,12 @@
  * WARC-Payload-Digest: "per RFC 2616"): the message body with its
  * transfer coding removed, its content coding (gzip) kept. The block
  * keeps the body as it came, chunk framing included (a response record
- * holds the response "received over the network"); the payload digest is over the chunks' data alone, decoded
- * on the fly by a small state machine, so the same entity sent in other
- * chunks has the same payload digest (what deduplication by payload
- * digest relies on; iipc/warc-specifications#22, Heritrix's #769). The
- * head's Transfer-Encoding decides: absent, the body is the payload;
+ * holds the response "received over the network"); the payload digest
+ * is over the chunks' data alone, decoded on the fly by a small state
+ * machine, so the same entity sent in other chunks has the same payload
+ * digest (what deduplication by payload digest relies on;
+ * iipc/warc-specifications#22, Heritrix's #769). The head's
+ * Transfer-Encoding decides: absent, the body is the payload;
  * "chunked" (any case, last coding), de-chunk; any other transfer coding,
  * or chunk framing that does not parse, and the record has no
  * WARC-Payload-Digest (the field is optional; a wrong one is worse). A
