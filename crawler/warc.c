@@ -7,9 +7,9 @@
  *
  * The choice: spool. Every appended piece is hashed (two SHA-1 contexts:
  * the block, and the payload, which is the body after the HTTP head,
- * de-chunked: PAYLOAD below) and written to the record's spool file (an unlinked file beside the WARC:
- * open_spool()) in one pass. When the record ends its length and
- * digests are known: the header is written, then the spool is copied
+ * de-chunked: PAYLOAD below) and written to the record's spool file (an
+ * unlinked file beside the WARC: open_spool()) in one pass. When the
+ * record ends its length and digests are known: the header is written, then the spool is copied
  * after it. The alternatives were worse: holding the block in memory
  * breaks on a 5 GB body; writing a placeholder header and patching it
  * cannot work inside a gzip member; two passes over the network are not
