@@ -10,11 +10,12 @@
  * de-chunked: PAYLOAD below) and written to the record's spool file (an
  * unlinked file beside the WARC: open_spool()) in one pass. When the
  * record ends its length and digests are known: the header is written,
- * then the spool is copied after it. The alternatives were worse: holding
- * the block in memory breaks on a 5 GB body; writing a placeholder header and patching it
- * cannot work inside a gzip member; two passes over the network are not
- * possible. The spool costs one extra write and read of each record
- * (mostly in the OS's page cache) and disk for the open records.
+ * then the spool is copied after it. The alternatives were worse:
+ * holding the block in memory breaks on a 5 GB body; writing a
+ * placeholder header and patching it cannot work inside a gzip member;
+ * two passes over the network are not possible. The spool costs one
+ * extra write and read of each record (mostly in the OS's page cache)
+ * and disk for the open records.
  *
  * PAYLOAD: WARC-Payload-Digest is the digest of the payload, which for
  * an application/http block is its entity body (WARC 1.1, under
