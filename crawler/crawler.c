@@ -102,13 +102,15 @@
  * WARC is hooked: start() notes the wall-clock time (the records'
  * WARC-Date and the page's fetched_at); the fetcher's wire callbacks open
  * the response record when the final response's head has come and spool
- * the body as received; on_done() writes the request record, then the
- * response record, before the page is completed (its on_page gets the
- * response record's file and offset) - in the turn that completes the
- * page, so that the next commit, which also records the writer's
- * position, covers both the page and its records. A kill cuts the WARC
- * back to that position on resume, as it cuts --out: a record is in the
- * file exactly when its page is committed. Failed transfers drop their
+ * the body as received (the request head is kept as sent, less its
+ * Proxy-Authorization lines: a proxy's password stays out of archives);
+ * on_done() writes the request record, then the response record,
+ * before the page is completed (its on_page gets the response record's
+ * file and offset) - in the turn that completes the page, so that the
+ * next commit, which also records the writer's position, covers both the
+ * page and its records. A kill cuts the WARC back to that position on
+ * resume, as it cuts --out: a record is in the file exactly when its page
+ * is committed. Failed transfers drop their
  * open record, except a body over max_body_bytes: the response as far as
  * it was read is kept, "WARC-Truncated: length" (the page still counts
  * as a too_large failure). A write error is sticky: no more records, and
@@ -832,9 +834,35 @@ static void warc_fail(struct bc_crawler *c, enum bc_status st)
     }
 }
 
+/* Copy a request head (n bytes) to out without its Proxy-Authorization
+ * lines: the proxy's credentials are for the proxy, not the site, and
+ * must not end up in an archive that is kept and shared. Returns the
+ * length copied (at most n). */
+static size_t copy_request_head(char *out, const char *h, size_t n)
+{
+    static const char name[] = "proxy-authorization:";
+    size_t k = 0;
+    for (size_t i = 0; i < n;) {
+        const char *eol = memchr(h + i, '\n', n - i);
+        size_t len = eol ? (size_t)(eol - (h + i)) + 1 : n - i;
+        bool drop = len >= sizeof(name) - 1;
+        for (size_t j = 0; drop && j < sizeof(name) - 1; j++) {
+            char c = h[i + j];
+            drop = (c >= 'A' && c <= 'Z' ? (char)(c | 0x20) : c) == name[j];
+        }
+        if (!drop) {
+            memcpy(out + k, h + i, len);
+            k += len;
+        }
+        i += len;
+    }
+    return k;
+}
+
 /* The fetcher's wire callback: the final response's head came. Open the
  * response record (its body follows) and keep the request head for the
- * request record, written at completion. */
+ * request record, written at completion (without Proxy-Authorization:
+ * copy_request_head()). */
 static void on_wire_head(void *ctx, void *user,
                          const struct bc_fetch_wire_head *h)
 {
@@ -849,8 +877,7 @@ static void on_wire_head(void *ctx, void *user,
     if (st == BC_OK && !(t->req_head = malloc(h->request_len + 1)))
         st = BC_ERR_NOMEM;
     if (st == BC_OK) {
-        memcpy(t->req_head, h->request, h->request_len);
-        t->req_len = h->request_len;
+        t->req_len = copy_request_head(t->req_head, h->request, h->request_len);
         st =
             bc_warc_record_begin(c->warc, BC_WARC_RESPONSE, t->job.url, t->ip,
                                  t->fetched_at, t->resp_id, t->req_id, &t->rec);

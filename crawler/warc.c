@@ -6,14 +6,41 @@
  * size) arrives in pieces after the header would have to be written.
  *
  * The choice: spool. Every appended piece is hashed (two SHA-1 contexts:
- * the block, and the payload, which is the block after the HTTP head) and
- * written to the record's spool file in one pass. When the record ends its length and
- * digests are known: the header is written, then the spool is copied
- * after it. The alternatives were worse: holding the block in memory
- * breaks on a 5 GB body; writing a placeholder header and patching it
- * cannot work inside a gzip member; two passes over the network are not
- * possible. The spool costs one extra write and read of each record
- * (mostly in the OS's page cache) and disk for the largest record.
+ * the block, and the payload, which is the body after the HTTP head,
+ * de-chunked: PAYLOAD below) and written to the record's spool file (an
+ * unlinked file beside the WARC: open_spool()) in one pass. When the
+ * record ends its length and digests are known: the header is written,
+ * then the spool is copied after it. The alternatives were worse:
+ * holding the block in memory breaks on a 5 GB body; writing a
+ * placeholder header and patching it cannot work inside a gzip member;
+ * two passes over the network are not possible. The spool costs one
+ * extra write and read of each record (mostly in the OS's page cache)
+ * and disk for the open records.
+ *
+ * PAYLOAD: WARC-Payload-Digest is the digest of the payload, which for
+ * an application/http block is its entity body (WARC 1.1, under
+ * WARC-Payload-Digest: "per RFC 2616"): the message body with its
+ * transfer coding removed, its content coding (gzip) kept. The block
+ * keeps the body as it came, chunk framing included (a response record
+ * holds the response "received over the network"); the payload digest
+ * is over the chunks' data alone, decoded on the fly by a small state
+ * machine, so the same entity sent in other chunks has the same payload
+ * digest (what deduplication by payload digest relies on;
+ * iipc/warc-specifications#22, Heritrix's #769). The head's
+ * Transfer-Encoding decides: absent, the body is the payload;
+ * "chunked" (any case, last coding), de-chunk; any other transfer coding,
+ * or chunk framing that does not parse, and the record has no
+ * WARC-Payload-Digest (the field is optional; a wrong one is worse). A
+ * body cut short (WARC-Truncated) has the digest of the data before the
+ * cut. Bytes after the last chunk's trailer are not payload.
+ *
+ * WARCINFO ID: every other record names its file's warcinfo record in
+ * WARC-Warcinfo-ID (an optional field of WARC 1.1), as wget and Heritrix
+ * write it, so a record read alone (seeked to by its offset) leads to the
+ * crawl's software and options. A file reopened to resume keeps its
+ * warcinfo: its id is read back from the file's first record (the first
+ * 4 KiB of it, inflated for .warc.gz); a file whose first record has no
+ * id there gets records without the field.
  *
  * gzip: a .warc.gz record is one gzip member (deflateInit2 with
  * windowBits 15 + 16), reset for each record, so a record starts at a
@@ -47,10 +74,33 @@ struct bc_warc {
     uint64_t records; /* records in it after its warcinfo */
     struct bc_warc_stats stats; /* of this writer (bc_warc_stats) */
     char *warcinfo;
+    char info_id[BC_WARC_ID_SIZE]; /* the current file's warcinfo record
+                                      id, "" when unknown (WARCINFO ID) */
     z_stream z;
     bool z_ready;
     unsigned char *buf; /* COPY_SIZE, then the deflate output */
     unsigned char *zbuf;
+};
+
+/* The transfer coding of a record's HTTP message (PAYLOAD above). */
+enum te {
+    TE_NONE,    /* the body is the payload */
+    TE_CHUNKED, /* the payload is the chunks' data */
+    TE_OTHER,   /* another coding, or a malformed chunked body: no
+                   payload digest */
+};
+
+/* Where a chunked body's decoder is (RFC 9112 section 7.1). */
+enum chunk_state {
+    CS_SIZE,         /* hex digits of a chunk size */
+    CS_EXT,          /* after the size: an extension, up to LF */
+    CS_DATA,         /* chunk_left data bytes */
+    CS_DATA_CR,      /* the CR after a chunk's data */
+    CS_DATA_LF,      /* its LF */
+    CS_TRAILER,      /* the start of a trailer line, or the final CRLF */
+    CS_TRAILER_LINE, /* in a trailer field line, up to LF */
+    CS_TRAILER_LF,   /* the LF of the final CRLF */
+    CS_DONE,         /* the message ended: later bytes are not payload */
 };
 
 /* A record being appended to: its fields, its spool, its digests. */
@@ -67,6 +117,14 @@ struct bc_warc_record {
     FILE *spool;
     EVP_MD_CTX *block_md;
     EVP_MD_CTX *payload_md;
+    /* The HTTP head, kept until the first body byte to learn its
+     * transfer coding (PAYLOAD above). */
+    char *head;
+    size_t head_len, head_cap;
+    enum te te;
+    enum chunk_state cs;
+    uint64_t chunk_left; /* data bytes left in the chunk (CS_DATA) */
+    unsigned digits;     /* of the chunk size read so far */
 };
 
 static void sha1_base32(EVP_MD_CTX *md, char out[33])
@@ -197,6 +255,7 @@ static enum bc_status write_warcinfo(struct bc_warc *w)
     char id[BC_WARC_ID_SIZE], date[32], digest[33];
     if (bc_warc_new_id(id) != BC_OK)
         return BC_ERR_IO;
+    memcpy(w->info_id, id, sizeof(id));
     iso_date(time(NULL), date);
     EVP_MD_CTX *md = EVP_MD_CTX_new();
     if (!md)
@@ -336,6 +395,46 @@ static enum bc_status remove_later_files(struct bc_warc *w)
     return st;
 }
 
+/* Read the WARC-Record-ID of the first record of file NAME (its first
+ * 4 KiB, inflated for .warc.gz) into w->info_id; "" if none is there. */
+static void read_info_id(struct bc_warc *w, const char *name)
+{
+    enum { HEAD_MAX = 4096 };
+    w->info_id[0] = '\0';
+    FILE *f = fopen(name, "rb");
+    if (!f)
+        return;
+    unsigned char in[HEAD_MAX];
+    char head[HEAD_MAX + 1];
+    size_t n = fread(in, 1, sizeof(in), f), len = n;
+    fclose(f);
+    if (w->gz) {
+        z_stream z = {0};
+        if (inflateInit2(&z, 15 + 16) != Z_OK)
+            return;
+        z.next_in = in;
+        z.avail_in = (uInt)n;
+        z.next_out = (unsigned char *)head;
+        z.avail_out = HEAD_MAX;
+        inflate(&z, Z_SYNC_FLUSH);
+        len = HEAD_MAX - z.avail_out;
+        inflateEnd(&z);
+    } else {
+        memcpy(head, in, n);
+    }
+    head[len] = '\0';
+    char *end = strstr(head, "\r\n\r\n");
+    char *p = strstr(head, "\r\nWARC-Record-ID: <");
+    if (!end || !p || p > end)
+        return;
+    p += strlen("\r\nWARC-Record-ID: ");
+    size_t k = strcspn(p, "\r");
+    if (k < BC_WARC_ID_SIZE && p[k - 1] == '>') {
+        memcpy(w->info_id, p, k);
+        w->info_id[k] = '\0';
+    }
+}
+
 /* Reopen the file of at->seq, cut to at->offset, for appending. */
 static enum bc_status reopen(struct bc_warc *w,
                              const struct bc_warc_position *at)
@@ -367,6 +466,7 @@ static enum bc_status reopen(struct bc_warc *w,
     w->out = f;
     w->size = at->offset;
     w->records = at->records;
+    read_info_id(w, name);
     return BC_OK;
 }
 
@@ -425,6 +525,7 @@ static void record_free(struct bc_warc_record *r)
 {
     if (!r)
         return;
+    free(r->head);
     free(r->uri);
     free(r->ip);
     free(r->concurrent_to);
@@ -433,6 +534,35 @@ static void record_free(struct bc_warc_record *r)
     EVP_MD_CTX_free(r->block_md);
     EVP_MD_CTX_free(r->payload_md);
     free(r);
+}
+
+/* A record's spool: an unlinked file in the directory of the WARC (its
+ * file system, sized for the archive; tmpfile() would put it in /tmp,
+ * often a tmpfs, where a large body sits in memory). The name exists
+ * between mkstemp() and unlink() only. NULL on failure (errno says). */
+static FILE *open_spool(const struct bc_warc *w)
+{
+    const char *slash = strrchr(w->path, '/');
+    int dir = slash ? (int)(slash - w->path) + 1 : 0;
+    size_t n = (size_t)dir + sizeof(".bc-warc-spool-XXXXXX");
+    char *name = malloc(n);
+    if (!name)
+        return NULL;
+    snprintf(name, n, "%.*s.bc-warc-spool-XXXXXX", dir, w->path);
+    int fd = mkstemp(name);
+    FILE *f = NULL;
+    if (fd >= 0) {
+        unlink(name);
+        (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+        f = fdopen(fd, "w+b");
+        if (!f) {
+            int e = errno;
+            close(fd);
+            errno = e;
+        }
+    }
+    free(name);
+    return f;
 }
 
 static bool has_crlf(const char *s)
@@ -471,7 +601,7 @@ enum bc_status bc_warc_record_begin(struct bc_warc *w, enum bc_warc_type type,
         else
             st = bc_warc_new_id(r->id);
     }
-    if (st == BC_OK && !(r->spool = tmpfile()))
+    if (st == BC_OK && !(r->spool = open_spool(w)))
         st = BC_ERR_IO;
     if (st == BC_OK &&
         (EVP_DigestInit_ex(r->block_md, EVP_sha1(), NULL) != 1 ||
@@ -485,6 +615,137 @@ enum bc_status bc_warc_record_begin(struct bc_warc *w, enum bc_warc_type type,
     return BC_OK;
 }
 
+static bool lower_eq(const char *s, size_t n, const char *lower)
+{
+    if (strlen(lower) != n)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if ((s[i] >= 'A' && s[i] <= 'Z' ? s[i] | 0x20 : s[i]) != lower[i])
+            return false;
+    return true;
+}
+
+/* The transfer coding a head's Transfer-Encoding fields name: their
+ * codings in order, comma-separated, over all the fields; chunked must be
+ * the last and the only one (RFC 9112 section 6.1) for TE_CHUNKED. */
+static enum te head_te(const char *h, size_t n)
+{
+    enum te te = TE_NONE;
+    if (!h)
+        return te; /* no head */
+    const char *end = h + n;
+    const char *line = memchr(h, '\n', n); /* skip the status line */
+    while (line && ++line < end) {
+        const char *eol = memchr(line, '\n', (size_t)(end - line));
+        const char *stop = eol ? eol : end;
+        const char *colon = memchr(line, ':', (size_t)(stop - line));
+        if (colon &&
+            lower_eq(line, (size_t)(colon - line), "transfer-encoding")) {
+            for (const char *p = colon + 1; p < stop;) {
+                const char *comma = memchr(p, ',', (size_t)(stop - p));
+                const char *q = comma ? comma : stop;
+                const char *a = p, *b = q;
+                while (a < b && (*a == ' ' || *a == '\t'))
+                    a++;
+                while (b > a &&
+                       (b[-1] == ' ' || b[-1] == '\t' || b[-1] == '\r'))
+                    b--;
+                if (a < b)
+                    te =
+                        te == TE_NONE && lower_eq(a, (size_t)(b - a), "chunked")
+                            ? TE_CHUNKED
+                            : TE_OTHER;
+                p = q + 1;
+            }
+        }
+        line = eol;
+    }
+    return te;
+}
+
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c = (char)(c | 0x20);
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Feed len body bytes of a chunked message to the decoder: the chunks'
+ * data go to the payload digest; a framing error sets TE_OTHER. */
+static void dechunk(struct bc_warc_record *r, const char *p, size_t len)
+{
+    const char *end = p + len;
+    while (p < end && r->te == TE_CHUNKED) {
+        char c = *p;
+        switch (r->cs) {
+        case CS_SIZE: {
+            int v = hex_value(c);
+            if (v >= 0 && r->chunk_left >> 60 == 0) {
+                r->chunk_left = r->chunk_left * 16 + (uint64_t)v;
+                r->digits++;
+            } else if (r->digits == 0 || v >= 0) {
+                r->te = TE_OTHER; /* no size, or one over 2^64 */
+            } else if (c == '\n') {
+                r->cs = r->chunk_left ? CS_DATA : CS_TRAILER;
+            } else {
+                r->cs = CS_EXT;
+            }
+            p++;
+            break;
+        }
+        case CS_EXT:
+            if (c == '\n')
+                r->cs = r->chunk_left ? CS_DATA : CS_TRAILER;
+            p++;
+            break;
+        case CS_DATA: {
+            size_t k = (size_t)(end - p);
+            if (k > r->chunk_left)
+                k = (size_t)r->chunk_left;
+            EVP_DigestUpdate(r->payload_md, p, k);
+            r->chunk_left -= k;
+            p += k;
+            if (r->chunk_left == 0)
+                r->cs = CS_DATA_CR;
+            break;
+        }
+        case CS_DATA_CR:
+        case CS_DATA_LF:
+            if (c == '\n') {
+                r->cs = CS_SIZE;
+                r->digits = 0;
+            } else if (c == '\r' && r->cs == CS_DATA_CR) {
+                r->cs = CS_DATA_LF;
+            } else {
+                r->te = TE_OTHER;
+            }
+            p++;
+            break;
+        case CS_TRAILER:
+            r->cs = c == '\n'   ? CS_DONE
+                    : c == '\r' ? CS_TRAILER_LF
+                                : CS_TRAILER_LINE;
+            p++;
+            break;
+        case CS_TRAILER_LINE:
+            if (c == '\n')
+                r->cs = CS_TRAILER;
+            p++;
+            break;
+        case CS_TRAILER_LF:
+            if (c == '\n')
+                r->cs = CS_DONE;
+            else
+                r->te = TE_OTHER;
+            p++;
+            break;
+        case CS_DONE:
+            return;
+        }
+    }
+}
+
 static enum bc_status append(struct bc_warc_record *r, const void *data,
                              size_t len, bool body)
 {
@@ -492,12 +753,33 @@ static enum bc_status append(struct bc_warc_record *r, const void *data,
         return BC_ERR_INVALID_ARG;
     if (len == 0)
         return BC_OK;
+    if (!body && r->head_len + len > r->head_cap) {
+        size_t cap = r->head_cap ? r->head_cap : 256;
+        while (cap < r->head_len + len)
+            cap *= 2;
+        char *h = realloc(r->head, cap);
+        if (!h)
+            return BC_ERR_NOMEM;
+        r->head = h;
+        r->head_cap = cap;
+    }
     if (fwrite(data, 1, len, r->spool) != len)
         return BC_ERR_IO;
     EVP_DigestUpdate(r->block_md, data, len);
-    if (body) {
-        EVP_DigestUpdate(r->payload_md, data, len);
-        r->in_body = true;
+    if (!body) {
+        memcpy(r->head + r->head_len, data, len);
+        r->head_len += len;
+    } else {
+        if (!r->in_body) {
+            r->te = head_te(r->head, r->head_len);
+            free(r->head);
+            r->head = NULL;
+            r->in_body = true;
+        }
+        if (r->te == TE_NONE)
+            EVP_DigestUpdate(r->payload_md, data, len);
+        else
+            dechunk(r, data, len);
     }
     r->len += len;
     return BC_OK;
@@ -548,17 +830,22 @@ enum bc_status bc_warc_record_end(struct bc_warc_record *r, bool truncated,
         if (r->concurrent_to)
             k += snprintf(header + k, n - (size_t)k,
                           "WARC-Concurrent-To: %s\r\n", r->concurrent_to);
+        if (w->info_id[0])
+            k += snprintf(header + k, n - (size_t)k, "WARC-Warcinfo-ID: %s\r\n",
+                          w->info_id);
         if (truncated)
             k += snprintf(header + k, n - (size_t)k,
                           "WARC-Truncated: length\r\n");
+        k += snprintf(header + k, n - (size_t)k,
+                      "WARC-Block-Digest: sha1:%s\r\n", block);
+        if (r->te != TE_OTHER)
+            k += snprintf(header + k, n - (size_t)k,
+                          "WARC-Payload-Digest: sha1:%s\r\n", payload);
         snprintf(header + k, n - (size_t)k,
-                 "WARC-Block-Digest: sha1:%s\r\n"
-                 "WARC-Payload-Digest: sha1:%s\r\n"
                  "Content-Type: application/http;msgtype=%s\r\n"
                  "Content-Length: %llu\r\n"
                  "\r\n",
-                 block, payload, response ? "response" : "request",
-                 (unsigned long long)r->len);
+                 response ? "response" : "request", (unsigned long long)r->len);
         uint64_t start = w->size;
         st = write_record(w, header, NULL, r->spool);
         if (st == BC_OK) {

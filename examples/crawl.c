@@ -884,7 +884,7 @@ static void report_hosts(struct crawl *c, FILE *f)
         const struct bc_crawler_host *h = &t.row[i];
         fprintf(f,
                 "  %-36s %7llu %11llu %6llu %6llu %6llu %6llu %6llu %-11s "
-                "%8.1f %7llu %7zu%s\n",
+                "%8.1f %7llu %7zu",
                 h->origin, (unsigned long long)h->pages,
                 (unsigned long long)h->bytes,
                 (unsigned long long)h->status_class[2],
@@ -892,8 +892,10 @@ static void report_hosts(struct crawl *c, FILE *f)
                 (unsigned long long)h->status_class[4],
                 (unsigned long long)h->status_class[5],
                 (unsigned long long)host_errors(h), robots_word(c, h),
-                h->ms_mean, (unsigned long long)h->ms_p95, h->queued,
-                h->given_up ? "  given up" : "");
+                h->ms_mean, (unsigned long long)h->ms_p95, h->queued);
+        if (h->given_up)
+            fprintf(f, "  given up (%llu URLs)", (unsigned long long)h->lost);
+        fputc('\n', f);
     }
     if (t.nomem)
         fprintf(f, "  (out of memory: some hosts are missing)\n");
@@ -918,13 +920,13 @@ static void write_hosts_json(struct crawl *c, FILE *f)
                 "}, \"status\": {\"2xx\": %llu, \"3xx\": %llu, \"4xx\": "
                 "%llu, \"5xx\": %llu}, \"robots\": \"%s\", "
                 "\"ms_mean\": %.1f, \"ms_p95\": %llu, \"queued\": %zu, "
-                "\"given_up\": %s}",
+                "\"given_up\": %s, \"given_up_urls\": %llu}",
                 (unsigned long long)h->status_class[2],
                 (unsigned long long)h->status_class[3],
                 (unsigned long long)h->status_class[4],
                 (unsigned long long)h->status_class[5], robots_word(c, h),
                 h->ms_mean, (unsigned long long)h->ms_p95, h->queued,
-                h->given_up ? "true" : "false");
+                h->given_up ? "true" : "false", (unsigned long long)h->lost);
     }
     fputs("]", f);
     free(t.row);
@@ -1486,11 +1488,46 @@ static void warc_field(FILE *f, const char *name, const char *value)
     fputs("\r\n", f);
 }
 
+/* Append one command-line argument to the warcinfo's options, CR and LF
+ * made spaces, a secret in it "***": the password of a --proxy URL
+ * (scheme://user:PASSWORD@host) and the value of a --header
+ * Authorization, Proxy-Authorization or Cookie. The WARC is kept and
+ * shared; what the site was sent is in the request records. */
+static void warc_option(FILE *f, const char *prev, const char *arg)
+{
+    size_t keep = strlen(arg), resume = keep; /* arg[keep..resume) hidden */
+    if (prev && !strcmp(prev, "--proxy")) {
+        const char *s = strstr(arg, "://");
+        const char *host = s ? s + 3 : arg;
+        const char *at = strchr(host, '@');
+        const char *colon = strchr(host, ':');
+        if (at && colon && colon < at)
+            keep = (size_t)(colon + 1 - arg), resume = (size_t)(at - arg);
+    } else if (prev && !strcmp(prev, "--header")) {
+        size_t name = strcspn(arg, ":");
+        static const char *const secret[] = {"authorization",
+                                             "proxy-authorization", "cookie"};
+        for (size_t i = 0; i < sizeof(secret) / sizeof(*secret); i++)
+            if (name == strlen(secret[i]) &&
+                !strncasecmp(arg, secret[i], name) && arg[name] == ':')
+                keep = name + 1 + strspn(arg + name + 1, " \t");
+    }
+    for (size_t i = 0; arg[i]; i++) {
+        if (i == keep) {
+            fputs("***", f);
+            i = resume;
+            if (!arg[i])
+                break;
+        }
+        fputc(arg[i] == '\r' || arg[i] == '\n' ? ' ' : arg[i], f);
+    }
+}
+
 /*
  * Open --warc: afresh, or with --state on resume at the position the last
  * commit recorded (cut back to it, appended to). Its warcinfo block names
- * the software, the format, the command line, the robots policy and the
- * user agent. Returns 0, or the exit status after a message: 2 for a file
+ * the software, the format, the command line (its secrets hidden:
+ * warc_option()), the robots policy and the user agent. Returns 0, or the exit status after a message: 2 for a file
  * that cannot be created, 1 for one that cannot be resumed.
  */
 static int open_warc(struct crawl *c)
@@ -1514,8 +1551,7 @@ static int open_warc(struct crawl *c)
     fputs("options: crawl", f);
     for (int i = 1; i < c->argc; i++) {
         fputc(' ', f);
-        for (const char *p = c->argv[i]; *p; p++)
-            fputc(*p == '\r' || *p == '\n' ? ' ' : *p, f);
+        warc_option(f, i > 1 ? c->argv[i - 1] : NULL, c->argv[i]);
     }
     fputs("\r\n", f);
     warc_field(f, "robots", o->no_robots ? "ignore" : "obey");

@@ -150,13 +150,14 @@ def test_report(d, sitedir, manifest):
                                   "unavailable"),
               "report: %s: robots %r (log: %r)" % (origin, g.get("robots"),
                                                    w["robots"]))
-        check(g.get("queued") == 0 and g.get("given_up") is False,
+        check(g.get("queued") == 0 and g.get("given_up") is False and
+              g.get("given_up_urls") == 0,
               "report: %s: nothing queued, not given up" % origin)
         check(isinstance(g.get("ms_mean"), (int, float)) and
               isinstance(g.get("ms_p95"), int) and
               set(g) == {"host", "pages", "bytes", "errors", "status",
                          "robots", "ms_mean", "ms_p95", "queued",
-                         "given_up"},
+                         "given_up", "given_up_urls"},
               "report: %s: the contract's keys %s" % (origin, sorted(g)))
     rows = s.get("per_host", [])
     check(rows == sorted(rows, key=lambda h: (-h["pages"], h["host"])),
@@ -336,6 +337,57 @@ def test_proxy(d):
           ["http://nowhere.bloomcrawl.test"] and
           s["per_host"][0]["pages"] == 2,
           "proxy: per_host names the host as crawled, not the proxy")
+    # A proxy with a password: curl sends it to the proxy, but the WARC's
+    # request records (kept, shared) do not carry Proxy-Authorization.
+    proxy = Proxy()
+    warc = os.path.join(d, "proxy.warc")
+    rc, _, err = crawl(["--quiet", "--delay", "0", "--warc", warc,
+                        "--proxy", "http://u:s3cret@127.0.0.1:%d" % proxy.port,
+                        "http://nowhere.bloomcrawl.test/"], timeout=60)
+    proxy.stop()
+    data = open(warc, "rb").read()
+    check(rc == 0 and len(proxy.seen) == 4 and
+          all(h.get("Proxy-Authorization") == "Basic dTpzM2NyZXQ="
+              for _, h in proxy.seen),
+          "proxy: the proxy's credentials went to the proxy (%s)" % rc)
+    check(data.count(b"WARC-Type: request\r\n") >= 3 and
+          b"dTpzM2NyZXQ=" not in data and b"s3cret" not in data and
+          b"\r\nproxy-authorization:" not in data.lower(),
+          "proxy: no record of the WARC holds the proxy's credentials "
+          "(%d request records)" % data.count(b"WARC-Type: request\r\n"))
+
+
+def test_given_up(d):
+    """A host whose robots.txt answers 503, --robots-retries 0: it is given
+    up, and per_host says how many of its URLs were lost with it."""
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(503 if self.path == "/robots.txt" else 200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    origin = "http://127.0.0.1:%d" % httpd.server_address[1]
+    stats = os.path.join(d, "given_up.json")
+    rc, report, err = crawl(["--delay", "0", "--no-sitemaps",
+                             "--robots-retries", "0", "--stats-json", stats,
+                             origin + "/a", origin + "/b", origin + "/c"],
+                            timeout=60)
+    httpd.shutdown()
+    httpd.server_close()
+    rows = json.load(open(stats))["per_host"]
+    check(len(rows) == 1 and rows[0]["given_up"] is True and
+          rows[0]["given_up_urls"] == 3 and rows[0]["queued"] == 0,
+          "given up: per_host says the host was given up with its 3 URLs "
+          "(%s, %r)" % (rc, rows))
+    check(re.search(r"^  %s .* given up \(3 URLs\)$" % re.escape(origin),
+                    report, re.M) is not None,
+          "given up: the text table's row says so: %r"
+          % [ln for ln in report.splitlines() if origin in ln])
 
 
 def test_resume(d, sitedir, manifest):
@@ -392,6 +444,7 @@ def main():
         test_report(d, sitedir, manifest)
         test_types(d, sitedir, manifest)
         test_proxy(d)
+        test_given_up(d)
         test_resume(d, sitedir, manifest)
     return summary()
 

@@ -27,7 +27,7 @@ Every crawl's files are checked for (the "common checks"):
     a WARC-Date (YYYY-MM-DDThh:mm:ssZ), Content-Length = the block's
     length, WARC-Block-Digest = sha1 base32 of the block, and for request
     and response records WARC-Payload-Digest = that of the bytes after the
-    HTTP head, WARC-Target-URI, WARC-IP-Address 127.0.0.1 and Content-Type
+    HTTP head (de-chunked when chunked), WARC-Target-URI, WARC-IP-Address 127.0.0.1 and Content-Type
     application/http with msgtype request or response;
   - the first record of each file is its warcinfo, the only one (a
     resumed crawl may add one per run): its WARC-Filename is the file's

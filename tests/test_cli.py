@@ -266,6 +266,30 @@ rc, _, err = run("crawl", "--header", "X-Empty:", "--header", "Accept: */*",
 check(rc == 0, "crawl accepts --header, --proxy, --accept-type, "
       "--reject-type, -v in their forms (got %s, %r)" % (rc, err[:100]))
 
+# The warcinfo record names the command line, but no secret of it: the
+# password of --proxy, the values of --header Authorization,
+# Proxy-Authorization and Cookie are written as "***" (the WARC is kept
+# and shared; the request records have what was sent to the site).
+with tempfile.TemporaryDirectory() as d:
+    warc = os.path.join(d, "w.warc")
+    rc, _, err = run("crawl", "--quiet", "--delay", "0", "--no-sitemaps",
+                     "--no-robots", "--warc", warc, "--proxy", "http://u:s3cretpw@127.0.0.1:9",
+                     "--header", "authorization: Bearer s3crettoken",
+                     "--header", "Cookie: id=s3cretcookie",
+                     "--header", "Accept-Language: fr",
+                     "http://127.0.0.1:9/", timeout=30)
+    with open(warc, "rb") as f:
+        text = f.read().decode("latin-1")
+    line = re.search(r"\r\noptions: ([^\r]*)\r\n", text)
+    opts = line.group(1) if line else ""
+    check(rc == 3 and "s3cret" not in text and
+          "--proxy http://u:***@127.0.0.1:9" in opts and
+          "--header authorization: ***" in opts and
+          "--header Cookie: ***" in opts and
+          "--header Accept-Language: fr" in opts,
+          "crawl --warc: the warcinfo's options hide --proxy's password "
+          "and credential headers (got %s, %r)" % (rc, opts))
+
 # Output paths are checked before any work: the server sees no request.
 with tempfile.TemporaryDirectory() as d:
     server = CountingServer()

@@ -13,10 +13,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bloomcrawl/warc.h"
@@ -363,6 +365,131 @@ static void test_resume_rotation(void **state)
     assert_int_equal(access(file, F_OK), -1);
 }
 
+/* One response record of HEAD and BODY, the body appended in pieces of
+ * STEP bytes; returns the file's single response record in *out (the
+ * reader checks both digests, the payload's over the de-chunked body). */
+static void write_response(const char *name, const char *rhead,
+                           const char *body, size_t step, struct rec *out)
+{
+    struct bc_warc *w = NULL;
+    struct bc_warc_record *r = NULL;
+    assert_int_equal(bc_warc_create(name, 0, info, &w), BC_OK);
+    assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, "http://x/c",
+                                          NULL, 1700000000, NULL, NULL, &r),
+                     BC_OK);
+    assert_int_equal(bc_warc_record_head(r, rhead, strlen(rhead)), BC_OK);
+    for (size_t i = 0; i < strlen(body); i += step) {
+        size_t k = strlen(body) - i < step ? strlen(body) - i : step;
+        assert_int_equal(bc_warc_record_body(r, body + i, k), BC_OK);
+    }
+    assert_int_equal(bc_warc_record_end(r, false, NULL, NULL), BC_OK);
+    assert_int_equal(bc_warc_free(w), BC_OK);
+    size_t n, un;
+    unsigned char *raw = slurp(name, &n);
+    unsigned char *plain = raw;
+    if (strstr(name, ".warc.gz")) {
+        int members = 0;
+        size_t starts[4];
+        plain = gunzip_all(raw, n, &un, &members, starts);
+        assert_int_equal(members, 2);
+        n = un;
+    }
+    struct rec recs[2];
+    assert_int_equal(parse(plain, n, recs, 2), 2);
+    *out = recs[1];
+    out->block = NULL; /* freed below */
+    if (plain != raw)
+        free(plain);
+    free(raw);
+}
+
+/* WARC-Payload-Digest is over the entity body (WARC 1.1, under that
+ * field: RFC 2616's entity-body, the transfer coding removed), while the
+ * block keeps the chunked framing as received: the same page sent in other
+ * chunks has the same payload digest, and a malformed framing has none. */
+static void test_payload_digest_chunked(void **state)
+{
+    (void)state;
+    static const char te[] = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+                             "transfer-encoding:  Chunked\r\n\r\n";
+    static const char a[] = "7\r\n<!DOCTY\r\n7;ext=1\r\nPE html\r\n"
+                            "0\r\nX-Trailer: yes\r\n\r\n";
+    static const char b[] = "e\r\n<!DOCTYPE html\r\n0\r\n\r\n";
+    char want[40] = "sha1:";
+    sha1_b32("<!DOCTYPE html", 14, want + 5);
+    struct rec r;
+    size_t steps[] = {1, 5, 1000};
+    for (size_t i = 0; i < 3; i++) {
+        write_response(new_path(".warc"), te, a, steps[i], &r);
+        assert_string_equal(r.payload_digest, want);
+        assert_int_equal(r.block_len, strlen(te) + strlen(a));
+        write_response(new_path(".warc.gz"), te, b, steps[i], &r);
+        assert_string_equal(r.payload_digest, want);
+    }
+    /* Without the field the body is the payload, chunk lines and all. */
+    write_response(new_path(".warc"), head, a, 3, &r);
+    sha1_b32(a, strlen(a), want + 5);
+    assert_string_equal(r.payload_digest, want);
+    /* A chunk size that is not hex, a chunk without its CRLF: no digest
+     * of a payload the writer could not tell. */
+    write_response(new_path(".warc"), te, "zz\r\nabc\r\n0\r\n\r\n", 4, &r);
+    assert_string_equal(r.payload_digest, "");
+    write_response(new_path(".warc"), te, "3\r\nabcX\r\n0\r\n\r\n", 4, &r);
+    assert_string_equal(r.payload_digest, "");
+}
+
+/* The spool of an open record: an unlinked file in the WARC's own
+ * directory (the archive's file system, sized for it), not in /tmp, which
+ * is often a tmpfs: a 5 GB body there would sit in memory. Seen through
+ * /proc/self/fd: the one "(deleted)" file open besides those before. */
+static void test_spool_beside_warc(void **state)
+{
+    (void)state;
+    char dir[400];
+    snprintf(dir, sizeof(dir), "%s/spooldir", base);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    char name[450];
+    snprintf(name, sizeof(name), "%s/s.warc.gz", dir);
+    struct bc_warc *w = NULL;
+    struct bc_warc_record *r = NULL;
+    assert_int_equal(bc_warc_create(name, 0, info, &w), BC_OK);
+    assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, "http://x/s",
+                                          NULL, 1700000000, NULL, NULL, &r),
+                     BC_OK);
+    assert_int_equal(bc_warc_record_head(r, head, strlen(head)), BC_OK);
+    int deleted = 0, beside = 0;
+    DIR *fds = opendir("/proc/self/fd");
+    assert_non_null(fds);
+    struct dirent *e;
+    while ((e = readdir(fds)) != NULL) {
+        char link[300], target[600];
+        snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(link, target, sizeof(target) - 1);
+        if (n <= 0)
+            continue;
+        target[n] = '\0';
+        if (strstr(target, " (deleted)")) {
+            deleted++;
+            beside += strncmp(target, dir, strlen(dir)) == 0 &&
+                      target[strlen(dir)] == '/';
+        }
+    }
+    closedir(fds);
+    assert_int_equal(deleted, 1);
+    assert_int_equal(beside, 1);
+    assert_int_equal(bc_warc_record_end(r, false, NULL, NULL), BC_OK);
+    assert_int_equal(bc_warc_free(w), BC_OK);
+    /* Nothing is left in the directory but the WARC. */
+    DIR *dd = opendir(dir);
+    assert_non_null(dd);
+    int files = 0;
+    while ((e = readdir(dd)) != NULL)
+        files += e->d_name[0] != '.' ||
+                 (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."));
+    closedir(dd);
+    assert_int_equal(files, 1);
+}
+
 static void test_misuse(void **state)
 {
     (void)state;
@@ -418,6 +545,8 @@ int main(void)
         cmocka_unit_test(test_misuse),
         cmocka_unit_test(test_resume_one_file),
         cmocka_unit_test(test_resume_rotation),
+        cmocka_unit_test(test_payload_digest_chunked),
+        cmocka_unit_test(test_spool_beside_warc),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[400];

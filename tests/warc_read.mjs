@@ -13,8 +13,8 @@
 //    header fields, names lower-cased), "content_length" (the field),
 //    "block_length" (bytes of block warcio read), "block_sha1" and
 //    "payload_sha1" ("sha1:" + base32 of the SHA-1 of the block and of the
-//    bytes after the HTTP head, computed here: warcio.js reads digests but
-//    does not verify them), "block_digest_ok", "payload_digest_ok" (null
+//    bytes after the HTTP head, de-chunked when chunked, computed here:
+//    warcio.js reads digests but does not verify them), "block_digest_ok", "payload_digest_ok" (null
 //    when the record has no such field), "http" (request/response: the
 //    status or request line and header fields as warcio parsed them, names
 //    lower-cased), "payload_b64" (the HTTP body as archived, from warcio's
@@ -67,6 +67,29 @@ function fields(headers) {
     const out = {};
     for (const [k, v] of headers) out[k.toLowerCase()] = v;
     return out;
+}
+
+// The entity body of an HTTP message whose head ends at byte end: the
+// rest, or the data of its chunks when a Transfer-Encoding field of the
+// head says chunked (RFC 9112 7.1; a cut body gives the data before the
+// cut).
+function entityBody(block, end) {
+    const head = Buffer.from(block).subarray(0, end).toString('latin1');
+    const body = Buffer.from(block).subarray(end);
+    if (!/\r\ntransfer-encoding:[ \t]*chunked[ \t]*\r\n/i.test(head))
+        return body;
+    const out = [];
+    let pos = 0;
+    while (pos < body.length) {
+        const eol = body.indexOf('\r\n', pos);
+        if (eol < 0) break;
+        const size = parseInt(body.subarray(pos, eol).toString('latin1')
+                              .split(';')[0], 16);
+        if (!(size > 0)) break;
+        out.push(body.subarray(eol + 2, eol + 2 + size));
+        pos = eol + 2 + size + 2;
+    }
+    return Buffer.concat(out);
 }
 
 function headEnd(block) {
@@ -126,7 +149,9 @@ async function readFile(WARCParser, arg) {
         const end = isHttp ? headEnd(block) : -1;
         const payload = end >= 0 ? block.subarray(end) : null;
         const blockSha1 = sha1(block);
-        const payloadSha1 = payload ? sha1(payload) : null;
+        // The payload digest is over the entity body (WARC 1.1): the
+        // bytes after the head, de-chunked when the head says chunked.
+        const payloadSha1 = payload ? sha1(entityBody(block, end)) : null;
         const o = {
             file, offset: one ? start : raw[i].offset,
             version: rec.warcHeaders.statusline, warc,

@@ -4,18 +4,22 @@
  * where each began), parse() the records of the uncompressed stream,
  * checking the framing, Content-Length and both digests, recomputed with
  * OpenSSL's one-shot SHA1() and a base32 encoder of this file (checked
- * against known vectors by test_warc.c). Failures fail the running
+ * against known vectors by test_warc.c); the payload digest over the
+ * entity body, de-chunked when the HTTP head says chunked; and that each
+ * record's WARC-Warcinfo-ID is the id of the warcinfo record before it. Failures fail the running
  * cmocka test. Include it in one file of a test executable, after
  * cmocka.h.
  */
 #ifndef BC_TESTS_WARC_READER_H
 #define BC_TESTS_WARC_READER_H
 
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <openssl/sha.h>
 #include <zlib.h>
@@ -106,6 +110,7 @@ struct rec {
     bool truncated;
     char block_digest[64];
     char payload_digest[64];
+    char warcinfo_id[64];
     const unsigned char *block;
     size_t block_len;
 };
@@ -130,11 +135,76 @@ static void field(const char *h, size_t hn, const char *name, char *out,
     }
 }
 
+/* Whether an HTTP head (hn bytes, up to its empty line) has a
+ * "Transfer-Encoding: chunked" field (the only coding written here). */
+static bool head_chunked(const unsigned char *h, size_t hn)
+{
+    static const char name[] = "\r\ntransfer-encoding:";
+    size_t m = sizeof(name) - 1;
+    for (size_t i = 0; i + m <= hn; i++) {
+        size_t k = 0;
+        while (k < m && (h[i + k] | (name[k] >= 'a' ? 0x20 : 0)) == name[k])
+            k++;
+        if (k < m)
+            continue;
+        size_t j = i + m;
+        while (j < hn && h[j] == ' ')
+            j++;
+        return j + 7 <= hn &&
+               strncasecmp((const char *)h + j, "chunked", 7) == 0;
+    }
+    return false;
+}
+
+/* The data of a chunked body (RFC 9112 7.1), in a malloc'ed buffer (its
+ * length in *out_n); NULL for a malformed one. A body cut in a chunk
+ * (WARC-Truncated) gives the data up to the cut. */
+static unsigned char *dechunk(const unsigned char *p, size_t n, size_t *out_n)
+{
+    unsigned char *out = malloc(n + 1);
+    size_t len = 0, pos = 0;
+    if (!out)
+        return NULL;
+    while (pos < n) {
+        size_t size = 0, digits = 0;
+        while (pos < n && isxdigit(p[pos])) {
+            int c = p[pos++];
+            size = size * 16 +
+                   (size_t)(isdigit(c) ? c - '0' : (c | 0x20) - 'a' + 10);
+            digits++;
+        }
+        while (pos < n && p[pos] != '\n')
+            pos++; /* an extension, the CR */
+        pos++;
+        if (digits == 0) {
+            free(out);
+            return NULL;
+        }
+        if (size == 0)
+            break; /* the trailer follows: not data */
+        if (pos > n)
+            pos = n;
+        size_t k = size < n - pos ? size : n - pos;
+        memcpy(out + len, p + pos, k);
+        len += k;
+        pos += k;
+        if ((pos < n && p[pos] != '\r') ||
+            (pos + 1 < n && p[pos + 1] != '\n')) {
+            free(out);
+            return NULL;
+        }
+        pos += 2;
+    }
+    *out_n = len;
+    return out;
+}
+
 /* Parse the records of an uncompressed WARC; checks framing and digests. */
 static int parse(const unsigned char *p, size_t n, struct rec *recs, int max)
 {
     int count = 0;
     size_t pos = 0;
+    char info_id[64] = "";
     while (pos < n) {
         assert_true(count < max);
         assert_memory_equal(p + pos, "WARC/1.1\r\n", 10);
@@ -161,6 +231,14 @@ static int parse(const unsigned char *p, size_t n, struct rec *recs, int max)
               sizeof(r->block_digest));
         field(h, hn, "WARC-Payload-Digest", r->payload_digest,
               sizeof(r->payload_digest));
+        /* Every other record names the warcinfo record before it (its
+         * file's; a stream of one file starts with it). */
+        field(h, hn, "WARC-Warcinfo-ID", r->warcinfo_id,
+              sizeof(r->warcinfo_id));
+        if (strcmp(r->type, "warcinfo") == 0)
+            strcpy(info_id, r->id);
+        else
+            assert_string_equal(r->warcinfo_id, info_id);
         assert_int_equal(strlen(r->id), 47);
         assert_memory_equal(r->id, "<urn:uuid:", 10);
         char want[40];
@@ -176,8 +254,22 @@ static int parse(const unsigned char *p, size_t n, struct rec *recs, int max)
                     blen = r->block_len - i - 4;
                     break;
                 }
-            sha1_b32(body, blen, want + 5);
-            assert_string_equal(r->payload_digest, want);
+            /* The payload is the entity body (WARC 1.1): the bytes
+             * after the head, de-chunked when the head says chunked. */
+            size_t hl = (size_t)(body - r->block);
+            unsigned char *plain = NULL;
+            if (head_chunked(r->block, hl)) {
+                plain = dechunk(body, blen, &blen);
+                body = plain;
+            }
+            if (body) {
+                sha1_b32(body, blen, want + 5);
+                assert_string_equal(r->payload_digest, want);
+            } else {
+                /* A malformed chunked body: no payload digest. */
+                assert_string_equal(r->payload_digest, "");
+            }
+            free(plain);
         }
         pos += hn + 2 + r->block_len;
         assert_true(pos + 4 <= n);

@@ -13,14 +13,19 @@
  * followed by N bytes of content (the record's "block") and \r\n\r\n. A
  * request or response record's block is the HTTP message as it went over
  * the wire (status or request line, header lines, the body before content
- * decoding); its "payload" is the body alone. WARC-Block-Digest and
+ * decoding, chunk framing kept); its "payload" is the entity body: the
+ * body alone, de-chunked when the head says Transfer-Encoding: chunked
+ * (WARC 1.1, under WARC-Payload-Digest). WARC-Block-Digest and
  * WARC-Payload-Digest are "sha1:" and the SHA-1 of each in RFC 4648
- * base32 (20 bytes -> 32 characters, no padding).
+ * base32 (20 bytes -> 32 characters, no padding); a record whose
+ * transfer coding is not chunked or whose chunk framing does not parse
+ * has no WARC-Payload-Digest.
  *
  * Streaming: both Content-Length and the digests must be in the header,
  * before the block, but the writer never holds a block in memory. A record
  * is opened (bc_warc_record_begin()), its bytes are appended in pieces of
- * any size: they go to the record's spool file (an unlinked tmpfile())
+ * any size: they go to the record's spool file (an unlinked file in the
+ * WARC's directory: on the archive's file system, not /tmp's tmpfs)
  * while SHA-1 contexts hash them in the same pass. Ending the record
  * (bc_warc_record_end()) writes the header, then copies the spool to the
  * WARC in 64 KiB pieces: memory is O(64 KiB) per writer plus the open
@@ -46,6 +51,9 @@
  * position, cuts what follows (records written after the commit, a torn
  * record) and appends, without a second warcinfo in that file; files
  * after it are removed, and rotation goes on from its sequence number.
+ *
+ * Every record after a warcinfo carries WARC-Warcinfo-ID, the id of its
+ * file's warcinfo record (read back from the file when reopened).
  *
  * The library never prints; not thread-safe: one writer and its records,
  * one thread.
@@ -164,7 +172,9 @@ enum bc_status bc_warc_record_begin(struct bc_warc *w, enum bc_warc_type type,
 /*
  * Append LEN bytes of the record's HTTP head (request or status line and
  * header lines, with their \r\n and the empty line), then of its body
- * (payload). Head bytes must all come before the first body byte.
+ * (payload). Head bytes must all come before the first body byte; the
+ * head is kept in memory until then (its Transfer-Encoding decides how
+ * the payload is digested).
  * Returns BC_OK, BC_ERR_INVALID_ARG (NULL record, NULL data with len > 0,
  * head after body) or BC_ERR_IO (the spool). Cost: O(len).
  */
