@@ -912,7 +912,12 @@ static void warc_complete(struct bc_crawler *c, struct transfer *t,
     t->rec = NULL;
     if (!resp)
         return;
-    bool cut = r->status == BC_ERR_FETCH_TOO_LARGE;
+    /* Cut on purpose: a body over max_body_bytes, or a sitemap its parser
+     * stopped (a limit, a DOCTYPE, malformed XML) - an answer that came,
+     * archived as far as it was read and marked. */
+    bool cut = r->status == BC_ERR_FETCH_TOO_LARGE ||
+               (r->status == BC_ERR_FETCH_ABORTED && t->sitemap &&
+                bc_sitemap_stopped(t->sitemap) != BC_SITEMAP_STOP_NONE);
     if ((r->status != BC_OK && !cut) || c->warc_status != BC_OK) {
         bc_warc_record_abort(resp);
         return;

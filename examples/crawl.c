@@ -1439,7 +1439,8 @@ static int open_state(struct crawl *c)
         fprintf(stderr,
                 "crawl: --state %s: %s differs from the crawl in %s (was %s, "
                 "now %s)\n",
-                o->state_dir, err.option, o->state_dir, err.was, err.now);
+                o->state_dir, err.option, o->state_dir,
+                *err.was ? err.was : "none", *err.now ? err.now : "none");
         return 2;
     }
     if (st != BC_OK) {

@@ -445,6 +445,54 @@ static void test_robots_cut(void **state)
     free_warc(&wf);
 }
 
+/* A sitemap its parser cut (the fixture's /sm/bomb.xml: a DOCTYPE; its
+ * /sm/big.xml.gz: 50 MiB of XML) was answered: archived as far as it was
+ * read, marked WARC-Truncated: length. */
+static void test_sitemap_cut_archived(void **state)
+{
+    (void)state;
+    static struct run r;
+    static struct warc_file wf;
+    memset(&r, 0, sizeof(r));
+    char name[300];
+    snprintf(name, sizeof(name), "%s/sitemaps.warc.gz", base);
+    struct bc_warc *w = NULL;
+    assert_int_equal(bc_warc_create(name, 0, info, &w), BC_OK);
+    struct bc_crawler_config cfg;
+    config(&cfg, &r, w);
+    cfg.frontier.sitemaps = true;
+    struct bc_crawler *c = NULL;
+    assert_int_equal(bc_crawler_create(&cfg, &c), BC_OK);
+    add_seed(c, "/text");
+    assert_int_equal(bc_crawler_run(c), BC_OK);
+    struct bc_crawler_stats st;
+    bc_crawler_stats(c, &st);
+    bc_crawler_free(c);
+    assert_int_equal(bc_warc_free(w), BC_OK);
+    assert_int_equal(st.sitemap_cut[BC_SITEMAP_STOP_DOCTYPE], 1);
+    assert_int_equal(st.sitemap_cut[BC_SITEMAP_STOP_TOO_LARGE], 1);
+
+    read_warc(name, &wf);
+    int bomb = 0, big = 0;
+    for (int i = 0; i < wf.count; i++) {
+        const struct rec *x = &wf.recs[i];
+        if (strcmp(x->type, "response") != 0)
+            continue;
+        if (strstr(x->uri, "/sm/bomb.xml")) {
+            bomb++;
+            assert_true(x->truncated);
+        } else if (strstr(x->uri, "/sm/big.xml.gz")) {
+            big++;
+            assert_true(x->truncated);
+        } else {
+            assert_false(x->truncated);
+        }
+    }
+    assert_int_equal(bomb, 1);
+    assert_int_equal(big, 1);
+    free_warc(&wf);
+}
+
 /* Rotation: each file opens with a warcinfo; pages name their file. */
 static void test_crawl_rotation(void **state)
 {
@@ -634,6 +682,7 @@ int main(void)
         cmocka_unit_test(test_crawl_archived),
         cmocka_unit_test(test_crawl_rotation),
         cmocka_unit_test(test_robots_cut),
+        cmocka_unit_test(test_sitemap_cut_archived),
         cmocka_unit_test(test_crawl_resume),
         cmocka_unit_test(test_write_error),
     };
