@@ -31,6 +31,7 @@
  *   lru/entries                                            count
  *   lru-slab/ns_add, ns_push, ns_hit, ns_miss, ns_remove   ns
  *   lru-slab/bytes                                         bytes
+ *   lru-slab/ns_push_prefetched, ns_hit_prefetched         ns
  *   exact/<n>/bytes_per_url                                bytes
  *   exact/<n>/ns_insert, exact/<n>/ns_lookup_absent        ns
  *   bloom/<n>/<layout>/bytes_per_url                       bytes
@@ -341,6 +342,9 @@ static void bench_lru(int runs)
  */
 static struct bc_hash128 fps[CHUNK];
 
+/* How far ahead the pipelined rows prefetch, in keys. */
+#define LRU_AHEAD 8
+
 static void fill_fps(uint64_t start, unsigned family)
 {
     fill_urls(&urls, start, CHUNK, family);
@@ -356,10 +360,40 @@ static void bench_lru_slab(int runs)
     const size_t cap = 1000000;
     const size_t key = sizeof(struct bc_hash128);
     double add_ns[16], push_ns[16], hit_ns[16], miss_ns[16], rm_ns[16];
+    double pf_push_ns[16], pf_hit_ns[16];
     size_t bytes = 0;
     for (int r = 0; r < runs; r++) {
         struct bc_lru *lru;
         double t_add = 0, t_push = 0, t_hit = 0, t_miss = 0, t_rm = 0;
+        double t_pf_push = 0, t_pf_hit = 0;
+        /* Pipelined, as the seen-test's batch call does: the bucket of the
+         * key LRU_AHEAD places ahead is fetched (bc_lru_prefetch) while
+         * the current key is pushed or found. */
+        if (bc_lru_create_slab(cap, key, 0, &lru) != BC_OK)
+            exit(1);
+        for (uint64_t start = 0; start < 2 * cap; start += CHUNK) {
+            fill_fps(start, 4);
+            double t0 = now_ns();
+            for (size_t j = 0; j < CHUNK; j++) {
+                if (j + LRU_AHEAD < CHUNK)
+                    bc_lru_prefetch(lru, fps[j + LRU_AHEAD].hi);
+                bc_lru_push(lru, &fps[j], key, fps[j].hi);
+            }
+            t_pf_push += now_ns() - t0;
+        }
+        for (uint64_t start = cap; start < 2 * cap; start += CHUNK) {
+            fill_fps(start, 4);
+            double t0 = now_ns();
+            for (size_t j = 0; j < CHUNK; j++) {
+                if (j + LRU_AHEAD < CHUNK)
+                    bc_lru_prefetch(lru, fps[j + LRU_AHEAD].hi);
+                answers[j] = bc_lru_find(lru, &fps[j], key, fps[j].hi);
+            }
+            t_pf_hit += now_ns() - t0;
+        }
+        bc_lru_free(lru);
+        pf_push_ns[r] = t_pf_push / (double)(2 * cap);
+        pf_hit_ns[r] = t_pf_hit / (double)cap;
         if (bc_lru_create_slab(cap, key, 0, &lru) != BC_OK)
             exit(1);
         for (uint64_t start = 0; start < 2 * cap; start += CHUNK) {
@@ -424,6 +458,12 @@ static void bench_lru_slab(int runs)
     printf("| lookup, hit (moves to front) | %.1f |\n", hit);
     printf("| lookup, miss | %.1f |\n", miss);
     printf("| remove (held) | %.1f |\n", rm);
+    double pf_push = median(pf_push_ns, runs), pf_hit = median(pf_hit_ns, runs);
+    printf("| push, the bucket %d keys ahead prefetched (as the seen-test's "
+           "batch) | %.1f |\n",
+           LRU_AHEAD, pf_push);
+    printf("| lookup, hit, the bucket %d keys ahead prefetched | %.1f |\n",
+           LRU_AHEAD, pf_hit);
     printf("\nMemory: %zu bytes, %.1f per entry (slots of 88 bytes for "
            "capacity + 1 entries, 16 per bucket).\n",
            bytes, (double)bytes / (double)cap);
@@ -433,6 +473,8 @@ static void bench_lru_slab(int runs)
     bench_csv_num(csv, "ns", miss, "lru-slab/ns_miss");
     bench_csv_num(csv, "ns", rm, "lru-slab/ns_remove");
     bench_csv_int(csv, "bytes", bytes, "lru-slab/bytes");
+    bench_csv_num(csv, "ns", pf_push, "lru-slab/ns_push_prefetched");
+    bench_csv_num(csv, "ns", pf_hit, "lru-slab/ns_hit_prefetched");
 }
 
 /* ---- the exact baseline: a uthash set of the URL strings -------------- */
