@@ -108,16 +108,19 @@
  * chain is entries / buckets, about 1) and one key compare on a hit.
  * Memory: 72 + len bytes per entry plus malloc's header (slab mode: a slot
  * of 72 + key_max rounded up to 8, for capacity + 1 slots), plus the
- * bucket array at 16 bytes a bucket; bc_lru_stats() reports the sum.
+ * bucket array at 16 bytes a bucket; bc_lru_stats() reports the sum
+ * without malloc's headers.
  * A full cache evicts at every insert; prefetch_evictions() below fetches
  * the entries and buckets of the coming evictions ahead of time. Blocks
  * of 2 MiB or more (a big slab or bucket array) are mmap'ed with a
- * huge-page hint, so random accesses to them do not also miss the TLB. The first insert creates the table with one
- * bucket per entry of capacity, rounded up to a power of two (at least 32,
- * at most 2^24): 50,000 entries get 65,536 buckets, 1 MiB, at once. uthash
- * doubles the buckets only when one chain reaches 10 entries, and frees
- * them only when the cache is emptied. The default 50,000 entries of
- * 80-byte URLs take about 9 MB in all.
+ * huge-page hint, so random accesses to them do not also miss the TLB.
+ * The first insert creates the table with one bucket per entry of
+ * capacity, rounded up to a power of two (at least 32, at most 2^24):
+ * 50,000 entries get 65,536 buckets, 1 MiB, at once. uthash doubles the
+ * buckets only when one chain reaches 10 entries, and frees them only when
+ * the cache is emptied. The default 50,000 entries of 80-byte URLs take
+ * about 9 MB in all; as the seen-test keeps them (a slab of 16-byte
+ * fingerprints), 5.4 MB.
  */
 #define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 

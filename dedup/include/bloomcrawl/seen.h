@@ -95,9 +95,10 @@ void bc_seen_free(struct bc_seen *seen);
 
 /*
  * The seen-test: classify the key and remember it. Writes *verdict.
- * Errors: BC_ERR_INVALID_ARG (NULL), BC_ERR_NOMEM (the LRU could not copy
- * the key; the verdict is still written and the Bloom filter updated, but
- * the LRU stops being complete).
+ * Errors: BC_ERR_INVALID_ARG (NULL), BC_ERR_NOMEM (the LRU could not
+ * store the key's fingerprint - its slab is preallocated, so only when its
+ * hash table cannot be allocated or grown; the verdict is still written
+ * and the Bloom filter updated, but the LRU stops being complete).
  */
 enum bc_status bc_seen_test_and_add(struct bc_seen *seen, const void *key,
                                     size_t len, enum bc_seen_verdict *verdict);
