@@ -225,6 +225,19 @@ static void test_blocked_formula(void **state)
      * key, k = 3, seed 20261122: 1,482,813 false positives in 10^7):
      * (4') 0.14810, (4) 0.14784. */
     assert_close(bc_bloom_fpr_blocked(1e6, 4000256, 3), 0.14810, 1e-4);
+    /* How far (4) runs under (4'), as bloom_math.c says: 0.9 % at
+     * m = 9.9 n, k = 6; 2.2 % at m = 15 n, k = 9. */
+    double mean1 = 0.0, mean2 = 0.0, pois1 = exp(-512 / 9.9),
+           pois2 = exp(-512 / 15.000064);
+    for (int i = 0; i < 400; i++) {
+        mean1 += pois1 * pow(1 - pow(1 - 1.0 / 512, 6.0 * i), 6);
+        mean2 += pois2 * pow(1 - pow(1 - 1.0 / 512, 9.0 * i), 9);
+        pois1 *= 512 / 9.9 / (i + 1);
+        pois2 *= 512 / 15.000064 / (i + 1);
+    }
+    assert_close(bc_bloom_fpr_blocked(1e6, 9.9e6, 6) / mean1 - 1, 0.009, 0.05);
+    assert_close(bc_bloom_fpr_blocked(1e6, 15000064, 9) / mean2 - 1, 0.022,
+                 0.05);
     /* k below 1/2: no probe, every query "maybe". */
     assert_close(bc_bloom_fpr_blocked(1e6, 1e7, 0.0), 1.0, 1e-12);
 }
