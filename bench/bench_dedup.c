@@ -10,7 +10,9 @@
  *      and from URL strings (XXH3 included), at n = 10^7 (--n);
  *   2. with --billion, the batch rows on prehashed keys at n = 10^9 (a
  *      1.2 GB filter; one run);
- *   3. the LRU's ns per lookup and per insert at 10^6 entries;
+ *   3. the LRU's ns per lookup and per insert at 10^6 entries, with
+ *      URL keys (bc_lru_create) and as the seen-test keeps it (a slab of
+ *      16-byte fingerprints, bc_lru_create_slab; remove too);
  *   4. an exact uthash set of the same URL strings: bytes per URL, ns per
  *      insert and per lookup, beside the filters' bytes per URL;
  *   5. the memory of each layout against its formula.
@@ -27,6 +29,9 @@
  *   bloom/<n>/<layout>/bytes                               bytes
  *   lru/ns_add, lru/ns_push, lru/ns_hit, lru/ns_miss       ns
  *   lru/entries                                            count
+ *   lru-slab/ns_add, ns_push, ns_hit, ns_miss, ns_remove   ns
+ *   lru-slab/bytes                                         bytes
+ *   lru-slab/ns_push_prefetched, ns_hit_prefetched         ns
  *   exact/<n>/bytes_per_url                                bytes
  *   exact/<n>/ns_insert, exact/<n>/ns_lookup_absent        ns
  *   bloom/<n>/<layout>/bytes_per_url                       bytes
@@ -328,6 +333,150 @@ static void bench_lru(int runs)
     bench_csv_int(csv, "count", cap, "lru/entries");
 }
 
+/*
+ * The LRU as the seen-test uses it since issue 14: a slab
+ * (bc_lru_create_slab) of 16-byte keys, each URL's XXH3-128 hash (its
+ * fingerprint; hashed outside the timed region, as the seen-test has the
+ * hash already), the LRU hash its high half. The same operations as
+ * bench_lru(), plus remove of held keys.
+ */
+static struct bc_hash128 fps[CHUNK];
+
+/* How far ahead the pipelined rows prefetch, in keys. */
+#define LRU_AHEAD 8
+
+static void fill_fps(uint64_t start, unsigned family)
+{
+    fill_urls(&urls, start, CHUNK, family);
+    for (size_t j = 0; j < CHUNK; j++) {
+        XXH128_hash_t h = XXH3_128bits(urls.text[j], urls.len[j]);
+        fps[j].lo = h.low64;
+        fps[j].hi = h.high64;
+    }
+}
+
+static void bench_lru_slab(int runs)
+{
+    const size_t cap = 1000000;
+    const size_t key = sizeof(struct bc_hash128);
+    double add_ns[16], push_ns[16], hit_ns[16], miss_ns[16], rm_ns[16];
+    double pf_push_ns[16], pf_hit_ns[16];
+    size_t bytes = 0;
+    for (int r = 0; r < runs; r++) {
+        struct bc_lru *lru;
+        double t_add = 0, t_push = 0, t_hit = 0, t_miss = 0, t_rm = 0;
+        double t_pf_push = 0, t_pf_hit = 0;
+        /* Pipelined, as the seen-test's batch call does: the bucket of the
+         * key LRU_AHEAD places ahead is fetched (bc_lru_prefetch) while
+         * the current key is pushed or found. */
+        if (bc_lru_create_slab(cap, key, 0, &lru) != BC_OK)
+            exit(1);
+        for (uint64_t start = 0; start < 2 * cap; start += CHUNK) {
+            fill_fps(start, 4);
+            double t0 = now_ns();
+            for (size_t j = 0; j < CHUNK; j++) {
+                if (j + LRU_AHEAD < CHUNK)
+                    bc_lru_prefetch(lru, fps[j + LRU_AHEAD].hi);
+                bc_lru_push(lru, &fps[j], key, fps[j].hi);
+            }
+            t_pf_push += now_ns() - t0;
+        }
+        for (uint64_t start = cap; start < 2 * cap; start += CHUNK) {
+            fill_fps(start, 4);
+            double t0 = now_ns();
+            for (size_t j = 0; j < CHUNK; j++) {
+                if (j + LRU_AHEAD < CHUNK)
+                    bc_lru_prefetch(lru, fps[j + LRU_AHEAD].hi);
+                answers[j] = bc_lru_find(lru, &fps[j], key, fps[j].hi);
+            }
+            t_pf_hit += now_ns() - t0;
+        }
+        bc_lru_free(lru);
+        pf_push_ns[r] = t_pf_push / (double)(2 * cap);
+        pf_hit_ns[r] = t_pf_hit / (double)cap;
+        if (bc_lru_create_slab(cap, key, 0, &lru) != BC_OK)
+            exit(1);
+        for (uint64_t start = 0; start < 2 * cap; start += CHUNK) {
+            fill_fps(start, 3);
+            double t0 = now_ns();
+            for (size_t j = 0; j < CHUNK; j++)
+                bc_lru_push(lru, &fps[j], key, fps[j].hi);
+            t_push += now_ns() - t0;
+        }
+        bc_lru_free(lru);
+        if (bc_lru_create_slab(cap, key, 0, &lru) != BC_OK)
+            exit(1);
+        for (uint64_t start = 0; start < 2 * cap; start += CHUNK) {
+            fill_fps(start, 1);
+            double t0 = now_ns();
+            for (size_t j = 0; j < CHUNK; j++)
+                bc_lru_add(lru, &fps[j], key, fps[j].hi);
+            t_add += now_ns() - t0;
+        }
+        for (uint64_t start = cap; start < 2 * cap; start += CHUNK) {
+            fill_fps(start, 1);
+            double t0 = now_ns();
+            for (size_t j = 0; j < CHUNK; j++)
+                answers[j] = bc_lru_find(lru, &fps[j], key, fps[j].hi);
+            t_hit += now_ns() - t0;
+        }
+        for (uint64_t start = 0; start < cap; start += CHUNK) {
+            fill_fps(start, 1);
+            double t0 = now_ns();
+            for (size_t j = 0; j < CHUNK; j++)
+                answers[j] = bc_lru_find(lru, &fps[j], key, fps[j].hi);
+            t_miss += now_ns() - t0;
+        }
+        struct bc_lru_stats st;
+        bc_lru_stats(lru, &st);
+        bytes = st.bytes;
+        for (uint64_t start = cap; start < 2 * cap; start += CHUNK) {
+            fill_fps(start, 1);
+            double t0 = now_ns();
+            for (size_t j = 0; j < CHUNK; j++)
+                answers[j] = bc_lru_remove(lru, &fps[j], key, fps[j].hi);
+            t_rm += now_ns() - t0;
+        }
+        add_ns[r] = t_add / (double)(2 * cap);
+        push_ns[r] = t_push / (double)(2 * cap);
+        hit_ns[r] = t_hit / (double)cap;
+        miss_ns[r] = t_miss / (double)cap;
+        rm_ns[r] = t_rm / (double)cap;
+        bc_lru_free(lru);
+    }
+    double add = median(add_ns, runs), push = median(push_ns, runs);
+    double hit = median(hit_ns, runs), miss = median(miss_ns, runs);
+    double rm = median(rm_ns, runs);
+    printf("\n### The seen-test's LRU: slab of 16-byte fingerprints, 10^6 "
+           "entries, medians of %d runs\n\n",
+           runs);
+    printf("| operation | ns/op |\n|---|---:|\n");
+    printf("| add: lookup, insert, evict when full | %.1f |\n", add);
+    printf("| push (known absent, as the seen-test inserts): insert, evict "
+           "| %.1f |\n",
+           push);
+    printf("| lookup, hit (moves to front) | %.1f |\n", hit);
+    printf("| lookup, miss | %.1f |\n", miss);
+    printf("| remove (held) | %.1f |\n", rm);
+    double pf_push = median(pf_push_ns, runs), pf_hit = median(pf_hit_ns, runs);
+    printf("| push, the bucket %d keys ahead prefetched (as the seen-test's "
+           "batch) | %.1f |\n",
+           LRU_AHEAD, pf_push);
+    printf("| lookup, hit, the bucket %d keys ahead prefetched | %.1f |\n",
+           LRU_AHEAD, pf_hit);
+    printf("\nMemory: %zu bytes, %.1f per entry (slots of 88 bytes for "
+           "capacity + 1 entries, 16 per bucket).\n",
+           bytes, (double)bytes / (double)cap);
+    bench_csv_num(csv, "ns", add, "lru-slab/ns_add");
+    bench_csv_num(csv, "ns", push, "lru-slab/ns_push");
+    bench_csv_num(csv, "ns", hit, "lru-slab/ns_hit");
+    bench_csv_num(csv, "ns", miss, "lru-slab/ns_miss");
+    bench_csv_num(csv, "ns", rm, "lru-slab/ns_remove");
+    bench_csv_int(csv, "bytes", bytes, "lru-slab/bytes");
+    bench_csv_num(csv, "ns", pf_push, "lru-slab/ns_push_prefetched");
+    bench_csv_num(csv, "ns", pf_hit, "lru-slab/ns_hit_prefetched");
+}
+
 /* ---- the exact baseline: a uthash set of the URL strings -------------- */
 
 struct exact_entry {
@@ -509,6 +658,7 @@ int main(int argc, char **argv)
     if (billion)
         bench_filters(1000000000, 1, true);
     bench_lru(runs);
+    bench_lru_slab(runs);
     bench_exact(n, runs < 3 ? runs : 3);
     bench_memory(n);
     if (billion)

@@ -21,7 +21,7 @@
  *     strings; ns per lookup is bc_seen_peek() of n URLs never added (a
  *     scalar call; the batch row leaves it empty), measured rate = the
  *     fraction of those not answered NEW; bytes = the filter plus the
- *     LRU's heap (entries, key copies, buckets; mallinfo2);
+ *     LRU (its slab of fingerprints and its buckets, bc_lru_stats);
  *   - for n up to --exact-max (default 10^7), an exact uthash set of the
  *     same URL strings: ns per insert, ns per lookup (absent) and bytes per
  *     URL from mallinfo2() (entries, key copies and the bucket array).
@@ -268,13 +268,6 @@ static void bench_filters(uint64_t n, int runs, bool run_scalar, bool run_batch)
 
 /* ---- the two-tier seen-test (Bloom filter + LRU) ----------------------- */
 
-/* Bytes malloc has handed out now, small blocks and mmap'ed ones. */
-static size_t heap_bytes(void)
-{
-    struct mallinfo2 mi = mallinfo2();
-    return mi.uordblks + mi.hblkhd;
-}
-
 static enum bc_seen_verdict verdicts[CHUNK];
 
 static struct bc_seen *seen_create(uint64_t n, enum bc_bloom_layout layout,
@@ -346,7 +339,6 @@ static void bench_seen(uint64_t n, int runs, bool run_scalar, bool run_batch)
                 continue;
             double ins[16], look[16], fpr = NAN, bytes = 0.0;
             for (int r = 0; r < runs; r++) {
-                size_t heap0 = heap_bytes();
                 struct bc_seen *seen = seen_create(n, layout, (uint64_t)r + 1);
                 ins[r] = seen_insert_pass(seen, batch, n, 1);
                 look[r] = NAN;
@@ -357,11 +349,11 @@ static void bench_seen(uint64_t n, int runs, bool run_scalar, bool run_batch)
                 }
                 struct bc_seen_stats st;
                 bc_seen_stats(seen, &st);
-                /* The heap the seen-test holds (LRU entries, key copies,
-                 * buckets; the bit array when malloc'ed), plus the bit
-                 * array when the library mmap'ed it itself. */
-                bytes = (double)(heap_bytes() - heap0) +
-                        (st.bloom.mmapped ? (double)st.bloom.bytes : 0.0);
+                /* The filter's array plus the LRU's slab and buckets, as
+                 * the two count them (bc_bloom_stats, bc_lru_stats): the
+                 * LRU's big blocks are mmap'ed, which mallinfo2 does not
+                 * see. The handles' few hundred bytes are left out. */
+                bytes = (double)st.bloom.bytes + (double)st.lru.bytes;
                 bc_seen_free(seen);
             }
             row(n, li ? "seen-blocked" : "seen-classic",

@@ -292,7 +292,48 @@ def main():
           "{:.1f} min", "<=", 15,
           "sum of the default steps in runs.csv; the build and the corpus "
           "generation come on top")
-    w("## Goals of issues 2-6\n")
+    # issue 14, section 3: the two-tier test at Bloom speed
+    n10 = 10000000
+    two = scale_get(scale, n10, "seen-blocked", "batch", "strings",
+                    "ns_insert")
+    bare = scale_get(scale, n10, "blocked", "batch", "strings", "ns_insert")
+    g.add(14, "two-tier seen-test (blocked), batch, URL strings, n = 10^7",
+          two, "{:.1f} ns", "<=", 35,
+          "bench_scale; the bare blocked filter in the same run: "
+          + ("-" if bare is None else f"{bare:.1f} ns") +
+          ("" if two is None or bare is None else f" ({two / bare:.2f}x)"))
+    g.add(14, "two-tier seen-test (blocked), batch, URL strings, n = 10^9",
+          scale_get(scale, n9, "seen-blocked", "batch", "strings",
+                    "ns_insert"), "{:.1f} ns", "<=", 60,
+          "bench_scale --sizes 1e9 (one run)")
+    slab_ops = [dedup.get(f"lru-slab/{op}") for op in
+                ("ns_add", "ns_push", "ns_hit", "ns_miss", "ns_remove")]
+    if None in slab_ops:
+        g.add(14, "the seen-test's LRU (slab, fingerprints), every "
+              "operation, 10^6 entries", None, "", "<=", 100)
+    else:
+        g.add(14, "the seen-test's LRU (slab, fingerprints), every "
+              "operation, 10^6 entries (slowest shown)", max(slab_ops),
+              "{:.0f} ns", "<=", 100,
+              "add {:.0f}, push {:.0f}, hit {:.0f}, miss {:.0f}, remove "
+              "{:.0f} ns".format(*slab_ops))
+    if fpr:
+        worst = {}
+        for r in fpr:
+            pred, meas = float(r["predicted"]), float(r["measured"])
+            z = (meas - pred) / math.sqrt(pred * (1 - pred) /
+                                          int(r["queries"]))
+            worst.setdefault(r["layout"], []).append(abs(z) > 3)
+        beyond = sum(sum(v) for v in worst.values())
+        g.add_text(14, "bench_fpr: no point beyond 3 standard errors, "
+                   "every layout", f"{beyond} points",
+                   "met" if beyond == 0 else "**missed**",
+                   ", ".join(f"{lay} {sum(v)} of {len(v)}"
+                             for lay, v in worst.items()))
+    else:
+        g.add(14, "bench_fpr: no point beyond 3 standard errors", None, "",
+              "<=", 0)
+    w("## Goals of issues 2-6 and 14\n")
     w(g.markdown())
     w("")
 

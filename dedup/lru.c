@@ -59,6 +59,22 @@
  *   +--------------------------------+---------------+-------+--------------+
  *   |<------------------ 72 bytes --------------------------->|<-- len --->|
  *
+ * The slab mode (bc_lru_create_slab) keeps the same entries in one array
+ * of capacity + 1 fixed-size slots, each with room for a key of up to
+ * key_max bytes, allocated once:
+ *
+ *   slab: | slot 0 | slot 1 | ... | slot capacity |   stride = 72 + key_max
+ *           entry + key bytes      (rounded up to 8)
+ *
+ * An insert takes a slot from the free list (or the next never-used one),
+ * an eviction or removal gives it back: no malloc, no free, no malloc
+ * header, and no failure but uthash's own table allocations. The new entry
+ * still goes in before the back is evicted (the extra slot is for that
+ * moment), and the free list is last-in first-out, so the next insert
+ * writes the slot the last eviction has just brought into the cache. The
+ * seen-test uses this mode with 16-byte keys (its 128-bit fingerprints,
+ * seen.c): 88 bytes a slot.
+ *
  * uthash also threads its own insertion-order list through hh.prev/hh.next;
  * we do not use it for recency, because moving an entry in it means a
  * delete and a re-add, and a re-add may allocate (and so fail) on a hit.
@@ -90,27 +106,42 @@
  * ----
  * find, contains, add, remove: O(1) expected: one bucket chain (the mean
  * chain is entries / buckets, about 1) and one key compare on a hit.
- * Memory: 72 + len bytes per entry plus malloc's header, plus the bucket
- * array at 16 bytes a bucket. The first insert creates the table with one
- * bucket per entry of capacity, rounded up to a power of two (at least 32,
- * at most 2^24): 50,000 entries get 65,536 buckets, 1 MiB, at once. uthash
- * doubles the buckets only when one chain reaches 10 entries, and frees
- * them only when the cache is emptied. The default 50,000 entries of
- * 80-byte URLs take about 9 MB in all.
+ * Memory: 72 + len bytes per entry plus malloc's header (slab mode: a slot
+ * of 72 + key_max rounded up to 8, for capacity + 1 slots), plus the
+ * bucket array at 16 bytes a bucket; bc_lru_stats() reports the sum
+ * without malloc's headers.
+ * A full cache evicts at every insert; prefetch_evictions() below fetches
+ * the entries and buckets of the coming evictions ahead of time. Blocks
+ * of 2 MiB or more (a big slab or bucket array) are mmap'ed with a
+ * huge-page hint, so random accesses to them do not also miss the TLB.
+ * The first insert creates the table with one bucket per entry of
+ * capacity, rounded up to a power of two (at least 32, at most 2^24):
+ * 50,000 entries get 65,536 buckets, 1 MiB, at once. uthash doubles the
+ * buckets only when one chain reaches 10 entries, and frees them only when
+ * the cache is emptied. The default 50,000 entries of 80-byte URLs take
+ * about 9 MB in all; as the seen-test keeps them (a slab of 16-byte
+ * fingerprints), 5.4 MB.
  */
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
+
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <xxhash.h>
 
 /* A failed allocation inside uthash must not exit: roll back instead and
  * report it through hh.tbl == NULL (see the uthash user guide, "Out of
  * memory"). */
-#define HASH_NONFATAL_OOM 1
+#define HASH_NONFATAL_OOM    1
+#define uthash_malloc(sz)    lru_big_alloc(sz)
+#define uthash_free(ptr, sz) lru_big_free(ptr, sz)
+static void *lru_big_alloc(size_t size);
+static void lru_big_free(void *p, size_t size);
 #include <uthash.h>
 
 /* uthash starts a table with 32 buckets and doubles them only when a chain
@@ -143,9 +174,15 @@ _Static_assert(sizeof(void *) != 8 || sizeof(unsigned) != 4 ||
                "struct lru_entry is 72 bytes on LP64");
 
 struct bc_lru {
-    struct lru_entry *table; /* uthash head; NULL while empty */
-    struct lru_entry *front; /* most recently used */
-    struct lru_entry *back;  /* least recently used: evicted first */
+    struct lru_entry *table;      /* uthash head; NULL while empty */
+    unsigned char *slab;          /* slab mode: slab_slots entries; else NULL */
+    struct lru_entry *free_slots; /* slab slots given back, through older */
+    size_t slab_slots;            /* capacity + 1 */
+    size_t slab_fresh;            /* slots never used yet: slab_fresh.. */
+    size_t slab_stride;           /* bytes per slot */
+    size_t key_max;               /* slab mode: longest key a slot holds */
+    struct lru_entry *front;      /* most recently used */
+    struct lru_entry *back;       /* least recently used: evicted first */
     size_t count;
     size_t capacity;
     size_t key_bytes;
@@ -167,10 +204,84 @@ static unsigned fold_hash(uint64_t hash)
     return (unsigned)(hash ^ (hash >> 32));
 }
 
+/* Blocks of at least this size come from mmap, asking for huge pages. */
+#define LRU_MMAP_THRESHOLD ((size_t)2 << 20)
+
+/*
+ * The bucket array and the slab of a big cache are hit at random: with 4 KiB
+ * pages every access would also miss the TLB (a 1 MiB bucket array spans
+ * 256 pages, a 4 MiB slab 1,024), and on a virtual machine a TLB miss is a
+ * two-level page walk. Blocks of 2 MiB or more are therefore mmap'ed and
+ * marked MADV_HUGEPAGE, as the Bloom filter's array is.
+ */
+static void *lru_big_alloc(size_t size)
+{
+    if (size < LRU_MMAP_THRESHOLD)
+        return malloc(size);
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, size, MADV_HUGEPAGE); /* a hint; failure is fine */
+#endif
+    return p;
+}
+
+static void lru_big_free(void *p, size_t size)
+{
+    if (p == NULL)
+        return;
+    if (size < LRU_MMAP_THRESHOLD)
+        free(p);
+    else
+        munmap(p, size);
+}
+
 /* Can a key of len bytes be stored as one entry at all? */
 static bool key_len_storable(size_t len)
 {
     return len <= UINT_MAX && len <= SIZE_MAX - sizeof(struct lru_entry);
+}
+
+/* Can this cache hold a key of len bytes? */
+static bool key_fits(const struct bc_lru *lru, size_t len)
+{
+    return lru->capacity != 0 && key_len_storable(len) &&
+           (lru->slab == NULL || len <= lru->key_max) &&
+           (lru->max_bytes == 0 || len <= lru->max_bytes);
+}
+
+/* Memory for a new entry of a key of len bytes (known to fit): a slab
+ * slot, or one allocation. Never fails in slab mode: the slab has one slot
+ * more than the capacity, for the entry added before the back is evicted. */
+static struct lru_entry *entry_alloc(struct bc_lru *lru, size_t len)
+{
+    struct lru_entry *entry;
+
+    if (lru->slab == NULL)
+        return malloc(sizeof(*entry) + len);
+    entry = lru->free_slots;
+    if (entry != NULL) {
+        lru->free_slots = entry->older;
+        return entry;
+    }
+    if (lru->slab_fresh == lru->slab_slots)
+        return NULL; /* unreachable: count <= capacity before an insert */
+    return (struct lru_entry *)(void *)(lru->slab +
+                                        lru->slab_fresh++ * lru->slab_stride);
+}
+
+static void entry_free(struct bc_lru *lru, struct lru_entry *entry)
+{
+    if (lru->slab == NULL) {
+        free(entry);
+        return;
+    }
+    /* Last in, first out: the next insert reuses the slot just freed,
+     * whose memory the eviction has just brought into the cache. */
+    entry->older = lru->free_slots;
+    lru->free_slots = entry;
 }
 
 static struct lru_entry *lookup(const struct bc_lru *lru, const void *key,
@@ -228,7 +339,7 @@ static void drop(struct bc_lru *lru, struct lru_entry *entry)
     HASH_DELETE(hh, lru->table, entry);
     lru->count--;
     lru->key_bytes -= entry->hh.keylen;
-    free(entry);
+    entry_free(lru, entry);
 }
 
 static bool over_limit(const struct bc_lru *lru)
@@ -262,6 +373,41 @@ enum bc_status bc_lru_create(size_t capacity, size_t max_bytes,
     return BC_OK;
 }
 
+enum bc_status bc_lru_create_slab(size_t capacity, size_t key_max,
+                                  size_t max_bytes, struct bc_lru **out)
+{
+    struct bc_lru *lru;
+    enum bc_status st;
+    size_t stride;
+
+    if (out == NULL)
+        return BC_ERR_INVALID_ARG;
+    if (capacity > LRU_MAX_CAPACITY || key_max > UINT_MAX)
+        return BC_ERR_TOO_LARGE;
+    /* A slot: the entry and key_max key bytes, rounded up to the entry's
+     * alignment (8 on LP64) so that every slot is aligned. */
+    stride =
+        (sizeof(struct lru_entry) + key_max + _Alignof(struct lru_entry) - 1) /
+        _Alignof(struct lru_entry) * _Alignof(struct lru_entry);
+    if (capacity + 1 > SIZE_MAX / stride)
+        return BC_ERR_TOO_LARGE;
+    st = bc_lru_create(capacity, max_bytes, &lru);
+    if (st != BC_OK)
+        return st;
+    /* Not touched until used: the pages of a big slab cost nothing until
+     * the cache fills them. */
+    lru->slab = lru_big_alloc((capacity + 1) * stride);
+    if (lru->slab == NULL) {
+        free(lru);
+        return BC_ERR_NOMEM;
+    }
+    lru->slab_slots = capacity + 1;
+    lru->slab_stride = stride;
+    lru->key_max = key_max;
+    *out = lru;
+    return BC_OK;
+}
+
 void bc_lru_free(struct bc_lru *lru)
 {
     struct lru_entry *entry;
@@ -272,10 +418,13 @@ void bc_lru_free(struct bc_lru *lru)
     /* Free uthash's table and buckets (it touches no entry but the head),
      * then the entries through our own list. */
     HASH_CLEAR(hh, lru->table);
-    for (entry = lru->front; entry != NULL; entry = next) {
-        next = entry->older;
-        free(entry);
+    if (lru->slab == NULL) {
+        for (entry = lru->front; entry != NULL; entry = next) {
+            next = entry->older;
+            free(entry);
+        }
     }
+    lru_big_free(lru->slab, lru->slab_slots * lru->slab_stride);
     free(lru);
 }
 
@@ -309,6 +458,17 @@ void bc_lru_prefetch(const struct bc_lru *lru, uint64_t hash)
     const UT_hash_table *tbl = lru->table->hh.tbl;
     /* uthash's bucket of a hash: its low bits (HASH_TO_BKT). */
     __builtin_prefetch(&tbl->buckets[fold_hash(hash) & (tbl->num_buckets - 1)]);
+}
+
+void bc_lru_prefetch_chain(const struct bc_lru *lru, uint64_t hash)
+{
+    if (lru == NULL || lru->table == NULL)
+        return;
+    const UT_hash_table *tbl = lru->table->hh.tbl;
+    const UT_hash_handle *head =
+        tbl->buckets[fold_hash(hash) & (tbl->num_buckets - 1)].hh_head;
+    if (head != NULL)
+        __builtin_prefetch(head, 1, 3);
 }
 
 bool bc_lru_contains(const struct bc_lru *lru, const void *key, size_t len,
@@ -346,21 +506,51 @@ enum bc_status bc_lru_push(struct bc_lru *lru, const void *key, size_t len,
     return insert_new(lru, key, len, hash);
 }
 
+/*
+ * A full cache evicts its back entry at every insert, and each eviction
+ * touches the entry and its hash bucket: two dependent cache misses, the
+ * bucket's address known only once the entry has arrived. Fetch them
+ * ahead, along the list from the back: the entry three places from the
+ * back (B3) and the bucket of the entry two places from it (B2), whose
+ * entry the previous call fetched as its B3. By the time an entry is
+ * evicted, it was fetched three inserts earlier and its bucket two; every
+ * entry this walk reads was fetched by an earlier call (or is in the cache
+ * anyway). Hits that move back entries to the front only waste a fetch.
+ */
+static void prefetch_evictions(const struct bc_lru *lru)
+{
+    const struct lru_entry *e = lru->back;
+
+    for (int place = 0; place < 2 && e != NULL; place++)
+        e = e->newer;
+    if (e == NULL)
+        return;
+    const UT_hash_table *tbl = e->hh.tbl;
+    __builtin_prefetch(&tbl->buckets[e->hh.hashv & (tbl->num_buckets - 1)], 1,
+                       3);
+    /* Its neighbours in the bucket's chain, which the eviction relinks. */
+    if (e->hh.hh_next != NULL)
+        __builtin_prefetch(e->hh.hh_next, 1, 3);
+    if (e->hh.hh_prev != NULL)
+        __builtin_prefetch(e->hh.hh_prev, 1, 3);
+    if (e->newer != NULL)
+        __builtin_prefetch(e->newer, 1, 3);
+}
+
 /* Insert a key known not to be held, at the front; evict from the back. */
 static enum bc_status insert_new(struct bc_lru *lru, const void *key,
                                  size_t len, uint64_t hash)
 {
     struct lru_entry *entry;
 
-    if (lru->capacity == 0 || !key_len_storable(len) ||
-        (lru->max_bytes != 0 && len > lru->max_bytes)) {
+    if (!key_fits(lru, len)) {
         /* It could never stay: in and out at once. */
         lru->inserts++;
         lru->evictions++;
         return BC_OK;
     }
 
-    entry = malloc(sizeof(*entry) + len);
+    entry = entry_alloc(lru, len);
     if (entry == NULL)
         return BC_ERR_NOMEM;
     if (len != 0)
@@ -369,7 +559,7 @@ static enum bc_status insert_new(struct bc_lru *lru, const void *key,
                                 fold_hash(hash), entry);
     if (entry->hh.tbl == NULL) {
         /* uthash could not allocate and has rolled the table back. */
-        free(entry);
+        entry_free(lru, entry);
         return BC_ERR_NOMEM;
     }
     list_push_front(lru, entry);
@@ -383,10 +573,8 @@ static enum bc_status insert_new(struct bc_lru *lru, const void *key,
         drop(lru, lru->back);
         lru->evictions++;
     }
-    /* The next eviction starts at the back: fetch that entry now, so its
-     * cache miss overlaps the caller's work instead of the next add. */
-    if (lru->back != NULL)
-        __builtin_prefetch(lru->back, 1, 1);
+    if (lru->count == lru->capacity)
+        prefetch_evictions(lru);
     return BC_OK;
 }
 
@@ -436,4 +624,9 @@ void bc_lru_stats(const struct bc_lru *lru, struct bc_lru_stats *out)
     out->misses = lru->misses;
     out->inserts = lru->inserts;
     out->evictions = lru->evictions;
+    if (lru->slab != NULL)
+        out->bytes = lru->slab_slots * lru->slab_stride;
+    else
+        out->bytes = lru->count * sizeof(struct lru_entry) + lru->key_bytes;
+    out->bytes += bc_lru_buckets(lru) * sizeof(UT_hash_bucket);
 }

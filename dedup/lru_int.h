@@ -30,4 +30,10 @@ size_t bc_lru_initial_buckets(const struct bc_lru *lru);
  * held) or for a NULL cache. O(1). */
 size_t bc_lru_buckets(const struct bc_lru *lru);
 
+/* The second stage after bc_lru_prefetch(): read the bucket of this hash
+ * (fetched earlier) and start loading the first entry of its chain, which
+ * a lookup compares and an insert relinks. Changes nothing. O(1); the
+ * bucket's cache miss if it was not fetched before. */
+void bc_lru_prefetch_chain(const struct bc_lru *lru, uint64_t hash);
+
 #endif /* BC_DEDUP_LRU_INT_H */

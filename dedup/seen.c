@@ -27,11 +27,33 @@
  * indexes its hash table with h2 (the block index of the blocked layout
  * uses h1, so the LRU's buckets are independent of the filter's blocks).
  *
+ * FINGERPRINTS IN THE LRU
+ * The LRU does not keep the URL: its key is the 128-bit hash (h1, h2)
+ * itself, 16 bytes, as BUbiNG's URL cache keeps fingerprints. Its entries
+ * are then of one size and live in one preallocated slab (lru.c): 88 bytes
+ * a slot plus 16 per hash bucket (~109 bytes per entry at the default
+ * 50,000, against ~180 with a malloc'ed URL copy), no allocation and no
+ * copy of the URL per insert, and nothing hashed twice. The price is
+ * exactness up to a hash collision: two distinct URLs with the same
+ * 128-bit hash are one key to both tiers. Such a pair has chance 2^-128
+ * (XXH3-128 behaves as a random function on keys not chosen against its
+ * seed), so among n URLs a collision has chance about n^2 / 2^129: 1.5e-21
+ * at n = 10^9. What it would cost: the second URL of the pair is told
+ * DUPLICATE (or, by the complete-LRU rule below, PROBABLY_SEEN once the
+ * first was evicted), never fetched. The rule's other direction stays
+ * exact: an LRU miss still proves that no key of that hash, so not this
+ * key, was ever added. Whoever removes a key from the LRU must pass the
+ * same 16 bytes: bc_lru_remove(lru, &h, sizeof(h), lru_hash(h)). The
+ * public bc_lru keeps whole keys; only the seen-test chooses to give it
+ * fingerprints. A window or counting tier 1 (below) keys the LRU the
+ * same way, with that tier's own 128-bit hash of the key.
+ *
  * THE COMPLETE-LRU RULE
  * Every key the filter has ever accepted as NEW also went into the LRU. So
  * while the LRU has never evicted, never failed to store a key, and the
  * filter was not loaded from a file, the LRU holds every key ever added -
- * and a filter "maybe" that misses the LRU is a proven false positive. The
+ * and a filter "maybe" that misses the LRU is a proven false positive
+ * (exact up to the 2^-128 collision above). The
  * verdict is then NEW (and the key enters the LRU). The seen-test is exact
  * while it fits; once the LRU forgets, it degrades to Bloom semantics and
  * says PROBABLY_SEEN, which the crawler skips. A PROBABLY_SEEN key is not
@@ -42,7 +64,11 @@
  * A crawl discovers ~50 links per page and fetches a few hundred pages per
  * second: 10^4-10^5 tests per second, most of them DUPLICATE. Each test
  * costs one hash, one filter probe (one cache miss in the blocked layout)
- * and, on a "maybe", one LRU lookup.
+ * and, on a "maybe", one LRU lookup; a NEW key also costs an LRU insert
+ * and, once the LRU is full, an eviction. The batch call fetches ahead
+ * what those touch: the filter's block and the LRU bucket of the key
+ * BATCH_AHEAD places ahead, the first entry of that bucket's chain half as
+ * far ahead; the LRU fetches its coming evictions itself.
  */
 #include <stdlib.h>
 
@@ -51,6 +77,7 @@
 
 #include "bloomcrawl/lru.h"
 #include "bloomcrawl/seen.h"
+#include "lru_int.h"
 
 struct bc_seen {
     struct bc_bloom *bloom; /* NULL when tier 1 is one of the two below */
@@ -109,7 +136,8 @@ static enum bc_status assemble(struct bc_bloom *bloom,
     struct bc_seen *s = calloc(1, sizeof(*s));
     if (!s)
         goto out_free_bloom;
-    st = bc_lru_create(config->lru_capacity, config->lru_max_bytes, &s->lru);
+    st = bc_lru_create_slab(config->lru_capacity, sizeof(struct bc_hash128),
+                            config->lru_max_bytes, &s->lru);
     if (st != BC_OK)
         goto out_free_seen;
     s->bloom = bloom;
@@ -198,14 +226,15 @@ static uint64_t lru_hash(struct bc_hash128 h)
     return h.hi;
 }
 
-/* The seen-test of a key whose hash is known. */
-static enum bc_status test_and_add_hashed(struct bc_seen *seen, const void *key,
-                                          size_t len, struct bc_hash128 h,
+/* The seen-test of a key whose hash is known. The LRU's key is the hash
+ * itself, its 16 bytes (the fingerprint), not the URL. */
+static enum bc_status test_and_add_hashed(struct bc_seen *seen,
+                                          struct bc_hash128 h,
                                           enum bc_seen_verdict *verdict)
 {
     seen->tested++;
     if (!bc_bloom_test_and_add_hash(seen->bloom, h)) {
-        if (bc_lru_find(seen->lru, key, len, lru_hash(h))) {
+        if (bc_lru_find(seen->lru, &h, sizeof(h), lru_hash(h))) {
             seen->duplicate++;
             *verdict = BC_SEEN_DUPLICATE;
             return BC_OK;
@@ -222,7 +251,7 @@ static enum bc_status test_and_add_hashed(struct bc_seen *seen, const void *key,
     /* NEW means the LRU does not hold the key: the filter had a zero bit
      * (and every LRU key went through the filter), or the LRU just missed
      * it. So it is pushed without a second lookup. */
-    if (bc_lru_push(seen->lru, key, len, lru_hash(h)) != BC_OK) {
+    if (bc_lru_push(seen->lru, &h, sizeof(h), lru_hash(h)) != BC_OK) {
         seen->lru_failed = true;
         return BC_ERR_NOMEM;
     }
@@ -240,8 +269,8 @@ enum bc_status bc_seen_test_and_add(struct bc_seen *seen, const void *key,
         return BC_ERR_INVALID_ARG;
     if (!seen->bloom)
         return test_and_add_other(seen, key, len, verdict);
-    return test_and_add_hashed(seen, key, len,
-                               bc_bloom_hash(seen->bloom, key, len), verdict);
+    return test_and_add_hashed(seen, bc_bloom_hash(seen->bloom, key, len),
+                               verdict);
 }
 
 /* Keys hashed ahead of the one being tested, in the batch call. */
@@ -277,6 +306,11 @@ enum bc_status bc_seen_test_and_add_batch(struct bc_seen *seen,
     for (size_t i = 0; i < count; i++) {
         struct bc_hash128 h = ring[i % BATCH_AHEAD];
         size_t ahead = i + BATCH_AHEAD;
+        /* Halfway down the ring the bucket has arrived: fetch the entry
+         * its chain starts with. */
+        if (i + BATCH_AHEAD / 2 < count)
+            bc_lru_prefetch_chain(
+                seen->lru, lru_hash(ring[(i + BATCH_AHEAD / 2) % BATCH_AHEAD]));
         if (ahead < count) {
             struct bc_hash128 next =
                 bc_bloom_hash(seen->bloom, keys[ahead], lens[ahead]);
@@ -284,8 +318,7 @@ enum bc_status bc_seen_test_and_add_batch(struct bc_seen *seen,
             bc_bloom_prefetch(seen->bloom, next);
             bc_lru_prefetch(seen->lru, lru_hash(next));
         }
-        if (test_and_add_hashed(seen, keys[i], lens[i], h, &verdicts[i]) !=
-            BC_OK)
+        if (test_and_add_hashed(seen, h, &verdicts[i]) != BC_OK)
             result = BC_ERR_NOMEM;
     }
     return result;
@@ -302,7 +335,7 @@ enum bc_seen_verdict bc_seen_peek(const struct bc_seen *seen, const void *key,
     struct bc_hash128 h = bc_bloom_hash(seen->bloom, key, len);
     if (!bc_bloom_contains_hash(seen->bloom, h))
         return BC_SEEN_NEW;
-    if (bc_lru_contains(seen->lru, key, len, lru_hash(h)))
+    if (bc_lru_contains(seen->lru, &h, sizeof(h), lru_hash(h)))
         return BC_SEEN_DUPLICATE;
     return lru_complete(seen) ? BC_SEEN_NEW : BC_SEEN_PROBABLY_SEEN;
 }
@@ -391,7 +424,7 @@ static enum bc_status test_and_add_other(struct bc_seen *seen, const void *key,
             bc_cbloom_add(seen->cbloom, key, len);
     }
     if (!fresh) {
-        if (bc_lru_find(seen->lru, key, len, lru_hash(h))) {
+        if (bc_lru_find(seen->lru, &h, sizeof(h), lru_hash(h))) {
             seen->duplicate++;
             *verdict = BC_SEEN_DUPLICATE;
             return BC_OK;
@@ -407,9 +440,10 @@ static enum bc_status test_and_add_other(struct bc_seen *seen, const void *key,
     seen->verdict_new++;
     *verdict = BC_SEEN_NEW;
     /* A window's NEW key may be in the LRU from an earlier window. */
-    if (seen->window && fresh && bc_lru_find(seen->lru, key, len, lru_hash(h)))
+    if (seen->window && fresh &&
+        bc_lru_find(seen->lru, &h, sizeof(h), lru_hash(h)))
         return BC_OK;
-    if (bc_lru_push(seen->lru, key, len, lru_hash(h)) != BC_OK) {
+    if (bc_lru_push(seen->lru, &h, sizeof(h), lru_hash(h)) != BC_OK) {
         seen->lru_failed = true;
         return BC_ERR_NOMEM;
     }
@@ -422,7 +456,7 @@ static enum bc_seen_verdict peek_other(const struct bc_seen *seen,
     struct bc_hash128 h = other_hash(seen, key, len);
     if (!other_contains(seen, key, len, h))
         return BC_SEEN_NEW;
-    if (bc_lru_contains(seen->lru, key, len, lru_hash(h)))
+    if (bc_lru_contains(seen->lru, &h, sizeof(h), lru_hash(h)))
         return BC_SEEN_DUPLICATE;
     return lru_complete(seen) ? BC_SEEN_NEW : BC_SEEN_PROBABLY_SEEN;
 }
@@ -529,7 +563,7 @@ enum bc_status bc_seen_forget(struct bc_seen *seen, const void *key, size_t len)
     if (!seen->cbloom)
         return BC_ERR_UNSUPPORTED;
     struct bc_hash128 h = other_hash(seen, key, len);
-    bool held = bc_lru_contains(seen->lru, key, len, lru_hash(h));
+    bool held = bc_lru_contains(seen->lru, &h, sizeof(h), lru_hash(h));
     /* A complete LRU knows every added key: one it lacks was never added,
      * and removing it from the filter would damage other keys. */
     if (!held && lru_complete(seen))
@@ -537,7 +571,7 @@ enum bc_status bc_seen_forget(struct bc_seen *seen, const void *key, size_t len)
     enum bc_status st = bc_cbloom_remove(seen->cbloom, key, len);
     if (st != BC_OK)
         return st;
-    bc_lru_remove(seen->lru, key, len, lru_hash(h));
+    bc_lru_remove(seen->lru, &h, sizeof(h), lru_hash(h));
     seen->forgotten++;
     return BC_OK;
 }

@@ -88,7 +88,8 @@ static void print_text(const struct bc_bloom_sizing *s, const char *title)
                "  (upper bound %.4g)\n",
                s->fpr_predicted, s->fpr_upper_bound);
     else
-        printf("  predicted rate  %.3g  (Poisson mixture over blocks)\n",
+        printf("  predicted rate  %.3g  (Poisson mixture over blocks and "
+               "their fill)\n",
                s->fpr_predicted);
 }
 

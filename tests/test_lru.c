@@ -116,7 +116,8 @@ static uint64_t splitmix64(uint64_t *state)
 struct model {
     size_t capacity;
     size_t max_bytes;
-    size_t *order; /* key numbers, most recent first */
+    size_t key_max; /* slab mode: longest key held; 0: malloc mode */
+    size_t *order;  /* key numbers, most recent first */
     size_t count;
     size_t key_bytes;
     uint64_t hits, misses, inserts, evictions;
@@ -169,7 +170,8 @@ static void model_add(struct model *m, size_t key)
         return;
     }
     m->inserts++;
-    if (m->capacity == 0 || (m->max_bytes != 0 && len > m->max_bytes)) {
+    if (m->capacity == 0 || (m->max_bytes != 0 && len > m->max_bytes) ||
+        (m->key_max != 0 && len > m->key_max)) {
         m->evictions++;
         return;
     }
@@ -226,6 +228,7 @@ struct run {
     size_t check_every;
     uint64_t seed;
     bool inject_failures; /* sweep allocation failures on every add */
+    size_t key_max;       /* > 0: a slab cache for keys of this length */
 };
 
 /* Add with every allocation of the call failed in turn, then let it pass.
@@ -265,6 +268,7 @@ static void run_model(const struct run *r)
     memset(&m, 0, sizeof(m));
     m.capacity = r->capacity;
     m.max_bytes = r->max_bytes;
+    m.key_max = r->key_max;
     m.keys = keys;
     m.order = calloc(r->universe + 1, sizeof(size_t));
     assert_non_null(m.order);
@@ -273,7 +277,12 @@ static void run_model(const struct run *r)
         hashes[i] = key_hash(r->mode, i, &keys[i]);
     }
 
-    assert_int_equal(bc_lru_create(r->capacity, r->max_bytes, &lru), BC_OK);
+    if (r->key_max != 0)
+        assert_int_equal(
+            bc_lru_create_slab(r->capacity, r->key_max, r->max_bytes, &lru),
+            BC_OK);
+    else
+        assert_int_equal(bc_lru_create(r->capacity, r->max_bytes, &lru), BC_OK);
     check_same(lru, &m, keys, hashes, r->universe);
     for (size_t op = 0; op < r->ops; op++) {
         uint64_t x = splitmix64(&rng);
@@ -340,7 +349,7 @@ static void test_model_small(void **state)
             for (size_t h = 0; h < sizeof(modes) / sizeof(modes[0]); h++) {
                 struct run r = {SMALL_UNIVERSE, capacities[c], byte_limits[b],
                                 modes[h],       4000,          16,
-                                seed++,         false};
+                                seed++,         false,         0};
                 run_model(&r);
             }
         }
@@ -352,9 +361,85 @@ static void test_model_small(void **state)
  * constant and folded hashes of test_model_small, whose chains pass 10). */
 static void test_model_large(void **state)
 {
-    struct run r = {3000, 1000, 0, HASH_REAL, 60000, 5000, 42, false};
+    struct run r = {3000, 1000, 0, HASH_REAL, 60000, 5000, 42, false, 0};
     (void)state;
     run_model(&r);
+}
+
+/* The slab mode against the same model: keys of at most 16 bytes (all of
+ * the universe fits) and of at most 8 (the longer keys never stay), with
+ * every hash mode and byte limit, and a large run where slots are reused
+ * many times over. */
+static void test_model_slab(void **state)
+{
+    static const size_t capacities[] = {
+        0, 1, 2, 7, SMALL_UNIVERSE - 1, SMALL_UNIVERSE + 1};
+    static const size_t byte_limits[] = {0, 8, 40};
+    static const size_t key_maxes[] = {16, 8};
+    static const enum hash_mode modes[] = {HASH_REAL, HASH_CONSTANT,
+                                           HASH_FOLDED};
+    uint64_t seed = 1000;
+
+    (void)state;
+    for (size_t c = 0; c < sizeof(capacities) / sizeof(capacities[0]); c++)
+        for (size_t b = 0; b < 3; b++)
+            for (size_t km = 0; km < 2; km++)
+                for (size_t h = 0; h < 3; h++) {
+                    struct run r = {
+                        SMALL_UNIVERSE, capacities[c], byte_limits[b],
+                        modes[h],       3000,          16,
+                        seed++,         false,         key_maxes[km]};
+                    run_model(&r);
+                }
+    struct run big = {3000, 1000, 0, HASH_REAL, 60000, 5000, 43, false, 16};
+    run_model(&big);
+}
+
+/* A slab cache allocates nothing per insert: with its slab and its table
+ * made, thousands of inserts and evictions call malloc no more. */
+static void test_slab_no_malloc_per_insert(void **state)
+{
+    struct bc_lru *lru = NULL;
+    uint64_t x[2];
+
+    (void)state;
+    if (!malloc_is_wrapped())
+        BC_SKIP();
+    assert_int_equal(bc_lru_create_slab(100, sizeof(x), 0, &lru), BC_OK);
+    x[0] = 0;
+    x[1] = 0;
+    assert_int_equal(bc_lru_push(lru, x, sizeof(x), 0), BC_OK);
+    long before = alloc_calls;
+    for (uint64_t i = 1; i < 5000; i++) {
+        x[0] = i;
+        x[1] = i * UINT64_C(0x9E3779B97F4A7C15);
+        assert_int_equal(bc_lru_push(lru, x, sizeof(x), x[1]), BC_OK);
+    }
+    assert_int_equal(alloc_calls, before);
+    assert_int_equal(bc_lru_count(lru), 100);
+    /* Memory: 101 slots of 72 + 16 bytes, 128 buckets of 16 (LP64). */
+    if (sizeof(void *) == 8) {
+        struct bc_lru_stats st;
+        bc_lru_stats(lru, &st);
+        assert_int_equal(bc_lru_buckets(lru), 128);
+        assert_int_equal(st.bytes, 101 * (72 + 16) + 128 * 16);
+    }
+    x[0] = 4999;
+    x[1] = 4999 * UINT64_C(0x9E3779B97F4A7C15);
+    assert_true(bc_lru_remove(lru, x, sizeof(x), x[1]));
+    assert_false(bc_lru_contains(lru, x, sizeof(x), x[1]));
+    bc_lru_free(lru);
+
+    /* Malloc mode: 72 + len per entry held, plus the 32 buckets. */
+    assert_int_equal(bc_lru_create(10, 0, &lru), BC_OK);
+    assert_int_equal(bc_lru_add(lru, "abc", 3, 1), BC_OK);
+    assert_int_equal(bc_lru_add(lru, "hello", 5, 2), BC_OK);
+    if (sizeof(void *) == 8) {
+        struct bc_lru_stats st;
+        bc_lru_stats(lru, &st);
+        assert_int_equal(st.bytes, 2 * 72 + 3 + 5 + 32 * 16);
+    }
+    bc_lru_free(lru);
 }
 
 static void test_capacity_zero(void **state)
@@ -613,11 +698,27 @@ static void test_allocation_failure(void **state)
      * doublings (the constant hash puts every key in one chain, so the 10th
      * key doubles; the real hash at one entry per bucket never does). */
     {
-        struct run r = {SMALL_UNIVERSE, 20, 0, HASH_CONSTANT, 3000, 1, 7, true};
+        struct run r = {SMALL_UNIVERSE, 20, 0, HASH_CONSTANT, 3000, 1, 7,
+                        true,           0};
         run_model(&r);
     }
     {
-        struct run r = {600, 300, 0, HASH_REAL, 3000, 100, 8, true};
+        struct run r = {600, 300, 0, HASH_REAL, 3000, 100, 8, true, 0};
+        run_model(&r);
+    }
+    /* The slab mode: the handle or the slab fails at creation; then only
+     * uthash's table and doublings can fail, and a failed add gives its
+     * slot back. */
+    for (long n = 0; n < 2; n++) {
+        out = sentinel;
+        fail_after = n;
+        assert_int_equal(bc_lru_create_slab(5, 16, 0, &out), BC_ERR_NOMEM);
+        assert_ptr_equal(out, sentinel);
+        fail_after = -1;
+    }
+    {
+        struct run r = {SMALL_UNIVERSE, 20, 0, HASH_CONSTANT, 3000, 1, 9,
+                        true,           16};
         run_model(&r);
     }
 }
@@ -708,6 +809,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model_small),
         cmocka_unit_test(test_model_large),
+        cmocka_unit_test(test_model_slab),
+        cmocka_unit_test(test_slab_no_malloc_per_insert),
         cmocka_unit_test(test_capacity_zero),
         cmocka_unit_test(test_capacity_one),
         cmocka_unit_test(test_capacity_plus_one),

@@ -101,7 +101,11 @@ double bc_bloom_fpr_classic(double n, double m, double k);
 /* The classic exact upper bound (1 - e^(-k (n + 0.5) / (m - 1)))^k. */
 double bc_bloom_fpr_classic_upper(double n, double m, double k);
 /* The blocked prediction: sum over i of Pois(i; B n / m) times
- * (1 - (1 - 1/B)^(k i))^k, with B = 512 bits per block. */
+ * E[(X / B)^k], X the bits set in a block of B = 512 by k i uniform
+ * offsets - the distribution of a block's fill, not its mean (formula (4')
+ * of dedup/bloom_math.c). k is rounded to a whole number, at most
+ * BC_BLOOM_MAX_K; below 1/2 the rate is 1. O(k^2 (lambda + 12 sqrt(lambda)
+ * + 30)) with lambda = B n / m; beyond lambda = 10^4, the classic formula. */
 double bc_bloom_fpr_blocked(double n, double m, double k);
 
 struct bc_bloom;

@@ -40,6 +40,9 @@ struct bc_lru_stats {
     uint64_t misses;    /* bc_lru_find() calls that did not */
     uint64_t inserts;   /* keys added that were not present */
     uint64_t evictions; /* keys evicted to make room */
+    size_t bytes;       /* memory held: the slab (slab mode) or each
+                         * entry's 72 + key length bytes (malloc's own
+                         * headers not counted), plus 16 per bucket */
 };
 
 /*
@@ -51,6 +54,24 @@ struct bc_lru_stats {
  */
 enum bc_status bc_lru_create(size_t capacity, size_t max_bytes,
                              struct bc_lru **out);
+
+/*
+ * Create an empty cache as bc_lru_create() does, but with every entry
+ * preallocated in one slab: capacity + 1 fixed-size slots, each holding a
+ * key of at most key_max bytes inline, so that an insert allocates no entry and
+ * an eviction frees none (uthash still allocates its table at the first
+ * insert and whenever it doubles the buckets, which presized buckets make
+ * rare). Keys are still whole keys, compared byte by
+ * byte; a key longer than key_max can never be held and is counted as
+ * inserted and evicted at once, like a key longer than max_bytes. Memory:
+ * (capacity + 1) * (72 + key_max rounded up to 8) bytes on LP64, allocated
+ * at once but not touched until used, plus the bucket array as in
+ * bc_lru_create(). Errors: BC_ERR_INVALID_ARG (NULL out), BC_ERR_TOO_LARGE
+ * (capacity above UINT_MAX - 1, key_max above UINT_MAX, or a slab larger
+ * than SIZE_MAX), BC_ERR_NOMEM. Free with bc_lru_free().
+ */
+enum bc_status bc_lru_create_slab(size_t capacity, size_t key_max,
+                                  size_t max_bytes, struct bc_lru **out);
 
 /* Free the cache and every key it holds; NULL is a no-op. */
 void bc_lru_free(struct bc_lru *lru);
@@ -77,7 +98,8 @@ bool bc_lru_contains(const struct bc_lru *lru, const void *key, size_t len,
  * to the front (no counter changes). A key that can never be held - any
  * key at capacity 0, a key longer than max_bytes, or longer than UINT_MAX
  * bytes - is counted as inserted and evicted at once, so the eviction count
- * stays true. O(1) expected, one allocation per key inserted.
+ * stays true. O(1) expected, one allocation per key inserted (none for a
+ * cache made by bc_lru_create_slab()).
  * Errors: BC_ERR_INVALID_ARG (NULL cache, or NULL key with len > 0),
  * BC_ERR_NOMEM (nothing changed: no key lost, no counter moved).
  */

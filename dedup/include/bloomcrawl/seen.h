@@ -3,7 +3,9 @@
  *
  * Tier 1 is a Bloom filter (bloom.h): compact, never forgets, sometimes
  * says "maybe" for a key it never saw. Tier 2 is an exact LRU of recent
- * keys (lru.h). Each key is hashed once (XXH3-128) for both tiers.
+ * keys (lru.h). Each key is hashed once (XXH3-128) for both tiers, and
+ * the LRU keeps that 128-bit hash as the key's fingerprint, not the key:
+ * verdicts are exact up to a 2^-128 chance per pair of keys (seen.c).
  * bc_seen_test_and_add() gives one of three verdicts:
  *
  *   NEW            the filter had a zero bit: never added. Fetch it.
@@ -82,7 +84,9 @@ struct bc_seen_config {
     enum bc_bloom_layout layout; /* BC_BLOOM_BLOCKED by default */
     uint64_t seed;               /* hash seed */
     size_t lru_capacity;         /* LRU entries (0: no tier 2) */
-    size_t lru_max_bytes;        /* LRU key bytes, 0 = no byte limit */
+    size_t lru_max_bytes;        /* LRU key bytes, 0 = no byte limit; the
+                                  * LRU holds a 16-byte fingerprint per
+                                  * key, so at most lru_max_bytes / 16 */
     /* Tier 1 kinds other than the Bloom filter (layout then unused): */
     bool counting;                   /* a counting filter: forget works */
     enum bc_seen_window window_kind; /* BC_SEEN_WINDOW_NONE by default */
@@ -133,9 +137,10 @@ void bc_seen_free(struct bc_seen *seen);
 
 /*
  * The seen-test: classify the key and remember it. Writes *verdict.
- * Errors: BC_ERR_INVALID_ARG (NULL), BC_ERR_NOMEM (the LRU could not copy
- * the key; the verdict is still written and the Bloom filter updated, but
- * the LRU stops being complete).
+ * Errors: BC_ERR_INVALID_ARG (NULL), BC_ERR_NOMEM (the LRU could not
+ * store the key's fingerprint - its slab is preallocated, so only when its
+ * hash table cannot be allocated or grown; the verdict is still written
+ * and the Bloom filter updated, but the LRU stops being complete).
  */
 enum bc_status bc_seen_test_and_add(struct bc_seen *seen, const void *key,
                                     size_t len, enum bc_seen_verdict *verdict);
