@@ -180,6 +180,7 @@ struct bc_crawl_state {
     struct bc_warc_position warc; /* the WARC writer's, at the next commit */
     bool warc_dirty;              /* warc changed since the last commit */
     bool resumed, frontier_made;
+    uint64_t seen_clock; /* bc_crawl_state_set_seen_clock(), 0: none */
 };
 
 static const char schema_sql[] =
@@ -1561,6 +1562,12 @@ static enum bc_status replay_journal(struct bc_crawl_state *s,
     return st;
 }
 
+void bc_crawl_state_set_seen_clock(struct bc_crawl_state *s, uint64_t now)
+{
+    if (s)
+        s->seen_clock = now;
+}
+
 enum bc_status bc_crawl_state_frontier(struct bc_crawl_state *s,
                                        const struct bc_frontier_config *config,
                                        size_t window, uint64_t now_ms,
@@ -1614,6 +1621,8 @@ enum bc_status bc_crawl_state_frontier(struct bc_crawl_state *s,
         st = bc_crawl_state_seeds(s, restore_scope, &sc);
     if (st == BC_OK)
         st = sc.st;
+    if (st == BC_OK && s->seen_clock)
+        bc_seen_set_clock(bc_frontier_seen(f), s->seen_clock);
     if (st == BC_OK)
         st = replay_journal(s, f);
     if (st == BC_OK)

@@ -101,6 +101,16 @@ static void usage(FILE *f)
         "  --fp-rate P          its false-positive rate (0.01)\n"
         "  --layout L           classic | blocked (blocked)\n"
         "  --lru N              entries of the LRU of recent URLs (50000)\n"
+        "  --recrawl-after D    forget a URL D after its admission (7d, 12h,\n"
+        "                       30m, 2s; units ms s m h d w): met again\n"
+        "                       later (link, redirect, sitemap, seed), it\n"
+        "                       is admitted and fetched again; inside D it\n"
+        "                       stays a duplicate. The seen-test is then a\n"
+        "                       sliding time window on the wall clock\n"
+        "                       (--expect: URLs admitted within any D); a\n"
+        "                       URL comes back between D and 4/3 D after\n"
+        "                       its admission (the window's slack). The\n"
+        "                       report counts them: \"recrawled\"\n"
         "Fetching:\n"
         "  --timeout MS         per transfer (30000)\n"
         "  --max-body BYTES     abort bodies larger than this (10485760;\n"
@@ -198,6 +208,8 @@ static void usage(FILE *f)
         "                       --scope, --include, --exclude, --expect,\n"
         "                       --fp-rate, --layout, --lru, --user-agent,\n"
         "                       --no-robots, --sitemaps/--no-sitemaps,\n"
+        "                       --recrawl-after (its window is in the\n"
+        "                       state and counts the time between runs),\n"
         "                       --warc, --warc-max-size (the WARC is cut\n"
         "                       back to its last committed record and\n"
         "                       appended to, like --out). A DIR that is\n"
@@ -223,6 +235,8 @@ struct options {
     uint64_t host_budget;
     unsigned concurrency, per_host;
     uint64_t delay_ms;
+    uint64_t recrawl_ms; /* --recrawl-after, 0: never */
+    const char *recrawl_text;
     bool no_robots;
     bool no_sitemaps;
     uint64_t robots_retries, robots_retry_ms, max_retry_after_ms;
@@ -437,6 +451,8 @@ static int parse_options(int argc, char **argv, struct options *o)
             o->per_host = (unsigned)n;
         else if (!strcmp(a, "--delay"))
             bad = args_count(v, true, &o->delay_ms);
+        else if (!strcmp(a, "--recrawl-after"))
+            bad = args_duration(v, &o->recrawl_ms) != 0, o->recrawl_text = v;
         else if (!strcmp(a, "--robots-retries"))
             bad = args_count(v, true, &o->robots_retries) ||
                   o->robots_retries > 1000;
@@ -721,6 +737,16 @@ static void on_page(void *ctx, const struct bc_crawler_page *p)
 }
 
 /* ---- progress and report --------------------------------------------- */
+
+/* URLs admitted again after the window (--recrawl-after): NEW although
+ * the LRU still held them (a NEW key the LRU lacked is inserted; one it
+ * holds is only refreshed). A URL the LRU evicted, or one admitted before
+ * a resume (the LRU is not saved), counts as new when it comes back: this
+ * run's count, a lower bound when the LRU has evicted. */
+static uint64_t recrawled(const struct bc_seen_stats *v)
+{
+    return v->verdict_new - v->lru.inserts;
+}
 
 static void progress(struct crawl *c, uint64_t now, bool final)
 {
@@ -1054,14 +1080,26 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
     fprintf(f, "  DUPLICATE          %llu\n", (unsigned long long)v->duplicate);
     fprintf(f, "  PROBABLY_SEEN      %llu\n",
             (unsigned long long)v->probably_seen);
-    fprintf(f,
-            "  Bloom filter       %s, %llu bits (%.1f KiB), k = %u, %llu "
-            "keys, fill %.1f %%, estimated FPR %.2g\n",
-            v->bloom.layout == BC_BLOOM_CLASSIC ? "classic" : "blocked",
-            (unsigned long long)v->bloom.m_bits,
-            (double)v->bloom.bytes / 1024.0, v->bloom.k,
-            (unsigned long long)v->bloom.inserts, 100.0 * v->bloom.fill,
-            v->bloom.fpr_estimated);
+    if (v->windowed)
+        fprintf(f,
+                "  window filter      %llu ms, G = %u, %.1f KiB, k = %u, "
+                "%llu live keys of %llu, FPR now %.2g (peak %.2g)\n"
+                "  recrawled          %llu (admitted again after the "
+                "window)\n",
+                (unsigned long long)v->window.window, v->window.generations,
+                (double)v->window.bytes / 1024.0, v->window.k,
+                (unsigned long long)v->window.live_keys,
+                (unsigned long long)v->window.capacity, v->window.fpr_predicted,
+                v->window.fpr_peak, (unsigned long long)recrawled(v));
+    else
+        fprintf(f,
+                "  Bloom filter       %s, %llu bits (%.1f KiB), k = %u, %llu "
+                "keys, fill %.1f %%, estimated FPR %.2g\n",
+                v->bloom.layout == BC_BLOOM_CLASSIC ? "classic" : "blocked",
+                (unsigned long long)v->bloom.m_bits,
+                (double)v->bloom.bytes / 1024.0, v->bloom.k,
+                (unsigned long long)v->bloom.inserts, 100.0 * v->bloom.fill,
+                v->bloom.fpr_estimated);
     fprintf(f,
             "  LRU                %zu of %zu entries, hit rate %.1f %%, "
             "%llu evictions, %s\n",
@@ -1229,6 +1267,17 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
             (unsigned long long)v->bloom.bytes, v->bloom.k,
             (unsigned long long)v->bloom.inserts, v->bloom.fill,
             v->bloom.fpr_estimated);
+    if (v->windowed)
+        fprintf(f,
+                "\"seen_window\": {\"ms\": %llu, \"generations\": %u, "
+                "\"bytes\": %llu, \"k\": %u, \"live_keys\": %llu, "
+                "\"capacity\": %llu, \"fpr_predicted\": %.6g, "
+                "\"fpr_peak\": %.6g}, \"recrawled\": %llu, ",
+                (unsigned long long)v->window.window, v->window.generations,
+                (unsigned long long)v->window.bytes, v->window.k,
+                (unsigned long long)v->window.live_keys,
+                (unsigned long long)v->window.capacity, v->window.fpr_predicted,
+                v->window.fpr_peak, (unsigned long long)recrawled(v));
     fprintf(f, "\"skipped_content_type\": %llu, ",
             (unsigned long long)k.skipped_content_type);
     write_hosts_json(c, f);
@@ -1358,6 +1407,24 @@ static void check_saturation(struct crawl *c, bool full)
 {
     if (c->saturation_warned)
         return;
+    const struct bc_window *w = bc_seen_window(bc_frontier_seen(c->frontier));
+    if (w) { /* --recrawl-after: at the end, the window's own verdict */
+        struct bc_window_stats ws;
+        if (!full)
+            return;
+        bc_window_stats(w, 0, &ws);
+        if (!ws.over_capacity)
+            return;
+        c->saturation_warned = true;
+        fprintf(stderr,
+                "%scrawl: warning: the window filter held more URLs within "
+                "--recrawl-after than --expect (%llu): its false-positive "
+                "rate is %.3g against %.3g (--fp-rate); raise --expect\n",
+                c->stderr_tty && !c->opt.quiet ? "\r\033[K" : "",
+                (unsigned long long)c->opt.expect, ws.fpr_predicted,
+                c->opt.fp_rate);
+        return;
+    }
     const struct bc_bloom *b = bc_seen_bloom(bc_frontier_seen(c->frontier));
     uint64_t inserts = bc_bloom_inserts(b);
     if (!full && inserts <= c->opt.expect)
@@ -1407,12 +1474,14 @@ static int open_state(struct crawl *c)
 {
     const struct options *o = &c->opt;
     static char inc[4096], exc[4096];
-    char expect[32], fp[40], lru[32], warc_max[32];
+    char expect[32], fp[40], lru[32], warc_max[32], recrawl[32];
     snprintf(warc_max, sizeof(warc_max), "%llu",
              (unsigned long long)o->warc_max_size);
     snprintf(expect, sizeof(expect), "%llu", (unsigned long long)o->expect);
     snprintf(fp, sizeof(fp), "%.17g", o->fp_rate);
     snprintf(lru, sizeof(lru), "%llu", (unsigned long long)o->lru);
+    snprintf(recrawl, sizeof(recrawl), "%llums",
+             (unsigned long long)o->recrawl_ms);
     const char *scope = o->scope == BC_SCOPE_HOST     ? "host"
                         : o->scope == BC_SCOPE_DOMAIN ? "domain"
                                                       : "any";
@@ -1429,10 +1498,14 @@ static int open_state(struct crawl *c)
         {"--warc", o->warc_file ? o->warc_file : ""},
         {"--warc-max-size", warc_max},
         {"--sitemaps", o->no_sitemaps ? "no" : "yes"},
+        /* Last, and only when given: a state made before the option
+         * existed (or without it) resumes as it was. */
+        {"--recrawl-after", recrawl},
     };
+    size_t count = sizeof(fixed) / sizeof(fixed[0]) - (o->recrawl_ms ? 0 : 1);
     struct bc_crawl_state_error err;
-    enum bc_status st = bc_crawl_state_open(
-        o->state_dir, fixed, sizeof(fixed) / sizeof(fixed[0]), &c->state, &err);
+    enum bc_status st =
+        bc_crawl_state_open(o->state_dir, fixed, count, &c->state, &err);
     if (st == BC_ERR_MISMATCH) {
         fprintf(stderr,
                 "crawl: --state %s: %s differs from the crawl in %s (was %s, "
@@ -1646,6 +1719,7 @@ int main(int argc, char **argv)
     fc->seen.fp_rate = o->fp_rate;
     fc->seen.layout = o->layout;
     fc->seen.lru_capacity = (size_t)o->lru;
+    cc.recrawl_after_ms = o->recrawl_ms;
     struct bc_fetcher_config *xc = &cc.fetcher;
     xc->user_agent = o->user_agent;
     xc->timeout_ms = o->timeout_ms;

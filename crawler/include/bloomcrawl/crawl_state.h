@@ -140,6 +140,19 @@ enum bc_status bc_crawl_state_frontier(struct bc_crawl_state *state,
                                        size_t window, uint64_t now_ms,
                                        struct bc_frontier **out);
 
+/*
+ * The clock a time-window seen-test (bc_seen_set_clock()) reads while
+ * bc_crawl_state_frontier() replays the journal after the snapshot: the
+ * journal keeps no admission times, so its URLs are put back into the
+ * window at now (the time of the resume), never earlier than they were
+ * admitted: a URL admitted before the kill stays inside the window at
+ * least until its own window ends (no false negative), and at most the
+ * time between its admission and the resume longer. Not called, or 0:
+ * the snapshot's clock. Call before bc_crawl_state_frontier(). NULL is a
+ * no-op. O(1).
+ */
+void bc_crawl_state_set_seen_clock(struct bc_crawl_state *state, uint64_t now);
+
 /* Record a seed's URL (its host and domain are the scope of a resume
  * without seeds). Part of the open transaction. BC_OK or BC_ERR_IO. */
 enum bc_status bc_crawl_state_add_seed(struct bc_crawl_state *state,

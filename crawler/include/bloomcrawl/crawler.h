@@ -259,6 +259,23 @@ struct bc_crawler_config {
      * (bc_crawler_warc_error()). Not owned: free it after
      * bc_crawler_free(). */
     struct bc_warc *warc;
+    /* Recrawl after a window (issue 14): a URL admitted longer ago than
+     * recrawl_after_ms is admitted again when it is met again (a link, a
+     * redirect, a sitemap entry, a seed), so its page is fetched again;
+     * inside the window it stays a duplicate. 0 (the default): the
+     * seen-test never forgets. With it the frontier's seen-test is a time
+     * window (frontier.seen.window_kind = BC_SEEN_WINDOW_TIME, window =
+     * recrawl_after_ms; frontier.seen.expected is then the most URLs
+     * admitted within any window) on recrawl_clock, which the crawler
+     * reads before every admission. The window counts from a URL's
+     * admission, not from its fetch: a page waits in the queue before it
+     * is fetched. With a state the window is saved in its snapshot and
+     * survives a resume (see bc_crawl_state_set_seen_clock()). */
+    uint64_t recrawl_after_ms;
+    /* The window's clock: milliseconds since the epoch (wall time, so the
+     * time between two runs of a resumed crawl counts), called with ctx;
+     * NULL: CLOCK_REALTIME. A test may give a fake one. */
+    uint64_t (*recrawl_clock)(void *ctx);
 };
 
 /* Is pattern a media type pattern of accept_types/reject_types:
