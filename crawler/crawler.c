@@ -1666,6 +1666,44 @@ enum bc_status bc_crawler_add_seed(struct bc_crawler *c, const char *url,
     return st;
 }
 
+struct revisit {
+    struct bc_crawler *c;
+    uint64_t known, due;
+    enum bc_status st;
+};
+
+static void revisit_one(void *ctx, const char *url, size_t len, unsigned depth)
+{
+    struct revisit *r = ctx;
+    enum bc_frontier_reason why;
+    if (r->st != BC_OK)
+        return;
+    r->known++;
+    recrawl_tick(r->c);
+    enum bc_status st =
+        bc_frontier_add(r->c->frontier, url, len, NULL, 0, depth, &why, NULL);
+    if (st == BC_ERR_NOMEM)
+        r->st = st;
+    else if (why == BC_ADMIT_QUEUED)
+        r->due++;
+}
+
+enum bc_status bc_crawler_revisit(struct bc_crawler *c, uint64_t *known,
+                                  uint64_t *due)
+{
+    if (!c || !c->state || !c->recrawl_clock || c->in_step)
+        return BC_ERR_INVALID_ARG;
+    struct revisit r = {c, 0, 0, BC_OK};
+    enum bc_status st = bc_crawl_state_known(c->state, revisit_one, &r);
+    if (st == BC_OK)
+        st = r.st;
+    if (known)
+        *known = r.known;
+    if (due)
+        *due = r.due;
+    return st;
+}
+
 void bc_crawler_stats(const struct bc_crawler *c, struct bc_crawler_stats *out)
 {
     if (!out)

@@ -1677,6 +1677,33 @@ enum bc_status bc_crawl_state_seeds(struct bc_crawl_state *s,
     return rc == SQLITE_DONE ? BC_OK : db_fail(s, "seeds");
 }
 
+enum bc_status bc_crawl_state_known(struct bc_crawl_state *s,
+                                    void (*fn)(void *ctx, const char *url,
+                                               size_t len, unsigned depth),
+                                    void *ctx)
+{
+    if (!s || !fn)
+        return BC_ERR_INVALID_ARG;
+    sqlite3_stmt *q;
+    /* Handed out (at or below the host's cursor) and not queued again: the
+     * rows admitted during the scan have larger ids and are left out. */
+    if (sqlite3_prepare_v2(
+            s->db,
+            "SELECT u.url, u.depth FROM urls u JOIN hosts h ON h.id = u.host"
+            " WHERE u.id <= (SELECT max(id) FROM urls) AND u.seq <= h.cursor"
+            " AND u.seq NOT IN (SELECT seq FROM flight WHERE requeued = 1)"
+            " ORDER BY u.id",
+            -1, &q, NULL) != SQLITE_OK)
+        return db_fail(s, "journal");
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+        fn(ctx, (const char *)sqlite3_column_text(q, 0),
+           (size_t)sqlite3_column_bytes(q, 0),
+           (unsigned)sqlite3_column_int64(q, 1));
+    sqlite3_finalize(q);
+    return rc == SQLITE_DONE ? BC_OK : db_fail(s, "journal");
+}
+
 enum bc_status bc_crawl_state_page_done(struct bc_crawl_state *s, uint64_t id)
 {
     if (!s || id == 0)

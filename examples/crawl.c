@@ -111,6 +111,13 @@ static void usage(FILE *f)
         "                       URL comes back between D and 4/3 D after\n"
         "                       its admission (the window's slack). The\n"
         "                       report counts them: \"recrawled\"\n"
+        "  --revisit            with --state and --recrawl-after: at the\n"
+        "                       start of the run, queue again every page\n"
+        "                       of the state fetched longer ago than the\n"
+        "                       window (its next fetch is due D after its\n"
+        "                       admission); the others wait for a later\n"
+        "                       run: the run ends when nothing due is left\n"
+        "                       (run it from cron; it never waits)\n"
         "Fetching:\n"
         "  --timeout MS         per transfer (30000)\n"
         "  --max-body BYTES     abort bodies larger than this (10485760;\n"
@@ -203,7 +210,8 @@ static void usage(FILE *f)
         "                       --robots-retries, --robots-retry-delay,\n"
         "                       --host-budget, --quiet, --out, --stats-json,\n"
         "                       --resolve, --proxy, --header, --accept-type,\n"
-        "                       --reject-type, -v, --log. May not (refused,\n"
+        "                       --reject-type, -v, --log, --revisit. May\n"
+        "                       not (refused,\n"
         "                       exit 2):\n"
         "                       --scope, --include, --exclude, --expect,\n"
         "                       --fp-rate, --layout, --lru, --user-agent,\n"
@@ -239,6 +247,7 @@ struct options {
     const char *recrawl_text;
     bool no_robots;
     bool no_sitemaps;
+    bool revisit; /* --revisit */
     uint64_t robots_retries, robots_retry_ms, max_retry_after_ms;
     uint64_t max_retries, max_redirects;
     const char *user_agent;
@@ -411,6 +420,8 @@ static int parse_options(int argc, char **argv, struct options *o)
             o->no_sitemaps = false, is_flag = 1;
         else if (!strcmp(a, "--no-sitemaps"))
             o->no_sitemaps = true, is_flag = 1;
+        else if (!strcmp(a, "--revisit"))
+            o->revisit = true, is_flag = 1;
         else if (!strcmp(a, "--quiet"))
             o->quiet = true, is_flag = 1;
         else if (!strcmp(a, "-v"))
@@ -529,6 +540,11 @@ static int parse_options(int argc, char **argv, struct options *o)
         }
         i += takes;
     }
+    if (o->revisit && (!o->state_dir || !o->recrawl_ms)) {
+        fprintf(stderr, "crawl: --revisit needs --state DIR and "
+                        "--recrawl-after D\n");
+        return -1;
+    }
     if (o->seed_count == 0 && !o->seeds_file && !o->state_dir) {
         fprintf(stderr, "crawl: no seed URL (see --help)\n");
         return -1;
@@ -545,6 +561,7 @@ struct crawl {
     int out_fd;                   /* --out, O_APPEND; -1 without */
     uint64_t start_ms;
     uint64_t pages_before; /* pages of earlier runs of a --state crawl */
+    uint64_t revisit_known, revisit_due; /* --revisit at the start */
     bool saturation_warned;
     FILE *stats, *seeds_in;
     uint64_t last_progress; /* when the progress line was last written */
@@ -1046,6 +1063,12 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
                 c->opt.state_dir, (unsigned long long)si.runs,
                 (unsigned long long)si.refetched);
     }
+    if (c->opt.revisit)
+        fprintf(f,
+                "revisit              %llu due of %llu known pages (queued "
+                "again at the start of this run)\n",
+                (unsigned long long)c->revisit_due,
+                (unsigned long long)c->revisit_known);
     if (c->warc)
         fprintf(f,
                 "warc                 %s%s: %llu records in %llu files, "
@@ -1195,6 +1218,10 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
         fprintf(f, "\"runs\": %llu, \"refetched_after_restart\": %llu, ",
                 (unsigned long long)si.runs, (unsigned long long)si.refetched);
     }
+    if (c->opt.revisit)
+        fprintf(f, "\"revisit\": {\"known\": %llu, \"due\": %llu}, ",
+                (unsigned long long)c->revisit_known,
+                (unsigned long long)c->revisit_due);
     if (c->warc)
         fprintf(f,
                 "\"warc\": {\"files\": %llu, \"records\": %llu, "
@@ -1790,6 +1817,15 @@ int main(int argc, char **argv)
     bc_crawler_stats(c.crawler, &at_start);
     c.pages_before = at_start.pages;
     c.stderr_tty = isatty(STDERR_FILENO);
+    if (o->revisit) {
+        enum bc_status vst =
+            bc_crawler_revisit(c.crawler, &c.revisit_known, &c.revisit_due);
+        if (vst != BC_OK) {
+            fprintf(stderr, "crawl: --revisit: %s\n", bc_strerror(vst));
+            rc = 1;
+            goto out_free;
+        }
+    }
     for (size_t i = 0; i < o->seed_count; i++)
         add_seed(&c, NULL, 0, o->seed[i], strlen(o->seed[i]));
     if (o->seeds_file && read_seeds(&c, o->seeds_file) != 0) {

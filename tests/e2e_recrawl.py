@@ -18,7 +18,10 @@ and no delay.  The parts:
           a third: 1.34 s), the same command again: the seed is requested
           exactly once more ("recrawled" is a lower bound across runs:
           0 or 1); at once a third run requests
-          nothing (the seed's new window has just begun).
+          nothing (the seed's new window has just begun).  Then --revisit
+          without the seed: nothing inside the window, the seed once more
+          after another 1.5 s; --revisit without --state or without
+          --recrawl-after is exit 2.
   resume  --recrawl-after 1h: a crawl killed with SIGKILL once --out holds
           40 records, then resumed to its end: no page is requested twice
           beyond the pages in flight at the kill ("refetched_after_restart",
@@ -153,6 +156,32 @@ def part_after(work, server):
     p = run(c)
     check(p.returncode == 0 and len(server.pages()) - base == 2,
           "after: at once again, inside the new window: nothing requested")
+    # --revisit, without the seed on the command line: the known page is
+    # queued again from the state once due, not before.
+    seedless = [x for x in c if not x.startswith("http")] + ["--revisit"]
+    p = run(seedless)
+    check(p.returncode == 0 and len(server.pages()) - base == 2,
+          "after: --revisit inside the window requests nothing (%d: %s)"
+          % (p.returncode, p.stderr[-300:]))
+    check(stats(work, "after").get("revisit") == {"known": 2, "due": 0},
+          "after: --revisit: 2 known rows, none due (%r)"
+          % stats(work, "after").get("revisit"))
+    time.sleep(1.5)
+    p = run(seedless)
+    again = server.pages()[base:]
+    check(p.returncode == 0 and len(again) == 3 and again[2] == again[0],
+          "after: --revisit past the window requests the page once more "
+          "(%r)" % again[:5])
+    check(stats(work, "after").get("revisit") == {"known": 2, "due": 1},
+          "after: --revisit: 1 due (%r)" % stats(work, "after").get("revisit"))
+    for bad, what in (([CRAWL, "--revisit", "--recrawl-after", "1h",
+                        "http://127.0.0.1:1/"], "without --state"),
+                      ([CRAWL, "--revisit", "--state",
+                        os.path.join(work, "x"), "http://127.0.0.1:1/"],
+                       "without --recrawl-after")):
+        p = run(bad)
+        check(p.returncode == 2 and "--revisit" in p.stderr,
+              "after: --revisit %s: exit 2 (%d)" % (what, p.returncode))
 
 
 def part_resume(work, server):

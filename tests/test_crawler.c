@@ -1023,6 +1023,104 @@ static void test_recrawl_after(void **state)
     bc_crawler_free(r.crawler);
 }
 
+/* --revisit: known pages queued again from the state once due. */
+static struct bc_crawl_state *state_at(const char *dir)
+{
+    static const struct bc_crawl_state_option fixed[] = {{"t", "1"}};
+    struct bc_crawl_state *s = NULL;
+    struct bc_crawl_state_error err;
+    assert_int_equal(bc_crawl_state_open(dir, fixed, 1, &s, &err), BC_OK);
+    return s;
+}
+
+static void revisit_run(struct run *r, const char *dir, uint64_t wall,
+                        uint64_t *known, uint64_t *due)
+{
+    struct bc_crawler_config cfg;
+    config_for_server(&cfg, r);
+    cfg.frontier.max_depth = 1;
+    cfg.recrawl_after_ms = 1000;
+    cfg.recrawl_clock = fake_wall;
+    cfg.state = state_at(dir);
+    r->wall = wall;
+    assert_int_equal(bc_crawler_create(&cfg, &r->crawler), BC_OK);
+    assert_int_equal(bc_crawler_revisit(r->crawler, known, due), BC_OK);
+    assert_int_equal(bc_crawler_run(r->crawler), BC_OK);
+    bc_crawler_free(r->crawler);
+    bc_crawl_state_close(cfg.state);
+}
+
+static void test_revisit(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/bc_revisit_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    struct bc_crawler_config cfg;
+    config_for_server(&cfg, &r);
+    cfg.frontier.max_depth = 1;
+    cfg.state = state_at(dir);
+    /* Without a recrawl window, or without a state: refused. */
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    assert_int_equal(bc_crawler_revisit(r.crawler, NULL, NULL),
+                     BC_ERR_INVALID_ARG);
+    bc_crawler_free(r.crawler);
+    bc_crawl_state_close(cfg.state);
+    cfg.state = NULL;
+    cfg.recrawl_after_ms = 1000;
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    assert_int_equal(bc_crawler_revisit(r.crawler, NULL, NULL),
+                     BC_ERR_INVALID_ARG);
+    bc_crawler_free(r.crawler);
+    assert_int_equal(bc_crawler_revisit(NULL, NULL, NULL), BC_ERR_INVALID_ARG);
+
+    char sub[64];
+    snprintf(sub, sizeof(sub), "%s/s", dir);
+    /* Run 1: the site, three pages. */
+    config_for_server(&cfg, &r);
+    cfg.frontier.max_depth = 1;
+    cfg.recrawl_after_ms = 1000;
+    cfg.recrawl_clock = fake_wall;
+    cfg.state = state_at(sub);
+    r.wall = 1000000;
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    uint64_t known = 9, due = 9;
+    assert_int_equal(bc_crawler_revisit(r.crawler, &known, &due), BC_OK);
+    assert_int_equal(known, 0); /* a new state knows nothing */
+    assert_int_equal(due, 0);
+    add_seed(&r, "/ok");
+    assert_int_equal(bc_crawler_run(r.crawler), BC_OK);
+    assert_int_equal(r.pages, 3);
+    bc_crawler_free(r.crawler);
+    bc_crawl_state_close(cfg.state);
+
+    /* Run 2, no seed, inside the window: nothing due, nothing fetched. */
+    revisit_run(&r, sub, 1000000 + 1000, &known, &due);
+    assert_int_equal(known, 3);
+    assert_int_equal(due, 0);
+    assert_int_equal(r.pages, 3);
+
+    /* Run 3, past the window and its slack: all three due, fetched once
+     * more each (the links met on /ok are inside their new window). */
+    revisit_run(&r, sub, 1000000 + 1400, &known, &due);
+    assert_int_equal(known, 3);
+    assert_int_equal(due, 3);
+    assert_int_equal(r.pages, 6);
+    const char *const site[] = {"/ok", "/page1", "/page2?a=1&b=2"};
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(count_path(&r, site[i]), 2);
+
+    /* Run 4, at once: the journal now has six rows; none due. */
+    revisit_run(&r, sub, 1000000 + 1500, &known, &due);
+    assert_int_equal(known, 6);
+    assert_int_equal(due, 0);
+    assert_int_equal(r.pages, 6);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1042,6 +1140,7 @@ int main(void)
         cmocka_unit_test(test_hosts),
         cmocka_unit_test(test_latency_histogram),
         cmocka_unit_test(test_recrawl_after),
+        cmocka_unit_test(test_revisit),
     };
     return cmocka_run_group_tests(tests, server_start, server_stop);
 }

@@ -153,6 +153,17 @@ enum bc_status bc_crawl_state_frontier(struct bc_crawl_state *state,
  */
 void bc_crawl_state_set_seen_clock(struct bc_crawl_state *state, uint64_t now);
 
+/* The pages of the journal that were handed out for fetching (fetched,
+ * failed or dropped; not those still queued, nor those in flight at a
+ * kill, which are queued again), in admission order: fn(ctx, url, len,
+ * depth) for each row (a URL admitted again has a row per admission). fn
+ * may admit URLs: those are not visited. BC_OK, BC_ERR_INVALID_ARG (NULL
+ * state or fn) or BC_ERR_IO. Cost: O(journal). */
+enum bc_status bc_crawl_state_known(struct bc_crawl_state *state,
+                                    void (*fn)(void *ctx, const char *url,
+                                               size_t len, unsigned depth),
+                                    void *ctx);
+
 /* Record a seed's URL (its host and domain are the scope of a resume
  * without seeds). Part of the open transaction. BC_OK or BC_ERR_IO. */
 enum bc_status bc_crawl_state_add_seed(struct bc_crawl_state *state,

@@ -325,6 +325,24 @@ enum bc_status bc_crawler_add_seed(struct bc_crawler *crawler, const char *url,
                                    enum bc_status *url_status);
 
 /*
+ * Revisit (issue 14): offer every known page of the crawl's state
+ * (bc_crawl_state_known(): handed out in an earlier turn or run) to
+ * admission again, at its depth, at the recrawl clock: a page admitted
+ * longer ago than recrawl_after_ms (and the window's slack) is due and
+ * queued again; the others are duplicates. So a page's next fetch is due
+ * recrawl_after_ms after its admission, as URLFrontier's nextFetchDate is
+ * fetch time + interval; nothing waits for a page not yet due: a crawl
+ * that calls this at each start (crawl --revisit from cron) fetches what
+ * is due then. *known (may be NULL) counts the rows offered, *due (may be
+ * NULL) those queued. Needs a state and recrawl_after_ms; call it before
+ * the first step. Returns BC_OK, BC_ERR_INVALID_ARG (NULL crawler, no
+ * state, no recrawl_after_ms, or inside a step), BC_ERR_IO,
+ * BC_ERR_NOMEM. Cost: O(journal) rows read and seen-tests.
+ */
+enum bc_status bc_crawler_revisit(struct bc_crawler *crawler, uint64_t *known,
+                                  uint64_t *due);
+
+/*
  * One turn of the crawl: start transfers while there is room (concurrency,
  * max_pages, not stopped) and the frontier has work that may be fetched
  * now, then do the network I/O that is ready, waiting at most timeout_ms
