@@ -780,13 +780,19 @@ static void progress(struct crawl *c, uint64_t now, bool final)
     fprintf(stderr,
             "%s%llu pages  %.1f/s  queue %zu  hosts %zu (robots.txt %zu, "
             "blocked %zu, given up %zu)  new %llu dup %llu "
-            "probably-seen %llu  bloom %.1f %%%s",
+            "probably-seen %llu  %s %.1f %%%s",
             tty ? "\r\033[K" : "", (unsigned long long)k.pages,
             secs > 0 ? (double)(k.pages - c->pages_before) / secs : 0.0,
             s.queued, s.hosts, s.hosts_robots, s.hosts_blocked,
             s.hosts_given_up, (unsigned long long)s.seen.verdict_new,
             (unsigned long long)s.seen.duplicate,
-            (unsigned long long)s.seen.probably_seen, 100.0 * s.seen.bloom.fill,
+            (unsigned long long)s.seen.probably_seen,
+            s.seen.windowed ? "window" : "bloom",
+            s.seen.windowed ? s.seen.window.capacity
+                                  ? 100.0 * (double)s.seen.window.live_keys /
+                                        (double)s.seen.window.capacity
+                                  : 0.0
+                            : 100.0 * s.seen.bloom.fill,
             tty && !final ? "" : "\n");
 }
 
