@@ -9,7 +9,8 @@
  *                   counts), every URL ever admitted (the journal: queued,
  *                   in flight, fetched or dropped, in admission order), the
  *                   sitemap jobs (queued or done) and the counters. docs/DESIGN.md documents the schema.
- *   DIR/bloom.snap  the seen-test's Bloom filter (bc_seen_save: atomic,
+ *   DIR/bloom.snap  the seen-test's filter, Bloom or (a recrawl window,
+ *                   crawler.h recrawl_after_ms) window (bc_seen_save: atomic,
  *                   checksummed), covering the admissions up to a journal
  *                   position recorded in crawl.db; later ones are replayed
  *                   from the journal on resume.
