@@ -294,6 +294,7 @@ struct bc_crawler {
     unsigned concurrency;
     uint64_t max_pages;
     uint64_t (*clock)(void *ctx);
+    uint64_t (*recrawl_clock)(void *ctx); /* with recrawl_after_ms, or NULL */
     void (*on_page)(void *ctx, const struct bc_crawler_page *page);
     void (*on_fetch)(void *ctx, const struct bc_crawler_page *fetch);
     void *ctx;
@@ -326,6 +327,22 @@ static uint64_t monotonic_ms(void *ctx)
 static uint64_t now_ms(const struct bc_crawler *c)
 {
     return c->clock(c->ctx);
+}
+
+static uint64_t realtime_ms(void *ctx)
+{
+    (void)ctx;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* A recrawl window reads the time of each admission: set it before one. */
+static void recrawl_tick(struct bc_crawler *c)
+{
+    if (c->recrawl_clock)
+        bc_seen_set_clock(bc_frontier_seen(c->frontier),
+                          c->recrawl_clock(c->ctx));
 }
 
 static void transfer_free(struct transfer *t)
@@ -786,6 +803,7 @@ static void on_sitemap_entry(void *user, const struct bc_sitemap_entry *e)
 {
     struct transfer *t = user;
     struct bc_crawler *c = t->crawler;
+    recrawl_tick(c);
     if (e->kind == BC_SITEMAP_INDEX) {
         enum bc_frontier_sitemap_reason why;
         c->stats.sitemap_indexed++;
@@ -1144,6 +1162,7 @@ static void on_done(void *ctx, const struct bc_fetch_result *r)
     struct bc_crawler *c = ctx;
     struct transfer *t = r->user;
     uint64_t now = now_ms(c);
+    recrawl_tick(c);
     transfer_unlink(c, t);
     warc_complete(c, t, r);
     if (t->robots)
@@ -1468,6 +1487,7 @@ enum bc_status bc_crawler_step(struct bc_crawler *c, uint64_t timeout_ms,
     c->in_step = true;
     bool over;
     uint64_t now = now_ms(c);
+    recrawl_tick(c);
     uint64_t wake = dispatch(c, now, &over);
     /* With a state: commit the jobs just handed out (with the pages of
      * the last turn) before their transfers start; at the end, sync. */
@@ -1582,10 +1602,19 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
     c->reject_type_count = config->reject_type_count;
     c->state = config->state;
     c->warc = config->warc;
+    struct bc_frontier_config fc = config->frontier;
+    if (config->recrawl_after_ms) {
+        c->recrawl_clock =
+            config->recrawl_clock ? config->recrawl_clock : realtime_ms;
+        fc.seen.window_kind = BC_SEEN_WINDOW_TIME;
+        fc.seen.window = config->recrawl_after_ms;
+        if (c->state)
+            bc_crawl_state_set_seen_clock(c->state, c->recrawl_clock(c->ctx));
+    }
     enum bc_status st =
-        c->state ? bc_crawl_state_frontier(c->state, &config->frontier, 0,
-                                           now_ms(c), &c->frontier)
-                 : bc_frontier_create(&config->frontier, &c->frontier);
+        c->state
+            ? bc_crawl_state_frontier(c->state, &fc, 0, now_ms(c), &c->frontier)
+            : bc_frontier_create(&fc, &c->frontier);
     if (st != BC_OK)
         goto out_free;
     if (c->state) {
@@ -1649,6 +1678,7 @@ enum bc_status bc_crawler_add_seed(struct bc_crawler *c, const char *url,
         return BC_ERR_INVALID_ARG;
     enum bc_frontier_reason why;
     enum bc_status ust = BC_OK;
+    recrawl_tick(c);
     enum bc_status st = bc_frontier_add_seed(c->frontier, url, len, &why, &ust);
     c->stats.seeds++;
     if (st != BC_OK)
@@ -1665,6 +1695,44 @@ enum bc_status bc_crawler_add_seed(struct bc_crawler *c, const char *url,
         *reason = why;
     if (url_status)
         *url_status = ust;
+    return st;
+}
+
+struct revisit {
+    struct bc_crawler *c;
+    uint64_t known, due;
+    enum bc_status st;
+};
+
+static void revisit_one(void *ctx, const char *url, size_t len, unsigned depth)
+{
+    struct revisit *r = ctx;
+    enum bc_frontier_reason why;
+    if (r->st != BC_OK)
+        return;
+    r->known++;
+    recrawl_tick(r->c);
+    enum bc_status st =
+        bc_frontier_add(r->c->frontier, url, len, NULL, 0, depth, &why, NULL);
+    if (st == BC_ERR_NOMEM)
+        r->st = st;
+    else if (why == BC_ADMIT_QUEUED)
+        r->due++;
+}
+
+enum bc_status bc_crawler_revisit(struct bc_crawler *c, uint64_t *known,
+                                  uint64_t *due)
+{
+    if (!c || !c->state || !c->recrawl_clock || c->in_step)
+        return BC_ERR_INVALID_ARG;
+    struct revisit r = {c, 0, 0, BC_OK};
+    enum bc_status st = bc_crawl_state_known(c->state, revisit_one, &r);
+    if (st == BC_OK)
+        st = r.st;
+    if (known)
+        *known = r.known;
+    if (due)
+        *due = r.due;
     return st;
 }
 

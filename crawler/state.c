@@ -180,6 +180,7 @@ struct bc_crawl_state {
     struct bc_warc_position warc; /* the WARC writer's, at the next commit */
     bool warc_dirty;              /* warc changed since the last commit */
     bool resumed, frontier_made;
+    uint64_t seen_clock; /* bc_crawl_state_set_seen_clock(), 0: none */
 };
 
 static const char schema_sql[] =
@@ -1561,6 +1562,12 @@ static enum bc_status replay_journal(struct bc_crawl_state *s,
     return st;
 }
 
+void bc_crawl_state_set_seen_clock(struct bc_crawl_state *s, uint64_t now)
+{
+    if (s)
+        s->seen_clock = now;
+}
+
 enum bc_status bc_crawl_state_frontier(struct bc_crawl_state *s,
                                        const struct bc_frontier_config *config,
                                        size_t window, uint64_t now_ms,
@@ -1614,6 +1621,8 @@ enum bc_status bc_crawl_state_frontier(struct bc_crawl_state *s,
         st = bc_crawl_state_seeds(s, restore_scope, &sc);
     if (st == BC_OK)
         st = sc.st;
+    if (st == BC_OK && s->seen_clock)
+        bc_seen_set_clock(bc_frontier_seen(f), s->seen_clock);
     if (st == BC_OK)
         st = replay_journal(s, f);
     if (st == BC_OK)
@@ -1666,6 +1675,33 @@ enum bc_status bc_crawl_state_seeds(struct bc_crawl_state *s,
            (size_t)sqlite3_column_bytes(q, 0));
     sqlite3_finalize(q);
     return rc == SQLITE_DONE ? BC_OK : db_fail(s, "seeds");
+}
+
+enum bc_status bc_crawl_state_known(struct bc_crawl_state *s,
+                                    void (*fn)(void *ctx, const char *url,
+                                               size_t len, unsigned depth),
+                                    void *ctx)
+{
+    if (!s || !fn)
+        return BC_ERR_INVALID_ARG;
+    sqlite3_stmt *q;
+    /* Handed out (at or below the host's cursor) and not queued again: the
+     * rows admitted during the scan have larger ids and are left out. */
+    if (sqlite3_prepare_v2(
+            s->db,
+            "SELECT u.url, u.depth FROM urls u JOIN hosts h ON h.id = u.host"
+            " WHERE u.id <= (SELECT max(id) FROM urls) AND u.seq <= h.cursor"
+            " AND u.seq NOT IN (SELECT seq FROM flight WHERE requeued = 1)"
+            " ORDER BY u.id",
+            -1, &q, NULL) != SQLITE_OK)
+        return db_fail(s, "journal");
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+        fn(ctx, (const char *)sqlite3_column_text(q, 0),
+           (size_t)sqlite3_column_bytes(q, 0),
+           (unsigned)sqlite3_column_int64(q, 1));
+    sqlite3_finalize(q);
+    return rc == SQLITE_DONE ? BC_OK : db_fail(s, "journal");
 }
 
 enum bc_status bc_crawl_state_page_done(struct bc_crawl_state *s, uint64_t id)

@@ -101,6 +101,23 @@ static void usage(FILE *f)
         "  --fp-rate P          its false-positive rate (0.01)\n"
         "  --layout L           classic | blocked (blocked)\n"
         "  --lru N              entries of the LRU of recent URLs (50000)\n"
+        "  --recrawl-after D    forget a URL D after its admission (7d, 12h,\n"
+        "                       30m, 2s; units ms s m h d w): met again\n"
+        "                       later (link, redirect, sitemap, seed), it\n"
+        "                       is admitted and fetched again; inside D it\n"
+        "                       stays a duplicate. The seen-test is then a\n"
+        "                       sliding time window on the wall clock\n"
+        "                       (--expect: URLs admitted within any D); a\n"
+        "                       URL comes back between D and 4/3 D after\n"
+        "                       its admission (the window's slack). The\n"
+        "                       report counts them: \"recrawled\"\n"
+        "  --revisit            with --state and --recrawl-after: at the\n"
+        "                       start of the run, queue again every page\n"
+        "                       of the state fetched longer ago than the\n"
+        "                       window (its next fetch is due D after its\n"
+        "                       admission); the others wait for a later\n"
+        "                       run: the run ends when nothing due is left\n"
+        "                       (run it from cron; it never waits)\n"
         "Fetching:\n"
         "  --timeout MS         per transfer (30000)\n"
         "  --max-body BYTES     abort bodies larger than this (10485760;\n"
@@ -193,11 +210,14 @@ static void usage(FILE *f)
         "                       --robots-retries, --robots-retry-delay,\n"
         "                       --host-budget, --quiet, --out, --stats-json,\n"
         "                       --resolve, --proxy, --header, --accept-type,\n"
-        "                       --reject-type, -v, --log. May not (refused,\n"
+        "                       --reject-type, -v, --log, --revisit. May\n"
+        "                       not (refused,\n"
         "                       exit 2):\n"
         "                       --scope, --include, --exclude, --expect,\n"
         "                       --fp-rate, --layout, --lru, --user-agent,\n"
         "                       --no-robots, --sitemaps/--no-sitemaps,\n"
+        "                       --recrawl-after (its window is in the\n"
+        "                       state and counts the time between runs),\n"
         "                       --warc, --warc-max-size (the WARC is cut\n"
         "                       back to its last committed record and\n"
         "                       appended to, like --out). A DIR that is\n"
@@ -223,8 +243,11 @@ struct options {
     uint64_t host_budget;
     unsigned concurrency, per_host;
     uint64_t delay_ms;
+    uint64_t recrawl_ms; /* --recrawl-after, 0: never */
+    const char *recrawl_text;
     bool no_robots;
     bool no_sitemaps;
+    bool revisit; /* --revisit */
     uint64_t robots_retries, robots_retry_ms, max_retry_after_ms;
     uint64_t max_retries, max_redirects;
     const char *user_agent;
@@ -397,6 +420,8 @@ static int parse_options(int argc, char **argv, struct options *o)
             o->no_sitemaps = false, is_flag = 1;
         else if (!strcmp(a, "--no-sitemaps"))
             o->no_sitemaps = true, is_flag = 1;
+        else if (!strcmp(a, "--revisit"))
+            o->revisit = true, is_flag = 1;
         else if (!strcmp(a, "--quiet"))
             o->quiet = true, is_flag = 1;
         else if (!strcmp(a, "-v"))
@@ -437,6 +462,8 @@ static int parse_options(int argc, char **argv, struct options *o)
             o->per_host = (unsigned)n;
         else if (!strcmp(a, "--delay"))
             bad = args_count(v, true, &o->delay_ms);
+        else if (!strcmp(a, "--recrawl-after"))
+            bad = args_duration(v, &o->recrawl_ms) != 0, o->recrawl_text = v;
         else if (!strcmp(a, "--robots-retries"))
             bad = args_count(v, true, &o->robots_retries) ||
                   o->robots_retries > 1000;
@@ -513,6 +540,11 @@ static int parse_options(int argc, char **argv, struct options *o)
         }
         i += takes;
     }
+    if (o->revisit && (!o->state_dir || !o->recrawl_ms)) {
+        fprintf(stderr, "crawl: --revisit needs --state DIR and "
+                        "--recrawl-after D\n");
+        return -1;
+    }
     if (o->seed_count == 0 && !o->seeds_file && !o->state_dir) {
         fprintf(stderr, "crawl: no seed URL (see --help)\n");
         return -1;
@@ -529,6 +561,7 @@ struct crawl {
     int out_fd;                   /* --out, O_APPEND; -1 without */
     uint64_t start_ms;
     uint64_t pages_before; /* pages of earlier runs of a --state crawl */
+    uint64_t revisit_known, revisit_due; /* --revisit at the start */
     bool saturation_warned;
     FILE *stats, *seeds_in;
     uint64_t last_progress; /* when the progress line was last written */
@@ -722,6 +755,16 @@ static void on_page(void *ctx, const struct bc_crawler_page *p)
 
 /* ---- progress and report --------------------------------------------- */
 
+/* URLs admitted again after the window (--recrawl-after): NEW although
+ * the LRU still held them (a NEW key the LRU lacked is inserted; one it
+ * holds is only refreshed). A URL the LRU evicted, or one admitted before
+ * a resume (the LRU is not saved), counts as new when it comes back: this
+ * run's count, a lower bound when the LRU has evicted. */
+static uint64_t recrawled(const struct bc_seen_stats *v)
+{
+    return v->verdict_new - v->lru.inserts;
+}
+
 static void progress(struct crawl *c, uint64_t now, bool final)
 {
     bool tty = c->stderr_tty;
@@ -737,13 +780,19 @@ static void progress(struct crawl *c, uint64_t now, bool final)
     fprintf(stderr,
             "%s%llu pages  %.1f/s  queue %zu  hosts %zu (robots.txt %zu, "
             "blocked %zu, given up %zu)  new %llu dup %llu "
-            "probably-seen %llu  bloom %.1f %%%s",
+            "probably-seen %llu  %s %.1f %%%s",
             tty ? "\r\033[K" : "", (unsigned long long)k.pages,
             secs > 0 ? (double)(k.pages - c->pages_before) / secs : 0.0,
             s.queued, s.hosts, s.hosts_robots, s.hosts_blocked,
             s.hosts_given_up, (unsigned long long)s.seen.verdict_new,
             (unsigned long long)s.seen.duplicate,
-            (unsigned long long)s.seen.probably_seen, 100.0 * s.seen.bloom.fill,
+            (unsigned long long)s.seen.probably_seen,
+            s.seen.windowed ? "window" : "bloom",
+            s.seen.windowed ? s.seen.window.capacity
+                                  ? 100.0 * (double)s.seen.window.live_keys /
+                                        (double)s.seen.window.capacity
+                                  : 0.0
+                            : 100.0 * s.seen.bloom.fill,
             tty && !final ? "" : "\n");
 }
 
@@ -1022,6 +1071,12 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
                 c->opt.state_dir, (unsigned long long)si.runs,
                 (unsigned long long)si.refetched);
     }
+    if (c->opt.revisit)
+        fprintf(f,
+                "revisit              %llu due of %llu known pages (queued "
+                "again at the start of this run)\n",
+                (unsigned long long)c->revisit_due,
+                (unsigned long long)c->revisit_known);
     if (c->warc)
         fprintf(f,
                 "warc                 %s%s: %llu records in %llu files, "
@@ -1056,14 +1111,26 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
     fprintf(f, "  DUPLICATE          %llu\n", (unsigned long long)v->duplicate);
     fprintf(f, "  PROBABLY_SEEN      %llu\n",
             (unsigned long long)v->probably_seen);
-    fprintf(f,
-            "  Bloom filter       %s, %llu bits (%.1f KiB), k = %u, %llu "
-            "keys, fill %.1f %%, estimated FPR %.2g\n",
-            v->bloom.layout == BC_BLOOM_CLASSIC ? "classic" : "blocked",
-            (unsigned long long)v->bloom.m_bits,
-            (double)v->bloom.bytes / 1024.0, v->bloom.k,
-            (unsigned long long)v->bloom.inserts, 100.0 * v->bloom.fill,
-            v->bloom.fpr_estimated);
+    if (v->windowed)
+        fprintf(f,
+                "  window filter      %llu ms, G = %u, %.1f KiB, k = %u, "
+                "%llu live keys of %llu, FPR now %.2g (peak %.2g)\n"
+                "  recrawled          %llu (admitted again after the "
+                "window)\n",
+                (unsigned long long)v->window.window, v->window.generations,
+                (double)v->window.bytes / 1024.0, v->window.k,
+                (unsigned long long)v->window.live_keys,
+                (unsigned long long)v->window.capacity, v->window.fpr_predicted,
+                v->window.fpr_peak, (unsigned long long)recrawled(v));
+    else
+        fprintf(f,
+                "  Bloom filter       %s, %llu bits (%.1f KiB), k = %u, %llu "
+                "keys, fill %.1f %%, estimated FPR %.2g\n",
+                v->bloom.layout == BC_BLOOM_CLASSIC ? "classic" : "blocked",
+                (unsigned long long)v->bloom.m_bits,
+                (double)v->bloom.bytes / 1024.0, v->bloom.k,
+                (unsigned long long)v->bloom.inserts, 100.0 * v->bloom.fill,
+                v->bloom.fpr_estimated);
     fprintf(f,
             "  LRU                %zu of %zu entries, hit rate %.1f %%, "
             "%llu evictions, %s\n",
@@ -1159,6 +1226,10 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
         fprintf(f, "\"runs\": %llu, \"refetched_after_restart\": %llu, ",
                 (unsigned long long)si.runs, (unsigned long long)si.refetched);
     }
+    if (c->opt.revisit)
+        fprintf(f, "\"revisit\": {\"known\": %llu, \"due\": %llu}, ",
+                (unsigned long long)c->revisit_known,
+                (unsigned long long)c->revisit_due);
     if (c->warc)
         fprintf(f,
                 "\"warc\": {\"files\": %llu, \"records\": %llu, "
@@ -1231,6 +1302,17 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
             (unsigned long long)v->bloom.bytes, v->bloom.k,
             (unsigned long long)v->bloom.inserts, v->bloom.fill,
             v->bloom.fpr_estimated);
+    if (v->windowed)
+        fprintf(f,
+                "\"seen_window\": {\"ms\": %llu, \"generations\": %u, "
+                "\"bytes\": %llu, \"k\": %u, \"live_keys\": %llu, "
+                "\"capacity\": %llu, \"fpr_predicted\": %.6g, "
+                "\"fpr_peak\": %.6g}, \"recrawled\": %llu, ",
+                (unsigned long long)v->window.window, v->window.generations,
+                (unsigned long long)v->window.bytes, v->window.k,
+                (unsigned long long)v->window.live_keys,
+                (unsigned long long)v->window.capacity, v->window.fpr_predicted,
+                v->window.fpr_peak, (unsigned long long)recrawled(v));
     fprintf(f, "\"skipped_content_type\": %llu, ",
             (unsigned long long)k.skipped_content_type);
     write_hosts_json(c, f);
@@ -1360,6 +1442,24 @@ static void check_saturation(struct crawl *c, bool full)
 {
     if (c->saturation_warned)
         return;
+    const struct bc_window *w = bc_seen_window(bc_frontier_seen(c->frontier));
+    if (w) { /* --recrawl-after: at the end, the window's own verdict */
+        struct bc_window_stats ws;
+        if (!full)
+            return;
+        bc_window_stats(w, 0, &ws);
+        if (!ws.over_capacity)
+            return;
+        c->saturation_warned = true;
+        fprintf(stderr,
+                "%scrawl: warning: the window filter held more URLs within "
+                "--recrawl-after than --expect (%llu): its false-positive "
+                "rate is %.3g against %.3g (--fp-rate); raise --expect\n",
+                c->stderr_tty && !c->opt.quiet ? "\r\033[K" : "",
+                (unsigned long long)c->opt.expect, ws.fpr_predicted,
+                c->opt.fp_rate);
+        return;
+    }
     const struct bc_bloom *b = bc_seen_bloom(bc_frontier_seen(c->frontier));
     uint64_t inserts = bc_bloom_inserts(b);
     if (!full && inserts <= c->opt.expect)
@@ -1409,12 +1509,14 @@ static int open_state(struct crawl *c)
 {
     const struct options *o = &c->opt;
     static char inc[4096], exc[4096];
-    char expect[32], fp[40], lru[32], warc_max[32];
+    char expect[32], fp[40], lru[32], warc_max[32], recrawl[32];
     snprintf(warc_max, sizeof(warc_max), "%llu",
              (unsigned long long)o->warc_max_size);
     snprintf(expect, sizeof(expect), "%llu", (unsigned long long)o->expect);
     snprintf(fp, sizeof(fp), "%.17g", o->fp_rate);
     snprintf(lru, sizeof(lru), "%llu", (unsigned long long)o->lru);
+    snprintf(recrawl, sizeof(recrawl), "%llums",
+             (unsigned long long)o->recrawl_ms);
     const char *scope = o->scope == BC_SCOPE_HOST     ? "host"
                         : o->scope == BC_SCOPE_DOMAIN ? "domain"
                                                       : "any";
@@ -1431,10 +1533,14 @@ static int open_state(struct crawl *c)
         {"--warc", o->warc_file ? o->warc_file : ""},
         {"--warc-max-size", warc_max},
         {"--sitemaps", o->no_sitemaps ? "no" : "yes"},
+        /* Last, and only when given: a state made before the option
+         * existed (or without it) resumes as it was. */
+        {"--recrawl-after", recrawl},
     };
+    size_t count = sizeof(fixed) / sizeof(fixed[0]) - (o->recrawl_ms ? 0 : 1);
     struct bc_crawl_state_error err;
-    enum bc_status st = bc_crawl_state_open(
-        o->state_dir, fixed, sizeof(fixed) / sizeof(fixed[0]), &c->state, &err);
+    enum bc_status st =
+        bc_crawl_state_open(o->state_dir, fixed, count, &c->state, &err);
     if (st == BC_ERR_MISMATCH) {
         fprintf(stderr,
                 "crawl: --state %s: %s differs from the crawl in %s (was %s, "
@@ -1683,6 +1789,7 @@ int main(int argc, char **argv)
     fc->seen.fp_rate = o->fp_rate;
     fc->seen.layout = o->layout;
     fc->seen.lru_capacity = (size_t)o->lru;
+    cc.recrawl_after_ms = o->recrawl_ms;
     struct bc_fetcher_config *xc = &cc.fetcher;
     xc->user_agent = o->user_agent;
     xc->timeout_ms = o->timeout_ms;
@@ -1753,6 +1860,15 @@ int main(int argc, char **argv)
     bc_crawler_stats(c.crawler, &at_start);
     c.pages_before = at_start.pages;
     c.stderr_tty = isatty(STDERR_FILENO);
+    if (o->revisit) {
+        enum bc_status vst =
+            bc_crawler_revisit(c.crawler, &c.revisit_known, &c.revisit_due);
+        if (vst != BC_OK) {
+            fprintf(stderr, "crawl: --revisit: %s\n", bc_strerror(vst));
+            rc = 1;
+            goto out_free;
+        }
+    }
     for (size_t i = 0; i < o->seed_count; i++)
         add_seed(&c, NULL, 0, o->seed[i], strlen(o->seed[i]));
     if (o->seeds_file && read_seeds(&c, o->seeds_file) != 0) {

@@ -78,6 +78,7 @@ struct run {
     uint64_t fake_now;      /* the fake clock, when used */
     uint64_t clock_calls;
     uint64_t fetches, robots_fetches, sitemap_fetches; /* on_fetch calls */
+    uint64_t wall; /* the fake recrawl clock (ms since the epoch) */
 };
 
 static void on_page(void *ctx, const struct bc_crawler_page *p)
@@ -930,6 +931,196 @@ static void test_sitemaps(void **state)
     bc_crawler_free(r.crawler);
 }
 
+/* ---- recrawl after a window: a fake wall clock ------------------------ */
+
+static uint64_t fake_wall(void *ctx)
+{
+    return ((struct run *)ctx)->wall;
+}
+
+static size_t count_path(const struct run *r, const char *path)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->pages; i++)
+        n += strcmp(r->page[i].path, path) == 0;
+    return n;
+}
+
+static enum bc_frontier_reason seed_again(struct run *r, const char *path)
+{
+    char url[128];
+    url_of(url, sizeof(url), path);
+    enum bc_frontier_reason why;
+    assert_int_equal(
+        bc_crawler_add_seed(r->crawler, url, strlen(url), &why, NULL), BC_OK);
+    return why;
+}
+
+/* URLs the seen-test admitted again: NEW while the LRU still held them
+ * (what crawl reports as "recrawled"). */
+static uint64_t readmitted(const struct run *r)
+{
+    struct bc_frontier_stats fs;
+    bc_frontier_stats(bc_crawler_frontier(r->crawler), 0, &fs);
+    return fs.seen.verdict_new - fs.seen.lru.inserts;
+}
+
+static void test_recrawl_after(void **state)
+{
+    (void)state;
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    struct bc_crawler_config cfg;
+    config_for_server(&cfg, &r);
+    cfg.frontier.max_depth = 1;
+    cfg.recrawl_after_ms = 1000;
+    cfg.recrawl_clock = fake_wall;
+    r.wall = 1000000;
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    assert_non_null(bc_seen_window(bc_frontier_seen(
+        bc_crawler_frontier(r.crawler)))); /* the seen-test is a window */
+    add_seed(&r, "/ok");
+    assert_int_equal(bc_crawler_run(r.crawler), BC_OK);
+    const char *const site[] = {"/ok", "/page1", "/page2?a=1&b=2"};
+    assert_int_equal(r.pages, 3);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(count_path(&r, site[i]), 1);
+    assert_int_equal(readmitted(&r), 0);
+
+    /* Inside the window (its last millisecond included): a duplicate. */
+    r.wall += 1000;
+    assert_int_equal(seed_again(&r, "/ok"), BC_ADMIT_DUPLICATE);
+    assert_int_equal(bc_crawler_run(r.crawler), BC_OK);
+    assert_int_equal(r.pages, 3);
+
+    /* Past the window and its slack (a key is gone once G d = 4 *
+     * ceil(1000 / 3) = 1336 ms old): the seed is admitted again, and so
+     * are the links met on it: the site comes back once, each page. */
+    r.wall += 400;
+    assert_int_equal(seed_again(&r, "/ok"), BC_ADMIT_QUEUED);
+    assert_int_equal(bc_crawler_run(r.crawler), BC_OK);
+    assert_int_equal(r.pages, 6);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(count_path(&r, site[i]), 2);
+    assert_int_equal(readmitted(&r), 3);
+    /* Admitted again at the new time: inside their new window now. */
+    assert_int_equal(seed_again(&r, "/ok"), BC_ADMIT_DUPLICATE);
+    assert_int_equal(bc_crawler_run(r.crawler), BC_OK);
+    assert_int_equal(r.pages, 6);
+    bc_crawler_free(r.crawler);
+
+    /* Without the option the same clock changes nothing: no window. */
+    memset(&r, 0, sizeof(r));
+    config_for_server(&cfg, &r);
+    cfg.frontier.max_depth = 1;
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    assert_null(
+        bc_seen_window(bc_frontier_seen(bc_crawler_frontier(r.crawler))));
+    add_seed(&r, "/ok");
+    assert_int_equal(bc_crawler_run(r.crawler), BC_OK);
+    assert_int_equal(seed_again(&r, "/ok"), BC_ADMIT_DUPLICATE);
+    assert_int_equal(r.pages, 3);
+    bc_crawler_free(r.crawler);
+}
+
+/* --revisit: known pages queued again from the state once due. */
+static struct bc_crawl_state *state_at(const char *dir)
+{
+    static const struct bc_crawl_state_option fixed[] = {{"t", "1"}};
+    struct bc_crawl_state *s = NULL;
+    struct bc_crawl_state_error err;
+    assert_int_equal(bc_crawl_state_open(dir, fixed, 1, &s, &err), BC_OK);
+    return s;
+}
+
+static void revisit_run(struct run *r, const char *dir, uint64_t wall,
+                        uint64_t *known, uint64_t *due)
+{
+    struct bc_crawler_config cfg;
+    config_for_server(&cfg, r);
+    cfg.frontier.max_depth = 1;
+    cfg.recrawl_after_ms = 1000;
+    cfg.recrawl_clock = fake_wall;
+    cfg.state = state_at(dir);
+    r->wall = wall;
+    assert_int_equal(bc_crawler_create(&cfg, &r->crawler), BC_OK);
+    assert_int_equal(bc_crawler_revisit(r->crawler, known, due), BC_OK);
+    assert_int_equal(bc_crawler_run(r->crawler), BC_OK);
+    bc_crawler_free(r->crawler);
+    bc_crawl_state_close(cfg.state);
+}
+
+static void test_revisit(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/bc_revisit_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    struct bc_crawler_config cfg;
+    config_for_server(&cfg, &r);
+    cfg.frontier.max_depth = 1;
+    cfg.state = state_at(dir);
+    /* Without a recrawl window, or without a state: refused. */
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    assert_int_equal(bc_crawler_revisit(r.crawler, NULL, NULL),
+                     BC_ERR_INVALID_ARG);
+    bc_crawler_free(r.crawler);
+    bc_crawl_state_close(cfg.state);
+    cfg.state = NULL;
+    cfg.recrawl_after_ms = 1000;
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    assert_int_equal(bc_crawler_revisit(r.crawler, NULL, NULL),
+                     BC_ERR_INVALID_ARG);
+    bc_crawler_free(r.crawler);
+    assert_int_equal(bc_crawler_revisit(NULL, NULL, NULL), BC_ERR_INVALID_ARG);
+
+    char sub[64];
+    snprintf(sub, sizeof(sub), "%s/s", dir);
+    /* Run 1: the site, three pages. */
+    config_for_server(&cfg, &r);
+    cfg.frontier.max_depth = 1;
+    cfg.recrawl_after_ms = 1000;
+    cfg.recrawl_clock = fake_wall;
+    cfg.state = state_at(sub);
+    r.wall = 1000000;
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    uint64_t known = 9, due = 9;
+    assert_int_equal(bc_crawler_revisit(r.crawler, &known, &due), BC_OK);
+    assert_int_equal(known, 0); /* a new state knows nothing */
+    assert_int_equal(due, 0);
+    add_seed(&r, "/ok");
+    assert_int_equal(bc_crawler_run(r.crawler), BC_OK);
+    assert_int_equal(r.pages, 3);
+    bc_crawler_free(r.crawler);
+    bc_crawl_state_close(cfg.state);
+
+    /* Run 2, no seed, inside the window: nothing due, nothing fetched. */
+    revisit_run(&r, sub, 1000000 + 1000, &known, &due);
+    assert_int_equal(known, 3);
+    assert_int_equal(due, 0);
+    assert_int_equal(r.pages, 3);
+
+    /* Run 3, past the window and its slack: all three due, fetched once
+     * more each (the links met on /ok are inside their new window). */
+    revisit_run(&r, sub, 1000000 + 1400, &known, &due);
+    assert_int_equal(known, 3);
+    assert_int_equal(due, 3);
+    assert_int_equal(r.pages, 6);
+    const char *const site[] = {"/ok", "/page1", "/page2?a=1&b=2"};
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(count_path(&r, site[i]), 2);
+
+    /* Run 4, at once: the journal now has six rows; none due. */
+    revisit_run(&r, sub, 1000000 + 1500, &known, &due);
+    assert_int_equal(known, 6);
+    assert_int_equal(due, 0);
+    assert_int_equal(r.pages, 6);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -948,6 +1139,8 @@ int main(void)
         cmocka_unit_test(test_content_types),
         cmocka_unit_test(test_hosts),
         cmocka_unit_test(test_latency_histogram),
+        cmocka_unit_test(test_recrawl_after),
+        cmocka_unit_test(test_revisit),
     };
     return cmocka_run_group_tests(tests, server_start, server_stop);
 }

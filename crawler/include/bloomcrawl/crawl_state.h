@@ -9,7 +9,8 @@
  *                   counts), every URL ever admitted (the journal: queued,
  *                   in flight, fetched or dropped, in admission order), the
  *                   sitemap jobs (queued or done) and the counters. docs/DESIGN.md documents the schema.
- *   DIR/bloom.snap  the seen-test's Bloom filter (bc_seen_save: atomic,
+ *   DIR/bloom.snap  the seen-test's filter, Bloom or (a recrawl window,
+ *                   crawler.h recrawl_after_ms) window (bc_seen_save: atomic,
  *                   checksummed), covering the admissions up to a journal
  *                   position recorded in crawl.db; later ones are replayed
  *                   from the journal on resume.
@@ -139,6 +140,30 @@ enum bc_status bc_crawl_state_frontier(struct bc_crawl_state *state,
                                        const struct bc_frontier_config *config,
                                        size_t window, uint64_t now_ms,
                                        struct bc_frontier **out);
+
+/*
+ * The clock a time-window seen-test (bc_seen_set_clock()) reads while
+ * bc_crawl_state_frontier() replays the journal after the snapshot: the
+ * journal keeps no admission times, so its URLs are put back into the
+ * window at now (the time of the resume), never earlier than they were
+ * admitted: a URL admitted before the kill stays inside the window at
+ * least until its own window ends (no false negative), and at most the
+ * time between its admission and the resume longer. Not called, or 0:
+ * the snapshot's clock. Call before bc_crawl_state_frontier(). NULL is a
+ * no-op. O(1).
+ */
+void bc_crawl_state_set_seen_clock(struct bc_crawl_state *state, uint64_t now);
+
+/* The pages of the journal that were handed out for fetching (fetched,
+ * failed or dropped; not those still queued, nor those in flight at a
+ * kill, which are queued again), in admission order: fn(ctx, url, len,
+ * depth) for each row (a URL admitted again has a row per admission). fn
+ * may admit URLs: those are not visited. BC_OK, BC_ERR_INVALID_ARG (NULL
+ * state or fn) or BC_ERR_IO. Cost: O(journal). */
+enum bc_status bc_crawl_state_known(struct bc_crawl_state *state,
+                                    void (*fn)(void *ctx, const char *url,
+                                               size_t len, unsigned depth),
+                                    void *ctx);
 
 /* Record a seed's URL (its host and domain are the scope of a resume
  * without seeds). Part of the open transaction. BC_OK or BC_ERR_IO. */

@@ -259,6 +259,25 @@ struct bc_crawler_config {
      * (bc_crawler_warc_error()). Not owned: free it after
      * bc_crawler_free(). */
     struct bc_warc *warc;
+    /* Recrawl after a window (issue 14): a URL stays a duplicate for
+     * recrawl_after_ms after its admission; once older than that and the
+     * window's slack (at most ceil(recrawl_after_ms / 3) more: window.h,
+     * G = 4), it is admitted again when it is met again (a link, a
+     * redirect, a sitemap entry, a seed), so its page is fetched again.
+     * 0 (the default): the seen-test never forgets. With it the frontier's seen-test is a time
+     * window (frontier.seen.window_kind = BC_SEEN_WINDOW_TIME, window =
+     * recrawl_after_ms; frontier.seen.expected is then the most URLs
+     * admitted within any window) on recrawl_clock, which the crawler
+     * reads before every admission. The window counts from a URL's
+     * admission, not from its fetch: a page waits in the queue before it
+     * is fetched. With a state the window is saved in its snapshot and
+     * survives a resume: the crawler gives the resume's time to
+     * bc_crawl_state_set_seen_clock(), so no URL leaves its window early. */
+    uint64_t recrawl_after_ms;
+    /* The window's clock: milliseconds since the epoch (wall time, so the
+     * time between two runs of a resumed crawl counts), called with ctx;
+     * NULL: CLOCK_REALTIME. A test may give a fake one. */
+    uint64_t (*recrawl_clock)(void *ctx);
 };
 
 /* Is pattern a media type pattern of accept_types/reject_types:
@@ -306,6 +325,24 @@ void bc_crawler_free(struct bc_crawler *crawler);
 enum bc_status bc_crawler_add_seed(struct bc_crawler *crawler, const char *url,
                                    size_t len, enum bc_frontier_reason *reason,
                                    enum bc_status *url_status);
+
+/*
+ * Revisit (issue 14): offer every known page of the crawl's state
+ * (bc_crawl_state_known(): handed out in an earlier turn or run) to
+ * admission again, at its depth, at the recrawl clock: a page admitted
+ * longer ago than recrawl_after_ms (and the window's slack) is due and
+ * queued again; the others are duplicates. So a page's next fetch is due
+ * recrawl_after_ms (plus at most the slack) after its admission, as
+ * URLFrontier's nextFetchDate is fetch time + interval; nothing waits for a page not yet due: a crawl
+ * that calls this at each start (crawl --revisit from cron) fetches what
+ * is due then. *known (may be NULL) counts the rows offered, *due (may be
+ * NULL) those queued. Needs a state and recrawl_after_ms; call it before
+ * the first step. Returns BC_OK, BC_ERR_INVALID_ARG (NULL crawler, no
+ * state, no recrawl_after_ms, or inside a step), BC_ERR_IO,
+ * BC_ERR_NOMEM. Cost: O(journal) rows read and seen-tests.
+ */
+enum bc_status bc_crawler_revisit(struct bc_crawler *crawler, uint64_t *known,
+                                  uint64_t *due);
 
 /*
  * One turn of the crawl: start transfers while there is room (concurrency,
