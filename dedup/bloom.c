@@ -568,34 +568,6 @@ void bc_bloom_stats(const struct bc_bloom *bloom, struct bc_bloom_stats *out)
 
 /* ---- persistence ----------------------------------------------------- */
 
-static void put_le32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put_le64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get_le32(const unsigned char *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static uint64_t get_le64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
 /* The array as little-endian bytes: on a little-endian host, the words
  * themselves; on a big-endian host, each word swapped in place (and back
  * after writing). */
@@ -615,15 +587,15 @@ static void encode_header(const struct bc_bloom *b,
 {
     memset(hdr, 0, FILE_HEADER_BYTES);
     memcpy(hdr, FILE_MAGIC, sizeof(FILE_MAGIC)); /* with its NUL: 8 bytes */
-    put_le32(hdr + 8, FILE_VERSION);
-    put_le32(hdr + 12, (uint32_t)b->layout);
-    put_le64(hdr + 16, b->m);
-    put_le32(hdr + 24, b->k);
-    put_le32(hdr + 28, FILE_HASH_ID);
-    put_le64(hdr + 32, b->seed);
-    put_le64(hdr + 40, b->n_expected);
-    put_le64(hdr + 48, bc_bloom_inserts(b));
-    put_le64(hdr + 56, b->nwords * 8);
+    bc_put_le32(hdr + 8, FILE_VERSION);
+    bc_put_le32(hdr + 12, (uint32_t)b->layout);
+    bc_put_le64(hdr + 16, b->m);
+    bc_put_le32(hdr + 24, b->k);
+    bc_put_le32(hdr + 28, FILE_HASH_ID);
+    bc_put_le64(hdr + 32, b->seed);
+    bc_put_le64(hdr + 40, b->n_expected);
+    bc_put_le64(hdr + 48, bc_bloom_inserts(b));
+    bc_put_le64(hdr + 56, b->nwords * 8);
 }
 
 struct header {
@@ -645,15 +617,15 @@ static enum bc_status decode_header(const unsigned char *hdr, uint64_t file_len,
         return BC_ERR_FORMAT;
     if (file_len < FILE_HEADER_BYTES + FILE_TRAILER_BYTES)
         return BC_ERR_TRUNCATED;
-    if (get_le32(hdr + 8) != FILE_VERSION)
+    if (bc_get_le32(hdr + 8) != FILE_VERSION)
         return BC_ERR_VERSION;
-    uint32_t layout = get_le32(hdr + 12);
-    h->m = get_le64(hdr + 16);
-    h->k = get_le32(hdr + 24);
-    h->seed = get_le64(hdr + 32);
-    h->n = get_le64(hdr + 40);
-    h->inserts = get_le64(hdr + 48);
-    h->bytes = get_le64(hdr + 56);
+    uint32_t layout = bc_get_le32(hdr + 12);
+    h->m = bc_get_le64(hdr + 16);
+    h->k = bc_get_le32(hdr + 24);
+    h->seed = bc_get_le64(hdr + 32);
+    h->n = bc_get_le64(hdr + 40);
+    h->inserts = bc_get_le64(hdr + 48);
+    h->bytes = bc_get_le64(hdr + 56);
     if (h->bytes > BC_BLOOM_MAX_BITS / 8 + 8)
         return BC_ERR_CORRUPT;
     uint64_t want = FILE_HEADER_BYTES + h->bytes + FILE_TRAILER_BYTES;
@@ -661,7 +633,7 @@ static enum bc_status decode_header(const unsigned char *hdr, uint64_t file_len,
         return BC_ERR_TRUNCATED;
     if (file_len > want)
         return BC_ERR_CORRUPT;
-    if (layout > BC_BLOOM_BLOCKED || get_le32(hdr + 28) != FILE_HASH_ID ||
+    if (layout > BC_BLOOM_BLOCKED || bc_get_le32(hdr + 28) != FILE_HASH_ID ||
         h->k < 1 || h->k > BC_BLOOM_MAX_K || h->m < 1 ||
         h->m > BC_BLOOM_MAX_BITS || h->n < 1)
         return BC_ERR_CORRUPT;
@@ -705,6 +677,37 @@ static enum bc_status read_all(int fd, void *data, size_t len)
     return BC_OK;
 }
 
+enum bc_status bc_read_file(const char *path, uint64_t max_len,
+                            unsigned char **data, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return BC_ERR_IO;
+    struct stat sb;
+    unsigned char *buf = NULL;
+    enum bc_status st = BC_ERR_IO;
+    if (fstat(fd, &sb) != 0)
+        goto out;
+    st = BC_ERR_CORRUPT;
+    if ((uint64_t)sb.st_size > max_len)
+        goto out;
+    size_t n = (size_t)sb.st_size;
+    st = BC_ERR_NOMEM;
+    buf = malloc(n ? n : 1);
+    if (!buf)
+        goto out;
+    st = read_all(fd, buf, n);
+    if (st != BC_OK) {
+        free(buf);
+        goto out;
+    }
+    *data = buf;
+    *len = n;
+out:
+    close(fd);
+    return st;
+}
+
 /* fsync the directory holding path, so that a rename in it is durable. */
 static enum bc_status sync_parent_dir(const char *path)
 {
@@ -743,7 +746,7 @@ static enum bc_status write_filter(int fd, const struct bc_bloom *b)
     words_to_le(b->words, b->nwords); /* back to host order */
     if (st != BC_OK)
         return st;
-    put_le64(trailer, XXH64_digest(&state));
+    bc_put_le64(trailer, XXH64_digest(&state));
     return write_all(fd, trailer, sizeof(trailer));
 }
 
@@ -860,7 +863,7 @@ enum bc_status bc_bloom_load_mem(const void *data, size_t len, unsigned flags,
     if (st != BC_OK)
         return st;
     size_t body = FILE_HEADER_BYTES + (size_t)h.bytes;
-    if (XXH64(p, body, 0) != get_le64(p + body))
+    if (XXH64(p, body, 0) != bc_get_le64(p + body))
         return BC_ERR_CHECKSUM;
     struct bc_bloom *b;
     st = filter_for(&h, flags, &b);
@@ -908,7 +911,7 @@ enum bc_status bc_bloom_load(const char *path, unsigned flags,
     XXH64_reset(&state, 0);
     XXH64_update(&state, hdr, sizeof(hdr));
     XXH64_update(&state, b->words, (size_t)h.bytes);
-    if (XXH64_digest(&state) != get_le64(trailer)) {
+    if (XXH64_digest(&state) != bc_get_le64(trailer)) {
         st = BC_ERR_CHECKSUM;
         goto out_free_filter;
     }

@@ -181,5 +181,43 @@ enum bc_status bc_save_atomic(const char *path,
                               const void *ctx);
 /* write(2) all of data, retrying short writes and EINTR: BC_ERR_IO. */
 enum bc_status bc_write_all(int fd, const void *data, size_t len);
+/*
+ * Read the whole file at path into a new buffer (*data, freed by the
+ * caller; *len bytes), for the loaders that check a file in memory.
+ * Returns BC_OK, BC_ERR_IO (cannot open or read), BC_ERR_CORRUPT (longer
+ * than max_len: no file of the format is), BC_ERR_TRUNCATED (it shrank
+ * while read) or BC_ERR_NOMEM.
+ */
+enum bc_status bc_read_file(const char *path, uint64_t max_len,
+                            unsigned char **data, size_t *len);
+
+/* Little-endian integers of the dedup file formats. */
+static inline void bc_put_le32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static inline void bc_put_le64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static inline uint32_t bc_get_le32(const unsigned char *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static inline uint64_t bc_get_le64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
 
 #endif /* BC_DEDUP_BLOOM_INT_H */

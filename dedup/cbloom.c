@@ -448,38 +448,15 @@ enum bc_status bc_cbloom_load_mem(const void *data, size_t len,
 
 enum bc_status bc_cbloom_load(const char *path, struct bc_cbloom **out)
 {
-    if (path == NULL || out == NULL)
+    if (!path || !out)
         return BC_ERR_INVALID_ARG;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return BC_ERR_IO;
-    enum bc_status st = BC_ERR_IO;
-    unsigned char *buf = NULL;
-    struct stat sb;
-    if (fstat(fd, &sb) != 0)
-        goto out_close;
-    st = BC_ERR_CORRUPT;
-    if ((uint64_t)sb.st_size > BC_CBLOOM_MAX_COUNTERS / 2 + CB_HEADER + 64)
-        goto out_close;
-    size_t len = (size_t)sb.st_size, got = 0;
-    st = BC_ERR_NOMEM;
-    buf = malloc(len ? len : 1);
-    if (buf == NULL)
-        goto out_close;
-    while (got < len) {
-        ssize_t r = read(fd, buf + got, len - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            st = r == 0 ? BC_ERR_TRUNCATED : BC_ERR_IO;
-            goto out_free_buf;
-        }
-        got += (size_t)r;
-    }
+    unsigned char *buf;
+    size_t len;
+    enum bc_status st = bc_read_file(
+        path, BC_CBLOOM_MAX_COUNTERS / 2 + CB_HEADER + 64, &buf, &len);
+    if (st != BC_OK)
+        return st;
     st = bc_cbloom_load_mem(buf, len, out);
-out_free_buf:
     free(buf);
-out_close:
-    close(fd);
     return st;
 }

@@ -803,60 +803,32 @@ void bc_window_stats(const struct bc_window *window, uint64_t now,
 
 /* ---- persistence ----------------------------------------------------- */
 
-static void put_le32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put_le64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get_le32(const unsigned char *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static uint64_t get_le64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
 static void encode_header(const struct bc_window *w,
                           unsigned char hdr[FILE_HEADER])
 {
     memset(hdr, 0, FILE_HEADER);
     memcpy(hdr, FILE_MAGIC, 8);
-    put_le32(hdr + 8, FILE_VERSION);
-    put_le32(hdr + 12, (uint32_t)w->kind);
-    put_le64(hdr + 16, w->window);
-    put_le64(hdr + 24, w->capacity);
+    bc_put_le32(hdr + 8, FILE_VERSION);
+    bc_put_le32(hdr + 12, (uint32_t)w->kind);
+    bc_put_le64(hdr + 16, w->window);
+    bc_put_le64(hdr + 24, w->capacity);
     uint64_t pbits;
     memcpy(&pbits, &w->p, 8);
-    put_le64(hdr + 32, pbits);
-    put_le32(hdr + 40, w->gens);
-    put_le32(hdr + 44, w->k);
-    put_le32(hdr + 48, FILE_HASH_ID);
-    put_le32(hdr + 52, w->seg_bits);
-    put_le64(hdr + 56, w->seed);
-    put_le64(hdr + 64, w->gen_keys);
-    put_le64(hdr + 72, w->gen_span);
-    put_le64(hdr + 80, w->blocks);
-    put_le64(hdr + 88, w->inserts);
-    put_le64(hdr + 96, w->now);
-    put_le64(hdr + 104, (uint64_t)w->nwords * 8);
+    bc_put_le64(hdr + 32, pbits);
+    bc_put_le32(hdr + 40, w->gens);
+    bc_put_le32(hdr + 44, w->k);
+    bc_put_le32(hdr + 48, FILE_HASH_ID);
+    bc_put_le32(hdr + 52, w->seg_bits);
+    bc_put_le64(hdr + 56, w->seed);
+    bc_put_le64(hdr + 64, w->gen_keys);
+    bc_put_le64(hdr + 72, w->gen_span);
+    bc_put_le64(hdr + 80, w->blocks);
+    bc_put_le64(hdr + 88, w->inserts);
+    bc_put_le64(hdr + 96, w->now);
+    bc_put_le64(hdr + 104, (uint64_t)w->nwords * 8);
     for (unsigned j = 0; j < BC_WINDOW_MAX_GENERATIONS; j++) {
-        put_le64(hdr + 112 + 8 * j, w->seg_gen[j]);
-        put_le64(hdr + 240 + 8 * j, w->seg_keys[j]);
+        bc_put_le64(hdr + 112 + 8 * j, w->seg_gen[j]);
+        bc_put_le64(hdr + 240 + 8 * j, w->seg_keys[j]);
     }
 }
 
@@ -889,7 +861,7 @@ static enum bc_status write_window(int fd, const void *ctx)
     words_to_le(w->words, w->nwords);
     if (st != BC_OK)
         return st;
-    put_le64(trailer, XXH64_digest(&state));
+    bc_put_le64(trailer, XXH64_digest(&state));
     return bc_write_all(fd, trailer, sizeof(trailer));
 }
 
@@ -913,9 +885,9 @@ enum bc_status bc_window_load_mem(const void *data, size_t len,
         return BC_ERR_FORMAT;
     if (len < FILE_HEADER + FILE_TRAILER)
         return BC_ERR_TRUNCATED;
-    if (get_le32(p + 8) != FILE_VERSION)
+    if (bc_get_le32(p + 8) != FILE_VERSION)
         return BC_ERR_VERSION;
-    uint64_t bytes = get_le64(p + 104);
+    uint64_t bytes = bc_get_le64(p + 104);
     if (bytes > BC_BLOOM_MAX_BITS / 8)
         return BC_ERR_CORRUPT;
     if (len < FILE_HEADER + bytes + FILE_TRAILER)
@@ -923,30 +895,31 @@ enum bc_status bc_window_load_mem(const void *data, size_t len,
     if (len > FILE_HEADER + bytes + FILE_TRAILER)
         return BC_ERR_CORRUPT;
     size_t body = FILE_HEADER + (size_t)bytes;
-    if (XXH64(p, body, 0) != get_le64(p + body))
+    if (XXH64(p, body, 0) != bc_get_le64(p + body))
         return BC_ERR_CHECKSUM;
-    uint32_t kind = get_le32(p + 12), gens = get_le32(p + 40);
-    uint32_t k = get_le32(p + 44);
-    uint64_t pbits = get_le64(p + 32), blocks = get_le64(p + 80);
+    uint32_t kind = bc_get_le32(p + 12), gens = bc_get_le32(p + 40);
+    uint32_t k = bc_get_le32(p + 44);
+    uint64_t pbits = bc_get_le64(p + 32), blocks = bc_get_le64(p + 80);
     double rate;
     memcpy(&rate, &pbits, 8);
-    uint64_t window = get_le64(p + 16), capacity = get_le64(p + 24);
-    uint64_t gen_keys = get_le64(p + 64), gen_span = get_le64(p + 72);
+    uint64_t window = bc_get_le64(p + 16), capacity = bc_get_le64(p + 24);
+    uint64_t gen_keys = bc_get_le64(p + 64), gen_span = bc_get_le64(p + 72);
     if (kind > BC_WINDOW_TIME || gens < BC_WINDOW_MIN_GENERATIONS ||
         gens > BC_WINDOW_MAX_GENERATIONS || k < 1 || k > BC_WINDOW_MAX_K ||
-        get_le32(p + 48) != FILE_HASH_ID || !valid_segment(get_le32(p + 52)) ||
-        !(rate > 0 && rate < 1) || window == 0 || capacity == 0 ||
-        gen_keys == 0 || gen_span == 0 || blocks == 0 || blocks > bytes ||
-        bytes != blocks * gens * (get_le32(p + 52) / 8) || bytes % 64 != 0)
+        bc_get_le32(p + 48) != FILE_HASH_ID ||
+        !valid_segment(bc_get_le32(p + 52)) || !(rate > 0 && rate < 1) ||
+        window == 0 || capacity == 0 || gen_keys == 0 || gen_span == 0 ||
+        blocks == 0 || blocks > bytes ||
+        bytes != blocks * gens * (bc_get_le32(p + 52) / 8) || bytes % 64 != 0)
         return BC_ERR_CORRUPT;
     uint64_t seg_gen[BC_WINDOW_MAX_GENERATIONS];
     for (unsigned j = 0; j < BC_WINDOW_MAX_GENERATIONS; j++) {
-        seg_gen[j] = get_le64(p + 112 + 8 * j);
+        seg_gen[j] = bc_get_le64(p + 112 + 8 * j);
         if (seg_gen[j] != NO_GEN && (j >= gens || seg_gen[j] % gens != j))
             return BC_ERR_CORRUPT;
     }
     struct bc_window *w;
-    enum bc_status st = new_window(blocks, gens, get_le32(p + 52), &w);
+    enum bc_status st = new_window(blocks, gens, bc_get_le32(p + 52), &w);
     if (st != BC_OK)
         return st;
     w->kind = kind == 0 ? BC_WINDOW_COUNT : BC_WINDOW_TIME;
@@ -954,16 +927,16 @@ enum bc_status bc_window_load_mem(const void *data, size_t len,
     w->capacity = capacity;
     w->p = rate;
     w->k = k;
-    w->seed = get_le64(p + 56);
+    w->seed = bc_get_le64(p + 56);
     w->gen_keys = gen_keys;
     w->gen_span = gen_span;
-    w->inserts = get_le64(p + 88);
+    w->inserts = bc_get_le64(p + 88);
     w->count_gen = w->inserts / gen_span;
     w->count_left = gen_span - w->inserts % gen_span;
-    w->now = get_le64(p + 96);
+    w->now = bc_get_le64(p + 96);
     for (unsigned j = 0; j < BC_WINDOW_MAX_GENERATIONS; j++) {
         w->seg_gen[j] = seg_gen[j];
-        w->seg_keys[j] = get_le64(p + 240 + 8 * j);
+        w->seg_keys[j] = bc_get_le64(p + 240 + 8 * j);
     }
     memcpy(w->words, p + FILE_HEADER, (size_t)bytes);
     words_to_le(w->words, w->nwords);
@@ -978,37 +951,13 @@ enum bc_status bc_window_load(const char *path, struct bc_window **out)
 {
     if (!path || !out)
         return BC_ERR_INVALID_ARG;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return BC_ERR_IO;
-    enum bc_status st = BC_ERR_IO;
-    struct stat sb;
-    unsigned char *buf = NULL;
-    if (fstat(fd, &sb) != 0)
-        goto out_close;
-    st = BC_ERR_CORRUPT;
-    if ((uint64_t)sb.st_size > BC_BLOOM_MAX_BITS / 8 + FILE_HEADER + 64)
-        goto out_close;
-    size_t len = (size_t)sb.st_size;
-    st = BC_ERR_NOMEM;
-    buf = malloc(len ? len : 1);
-    if (!buf)
-        goto out_close;
-    size_t got = 0;
-    while (got < len) {
-        ssize_t r = read(fd, buf + got, len - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            st = r == 0 ? BC_ERR_TRUNCATED : BC_ERR_IO;
-            goto out_free_buf;
-        }
-        got += (size_t)r;
-    }
+    unsigned char *buf;
+    size_t len;
+    enum bc_status st = bc_read_file(
+        path, BC_BLOOM_MAX_BITS / 8 + FILE_HEADER + 64, &buf, &len);
+    if (st != BC_OK)
+        return st;
     st = bc_window_load_mem(buf, len, out);
-out_free_buf:
     free(buf);
-out_close:
-    close(fd);
     return st;
 }
