@@ -568,20 +568,6 @@ void bc_bloom_stats(const struct bc_bloom *bloom, struct bc_bloom_stats *out)
 
 /* ---- persistence ----------------------------------------------------- */
 
-/* The array as little-endian bytes: on a little-endian host, the words
- * themselves; on a big-endian host, each word swapped in place (and back
- * after writing). */
-static void words_to_le(uint64_t *words, uint64_t count)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    for (uint64_t i = 0; i < count; i++)
-        words[i] = __builtin_bswap64(words[i]);
-#else
-    (void)words;
-    (void)count;
-#endif
-}
-
 static void encode_header(const struct bc_bloom *b,
                           unsigned char hdr[FILE_HEADER_BYTES])
 {
@@ -738,12 +724,12 @@ static enum bc_status write_filter(int fd, const struct bc_bloom *b)
     XXH64_state_t state;
     XXH64_reset(&state, 0);
     XXH64_update(&state, hdr, sizeof(hdr));
-    words_to_le(b->words, b->nwords);
+    bc_words_to_le(b->words, b->nwords);
     XXH64_update(&state, b->words, bytes);
     enum bc_status st = write_all(fd, hdr, sizeof(hdr));
     if (st == BC_OK)
         st = write_all(fd, b->words, bytes);
-    words_to_le(b->words, b->nwords); /* back to host order */
+    bc_words_to_le(b->words, b->nwords); /* back to host order */
     if (st != BC_OK)
         return st;
     bc_put_le64(trailer, XXH64_digest(&state));
@@ -870,7 +856,7 @@ enum bc_status bc_bloom_load_mem(const void *data, size_t len, unsigned flags,
     if (st != BC_OK)
         return st;
     memcpy(b->words, p + FILE_HEADER_BYTES, (size_t)h.bytes);
-    words_to_le(b->words, b->nwords); /* little-endian to host order */
+    bc_words_to_le(b->words, b->nwords); /* little-endian to host order */
     *out = b;
     return BC_OK;
 }
@@ -915,7 +901,7 @@ enum bc_status bc_bloom_load(const char *path, unsigned flags,
         st = BC_ERR_CHECKSUM;
         goto out_free_filter;
     }
-    words_to_le(b->words, b->nwords);
+    bc_words_to_le(b->words, b->nwords);
     close(fd);
     *out = b;
     return BC_OK;

@@ -220,4 +220,18 @@ static inline uint64_t bc_get_le64(const unsigned char *p)
     return v;
 }
 
+/* A filter's array as little-endian bytes, as the files hold it: on a
+ * little-endian host the words themselves; on a big-endian host each word
+ * swapped in place (and swapped back by a second call). */
+static inline void bc_words_to_le(uint64_t *words, uint64_t count)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    for (uint64_t i = 0; i < count; i++)
+        words[i] = __builtin_bswap64(words[i]);
+#else
+    (void)words;
+    (void)count;
+#endif
+}
+
 #endif /* BC_DEDUP_BLOOM_INT_H */

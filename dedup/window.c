@@ -832,19 +832,6 @@ static void encode_header(const struct bc_window *w,
     }
 }
 
-/* The array as little-endian words (swapped in place on big-endian hosts,
- * and swapped back by a second call). */
-static void words_to_le(uint64_t *words, size_t count)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    for (size_t i = 0; i < count; i++)
-        words[i] = __builtin_bswap64(words[i]);
-#else
-    (void)words;
-    (void)count;
-#endif
-}
-
 static enum bc_status write_window(int fd, const void *ctx)
 {
     const struct bc_window *w = ctx; /* words swapped and restored */
@@ -853,12 +840,12 @@ static enum bc_status write_window(int fd, const void *ctx)
     XXH64_state_t state;
     XXH64_reset(&state, 0);
     XXH64_update(&state, hdr, sizeof(hdr));
-    words_to_le(w->words, w->nwords);
+    bc_words_to_le(w->words, w->nwords);
     XXH64_update(&state, w->words, w->nwords * 8);
     enum bc_status st = bc_write_all(fd, hdr, sizeof(hdr));
     if (st == BC_OK)
         st = bc_write_all(fd, w->words, w->nwords * 8);
-    words_to_le(w->words, w->nwords);
+    bc_words_to_le(w->words, w->nwords);
     if (st != BC_OK)
         return st;
     bc_put_le64(trailer, XXH64_digest(&state));
@@ -939,7 +926,7 @@ enum bc_status bc_window_load_mem(const void *data, size_t len,
         w->seg_keys[j] = bc_get_le64(p + 240 + 8 * j);
     }
     memcpy(w->words, p + FILE_HEADER, (size_t)bytes);
-    words_to_le(w->words, w->nwords);
+    bc_words_to_le(w->words, w->nwords);
     w->fpr_peak = peak_rate(segment_moment(w->seg_bits, (double)gen_keys,
                                            (double)blocks, k, k, false),
                             gens);
