@@ -53,6 +53,13 @@ check "time: exactly 1h later nothing is new" 0 \
     "$("$bin" --window-time 1h --state "$st" --clock 1003600000 \
         <"$tmp/300" | wc -l)"
 # G = 4, d = 20 min: gone once 4 generations old, at most 80 min.
+# D has passed but not the slack: the URLs' generation (833, from
+# 999,600,000 ms) lives until 1,004,400,000 ms, 74 min after the run.
+check "time: 70 min later, D passed, still remembered (the slack)" 0 \
+    "$("$bin" --window-time 1h --state "$st" --clock 1004200000 --dry-run \
+        <"$tmp/300" | wc -l)"
+check "time: --help states the slack of --window-time" 1 \
+    "$("$bin" --help | grep -c 'between D and 4/3 D')"
 check "time: 81 min later all are new again" 300 \
     "$("$bin" --window-time 1h --state "$st" --clock 1004860000 \
         <"$tmp/300" | wc -l)"
