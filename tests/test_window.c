@@ -398,6 +398,48 @@ static void test_fpr_scatter(void **state)
     assert_true(var > 0.6 * want / filters && var < 1.4 * want / filters);
 }
 
+/* HOW-IT-WORKS 13 on the picture (window-fpr.png, points W/4 apart): a
+ * G = 4 generation is W/3 insertions, so the points at 1.25, 1.5, 1.75
+ * and 2 W are 3/4, 1/2, 1/4 and all the way into their generations and
+ * the predicted rate falls across them, then jumps (0.81 %, 0.76 %,
+ * 0.75 %, 1.00 % at W = 10^6); the true tooth rises within each W/3
+ * from about 3/4 p, just after a turn (three full generations, one
+ * empty), to p. */
+static void test_picture_phases(void **state)
+{
+    (void)state;
+    /* W not a multiple of 3, as 10^6: g = ceil(W / 3), 2 W falls just
+     * before a turn (6 g = 2 W + 4). */
+    const uint64_t w = 30001;
+    struct bc_window *win = make_count(w, 0.01, 4);
+    struct bc_window_stats st;
+    char key[64];
+    double at[4];
+    uint64_t g = (w + 2) / 3, next = 0;
+    for (uint64_t i = 0; i < 2 * w; i++) {
+        bc_window_add(win, key, key_of(key, sizeof(key), "ph", i), 0);
+        if (i + 1 == 5 * w / 4 + next * w / 4 && next < 4) {
+            bc_window_stats(win, 0, &st);
+            at[next++] = st.fpr_predicted;
+        }
+        if (i + 1 == 4 * g) { /* a turn: three full generations */
+            bc_window_stats(win, 0, &st);
+            assert_true(fabs(st.fpr_predicted - 0.0075) < 0.0003);
+        }
+        if (i + 1 == 5 * g - 1) { /* just before the next: four */
+            bc_window_stats(win, 0, &st);
+            assert_true(st.fpr_predicted > 0.0097 && st.fpr_predicted <= 0.01);
+        }
+    }
+    assert_int_equal(next, 4);
+    print_message("at 1.25, 1.5, 1.75, 2 W: %.5f %.5f %.5f %.5f\n", at[0],
+                  at[1], at[2], at[3]);
+    assert_true(at[0] > at[1] && at[1] > at[2] && at[3] > at[0]);
+    assert_true(fabs(at[0] - 0.0081) < 0.0003);
+    assert_true(fabs(at[3] - 0.0100) < 0.0003);
+    bc_window_free(win);
+}
+
 /* The batch calls answer as single calls do. */
 static void test_batch(void **state)
 {
@@ -524,6 +566,7 @@ int main(void)
         cmocka_unit_test(test_batch),
         cmocka_unit_test(test_persistence),
         cmocka_unit_test(test_over_capacity),
+        cmocka_unit_test(test_picture_phases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
