@@ -525,6 +525,57 @@ static void test_persistence(void **state)
     unlink(path);
 }
 
+static uint64_t le(const unsigned char *p, unsigned bytes)
+{
+    uint64_t v = 0;
+    for (unsigned i = bytes; i-- > 0;)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* The file layout of window.c's FILE FORMAT, for both segment sizes:
+ * segment bits S at 52, A = B G S / 8 at 104, the array at 368, 8 bytes
+ * of checksum after it. */
+static void test_file_layout(void **state)
+{
+    (void)state;
+    for (unsigned seg = 128; seg <= 256; seg *= 2) {
+        struct bc_window *win = make_seg(1000, 0.01, 4, seg);
+        char key[64], path[] = "/tmp/test_window_layout_XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        close(fd);
+        for (uint64_t i = 0; i < 700; i++)
+            bc_window_add(win, key, key_of(key, sizeof(key), "l", i), 0);
+        assert_int_equal(bc_window_save(win, path), BC_OK);
+        struct bc_window_stats st;
+        bc_window_stats(win, 0, &st);
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        unsigned char h[368];
+        assert_int_equal(fread(h, 1, sizeof(h), f), sizeof(h));
+        fseek(f, 0, SEEK_END);
+        uint64_t len = (uint64_t)ftell(f);
+        fclose(f);
+        assert_memory_equal(h, "BCWINDOW", 8);
+        assert_int_equal(le(h + 8, 4), 1);  /* version */
+        assert_int_equal(le(h + 12, 4), 0); /* kind: count */
+        assert_int_equal(le(h + 16, 8), 1000);
+        assert_int_equal(le(h + 40, 4), 4); /* G */
+        assert_int_equal(le(h + 44, 4), st.k);
+        assert_int_equal(le(h + 48, 4), 2); /* hash id */
+        assert_int_equal(le(h + 52, 4), seg);
+        assert_int_equal(le(h + 56, 8), 42); /* seed */
+        assert_int_equal(le(h + 80, 8), st.blocks);
+        assert_int_equal(le(h + 88, 8), 700);
+        uint64_t a = le(h + 104, 8);
+        assert_int_equal(a, st.blocks * 4 * seg / 8);
+        assert_int_equal(len, 368 + a + 8);
+        bc_window_free(win);
+        unlink(path);
+    }
+}
+
 /* A time window past its capacity says so, and predicts the higher rate. */
 static void test_over_capacity(void **state)
 {
@@ -567,6 +618,7 @@ int main(void)
         cmocka_unit_test(test_persistence),
         cmocka_unit_test(test_over_capacity),
         cmocka_unit_test(test_picture_phases),
+        cmocka_unit_test(test_file_layout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
