@@ -106,9 +106,12 @@
  *
  * TIME WINDOWS AND CAPACITY
  * A time window is sized for capacity keys within any T, g = capacity /
- * (G - 1) per generation. A burst above g in one generation raises the
- * rate above p (never loses a key): the statistics report the rate
- * predicted from the real counts and an over-capacity flag.
+ * (G - 1) per generation: the promise of p needs them spread so that no
+ * generation holds more than g. A burst above g in one generation raises
+ * the rate above p (never loses a key); capacity keys at one moment put
+ * (G - 1) g into one generation (at G = 4, p = 1 %, a rate of about 20 %).
+ * The statistics report the rate predicted from the real counts and an
+ * over-capacity flag.
  *
  * FILE FORMAT (version 1; all integers little-endian)
  *

@@ -66,6 +66,16 @@ check "time: 81 min later all are new again" 300 \
 check "time: the clock never goes back" 0 \
     "$("$bin" --window-time 1h --state "$st" --clock 1000000000 \
         <"$tmp/300" | wc -l)"
+# A burst: --expect 300 within 1 h is ceil(300 / 3) = 100 per generation
+# of 20 min; 300 URLs at one moment put all 300 in one generation (the
+# rate far above --fp-rate): a warning on stderr, as for a saturated
+# Bloom filter, not only under --stats.
+check "time: a burst over a generation's capacity is warned about" 1 \
+    "$("$bin" --window-time 1h --expect 300 --clock 1000000000 \
+        <"$tmp/300" 2>&1 >/dev/null | grep -c 'warning: the window filter')"
+check "time: within its capacity, no warning" 0 \
+    "$(head -n 100 "$tmp/300" | "$bin" --window-time 1h --expect 300 \
+        --clock 1000000000 2>&1 >/dev/null | grep -c 'warning' || true)"
 check "time: another window on the state exits 2" 2 \
     "$(status "$bin" --window-time 2h --state "$st")"
 check "count window on a time state exits 2" 2 \

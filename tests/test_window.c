@@ -599,6 +599,20 @@ static void test_over_capacity(void **state)
     assert_true(st.over_capacity);
     assert_true(st.fpr_predicted > c.p);
     bc_window_free(win);
+    /* Capacity keys within T but all at one moment: one generation holds
+     * all 30000 = 3 g of them (g = 10000), and the rate is about 20 %, not
+     * p (window.h: the promise needs at most g per generation, not
+     * capacity per T; window.c, TIME WINDOWS AND CAPACITY). */
+    c.capacity = 30000;
+    assert_int_equal(bc_window_create(&c, 0, &win), BC_OK);
+    for (uint64_t i = 0; i < 30000; i++)
+        bc_window_add(win, key, key_of(key, sizeof(key), "b", i), 10);
+    bc_window_stats(win, 10, &st);
+    assert_int_equal(st.gen_keys, 10000);
+    assert_true(st.over_capacity);
+    print_message("capacity keys at once: rate %.4f\n", st.fpr_predicted);
+    assert_true(st.fpr_predicted > 0.18 && st.fpr_predicted < 0.25);
+    bc_window_free(win);
     c.window = 0;
     assert_int_equal(bc_window_create(&c, 0, &win), BC_ERR_INVALID_ARG);
 }
