@@ -1455,9 +1455,11 @@ static void check_saturation(struct crawl *c, bool full)
             return;
         c->saturation_warned = true;
         fprintf(stderr,
-                "%scrawl: warning: the window filter held more URLs within "
-                "--recrawl-after than --expect (%llu): its false-positive "
-                "rate is %.3g against %.3g (--fp-rate); raise --expect\n",
+                "%scrawl: warning: the window filter is over capacity: "
+                "more than a third of --expect (%llu) URLs were admitted "
+                "within one third of --recrawl-after: its false-positive "
+                "rate is %.3g against %.3g (--fp-rate); raise --expect (3x "
+                "the URLs of a run that admits them at once)\n",
                 c->stderr_tty && !c->opt.quiet ? "\r\033[K" : "",
                 (unsigned long long)c->opt.expect, ws.fpr_predicted,
                 c->opt.fp_rate);
