@@ -959,6 +959,16 @@ int main(int argc, char **argv)
                         "%llu URLs at a rate of %.3g\n",
                         opt.state, (unsigned long long)bs.n_expected,
                         bs.fpr_predicted);
+        } else if (loaded && opt.sized) { /* a window or counting filter */
+            struct bc_seen_stats ss;
+            bc_seen_stats(r.seen, &ss);
+            fprintf(stderr,
+                    "urldedup: note: --expect, --fp-rate and --layout are "
+                    "ignored: %s already exists, a %s filter sized for %llu "
+                    "URLs\n",
+                    opt.state, ss.windowed ? "window" : "counting",
+                    (unsigned long long)(ss.windowed ? ss.window.capacity
+                                                     : ss.cbloom.n_expected));
         }
         if (check_kind(&opt, r.seen, loaded) != 0) {
             rc = 2;

@@ -76,6 +76,9 @@ check "time: a burst over a generation's capacity is warned about" 1 \
 check "time: within its capacity, no warning" 0 \
     "$(head -n 100 "$tmp/300" | "$bin" --window-time 1h --expect 300 \
         --clock 1000000000 2>&1 >/dev/null | grep -c 'warning' || true)"
+check "time: --expect on an existing window state: a note says it is ignored" 1 \
+    "$("$bin" --window-time 1h --expect 5 --state "$st" </dev/null 2>&1 |
+        grep -c 'note: --expect, --fp-rate and --layout are ignored')"
 check "time: another window on the state exits 2" 2 \
     "$(status "$bin" --window-time 2h --state "$st")"
 check "count window on a time state exits 2" 2 \
@@ -89,6 +92,9 @@ check "--canonical --window exits 2" 2 \
 cb="$tmp/s.cb"
 check "counting: first run" 300 \
     "$("$bin" --layout counting --state "$cb" <"$tmp/300" | wc -l)"
+check "counting: --fp-rate on an existing state: a note says it is ignored" 1 \
+    "$("$bin" --fp-rate 0.5 --state "$cb" </dev/null 2>&1 |
+        grep -c 'note: --expect, --fp-rate and --layout are ignored')"
 echo "HTTP://A.EXAMPLE:80/p7" >"$tmp/gone" # p7, spelled otherwise
 check "forget: the forgotten URL is new again" "http://a.example/p7" \
     "$("$bin" --state "$cb" --forget "$tmp/gone" <"$tmp/300")"
