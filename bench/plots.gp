@@ -13,8 +13,10 @@
 # window-fpr.png     false-positive rate over one stream of 20 W keys: a
 #                    plain filter sized for W (climbing), generation
 #                    rotation G = 2 and 4 (saw-tooth) and the sliding
-#                    window (flat at p), with the window's prediction
-#                    (window-fpr.csv, from bench_window --curve)
+#                    window (rotation's G = 4 teeth, at or below p; points
+#                    W/4 apart alias its W/3 generations), with the
+#                    window's prediction (window-fpr.csv, bench_window
+#                    --curve)
 if (!exists("results")) results = 'bench/results'
 
 set terminal pngcairo size 1000,650 font "Sans,11"

@@ -5,8 +5,8 @@
 
 Reads the CSVs the benchmarks wrote into the results folder (dedup.csv,
 scale*.csv, fpr.csv, url.csv, urldedup.csv, frontier.csv, crawl.csv,
-billion-*.csv, runs.csv) and writes summary.md there: the machine, how and
-when each CSV was made, every goal of issues 2-6 beside the measured
+billion-*.csv, window.csv, runs.csv) and writes summary.md there: the machine, how and
+when each CSV was made, every goal of issues 2-6 and 14 beside the measured
 number with its verdict (missed goals say by how much), and the tables and
 pictures. A CSV that is missing gives "not measured" rows, never a guess.
 """
@@ -138,6 +138,22 @@ def scale_get(rows, n, structure, calls, keys, field):
     return None
 
 
+def window_speed_ratios(path):
+    """The (insert, query) ratios to the blocked filter of each run in
+    window-speed.md (bench_window's speed tables, the row "window G = 4,
+    S = 256 (batch)"); [] when the file is missing."""
+    if not os.path.exists(path):
+        return []
+    out = []
+    with open(path) as f:
+        for line in f:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) == 4 and cells[0] == "window G = 4, S = 256 (batch)":
+                a, q = (float(x) for x in cells[3].split(","))
+                out.append((a, q))
+    return out
+
+
 def fmt_or_dash(v, fmt):
     return "-" if v is None else fmt.format(v)
 
@@ -149,6 +165,7 @@ def main():
     url = read_long(os.path.join(results, "url.csv"))
     frontier = read_long(os.path.join(results, "frontier.csv"))
     fpr = read_csv(os.path.join(results, "fpr.csv"))
+    window = read_long(os.path.join(results, "window.csv"))
     urldedup = read_csv(os.path.join(results, "urldedup.csv"))
     crawl = read_csv(os.path.join(results, "crawl.csv"))
     runs = read_csv(os.path.join(results, "runs.csv"))
@@ -292,6 +309,43 @@ def main():
           "{:.1f} min", "<=", 15,
           "sum of the default steps in runs.csv; the build and the corpus "
           "generation come on top")
+    # issue 14, section 1: the sliding-window filter (bench_window --full;
+    # its times are one run, bench/results/window-speed.md has three)
+    wbits = window.get("window/memory/window4")
+    g.add(14, "window filter: memory per window key at p = 1 % (G = 4) "
+          "<= 1.5 x 9.59 bits", wbits, "{:.2f} bits", "<=", 1.5 * 9.59,
+          "bench_window --full")
+    for gens in (2, 4):
+        rot = window.get(f"window/memory/rotation{gens}_classic")
+        g.add(14, f"window filter: memory below rotation with G = {gens} "
+              "(classic filters)", None if rot is None else wbits,
+              "{:.2f} bits", "<=", rot,
+              "rotation: " + fmt_or_dash(rot, "{:.2f} bits"))
+    gap = window.get("window/fpr/worst_relative_gap")
+    g.add(14, "window filter: measured FPR within 5 % of the prediction at "
+          "every checkpoint of 20 W", None if gap is None else gap * 100,
+          "{:.2f} %", "<=", 5, "the worst checkpoint")
+    # The times: the median of the same-run ratios of window-speed.md's
+    # repeated runs when it is there, else the one run of window.csv.
+    runs_w = window_speed_ratios(os.path.join(results, "window-speed.md"))
+    wn = "window/speed/10000000"
+    for i, op in enumerate(("insert", "query")):
+        if runs_w:
+            ratios = [r[i] for r in runs_w]
+            g.add(14, f"window filter: {op} <= 2x the blocked filter's "
+                  "batch time, n = 10^7", statistics.median(ratios),
+                  "{:.2f}x", "<=", 2,
+                  f"median of {len(ratios)} runs, window-speed.md: " +
+                  ", ".join(f"{x:.2f}x" for x in ratios))
+            continue
+        win = window.get(f"{wn}/window/{op}")
+        bare_w = window.get(f"{wn}/blocked/{op}")
+        g.add(14, f"window filter: {op} <= 2x the blocked filter's batch "
+              "time, n = 10^7",
+              None if win is None or bare_w is None else win / bare_w,
+              "{:.2f}x", "<=", 2,
+              fmt_or_dash(win, "{:.1f}") + " against " +
+              fmt_or_dash(bare_w, "{:.1f}") + " ns, one run (window.csv)")
     # issue 14, section 3: the two-tier test at Bloom speed
     n10 = 10000000
     two = scale_get(scale, n10, "seen-blocked", "batch", "strings",

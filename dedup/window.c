@@ -106,9 +106,12 @@
  *
  * TIME WINDOWS AND CAPACITY
  * A time window is sized for capacity keys within any T, g = capacity /
- * (G - 1) per generation. A burst above g in one generation raises the
- * rate above p (never loses a key): the statistics report the rate
- * predicted from the real counts and an over-capacity flag.
+ * (G - 1) per generation: the promise of p needs them spread so that no
+ * generation holds more than g. A burst above g in one generation raises
+ * the rate above p (never loses a key); capacity keys at one moment put
+ * (G - 1) g into one generation (at G = 4, p = 1 %, a rate of about 20 %).
+ * The statistics report the rate predicted from the real counts and an
+ * over-capacity flag.
  *
  * FILE FORMAT (version 1; all integers little-endian)
  *
@@ -122,14 +125,14 @@
  *         40     4  G
  *         44     4  k
  *         48     4  hash id: 2 = XXH3-128 + the probes above
- *         52     4  segment bits = 256
+ *         52     4  segment bits S (256 or 128)
  *         56     8  seed
  *         64     8  g, keys per generation
  *         72     8  generation span (count: g; time: d)
  *         80     8  blocks B
  *         88     8  insertions
  *         96     8  latest clock
- *        104     8  array bytes A = B G 32
+ *        104     8  array bytes A = B G S / 8
  *        112   128  generation held by segment j (j = 0..15; all ones: none)
  *        240   128  keys inserted into segment j
  *        368     A  the array, as 64-bit little-endian words

@@ -110,8 +110,10 @@ static void usage(FILE *f)
         "                     printed again before N other new URLs were,\n"
         "                     and is once 4/3 N + 3 were (the slack)\n"
         "  --window-time D    remember a URL for D (e.g. 7d, 12h, 30m, 45s):\n"
-        "                     it comes out again once D has passed since it\n"
-        "                     came out; sized for --expect URLs within D;\n"
+        "                     it comes out again between D and 4/3 D\n"
+        "                     after it came out (the slack); sized for\n"
+        "                     --expect URLs within D, a third of them\n"
+        "                     within D/3 (a burst of more: a warning);\n"
         "                     with --state across runs\n"
         "  --clock MS         the time now, ms since the epoch, instead of "
         "the\n"
@@ -453,14 +455,37 @@ struct run {
  * or its rate estimated from the fill is over twice its target: new URLs
  * are then lost as PROBABLY_SEEN. The count is O(1) and checked after
  * each batch; the fill (an O(m) popcount) is read when the count is over,
- * at the start and at the end (full).
+ * at the start and at the end (full). A time window is sized for --expect
+ * URLs spread over D, a third of them per generation of D/3: a burst of
+ * more in one generation (over capacity) raises its rate; that is checked
+ * at the start and at the end. A count window is never over capacity.
  */
 static void check_saturation(struct run *r, bool full)
 {
     if (r->seen == NULL || r->saturation_warned)
         return;
+    const struct bc_window *w = bc_seen_window(r->seen);
+    if (w != NULL) {
+        struct bc_seen_stats ws;
+        if (!full)
+            return;
+        bc_seen_stats(r->seen, &ws);
+        if (!ws.window.over_capacity)
+            return;
+        r->saturation_warned = true;
+        fprintf(stderr,
+                "urldedup: warning: the window filter is over capacity: more "
+                "than a third of --expect (%llu) URLs came out within one "
+                "third of --window-time; its false-positive rate is %.3g "
+                "against %.3g (--fp-rate): new URLs are being lost as "
+                "probably seen: raise --expect%s\n",
+                (unsigned long long)ws.window.capacity, ws.window.fpr_predicted,
+                ws.window.p,
+                r->opt->state ? " and use a new --state file" : "");
+        return;
+    }
     const struct bc_bloom *b = bc_seen_bloom(r->seen);
-    if (b == NULL) /* a window never saturates; a counting filter: stats */
+    if (b == NULL) /* a counting filter: --stats */
         return;
     uint64_t inserts = bc_bloom_inserts(b);
     if (!full && inserts <= r->sized_n)
@@ -934,6 +959,16 @@ int main(int argc, char **argv)
                         "%llu URLs at a rate of %.3g\n",
                         opt.state, (unsigned long long)bs.n_expected,
                         bs.fpr_predicted);
+        } else if (loaded && opt.sized) { /* a window or counting filter */
+            struct bc_seen_stats ss;
+            bc_seen_stats(r.seen, &ss);
+            fprintf(stderr,
+                    "urldedup: note: --expect, --fp-rate and --layout are "
+                    "ignored: %s already exists, a %s filter sized for %llu "
+                    "URLs\n",
+                    opt.state, ss.windowed ? "window" : "counting",
+                    (unsigned long long)(ss.windowed ? ss.window.capacity
+                                                     : ss.cbloom.n_expected));
         }
         if (check_kind(&opt, r.seen, loaded) != 0) {
             rc = 2;

@@ -24,6 +24,9 @@ and no delay.  The parts:
           without --state or without --recrawl-after is exit 2.  (Inside
           the window is checked with 1h only: a check "inside 1 s" would
           assert on timings.)
+  burst   --recrawl-after 1h with --expect the number of URLs the crawl
+          admits, all at once: within D but three times a generation's
+          capacity; the warning says so (a third of --expect per D/3).
   resume  --recrawl-after 1h: a crawl killed with SIGKILL once --out holds
           40 records, then resumed to its end: no page is requested twice
           beyond the pages in flight at the kill ("refetched_after_restart",
@@ -184,6 +187,27 @@ def part_after(work, server):
               "after: --revisit %s: exit 2 (%d)" % (what, p.returncode))
 
 
+def part_burst(work, server):
+    """A crawl that admits its URLs at once, with --expect the number it
+    admits: within D, yet all in one generation of D/3, three times its
+    capacity of --expect/3: the report warns, and says so truly (not
+    'more URLs than --expect')."""
+    p = run(cmd(work, "burst-probe", server, "1h"))
+    n = stats(work, "burst-probe")["seen_window"]["live_keys"]
+    check(p.returncode == 0 and n > 20 and "warning" not in p.stderr,
+          "burst: sized for 10^6, %d URLs, no warning (%d: %s)"
+          % (n, p.returncode, p.stderr[-300:]))
+    p = run(cmd(work, "burst", server, "1h", "--expect", str(n)))
+    w = stats(work, "burst")["seen_window"]
+    check(p.returncode == 0 and w["live_keys"] == n,
+          "burst: --expect %d, %d URLs admitted" % (n, w["live_keys"]))
+    check("warning: the window filter" in p.stderr and
+          "a third of --expect" in p.stderr and
+          "than --expect" not in p.stderr,
+          "burst: the warning says a generation holds over a third of "
+          "--expect (%s)" % p.stderr[-400:])
+
+
 def part_resume(work, server):
     c = cmd(work, "resume", server, "1h", "--concurrency", "4")
     out = os.path.join(work, "resume.jsonl")
@@ -238,6 +262,7 @@ def main():
         try:
             part_before(work, server)
             part_after(work, server)
+            part_burst(work, server)
             part_resume(work, server)
         finally:
             server.stop()

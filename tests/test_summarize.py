@@ -76,6 +76,17 @@ class Summarize(unittest.TestCase):
               "10000000,9.765625e-04\n"
               "10,blocked,7,10000384,9.569548e-03,9.716300e-03,97163,"
               "10000000,9.765625e-04\n")
+        write(d, "window.csv", "\n".join([
+            "measure,value,unit",
+            "window/memory/rotation2_classic,22.0556,bits",
+            "window/memory/rotation4_classic,16.6275,bits",
+            "window/memory/window4,18.5856,bits",
+            "window/fpr/worst_relative_gap,0.0287791,fraction",
+            "window/speed/10000000/blocked/insert,10,ns",
+            "window/speed/10000000/blocked/query,20,ns",
+            "window/speed/10000000/window/insert,30,ns",
+            "window/speed/10000000/window/query,36,ns",
+        ]) + "\n")
         steps = ("dedup", "scale", "fpr", "url", "urldedup", "frontier",
                  "crawl")
         write(d, "runs.csv", "step,date_utc,commit,seconds,command\n" +
@@ -159,6 +170,52 @@ class Summarize(unittest.TestCase):
         # blocked: (9.7163e-3 - 9.569548e-3) / sqrt(p (1 - p) / 10^7) = +4.8
         self.assertRegex(self.summary, r"\| blocked \| 1 \| 1 \| \+4\.8 \(10\)")
         self.assertRegex(self.summary, r"\| classic \| 1 \| 0 \| \+0\.8 \(10\)")
+
+    def test_window_goals(self):
+        # issue 14 section 1, from window.csv (bench_window --full)
+        row = goal_row(self.summary, "window filter: memory per window key")
+        self.assertEqual(row[2], "18.59 bits")
+        self.assertEqual(row[3], "**missed** by 29 %")  # 18.5856 / 14.385
+        row = goal_row(self.summary, "window filter: memory below rotation "
+                       "with G = 2")
+        self.assertEqual(row[3], "met")  # 18.59 <= 22.06
+        row = goal_row(self.summary, "window filter: memory below rotation "
+                       "with G = 4")
+        self.assertEqual(row[3], "**missed** by 12 %")  # 18.59 / 16.63
+        row = goal_row(self.summary, "window filter: measured FPR within 5 %")
+        self.assertEqual(row[2], "2.88 %")
+        self.assertEqual(row[3], "met")
+        # one run in window.csv: 30 / 10 and 36 / 20
+        row = goal_row(self.summary, "window filter: insert")
+        self.assertEqual(row[2], "3.00x")
+        self.assertEqual(row[3], "**missed** by 50 %")
+        row = goal_row(self.summary, "window filter: query")
+        self.assertEqual(row[2], "1.80x")
+        self.assertEqual(row[3], "met")
+
+    def test_window_speed_runs_win(self):
+        # window-speed.md's repeated runs, when there, give the median of
+        # their same-run ratios
+        with tempfile.TemporaryDirectory() as d:
+            write(d, "window-speed.md", "\n".join([
+                "| structure | test-and-add | query | x blocked (add, query) |",
+                "|---|---:|---:|---:|",
+                "| blocked filter (batch) | 13.1 | 9.7 | 1.00, 1.00 |",
+                "| window G = 4, S = 256 (batch) | 34.8 | 26.6 | 2.65, 2.74 |",
+                "| window G = 4, S = 128 (batch) | 28.5 | 22.1 | 2.17, 2.28 |",
+                "| window G = 4, S = 256 (batch) | 37.2 | 27.1 | 3.36, 1.89 |",
+                "| window G = 4, S = 256 (batch) | 33.1 | 27.2 | 2.78, 1.65 |",
+            ]) + "\n")
+            subprocess.run([sys.executable, SUMMARIZE, d], check=True)
+            with open(os.path.join(d, "summary.md")) as f:
+                summary = f.read()
+        row = goal_row(summary, "window filter: insert")
+        self.assertEqual(row[2], "2.78x")
+        self.assertEqual(row[3], "**missed** by 39 %")
+        row = goal_row(summary, "window filter: query")
+        self.assertEqual(row[2], "1.89x")
+        self.assertEqual(row[3], "met")
+        self.assertIn("median of 3 runs", row[4])
 
 
 if __name__ == "__main__":

@@ -53,12 +53,32 @@ check "time: exactly 1h later nothing is new" 0 \
     "$("$bin" --window-time 1h --state "$st" --clock 1003600000 \
         <"$tmp/300" | wc -l)"
 # G = 4, d = 20 min: gone once 4 generations old, at most 80 min.
+# D has passed but not the slack: the URLs' generation (833, from
+# 999,600,000 ms) lives until 1,004,400,000 ms, 74 min after the run.
+check "time: 70 min later, D passed, still remembered (the slack)" 0 \
+    "$("$bin" --window-time 1h --state "$st" --clock 1004200000 --dry-run \
+        <"$tmp/300" | wc -l)"
+check "time: --help states the slack of --window-time" 1 \
+    "$("$bin" --help | grep -c 'between D and 4/3 D')"
 check "time: 81 min later all are new again" 300 \
     "$("$bin" --window-time 1h --state "$st" --clock 1004860000 \
         <"$tmp/300" | wc -l)"
 check "time: the clock never goes back" 0 \
     "$("$bin" --window-time 1h --state "$st" --clock 1000000000 \
         <"$tmp/300" | wc -l)"
+# A burst: --expect 300 within 1 h is ceil(300 / 3) = 100 per generation
+# of 20 min; 300 URLs at one moment put all 300 in one generation (the
+# rate far above --fp-rate): a warning on stderr, as for a saturated
+# Bloom filter, not only under --stats.
+check "time: a burst over a generation's capacity is warned about" 1 \
+    "$("$bin" --window-time 1h --expect 300 --clock 1000000000 \
+        <"$tmp/300" 2>&1 >/dev/null | grep -c 'warning: the window filter')"
+check "time: within its capacity, no warning" 0 \
+    "$(head -n 100 "$tmp/300" | "$bin" --window-time 1h --expect 300 \
+        --clock 1000000000 2>&1 >/dev/null | grep -c 'warning' || true)"
+check "time: --expect on an existing window state: a note says it is ignored" 1 \
+    "$("$bin" --window-time 1h --expect 5 --state "$st" </dev/null 2>&1 |
+        grep -c 'note: --expect, --fp-rate and --layout are ignored')"
 check "time: another window on the state exits 2" 2 \
     "$(status "$bin" --window-time 2h --state "$st")"
 check "count window on a time state exits 2" 2 \
@@ -72,6 +92,9 @@ check "--canonical --window exits 2" 2 \
 cb="$tmp/s.cb"
 check "counting: first run" 300 \
     "$("$bin" --layout counting --state "$cb" <"$tmp/300" | wc -l)"
+check "counting: --fp-rate on an existing state: a note says it is ignored" 1 \
+    "$("$bin" --fp-rate 0.5 --state "$cb" </dev/null 2>&1 |
+        grep -c 'note: --expect, --fp-rate and --layout are ignored')"
 echo "HTTP://A.EXAMPLE:80/p7" >"$tmp/gone" # p7, spelled otherwise
 check "forget: the forgotten URL is new again" "http://a.example/p7" \
     "$("$bin" --state "$cb" --forget "$tmp/gone" <"$tmp/300")"

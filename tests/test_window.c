@@ -398,6 +398,48 @@ static void test_fpr_scatter(void **state)
     assert_true(var > 0.6 * want / filters && var < 1.4 * want / filters);
 }
 
+/* HOW-IT-WORKS 13 on the picture (window-fpr.png, points W/4 apart): a
+ * G = 4 generation is W/3 insertions, so the points at 1.25, 1.5, 1.75
+ * and 2 W are 3/4, 1/2, 1/4 and all the way into their generations and
+ * the predicted rate falls across them, then jumps (0.81 %, 0.76 %,
+ * 0.75 %, 1.00 % at W = 10^6); the true tooth rises within each W/3
+ * from about 3/4 p, just after a turn (three full generations, one
+ * empty), to p. */
+static void test_picture_phases(void **state)
+{
+    (void)state;
+    /* W not a multiple of 3, as 10^6: g = ceil(W / 3), 2 W falls just
+     * before a turn (6 g = 2 W + 4). */
+    const uint64_t w = 30001;
+    struct bc_window *win = make_count(w, 0.01, 4);
+    struct bc_window_stats st;
+    char key[64];
+    double at[4];
+    uint64_t g = (w + 2) / 3, next = 0;
+    for (uint64_t i = 0; i < 2 * w; i++) {
+        bc_window_add(win, key, key_of(key, sizeof(key), "ph", i), 0);
+        if (i + 1 == 5 * w / 4 + next * w / 4 && next < 4) {
+            bc_window_stats(win, 0, &st);
+            at[next++] = st.fpr_predicted;
+        }
+        if (i + 1 == 4 * g) { /* a turn: three full generations */
+            bc_window_stats(win, 0, &st);
+            assert_true(fabs(st.fpr_predicted - 0.0075) < 0.0003);
+        }
+        if (i + 1 == 5 * g - 1) { /* just before the next: four */
+            bc_window_stats(win, 0, &st);
+            assert_true(st.fpr_predicted > 0.0097 && st.fpr_predicted <= 0.01);
+        }
+    }
+    assert_int_equal(next, 4);
+    print_message("at 1.25, 1.5, 1.75, 2 W: %.5f %.5f %.5f %.5f\n", at[0],
+                  at[1], at[2], at[3]);
+    assert_true(at[0] > at[1] && at[1] > at[2] && at[3] > at[0]);
+    assert_true(fabs(at[0] - 0.0081) < 0.0003);
+    assert_true(fabs(at[3] - 0.0100) < 0.0003);
+    bc_window_free(win);
+}
+
 /* The batch calls answer as single calls do. */
 static void test_batch(void **state)
 {
@@ -483,6 +525,57 @@ static void test_persistence(void **state)
     unlink(path);
 }
 
+static uint64_t le(const unsigned char *p, unsigned bytes)
+{
+    uint64_t v = 0;
+    for (unsigned i = bytes; i-- > 0;)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* The file layout of window.c's FILE FORMAT, for both segment sizes:
+ * segment bits S at 52, A = B G S / 8 at 104, the array at 368, 8 bytes
+ * of checksum after it. */
+static void test_file_layout(void **state)
+{
+    (void)state;
+    for (unsigned seg = 128; seg <= 256; seg *= 2) {
+        struct bc_window *win = make_seg(1000, 0.01, 4, seg);
+        char key[64], path[] = "/tmp/test_window_layout_XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        close(fd);
+        for (uint64_t i = 0; i < 700; i++)
+            bc_window_add(win, key, key_of(key, sizeof(key), "l", i), 0);
+        assert_int_equal(bc_window_save(win, path), BC_OK);
+        struct bc_window_stats st;
+        bc_window_stats(win, 0, &st);
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        unsigned char h[368];
+        assert_int_equal(fread(h, 1, sizeof(h), f), sizeof(h));
+        fseek(f, 0, SEEK_END);
+        uint64_t len = (uint64_t)ftell(f);
+        fclose(f);
+        assert_memory_equal(h, "BCWINDOW", 8);
+        assert_int_equal(le(h + 8, 4), 1);  /* version */
+        assert_int_equal(le(h + 12, 4), 0); /* kind: count */
+        assert_int_equal(le(h + 16, 8), 1000);
+        assert_int_equal(le(h + 40, 4), 4); /* G */
+        assert_int_equal(le(h + 44, 4), st.k);
+        assert_int_equal(le(h + 48, 4), 2); /* hash id */
+        assert_int_equal(le(h + 52, 4), seg);
+        assert_int_equal(le(h + 56, 8), 42); /* seed */
+        assert_int_equal(le(h + 80, 8), st.blocks);
+        assert_int_equal(le(h + 88, 8), 700);
+        uint64_t a = le(h + 104, 8);
+        assert_int_equal(a, st.blocks * 4 * seg / 8);
+        assert_int_equal(len, 368 + a + 8);
+        bc_window_free(win);
+        unlink(path);
+    }
+}
+
 /* A time window past its capacity says so, and predicts the higher rate. */
 static void test_over_capacity(void **state)
 {
@@ -506,6 +599,20 @@ static void test_over_capacity(void **state)
     assert_true(st.over_capacity);
     assert_true(st.fpr_predicted > c.p);
     bc_window_free(win);
+    /* Capacity keys within T but all at one moment: one generation holds
+     * all 30000 = 3 g of them (g = 10000), and the rate is about 20 %, not
+     * p (window.h: the promise needs at most g per generation, not
+     * capacity per T; window.c, TIME WINDOWS AND CAPACITY). */
+    c.capacity = 30000;
+    assert_int_equal(bc_window_create(&c, 0, &win), BC_OK);
+    for (uint64_t i = 0; i < 30000; i++)
+        bc_window_add(win, key, key_of(key, sizeof(key), "b", i), 10);
+    bc_window_stats(win, 10, &st);
+    assert_int_equal(st.gen_keys, 10000);
+    assert_true(st.over_capacity);
+    print_message("capacity keys at once: rate %.4f\n", st.fpr_predicted);
+    assert_true(st.fpr_predicted > 0.18 && st.fpr_predicted < 0.25);
+    bc_window_free(win);
     c.window = 0;
     assert_int_equal(bc_window_create(&c, 0, &win), BC_ERR_INVALID_ARG);
 }
@@ -524,6 +631,8 @@ int main(void)
         cmocka_unit_test(test_batch),
         cmocka_unit_test(test_persistence),
         cmocka_unit_test(test_over_capacity),
+        cmocka_unit_test(test_picture_phases),
+        cmocka_unit_test(test_file_layout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

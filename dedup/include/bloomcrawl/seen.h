@@ -105,8 +105,8 @@ struct bc_seen;
  * Create an empty seen-test. Tier 1: a counting filter when
  * config->counting (sized by expected and fp_rate), else a window filter
  * when window_kind is not NONE (COUNT: the last window insertions; TIME:
- * the last window clock units, for expected keys within any window; both
- * at fp_rate), else a Bloom filter of the given layout. Counting with a
+ * the last window clock units, for expected keys within any window,
+ * spread over it as window.h says; both at fp_rate), else a Bloom filter of the given layout. Counting with a
  * window is refused. A time window starts at clock 0 (see
  * bc_seen_set_clock). Errors: BC_ERR_INVALID_ARG (NULL, or bad sizing, or
  * counting with a window), BC_ERR_TOO_LARGE, BC_ERR_NOMEM. Free with

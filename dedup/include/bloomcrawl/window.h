@@ -15,8 +15,11 @@
  *   - no false negative inside the window: a key inserted at most W
  *     insertions ago (count) or at most T ago (time) is always found;
  *   - a false-positive rate at or below the target p at every moment (time
- *     windows: while no T holds more than the capacity keys it was sized
- *     for; the statistics show the rate predicted from the real counts).
+ *     windows: while no generation, the span of d = ceil(T/(G-1)) clock
+ *     units from a multiple of d, holds more than g = ceil(capacity/(G-1))
+ *     keys - capacity keys spread evenly over T; capacity keys at one
+ *     moment put G-1 times g into one generation and the rate far above
+ *     p; the statistics show the rate predicted from the real counts).
  * A key older than the window is forgotten after a slack of at most one
  * generation: it is gone once G generations old, i.e. at an age of G g
  * insertions (g = ceil(W/(G-1))) or G d clock units (d = ceil(T/(G-1))).
@@ -66,7 +69,9 @@ enum bc_window_kind { BC_WINDOW_COUNT = 0, BC_WINDOW_TIME = 1 };
 struct bc_window_config {
     enum bc_window_kind kind;
     uint64_t window;       /* count: W insertions; time: T clock units */
-    uint64_t capacity;     /* time: most keys inserted within any T;
+    uint64_t capacity;     /* time: keys inserted within any T, at most
+                             capacity/(G-1) of them within one
+                             generation of T/(G-1) (see above);
                              count: ignored (the capacity is W) */
     double p;              /* target false-positive rate, in (0, 1) */
     unsigned generations;  /* G, 2..16 */
