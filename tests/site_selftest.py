@@ -405,7 +405,41 @@ def main():
             ("a sitemap never fetched", ["L9"],
              None, lambda lg: [r for r in lg
                                if r["path"] != "/sitemaps/more.xml.gz"]),
+            ("a page asked before robots.txt (logged after it)", ["L2"],
+             None, lambda lg: arrived_first(lg, "/robots.txt", False)),
         ]
+        def www_lines(lg):
+            return [i for i, r in enumerate(lg)
+                    if r["host"].startswith("www.")]
+
+        def arrived_first(lg, path, move_line):
+            """The first www request after robots.txt: with move_line, its
+            log line moves before robots.txt's (answers logged out of
+            arrival order, as threads may); else its arrival time goes
+            before robots.txt's (asked first) while its line stays."""
+            lg = [dict(r) for r in lg]
+            idx = www_lines(lg)
+            rob = next(i for i in idx if lg[i]["path"] == path)
+            nxt = next(i for i in idx if i > rob and
+                       not lg[i]["path"].startswith("/sitemap"))
+            if move_line:
+                row = lg.pop(nxt)
+                lg.insert(rob, row)
+            else:
+                lg[nxt]["start"] = lg[rob]["start"] - 0.0005
+            return lg
+
+        # Logged out of arrival order, asked in order: a correct crawl.
+        l2 = os.path.join(tmp, "reordered-log.jsonl")
+        spoil(log, l2, lambda lg: arrived_first(lg, "/robots.txt", True))
+        ok, p, failed = run_check(base + ["--log", l2, "--out", out], 0)
+        if not ok:
+            fail("a log written out of arrival order (robots.txt asked "
+                 "first) fails check_crawl.py: %s" % sorted(failed))
+        else:
+            print("ok   the checker orders requests by arrival (start), "
+                  "not by log line")
+
         for name, rules, fo, fl in cases:
             o2, l2 = out, log
             if fo:

@@ -429,6 +429,14 @@ def check(a):
             continue
         reqs.append((n, host, rec))
     rep.rule("L1", "every request names a host of the site", bad1)
+    # The log is written as answers are sent; "start" is when a request
+    # arrived, the order the crawler asked in (L2). A line without one
+    # keeps its place after the line before it.
+    order, last = [], 0.0
+    for x in reqs:
+        last = x[2].get("start", last)
+        order.append((last, x))
+    reqs = [x for _, x in sorted(order, key=lambda o: o[0])]
 
     # L9: a crawl that follows sitemaps requests each sitemap the manifest
     # lists for a host it contacts, once; they are not pages.

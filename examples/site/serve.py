@@ -167,6 +167,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self._in_get = True
         site = self.server.site
         t0 = time.monotonic()
+        # When the request arrived (wall time, so that it orders the logs
+        # of several server runs too): a request is logged when its answer
+        # is sent, and two threads may log out of arrival order (a
+        # robots.txt answered, then a page asked right after it, may be
+        # logged first).
+        start = round(time.time(), 6)
         self._status, self._bytes, self._error = 0, 0, None
         try:
             self.route(site, head)
@@ -179,7 +185,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                    "method": self.command, "path": self.path,
                    "status": self._status, "bytes": self._bytes,
                    "ua": self.headers.get("User-Agent", ""),
-                   "ms": round((time.monotonic() - t0) * 1000, 1)}
+                   "ms": round((time.monotonic() - t0) * 1000, 1),
+                   "start": start}
             if self._error:
                 rec["error"] = self._error
             site.write_log(rec)
