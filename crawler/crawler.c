@@ -1608,6 +1608,16 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
             config->recrawl_clock ? config->recrawl_clock : realtime_ms;
         fc.seen.window_kind = BC_SEEN_WINDOW_TIME;
         fc.seen.window = config->recrawl_after_ms;
+        /* A crawl admits in bursts (a run admits its URLs within hours of
+         * a week's window): each generation (window / (G - 1)) is sized
+         * for all of frontier.seen.expected, so the window for (G - 1)
+         * times as many (window.h sizes a time window for capacity keys
+         * spread over it). */
+        unsigned g = fc.seen.window_generations ? fc.seen.window_generations
+                                                : BC_WINDOW_DEFAULT_GENERATIONS;
+        fc.seen.expected = fc.seen.expected > UINT64_MAX / (g - 1)
+                               ? UINT64_MAX
+                               : fc.seen.expected * (g - 1);
         if (c->state)
             bc_crawl_state_set_seen_clock(c->state, c->recrawl_clock(c->ctx));
     }

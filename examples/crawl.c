@@ -107,9 +107,9 @@ static void usage(FILE *f)
         "                       is admitted and fetched again; inside D it\n"
         "                       stays a duplicate. The seen-test is then a\n"
         "                       sliding time window on the wall clock\n"
-        "                       (--expect: URLs admitted within any D, at\n"
-        "                       most a third of them within any D/3: a\n"
-        "                       run that admits all at once needs 3x); a\n"
+        "                       (--expect: URLs admitted within any D/3,\n"
+        "                       so a run that admits all its URLs at once\n"
+        "                       is covered; 3x the memory of --expect); a\n"
         "                       URL comes back between D and 4/3 D after\n"
         "                       its admission (the window's slack). The\n"
         "                       report's \"recrawled\" counts those\n"
@@ -1456,10 +1456,9 @@ static void check_saturation(struct crawl *c, bool full)
         c->saturation_warned = true;
         fprintf(stderr,
                 "%scrawl: warning: the window filter is over capacity: "
-                "more than a third of --expect (%llu) URLs were admitted "
-                "within one third of --recrawl-after: its false-positive "
-                "rate is %.3g against %.3g (--fp-rate); raise --expect (3x "
-                "the URLs of a run that admits them at once)\n",
+                "more than --expect (%llu) URLs were admitted within one "
+                "third of --recrawl-after: its false-positive rate is %.3g "
+                "against %.3g (--fp-rate); raise --expect\n",
                 c->stderr_tty && !c->opt.quiet ? "\r\033[K" : "",
                 (unsigned long long)c->opt.expect, ws.fpr_predicted,
                 c->opt.fp_rate);

@@ -25,8 +25,10 @@ and no delay.  The parts:
           the window is checked with 1h only: a check "inside 1 s" would
           assert on timings.)
   burst   --recrawl-after 1h with --expect the number of URLs the crawl
-          admits, all at once: within D but three times a generation's
-          capacity; the warning says so (a third of --expect per D/3).
+          admits, all at once (all in one generation, D/3): the window is
+          sized for 3x --expect, the rate stays at --fp-rate, no warning;
+          with --expect half of them the warning says more than --expect
+          came within a third of the window.
   resume  --recrawl-after 1h: a crawl killed with SIGKILL once --out holds
           40 records, then resumed to its end: no page is requested twice
           beyond the pages in flight at the kill ("refetched_after_restart",
@@ -188,10 +190,11 @@ def part_after(work, server):
 
 
 def part_burst(work, server):
-    """A crawl that admits its URLs at once, with --expect the number it
-    admits: within D, yet all in one generation of D/3, three times its
-    capacity of --expect/3: the report warns, and says so truly (not
-    'more URLs than --expect')."""
+    """A crawl that admits its URLs at once, all in one generation (D/3):
+    with --expect the number it admits, the window (sized for 3 x --expect
+    within D) keeps its rate at --fp-rate, no warning; with --expect half
+    of them, the generation is over its room: the report warns, and says
+    what is over."""
     p = run(cmd(work, "burst-probe", server, "1h"))
     n = stats(work, "burst-probe")["seen_window"]["live_keys"]
     check(p.returncode == 0 and n > 20 and "warning" not in p.stderr,
@@ -199,13 +202,20 @@ def part_burst(work, server):
           % (n, p.returncode, p.stderr[-300:]))
     p = run(cmd(work, "burst", server, "1h", "--expect", str(n)))
     w = stats(work, "burst")["seen_window"]
-    check(p.returncode == 0 and w["live_keys"] == n,
-          "burst: --expect %d, %d URLs admitted" % (n, w["live_keys"]))
+    check(p.returncode == 0 and w["live_keys"] == n and
+          w["capacity"] == 3 * n and w["fpr_predicted"] <= 0.01 and
+          "warning" not in p.stderr,
+          "burst: --expect %d, all admitted at once: capacity %d (3x), "
+          "predicted rate %.4g <= 0.01, no warning (%s)"
+          % (n, w["capacity"], w["fpr_predicted"], p.stderr[-300:]))
+    p = run(cmd(work, "burst-half", server, "1h", "--expect", str(n // 2)))
+    w = stats(work, "burst-half")["seen_window"]
     check("warning: the window filter" in p.stderr and
-          "a third of --expect" in p.stderr and
-          "than --expect" not in p.stderr,
-          "burst: the warning says a generation holds over a third of "
-          "--expect (%s)" % p.stderr[-400:])
+          "more than --expect (%d)" % (n // 2) in p.stderr and
+          w["fpr_predicted"] > 0.01,
+          "burst: --expect %d for %d URLs at once: the warning says more "
+          "than --expect came within a third of the window (rate %.4g; %s)"
+          % (n // 2, n, w["fpr_predicted"], p.stderr[-400:]))
 
 
 def part_resume(work, server):

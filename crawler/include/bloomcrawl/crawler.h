@@ -267,7 +267,10 @@ struct bc_crawler_config {
      * 0 (the default): the seen-test never forgets. With it the frontier's seen-test is a time
      * window (frontier.seen.window_kind = BC_SEEN_WINDOW_TIME, window =
      * recrawl_after_ms; frontier.seen.expected is then the most URLs
-     * admitted within any window) on recrawl_clock, which the crawler
+     * admitted within any generation of it, recrawl_after_ms / 3 at G = 4
+     * - a run that admits all its URLs at once counts them all: the
+     * window is sized for (G - 1) x expected, 3x the memory) on
+     * recrawl_clock, which the crawler
      * reads before every admission. The window counts from a URL's
      * admission, not from its fetch: a page waits in the queue before it
      * is fetched. With a state the window is saved in its snapshot and
