@@ -2,7 +2,7 @@
  * bench_frontier.c - the frontier's admission and hand-out rates.
  *
  *   bench_frontier [--urls N] [--hosts H] [--runs R] [--csv FILE]
- *   bench_frontier --link-memory [--runs R]
+ *   bench_frontier --link-memory [--hosts H] [--runs R]
  *
  * Adds N generated URLs (default 10^7) spread over H hosts (default 10^5)
  * through bc_frontier_add() - normalization, limits and the seen-test
@@ -28,7 +28,8 @@
  * with referrers, as a crawl makes them: 20,000 pages (jobs out at once,
  * from one page host) give 50 links each through bc_frontier_add_link(),
  * 10^6 links of 53 bytes, link i on host i % H, for H = 100, 300, 1000,
- * 3000 and 10000 (10^4 down to 100 URLs per host). The heap bytes are
+ * 3000 and 10000 (10^4 down to 100 URLs per host), or the H given (at
+ * most 10^5, which keeps the links at 53 bytes). The heap bytes are
  * mallinfo2()'s uordblks (bytes in use, malloc's per-block overhead
  * included) after the adds less before them: the queues, the link hosts,
  * the referrers (one per page) and the seen-test's growth. Prints, per H,
@@ -127,16 +128,18 @@ static void link_memory_run(uint64_t hosts, double *heap, double *queue,
     bc_frontier_free(f);
 }
 
-static int link_memory(int runs)
+static int link_memory(int runs, uint64_t one_h)
 {
-    static const uint64_t host_counts[] = {100, 300, 1000, 3000, 10000};
+    static const uint64_t sweep[] = {100, 300, 1000, 3000, 10000};
+    const uint64_t *host_counts = one_h ? &one_h : sweep;
+    size_t counts = one_h ? 1 : sizeof(sweep) / sizeof(*sweep);
     printf("## bench_frontier --link-memory: %u pages x %u links with "
            "referrers, medians of %d runs\n\n",
            LM_PAGES, LM_LINKS, runs);
     printf("| hosts | URLs per host | heap bytes per queued URL (mallinfo2) "
            "| queue bytes per queued URL | add_link per second |\n"
            "|---:|---:|---:|---:|---:|\n");
-    for (size_t k = 0; k < sizeof(host_counts) / sizeof(*host_counts); k++) {
+    for (size_t k = 0; k < counts; k++) {
         double heap[15], queue[15], rate[15];
         for (int r = 0; r < runs; r++)
             link_memory_run(host_counts[k], &heap[r], &queue[r], &rate[r]);
@@ -151,6 +154,7 @@ static int link_memory(int runs)
 int main(int argc, char **argv)
 {
     uint64_t urls = 10000000, hosts = 100000;
+    bool hosts_given = false;
     int runs = 3;
     const char *csv_path = NULL;
     bool link_mem = false;
@@ -160,7 +164,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--urls") && i + 1 < argc)
             urls = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--hosts") && i + 1 < argc)
-            hosts = strtoull(argv[++i], NULL, 10);
+            hosts = strtoull(argv[++i], NULL, 10), hosts_given = true;
         else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
             runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc)
@@ -168,16 +172,18 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr, "usage: bench_frontier [--urls N] [--hosts H] "
                             "[--runs R] [--csv FILE]\n"
-                            "       bench_frontier --link-memory [--runs R]\n");
+                            "       bench_frontier --link-memory [--hosts H] "
+                            "[--runs R]\n");
             return 2;
         }
     }
-    if (runs < 1 || runs > 15 || hosts == 0 || urls < hosts) {
+    if (runs < 1 || runs > 15 || hosts == 0 || urls < hosts ||
+        (link_mem && hosts > 100000)) {
         fprintf(stderr, "bench_frontier: bad arguments\n");
         return 2;
     }
     if (link_mem)
-        return link_memory(runs);
+        return link_memory(runs, hosts_given ? hosts : 0);
     csv = bench_csv_open(csv_path);
     double add_rate[15], pair_rate[15], queue_per_url = 0, heap_per_url = 0;
     uint64_t admitted = 0, dups = 0, len_sum = 0;
