@@ -77,20 +77,21 @@
  * A host's first chunk is 256 bytes (most hosts queue a few URLs); each
  * later one is a quarter of the bytes of the host's chunks so far, Q_b,
  * kept within [512 bytes, 64 KiB] (or the entry, if longer). Chunks that
- * doubled cost up to 2x at a boundary: 1,000 URLs of 67 bytes (67,000)
- * just missed 256 + ... + 32 KiB = 65,280 and took a 64 KiB chunk more,
- * 131 bytes a URL where 999 took 65.5. With a quarter the worst case is
- * 5/4. For a queue only pushed to, with entries of at most e bytes (B in
- * all) in k chunks with a header of hc bytes (24 on LP64): every chunk
- * before the newest is full but for a tail shorter than an entry, so
- * Q_b <= B' = B + (k - 1)(hc + e - 1); the newest adds at most
- * max(512, Q_b / 4) + hc (or one entry + hc, which B counts), hence
+ * doubled cost up to 2x past a boundary: 256 + ... + 32 KiB = 65,280
+ * bytes hold 971 entries of 67 bytes (53-byte URLs), the 972nd took a
+ * 64 KiB chunk more, and 1,000 cost 131 bytes each where 971 took 67.4.
+ * With a quarter the worst case is 5/4. For a queue only pushed to,
+ * with entries of at most e bytes (B in all) in k chunks with a header
+ * of hc bytes (24 on LP64): every chunk before the newest is full but for
+ * a tail shorter than an entry, so Q_b <= B' = B + (k - 1)(hc + e - 1);
+ * the newest adds at most max(512, Q_b / 4) + hc (or one entry + hc,
+ * which B counts), hence
  *
  *     Q <= max(B' + 512, 5/4 B') + hc.
  *
- * k grows as the log of Q: at most 5 chunks are made while Q < 2048 (each
- * adds 512 + hc or more), each later one multiplies Q by 5/4 or more up
- * to 2^18 bytes, and past that each adds 64 KiB:
+ * k grows as the log of Q: at most 5 chunks are made while Q_b < 2048
+ * (each adds 512 + hc or more), each later one multiplies Q by 5/4 or
+ * more up to 2^18 bytes, and past that each adds 64 KiB:
  *
  *     k <= 5 + [Q >= 2048] (1 + floor(log_{5/4}(min(Q, 2^18) / 2048)))
  *            + max(0, Q - 2^18) / 65536.

@@ -771,9 +771,9 @@ static void test_queue_memory(void **state)
      *     k <= 5 + [Q >= 2048] (1 + floor(log_{5/4}(min(Q, 2^18) / 2048)))
      *            + max(0, Q - 2^18) / 65536
      * bytes. Checked after each of 6000 pushes of 53-byte URLs (e = 67,
-     * past 2^18 bytes): the doubling chunks of old broke it at 1000 URLs,
-     * a 64 KiB chunk for the 67000 bytes that just missed the 65280
-     * before it (2x B). */
+     * past 2^18 bytes). The doubling chunks of old broke it after each
+     * boundary from 11 URLs on; at 1000, a 64 KiB chunk for the 67000
+     * bytes that just missed the 65280 before it (2x B). */
     f = make(&c);
     const double e = 53 + 14;
     const double hc =
