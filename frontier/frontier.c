@@ -65,14 +65,45 @@
  * ever; depth and the host budget bound the other traps (calendars).
  *
  * MEMORY
- * A host queue is a list of byte chunks that double in size from 256 bytes
- * to 64 KiB. An entry is a 2-byte length, a 2-byte depth, a byte of
- * redirect hops, a byte of 429/503 retries, an 8-byte pointer to its
- * referrer and the URL bytes without a NUL: a queued URL costs its length
- * + 14 bytes, plus the unused tail of its host's newest chunk. With a
- * store (frontier.h: PERSISTENCE) an entry also holds the store's 8-byte
- * id, and a host keeps only a window of its queue in chunks of at most
- * 512 bytes; the rest is the store's.
+ * A host queue is a list of byte chunks. An entry is a 2-byte length, a
+ * 2-byte depth, a byte of redirect hops, a byte of 429/503 retries, an
+ * 8-byte pointer to its referrer and the URL bytes without a NUL: a
+ * queued URL costs its length + 14 bytes, plus its share of the slack of
+ * its host's chunks (an entry never straddles two). With a store
+ * (frontier.h: PERSISTENCE) an entry also holds the store's 8-byte id,
+ * and a host keeps only a window of its queue in chunks of at most 512
+ * bytes; the rest is the store's.
+ *
+ * A host's first chunk is 256 bytes (most hosts queue a few URLs); each
+ * later one is a quarter of the bytes of the host's chunks so far, Q_b,
+ * kept within [512 bytes, 64 KiB] (or the entry, if longer). Chunks that
+ * doubled cost up to 2x past a boundary: 256 + ... + 32 KiB = 65,280
+ * bytes hold 971 entries of 67 bytes (53-byte URLs), the 972nd took a
+ * 64 KiB chunk more, and 1,000 cost 131 bytes each where 971 took 67.4.
+ * With a quarter the worst case is 5/4. For a queue only pushed to,
+ * with entries of at most e bytes (B in all) in k chunks with a header
+ * of hc bytes (24 on LP64): every chunk before the newest is full but for
+ * a tail shorter than an entry, so Q_b <= B' = B + (k - 1)(hc + e - 1);
+ * the newest adds at most max(512, Q_b / 4) + hc (or one entry + hc,
+ * which B counts), hence
+ *
+ *     Q <= max(B' + 512, 5/4 B') + hc.
+ *
+ * k grows as the log of Q: at most 5 chunks are made while Q_b < 2048
+ * (each adds 512 + hc or more), each later one multiplies Q by 5/4 or
+ * more up to 2^18 bytes, and past that each adds 64 KiB:
+ *
+ *     k <= 5 + [Q >= 2048] (1 + floor(log_{5/4}(min(Q, 2^18) / 2048)))
+ *            + max(0, Q - 2^18) / 65536.
+ *
+ * So Q/B tends to 5/4 at worst (1.34 at most from 100 to 6,000 URLs of
+ * 53 bytes at a host; test_queue_memory checks both bounds after every
+ * push). The cost: about twice as many chunks as doubling (20 for 1,000
+ * such URLs, not 9), one malloc() each, still O(1) per push with no
+ * copying. Popping frees a chunk when its last entry leaves (a host holds
+ * at most one partly read chunk, at its head) and the only chunk of an
+ * emptied queue is kept for reuse; as Q_b counts the chunks held now, a
+ * queue that drained grows again from the one chunk it kept.
  *
  * REFERRERS
  * Each queued URL remembers the page it was found on (or that redirected
@@ -120,6 +151,7 @@
 #include "bloomcrawl/version.h"
 
 #define CHUNK_FIRST          256u
+#define CHUNK_NEXT           512u
 #define CHUNK_MAX            (64u * 1024u)
 #define CHUNK_MAX_WINDOW     512u
 #define ENTRY_HEADER         14u /* length, depth, hops, retries, referrer */
@@ -155,7 +187,6 @@ struct host {
     size_t queued;  /* URLs of the host's queue: in memory + spilled */
     size_t spilled; /* with a store: the queue's tail held by the store */
     size_t queue_bytes;
-    uint32_t next_chunk; /* size of the next chunk to allocate */
     unsigned in_flight;
     uint64_t next_ms;       /* earliest next contact */
     uint64_t blocked_until; /* Retry-After or robots unreachable */
@@ -492,9 +523,16 @@ static bool queue_reserve(struct bc_frontier *f, struct host *h, size_t len)
     size_t need = f->entry_header + len;
     if (h->last && h->last->cap - h->last->tail >= need)
         return true;
-    size_t cap = h->next_chunk ? h->next_chunk : CHUNK_FIRST;
-    while (cap < need)
-        cap *= 2;
+    /* The first chunk CHUNK_FIRST, the next ones a quarter of the host's
+     * queue bytes within [CHUNK_NEXT, max] (MEMORY). With a store a host
+     * holds a window of a few URLs: its chunks stay small. */
+    size_t max = f->store.queued ? CHUNK_MAX_WINDOW : CHUNK_MAX;
+    size_t cap = h->queue_bytes / 4;
+    cap = !h->last ? CHUNK_FIRST : cap < CHUNK_NEXT ? CHUNK_NEXT : cap;
+    if (cap > max)
+        cap = max;
+    if (cap < need)
+        cap = need;
     struct chunk *c = malloc(sizeof(*c) + cap);
     if (!c)
         return false;
@@ -506,10 +544,6 @@ static bool queue_reserve(struct bc_frontier *f, struct host *h, size_t len)
     else
         h->first = c;
     h->last = c;
-    /* With a store a host holds a window of a few URLs: its chunks stay
-     * small (they would otherwise keep doubling with every refill). */
-    uint32_t max = f->store.queued ? CHUNK_MAX_WINDOW : CHUNK_MAX;
-    h->next_chunk = cap < max ? (uint32_t)cap * 2 : max;
     h->queue_bytes += sizeof(*c) + cap;
     f->queue_bytes += sizeof(*c) + cap;
     return true;
