@@ -40,8 +40,9 @@
  * THE COST
  * A key costs k operations of 4 arguments in the command (about 25 bytes
  * each) and k integers in the reply. A batch is split into commands of
- * BC_REDIS_SEEN_CHUNK keys, all written before the first reply is read, so
- * a batch pays one round trip; the server's time per key, parsing 4k
+ * BC_REDIS_SEEN_CHUNK keys, each sent as soon as it is formatted and all
+ * before the first reply is read, so a batch pays one round trip and the
+ * server works while the client formats; the server's time per key, parsing 4k
  * arguments, bounds the rate (BENCHMARKS.md, section 7).
  *
  * SIGPIPE
@@ -555,6 +556,8 @@ static enum bc_status run_batch(struct bc_redis_seen *rs,
      * strings first appear; a key's operations keep the batch's order
      * within its string. A key is taken when a command of its chunk is
      * on its string already. */
+    struct sigpipe_guard g;
+    sigpipe_hold(&g);
     size_t ncmd = 0, filled = 0;
     for (size_t from = 0; from < count; from += BC_REDIS_SEEN_CHUNK) {
         size_t to = from + BC_REDIS_SEEN_CHUNK < count
@@ -582,13 +585,23 @@ static enum bc_status run_batch(struct bc_redis_seen *rs,
             st = append_command(rs, j, cmd_from, filled, set);
             if (st != BC_OK) {
                 disconnect(rs); /* commands half queued */
+                sigpipe_release(&g);
                 return st;
             }
+            /* Send each command as soon as it is formatted: the server
+             * runs it while the next one is formatted. Redis buffers its
+             * replies meanwhile, so writing before reading cannot
+             * deadlock. */
+            int done = 0;
+            while (!done)
+                if (redisBufferWrite(rs->ctx, &done) != REDIS_OK) {
+                    st = lost(rs);
+                    sigpipe_release(&g);
+                    return st;
+                }
         }
     }
 
-    struct sigpipe_guard g;
-    sigpipe_hold(&g);
     enum bc_status result = BC_OK;
     size_t x = 0;
     for (size_t c = 0; c < ncmd; c++) {

@@ -25,8 +25,8 @@
 struct bc_redis_server {
     pid_t pid;
     char dir[64];
-    char sock[128];  /* DIR/redis.sock */
-    char where[160]; /* "unix:DIR/redis.sock" */
+    char sock[96];   /* DIR/redis.sock */
+    char where[112]; /* "unix:DIR/redis.sock" */
 };
 
 /* True when redis-server is on the PATH. */
