@@ -395,6 +395,8 @@ static enum bc_status grow_scratch(struct bc_redis_seen *rs, size_t count)
 {
     if (count <= rs->scratch_cap)
         return BC_OK;
+    if (count > SIZE_MAX / sizeof(struct bc_hash128))
+        return BC_ERR_TOO_LARGE;
     size_t cap = count;
     uint64_t *strings = realloc(rs->strings, cap * sizeof *strings);
     if (!strings)

@@ -40,7 +40,9 @@
  * batch may have been added without the caller learning it (they will
  * answer DUPLICATE from then on). The next call reconnects.
  *
- * Thread safety: one handle is one connection; use one handle per thread.
+ * Calls block until the server answers (hiredis's blocking API, no
+ * timeout). Thread safety: one handle is one connection; use one handle
+ * per thread.
  */
 #ifndef BC_REDIS_REDIS_SEEN_H
 #define BC_REDIS_REDIS_SEEN_H
@@ -119,7 +121,8 @@ void bc_redis_seen_sizing(const struct bc_redis_seen *rs,
  * string per BC_REDIS_SEEN_CHUNK keys, all pipelined, then one wait for
  * the replies. answers is written only on success. Errors:
  * BC_ERR_INVALID_ARG, BC_ERR_NOMEM, BC_ERR_REDIS_LOST (see the top of
- * this header), BC_ERR_REDIS_REPLY (e.g. "P:0" holds a list; the commands
+ * this header), BC_ERR_TOO_LARGE (count * 16 bytes overflows),
+ * BC_ERR_REDIS_REPLY (e.g. "P:0" holds a list; the commands
  * before the failing one may have added their keys), and those of
  * bc_redis_seen_connect() when not connected. Cost: O(count k)
  * bytes sent, count / BC_REDIS_SEEN_CHUNK commands, one round trip.
