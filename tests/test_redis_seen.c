@@ -78,6 +78,27 @@ static void make_keys(char (*buf)[32], const void **keys, size_t *lens,
     }
 }
 
+/*
+ * The layout of bloomcrawl/redis_seen.h, computed here from its text (the
+ * LCG run step by step, not dedup's table): the key's block b (returned)
+ * and its 64 bytes in Redis's bit numbering (offset o = bit 7 - o mod 8 of
+ * byte o / 8).
+ */
+static uint64_t expected_bits(const char *key, uint64_t seed, uint64_t blocks,
+                              unsigned k, unsigned char block[64])
+{
+    XXH128_hash_t h = XXH3_128bits_withSeed(key, strlen(key), seed);
+    uint64_t b = (uint64_t)(((bc_u128_t)h.low64 * blocks) >> 64);
+    memset(block, 0, 64);
+    uint64_t x = h.high64;
+    for (unsigned i = 0; i < k; i++) {
+        x = UINT64_C(6364136223846793005) * x + UINT64_C(1442695040888963407);
+        unsigned off = (unsigned)(x >> 55);
+        block[off / 8] |= (unsigned char)(0x80u >> (off % 8));
+    }
+    return b;
+}
+
 /* The sizing is bc_bloom_size()'s blocked one. */
 static void test_sizing(void **state)
 {
@@ -144,16 +165,14 @@ static void test_layout(void **state)
     assert_int_equal(bc_redis_seen_test_and_add(rs, keys, lens, 1, ans), BC_OK);
     assert_int_equal(ans[0], BC_REDIS_SEEN_NEW);
 
-    XXH128_hash_t h = XXH3_128bits_withSeed(key, strlen(key), seed);
-    uint64_t blocks = m / 512;
-    uint64_t b = (uint64_t)(((bc_u128_t)h.low64 * blocks) >> 64);
     unsigned char want[512] = {0}; /* the 8 blocks of string 0 */
-    uint64_t x = h.high64;
-    for (unsigned i = 0; i < k; i++) {
-        x = UINT64_C(6364136223846793005) * x + UINT64_C(1442695040888963407);
-        uint64_t off = b * 512 + (x >> 55);
-        want[off / 8] |= (unsigned char)(0x80u >> (off % 8));
-    }
+    uint64_t b = expected_bits(key, seed, m / 512, k, want);
+    assert_true(b < 8);
+    /* expected_bits() drew the key's block at the start of want: move it
+     * to block b. */
+    memmove(want + b * 64, want, 64);
+    if (b > 0)
+        memset(want, 0, 64);
     redisContext *c = raw();
     redisReply *r = redisCommand(c, "GET lay:0");
     assert_int_equal(r->type, REDIS_REPLY_STRING);
@@ -246,13 +265,51 @@ static void test_two_strings(void **state)
 {
     (void)state;
     NEED_SERVER();
+    /* A key of a block b >= 2^20 lands in string "P:1" at bit offset
+     * (b - 2^20) * 512, and nothing is written to "P:0". */
+    const uint64_t blocks = 2 * BC_REDIS_SEEN_KEY_BLOCKS;
+    char key[32];
+    unsigned char want[64];
+    uint64_t b = 0;
+    for (unsigned i = 0; b < BC_REDIS_SEEN_KEY_BLOCKS; i++) {
+        snprintf(key, sizeof key, "https://two/%u", i);
+        b = expected_bits(key, 7, blocks, 7, want);
+    }
+    struct bc_redis_seen *rs = NULL;
+    assert_int_equal(
+        bc_redis_seen_create_mk(server.where, "two", blocks * 512, 7, 7, &rs),
+        BC_OK);
+    const void *keys[1] = {key};
+    size_t lens[1] = {strlen(key)};
+    enum bc_redis_seen_answer ans[1];
+    assert_int_equal(bc_redis_seen_test_and_add(rs, keys, lens, 1, ans), BC_OK);
+    assert_int_equal(ans[0], BC_REDIS_SEEN_NEW);
+    redisContext *rc = raw();
+    redisReply *r =
+        redisCommand(rc, "GETRANGE two:1 %llu %llu",
+                     (unsigned long long)(b - blocks / 2) * 64,
+                     (unsigned long long)(b - blocks / 2) * 64 + 63);
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    /* The string ends at the byte of the highest bit set. */
+    assert_true(r->len <= 64);
+    unsigned char got[64] = {0};
+    memcpy(got, r->str, r->len);
+    assert_memory_equal(got, want, 64);
+    freeReplyObject(r);
+    r = redisCommand(rc, "EXISTS two:0");
+    assert_int_equal(r->integer, 0);
+    freeReplyObject(r);
+    redisFree(rc);
+    assert_int_equal(bc_redis_seen_clear(rs), BC_OK);
+    bc_redis_seen_free(rs);
+
     /* Two strings of 2^20 blocks each; 300 keys reach both. */
     check_batches(2 * BC_REDIS_SEEN_KEY_BLOCKS * 512, 7, 300);
-    redisContext *c = raw();
-    redisReply *r = redisCommand(c, "EXISTS sem:0 sem:1");
+    rc = raw();
+    r = redisCommand(rc, "EXISTS sem:0 sem:1");
     assert_int_equal(r->integer, 0); /* cleared */
     freeReplyObject(r);
-    redisFree(c);
+    redisFree(rc);
 }
 
 static void test_unreachable(void **state)
