@@ -109,8 +109,8 @@ enum bc_status bc_redis_seen_connect(struct bc_redis_seen *rs);
  * Redis stay. */
 void bc_redis_seen_free(struct bc_redis_seen *rs);
 
-/* The filter's sizing (m, k, predicted rate at the n it was opened for;
- * n = 0 for bc_redis_seen_open_mk). */
+/* The filter's sizing (m, k, predicted rate at the n it was created for;
+ * n and the rates 0 for bc_redis_seen_create_mk). */
 void bc_redis_seen_sizing(const struct bc_redis_seen *rs,
                           struct bc_bloom_sizing *out);
 
