@@ -79,6 +79,12 @@ const char *bc_strerror(enum bc_status status)
         return "in use by another process";
     case BC_ERR_MISMATCH:
         return "differs from the recorded setting";
+    case BC_ERR_REDIS_CONNECT:
+        return "could not connect to Redis";
+    case BC_ERR_REDIS_LOST:
+        return "Redis connection lost";
+    case BC_ERR_REDIS_REPLY:
+        return "Redis replied with an error";
     case BC_ERR_UNSUPPORTED:
         return "not supported by this object";
     }

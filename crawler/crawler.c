@@ -207,6 +207,9 @@ enum bc_crawler_error_kind bc_crawler_error_kind_of(enum bc_status st)
     case BC_ERR_FETCH_OTHER:
     case BC_ERR_LOCKED:
     case BC_ERR_MISMATCH:
+    case BC_ERR_REDIS_CONNECT:
+    case BC_ERR_REDIS_LOST:
+    case BC_ERR_REDIS_REPLY:
     case BC_ERR_UNSUPPORTED:
         break;
     }

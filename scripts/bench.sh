@@ -10,8 +10,8 @@
 #   --quick     small sizes, to check this script itself (numbers are not
 #               meaningful; the results go to bench/results-quick/)
 #   --no-crawl  skip the crawl against wget2 (it needs nginx and wget2)
-#   --only S    run only the steps named (dedup, scale, fpr, window, url,
-#               urldedup, frontier, crawl; with --billion scale-big,
+#   --only S    run only the steps named (dedup, scale, fpr, window,
+#               redis_seen, url, urldedup, frontier, crawl; with --billion scale-big,
 #               scale-big-scalar, billion) and then the report;
 #               CSVs of the other steps stay as the last run left them
 #
@@ -158,6 +158,14 @@ want fpr && step fpr "$bin/bench/bench_fpr" "${fpr_args[@]}" \
 # ---- the sliding-window filter against rotation (issue 14) -------------
 want window && step window "$bin/bench/bench_window" "${window_args[@]}" \
     --csv "$out/window.csv" --curve "$out/window-fpr.csv"
+
+# ---- the seen-test shared in Redis (issue 15), n = 10^7 ----------------
+# (it starts its own redis-server on 127.0.0.1:6390; skipped without one)
+if want redis_seen && command -v redis-server >/dev/null; then
+    redis_args=(--full)
+    [ "$quick" = 1 ] && redis_args=()
+    step redis_seen "$bin/bench/bench_redis_seen" "${redis_args[@]}"
+fi
 
 # ---- the normalizer against libcurl's URL API --------------------------
 if want url; then

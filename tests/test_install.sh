@@ -79,7 +79,7 @@ cmake --build "$shared" -j 2 >"$tmp/log" 2>&1 || {
 cmake --install "$shared" --prefix "$tmp/shared" >/dev/null
 major=$(sed -n 's/^#define BC_VERSION_MAJOR *//p' \
     "$tmp/shared/include/bloomcrawl/version.h" 2>/dev/null || true)
-for m in common dedup frontier fetcher crawler; do
+for m in common dedup redis frontier fetcher crawler; do
     lib=$(find "$tmp/shared" -name "libbloomcrawl-$m.so" | head -1)
     soname=$(readelf -d "$lib" 2>/dev/null |
         sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')

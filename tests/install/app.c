@@ -3,8 +3,8 @@
  * (tests/test_install.sh): with find_package(bloomcrawl) through
  * tests/install/CMakeLists.txt, and with `pkg-config --cflags --libs
  * bloomcrawl`. It calls into every module, so that every library and each
- * of their outside dependencies (xxHash, libm, ICU, libpsl, libcurl)
- * must be on the link line, and prints "ok VERSION". The crawler
+ * of their outside dependencies (xxHash, libm, ICU, libpsl, libcurl,
+ * hiredis) must be on the link line, and prints "ok VERSION". The crawler
  * is created and given a seed, never run: nothing is fetched.
  */
 #include <stdio.h>
@@ -14,6 +14,7 @@
 #include <bloomcrawl/fetcher.h>
 #include <bloomcrawl/frontier.h>
 #include <bloomcrawl/links.h>
+#include <bloomcrawl/redis_seen.h>
 #include <bloomcrawl/seen.h>
 #include <bloomcrawl/status.h>
 #include <bloomcrawl/url.h>
@@ -49,6 +50,17 @@ int main(void)
     bc_seen_free(seen);
     if (v1 != BC_SEEN_NEW || v2 != BC_SEEN_DUPLICATE)
         return fail("seen-test verdicts", BC_ERR_INVALID_ARG);
+
+    /* redis: a handle whose connection fails (hiredis); nothing else is
+     * contacted than a socket path that does not exist. */
+    struct bc_redis_seen *rs;
+    if ((st = bc_redis_seen_create("unix:/nonexistent/bloomcrawl.sock", "app",
+                                   1000, 0.01, 1, &rs)) != BC_OK)
+        return fail("bc_redis_seen_create", st);
+    st = bc_redis_seen_connect(rs);
+    bc_redis_seen_free(rs);
+    if (st != BC_ERR_REDIS_CONNECT)
+        return fail("bc_redis_seen_connect", st);
 
     /* frontier: an IDN host (ICU) and a frontier (libpsl). */
     char buf[256];

@@ -1,0 +1,713 @@
+/*
+ * redis_seen.c - a blocked Bloom filter kept in Redis strings.
+ *
+ * THE PROBLEM
+ * Crawlers that share one URL-seen set among processes usually keep it in
+ * Redis. scrapy-redis keeps an exact set (about 100 bytes a URL: 100 GB at
+ * 10^9 URLs), and its Bloom add-ons, like Colly's Redis storage, ask "is it
+ * there?" and then "add it" in two commands: two clients can both hear
+ * "absent" between them and both fetch the page.
+ *
+ * THE IDEA
+ * Keep the bits of a Bloom filter in Redis strings and make test-and-add
+ * one command. BITFIELD key SET u1 o1 1 SET u1 o2 1 ... sets each bit and
+ * replies with the bit's old value; Redis runs one command from start to
+ * end before any other, so a key whose k old bits were not all 1 was new,
+ * and every later command - from any client - sees its bits set. The first
+ * BITFIELD to reach a key's bits is the only one told NEW (as with the
+ * BC_BLOOM_CONCURRENT in-memory filter, a key whose missing bits another
+ * key sets in the same command is "not new" for everyone: a false
+ * positive, never a duplicate).
+ *
+ * The layout is the blocked one of dedup/bloom.c (Putze, Sanders and
+ * Singler 2007): a key's k bits lie in one 512-bit block, so a key's k
+ * operations address one string, and the batch is one command per string.
+ * Redis limits a string to 512 MB (2^32 bits), so the blocks are spread
+ * over strings of BC_REDIS_SEEN_KEY_BLOCKS blocks each:
+ *
+ *     key bytes --XXH3-128(seed)--> (lo, hi)
+ *     block b = floor(lo * B / 2^64)          B = m / 512 blocks
+ *     string "P:<floor(b / kb)>", bits (b mod kb) * 512 + [0, 512)
+ *     +--------- P:0 (64 MiB) ---------+--------- P:1 ----------+--
+ *     | block 0 | block 1 | ...        | block kb | ...          |
+ *     +--------------------------------+------------------------+--
+ *     offsets inside a block: bit_i = (LCG state i+1 from hi) >> 55
+ *
+ * The full recipe is in bloomcrawl/redis_seen.h; the rate is that of the
+ * in-memory blocked filter of the same m and k (bc_bloom_fpr_blocked), and
+ * bench/bench_redis_seen.c measures it.
+ *
+ * THE COST
+ * A key costs k operations of 4 arguments in the command (about 25 bytes
+ * each) and k integers in the reply. A batch is split into commands of
+ * BC_REDIS_SEEN_CHUNK keys, each sent as soon as it is formatted and all
+ * before the first reply is read, so a batch pays one round trip and the
+ * server works while the client formats; the server's time per key, parsing 4k
+ * arguments, bounds the rate (BENCHMARKS.md, section 7).
+ *
+ * SIGPIPE
+ * hiredis writes with write(2): a server gone mid-batch would raise
+ * SIGPIPE and kill the caller. The library may not change a process-wide
+ * signal disposition, so each round of I/O blocks SIGPIPE in the calling
+ * thread, and consumes a SIGPIPE it caused before unblocking.
+ */
+#define _POSIX_C_SOURCE 200809L /* strdup, strndup, sigtimedwait */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <hiredis/hiredis.h>
+#include <pthread.h>
+#include <xxhash.h>
+
+#include "bloom_int.h"
+#include "bloomcrawl/redis_seen.h"
+
+struct bc_redis_seen {
+    char *host; /* NULL for a unix socket */
+    char *path; /* the unix socket, or NULL */
+    int port;
+    long db;
+    char *prefix;
+    size_t prefix_len;
+    struct bc_bloom_sizing sizing;
+    uint64_t blocks; /* m / 512 */
+    unsigned k;
+    uint64_t seed;
+    redisContext *ctx; /* NULL when not connected */
+    char errmsg[256];
+
+    /* Scratch of one batch, grown as needed. */
+    char *cmd; /* one RESP command */
+    size_t cmd_cap;
+    uint64_t *strings; /* the string index j of each key */
+    uint32_t *offsets; /* its bit offset (b mod kb) * 512 in the string */
+    struct bc_hash128 *hashes;
+    size_t *order;   /* keys in the order of the commands' operations */
+    size_t *cmd_end; /* end of each command's keys in order[] */
+    uint64_t *cmd_string;
+    bool *all_set;      /* the answers being staged */
+    size_t scratch_cap; /* keys the arrays above hold */
+};
+
+/* ---- handles ------------------------------------------------------------ */
+
+static void set_err(struct bc_redis_seen *rs, const char *what,
+                    const char *detail)
+{
+    /* what, ": ", detail, cut at the buffer's end */
+    const char *parts[3] = {what, detail && *detail ? ": " : "",
+                            detail ? detail : ""};
+    size_t o = 0;
+    for (int i = 0; i < 3; i++) {
+        size_t len = strlen(parts[i]);
+        if (len > sizeof rs->errmsg - 1 - o)
+            len = sizeof rs->errmsg - 1 - o;
+        memcpy(rs->errmsg + o, parts[i], len);
+        o += len;
+    }
+    rs->errmsg[o] = '\0';
+}
+
+/* Parse "unix:/path" or "redis://host[:port][/db]" into rs. */
+static enum bc_status parse_where(struct bc_redis_seen *rs, const char *where)
+{
+    if (strncmp(where, "unix:", 5) == 0) {
+        if (where[5] == '\0')
+            return BC_ERR_INVALID_ARG;
+        rs->path = strdup(where + 5);
+        return rs->path ? BC_OK : BC_ERR_NOMEM;
+    }
+    if (strncmp(where, "redis://", 8) != 0)
+        return BC_ERR_INVALID_ARG;
+    const char *h = where + 8;
+    size_t hlen = strcspn(h, ":/");
+    if (hlen == 0)
+        return BC_ERR_INVALID_ARG;
+    const char *rest = h + hlen;
+    rs->port = 6379;
+    rs->db = 0;
+    if (*rest == ':') {
+        char *end;
+        errno = 0;
+        long port = strtol(rest + 1, &end, 10);
+        if (end == rest + 1 || errno || port < 1 || port > 65535)
+            return BC_ERR_INVALID_ARG;
+        rs->port = (int)port;
+        rest = end;
+    }
+    if (*rest == '/' && rest[1] != '\0') {
+        char *end;
+        errno = 0;
+        long db = strtol(rest + 1, &end, 10);
+        if (end == rest + 1 || *end != '\0' || errno || db < 0 || db > INT_MAX)
+            return BC_ERR_INVALID_ARG;
+        rs->db = db;
+        rest = end;
+    } else if (*rest == '/') {
+        rest++;
+    }
+    if (*rest != '\0')
+        return BC_ERR_INVALID_ARG;
+    rs->host = strndup(h, hlen);
+    return rs->host ? BC_OK : BC_ERR_NOMEM;
+}
+
+static enum bc_status create(const char *where, const char *prefix,
+                             const struct bc_bloom_sizing *sz, uint64_t seed,
+                             struct bc_redis_seen **out)
+{
+    struct bc_redis_seen *rs = calloc(1, sizeof *rs);
+    if (!rs)
+        return BC_ERR_NOMEM;
+    enum bc_status st = parse_where(rs, where);
+    if (st != BC_OK)
+        goto out_free;
+    rs->prefix = strdup(prefix);
+    if (!rs->prefix) {
+        st = BC_ERR_NOMEM;
+        goto out_free;
+    }
+    rs->prefix_len = strlen(prefix);
+    rs->sizing = *sz;
+    rs->blocks = sz->m_bits / BC_BLOOM_BLOCK_BITS;
+    rs->k = sz->k;
+    rs->seed = seed;
+    *out = rs;
+    return BC_OK;
+out_free:
+    bc_redis_seen_free(rs);
+    return st;
+}
+
+enum bc_status bc_redis_seen_create(const char *where, const char *prefix,
+                                    uint64_t n, double p, uint64_t seed,
+                                    struct bc_redis_seen **out)
+{
+    if (!where || !prefix || !*prefix || !out)
+        return BC_ERR_INVALID_ARG;
+    struct bc_bloom_sizing sz;
+    enum bc_status st = bc_bloom_size(n, p, BC_BLOOM_BLOCKED, &sz);
+    if (st != BC_OK)
+        return st;
+    return create(where, prefix, &sz, seed, out);
+}
+
+enum bc_status bc_redis_seen_create_mk(const char *where, const char *prefix,
+                                       uint64_t m, unsigned k, uint64_t seed,
+                                       struct bc_redis_seen **out)
+{
+    if (!where || !prefix || !*prefix || !out || m == 0 || k == 0 ||
+        k > BC_BLOOM_MAX_K || m > BC_BLOOM_MAX_BITS)
+        return BC_ERR_INVALID_ARG;
+    struct bc_bloom_sizing sz;
+    enum bc_status st = bc_bloom_rate(1, m, k, BC_BLOOM_BLOCKED, &sz);
+    if (st != BC_OK)
+        return st;
+    sz.n = 0;
+    sz.fpr_predicted = 0.0;
+    sz.fpr_upper_bound = 0.0;
+    sz.bits_per_key = 0.0;
+    sz.k_opt = 0.0;
+    return create(where, prefix, &sz, seed, out);
+}
+
+static void disconnect(struct bc_redis_seen *rs)
+{
+    if (rs->ctx)
+        redisFree(rs->ctx);
+    rs->ctx = NULL;
+}
+
+void bc_redis_seen_free(struct bc_redis_seen *rs)
+{
+    if (!rs)
+        return;
+    disconnect(rs);
+    free(rs->host);
+    free(rs->path);
+    free(rs->prefix);
+    free(rs->cmd);
+    free(rs->strings);
+    free(rs->offsets);
+    free(rs->hashes);
+    free(rs->order);
+    free(rs->cmd_end);
+    free(rs->cmd_string);
+    free(rs->all_set);
+    free(rs);
+}
+
+void bc_redis_seen_sizing(const struct bc_redis_seen *rs,
+                          struct bc_bloom_sizing *out)
+{
+    *out = rs->sizing;
+}
+
+const char *bc_redis_seen_errmsg(const struct bc_redis_seen *rs)
+{
+    return rs ? rs->errmsg : "";
+}
+
+/* ---- I/O with SIGPIPE held back ----------------------------------------- */
+
+struct sigpipe_guard {
+    sigset_t old;
+    bool was_pending;
+};
+
+static void sigpipe_hold(struct sigpipe_guard *g)
+{
+    sigset_t pipe_set, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &g->old);
+    sigpending(&pending);
+    g->was_pending = sigismember(&pending, SIGPIPE) == 1;
+}
+
+static void sigpipe_release(struct sigpipe_guard *g)
+{
+    sigset_t pipe_set, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    sigpending(&pending);
+    if (!g->was_pending && sigismember(&pending, SIGPIPE) == 1) {
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&pipe_set, NULL, &zero) == -1 && errno == EINTR)
+            ;
+    }
+    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
+/* The status of a failed redisGetReply(); the connection is dropped. */
+static enum bc_status lost(struct bc_redis_seen *rs)
+{
+    enum bc_status st =
+        rs->ctx->err == REDIS_ERR_OOM ? BC_ERR_NOMEM : BC_ERR_REDIS_LOST;
+    set_err(rs, "Redis connection lost", rs->ctx->errstr);
+    disconnect(rs);
+    return st;
+}
+
+/* Read one reply; a server error is BC_ERR_REDIS_REPLY with its text. */
+static enum bc_status get_reply(struct bc_redis_seen *rs, redisReply **out)
+{
+    void *r = NULL;
+    if (redisGetReply(rs->ctx, &r) != REDIS_OK)
+        return lost(rs);
+    redisReply *reply = r;
+    if (reply->type == REDIS_REPLY_ERROR) {
+        set_err(rs, "Redis error", reply->str);
+        freeReplyObject(reply);
+        return BC_ERR_REDIS_REPLY;
+    }
+    *out = reply;
+    return BC_OK;
+}
+
+/* ---- connecting ------------------------------------------------------- */
+
+static int meta_text(const struct bc_redis_seen *rs, char *buf, size_t size)
+{
+    return snprintf(
+        buf, size, "bloomcrawl-redis-seen %u m=%llu k=%u seed=%llu kb=%llu",
+        BC_REDIS_SEEN_VERSION, (unsigned long long)rs->sizing.m_bits, rs->k,
+        (unsigned long long)rs->seed,
+        (unsigned long long)BC_REDIS_SEEN_KEY_BLOCKS);
+}
+
+static enum bc_status check_meta(struct bc_redis_seen *rs)
+{
+    char meta[160];
+    meta_text(rs, meta, sizeof meta);
+    if (rs->db != 0 &&
+        redisAppendCommand(rs->ctx, "SELECT %ld", rs->db) != REDIS_OK)
+        return BC_ERR_NOMEM;
+    if (redisAppendCommand(rs->ctx, "SET %s:meta %s NX", rs->prefix, meta) !=
+            REDIS_OK ||
+        redisAppendCommand(rs->ctx, "GET %s:meta", rs->prefix) != REDIS_OK)
+        return BC_ERR_NOMEM;
+    enum bc_status st = BC_OK;
+    int replies = rs->db != 0 ? 3 : 2;
+    for (int i = 0; i < replies; i++) {
+        redisReply *r = NULL;
+        enum bc_status s = get_reply(rs, &r);
+        if (s == BC_ERR_REDIS_LOST || s == BC_ERR_NOMEM)
+            return s;
+        if (s != BC_OK) {
+            if (st == BC_OK)
+                st = s;
+            continue;
+        }
+        if (i == replies - 1 && st == BC_OK &&
+            (r->type != REDIS_REPLY_STRING || strcmp(r->str, meta) != 0)) {
+            set_err(rs, "another filter under this prefix",
+                    r->type == REDIS_REPLY_STRING ? r->str : "?");
+            st = BC_ERR_MISMATCH;
+        }
+        freeReplyObject(r);
+    }
+    return st;
+}
+
+enum bc_status bc_redis_seen_connect(struct bc_redis_seen *rs)
+{
+    if (!rs)
+        return BC_ERR_INVALID_ARG;
+    if (rs->ctx)
+        return BC_OK;
+    rs->errmsg[0] = '\0';
+    rs->ctx = rs->path ? redisConnectUnix(rs->path)
+                       : redisConnect(rs->host, rs->port);
+    if (!rs->ctx) {
+        set_err(rs, "cannot allocate a Redis context", NULL);
+        return BC_ERR_NOMEM;
+    }
+    if (rs->ctx->err) {
+        char where[128];
+        if (rs->path)
+            snprintf(where, sizeof where, "cannot connect to Redis at unix:%s",
+                     rs->path);
+        else
+            snprintf(where, sizeof where, "cannot connect to Redis at %s:%d",
+                     rs->host, rs->port);
+        set_err(rs, where, rs->ctx->errstr);
+        disconnect(rs);
+        return BC_ERR_REDIS_CONNECT;
+    }
+    struct sigpipe_guard g;
+    sigpipe_hold(&g);
+    enum bc_status st = check_meta(rs);
+    sigpipe_release(&g);
+    if (st != BC_OK)
+        disconnect(rs);
+    return st;
+}
+
+/* ---- batches ---------------------------------------------------------- */
+
+static enum bc_status grow_scratch(struct bc_redis_seen *rs, size_t count)
+{
+    if (count <= rs->scratch_cap)
+        return BC_OK;
+    if (count > SIZE_MAX / sizeof(struct bc_hash128))
+        return BC_ERR_TOO_LARGE;
+    size_t cap = count;
+    uint64_t *strings = realloc(rs->strings, cap * sizeof *strings);
+    if (!strings)
+        return BC_ERR_NOMEM;
+    rs->strings = strings;
+    uint32_t *offsets = realloc(rs->offsets, cap * sizeof *offsets);
+    if (!offsets)
+        return BC_ERR_NOMEM;
+    rs->offsets = offsets;
+    struct bc_hash128 *hashes = realloc(rs->hashes, cap * sizeof *hashes);
+    if (!hashes)
+        return BC_ERR_NOMEM;
+    rs->hashes = hashes;
+    size_t *order = realloc(rs->order, cap * sizeof *order);
+    if (!order)
+        return BC_ERR_NOMEM;
+    rs->order = order;
+    size_t *cmd_end = realloc(rs->cmd_end, cap * sizeof *cmd_end);
+    if (!cmd_end)
+        return BC_ERR_NOMEM;
+    rs->cmd_end = cmd_end;
+    uint64_t *cmd_string = realloc(rs->cmd_string, cap * sizeof *cmd_string);
+    if (!cmd_string)
+        return BC_ERR_NOMEM;
+    rs->cmd_string = cmd_string;
+    bool *all_set = realloc(rs->all_set, cap * sizeof *all_set);
+    if (!all_set)
+        return BC_ERR_NOMEM;
+    rs->all_set = all_set;
+    rs->scratch_cap = cap;
+    return BC_OK;
+}
+
+/* Decimal digits of v into buf (no NUL); returns their number. */
+static size_t put_u64(char *buf, uint64_t v)
+{
+    char tmp[20];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = tmp[n - 1 - i];
+    return n;
+}
+
+/* "$<len>\r\n<bytes>\r\n" */
+static size_t put_bulk(char *buf, const char *s, size_t len)
+{
+    size_t o = 0;
+    buf[o++] = '$';
+    o += put_u64(buf + o, len);
+    buf[o++] = '\r';
+    buf[o++] = '\n';
+    memcpy(buf + o, s, len);
+    o += len;
+    buf[o++] = '\r';
+    buf[o++] = '\n';
+    return o;
+}
+
+/*
+ * Append one BITFIELD command on string j for the keys order[from, to):
+ * "SET u1 <offset> 1" (set) or "GET u1 <offset>" per bit.
+ */
+static enum bc_status append_command(struct bc_redis_seen *rs, uint64_t j,
+                                     size_t from, size_t to, bool set)
+{
+    size_t ops = (to - from) * rs->k;
+    /* An operation is at most 4 bulks of 3 + 20 + 2 + 20 + 2 bytes. */
+    size_t need = 64 + rs->prefix_len + 2 * 20 + ops * 4 * 48;
+    if (need > rs->cmd_cap) {
+        char *cmd = realloc(rs->cmd, need);
+        if (!cmd)
+            return BC_ERR_NOMEM;
+        rs->cmd = cmd;
+        rs->cmd_cap = need;
+    }
+    char *b = rs->cmd;
+    size_t o = 0;
+    b[o++] = '*';
+    o += put_u64(b + o, 2 + ops * (set ? 4 : 3));
+    b[o++] = '\r';
+    b[o++] = '\n';
+    o += put_bulk(b + o, "BITFIELD", 8);
+    char name[32 + 20];
+    size_t nlen = 0;
+    /* the string's name "P:<j>" */
+    b[o++] = '$';
+    nlen = put_u64(name, j);
+    o += put_u64(b + o, rs->prefix_len + 1 + nlen);
+    b[o++] = '\r';
+    b[o++] = '\n';
+    memcpy(b + o, rs->prefix, rs->prefix_len);
+    o += rs->prefix_len;
+    b[o++] = ':';
+    memcpy(b + o, name, nlen);
+    o += nlen;
+    b[o++] = '\r';
+    b[o++] = '\n';
+    for (size_t x = from; x < to; x++) {
+        size_t i = rs->order[x];
+        for (unsigned p = 0; p < rs->k; p++) {
+            uint64_t off =
+                (uint64_t)rs->offsets[i] + bc_block_bit(rs->hashes[i], p);
+            char num[20];
+            size_t len = put_u64(num, off);
+            if (set) {
+                memcpy(b + o, "$3\r\nSET\r\n$2\r\nu1\r\n", 17);
+                o += 17;
+            } else {
+                memcpy(b + o, "$3\r\nGET\r\n$2\r\nu1\r\n", 17);
+                o += 17;
+            }
+            o += put_bulk(b + o, num, len);
+            if (set) {
+                memcpy(b + o, "$1\r\n1\r\n", 7);
+                o += 7;
+            }
+        }
+    }
+    if (redisAppendFormattedCommand(rs->ctx, b, o) != REDIS_OK)
+        return BC_ERR_NOMEM;
+    return BC_OK;
+}
+
+static enum bc_status run_batch(struct bc_redis_seen *rs,
+                                const void *const *keys, const size_t *lens,
+                                size_t count,
+                                enum bc_redis_seen_answer *answers, bool set)
+{
+    if (!rs || (count > 0 && (!keys || !lens || !answers)))
+        return BC_ERR_INVALID_ARG;
+    for (size_t i = 0; i < count; i++)
+        if (!keys[i] && lens[i] > 0)
+            return BC_ERR_INVALID_ARG;
+    if (count == 0)
+        return BC_OK;
+    enum bc_status st = bc_redis_seen_connect(rs);
+    if (st != BC_OK)
+        return st;
+    st = grow_scratch(rs, count);
+    if (st != BC_OK)
+        return st;
+    rs->errmsg[0] = '\0';
+
+    for (size_t i = 0; i < count; i++) {
+        XXH128_hash_t h = XXH3_128bits_withSeed(keys[i], lens[i], rs->seed);
+        struct bc_hash128 hh = {h.low64, h.high64};
+        uint64_t block = bc_block_index(hh, rs->blocks);
+        rs->hashes[i] = hh;
+        rs->strings[i] = block / BC_REDIS_SEEN_KEY_BLOCKS;
+        rs->offsets[i] = (uint32_t)((block % BC_REDIS_SEEN_KEY_BLOCKS) *
+                                    BC_BLOOM_BLOCK_BITS);
+    }
+
+    /* Commands: per chunk of keys, one per string in the order the
+     * strings first appear; a key's operations keep the batch's order
+     * within its string. A key is taken when a command of its chunk is
+     * on its string already. */
+    struct sigpipe_guard g;
+    sigpipe_hold(&g);
+    size_t ncmd = 0, filled = 0;
+    for (size_t from = 0; from < count; from += BC_REDIS_SEEN_CHUNK) {
+        size_t to = from + BC_REDIS_SEEN_CHUNK < count
+                        ? from + BC_REDIS_SEEN_CHUNK
+                        : count;
+        size_t start = filled;
+        while (filled - start < to - from) {
+            uint64_t j = UINT64_MAX;
+            size_t cmd_from = filled;
+            for (size_t i = from; i < to; i++) {
+                bool taken = false;
+                for (size_t c = ncmd; c > 0 && rs->cmd_end[c - 1] > start; c--)
+                    if (rs->cmd_string[c - 1] == rs->strings[i])
+                        taken = true;
+                if (taken)
+                    continue;
+                if (j == UINT64_MAX)
+                    j = rs->strings[i];
+                if (rs->strings[i] == j)
+                    rs->order[filled++] = i;
+            }
+            rs->cmd_string[ncmd] = j;
+            rs->cmd_end[ncmd] = filled;
+            ncmd++;
+            st = append_command(rs, j, cmd_from, filled, set);
+            if (st != BC_OK) {
+                disconnect(rs); /* commands half queued */
+                sigpipe_release(&g);
+                return st;
+            }
+            /* Send each command as soon as it is formatted: the server
+             * runs it while the next one is formatted. Redis buffers its
+             * replies meanwhile, so writing before reading cannot
+             * deadlock. */
+            int done = 0;
+            while (!done)
+                if (redisBufferWrite(rs->ctx, &done) != REDIS_OK) {
+                    st = lost(rs);
+                    sigpipe_release(&g);
+                    return st;
+                }
+        }
+    }
+
+    enum bc_status result = BC_OK;
+    size_t x = 0;
+    for (size_t c = 0; c < ncmd; c++) {
+        redisReply *r = NULL;
+        st = get_reply(rs, &r);
+        if (st == BC_ERR_REDIS_LOST || st == BC_ERR_NOMEM) {
+            result = st;
+            break;
+        }
+        if (st != BC_OK) {
+            if (result == BC_OK)
+                result = st;
+            x = rs->cmd_end[c];
+            continue;
+        }
+        size_t nkeys = rs->cmd_end[c] - x;
+        if (r->type != REDIS_REPLY_ARRAY || r->elements != nkeys * rs->k) {
+            set_err(rs, "unexpected reply to BITFIELD", NULL);
+            if (result == BC_OK)
+                result = BC_ERR_REDIS_REPLY;
+        } else if (result == BC_OK) {
+            for (size_t e = 0; e < nkeys; e++) {
+                bool all = true;
+                for (unsigned p = 0; p < rs->k; p++) {
+                    redisReply *bit = r->element[e * rs->k + p];
+                    if (bit->type != REDIS_REPLY_INTEGER || bit->integer == 0)
+                        all = false;
+                }
+                /* answers[] is written only on success: stage. */
+                rs->all_set[rs->order[x + e]] = all;
+            }
+        }
+        x = rs->cmd_end[c];
+        freeReplyObject(r);
+    }
+    sigpipe_release(&g);
+    if (result != BC_OK)
+        return result;
+    for (size_t i = 0; i < count; i++)
+        answers[i] =
+            rs->all_set[i] ? BC_REDIS_SEEN_DUPLICATE : BC_REDIS_SEEN_NEW;
+    return BC_OK;
+}
+
+enum bc_status bc_redis_seen_test_and_add(struct bc_redis_seen *rs,
+                                          const void *const *keys,
+                                          const size_t *lens, size_t count,
+                                          enum bc_redis_seen_answer *answers)
+{
+    return run_batch(rs, keys, lens, count, answers, true);
+}
+
+enum bc_status bc_redis_seen_contains(struct bc_redis_seen *rs,
+                                      const void *const *keys,
+                                      const size_t *lens, size_t count,
+                                      enum bc_redis_seen_answer *answers)
+{
+    return run_batch(rs, keys, lens, count, answers, false);
+}
+
+enum bc_status bc_redis_seen_clear(struct bc_redis_seen *rs)
+{
+    if (!rs)
+        return BC_ERR_INVALID_ARG;
+    enum bc_status st = bc_redis_seen_connect(rs);
+    if (st != BC_OK)
+        return st;
+    uint64_t nstrings =
+        (rs->blocks + BC_REDIS_SEEN_KEY_BLOCKS - 1) / BC_REDIS_SEEN_KEY_BLOCKS;
+    struct sigpipe_guard g;
+    sigpipe_hold(&g);
+    st = BC_OK;
+    uint64_t queued = 0;
+    for (uint64_t j = 0; j < nstrings; j++, queued++)
+        if (redisAppendCommand(rs->ctx, "UNLINK %s:%llu", rs->prefix,
+                               (unsigned long long)j) != REDIS_OK) {
+            st = BC_ERR_NOMEM;
+            break;
+        }
+    if (st == BC_OK &&
+        redisAppendCommand(rs->ctx, "UNLINK %s:meta", rs->prefix) != REDIS_OK)
+        st = BC_ERR_NOMEM;
+    else if (st == BC_OK)
+        queued++;
+    if (st != BC_OK) {
+        disconnect(rs);
+    } else {
+        for (uint64_t q = 0; q < queued; q++) {
+            redisReply *r = NULL;
+            enum bc_status s = get_reply(rs, &r);
+            if (s == BC_ERR_REDIS_LOST || s == BC_ERR_NOMEM) {
+                st = s;
+                break;
+            }
+            if (s != BC_OK) {
+                st = st == BC_OK ? s : st;
+                continue;
+            }
+            freeReplyObject(r);
+        }
+    }
+    sigpipe_release(&g);
+    /* The meta key is gone: record it again before the next batch. */
+    if (st == BC_OK)
+        disconnect(rs);
+    return st;
+}
