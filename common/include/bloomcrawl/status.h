@@ -64,7 +64,7 @@ enum bc_status {
     BC_ERR_LOCKED,   /* another process holds the state's lock */
     BC_ERR_MISMATCH, /* a setting differs from the one recorded */
 
-    /* Redis (redis/). */
+    /* Redis (dedup/redis/). */
     BC_ERR_REDIS_CONNECT, /* could not connect to the Redis server */
     BC_ERR_REDIS_LOST,    /* the connection failed during a command */
     BC_ERR_REDIS_REPLY,   /* the server answered with an error */
