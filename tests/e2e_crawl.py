@@ -49,6 +49,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_check import check, summary  # noqa: E402
+import sample_site  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SITE = os.path.join(ROOT, "examples", "site")
@@ -64,15 +65,9 @@ class Server:
 
     def __init__(self, sitedir, log):
         self.log = log
-        self.proc = subprocess.Popen(
-            [sys.executable, os.path.join(SITE, "serve.py"), sitedir,
-             "--log", log, "--slow-seconds", str(SLOW_SECONDS),
-             "--huge-bytes", HUGE],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        line = self.proc.stdout.readline()
-        if not line.startswith("PORT "):
-            raise RuntimeError("serve.py did not start: %r" % line)
-        self.port = int(line.split()[1])
+        self.proc, self.port = sample_site.start_server(
+            sitedir, log, ["--slow-seconds", str(SLOW_SECONDS),
+                           "--huge-bytes", HUGE])
 
     def stop(self):
         """Stop it once the slow request it may still serve is logged."""
@@ -83,14 +78,6 @@ class Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-
-
-def resolve_args(manifest, port):
-    out = subprocess.run(
-        [sys.executable, os.path.join(SITE, "check_crawl.py"),
-         "--manifest", manifest, "--port", str(port), "--resolve-args"],
-        capture_output=True, text=True, check=True).stdout.split()
-    return out  # --resolve H:P:A ... and the seed URL last
 
 
 def read_log(path):
@@ -124,7 +111,7 @@ def crawl_and_check(sitedir, name, crawl_args, check_args):
     log, out, stats = (os.path.join(work, n)
                        for n in ("access.log", "out.jsonl", "stats.json"))
     server = Server(sitedir, log)
-    args = resolve_args(manifest, server.port)
+    args = sample_site.resolve_args(manifest, server.port)
     cmd = [CRAWL, "--quiet", "--out", out, "--stats-json", stats,
            "--timeout", "1500", "--max-body", "1000000", *crawl_args, *args]
     t0 = time.time()
@@ -291,8 +278,8 @@ def main():
             log = os.path.join(d, name + ".log")
             stats = os.path.join(d, name + ".stats.json")
             server = Server(sitedir, log)
-            args = resolve_args(os.path.join(sitedir, "manifest.json"),
-                                server.port)
+            args = sample_site.resolve_args(
+                os.path.join(sitedir, "manifest.json"), server.port)
             p = subprocess.Popen([CRAWL, "--delay", "300", "--stats-json",
                                   stats, *args],
                                  stdout=subprocess.PIPE,
@@ -318,8 +305,8 @@ def main():
         # --max-pages: a limit reached is a success with its own outcome.
         log = os.path.join(d, "limit.log")
         server = Server(sitedir, log)
-        args = resolve_args(os.path.join(sitedir, "manifest.json"),
-                            server.port)
+        args = sample_site.resolve_args(
+            os.path.join(sitedir, "manifest.json"), server.port)
         rc, s, _ = crawl_only(d, "limit", fast + ["--max-pages", "5", *args])
         server.stop()
         check(rc == 0 and s.get("outcome") == "limit" and s["pages"] == 5,
@@ -341,8 +328,8 @@ def main():
               "closed: a closed port (--no-robots) exits 3 (%s)" % rc)
         log = os.path.join(d, "huge.log")
         server = Server(sitedir, log)
-        args = resolve_args(os.path.join(sitedir, "manifest.json"),
-                            server.port)
+        args = sample_site.resolve_args(
+            os.path.join(sitedir, "manifest.json"), server.port)
         seed = args[-1].rstrip("/") + "/huge"
         rc, s, _ = crawl_only(d, "huge", fast + ["--max-body", "1000",
                                                  "--max-depth", "0",

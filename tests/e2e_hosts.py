@@ -38,6 +38,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_check import check, summary  # noqa: E402
+import sample_site  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SITE = os.path.join(ROOT, "examples", "site")
@@ -52,15 +53,9 @@ class Server:
     """serve.py on a free port of 127.0.0.1, with its access log."""
 
     def __init__(self, sitedir, log, port=0):
-        self.proc = subprocess.Popen(
-            [sys.executable, os.path.join(SITE, "serve.py"), sitedir,
-             "--log", log, "--port", str(port), "--slow-seconds", "3",
-             "--huge-bytes", "2M"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        line = self.proc.stdout.readline()
-        if not line.startswith("PORT "):
-            raise RuntimeError("serve.py did not start: %r" % line)
-        self.port = int(line.split()[1])
+        self.proc, self.port = sample_site.start_server(
+            sitedir, log, ["--port", str(port), "--slow-seconds", "3",
+                           "--huge-bytes", "2M"])
 
     def stop(self):
         time.sleep(0.2)
@@ -70,13 +65,6 @@ class Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-
-
-def resolve_args(manifest, port):
-    return subprocess.run(
-        [sys.executable, os.path.join(SITE, "check_crawl.py"),
-         "--manifest", manifest, "--port", str(port), "--resolve-args"],
-        capture_output=True, text=True, check=True).stdout.split()
 
 
 def read_jsonl(path):
@@ -126,7 +114,7 @@ def test_report(d, sitedir, manifest):
     log, out, stats, flog = (os.path.join(d, n) for n in (
         "report.access.log", "report.out", "report.json", "report.log"))
     server = Server(sitedir, log)
-    args = resolve_args(manifest, server.port)
+    args = sample_site.resolve_args(manifest, server.port)
     rc, report, err = crawl(FAST + ["--out", out, "--stats-json", stats,
                                     "--log", flog, *args])
     server.stop()
@@ -238,7 +226,7 @@ def test_types(d, sitedir, manifest):
         log, out, stats = (os.path.join(d, name + n) for n in (
             ".access.log", ".out", ".json"))
         server = Server(sitedir, log)
-        args = resolve_args(manifest, server.port)
+        args = sample_site.resolve_args(manifest, server.port)
         rc, _, err = crawl(FAST + ["--quiet", "--no-sitemaps", "--out", out,
                                    "--stats-json", stats, *opt, *args])
         server.stop()
@@ -397,7 +385,7 @@ def test_resume(d, sitedir, manifest):
     stats = os.path.join(d, "resume.json")
     flog = os.path.join(d, "resume.log")
     server = Server(sitedir, logs[0])
-    args = resolve_args(manifest, server.port)
+    args = sample_site.resolve_args(manifest, server.port)
     rc, _, err = crawl(FAST + ["--quiet", "--state", state, "--out", out,
                                "--max-pages", "40", *args])
     server.stop()

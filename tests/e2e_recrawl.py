@@ -51,6 +51,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_check import check, summary  # noqa: E402
+import sample_site  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SITE = os.path.join(ROOT, "examples", "site")
@@ -64,19 +65,10 @@ TIMEOUT = 120
 class Server:
     def __init__(self, sitedir, log):
         self.log = log
-        self.proc = subprocess.Popen(
-            [sys.executable, os.path.join(SITE, "serve.py"), sitedir,
-             "--log", log, "--slow-seconds", "1"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        line = self.proc.stdout.readline()
-        if not line.startswith("PORT "):
-            raise RuntimeError("serve.py did not start: %r" % line)
-        port = int(line.split()[1])
-        self.args = subprocess.run(
-            [sys.executable, os.path.join(SITE, "check_crawl.py"),
-             "--manifest", os.path.join(sitedir, "manifest.json"),
-             "--port", str(port), "--resolve-args"],
-            capture_output=True, text=True, check=True).stdout.split()
+        self.proc, port = sample_site.start_server(
+            sitedir, log, ["--slow-seconds", "1"])
+        self.args = sample_site.resolve_args(
+            os.path.join(sitedir, "manifest.json"), port)
 
     def pages(self):
         """(host, path) of every request but robots.txt, in order."""

@@ -109,6 +109,7 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_check import check, summary  # noqa: E402
+import sample_site  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SITE = os.path.join(ROOT, "examples", "site")
@@ -146,20 +147,11 @@ class Server:
 
     def __init__(self, sitedir, log):
         self.log = log
-        self.proc = subprocess.Popen(
-            [sys.executable, os.path.join(SITE, "serve.py"), sitedir,
-             "--log", log, "--slow-seconds", str(SLOW_SECONDS),
-             "--huge-bytes", "4M"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        line = self.proc.stdout.readline()
-        if not line.startswith("PORT "):
-            raise RuntimeError("serve.py did not start: %r" % line)
-        self.port = int(line.split()[1])
-        self.args = subprocess.run(
-            [sys.executable, os.path.join(SITE, "check_crawl.py"),
-             "--manifest", os.path.join(sitedir, "manifest.json"),
-             "--port", str(self.port), "--resolve-args"],
-            capture_output=True, text=True, check=True).stdout.split()
+        self.proc, self.port = sample_site.start_server(
+            sitedir, log, ["--slow-seconds", str(SLOW_SECONDS),
+                           "--huge-bytes", "4M"])
+        self.args = sample_site.resolve_args(
+            os.path.join(sitedir, "manifest.json"), self.port)
 
     def log_size(self, settle=0.3):
         """Bytes in the log once the requests in progress are logged."""

@@ -63,6 +63,8 @@ SITE = os.path.join(os.path.dirname(HERE), "examples", "site")
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, SITE)
 import sitelib  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sample_site  # noqa: E402
 from refcrawl import extract_links  # noqa: E402
 
 PY = sys.executable
@@ -77,16 +79,9 @@ def fail(msg):
 
 
 def start_server(sitedir, log=None):
-    cmd = [PY, os.path.join(SITE, "serve.py"), sitedir,
-           "--slow-seconds", str(SLOW), "--huge-bytes", str(HUGE)]
-    if log:
-        cmd += ["--log", log]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    line = p.stdout.readline()
-    if not line.startswith("PORT "):
-        p.kill()
-        raise SystemExit("serve.py did not print PORT: %r" % line)
-    return p, int(line.split()[1])
+    return sample_site.start_server(
+        sitedir, log, ["--slow-seconds", str(SLOW), "--huge-bytes", str(HUGE)],
+        stderr=None)
 
 
 def stop_server(p, what):
