@@ -5,28 +5,7 @@
 # Registered with ctest.
 set -euo pipefail
 bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-# check NAME EXPECTED ACTUAL
-check() {
-    if [ "$2" != "$3" ]; then
-        echo "FAIL: $1"
-        echo "  expected: $(printf '%q' "$2")"
-        echo "  actual:   $(printf '%q' "$3")"
-        fails=$((fails + 1))
-    fi
-}
-
-# exit status of a command, without set -e stopping the script
-status() {
-    set +e
-    "$@" >/dev/null 2>&1 </dev/null
-    local rc=$?
-    set -e
-    echo $rc
-}
+. "$(dirname "$0")/check.sh"
 
 # ---- exit codes ----
 check "--help exits 0" 0 "$(status "$bin" --help)"

@@ -5,26 +5,7 @@
 # Registered with ctest.
 set -euo pipefail
 bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-check() {
-    if [ "$2" != "$3" ]; then
-        echo "FAIL: $1"
-        echo "  expected: $(printf '%q' "$2")"
-        echo "  actual:   $(printf '%q' "$3")"
-        fails=$((fails + 1))
-    fi
-}
-
-status() {
-    set +e
-    "$@" >/dev/null 2>&1 </dev/null
-    local rc=$?
-    set -e
-    echo $rc
-}
+. "$(dirname "$0")/check.sh"
 
 for i in $(seq 1 300); do echo "http://a.example/p$i"; done >"$tmp/300"
 head -n 1 "$tmp/300" >"$tmp/first"
