@@ -2,7 +2,7 @@
 """gen_static_site.py - a large static site for the crawl benchmark.
 
     python3 bench/gen_static_site.py OUTDIR --port PORT [--pages 20000]
-                                            [--seed 1]
+                                            [--seed 1] [--hosts P1,P2,...]
 
 Writes OUTDIR/www/ (the document root, one file per page, served as static
 files by nginx on http://127.0.0.1:PORT/) and OUTDIR/expected.txt (the path
@@ -37,6 +37,15 @@ The site (N = --pages articles; about N + N/50 + 3N/50 + tags + 3 pages):
                                    3 tags, prev/next, 8 related, 5 popular,
                                    canonical, ~3 KiB of text
 Deterministic: the same seed, pages and port give the same bytes.
+
+--hosts P1,P2,... (the crawl-workers benchmark, bench/bench_workers.sh):
+the same files are served on every one of these ports (--port is one of
+them), so each port is a host of its own; a link spelled as an absolute
+URL points at the host chosen by the CRC-32 of its path
+(P[crc32(path) mod count]), so about 15 % of the links cross hosts, as on a
+web of many sites.  expected-urls.txt then lists every reachable
+(host, path) as a URL, from a crawl seeded with every host's "/".  Without
+--hosts the bytes are those of a one-host site, as before.
 """
 
 import argparse
@@ -45,6 +54,7 @@ import json
 import os
 import random
 import sys
+import zlib
 
 WORDS = """bloom filter hash crawl frontier queue seen test url host robots
 politeness lru cache bit array probe shard merge spider trap redirect link
@@ -68,10 +78,11 @@ def relpath(from_path, to_path):
 
 
 class Site:
-    def __init__(self, npages, port, seed):
+    def __init__(self, npages, port, seed, ports=None):
         self.n, self.port = npages, port
         self.rng = random.Random(seed)
         self.origin = "http://127.0.0.1:%d" % port
+        self.origins = ["http://127.0.0.1:%d" % p for p in ports or [port]]
         self.pages = {}   # path -> (title, [(kind, target path)], text)
         self.slugs = ["%s-%s-%05d" % (self.rng.choice(WORDS),
                                       self.rng.choice(WORDS), i)
@@ -167,6 +178,33 @@ class Site:
                 self.slugs[i].replace("-", " ").title(), links,
                 self.text(rng, rng.randint(350, 650)))
 
+    def host_for(self, target):
+        """The origin an absolute link to target names (--hosts)."""
+        if len(self.origins) == 1:
+            return self.origin
+        return self.origins[zlib.crc32(target.encode()) % len(self.origins)]
+
+    def spelled(self, path):
+        """The links of page path as rendered: (kind, target, href)."""
+        rng = random.Random("%d|%s" % (self.n, path))
+        return [(kind, target, self.spell(rng, path, target))
+                for kind, target in self.pages[path][1]]
+
+    def reachable_urls(self):
+        """Every (origin, path) reachable from each origin's "/", as URLs:
+        a relative link stays on its page's host, an absolute one goes
+        to the host it names."""
+        seen = set((o, "/") for o in self.origins)
+        queue = collections.deque(seen)
+        while queue:
+            origin, p = queue.popleft()
+            for _, target, href in self.spelled(p):
+                o = self.host_for(target) if href.startswith("http") else origin
+                if (o, target) not in seen:
+                    seen.add((o, target))
+                    queue.append((o, target))
+        return sorted(o + p for o, p in seen)
+
     def spell(self, rng, base, target):
         """One of the spellings of target on page base (all RFC 3986-equal)."""
         r = rng.random()
@@ -175,7 +213,7 @@ class Site:
         elif r < 0.70:
             href = target
         elif r < 0.85:
-            href = self.origin + target
+            href = self.host_for(target) + target
         else:
             rel = relpath(base, target)
             href = rel if rel.startswith(".") else "./" + rel
@@ -184,13 +222,11 @@ class Site:
         return href
 
     def render(self, path):
-        title, links, text = self.pages[path]
-        rng = random.Random("%d|%s" % (self.n, path))
+        title, _, text = self.pages[path]
         h = ['<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">'
              '\n<title>%s</title>\n' % title]
         body = []
-        for kind, target in links:
-            href = self.spell(rng, path, target)
+        for kind, target, href in self.spelled(path):
             if kind == "a":
                 words = [w for w in target.split("/") if w]
                 body.append('<li><a href="%s">%s</a></li>\n'
@@ -224,10 +260,18 @@ def main():
     ap.add_argument("--pages", type=int, default=20000,
                     help="number of articles (default 20000)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--hosts", default="",
+                    help="ports serving the same files (--port among them)")
     a = ap.parse_args()
     if a.pages < 1 or not 0 < a.port < 65536:
         ap.error("--pages must be >= 1 and --port in 1..65535")
-    site = Site(a.pages, a.port, a.seed)
+    try:
+        ports = [int(p) for p in a.hosts.split(",")] if a.hosts else None
+    except ValueError:
+        ap.error("--hosts: a comma-separated list of ports")
+    if ports and (a.port not in ports or not all(0 < p < 65536 for p in ports)):
+        ap.error("--hosts must list ports in 1..65535, --port among them")
+    site = Site(a.pages, a.port, a.seed, ports)
     site.build()
     depth = site.depths()
     missing = set(site.pages) - set(depth)
@@ -246,6 +290,10 @@ def main():
         total_links += len(site.pages[path][1])
     with open(os.path.join(a.outdir, "expected.txt"), "w") as fh:
         fh.write("".join(p + "\n" for p in sorted(site.pages)))
+    if ports:
+        urls = site.reachable_urls()
+        with open(os.path.join(a.outdir, "expected-urls.txt"), "w") as fh:
+            fh.write("".join(u + "\n" for u in urls))
     info = {"origin": site.origin, "articles": a.pages,
             "pages": len(site.pages), "links": total_links,
             "bytes": total_bytes, "max_depth": max(depth.values()),
