@@ -1943,12 +1943,20 @@ static int open_warc(struct crawl *c)
 /* ---- crawl workers: Redis (--redis) ------------------------------------ */
 
 /* A Redis error of --redis: "cannot connect: why" when it could not be
- * reached, else the library's text. */
+ * reached (the library's "cannot connect to Redis at WHERE: " said once),
+ * else the library's text. */
 static void redis_error(const char *where, enum bc_status st, const char *why)
 {
+    char prefix[512];
+    snprintf(prefix, sizeof(prefix), "cannot connect to Redis at %s: ", where);
+    if (!why || !*why)
+        why = bc_strerror(st);
+    else if (!strncmp(why, prefix, strlen(prefix)))
+        why += strlen(prefix);
+    else if (!strncmp(why, "cannot connect", 14))
+        st = BC_OK; /* the text says it already */
     fprintf(stderr, "crawl: --redis %s: %s%s\n", where,
-            st == BC_ERR_REDIS_CONNECT ? "cannot connect: " : "",
-            why && *why ? why : bc_strerror(st));
+            st == BC_ERR_REDIS_CONNECT ? "cannot connect: " : "", why);
 }
 
 /*
@@ -2100,21 +2108,25 @@ static int run(struct crawl *c)
 {
     bool stopped = false;
     for (;;) {
-        if (interrupted && c->workers && !stopped)
-            bc_workers_stop(c->workers);
-        if (interrupted)
-            bc_crawler_stop(c->crawler), stopped = true;
+        if (interrupted && !stopped) {
+            if (c->workers)
+                bc_workers_stop(c->workers); /* stops its crawler */
+            else
+                bc_crawler_stop(c->crawler);
+            stopped = true;
+        }
         if (interrupted > 1)
             return 0;
         bool done;
         /* A worker steps through the module (Redis between the crawler's
-         * steps) until the whole crawl is over; stopped, its crawler
-         * alone finishes the transfers in flight. */
-        enum bc_status st = c->workers && !stopped
-                                ? bc_workers_step(c->workers, 1000, &c->over)
+         * steps, 100 ms apart at most when idle) until the whole crawl is
+         * over, or, stopped, until nothing of its own is in flight (the
+         * crawl goes on without it). */
+        enum bc_status st = c->workers
+                                ? bc_workers_step(c->workers, 100, &done)
                                 : bc_crawler_step(c->crawler, 1000, &done);
-        if (c->workers && !stopped)
-            done = c->over;
+        if (c->workers && done && !stopped)
+            c->over = true;
         int err;
         if (st != BC_OK && bc_crawler_warc_error(c->crawler, &err) != BC_OK) {
             fprintf(stderr, "crawl: --warc %s: writing failed: %s\n",
@@ -2389,9 +2401,9 @@ int main(int argc, char **argv)
     }
 
 out_free:
+    bc_crawler_free(c.crawler); /* the worker outlives its crawler */
     bc_workers_free(c.workers);
     c.workers = NULL;
-    bc_crawler_free(c.crawler);
     if (c.warc && bc_warc_free(c.warc) != BC_OK) {
         fprintf(stderr, "crawl: --warc %s: closing failed: %s\n", o->warc_file,
                 strerror(errno));
