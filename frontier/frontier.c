@@ -343,6 +343,8 @@ const char *bc_frontier_reason_name(enum bc_frontier_reason reason)
         return "store_error";
     case BC_ADMIT_SITEMAP_SCOPE:
         return "sitemap_scope";
+    case BC_ADMIT_ROUTED:
+        return "routed";
     case BC_ADMIT_REASON_COUNT:
         break;
     }
