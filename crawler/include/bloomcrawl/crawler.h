@@ -292,10 +292,12 @@ struct bc_crawler_config {
      * page_budget(ctx, true); true grants one, false means the shared
      * budget is spent: the crawler then hands out no more FETCH jobs (as
      * when max_pages is reached: the crawl is over once nothing is in
-     * flight, robots.txt and sitemap jobs included). A FETCH job consumes
-     * the token; when the frontier says DONE while a token is held, the
-     * crawler gives it back with page_budget(ctx, false) (the return
-     * value ignored). */
+     * flight, robots.txt and sitemap jobs included; it does not ask
+     * again). A FETCH job whose transfer starts consumes the token; when
+     * the frontier says DONE, or the crawl is stopped, while a token is
+     * held, the crawler gives it back with page_budget(ctx, false) (the
+     * return value ignored). A token held when the crawler is freed or
+     * killed is not given back. */
     bool (*page_budget)(void *ctx, bool take);
 };
 
@@ -339,7 +341,10 @@ void bc_crawler_free(struct bc_crawler *crawler);
  * did; for BC_ADMIT_BAD_URL and BC_ADMIT_TOO_LONG, *url_status (may be
  * NULL) says why. Returns BC_OK whatever the reason, BC_ERR_INVALID_ARG
  * (NULL crawler or url), or BC_ERR_NOMEM (*reason BC_ADMIT_NOMEM). May be
- * called at any time, also during a crawl.
+ * called at any time, also during a crawl. With a partition
+ * (frontier.partition), a seed of another worker's host is routed there
+ * (BC_ADMIT_ROUTED); its host and domain enter this crawler's scope all
+ * the same, and the state keeps them for a resume.
  */
 enum bc_status bc_crawler_add_seed(struct bc_crawler *crawler, const char *url,
                                    size_t len, enum bc_frontier_reason *reason,
