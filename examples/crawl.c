@@ -903,7 +903,9 @@ static void progress(struct crawl *c, uint64_t now, bool final)
         bc_workers_stats(c->workers, &w);
         fprintf(stderr, "%sworker %u/%u  ", tty ? "\r\033[K" : "",
                 c->opt.worker, c->opt.workers);
-        if (worker_idle(&s, &k, &w))
+        if (c->over)
+            fputs("the crawl is over  ", stderr);
+        else if (worker_idle(&s, &k, &w))
             fputs("idle, waiting for the others  ", stderr);
         if (!w.redis_up)
             fputs("Redis lost, retrying  ", stderr);
