@@ -1944,17 +1944,18 @@ static int open_warc(struct crawl *c)
 
 /* ---- crawl workers: Redis (--redis) ------------------------------------ */
 
-/* A Redis error of --redis: "cannot connect: why" when it could not be
- * reached (the library's "cannot connect to Redis at WHERE: " said once),
- * else the library's text. */
+/* A Redis error of --redis: "cannot connect: WHY" when it could not be
+ * reached (WHY the library's text without its "cannot connect to Redis at
+ * ADDRESS: "), else the library's text. */
 static void redis_error(const char *where, enum bc_status st, const char *why)
 {
-    char prefix[512];
-    snprintf(prefix, sizeof(prefix), "cannot connect to Redis at %s: ", where);
+    static const char lead[] = "cannot connect to Redis at ";
+    const char *rest;
     if (!why || !*why)
         why = bc_strerror(st);
-    else if (!strncmp(why, prefix, strlen(prefix)))
-        why += strlen(prefix);
+    else if (!strncmp(why, lead, sizeof(lead) - 1) &&
+             (rest = strstr(why + sizeof(lead) - 1, ": ")) != NULL)
+        why = rest + 2;
     else if (!strncmp(why, "cannot connect", 14))
         st = BC_OK; /* the text says it already */
     fprintf(stderr, "crawl: --redis %s: %s%s\n", where,

@@ -601,7 +601,7 @@ def errors(work, redis):
         p = run_once([CRAWL, "--redis", url, "--workers", "2", "--worker",
                       "0", "--state", state, "http://www.bloomcrawl.test/"])
         check(p.returncode == 1 and
-              ("crawl: --redis %s: cannot connect" % url) in p.stderr and
+              ("crawl: --redis %s: cannot connect: " % url) in p.stderr and
               not os.path.exists(state),
               "errors: Redis unreachable at %s: exit 1, \"cannot connect\", "
               "--state not created (%r: %s)"
