@@ -50,6 +50,9 @@ The parts, each with its own --crawl-id in the one Redis:
             same time, a second crawl id in the same Redis (2 workers,
             --scope domain, its own server) runs to its end, checked alike:
             the crawls are independent.
+  limit     3 workers with --max-pages 40: 40 pages in all (records,
+            the reports' pages, the budget's counter in Redis, the server's
+            log), each URL once, each by its owner; all exit 0.
   errors    Redis unreachable (a socket that does not exist, a closed TCP
             port of 127.0.0.1): exit 1, "crawl: --redis URL: cannot
             connect", --state DIR not created; usage errors (exit 2);
@@ -594,6 +597,32 @@ def garbage(work, sitedir, redis):
     c2.judge(log2)
 
 
+def limit(work, sitedir, redis):
+    log = os.path.join(work, "limit.log")
+    server = Server(sitedir, log)
+    c = Crawl("limit", work, sitedir, redis, server, 3,
+              extra=["--max-pages", "40"])
+    c.start_all()
+    c.wait_all()
+    server.stop()
+    recs = [read_records(c.path(i, "out.jsonl")) for i in range(3)]
+    urls = [r["url"] for rs in recs for r in rs]
+    pages = [read_stats(c.path(i, "stats.json")).get("pages") for i in
+             range(3)]
+    taken = redis.cli("GET", "bc:limit:pages").strip()
+    check(len(urls) == 40 and len(set(urls)) == 40 and sum(pages) == 40
+          and taken == "40",
+          "limit: --max-pages 40 is global: 40 records in the union, each "
+          "URL once, pages %s, the budget in Redis %r" % (pages, taken))
+    wrong = ["w%d %s" % (i, r["url"]) for i in range(3) for r in recs[i]
+             if owner(origin_of(r["url"]), 3) != i]
+    check(not wrong, "limit: every record is its worker's host (%s)"
+          % wrong[:5])
+    reqs = page_requests(log)
+    check(len(reqs) == 40, "limit: 40 page requests in the server's log "
+          "(%d)" % len(reqs))
+
+
 def errors(work, redis):
     state = os.path.join(work, "nowhere.state")
     for url in ("unix:" + os.path.join(work, "no-such.sock"),
@@ -681,6 +710,7 @@ def main():
             part("kill", kill, work, sitedir, redis)
             part("restart", restart, work, sitedir, redis, expected)
             part("garbage", garbage, work, sitedir, redis)
+            part("limit", limit, work, sitedir, redis)
         finally:
             redis.stop()
     print("times: %s; total %.1f s" % (", ".join(parts),
