@@ -90,8 +90,8 @@ extern "C" {
 /*
  * The worker that owns origin (len bytes, as bc_url_origin() writes it)
  * among workers (>= 1): XXH64(origin, seed 0) mod workers; 0 when workers
- * is 0. E.g. "http://a.test" -> 0 of 3 (tests/test_workers.c checks it).
- * O(len).
+ * is 0. E.g. "http://a.test" hashes to 0x13afff6c0ad7323e: worker 0 of 3,
+ * 574 of 1024 (tests/test_workers.c checks it). O(len).
  */
 unsigned bc_workers_owner(const char *origin, size_t len, unsigned workers);
 
