@@ -1770,7 +1770,7 @@ enum bc_status bc_crawler_add_routed(struct bc_crawler *c, const char *url,
     c->stats.routed_in++;
     if (seed)
         return bc_crawler_add_seed(c, url, len, reason, NULL);
-    enum bc_frontier_reason why;
+    enum bc_frontier_reason why = BC_ADMIT_STORE_ERROR;
     enum bc_status ust = BC_OK;
     recrawl_tick(c);
     enum bc_status st =
@@ -1779,9 +1779,7 @@ enum bc_status bc_crawler_add_routed(struct bc_crawler *c, const char *url,
     if (st == BC_ERR_INVALID_ARG) /* a referrer longer than max_url_len */
         st = bc_frontier_add_routed(c->frontier, url, len, depth, redirects,
                                     NULL, 0, &why, &ust);
-    if (st != BC_OK && st != BC_ERR_NOMEM)
-        return st;
-    if (st != BC_OK)
+    if (st == BC_ERR_NOMEM)
         why = BC_ADMIT_NOMEM;
     count_bad_url(c, why, ust);
     if (reason)

@@ -1184,6 +1184,15 @@ static void test_add_routed(void **state)
                                            ref, strlen(ref), false, &why),
                      BC_OK);
     assert_int_equal(why, BC_ADMIT_QUEUED);
+    /* A referrer too long for this frontier is dropped, not the URL. */
+    static char long_ref[3000];
+    memset(long_ref, 'a', sizeof(long_ref));
+    memcpy(long_ref, "http://b.test/", 14);
+    assert_int_equal(bc_crawler_add_routed(r.crawler, url, strlen(url), 2, 0,
+                                           long_ref, sizeof(long_ref), false,
+                                           &why),
+                     BC_OK);
+    assert_int_equal(why, BC_ADMIT_DUPLICATE);
     url_of(url, sizeof(url), "/r/2");
     assert_int_equal(bc_crawler_add_routed(r.crawler, url, strlen(url), 1, 2,
                                            ref, strlen(ref), false, &why),
@@ -1227,7 +1236,7 @@ static void test_add_routed(void **state)
     assert_int_equal(r.pages, 4);
     struct bc_crawler_stats s;
     bc_crawler_stats(r.crawler, &s);
-    assert_int_equal(s.routed_in, 5);
+    assert_int_equal(s.routed_in, 6);
     assert_int_equal(s.routed_out, 1);
     assert_int_equal(s.seeds, 2);
     assert_int_equal(s.bad_scheme, 1);
