@@ -95,6 +95,17 @@
  * flight at the last commit, are fetched again on resume (at most
  * `concurrency`). After a commit, every SNAPSHOT_MS, the seen-test's
  * Bloom filter is saved: it then holds exactly the committed admissions.
+ * Whatever was admitted between two steps (seeds, URLs routed here by
+ * other workers, the outbox rows their route() calls wrote) is in the
+ * transaction too: a step that returns BC_OK has committed it.
+ *
+ * CRAWL WORKERS (frontier.partition, page_budget)
+ * A partitioned frontier routes the URLs of other workers' hosts instead
+ * of queuing them (routed_out counts them); bc_crawler_add_routed() takes
+ * those other workers routed here (routed_in). A shared page budget hands
+ * out one token at a time: the dispatcher asks for one before it asks the
+ * frontier for a job, a FETCH that starts spends it, a DONE or a stop
+ * gives it back, and a refusal ends dispatching as max_pages does.
  *
  * ARCHIVING (config.warc)
  * Every transfer goes through start() and on_done(), whatever it fetches
@@ -1759,7 +1770,7 @@ enum bc_status bc_crawler_add_routed(struct bc_crawler *c, const char *url,
     c->stats.routed_in++;
     if (seed)
         return bc_crawler_add_seed(c, url, len, reason, NULL);
-    enum bc_frontier_reason why;
+    enum bc_frontier_reason why = BC_ADMIT_STORE_ERROR;
     enum bc_status ust = BC_OK;
     recrawl_tick(c);
     enum bc_status st =
@@ -1768,9 +1779,7 @@ enum bc_status bc_crawler_add_routed(struct bc_crawler *c, const char *url,
     if (st == BC_ERR_INVALID_ARG) /* a referrer longer than max_url_len */
         st = bc_frontier_add_routed(c->frontier, url, len, depth, redirects,
                                     NULL, 0, &why, &ust);
-    if (st != BC_OK && st != BC_ERR_NOMEM)
-        return st;
-    if (st != BC_OK)
+    if (st == BC_ERR_NOMEM)
         why = BC_ADMIT_NOMEM;
     count_bad_url(c, why, ust);
     if (reason)

@@ -1154,9 +1154,21 @@ static enum bc_status take_entry(struct bc_workers *w, const redisReply *e)
     return admit_lines(w, urls->str, urls->len);
 }
 
-/* Read the inbox once (pending entries first), waiting up to block_ms
- * (0: not at all), and admit what came. */
+static enum bc_status read_once(struct bc_workers *w, uint64_t block_ms);
+
+/* Read the inbox once (pending entries first: when none are left, new
+ * ones in the same call), waiting up to block_ms (0: not at all), and
+ * admit what came. */
 static enum bc_status read_inbox(struct bc_workers *w, uint64_t block_ms)
+{
+    bool pending = w->pending_phase;
+    enum bc_status st = read_once(w, block_ms);
+    if (st == BC_OK && pending && !w->pending_phase && w->ctx)
+        st = read_once(w, block_ms);
+    return st;
+}
+
+static enum bc_status read_once(struct bc_workers *w, uint64_t block_ms)
 {
     w->last_read_empty = false;
     if (!ensure_conn(w))

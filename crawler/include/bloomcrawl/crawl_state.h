@@ -8,7 +8,9 @@
  *                   with, its seeds, its hosts (robots.txt outcomes, budget
  *                   counts), every URL ever admitted (the journal: queued,
  *                   in flight, fetched or dropped, in admission order), the
- *                   sitemap jobs (queued or done) and the counters. docs/DESIGN.md documents the schema.
+ *                   sitemap jobs (queued or done), the counters, and the
+ *                   outbox of a crawl worker (below). docs/DESIGN.md
+ *                   documents the schema.
  *   DIR/bloom.snap  the seen-test's filter, Bloom or (a recrawl window,
  *                   crawler.h recrawl_after_ms) window (bc_seen_save: atomic,
  *                   checksummed), covering the admissions up to a journal

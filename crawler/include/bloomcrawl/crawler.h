@@ -353,14 +353,19 @@ enum bc_status bc_crawler_add_seed(struct bc_crawler *crawler, const char *url,
 /*
  * Admit a URL another crawl worker routed here (crawler/workers):
  * bc_frontier_add_routed() of url (len bytes, absolute, canonical) at
- * depth with referrer (referrer_len bytes; NULL and 0: none) and
- * redirects hops (the chain length it carries), counted in the stats
- * (routed_in, and bad_scheme/bad_malformed like a link); seed true:
+ * depth with referrer (referrer_len bytes; NULL and 0: none; one longer
+ * than the frontier's max_url_len is dropped and the URL admitted without
+ * it) and redirects hops (the chain length it carries), counted in the
+ * stats (routed_in, and bad_scheme/bad_malformed like a link); seed true:
  * bc_crawler_add_seed() instead (depth, redirects and referrer ignored).
- * *reason (may be NULL) says what the frontier did. Returns as
- * bc_crawler_add_seed(). May be called between steps, not from a
- * callback. With a state, the admission is committed by the next
- * bc_crawler_step() that returns BC_OK. Cost: one admission.
+ * *reason (may be NULL) says what the frontier did. Returns BC_OK
+ * whatever the reason, BC_ERR_INVALID_ARG (NULL crawler or url, a NULL
+ * referrer with a length, called from a callback), BC_ERR_NOMEM (*reason
+ * BC_ADMIT_NOMEM), or the frontier's sticky error (a state write or a
+ * route() failed: *reason BC_ADMIT_STORE_ERROR; the next step returns it
+ * too). May be called between steps. With a state, the admission is
+ * committed by the next bc_crawler_step() that returns BC_OK. Cost: one
+ * admission.
  */
 enum bc_status bc_crawler_add_routed(struct bc_crawler *crawler,
                                      const char *url, size_t len,

@@ -245,7 +245,9 @@ void bc_frontier_free(struct bc_frontier *frontier);
 /*
  * Admit a discovered URL: normalize href against base (the page's URL or
  * its <base href>; base NULL and base_len 0: href must be absolute), check
- * the limits, robots.txt (when known), then the seen-test, and enqueue it.
+ * the limits, robots.txt (when known), then the seen-test, and enqueue it
+ * (or, with a partition, route a URL of another worker's host once the
+ * limits of the URL itself are checked: bc_frontier_partition).
  * depth: the page's depth + 1 for a link (a redirect target goes through
  * bc_frontier_add_redirect()). *reason says what happened; when it is
  * BC_ADMIT_BAD_URL or BC_ADMIT_TOO_LONG, *url_status (may be NULL) says

@@ -63,7 +63,8 @@
  * Redis trouble after bc_workers_create() is never an error of a call: the
  * worker keeps crawling its own hosts, keeps what it must send in its
  * state, retries with a backoff from 100 ms to 5 s, and counts it
- * (redis_errors, redis_reconnects). The library never prints. Not
+ * (redis_errors, redis_reconnects). docs/DESIGN.md section 14 has the
+ * protocol and the termination test. The library never prints. Not
  * thread-safe: one worker, one thread (the crawler's).
  */
 #ifndef BC_CRAWLER_WORKERS_H
@@ -90,8 +91,8 @@ extern "C" {
 /*
  * The worker that owns origin (len bytes, as bc_url_origin() writes it)
  * among workers (>= 1): XXH64(origin, seed 0) mod workers; 0 when workers
- * is 0. E.g. "http://a.test" -> 0 of 3 (tests/test_workers.c checks it).
- * O(len).
+ * is 0. E.g. "http://a.test" hashes to 0x13afff6c0ad7323e: worker 0 of 3,
+ * 574 of 1024 (tests/test_workers.c checks it). O(len).
  */
 unsigned bc_workers_owner(const char *origin, size_t len, unsigned workers);
 
@@ -125,7 +126,7 @@ struct bc_workers;
  *   BC_ERR_REDIS_LOST, BC_ERR_REDIS_REPLY, BC_ERR_NOMEM.
  * On failure too *out is set (NULL only for BC_ERR_NOMEM and a NULL out),
  * to a worker that can do nothing but say why (bc_workers_errmsg()).
- * Either way free it with bc_workers_free(). Cost: a connect and three
+ * Either way free it with bc_workers_free(). Cost: a connect and two
  * round trips.
  */
 enum bc_status bc_workers_create(const struct bc_workers_config *config,
@@ -141,13 +142,17 @@ void bc_workers_free(struct bc_workers *w);
 const char *bc_workers_errmsg(const struct bc_workers *w);
 
 /*
- * Set config's partition hooks (config->frontier.partition: owns and
- * route; config->page_budget when max_pages is not 0, with config->ctx
- * left as it is: the budget reads the worker through a pointer the
- * partition's ctx holds) and remember state, before bc_crawler_create().
- * state (the crawler's, non-NULL: a worker needs a state) holds the
- * outbox. Returns BC_OK or BC_ERR_INVALID_ARG (NULL argument, or a
- * page_budget set already). O(1).
+ * Set config's hooks for this worker, before bc_crawler_create() and after
+ * the caller set its own callbacks and ctx: config->frontier.partition
+ * (owns and route), and, when max_pages is not 0, config->page_budget
+ * (the global budget, P pages). page_budget is called with config->ctx,
+ * so then config->ctx becomes the worker, and the caller's clock,
+ * on_page, on_fetch and recrawl_clock (those set) are replaced by
+ * functions of the worker that call them with the caller's ctx: the
+ * caller sees no difference. state (the crawler's, non-NULL: a worker
+ * needs a state) holds the outbox; not owned. Returns BC_OK or
+ * BC_ERR_INVALID_ARG (NULL argument, attached already, or page_budget
+ * set already). O(1).
  */
 enum bc_status bc_workers_attach(struct bc_workers *w,
                                  struct bc_crawler_config *config,
@@ -243,7 +248,7 @@ struct bc_workers_row {
  * BC_ERR_NOT_FOUND (no such crawl: P meta is missing),
  * BC_ERR_REDIS_CONNECT, BC_ERR_REDIS_LOST, BC_ERR_REDIS_REPLY,
  * BC_ERR_NOMEM; err (err_size bytes, may be NULL) says why. Cost: a
- * connect and one round trip.
+ * connect and three round trips.
  */
 enum bc_status bc_workers_status(const char *where, const char *crawl_id,
                                  unsigned *workers, bool *done,
