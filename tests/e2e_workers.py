@@ -38,6 +38,9 @@ The parts, each with its own --crawl-id in the one Redis:
             --refetch-tolerance 8 (the transfers in flight at the kill);
             the pages requested twice in the server's log (P) <= the killed
             worker's refetched_after_restart (S) <= --concurrency (8).
+            While it is down, crawl --status says the crawl is not over,
+            and on a terminal (a pseudo-terminal) redraws its table until
+            SIGINT, then exits 0.
   restart   Redis stopped (SHUTDOWN) once a quarter of the pages are in,
             started again on the same socket 1.5 s later: all workers exit
             0; the checker passes without tolerance (nothing lost, nothing
@@ -67,7 +70,9 @@ import ctypes
 import ctypes.util
 import json
 import os
+import pty
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -504,6 +509,39 @@ def basic(work, sitedir, redis):
           "(%r: %s)" % (two.returncode, two.stderr.strip()))
 
 
+CLEAR = b"\033[H\033[2J"  # what --status writes before each redraw
+
+
+def status_on_tty(redis, crawl_id):
+    """crawl --status with a pseudo-terminal as its stdout, read until it
+    has drawn the table twice (30 s at most), then SIGINT: (what it wrote,
+    its exit status)."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen([CRAWL, "--redis", redis.url, "--crawl-id",
+                          crawl_id, "--status"], stdout=slave,
+                         stderr=subprocess.DEVNULL)
+    os.close(slave)
+    screen, deadline = b"", time.monotonic() + 30
+    while screen.count(CLEAR) < 2 and time.monotonic() < deadline:
+        if select.select([master], [], [], 1)[0]:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            screen += data
+    p.send_signal(signal.SIGINT)
+    try:
+        rc = p.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        rc = None
+    os.close(master)
+    return screen, rc
+
+
 def kill(work, sitedir, redis):
     log = os.path.join(work, "kill.log")
     server = Server(sitedir, log)
@@ -528,6 +566,11 @@ def kill(work, sitedir, redis):
     check(st.returncode == 0 and "crawl: over" not in st.stdout,
           "kill: crawl --status while worker %d is down: exit 0, the crawl "
           "not over\n%s" % (k, st.stdout))
+    screen, rc = status_on_tty(redis, "kill")
+    check(rc == 0 and screen.count(CLEAR) >= 2 and b"worker" in screen and
+          b"crawl: over" not in screen,
+          "kill: crawl --status on a terminal redraws the table (%d times) "
+          "until Ctrl-C: exit 0 (%r)" % (screen.count(CLEAR), rc))
     time.sleep(0.5)
     c.start(k, "w%d.again" % k)
     c.wait_all()
