@@ -59,7 +59,8 @@ The parts, each with its own --crawl-id in the one Redis:
   errors    Redis unreachable (a socket that does not exist, a closed TCP
             port of 127.0.0.1): exit 1, "crawl: --redis URL: cannot
             connect", --state DIR not created; usage errors (exit 2);
-            crawl --status of a crawl id that does not exist: exit 1.
+            crawl --status with Redis unreachable, or of a crawl id that
+            does not exist: exit 1.
 
 Nothing here contacts an address outside 127.0.0.0/8.  Every process is
 waited for with a time limit: a crawl that hangs is killed and fails the
@@ -700,6 +701,12 @@ def errors(work, redis):
               not os.path.exists(state),
               "errors: crawl %s: exit 2 naming %s (%r: %s)"
               % (" ".join(args), word, p.returncode, p.stderr.strip()))
+    url = "unix:" + os.path.join(work, "no-such.sock")
+    p = run_once([CRAWL, "--redis", url, "--status"])
+    check(p.returncode == 1 and
+          ("crawl: --redis %s: cannot connect: " % url) in p.stderr,
+          "errors: crawl --status with Redis unreachable: exit 1, \"cannot "
+          "connect\" (%r: %s)" % (p.returncode, p.stderr.strip()))
     p = run_once([CRAWL, "--redis", redis.url, "--crawl-id", "nosuch",
                   "--status"])
     check(p.returncode == 1 and "nosuch" in p.stderr,
