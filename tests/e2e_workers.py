@@ -694,6 +694,7 @@ def errors(work, redis):
         (["--workers", "2", "--worker", "0", "--state", state], "--redis"),
         (["--redis", "tcp://x", "--workers", "2", "--worker", "0",
           "--state", state], "--redis"),
+        (["--status"], "--redis"),
     ]
     for args, word in usage:
         p = run_once([CRAWL, *args, "http://www.bloomcrawl.test/"])
