@@ -1126,6 +1126,12 @@ static enum bc_status take_entry(struct bc_workers *w, const redisReply *e)
         return BC_OK; /* no id: nothing to acknowledge */
     const redisReply *id = e->element[0];
     const redisReply *fv = e->element[1];
+    if (id->len < sizeof w->pending_after)
+        memcpy(w->pending_after, id->str, id->len + 1);
+    if (w->pending_phase)
+        for (size_t i = 0; i < w->n_unacked; i++)
+            if (strcmp(w->unacked[i].id, id->str) == 0)
+                return BC_OK; /* read again after a rewind: held already */
     const redisReply *v = NULL, *from = NULL, *urls = NULL;
     if (fv->type == REDIS_REPLY_ARRAY)
         for (size_t i = 0; i + 1 < fv->elements; i += 2) {
@@ -1147,8 +1153,6 @@ static enum bc_status take_entry(struct bc_workers *w, const redisReply *e)
     w->stats.received_entries++;
     if (!remember(w, id->str, id->len, valid))
         return BC_ERR_NOMEM;
-    if (id->len < sizeof w->pending_after)
-        memcpy(w->pending_after, id->str, id->len + 1);
     if (!valid)
         return BC_OK;
     return admit_lines(w, urls->str, urls->len);
@@ -1232,6 +1236,18 @@ static enum bc_status read_once(struct bc_workers *w, uint64_t block_ms)
             entries = s->element[1];
     }
     size_t n = entries ? entries->elements : 0;
+    if (st == BC_OK && scope_changed && w->seeds_loaded != (long long)scard) {
+        /* The scope could not be loaded (Redis trouble): admit nothing
+         * now, or URLs of hosts in it would be refused. The entries were
+         * delivered to this consumer: read them again from its pending
+         * list (those read before and not yet acknowledged skipped). */
+        if (n > 0) {
+            w->pending_phase = true;
+            snprintf(w->pending_after, sizeof w->pending_after, "0");
+        }
+        freeReplyObject(r);
+        return BC_OK;
+    }
     if (st == BC_OK && n > 0) {
         publish_busy(w);
         for (size_t i = 0; i < n && st == BC_OK; i++)
