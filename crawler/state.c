@@ -101,8 +101,6 @@
 #include "bloomcrawl/seen.h"
 
 #define APP_ID       0x62437374 /* "bCst" */
-#define STR(x)       #x
-#define XSTR(x)      STR(x)
 #define DB_PAGE_SIZE "8192"
 /* A host as the store keeps it in memory. */
 struct shost {
@@ -198,53 +196,38 @@ struct bc_crawl_state {
 
 static const char schema_sql[] =
     "PRAGMA application_id = 1648587636;" /* APP_ID */
-    "PRAGMA user_version = " XSTR(
-        BC_CRAWL_STATE_VERSION) ";"
-                                "CREATE TABLE meta(key TEXT PRIMARY KEY, "
-                                "value) WITHOUT ROWID;"
-                                "CREATE TABLE config(name TEXT PRIMARY KEY, "
-                                "value TEXT NOT NULL)"
-                                " WITHOUT ROWID;"
-                                "CREATE TABLE seeds(url TEXT NOT NULL UNIQUE);"
-                                "CREATE TABLE hosts(id INTEGER PRIMARY KEY, "
-                                "origin TEXT NOT NULL UNIQUE,"
-                                " robots INTEGER NOT NULL DEFAULT 0, "
-                                "robots_body BLOB,"
-                                " robots_expires INTEGER, robots_failures "
-                                "INTEGER NOT NULL DEFAULT 0,"
-                                " given_up_lost INTEGER NOT NULL DEFAULT 0,"
-                                " cursor INTEGER NOT NULL DEFAULT 0);"
-                                "CREATE TABLE urls(id INTEGER PRIMARY KEY, "
-                                "host INTEGER NOT NULL,"
-                                " seq INTEGER NOT NULL, depth INTEGER NOT NULL,"
-                                " redirects INTEGER NOT NULL, retries INTEGER "
-                                "NOT NULL,"
-                                " url TEXT NOT NULL, referrer TEXT);"
-                                "CREATE UNIQUE INDEX urls_queue ON urls(host, "
-                                "seq);"
-                                "CREATE TABLE flight(seq INTEGER PRIMARY KEY, "
-                                "host INTEGER NOT NULL,"
-                                " requeued INTEGER NOT NULL);"
-                                "CREATE VIEW queue AS SELECT u.* FROM urls u "
-                                "JOIN hosts h"
-                                " ON h.id = u.host WHERE u.seq > h.cursor"
-                                " OR u.seq IN (SELECT seq FROM flight WHERE "
-                                "requeued = 1);"
-                                "CREATE TABLE counters(name TEXT PRIMARY KEY, "
-                                "value INTEGER NOT NULL)"
-                                " WITHOUT ROWID;"
-                                "CREATE TABLE host_stats(origin TEXT PRIMARY "
-                                "KEY, data BLOB NOT NULL)"
-                                " WITHOUT ROWID;"
-                                /* AUTOINCREMENT: an id is never given twice, even once the rows
+    "PRAGMA user_version = 3;"            /* BC_CRAWL_STATE_VERSION */
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
+    "CREATE TABLE config(name TEXT PRIMARY KEY, value TEXT NOT NULL)"
+    " WITHOUT ROWID;"
+    "CREATE TABLE seeds(url TEXT NOT NULL UNIQUE);"
+    "CREATE TABLE hosts(id INTEGER PRIMARY KEY, origin TEXT NOT NULL UNIQUE,"
+    " robots INTEGER NOT NULL DEFAULT 0, robots_body BLOB,"
+    " robots_expires INTEGER, robots_failures INTEGER NOT NULL DEFAULT 0,"
+    " given_up_lost INTEGER NOT NULL DEFAULT 0,"
+    " cursor INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE urls(id INTEGER PRIMARY KEY, host INTEGER NOT NULL,"
+    " seq INTEGER NOT NULL, depth INTEGER NOT NULL,"
+    " redirects INTEGER NOT NULL, retries INTEGER NOT NULL,"
+    " url TEXT NOT NULL, referrer TEXT);"
+    "CREATE UNIQUE INDEX urls_queue ON urls(host, seq);"
+    "CREATE TABLE flight(seq INTEGER PRIMARY KEY, host INTEGER NOT NULL,"
+    " requeued INTEGER NOT NULL);"
+    "CREATE VIEW queue AS SELECT u.* FROM urls u JOIN hosts h"
+    " ON h.id = u.host WHERE u.seq > h.cursor"
+    " OR u.seq IN (SELECT seq FROM flight WHERE requeued = 1);"
+    "CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
+    " WITHOUT ROWID;"
+    "CREATE TABLE host_stats(origin TEXT PRIMARY KEY, data BLOB NOT NULL)"
+    " WITHOUT ROWID;"
+    /* AUTOINCREMENT: an id is never given twice, even once the rows
      * before it were deleted, so a reader's "after id" stays valid. */
-                                "CREATE TABLE outbox(id INTEGER PRIMARY KEY "
-                                "AUTOINCREMENT,"
-                                " worker INTEGER NOT NULL, url TEXT NOT NULL, "
-                                "referrer TEXT,"
-                                " depth INTEGER NOT NULL, redirects INTEGER "
-                                "NOT NULL,"
-                                " seed INTEGER NOT NULL);";
+    "CREATE TABLE outbox(id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " worker INTEGER NOT NULL, url TEXT NOT NULL, referrer TEXT,"
+    " depth INTEGER NOT NULL, redirects INTEGER NOT NULL,"
+    " seed INTEGER NOT NULL);";
+_Static_assert(BC_CRAWL_STATE_VERSION == 3,
+               "schema_sql and create_db() write the format version");
 
 /* ---- errors ---------------------------------------------------------- */
 
@@ -952,8 +935,7 @@ static enum bc_status create_db(struct bc_crawl_state *s,
         st = exec(s, schema_sql);
     if (st == BC_OK)
         st = exec(s, "INSERT INTO meta(key, value) VALUES"
-                     "('format', 'bloomcrawl crawl state'), ('version', " XSTR(
-                         BC_CRAWL_STATE_VERSION) ")");
+                     "('format', 'bloomcrawl crawl state'), ('version', 3)");
     if (st == BC_OK)
         st = exec(s, created);
     sqlite3_stmt *q = NULL;
