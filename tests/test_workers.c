@@ -685,11 +685,13 @@ static void test_redis_lost(void **state)
     struct node n[2] = {{0}, {0}};
     node_open(&n[0], "lost", 2, 0, 0);
     node_open(&n[1], "lost", 2, 1, 0);
-    for (unsigned p = 0; p < 4; p++)
-        node_seed(&n[0], p);
     node_step(&n[0]);
     node_step(&n[1]);
+    /* Gone before the seeds: worker 0 keeps them to SADD (the scope of
+     * worker 1) and their routed rows in its outbox. */
     bc_redis_server_kill(&redis, SIGTERM); /* a clean shutdown: AOF kept */
+    for (unsigned p = 0; p < 4; p++)
+        node_seed(&n[0], p);
     for (int turn = 0; turn < 50; turn++) {
         node_step(&n[0]);
         node_step(&n[1]);
@@ -707,7 +709,8 @@ static void test_redis_lost(void **state)
     s1 = stats_of(&n[1]);
     assert_true(s0.redis_reconnects > 0);
     assert_int_equal(s0.outbox + s1.outbox, 0);
-    assert_true(s0.outbox_max + s1.outbox_max > 0);
+    assert_true(s0.outbox_max > 0);
+    assert_int_equal(raw_int("SCARD bc:lost:seeds"), 4);
     node_remove(&n[0]);
     node_remove(&n[1]);
 }
