@@ -95,6 +95,17 @@
  * flight at the last commit, are fetched again on resume (at most
  * `concurrency`). After a commit, every SNAPSHOT_MS, the seen-test's
  * Bloom filter is saved: it then holds exactly the committed admissions.
+ * Whatever was admitted between two steps (seeds, URLs routed here by
+ * other workers, the outbox rows their route() calls wrote) is in the
+ * transaction too: a step that returns BC_OK has committed it.
+ *
+ * CRAWL WORKERS (frontier.partition, page_budget)
+ * A partitioned frontier routes the URLs of other workers' hosts instead
+ * of queuing them (routed_out counts them); bc_crawler_add_routed() takes
+ * those other workers routed here (routed_in). A shared page budget hands
+ * out one token at a time: the dispatcher asks for one before it asks the
+ * frontier for a job, a FETCH that starts spends it, a DONE or a stop
+ * gives it back, and a refusal ends dispatching as max_pages does.
  *
  * ARCHIVING (config.warc)
  * Every transfer goes through start() and on_done(), whatever it fetches
@@ -301,6 +312,10 @@ struct bc_crawler {
     void (*on_page)(void *ctx, const struct bc_crawler_page *page);
     void (*on_fetch)(void *ctx, const struct bc_crawler_page *fetch);
     void *ctx;
+    /* The shared page budget (config.page_budget) or NULL; the token it
+     * granted and FETCH has not consumed yet; it said no: no more pages. */
+    bool (*page_budget)(void *ctx, bool take);
+    bool page_token, budget_spent;
     const char *const *accept_types, *const *reject_types;
     size_t accept_type_count, reject_type_count;
     struct host_stats *hosts;       /* by origin */
@@ -1221,6 +1236,8 @@ static const struct {
     STAT(sitemap_admitted),
     STAT(sitemap_indexed),
     STAT(sitemap_http_errors),
+    STAT(routed_out),
+    STAT(routed_in),
 };
 #undef STAT
 
@@ -1263,9 +1280,20 @@ static void sitemap_arrays(struct bc_crawler_stats *s,
                                     BC_CRAWLER_ERR_KIND_COUNT, kind_name};
 }
 
+/* URLs handed to route(): the frontier counts them (its reason
+ * BC_ADMIT_ROUTED, whatever the add call: seeds, links, redirects,
+ * sitemap entries, revisits). O(1). */
+static uint64_t routed_out(const struct bc_crawler *c)
+{
+    struct bc_frontier_stats fs;
+    bc_frontier_counters(c->frontier, &fs);
+    return fs.reasons[BC_ADMIT_ROUTED];
+}
+
 static void counters_save(struct bc_crawler *c)
 {
     warc_counters(c, &c->stats);
+    c->stats.routed_out = routed_out(c);
     for (size_t i = 0; i < sizeof(stat_fields) / sizeof(stat_fields[0]); i++)
         (void)bc_crawl_state_counter_set(
             c->state, stat_fields[i].name,
@@ -1438,8 +1466,18 @@ static uint64_t dispatch(struct bc_crawler *c, uint64_t now, bool *over)
 {
     *over = false;
     while (bc_fetcher_in_flight(c->fetcher) < c->concurrency) {
-        if (c->stopping ||
+        if (c->page_budget && !c->page_token && !c->budget_spent &&
+            !c->stopping &&
+            !(c->max_pages && c->stats.handed_out >= c->max_pages)) {
+            c->page_token = c->page_budget(c->ctx, true);
+            c->budget_spent = !c->page_token;
+        }
+        if (c->stopping || c->budget_spent ||
             (c->max_pages && c->stats.handed_out >= c->max_pages)) {
+            if (c->page_token) { /* stopped: no page will use it */
+                (void)c->page_budget(c->ctx, false);
+                c->page_token = false;
+            }
             *over = bc_fetcher_in_flight(c->fetcher) == 0;
             return 0;
         }
@@ -1451,6 +1489,10 @@ static uint64_t dispatch(struct bc_crawler *c, uint64_t now, bool *over)
         }
         switch (job.action) {
         case BC_FRONTIER_DONE:
+            if (c->page_token) { /* not needed: back to the others */
+                (void)c->page_budget(c->ctx, false);
+                c->page_token = false;
+            }
             *over = bc_fetcher_in_flight(c->fetcher) == 0;
             return 0;
         case BC_FRONTIER_WAIT:
@@ -1472,8 +1514,10 @@ static uint64_t dispatch(struct bc_crawler *c, uint64_t now, bool *over)
             c->stats.robots_fetched++;
         else if (job.action == BC_FRONTIER_FETCH_SITEMAP)
             c->stats.sitemaps_started++;
-        else
+        else {
             c->stats.handed_out++;
+            c->page_token = false; /* consumed by a page that started */
+        }
     }
     return 0;
 }
@@ -1599,6 +1643,7 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
     c->on_page = config->on_page;
     c->on_fetch = config->on_fetch;
     c->ctx = config->ctx;
+    c->page_budget = config->page_budget;
     c->accept_types = config->accept_types;
     c->accept_type_count = config->accept_type_count;
     c->reject_types = config->reject_types;
@@ -1699,7 +1744,10 @@ enum bc_status bc_crawler_add_seed(struct bc_crawler *c, const char *url,
     count_bad_url(c, why, ust);
     if (why == BC_ADMIT_QUEUED || why == BC_ADMIT_DUPLICATE)
         c->stats.seeds_admitted++;
-    if (why == BC_ADMIT_QUEUED && c->state && c->state_status == BC_OK) {
+    /* A seed routed to its owner: its scope is this worker's too, and
+     * must survive a resume. */
+    if ((why == BC_ADMIT_QUEUED || why == BC_ADMIT_ROUTED) && c->state &&
+        c->state_status == BC_OK) {
         enum bc_status sst = bc_crawl_state_add_seed(c->state, url, len);
         if (sst != BC_OK)
             c->state_status = sst;
@@ -1708,6 +1756,48 @@ enum bc_status bc_crawler_add_seed(struct bc_crawler *c, const char *url,
         *reason = why;
     if (url_status)
         *url_status = ust;
+    return st;
+}
+
+enum bc_status bc_crawler_add_routed(struct bc_crawler *c, const char *url,
+                                     size_t len, unsigned depth,
+                                     unsigned redirects, const char *referrer,
+                                     size_t referrer_len, bool seed,
+                                     enum bc_frontier_reason *reason)
+{
+    if (!c || !url || (!referrer && referrer_len > 0) || c->in_step)
+        return BC_ERR_INVALID_ARG;
+    c->stats.routed_in++;
+    if (seed)
+        return bc_crawler_add_seed(c, url, len, reason, NULL);
+    enum bc_frontier_reason why = BC_ADMIT_STORE_ERROR;
+    enum bc_status ust = BC_OK;
+    recrawl_tick(c);
+    enum bc_status st =
+        bc_frontier_add_routed(c->frontier, url, len, depth, redirects,
+                               referrer, referrer_len, &why, &ust);
+    if (st == BC_ERR_INVALID_ARG) /* a referrer longer than max_url_len */
+        st = bc_frontier_add_routed(c->frontier, url, len, depth, redirects,
+                                    NULL, 0, &why, &ust);
+    if (st == BC_ERR_NOMEM)
+        why = BC_ADMIT_NOMEM;
+    count_bad_url(c, why, ust);
+    if (reason)
+        *reason = why;
+    return st;
+}
+
+enum bc_status bc_crawler_add_scope(struct bc_crawler *c, const char *url,
+                                    size_t len)
+{
+    if (!c || !url)
+        return BC_ERR_INVALID_ARG;
+    enum bc_status st = bc_frontier_restore_scope(c->frontier, url, len);
+    if (st == BC_OK && c->state && c->state_status == BC_OK) {
+        enum bc_status sst = bc_crawl_state_add_seed(c->state, url, len);
+        if (sst != BC_OK)
+            c->state_status = sst;
+    }
     return st;
 }
 
@@ -1759,6 +1849,7 @@ void bc_crawler_stats(const struct bc_crawler *c, struct bc_crawler_stats *out)
     }
     *out = c->stats;
     warc_counters(c, out);
+    out->routed_out = routed_out(c);
     out->in_flight = bc_fetcher_in_flight(c->fetcher);
 }
 

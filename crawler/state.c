@@ -21,6 +21,8 @@
  *     host_stats: origin | data          (the crawler's per-host counters,
  *                                          a blob it defines, per commit)
  *     sitemaps: url | scope | level | named | done   (sitemap jobs)
+ *     outbox: id | worker | url | referrer | depth | redirects | seed
+ *             (URLs for other crawl workers, until they were sent)
  *
  * A host's queue is its URLs with seq > cursor, in seq order (a range of
  * the index urls_queue), after the URLs requeued at its head by a resume.
@@ -71,8 +73,8 @@
  * crawl.db carries application_id 0x62437374 ("bCst") and user_version
  * BC_CRAWL_STATE_VERSION: another SQLite file is refused as not a crawl
  * state, another version as incompatible (version 2 added urls.referrer
- * and host_stats: a version 1 state is refused with a message saying
- * which version made it). PRAGMA quick_check runs before
+ * and host_stats, version 3 the outbox: an older state is refused with a
+ * message saying which version made it; there is no migration). PRAGMA quick_check runs before
  * anything is written (a truncated or byte-flipped database is refused).
  * bloom.snap carries its own checksum (bc_bloom_load).
  */
@@ -139,6 +141,9 @@ enum stmt_id {
     S_INS_SEED,
     S_SET_COUNTER,
     S_SET_HOST_STATS,
+    S_OUTBOX_ADD,
+    S_OUTBOX_READ,
+    S_OUTBOX_DEL,
     S_COUNT
 };
 
@@ -161,6 +166,11 @@ static const char *const stmt_sql[S_COUNT] = {
     "INSERT OR IGNORE INTO seeds(url) VALUES(?)",
     "INSERT OR REPLACE INTO counters(name, value) VALUES(?, ?)",
     "INSERT OR REPLACE INTO host_stats(origin, data) VALUES(?, ?)",
+    "INSERT INTO outbox(worker, url, referrer, depth, redirects, seed) "
+    "VALUES(?, ?, ?, ?, ?, ?)",
+    "SELECT id, worker, url, referrer, depth, redirects, seed FROM outbox "
+    "WHERE id > ? ORDER BY id LIMIT ?",
+    "DELETE FROM outbox WHERE id <= ?",
 };
 
 struct bc_crawl_state {
@@ -181,11 +191,12 @@ struct bc_crawl_state {
     bool warc_dirty;              /* warc changed since the last commit */
     bool resumed, frontier_made;
     uint64_t seen_clock; /* bc_crawl_state_set_seen_clock(), 0: none */
+    uint64_t outbox;     /* rows in the outbox, committed or not */
 };
 
 static const char schema_sql[] =
     "PRAGMA application_id = 1648587636;" /* APP_ID */
-    "PRAGMA user_version = 2;"
+    "PRAGMA user_version = 3;"            /* BC_CRAWL_STATE_VERSION */
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
     "CREATE TABLE config(name TEXT PRIMARY KEY, value TEXT NOT NULL)"
     " WITHOUT ROWID;"
@@ -208,7 +219,15 @@ static const char schema_sql[] =
     "CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
     " WITHOUT ROWID;"
     "CREATE TABLE host_stats(origin TEXT PRIMARY KEY, data BLOB NOT NULL)"
-    " WITHOUT ROWID;";
+    " WITHOUT ROWID;"
+    /* AUTOINCREMENT: an id is never given twice, even once the rows
+     * before it were deleted, so a reader's "after id" stays valid. */
+    "CREATE TABLE outbox(id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " worker INTEGER NOT NULL, url TEXT NOT NULL, referrer TEXT,"
+    " depth INTEGER NOT NULL, redirects INTEGER NOT NULL,"
+    " seed INTEGER NOT NULL);";
+_Static_assert(BC_CRAWL_STATE_VERSION == 3,
+               "schema_sql and create_db() write the format version");
 
 /* ---- errors ---------------------------------------------------------- */
 
@@ -916,7 +935,7 @@ static enum bc_status create_db(struct bc_crawl_state *s,
         st = exec(s, schema_sql);
     if (st == BC_OK)
         st = exec(s, "INSERT INTO meta(key, value) VALUES"
-                     "('format', 'bloomcrawl crawl state'), ('version', 2)");
+                     "('format', 'bloomcrawl crawl state'), ('version', 3)");
     if (st == BC_OK)
         st = exec(s, created);
     sqlite3_stmt *q = NULL;
@@ -1115,9 +1134,12 @@ static enum bc_status load_state(struct bc_crawl_state *s)
     s->warc.records = (uint64_t)get_meta(s, "warc_records", 0);
     s->runs = (uint64_t)get_meta(s, "runs", 0);
     s->refetched = (uint64_t)get_meta(s, "refetched", 0);
-    sqlite3_int64 max_id = 0;
+    sqlite3_int64 max_id = 0, outbox = 0;
     st = query_int(s, "SELECT coalesce(max(id), 0) FROM urls", &max_id);
     s->journal = s->committed_journal = (uint64_t)max_id;
+    if (st == BC_OK)
+        st = query_int(s, "SELECT count(*) FROM outbox", &outbox);
+    s->outbox = (uint64_t)outbox;
     return st;
 }
 
@@ -1771,6 +1793,99 @@ bc_crawl_state_host_stats(struct bc_crawl_state *s,
     }
     sqlite3_finalize(q);
     return rc == SQLITE_DONE ? BC_OK : db_fail(s, "host_stats");
+}
+
+/* ---- the outbox ------------------------------------------------------ */
+
+enum bc_status bc_crawl_state_outbox_add(struct bc_crawl_state *s,
+                                         const struct bc_crawl_state_routed *r)
+{
+    if (!s || !r || !r->url || (!r->referrer && r->referrer_len > 0) ||
+        r->url_len > INT32_MAX || r->referrer_len > INT32_MAX)
+        return BC_ERR_INVALID_ARG;
+    enum bc_status st = ensure_txn(s);
+    if (st != BC_OK)
+        return st;
+    sqlite3_stmt *q = s->stmt[S_OUTBOX_ADD];
+    sqlite3_bind_int64(q, 1, (sqlite3_int64)r->worker);
+    sqlite3_bind_text(q, 2, r->url, (int)r->url_len, SQLITE_STATIC);
+    if (r->referrer)
+        sqlite3_bind_text(q, 3, r->referrer, (int)r->referrer_len,
+                          SQLITE_STATIC);
+    else
+        sqlite3_bind_null(q, 3);
+    sqlite3_bind_int64(q, 4, (sqlite3_int64)r->depth);
+    sqlite3_bind_int64(q, 5, (sqlite3_int64)r->redirects);
+    sqlite3_bind_int(q, 6, r->seed ? 1 : 0);
+    st = run(s, S_OUTBOX_ADD);
+    if (st != BC_OK) {
+        s->failed = true;
+        return st;
+    }
+    s->outbox++;
+    return BC_OK;
+}
+
+enum bc_status bc_crawl_state_outbox_read(
+    struct bc_crawl_state *s, uint64_t after_id, size_t max,
+    void (*fn)(void *ctx, const struct bc_crawl_state_routed *r), void *ctx,
+    size_t *count)
+{
+    if (!s || !fn)
+        return BC_ERR_INVALID_ARG;
+    size_t n = 0;
+    if (count)
+        *count = 0;
+    if (max == 0)
+        return BC_OK;
+    sqlite3_stmt *q = s->stmt[S_OUTBOX_READ];
+    sqlite3_bind_int64(
+        q, 1, after_id > INT64_MAX ? INT64_MAX : (sqlite3_int64)after_id);
+    sqlite3_bind_int64(q, 2, max > INT64_MAX ? INT64_MAX : (sqlite3_int64)max);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        struct bc_crawl_state_routed r;
+        r.id = (uint64_t)sqlite3_column_int64(q, 0);
+        r.worker = (unsigned)sqlite3_column_int64(q, 1);
+        r.url = (const char *)sqlite3_column_text(q, 2);
+        r.url_len = (size_t)sqlite3_column_bytes(q, 2);
+        r.referrer = (const char *)sqlite3_column_text(q, 3);
+        r.referrer_len = r.referrer ? (size_t)sqlite3_column_bytes(q, 3) : 0;
+        r.depth = (unsigned)sqlite3_column_int64(q, 4);
+        r.redirects = (unsigned)sqlite3_column_int64(q, 5);
+        r.seed = sqlite3_column_int(q, 6) != 0;
+        if (!r.url)
+            continue; /* NOT NULL: only out of memory */
+        fn(ctx, &r);
+        n++;
+    }
+    sqlite3_reset(q);
+    if (count)
+        *count = n;
+    return rc == SQLITE_DONE ? BC_OK : db_fail(s, "outbox");
+}
+
+enum bc_status bc_crawl_state_outbox_remove(struct bc_crawl_state *s,
+                                            uint64_t up_to_id)
+{
+    if (!s)
+        return BC_ERR_INVALID_ARG;
+    enum bc_status st = ensure_txn(s);
+    if (st != BC_OK)
+        return st;
+    sqlite3_int64 id =
+        up_to_id > INT64_MAX ? INT64_MAX : (sqlite3_int64)up_to_id;
+    st = run_seq(s, S_OUTBOX_DEL, id, NULL);
+    if (st != BC_OK)
+        return st;
+    uint64_t gone = (uint64_t)sqlite3_changes(s->db);
+    s->outbox -= gone < s->outbox ? gone : s->outbox;
+    return BC_OK;
+}
+
+uint64_t bc_crawl_state_outbox_count(const struct bc_crawl_state *s)
+{
+    return s ? s->outbox : 0;
 }
 
 void bc_crawl_state_set_out_offset(struct bc_crawl_state *s, uint64_t offset)

@@ -51,6 +51,7 @@
 #include "args.h"
 #include "bloomcrawl/crawler.h"
 #include "bloomcrawl/version.h"
+#include "bloomcrawl/workers.h"
 
 #define DEFAULT_USER_AGENT                                                     \
     "bloomcrawl/" BC_VERSION_STRING                                            \
@@ -62,6 +63,9 @@ static void usage(FILE *f)
         f,
         "usage: crawl [options] URL...\n"
         "       crawl --state DIR [options] [URL...]\n"
+        "       crawl --redis URL --workers N --worker I --state DIR "
+        "[options] [URL...]\n"
+        "       crawl --redis URL [--crawl-id NAME] --status\n"
         "\n"
         "Crawl from the seed URLs, politely: robots.txt first, one request\n"
         "at a time per host, a delay between requests to a host.\n"
@@ -183,11 +187,14 @@ static void usage(FILE *f)
         "\n"
         "Exit status (and \"outcome\" in --stats-json):\n"
         "  0    the crawl finished: nothing left to fetch (complete) or\n"
-        "       --max-pages reached (limit)\n"
-        "  1    runtime failure (failed): out of memory, I/O, the fetcher\n"
+        "       --max-pages reached (limit); a worker (--redis): the\n"
+        "       crawl is over for all its workers\n"
+        "  1    runtime failure (failed): out of memory, I/O, the fetcher;\n"
+        "       Redis unreachable at the start (--redis, --status)\n"
         "  2    usage error: unknown option, bad value, unusable file\n"
         "  3    finished, but nothing could be fetched: no seed admitted,\n"
-        "       or no page got an HTTP response (every fetch failed)\n"
+        "       or no page got an HTTP response (every fetch failed); never\n"
+        "       for a worker (one may own no host)\n"
         "  130  stopped by SIGINT (Ctrl-C), 143 by SIGTERM, after the clean\n"
         "       stop: transfers in flight finish, the report is written\n"
         "       (interrupted)\n",
@@ -223,11 +230,48 @@ static void usage(FILE *f)
         "                       state and counts the time between runs),\n"
         "                       --warc, --warc-max-size (the WARC is cut\n"
         "                       back to its last committed record and\n"
-        "                       appended to, like --out). A DIR that is\n"
+        "                       appended to, like --out), --workers,\n"
+        "                       --worker, --crawl-id. A DIR that is\n"
         "                       not a crawl state, is damaged or is in use\n"
         "                       by another crawl is refused (exit 1) and\n"
         "                       left as it is\n",
         f);
+    fputs("\n"
+          "Many workers (one crawl split by host, through Redis):\n"
+          "  --redis URL          the crawl's Redis: redis://HOST[:PORT][/DB]\n"
+          "                       or unix:/PATH; needs --workers, --worker\n"
+          "                       and --state (may change on resume). Worker\n"
+          "                       I of N fetches only the hosts it owns:\n"
+          "                       XXH64(\"scheme://host[:port]\", seed 0)\n"
+          "                       mod N, the same on every machine; so\n"
+          "                       politeness, robots.txt and the seen-test\n"
+          "                       stay local. URLs of other hosts go to\n"
+          "                       their owner through Redis Streams, kept in\n"
+          "                       --state until Redis has them (a kill -9,\n"
+          "                       or a restart of an appendonly Redis, loses\n"
+          "                       none). Seeds may be given to any worker.\n"
+          "                       Every worker exits 0 once the whole crawl\n"
+          "                       is done, its report with a \"workers\"\n"
+          "                       block; --max-pages counts the pages of\n"
+          "                       all the workers. Redis\n"
+          "                       unreachable at the start: exit 1, nothing\n"
+          "                       written; lost later: the worker crawls on\n"
+          "                       and retries\n"
+          "  --workers N          the crawl's workers, 1..1024 (the same for\n"
+          "                       all of them)\n"
+          "  --worker I           this worker, 0..N-1\n"
+          "  --crawl-id NAME      the crawl's keys in Redis (bc:NAME:...), so\n"
+          "                       that crawls can share one Redis: letters,\n"
+          "                       digits, '.', '_', '-', up to 64 (default)\n"
+          "  --status             with --redis [--crawl-id]: the workers'\n"
+          "                       table (pages, queue, in flight, stream\n"
+          "                       entries sent and acknowledged, outbox, last\n"
+          "                       heartbeat, state), redrawn every second on\n"
+          "                       a terminal until the crawl is over (Ctrl-C\n"
+          "                       ends it), printed once otherwise; exit 1 if\n"
+          "                       Redis is unreachable or there is no such\n"
+          "                       crawl\n",
+          f);
 }
 
 /* ---- options --------------------------------------------------------- */
@@ -270,6 +314,13 @@ struct options {
     size_t header_count, accept_type_count, reject_type_count;
     bool verbose;
     const char *expect_text, *fp_rate_text; /* as given, for messages */
+    const char *redis;    /* --redis URL: a crawl worker; NULL: alone */
+    unsigned workers;     /* --workers N, 0 when not given */
+    unsigned worker;      /* --worker I */
+    bool worker_given;    /* --worker was given */
+    const char *crawl_id; /* --crawl-id, "default" */
+    bool crawl_id_given;
+    bool status; /* --status */
 };
 
 static int add_to_list(const char **list, size_t *count, const char *v)
@@ -318,6 +369,23 @@ static bool resolve_entry_ok(const char *v)
             (*a == ',' && a[-1] == ':'))
             return false;
     return true;
+}
+
+/* A --redis URL as the workers take it: redis://HOST[:PORT][/DB] or
+ * unix:/PATH (the library parses the rest and says what is wrong). */
+static bool redis_url_ok(const char *v)
+{
+    if (!strncmp(v, "redis://", 8))
+        return v[8] != '\0' && v[8] != '/' && !strpbrk(v, " \t\r\n");
+    return !strncmp(v, "unix:", 5) && v[5] != '\0';
+}
+
+/* A --crawl-id: [A-Za-z0-9._-]{1,64} (it is part of Redis keys). */
+static bool crawl_id_ok(const char *v)
+{
+    size_t n = strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                         "0123456789._-");
+    return n >= 1 && n <= 64 && v[n] == '\0';
 }
 
 /* A size in bytes: digits, optionally followed by K, M or G (KiB, MiB,
@@ -400,7 +468,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         .robots_retry_ms = BC_FRONTIER_DEFAULT_ROBOTS_RETRY_MS,
         .max_retry_after_ms = BC_FRONTIER_DEFAULT_MAX_RETRY_AFTER_MS,
         .max_retries = BC_FRONTIER_DEFAULT_MAX_RETRIES,
-        .max_redirects = BC_FRONTIER_DEFAULT_MAX_REDIRECTS};
+        .max_redirects = BC_FRONTIER_DEFAULT_MAX_REDIRECTS,
+        .crawl_id = "default"};
     for (int i = 1; i < argc; i++) {
         char name[32];
         const char *inline_v;
@@ -429,6 +498,8 @@ static int parse_options(int argc, char **argv, struct options *o)
             o->quiet = true, is_flag = 1;
         else if (!strcmp(a, "-v"))
             o->verbose = true, is_flag = 1;
+        else if (!strcmp(a, "--status"))
+            o->status = true, is_flag = 1;
         else if (a[0] != '-')
             bad = add_to_list(o->seed, &o->seed_count, a), takes = 0,
             no_value = false;
@@ -521,6 +592,16 @@ static int parse_options(int argc, char **argv, struct options *o)
                   add_to_list(o->reject_type, &o->reject_type_count, v);
         else if (!strcmp(a, "--log"))
             o->log_file = v, bad = *v == '\0';
+        else if (!strcmp(a, "--redis"))
+            o->redis = v, bad = !redis_url_ok(v);
+        else if (!strcmp(a, "--workers"))
+            bad = args_count(v, false, &n) || n > 1024,
+            o->workers = (unsigned)n;
+        else if (!strcmp(a, "--worker"))
+            bad = args_count(v, true, &n) || n > 1023, o->worker = (unsigned)n,
+            o->worker_given = true;
+        else if (!strcmp(a, "--crawl-id"))
+            o->crawl_id = v, o->crawl_id_given = true, bad = !crawl_id_ok(v);
         else
             unknown = 1;
         if (unknown) {
@@ -542,6 +623,30 @@ static int parse_options(int argc, char **argv, struct options *o)
             return -1;
         }
         i += takes;
+    }
+    if (o->status) {
+        if (!o->redis) {
+            fprintf(stderr, "crawl: --status needs --redis URL\n");
+            return -1;
+        }
+        return 0;
+    }
+    if (!o->redis && (o->workers || o->worker_given || o->crawl_id_given)) {
+        fprintf(stderr, "crawl: --workers, --worker and --crawl-id need "
+                        "--redis URL\n");
+        return -1;
+    }
+    if (o->redis && (!o->workers || !o->worker_given || !o->state_dir)) {
+        fprintf(stderr, "crawl: --redis needs --workers N, --worker I and "
+                        "--state DIR\n");
+        return -1;
+    }
+    if (o->redis && o->worker >= o->workers) {
+        fprintf(stderr,
+                "crawl: bad value for --worker: %u (0..%u with "
+                "--workers %u)\n",
+                o->worker, o->workers - 1, o->workers);
+        return -1;
     }
     if (o->revisit && (!o->state_dir || !o->recrawl_ms)) {
         fprintf(stderr, "crawl: --revisit needs --state DIR and "
@@ -577,6 +682,9 @@ struct crawl {
     char **argv;
     int log_fd; /* --log, O_APPEND; -1 without */
     bool log_failed;
+    struct bc_workers *workers; /* --redis: this worker of the crawl */
+    bool over;                  /* the crawl is over for all its workers */
+    bool over_at_start;         /* ... already when this worker started */
 };
 
 static volatile sig_atomic_t interrupted, stop_signal;
@@ -768,6 +876,16 @@ static uint64_t recrawled(const struct bc_seen_stats *v)
     return v->verdict_new - v->lru.inserts;
 }
 
+/* A worker with nothing of its own to do: nothing queued, nothing in
+ * flight, its outbox empty; it waits for URLs from the others or for the
+ * end of the crawl. */
+static bool worker_idle(const struct bc_frontier_stats *s,
+                        const struct bc_crawler_stats *k,
+                        const struct bc_workers_stats *w)
+{
+    return s->queued == 0 && k->in_flight == 0 && w->outbox == 0;
+}
+
 static void progress(struct crawl *c, uint64_t now, bool final)
 {
     bool tty = c->stderr_tty;
@@ -780,6 +898,19 @@ static void progress(struct crawl *c, uint64_t now, bool final)
     struct bc_crawler_stats k;
     bc_crawler_stats(c->crawler, &k);
     double secs = (double)(now - c->start_ms) / 1000.0;
+    if (c->workers) {
+        struct bc_workers_stats w;
+        bc_workers_stats(c->workers, &w);
+        fprintf(stderr, "%sworker %u/%u  ", tty ? "\r\033[K" : "",
+                c->opt.worker, c->opt.workers);
+        if (c->over)
+            fputs("the crawl is over  ", stderr);
+        else if (worker_idle(&s, &k, &w))
+            fputs("idle, waiting for the others  ", stderr);
+        if (!w.redis_up)
+            fputs("Redis lost, retrying  ", stderr);
+        tty = false; /* the line is begun */
+    }
     fprintf(stderr,
             "%s%llu pages  %.1f/s  queue %zu  hosts %zu (robots.txt %zu, "
             "blocked %zu, given up %zu)  new %llu dup %llu "
@@ -796,7 +927,7 @@ static void progress(struct crawl *c, uint64_t now, bool final)
                                         (double)s.seen.window.capacity
                                   : 0.0
                             : 100.0 * s.seen.bloom.fill,
-            tty && !final ? "" : "\n");
+            c->stderr_tty && !final ? "" : "\n");
 }
 
 static void report_given_up(void *ctx, const char *origin, size_t len,
@@ -984,6 +1115,102 @@ static void write_hosts_json(struct crawl *c, FILE *f)
     free(t.row);
 }
 
+/* ---- crawl workers (--redis) ------------------------------------------- */
+
+/* The report's "workers" block. The hosts this worker owns are those of
+ * its frontier: it admits no other. */
+static void report_workers(struct crawl *c, FILE *f,
+                           const struct bc_crawler_stats *k)
+{
+    struct bc_workers_stats w;
+    bc_workers_stats(c->workers, &w);
+    struct host_table t;
+    host_table_fill(c, &t);
+    fprintf(f,
+            "\nworkers              worker %u of %u, crawl %s at %s%s\n"
+            "  hosts owned        %zu",
+            w.index, w.workers, c->opt.crawl_id, c->opt.redis,
+            c->over_at_start ? " (over when this run started)"
+            : c->over        ? " (the crawl is over)"
+                             : "",
+            t.count);
+    for (size_t i = 0; i < t.count && i < REPORT_TOP_HOSTS; i++)
+        fprintf(f, "%s%s", i ? ", " : ": ", t.row[i].origin);
+    if (t.count > REPORT_TOP_HOSTS)
+        fputs(", ...", f);
+    free(t.row);
+    fprintf(f,
+            "\n  routed             %llu URLs out to other workers (%llu "
+            "seeds), %llu in from them\n",
+            (unsigned long long)k->routed_out,
+            (unsigned long long)w.routed_seeds,
+            (unsigned long long)k->routed_in);
+    fprintf(f,
+            "  stream entries     %llu sent (%llu URLs; %llu URLs sent "
+            "recently not sent again), %llu received (%llu URLs), %llu "
+            "acknowledged\n",
+            (unsigned long long)w.sent_entries, (unsigned long long)w.sent_urls,
+            (unsigned long long)w.send_cache_hits,
+            (unsigned long long)w.received_entries,
+            (unsigned long long)w.received_urls,
+            (unsigned long long)w.acked_entries);
+    fprintf(f,
+            "  garbage            %llu entries, %llu lines (skipped)\n"
+            "  outbox             %llu URLs waiting for Redis (at most "
+            "%llu)\n"
+            "  redis              %llu commands, %llu errors, %llu "
+            "reconnects; %s\n",
+            (unsigned long long)w.garbage_entries,
+            (unsigned long long)w.garbage_lines, (unsigned long long)w.outbox,
+            (unsigned long long)w.outbox_max,
+            (unsigned long long)w.redis_commands,
+            (unsigned long long)w.redis_errors,
+            (unsigned long long)w.redis_reconnects,
+            w.redis_up ? "connected" : "not connected");
+}
+
+/* --stats-json's "workers": {...}. */
+static void write_workers_json(struct crawl *c, FILE *f,
+                               const struct bc_crawler_stats *k)
+{
+    struct bc_workers_stats w;
+    bc_workers_stats(c->workers, &w);
+    fprintf(f, "\"workers\": {\"index\": %u, \"workers\": %u, \"crawl_id\": ",
+            w.index, w.workers);
+    json_string(f, c->opt.crawl_id, strlen(c->opt.crawl_id));
+    fputs(", \"hosts_owned\": [", f);
+    struct host_table t;
+    host_table_fill(c, &t);
+    for (size_t i = 0; i < t.count; i++) {
+        fputs(i ? ", " : "", f);
+        json_string(f, t.row[i].origin, t.row[i].origin_len);
+    }
+    free(t.row);
+    fprintf(
+        f,
+        "], \"routed_out\": %llu, \"routed_in\": %llu, "
+        "\"routed_seeds\": %llu, \"sent_entries\": %llu, "
+        "\"sent_urls\": %llu, \"send_cache_hits\": %llu, "
+        "\"received_entries\": %llu, \"received_urls\": %llu, "
+        "\"acked_entries\": %llu, \"garbage\": %llu, "
+        "\"garbage_lines\": %llu, \"outbox\": %llu, "
+        "\"outbox_max\": %llu, \"redis_errors\": %llu, "
+        "\"redis_reconnects\": %llu, \"redis_commands\": %llu, "
+        "\"redis_up\": %s, \"over\": %s, \"over_at_start\": %s}, ",
+        (unsigned long long)k->routed_out, (unsigned long long)k->routed_in,
+        (unsigned long long)w.routed_seeds, (unsigned long long)w.sent_entries,
+        (unsigned long long)w.sent_urls, (unsigned long long)w.send_cache_hits,
+        (unsigned long long)w.received_entries,
+        (unsigned long long)w.received_urls,
+        (unsigned long long)w.acked_entries,
+        (unsigned long long)w.garbage_entries,
+        (unsigned long long)w.garbage_lines, (unsigned long long)w.outbox,
+        (unsigned long long)w.outbox_max, (unsigned long long)w.redis_errors,
+        (unsigned long long)w.redis_reconnects,
+        (unsigned long long)w.redis_commands, w.redis_up ? "true" : "false",
+        c->over ? "true" : "false", c->over_at_start ? "true" : "false");
+}
+
 /* The sitemaps' lines of the report. */
 static void report_sitemaps(FILE *f, const struct bc_frontier_stats *s,
                             const struct bc_crawler_stats *k)
@@ -1089,6 +1316,8 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
                 (unsigned long long)k.warc_records,
                 (unsigned long long)k.warc_files,
                 (double)k.warc_bytes / 1048576.0);
+    if (c->workers)
+        report_workers(c, f, &k);
     fprintf(f, "\nadmission (frontier)\n");
     for (int r = 0; r < BC_ADMIT_REASON_COUNT; r++) {
         if (!s.reasons[r])
@@ -1318,6 +1547,8 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
                 v->window.fpr_peak, (unsigned long long)recrawled(v));
     fprintf(f, "\"skipped_content_type\": %llu, ",
             (unsigned long long)k.skipped_content_type);
+    if (c->workers)
+        write_workers_json(c, f, &k);
     write_hosts_json(c, f);
     fputs("}\n", f);
 }
@@ -1347,8 +1578,12 @@ static void add_seed(struct crawl *c, const char *file, uint64_t line,
 {
     enum bc_frontier_reason reason = BC_ADMIT_NOMEM;
     enum bc_status ust = BC_OK;
-    bc_crawler_add_seed(c->crawler, url, len, &reason, &ust);
-    if (reason == BC_ADMIT_QUEUED || reason == BC_ADMIT_DUPLICATE)
+    if (c->workers) /* in Redis's set of seeds, then routed or admitted */
+        bc_workers_add_seed(c->workers, url, len, &reason, &ust);
+    else
+        bc_crawler_add_seed(c->crawler, url, len, &reason, &ust);
+    if (reason == BC_ADMIT_QUEUED || reason == BC_ADMIT_DUPLICATE ||
+        reason == BC_ADMIT_ROUTED)
         return;
     struct bc_crawl_state_info si;
     bc_crawl_state_info(c->state, &si); /* zeros without a state */
@@ -1524,7 +1759,7 @@ static int open_state(struct crawl *c)
     const char *scope = o->scope == BC_SCOPE_HOST     ? "host"
                         : o->scope == BC_SCOPE_DOMAIN ? "domain"
                                                       : "any";
-    const struct bc_crawl_state_option fixed[] = {
+    struct bc_crawl_state_option fixed[20] = {
         {"--scope", scope},
         {"--include", joined(o->include, o->include_count, inc, sizeof(inc))},
         {"--exclude", joined(o->exclude, o->exclude_count, exc, sizeof(exc))},
@@ -1537,11 +1772,23 @@ static int open_state(struct crawl *c)
         {"--warc", o->warc_file ? o->warc_file : ""},
         {"--warc-max-size", warc_max},
         {"--sitemaps", o->no_sitemaps ? "no" : "yes"},
-        /* Last, and only when given: a state made before the option
-         * existed (or without it) resumes as it was. */
-        {"--recrawl-after", recrawl},
     };
-    size_t count = sizeof(fixed) / sizeof(fixed[0]) - (o->recrawl_ms ? 0 : 1);
+    size_t count = 12;
+    /* Only when given: a state made before the option existed (or
+     * without it) resumes as it was. */
+    if (o->recrawl_ms)
+        fixed[count++] =
+            (struct bc_crawl_state_option){"--recrawl-after", recrawl};
+    /* A worker's place in its crawl (--redis itself may change). */
+    char workers[16], worker[16];
+    snprintf(workers, sizeof(workers), "%u", o->workers);
+    snprintf(worker, sizeof(worker), "%u", o->worker);
+    if (o->redis) {
+        fixed[count++] = (struct bc_crawl_state_option){"--workers", workers};
+        fixed[count++] = (struct bc_crawl_state_option){"--worker", worker};
+        fixed[count++] =
+            (struct bc_crawl_state_option){"--crawl-id", o->crawl_id};
+    }
     struct bc_crawl_state_error err;
     enum bc_status st =
         bc_crawl_state_open(o->state_dir, fixed, count, &c->state, &err);
@@ -1695,6 +1942,163 @@ static int open_warc(struct crawl *c)
     return si.resumed ? 1 : 2;
 }
 
+/* ---- crawl workers: Redis (--redis) ------------------------------------ */
+
+/* A Redis error of --redis: "cannot connect: WHY" when it could not be
+ * reached (WHY the library's text without its "cannot connect to Redis at
+ * ADDRESS: "), else the library's text. */
+static void redis_error(const char *where, enum bc_status st, const char *why)
+{
+    static const char lead[] = "cannot connect to Redis at ";
+    const char *rest;
+    if (!why || !*why)
+        why = bc_strerror(st);
+    else if (!strncmp(why, lead, sizeof(lead) - 1) &&
+             (rest = strstr(why + sizeof(lead) - 1, ": ")) != NULL)
+        why = rest + 2;
+    else if (!strncmp(why, "cannot connect", 14))
+        st = BC_OK; /* the text says it already */
+    fprintf(stderr, "crawl: --redis %s: %s%s\n", where,
+            st == BC_ERR_REDIS_CONNECT ? "cannot connect: " : "", why);
+}
+
+/*
+ * Join the crawl in Redis as worker --worker of --workers (connect, check
+ * or create the crawl's settings, register), before anything is written:
+ * Redis unreachable costs nothing. Returns 0, or the exit status after a
+ * message: 2 when the crawl in Redis has other settings (--workers,
+ * --max-pages), 1 otherwise.
+ */
+static int open_workers(struct crawl *c)
+{
+    const struct options *o = &c->opt;
+    struct bc_workers_config wc;
+    bc_workers_config_init(&wc);
+    wc.where = o->redis;
+    wc.crawl_id = o->crawl_id;
+    wc.workers = o->workers;
+    wc.index = o->worker;
+    wc.max_pages = o->max_pages;
+    enum bc_status st = bc_workers_create(&wc, &c->workers);
+    if (st == BC_OK)
+        return 0;
+    redis_error(o->redis, st, c->workers ? bc_workers_errmsg(c->workers) : "");
+    bc_workers_free(c->workers);
+    c->workers = NULL;
+    return st == BC_ERR_MISMATCH ? 2 : 1;
+}
+
+/* The most workers --status shows (--workers is at most 1024). */
+#define STATUS_MAX_ROWS 1024
+
+static uint64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The workers' table of crawl --status: one row per worker, a total, and
+ * "crawl: over" once it is. */
+static void print_status(FILE *f, const struct options *o, unsigned workers,
+                         bool done, const struct bc_workers_row *rows,
+                         size_t count)
+{
+    uint64_t now = wall_ms();
+    uint64_t pages = 0, queued = 0, in_flight = 0, sent = 0, acked = 0,
+             outbox = 0;
+    fprintf(f, "crawl %s at %s: %u workers\n", o->crawl_id, o->redis, workers);
+    fprintf(f, "%6s %8s %-20s %9s %8s %9s %8s %8s %7s %10s  %s\n", "worker",
+            "pid", "host", "pages", "queue", "in flight", "sent", "acked",
+            "outbox", "heartbeat", "state");
+    for (size_t i = 0; i < count; i++) {
+        const struct bc_workers_row *r = &rows[i];
+        if (!r->registered) {
+            fprintf(f, "%6u %8s %-20s %9s %8s %9s %8s %8s %7s %10s  %s\n",
+                    r->index, "-", "-", "-", "-", "-", "-", "-", "-", "-",
+                    "not started");
+            continue;
+        }
+        double age = now > r->heartbeat_ms && r->heartbeat_ms
+                         ? (double)(now - r->heartbeat_ms) / 1000.0
+                         : 0.0;
+        fprintf(f,
+                "%6u %8ld %-20.20s %9llu %8llu %9llu %8llu %8llu %7llu "
+                "%8.1f s  %s\n",
+                r->index, r->pid, r->host, (unsigned long long)r->pages,
+                (unsigned long long)r->queued, (unsigned long long)r->in_flight,
+                (unsigned long long)r->sent, (unsigned long long)r->acked,
+                (unsigned long long)r->outbox, age,
+                r->idle && !strcmp(r->state, "crawling") ? "idle" : r->state);
+        pages += r->pages;
+        queued += r->queued;
+        in_flight += r->in_flight;
+        sent += r->sent;
+        acked += r->acked;
+        outbox += r->outbox;
+    }
+    fprintf(f, "%-36s %9llu %8llu %9llu %8llu %8llu %7llu\n", "total",
+            (unsigned long long)pages, (unsigned long long)queued,
+            (unsigned long long)in_flight, (unsigned long long)sent,
+            (unsigned long long)acked, (unsigned long long)outbox);
+    if (done)
+        fputs("crawl: over\n", f);
+}
+
+/*
+ * crawl --redis URL [--crawl-id NAME] --status: the table once, or on a
+ * terminal redrawn every second until the crawl is over or a signal ends
+ * it. Returns the exit status: 0, or 1 after a message (Redis
+ * unreachable, no such crawl).
+ */
+static int show_status(const struct options *o)
+{
+    struct bc_workers_row *rows = calloc(STATUS_MAX_ROWS, sizeof(*rows));
+    if (!rows) {
+        fprintf(stderr, "crawl: --status: out of memory\n");
+        return 1;
+    }
+    bool tty = isatty(STDOUT_FILENO);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    int rc = 0;
+    for (;;) {
+        unsigned workers = 0;
+        bool done = false;
+        char err[256] = "";
+        enum bc_status st =
+            bc_workers_status(o->redis, o->crawl_id, &workers, &done, rows,
+                              STATUS_MAX_ROWS, err, sizeof(err));
+        if (st == BC_ERR_NOT_FOUND || (st == BC_OK && workers == 0)) {
+            fprintf(stderr, "crawl: --redis %s: no crawl \"%s\" there\n",
+                    o->redis, o->crawl_id);
+            rc = 1;
+            break;
+        }
+        if (st != BC_OK) {
+            redis_error(o->redis, st, err);
+            rc = 1;
+            break;
+        }
+        if (tty)
+            fputs("\033[H\033[2J", stdout); /* home, clear the screen */
+        print_status(stdout, o, workers, done, rows,
+                     workers < STATUS_MAX_ROWS ? workers : STATUS_MAX_ROWS);
+        fflush(stdout);
+        if (!tty || done || interrupted)
+            break;
+        struct timespec second = {1, 0};
+        nanosleep(&second, NULL);
+        if (interrupted)
+            break;
+    }
+    free(rows);
+    return rc;
+}
+
 /* ---- the loop ----------------------------------------------------------- */
 
 /*
@@ -1705,13 +2109,27 @@ static int open_warc(struct crawl *c)
  */
 static int run(struct crawl *c)
 {
+    bool stopped = false;
     for (;;) {
-        if (interrupted)
-            bc_crawler_stop(c->crawler);
+        if (interrupted && !stopped) {
+            if (c->workers)
+                bc_workers_stop(c->workers); /* stops its crawler */
+            else
+                bc_crawler_stop(c->crawler);
+            stopped = true;
+        }
         if (interrupted > 1)
             return 0;
         bool done;
-        enum bc_status st = bc_crawler_step(c->crawler, 1000, &done);
+        /* A worker steps through the module (Redis between the crawler's
+         * steps, 100 ms apart at most when idle) until the whole crawl is
+         * over, or, stopped, until nothing of its own is in flight (the
+         * crawl goes on without it). */
+        enum bc_status st = c->workers
+                                ? bc_workers_step(c->workers, 100, &done)
+                                : bc_crawler_step(c->crawler, 1000, &done);
+        if (c->workers && done && !stopped)
+            c->over = true;
         int err;
         if (st != BC_OK && bc_crawler_warc_error(c->crawler, &err) != BC_OK) {
             fprintf(stderr, "crawl: --warc %s: writing failed: %s\n",
@@ -1750,6 +2168,10 @@ int main(int argc, char **argv)
     if (rc)
         return rc > 0 ? 0 : 2;
     const struct options *o = &c.opt;
+    if (o->status)
+        return show_status(o);
+    if (o->redis && (rc = open_workers(&c)) != 0)
+        goto out_close;
     if (open_files(&c) != 0) {
         rc = 2;
         goto out_close;
@@ -1805,7 +2227,7 @@ int main(int argc, char **argv)
     xc->headers = o->header;
     xc->header_count = o->header_count;
     cc.concurrency = o->concurrency;
-    cc.max_pages = o->max_pages;
+    cc.max_pages = o->redis ? 0 : o->max_pages; /* a worker's is global */
     cc.on_page = on_page;
     cc.on_fetch = on_fetch;
     cc.ctx = &c;
@@ -1825,6 +2247,12 @@ int main(int argc, char **argv)
     if ((rc = open_warc(&c)) != 0)
         goto out_free;
     cc.warc = c.warc;
+    if (c.workers &&
+        (st = bc_workers_attach(c.workers, &cc, c.state)) != BC_OK) {
+        redis_error(o->redis, st, bc_workers_errmsg(c.workers));
+        rc = 1;
+        goto out_free;
+    }
     /* Invalid arguments can only be the frontier's (the seen-test's sizing:
      * --expect, --fp-rate, --lru): --resolve was checked above. */
     st = bc_crawler_create(&cc, &c.crawler);
@@ -1852,6 +2280,22 @@ int main(int argc, char **argv)
         rc = 1;
         goto out_free;
     }
+    if (c.workers) {
+        st = bc_workers_start(c.workers, c.crawler);
+        if (st != BC_OK) {
+            redis_error(o->redis, st, bc_workers_errmsg(c.workers));
+            rc = 1;
+            goto out_free;
+        }
+        struct bc_workers_stats ws;
+        bc_workers_stats(c.workers, &ws);
+        c.over = c.over_at_start = ws.done_seen_at_start;
+        if (c.over)
+            fprintf(stderr,
+                    "crawl: the crawl \"%s\" is over (all its workers "
+                    "finished): nothing to do\n",
+                    o->crawl_id);
+    }
     if (!o->quiet && strcmp(o->user_agent, DEFAULT_USER_AGENT) == 0)
         fprintf(stderr,
                 "crawl: note: crawling as \"%s\"; identify yourself "
@@ -1873,9 +2317,9 @@ int main(int argc, char **argv)
             goto out_free;
         }
     }
-    for (size_t i = 0; i < o->seed_count; i++)
+    for (size_t i = 0; i < o->seed_count && !c.over; i++)
         add_seed(&c, NULL, 0, o->seed[i], strlen(o->seed[i]));
-    if (o->seeds_file && read_seeds(&c, o->seeds_file) != 0) {
+    if (o->seeds_file && !c.over && read_seeds(&c, o->seeds_file) != 0) {
         rc = 2;
         goto out_free;
     }
@@ -1888,13 +2332,13 @@ int main(int argc, char **argv)
 
     /* The outcome and the exit status (see usage()). */
     const char *outcome = "complete";
-    if (run(&c) != 0) {
+    if (!c.over && run(&c) != 0) {
         outcome = "failed";
         rc = 1;
     } else if (interrupted) {
         outcome = "interrupted";
         rc = 128 + stop_signal;
-    } else {
+    } else if (!c.workers) { /* a worker may own no host, get no seed */
         struct bc_crawler_stats k;
         bc_crawler_stats(c.crawler, &k);
         uint64_t responses = 0;
@@ -1960,7 +2404,9 @@ int main(int argc, char **argv)
     }
 
 out_free:
-    bc_crawler_free(c.crawler);
+    bc_crawler_free(c.crawler); /* the worker outlives its crawler */
+    bc_workers_free(c.workers);
+    c.workers = NULL;
     if (c.warc && bc_warc_free(c.warc) != BC_OK) {
         fprintf(stderr, "crawl: --warc %s: closing failed: %s\n", o->warc_file,
                 strerror(errno));
@@ -1969,6 +2415,7 @@ out_free:
     bc_crawl_state_close(c.state);
     bc_fetcher_global_cleanup();
 out_close:
+    bc_workers_free(c.workers);
     if (c.out_fd >= 0)
         close(c.out_fd);
     if (c.log_fd >= 0)

@@ -57,8 +57,18 @@
  * Bloom filter and can still be admitted when it comes back:
  *
  *     normalize -> length -> scope -> include/exclude -> depth
- *       -> path segments -> trap guard -> host budget -> queue capacity
+ *       -> redirect hops -> path segments -> trap guard
+ *       -> partition (another worker's host: routed there, stop)
+ *       -> host given up -> host budget -> queue capacity
  *       -> robots.txt (if known) -> seen-test (on the seen-key) -> enqueue
+ *
+ * With a partition (crawl workers, frontier.h bc_frontier_partition), a
+ * URL whose host another worker owns leaves after the checks that depend
+ * on the URL alone, the same on every worker; what depends on the host
+ * (its budget, its robots.txt, whether it was given up) and the seen-test
+ * are the owner's, which alone holds them. So the seen-test is not asked
+ * here: the owner's decides (a sender may route the same URL twice; the
+ * owner admits it once).
  *
  * The trap guard refuses a path with a segment repeated more than twice
  * (/a/b/a/b/a/...), the signature of relative links that grow a path for
@@ -343,6 +353,8 @@ const char *bc_frontier_reason_name(enum bc_frontier_reason reason)
         return "store_error";
     case BC_ADMIT_SITEMAP_SCOPE:
         return "sitemap_scope";
+    case BC_ADMIT_ROUTED:
+        return "routed";
     case BC_ADMIT_REASON_COUNT:
         break;
     }
@@ -721,7 +733,8 @@ enum bc_status bc_frontier_create(const struct bc_frontier_config *config,
         config->max_url_len > BC_FRONTIER_MAX_URL_LEN ||
         config->max_depth > 65535 || config->max_redirects > 255 ||
         config->max_retries > 255 || !config->user_agent ||
-        config->scope > BC_SCOPE_ANY)
+        config->scope > BC_SCOPE_ANY ||
+        (config->partition.owns && !config->partition.route))
         return BC_ERR_INVALID_ARG;
     struct bc_frontier *f = calloc(1, sizeof(*f));
     if (!f)
@@ -1136,6 +1149,23 @@ static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
     const char *origin = bc_url_origin(&u, obuf, sizeof(obuf), &olen);
     if (!origin)
         return BC_ADMIT_BAD_URL;
+    const struct bc_frontier_partition *part = &f->cfg.partition;
+    if (part->owns && !part->owns(part->ctx, origin, olen)) {
+        struct bc_frontier_entry e = {u.href, u.len, m->depth, m->redirects,
+                                      0,      0,     NULL,     0};
+        if (m->ref) {
+            e.referrer = m->ref->text;
+            e.referrer_len = m->ref->len;
+        }
+        st = part->route(part->ctx, origin, olen, &e, seed);
+        if (st == BC_ERR_NOMEM)
+            return BC_ADMIT_NOMEM;
+        if (st != BC_OK) {
+            f->store_status = st;
+            return BC_ADMIT_STORE_ERROR;
+        }
+        return BC_ADMIT_ROUTED;
+    }
     struct host *h = host_find(f, origin, olen);
     if (h && h->robots_state == ROBOTS_GIVEN_UP) {
         h->given_up_lost++;
@@ -1351,6 +1381,22 @@ enum bc_status bc_frontier_add_with_referrer(
         return BC_ERR_NOMEM;
     return add_common(f, href, href_len, base, base_len, &m, false, reason,
                       url_status);
+}
+
+enum bc_status bc_frontier_add_routed(struct bc_frontier *f, const char *url,
+                                      size_t len, unsigned depth,
+                                      unsigned redirects, const char *referrer,
+                                      size_t referrer_len,
+                                      enum bc_frontier_reason *reason,
+                                      enum bc_status *url_status)
+{
+    if (!f || !reason || (!referrer && referrer_len > 0) ||
+        referrer_len > f->cfg.max_url_len)
+        return BC_ERR_INVALID_ARG;
+    struct entry_meta m = {depth, redirects, 0, 0, NULL};
+    if (!text_referrer(f, referrer, referrer_len, &m, reason))
+        return BC_ERR_NOMEM;
+    return add_common(f, url, len, NULL, 0, &m, false, reason, url_status);
 }
 
 enum bc_status bc_frontier_add_seed(struct bc_frontier *f, const char *url,

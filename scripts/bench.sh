@@ -11,8 +11,9 @@
 #               meaningful; the results go to bench/results-quick/)
 #   --no-crawl  skip the crawl against wget2 (it needs nginx and wget2)
 #   --only S    run only the steps named (dedup, scale, fpr, window,
-#               redis_seen, url, urldedup, frontier, crawl; with --billion scale-big,
-#               scale-big-scalar, billion) and then the report;
+#               redis_seen, handoff, url, urldedup, frontier, crawl; with
+#               --billion scale-big, scale-big-scalar, billion) and then
+#               the report;
 #               CSVs of the other steps stay as the last run left them
 #
 # Not part of the tests. Builds in Release mode in build-rel/, runs each
@@ -165,6 +166,14 @@ if want redis_seen && command -v redis-server >/dev/null; then
     redis_args=(--full)
     [ "$quick" = 1 ] && redis_args=()
     step redis_seen "$bin/bench/bench_redis_seen" "${redis_args[@]}"
+fi
+
+# ---- crawl workers' handoff through Redis Streams (issue 15) -----------
+# (it starts its own redis-server on a unix socket; skipped without one)
+if want handoff && command -v redis-server >/dev/null; then
+    handoff_args=()
+    [ "$quick" = 1 ] && handoff_args=(--urls 20000)
+    step handoff "$bin/bench/bench_handoff" "${handoff_args[@]}"
 fi
 
 # ---- the normalizer against libcurl's URL API --------------------------

@@ -3,6 +3,8 @@
 # crawl a web site.
 #
 #   scripts/demo.sh            crawl the bundled sample site on 127.0.0.1
+#   scripts/demo.sh --workers N  the same with N crawl workers (crawl
+#                              --redis) sharing a private redis-server
 #   scripts/demo.sh URL...     crawl those URLs instead, with the polite
 #                              defaults (1 request at a time per host, 1 s
 #                              apart, robots.txt obeyed); stop with Ctrl-C
@@ -20,11 +22,36 @@
 # halfway and resumed with the same command; the checker then confirms
 # every page fetched and recorded once, with the in-flight tolerance (pages
 # in flight at the kill may be requested again: at most --concurrency).
+#
+# With --workers N: starts redis-server in a temporary directory (on a unix
+# socket only, --port 0; append-only file), the sample site, and N crawl
+# workers of one crawl (--redis, --workers N, --worker I, each its own
+# --state and --out; the seed given to worker 0 only), shows crawl
+# --status while they run and once they are done, then the checker's
+# verdict on the union of their --out files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 
-scripts/deps.sh build
+workers=0
+if [ "${1:-}" = --workers ]; then
+    workers=${2:-}
+    case $workers in
+    [1-9] | 1[0-6]) ;;
+    *)
+        echo "usage: scripts/demo.sh --workers N   (N from 1 to 16)" >&2
+        exit 2
+        ;;
+    esac
+    shift 2
+    [ $# -eq 0 ] || { echo "demo: --workers N takes nothing more" >&2; exit 2; }
+fi
+
+if [ "$workers" -gt 0 ]; then
+    scripts/deps.sh workers
+else
+    scripts/deps.sh build
+fi
 echo "== building in build/" >&2
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
 cmake --build build -j "$jobs" >/dev/null
@@ -35,6 +62,7 @@ if [ $# -gt 0 ]; then
 fi
 
 demo=build/demo
+[ "$workers" -gt 0 ] && demo=build/demo-workers
 rm -rf "$demo"
 mkdir -p "$demo"
 echo "== generating the sample site in $demo/site" >&2
@@ -59,6 +87,105 @@ stop_server() { kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null |
 trap stop_server EXIT
 common=(--scope domain --max-depth 8 --concurrency 16 --per-host 4 --delay 0
     --timeout 1500 --max-body 1000000)
+
+if [ "$workers" -gt 0 ]; then
+    redis_dir=$(mktemp -d "${TMPDIR:-/tmp}/bc_demo_redis.XXXXXX")
+    sock=$redis_dir/redis.sock
+    redis=
+    pids=()
+    stop_all() {
+        for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+        stop_server
+        if [ -n "$redis" ]; then
+            kill "$redis" 2>/dev/null || true
+            wait "$redis" 2>/dev/null || true
+        fi
+        rm -rf "$redis_dir"
+    }
+    trap stop_all EXIT
+    redis-server --port 0 --unixsocket "$sock" --unixsocketperm 700 \
+        --dir "$redis_dir" --save "" --appendonly yes --appendfsync always \
+        --daemonize no --logfile "$redis_dir/redis.log" &
+    redis=$!
+    for _ in $(seq 100); do
+        [ "$(redis-cli -s "$sock" ping 2>/dev/null)" = PONG ] && break
+        sleep 0.1
+    done
+    [ "$(redis-cli -s "$sock" ping 2>/dev/null)" = PONG ] ||
+        { echo "demo: redis-server did not start" >&2; exit 1; }
+    start_server "$demo/access.log"
+    any=(--scope any --max-depth 8 --concurrency 8 --per-host 4 --delay 0
+        --timeout 1500 --max-body 1000000)
+    seed=${site_args[${#site_args[@]} - 1]}
+    resolve=("${site_args[@]:0:${#site_args[@]}-1}")
+    cat >&2 <<MSG
+== redis-server on the unix socket $sock (no TCP: --port 0),
+   append-only file in $redis_dir
+== serving the sample site on 127.0.0.1:$port (virtual hosts
+   www.bloomcrawl.test, blog.bloomcrawl.test, other.example)
+== $workers crawl workers of one crawl, scope any (all three hosts): each
+   host belongs to one worker, XXH64("http://host:$port", seed 0) mod
+   $workers; links to another worker's host go to it through a Redis
+   stream. Only worker 0 is given the seed.
+MSG
+    for ((i = 0; i < workers; i++)); do
+        args=("$bin/crawl" --redis "unix:$sock" --workers "$workers"
+            --worker "$i" --crawl-id demo --state "$demo/w$i.state"
+            --out "$demo/w$i.jsonl" --stats-json "$demo/w$i.json" --quiet
+            "${any[@]}" "${resolve[@]}")
+        shown="crawl --redis unix:$sock --workers $workers --worker $i"
+        shown+=" --state $demo/w$i.state --out $demo/w$i.jsonl ..."
+        if [ "$i" -eq 0 ]; then
+            args+=("$seed")
+            shown+=" $seed"
+        fi
+        echo "\$ $shown" >&2
+        "${args[@]}" &
+        pids+=($!)
+    done
+    status=("$bin/crawl" --redis "unix:$sock" --crawl-id demo --status)
+    sleep 1.5
+    echo
+    echo "== while they crawl: crawl --redis unix:$sock --crawl-id demo --status"
+    "${status[@]}" | cat || true
+    failed=0
+    for ((i = 0; i < workers; i++)); do
+        rc=0
+        wait "${pids[$i]}" || rc=$?
+        echo "worker $i: exit $rc"
+        [ "$rc" -eq 0 ] || failed=1
+    done
+    pids=()
+    stop_server
+    echo
+    echo "== once they are done: crawl --status"
+    "${status[@]}" | cat || failed=1
+    echo
+    echo "== the hosts each worker owned and fetched (its --stats-json)"
+    python3 - "$demo" "$workers" <<'PY'
+import json, sys
+demo, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    s = json.load(open("%s/w%d.json" % (demo, i)))
+    w = s["workers"]
+    print("worker %d: %d pages, hosts %s; URLs routed out %d, in %d; "
+          "stream entries sent %d, acknowledged %d"
+          % (i, s["pages"], ", ".join(w["hosts_owned"]) or "none",
+             w["routed_out"], w["routed_in"], w["sent_entries"],
+             w["acked_entries"]))
+PY
+    cat "$demo"/w*.jsonl >"$demo/union.jsonl"
+    echo
+    echo "== checking the union of their --out files against the site's answer"
+    echo "   key and the server's log: every page fetched and recorded once"
+    python3 examples/site/check_crawl.py --manifest "$demo/site/manifest.json" \
+        --log "$demo/access.log" --out "$demo/union.jsonl" --scope any \
+        --max-depth 8 || failed=1
+    echo
+    echo "Files: $demo/w*.jsonl (each worker's pages), $demo/w*.json (their"
+    echo "counters, with \"workers\"), $demo/access.log (the server's log)."
+    exit "$failed"
+fi
 
 start_server "$demo/access.log"
 cat >&2 <<MSG

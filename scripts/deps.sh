@@ -3,7 +3,8 @@
 #
 # Sourced or run by demo.sh and test.sh so that both work on a fresh
 # Debian 12 / Ubuntu machine with nothing done by hand. Uses sudo when not
-# root. Usage: scripts/deps.sh [build|test]
+# root. Usage: scripts/deps.sh [build|test|workers] (workers: build, and the
+# redis-server of demo.sh --workers)
 set -euo pipefail
 
 want_build=(build-essential cmake pkg-config python3
@@ -25,6 +26,7 @@ want_optional=(clang libclang-rt-14-dev nginx)
 mode=${1:-build}
 pkgs=("${want_build[@]}")
 [ "$mode" = test ] && pkgs+=("${want_test[@]}")
+[ "$mode" = workers ] && pkgs+=(redis-server)
 
 # have PACKAGE: installed, or (nodejs, npm) its command is on the PATH from
 # another source (NodeSource's nodejs bundles npm; Debian's npm would

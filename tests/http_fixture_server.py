@@ -225,6 +225,17 @@ class Handler(BaseHTTPRequestHandler):
                             for i in range(10))
             self.send_body(200, html, ("<html><body>%s</body></html>"
                                        % links).encode())
+        elif path.startswith("/mh/"):
+            # A site over hosts h0.test .. h3.test (the client resolves them
+            # here): page n lives on host h<n % 4> and links to pages 2n+1
+            # and 2n+2 (below 40) on theirs, and back to page 0.
+            n = int(path.rsplit("/", 1)[1])
+            port = self.server.server_address[1]
+            links = "".join(
+                '<a href="http://h%d.test:%d/mh/%d">p</a>\n' % (m % 4, port, m)
+                for m in (2 * n + 1, 2 * n + 2, 0) if m < 40)
+            self.send_body(200, html, ("<html><body>%s</body></html>"
+                                       % links).encode())
         elif path == "/trickle":
             self.send_response(200)
             self.send_header("Content-Type", html)

@@ -5,7 +5,10 @@
  * temporary directory, listening on the unix socket DIR/redis.sock and,
  * when tcp_port is non-zero, on 127.0.0.1:tcp_port (never another
  * address); with tcp_port 0 it gets --port 0 (no TCP at all). No
- * persistence. It returns when the socket answers PING. _stop() kills it
+ * persistence, unless started by bc_redis_server_start_persistent():
+ * then --appendonly yes --appendfsync always, so that _kill() (SIGTERM:
+ * a clean shutdown) and _restart() on the same socket and directory keep
+ * the data. It returns when the socket answers PING. _stop() kills it
  * (SIGTERM, then waits) and removes the directory.
  */
 #ifndef BC_TESTS_REDIS_SERVER_H
@@ -27,6 +30,8 @@ struct bc_redis_server {
     char dir[64];
     char sock[96];   /* DIR/redis.sock */
     char where[112]; /* "unix:DIR/redis.sock" */
+    int tcp_port;
+    bool appendonly;
 };
 
 /* True when redis-server is on the PATH. */
@@ -54,28 +59,24 @@ static inline bool bc_redis_sock_answers(const char *path)
     return ok;
 }
 
-/* Start the server; false (with a message on stderr) when it did not
- * answer within 20 s. */
-static inline bool bc_redis_server_start(struct bc_redis_server *s,
-                                         int tcp_port)
+/* Run redis-server in s->dir; false (with a message on stderr) when it
+ * did not answer within 20 s. */
+static inline bool bc_redis_server_launch(struct bc_redis_server *s)
 {
-    snprintf(s->dir, sizeof s->dir, "/tmp/bc_redis.XXXXXX");
-    if (!mkdtemp(s->dir))
-        return false;
-    snprintf(s->sock, sizeof s->sock, "%s/redis.sock", s->dir);
-    snprintf(s->where, sizeof s->where, "unix:%s", s->sock);
     char port[16];
-    snprintf(port, sizeof port, "%d", tcp_port);
+    snprintf(port, sizeof port, "%d", s->tcp_port);
     s->pid = fork();
     if (s->pid < 0)
         return false;
     if (s->pid == 0) {
         if (!freopen("/dev/null", "w", stdout))
             _exit(127);
+        const char *aof = s->appendonly ? "yes" : "no";
         execlp("redis-server", "redis-server", "--port", port, "--bind",
                "127.0.0.1", "--unixsocket", s->sock, "--unixsocketperm", "700",
-               "--dir", s->dir, "--save", "", "--appendonly", "no",
-               "--daemonize", "no", "--logfile", "", (char *)NULL);
+               "--dir", s->dir, "--save", "", "--appendonly", aof,
+               "--appendfsync", "always", "--daemonize", "no", "--logfile", "",
+               (char *)NULL);
         _exit(127);
     }
     for (int i = 0; i < 2000; i++) {
@@ -92,6 +93,39 @@ static inline bool bc_redis_server_start(struct bc_redis_server *s,
     }
     fprintf(stderr, "redis-server did not answer on %s\n", s->sock);
     return false;
+}
+
+static inline bool bc_redis_server_begin(struct bc_redis_server *s,
+                                         int tcp_port, bool appendonly)
+{
+    snprintf(s->dir, sizeof s->dir, "/tmp/bc_redis.XXXXXX");
+    if (!mkdtemp(s->dir))
+        return false;
+    snprintf(s->sock, sizeof s->sock, "%s/redis.sock", s->dir);
+    snprintf(s->where, sizeof s->where, "unix:%s", s->sock);
+    s->tcp_port = tcp_port;
+    s->appendonly = appendonly;
+    return bc_redis_server_launch(s);
+}
+
+/* Start the server (no persistence). */
+static inline bool bc_redis_server_start(struct bc_redis_server *s,
+                                         int tcp_port)
+{
+    return bc_redis_server_begin(s, tcp_port, false);
+}
+
+/* Start the server with an append-only file (no TCP). */
+static inline bool bc_redis_server_start_persistent(struct bc_redis_server *s)
+{
+    return bc_redis_server_begin(s, 0, true);
+}
+
+/* Start it again after bc_redis_server_kill(), on the same socket and
+ * directory (with its data when persistent). */
+static inline bool bc_redis_server_restart(struct bc_redis_server *s)
+{
+    return bc_redis_server_launch(s);
 }
 
 /* Kill the server with sig and reap it (the directory stays). */

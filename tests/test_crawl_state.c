@@ -342,8 +342,170 @@ static void test_not_a_state(void **state)
         SQLITE_OK);
     sqlite3_close(db);
     assert_int_equal(open_err(d, &err), BC_ERR_VERSION);
-    assert_non_null(strstr(err.text, "version 1, this build reads version 2"));
+    assert_non_null(strstr(err.text, "version 1, this build reads version 3"));
     assert_non_null(strstr(err.text, "start afresh"));
+    /* A state of format version 2 (before the outbox): refused, no
+     * migration. */
+    d = new_dir();
+    bc_crawl_state_close(open_ok(d));
+    snprintf(p, sizeof(p), "%s/crawl.db", d);
+    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "DROP TABLE outbox; "
+                                  "PRAGMA user_version = 2",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(open_err(d, &err), BC_ERR_VERSION);
+    assert_non_null(strstr(err.text, "version 2, this build reads version 3"));
+}
+
+/* The rows bc_crawl_state_outbox_read() gave, copied. */
+struct outbox_seen {
+    size_t n;
+    uint64_t id[16];
+    unsigned worker[16], depth[16], redirects[16];
+    bool seed[16], has_referrer[16];
+    char url[16][64], referrer[16][64];
+};
+
+static void outbox_cb(void *ctx, const struct bc_crawl_state_routed *r)
+{
+    struct outbox_seen *o = ctx;
+    assert_true(o->n < 16 && r->url_len < 64 && r->referrer_len < 64);
+    size_t i = o->n++;
+    o->id[i] = r->id;
+    o->worker[i] = r->worker;
+    o->depth[i] = r->depth;
+    o->redirects[i] = r->redirects;
+    o->seed[i] = r->seed;
+    memcpy(o->url[i], r->url, r->url_len);
+    o->url[i][r->url_len] = '\0';
+    o->has_referrer[i] = r->referrer != NULL;
+    if (r->referrer)
+        memcpy(o->referrer[i], r->referrer, r->referrer_len);
+    o->referrer[i][r->referrer_len] = '\0';
+}
+
+static struct outbox_seen outbox_all(struct bc_crawl_state *s, uint64_t after,
+                                     size_t max)
+{
+    struct outbox_seen o;
+    memset(&o, 0, sizeof(o));
+    size_t count = 99;
+    assert_int_equal(
+        bc_crawl_state_outbox_read(s, after, max, outbox_cb, &o, &count),
+        BC_OK);
+    assert_int_equal(count, o.n);
+    return o;
+}
+
+static void outbox_add(struct bc_crawl_state *s, unsigned worker,
+                       const char *url, const char *referrer, unsigned depth,
+                       unsigned redirects, bool seed)
+{
+    struct bc_crawl_state_routed r = {
+        12345,       worker,    url,
+        strlen(url), referrer,  referrer ? strlen(referrer) : 0,
+        depth,       redirects, seed};
+    assert_int_equal(bc_crawl_state_outbox_add(s, &r), BC_OK);
+}
+
+/* The outbox: rows added in the open transaction (pending), read in id
+ * order after an id and up to a count, removed up to an id, counted in
+ * O(1); committed rows survive a close and a reopen with their count,
+ * uncommitted ones do not; ids are never given twice. */
+static void test_outbox(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier *f = frontier_of(s);
+    assert_false(bc_crawl_state_pending(s));
+    assert_int_equal(bc_crawl_state_outbox_count(s), 0);
+    assert_int_equal(bc_crawl_state_outbox_count(NULL), 0);
+    outbox_add(s, 2, "http://b.test/x", "http://a.test/", 3, 0, false);
+    assert_true(bc_crawl_state_pending(s));
+    outbox_add(s, 1, "http://c.test/", NULL, 0, 0, true);
+    outbox_add(s, 2, "http://b.test/moved", "http://a.test/r", 1, 2, false);
+    assert_int_equal(bc_crawl_state_outbox_count(s), 3);
+
+    struct outbox_seen o = outbox_all(s, 0, 100);
+    assert_int_equal(o.n, 3);
+    assert_true(o.id[0] > 0 && o.id[0] < o.id[1] && o.id[1] < o.id[2]);
+    assert_int_equal(o.worker[0], 2);
+    assert_string_equal(o.url[0], "http://b.test/x");
+    assert_true(o.has_referrer[0]);
+    assert_string_equal(o.referrer[0], "http://a.test/");
+    assert_int_equal(o.depth[0], 3);
+    assert_false(o.seed[0]);
+    assert_int_equal(o.worker[1], 1);
+    assert_false(o.has_referrer[1]);
+    assert_true(o.seed[1]);
+    assert_int_equal(o.redirects[2], 2);
+    assert_int_equal(o.depth[2], 1);
+    /* After an id, and at most max rows. */
+    struct outbox_seen o2 = outbox_all(s, o.id[0], 1);
+    assert_int_equal(o2.n, 1);
+    assert_int_equal(o2.id[0], o.id[1]);
+    assert_int_equal(outbox_all(s, o.id[2], 100).n, 0);
+    assert_int_equal(outbox_all(s, 0, 0).n, 0);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+
+    /* Removed up to an id, in the open transaction. */
+    assert_int_equal(bc_crawl_state_outbox_remove(s, o.id[0]), BC_OK);
+    assert_true(bc_crawl_state_pending(s));
+    assert_int_equal(bc_crawl_state_outbox_count(s), 2);
+    assert_int_equal(outbox_all(s, 0, 100).n, 2);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    /* Added and not committed: lost at the close. */
+    outbox_add(s, 0, "http://lost.test/", NULL, 1, 0, false);
+    assert_int_equal(bc_crawl_state_outbox_count(s), 3);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+
+    s = open_ok(d);
+    assert_int_equal(bc_crawl_state_outbox_count(s), 2); /* restored */
+    f = frontier_of(s);
+    o2 = outbox_all(s, 0, 100);
+    assert_int_equal(o2.n, 2);
+    assert_int_equal(o2.id[0], o.id[1]);
+    assert_string_equal(o2.url[0], "http://c.test/");
+    assert_string_equal(o2.url[1], "http://b.test/moved");
+    assert_string_equal(o2.referrer[1], "http://a.test/r");
+    /* All removed: the next row still gets a larger id. */
+    assert_int_equal(bc_crawl_state_outbox_remove(s, o.id[2]), BC_OK);
+    assert_int_equal(bc_crawl_state_outbox_count(s), 0);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    outbox_add(s, 0, "http://d.test/", NULL, 1, 0, false);
+    o2 = outbox_all(s, o.id[2], 100);
+    assert_int_equal(o2.n, 1);
+    assert_true(o2.id[0] > o.id[2]);
+    /* Removing nothing is no error; the count stays. */
+    assert_int_equal(bc_crawl_state_outbox_remove(s, 0), BC_OK);
+    assert_int_equal(bc_crawl_state_outbox_count(s), 1);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+
+    /* Bad arguments. */
+    struct bc_crawl_state_routed bad = {0, 0, NULL, 0, NULL, 0, 0, 0, false};
+    assert_int_equal(bc_crawl_state_outbox_add(s, &bad), BC_ERR_INVALID_ARG);
+    bad.url = "http://e.test/";
+    bad.url_len = strlen(bad.url);
+    bad.referrer_len = 3;
+    assert_int_equal(bc_crawl_state_outbox_add(s, &bad), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_crawl_state_outbox_add(NULL, &bad), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_crawl_state_outbox_add(s, NULL), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_crawl_state_outbox_read(s, 0, 1, NULL, NULL, NULL),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(
+        bc_crawl_state_outbox_read(NULL, 0, 1, outbox_cb, NULL, NULL),
+        BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_crawl_state_outbox_remove(NULL, 1), BC_ERR_INVALID_ARG);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+    s = open_ok(d);
+    assert_int_equal(bc_crawl_state_outbox_count(s), 1);
+    bc_crawl_state_close(s);
 }
 
 struct stats_seen {
@@ -730,6 +892,7 @@ int main(void)
         cmocka_unit_test(test_create_write_error),
         cmocka_unit_test(test_referrer_and_host_stats),
         cmocka_unit_test(test_window_resume),
+        cmocka_unit_test(test_outbox),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[400];

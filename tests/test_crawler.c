@@ -79,6 +79,9 @@ struct run {
     uint64_t clock_calls;
     uint64_t fetches, robots_fetches, sitemap_fetches; /* on_fetch calls */
     uint64_t wall; /* the fake recrawl clock (ms since the epoch) */
+    /* The shared page budget (page_budget): at most budget_max tokens
+     * out at once; takes granted, refused, tokens given back. */
+    uint64_t budget_max, budget_used, takes, refusals, gives;
 };
 
 static void on_page(void *ctx, const struct bc_crawler_page *p)
@@ -1023,6 +1026,258 @@ static void test_recrawl_after(void **state)
     bc_crawler_free(r.crawler);
 }
 
+/* ---- crawl workers' hooks ---------------------------------------------- */
+
+static bool budget(void *ctx, bool take)
+{
+    struct run *r = ctx;
+    if (!take) {
+        assert_true(r->budget_used > 0);
+        r->budget_used--;
+        r->gives++;
+        return true;
+    }
+    if (r->budget_used >= r->budget_max) {
+        r->refusals++;
+        return false;
+    }
+    r->budget_used++;
+    r->takes++;
+    return true;
+}
+
+/* page_budget: a budget of 3 over a site of 11 pages fetches 3, and asks
+ * no more once refused; a budget larger than the site fetches it all and
+ * gives back the token it held when the frontier said DONE. Robots.txt
+ * takes no token. */
+static void test_page_budget(void **state)
+{
+    (void)state;
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    struct bc_crawler_config cfg;
+    config_for_server(&cfg, &r);
+    cfg.frontier.max_depth = 1; /* /fan/1 and the ten pages it links */
+    cfg.frontier.per_host_concurrency = 2;
+    cfg.concurrency = 2;
+    cfg.page_budget = budget;
+    r.budget_max = 3;
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    add_seed(&r, "/fan/1");
+    assert_int_equal(bc_crawler_run(r.crawler), BC_OK);
+    assert_int_equal(r.pages, 3);
+    assert_int_equal(r.robots_fetches, 1);
+    assert_int_equal(r.takes, 3);
+    assert_int_equal(r.refusals, 1);
+    assert_int_equal(r.gives, 0);
+    struct bc_crawler_stats s;
+    bc_crawler_stats(r.crawler, &s);
+    assert_int_equal(s.handed_out, 3);
+    struct bc_frontier_stats fs;
+    bc_frontier_stats(bc_crawler_frontier(r.crawler), 0, &fs);
+    assert_true(fs.queued > 0); /* left for the budget's sake */
+    bool done = false;
+    assert_int_equal(bc_crawler_step(r.crawler, 0, &done), BC_OK);
+    assert_true(done);
+    assert_int_equal(r.refusals, 1); /* spent: not asked again */
+    bc_crawler_free(r.crawler);
+
+    memset(&r, 0, sizeof(r));
+    config_for_server(&cfg, &r);
+    cfg.frontier.max_depth = 1;
+    cfg.page_budget = budget;
+    r.budget_max = 100;
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    add_seed(&r, "/fan/1");
+    assert_int_equal(bc_crawler_run(r.crawler), BC_OK);
+    assert_int_equal(r.pages, 11);
+    assert_int_equal(r.takes, 12); /* the last one found nothing to fetch */
+    assert_int_equal(r.gives, 1);
+    assert_int_equal(r.budget_used, 11);
+    assert_int_equal(r.refusals, 0);
+    bc_crawler_free(r.crawler);
+
+    /* A stop gives the token held back. */
+    memset(&r, 0, sizeof(r));
+    config_for_server(&cfg, &r);
+    cfg.frontier.max_depth = 1;
+    cfg.page_budget = budget;
+    r.budget_max = 100;
+    r.stop_after = 2;
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    add_seed(&r, "/fan/1");
+    assert_int_equal(bc_crawler_run(r.crawler), BC_OK);
+    assert_int_equal(r.budget_used, r.pages);
+    bc_crawler_free(r.crawler);
+}
+
+/* A partition for the crawler tests: the server's origin is this
+ * worker's when own_server; route() keeps each URL in the outbox of
+ * state (when one is given: as a crawl worker does), worker 1. */
+struct part {
+    bool own_server;
+    struct bc_crawl_state *state;
+    int routed;
+};
+
+static bool part_owns(void *ctx, const char *origin, size_t len)
+{
+    const struct part *p = ctx;
+    char own[64];
+    int n = snprintf(own, sizeof(own), "http://127.0.0.1:%d", server_port);
+    return p->own_server && (size_t)n == len && memcmp(own, origin, len) == 0;
+}
+
+static enum bc_status part_route(void *ctx, const char *origin, size_t len,
+                                 const struct bc_frontier_entry *e, bool seed)
+{
+    (void)origin;
+    (void)len;
+    struct part *p = ctx;
+    p->routed++;
+    if (!p->state)
+        return BC_OK;
+    struct bc_crawl_state_routed row = {0,           1,
+                                        e->url,      e->url_len,
+                                        e->referrer, e->referrer_len,
+                                        e->depth,    e->redirects,
+                                        seed};
+    return bc_crawl_state_outbox_add(p->state, &row);
+}
+
+/* add_routed: admitted at the given depth, with the referrer and the
+ * redirect hops it carries (which come back in the page), counted
+ * (routed_in; bad URLs like a link's); a routed seed is a seed. Seeds of
+ * another worker's host are routed and counted (routed_out). */
+static void test_add_routed(void **state)
+{
+    (void)state;
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    struct bc_crawler_config cfg;
+    config_for_server(&cfg, &r);
+    cfg.frontier.max_depth = 2;
+    cfg.frontier.max_redirects = 3;
+    struct part p = {true, NULL, 0};
+    /* b.test is included, and routed away: never contacted. */
+    const char *include[] = {include_pattern, "http://b.test/*"};
+    cfg.frontier.include = include;
+    cfg.frontier.include_count = 2;
+    cfg.frontier.partition.owns = part_owns;
+    cfg.frontier.partition.route = part_route;
+    cfg.frontier.partition.ctx = &p;
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    char url[128], ref[128];
+    enum bc_frontier_reason why;
+    url_of(url, sizeof(url), "/page1");
+    /* Out of scope before a seed of the host is known. */
+    assert_int_equal(bc_crawler_add_routed(r.crawler, url, strlen(url), 2, 0,
+                                           NULL, 0, false, &why),
+                     BC_OK);
+    assert_int_equal(why, BC_ADMIT_OUT_OF_SCOPE);
+    url_of(ref, sizeof(ref), "/from-elsewhere");
+    assert_int_equal(bc_crawler_add_routed(r.crawler, ref, strlen(ref), 0, 0,
+                                           NULL, 0, true, &why),
+                     BC_OK);
+    assert_int_equal(why, BC_ADMIT_QUEUED); /* a seed: 404, no links */
+    assert_int_equal(bc_crawler_add_routed(r.crawler, url, strlen(url), 2, 0,
+                                           ref, strlen(ref), false, &why),
+                     BC_OK);
+    assert_int_equal(why, BC_ADMIT_QUEUED);
+    /* A referrer too long for this frontier is dropped, not the URL. */
+    static char long_ref[3000];
+    memset(long_ref, 'a', sizeof(long_ref));
+    memcpy(long_ref, "http://b.test/", 14);
+    assert_int_equal(bc_crawler_add_routed(r.crawler, url, strlen(url), 2, 0,
+                                           long_ref, sizeof(long_ref), false,
+                                           &why),
+                     BC_OK);
+    assert_int_equal(why, BC_ADMIT_DUPLICATE);
+    url_of(url, sizeof(url), "/r/2");
+    assert_int_equal(bc_crawler_add_routed(r.crawler, url, strlen(url), 1, 2,
+                                           ref, strlen(ref), false, &why),
+                     BC_OK);
+    assert_int_equal(why, BC_ADMIT_QUEUED);
+    assert_int_equal(bc_crawler_add_routed(r.crawler, "mailto:a@b.test", 15, 1,
+                                           0, NULL, 0, false, &why),
+                     BC_OK);
+    assert_int_equal(why, BC_ADMIT_BAD_URL);
+    assert_int_equal(bc_crawler_add_routed(r.crawler, url, strlen(url), 1, 0,
+                                           NULL, 3, false, &why),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_crawler_add_routed(NULL, url, strlen(url), 1, 0, NULL,
+                                           0, false, &why),
+                     BC_ERR_INVALID_ARG);
+    /* Another worker's seed: routed, its host in the scope here too. */
+    assert_int_equal(
+        bc_crawler_add_seed(r.crawler, "http://b.test/", 14, &why, NULL),
+        BC_OK);
+    assert_int_equal(why, BC_ADMIT_ROUTED);
+    assert_int_equal(p.routed, 1);
+    assert_int_equal(bc_crawler_run(r.crawler), BC_OK);
+
+    const struct seen_page *pg = find(&r, "/page1");
+    assert_true(pg != &no_page);
+    assert_int_equal(pg->depth, 2);
+    assert_int_equal(pg->redirects, 0);
+    assert_string_equal(pg->referrer, "/from-elsewhere");
+    /* /r/2 arrived two hops into its chain: /r/3 is hop 3, /r/4 hop 4 is
+     * refused. */
+    pg = find(&r, "/r/2");
+    assert_true(pg != &no_page);
+    assert_int_equal(pg->redirects, 2);
+    assert_int_equal(pg->depth, 1);
+    assert_string_equal(pg->referrer, "/from-elsewhere");
+    pg = find(&r, "/r/3");
+    assert_true(pg != &no_page);
+    assert_int_equal(pg->redirects, 3);
+    assert_int_equal(pg->kind, BC_CRAWLER_ERR_TOO_MANY_REDIRECTS);
+    assert_true(find(&r, "/r/4") == &no_page);
+    assert_int_equal(r.pages, 4);
+    struct bc_crawler_stats s;
+    bc_crawler_stats(r.crawler, &s);
+    assert_int_equal(s.routed_in, 6);
+    assert_int_equal(s.routed_out, 1);
+    assert_int_equal(s.seeds, 2);
+    assert_int_equal(s.bad_scheme, 1);
+    bc_crawler_free(r.crawler);
+}
+
+/* add_scope: a host of another worker's seed enters the scope, so a link
+ * to it is admitted (here: crawled, the partition owning it). */
+static void test_add_scope(void **state)
+{
+    (void)state;
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    struct bc_crawler_config cfg;
+    config_for_server(&cfg, &r);
+    cfg.frontier.max_depth = 1;
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    char url[128], ok[128];
+    enum bc_frontier_reason why;
+    url_of(ok, sizeof(ok), "/ok");
+    assert_int_equal(bc_crawler_add_routed(r.crawler, ok, strlen(ok), 0, 0,
+                                           NULL, 0, false, &why),
+                     BC_OK);
+    assert_int_equal(why, BC_ADMIT_OUT_OF_SCOPE);
+    url_of(url, sizeof(url), "/elsewhere");
+    assert_int_equal(bc_crawler_add_scope(r.crawler, url, strlen(url)), BC_OK);
+    assert_int_equal(bc_crawler_add_routed(r.crawler, ok, strlen(ok), 0, 0,
+                                           NULL, 0, false, &why),
+                     BC_OK);
+    assert_int_equal(why, BC_ADMIT_QUEUED);
+    assert_int_equal(bc_crawler_run(r.crawler), BC_OK);
+    assert_int_equal(r.pages, 3); /* /ok and its two links */
+    assert_int_not_equal(bc_crawler_add_scope(r.crawler, "http://[::1/", 12),
+                         BC_OK);
+    assert_int_equal(bc_crawler_add_scope(NULL, url, strlen(url)),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_crawler_add_scope(r.crawler, NULL, 0),
+                     BC_ERR_INVALID_ARG);
+    bc_crawler_free(r.crawler);
+}
+
 /* --revisit: known pages queued again from the state once due. */
 static struct bc_crawl_state *state_at(const char *dir)
 {
@@ -1121,6 +1376,166 @@ static void test_revisit(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The outbox rows of a state, as "seed depth redirects url referrer". */
+static void outbox_line(void *ctx, const struct bc_crawl_state_routed *row)
+{
+    char *out = ctx;
+    size_t n = strlen(out);
+    snprintf(out + n, 1024 - n, "%c %u %u %.*s %.*s\n", row->seed ? 's' : 'l',
+             row->depth, row->redirects, (int)row->url_len, row->url,
+             row->referrer ? (int)row->referrer_len : 1,
+             row->referrer ? row->referrer : "-");
+}
+
+/* The child of test_durability: admit, route, step until a page's links
+ * were admitted, step once more, then die by SIGKILL with nothing closed.
+ * Exits 2 (never killed) if anything goes wrong. */
+static void durability_child(const char *dir, bool step_after)
+{
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    struct bc_crawler_config cfg;
+    config_for_server(&cfg, &r);
+    cfg.on_page = NULL;
+    cfg.on_fetch = NULL;
+    cfg.frontier.max_depth = 1;
+    /* The server on port 80 (the canonical link of /ok) is included and
+     * another worker's: routed, never contacted. */
+    static const char *include[] = {"http://127.0.0.1*"};
+    cfg.frontier.include = include;
+    static struct part p = {true, NULL, 0};
+    cfg.frontier.partition.owns = part_owns;
+    cfg.frontier.partition.route = part_route;
+    cfg.frontier.partition.ctx = &p;
+    cfg.state = state_at(dir);
+    p.state = cfg.state;
+    if (bc_crawler_create(&cfg, &r.crawler) != BC_OK)
+        _exit(2);
+    char url[128], ref[128];
+    enum bc_frontier_reason why;
+    url_of(url, sizeof(url), "/ok");
+    if (bc_crawler_add_seed(r.crawler, url, strlen(url), &why, NULL) != BC_OK ||
+        why != BC_ADMIT_QUEUED)
+        _exit(2);
+    if (bc_crawler_add_seed(r.crawler, "http://127.0.0.1/", 17, &why, NULL) !=
+            BC_OK ||
+        why != BC_ADMIT_ROUTED)
+        _exit(2);
+    url_of(url, sizeof(url), "/page1");
+    if (bc_crawler_add_routed(r.crawler, url, strlen(url), 1, 0,
+                              "http://127.0.0.1/x", 18, false, &why) != BC_OK ||
+        why != BC_ADMIT_QUEUED)
+        _exit(2);
+    if (!step_after) { /* admitted, never stepped: nothing committed */
+        raise(SIGKILL);
+        _exit(2);
+    }
+    /* Step until /ok is done (its links admitted, one routed), then
+     * once more. */
+    struct bc_crawler_stats st;
+    do {
+        bool done;
+        if (bc_crawler_step(r.crawler, 100, &done) != BC_OK || done)
+            _exit(2);
+        bc_crawler_stats(r.crawler, &st);
+    } while (st.links == 0);
+    if (bc_crawler_step(r.crawler, 0, NULL) != BC_OK)
+        _exit(2);
+    /* Admitted after the last step: not committed. */
+    url_of(ref, sizeof(ref), "/late");
+    if (bc_crawler_add_routed(r.crawler, ref, strlen(ref), 1, 0, NULL, 0, false,
+                              &why) != BC_OK ||
+        why != BC_ADMIT_QUEUED)
+        _exit(2);
+    raise(SIGKILL);
+    _exit(2);
+}
+
+static void run_killed_child(const char *dir, bool step_after)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        durability_child(dir, step_after);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGKILL);
+}
+
+/* bc_crawler_step()'s durability guarantee: the seeds, the routed URLs,
+ * the route() calls (their outbox rows) and the links of pages finished
+ * before a step that returned BC_OK are in the state after a SIGKILL; what
+ * came after the last step is not. */
+static void test_durability(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/bc_durable_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char sub[64];
+    /* Killed before any step: nothing at all. */
+    snprintf(sub, sizeof(sub), "%s/a", dir);
+    run_killed_child(sub, false);
+    struct bc_crawl_state *s = state_at(sub);
+    assert_int_equal(bc_crawl_state_outbox_count(s), 0);
+    struct bc_crawl_state_info info;
+    bc_crawl_state_info(s, &info);
+    assert_int_equal(info.journal, 0);
+    bc_crawl_state_close(s);
+
+    snprintf(sub, sizeof(sub), "%s/b", dir);
+    run_killed_child(sub, true);
+    s = state_at(sub);
+    /* The routed seed and the routed canonical link of /ok. */
+    char rows[1024] = "";
+    size_t count = 0;
+    assert_int_equal(
+        bc_crawl_state_outbox_read(s, 0, 100, outbox_line, rows, &count),
+        BC_OK);
+    char want[1024];
+    snprintf(want, sizeof(want),
+             "s 0 0 http://127.0.0.1/ -\n"
+             "l 1 0 http://127.0.0.1/ok http://127.0.0.1:%d/ok\n",
+             server_port);
+    assert_string_equal(rows, want);
+    assert_int_equal(count, 2);
+    assert_int_equal(bc_crawl_state_outbox_count(s), 2);
+    assert_int_equal(bc_crawl_state_counter_get(s, "crawler.routed_in"), 1);
+    assert_int_equal(bc_crawl_state_counter_get(s, "crawler.routed_out"), 2);
+    /* /ok, /page1 (routed in), /page2?a=1&b=2 (a link of /ok): not /late. */
+    bc_crawl_state_info(s, &info);
+    assert_int_equal(info.journal, 3);
+
+    /* Resumed: what was committed is crawled, /page1 with the referrer it
+     * was routed with; the counters continue. */
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    struct bc_crawler_config cfg;
+    config_for_server(&cfg, &r);
+    cfg.frontier.max_depth = 1;
+    cfg.state = s;
+    /* The child's pages count (on_page compares): /ok, done before. */
+    r.pages = (size_t)bc_crawl_state_counter_get(s, "crawler.pages");
+    assert_int_equal(r.pages, 1);
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    assert_int_equal(bc_crawler_run(r.crawler), BC_OK);
+    assert_int_equal(r.pages, 3);
+    const struct seen_page *pg = find(&r, "/page1");
+    assert_true(pg != &no_page);
+    assert_string_equal(pg->referrer, "/x");
+    assert_true(find(&r, "/page2?a=1&b=2") != &no_page);
+    assert_true(find(&r, "/late") == &no_page);
+    struct bc_crawler_stats st;
+    bc_crawler_stats(r.crawler, &st);
+    assert_int_equal(st.routed_in, 1);
+    assert_int_equal(st.routed_out, 2);
+    bc_crawler_free(r.crawler);
+    bc_crawl_state_close(s);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1141,6 +1556,10 @@ int main(void)
         cmocka_unit_test(test_latency_histogram),
         cmocka_unit_test(test_recrawl_after),
         cmocka_unit_test(test_revisit),
+        cmocka_unit_test(test_page_budget),
+        cmocka_unit_test(test_add_routed),
+        cmocka_unit_test(test_add_scope),
+        cmocka_unit_test(test_durability),
     };
     return cmocka_run_group_tests(tests, server_start, server_stop);
 }

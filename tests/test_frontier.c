@@ -2354,6 +2354,241 @@ static void test_sitemap_store(void **state)
     bc_frontier_free(f);
 }
 
+/* A partition for the tests: this frontier owns the origin "own"; route()
+ * logs each URL handed to it as "origin seed depth redirects url referrer"
+ * and returns fail. */
+struct partition_log {
+    const char *own;
+    struct strbuf log;
+    enum bc_status fail;
+    int calls;
+};
+
+static bool part_owns(void *ctx, const char *origin, size_t len)
+{
+    const struct partition_log *p = ctx;
+    return strlen(p->own) == len && memcmp(p->own, origin, len) == 0;
+}
+
+static enum bc_status part_route(void *ctx, const char *origin, size_t len,
+                                 const struct bc_frontier_entry *e, bool seed)
+{
+    struct partition_log *p = ctx;
+    p->calls++;
+    if (p->fail != BC_OK)
+        return p->fail;
+    assert_int_equal(e->id, 0);
+    assert_int_equal(e->retries, 0);
+    char head[64];
+    strbuf_add(&p->log, origin, len);
+    snprintf(head, sizeof(head), " %c %u %u ", seed ? 's' : 'l', e->depth,
+             e->redirects);
+    strbuf_str(&p->log, head);
+    strbuf_add(&p->log, e->url, e->url_len);
+    strbuf_str(&p->log, " ");
+    if (e->referrer)
+        strbuf_add(&p->log, e->referrer, e->referrer_len);
+    else
+        strbuf_str(&p->log, "-");
+    strbuf_str(&p->log, "\n");
+    return BC_OK;
+}
+
+static struct bc_frontier *partitioned(struct bc_frontier_config *c,
+                                       struct partition_log *p)
+{
+    c->obey_robots = false;
+    c->min_delay_ms = 0;
+    c->partition.owns = part_owns;
+    c->partition.route = part_route;
+    c->partition.ctx = p;
+    return make(c);
+}
+
+/* owns/route: a URL of another worker's host is routed after the checks
+ * of the URL alone (scope, include/exclude, depth, redirects, segments,
+ * trap) and before those of the host and the seen-test, with its depth,
+ * redirect hops and referrer; the same URL routed twice is routed twice;
+ * a seed's host enters the local scope all the same. */
+static void test_partition_route(void **state)
+{
+    (void)state;
+    struct partition_log p = {"http://a.test", {NULL, 0, 0}, BC_OK, 0};
+    struct bc_frontier_config c = defaults();
+    c.max_depth = 3;
+    c.max_redirects = 1;
+    c.host_budget = 2;
+    static const char *const exclude[] = {"*/private/*"};
+    c.exclude = exclude;
+    c.exclude_count = 1;
+    struct bc_frontier *f = partitioned(&c, &p);
+    enum bc_frontier_reason r;
+
+    assert_int_equal(seed(f, "http://a.test/"), BC_ADMIT_QUEUED);
+    assert_int_equal(seed(f, "http://B.test:80/s"), BC_ADMIT_ROUTED);
+    assert_string_equal(bc_frontier_reason_name(BC_ADMIT_ROUTED), "routed");
+    /* b.test is in the scope now (its seed was routed, its scope kept);
+     * c.test is not, and is not routed. */
+    assert_int_equal(add(f, "http://c.test/", NULL, 1), BC_ADMIT_OUT_OF_SCOPE);
+    assert_int_equal(add(f, "http://b.test/private/x", NULL, 1),
+                     BC_ADMIT_EXCLUDED);
+    assert_int_equal(add(f, "http://b.test/deep", NULL, 4), BC_ADMIT_TOO_DEEP);
+    assert_int_equal(add(f, "http://b.test/x/y/x/y/x/y", NULL, 1),
+                     BC_ADMIT_TRAP);
+    /* Routed twice: the owner's seen-test decides. The host budget (2,
+     * six URLs of b.test routed) and the host are the owner's. */
+    assert_int_equal(add(f, "http://b.test/twice", NULL, 2), BC_ADMIT_ROUTED);
+    assert_int_equal(add(f, "http://b.test/twice", NULL, 2), BC_ADMIT_ROUTED);
+    /* A link and a redirect of a page: depth + 1 with the page as
+     * referrer; the redirect one hop further, refused beyond
+     * max_redirects before routing. */
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/");
+    assert_int_equal(bc_frontier_add_link(f, &j, "//b.test/link", 13, j.url,
+                                          j.url_len, &r, NULL),
+                     BC_OK);
+    assert_int_equal(r, BC_ADMIT_ROUTED);
+    assert_int_equal(bc_frontier_add_redirect(f, &j, "http://b.test/moved", 19,
+                                              j.url, j.url_len, &r, NULL),
+                     BC_OK);
+    assert_int_equal(r, BC_ADMIT_ROUTED);
+    /* A referrer given as text. */
+    assert_int_equal(
+        bc_frontier_add_with_referrer(f, "http://b.test/sm", 16, NULL, 0, 1,
+                                      "http://a.test/m", 15, &r, NULL),
+        BC_OK);
+    assert_int_equal(r, BC_ADMIT_ROUTED);
+    assert_string_equal(p.log.p, "http://b.test s 0 0 http://b.test/s -\n"
+                                 "http://b.test l 2 0 http://b.test/twice -\n"
+                                 "http://b.test l 2 0 http://b.test/twice -\n"
+                                 "http://b.test l 1 0 http://b.test/link "
+                                 "http://a.test/\n"
+                                 "http://b.test l 0 1 http://b.test/moved "
+                                 "http://a.test/\n"
+                                 "http://b.test l 1 0 http://b.test/sm "
+                                 "http://a.test/m\n");
+    done(f, &j, 0, 301, 1, 0);
+    /* The redirected page's target, one hop more than max_redirects. */
+    assert_int_equal(add(f, "http://a.test/r", NULL, 1), BC_ADMIT_QUEUED);
+    j = expect_fetch(f, 0, "http://a.test/r");
+    j.redirects = 1; /* as if it were the end of a one-hop chain */
+    assert_int_equal(bc_frontier_add_redirect(f, &j, "http://b.test/far", 17,
+                                              j.url, j.url_len, &r, NULL),
+                     BC_OK);
+    assert_int_equal(r, BC_ADMIT_TOO_MANY_REDIRECTS);
+    j.redirects = 0;
+    done(f, &j, 0, 200, 1, 0);
+    assert_int_equal(p.calls, 6);
+
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 0, &s);
+    assert_int_equal(s.reasons[BC_ADMIT_ROUTED], 6);
+    assert_int_equal(s.seen.tested, 2); /* a.test/ and a.test/r */
+    assert_int_equal(bc_frontier_hosts(f, NULL, NULL), 1); /* no b.test */
+    assert_int_equal(next(f, 0).action, BC_FRONTIER_DONE);
+    bc_frontier_free(f);
+    free(p.log.p);
+}
+
+/* route() failing: BC_ERR_NOMEM is a refusal for memory (the frontier
+ * goes on); any other error is sticky like a store error. */
+static void test_partition_route_errors(void **state)
+{
+    (void)state;
+    struct partition_log p = {"http://a.test", {NULL, 0, 0}, BC_ERR_NOMEM, 0};
+    struct bc_frontier_config c = defaults();
+    c.scope = BC_SCOPE_ANY;
+    struct bc_frontier *f = partitioned(&c, &p);
+    enum bc_frontier_reason r;
+    assert_int_equal(
+        bc_frontier_add(f, "http://b.test/", 14, NULL, 0, 1, &r, NULL),
+        BC_ERR_NOMEM);
+    assert_int_equal(r, BC_ADMIT_NOMEM);
+    assert_int_equal(bc_frontier_add_seed(f, "http://b.test/", 14, &r, NULL),
+                     BC_ERR_NOMEM);
+    assert_int_equal(r, BC_ADMIT_NOMEM);
+    assert_int_equal(bc_frontier_store_status(f), BC_OK);
+    p.fail = BC_OK;
+    assert_int_equal(add(f, "http://b.test/", NULL, 1), BC_ADMIT_ROUTED);
+    p.fail = BC_ERR_IO;
+    assert_int_equal(
+        bc_frontier_add(f, "http://b.test/2", 15, NULL, 0, 1, &r, NULL),
+        BC_ERR_IO);
+    assert_int_equal(r, BC_ADMIT_STORE_ERROR);
+    assert_int_equal(bc_frontier_store_status(f), BC_ERR_IO);
+    /* Sticky: even an owned URL is refused now, without route(). */
+    int calls = p.calls;
+    assert_int_equal(
+        bc_frontier_add(f, "http://a.test/", 14, NULL, 0, 1, &r, NULL),
+        BC_ERR_IO);
+    assert_int_equal(r, BC_ADMIT_STORE_ERROR);
+    assert_int_equal(p.calls, calls);
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 0, &s);
+    assert_int_equal(s.reasons[BC_ADMIT_NOMEM], 2);
+    assert_int_equal(s.reasons[BC_ADMIT_ROUTED], 1);
+    bc_frontier_free(f);
+    free(p.log.p);
+    /* owns without route: refused at create. */
+    c = defaults();
+    c.partition.owns = part_owns;
+    struct bc_frontier *g = NULL;
+    assert_int_equal(bc_frontier_create(&c, &g), BC_ERR_INVALID_ARG);
+    assert_null(g);
+}
+
+/* The owner's side: bc_frontier_add_routed() admits at the given depth
+ * with the referrer and the redirect hops (refused beyond max_redirects),
+ * and its seen-test makes a second delivery a duplicate. */
+static void test_add_routed(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    c.min_delay_ms = 0;
+    c.max_redirects = 2;
+    struct bc_frontier *f = make(&c);
+    enum bc_frontier_reason r;
+    enum bc_status ust;
+    seed(f, "http://b.test/");
+    static const char ref[] = "http://a.test/page";
+    assert_int_equal(bc_frontier_add_routed(f, "http://b.test/moved", 19, 4, 2,
+                                            ref, strlen(ref), &r, &ust),
+                     BC_OK);
+    assert_int_equal(r, BC_ADMIT_QUEUED);
+    assert_int_equal(bc_frontier_add_routed(f, "http://b.test/moved", 19, 4, 2,
+                                            ref, strlen(ref), &r, &ust),
+                     BC_OK);
+    assert_int_equal(r, BC_ADMIT_DUPLICATE);
+    assert_int_equal(bc_frontier_add_routed(f, "http://b.test/far", 17, 1, 3,
+                                            NULL, 0, &r, &ust),
+                     BC_OK);
+    assert_int_equal(r, BC_ADMIT_TOO_MANY_REDIRECTS);
+    assert_int_equal(bc_frontier_add_routed(f, "mailto:x@b.test", 15, 1, 0,
+                                            NULL, 0, &r, &ust),
+                     BC_OK);
+    assert_int_equal(r, BC_ADMIT_BAD_URL);
+    assert_int_equal(ust, BC_ERR_URL_SCHEME);
+    assert_int_equal(
+        bc_frontier_add_routed(f, "/x", 2, 1, 0, NULL, 3, &r, &ust),
+        BC_ERR_INVALID_ARG);
+    assert_int_equal(
+        bc_frontier_add_routed(NULL, "/x", 2, 1, 0, NULL, 0, &r, &ust),
+        BC_ERR_INVALID_ARG);
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://b.test/");
+    done(f, &j, 0, 200, 1, 0);
+    j = expect_fetch(f, 0, "http://b.test/moved");
+    assert_int_equal(j.depth, 4);
+    assert_int_equal(j.redirects, 2);
+    assert_string_equal(j.referrer, ref);
+    /* One more hop from it is one too many. */
+    assert_int_equal(bc_frontier_add_redirect(f, &j, "/again", 6, j.url,
+                                              j.url_len, &r, NULL),
+                     BC_OK);
+    assert_int_equal(r, BC_ADMIT_TOO_MANY_REDIRECTS);
+    done(f, &j, 0, 200, 1, 0);
+    bc_frontier_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2391,6 +2626,9 @@ int main(void)
         cmocka_unit_test(test_sitemap_default_and_scope),
         cmocka_unit_test(test_sitemap_host_cap),
         cmocka_unit_test(test_sitemap_store),
+        cmocka_unit_test(test_partition_route),
+        cmocka_unit_test(test_partition_route_errors),
+        cmocka_unit_test(test_add_routed),
     };
     return bc_test_status(cmocka_run_group_tests(tests, NULL, NULL));
 }

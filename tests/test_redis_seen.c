@@ -17,6 +17,7 @@
 #include <hiredis/hiredis.h>
 #include <xxhash.h>
 
+#include "bloomcrawl/redis_conn.h"
 #include "bloomcrawl/redis_seen.h"
 #include "redis_server.h"
 
@@ -97,6 +98,59 @@ static uint64_t expected_bits(const char *key, uint64_t seed, uint64_t blocks,
         block[off / 8] |= (unsigned char)(0x80u >> (off % 8));
     }
     return b;
+}
+
+/* bloomcrawl/redis_conn.h: the addresses, both sides of each limit. */
+static void test_where(void **state)
+{
+    (void)state;
+    struct bc_redis_where w;
+    char text[300];
+    assert_int_equal(bc_redis_where_parse("redis://h.example", &w), BC_OK);
+    assert_string_equal(w.host, "h.example");
+    assert_string_equal(w.path, "");
+    assert_int_equal(w.port, 6379);
+    assert_int_equal(w.db, 0);
+    bc_redis_where_text(&w, text, sizeof text);
+    assert_string_equal(text, "h.example:6379");
+    assert_int_equal(bc_redis_where_parse("redis://127.0.0.1:1/", &w), BC_OK);
+    assert_int_equal(w.port, 1);
+    assert_int_equal(bc_redis_where_parse("redis://h:65535/15", &w), BC_OK);
+    assert_int_equal(w.port, 65535);
+    assert_int_equal(w.db, 15);
+    assert_int_equal(bc_redis_where_parse("unix:/tmp/r.sock", &w), BC_OK);
+    assert_string_equal(w.path, "/tmp/r.sock");
+    assert_string_equal(w.host, "");
+    bc_redis_where_text(&w, text, sizeof text);
+    assert_string_equal(text, "unix:/tmp/r.sock");
+    /* A unix path of 107 bytes fits (sockaddr_un), 108 does not. */
+    char longest[5 + 109];
+    memcpy(longest, "unix:", 5);
+    memset(longest + 5, 'p', 107);
+    longest[5 + 107] = '\0';
+    assert_int_equal(bc_redis_where_parse(longest, &w), BC_OK);
+    longest[5 + 107] = 'p';
+    longest[5 + 108] = '\0';
+    w.port = 42;
+    assert_int_equal(bc_redis_where_parse(longest, &w), BC_ERR_INVALID_ARG);
+    assert_int_equal(w.port, 42); /* untouched on failure */
+    const char *bad[] = {"unix:",        "redis://",        "tcp://h",
+                         "redis://h:0",  "redis://h:65536", "redis://h:x",
+                         "redis://h/-1", "redis://h/1x",    "redis://h/1/2"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(bc_redis_where_parse(bad[i], &w), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_redis_where_parse(NULL, &w), BC_ERR_INVALID_ARG);
+
+    /* Connecting: refused, with where and why. */
+    assert_int_equal(bc_redis_where_parse("unix:/nonexistent/r.sock", &w),
+                     BC_OK);
+    struct redisContext *c = NULL;
+    char err[256];
+    assert_int_equal(bc_redis_connect(&w, 1000, &c, err, sizeof err),
+                     BC_ERR_REDIS_CONNECT);
+    assert_null(c);
+    assert_non_null(
+        strstr(err, "cannot connect to Redis at unix:/nonexistent/r.sock: "));
 }
 
 /* The sizing is bc_bloom_size()'s blocked one. */
@@ -494,6 +548,7 @@ static void test_race(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_where),
         cmocka_unit_test(test_sizing),
         cmocka_unit_test(test_layout),
         cmocka_unit_test(test_batch),

@@ -47,31 +47,23 @@
  *
  * SIGPIPE
  * hiredis writes with write(2): a server gone mid-batch would raise
- * SIGPIPE and kill the caller. The library may not change a process-wide
- * signal disposition, so each round of I/O blocks SIGPIPE in the calling
- * thread, and consumes a SIGPIPE it caused before unblocking.
+ * SIGPIPE and kill the caller, so each round of I/O runs between
+ * bc_redis_sigpipe_hold() and _release() (redis_conn.h).
  */
-#define _POSIX_C_SOURCE 200809L /* strdup, strndup, sigtimedwait */
-#include <errno.h>
-#include <limits.h>
-#include <signal.h>
+#define _POSIX_C_SOURCE 200809L /* strdup */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <hiredis/hiredis.h>
-#include <pthread.h>
 #include <xxhash.h>
 
 #include "bloom_int.h"
+#include "bloomcrawl/redis_conn.h"
 #include "bloomcrawl/redis_seen.h"
 
 struct bc_redis_seen {
-    char *host; /* NULL for a unix socket */
-    char *path; /* the unix socket, or NULL */
-    int port;
-    long db;
+    struct bc_redis_where where;
     char *prefix;
     size_t prefix_len;
     struct bc_bloom_sizing sizing;
@@ -113,50 +105,6 @@ static void set_err(struct bc_redis_seen *rs, const char *what,
     rs->errmsg[o] = '\0';
 }
 
-/* Parse "unix:/path" or "redis://host[:port][/db]" into rs. */
-static enum bc_status parse_where(struct bc_redis_seen *rs, const char *where)
-{
-    if (strncmp(where, "unix:", 5) == 0) {
-        if (where[5] == '\0')
-            return BC_ERR_INVALID_ARG;
-        rs->path = strdup(where + 5);
-        return rs->path ? BC_OK : BC_ERR_NOMEM;
-    }
-    if (strncmp(where, "redis://", 8) != 0)
-        return BC_ERR_INVALID_ARG;
-    const char *h = where + 8;
-    size_t hlen = strcspn(h, ":/");
-    if (hlen == 0)
-        return BC_ERR_INVALID_ARG;
-    const char *rest = h + hlen;
-    rs->port = 6379;
-    rs->db = 0;
-    if (*rest == ':') {
-        char *end;
-        errno = 0;
-        long port = strtol(rest + 1, &end, 10);
-        if (end == rest + 1 || errno || port < 1 || port > 65535)
-            return BC_ERR_INVALID_ARG;
-        rs->port = (int)port;
-        rest = end;
-    }
-    if (*rest == '/' && rest[1] != '\0') {
-        char *end;
-        errno = 0;
-        long db = strtol(rest + 1, &end, 10);
-        if (end == rest + 1 || *end != '\0' || errno || db < 0 || db > INT_MAX)
-            return BC_ERR_INVALID_ARG;
-        rs->db = db;
-        rest = end;
-    } else if (*rest == '/') {
-        rest++;
-    }
-    if (*rest != '\0')
-        return BC_ERR_INVALID_ARG;
-    rs->host = strndup(h, hlen);
-    return rs->host ? BC_OK : BC_ERR_NOMEM;
-}
-
 static enum bc_status create(const char *where, const char *prefix,
                              const struct bc_bloom_sizing *sz, uint64_t seed,
                              struct bc_redis_seen **out)
@@ -164,7 +112,7 @@ static enum bc_status create(const char *where, const char *prefix,
     struct bc_redis_seen *rs = calloc(1, sizeof *rs);
     if (!rs)
         return BC_ERR_NOMEM;
-    enum bc_status st = parse_where(rs, where);
+    enum bc_status st = bc_redis_where_parse(where, &rs->where);
     if (st != BC_OK)
         goto out_free;
     rs->prefix = strdup(prefix);
@@ -228,8 +176,6 @@ void bc_redis_seen_free(struct bc_redis_seen *rs)
     if (!rs)
         return;
     disconnect(rs);
-    free(rs->host);
-    free(rs->path);
     free(rs->prefix);
     free(rs->cmd);
     free(rs->strings);
@@ -253,36 +199,7 @@ const char *bc_redis_seen_errmsg(const struct bc_redis_seen *rs)
     return rs ? rs->errmsg : "";
 }
 
-/* ---- I/O with SIGPIPE held back ----------------------------------------- */
-
-struct sigpipe_guard {
-    sigset_t old;
-    bool was_pending;
-};
-
-static void sigpipe_hold(struct sigpipe_guard *g)
-{
-    sigset_t pipe_set, pending;
-    sigemptyset(&pipe_set);
-    sigaddset(&pipe_set, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_set, &g->old);
-    sigpending(&pending);
-    g->was_pending = sigismember(&pending, SIGPIPE) == 1;
-}
-
-static void sigpipe_release(struct sigpipe_guard *g)
-{
-    sigset_t pipe_set, pending;
-    sigemptyset(&pipe_set);
-    sigaddset(&pipe_set, SIGPIPE);
-    sigpending(&pending);
-    if (!g->was_pending && sigismember(&pending, SIGPIPE) == 1) {
-        struct timespec zero = {0, 0};
-        while (sigtimedwait(&pipe_set, NULL, &zero) == -1 && errno == EINTR)
-            ;
-    }
-    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
-}
+/* ---- replies ------------------------------------------------------- */
 
 /* The status of a failed redisGetReply(); the connection is dropped. */
 static enum bc_status lost(struct bc_redis_seen *rs)
@@ -325,15 +242,12 @@ static enum bc_status check_meta(struct bc_redis_seen *rs)
 {
     char meta[160];
     meta_text(rs, meta, sizeof meta);
-    if (rs->db != 0 &&
-        redisAppendCommand(rs->ctx, "SELECT %ld", rs->db) != REDIS_OK)
-        return BC_ERR_NOMEM;
     if (redisAppendCommand(rs->ctx, "SET %s:meta %s NX", rs->prefix, meta) !=
             REDIS_OK ||
         redisAppendCommand(rs->ctx, "GET %s:meta", rs->prefix) != REDIS_OK)
         return BC_ERR_NOMEM;
     enum bc_status st = BC_OK;
-    int replies = rs->db != 0 ? 3 : 2;
+    int replies = 2;
     for (int i = 0; i < replies; i++) {
         redisReply *r = NULL;
         enum bc_status s = get_reply(rs, &r);
@@ -362,28 +276,16 @@ enum bc_status bc_redis_seen_connect(struct bc_redis_seen *rs)
     if (rs->ctx)
         return BC_OK;
     rs->errmsg[0] = '\0';
-    rs->ctx = rs->path ? redisConnectUnix(rs->path)
-                       : redisConnect(rs->host, rs->port);
-    if (!rs->ctx) {
-        set_err(rs, "cannot allocate a Redis context", NULL);
-        return BC_ERR_NOMEM;
-    }
-    if (rs->ctx->err) {
-        char where[128];
-        if (rs->path)
-            snprintf(where, sizeof where, "cannot connect to Redis at unix:%s",
-                     rs->path);
-        else
-            snprintf(where, sizeof where, "cannot connect to Redis at %s:%d",
-                     rs->host, rs->port);
-        set_err(rs, where, rs->ctx->errstr);
-        disconnect(rs);
-        return BC_ERR_REDIS_CONNECT;
-    }
-    struct sigpipe_guard g;
-    sigpipe_hold(&g);
-    enum bc_status st = check_meta(rs);
-    sigpipe_release(&g);
+    redisContext *c = NULL;
+    enum bc_status st =
+        bc_redis_connect(&rs->where, 0, &c, rs->errmsg, sizeof rs->errmsg);
+    if (st != BC_OK)
+        return st;
+    rs->ctx = c;
+    struct bc_redis_sigpipe g;
+    bc_redis_sigpipe_hold(&g);
+    st = check_meta(rs);
+    bc_redis_sigpipe_release(&g);
     if (st != BC_OK)
         disconnect(rs);
     return st;
@@ -558,8 +460,8 @@ static enum bc_status run_batch(struct bc_redis_seen *rs,
      * strings first appear; a key's operations keep the batch's order
      * within its string. A key is taken when a command of its chunk is
      * on its string already. */
-    struct sigpipe_guard g;
-    sigpipe_hold(&g);
+    struct bc_redis_sigpipe g;
+    bc_redis_sigpipe_hold(&g);
     size_t ncmd = 0, filled = 0;
     for (size_t from = 0; from < count; from += BC_REDIS_SEEN_CHUNK) {
         size_t to = from + BC_REDIS_SEEN_CHUNK < count
@@ -587,7 +489,7 @@ static enum bc_status run_batch(struct bc_redis_seen *rs,
             st = append_command(rs, j, cmd_from, filled, set);
             if (st != BC_OK) {
                 disconnect(rs); /* commands half queued */
-                sigpipe_release(&g);
+                bc_redis_sigpipe_release(&g);
                 return st;
             }
             /* Send each command as soon as it is formatted: the server
@@ -598,7 +500,7 @@ static enum bc_status run_batch(struct bc_redis_seen *rs,
             while (!done)
                 if (redisBufferWrite(rs->ctx, &done) != REDIS_OK) {
                     st = lost(rs);
-                    sigpipe_release(&g);
+                    bc_redis_sigpipe_release(&g);
                     return st;
                 }
         }
@@ -639,7 +541,7 @@ static enum bc_status run_batch(struct bc_redis_seen *rs,
         x = rs->cmd_end[c];
         freeReplyObject(r);
     }
-    sigpipe_release(&g);
+    bc_redis_sigpipe_release(&g);
     if (result != BC_OK)
         return result;
     for (size_t i = 0; i < count; i++)
@@ -673,8 +575,8 @@ enum bc_status bc_redis_seen_clear(struct bc_redis_seen *rs)
         return st;
     uint64_t nstrings =
         (rs->blocks + BC_REDIS_SEEN_KEY_BLOCKS - 1) / BC_REDIS_SEEN_KEY_BLOCKS;
-    struct sigpipe_guard g;
-    sigpipe_hold(&g);
+    struct bc_redis_sigpipe g;
+    bc_redis_sigpipe_hold(&g);
     st = BC_OK;
     uint64_t queued = 0;
     for (uint64_t j = 0; j < nstrings; j++, queued++)
@@ -705,7 +607,7 @@ enum bc_status bc_redis_seen_clear(struct bc_redis_seen *rs)
             freeReplyObject(r);
         }
     }
-    sigpipe_release(&g);
+    bc_redis_sigpipe_release(&g);
     /* The meta key is gone: record it again before the next batch. */
     if (st == BC_OK)
         disconnect(rs);

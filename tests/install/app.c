@@ -19,6 +19,7 @@
 #include <bloomcrawl/status.h>
 #include <bloomcrawl/url.h>
 #include <bloomcrawl/version.h>
+#include <bloomcrawl/workers.h>
 
 static int fail(const char *what, enum bc_status st)
 {
@@ -119,6 +120,19 @@ int main(void)
     if (strcmp(bc_crawler_error_kind_name(BC_CRAWLER_ERR_TIMEOUT), "timeout"))
         return fail("bc_crawler_error_kind_name", BC_ERR_INVALID_ARG);
     bc_fetcher_global_cleanup();
+
+    /* workers: the partition function (xxHash), a worker whose Redis is
+     * unreachable (hiredis). */
+    if (bc_workers_owner("http://a.test", 13, 1024) != 574)
+        return fail("bc_workers_owner", BC_ERR_INVALID_ARG);
+    struct bc_workers_config wc;
+    bc_workers_config_init(&wc);
+    wc.where = "unix:/nonexistent/bloomcrawl.sock";
+    struct bc_workers *w;
+    st = bc_workers_create(&wc, &w);
+    bc_workers_free(w);
+    if (st != BC_ERR_REDIS_CONNECT)
+        return fail("bc_workers_create", st);
 
     printf("ok %s\n", bc_version());
     return 0;

@@ -8,7 +8,9 @@
  *                   with, its seeds, its hosts (robots.txt outcomes, budget
  *                   counts), every URL ever admitted (the journal: queued,
  *                   in flight, fetched or dropped, in admission order), the
- *                   sitemap jobs (queued or done) and the counters. docs/DESIGN.md documents the schema.
+ *                   sitemap jobs (queued or done), the counters, and the
+ *                   outbox of a crawl worker (below). docs/DESIGN.md
+ *                   documents the schema.
  *   DIR/bloom.snap  the seen-test's filter, Bloom or (a recrawl window,
  *                   crawler.h recrawl_after_ms) window (bc_seen_save: atomic,
  *                   checksummed), covering the admissions up to a journal
@@ -53,7 +55,7 @@ extern "C" {
 #endif
 
 /* The format version this build writes and reads (meta "version"). */
-#define BC_CRAWL_STATE_VERSION 2
+#define BC_CRAWL_STATE_VERSION 3
 
 /* A setting that may not change on resume, e.g. {"scope", "host"}. */
 struct bc_crawl_state_option {
@@ -244,6 +246,60 @@ enum bc_status bc_crawl_state_commit(struct bc_crawl_state *state,
  */
 enum bc_status bc_crawl_state_snapshot(struct bc_crawl_state *state,
                                        struct bc_frontier *frontier);
+
+/*
+ * THE OUTBOX: URLs for other crawl workers (crawler/workers), kept in the
+ * state until the worker has handed them on (to Redis): a transactional
+ * outbox. A row is written in the state's open transaction, so it is
+ * committed with the turn that found its URL, and deleted in a later one
+ * once it was sent: a kill loses no row, and may send a row twice.
+ */
+struct bc_crawl_state_routed {
+    uint64_t id;     /* row id, increasing (set by the state; ignored by
+                        bc_crawl_state_outbox_add()) */
+    unsigned worker; /* destination worker index */
+    const char *url; /* canonical, not NUL-terminated */
+    size_t url_len;
+    const char *referrer; /* NULL and 0: none */
+    size_t referrer_len;
+    unsigned depth, redirects;
+    bool seed;
+};
+
+/*
+ * Add a row to the outbox (*r's strings copied; r->id ignored): in the
+ * open transaction (opened if none: the state is then pending), committed
+ * by the next bc_crawl_state_commit(). Returns BC_OK,
+ * BC_ERR_INVALID_ARG (NULL state or r, a NULL url, a NULL referrer with a
+ * length) or BC_ERR_IO. O(log rows).
+ */
+enum bc_status bc_crawl_state_outbox_add(struct bc_crawl_state *state,
+                                         const struct bc_crawl_state_routed *r);
+
+/*
+ * Call fn(ctx, row) for up to max rows with id > after_id, in id order
+ * (the rows, committed or not, valid during the call; fn must not call
+ * the state). *count (may be NULL) gets how many rows were seen. Returns
+ * BC_OK, BC_ERR_INVALID_ARG (NULL state or fn) or BC_ERR_IO.
+ * O(log rows + max).
+ */
+enum bc_status bc_crawl_state_outbox_read(
+    struct bc_crawl_state *state, uint64_t after_id, size_t max,
+    void (*fn)(void *ctx, const struct bc_crawl_state_routed *r), void *ctx,
+    size_t *count);
+
+/*
+ * Delete the rows with id <= up_to_id (they were handed on), in the open
+ * transaction (opened if none: the state is then pending). Returns BC_OK,
+ * BC_ERR_INVALID_ARG (NULL state) or BC_ERR_IO. O(rows deleted x log
+ * rows).
+ */
+enum bc_status bc_crawl_state_outbox_remove(struct bc_crawl_state *state,
+                                            uint64_t up_to_id);
+
+/* The rows in the outbox now (committed or not); 0 for NULL. O(1): a
+ * counter, restored at open. */
+uint64_t bc_crawl_state_outbox_count(const struct bc_crawl_state *state);
 
 /* The frontier store hooks of this state (for a caller that creates its
  * own frontier; bc_crawl_state_frontier() sets them itself). */

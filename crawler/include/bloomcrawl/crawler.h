@@ -186,6 +186,10 @@ struct bc_crawler_stats {
     uint64_t sitemap_errors[BC_CRAWLER_ERR_KIND_COUNT]; /* failed fetches */
     uint64_t sitemap_http_errors; /* answered, not 2xx (404, 500, 3xx) */
     size_t in_flight;             /* transfers now in flight */
+    /* Crawl workers (config.frontier.partition): URLs handed to route()
+     * (the frontier's BC_ADMIT_ROUTED, seeds included), and
+     * bc_crawler_add_routed() calls. */
+    uint64_t routed_out, routed_in;
 };
 
 /* What the crawler is configured with; bc_crawler_config_init() fills the
@@ -281,6 +285,20 @@ struct bc_crawler_config {
      * time between two runs of a resumed crawl counts), called with ctx;
      * NULL: CLOCK_REALTIME. A test may give a fake one. */
     uint64_t (*recrawl_clock)(void *ctx);
+    /* A page budget shared with others (crawl workers' global
+     * --max-pages), called with ctx. NULL: none (max_pages alone). When
+     * set, the crawler holds at most one page "token": before asking the
+     * frontier for a job while it holds none, it calls
+     * page_budget(ctx, true); true grants one, false means the shared
+     * budget is spent: the crawler then hands out no more FETCH jobs (as
+     * when max_pages is reached: the crawl is over once nothing is in
+     * flight, robots.txt and sitemap jobs included; it does not ask
+     * again). A FETCH job whose transfer starts consumes the token; when
+     * the frontier says DONE, or the crawl is stopped, while a token is
+     * held, the crawler gives it back with page_budget(ctx, false) (the
+     * return value ignored). A token held when the crawler is freed or
+     * killed is not given back. */
+    bool (*page_budget)(void *ctx, bool take);
 };
 
 /* Is pattern a media type pattern of accept_types/reject_types:
@@ -323,11 +341,47 @@ void bc_crawler_free(struct bc_crawler *crawler);
  * did; for BC_ADMIT_BAD_URL and BC_ADMIT_TOO_LONG, *url_status (may be
  * NULL) says why. Returns BC_OK whatever the reason, BC_ERR_INVALID_ARG
  * (NULL crawler or url), or BC_ERR_NOMEM (*reason BC_ADMIT_NOMEM). May be
- * called at any time, also during a crawl.
+ * called at any time, also during a crawl. With a partition
+ * (frontier.partition), a seed of another worker's host is routed there
+ * (BC_ADMIT_ROUTED); its host and domain enter this crawler's scope all
+ * the same, and the state keeps them for a resume.
  */
 enum bc_status bc_crawler_add_seed(struct bc_crawler *crawler, const char *url,
                                    size_t len, enum bc_frontier_reason *reason,
                                    enum bc_status *url_status);
+
+/*
+ * Admit a URL another crawl worker routed here (crawler/workers):
+ * bc_frontier_add_routed() of url (len bytes, absolute, canonical) at
+ * depth with referrer (referrer_len bytes; NULL and 0: none; one longer
+ * than the frontier's max_url_len is dropped and the URL admitted without
+ * it) and redirects hops (the chain length it carries), counted in the
+ * stats (routed_in, and bad_scheme/bad_malformed like a link); seed true:
+ * bc_crawler_add_seed() instead (depth, redirects and referrer ignored).
+ * *reason (may be NULL) says what the frontier did. Returns BC_OK
+ * whatever the reason, BC_ERR_INVALID_ARG (NULL crawler or url, a NULL
+ * referrer with a length, called from a callback), BC_ERR_NOMEM (*reason
+ * BC_ADMIT_NOMEM), or the frontier's sticky error (a state write or a
+ * route() failed: *reason BC_ADMIT_STORE_ERROR; the next step returns it
+ * too). May be called between steps. With a state, the admission is
+ * committed by the next bc_crawler_step() that returns BC_OK. Cost: one
+ * admission.
+ */
+enum bc_status bc_crawler_add_routed(struct bc_crawler *crawler,
+                                     const char *url, size_t len,
+                                     unsigned depth, unsigned redirects,
+                                     const char *referrer, size_t referrer_len,
+                                     bool seed,
+                                     enum bc_frontier_reason *reason);
+
+/*
+ * Put a seed's host and registrable domain in the scope without admitting
+ * it (bc_frontier_restore_scope()): the seeds other workers were given.
+ * Returns BC_OK, BC_ERR_INVALID_ARG (NULL crawler or url), a URL error
+ * (the seed is malformed), or BC_ERR_NOMEM. O(URL length).
+ */
+enum bc_status bc_crawler_add_scope(struct bc_crawler *crawler, const char *url,
+                                    size_t len);
 
 /*
  * Revisit (issue 14): offer every known page of the crawl's state
@@ -349,8 +403,8 @@ enum bc_status bc_crawler_revisit(struct bc_crawler *crawler, uint64_t *known,
 
 /*
  * One turn of the crawl: start transfers while there is room (concurrency,
- * max_pages, not stopped) and the frontier has work that may be fetched
- * now, then do the network I/O that is ready, waiting at most timeout_ms
+ * max_pages, the page budget, not stopped) and the frontier has work that
+ * may be fetched now, then do the network I/O that is ready, waiting at most timeout_ms
  * for it, or sleep until the frontier's next host is due when nothing is
  * in flight (never longer than timeout_ms; 0 does not wait). Finished
  * transfers call on_page from inside. *done (may be NULL) is set true when
@@ -363,6 +417,16 @@ enum bc_status bc_crawler_revisit(struct bc_crawler *crawler, uint64_t *known,
  * cannot go on, and the state resumes from its last commit), or the
  * WARC writer's error (bc_crawler_warc_error()). The frontier's own
  * running out of memory is not an error: it is tried again 100 ms later.
+ *
+ * Durability, with a state: everything admitted before a call that
+ * returns BC_OK is committed when it returns: the seeds, the routed URLs
+ * (bc_crawler_add_routed()), the route() calls of any admission and what
+ * they wrote to the state (its outbox rows), and the pages finished in
+ * earlier steps with their links. The step commits before its transfers
+ * start, so the pages that finish inside it are committed by the next
+ * step (or bc_crawler_sync()). A process killed after such a return
+ * resumes with all of it; a caller may act on it then (acknowledge the
+ * routed URLs, hand the outbox's rows on).
  */
 enum bc_status bc_crawler_step(struct bc_crawler *crawler, uint64_t timeout_ms,
                                bool *done);

@@ -121,7 +121,9 @@ enum bc_frontier_reason {
     BC_ADMIT_TOO_MANY_REDIRECTS, /* more than max_redirects hops */
     BC_ADMIT_STORE_ERROR,        /* the store failed (see the status) */
     BC_ADMIT_SITEMAP_SCOPE, /* a sitemap's URL outside the sitemap's scope */
-    BC_ADMIT_REASON_COUNT   /* the number of reasons, not a reason */
+    /* Handed to another crawl worker (config.partition.route). */
+    BC_ADMIT_ROUTED,
+    BC_ADMIT_REASON_COUNT /* the number of reasons, not a reason */
 };
 
 /* A short name for a reason ("queued", "bad_url", ...); never NULL. */
@@ -142,6 +144,37 @@ const char *bc_frontier_reason_name(enum bc_frontier_reason reason);
 #define BC_FRONTIER_MAX_URL_LEN                65535u /* hard limit of the queue format */
 #define BC_FRONTIER_DEFAULT_SITEMAPS_PER_HOST  1000u
 #define BC_FRONTIER_MAX_SITEMAP_LEVEL          2u
+
+struct bc_frontier_entry; /* below (PERSISTENCE) */
+
+/*
+ * A partition of the hosts between crawl workers (crawler/workers): each
+ * origin belongs to one worker, which alone fetches it, so politeness,
+ * robots.txt and the seen-test stay local. admit() asks owns() once a URL
+ * has passed normalization, the sitemap scope, the seeds' scope (a seed's
+ * host and domain enter the scope here, whoever owns it), include/exclude,
+ * depth, redirects, segments and trap, and has its origin; a URL whose
+ * origin is another's is then handed to route() and refused here with
+ * BC_ADMIT_ROUTED, before the host's budget, the queue's capacity,
+ * robots.txt, the host's creation and the seen-test: those are the
+ * owner's, whose seen-test decides whether the URL is new (so the same
+ * URL routed twice is routed twice). route() runs synchronously inside
+ * the add call.
+ */
+struct bc_frontier_partition {
+    /* Is origin ("http://a.test:8080", origin_len bytes, not
+     * NUL-terminated) this frontier's? NULL: all are. */
+    bool (*owns)(void *ctx, const char *origin, size_t origin_len);
+    /* Take a URL whose origin is another's: e (canonical url, depth,
+     * redirects, referrer; id 0, retries 0; valid during the call), seed
+     * true for bc_frontier_add_seed(). Returns BC_OK, BC_ERR_NOMEM (the
+     * add: BC_ADMIT_NOMEM) or any other error (the add:
+     * BC_ADMIT_STORE_ERROR, sticky like a store error). Must be set when
+     * owns is. */
+    enum bc_status (*route)(void *ctx, const char *origin, size_t origin_len,
+                            const struct bc_frontier_entry *e, bool seed);
+    void *ctx; /* passed to owns and route */
+};
 
 struct bc_frontier_config {
     /* Identity: the user-agent string (its product token selects the
@@ -185,6 +218,9 @@ struct bc_frontier_config {
      * sizing. */
     struct bc_url_policy url_policy;
     struct bc_seen_config seen;
+    /* The hosts of this frontier among crawl workers (zeroed by
+     * bc_frontier_config_init: no partition, every host is its own). */
+    struct bc_frontier_partition partition;
 };
 
 /* Fill *config with the defaults above (user agent "bloomcrawl/VERSION"). */
@@ -209,7 +245,9 @@ void bc_frontier_free(struct bc_frontier *frontier);
 /*
  * Admit a discovered URL: normalize href against base (the page's URL or
  * its <base href>; base NULL and base_len 0: href must be absolute), check
- * the limits, robots.txt (when known), then the seen-test, and enqueue it.
+ * the limits, robots.txt (when known), then the seen-test, and enqueue it
+ * (or, with a partition, route a URL of another worker's host once the
+ * limits of the URL itself are checked: bc_frontier_partition).
  * depth: the page's depth + 1 for a link (a redirect target goes through
  * bc_frontier_add_redirect()). *reason says what happened; when it is
  * BC_ADMIT_BAD_URL or BC_ADMIT_TOO_LONG, *url_status (may be NULL) says
@@ -284,6 +322,21 @@ enum bc_status bc_frontier_add_seed(struct bc_frontier *frontier,
                                     const char *url, size_t len,
                                     enum bc_frontier_reason *reason,
                                     enum bc_status *url_status);
+
+/*
+ * Admit a URL another crawl worker routed here (its
+ * bc_frontier_partition.route got it): as bc_frontier_add_with_referrer()
+ * (url absolute, no base), and redirects hops into its redirect chain
+ * (the hop count it carries: refused with BC_ADMIT_TOO_MANY_REDIRECTS
+ * beyond max_redirects; it comes back in the job that fetches it).
+ * Returns as bc_frontier_add_with_referrer().
+ */
+enum bc_status bc_frontier_add_routed(struct bc_frontier *frontier,
+                                      const char *url, size_t len,
+                                      unsigned depth, unsigned redirects,
+                                      const char *referrer, size_t referrer_len,
+                                      enum bc_frontier_reason *reason,
+                                      enum bc_status *url_status);
 
 /*
  * The canonical fetch URL of the last bc_frontier_add() or _add_seed()

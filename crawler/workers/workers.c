@@ -1,0 +1,1649 @@
+/*
+ * workers.c - one crawl split by host between N worker processes that meet
+ * in one Redis server.
+ *
+ * THE PROBLEM
+ * One process crawls as fast as one machine lets it. Running N copies that
+ * share one seen-set (scrapy-redis, Colly's Redis storage) keeps them from
+ * fetching a page twice only if the shared test is atomic - theirs ask
+ * "seen?" and then say "seen!" in two commands - and it does nothing for
+ * politeness: N workers hit a host N times as hard, each with its own
+ * delay and its own copy of robots.txt.
+ *
+ * THE IDEA: PARTITION BY HOST (Mercator, UbiCrawler, BUbiNG, Heritrix)
+ * Give each host to one worker: owner(origin) = XXH64(origin, 0) mod N. A
+ * worker fetches only its own hosts, so its per-host politeness, its
+ * robots.txt cache and its seen-test are exact, as in a single process; a
+ * URL it finds for another worker's host is handed to that worker. The
+ * frontier asks the partition at admission (frontier.h, struct
+ * bc_frontier_partition): owns(origin)? yes: admit as always; no: route()
+ * it here and refuse it locally (BC_ADMIT_ROUTED).
+ *
+ * HANDING URLS OVER: STREAMS, CONSUMER GROUPS, ACK AFTER COMMIT
+ *
+ *   worker 0                           Redis                    worker 1
+ *   --------                           -----                    --------
+ *   page -> links -> admit()
+ *     owns? no -> route(): sender
+ *     cache hit? drop; else a row in
+ *     the state's outbox (committed
+ *     with the page, same transaction)
+ *   after the step's commit:
+ *     MULTI XADD P in:1 * v 1 ---------> stream P in:1
+ *       from 0 urls "l\t1\t0\turl\tref"  (group "workers")
+ *       HINCRBY P w:0 sent 1 EXEC
+ *     remove the rows sent (outbox)                       XREADGROUP w1 > --+
+ *                                                         admit each URL    |
+ *                                                         (its frontier,    |
+ *                                                         its seen-test)    |
+ *                                      <---------------- after the NEXT     |
+ *                                        MULTI XACK XDEL  step committed:   |
+ *                                        HINCRBY acked    acknowledge  -----+
+ *
+ * The outbox is a transactional outbox: a URL found on a page is written
+ * in the same SQLite transaction as the page's completion, so either both
+ * survive a kill -9 or neither does (and the page is fetched again). Rows
+ * are XADDed after each step and removed in the next transaction; a kill
+ * in between sends them twice, which the owner's seen-test makes harmless.
+ * The receiver acknowledges an entry only once the step after its
+ * admission returned: the state committed the URLs (crawler.h,
+ * "Durability"). A worker killed before that finds the entry in its
+ * consumer's pending list and reads it again first when it restarts
+ * (XREADGROUP ... 0). So no URL is lost by a kill of any worker, and
+ * duplicates cost one seen-test each.
+ *
+ * A small LRU of URLs recently sent saves sending popular links again and
+ * again (Broder, Najork and Wiener, "Efficient URL caching for World Wide
+ * Web crawling", WWW 2003): a hit is dropped, the owner has the URL or
+ * will have it. Each entry carries up to 512 URLs, and a round of sending
+ * is one pipelined MULTI/EXEC, so a URL costs a fraction of a command.
+ *
+ * If Redis goes away, rows stay in the outbox (durable), entries stay
+ * unacknowledged, and the worker keeps crawling its own hosts; it retries
+ * with a backoff from 100 ms to 5 s and counts the trouble.
+ *
+ * WHEN IS THE CRAWL OVER? A COUNTING TERMINATION TEST (Mattern 1987)
+ * No worker can see the others' queues, and a URL in a stream is work
+ * nobody holds. Each worker publishes in its hash P w:<i>: idle (nothing
+ * queued or in flight, outbox empty, every entry read acknowledged, its
+ * last read of its inbox empty), sent (entries it XADDed, counted in the
+ * same MULTI as the XADD), acked (valid entries it acknowledged, counted
+ * in the same MULTI as the XACK) and busy (how often it went from idle to
+ * busy). An idle worker takes, every 250 ms, one snapshot in one MULTI
+ * (atomic on the server) of every hash. The crawl is over when all N
+ * workers registered, all are idle, sum(sent) = sum(acked) (no entry in
+ * transit: an entry read and not yet acknowledged keeps the sums apart,
+ * and its reader publishes busy before it acknowledges), and the vector of
+ * every sent, acked and busy equals the one of its previous idle snapshot
+ * (nothing happened in between). Then it sets P done; every worker that
+ * sees it stops. A worker registers (busy) before its seeds are routed and
+ * the test needs all N registered, so a worker started alone, or started
+ * without seeds, waits for the others instead of ending an empty crawl.
+ *
+ * WHAT A KILL COSTS
+ * The pages in flight at the kill are fetched again (the crawl state's
+ * refetched count); outbox rows XADDed but not yet removed are sent again,
+ * and entries admitted but not yet acknowledged are read again: both are
+ * duplicates the owner's seen-test refuses. Nothing is lost.
+ */
+#define _POSIX_C_SOURCE 200809L /* gethostname, clock_gettime, nanosleep */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+#include <xxhash.h>
+
+#include "bloomcrawl/lru.h"
+#include "bloomcrawl/redis_conn.h"
+#include "bloomcrawl/workers.h"
+
+#define COMMAND_TIMEOUT_MS 2000u
+#define BACKOFF_MIN_MS     100u
+#define BACKOFF_MAX_MS     5000u
+#define HEARTBEAT_MS       1000u
+#define SNAPSHOT_MS        250u
+#define BLOCK_MAX_MS       100u
+#define READ_COUNT         64u      /* entries per XREADGROUP */
+#define FLUSH_ROWS         4096u    /* outbox rows per round of sending */
+#define FLUSH_ROUNDS       8u       /* rounds of sending per step at most */
+#define ENTRY_ID_MAX       48u      /* "<ms>-<seq>": at most 41 bytes */
+#define MAX_DEPTH          1000000u /* DEPTH of a line, at most */
+#define MAX_HOPS           1000u    /* REDIRECTS of a line, at most */
+
+/* An entry read and not yet acknowledged. */
+struct unacked {
+    char id[ENTRY_ID_MAX];
+    bool valid; /* counts in acked; else in garbage */
+};
+
+/* An outbox row formatted as a line of an entry, while sending. */
+struct line {
+    unsigned dest;
+    size_t off, len; /* in the flush buffer */
+    uint64_t id;
+    size_t seq; /* row order, for a stable sort */
+};
+
+struct bc_workers {
+    struct bc_workers_config cfg;
+    struct bc_redis_where where;
+    char crawl_id[65];
+    char key_meta[96], key_w[96], key_in[96], key_seeds[96], key_pages[96],
+        key_done[96], key_prefix[96];
+    char consumer[16];
+    char errmsg[512];
+    redisContext *ctx;
+    bool ever_connected;
+    uint64_t retry_at, backoff; /* monotonic ms */
+
+    struct bc_crawl_state *state;
+    struct bc_crawler *crawler;
+    struct bc_lru *cache;
+    bool attached, started, stopping, over;
+
+    /* The caller's callbacks, forwarded when page_budget takes ctx. */
+    uint64_t (*user_clock)(void *ctx);
+    void (*user_on_page)(void *ctx, const struct bc_crawler_page *page);
+    void (*user_on_fetch)(void *ctx, const struct bc_crawler_page *fetch);
+    uint64_t (*user_recrawl_clock)(void *ctx);
+    void *user_ctx;
+    int64_t budget_debt; /* pages taken (+) or given back (-) offline */
+
+    /* Receiving. */
+    bool pending_phase; /* re-reading this consumer's pending entries */
+    char pending_after[ENTRY_ID_MAX];
+    struct unacked *unacked;
+    size_t n_unacked, cap_unacked;
+    size_t n_committed; /* unacked[0 .. n_committed) are committed */
+    bool last_read_empty;
+    long long seeds_loaded; /* SCARD of P seeds at the last load; -1 */
+    char **seeds_unsent;    /* seeds not SADDed yet (Redis was down) */
+    size_t n_seeds_unsent;
+
+    /* Idle and termination. */
+    bool crawler_done;   /* the last step said done */
+    bool published_idle; /* P w:<i> idle is 1 */
+    uint64_t last_heartbeat, last_snapshot;
+    uint64_t *snap, *snap_prev; /* 4 N values: idle, sent, acked, busy */
+    bool snap_prev_valid;
+
+    /* Sending. */
+    char *buf;
+    size_t buf_len, buf_cap;
+    struct line *lines;
+    size_t n_lines, cap_lines;
+    uint64_t last_row; /* highest outbox id read this round */
+    char *entry;       /* one entry's urls */
+    size_t entry_cap;
+
+    redisReply **replies;
+    size_t n_replies, cap_replies;
+    size_t queued; /* commands appended, replies not read */
+
+    struct bc_workers_stats stats;
+};
+
+/* ---- small things ------------------------------------------------------- */
+
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static uint64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void sleep_ms(uint64_t ms)
+{
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+        ;
+}
+
+static void set_err(struct bc_workers *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->errmsg, sizeof w->errmsg, fmt, ap);
+    va_end(ap);
+}
+
+/* Parse a decimal of digits only, at most max; false if not one. */
+static bool parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out)
+{
+    if (len == 0 || len > 20)
+        return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (max - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return true;
+}
+
+unsigned bc_workers_owner(const char *origin, size_t len, unsigned workers)
+{
+    if (workers == 0)
+        return 0;
+    return (unsigned)(XXH64(origin, len, 0) % workers);
+}
+
+void bc_workers_config_init(struct bc_workers_config *config)
+{
+    memset(config, 0, sizeof *config);
+    config->workers = 1;
+    config->send_cache = BC_WORKERS_SEND_CACHE;
+}
+
+static bool crawl_id_ok(const char *id)
+{
+    size_t len = strlen(id);
+    if (len == 0 || len > 64)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        char c = id[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+/* ---- Redis rounds ------------------------------------------------------- */
+
+static void free_replies(struct bc_workers *w)
+{
+    for (size_t i = 0; i < w->n_replies; i++)
+        freeReplyObject(w->replies[i]);
+    w->n_replies = 0;
+}
+
+static void disconnect(struct bc_workers *w)
+{
+    free_replies(w);
+    if (w->ctx)
+        redisFree(w->ctx);
+    w->ctx = NULL;
+    w->queued = 0;
+    w->stats.redis_up = false;
+}
+
+/* A round failed: count it, drop the connection, retry after a backoff. */
+static void trouble(struct bc_workers *w, const char *what, const char *why)
+{
+    set_err(w, "Redis: %s: %s", what, why ? why : "?");
+    w->stats.redis_errors++;
+    disconnect(w);
+    w->backoff = w->backoff == 0 ? BACKOFF_MIN_MS : w->backoff * 2;
+    if (w->backoff > BACKOFF_MAX_MS)
+        w->backoff = BACKOFF_MAX_MS;
+    w->retry_at = mono_ms() + w->backoff;
+}
+
+/* Append a command (argv form); false: out of memory (the round is lost). */
+static bool cmd_argv(struct bc_workers *w, int argc, const char **argv,
+                     const size_t *lens)
+{
+    if (redisAppendCommandArgv(w->ctx, argc, argv, lens) != REDIS_OK)
+        return false;
+    w->queued++;
+    w->stats.redis_commands++;
+    return true;
+}
+
+/* Append a command (printf form of hiredis: %s, %b, %llu, ...). */
+static bool cmd(struct bc_workers *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = redisvAppendCommand(w->ctx, fmt, ap);
+    va_end(ap);
+    if (r != REDIS_OK)
+        return false;
+    w->queued++;
+    w->stats.redis_commands++;
+    return true;
+}
+
+/*
+ * Send what was appended and read its replies into w->replies (freed by
+ * the next round or free_replies()). False on a lost connection (counted:
+ * trouble()). Server errors are replies of type REDIS_REPLY_ERROR.
+ */
+static bool round_trip(struct bc_workers *w, const char *what)
+{
+    free_replies(w);
+    size_t n = w->queued;
+    w->queued = 0;
+    if (n > w->cap_replies) {
+        redisReply **r = realloc(w->replies, n * sizeof *r);
+        if (!r) {
+            trouble(w, what, "out of memory");
+            return false;
+        }
+        w->replies = r;
+        w->cap_replies = n;
+    }
+    struct bc_redis_sigpipe g;
+    bc_redis_sigpipe_hold(&g);
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) {
+        void *r = NULL;
+        if (redisGetReply(w->ctx, &r) != REDIS_OK || !r) {
+            ok = false;
+            break;
+        }
+        w->replies[w->n_replies++] = r;
+    }
+    bc_redis_sigpipe_release(&g);
+    if (!ok) {
+        trouble(w, what, w->ctx ? w->ctx->errstr : "connection lost");
+        return false;
+    }
+    w->backoff = 0;
+    return true;
+}
+
+/* A round that failed before it was sent (out of memory while appending). */
+static bool append_failed(struct bc_workers *w, const char *what)
+{
+    trouble(w, what, "out of memory");
+    return false;
+}
+
+/* The EXEC reply of a MULTI round whose EXEC is the last reply: an array of
+ * count replies, or NULL (counted as trouble, connection kept). */
+static redisReply *exec_reply(struct bc_workers *w, const char *what,
+                              size_t count)
+{
+    redisReply *r = w->n_replies ? w->replies[w->n_replies - 1] : NULL;
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != count) {
+        set_err(w, "Redis: %s: %s", what,
+                r && r->type == REDIS_REPLY_ERROR ? r->str
+                                                  : "transaction failed");
+        w->stats.redis_errors++;
+        return NULL;
+    }
+    return r;
+}
+
+static bool reply_int(const redisReply *r, uint64_t *out)
+{
+    if (!r)
+        return false;
+    if (r->type == REDIS_REPLY_INTEGER && r->integer >= 0) {
+        *out = (uint64_t)r->integer;
+        return true;
+    }
+    if (r->type == REDIS_REPLY_STRING)
+        return parse_u64(r->str, r->len, UINT64_MAX, out);
+    return false;
+}
+
+/* ---- connecting and registering ---------------------------------------- */
+
+/* HSET of this worker's identity and counters now; busy + 1 when first. */
+static bool append_register(struct bc_workers *w, bool first)
+{
+    char host[64] = "";
+    if (gethostname(host, sizeof host - 1) != 0)
+        snprintf(host, sizeof host, "?");
+    host[sizeof host - 1] = '\0';
+    char pid[24], now[24];
+    snprintf(pid, sizeof pid, "%ld", (long)getpid());
+    snprintf(now, sizeof now, "%llu", (unsigned long long)wall_ms());
+    bool idle = !first && w->published_idle;
+    if (!cmd(w, "HSET %s pid %s host %s heartbeat %s idle %s state %s",
+             w->key_w, pid, host, now, idle ? "1" : "0",
+             idle ? "idle" : "crawling"))
+        return false;
+    if (first && (!cmd(w, "HSET %s started %s", w->key_w, now) ||
+                  !cmd(w, "HINCRBY %s busy 1", w->key_w) ||
+                  !cmd(w, "HSETNX %s sent 0", w->key_w) ||
+                  !cmd(w, "HSETNX %s acked 0", w->key_w) ||
+                  !cmd(w, "HSETNX %s garbage 0", w->key_w)))
+        return false;
+    return cmd(w, "XGROUP CREATE %s workers 0 MKSTREAM", w->key_in);
+}
+
+/* After a reconnect: register again, settle the page budget and the seeds
+ * that could not be added. */
+static bool resume_redis(struct bc_workers *w)
+{
+    if (!append_register(w, false))
+        return append_failed(w, "register");
+    if (w->budget_debt != 0 &&
+        !cmd(w, "INCRBY %s %lld", w->key_pages, (long long)w->budget_debt))
+        return append_failed(w, "page budget");
+    for (size_t i = 0; i < w->n_seeds_unsent; i++)
+        if (!cmd(w, "SADD %s %s", w->key_seeds, w->seeds_unsent[i]))
+            return append_failed(w, "seeds");
+    if (!round_trip(w, "register"))
+        return false;
+    w->budget_debt = 0;
+    for (size_t i = 0; i < w->n_seeds_unsent; i++)
+        free(w->seeds_unsent[i]);
+    w->n_seeds_unsent = 0;
+    return true;
+}
+
+/* Connected now (or retried when due)? */
+static bool ensure_conn(struct bc_workers *w)
+{
+    if (w->ctx)
+        return true;
+    if (mono_ms() < w->retry_at)
+        return false;
+    redisContext *c = NULL;
+    char err[256];
+    enum bc_status st =
+        bc_redis_connect(&w->where, COMMAND_TIMEOUT_MS, &c, err, sizeof err);
+    if (st != BC_OK) {
+        trouble(w, "connect", err);
+        return false;
+    }
+    w->ctx = c;
+    w->stats.redis_up = true;
+    if (w->ever_connected) {
+        w->stats.redis_reconnects++;
+        if (!resume_redis(w))
+            return false;
+    }
+    w->ever_connected = true;
+    return true;
+}
+
+static struct bc_workers *alloc_workers(const struct bc_workers_config *c)
+{
+    struct bc_workers *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->cfg = *c;
+    w->cfg.where = NULL;
+    w->cfg.crawl_id = NULL;
+    w->seeds_loaded = -1;
+    w->pending_phase = true;
+    snprintf(w->pending_after, sizeof w->pending_after, "0");
+    w->stats.index = c->index;
+    w->stats.workers = c->workers;
+    return w;
+}
+
+/* Check the crawl's meta, creating it if this worker is the first. */
+static enum bc_status check_meta(struct bc_workers *w)
+{
+    char now[24], n[24], mp[24];
+    snprintf(now, sizeof now, "%llu", (unsigned long long)wall_ms());
+    snprintf(n, sizeof n, "%u", w->cfg.workers);
+    snprintf(mp, sizeof mp, "%llu", (unsigned long long)w->cfg.max_pages);
+    if (!cmd(w, "MULTI") || !cmd(w, "HSETNX %s version 1", w->key_meta) ||
+        !cmd(w, "HSETNX %s workers %s", w->key_meta, n) ||
+        !cmd(w, "HSETNX %s max_pages %s", w->key_meta, mp) ||
+        !cmd(w, "HSETNX %s created %s", w->key_meta, now) ||
+        !cmd(w, "HMGET %s version workers max_pages", w->key_meta) ||
+        !cmd(w, "GET %s", w->key_done) || !cmd(w, "EXEC"))
+        return BC_ERR_NOMEM;
+    if (!round_trip(w, "meta"))
+        return BC_ERR_REDIS_LOST;
+    redisReply *x = exec_reply(w, "meta", 6);
+    if (!x)
+        return BC_ERR_REDIS_REPLY;
+    redisReply *m = x->element[4];
+    if (m->type != REDIS_REPLY_ARRAY || m->elements != 3)
+        return BC_ERR_REDIS_REPLY;
+    const char *names[3] = {"version", "workers", "max_pages"};
+    const char *mine[3] = {"1", n, mp};
+    for (size_t i = 0; i < 3; i++) {
+        const redisReply *v = m->element[i];
+        const char *was = v->type == REDIS_REPLY_STRING ? v->str : "";
+        if (strcmp(was, mine[i]) != 0) {
+            set_err(w,
+                    "crawl \"%s\" has %s %s in Redis, this worker was "
+                    "given %s %s",
+                    w->crawl_id, names[i], *was ? was : "(none)", names[i],
+                    mine[i]);
+            return BC_ERR_MISMATCH;
+        }
+    }
+    const redisReply *d = x->element[5];
+    if (d->type == REDIS_REPLY_STRING && strcmp(d->str, "1") == 0) {
+        w->stats.done_seen_at_start = true;
+        w->over = true;
+    }
+    return BC_OK;
+}
+
+enum bc_status bc_workers_create(const struct bc_workers_config *config,
+                                 struct bc_workers **out)
+{
+    if (!out)
+        return BC_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!config)
+        return BC_ERR_INVALID_ARG;
+    struct bc_workers *w = alloc_workers(config);
+    if (!w)
+        return BC_ERR_NOMEM;
+    *out = w;
+    const char *id = config->crawl_id ? config->crawl_id : "default";
+    if (!config->where ||
+        bc_redis_where_parse(config->where, &w->where) != BC_OK) {
+        set_err(w,
+                "not a Redis address (redis://host[:port][/db] or "
+                "unix:/path): %s",
+                config->where ? config->where : "(none)");
+        return BC_ERR_INVALID_ARG;
+    }
+    if (!crawl_id_ok(id)) {
+        set_err(w, "not a crawl id ([A-Za-z0-9._-]{1,64}): %s", id);
+        return BC_ERR_INVALID_ARG;
+    }
+    if (config->workers < 1 || config->workers > BC_WORKERS_MAX ||
+        config->index >= config->workers) {
+        set_err(w,
+                "worker %u of %u: need 1 <= workers <= %u and index < "
+                "workers",
+                config->index, config->workers, BC_WORKERS_MAX);
+        return BC_ERR_INVALID_ARG;
+    }
+    snprintf(w->crawl_id, sizeof w->crawl_id, "%s", id);
+    snprintf(w->key_prefix, sizeof w->key_prefix, "bc:%s:", id);
+    snprintf(w->key_meta, sizeof w->key_meta, "bc:%s:meta", id);
+    snprintf(w->key_w, sizeof w->key_w, "bc:%s:w:%u", id, config->index);
+    snprintf(w->key_in, sizeof w->key_in, "bc:%s:in:%u", id, config->index);
+    snprintf(w->key_seeds, sizeof w->key_seeds, "bc:%s:seeds", id);
+    snprintf(w->key_pages, sizeof w->key_pages, "bc:%s:pages", id);
+    snprintf(w->key_done, sizeof w->key_done, "bc:%s:done", id);
+    snprintf(w->consumer, sizeof w->consumer, "w%u", config->index);
+    size_t n4 = 4 * (size_t)config->workers;
+    w->snap = calloc(n4, sizeof *w->snap);
+    w->snap_prev = calloc(n4, sizeof *w->snap_prev);
+    if (!w->snap || !w->snap_prev) {
+        bc_workers_free(w);
+        *out = NULL;
+        return BC_ERR_NOMEM;
+    }
+    if (config->send_cache > 0 &&
+        bc_lru_create(config->send_cache, SIZE_MAX, &w->cache) != BC_OK) {
+        bc_workers_free(w);
+        *out = NULL;
+        return BC_ERR_NOMEM;
+    }
+
+    char err[256];
+    enum bc_status st = bc_redis_connect(&w->where, COMMAND_TIMEOUT_MS, &w->ctx,
+                                         err, sizeof err);
+    if (st != BC_OK) {
+        w->ctx = NULL;
+        set_err(w, "%s", err);
+        return st;
+    }
+    w->ever_connected = true;
+    w->stats.redis_up = true;
+    st = check_meta(w);
+    if (st == BC_OK && !w->over) {
+        if (!cmd(w, "MULTI") || !append_register(w, true) || !cmd(w, "EXEC"))
+            st = BC_ERR_NOMEM;
+        else if (!round_trip(w, "register"))
+            st = BC_ERR_REDIS_LOST;
+        else if (!exec_reply(w, "register", 7))
+            st = BC_ERR_REDIS_REPLY;
+    }
+    if (st != BC_OK) {
+        char keep[sizeof w->errmsg];
+        memcpy(keep, w->errmsg, sizeof keep);
+        disconnect(w);
+        memcpy(w->errmsg, keep, sizeof keep);
+        return st;
+    }
+    free_replies(w);
+    return BC_OK;
+}
+
+void bc_workers_free(struct bc_workers *w)
+{
+    if (!w)
+        return;
+    disconnect(w);
+    free(w->replies);
+    bc_lru_free(w->cache);
+    free(w->unacked);
+    for (size_t i = 0; i < w->n_seeds_unsent; i++)
+        free(w->seeds_unsent[i]);
+    free(w->seeds_unsent);
+    free(w->snap);
+    free(w->snap_prev);
+    free(w->buf);
+    free(w->lines);
+    free(w->entry);
+    free(w);
+}
+
+const char *bc_workers_errmsg(const struct bc_workers *w)
+{
+    return w ? w->errmsg : "";
+}
+
+/* ---- the crawler's hooks ------------------------------------------------ */
+
+static bool owns_cb(void *ctx, const char *origin, size_t len)
+{
+    const struct bc_workers *w = ctx;
+    return bc_workers_owner(origin, len, w->cfg.workers) == w->cfg.index;
+}
+
+static enum bc_status route_cb(void *ctx, const char *origin, size_t len,
+                               const struct bc_frontier_entry *e, bool seed)
+{
+    struct bc_workers *w = ctx;
+    uint64_t h = 0;
+    if (w->cache && !seed) {
+        h = bc_lru_hash(e->url, e->url_len);
+        if (bc_lru_find(w->cache, e->url, e->url_len, h)) {
+            w->stats.send_cache_hits++;
+            return BC_OK;
+        }
+    }
+    struct bc_crawl_state_routed r = {
+        .worker = bc_workers_owner(origin, len, w->cfg.workers),
+        .url = e->url,
+        .url_len = e->url_len,
+        .referrer = e->referrer_len ? e->referrer : NULL,
+        .referrer_len = e->referrer_len,
+        .depth = e->depth,
+        .redirects = e->redirects,
+        .seed = seed,
+    };
+    enum bc_status st = bc_crawl_state_outbox_add(w->state, &r);
+    if (st != BC_OK)
+        return st;
+    if (seed)
+        w->stats.routed_seeds++;
+    else if (w->cache && bc_lru_push(w->cache, e->url, e->url_len, h) != BC_OK)
+        return BC_ERR_NOMEM;
+    return BC_OK;
+}
+
+/* The global page budget: P pages counts the pages taken. */
+static bool budget(struct bc_workers *w, bool take)
+{
+    if (!ensure_conn(w)) {
+        /* Offline: grant, and settle the count on reconnect. */
+        w->budget_debt += take ? 1 : -1;
+        return true;
+    }
+    if (!take) {
+        if (!cmd(w, "DECR %s", w->key_pages) || !round_trip(w, "budget"))
+            w->budget_debt--;
+        return true;
+    }
+    if (!cmd(w, "INCR %s", w->key_pages)) {
+        append_failed(w, "budget");
+        w->budget_debt++;
+        return true;
+    }
+    if (!round_trip(w, "budget")) {
+        w->budget_debt++;
+        return true;
+    }
+    uint64_t v = 0;
+    if (!reply_int(w->replies[0], &v))
+        return true;
+    if (v <= w->cfg.max_pages)
+        return true;
+    if (cmd(w, "DECR %s", w->key_pages))
+        round_trip(w, "budget");
+    return false;
+}
+
+/* The attached config's ctx is the worker; the caller's callbacks are
+ * called with the caller's ctx through these. */
+static bool budget_cb(void *ctx, bool take)
+{
+    return budget(ctx, take);
+}
+
+static uint64_t clock_cb(void *ctx)
+{
+    struct bc_workers *w = ctx;
+    return w->user_clock(w->user_ctx);
+}
+
+static uint64_t recrawl_clock_cb(void *ctx)
+{
+    struct bc_workers *w = ctx;
+    return w->user_recrawl_clock(w->user_ctx);
+}
+
+static void on_page_cb(void *ctx, const struct bc_crawler_page *page)
+{
+    struct bc_workers *w = ctx;
+    w->user_on_page(w->user_ctx, page);
+}
+
+static void on_fetch_cb(void *ctx, const struct bc_crawler_page *fetch)
+{
+    struct bc_workers *w = ctx;
+    w->user_on_fetch(w->user_ctx, fetch);
+}
+
+enum bc_status bc_workers_attach(struct bc_workers *w,
+                                 struct bc_crawler_config *config,
+                                 struct bc_crawl_state *state)
+{
+    if (!w || !config || !state || w->attached || config->page_budget)
+        return BC_ERR_INVALID_ARG;
+    config->frontier.partition.owns = owns_cb;
+    config->frontier.partition.route = route_cb;
+    config->frontier.partition.ctx = w;
+    if (w->cfg.max_pages > 0) {
+        w->user_ctx = config->ctx;
+        w->user_clock = config->clock;
+        w->user_on_page = config->on_page;
+        w->user_on_fetch = config->on_fetch;
+        w->user_recrawl_clock = config->recrawl_clock;
+        config->clock = config->clock ? clock_cb : NULL;
+        config->on_page = config->on_page ? on_page_cb : NULL;
+        config->on_fetch = config->on_fetch ? on_fetch_cb : NULL;
+        config->recrawl_clock = config->recrawl_clock ? recrawl_clock_cb : NULL;
+        config->page_budget = budget_cb;
+        config->ctx = w;
+    }
+    w->state = state;
+    w->attached = true;
+    return BC_OK;
+}
+
+/* ---- the global scope --------------------------------------------------- */
+
+/* SMEMBERS P seeds into the crawler's scope; scard is what it counts. */
+static enum bc_status load_scope(struct bc_workers *w, long long scard)
+{
+    if (!cmd(w, "SMEMBERS %s", w->key_seeds)) {
+        append_failed(w, "seeds");
+        return BC_OK;
+    }
+    if (!round_trip(w, "seeds"))
+        return BC_OK;
+    const redisReply *r = w->replies[0];
+    if (r->type != REDIS_REPLY_ARRAY)
+        return BC_OK;
+    for (size_t i = 0; i < r->elements; i++) {
+        const redisReply *s = r->element[i];
+        if (s->type != REDIS_REPLY_STRING)
+            continue;
+        enum bc_status st = bc_crawler_add_scope(w->crawler, s->str, s->len);
+        if (st == BC_ERR_NOMEM || st == BC_ERR_INVALID_ARG)
+            return st;
+        /* a malformed seed: its scope is nobody's */
+    }
+    w->seeds_loaded = scard;
+    free_replies(w);
+    return BC_OK;
+}
+
+enum bc_status bc_workers_start(struct bc_workers *w,
+                                struct bc_crawler *crawler)
+{
+    if (!w || !crawler || !w->attached || w->started)
+        return BC_ERR_INVALID_ARG;
+    w->crawler = crawler;
+    w->started = true;
+    if (w->over || !ensure_conn(w))
+        return BC_OK;
+    if (!cmd(w, "SCARD %s", w->key_seeds)) {
+        append_failed(w, "seeds");
+        return BC_OK;
+    }
+    if (!round_trip(w, "seeds"))
+        return BC_OK;
+    uint64_t scard = 0;
+    if (!reply_int(w->replies[0], &scard) || scard == 0)
+        return BC_OK;
+    return load_scope(w, (long long)scard);
+}
+
+enum bc_status bc_workers_add_seed(struct bc_workers *w, const char *url,
+                                   size_t len, enum bc_frontier_reason *reason,
+                                   enum bc_status *url_status)
+{
+    if (!w || !w->started || !url)
+        return BC_ERR_INVALID_ARG;
+    bool added = false;
+    if (ensure_conn(w)) {
+        const char *argv[3] = {"SADD", w->key_seeds, url};
+        size_t lens[3] = {4, strlen(w->key_seeds), len};
+        if (!cmd_argv(w, 3, argv, lens))
+            append_failed(w, "seeds");
+        else if (round_trip(w, "seeds"))
+            added = true;
+    }
+    if (!added) {
+        char **s =
+            realloc(w->seeds_unsent, (w->n_seeds_unsent + 1) * sizeof *s);
+        if (!s)
+            return BC_ERR_NOMEM;
+        w->seeds_unsent = s;
+        char *copy = malloc(len + 1);
+        if (!copy)
+            return BC_ERR_NOMEM;
+        memcpy(copy, url, len);
+        copy[len] = '\0';
+        s[w->n_seeds_unsent++] = copy;
+    }
+    return bc_crawler_add_seed(w->crawler, url, len, reason, url_status);
+}
+
+/* ---- sending: the outbox to the streams -------------------------------- */
+
+static bool buf_reserve(struct bc_workers *w, size_t more)
+{
+    if (w->buf_len + more <= w->buf_cap)
+        return true;
+    size_t cap = w->buf_cap ? w->buf_cap : 65536;
+    while (cap < w->buf_len + more)
+        cap *= 2;
+    char *b = realloc(w->buf, cap);
+    if (!b)
+        return false;
+    w->buf = b;
+    w->buf_cap = cap;
+    return true;
+}
+
+struct read_ctx {
+    struct bc_workers *w;
+    bool nomem;
+};
+
+/* One outbox row -> a line "KIND\tDEPTH\tREDIRECTS\tURL\tREFERRER". */
+static void take_row(void *ctx, const struct bc_crawl_state_routed *r)
+{
+    struct read_ctx *rc = ctx;
+    struct bc_workers *w = rc->w;
+    if (rc->nomem)
+        return;
+    w->last_row = r->id;
+    size_t need = 2 + 2 * 20 + 3 + r->url_len + r->referrer_len + 1;
+    if (w->n_lines == w->cap_lines) {
+        size_t cap = w->cap_lines ? 2 * w->cap_lines : 1024;
+        struct line *l = realloc(w->lines, cap * sizeof *l);
+        if (!l) {
+            rc->nomem = true;
+            return;
+        }
+        w->lines = l;
+        w->cap_lines = cap;
+    }
+    if (!buf_reserve(w, need)) {
+        rc->nomem = true;
+        return;
+    }
+    int n = snprintf(w->buf + w->buf_len, need, "%c\t%u\t%u\t",
+                     r->seed ? 's' : 'l', r->depth, r->redirects);
+    size_t off = w->buf_len, len = (size_t)n;
+    memcpy(w->buf + off + len, r->url, r->url_len);
+    len += r->url_len;
+    w->buf[off + len++] = '\t';
+    if (r->referrer_len)
+        memcpy(w->buf + off + len, r->referrer, r->referrer_len);
+    len += r->referrer_len;
+    w->buf_len += len;
+    w->lines[w->n_lines] = (struct line){.dest = r->worker,
+                                         .off = off,
+                                         .len = len,
+                                         .id = r->id,
+                                         .seq = w->n_lines};
+    w->n_lines++;
+}
+
+static enum bc_status send_failed(struct bc_workers *w)
+{
+    append_failed(w, "send");
+    return BC_OK;
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+    const struct line *x = a, *y = b;
+    if (x->dest != y->dest)
+        return x->dest < y->dest ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* XADD the entry of lines[from, to) (one destination) and count it. */
+static bool append_entry(struct bc_workers *w, size_t from, size_t to)
+{
+    size_t len = 0;
+    for (size_t i = from; i < to; i++)
+        len += w->lines[i].len + 1;
+    if (len > w->entry_cap) {
+        char *e = realloc(w->entry, len);
+        if (!e)
+            return false;
+        w->entry = e;
+        w->entry_cap = len;
+    }
+    size_t o = 0;
+    for (size_t i = from; i < to; i++) {
+        if (i > from)
+            w->entry[o++] = '\n';
+        memcpy(w->entry + o, w->buf + w->lines[i].off, w->lines[i].len);
+        o += w->lines[i].len;
+    }
+    char key[128], idx[16];
+    snprintf(key, sizeof key, "%sin:%u", w->key_prefix, w->lines[from].dest);
+    snprintf(idx, sizeof idx, "%u", w->cfg.index);
+    const char *argv[9] = {"XADD", key, "*",    "v",     "1",
+                           "from", idx, "urls", w->entry};
+    size_t lens[9] = {4, strlen(key), 1, 1, 1, 4, strlen(idx), 4, o};
+    if (!cmd_argv(w, 9, argv, lens))
+        return false;
+    return cmd(w, "HINCRBY %s sent 1", w->key_w);
+}
+
+/*
+ * One round: up to FLUSH_ROWS rows of the outbox, grouped by destination,
+ * in entries of at most BC_WORKERS_ENTRY_URLS URLs and
+ * BC_WORKERS_ENTRY_BYTES bytes, XADDed in one MULTI; then the rows are
+ * removed (in the state's open transaction). *more: a full round was
+ * read. Returns the state's error, else BC_OK (Redis trouble is counted).
+ */
+static enum bc_status flush_round(struct bc_workers *w, bool *more)
+{
+    *more = false;
+    w->n_lines = 0;
+    w->buf_len = 0;
+    w->last_row = 0;
+    struct read_ctx rc = {w, false};
+    size_t count = 0;
+    enum bc_status st = bc_crawl_state_outbox_read(w->state, 0, FLUSH_ROWS,
+                                                   take_row, &rc, &count);
+    if (st != BC_OK)
+        return st;
+    if (rc.nomem)
+        return BC_ERR_NOMEM;
+    if (w->n_lines == 0)
+        return BC_OK;
+    qsort(w->lines, w->n_lines, sizeof *w->lines, line_cmp);
+    size_t entries = 0, urls = 0;
+    if (!cmd(w, "MULTI"))
+        return send_failed(w);
+    for (size_t from = 0; from < w->n_lines;) {
+        size_t to = from, bytes = 0;
+        while (to < w->n_lines && w->lines[to].dest == w->lines[from].dest &&
+               to - from < BC_WORKERS_ENTRY_URLS &&
+               (to == from ||
+                bytes + w->lines[to].len + 1 <= BC_WORKERS_ENTRY_BYTES)) {
+            bytes += w->lines[to].len + 1;
+            to++;
+        }
+        if (!append_entry(w, from, to))
+            return send_failed(w);
+        entries++;
+        urls += to - from;
+        from = to;
+    }
+    if (!cmd(w, "EXEC"))
+        return send_failed(w);
+    if (!round_trip(w, "send"))
+        return BC_OK;
+    redisReply *x = exec_reply(w, "send", 2 * entries);
+    if (!x)
+        return BC_OK;
+    for (size_t i = 0; i < x->elements; i++)
+        if (x->element[i]->type == REDIS_REPLY_ERROR) {
+            set_err(w, "Redis: send: %s", x->element[i]->str);
+            w->stats.redis_errors++;
+            return BC_OK;
+        }
+    free_replies(w);
+    st = bc_crawl_state_outbox_remove(w->state, w->last_row);
+    if (st != BC_OK)
+        return st;
+    w->stats.sent_entries += entries;
+    w->stats.sent_urls += urls;
+    *more = count == FLUSH_ROWS;
+    return BC_OK;
+}
+
+static enum bc_status flush_outbox(struct bc_workers *w)
+{
+    for (unsigned round = 0; round < FLUSH_ROUNDS; round++) {
+        if (bc_crawl_state_outbox_count(w->state) == 0 || !ensure_conn(w))
+            return BC_OK;
+        bool more = false;
+        enum bc_status st = flush_round(w, &more);
+        if (st != BC_OK || !more || !w->ctx)
+            return st;
+    }
+    return BC_OK;
+}
+
+/* ---- receiving: the inbox ----------------------------------------------- */
+
+/* Publish busy (idle 0, busy + 1) when published idle. */
+static void publish_busy(struct bc_workers *w)
+{
+    if (!w->published_idle || !w->ctx)
+        return;
+    if (!cmd(w, "MULTI") ||
+        !cmd(w, "HSET %s idle 0 state crawling", w->key_w) ||
+        !cmd(w, "HINCRBY %s busy 1", w->key_w) || !cmd(w, "EXEC")) {
+        append_failed(w, "busy");
+        return;
+    }
+    if (round_trip(w, "busy") && exec_reply(w, "busy", 2)) {
+        w->published_idle = false;
+        w->snap_prev_valid = false;
+    }
+    free_replies(w);
+}
+
+static bool remember(struct bc_workers *w, const char *id, size_t len,
+                     bool valid)
+{
+    if (w->n_unacked == w->cap_unacked) {
+        size_t cap = w->cap_unacked ? 2 * w->cap_unacked : 64;
+        struct unacked *u = realloc(w->unacked, cap * sizeof *u);
+        if (!u)
+            return false;
+        w->unacked = u;
+        w->cap_unacked = cap;
+    }
+    struct unacked *u = &w->unacked[w->n_unacked++];
+    if (len >= sizeof u->id)
+        len = sizeof u->id - 1;
+    memcpy(u->id, id, len);
+    u->id[len] = '\0';
+    u->valid = valid;
+    return true;
+}
+
+/* Admit the lines of a valid entry's urls. */
+static enum bc_status admit_lines(struct bc_workers *w, const char *s,
+                                  size_t len)
+{
+    size_t pos = 0;
+    while (pos < len) {
+        const char *line = s + pos;
+        const char *nl = memchr(line, '\n', len - pos);
+        size_t llen = nl ? (size_t)(nl - line) : len - pos;
+        pos += llen + 1;
+        const char *f[5];
+        size_t fl[5];
+        size_t nf = 0, start = 0;
+        for (size_t i = 0; i <= llen && nf < 6; i++)
+            if (i == llen || line[i] == '\t') {
+                if (nf < 5) {
+                    f[nf] = line + start;
+                    fl[nf] = i - start;
+                }
+                nf++;
+                start = i + 1;
+            }
+        uint64_t depth, hops;
+        if (nf != 5 || fl[0] != 1 || (f[0][0] != 's' && f[0][0] != 'l') ||
+            !parse_u64(f[1], fl[1], MAX_DEPTH, &depth) ||
+            !parse_u64(f[2], fl[2], MAX_HOPS, &hops) || fl[3] == 0) {
+            w->stats.garbage_lines++;
+            continue;
+        }
+        w->stats.received_urls++;
+        enum bc_frontier_reason reason;
+        enum bc_status st = bc_crawler_add_routed(
+            w->crawler, f[3], fl[3], (unsigned)depth, (unsigned)hops,
+            fl[4] ? f[4] : NULL, fl[4], f[0][0] == 's', &reason);
+        if (st == BC_ERR_NOMEM)
+            return st;
+        /* A URL error is the crawler's to count (bad_scheme, ...); a
+         * store error is sticky and returned by the next step. */
+    }
+    return BC_OK;
+}
+
+/* One entry [id, [field, value, ...]]: admit it or count it garbage. */
+static enum bc_status take_entry(struct bc_workers *w, const redisReply *e)
+{
+    if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+        e->element[0]->type != REDIS_REPLY_STRING)
+        return BC_OK; /* no id: nothing to acknowledge */
+    const redisReply *id = e->element[0];
+    const redisReply *fv = e->element[1];
+    if (id->len < sizeof w->pending_after)
+        memcpy(w->pending_after, id->str, id->len + 1);
+    if (w->pending_phase)
+        for (size_t i = 0; i < w->n_unacked; i++)
+            if (strcmp(w->unacked[i].id, id->str) == 0)
+                return BC_OK; /* read again after a rewind: held already */
+    const redisReply *v = NULL, *from = NULL, *urls = NULL;
+    if (fv->type == REDIS_REPLY_ARRAY)
+        for (size_t i = 0; i + 1 < fv->elements; i += 2) {
+            const redisReply *k = fv->element[i], *val = fv->element[i + 1];
+            if (k->type != REDIS_REPLY_STRING ||
+                val->type != REDIS_REPLY_STRING)
+                continue;
+            if (k->len == 1 && k->str[0] == 'v')
+                v = val;
+            else if (k->len == 4 && memcmp(k->str, "from", 4) == 0)
+                from = val;
+            else if (k->len == 4 && memcmp(k->str, "urls", 4) == 0)
+                urls = val;
+        }
+    uint64_t sender = 0;
+    bool valid = v && v->len == 1 && v->str[0] == '1' && from &&
+                 parse_u64(from->str, from->len, UINT64_MAX, &sender) &&
+                 sender < w->cfg.workers && urls;
+    w->stats.received_entries++;
+    if (!remember(w, id->str, id->len, valid))
+        return BC_ERR_NOMEM;
+    if (!valid)
+        return BC_OK;
+    return admit_lines(w, urls->str, urls->len);
+}
+
+static enum bc_status read_once(struct bc_workers *w, uint64_t block_ms);
+
+/* Read the inbox once (pending entries first: when none are left, new
+ * ones in the same call), waiting up to block_ms (0: not at all), and
+ * admit what came. */
+static enum bc_status read_inbox(struct bc_workers *w, uint64_t block_ms)
+{
+    bool pending = w->pending_phase;
+    enum bc_status st = read_once(w, block_ms);
+    if (st == BC_OK && pending && !w->pending_phase && w->ctx)
+        st = read_once(w, block_ms);
+    return st;
+}
+
+static enum bc_status read_once(struct bc_workers *w, uint64_t block_ms)
+{
+    w->last_read_empty = false;
+    if (!ensure_conn(w))
+        return BC_OK;
+    char count[16], block[24];
+    snprintf(count, sizeof count, "%u", READ_COUNT);
+    snprintf(block, sizeof block, "%llu", (unsigned long long)block_ms);
+    const char *argv[11];
+    int argc = 0;
+    argv[argc++] = "XREADGROUP";
+    argv[argc++] = "GROUP";
+    argv[argc++] = "workers";
+    argv[argc++] = w->consumer;
+    argv[argc++] = "COUNT";
+    argv[argc++] = count;
+    if (!w->pending_phase && block_ms > 0) { /* BLOCK 0: forever */
+        argv[argc++] = "BLOCK";
+        argv[argc++] = block;
+    }
+    argv[argc++] = "STREAMS";
+    argv[argc++] = w->key_in;
+    argv[argc++] = w->pending_phase ? w->pending_after : ">";
+    size_t lens[11];
+    for (int i = 0; i < argc; i++)
+        lens[i] = strlen(argv[i]);
+    if (!cmd(w, "SCARD %s", w->key_seeds) || !cmd_argv(w, argc, argv, lens)) {
+        append_failed(w, "read");
+        return BC_OK;
+    }
+    if (!round_trip(w, "read"))
+        return BC_OK;
+    uint64_t scard = 0;
+    bool scope_changed = reply_int(w->replies[0], &scard) &&
+                         (long long)scard != w->seeds_loaded && scard > 0;
+    redisReply *r = w->replies[1];
+    if (r->type == REDIS_REPLY_ERROR) {
+        if (strncmp(r->str, "NOGROUP", 7) == 0) {
+            /* The group is gone (a Redis without our data): again. */
+            free_replies(w);
+            if (cmd(w, "XGROUP CREATE %s workers 0 MKSTREAM", w->key_in))
+                round_trip(w, "group");
+            free_replies(w);
+            return BC_OK;
+        }
+        set_err(w, "Redis: read: %s", r->str);
+        w->stats.redis_errors++;
+        free_replies(w);
+        return BC_OK;
+    }
+    /* Keep the reply: loading the scope runs another round. */
+    w->replies[1] = NULL;
+    w->n_replies = 1;
+    enum bc_status st = BC_OK;
+    if (scope_changed)
+        st = load_scope(w, (long long)scard);
+    const redisReply *entries = NULL;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 1) {
+        const redisReply *s = r->element[0];
+        if (s->type == REDIS_REPLY_ARRAY && s->elements == 2 &&
+            s->element[1]->type == REDIS_REPLY_ARRAY)
+            entries = s->element[1];
+    }
+    size_t n = entries ? entries->elements : 0;
+    if (st == BC_OK && scope_changed && w->seeds_loaded != (long long)scard) {
+        /* The scope could not be loaded (Redis trouble): admit nothing
+         * now, or URLs of hosts in it would be refused. The entries were
+         * delivered to this consumer: read them again from its pending
+         * list (those read before and not yet acknowledged skipped). */
+        if (n > 0) {
+            w->pending_phase = true;
+            snprintf(w->pending_after, sizeof w->pending_after, "0");
+        }
+        freeReplyObject(r);
+        return BC_OK;
+    }
+    if (st == BC_OK && n > 0) {
+        publish_busy(w);
+        for (size_t i = 0; i < n && st == BC_OK; i++)
+            st = take_entry(w, entries->element[i]);
+    }
+    freeReplyObject(r);
+    if (n == 0) {
+        if (w->pending_phase)
+            w->pending_phase = false;
+        else
+            w->last_read_empty = true;
+    }
+    return st;
+}
+
+/* Acknowledge the committed entries: XACK, XDEL and the counts in one
+ * MULTI. */
+static void ack(struct bc_workers *w)
+{
+    size_t n = w->n_committed;
+    if (n == 0 || !ensure_conn(w))
+        return;
+    const char **argv = malloc((n + 3) * sizeof *argv);
+    size_t *lens = malloc((n + 3) * sizeof *lens);
+    if (!argv || !lens) {
+        free(argv);
+        free(lens);
+        return;
+    }
+    uint64_t valid = 0;
+    for (size_t i = 0; i < n; i++) {
+        argv[i + 3] = w->unacked[i].id;
+        lens[i + 3] = strlen(w->unacked[i].id);
+        valid += w->unacked[i].valid;
+    }
+    bool ok = cmd(w, "MULTI");
+    argv[0] = "XACK";
+    argv[1] = w->key_in;
+    argv[2] = "workers";
+    lens[0] = 4;
+    lens[1] = strlen(w->key_in);
+    lens[2] = 7;
+    ok = ok && cmd_argv(w, (int)n + 3, argv, lens);
+    /* XDEL key ids...: argv[1 ..] */
+    argv[1] = "XDEL";
+    argv[2] = w->key_in;
+    lens[1] = 4;
+    lens[2] = strlen(w->key_in);
+    ok = ok && cmd_argv(w, (int)n + 2, argv + 1, lens + 1);
+    free(argv);
+    free(lens);
+    ok = ok &&
+         cmd(w, "HINCRBY %s acked %llu", w->key_w, (unsigned long long)valid) &&
+         cmd(w, "HINCRBY %s garbage %llu", w->key_w,
+             (unsigned long long)(n - valid)) &&
+         cmd(w, "HSET %s idle 0 state crawling", w->key_w);
+    bool was_idle = w->published_idle;
+    if (ok && was_idle)
+        ok = cmd(w, "HINCRBY %s busy 1", w->key_w);
+    ok = ok && cmd(w, "EXEC");
+    if (!ok) {
+        append_failed(w, "ack");
+        return;
+    }
+    if (!round_trip(w, "ack") || !exec_reply(w, "ack", was_idle ? 6 : 5))
+        return;
+    free_replies(w);
+    w->published_idle = false;
+    w->stats.acked_entries += valid;
+    w->stats.garbage_entries += n - valid;
+    memmove(w->unacked, w->unacked + n,
+            (w->n_unacked - n) * sizeof *w->unacked);
+    w->n_unacked -= n;
+    w->n_committed = 0;
+}
+
+/* ---- heartbeat, idle, termination -------------------------------------- */
+
+static void heartbeat(struct bc_workers *w, const char *state)
+{
+    struct bc_crawler_stats cs;
+    bc_crawler_stats(w->crawler, &cs);
+    struct bc_frontier_stats fs;
+    bc_frontier_stats(bc_crawler_frontier(w->crawler), mono_ms(), &fs);
+    if (!cmd(w,
+             "HSET %s heartbeat %llu pages %llu queued %llu in_flight %llu "
+             "outbox %llu redis_errors %llu state %s",
+             w->key_w, (unsigned long long)wall_ms(),
+             (unsigned long long)cs.pages, (unsigned long long)fs.queued,
+             (unsigned long long)cs.in_flight,
+             (unsigned long long)bc_crawl_state_outbox_count(w->state),
+             (unsigned long long)w->stats.redis_errors, state) ||
+        !cmd(w, "GET %s", w->key_done)) {
+        append_failed(w, "heartbeat");
+        return;
+    }
+    if (!round_trip(w, "heartbeat"))
+        return;
+    const redisReply *d = w->replies[1];
+    if (d->type == REDIS_REPLY_STRING && strcmp(d->str, "1") == 0)
+        w->over = true;
+    free_replies(w);
+}
+
+/* One snapshot of every worker (idle test): the crawl is over when all N
+ * are registered and idle, sum(sent) = sum(acked), and nothing moved since
+ * the previous idle snapshot. */
+static void snapshot(struct bc_workers *w)
+{
+    unsigned n = w->cfg.workers;
+    if (!cmd(w, "MULTI") || !cmd(w, "GET %s", w->key_done)) {
+        append_failed(w, "snapshot");
+        return;
+    }
+    for (unsigned i = 0; i < n; i++)
+        if (!cmd(w, "HMGET %sw:%u idle sent acked busy", w->key_prefix, i)) {
+            append_failed(w, "snapshot");
+            return;
+        }
+    if (!cmd(w, "EXEC")) {
+        append_failed(w, "snapshot");
+        return;
+    }
+    if (!round_trip(w, "snapshot"))
+        return;
+    const redisReply *x = exec_reply(w, "snapshot", 1 + (size_t)n);
+    if (!x)
+        return;
+    const redisReply *d = x->element[0];
+    if (d->type == REDIS_REPLY_STRING && strcmp(d->str, "1") == 0) {
+        w->over = true;
+        free_replies(w);
+        return;
+    }
+    bool all = true;
+    uint64_t sent = 0, acked = 0;
+    for (unsigned i = 0; i < n; i++) {
+        const redisReply *h = x->element[1 + i];
+        for (unsigned f = 0; f < 4; f++) {
+            uint64_t v = 0;
+            if (h->type != REDIS_REPLY_ARRAY || h->elements != 4 ||
+                !reply_int(h->element[f], &v))
+                all = false; /* not registered (nil) */
+            w->snap[4 * i + f] = v;
+        }
+        if (w->snap[4 * i] != 1)
+            all = false;
+        sent += w->snap[4 * i + 1];
+        acked += w->snap[4 * i + 2];
+    }
+    free_replies(w);
+    size_t bytes = 4 * (size_t)n * sizeof *w->snap;
+    bool same = w->snap_prev_valid && memcmp(w->snap, w->snap_prev, bytes) == 0;
+    memcpy(w->snap_prev, w->snap, bytes);
+    w->snap_prev_valid = all;
+    if (!all || sent != acked || !same)
+        return;
+    if (cmd(w, "SET %s 1", w->key_done) && round_trip(w, "done"))
+        w->over = true;
+    free_replies(w);
+}
+
+static bool locally_idle(const struct bc_workers *w)
+{
+    return w->crawler_done && !w->pending_phase && w->n_unacked == 0 &&
+           w->last_read_empty && w->n_seeds_unsent == 0 &&
+           bc_crawl_state_outbox_count(w->state) == 0;
+}
+
+/* The crawl is over: stop the crawler, sync its state, say done. */
+static enum bc_status finish(struct bc_workers *w)
+{
+    bc_crawler_stop(w->crawler);
+    enum bc_status st = bc_crawler_sync(w->crawler);
+    if (w->ctx || ensure_conn(w)) {
+        heartbeat(w, "done");
+        if (w->ctx && cmd(w, "HSET %s idle 1", w->key_w))
+            round_trip(w, "done");
+        free_replies(w);
+    }
+    return st;
+}
+
+enum bc_status bc_workers_step(struct bc_workers *w, uint64_t timeout_ms,
+                               bool *over)
+{
+    if (over)
+        *over = false;
+    if (!w || !w->started)
+        return BC_ERR_INVALID_ARG;
+    if (w->over) {
+        if (over)
+            *over = true;
+        return BC_OK;
+    }
+    bool was_idle = locally_idle(w);
+    bool done = false;
+    enum bc_status st =
+        bc_crawler_step(w->crawler, was_idle ? 0 : timeout_ms, &done);
+    if (st != BC_OK)
+        return st;
+    w->crawler_done = done;
+    /* Everything read before this step is committed now. */
+    w->n_committed = w->n_unacked;
+    ack(w);
+    st = flush_outbox(w);
+    if (st != BC_OK)
+        return st;
+    uint64_t outbox = bc_crawl_state_outbox_count(w->state);
+    w->stats.outbox = outbox;
+    if (outbox > w->stats.outbox_max)
+        w->stats.outbox_max = outbox;
+
+    if (w->stopping) {
+        if (done && (w->n_unacked == 0 || !w->ctx)) {
+            if (w->ctx || ensure_conn(w)) {
+                heartbeat(w, "crawling");
+                free_replies(w);
+            }
+            if (over)
+                *over = true;
+        }
+        return BC_OK;
+    }
+
+    uint64_t wait = 0;
+    if (done && !w->pending_phase && w->n_unacked == 0 && outbox == 0)
+        wait = timeout_ms < BLOCK_MAX_MS ? timeout_ms : BLOCK_MAX_MS;
+    if (w->ctx || ensure_conn(w)) {
+        st = read_inbox(w, wait);
+        if (st != BC_OK)
+            return st;
+    } else if (wait > 0) {
+        sleep_ms(wait); /* idle, Redis away: do not spin */
+    }
+
+    uint64_t now = mono_ms();
+    bool idle = locally_idle(w);
+    if (w->published_idle && !idle)
+        publish_busy(w);
+    if (now - w->last_heartbeat >= HEARTBEAT_MS && (w->ctx || ensure_conn(w))) {
+        heartbeat(w, w->published_idle ? "idle" : "crawling");
+        w->last_heartbeat = now;
+    }
+    if (idle && !w->over && w->ctx) {
+        if (!w->published_idle) {
+            if (cmd(w, "HSET %s idle 1 state idle", w->key_w) &&
+                round_trip(w, "idle")) {
+                w->published_idle = true;
+                w->snap_prev_valid = false;
+                w->last_snapshot = 0;
+            }
+            free_replies(w);
+        }
+        if (w->published_idle && w->ctx &&
+            (w->last_snapshot == 0 || now - w->last_snapshot >= SNAPSHOT_MS)) {
+            snapshot(w);
+            w->last_snapshot = now;
+        }
+    }
+    if (w->over) {
+        st = finish(w);
+        if (st != BC_OK)
+            return st;
+        if (over)
+            *over = true;
+    }
+    return BC_OK;
+}
+
+void bc_workers_stop(struct bc_workers *w)
+{
+    if (!w)
+        return;
+    w->stopping = true;
+    if (w->crawler)
+        bc_crawler_stop(w->crawler);
+}
+
+void bc_workers_stats(const struct bc_workers *w, struct bc_workers_stats *out)
+{
+    *out = w->stats;
+    out->outbox = w->state ? bc_crawl_state_outbox_count(w->state) : 0;
+    out->redis_up = w->ctx != NULL;
+}
+
+/* ---- the status table --------------------------------------------------- */
+
+static void row_field(struct bc_workers_row *row, const redisReply *k,
+                      const redisReply *v)
+{
+    if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
+        return;
+    const char *name = k->str;
+    uint64_t n = 0;
+    bool num = parse_u64(v->str, v->len, UINT64_MAX, &n);
+    if (strcmp(name, "pid") == 0 && num)
+        row->pid = (long)n;
+    else if (strcmp(name, "host") == 0)
+        snprintf(row->host, sizeof row->host, "%s", v->str);
+    else if (strcmp(name, "state") == 0)
+        snprintf(row->state, sizeof row->state, "%s", v->str);
+    else if (strcmp(name, "idle") == 0)
+        row->idle = num && n == 1;
+    else if (!num)
+        return;
+    else if (strcmp(name, "pages") == 0)
+        row->pages = n;
+    else if (strcmp(name, "queued") == 0)
+        row->queued = n;
+    else if (strcmp(name, "in_flight") == 0)
+        row->in_flight = n;
+    else if (strcmp(name, "sent") == 0)
+        row->sent = n;
+    else if (strcmp(name, "acked") == 0)
+        row->acked = n;
+    else if (strcmp(name, "garbage") == 0)
+        row->garbage = n;
+    else if (strcmp(name, "outbox") == 0)
+        row->outbox = n;
+    else if (strcmp(name, "heartbeat") == 0)
+        row->heartbeat_ms = n;
+}
+
+enum bc_status bc_workers_status(const char *where, const char *crawl_id,
+                                 unsigned *workers, bool *done,
+                                 struct bc_workers_row *rows, size_t max_rows,
+                                 char *err, size_t err_size)
+{
+    if (err && err_size)
+        err[0] = '\0';
+    const char *id = crawl_id ? crawl_id : "default";
+    struct bc_redis_where wh;
+    if (!where || !workers || !done || (!rows && max_rows > 0) ||
+        !crawl_id_ok(id) || bc_redis_where_parse(where, &wh) != BC_OK) {
+        if (err && err_size)
+            snprintf(err, err_size, "bad arguments");
+        return BC_ERR_INVALID_ARG;
+    }
+    redisContext *c = NULL;
+    enum bc_status st =
+        bc_redis_connect(&wh, COMMAND_TIMEOUT_MS, &c, err, err_size);
+    if (st != BC_OK)
+        return st;
+    struct bc_redis_sigpipe g;
+    bc_redis_sigpipe_hold(&g);
+    redisReply *m = redisCommand(c, "HGET bc:%s:meta workers", id);
+    redisReply *d = m ? redisCommand(c, "GET bc:%s:done", id) : NULL;
+    uint64_t n = 0;
+    if (!m || !d) {
+        st = BC_ERR_REDIS_LOST;
+        if (err && err_size)
+            snprintf(err, err_size, "Redis connection lost: %s", c->errstr);
+    } else if (m->type != REDIS_REPLY_STRING ||
+               !parse_u64(m->str, m->len, BC_WORKERS_MAX, &n) || n == 0) {
+        st = m->type == REDIS_REPLY_ERROR ? BC_ERR_REDIS_REPLY
+                                          : BC_ERR_NOT_FOUND;
+        if (err && err_size)
+            snprintf(err, err_size, "no crawl \"%s\" in this Redis", id);
+    }
+    size_t want = 0;
+    if (st == BC_OK) {
+        want = n < max_rows ? n : max_rows;
+        for (size_t i = 0; i < want; i++)
+            if (redisAppendCommand(c, "HGETALL bc:%s:w:%u", id, (unsigned)i) !=
+                REDIS_OK) {
+                st = BC_ERR_NOMEM;
+                break;
+            }
+    }
+    for (size_t i = 0; st == BC_OK && i < want; i++) {
+        void *r = NULL;
+        if (redisGetReply(c, &r) != REDIS_OK || !r) {
+            st = BC_ERR_REDIS_LOST;
+            if (err && err_size)
+                snprintf(err, err_size, "Redis connection lost: %s", c->errstr);
+            break;
+        }
+        redisReply *h = r;
+        struct bc_workers_row *row = &rows[i];
+        memset(row, 0, sizeof *row);
+        row->index = (unsigned)i;
+        if (h->type == REDIS_REPLY_ARRAY && h->elements > 0) {
+            row->registered = true;
+            for (size_t f = 0; f + 1 < h->elements; f += 2)
+                row_field(row, h->element[f], h->element[f + 1]);
+        }
+        freeReplyObject(h);
+    }
+    bc_redis_sigpipe_release(&g);
+    if (st == BC_OK) {
+        *workers = (unsigned)n;
+        *done = d->type == REDIS_REPLY_STRING && strcmp(d->str, "1") == 0;
+    }
+    freeReplyObject(m);
+    freeReplyObject(d);
+    redisFree(c);
+    return st;
+}

@@ -1,0 +1,756 @@
+/*
+ * test_workers.c - crawl workers (bloomcrawl/workers.h) against a real
+ * redis-server started here (unix socket, --port 0, an append-only file so
+ * that a restart keeps the streams) and the HTTP fixture server's site
+ * over four hosts (/mh/: page n on h<n % 4>.test, resolved to 127.0.0.1).
+ * Several workers run in this one process, each with its own crawler and
+ * crawl state, stepped in turn from one loop.
+ *
+ * Skipped (exit 77) only when redis-server is not installed.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+#include <xxhash.h>
+
+#include "bloomcrawl/fetcher.h"
+#include "bloomcrawl/workers.h"
+#include "fixture_server.h"
+#include "redis_server.h"
+
+#define SITE_PAGES 40 /* /mh/0 .. /mh/39 */
+#define MAX_TURNS  20000
+
+static struct bc_redis_server redis;
+static bool have_redis;
+static char resolve_buf[4][64];
+static const char *resolve[4];
+
+/* ---- the pages every worker fetched ------------------------------------- */
+
+struct page_log {
+    char url[128];
+    char origin[64];
+    unsigned worker;
+};
+static struct page_log pages[4 * SITE_PAGES];
+static size_t n_pages;
+
+struct node {
+    unsigned index, workers;
+    char dir[64];
+    struct bc_crawl_state *state;
+    struct bc_crawler *crawler;
+    struct bc_workers *w;
+    bool over;
+};
+
+static void on_page(void *ctx, const struct bc_crawler_page *page)
+{
+    const struct node *n = ctx;
+    if (n_pages == sizeof pages / sizeof pages[0])
+        return;
+    struct page_log *p = &pages[n_pages++];
+    snprintf(p->url, sizeof p->url, "%.*s", (int)page->url_len, page->url);
+    snprintf(p->origin, sizeof p->origin, "%.*s", (int)page->origin_len,
+             page->origin);
+    p->worker = n->index;
+}
+
+/* How often url was fetched, by any worker. */
+static size_t fetched(const char *url)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n_pages; i++)
+        k += strcmp(pages[i].url, url) == 0;
+    return k;
+}
+
+static void site_url(char *buf, size_t size, unsigned page)
+{
+    (void)url_of; /* fixture_server.h's, for one host */
+    snprintf(buf, size, "http://h%u.test:%d/mh/%u", page % 4, server_port,
+             page);
+}
+
+static unsigned host_owner(unsigned host, unsigned workers)
+{
+    char origin[64];
+    snprintf(origin, sizeof origin, "http://h%u.test:%d", host, server_port);
+    return bc_workers_owner(origin, strlen(origin), workers);
+}
+
+/* Every page of the site fetched exactly once, each by its host's owner. */
+static void check_site_once(unsigned workers)
+{
+    assert_int_equal(n_pages, SITE_PAGES);
+    for (unsigned p = 0; p < SITE_PAGES; p++) {
+        char url[128];
+        site_url(url, sizeof url, p);
+        assert_int_equal(fetched(url), 1);
+    }
+    for (size_t i = 0; i < n_pages; i++)
+        assert_int_equal(pages[i].worker,
+                         bc_workers_owner(pages[i].origin,
+                                          strlen(pages[i].origin), workers));
+}
+
+/* ---- a worker: state, crawler, bc_workers ------------------------------ */
+
+static void node_open_status(struct node *n, const char *id, unsigned workers,
+                             unsigned index, uint64_t max_pages,
+                             enum bc_status expect)
+{
+    n->index = index;
+    n->workers = workers;
+    n->over = false;
+    if (!n->dir[0]) {
+        snprintf(n->dir, sizeof n->dir, "/tmp/bc_workers_XXXXXX");
+        assert_non_null(mkdtemp(n->dir));
+    }
+    char sdir[96];
+    snprintf(sdir, sizeof sdir, "%s/state", n->dir);
+    struct bc_crawl_state_error err;
+    assert_int_equal(bc_crawl_state_open(sdir, NULL, 0, &n->state, &err),
+                     BC_OK);
+    struct bc_workers_config wc;
+    bc_workers_config_init(&wc);
+    wc.where = redis.where;
+    wc.crawl_id = id;
+    wc.workers = workers;
+    wc.index = index;
+    wc.max_pages = max_pages;
+    enum bc_status st = bc_workers_create(&wc, &n->w);
+    if (st != expect)
+        fprintf(stderr, "bc_workers_create: %s\n", bc_workers_errmsg(n->w));
+    assert_int_equal(st, expect);
+    if (st != BC_OK) {
+        bc_workers_free(n->w);
+        n->w = NULL;
+        bc_crawl_state_close(n->state);
+        n->state = NULL;
+        return;
+    }
+    struct bc_crawler_config cfg;
+    bc_crawler_config_init(&cfg);
+    cfg.frontier.user_agent = "test_workers/1.0";
+    cfg.frontier.min_delay_ms = 0;
+    cfg.fetcher.timeout_ms = 10000;
+    cfg.fetcher.resolve = resolve;
+    cfg.fetcher.resolve_count = 4;
+    cfg.concurrency = 4;
+    cfg.on_page = on_page;
+    cfg.ctx = n;
+    cfg.state = n->state;
+    assert_int_equal(bc_workers_attach(n->w, &cfg, n->state), BC_OK);
+    assert_int_equal(bc_crawler_create(&cfg, &n->crawler), BC_OK);
+    assert_int_equal(bc_workers_start(n->w, n->crawler), BC_OK);
+}
+
+static void node_open(struct node *n, const char *id, unsigned workers,
+                      unsigned index, uint64_t max_pages)
+{
+    node_open_status(n, id, workers, index, max_pages, BC_OK);
+}
+
+static void node_seed(struct node *n, unsigned page)
+{
+    char url[128];
+    site_url(url, sizeof url, page);
+    enum bc_frontier_reason why;
+    assert_int_equal(bc_workers_add_seed(n->w, url, strlen(url), &why, NULL),
+                     BC_OK);
+    unsigned owner = host_owner(page % 4, n->workers);
+    assert_int_equal(why,
+                     owner == n->index ? BC_ADMIT_QUEUED : BC_ADMIT_ROUTED);
+}
+
+static void node_step(struct node *n)
+{
+    if (n->over)
+        return;
+    enum bc_status st = bc_workers_step(n->w, 10, &n->over);
+    if (st != BC_OK)
+        fprintf(stderr, "step: %s\n", bc_strerror(st));
+    assert_int_equal(st, BC_OK);
+}
+
+/* Free the worker (the state's uncommitted work is rolled back). */
+static void node_close(struct node *n)
+{
+    bc_crawler_free(n->crawler);
+    bc_workers_free(n->w);
+    bc_crawl_state_close(n->state);
+    n->crawler = NULL;
+    n->w = NULL;
+    n->state = NULL;
+}
+
+static void node_remove(struct node *n)
+{
+    node_close(n);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", n->dir);
+    assert_int_equal(system(cmd), 0);
+    n->dir[0] = '\0';
+}
+
+static void run_until_over(struct node *nodes, size_t count)
+{
+    bool all = false;
+    for (int turn = 0; turn < MAX_TURNS && !all; turn++) {
+        all = true;
+        for (size_t i = 0; i < count; i++) {
+            node_step(&nodes[i]);
+            all = all && nodes[i].over;
+        }
+    }
+    assert_true(all);
+}
+
+static struct bc_workers_stats stats_of(const struct node *n)
+{
+    struct bc_workers_stats s;
+    bc_workers_stats(n->w, &s);
+    return s;
+}
+
+static void pause_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* ---- raw Redis ----------------------------------------------------------- */
+
+static redisContext *raw(void)
+{
+    redisContext *c = redisConnectUnix(redis.sock);
+    assert_non_null(c);
+    assert_int_equal(c->err, 0);
+    return c;
+}
+
+/* An integer reply (or a decimal string) of one command. */
+static long long raw_int(const char *fmt, ...)
+{
+    redisContext *c = raw();
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    assert_non_null(r);
+    long long v = -1;
+    if (r->type == REDIS_REPLY_INTEGER)
+        v = r->integer;
+    else if (r->type == REDIS_REPLY_STRING)
+        v = atoll(r->str);
+    else if (r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+             r->element[0]->type == REDIS_REPLY_INTEGER)
+        v = r->element[0]->integer; /* XPENDING's count */
+    freeReplyObject(r);
+    redisFree(c);
+    return v;
+}
+
+static void raw_xadd(const char *key, int argc, const char **fields)
+{
+    const char *argv[16] = {"XADD", key, "*"};
+    size_t lens[16] = {4, strlen(key), 1};
+    for (int i = 0; i < argc; i++) {
+        argv[3 + i] = fields[i];
+        lens[3 + i] = strlen(fields[i]);
+    }
+    redisContext *c = raw();
+    redisReply *r = redisCommandArgv(c, 3 + argc, argv, lens);
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    freeReplyObject(r);
+    redisFree(c);
+}
+
+/* ---- setup -------------------------------------------------------------- */
+
+/* The fixture server on a port where h0..h3 are split between 2 workers
+ * (each owns one at least) and between 3 workers (at least two own some),
+ * so that the partition is real whatever port it got. */
+static bool split_ok(void)
+{
+    bool two[2] = {false, false};
+    bool three[3] = {false, false, false};
+    for (unsigned h = 0; h < 4; h++) {
+        two[host_owner(h, 2)] = true;
+        three[host_owner(h, 3)] = true;
+    }
+    return two[0] && two[1] && (three[0] + three[1] + three[2] >= 2);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (!bc_redis_server_available())
+        return 0;
+    have_redis = bc_redis_server_start_persistent(&redis);
+    if (!have_redis)
+        return -1;
+    if (bc_fetcher_global_init() != BC_OK)
+        return -1;
+    for (int tries = 0; tries < 50; tries++) {
+        if (fixture_server_start() != 0)
+            return -1;
+        if (split_ok())
+            break;
+        fixture_server_stop();
+    }
+    if (!split_ok())
+        return -1;
+    for (unsigned h = 0; h < 4; h++) {
+        snprintf(resolve_buf[h], sizeof resolve_buf[h], "h%u.test:%d:127.0.0.1",
+                 h, server_port);
+        resolve[h] = resolve_buf[h];
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    fixture_server_stop();
+    if (have_redis)
+        bc_redis_server_stop(&redis);
+    bc_fetcher_global_cleanup();
+    return 0;
+}
+
+static int reset_pages(void **state)
+{
+    (void)state;
+    n_pages = 0;
+    return 0;
+}
+
+/* ---- the partition function ---------------------------------------------- */
+
+static void test_owner(void **state)
+{
+    (void)state;
+    /* The values workers.h and docs/DESIGN.md document, for another
+     * language to check its own implementation against. */
+    assert_true(XXH64("http://a.test", 13, 0) == UINT64_C(0x13afff6c0ad7323e));
+    assert_int_equal(bc_workers_owner("http://a.test", 13, 3), 0);
+    assert_int_equal(bc_workers_owner("http://a.test", 13, 1024), 574);
+    assert_int_equal(bc_workers_owner("http://a.test", 13, 1), 0);
+    assert_int_equal(bc_workers_owner("http://a.test", 13, 0), 0);
+    for (unsigned n = 1; n <= 64; n++) {
+        const char *o = "https://example.com:8443";
+        assert_int_equal(bc_workers_owner(o, strlen(o), n),
+                         XXH64(o, strlen(o), 0) % n);
+        assert_true(bc_workers_owner(o, strlen(o), n) < n);
+    }
+}
+
+/* ---- creating: arguments, an unreachable Redis, a mismatch --------------- */
+
+static void test_create_errors(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct bc_workers_config wc;
+    bc_workers_config_init(&wc);
+    assert_int_equal(wc.workers, 1);
+    assert_int_equal(wc.send_cache, BC_WORKERS_SEND_CACHE);
+    struct bc_workers *w = NULL;
+    assert_int_equal(bc_workers_create(&wc, &w), BC_ERR_INVALID_ARG);
+    assert_non_null(strstr(bc_workers_errmsg(w), "Redis address"));
+    bc_workers_free(w);
+    wc.where = redis.where;
+    wc.crawl_id = "bad id";
+    assert_int_equal(bc_workers_create(&wc, &w), BC_ERR_INVALID_ARG);
+    bc_workers_free(w);
+    wc.crawl_id = "errors";
+    wc.workers = 2;
+    wc.index = 2;
+    assert_int_equal(bc_workers_create(&wc, &w), BC_ERR_INVALID_ARG);
+    bc_workers_free(w);
+    wc.workers = BC_WORKERS_MAX + 1;
+    wc.index = 0;
+    assert_int_equal(bc_workers_create(&wc, &w), BC_ERR_INVALID_ARG);
+    bc_workers_free(w);
+    assert_int_equal(bc_workers_create(NULL, &w), BC_ERR_INVALID_ARG);
+    assert_null(w);
+    assert_string_equal(bc_workers_errmsg(NULL), "");
+    bc_workers_free(NULL);
+
+    /* Unreachable: the message says where. */
+    wc.workers = 2;
+    wc.where = "unix:/nonexistent/bc.sock";
+    assert_int_equal(bc_workers_create(&wc, &w), BC_ERR_REDIS_CONNECT);
+    assert_non_null(strstr(bc_workers_errmsg(w), "unix:/nonexistent/bc.sock"));
+    assert_non_null(strstr(bc_workers_errmsg(w), "cannot connect"));
+    bc_workers_free(w);
+    unsigned n;
+    bool done;
+    char err[256];
+    assert_int_equal(bc_workers_status("unix:/nonexistent/bc.sock", NULL, &n,
+                                       &done, NULL, 0, err, sizeof err),
+                     BC_ERR_REDIS_CONNECT);
+    assert_non_null(strstr(err, "unix:/nonexistent/bc.sock"));
+
+    /* The crawl "mm" is made for 2 workers without a page limit; a worker
+     * given 3, or a limit, does not join it. */
+    wc.where = redis.where;
+    wc.crawl_id = "mm";
+    assert_int_equal(bc_workers_create(&wc, &w), BC_OK);
+    bc_workers_free(w);
+    wc.workers = 3;
+    assert_int_equal(bc_workers_create(&wc, &w), BC_ERR_MISMATCH);
+    assert_non_null(strstr(bc_workers_errmsg(w), "workers 2"));
+    assert_non_null(strstr(bc_workers_errmsg(w), "workers 3"));
+    bc_workers_free(w);
+    wc.workers = 2;
+    wc.max_pages = 5;
+    assert_int_equal(bc_workers_create(&wc, &w), BC_ERR_MISMATCH);
+    assert_non_null(strstr(bc_workers_errmsg(w), "max_pages"));
+    bc_workers_free(w);
+    assert_int_equal(bc_workers_status(redis.where, "nosuchcrawl", &n, &done,
+                                       NULL, 0, err, sizeof err),
+                     BC_ERR_NOT_FOUND);
+}
+
+/* ---- stream entries: the format, and garbage ----------------------------- */
+
+/* The page whose host worker `owner` of 2 owns. */
+static unsigned page_of(unsigned owner)
+{
+    for (unsigned p = 0; p < 4; p++)
+        if (host_owner(p, 2) == owner)
+            return p;
+    return 0;
+}
+
+static void test_entries(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct node n[2] = {{0}, {0}};
+    struct node *a = &n[0], *b = &n[1];
+    node_open(a, "entries", 2, 0, 0);
+    node_open(b, "entries", 2, 1, 0);
+    /* A seed of worker 1's host, given to worker 0: routed, sent in one
+     * entry in worker 1's inbox. */
+    unsigned p = page_of(1);
+    node_seed(a, p);
+    node_step(a);
+    assert_int_equal(stats_of(a).sent_entries, 1);
+    assert_int_equal(stats_of(a).sent_urls, 1);
+    assert_int_equal(stats_of(a).routed_seeds, 1);
+    assert_int_equal(stats_of(a).outbox, 0);
+    redisContext *c = raw();
+    redisReply *r = redisCommand(c, "XRANGE bc:entries:in:1 - +");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, 1);
+    redisReply *f = r->element[0]->element[1];
+    assert_int_equal(f->elements, 6);
+    assert_string_equal(f->element[0]->str, "v");
+    assert_string_equal(f->element[1]->str, "1");
+    assert_string_equal(f->element[2]->str, "from");
+    assert_string_equal(f->element[3]->str, "0");
+    assert_string_equal(f->element[4]->str, "urls");
+    char url[128], line[256];
+    site_url(url, sizeof url, p);
+    snprintf(line, sizeof line, "s\t0\t0\t%s\t", url);
+    assert_string_equal(f->element[5]->str, line);
+    freeReplyObject(r);
+    redisFree(c);
+    assert_int_equal(raw_int("HGET bc:entries:w:0 sent"), 1);
+
+    /* Hand-written entries: four garbage ones, and a valid one with two
+     * bad lines among three. */
+    const char *g1[] = {"foo", "bar"};
+    const char *g2[] = {"v", "2", "from", "0", "urls", "x"};
+    const char *g3[] = {"v", "1", "from", "9", "urls", "x"};
+    const char *g4[] = {"v", "1", "from", "0"};
+    char good[512], other[128];
+    site_url(other, sizeof other, p + 4); /* the same host, page p + 4 */
+    snprintf(good, sizeof good,
+             "bad line\nl\t1\t0\t%s\t%s\nl\tx\t0\thttp://h0.test/\t", other,
+             url);
+    const char *g5[] = {"v", "1", "from", "0", "urls", good};
+    raw_xadd("bc:entries:in:1", 2, g1);
+    raw_xadd("bc:entries:in:1", 6, g2);
+    raw_xadd("bc:entries:in:1", 6, g3);
+    raw_xadd("bc:entries:in:1", 4, g4);
+    raw_xadd("bc:entries:in:1", 6, g5);
+    /* A program feeding a worker counts its entry as a worker does. */
+    assert_int_equal(raw_int("HINCRBY bc:entries:w:0 sent 1"), 2);
+
+    node_step(b); /* reads all six, admits */
+    struct bc_workers_stats s = stats_of(b);
+    assert_int_equal(s.received_entries, 6);
+    assert_int_equal(s.garbage_lines, 2);
+    assert_int_equal(s.received_urls, 2);
+    assert_int_equal(s.acked_entries, 0); /* not committed yet */
+    assert_int_equal(raw_int("XPENDING bc:entries:in:1 workers"), 6);
+    struct bc_crawler_stats cs;
+    bc_crawler_stats(b->crawler, &cs);
+    assert_int_equal(cs.routed_in, 2);
+    node_step(b); /* committed: acknowledged */
+    s = stats_of(b);
+    assert_int_equal(s.acked_entries, 2);
+    assert_int_equal(s.garbage_entries, 4);
+    assert_int_equal(raw_int("XPENDING bc:entries:in:1 workers"), 0);
+    assert_int_equal(raw_int("XLEN bc:entries:in:1"), 0);
+    assert_int_equal(raw_int("HGET bc:entries:w:1 acked"), 2);
+    assert_int_equal(raw_int("HGET bc:entries:w:1 garbage"), 4);
+
+    /* The crawl of the two pages ends; sent and acked agree. */
+    run_until_over(n, 2);
+    assert_int_equal(fetched(url), 1);
+    assert_int_equal(fetched(other), 1);
+    assert_int_equal(raw_int("GET bc:entries:done"), 1);
+    node_remove(a);
+    node_remove(b);
+}
+
+/* ---- a two-worker crawl -------------------------------------------------- */
+
+static void test_two_workers(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct node n[2] = {{0}, {0}};
+    node_open(&n[0], "two", 2, 0, 0);
+    node_open(&n[1], "two", 2, 1, 0);
+    /* Every seed to worker 0 (the scope is the four hosts: worker 1 learns
+     * it from P seeds). */
+    for (unsigned p = 0; p < 4; p++)
+        node_seed(&n[0], p);
+    run_until_over(n, 2);
+    check_site_once(2);
+    struct bc_workers_stats s0 = stats_of(&n[0]), s1 = stats_of(&n[1]);
+    assert_true(s0.sent_entries > 0);
+    assert_true(s1.sent_entries > 0);
+    assert_int_equal(s0.garbage_entries + s1.garbage_entries, 0);
+    assert_int_equal(
+        raw_int("HGET bc:two:w:0 sent") + raw_int("HGET bc:two:w:1 sent"),
+        raw_int("HGET bc:two:w:0 acked") + raw_int("HGET bc:two:w:1 acked"));
+    assert_true(s0.redis_commands > 0);
+
+    /* The status rows. */
+    struct bc_workers_row rows[4];
+    unsigned workers = 0;
+    bool done = false;
+    char err[256];
+    assert_int_equal(bc_workers_status(redis.where, "two", &workers, &done,
+                                       rows, 4, err, sizeof err),
+                     BC_OK);
+    assert_int_equal(workers, 2);
+    assert_true(done);
+    assert_true(rows[0].registered && rows[1].registered);
+    assert_int_equal(rows[0].pages + rows[1].pages, SITE_PAGES);
+    assert_int_equal(rows[0].sent, s0.sent_entries);
+    assert_string_equal(rows[1].state, "done");
+    assert_true(rows[0].idle);
+    assert_int_equal(rows[0].pid, (long)getpid());
+    assert_true(rows[0].heartbeat_ms > 0);
+
+    /* A worker started after the end: over at once. */
+    node_remove(&n[1]);
+    node_open(&n[1], "two", 2, 1, 0);
+    assert_true(stats_of(&n[1]).done_seen_at_start);
+    node_step(&n[1]);
+    assert_true(n[1].over);
+    node_remove(&n[0]);
+    node_remove(&n[1]);
+}
+
+/* ---- a global page budget ---------------------------------------------- */
+
+static void test_max_pages(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct node n[2] = {{0}, {0}};
+    node_open(&n[0], "budget", 2, 0, 10);
+    node_open(&n[1], "budget", 2, 1, 10);
+    for (unsigned p = 0; p < 4; p++)
+        node_seed(&n[0], p);
+    run_until_over(n, 2);
+    assert_int_equal(n_pages, 10);
+    assert_int_equal(raw_int("GET bc:budget:pages"), 10);
+    node_remove(&n[0]);
+    node_remove(&n[1]);
+}
+
+/* ---- acknowledged only after the commit ---------------------------------- */
+
+static void test_ack_after_commit(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct node n[2] = {{0}, {0}};
+    struct node *a = &n[0], *b = &n[1];
+    node_open(a, "ack", 2, 0, 0);
+    node_open(b, "ack", 2, 1, 0);
+    unsigned p = page_of(1);
+    node_seed(a, p);
+    node_step(a);
+    assert_int_equal(stats_of(a).sent_entries, 1);
+    node_step(b); /* read and admitted, not committed */
+    assert_int_equal(stats_of(b).received_urls, 1);
+    assert_int_equal(stats_of(b).acked_entries, 0);
+    node_close(b); /* freed without stepping: the admission is lost */
+    assert_int_equal(raw_int("XPENDING bc:ack:in:1 workers"), 1);
+    assert_int_equal(raw_int("HGET bc:ack:w:1 acked"), 0);
+
+    /* A new worker on the same state reads the pending entry first. */
+    node_open(b, "ack", 2, 1, 0);
+    node_step(b);
+    assert_int_equal(stats_of(b).received_entries, 1);
+    node_step(b);
+    assert_int_equal(stats_of(b).acked_entries, 1);
+    assert_int_equal(raw_int("XPENDING bc:ack:in:1 workers"), 0);
+    run_until_over(n, 2);
+    char url[128];
+    site_url(url, sizeof url, p);
+    assert_int_equal(fetched(url), 1);
+    node_remove(a);
+    node_remove(b);
+}
+
+/* ---- the termination test cannot fire early ------------------------------ */
+
+static void test_no_early_end(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct node n[2] = {{0}, {0}};
+    /* Worker 0 alone, with a seed of its own host: it crawls what it owns,
+     * becomes idle, and waits: worker 1 never registered. */
+    node_open(&n[0], "early", 2, 0, 0);
+    node_seed(&n[0], page_of(0));
+    int idle_turns = 0;
+    for (int turn = 0; turn < MAX_TURNS && idle_turns < 4; turn++) {
+        node_step(&n[0]);
+        assert_false(n[0].over);
+        if (raw_int("HGET bc:early:w:0 idle") == 1) {
+            idle_turns++; /* a snapshot is due every 250 ms */
+            pause_ms(300);
+        }
+    }
+    assert_int_equal(idle_turns, 4);
+    assert_int_equal(raw_int("EXISTS bc:early:done"), 0);
+
+    /* Worker 1 registered, not started: still not over. */
+    node_open(&n[1], "early", 2, 1, 0);
+    for (int turn = 0; turn < 4; turn++) {
+        node_step(&n[0]);
+        assert_false(n[0].over);
+        pause_ms(300);
+    }
+    assert_int_equal(raw_int("EXISTS bc:early:done"), 0);
+
+    /* Both: the crawl ends (the other hosts are out of the scope). */
+    run_until_over(n, 2);
+    char url[128];
+    site_url(url, sizeof url, page_of(0));
+    assert_int_equal(fetched(url), 1);
+    node_remove(&n[0]);
+    node_remove(&n[1]);
+}
+
+/* ---- Redis lost mid-crawl ------------------------------------------------ */
+
+static void test_redis_lost(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct node n[2] = {{0}, {0}};
+    node_open(&n[0], "lost", 2, 0, 0);
+    node_open(&n[1], "lost", 2, 1, 0);
+    node_step(&n[0]);
+    node_step(&n[1]);
+    /* Gone before the seeds: worker 0 keeps them to SADD (the scope of
+     * worker 1) and their routed rows in its outbox. */
+    bc_redis_server_kill(&redis, SIGTERM); /* a clean shutdown: AOF kept */
+    for (unsigned p = 0; p < 4; p++)
+        node_seed(&n[0], p);
+    for (int turn = 0; turn < 50; turn++) {
+        node_step(&n[0]);
+        node_step(&n[1]);
+        assert_false(n[0].over || n[1].over);
+    }
+    struct bc_workers_stats s0 = stats_of(&n[0]), s1 = stats_of(&n[1]);
+    assert_true(s0.redis_errors > 0);
+    assert_true(s1.redis_errors > 0);
+    assert_false(s0.redis_up || s1.redis_up);
+    assert_true(s0.outbox + s1.outbox > 0); /* URLs wait in the states */
+    assert_true(bc_redis_server_restart(&redis));
+    run_until_over(n, 2);
+    check_site_once(2);
+    s0 = stats_of(&n[0]);
+    s1 = stats_of(&n[1]);
+    assert_true(s0.redis_reconnects > 0);
+    assert_int_equal(s0.outbox + s1.outbox, 0);
+    assert_true(s0.outbox_max > 0);
+    assert_int_equal(raw_int("SCARD bc:lost:seeds"), 4);
+    node_remove(&n[0]);
+    node_remove(&n[1]);
+}
+
+/* ---- a stop: this worker goes, the crawl does not end ------------------- */
+
+static void test_stop(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct node n = {0};
+    node_open(&n, "stop", 2, 0, 0);
+    node_seed(&n, page_of(0));
+    node_step(&n);
+    bc_workers_stop(n.w);
+    for (int turn = 0; turn < MAX_TURNS && !n.over; turn++)
+        node_step(&n);
+    assert_true(n.over);
+    assert_int_equal(raw_int("EXISTS bc:stop:done"), 0);
+    bc_workers_stop(NULL);
+    node_remove(&n);
+}
+
+int main(void)
+{
+    if (!bc_redis_server_available()) {
+        fprintf(stderr, "redis-server not installed: skipped\n");
+        return BC_SKIP_RETURN_CODE;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_owner),
+        cmocka_unit_test(test_create_errors),
+        cmocka_unit_test_setup(test_entries, reset_pages),
+        cmocka_unit_test_setup(test_two_workers, reset_pages),
+        cmocka_unit_test_setup(test_max_pages, reset_pages),
+        cmocka_unit_test_setup(test_ack_after_commit, reset_pages),
+        cmocka_unit_test_setup(test_no_early_end, reset_pages),
+        cmocka_unit_test_setup(test_redis_lost, reset_pages),
+        cmocka_unit_test_setup(test_stop, reset_pages),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
