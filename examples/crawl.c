@@ -671,6 +671,7 @@ struct crawl {
     uint64_t pages_before; /* pages of earlier runs of a --state crawl */
     uint64_t revisit_known, revisit_due; /* --revisit at the start */
     bool saturation_warned;
+    bool seed_lost; /* a worker's seed found no Redis (add_seed) */
     FILE *stats, *seeds_in;
     uint64_t last_progress; /* when the progress line was last written */
     bool stderr_tty;        /* refresh one line, or print one every 5 s */
@@ -1571,16 +1572,36 @@ static void print_escaped(FILE *f, const char *s, size_t len)
     }
 }
 
+/* How long a worker waits for Redis to take a seed before it gives up. */
+#define SEED_REDIS_WAIT_MS 60000u
+
 /* Add one seed; file and line say where it came from (file NULL: the
- * command line). A refused seed is reported and skipped. */
+ * command line). A refused seed is reported and skipped. A worker's seed
+ * needs Redis (workers.h): without it for SEED_REDIS_WAIT_MS the seed is
+ * not added and c->seed_lost is set. */
 static void add_seed(struct crawl *c, const char *file, uint64_t line,
                      const char *url, size_t len)
 {
     enum bc_frontier_reason reason = BC_ADMIT_NOMEM;
     enum bc_status ust = BC_OK;
-    if (c->workers) /* in Redis's set of seeds, then routed or admitted */
-        bc_workers_add_seed(c->workers, url, len, &reason, &ust);
-    else
+    if (c->workers) { /* in Redis's set of seeds, then routed or admitted */
+        enum bc_status st;
+        uint64_t since = now_ms();
+        while ((st = bc_workers_add_seed(c->workers, url, len, &reason,
+                                         &ust)) == BC_ERR_REDIS_LOST ||
+               st == BC_ERR_REDIS_REPLY) {
+            if (now_ms() - since >= SEED_REDIS_WAIT_MS) {
+                fprintf(stderr,
+                        "crawl: --redis %s: %s: seeds not added; run the "
+                        "same command again\n",
+                        c->opt.redis, bc_workers_errmsg(c->workers));
+                c->seed_lost = true;
+                return;
+            }
+            struct timespec ts = {0, 100 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    } else
         bc_crawler_add_seed(c->crawler, url, len, &reason, &ust);
     if (reason == BC_ADMIT_QUEUED || reason == BC_ADMIT_DUPLICATE ||
         reason == BC_ADMIT_ROUTED)
@@ -1609,7 +1630,7 @@ static int read_seeds(struct crawl *c, const char *path)
     size_t cap = 0;
     ssize_t n;
     uint64_t line_no = 0;
-    while ((n = getline(&line, &cap, f)) > 0) {
+    while (!c->seed_lost && (n = getline(&line, &cap, f)) > 0) {
         line_no++;
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' ||
                          line[n - 1] == ' ' || line[n - 1] == '\t'))
@@ -2317,10 +2338,15 @@ int main(int argc, char **argv)
             goto out_free;
         }
     }
-    for (size_t i = 0; i < o->seed_count && !c.over; i++)
+    for (size_t i = 0; i < o->seed_count && !c.over && !c.seed_lost; i++)
         add_seed(&c, NULL, 0, o->seed[i], strlen(o->seed[i]));
-    if (o->seeds_file && !c.over && read_seeds(&c, o->seeds_file) != 0) {
+    if (o->seeds_file && !c.over && !c.seed_lost &&
+        read_seeds(&c, o->seeds_file) != 0) {
         rc = 2;
+        goto out_free;
+    }
+    if (c.seed_lost) {
+        rc = 1;
         goto out_free;
     }
 

@@ -687,11 +687,11 @@ static void test_redis_lost(void **state)
     node_open(&n[1], "lost", 2, 1, 0);
     node_step(&n[0]);
     node_step(&n[1]);
-    /* Gone before the seeds: worker 0 keeps them to SADD (the scope of
-     * worker 1) and their routed rows in its outbox. */
-    bc_redis_server_kill(&redis, SIGTERM); /* a clean shutdown: AOF kept */
+    /* The seeds go in while Redis is there (routed ones into worker 0's
+     * outbox); then it goes, before they are sent. */
     for (unsigned p = 0; p < 4; p++)
         node_seed(&n[0], p);
+    bc_redis_server_kill(&redis, SIGTERM); /* a clean shutdown: AOF kept */
     for (int turn = 0; turn < 50; turn++) {
         node_step(&n[0]);
         node_step(&n[1]);
@@ -711,6 +711,47 @@ static void test_redis_lost(void **state)
     assert_int_equal(s0.outbox + s1.outbox, 0);
     assert_true(s0.outbox_max > 0);
     assert_int_equal(raw_int("SCARD bc:lost:seeds"), 4);
+    node_remove(&n[0]);
+    node_remove(&n[1]);
+}
+
+/* ---- a seed is work: published busy first, refused without Redis ------- */
+
+static void test_seed_needs_redis(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct node n[2] = {{0}, {0}};
+    node_open(&n[0], "seedbusy", 2, 0, 0);
+    node_open(&n[1], "seedbusy", 2, 1, 0);
+    for (int turn = 0; turn < 4; turn++) {
+        node_step(&n[0]);
+        node_step(&n[1]);
+    }
+    /* Both idle and published so; a seed makes worker 0 busy in Redis
+     * before anything is admitted (before its next step). */
+    assert_int_equal(raw_int("HGET bc:seedbusy:w:0 idle"), 1);
+    assert_int_equal(raw_int("HGET bc:seedbusy:w:1 idle"), 1);
+    node_seed(&n[0], 0);
+    assert_int_equal(raw_int("HGET bc:seedbusy:w:0 idle"), 0);
+
+    /* Without Redis a seed is refused, nothing admitted: a worker that
+     * still looks idle in Redis must not have work the others cannot
+     * see (they could end the crawl without it). */
+    bc_redis_server_kill(&redis, SIGTERM);
+    char url[128];
+    site_url(url, sizeof url, 1);
+    enum bc_frontier_reason why = BC_ADMIT_QUEUED;
+    struct bc_crawler_stats before, after;
+    bc_crawler_stats(n[0].crawler, &before);
+    assert_int_equal(bc_workers_add_seed(n[0].w, url, strlen(url), &why, NULL),
+                     BC_ERR_REDIS_LOST);
+    assert_int_equal(why, BC_ADMIT_STORE_ERROR);
+    bc_crawler_stats(n[0].crawler, &after);
+    assert_int_equal(after.seeds, before.seeds);
+    assert_true(bc_redis_server_restart(&redis));
+    run_until_over(n, 2);
     node_remove(&n[0]);
     node_remove(&n[1]);
 }
@@ -750,6 +791,7 @@ int main(void)
         cmocka_unit_test_setup(test_ack_after_commit, reset_pages),
         cmocka_unit_test_setup(test_no_early_end, reset_pages),
         cmocka_unit_test_setup(test_redis_lost, reset_pages),
+        cmocka_unit_test_setup(test_seed_needs_redis, reset_pages),
         cmocka_unit_test_setup(test_stop, reset_pages),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

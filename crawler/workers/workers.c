@@ -162,8 +162,6 @@ struct bc_workers {
     size_t n_committed; /* unacked[0 .. n_committed) are committed */
     bool last_read_empty;
     long long seeds_loaded; /* SCARD of P seeds at the last load; -1 */
-    char **seeds_unsent;    /* seeds not SADDed yet (Redis was down) */
-    size_t n_seeds_unsent;
 
     /* Idle and termination. */
     bool crawler_done;   /* the last step said done */
@@ -422,8 +420,7 @@ static bool append_register(struct bc_workers *w, bool first)
     return cmd(w, "XGROUP CREATE %s workers 0 MKSTREAM", w->key_in);
 }
 
-/* After a reconnect: register again, settle the page budget and the seeds
- * that could not be added. */
+/* After a reconnect: register again, settle the page budget. */
 static bool resume_redis(struct bc_workers *w)
 {
     if (!append_register(w, false))
@@ -431,15 +428,9 @@ static bool resume_redis(struct bc_workers *w)
     if (w->budget_debt != 0 &&
         !cmd(w, "INCRBY %s %lld", w->key_pages, (long long)w->budget_debt))
         return append_failed(w, "page budget");
-    for (size_t i = 0; i < w->n_seeds_unsent; i++)
-        if (!cmd(w, "SADD %s %s", w->key_seeds, w->seeds_unsent[i]))
-            return append_failed(w, "seeds");
     if (!round_trip(w, "register"))
         return false;
     w->budget_debt = 0;
-    for (size_t i = 0; i < w->n_seeds_unsent; i++)
-        free(w->seeds_unsent[i]);
-    w->n_seeds_unsent = 0;
     return true;
 }
 
@@ -624,9 +615,6 @@ void bc_workers_free(struct bc_workers *w)
     free(w->replies);
     bc_lru_free(w->cache);
     free(w->unacked);
-    for (size_t i = 0; i < w->n_seeds_unsent; i++)
-        free(w->seeds_unsent[i]);
-    free(w->seeds_unsent);
     free(w->snap);
     free(w->snap_prev);
     free(w->buf);
@@ -825,28 +813,31 @@ enum bc_status bc_workers_add_seed(struct bc_workers *w, const char *url,
 {
     if (!w || !w->started || !url)
         return BC_ERR_INVALID_ARG;
-    bool added = false;
-    if (ensure_conn(w)) {
-        const char *argv[3] = {"SADD", w->key_seeds, url};
-        size_t lens[3] = {4, strlen(w->key_seeds), len};
-        if (!cmd_argv(w, 3, argv, lens))
-            append_failed(w, "seeds");
-        else if (round_trip(w, "seeds"))
-            added = true;
+    /* A seed is work: the others must see this worker busy before it has
+     * any (a worker published idle and given a seed while Redis is away
+     * would look idle to the termination test, which could end the crawl
+     * without it). So the seed goes into P seeds and this worker is
+     * published busy in one transaction, or the seed is refused. */
+    if (reason)
+        *reason = BC_ADMIT_STORE_ERROR;
+    if (url_status)
+        *url_status = BC_OK;
+    const char *argv[3] = {"SADD", w->key_seeds, url};
+    size_t lens[3] = {4, strlen(w->key_seeds), len};
+    if (!ensure_conn(w))
+        return BC_ERR_REDIS_LOST;
+    if (!cmd(w, "MULTI") || !cmd_argv(w, 3, argv, lens) ||
+        !cmd(w, "HSET %s idle 0 state crawling", w->key_w) ||
+        !cmd(w, "HINCRBY %s busy 1", w->key_w) || !cmd(w, "EXEC")) {
+        append_failed(w, "seeds");
+        return BC_ERR_REDIS_LOST;
     }
-    if (!added) {
-        char **s =
-            realloc(w->seeds_unsent, (w->n_seeds_unsent + 1) * sizeof *s);
-        if (!s)
-            return BC_ERR_NOMEM;
-        w->seeds_unsent = s;
-        char *copy = malloc(len + 1);
-        if (!copy)
-            return BC_ERR_NOMEM;
-        memcpy(copy, url, len);
-        copy[len] = '\0';
-        s[w->n_seeds_unsent++] = copy;
-    }
+    bool ok = round_trip(w, "seeds") && exec_reply(w, "seeds", 3);
+    free_replies(w);
+    if (!ok)
+        return w->ctx ? BC_ERR_REDIS_REPLY : BC_ERR_REDIS_LOST;
+    w->published_idle = false;
+    w->snap_prev_valid = false;
     return bc_crawler_add_seed(w->crawler, url, len, reason, url_status);
 }
 
@@ -1413,8 +1404,7 @@ static void snapshot(struct bc_workers *w)
 static bool locally_idle(const struct bc_workers *w)
 {
     return w->crawler_done && !w->pending_phase && w->n_unacked == 0 &&
-           w->last_read_empty && w->n_seeds_unsent == 0 &&
-           bc_crawl_state_outbox_count(w->state) == 0;
+           w->last_read_empty && bc_crawl_state_outbox_count(w->state) == 0;
 }
 
 /* The crawl is over: stop the crawler, sync its state, say done. */

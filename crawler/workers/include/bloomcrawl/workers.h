@@ -170,12 +170,16 @@ enum bc_status bc_workers_start(struct bc_workers *w,
                                 struct bc_crawler *crawler);
 
 /*
- * Add a seed given to this worker: SADD it to P seeds (the global scope),
- * then bc_crawler_add_seed() (admitted here, or routed to its owner).
+ * Add a seed given to this worker: in one transaction SADD it to P seeds
+ * (the global scope) and publish this worker busy, then
+ * bc_crawler_add_seed() (admitted here, or routed to its owner).
  * Arguments and returns as bc_crawler_add_seed(); BC_ERR_INVALID_ARG
- * before bc_workers_start(). Redis unreachable: the seed is still added
- * (its scope reaches the others when it is retried: the worker keeps the
- * seeds it could not SADD and adds them on reconnect).
+ * before bc_workers_start(). Redis unreachable: BC_ERR_REDIS_LOST (or
+ * BC_ERR_REDIS_REPLY for an error reply) and nothing is added (*reason
+ * BC_ADMIT_STORE_ERROR): a seed is work, and a worker must be seen busy
+ * before it has work, or the others could end the crawl without it; call
+ * again later (the connection is retried with the backoff). One round
+ * trip.
  */
 enum bc_status bc_workers_add_seed(struct bc_workers *w, const char *url,
                                    size_t len, enum bc_frontier_reason *reason,
