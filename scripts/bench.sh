@@ -9,9 +9,11 @@
 #               layouts (adds about an hour and needs ~15 GB)
 #   --quick     small sizes, to check this script itself (numbers are not
 #               meaningful; the results go to bench/results-quick/)
-#   --no-crawl  skip the crawl against wget2 (it needs nginx and wget2)
+#   --no-crawl  skip the crawls: against wget2 (it needs nginx and wget2),
+#               and the crawl workers' (nginx and redis-server)
 #   --only S    run only the steps named (dedup, scale, fpr, window,
-#               redis_seen, handoff, url, urldedup, frontier, crawl; with
+#               redis_seen, handoff, url, urldedup, frontier, crawl,
+#               workers; with
 #               --billion scale-big, scale-big-scalar, billion) and then
 #               the report;
 #               CSVs of the other steps stay as the last run left them
@@ -243,6 +245,21 @@ if [ "$crawl" = 1 ] && want crawl; then
         bench/bench_crawl.sh "${crawl_args[@]}" >/dev/null
         record_run crawl "$started" $((SECONDS - t0)) \
             "bench/bench_crawl.sh ${crawl_args[*]}"
+    fi
+fi
+
+# ---- crawl workers: 1 against 2 (writes workers.md and .csv itself) ------
+if [ "$crawl" = 1 ] && want workers; then
+    started=$(date -u '+%Y-%m-%d %H:%M')
+    if [ "$quick" = 1 ]; then
+        say "workers (quick): not run, bench_workers.py always writes" \
+            "bench/results/; run it alone to check it"
+    else
+        say "workers: python3 bench/bench_workers.py"
+        t0=$SECONDS
+        python3 bench/bench_workers.py --crawl "$bin/examples/crawl" >/dev/null
+        record_run workers "$started" $((SECONDS - t0)) \
+            "python3 bench/bench_workers.py"
     fi
 fi
 
