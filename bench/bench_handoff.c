@@ -26,10 +26,9 @@
 #include <string.h>
 #include <time.h>
 
-#include <hiredis/hiredis.h>
-#include <sys/resource.h>
 
 #include "../tests/redis_server.h"
+#include "bench_redis.h"
 #include "bloomcrawl/fetcher.h"
 #include "bloomcrawl/workers.h"
 
@@ -48,34 +47,6 @@ static double now(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static double cpu_self(void)
-{
-    struct rusage u;
-    getrusage(RUSAGE_SELF, &u);
-    return (double)u.ru_utime.tv_sec + (double)u.ru_utime.tv_usec * 1e-6 +
-           (double)u.ru_stime.tv_sec + (double)u.ru_stime.tv_usec * 1e-6;
-}
-
-/* CPU seconds of the server (INFO cpu). */
-static double cpu_server(const char *sock)
-{
-    double total = -1.0;
-    redisContext *c = redisConnectUnix(sock);
-    if (!c || c->err)
-        goto out;
-    redisReply *r = redisCommand(c, "INFO cpu");
-    if (r && r->type == REDIS_REPLY_STRING) {
-        const char *sys = strstr(r->str, "used_cpu_sys:");
-        const char *user = strstr(r->str, "used_cpu_user:");
-        if (sys && user)
-            total = atof(sys + 13) + atof(user + 14);
-    }
-    freeReplyObject(r);
-out:
-    redisFree(c);
-    return total;
 }
 
 static int die(const char *what, enum bc_status st, const char *detail)
@@ -178,7 +149,8 @@ int main(int argc, char **argv)
         node_open(&receiver, server.where, 1, resolve, HOSTS) != 0)
         goto out_nodes;
 
-    double srv0 = cpu_server(server.sock), cpu0 = cpu_self(), t0 = now();
+    double srv0 = bench_redis_cpu(server.sock), cpu0 = bench_cpu_self(),
+           t0 = now();
     char url[96];
     for (unsigned long long i = 0; i < urls; i++) {
         int len =
@@ -209,7 +181,8 @@ int main(int argc, char **argv)
         if (bc_workers_step(sender.w, 0, &over) != BC_OK)
             goto out_nodes;
     }
-    double t1 = now(), cpu1 = cpu_self(), srv1 = cpu_server(server.sock);
+    double t1 = now(), cpu1 = bench_cpu_self(),
+           srv1 = bench_redis_cpu(server.sock);
     struct bc_workers_stats ss;
     bc_workers_stats(sender.w, &ss);
 
@@ -225,7 +198,8 @@ int main(int argc, char **argv)
         if (rs.acked_entries >= ss.sent_entries)
             break;
     }
-    double t2 = now(), cpu2 = cpu_self(), srv2 = cpu_server(server.sock);
+    double t2 = now(), cpu2 = bench_cpu_self(),
+           srv2 = bench_redis_cpu(server.sock);
     struct bc_crawler_stats cs;
     bc_crawler_stats(receiver.crawler, &cs);
 

@@ -18,41 +18,12 @@
 #include <time.h>
 
 #include <hiredis/hiredis.h>
-#include <sys/resource.h>
 
 #include "../tests/redis_server.h"
+#include "bench_redis.h"
 #include "bloomcrawl/redis_seen.h"
 
 #define BATCH 10000u
-
-/* CPU seconds (user + system) of this process. */
-static double cpu_self(void)
-{
-    struct rusage u;
-    getrusage(RUSAGE_SELF, &u);
-    return (double)u.ru_utime.tv_sec + (double)u.ru_utime.tv_usec * 1e-6 +
-           (double)u.ru_stime.tv_sec + (double)u.ru_stime.tv_usec * 1e-6;
-}
-
-/* CPU seconds of the server (INFO cpu: used_cpu_sys + used_cpu_user). */
-static double cpu_server(const char *sock)
-{
-    double total = -1.0;
-    redisContext *c = redisConnectUnix(sock);
-    if (!c || c->err)
-        goto out;
-    redisReply *r = redisCommand(c, "INFO cpu");
-    if (r && r->type == REDIS_REPLY_STRING) {
-        const char *sys = strstr(r->str, "used_cpu_sys:");
-        const char *user = strstr(r->str, "used_cpu_user:");
-        if (sys && user)
-            total = atof(sys + 13) + atof(user + 14);
-    }
-    freeReplyObject(r);
-out:
-    redisFree(c);
-    return total;
-}
 
 static double now(void)
 {
@@ -129,11 +100,11 @@ int main(int argc, char **argv)
     struct bc_bloom_sizing sz;
     bc_redis_seen_sizing(rs, &sz);
 
-    double s0 = cpu_server(server.sock), c0 = cpu_self();
+    double s0 = bench_redis_cpu(server.sock), c0 = bench_cpu_self();
     double t0 = now();
     long long dup_in = run(rs, 0, n, true);
     double t1 = now();
-    double s1 = cpu_server(server.sock), c1 = cpu_self();
+    double s1 = bench_redis_cpu(server.sock), c1 = bench_cpu_self();
     long long fp = run(rs, n, n, false);
     double t2 = now();
     if (dup_in < 0 || fp < 0)
