@@ -26,7 +26,6 @@
 #include <string.h>
 #include <time.h>
 
-
 #include "../tests/redis_server.h"
 #include "bench_redis.h"
 #include "bloomcrawl/fetcher.h"
