@@ -457,6 +457,8 @@ static void test_entries(void **state)
     assert_int_equal(stats_of(a).sent_urls, 1);
     assert_int_equal(stats_of(a).routed_seeds, 1);
     assert_int_equal(stats_of(a).outbox, 0);
+    /* The row waited in the outbox until the step sent it. */
+    assert_int_equal(stats_of(a).outbox_max, 1);
     redisContext *c = raw();
     redisReply *r = redisCommand(c, "XRANGE bc:entries:in:1 - +");
     assert_int_equal(r->type, REDIS_REPLY_ARRAY);

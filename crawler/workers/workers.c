@@ -673,6 +673,11 @@ static enum bc_status route_cb(void *ctx, const char *origin, size_t len,
     enum bc_status st = bc_crawl_state_outbox_add(w->state, &r);
     if (st != BC_OK)
         return st;
+    /* The most rows waiting at once is reached here, before the step's
+     * end sends them. */
+    uint64_t rows = bc_crawl_state_outbox_count(w->state);
+    if (rows > w->stats.outbox_max)
+        w->stats.outbox_max = rows;
     if (seed)
         w->stats.routed_seeds++;
     else if (w->cache && bc_lru_push(w->cache, e->url, e->url_len, h) != BC_OK)
