@@ -733,6 +733,15 @@ static void test_stop(void **state)
         node_step(&n);
     assert_true(n.over);
     assert_int_equal(raw_int("EXISTS bc:stop:done"), 0);
+    /* Its row says it stopped (crawl --status); it was busy when
+     * stopped and stays so: the crawl waits for it to come back. */
+    redisContext *c = raw();
+    redisReply *r = redisCommand(c, "HMGET bc:stop:w:0 state idle");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_string_equal(r->element[0]->str, "stopped");
+    assert_string_equal(r->element[1]->str, "0");
+    freeReplyObject(r);
+    redisFree(c);
     bc_workers_stop(NULL);
     node_remove(&n);
 }

@@ -1469,7 +1469,7 @@ enum bc_status bc_workers_step(struct bc_workers *w, uint64_t timeout_ms,
     if (w->stopping) {
         if (done && (w->n_unacked == 0 || !w->ctx)) {
             if (w->ctx || ensure_conn(w)) {
-                heartbeat(w, "crawling");
+                heartbeat(w, "stopped");
                 free_replies(w);
             }
             if (over)

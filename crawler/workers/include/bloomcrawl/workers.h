@@ -28,7 +28,8 @@
  *               transitions), sent (entries it XADDed), acked (valid
  *               entries it XACKed), garbage (invalid entries it skipped),
  *               pages, queued, in_flight, outbox, redis_errors, state
- *               ("crawling" | "idle" | "done").
+ *               ("crawling" | "idle" | "done" | "stopped": by a
+ *               signal, it will come back).
  *   P in:<i>    stream: worker i's inbox; consumer group "workers",
  *               consumer "w<i>".
  *   P seeds     set: every seed any worker was given (the global scope).
@@ -237,7 +238,7 @@ struct bc_workers_row {
     uint64_t pages, queued, in_flight, sent, acked, garbage, outbox;
     uint64_t heartbeat_ms; /* last heartbeat, ms since the epoch */
     bool idle;
-    char state[16]; /* "crawling", "idle", "done" */
+    char state[16]; /* "crawling", "idle", "done", "stopped" */
 };
 
 /*
