@@ -635,6 +635,69 @@ static void test_ack_after_commit(void **state)
     node_remove(b);
 }
 
+/* ---- an acknowledgement whose reply was lost ------------------------------ */
+
+/* The ack's transaction ran on the server but its reply never came back (a
+ * timeout, the connection cut after EXEC): the worker acknowledges again
+ * after reconnecting, and the entry must be counted in acked once, or
+ * sum(acked) passes sum(sent) and stands in for an entry still in a stream
+ * (an early end), or the crawl never ends. */
+static void test_ack_reply_lost(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct node n[2] = {{0}, {0}};
+    struct node *a = &n[0], *b = &n[1];
+    node_open(a, "acklost", 2, 0, 0);
+    node_open(b, "acklost", 2, 1, 0);
+    node_seed(a, page_of(1));
+    node_step(a);
+    assert_int_equal(stats_of(a).sent_entries, 1);
+    node_step(b); /* read and admitted */
+    assert_int_equal(stats_of(b).received_entries, 1);
+    assert_int_equal(raw_int("XPENDING bc:acklost:in:1 workers"), 1);
+
+    /* What b's ack does on the server, then the connections cut. */
+    redisContext *c = raw();
+    redisReply *r = redisCommand(c, "XRANGE bc:acklost:in:1 - +");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, 1);
+    char id[64];
+    snprintf(id, sizeof id, "%s", r->element[0]->element[0]->str);
+    freeReplyObject(r);
+    const char *done[] = {
+        "XACK bc:acklost:in:1 workers %s", "XDEL bc:acklost:in:1 %s",
+        "HINCRBY bc:acklost:w:1 acked 1", "HINCRBY bc:acklost:w:1 garbage 0",
+        "HSET bc:acklost:w:1 idle 0 state crawling"};
+    for (size_t i = 0; i < sizeof done / sizeof done[0]; i++) {
+        r = redisCommand(c, done[i], id);
+        assert_non_null(r);
+        assert_int_not_equal(r->type, REDIS_REPLY_ERROR);
+        freeReplyObject(r);
+    }
+    r = redisCommand(c, "CLIENT KILL TYPE normal SKIPME yes");
+    assert_non_null(r);
+    freeReplyObject(r);
+    redisFree(c);
+
+    /* b's ack fails, b reconnects and acknowledges again. */
+    for (int turn = 0; turn < 200 && stats_of(b).acked_entries == 0; turn++) {
+        node_step(b);
+        pause_ms(10);
+    }
+    assert_int_equal(stats_of(b).acked_entries, 1);
+    assert_true(stats_of(b).redis_reconnects > 0);
+    assert_int_equal(raw_int("HGET bc:acklost:w:1 acked"), 1);
+    assert_int_equal(raw_int("HGET bc:acklost:w:0 sent"), 1);
+    run_until_over(n, 2);
+    char url[128];
+    site_url(url, sizeof url, page_of(1));
+    assert_int_equal(fetched(url), 1);
+    node_remove(a);
+    node_remove(b);
+}
+
 /* ---- the termination test cannot fire early ------------------------------ */
 
 static void test_no_early_end(void **state)
@@ -759,6 +822,7 @@ int main(void)
         cmocka_unit_test_setup(test_two_workers, reset_pages),
         cmocka_unit_test_setup(test_max_pages, reset_pages),
         cmocka_unit_test_setup(test_ack_after_commit, reset_pages),
+        cmocka_unit_test_setup(test_ack_reply_lost, reset_pages),
         cmocka_unit_test_setup(test_no_early_end, reset_pages),
         cmocka_unit_test_setup(test_redis_lost, reset_pages),
         cmocka_unit_test_setup(test_stop, reset_pages),

@@ -37,7 +37,7 @@
  *                                                         (its frontier,    |
  *                                                         its seen-test)    |
  *                                      <---------------- after the NEXT     |
- *                                        MULTI XACK XDEL  step committed:   |
+ *                                        EVAL: XACK XDEL  step committed:   |
  *                                        HINCRBY acked    acknowledge  -----+
  *
  * The outbox is a transactional outbox: a URL found on a page is written
@@ -68,8 +68,9 @@
  * queued or in flight, outbox empty, every entry read acknowledged, its
  * last read of its inbox empty), sent (entries it XADDed, counted in the
  * same MULTI as the XADD), acked (valid entries it acknowledged, counted
- * in the same MULTI as the XACK) and busy (how often it went from idle to
- * busy). An idle worker takes, every 250 ms, one snapshot in one MULTI
+ * in the same script as the XACK, only when the XACK acknowledged them:
+ * an acknowledgement repeated after a lost reply counts nothing) and busy
+ * (how often it went from idle to busy). An idle worker takes, every 250 ms, one snapshot in one MULTI
  * (atomic on the server) of every hash. The crawl is over when all N
  * workers registered, all are idle, sum(sent) = sum(acked) (no entry in
  * transit: an entry read and not yet acknowledged keeps the sums apart,
@@ -1268,59 +1269,83 @@ static enum bc_status read_once(struct bc_workers *w, uint64_t block_ms)
     return st;
 }
 
-/* Acknowledge the committed entries: XACK, XDEL and the counts in one
- * MULTI. */
+/*
+ * The acknowledgement, one script (atomic on the server). KEYS: the inbox,
+ * this worker's hash; ARGV: busy ("1": add one, the worker was published
+ * idle), then a validity flag ("1" valid, "0" garbage) and an id per
+ * entry. An entry counts in acked (or garbage) only when its XACK
+ * acknowledged it now: a round whose reply was lost (a timeout, a cut
+ * connection) ran on the server, and acknowledging it again after the
+ * reconnect must not count it twice, or sum(acked) would pass sum(sent)
+ * and could stand in for an entry still in a stream (test_ack_reply_lost).
+ * Returns {acked, garbage} counted now.
+ */
+static const char ack_script[] =
+    "local a, g = 0, 0\n"
+    "for i = 2, #ARGV, 2 do\n"
+    "  local n = redis.call('XACK', KEYS[1], 'workers', ARGV[i + 1])\n"
+    "  redis.call('XDEL', KEYS[1], ARGV[i + 1])\n"
+    "  if n == 1 then\n"
+    "    if ARGV[i] == '1' then a = a + 1 else g = g + 1 end\n"
+    "  end\n"
+    "end\n"
+    "redis.call('HINCRBY', KEYS[2], 'acked', a)\n"
+    "redis.call('HINCRBY', KEYS[2], 'garbage', g)\n"
+    "redis.call('HSET', KEYS[2], 'idle', '0', 'state', 'crawling')\n"
+    "if ARGV[1] == '1' then redis.call('HINCRBY', KEYS[2], 'busy', 1) end\n"
+    "return {a, g}\n";
+
+/* Acknowledge the committed entries: XACK, XDEL, the counts and idle 0 in
+ * one script (ack_script). */
 static void ack(struct bc_workers *w)
 {
     size_t n = w->n_committed;
     if (n == 0 || !ensure_conn(w))
         return;
-    const char **argv = malloc((n + 3) * sizeof *argv);
-    size_t *lens = malloc((n + 3) * sizeof *lens);
+    size_t argc = 6 + 2 * n; /* EVAL script 2 in w busy (flag id)... */
+    const char **argv = malloc(argc * sizeof *argv);
+    size_t *lens = malloc(argc * sizeof *lens);
     if (!argv || !lens) {
         free(argv);
         free(lens);
         return;
     }
+    bool was_idle = w->published_idle;
+    argv[0] = "EVAL";
+    argv[1] = ack_script;
+    argv[2] = "2";
+    argv[3] = w->key_in;
+    argv[4] = w->key_w;
+    argv[5] = was_idle ? "1" : "0";
     uint64_t valid = 0;
     for (size_t i = 0; i < n; i++) {
-        argv[i + 3] = w->unacked[i].id;
-        lens[i + 3] = strlen(w->unacked[i].id);
+        argv[6 + 2 * i] = w->unacked[i].valid ? "1" : "0";
+        argv[7 + 2 * i] = w->unacked[i].id;
         valid += w->unacked[i].valid;
     }
-    bool ok = cmd(w, "MULTI");
-    argv[0] = "XACK";
-    argv[1] = w->key_in;
-    argv[2] = "workers";
-    lens[0] = 4;
-    lens[1] = strlen(w->key_in);
-    lens[2] = 7;
-    ok = ok && cmd_argv(w, (int)n + 3, argv, lens);
-    /* XDEL key ids...: argv[1 ..] */
-    argv[1] = "XDEL";
-    argv[2] = w->key_in;
-    lens[1] = 4;
-    lens[2] = strlen(w->key_in);
-    ok = ok && cmd_argv(w, (int)n + 2, argv + 1, lens + 1);
+    for (size_t i = 0; i < argc; i++)
+        lens[i] = i == 1 ? sizeof ack_script - 1 : strlen(argv[i]);
+    bool ok = cmd_argv(w, (int)argc, argv, lens);
     free(argv);
     free(lens);
-    ok = ok &&
-         cmd(w, "HINCRBY %s acked %llu", w->key_w, (unsigned long long)valid) &&
-         cmd(w, "HINCRBY %s garbage %llu", w->key_w,
-             (unsigned long long)(n - valid)) &&
-         cmd(w, "HSET %s idle 0 state crawling", w->key_w);
-    bool was_idle = w->published_idle;
-    if (ok && was_idle)
-        ok = cmd(w, "HINCRBY %s busy 1", w->key_w);
-    ok = ok && cmd(w, "EXEC");
     if (!ok) {
         append_failed(w, "ack");
         return;
     }
-    if (!round_trip(w, "ack") || !exec_reply(w, "ack", was_idle ? 6 : 5))
+    if (!round_trip(w, "ack"))
         return;
+    const redisReply *r = w->replies[0];
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+        set_err(w, "Redis: ack: %s",
+                r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+        w->stats.redis_errors++;
+        free_replies(w);
+        return;
+    }
     free_replies(w);
     w->published_idle = false;
+    /* This run's count: every entry settled, also one whose first
+     * acknowledgement's reply was lost. */
     w->stats.acked_entries += valid;
     w->stats.garbage_entries += n - valid;
     memmove(w->unacked, w->unacked + n,
