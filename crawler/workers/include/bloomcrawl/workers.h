@@ -49,7 +49,10 @@
  *   counted (garbage), acknowledged, never in acked (so hand-written
  *   entries cannot unbalance the termination count). A malformed line of a
  *   valid entry is counted (garbage_lines) and skipped; the rest is
- *   admitted.
+ *   admitted. A program that feeds a worker counts its entry as a sender
+ *   does, HINCRBY P w:<from> sent 1 in the MULTI of its XADD: the crawl
+ *   ends when sum(sent) = sum(acked), so a valid entry nobody counted in
+ *   sent keeps it from ending.
  *
  * USE (examples/crawl.c is the whole program)
  *   bc_workers_config_init(&wc); wc.where = ...; wc.workers = N; ...
