@@ -751,6 +751,38 @@ static void test_entry_in_transit(void **state)
     node_remove(b);
 }
 
+/* ---- a seed given to a worker published idle ----------------------------- */
+
+/* bc_workers_add_seed() between steps on a worker published idle: it is
+ * published busy before the seed is added, or another worker's snapshots
+ * could end the crawl while the seed waits for the next step. */
+static void test_seed_while_idle(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct node n[2] = {{0}, {0}};
+    node_open(&n[0], "idleseed", 2, 0, 0);
+    node_open(&n[1], "idleseed", 2, 1, 0);
+    for (int turn = 0;
+         turn < MAX_TURNS && (raw_int("HGET bc:idleseed:w:0 idle") != 1 ||
+                              raw_int("HGET bc:idleseed:w:1 idle") != 1);
+         turn++) {
+        node_step(&n[0]);
+        node_step(&n[1]);
+    }
+    long long busy = raw_int("HGET bc:idleseed:w:0 busy");
+    node_seed(&n[0], page_of(0));
+    assert_int_equal(raw_int("HGET bc:idleseed:w:0 idle"), 0);
+    assert_int_equal(raw_int("HGET bc:idleseed:w:0 busy"), busy + 1);
+    run_until_over(n, 2);
+    char url[128];
+    site_url(url, sizeof url, page_of(0));
+    assert_int_equal(fetched(url), 1);
+    node_remove(&n[0]);
+    node_remove(&n[1]);
+}
+
 /* ---- the termination test cannot fire early ------------------------------ */
 
 static void test_no_early_end(void **state)
@@ -803,10 +835,10 @@ static void test_redis_lost(void **state)
     struct node n[2] = {{0}, {0}};
     node_open(&n[0], "lost", 2, 0, 0);
     node_open(&n[1], "lost", 2, 1, 0);
-    node_step(&n[0]);
-    node_step(&n[1]);
     /* Gone before the seeds: worker 0 keeps them to SADD (the scope of
-     * worker 1) and their routed rows in its outbox. */
+     * worker 1) and their routed rows in its outbox. (Not stepped before:
+     * a worker published idle that gets a seed while Redis is away looks
+     * idle to the others until it reconnects - workers.h.) */
     bc_redis_server_kill(&redis, SIGTERM); /* a clean shutdown: AOF kept */
     for (unsigned p = 0; p < 4; p++)
         node_seed(&n[0], p);
@@ -877,6 +909,7 @@ int main(void)
         cmocka_unit_test_setup(test_ack_after_commit, reset_pages),
         cmocka_unit_test_setup(test_ack_reply_lost, reset_pages),
         cmocka_unit_test_setup(test_entry_in_transit, reset_pages),
+        cmocka_unit_test_setup(test_seed_while_idle, reset_pages),
         cmocka_unit_test_setup(test_no_early_end, reset_pages),
         cmocka_unit_test_setup(test_redis_lost, reset_pages),
         cmocka_unit_test_setup(test_stop, reset_pages),

@@ -70,13 +70,16 @@
  * same MULTI as the XADD), acked (valid entries it acknowledged, counted
  * in the same script as the XACK, only when the XACK acknowledged them:
  * an acknowledgement repeated after a lost reply counts nothing) and busy
- * (how often it went from idle to busy). An idle worker takes, every 250 ms, one snapshot in one MULTI
- * (atomic on the server) of every hash. The crawl is over when all N
- * workers registered, all are idle, sum(sent) = sum(acked) (no entry in
- * transit: an entry read and not yet acknowledged keeps the sums apart,
- * and its reader publishes busy before it acknowledges), and the vector of
- * every sent, acked and busy equals the one of its previous idle snapshot
- * (nothing happened in between). Then it sets P done; every worker that
+ * (how often it went from idle to busy). An idle worker takes, every
+ * 250 ms, one snapshot in one MULTI (atomic on the server) of every hash
+ * and every inbox's length. The crawl is over when all N workers
+ * registered, all are idle, sum(sent) = sum(acked) (no entry in transit:
+ * an entry read and not yet acknowledged keeps the sums apart, and its
+ * reader publishes busy before it acknowledges), every inbox is empty
+ * (the same, seen directly: it holds the valid entries not yet
+ * acknowledged, also one written by hand and not counted), and the
+ * vector of every idle, sent, acked and busy equals the one of its
+ * previous idle snapshot (nothing happened in between). Then it sets P done; every worker that
  * sees it stops. A worker registers (busy) before its seeds are routed and
  * the test needs all N registered, so a worker started alone, or started
  * without seeds, waits for the others instead of ending an empty crawl.
@@ -399,6 +402,9 @@ static bool reply_int(const redisReply *r, uint64_t *out)
 
 /* ---- connecting and registering ---------------------------------------- */
 
+static bool locally_idle(const struct bc_workers *w);
+static void publish_busy(struct bc_workers *w);
+
 /* HSET of this worker's identity and counters now; busy + 1 when first. */
 static bool append_register(struct bc_workers *w, bool first)
 {
@@ -409,7 +415,9 @@ static bool append_register(struct bc_workers *w, bool first)
     char pid[24], now[24];
     snprintf(pid, sizeof pid, "%ld", (long)getpid());
     snprintf(now, sizeof now, "%llu", (unsigned long long)wall_ms());
-    bool idle = !first && w->published_idle;
+    /* Again after a reconnect: idle only if still so (a seed given while
+     * Redis was away made it busy). */
+    bool idle = !first && w->published_idle && locally_idle(w);
     if (!cmd(w, "HSET %s pid %s host %s heartbeat %s idle %s state %s",
              w->key_w, pid, host, now, idle ? "1" : "0",
              idle ? "idle" : "crawling"))
@@ -435,8 +443,13 @@ static bool resume_redis(struct bc_workers *w)
     for (size_t i = 0; i < w->n_seeds_unsent; i++)
         if (!cmd(w, "SADD %s %s", w->key_seeds, w->seeds_unsent[i]))
             return append_failed(w, "seeds");
+    bool idle = w->published_idle && locally_idle(w);
     if (!round_trip(w, "register"))
         return false;
+    if (w->published_idle && !idle) {
+        w->published_idle = false;
+        w->snap_prev_valid = false;
+    }
     w->budget_debt = 0;
     for (size_t i = 0; i < w->n_seeds_unsent; i++)
         free(w->seeds_unsent[i]);
@@ -840,6 +853,9 @@ enum bc_status bc_workers_add_seed(struct bc_workers *w, const char *url,
         else if (round_trip(w, "seeds"))
             added = true;
     }
+    /* Work for a worker published idle: busy before it is added, or the
+     * others could end the crawl meanwhile (test_seed_while_idle). */
+    publish_busy(w);
     if (!added) {
         char **s =
             realloc(w->seeds_unsent, (w->n_seeds_unsent + 1) * sizeof *s);

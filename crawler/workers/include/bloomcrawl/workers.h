@@ -177,9 +177,13 @@ enum bc_status bc_workers_start(struct bc_workers *w,
  * Add a seed given to this worker: SADD it to P seeds (the global scope),
  * then bc_crawler_add_seed() (admitted here, or routed to its owner).
  * Arguments and returns as bc_crawler_add_seed(); BC_ERR_INVALID_ARG
- * before bc_workers_start(). Redis unreachable: the seed is still added
- * (its scope reaches the others when it is retried: the worker keeps the
- * seeds it could not SADD and adds them on reconnect).
+ * before bc_workers_start(). A worker published idle (seeds given between
+ * steps) is published busy first. Redis unreachable: the seed is still
+ * added (its scope reaches the others when it is retried: the worker
+ * keeps the seeds it could not SADD and adds them on reconnect), but a
+ * worker published idle then looks idle to the others until it
+ * reconnects, and they may end the crawl meanwhile: give seeds before the
+ * first bc_workers_step() (the worker is registered busy), as crawl does.
  */
 enum bc_status bc_workers_add_seed(struct bc_workers *w, const char *url,
                                    size_t len, enum bc_frontier_reason *reason,
