@@ -77,9 +77,9 @@
  * an entry read and not yet acknowledged keeps the sums apart, and its
  * reader publishes busy before it acknowledges), every inbox is empty
  * (the same, seen directly: it holds every entry not yet acknowledged,
- * also one written by hand and not counted), and the
- * vector of every idle, sent, acked and busy equals the one of its
- * previous idle snapshot (nothing happened in between). Then it sets P done; every worker that
+ * also one written by hand and not counted), and the vector of every
+ * idle, sent, acked and busy equals the one of its previous idle snapshot
+ * (nothing happened in between). Then it sets P done; every worker that
  * sees it stops. A worker registers (busy) before its seeds are routed and
  * the test needs all N registered, so a worker started alone, or started
  * without seeds, waits for the others instead of ending an empty crawl.
