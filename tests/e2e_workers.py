@@ -483,6 +483,20 @@ def basic(work, sitedir, redis):
     print("basic: the crawl took %.1f s" % (time.monotonic() - t))
     server.stop()
     stats, reqs, total = c.judge(log)
+    # robots.txt and the sitemaps too are fetched by the owner alone: one
+    # request each in the server's log, not one per worker.
+    with open(log) as f:
+        entries = [json.loads(x) for x in f if x.strip()]
+    meta = collections.Counter(
+        (e["host"].lower().split(":")[0], e["path"]) for e in entries
+        if e["path"] == "/robots.txt" or
+        (e["host"].lower().split(":")[0], e["path"]) in SITEMAP_TARGETS)
+    robots = [h for h, p in meta if p == "/robots.txt"]
+    check(robots and all(n == 1 for n in meta.values()),
+          "basic: robots.txt of each host (%d) and each sitemap (%d) "
+          "requested once in all (more: %s)"
+          % (len(robots), len(meta) - len(robots),
+             sorted(k for k, n in meta.items() if n > 1)[:5]))
 
     st = run_once([CRAWL, "--redis", redis.url, "--crawl-id", "basic",
                    "--status"])
