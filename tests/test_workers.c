@@ -800,6 +800,10 @@ static void test_no_early_end(void **state)
         node_step(&n[0]);
         assert_false(n[0].over);
         if (raw_int("HGET bc:early:w:0 idle") == 1) {
+            /* The row is the worker's now, not its last heartbeat's. */
+            assert_int_equal(raw_int("HGET bc:early:w:0 queued"), 0);
+            assert_int_equal(raw_int("HGET bc:early:w:0 in_flight"), 0);
+            assert_true(raw_int("HGET bc:early:w:0 pages") > 0);
             idle_turns++; /* a snapshot is due every 250 ms */
             pause_ms(300);
         }

@@ -1372,21 +1372,26 @@ static void ack(struct bc_workers *w)
 
 /* ---- heartbeat, idle, termination -------------------------------------- */
 
-static void heartbeat(struct bc_workers *w, const char *state)
+/* Append the HSET of the row's heartbeat and counters (crawl --status). */
+static bool append_row(struct bc_workers *w, const char *state)
 {
     struct bc_crawler_stats cs;
     bc_crawler_stats(w->crawler, &cs);
     struct bc_frontier_stats fs;
     bc_frontier_stats(bc_crawler_frontier(w->crawler), mono_ms(), &fs);
-    if (!cmd(w,
-             "HSET %s heartbeat %llu pages %llu queued %llu in_flight %llu "
-             "outbox %llu redis_errors %llu state %s",
-             w->key_w, (unsigned long long)wall_ms(),
-             (unsigned long long)cs.pages, (unsigned long long)fs.queued,
-             (unsigned long long)cs.in_flight,
-             (unsigned long long)bc_crawl_state_outbox_count(w->state),
-             (unsigned long long)w->stats.redis_errors, state) ||
-        !cmd(w, "GET %s", w->key_done)) {
+    return cmd(w,
+               "HSET %s heartbeat %llu pages %llu queued %llu in_flight %llu "
+               "outbox %llu redis_errors %llu state %s",
+               w->key_w, (unsigned long long)wall_ms(),
+               (unsigned long long)cs.pages, (unsigned long long)fs.queued,
+               (unsigned long long)cs.in_flight,
+               (unsigned long long)bc_crawl_state_outbox_count(w->state),
+               (unsigned long long)w->stats.redis_errors, state);
+}
+
+static void heartbeat(struct bc_workers *w, const char *state)
+{
+    if (!append_row(w, state) || !cmd(w, "GET %s", w->key_done)) {
         append_failed(w, "heartbeat");
         return;
     }
@@ -1548,8 +1553,11 @@ enum bc_status bc_workers_step(struct bc_workers *w, uint64_t timeout_ms,
     }
     if (idle && !w->over && w->ctx) {
         if (!w->published_idle) {
-            if (cmd(w, "HSET %s idle 1 state idle", w->key_w) &&
-                round_trip(w, "idle")) {
+            /* With the row's counters of now, not of the last heartbeat
+             * (idle beside a stale queue in crawl --status). */
+            if (!append_row(w, "idle") || !cmd(w, "HSET %s idle 1", w->key_w)) {
+                append_failed(w, "idle");
+            } else if (round_trip(w, "idle")) {
                 w->published_idle = true;
                 w->snap_prev_valid = false;
                 w->last_snapshot = 0;
