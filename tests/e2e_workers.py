@@ -458,6 +458,12 @@ class Crawl:
         check(all(x.get("outbox") == 0 for x in w),
               "%s: every outbox empty at the end (%s)"
               % (name, [x.get("outbox") for x in w]))
+        # What a worker sent waited in its outbox first.
+        check(all(x.get("outbox_max", 0) > 0 for x in w
+                  if x.get("sent_urls", 0) > 0),
+              "%s: a worker that sent URLs has outbox_max > 0 (%s)"
+              % (name, [(x.get("sent_urls"), x.get("outbox_max"))
+                        for x in w]))
         return stats, reqs, total
 
 
@@ -477,6 +483,20 @@ def basic(work, sitedir, redis):
     print("basic: the crawl took %.1f s" % (time.monotonic() - t))
     server.stop()
     stats, reqs, total = c.judge(log)
+    # robots.txt and the sitemaps too are fetched by the owner alone: one
+    # request each in the server's log, not one per worker.
+    with open(log) as f:
+        entries = [json.loads(x) for x in f if x.strip()]
+    meta = collections.Counter(
+        (e["host"].lower().split(":")[0], e["path"]) for e in entries
+        if e["path"] == "/robots.txt" or
+        (e["host"].lower().split(":")[0], e["path"]) in SITEMAP_TARGETS)
+    robots = [h for h, p in meta if p == "/robots.txt"]
+    check(robots and all(n == 1 for n in meta.values()),
+          "basic: robots.txt of each host (%d) and each sitemap (%d) "
+          "requested once in all (more: %s)"
+          % (len(robots), len(meta) - len(robots),
+             sorted(k for k, n in meta.items() if n > 1)[:5]))
 
     st = run_once([CRAWL, "--redis", redis.url, "--crawl-id", "basic",
                    "--status"])
@@ -592,6 +612,37 @@ def kill(work, sitedir, redis):
     check(stats[k].get("runs") == 2,
           "kill: worker %d's state counts 2 runs (%r)"
           % (k, stats[k].get("runs")))
+
+
+def interrupt(work, sitedir, redis):
+    """SIGINT stops one worker cleanly: exit 130, its row says "stopped"
+    and the crawl is not over; run again, it ends with the others."""
+    log = os.path.join(work, "sigint.log")
+    server = Server(sitedir, log)
+    c = Crawl("sigint", work, sitedir, redis, server, 3)
+    k = owner(origin_of(server.args[-1]), 3)
+    c.start_all()
+    out = c.path(k, "out.jsonl")
+    deadline = time.monotonic() + RUN_TIMEOUT
+    while count_lines(out) < 20 and c.runs[k].poll() is None and \
+            time.monotonic() < deadline:
+        time.sleep(0.01)
+    running = c.runs[k].poll() is None
+    c.runs[k].proc.send_signal(signal.SIGINT)
+    rc = c.runs[k].wait()
+    state = redis.cli("HGET", "bc:sigint:w:%d" % k, "state").strip()
+    st = run_once([CRAWL, "--redis", redis.url, "--crawl-id", "sigint",
+                   "--status"])
+    check(running and rc == 130 and state == "stopped" and
+          "stopped" in st.stdout and "crawl: over" not in st.stdout,
+          "sigint: worker %d stopped by SIGINT mid-crawl: exit 130 (%r), "
+          "its row's state \"stopped\" (%r), the crawl not over\n%s"
+          % (k, rc, state, st.stdout))
+    c.kills += 1  # two runs: the reports count the last one only
+    c.start(k, "w%d.again" % k)
+    c.wait_all()
+    server.stop()
+    c.judge(log)
 
 
 def restart(work, sitedir, redis, expected):
@@ -762,6 +813,7 @@ def main():
             part("errors", errors, work, redis)
             part("basic", basic, work, sitedir, redis)
             part("kill", kill, work, sitedir, redis)
+            part("sigint", interrupt, work, sitedir, redis)
             part("restart", restart, work, sitedir, redis, expected)
             part("garbage", garbage, work, sitedir, redis)
             part("limit", limit, work, sitedir, redis)

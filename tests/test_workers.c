@@ -457,6 +457,8 @@ static void test_entries(void **state)
     assert_int_equal(stats_of(a).sent_urls, 1);
     assert_int_equal(stats_of(a).routed_seeds, 1);
     assert_int_equal(stats_of(a).outbox, 0);
+    /* The row waited in the outbox until the step sent it. */
+    assert_int_equal(stats_of(a).outbox_max, 1);
     redisContext *c = raw();
     redisReply *r = redisCommand(c, "XRANGE bc:entries:in:1 - +");
     assert_int_equal(r->type, REDIS_REPLY_ARRAY);
@@ -633,6 +635,154 @@ static void test_ack_after_commit(void **state)
     node_remove(b);
 }
 
+/* ---- an acknowledgement whose reply was lost ------------------------------ */
+
+/* The ack's transaction ran on the server but its reply never came back (a
+ * timeout, the connection cut after EXEC): the worker acknowledges again
+ * after reconnecting, and the entry must be counted in acked once, or
+ * sum(acked) passes sum(sent) and stands in for an entry still in a stream
+ * (an early end), or the crawl never ends. */
+static void test_ack_reply_lost(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct node n[2] = {{0}, {0}};
+    struct node *a = &n[0], *b = &n[1];
+    node_open(a, "acklost", 2, 0, 0);
+    node_open(b, "acklost", 2, 1, 0);
+    node_seed(a, page_of(1));
+    node_step(a);
+    assert_int_equal(stats_of(a).sent_entries, 1);
+    node_step(b); /* read and admitted */
+    assert_int_equal(stats_of(b).received_entries, 1);
+    assert_int_equal(raw_int("XPENDING bc:acklost:in:1 workers"), 1);
+
+    /* What b's ack does on the server, then the connections cut. */
+    redisContext *c = raw();
+    redisReply *r = redisCommand(c, "XRANGE bc:acklost:in:1 - +");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, 1);
+    char id[64];
+    snprintf(id, sizeof id, "%s", r->element[0]->element[0]->str);
+    freeReplyObject(r);
+    const char *done[] = {
+        "XACK bc:acklost:in:1 workers %s", "XDEL bc:acklost:in:1 %s",
+        "HINCRBY bc:acklost:w:1 acked 1", "HINCRBY bc:acklost:w:1 garbage 0",
+        "HSET bc:acklost:w:1 idle 0 state crawling"};
+    for (size_t i = 0; i < sizeof done / sizeof done[0]; i++) {
+        r = redisCommand(c, done[i], id);
+        assert_non_null(r);
+        assert_int_not_equal(r->type, REDIS_REPLY_ERROR);
+        freeReplyObject(r);
+    }
+    r = redisCommand(c, "CLIENT KILL TYPE normal SKIPME yes");
+    assert_non_null(r);
+    freeReplyObject(r);
+    redisFree(c);
+
+    /* b's ack fails, b reconnects and acknowledges again. */
+    for (int turn = 0; turn < 200 && stats_of(b).acked_entries == 0; turn++) {
+        node_step(b);
+        pause_ms(10);
+    }
+    assert_int_equal(stats_of(b).acked_entries, 1);
+    assert_true(stats_of(b).redis_reconnects > 0);
+    assert_int_equal(raw_int("HGET bc:acklost:w:1 acked"), 1);
+    assert_int_equal(raw_int("HGET bc:acklost:w:0 sent"), 1);
+    run_until_over(n, 2);
+    char url[128];
+    site_url(url, sizeof url, page_of(1));
+    assert_int_equal(fetched(url), 1);
+    node_remove(a);
+    node_remove(b);
+}
+
+/* ---- an entry in a stream keeps the crawl going, whatever the counts ------ */
+
+/* A valid entry written by hand without its sent count makes sum(acked)
+ * pass sum(sent) by one once acknowledged; it must not stand in for an
+ * entry still in a stream whose reader is away (its connection down): the
+ * snapshot also sees every inbox's length. */
+static void test_entry_in_transit(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct node n[2] = {{0}, {0}};
+    struct node *a = &n[0], *b = &n[1];
+    node_open(a, "transit", 2, 0, 0);
+    node_open(b, "transit", 2, 1, 0);
+    /* b acknowledges an uncounted entry (a page of its host). */
+    char url[128], line[256];
+    site_url(url, sizeof url, page_of(1));
+    snprintf(line, sizeof line, "l\t1\t0\t%s\t", url);
+    const char *e[] = {"v", "1", "from", "0", "urls", line};
+    raw_xadd("bc:transit:in:1", 6, e);
+    for (int turn = 0;
+         turn < MAX_TURNS && raw_int("HGET bc:transit:w:1 idle") != 1; turn++)
+        node_step(b);
+    assert_int_equal(raw_int("HGET bc:transit:w:1 acked"), 1);
+    assert_int_equal(raw_int("HGET bc:transit:w:0 sent"), 0);
+    /* Now b is away; a routes a page of b's host: sent = acked = 1, and
+     * the entry waits in b's stream. */
+    node_seed(a, page_of(1) + 4);
+    for (int turn = 0; turn < 12; turn++) {
+        node_step(a);
+        assert_false(a->over);
+        pause_ms(60); /* snapshots every 250 ms */
+    }
+    assert_int_equal(raw_int("HGET bc:transit:w:0 idle"), 1);
+    assert_int_equal(raw_int("HGET bc:transit:w:0 sent"), 1);
+    assert_int_equal(raw_int("XLEN bc:transit:in:1"), 1);
+    assert_int_equal(raw_int("EXISTS bc:transit:done"), 0);
+    /* b back: it takes the entry, the crawl cannot end (the counts never
+     * agree: the hand-written entry was not counted). */
+    for (int turn = 0; turn < 50; turn++) {
+        node_step(b);
+        node_step(a);
+    }
+    char url2[128];
+    site_url(url2, sizeof url2, page_of(1) + 4);
+    assert_int_equal(fetched(url2), 1);
+    assert_int_equal(raw_int("XLEN bc:transit:in:1"), 0);
+    assert_false(a->over || b->over);
+    node_remove(a);
+    node_remove(b);
+}
+
+/* ---- a seed given to a worker published idle ----------------------------- */
+
+/* bc_workers_add_seed() between steps on a worker published idle: it is
+ * published busy before the seed is added, or another worker's snapshots
+ * could end the crawl while the seed waits for the next step. */
+static void test_seed_while_idle(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct node n[2] = {{0}, {0}};
+    node_open(&n[0], "idleseed", 2, 0, 0);
+    node_open(&n[1], "idleseed", 2, 1, 0);
+    for (int turn = 0;
+         turn < MAX_TURNS && (raw_int("HGET bc:idleseed:w:0 idle") != 1 ||
+                              raw_int("HGET bc:idleseed:w:1 idle") != 1);
+         turn++) {
+        node_step(&n[0]);
+        node_step(&n[1]);
+    }
+    long long busy = raw_int("HGET bc:idleseed:w:0 busy");
+    node_seed(&n[0], page_of(0));
+    assert_int_equal(raw_int("HGET bc:idleseed:w:0 idle"), 0);
+    assert_int_equal(raw_int("HGET bc:idleseed:w:0 busy"), busy + 1);
+    run_until_over(n, 2);
+    char url[128];
+    site_url(url, sizeof url, page_of(0));
+    assert_int_equal(fetched(url), 1);
+    node_remove(&n[0]);
+    node_remove(&n[1]);
+}
+
 /* ---- the termination test cannot fire early ------------------------------ */
 
 static void test_no_early_end(void **state)
@@ -650,6 +800,10 @@ static void test_no_early_end(void **state)
         node_step(&n[0]);
         assert_false(n[0].over);
         if (raw_int("HGET bc:early:w:0 idle") == 1) {
+            /* The row is the worker's now, not its last heartbeat's. */
+            assert_int_equal(raw_int("HGET bc:early:w:0 queued"), 0);
+            assert_int_equal(raw_int("HGET bc:early:w:0 in_flight"), 0);
+            assert_true(raw_int("HGET bc:early:w:0 pages") > 0);
             idle_turns++; /* a snapshot is due every 250 ms */
             pause_ms(300);
         }
@@ -729,16 +883,12 @@ static void test_seed_needs_redis(void **state)
         node_step(&n[0]);
         node_step(&n[1]);
     }
-    /* Both idle and published so; a seed makes worker 0 busy in Redis
-     * before anything is admitted (before its next step). */
+    /* Both idle and published so. Without Redis a seed is refused,
+     * nothing admitted: a worker that still looks idle in Redis must not
+     * have work the others cannot see (they could end the crawl without
+     * it). */
     assert_int_equal(raw_int("HGET bc:seedbusy:w:0 idle"), 1);
     assert_int_equal(raw_int("HGET bc:seedbusy:w:1 idle"), 1);
-    node_seed(&n[0], 0);
-    assert_int_equal(raw_int("HGET bc:seedbusy:w:0 idle"), 0);
-
-    /* Without Redis a seed is refused, nothing admitted: a worker that
-     * still looks idle in Redis must not have work the others cannot
-     * see (they could end the crawl without it). */
     bc_redis_server_kill(&redis, SIGTERM);
     char url[128];
     site_url(url, sizeof url, 1);
@@ -772,6 +922,15 @@ static void test_stop(void **state)
         node_step(&n);
     assert_true(n.over);
     assert_int_equal(raw_int("EXISTS bc:stop:done"), 0);
+    /* Its row says it stopped (crawl --status); it was busy when
+     * stopped and stays so: the crawl waits for it to come back. */
+    redisContext *c = raw();
+    redisReply *r = redisCommand(c, "HMGET bc:stop:w:0 state idle");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_string_equal(r->element[0]->str, "stopped");
+    assert_string_equal(r->element[1]->str, "0");
+    freeReplyObject(r);
+    redisFree(c);
     bc_workers_stop(NULL);
     node_remove(&n);
 }
@@ -789,6 +948,9 @@ int main(void)
         cmocka_unit_test_setup(test_two_workers, reset_pages),
         cmocka_unit_test_setup(test_max_pages, reset_pages),
         cmocka_unit_test_setup(test_ack_after_commit, reset_pages),
+        cmocka_unit_test_setup(test_ack_reply_lost, reset_pages),
+        cmocka_unit_test_setup(test_entry_in_transit, reset_pages),
+        cmocka_unit_test_setup(test_seed_while_idle, reset_pages),
         cmocka_unit_test_setup(test_no_early_end, reset_pages),
         cmocka_unit_test_setup(test_redis_lost, reset_pages),
         cmocka_unit_test_setup(test_seed_needs_redis, reset_pages),

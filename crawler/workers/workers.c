@@ -37,7 +37,7 @@
  *                                                         (its frontier,    |
  *                                                         its seen-test)    |
  *                                      <---------------- after the NEXT     |
- *                                        MULTI XACK XDEL  step committed:   |
+ *                                        EVAL: XACK XDEL  step committed:   |
  *                                        HINCRBY acked    acknowledge  -----+
  *
  * The outbox is a transactional outbox: a URL found on a page is written
@@ -68,13 +68,17 @@
  * queued or in flight, outbox empty, every entry read acknowledged, its
  * last read of its inbox empty), sent (entries it XADDed, counted in the
  * same MULTI as the XADD), acked (valid entries it acknowledged, counted
- * in the same MULTI as the XACK) and busy (how often it went from idle to
- * busy). An idle worker takes, every 250 ms, one snapshot in one MULTI
- * (atomic on the server) of every hash. The crawl is over when all N
- * workers registered, all are idle, sum(sent) = sum(acked) (no entry in
- * transit: an entry read and not yet acknowledged keeps the sums apart,
- * and its reader publishes busy before it acknowledges), and the vector of
- * every sent, acked and busy equals the one of its previous idle snapshot
+ * in the same script as the XACK, only when the XACK acknowledged them:
+ * an acknowledgement repeated after a lost reply counts nothing) and busy
+ * (how often it went from idle to busy). An idle worker takes, every
+ * 250 ms, one snapshot in one MULTI (atomic on the server) of every hash
+ * and every inbox's length. The crawl is over when all N workers
+ * registered, all are idle, sum(sent) = sum(acked) (no entry in transit:
+ * an entry read and not yet acknowledged keeps the sums apart, and its
+ * reader publishes busy before it acknowledges), every inbox is empty
+ * (the same, seen directly: it holds every entry not yet acknowledged,
+ * also one written by hand and not counted), and the vector of every
+ * idle, sent, acked and busy equals the one of its previous idle snapshot
  * (nothing happened in between). Then it sets P done; every worker that
  * sees it stops. A worker registers (busy) before its seeds are routed and
  * the test needs all N registered, so a worker started alone, or started
@@ -396,6 +400,9 @@ static bool reply_int(const redisReply *r, uint64_t *out)
 
 /* ---- connecting and registering ---------------------------------------- */
 
+static bool locally_idle(const struct bc_workers *w);
+static void publish_busy(struct bc_workers *w);
+
 /* HSET of this worker's identity and counters now; busy + 1 when first. */
 static bool append_register(struct bc_workers *w, bool first)
 {
@@ -406,7 +413,10 @@ static bool append_register(struct bc_workers *w, bool first)
     char pid[24], now[24];
     snprintf(pid, sizeof pid, "%ld", (long)getpid());
     snprintf(now, sizeof now, "%llu", (unsigned long long)wall_ms());
-    bool idle = !first && w->published_idle;
+    /* Again after a reconnect: idle only if it still is (nothing gives
+     * work to a worker published idle while Redis is away - a seed is
+     * refused then - but its row must never say idle when it has work). */
+    bool idle = !first && w->published_idle && locally_idle(w);
     if (!cmd(w, "HSET %s pid %s host %s heartbeat %s idle %s state %s",
              w->key_w, pid, host, now, idle ? "1" : "0",
              idle ? "idle" : "crawling"))
@@ -428,8 +438,13 @@ static bool resume_redis(struct bc_workers *w)
     if (w->budget_debt != 0 &&
         !cmd(w, "INCRBY %s %lld", w->key_pages, (long long)w->budget_debt))
         return append_failed(w, "page budget");
+    bool idle = w->published_idle && locally_idle(w);
     if (!round_trip(w, "register"))
         return false;
+    if (w->published_idle && !idle) {
+        w->published_idle = false;
+        w->snap_prev_valid = false;
+    }
     w->budget_debt = 0;
     return true;
 }
@@ -661,6 +676,11 @@ static enum bc_status route_cb(void *ctx, const char *origin, size_t len,
     enum bc_status st = bc_crawl_state_outbox_add(w->state, &r);
     if (st != BC_OK)
         return st;
+    /* The most rows waiting at once is reached here, before the step's
+     * end sends them. */
+    uint64_t rows = bc_crawl_state_outbox_count(w->state);
+    if (rows > w->stats.outbox_max)
+        w->stats.outbox_max = rows;
     if (seed)
         w->stats.routed_seeds++;
     else if (w->cache && bc_lru_push(w->cache, e->url, e->url_len, h) != BC_OK)
@@ -1254,59 +1274,83 @@ static enum bc_status read_once(struct bc_workers *w, uint64_t block_ms)
     return st;
 }
 
-/* Acknowledge the committed entries: XACK, XDEL and the counts in one
- * MULTI. */
+/*
+ * The acknowledgement, one script (atomic on the server). KEYS: the inbox,
+ * this worker's hash; ARGV: busy ("1": add one, the worker was published
+ * idle), then a validity flag ("1" valid, "0" garbage) and an id per
+ * entry. An entry counts in acked (or garbage) only when its XACK
+ * acknowledged it now: a round whose reply was lost (a timeout, a cut
+ * connection) ran on the server, and acknowledging it again after the
+ * reconnect must not count it twice, or sum(acked) would pass sum(sent)
+ * and could stand in for an entry still in a stream (test_ack_reply_lost).
+ * Returns {acked, garbage} counted now.
+ */
+static const char ack_script[] =
+    "local a, g = 0, 0\n"
+    "for i = 2, #ARGV, 2 do\n"
+    "  local n = redis.call('XACK', KEYS[1], 'workers', ARGV[i + 1])\n"
+    "  redis.call('XDEL', KEYS[1], ARGV[i + 1])\n"
+    "  if n == 1 then\n"
+    "    if ARGV[i] == '1' then a = a + 1 else g = g + 1 end\n"
+    "  end\n"
+    "end\n"
+    "redis.call('HINCRBY', KEYS[2], 'acked', a)\n"
+    "redis.call('HINCRBY', KEYS[2], 'garbage', g)\n"
+    "redis.call('HSET', KEYS[2], 'idle', '0', 'state', 'crawling')\n"
+    "if ARGV[1] == '1' then redis.call('HINCRBY', KEYS[2], 'busy', 1) end\n"
+    "return {a, g}\n";
+
+/* Acknowledge the committed entries: XACK, XDEL, the counts and idle 0 in
+ * one script (ack_script). */
 static void ack(struct bc_workers *w)
 {
     size_t n = w->n_committed;
     if (n == 0 || !ensure_conn(w))
         return;
-    const char **argv = malloc((n + 3) * sizeof *argv);
-    size_t *lens = malloc((n + 3) * sizeof *lens);
+    size_t argc = 6 + 2 * n; /* EVAL script 2 in w busy (flag id)... */
+    const char **argv = malloc(argc * sizeof *argv);
+    size_t *lens = malloc(argc * sizeof *lens);
     if (!argv || !lens) {
         free(argv);
         free(lens);
         return;
     }
+    bool was_idle = w->published_idle;
+    argv[0] = "EVAL";
+    argv[1] = ack_script;
+    argv[2] = "2";
+    argv[3] = w->key_in;
+    argv[4] = w->key_w;
+    argv[5] = was_idle ? "1" : "0";
     uint64_t valid = 0;
     for (size_t i = 0; i < n; i++) {
-        argv[i + 3] = w->unacked[i].id;
-        lens[i + 3] = strlen(w->unacked[i].id);
+        argv[6 + 2 * i] = w->unacked[i].valid ? "1" : "0";
+        argv[7 + 2 * i] = w->unacked[i].id;
         valid += w->unacked[i].valid;
     }
-    bool ok = cmd(w, "MULTI");
-    argv[0] = "XACK";
-    argv[1] = w->key_in;
-    argv[2] = "workers";
-    lens[0] = 4;
-    lens[1] = strlen(w->key_in);
-    lens[2] = 7;
-    ok = ok && cmd_argv(w, (int)n + 3, argv, lens);
-    /* XDEL key ids...: argv[1 ..] */
-    argv[1] = "XDEL";
-    argv[2] = w->key_in;
-    lens[1] = 4;
-    lens[2] = strlen(w->key_in);
-    ok = ok && cmd_argv(w, (int)n + 2, argv + 1, lens + 1);
+    for (size_t i = 0; i < argc; i++)
+        lens[i] = i == 1 ? sizeof ack_script - 1 : strlen(argv[i]);
+    bool ok = cmd_argv(w, (int)argc, argv, lens);
     free(argv);
     free(lens);
-    ok = ok &&
-         cmd(w, "HINCRBY %s acked %llu", w->key_w, (unsigned long long)valid) &&
-         cmd(w, "HINCRBY %s garbage %llu", w->key_w,
-             (unsigned long long)(n - valid)) &&
-         cmd(w, "HSET %s idle 0 state crawling", w->key_w);
-    bool was_idle = w->published_idle;
-    if (ok && was_idle)
-        ok = cmd(w, "HINCRBY %s busy 1", w->key_w);
-    ok = ok && cmd(w, "EXEC");
     if (!ok) {
         append_failed(w, "ack");
         return;
     }
-    if (!round_trip(w, "ack") || !exec_reply(w, "ack", was_idle ? 6 : 5))
+    if (!round_trip(w, "ack"))
         return;
+    const redisReply *r = w->replies[0];
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+        set_err(w, "Redis: ack: %s",
+                r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+        w->stats.redis_errors++;
+        free_replies(w);
+        return;
+    }
     free_replies(w);
     w->published_idle = false;
+    /* This run's count: every entry settled, also one whose first
+     * acknowledgement's reply was lost. */
     w->stats.acked_entries += valid;
     w->stats.garbage_entries += n - valid;
     memmove(w->unacked, w->unacked + n,
@@ -1317,21 +1361,26 @@ static void ack(struct bc_workers *w)
 
 /* ---- heartbeat, idle, termination -------------------------------------- */
 
-static void heartbeat(struct bc_workers *w, const char *state)
+/* Append the HSET of the row's heartbeat and counters (crawl --status). */
+static bool append_row(struct bc_workers *w, const char *state)
 {
     struct bc_crawler_stats cs;
     bc_crawler_stats(w->crawler, &cs);
     struct bc_frontier_stats fs;
     bc_frontier_stats(bc_crawler_frontier(w->crawler), mono_ms(), &fs);
-    if (!cmd(w,
-             "HSET %s heartbeat %llu pages %llu queued %llu in_flight %llu "
-             "outbox %llu redis_errors %llu state %s",
-             w->key_w, (unsigned long long)wall_ms(),
-             (unsigned long long)cs.pages, (unsigned long long)fs.queued,
-             (unsigned long long)cs.in_flight,
-             (unsigned long long)bc_crawl_state_outbox_count(w->state),
-             (unsigned long long)w->stats.redis_errors, state) ||
-        !cmd(w, "GET %s", w->key_done)) {
+    return cmd(w,
+               "HSET %s heartbeat %llu pages %llu queued %llu in_flight %llu "
+               "outbox %llu redis_errors %llu state %s",
+               w->key_w, (unsigned long long)wall_ms(),
+               (unsigned long long)cs.pages, (unsigned long long)fs.queued,
+               (unsigned long long)cs.in_flight,
+               (unsigned long long)bc_crawl_state_outbox_count(w->state),
+               (unsigned long long)w->stats.redis_errors, state);
+}
+
+static void heartbeat(struct bc_workers *w, const char *state)
+{
+    if (!append_row(w, state) || !cmd(w, "GET %s", w->key_done)) {
         append_failed(w, "heartbeat");
         return;
     }
@@ -1344,8 +1393,12 @@ static void heartbeat(struct bc_workers *w, const char *state)
 }
 
 /* One snapshot of every worker (idle test): the crawl is over when all N
- * are registered and idle, sum(sent) = sum(acked), and nothing moved since
- * the previous idle snapshot. */
+ * are registered and idle, sum(sent) = sum(acked), every inbox is empty
+ * (XLEN 0: an acknowledged entry is deleted in the same script, so a
+ * stream holds exactly the entries not yet acknowledged), and nothing
+ * moved since the previous idle snapshot. The inboxes' lengths make the
+ * end safe even when the counts drift (a valid entry written by hand and
+ * not counted in sent: test_entry_in_transit). */
 static void snapshot(struct bc_workers *w)
 {
     unsigned n = w->cfg.workers;
@@ -1354,7 +1407,8 @@ static void snapshot(struct bc_workers *w)
         return;
     }
     for (unsigned i = 0; i < n; i++)
-        if (!cmd(w, "HMGET %sw:%u idle sent acked busy", w->key_prefix, i)) {
+        if (!cmd(w, "HMGET %sw:%u idle sent acked busy", w->key_prefix, i) ||
+            !cmd(w, "XLEN %sin:%u", w->key_prefix, i)) {
             append_failed(w, "snapshot");
             return;
         }
@@ -1364,7 +1418,7 @@ static void snapshot(struct bc_workers *w)
     }
     if (!round_trip(w, "snapshot"))
         return;
-    const redisReply *x = exec_reply(w, "snapshot", 1 + (size_t)n);
+    const redisReply *x = exec_reply(w, "snapshot", 1 + 2 * (size_t)n);
     if (!x)
         return;
     const redisReply *d = x->element[0];
@@ -1373,10 +1427,10 @@ static void snapshot(struct bc_workers *w)
         free_replies(w);
         return;
     }
-    bool all = true;
+    bool all = true, empty = true;
     uint64_t sent = 0, acked = 0;
     for (unsigned i = 0; i < n; i++) {
-        const redisReply *h = x->element[1 + i];
+        const redisReply *h = x->element[1 + 2 * i];
         for (unsigned f = 0; f < 4; f++) {
             uint64_t v = 0;
             if (h->type != REDIS_REPLY_ARRAY || h->elements != 4 ||
@@ -1388,13 +1442,16 @@ static void snapshot(struct bc_workers *w)
             all = false;
         sent += w->snap[4 * i + 1];
         acked += w->snap[4 * i + 2];
+        uint64_t len = 0;
+        if (!reply_int(x->element[2 + 2 * i], &len) || len != 0)
+            empty = false;
     }
     free_replies(w);
     size_t bytes = 4 * (size_t)n * sizeof *w->snap;
     bool same = w->snap_prev_valid && memcmp(w->snap, w->snap_prev, bytes) == 0;
     memcpy(w->snap_prev, w->snap, bytes);
     w->snap_prev_valid = all;
-    if (!all || sent != acked || !same)
+    if (!all || sent != acked || !empty || !same)
         return;
     if (cmd(w, "SET %s 1", w->key_done) && round_trip(w, "done"))
         w->over = true;
@@ -1454,7 +1511,7 @@ enum bc_status bc_workers_step(struct bc_workers *w, uint64_t timeout_ms,
     if (w->stopping) {
         if (done && (w->n_unacked == 0 || !w->ctx)) {
             if (w->ctx || ensure_conn(w)) {
-                heartbeat(w, "crawling");
+                heartbeat(w, "stopped");
                 free_replies(w);
             }
             if (over)
@@ -1484,8 +1541,11 @@ enum bc_status bc_workers_step(struct bc_workers *w, uint64_t timeout_ms,
     }
     if (idle && !w->over && w->ctx) {
         if (!w->published_idle) {
-            if (cmd(w, "HSET %s idle 1 state idle", w->key_w) &&
-                round_trip(w, "idle")) {
+            /* With the row's counters of now, not of the last heartbeat
+             * (idle beside a stale queue in crawl --status). */
+            if (!append_row(w, "idle") || !cmd(w, "HSET %s idle 1", w->key_w)) {
+                append_failed(w, "idle");
+            } else if (round_trip(w, "idle")) {
                 w->published_idle = true;
                 w->snap_prev_valid = false;
                 w->last_snapshot = 0;

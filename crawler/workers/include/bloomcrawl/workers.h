@@ -28,7 +28,8 @@
  *               transitions), sent (entries it XADDed), acked (valid
  *               entries it XACKed), garbage (invalid entries it skipped),
  *               pages, queued, in_flight, outbox, redis_errors, state
- *               ("crawling" | "idle" | "done").
+ *               ("crawling" | "idle" | "done" | "stopped": by a
+ *               signal, it will come back).
  *   P in:<i>    stream: worker i's inbox; consumer group "workers",
  *               consumer "w<i>".
  *   P seeds     set: every seed any worker was given (the global scope).
@@ -48,7 +49,10 @@
  *   counted (garbage), acknowledged, never in acked (so hand-written
  *   entries cannot unbalance the termination count). A malformed line of a
  *   valid entry is counted (garbage_lines) and skipped; the rest is
- *   admitted.
+ *   admitted. A program that feeds a worker counts its entry as a sender
+ *   does, HINCRBY P w:<from> sent 1 in the MULTI of its XADD: the crawl
+ *   ends when sum(sent) = sum(acked), so a valid entry nobody counted in
+ *   sent keeps it from ending.
  *
  * USE (examples/crawl.c is the whole program)
  *   bc_workers_config_init(&wc); wc.where = ...; wc.workers = N; ...
@@ -241,7 +245,7 @@ struct bc_workers_row {
     uint64_t pages, queued, in_flight, sent, acked, garbage, outbox;
     uint64_t heartbeat_ms; /* last heartbeat, ms since the epoch */
     bool idle;
-    char state[16]; /* "crawling", "idle", "done" */
+    char state[16]; /* "crawling", "idle", "done", "stopped" */
 };
 
 /*
