@@ -112,7 +112,8 @@
 #define HEARTBEAT_MS       1000u
 #define SNAPSHOT_MS        250u
 #define BLOCK_MAX_MS       100u
-#define READ_COUNT         64u      /* entries per XREADGROUP */
+#define READ_EVERY_MS      10u /* a busy worker's reads of its inbox, at most */
+#define READ_COUNT         64u /* entries per XREADGROUP */
 #define FLUSH_ROWS         4096u    /* outbox rows per round of sending */
 #define FLUSH_ROUNDS       8u       /* rounds of sending per step at most */
 #define ENTRY_ID_MAX       48u      /* "<ms>-<seq>": at most 41 bytes */
@@ -171,6 +172,7 @@ struct bc_workers {
     bool crawler_done;   /* the last step said done */
     bool published_idle; /* P w:<i> idle is 1 */
     uint64_t last_heartbeat, last_snapshot;
+    uint64_t last_read;         /* when the inbox was last read (mono_ms) */
     uint64_t *snap, *snap_prev; /* 4 N values: idle, sent, acked, busy */
     bool snap_prev_valid;
 
@@ -1523,11 +1525,18 @@ enum bc_status bc_workers_step(struct bc_workers *w, uint64_t timeout_ms,
     uint64_t wait = 0;
     if (done && !w->pending_phase && w->n_unacked == 0 && outbox == 0)
         wait = timeout_ms < BLOCK_MAX_MS ? timeout_ms : BLOCK_MAX_MS;
-    if (w->ctx || ensure_conn(w)) {
+    /* A busy worker reads its inbox every READ_EVERY_MS, not after every
+     * step (a step may last microseconds, and each read is a round trip
+     * that the crawl waits for); an idle one, one re-reading its pending
+     * entries, or one whose last read found entries reads at once. */
+    bool read_due = wait > 0 || w->pending_phase || !w->last_read_empty ||
+                    mono_ms() - w->last_read >= READ_EVERY_MS;
+    if (read_due && (w->ctx || ensure_conn(w))) {
+        w->last_read = mono_ms();
         st = read_inbox(w, wait);
         if (st != BC_OK)
             return st;
-    } else if (wait > 0) {
+    } else if (read_due && wait > 0) {
         sleep_ms(wait); /* idle, Redis away: do not spin */
     }
 

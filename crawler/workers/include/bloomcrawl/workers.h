@@ -193,8 +193,9 @@ enum bc_status bc_workers_add_seed(struct bc_workers *w, const char *url,
  * One turn: bc_crawler_step(timeout_ms) (0 when this worker is idle: it
  * waits on its inbox instead, at most min(timeout_ms, 100) ms), then
  * acknowledge the entries admitted before the step (committed now), send
- * the outbox, read the inbox (its pending entries first after a start),
- * heartbeat, and the idle and termination test. *over (may be NULL) is
+ * the outbox, read the inbox (its pending entries first after a start;
+ * a busy worker at most every 10 ms, sooner when its last read found
+ * entries), heartbeat, and the idle and termination test. *over (may be NULL) is
  * set true when the crawl is over for every worker (P done, set by this
  * worker or another; the crawler was stopped and synced), or, after
  * bc_workers_stop(), when this worker has nothing in flight (the crawl
