@@ -105,7 +105,8 @@
  * those other workers routed here (routed_in). A shared page budget hands
  * out one token at a time: the dispatcher asks for one before it asks the
  * frontier for a job, a FETCH that starts spends it, a DONE or a stop
- * gives it back, and a refusal ends dispatching as max_pages does.
+ * gives it back, and a refusal ends the step's dispatching as max_pages
+ * does (the next step asks again).
  *
  * ARCHIVING (config.warc)
  * Every transfer goes through start() and on_done(), whatever it fetches
@@ -1465,6 +1466,7 @@ static bool start(struct bc_crawler *c, const struct bc_frontier_job *job,
 static uint64_t dispatch(struct bc_crawler *c, uint64_t now, bool *over)
 {
     *over = false;
+    c->budget_spent = false; /* a refusal holds for this step: ask again */
     while (bc_fetcher_in_flight(c->fetcher) < c->concurrency) {
         if (c->page_budget && !c->page_token && !c->budget_spent &&
             !c->stopping &&

@@ -598,6 +598,46 @@ static void test_max_pages(void **state)
     node_remove(&n[1]);
 }
 
+/* The global budget spent by a token another worker holds, then given
+ * back (its frontier ran dry): the worker refused with a page queued
+ * takes it at a later step, and the crawl is not over before (a refusal
+ * was final, and e2e_workers saw a crawl end at 39 pages of 40). */
+static void test_budget_given_back(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct node n[2] = {{0}, {0}};
+    node_open(&n[0], "giveback", 2, 0, 3);
+    node_open(&n[1], "giveback", 2, 1, 3);
+    raw_int("SET bc:giveback:pages 3"); /* every token held elsewhere */
+    node_seed(&n[0], page_of(0));
+    /* Worker 0 is refused and goes idle with its page queued (worker 1,
+     * registered busy, keeps the crawl from ending meanwhile). */
+    for (int turn = 0;
+         turn < MAX_TURNS && raw_int("HGET bc:giveback:w:0 idle") != 1; turn++)
+        node_step(&n[0]);
+    assert_int_equal(raw_int("HGET bc:giveback:w:0 queued"), 1);
+    assert_int_equal(n_pages, 0);
+    /* A token comes back. Worker 1 goes idle and takes snapshots: all
+     * idle, nothing sent, nothing in transit - but worker 0 waits for a
+     * page the budget now has: not over. */
+    raw_int("DECR bc:giveback:pages");
+    for (int turn = 0; turn < 6; turn++) {
+        node_step(&n[1]);
+        assert_false(n[1].over);
+        pause_ms(300);
+    }
+    assert_int_equal(raw_int("HGET bc:giveback:w:1 idle"), 1);
+    assert_int_equal(raw_int("EXISTS bc:giveback:done"), 0);
+    /* Worker 0's next step takes the token and fetches its page. */
+    run_until_over(n, 2);
+    assert_int_equal(n_pages, 1);
+    assert_int_equal(raw_int("GET bc:giveback:pages"), 3);
+    node_remove(&n[0]);
+    node_remove(&n[1]);
+}
+
 /* ---- acknowledged only after the commit ---------------------------------- */
 
 static void test_ack_after_commit(void **state)
@@ -947,6 +987,7 @@ int main(void)
         cmocka_unit_test_setup(test_entries, reset_pages),
         cmocka_unit_test_setup(test_two_workers, reset_pages),
         cmocka_unit_test_setup(test_max_pages, reset_pages),
+        cmocka_unit_test_setup(test_budget_given_back, reset_pages),
         cmocka_unit_test_setup(test_ack_after_commit, reset_pages),
         cmocka_unit_test_setup(test_ack_reply_lost, reset_pages),
         cmocka_unit_test_setup(test_entry_in_transit, reset_pages),

@@ -172,8 +172,10 @@ struct bc_workers {
     bool crawler_done;   /* the last step said done */
     bool published_idle; /* P w:<i> idle is 1 */
     uint64_t last_heartbeat, last_snapshot;
-    uint64_t last_read;         /* when the inbox was last read (mono_ms) */
-    uint64_t *snap, *snap_prev; /* 4 N values: idle, sent, acked, busy */
+    uint64_t last_read; /* when the inbox was last read (mono_ms) */
+    /* 5 N + 1 values: idle, sent, acked, busy, queued of each worker, and
+     * P pages. */
+    uint64_t *snap, *snap_prev;
     bool snap_prev_valid;
 
     /* Sending. */
@@ -579,9 +581,9 @@ enum bc_status bc_workers_create(const struct bc_workers_config *config,
     snprintf(w->key_pages, sizeof w->key_pages, "bc:%s:pages", id);
     snprintf(w->key_done, sizeof w->key_done, "bc:%s:done", id);
     snprintf(w->consumer, sizeof w->consumer, "w%u", config->index);
-    size_t n4 = 4 * (size_t)config->workers;
-    w->snap = calloc(n4, sizeof *w->snap);
-    w->snap_prev = calloc(n4, sizeof *w->snap_prev);
+    size_t nsnap = 5 * (size_t)config->workers + 1;
+    w->snap = calloc(nsnap, sizeof *w->snap);
+    w->snap_prev = calloc(nsnap, sizeof *w->snap_prev);
     if (!w->snap || !w->snap_prev) {
         bc_workers_free(w);
         *out = NULL;
@@ -1400,7 +1402,11 @@ static void heartbeat(struct bc_workers *w, const char *state)
  * stream holds exactly the entries not yet acknowledged), and nothing
  * moved since the previous idle snapshot. The inboxes' lengths make the
  * end safe even when the counts drift (a valid entry written by hand and
- * not counted in sent: test_entry_in_transit). */
+ * not counted in sent: test_entry_in_transit). With a global page budget,
+ * an idle worker with URLs queued is one the budget refused; if P pages
+ * is below the limit again (a token given back by a worker whose frontier
+ * ran dry), its next step takes it, so the crawl is not over
+ * (test_max_pages). */
 static void snapshot(struct bc_workers *w)
 {
     unsigned n = w->cfg.workers;
@@ -1409,18 +1415,19 @@ static void snapshot(struct bc_workers *w)
         return;
     }
     for (unsigned i = 0; i < n; i++)
-        if (!cmd(w, "HMGET %sw:%u idle sent acked busy", w->key_prefix, i) ||
+        if (!cmd(w, "HMGET %sw:%u idle sent acked busy queued", w->key_prefix,
+                 i) ||
             !cmd(w, "XLEN %sin:%u", w->key_prefix, i)) {
             append_failed(w, "snapshot");
             return;
         }
-    if (!cmd(w, "EXEC")) {
+    if (!cmd(w, "GET %s", w->key_pages) || !cmd(w, "EXEC")) {
         append_failed(w, "snapshot");
         return;
     }
     if (!round_trip(w, "snapshot"))
         return;
-    const redisReply *x = exec_reply(w, "snapshot", 1 + 2 * (size_t)n);
+    const redisReply *x = exec_reply(w, "snapshot", 2 + 2 * (size_t)n);
     if (!x)
         return;
     const redisReply *d = x->element[0];
@@ -1429,31 +1436,37 @@ static void snapshot(struct bc_workers *w)
         free_replies(w);
         return;
     }
-    bool all = true, empty = true;
+    bool all = true, empty = true, waiting = false;
     uint64_t sent = 0, acked = 0;
     for (unsigned i = 0; i < n; i++) {
         const redisReply *h = x->element[1 + 2 * i];
-        for (unsigned f = 0; f < 4; f++) {
-            uint64_t v = 0;
-            if (h->type != REDIS_REPLY_ARRAY || h->elements != 4 ||
-                !reply_int(h->element[f], &v))
-                all = false; /* not registered (nil) */
-            w->snap[4 * i + f] = v;
+        uint64_t *v = &w->snap[5 * i];
+        for (unsigned f = 0; f < 5; f++) {
+            v[f] = 0;
+            if ((h->type != REDIS_REPLY_ARRAY || h->elements != 5 ||
+                 !reply_int(h->element[f], &v[f])) &&
+                f < 4)
+                all = false; /* not registered (nil); queued may be nil */
         }
-        if (w->snap[4 * i] != 1)
+        if (v[0] != 1)
             all = false;
-        sent += w->snap[4 * i + 1];
-        acked += w->snap[4 * i + 2];
+        sent += v[1];
+        acked += v[2];
+        waiting = waiting || v[4] > 0;
         uint64_t len = 0;
         if (!reply_int(x->element[2 + 2 * i], &len) || len != 0)
             empty = false;
     }
+    uint64_t pages = 0; /* nil: no page taken yet */
+    reply_int(x->element[1 + 2 * (size_t)n], &pages);
+    w->snap[5 * (size_t)n] = pages;
     free_replies(w);
-    size_t bytes = 4 * (size_t)n * sizeof *w->snap;
+    size_t bytes = (5 * (size_t)n + 1) * sizeof *w->snap;
     bool same = w->snap_prev_valid && memcmp(w->snap, w->snap_prev, bytes) == 0;
     memcpy(w->snap_prev, w->snap, bytes);
     w->snap_prev_valid = all;
-    if (!all || sent != acked || !empty || !same)
+    bool budget_left = w->cfg.max_pages && pages < w->cfg.max_pages;
+    if (!all || sent != acked || !empty || !same || (waiting && budget_left))
         return;
     if (cmd(w, "SET %s 1", w->key_done) && round_trip(w, "done"))
         w->over = true;

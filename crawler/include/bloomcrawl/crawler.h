@@ -290,10 +290,12 @@ struct bc_crawler_config {
      * set, the crawler holds at most one page "token": before asking the
      * frontier for a job while it holds none, it calls
      * page_budget(ctx, true); true grants one, false means the shared
-     * budget is spent: the crawler then hands out no more FETCH jobs (as
-     * when max_pages is reached: the crawl is over once nothing is in
-     * flight, robots.txt and sitemap jobs included; it does not ask
-     * again). A FETCH job whose transfer starts consumes the token; when
+     * budget is spent now: the crawler hands out no more FETCH jobs in
+     * this step (as when max_pages is reached: the step says the crawl
+     * is over once nothing is in flight, robots.txt and sitemap jobs
+     * included), and asks once again at each later step (a token another
+     * holder gave back can still be granted: the caller decides when to
+     * stop stepping). A FETCH job whose transfer starts consumes the token; when
      * the frontier says DONE, or the crawl is stopped, while a token is
      * held, the crawler gives it back with page_budget(ctx, false) (the
      * return value ignored). A token held when the crawler is freed or
