@@ -108,7 +108,7 @@ import traceback
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_check import check, summary  # noqa: E402
+from e2e_check import RUN_TIMEOUT, Run, check, summary  # noqa: E402
 import sample_site  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -121,9 +121,7 @@ PAGES = 600          # gensite.py --pages
 SLOW_SECONDS = 3     # serve.py's /slow; the crawl's timeout is below it
 CONC = 8             # --concurrency
 KILLS = 12           # SIGKILLs in the kill9 part (at least 10 must land)
-RUN_TIMEOUT = 120    # seconds any crawl may take before it is called hung
 CHECK = ["--scope", "domain", "--max-depth", "8"]
-SANITIZER = re.compile(r"AddressSanitizer|LeakSanitizer|runtime error:")
 
 
 def options(**over):
@@ -142,81 +140,13 @@ def options(**over):
     return args
 
 
-class Server:
-    """serve.py on a free port of 127.0.0.1, with its access log."""
+class Server(sample_site.Server):
+    """serve.py with its access log, /slow and /huge as the runs expect."""
 
     def __init__(self, sitedir, log):
-        self.log = log
-        self.proc, self.port = sample_site.start_server(
-            sitedir, log, ["--slow-seconds", str(SLOW_SECONDS),
-                           "--huge-bytes", "4M"])
-        self.args = sample_site.resolve_args(
-            os.path.join(sitedir, "manifest.json"), self.port)
-
-    def log_size(self, settle=0.3):
-        """Bytes in the log once the requests in progress are logged."""
-        time.sleep(settle)
-        return os.path.getsize(self.log) if os.path.exists(self.log) else 0
-
-    def stop(self):
-        """Stop it; the slow request it may still serve is woken, logged."""
-        time.sleep(0.2)
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=SLOW_SECONDS + 5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
-class Run:
-    """One crawl process, its stdout and stderr in files beside work."""
-
-    def __init__(self, cmd, work, label, preexec_fn=None):
-        self.label = label
-        self.out_path = os.path.join(work, label + ".stdout")
-        self.err_path = os.path.join(work, label + ".stderr")
-        with open(self.out_path, "w") as o, open(self.err_path, "w") as e:
-            self.proc = subprocess.Popen(cmd, stdout=o, stderr=e,
-                                         preexec_fn=preexec_fn)
-        self.rc = None
-
-    def poll(self):
-        return self.proc.poll()
-
-    def wait(self, timeout=RUN_TIMEOUT):
-        """The exit status (negative: a signal); None if it had to be
-        killed after timeout seconds (a failure of its own)."""
-        try:
-            self.rc = self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            check(False, "%s: still running after %d s, killed"
-                  % (self.label, timeout))
-            self.rc = None
-        return self.rc
-
-    def kill(self, sig=signal.SIGKILL):
-        self.proc.send_signal(sig)
-        return self.wait()
-
-    def stdout(self):
-        with open(self.out_path, errors="replace") as f:
-            return f.read()
-
-    def stderr(self):
-        with open(self.err_path, errors="replace") as f:
-            return f.read()
-
-    def sane(self):
-        """No sanitizer report, not ended by a signal it was not sent."""
-        err = self.stderr()
-        return self.rc is not None and self.rc >= 0 and \
-            not SANITIZER.search(err)
-
-    def tail(self):
-        return self.stderr().strip()[-600:]
+        super().__init__(sitedir, log, ["--slow-seconds", str(SLOW_SECONDS),
+                                        "--huge-bytes", "4M"],
+                         SLOW_SECONDS + 5)
 
 
 def crawl(state, out, stats, server, **over):

@@ -115,7 +115,8 @@ import urllib.parse
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_check import check, summary  # noqa: E402
+from e2e_check import (RUN_TIMEOUT, SANITIZER, Run, check,  # noqa: E402
+                       summary)
 import sample_site  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -131,12 +132,10 @@ PAGES = 600            # gensite.py --pages
 SLOW_SECONDS = 3       # serve.py's /slow; the crawl's timeout is below it
 CONC = 8               # --concurrency
 ROTATE = 48 << 10      # --warc-max-size of the rotating runs (48K)
-RUN_TIMEOUT = 120      # seconds any crawl may take before it is called hung
 UA = "bloomcrawl-e2e-warc/1.0 (+http://www.bloomcrawl.test/contact)"
 DOC_TREES = ["/usr/share/doc/postgresql-doc-15/html",
              "/usr/share/doc/python3.11/html"]
 DOC_PAGES = 300
-SANITIZER = re.compile(r"AddressSanitizer|LeakSanitizer|runtime error:")
 DATE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 RECORD_ID = re.compile(r"^<urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-"
                        r"[0-9a-f]{4}-[0-9a-f]{12}>$")
@@ -265,43 +264,6 @@ def frame(path):
 
 # -- processes ----------------------------------------------------------------
 
-class Run:
-    """One crawl process, its stdout and stderr in files beside work."""
-
-    def __init__(self, cmd, work, label):
-        self.label = label
-        self.err_path = os.path.join(work, label + ".stderr")
-        with open(os.path.join(work, label + ".stdout"), "w") as o, \
-                open(self.err_path, "w") as e:
-            self.proc = subprocess.Popen(cmd, stdout=o, stderr=e)
-        self.rc = None
-
-    def poll(self):
-        return self.proc.poll()
-
-    def wait(self, timeout=RUN_TIMEOUT):
-        try:
-            self.rc = self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            check(False, "%s: still running after %d s, killed"
-                  % (self.label, timeout))
-            self.rc = None
-        return self.rc
-
-    def stderr(self):
-        with open(self.err_path, errors="replace") as f:
-            return f.read()
-
-    def sane(self):
-        return self.rc is not None and self.rc >= 0 and \
-            not SANITIZER.search(self.stderr())
-
-    def tail(self):
-        return self.stderr().strip()[-800:]
-
-
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -319,33 +281,21 @@ def wait_port(port, proc, seconds=10):
     return False
 
 
-def stop(proc, timeout=SLOW_SECONDS + 5):
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+def stop(proc):
+    sample_site.stop_process(proc, SLOW_SECONDS + 5)
 
 
-class SampleSite:
+class SampleSite(sample_site.Server):
     """serve.py on a free port, its routes, and the crawl's site options."""
 
     def __init__(self, sitedir, log):
+        super().__init__(sitedir, log, ["--slow-seconds", str(SLOW_SECONDS),
+                                        "--huge-bytes", "4M"],
+                         SLOW_SECONDS + 5)
         self.dir = sitedir
-        self.proc, self.port = sample_site.start_server(
-            sitedir, log, ["--slow-seconds", str(SLOW_SECONDS),
-                           "--huge-bytes", "4M"])
-        self.args = sample_site.resolve_args(
-            os.path.join(sitedir, "manifest.json"), self.port)
         with open(os.path.join(sitedir, "routes.json")) as f:
             cfg = json.load(f)
         self.routes, self.prefixes = cfg["hosts"], cfg["prefixes"]
-
-    def stop(self):
-        time.sleep(0.2)  # the last requests are logged
-        stop(self.proc)
 
     def route(self, url):
         """serve.py's resource for a canonical URL (as its route() finds

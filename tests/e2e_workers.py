@@ -83,7 +83,7 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_check import check, summary  # noqa: E402
+from e2e_check import Run, check, summary  # noqa: E402
 import sample_site  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -96,7 +96,6 @@ PAGES = 300          # gensite.py --pages
 SLOW_SECONDS = 3     # serve.py's /slow; the crawl's timeout is below it
 CONC = 8             # --concurrency
 RUN_TIMEOUT = 90     # seconds any crawl may take before it is called hung
-SANITIZER = re.compile(r"AddressSanitizer|LeakSanitizer|runtime error:")
 
 
 # -- the partition function, read from the contract -------------------------
@@ -185,76 +184,14 @@ class Redis:
                 self.proc.wait()
 
 
-class Server:
-    """serve.py on a free port of 127.0.0.1, with its access log."""
+class Server(sample_site.Server):
+    """serve.py with its access log, /slow and /huge as the workers
+    expect."""
 
     def __init__(self, sitedir, log):
-        self.log = log
-        self.proc, self.port = sample_site.start_server(
-            sitedir, log, ["--slow-seconds", str(SLOW_SECONDS),
-                           "--huge-bytes", "4M"])
-        self.args = sample_site.resolve_args(
-            os.path.join(sitedir, "manifest.json"), self.port)
-
-    def stop(self):
-        """Stop it; the slow request it may still serve is woken, logged."""
-        if self.proc.poll() is not None:
-            return
-        time.sleep(0.2)
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=SLOW_SECONDS + 5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
-class Run:
-    """One crawl process, its stdout and stderr in files beside work."""
-
-    def __init__(self, cmd, work, label):
-        self.cmd, self.label = cmd, label
-        self.out_path = os.path.join(work, label + ".stdout")
-        self.err_path = os.path.join(work, label + ".stderr")
-        with open(self.out_path, "w") as o, open(self.err_path, "w") as e:
-            self.proc = subprocess.Popen(cmd, stdout=o, stderr=e)
-        self.rc = None
-
-    def poll(self):
-        return self.proc.poll()
-
-    def wait(self, timeout=RUN_TIMEOUT):
-        """The exit status (negative: a signal); None if it had to be
-        killed after timeout seconds (a failure of its own)."""
-        try:
-            self.rc = self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            check(False, "%s: still running after %d s, killed"
-                  % (self.label, timeout))
-            self.rc = None
-        return self.rc
-
-    def kill(self):
-        self.proc.send_signal(signal.SIGKILL)
-        return self.wait()
-
-    def stdout(self):
-        with open(self.out_path, errors="replace") as f:
-            return f.read()
-
-    def stderr(self):
-        with open(self.err_path, errors="replace") as f:
-            return f.read()
-
-    def sane(self):
-        """No sanitizer report, not ended by a signal it was not sent."""
-        return self.rc is not None and self.rc >= 0 and \
-            not SANITIZER.search(self.stderr())
-
-    def tail(self):
-        return self.stderr().strip()[-800:]
+        super().__init__(sitedir, log, ["--slow-seconds", str(SLOW_SECONDS),
+                                        "--huge-bytes", "4M"],
+                         SLOW_SECONDS + 5)
 
 
 def run_once(cmd, timeout=RUN_TIMEOUT):
@@ -361,7 +298,8 @@ class Crawl:
         return args + self.extra + site
 
     def start(self, i, label=None):
-        self.runs[i] = Run(self.cmd(i), self.dir, label or "w%d" % i)
+        self.runs[i] = Run(self.cmd(i), self.dir, label or "w%d" % i,
+                           RUN_TIMEOUT)
         return self.runs[i]
 
     def start_all(self):
@@ -552,15 +490,20 @@ def status_on_tty(redis, crawl_id):
             if not data:
                 break
             screen += data
-    p.send_signal(signal.SIGINT)
-    try:
-        rc = p.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-        rc = None
+    rc = sample_site.stop_process(p, 20, signal.SIGINT)
     os.close(master)
     return screen, rc
+
+
+def mid_crawl(c, k, records=20):
+    """Wait until worker k's --out holds records records (or it has ended,
+    or RUN_TIMEOUT has passed); whether it is still running."""
+    out = c.path(k, "out.jsonl")
+    deadline = time.monotonic() + RUN_TIMEOUT
+    while count_lines(out) < records and c.runs[k].poll() is None and \
+            time.monotonic() < deadline:
+        time.sleep(0.01)
+    return c.runs[k].poll() is None
 
 
 def kill(work, sitedir, redis):
@@ -571,11 +514,7 @@ def kill(work, sitedir, redis):
     k = owner(origin_of(seed), 3)
     c.start_all()
     out = c.path(k, "out.jsonl")
-    deadline = time.monotonic() + RUN_TIMEOUT
-    while count_lines(out) < 20 and c.runs[k].poll() is None and \
-            time.monotonic() < deadline:
-        time.sleep(0.01)
-    running = c.runs[k].poll() is None
+    running = mid_crawl(c, k)
     rc = c.runs[k].kill()
     c.kills += 1
     check(running and rc == -signal.SIGKILL,
@@ -622,14 +561,8 @@ def interrupt(work, sitedir, redis):
     c = Crawl("sigint", work, sitedir, redis, server, 3)
     k = owner(origin_of(server.args[-1]), 3)
     c.start_all()
-    out = c.path(k, "out.jsonl")
-    deadline = time.monotonic() + RUN_TIMEOUT
-    while count_lines(out) < 20 and c.runs[k].poll() is None and \
-            time.monotonic() < deadline:
-        time.sleep(0.01)
-    running = c.runs[k].poll() is None
-    c.runs[k].proc.send_signal(signal.SIGINT)
-    rc = c.runs[k].wait()
+    running = mid_crawl(c, k)
+    rc = c.runs[k].kill(signal.SIGINT)
     state = redis.cli("HGET", "bc:sigint:w:%d" % k, "state").strip()
     st = run_once([CRAWL, "--redis", redis.url, "--crawl-id", "sigint",
                    "--status"])
