@@ -29,12 +29,10 @@ import http.server
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_check import check, summary  # noqa: E402
@@ -49,22 +47,12 @@ LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \d{3} \d+ \d+ "
                       r"(https?://\S+)( [a-z_:]+)?$")
 
 
-class Server:
-    """serve.py on a free port of 127.0.0.1, with its access log."""
+class Server(sample_site.Server):
+    """serve.py with its access log on port (0: a free one)."""
 
     def __init__(self, sitedir, log, port=0):
-        self.proc, self.port = sample_site.start_server(
-            sitedir, log, ["--port", str(port), "--slow-seconds", "3",
-                           "--huge-bytes", "2M"])
-
-    def stop(self):
-        time.sleep(0.2)
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        super().__init__(sitedir, log, ["--port", str(port), "--slow-seconds",
+                                        "3", "--huge-bytes", "2M"])
 
 
 def read_jsonl(path):
@@ -114,7 +102,7 @@ def test_report(d, sitedir, manifest):
     log, out, stats, flog = (os.path.join(d, n) for n in (
         "report.access.log", "report.out", "report.json", "report.log"))
     server = Server(sitedir, log)
-    args = sample_site.resolve_args(manifest, server.port)
+    args = server.args
     rc, report, err = crawl(FAST + ["--out", out, "--stats-json", stats,
                                     "--log", flog, *args])
     server.stop()
@@ -217,7 +205,7 @@ def test_report(d, sitedir, manifest):
           "report: --log ends a failed fetch's line with its error kind")
 
 
-def test_types(d, sitedir, manifest):
+def test_types(d, sitedir):
     for name, opt, want_skip in (
             ("accept", ["--accept-type", "text/html"],
              lambda t: t != "text/html"),
@@ -226,7 +214,7 @@ def test_types(d, sitedir, manifest):
         log, out, stats = (os.path.join(d, name + n) for n in (
             ".access.log", ".out", ".json"))
         server = Server(sitedir, log)
-        args = sample_site.resolve_args(manifest, server.port)
+        args = server.args
         rc, _, err = crawl(FAST + ["--quiet", "--no-sitemaps", "--out", out,
                                    "--stats-json", stats, *opt, *args])
         server.stop()
@@ -385,7 +373,7 @@ def test_resume(d, sitedir, manifest):
     stats = os.path.join(d, "resume.json")
     flog = os.path.join(d, "resume.log")
     server = Server(sitedir, logs[0])
-    args = sample_site.resolve_args(manifest, server.port)
+    args = server.args
     rc, _, err = crawl(FAST + ["--quiet", "--state", state, "--out", out,
                                "--max-pages", "40", *args])
     server.stop()
@@ -430,7 +418,7 @@ def main():
                         sitedir], check=True, capture_output=True)
         manifest = os.path.join(sitedir, "manifest.json")
         test_report(d, sitedir, manifest)
-        test_types(d, sitedir, manifest)
+        test_types(d, sitedir)
         test_proxy(d)
         test_given_up(d)
         test_resume(d, sitedir, manifest)
