@@ -4,12 +4,15 @@ and the crawl process they wait for.
 check(cond, what) prints "ok: what" or "FAIL: what" and counts it;
 summary() prints the totals and returns the script's exit status (1 when
 anything failed).  Run is one crawl process whose hang fails the test
-instead of hanging it.  Shared by the tests/e2e_*.py scripts.
+instead of hanging it; Parts runs the parts of a test, one's exception
+failing that part only.  Shared by the tests/e2e_*.py scripts.
 """
 import os
 import re
 import signal
 import subprocess
+import time
+import traceback
 
 RUN_TIMEOUT = 120    # seconds a crawl may take before it is called hung
 SANITIZER = re.compile(r"AddressSanitizer|LeakSanitizer|runtime error:")
@@ -86,3 +89,24 @@ class Run:
 
     def tail(self):
         return self.stderr().strip()[-800:]
+
+
+class Parts:
+    """The parts of one test: run() runs one, an exception fails it (its
+    traceback printed) and the others still run; times lists each part's
+    "NAME S.S s"."""
+
+    def __init__(self):
+        self.times = []
+
+    def run(self, name, fn, *args):
+        """fn(*args)'s result; None if it raised."""
+        t = time.monotonic()
+        try:
+            res = fn(*args)
+        except Exception:
+            traceback.print_exc()
+            check(False, "%s: the test raised an exception (above)" % name)
+            res = None
+        self.times.append("%s %.1f s" % (name, time.monotonic() - t))
+        return res

@@ -104,11 +104,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_check import RUN_TIMEOUT, Run, check, summary  # noqa: E402
+from e2e_check import (RUN_TIMEOUT, Parts, Run, check,  # noqa: E402
+                       summary)
 import sample_site  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -835,20 +835,8 @@ def main():
         SITEMAP_TARGETS.update(
             (url.split("/")[2].split(":")[0], "/" + url.split("/", 3)[3])
             for url in manifest["sitemaps"])
-        parts = []
-
-        def part(name, fn, *args):
-            """Run one part; an exception fails it, the others still run."""
-            t = time.monotonic()
-            try:
-                res = fn(*args)
-            except Exception:
-                traceback.print_exc()
-                check(False, "%s: the test raised an exception (above)"
-                      % name)
-                res = None
-            parts.append("%s %.1f s" % (name, time.monotonic() - t))
-            return res
+        parts = Parts()
+        part = parts.run
 
         part("kill9", kill9, sitedir, work, manifest)
         db_size = part("sigint", clean_stop, sitedir, work, manifest,
@@ -863,7 +851,7 @@ def main():
         else:
             print("skip: tmpfs: not root, or mount is not permitted here "
                   "(the file-size limit covers write errors)")
-    print("times: %s; total %.1f s" % (", ".join(parts),
+    print("times: %s; total %.1f s" % (", ".join(parts.times),
                                        time.monotonic() - t0))
     return summary()
 

@@ -110,13 +110,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 import urllib.parse
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_check import (RUN_TIMEOUT, SANITIZER, Run, check,  # noqa: E402
-                       summary)
+from e2e_check import (RUN_TIMEOUT, SANITIZER, Parts, Run,  # noqa: E402
+                       check, summary)
 import sample_site  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -1106,19 +1105,11 @@ def main():
         subprocess.run([sys.executable, os.path.join(SITE, "gensite.py"),
                         sitedir, "--pages", str(PAGES)], check=True,
                        capture_output=True)
-        parts = []
+        parts = Parts()
 
         def part(name, fn, *args):
-            if name.split("-")[0] not in PARTS:
-                return
-            t = time.monotonic()
-            try:
-                fn(*args)
-            except Exception:
-                traceback.print_exc()
-                check(False, "%s: the test raised an exception (above)"
-                      % name)
-            parts.append("%s %.1f s" % (name, time.monotonic() - t))
+            if name.split("-")[0] in PARTS:
+                parts.run(name, fn, *args)
 
         part("sample", sample, reader, sitedir, work, version)
         part("docs", docs, reader, work, version)
@@ -1126,7 +1117,7 @@ def main():
              6, {}, SEED)
         part("kill9-rotate", kill_series, reader, sitedir, work, version,
              "kill9-rotate", 4, {"warc_max_size": "48K"}, SEED + 1)
-    print("times: %s; total %.1f s" % (", ".join(parts),
+    print("times: %s; total %.1f s" % (", ".join(parts.times),
                                        time.monotonic() - t0))
     return summary()
 

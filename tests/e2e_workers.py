@@ -80,10 +80,9 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_check import Run, check, summary  # noqa: E402
+from e2e_check import Parts, Run, check, summary  # noqa: E402
 import sample_site  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -175,13 +174,8 @@ class Redis:
             self.proc.wait()
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc:
+            sample_site.stop_process(self.proc, 20)
 
 
 class Server(sample_site.Server):
@@ -729,18 +723,8 @@ def main():
             for url in manifest["sitemaps"])
         expected = manifest["scopes"]["any"]["pages"]
         redis = Redis(work)
-        parts = []
-
-        def part(name, fn, *args):
-            """Run one part; an exception fails it, the others still run."""
-            t = time.monotonic()
-            try:
-                fn(*args)
-            except Exception:
-                traceback.print_exc()
-                check(False, "%s: the test raised an exception (above)"
-                      % name)
-            parts.append("%s %.1f s" % (name, time.monotonic() - t))
+        parts = Parts()
+        part = parts.run
 
         try:
             part("errors", errors, work, redis)
@@ -752,7 +736,7 @@ def main():
             part("limit", limit, work, sitedir, redis)
         finally:
             redis.stop()
-    print("times: %s; total %.1f s" % (", ".join(parts),
+    print("times: %s; total %.1f s" % (", ".join(parts.times),
                                        time.monotonic() - t0))
     return summary()
 
