@@ -4,9 +4,11 @@ and the crawl process they wait for.
 check(cond, what) prints "ok: what" or "FAIL: what" and counts it;
 summary() prints the totals and returns the script's exit status (1 when
 anything failed).  Run is one crawl process whose hang fails the test
-instead of hanging it; Parts runs the parts of a test, one's exception
-failing that part only.  Shared by the tests/e2e_*.py scripts.
+instead of hanging it; read_stats and count_lines read its files; Parts
+runs the parts of a test, one's exception failing that part only.  Shared
+by the tests/e2e_*.py scripts.
 """
+import json
 import os
 import re
 import signal
@@ -34,6 +36,24 @@ def check(cond, what):
 def summary():
     print("%d passed, %d failed" % (passes, failures))
     return 1 if failures else 0
+
+
+def read_stats(path):
+    """A run's --stats-json; {} if it is missing or not whole."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def count_lines(path):
+    """Lines in the file at path (0 if there is none)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read().count(b"\n")
+    except OSError:
+        return 0
 
 
 class Run:

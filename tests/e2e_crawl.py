@@ -129,9 +129,8 @@ def crawl_and_check(sitedir, name, crawl_args, check_args):
           % (name, bad.get("unsupported_scheme"), bad.get("malformed")))
     entries = read_log(log)
     robots = [e for e in entries if e["path"].split("?")[0] == "/robots.txt"]
-    with open(os.path.join(sitedir, "manifest.json")) as f:
-        sitemaps = {(url.split("/")[2].split(":")[0], "/" + url.split(
-            "/", 3)[3]) for url in json.load(f)["sitemaps"]}
+    sitemaps = sample_site.sitemap_targets(os.path.join(sitedir,
+                                                        "manifest.json"))
     if "--no-sitemaps" in crawl_args:
         sitemaps = set()  # /sitemap.xml is then a page (it is linked)
     smreqs = [e for e in entries if (e["host"].split(":")[0].lower(),

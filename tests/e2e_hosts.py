@@ -66,14 +66,6 @@ def crawl(args, timeout=180):
     return p.returncode, p.stdout, p.stderr
 
 
-def sitemap_requests(manifest):
-    """The (host, path) of every sitemap of the site (the manifest's): the
-    crawl fetches them (--sitemaps is the default) but they are not pages."""
-    with open(manifest) as f:
-        return {(url.split("/")[2].split(":")[0], "/" + url.split("/", 3)[3])
-                for url in json.load(f)["sitemaps"]}
-
-
 def per_host_of_log(entries, sitemaps):
     """{origin: {"pages", "4xx", "5xx", "robots"}} from serve.py's log;
     sitemap requests are not pages."""
@@ -109,7 +101,7 @@ def test_report(d, sitedir, manifest):
     check(rc == 0, "report: crawl exits 0 (%s) %s" % (rc, err[-300:]))
     s = json.load(open(stats))
     entries = read_jsonl(log)
-    want = per_host_of_log(entries, sitemap_requests(manifest))
+    want = per_host_of_log(entries, sample_site.sitemap_targets(manifest))
     got = {h["host"]: h for h in s.get("per_host", [])}
     check(set(got) == set(want),
           "report: per_host has the hosts of the server's log (%s vs %s)"
@@ -169,7 +161,7 @@ def test_report(d, sitedir, manifest):
                     if r and r not in by_url}
     check(sitemap_urls and all(
         (u.split("/")[2].split(":")[0], "/" + u.split("/", 3)[3]) in
-        sitemap_requests(manifest) for u in sitemap_urls),
+        sample_site.sitemap_targets(manifest) for u in sitemap_urls),
         "report: every referrer is a page fetched, or a sitemap (%d)"
         % len(sitemap_urls))
     redirected = [r for r in records if r["referrer"] in by_url and
@@ -388,7 +380,7 @@ def test_resume(d, sitedir, manifest):
     check(rc == 0, "resume: second run completes (%s) %s" % (rc, err[-200:]))
     s = json.load(open(stats))
     entries = read_jsonl(logs[0]) + read_jsonl(logs[1])
-    want = per_host_of_log(entries, sitemap_requests(manifest))
+    want = per_host_of_log(entries, sample_site.sitemap_targets(manifest))
     got = {h["host"]: h for h in s["per_host"]}
     check(all(got.get(o, {}).get("pages") == w["pages"] for o, w in
               want.items()) and set(got) == set(want),

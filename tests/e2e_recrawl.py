@@ -71,10 +71,7 @@ class Server(sample_site.Server):
         time.sleep(0.3)  # requests in progress are logged when they end
         if not os.path.exists(self.log):
             return []
-        with open(self.log) as f:
-            entries = [json.loads(x) for x in f if x.strip()]
-        return [(e["host"].lower(), e["path"]) for e in entries
-                if e["path"] != "/robots.txt"]
+        return sample_site.page_requests(self.log)
 
 
 def cmd(work, name, server, recrawl, *extra):

@@ -108,7 +108,7 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_check import (RUN_TIMEOUT, Parts, Run, check,  # noqa: E402
-                       summary)
+                       count_lines, read_stats, summary)
 import sample_site  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -154,14 +154,6 @@ def crawl(state, out, stats, server, **over):
             *options(**over), *server.args]
 
 
-def read_stats(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return {}
-
-
 def read_bytes(path):
     try:
         with open(path, "rb") as f:
@@ -170,25 +162,9 @@ def read_bytes(path):
         return None
 
 
-def count_lines(path):
-    data = read_bytes(path) or b""
-    return data.count(b"\n")
-
-
 # (host, path) of the site's sitemaps (from the manifest, in main()):
 # the crawl follows them, and their requests are not pages.
 SITEMAP_TARGETS = set()
-
-
-def page_requests(log):
-    """(host, path) of every request but robots.txt and the sitemaps in
-    serve.py's log."""
-    with open(log) as f:
-        entries = [json.loads(x) for x in f if x.strip()]
-    reqs = [(e["host"].lower(), e["path"]) for e in entries
-            if e["path"] != "/robots.txt"]
-    return [r for r in reqs if (r[0].split(":")[0], r[1])
-            not in SITEMAP_TARGETS]
 
 
 class Lines:
@@ -224,12 +200,8 @@ def file_sig(path):
 
 
 def run_checker(sitedir, log, out, extra=()):
-    c = subprocess.run(
-        [sys.executable, os.path.join(SITE, "check_crawl.py"),
-         "--manifest", os.path.join(sitedir, "manifest.json"),
-         "--log", log, "--out", out, *CHECK, *extra],
-        capture_output=True, text=True, timeout=RUN_TIMEOUT)
-    return c.returncode, c.stdout + c.stderr
+    return sample_site.run_checker(sitedir, log, out, [*CHECK, *extra],
+                                   RUN_TIMEOUT)
 
 
 REFETCHED = re.compile(r"refetched after a kill: (\d+) pages, (\d+) robots")
@@ -736,7 +708,7 @@ def refusals(sitedir, work):
     r.wait()
     server.stop()
     s = read_stats(stats)
-    pages = page_requests(log)
+    pages = sample_site.page_requests(log, SITEMAP_TARGETS)
     check(r.rc == 0 and r.sane() and s.get("outcome") == "limit" and
           s.get("pages") == 60 == count_lines(out) and s.get("runs") == 2,
           "refuse: resumed with --max-pages 60 --concurrency 4: exit 0, "
@@ -832,9 +804,8 @@ def main():
                        capture_output=True)
         with open(os.path.join(sitedir, "manifest.json")) as f:
             manifest = json.load(f)
-        SITEMAP_TARGETS.update(
-            (url.split("/")[2].split(":")[0], "/" + url.split("/", 3)[3])
-            for url in manifest["sitemaps"])
+        SITEMAP_TARGETS.update(sample_site.sitemap_targets(
+            os.path.join(sitedir, "manifest.json")))
         parts = Parts()
         part = parts.run
 

@@ -115,7 +115,7 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_check import (RUN_TIMEOUT, SANITIZER, Parts, Run,  # noqa: E402
-                       check, summary)
+                       check, read_stats, summary)
 import sample_site  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -345,12 +345,9 @@ def site_options(**over):
 
 
 def run_checker(sitedir, log, out, extra=()):
-    c = subprocess.run(
-        [sys.executable, os.path.join(SITE, "check_crawl.py"),
-         "--manifest", os.path.join(sitedir, "manifest.json"),
-         "--log", log, "--out", out, "--scope", "domain", "--max-depth", "8",
-         *extra], capture_output=True, text=True, timeout=RUN_TIMEOUT)
-    return c.returncode, c.stdout + c.stderr
+    return sample_site.run_checker(
+        sitedir, log, out, ["--scope", "domain", "--max-depth", "8", *extra],
+        RUN_TIMEOUT)
 
 
 def read_out(path):
@@ -359,14 +356,6 @@ def read_out(path):
         for line in f:
             recs.append(json.loads(line))
     return recs
-
-
-def read_stats(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return {}
 
 
 def warc_files(path, rotating):

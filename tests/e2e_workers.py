@@ -82,7 +82,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_check import Parts, Run, check, summary  # noqa: E402
+from e2e_check import (Parts, Run, check, count_lines,  # noqa: E402
+                       read_stats, summary)
 import sample_site  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -198,14 +199,6 @@ def run_once(cmd, timeout=RUN_TIMEOUT):
 
 # -- reading the results ------------------------------------------------------
 
-def read_stats(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return {}
-
-
 def read_records(path):
     recs = []
     try:
@@ -218,37 +211,15 @@ def read_records(path):
     return recs
 
 
-def count_lines(path):
-    try:
-        with open(path, "rb") as f:
-            return f.read().count(b"\n")
-    except OSError:
-        return 0
-
-
 # (host, path) of the site's sitemaps (from the manifest, in main()):
 # the crawl follows them, and their requests are not pages.
 SITEMAP_TARGETS = set()
 
 
-def page_requests(log):
-    """(host, path) of every request but robots.txt and the sitemaps in
-    serve.py's log."""
-    with open(log) as f:
-        entries = [json.loads(x) for x in f if x.strip()]
-    reqs = [(e["host"].lower(), e["path"]) for e in entries
-            if e["path"] != "/robots.txt"]
-    return [r for r in reqs if (r[0].split(":")[0], r[1])
-            not in SITEMAP_TARGETS]
-
-
 def run_checker(sitedir, log, out, scope, extra=()):
-    c = subprocess.run(
-        [sys.executable, os.path.join(SITE, "check_crawl.py"),
-         "--manifest", os.path.join(sitedir, "manifest.json"),
-         "--log", log, "--out", out, "--scope", scope, "--max-depth", "8",
-         *extra], capture_output=True, text=True, timeout=RUN_TIMEOUT)
-    return c.returncode, c.stdout + c.stderr
+    return sample_site.run_checker(
+        sitedir, log, out, ["--scope", scope, "--max-depth", "8", *extra],
+        RUN_TIMEOUT)
 
 
 REFETCHED = re.compile(r"refetched after a kill: (\d+) pages, (\d+) robots")
@@ -334,7 +305,8 @@ class Crawl:
         stats = [read_stats(self.path(i, "stats.json")) for i in range(n)]
         recs = [read_records(self.path(i, "out.jsonl")) for i in range(n)]
         total = sum(len(r) for r in recs)
-        reqs = collections.Counter(page_requests(log))
+        reqs = collections.Counter(sample_site.page_requests(
+            log, SITEMAP_TARGETS))
         twice = sorted(r for r, c in reqs.items() if c > 1)
         if not tolerance:
             check(not twice and sum(reqs.values()) == total,
@@ -643,7 +615,7 @@ def limit(work, sitedir, redis):
              if owner(origin_of(r["url"]), 3) != i]
     check(not wrong, "limit: every record is its worker's host (%s)"
           % wrong[:5])
-    reqs = page_requests(log)
+    reqs = sample_site.page_requests(log, SITEMAP_TARGETS)
     check(len(reqs) == 40, "limit: 40 page requests in the server's log "
           "(%d)" % len(reqs))
 
@@ -718,9 +690,8 @@ def main():
                        capture_output=True)
         with open(os.path.join(sitedir, "manifest.json")) as f:
             manifest = json.load(f)
-        SITEMAP_TARGETS.update(
-            (url.split("/")[2].split(":")[0], "/" + url.split("/", 3)[3])
-            for url in manifest["sitemaps"])
+        SITEMAP_TARGETS.update(sample_site.sitemap_targets(
+            os.path.join(sitedir, "manifest.json")))
         expected = manifest["scopes"]["any"]["pages"]
         redis = Redis(work)
         parts = Parts()

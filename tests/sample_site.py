@@ -4,8 +4,10 @@ free port of 127.0.0.1, and the crawl options that reach it.
 One place for what every end-to-end test of the sample site does first:
 start the server, read the port it chose (it prints "PORT N"), and ask the
 checker for crawl's --resolve options and seed URL on that port; and last:
-stop it (Server.stop, stop_process).
+stop it (Server.stop, stop_process), read its log (page_requests) and run
+the checker on the crawl (run_checker).
 """
+import json
 import os
 import signal
 import subprocess
@@ -41,6 +43,37 @@ def resolve_args(manifest, port):
         [sys.executable, os.path.join(SITE, "check_crawl.py"),
          "--manifest", manifest, "--port", str(port), "--resolve-args"],
         capture_output=True, text=True, check=True).stdout.split()
+
+
+def run_checker(sitedir, log, out, options=(), timeout=120):
+    """check_crawl.py on a crawl of the site in sitedir: the server's log
+    log, crawl's --out out, more of its options (--scope ...) in options;
+    at most timeout seconds.  Returns (exit status, its stdout + stderr)."""
+    c = subprocess.run(
+        [sys.executable, os.path.join(SITE, "check_crawl.py"),
+         "--manifest", os.path.join(sitedir, "manifest.json"),
+         "--log", log, "--out", out, *options],
+        capture_output=True, text=True, timeout=timeout)
+    return c.returncode, c.stdout + c.stderr
+
+
+def sitemap_targets(manifest):
+    """(host, path) of every sitemap of the site of manifest (its
+    manifest.json): the crawl fetches them (unless --no-sitemaps) but
+    they are not pages."""
+    with open(manifest) as f:
+        return {(url.split("/")[2].split(":")[0], "/" + url.split("/", 3)[3])
+                for url in json.load(f)["sitemaps"]}
+
+
+def page_requests(log, sitemaps=()):
+    """(host, path) of every request in serve.py's log log but robots.txt
+    and the sitemaps (sitemap_targets), in order."""
+    with open(log) as f:
+        entries = [json.loads(x) for x in f if x.strip()]
+    reqs = [(e["host"].lower(), e["path"]) for e in entries
+            if e["path"] != "/robots.txt"]
+    return [r for r in reqs if (r[0].split(":")[0], r[1]) not in sitemaps]
 
 
 def stop_process(proc, timeout=10, sig=signal.SIGTERM):
