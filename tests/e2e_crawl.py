@@ -60,24 +60,13 @@ SLOW_SECONDS = 3
 HUGE = "4M"
 
 
-class Server:
-    """serve.py on a free port of 127.0.0.1, with its access log."""
+class Server(sample_site.Server):
+    """serve.py with its access log, /slow and /huge as the parts expect."""
 
     def __init__(self, sitedir, log):
-        self.log = log
-        self.proc, self.port = sample_site.start_server(
-            sitedir, log, ["--slow-seconds", str(SLOW_SECONDS),
-                           "--huge-bytes", HUGE])
-
-    def stop(self):
-        """Stop it once the slow request it may still serve is logged."""
-        time.sleep(0.2)
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=SLOW_SECONDS + 5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        super().__init__(sitedir, log, ["--slow-seconds", str(SLOW_SECONDS),
+                                        "--huge-bytes", HUGE],
+                         SLOW_SECONDS + 5)
 
 
 def read_log(path):
@@ -111,7 +100,7 @@ def crawl_and_check(sitedir, name, crawl_args, check_args):
     log, out, stats = (os.path.join(work, n)
                        for n in ("access.log", "out.jsonl", "stats.json"))
     server = Server(sitedir, log)
-    args = sample_site.resolve_args(manifest, server.port)
+    args = server.args
     cmd = [CRAWL, "--quiet", "--out", out, "--stats-json", stats,
            "--timeout", "1500", "--max-body", "1000000", *crawl_args, *args]
     t0 = time.time()
@@ -140,9 +129,8 @@ def crawl_and_check(sitedir, name, crawl_args, check_args):
           % (name, bad.get("unsupported_scheme"), bad.get("malformed")))
     entries = read_log(log)
     robots = [e for e in entries if e["path"].split("?")[0] == "/robots.txt"]
-    with open(os.path.join(sitedir, "manifest.json")) as f:
-        sitemaps = {(url.split("/")[2].split(":")[0], "/" + url.split(
-            "/", 3)[3]) for url in json.load(f)["sitemaps"]}
+    sitemaps = sample_site.sitemap_targets(os.path.join(sitedir,
+                                                        "manifest.json"))
     if "--no-sitemaps" in crawl_args:
         sitemaps = set()  # /sitemap.xml is then a page (it is linked)
     smreqs = [e for e in entries if (e["host"].split(":")[0].lower(),
@@ -278,8 +266,7 @@ def main():
             log = os.path.join(d, name + ".log")
             stats = os.path.join(d, name + ".stats.json")
             server = Server(sitedir, log)
-            args = sample_site.resolve_args(
-                os.path.join(sitedir, "manifest.json"), server.port)
+            args = server.args
             p = subprocess.Popen([CRAWL, "--delay", "300", "--stats-json",
                                   stats, *args],
                                  stdout=subprocess.PIPE,
@@ -305,8 +292,7 @@ def main():
         # --max-pages: a limit reached is a success with its own outcome.
         log = os.path.join(d, "limit.log")
         server = Server(sitedir, log)
-        args = sample_site.resolve_args(
-            os.path.join(sitedir, "manifest.json"), server.port)
+        args = server.args
         rc, s, _ = crawl_only(d, "limit", fast + ["--max-pages", "5", *args])
         server.stop()
         check(rc == 0 and s.get("outcome") == "limit" and s["pages"] == 5,
@@ -328,8 +314,7 @@ def main():
               "closed: a closed port (--no-robots) exits 3 (%s)" % rc)
         log = os.path.join(d, "huge.log")
         server = Server(sitedir, log)
-        args = sample_site.resolve_args(
-            os.path.join(sitedir, "manifest.json"), server.port)
+        args = server.args
         seed = args[-1].rstrip("/") + "/huge"
         rc, s, _ = crawl_only(d, "huge", fast + ["--max-body", "1000",
                                                  "--max-depth", "0",

@@ -29,12 +29,10 @@ import http.server
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_check import check, summary  # noqa: E402
@@ -49,22 +47,12 @@ LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \d{3} \d+ \d+ "
                       r"(https?://\S+)( [a-z_:]+)?$")
 
 
-class Server:
-    """serve.py on a free port of 127.0.0.1, with its access log."""
+class Server(sample_site.Server):
+    """serve.py with its access log on port (0: a free one)."""
 
     def __init__(self, sitedir, log, port=0):
-        self.proc, self.port = sample_site.start_server(
-            sitedir, log, ["--port", str(port), "--slow-seconds", "3",
-                           "--huge-bytes", "2M"])
-
-    def stop(self):
-        time.sleep(0.2)
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        super().__init__(sitedir, log, ["--port", str(port), "--slow-seconds",
+                                        "3", "--huge-bytes", "2M"])
 
 
 def read_jsonl(path):
@@ -76,14 +64,6 @@ def crawl(args, timeout=180):
     p = subprocess.run([CRAWL, *args], capture_output=True, text=True,
                        timeout=timeout)
     return p.returncode, p.stdout, p.stderr
-
-
-def sitemap_requests(manifest):
-    """The (host, path) of every sitemap of the site (the manifest's): the
-    crawl fetches them (--sitemaps is the default) but they are not pages."""
-    with open(manifest) as f:
-        return {(url.split("/")[2].split(":")[0], "/" + url.split("/", 3)[3])
-                for url in json.load(f)["sitemaps"]}
 
 
 def per_host_of_log(entries, sitemaps):
@@ -114,14 +94,14 @@ def test_report(d, sitedir, manifest):
     log, out, stats, flog = (os.path.join(d, n) for n in (
         "report.access.log", "report.out", "report.json", "report.log"))
     server = Server(sitedir, log)
-    args = sample_site.resolve_args(manifest, server.port)
+    args = server.args
     rc, report, err = crawl(FAST + ["--out", out, "--stats-json", stats,
                                     "--log", flog, *args])
     server.stop()
     check(rc == 0, "report: crawl exits 0 (%s) %s" % (rc, err[-300:]))
     s = json.load(open(stats))
     entries = read_jsonl(log)
-    want = per_host_of_log(entries, sitemap_requests(manifest))
+    want = per_host_of_log(entries, sample_site.sitemap_targets(manifest))
     got = {h["host"]: h for h in s.get("per_host", [])}
     check(set(got) == set(want),
           "report: per_host has the hosts of the server's log (%s vs %s)"
@@ -181,7 +161,7 @@ def test_report(d, sitedir, manifest):
                     if r and r not in by_url}
     check(sitemap_urls and all(
         (u.split("/")[2].split(":")[0], "/" + u.split("/", 3)[3]) in
-        sitemap_requests(manifest) for u in sitemap_urls),
+        sample_site.sitemap_targets(manifest) for u in sitemap_urls),
         "report: every referrer is a page fetched, or a sitemap (%d)"
         % len(sitemap_urls))
     redirected = [r for r in records if r["referrer"] in by_url and
@@ -217,7 +197,7 @@ def test_report(d, sitedir, manifest):
           "report: --log ends a failed fetch's line with its error kind")
 
 
-def test_types(d, sitedir, manifest):
+def test_types(d, sitedir):
     for name, opt, want_skip in (
             ("accept", ["--accept-type", "text/html"],
              lambda t: t != "text/html"),
@@ -226,7 +206,7 @@ def test_types(d, sitedir, manifest):
         log, out, stats = (os.path.join(d, name + n) for n in (
             ".access.log", ".out", ".json"))
         server = Server(sitedir, log)
-        args = sample_site.resolve_args(manifest, server.port)
+        args = server.args
         rc, _, err = crawl(FAST + ["--quiet", "--no-sitemaps", "--out", out,
                                    "--stats-json", stats, *opt, *args])
         server.stop()
@@ -385,7 +365,7 @@ def test_resume(d, sitedir, manifest):
     stats = os.path.join(d, "resume.json")
     flog = os.path.join(d, "resume.log")
     server = Server(sitedir, logs[0])
-    args = sample_site.resolve_args(manifest, server.port)
+    args = server.args
     rc, _, err = crawl(FAST + ["--quiet", "--state", state, "--out", out,
                                "--max-pages", "40", *args])
     server.stop()
@@ -400,7 +380,7 @@ def test_resume(d, sitedir, manifest):
     check(rc == 0, "resume: second run completes (%s) %s" % (rc, err[-200:]))
     s = json.load(open(stats))
     entries = read_jsonl(logs[0]) + read_jsonl(logs[1])
-    want = per_host_of_log(entries, sitemap_requests(manifest))
+    want = per_host_of_log(entries, sample_site.sitemap_targets(manifest))
     got = {h["host"]: h for h in s["per_host"]}
     check(all(got.get(o, {}).get("pages") == w["pages"] for o, w in
               want.items()) and set(got) == set(want),
@@ -430,7 +410,7 @@ def main():
                         sitedir], check=True, capture_output=True)
         manifest = os.path.join(sitedir, "manifest.json")
         test_report(d, sitedir, manifest)
-        test_types(d, sitedir, manifest)
+        test_types(d, sitedir)
         test_proxy(d)
         test_given_up(d)
         test_resume(d, sitedir, manifest)

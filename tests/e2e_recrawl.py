@@ -62,31 +62,16 @@ PAGES = 200
 TIMEOUT = 120
 
 
-class Server:
+class Server(sample_site.Server):
     def __init__(self, sitedir, log):
-        self.log = log
-        self.proc, port = sample_site.start_server(
-            sitedir, log, ["--slow-seconds", "1"])
-        self.args = sample_site.resolve_args(
-            os.path.join(sitedir, "manifest.json"), port)
+        super().__init__(sitedir, log, ["--slow-seconds", "1"])
 
     def pages(self):
         """(host, path) of every request but robots.txt, in order."""
         time.sleep(0.3)  # requests in progress are logged when they end
         if not os.path.exists(self.log):
             return []
-        with open(self.log) as f:
-            entries = [json.loads(x) for x in f if x.strip()]
-        return [(e["host"].lower(), e["path"]) for e in entries
-                if e["path"] != "/robots.txt"]
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        return sample_site.page_requests(self.log)
 
 
 def cmd(work, name, server, recrawl, *extra):

@@ -104,11 +104,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_check import check, summary  # noqa: E402
+from e2e_check import (RUN_TIMEOUT, Parts, Run, check,  # noqa: E402
+                       count_lines, read_stats, summary)
 import sample_site  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -121,9 +121,7 @@ PAGES = 600          # gensite.py --pages
 SLOW_SECONDS = 3     # serve.py's /slow; the crawl's timeout is below it
 CONC = 8             # --concurrency
 KILLS = 12           # SIGKILLs in the kill9 part (at least 10 must land)
-RUN_TIMEOUT = 120    # seconds any crawl may take before it is called hung
 CHECK = ["--scope", "domain", "--max-depth", "8"]
-SANITIZER = re.compile(r"AddressSanitizer|LeakSanitizer|runtime error:")
 
 
 def options(**over):
@@ -142,94 +140,18 @@ def options(**over):
     return args
 
 
-class Server:
-    """serve.py on a free port of 127.0.0.1, with its access log."""
+class Server(sample_site.Server):
+    """serve.py with its access log, /slow and /huge as the runs expect."""
 
     def __init__(self, sitedir, log):
-        self.log = log
-        self.proc, self.port = sample_site.start_server(
-            sitedir, log, ["--slow-seconds", str(SLOW_SECONDS),
-                           "--huge-bytes", "4M"])
-        self.args = sample_site.resolve_args(
-            os.path.join(sitedir, "manifest.json"), self.port)
-
-    def log_size(self, settle=0.3):
-        """Bytes in the log once the requests in progress are logged."""
-        time.sleep(settle)
-        return os.path.getsize(self.log) if os.path.exists(self.log) else 0
-
-    def stop(self):
-        """Stop it; the slow request it may still serve is woken, logged."""
-        time.sleep(0.2)
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=SLOW_SECONDS + 5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
-class Run:
-    """One crawl process, its stdout and stderr in files beside work."""
-
-    def __init__(self, cmd, work, label, preexec_fn=None):
-        self.label = label
-        self.out_path = os.path.join(work, label + ".stdout")
-        self.err_path = os.path.join(work, label + ".stderr")
-        with open(self.out_path, "w") as o, open(self.err_path, "w") as e:
-            self.proc = subprocess.Popen(cmd, stdout=o, stderr=e,
-                                         preexec_fn=preexec_fn)
-        self.rc = None
-
-    def poll(self):
-        return self.proc.poll()
-
-    def wait(self, timeout=RUN_TIMEOUT):
-        """The exit status (negative: a signal); None if it had to be
-        killed after timeout seconds (a failure of its own)."""
-        try:
-            self.rc = self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            check(False, "%s: still running after %d s, killed"
-                  % (self.label, timeout))
-            self.rc = None
-        return self.rc
-
-    def kill(self, sig=signal.SIGKILL):
-        self.proc.send_signal(sig)
-        return self.wait()
-
-    def stdout(self):
-        with open(self.out_path, errors="replace") as f:
-            return f.read()
-
-    def stderr(self):
-        with open(self.err_path, errors="replace") as f:
-            return f.read()
-
-    def sane(self):
-        """No sanitizer report, not ended by a signal it was not sent."""
-        err = self.stderr()
-        return self.rc is not None and self.rc >= 0 and \
-            not SANITIZER.search(err)
-
-    def tail(self):
-        return self.stderr().strip()[-600:]
+        super().__init__(sitedir, log, ["--slow-seconds", str(SLOW_SECONDS),
+                                        "--huge-bytes", "4M"],
+                         SLOW_SECONDS + 5)
 
 
 def crawl(state, out, stats, server, **over):
     return [CRAWL, "--state", state, "--out", out, "--stats-json", stats,
             *options(**over), *server.args]
-
-
-def read_stats(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return {}
 
 
 def read_bytes(path):
@@ -240,25 +162,9 @@ def read_bytes(path):
         return None
 
 
-def count_lines(path):
-    data = read_bytes(path) or b""
-    return data.count(b"\n")
-
-
 # (host, path) of the site's sitemaps (from the manifest, in main()):
 # the crawl follows them, and their requests are not pages.
 SITEMAP_TARGETS = set()
-
-
-def page_requests(log):
-    """(host, path) of every request but robots.txt and the sitemaps in
-    serve.py's log."""
-    with open(log) as f:
-        entries = [json.loads(x) for x in f if x.strip()]
-    reqs = [(e["host"].lower(), e["path"]) for e in entries
-            if e["path"] != "/robots.txt"]
-    return [r for r in reqs if (r[0].split(":")[0], r[1])
-            not in SITEMAP_TARGETS]
 
 
 class Lines:
@@ -294,12 +200,8 @@ def file_sig(path):
 
 
 def run_checker(sitedir, log, out, extra=()):
-    c = subprocess.run(
-        [sys.executable, os.path.join(SITE, "check_crawl.py"),
-         "--manifest", os.path.join(sitedir, "manifest.json"),
-         "--log", log, "--out", out, *CHECK, *extra],
-        capture_output=True, text=True, timeout=RUN_TIMEOUT)
-    return c.returncode, c.stdout + c.stderr
+    return sample_site.run_checker(sitedir, log, out, [*CHECK, *extra],
+                                   RUN_TIMEOUT)
 
 
 REFETCHED = re.compile(r"refetched after a kill: (\d+) pages, (\d+) robots")
@@ -806,7 +708,7 @@ def refusals(sitedir, work):
     r.wait()
     server.stop()
     s = read_stats(stats)
-    pages = page_requests(log)
+    pages = sample_site.page_requests(log, SITEMAP_TARGETS)
     check(r.rc == 0 and r.sane() and s.get("outcome") == "limit" and
           s.get("pages") == 60 == count_lines(out) and s.get("runs") == 2,
           "refuse: resumed with --max-pages 60 --concurrency 4: exit 0, "
@@ -902,23 +804,10 @@ def main():
                        capture_output=True)
         with open(os.path.join(sitedir, "manifest.json")) as f:
             manifest = json.load(f)
-        SITEMAP_TARGETS.update(
-            (url.split("/")[2].split(":")[0], "/" + url.split("/", 3)[3])
-            for url in manifest["sitemaps"])
-        parts = []
-
-        def part(name, fn, *args):
-            """Run one part; an exception fails it, the others still run."""
-            t = time.monotonic()
-            try:
-                res = fn(*args)
-            except Exception:
-                traceback.print_exc()
-                check(False, "%s: the test raised an exception (above)"
-                      % name)
-                res = None
-            parts.append("%s %.1f s" % (name, time.monotonic() - t))
-            return res
+        SITEMAP_TARGETS.update(sample_site.sitemap_targets(
+            os.path.join(sitedir, "manifest.json")))
+        parts = Parts()
+        part = parts.run
 
         part("kill9", kill9, sitedir, work, manifest)
         db_size = part("sigint", clean_stop, sitedir, work, manifest,
@@ -933,7 +822,7 @@ def main():
         else:
             print("skip: tmpfs: not root, or mount is not permitted here "
                   "(the file-size limit covers write errors)")
-    print("times: %s; total %.1f s" % (", ".join(parts),
+    print("times: %s; total %.1f s" % (", ".join(parts.times),
                                        time.monotonic() - t0))
     return summary()
 

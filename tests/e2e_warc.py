@@ -110,12 +110,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 import urllib.parse
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_check import check, summary  # noqa: E402
+from e2e_check import (RUN_TIMEOUT, SANITIZER, Parts, Run,  # noqa: E402
+                       check, read_stats, summary)
 import sample_site  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -131,12 +131,10 @@ PAGES = 600            # gensite.py --pages
 SLOW_SECONDS = 3       # serve.py's /slow; the crawl's timeout is below it
 CONC = 8               # --concurrency
 ROTATE = 48 << 10      # --warc-max-size of the rotating runs (48K)
-RUN_TIMEOUT = 120      # seconds any crawl may take before it is called hung
 UA = "bloomcrawl-e2e-warc/1.0 (+http://www.bloomcrawl.test/contact)"
 DOC_TREES = ["/usr/share/doc/postgresql-doc-15/html",
              "/usr/share/doc/python3.11/html"]
 DOC_PAGES = 300
-SANITIZER = re.compile(r"AddressSanitizer|LeakSanitizer|runtime error:")
 DATE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 RECORD_ID = re.compile(r"^<urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-"
                        r"[0-9a-f]{4}-[0-9a-f]{12}>$")
@@ -265,43 +263,6 @@ def frame(path):
 
 # -- processes ----------------------------------------------------------------
 
-class Run:
-    """One crawl process, its stdout and stderr in files beside work."""
-
-    def __init__(self, cmd, work, label):
-        self.label = label
-        self.err_path = os.path.join(work, label + ".stderr")
-        with open(os.path.join(work, label + ".stdout"), "w") as o, \
-                open(self.err_path, "w") as e:
-            self.proc = subprocess.Popen(cmd, stdout=o, stderr=e)
-        self.rc = None
-
-    def poll(self):
-        return self.proc.poll()
-
-    def wait(self, timeout=RUN_TIMEOUT):
-        try:
-            self.rc = self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            check(False, "%s: still running after %d s, killed"
-                  % (self.label, timeout))
-            self.rc = None
-        return self.rc
-
-    def stderr(self):
-        with open(self.err_path, errors="replace") as f:
-            return f.read()
-
-    def sane(self):
-        return self.rc is not None and self.rc >= 0 and \
-            not SANITIZER.search(self.stderr())
-
-    def tail(self):
-        return self.stderr().strip()[-800:]
-
-
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -319,33 +280,21 @@ def wait_port(port, proc, seconds=10):
     return False
 
 
-def stop(proc, timeout=SLOW_SECONDS + 5):
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+def stop(proc):
+    sample_site.stop_process(proc, SLOW_SECONDS + 5)
 
 
-class SampleSite:
+class SampleSite(sample_site.Server):
     """serve.py on a free port, its routes, and the crawl's site options."""
 
     def __init__(self, sitedir, log):
+        super().__init__(sitedir, log, ["--slow-seconds", str(SLOW_SECONDS),
+                                        "--huge-bytes", "4M"],
+                         SLOW_SECONDS + 5)
         self.dir = sitedir
-        self.proc, self.port = sample_site.start_server(
-            sitedir, log, ["--slow-seconds", str(SLOW_SECONDS),
-                           "--huge-bytes", "4M"])
-        self.args = sample_site.resolve_args(
-            os.path.join(sitedir, "manifest.json"), self.port)
         with open(os.path.join(sitedir, "routes.json")) as f:
             cfg = json.load(f)
         self.routes, self.prefixes = cfg["hosts"], cfg["prefixes"]
-
-    def stop(self):
-        time.sleep(0.2)  # the last requests are logged
-        stop(self.proc)
 
     def route(self, url):
         """serve.py's resource for a canonical URL (as its route() finds
@@ -396,12 +345,9 @@ def site_options(**over):
 
 
 def run_checker(sitedir, log, out, extra=()):
-    c = subprocess.run(
-        [sys.executable, os.path.join(SITE, "check_crawl.py"),
-         "--manifest", os.path.join(sitedir, "manifest.json"),
-         "--log", log, "--out", out, "--scope", "domain", "--max-depth", "8",
-         *extra], capture_output=True, text=True, timeout=RUN_TIMEOUT)
-    return c.returncode, c.stdout + c.stderr
+    return sample_site.run_checker(
+        sitedir, log, out, ["--scope", "domain", "--max-depth", "8", *extra],
+        RUN_TIMEOUT)
 
 
 def read_out(path):
@@ -410,14 +356,6 @@ def read_out(path):
         for line in f:
             recs.append(json.loads(line))
     return recs
-
-
-def read_stats(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return {}
 
 
 def warc_files(path, rotating):
@@ -1156,19 +1094,11 @@ def main():
         subprocess.run([sys.executable, os.path.join(SITE, "gensite.py"),
                         sitedir, "--pages", str(PAGES)], check=True,
                        capture_output=True)
-        parts = []
+        parts = Parts()
 
         def part(name, fn, *args):
-            if name.split("-")[0] not in PARTS:
-                return
-            t = time.monotonic()
-            try:
-                fn(*args)
-            except Exception:
-                traceback.print_exc()
-                check(False, "%s: the test raised an exception (above)"
-                      % name)
-            parts.append("%s %.1f s" % (name, time.monotonic() - t))
+            if name.split("-")[0] in PARTS:
+                parts.run(name, fn, *args)
 
         part("sample", sample, reader, sitedir, work, version)
         part("docs", docs, reader, work, version)
@@ -1176,7 +1106,7 @@ def main():
              6, {}, SEED)
         part("kill9-rotate", kill_series, reader, sitedir, work, version,
              "kill9-rotate", 4, {"warc_max_size": "48K"}, SEED + 1)
-    print("times: %s; total %.1f s" % (", ".join(parts),
+    print("times: %s; total %.1f s" % (", ".join(parts.times),
                                        time.monotonic() - t0))
     return summary()
 

@@ -80,10 +80,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_check import check, summary  # noqa: E402
+from e2e_check import (Parts, Run, check, count_lines,  # noqa: E402
+                       read_stats, summary)
 import sample_site  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -96,7 +96,6 @@ PAGES = 300          # gensite.py --pages
 SLOW_SECONDS = 3     # serve.py's /slow; the crawl's timeout is below it
 CONC = 8             # --concurrency
 RUN_TIMEOUT = 90     # seconds any crawl may take before it is called hung
-SANITIZER = re.compile(r"AddressSanitizer|LeakSanitizer|runtime error:")
 
 
 # -- the partition function, read from the contract -------------------------
@@ -176,85 +175,18 @@ class Redis:
             self.proc.wait()
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc:
+            sample_site.stop_process(self.proc, 20)
 
 
-class Server:
-    """serve.py on a free port of 127.0.0.1, with its access log."""
+class Server(sample_site.Server):
+    """serve.py with its access log, /slow and /huge as the workers
+    expect."""
 
     def __init__(self, sitedir, log):
-        self.log = log
-        self.proc, self.port = sample_site.start_server(
-            sitedir, log, ["--slow-seconds", str(SLOW_SECONDS),
-                           "--huge-bytes", "4M"])
-        self.args = sample_site.resolve_args(
-            os.path.join(sitedir, "manifest.json"), self.port)
-
-    def stop(self):
-        """Stop it; the slow request it may still serve is woken, logged."""
-        if self.proc.poll() is not None:
-            return
-        time.sleep(0.2)
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=SLOW_SECONDS + 5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
-class Run:
-    """One crawl process, its stdout and stderr in files beside work."""
-
-    def __init__(self, cmd, work, label):
-        self.cmd, self.label = cmd, label
-        self.out_path = os.path.join(work, label + ".stdout")
-        self.err_path = os.path.join(work, label + ".stderr")
-        with open(self.out_path, "w") as o, open(self.err_path, "w") as e:
-            self.proc = subprocess.Popen(cmd, stdout=o, stderr=e)
-        self.rc = None
-
-    def poll(self):
-        return self.proc.poll()
-
-    def wait(self, timeout=RUN_TIMEOUT):
-        """The exit status (negative: a signal); None if it had to be
-        killed after timeout seconds (a failure of its own)."""
-        try:
-            self.rc = self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            check(False, "%s: still running after %d s, killed"
-                  % (self.label, timeout))
-            self.rc = None
-        return self.rc
-
-    def kill(self):
-        self.proc.send_signal(signal.SIGKILL)
-        return self.wait()
-
-    def stdout(self):
-        with open(self.out_path, errors="replace") as f:
-            return f.read()
-
-    def stderr(self):
-        with open(self.err_path, errors="replace") as f:
-            return f.read()
-
-    def sane(self):
-        """No sanitizer report, not ended by a signal it was not sent."""
-        return self.rc is not None and self.rc >= 0 and \
-            not SANITIZER.search(self.stderr())
-
-    def tail(self):
-        return self.stderr().strip()[-800:]
+        super().__init__(sitedir, log, ["--slow-seconds", str(SLOW_SECONDS),
+                                        "--huge-bytes", "4M"],
+                         SLOW_SECONDS + 5)
 
 
 def run_once(cmd, timeout=RUN_TIMEOUT):
@@ -266,14 +198,6 @@ def run_once(cmd, timeout=RUN_TIMEOUT):
 
 
 # -- reading the results ------------------------------------------------------
-
-def read_stats(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return {}
-
 
 def read_records(path):
     recs = []
@@ -287,37 +211,15 @@ def read_records(path):
     return recs
 
 
-def count_lines(path):
-    try:
-        with open(path, "rb") as f:
-            return f.read().count(b"\n")
-    except OSError:
-        return 0
-
-
 # (host, path) of the site's sitemaps (from the manifest, in main()):
 # the crawl follows them, and their requests are not pages.
 SITEMAP_TARGETS = set()
 
 
-def page_requests(log):
-    """(host, path) of every request but robots.txt and the sitemaps in
-    serve.py's log."""
-    with open(log) as f:
-        entries = [json.loads(x) for x in f if x.strip()]
-    reqs = [(e["host"].lower(), e["path"]) for e in entries
-            if e["path"] != "/robots.txt"]
-    return [r for r in reqs if (r[0].split(":")[0], r[1])
-            not in SITEMAP_TARGETS]
-
-
 def run_checker(sitedir, log, out, scope, extra=()):
-    c = subprocess.run(
-        [sys.executable, os.path.join(SITE, "check_crawl.py"),
-         "--manifest", os.path.join(sitedir, "manifest.json"),
-         "--log", log, "--out", out, "--scope", scope, "--max-depth", "8",
-         *extra], capture_output=True, text=True, timeout=RUN_TIMEOUT)
-    return c.returncode, c.stdout + c.stderr
+    return sample_site.run_checker(
+        sitedir, log, out, ["--scope", scope, "--max-depth", "8", *extra],
+        RUN_TIMEOUT)
 
 
 REFETCHED = re.compile(r"refetched after a kill: (\d+) pages, (\d+) robots")
@@ -361,7 +263,8 @@ class Crawl:
         return args + self.extra + site
 
     def start(self, i, label=None):
-        self.runs[i] = Run(self.cmd(i), self.dir, label or "w%d" % i)
+        self.runs[i] = Run(self.cmd(i), self.dir, label or "w%d" % i,
+                           RUN_TIMEOUT)
         return self.runs[i]
 
     def start_all(self):
@@ -402,7 +305,8 @@ class Crawl:
         stats = [read_stats(self.path(i, "stats.json")) for i in range(n)]
         recs = [read_records(self.path(i, "out.jsonl")) for i in range(n)]
         total = sum(len(r) for r in recs)
-        reqs = collections.Counter(page_requests(log))
+        reqs = collections.Counter(sample_site.page_requests(
+            log, SITEMAP_TARGETS))
         twice = sorted(r for r, c in reqs.items() if c > 1)
         if not tolerance:
             check(not twice and sum(reqs.values()) == total,
@@ -552,15 +456,20 @@ def status_on_tty(redis, crawl_id):
             if not data:
                 break
             screen += data
-    p.send_signal(signal.SIGINT)
-    try:
-        rc = p.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-        rc = None
+    rc = sample_site.stop_process(p, 20, signal.SIGINT)
     os.close(master)
     return screen, rc
+
+
+def mid_crawl(c, k, records=20):
+    """Wait until worker k's --out holds records records (or it has ended,
+    or RUN_TIMEOUT has passed); whether it is still running."""
+    out = c.path(k, "out.jsonl")
+    deadline = time.monotonic() + RUN_TIMEOUT
+    while count_lines(out) < records and c.runs[k].poll() is None and \
+            time.monotonic() < deadline:
+        time.sleep(0.01)
+    return c.runs[k].poll() is None
 
 
 def kill(work, sitedir, redis):
@@ -571,11 +480,7 @@ def kill(work, sitedir, redis):
     k = owner(origin_of(seed), 3)
     c.start_all()
     out = c.path(k, "out.jsonl")
-    deadline = time.monotonic() + RUN_TIMEOUT
-    while count_lines(out) < 20 and c.runs[k].poll() is None and \
-            time.monotonic() < deadline:
-        time.sleep(0.01)
-    running = c.runs[k].poll() is None
+    running = mid_crawl(c, k)
     rc = c.runs[k].kill()
     c.kills += 1
     check(running and rc == -signal.SIGKILL,
@@ -622,14 +527,8 @@ def interrupt(work, sitedir, redis):
     c = Crawl("sigint", work, sitedir, redis, server, 3)
     k = owner(origin_of(server.args[-1]), 3)
     c.start_all()
-    out = c.path(k, "out.jsonl")
-    deadline = time.monotonic() + RUN_TIMEOUT
-    while count_lines(out) < 20 and c.runs[k].poll() is None and \
-            time.monotonic() < deadline:
-        time.sleep(0.01)
-    running = c.runs[k].poll() is None
-    c.runs[k].proc.send_signal(signal.SIGINT)
-    rc = c.runs[k].wait()
+    running = mid_crawl(c, k)
+    rc = c.runs[k].kill(signal.SIGINT)
     state = redis.cli("HGET", "bc:sigint:w:%d" % k, "state").strip()
     st = run_once([CRAWL, "--redis", redis.url, "--crawl-id", "sigint",
                    "--status"])
@@ -716,7 +615,7 @@ def limit(work, sitedir, redis):
              if owner(origin_of(r["url"]), 3) != i]
     check(not wrong, "limit: every record is its worker's host (%s)"
           % wrong[:5])
-    reqs = page_requests(log)
+    reqs = sample_site.page_requests(log, SITEMAP_TARGETS)
     check(len(reqs) == 40, "limit: 40 page requests in the server's log "
           "(%d)" % len(reqs))
 
@@ -791,23 +690,12 @@ def main():
                        capture_output=True)
         with open(os.path.join(sitedir, "manifest.json")) as f:
             manifest = json.load(f)
-        SITEMAP_TARGETS.update(
-            (url.split("/")[2].split(":")[0], "/" + url.split("/", 3)[3])
-            for url in manifest["sitemaps"])
+        SITEMAP_TARGETS.update(sample_site.sitemap_targets(
+            os.path.join(sitedir, "manifest.json")))
         expected = manifest["scopes"]["any"]["pages"]
         redis = Redis(work)
-        parts = []
-
-        def part(name, fn, *args):
-            """Run one part; an exception fails it, the others still run."""
-            t = time.monotonic()
-            try:
-                fn(*args)
-            except Exception:
-                traceback.print_exc()
-                check(False, "%s: the test raised an exception (above)"
-                      % name)
-            parts.append("%s %.1f s" % (name, time.monotonic() - t))
+        parts = Parts()
+        part = parts.run
 
         try:
             part("errors", errors, work, redis)
@@ -819,7 +707,7 @@ def main():
             part("limit", limit, work, sitedir, redis)
         finally:
             redis.stop()
-    print("times: %s; total %.1f s" % (", ".join(parts),
+    print("times: %s; total %.1f s" % (", ".join(parts.times),
                                        time.monotonic() - t0))
     return summary()
 

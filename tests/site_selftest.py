@@ -50,7 +50,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -86,12 +85,8 @@ def start_server(sitedir, log=None):
 
 def stop_server(p, what):
     t0 = time.monotonic()
-    p.send_signal(signal.SIGTERM)
-    try:
-        rc = p.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
+    rc = sample_site.stop_process(p, 10)
+    if rc is None:
         return fail("%s: still running 10 s after SIGTERM" % what)
     if rc != 0:
         fail("%s: exit status %d after SIGTERM" % (what, rc))
