@@ -90,15 +90,20 @@ static unsigned host_owner(unsigned host, unsigned workers)
     return bc_workers_owner(origin, strlen(origin), workers);
 }
 
+/* The site's page fetched exactly once, by any worker. */
+static void assert_fetched_once(unsigned page)
+{
+    char url[128];
+    site_url(url, sizeof url, page);
+    assert_int_equal(fetched(url), 1);
+}
+
 /* Every page of the site fetched exactly once, each by its host's owner. */
 static void check_site_once(unsigned workers)
 {
     assert_int_equal(n_pages, SITE_PAGES);
-    for (unsigned p = 0; p < SITE_PAGES; p++) {
-        char url[128];
-        site_url(url, sizeof url, p);
-        assert_int_equal(fetched(url), 1);
-    }
+    for (unsigned p = 0; p < SITE_PAGES; p++)
+        assert_fetched_once(p);
     for (size_t i = 0; i < n_pages; i++)
         assert_int_equal(pages[i].worker,
                          bc_workers_owner(pages[i].origin,
@@ -431,6 +436,19 @@ static void test_create_errors(void **state)
 /* ---- stream entries: the format, and garbage ----------------------------- */
 
 /* The page whose host worker `owner` of 2 owns. */
+/* Two workers of crawl id (of 2), with a global budget of max_pages. */
+static void open_pair(struct node n[2], const char *id, uint64_t max_pages)
+{
+    node_open(&n[0], id, 2, 0, max_pages);
+    node_open(&n[1], id, 2, 1, max_pages);
+}
+
+static void close_pair(struct node n[2])
+{
+    node_remove(&n[0]);
+    node_remove(&n[1]);
+}
+
 static unsigned page_of(unsigned owner)
 {
     for (unsigned p = 0; p < 4; p++)
@@ -446,8 +464,7 @@ static void test_entries(void **state)
         skip();
     struct node n[2] = {{0}, {0}};
     struct node *a = &n[0], *b = &n[1];
-    node_open(a, "entries", 2, 0, 0);
-    node_open(b, "entries", 2, 1, 0);
+    open_pair(n, "entries", 0);
     /* A seed of worker 1's host, given to worker 0: routed, sent in one
      * entry in worker 1's inbox. */
     unsigned p = page_of(1);
@@ -522,8 +539,7 @@ static void test_entries(void **state)
     assert_int_equal(fetched(url), 1);
     assert_int_equal(fetched(other), 1);
     assert_int_equal(raw_int("GET bc:entries:done"), 1);
-    node_remove(a);
-    node_remove(b);
+    close_pair(n);
 }
 
 /* ---- a two-worker crawl -------------------------------------------------- */
@@ -534,8 +550,7 @@ static void test_two_workers(void **state)
     if (!have_redis)
         skip();
     struct node n[2] = {{0}, {0}};
-    node_open(&n[0], "two", 2, 0, 0);
-    node_open(&n[1], "two", 2, 1, 0);
+    open_pair(n, "two", 0);
     /* Every seed to worker 0 (the scope is the four hosts: worker 1 learns
      * it from P seeds). */
     for (unsigned p = 0; p < 4; p++)
@@ -575,8 +590,7 @@ static void test_two_workers(void **state)
     assert_true(stats_of(&n[1]).done_seen_at_start);
     node_step(&n[1]);
     assert_true(n[1].over);
-    node_remove(&n[0]);
-    node_remove(&n[1]);
+    close_pair(n);
 }
 
 /* ---- a global page budget ---------------------------------------------- */
@@ -587,15 +601,13 @@ static void test_max_pages(void **state)
     if (!have_redis)
         skip();
     struct node n[2] = {{0}, {0}};
-    node_open(&n[0], "budget", 2, 0, 10);
-    node_open(&n[1], "budget", 2, 1, 10);
+    open_pair(n, "budget", 10);
     for (unsigned p = 0; p < 4; p++)
         node_seed(&n[0], p);
     run_until_over(n, 2);
     assert_int_equal(n_pages, 10);
     assert_int_equal(raw_int("GET bc:budget:pages"), 10);
-    node_remove(&n[0]);
-    node_remove(&n[1]);
+    close_pair(n);
 }
 
 /* The global budget spent by a token another worker holds, then given
@@ -608,8 +620,7 @@ static void test_budget_given_back(void **state)
     if (!have_redis)
         skip();
     struct node n[2] = {{0}, {0}};
-    node_open(&n[0], "giveback", 2, 0, 3);
-    node_open(&n[1], "giveback", 2, 1, 3);
+    open_pair(n, "giveback", 3);
     raw_int("SET bc:giveback:pages 3"); /* every token held elsewhere */
     node_seed(&n[0], page_of(0));
     /* Worker 0 is refused and goes idle with its page queued (worker 1,
@@ -634,8 +645,7 @@ static void test_budget_given_back(void **state)
     run_until_over(n, 2);
     assert_int_equal(n_pages, 1);
     assert_int_equal(raw_int("GET bc:giveback:pages"), 3);
-    node_remove(&n[0]);
-    node_remove(&n[1]);
+    close_pair(n);
 }
 
 /* ---- acknowledged only after the commit ---------------------------------- */
@@ -647,8 +657,7 @@ static void test_ack_after_commit(void **state)
         skip();
     struct node n[2] = {{0}, {0}};
     struct node *a = &n[0], *b = &n[1];
-    node_open(a, "ack", 2, 0, 0);
-    node_open(b, "ack", 2, 1, 0);
+    open_pair(n, "ack", 0);
     unsigned p = page_of(1);
     node_seed(a, p);
     node_step(a);
@@ -668,11 +677,8 @@ static void test_ack_after_commit(void **state)
     assert_int_equal(stats_of(b).acked_entries, 1);
     assert_int_equal(raw_int("XPENDING bc:ack:in:1 workers"), 0);
     run_until_over(n, 2);
-    char url[128];
-    site_url(url, sizeof url, p);
-    assert_int_equal(fetched(url), 1);
-    node_remove(a);
-    node_remove(b);
+    assert_fetched_once(p);
+    close_pair(n);
 }
 
 /* ---- an acknowledgement whose reply was lost ------------------------------ */
@@ -689,8 +695,7 @@ static void test_ack_reply_lost(void **state)
         skip();
     struct node n[2] = {{0}, {0}};
     struct node *a = &n[0], *b = &n[1];
-    node_open(a, "acklost", 2, 0, 0);
-    node_open(b, "acklost", 2, 1, 0);
+    open_pair(n, "acklost", 0);
     node_seed(a, page_of(1));
     node_step(a);
     assert_int_equal(stats_of(a).sent_entries, 1);
@@ -731,11 +736,8 @@ static void test_ack_reply_lost(void **state)
     assert_int_equal(raw_int("HGET bc:acklost:w:1 acked"), 1);
     assert_int_equal(raw_int("HGET bc:acklost:w:0 sent"), 1);
     run_until_over(n, 2);
-    char url[128];
-    site_url(url, sizeof url, page_of(1));
-    assert_int_equal(fetched(url), 1);
-    node_remove(a);
-    node_remove(b);
+    assert_fetched_once(page_of(1));
+    close_pair(n);
 }
 
 /* ---- an entry in a stream keeps the crawl going, whatever the counts ------ */
@@ -751,8 +753,7 @@ static void test_entry_in_transit(void **state)
         skip();
     struct node n[2] = {{0}, {0}};
     struct node *a = &n[0], *b = &n[1];
-    node_open(a, "transit", 2, 0, 0);
-    node_open(b, "transit", 2, 1, 0);
+    open_pair(n, "transit", 0);
     /* b acknowledges an uncounted entry (a page of its host). */
     char url[128], line[256];
     site_url(url, sizeof url, page_of(1));
@@ -787,8 +788,7 @@ static void test_entry_in_transit(void **state)
     assert_int_equal(fetched(url2), 1);
     assert_int_equal(raw_int("XLEN bc:transit:in:1"), 0);
     assert_false(a->over || b->over);
-    node_remove(a);
-    node_remove(b);
+    close_pair(n);
 }
 
 /* ---- a seed given to a worker published idle ----------------------------- */
@@ -802,8 +802,7 @@ static void test_seed_while_idle(void **state)
     if (!have_redis)
         skip();
     struct node n[2] = {{0}, {0}};
-    node_open(&n[0], "idleseed", 2, 0, 0);
-    node_open(&n[1], "idleseed", 2, 1, 0);
+    open_pair(n, "idleseed", 0);
     for (int turn = 0;
          turn < MAX_TURNS && (raw_int("HGET bc:idleseed:w:0 idle") != 1 ||
                               raw_int("HGET bc:idleseed:w:1 idle") != 1);
@@ -816,11 +815,8 @@ static void test_seed_while_idle(void **state)
     assert_int_equal(raw_int("HGET bc:idleseed:w:0 idle"), 0);
     assert_int_equal(raw_int("HGET bc:idleseed:w:0 busy"), busy + 1);
     run_until_over(n, 2);
-    char url[128];
-    site_url(url, sizeof url, page_of(0));
-    assert_int_equal(fetched(url), 1);
-    node_remove(&n[0]);
-    node_remove(&n[1]);
+    assert_fetched_once(page_of(0));
+    close_pair(n);
 }
 
 /* ---- the termination test cannot fire early ------------------------------ */
@@ -862,11 +858,8 @@ static void test_no_early_end(void **state)
 
     /* Both: the crawl ends (the other hosts are out of the scope). */
     run_until_over(n, 2);
-    char url[128];
-    site_url(url, sizeof url, page_of(0));
-    assert_int_equal(fetched(url), 1);
-    node_remove(&n[0]);
-    node_remove(&n[1]);
+    assert_fetched_once(page_of(0));
+    close_pair(n);
 }
 
 /* ---- Redis lost mid-crawl ------------------------------------------------ */
@@ -877,8 +870,7 @@ static void test_redis_lost(void **state)
     if (!have_redis)
         skip();
     struct node n[2] = {{0}, {0}};
-    node_open(&n[0], "lost", 2, 0, 0);
-    node_open(&n[1], "lost", 2, 1, 0);
+    open_pair(n, "lost", 0);
     node_step(&n[0]);
     node_step(&n[1]);
     /* The seeds go in while Redis is there (routed ones into worker 0's
@@ -905,8 +897,7 @@ static void test_redis_lost(void **state)
     assert_int_equal(s0.outbox + s1.outbox, 0);
     assert_true(s0.outbox_max > 0);
     assert_int_equal(raw_int("SCARD bc:lost:seeds"), 4);
-    node_remove(&n[0]);
-    node_remove(&n[1]);
+    close_pair(n);
 }
 
 /* ---- a seed is work: published busy first, refused without Redis ------- */
@@ -917,8 +908,7 @@ static void test_seed_needs_redis(void **state)
     if (!have_redis)
         skip();
     struct node n[2] = {{0}, {0}};
-    node_open(&n[0], "seedbusy", 2, 0, 0);
-    node_open(&n[1], "seedbusy", 2, 1, 0);
+    open_pair(n, "seedbusy", 0);
     for (int turn = 0; turn < 4; turn++) {
         node_step(&n[0]);
         node_step(&n[1]);
@@ -942,8 +932,7 @@ static void test_seed_needs_redis(void **state)
     assert_int_equal(after.seeds, before.seeds);
     assert_true(bc_redis_server_restart(&redis));
     run_until_over(n, 2);
-    node_remove(&n[0]);
-    node_remove(&n[1]);
+    close_pair(n);
 }
 
 /* ---- a stop: this worker goes, the crawl does not end ------------------- */
