@@ -218,6 +218,9 @@ static void sleep_ms(uint64_t ms)
 }
 
 static void set_err(struct bc_workers *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void set_err(struct bc_workers *w, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
