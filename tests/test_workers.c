@@ -457,6 +457,42 @@ static unsigned page_of(unsigned owner)
     return 0;
 }
 
+/* The line format of workers.h, field by field, and lines refused. */
+static void test_parse_line(void **state)
+{
+    (void)state;
+    struct bc_workers_line l;
+    const char *ok = "s\t0\t2\thttp://a.test/\thttp://r.test/p";
+    assert_true(bc_workers_parse_line(ok, strlen(ok), &l));
+    assert_true(l.seed);
+    assert_int_equal(l.depth, 0);
+    assert_int_equal(l.redirects, 2);
+    assert_int_equal(l.url_len, strlen("http://a.test/"));
+    assert_memory_equal(l.url, "http://a.test/", l.url_len);
+    assert_int_equal(l.referrer_len, strlen("http://r.test/p"));
+    const char *noref = "l\t1000000\t1000\tu\t";
+    assert_true(bc_workers_parse_line(noref, strlen(noref), &l));
+    assert_false(l.seed);
+    assert_int_equal(l.depth, BC_WORKERS_MAX_DEPTH);
+    assert_int_equal(l.redirects, BC_WORKERS_MAX_REDIRECTS);
+    assert_null(l.referrer);
+    const char *bad[] = {
+        "",                   /* nothing */
+        "l\t1\t0\tu",         /* four fields */
+        "l\t1\t0\tu\tr\tx",   /* six */
+        "x\t1\t0\tu\t",       /* kind */
+        "ll\t1\t0\tu\t",      /* kind */
+        "l\t\t0\tu\t",        /* no depth */
+        "l\t-1\t0\tu\t",      /* not digits */
+        "l\t1000001\t0\tu\t", /* depth over the limit */
+        "l\t1\t1001\tu\t",    /* redirects over the limit */
+        "l\t1\t0\t\tr",       /* no URL */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_false(bc_workers_parse_line(bad[i], strlen(bad[i]), &l));
+    assert_false(bc_workers_parse_line(NULL, 0, &l));
+}
+
 static void test_entries(void **state)
 {
     (void)state;
@@ -972,6 +1008,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_owner),
+        cmocka_unit_test(test_parse_line),
         cmocka_unit_test(test_create_errors),
         cmocka_unit_test_setup(test_entries, reset_pages),
         cmocka_unit_test_setup(test_two_workers, reset_pages),

@@ -114,11 +114,9 @@
 #define BLOCK_MAX_MS       100u
 #define READ_EVERY_MS      10u /* a busy worker's reads of its inbox, at most */
 #define READ_COUNT         64u /* entries per XREADGROUP */
-#define FLUSH_ROWS         4096u    /* outbox rows per round of sending */
-#define FLUSH_ROUNDS       8u       /* rounds of sending per step at most */
-#define ENTRY_ID_MAX       48u      /* "<ms>-<seq>": at most 41 bytes */
-#define MAX_DEPTH          1000000u /* DEPTH of a line, at most */
-#define MAX_HOPS           1000u    /* REDIRECTS of a line, at most */
+#define FLUSH_ROWS         4096u /* outbox rows per round of sending */
+#define FLUSH_ROUNDS       8u    /* rounds of sending per step at most */
+#define ENTRY_ID_MAX       48u   /* "<ms>-<seq>": at most 41 bytes */
 
 /* An entry read and not yet acknowledged. */
 struct unacked {
@@ -1094,6 +1092,38 @@ static bool remember(struct bc_workers *w, const char *id, size_t len,
     return true;
 }
 
+bool bc_workers_parse_line(const char *line, size_t len,
+                           struct bc_workers_line *out)
+{
+    if (!line || !out)
+        return false;
+    const char *f[5];
+    size_t fl[5];
+    size_t nf = 0, start = 0;
+    for (size_t i = 0; i <= len; i++)
+        if (i == len || line[i] == '\t') {
+            if (nf == 5)
+                return false; /* a sixth field */
+            f[nf] = line + start;
+            fl[nf] = i - start;
+            nf++;
+            start = i + 1;
+        }
+    uint64_t depth, hops;
+    if (nf != 5 || fl[0] != 1 || (f[0][0] != 's' && f[0][0] != 'l') ||
+        !parse_u64(f[1], fl[1], BC_WORKERS_MAX_DEPTH, &depth) ||
+        !parse_u64(f[2], fl[2], BC_WORKERS_MAX_REDIRECTS, &hops) || fl[3] == 0)
+        return false;
+    out->seed = f[0][0] == 's';
+    out->depth = (unsigned)depth;
+    out->redirects = (unsigned)hops;
+    out->url = f[3];
+    out->url_len = fl[3];
+    out->referrer = fl[4] ? f[4] : NULL;
+    out->referrer_len = fl[4];
+    return true;
+}
+
 /* Admit the lines of a valid entry's urls. */
 static enum bc_status admit_lines(struct bc_workers *w, const char *s,
                                   size_t len)
@@ -1104,30 +1134,16 @@ static enum bc_status admit_lines(struct bc_workers *w, const char *s,
         const char *nl = memchr(line, '\n', len - pos);
         size_t llen = nl ? (size_t)(nl - line) : len - pos;
         pos += llen + 1;
-        const char *f[5];
-        size_t fl[5];
-        size_t nf = 0, start = 0;
-        for (size_t i = 0; i <= llen && nf < 6; i++)
-            if (i == llen || line[i] == '\t') {
-                if (nf < 5) {
-                    f[nf] = line + start;
-                    fl[nf] = i - start;
-                }
-                nf++;
-                start = i + 1;
-            }
-        uint64_t depth, hops;
-        if (nf != 5 || fl[0] != 1 || (f[0][0] != 's' && f[0][0] != 'l') ||
-            !parse_u64(f[1], fl[1], MAX_DEPTH, &depth) ||
-            !parse_u64(f[2], fl[2], MAX_HOPS, &hops) || fl[3] == 0) {
+        struct bc_workers_line l;
+        if (!bc_workers_parse_line(line, llen, &l)) {
             w->stats.garbage_lines++;
             continue;
         }
         w->stats.received_urls++;
         enum bc_frontier_reason reason;
         enum bc_status st = bc_crawler_add_routed(
-            w->crawler, f[3], fl[3], (unsigned)depth, (unsigned)hops,
-            fl[4] ? f[4] : NULL, fl[4], f[0][0] == 's', &reason);
+            w->crawler, l.url, l.url_len, l.depth, l.redirects, l.referrer,
+            l.referrer_len, l.seed, &reason);
         if (st == BC_ERR_NOMEM)
             return st;
         /* A URL error is the crawler's to count (bad_scheme, ...); a

@@ -100,6 +100,31 @@ extern "C" {
  */
 unsigned bc_workers_owner(const char *origin, size_t len, unsigned workers);
 
+#define BC_WORKERS_MAX_DEPTH     1000000u /* DEPTH of a line, at most */
+#define BC_WORKERS_MAX_REDIRECTS 1000u    /* REDIRECTS of a line, at most */
+
+/* One line of a stream entry's urls field (bc_workers_parse_line()). */
+struct bc_workers_line {
+    bool seed;                 /* KIND "s"; "l" (a link) otherwise */
+    unsigned depth, redirects; /* decimal, at most the limits above */
+    const char *url;           /* inside the line, not NUL-terminated */
+    size_t url_len;            /* > 0 */
+    const char *referrer;      /* inside the line; NULL when empty */
+    size_t referrer_len;
+};
+
+/*
+ * Parse one line (len bytes, without its "\n") of an entry's urls field:
+ * KIND \t DEPTH \t REDIRECTS \t URL \t REFERRER, KIND "s" or "l",
+ * DEPTH and REDIRECTS decimal (digits only, within the limits), URL not
+ * empty, exactly five fields. Returns true and fills *out for a line of
+ * that form, false for any other (a garbage line: the worker counts it
+ * and skips it). Checks the form only; the URL is the crawler's to
+ * check. Never reads outside line[0, len). O(len).
+ */
+bool bc_workers_parse_line(const char *line, size_t len,
+                           struct bc_workers_line *out);
+
 struct bc_workers_config {
     const char *where;    /* "redis://host[:port][/db]" or "unix:/path" */
     const char *crawl_id; /* NULL: "default"; [A-Za-z0-9._-]{1,64} */
