@@ -2364,7 +2364,12 @@ int main(int argc, char **argv)
     } else if (interrupted) {
         outcome = "interrupted";
         rc = 128 + stop_signal;
-    } else if (!c.workers) { /* a worker may own no host, get no seed */
+    } else if (c.workers) { /* a worker may own no host, get no seed */
+        struct bc_workers_stats ws;
+        bc_workers_stats(c.workers, &ws);
+        if (ws.budget_spent)
+            outcome = "limit";
+    } else {
         struct bc_crawler_stats k;
         bc_crawler_stats(c.crawler, &k);
         uint64_t responses = 0;

@@ -618,6 +618,10 @@ def limit(work, sitedir, redis):
     reqs = sample_site.page_requests(log, SITEMAP_TARGETS)
     check(len(reqs) == 40, "limit: 40 page requests in the server's log "
           "(%d)" % len(reqs))
+    outcomes = [read_stats(c.path(i, "stats.json")).get("outcome") for i in
+                range(3)]
+    check(outcomes == ["limit"] * 3, "limit: every worker's outcome is "
+          "\"limit\" (%s)" % outcomes)
 
 
 def errors(work, redis):

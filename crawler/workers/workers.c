@@ -1504,6 +1504,11 @@ static enum bc_status finish(struct bc_workers *w)
     bc_crawler_stop(w->crawler);
     enum bc_status st = bc_crawler_sync(w->crawler);
     if (w->ctx || ensure_conn(w)) {
+        uint64_t pages = 0;
+        if (w->cfg.max_pages && cmd(w, "GET %s", w->key_pages) &&
+            round_trip(w, "budget") && reply_int(w->replies[0], &pages))
+            w->stats.budget_spent = pages >= w->cfg.max_pages;
+        free_replies(w);
         heartbeat(w, "done");
         if (w->ctx && cmd(w, "HSET %s idle 1", w->key_w))
             round_trip(w, "done");

@@ -257,6 +257,10 @@ struct bc_workers_stats {
     bool redis_up;           /* connected now */
     uint64_t redis_commands; /* commands sent (MULTI and EXEC included) */
     bool done_seen_at_start; /* the crawl was over when this one started */
+    /* With a global max_pages: the crawl ended with the budget spent (P
+     * pages at the limit when this worker saw it over; every worker of
+     * the crawl says the same). */
+    bool budget_spent;
 };
 
 /* Fill *out with the worker's counters (this run's). O(1). */
