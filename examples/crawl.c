@@ -2314,7 +2314,8 @@ int main(int argc, char **argv)
         if (c.over)
             fprintf(stderr,
                     "crawl: the crawl \"%s\" is over (all its workers "
-                    "finished): nothing to do\n",
+                    "finished): nothing to do; another --crawl-id starts "
+                    "a new crawl\n",
                     o->crawl_id);
     }
     if (!o->quiet && strcmp(o->user_agent, DEFAULT_USER_AGENT) == 0)

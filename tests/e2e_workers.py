@@ -29,7 +29,8 @@ The parts, each with its own --crawl-id in the one Redis:
             entries sent and acknowledged agree in total; crawl --status
             prints the three workers, their pages and "crawl: over".  Then:
             worker 0 run again with the same command exits 0 at once ("the
-            crawl is over"), nothing requested; --worker changed on its
+            crawl is over", and another --crawl-id starts a new one),
+            nothing requested; --worker changed on its
             state: exit 2, "--worker differs"; a worker with --workers 2
             joining the 3-worker crawl: exit 2.
   kill      the same with the owner of the seed's host killed (SIGKILL)
@@ -418,9 +419,11 @@ def basic(work, sitedir, redis):
                                  "--stats-json": None}))
     server.stop()
     check(again.returncode == 0 and "over" in again.stderr and
+          "another --crawl-id" in again.stderr and
           os.path.getsize(log) == size,
           "basic: worker 0 run again on the finished crawl: exit 0, says "
-          "the crawl is over, nothing requested (%r: %s)"
+          "the crawl is over and that another --crawl-id starts a new "
+          "one, nothing requested (%r: %s)"
           % (again.returncode, again.stderr.strip()[-300:]))
     other = run_once(c.cmd(0, **{"--worker": "1", "--stats-json": None}))
     check(other.returncode == 2 and "--worker differs" in other.stderr,

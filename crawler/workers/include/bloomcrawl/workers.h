@@ -55,8 +55,18 @@
  *   sent keeps it from ending.
  *
  * USE (examples/crawl.c is the whole program)
+ *   bc_fetcher_global_init();                once, before any crawler
  *   bc_workers_config_init(&wc); wc.where = ...; wc.workers = N; ...
  *   bc_workers_create(&wc, &w);              connect, meta, register
+ *                                            (failed: bc_workers_errmsg(w),
+ *                                            then bc_workers_free(w))
+ *   bc_crawl_state_open(dir, fixed, ...);    this worker's own state; fixed
+ *                                            holds N, index and crawl id
+ *                                            (crawl.c: "--workers", ...)
+ *                                            so a resume cannot change them
+ *   bc_crawler_config_init(&crawler_config); the same crawl settings on
+ *                                            every worker (scope, agent,
+ *                                            resolve: not shared by Redis)
  *   bc_workers_attach(w, &crawler_config, state);
  *   bc_crawler_create(&crawler_config, &crawler);
  *   bc_workers_start(w, crawler);
