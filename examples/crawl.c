@@ -2019,6 +2019,10 @@ static uint64_t wall_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* A worker whose heartbeat (every second) is older than this is shown
+ * "silent": killed, hung, or cut off from Redis. */
+#define STATUS_SILENT_MS 5000u
+
 /* The workers' table of crawl --status: one row per worker, a total, and
  * "crawl: over" once it is. */
 static void print_status(FILE *f, const struct options *o, unsigned workers,
@@ -2043,14 +2047,18 @@ static void print_status(FILE *f, const struct options *o, unsigned workers,
         double age = now > r->heartbeat_ms && r->heartbeat_ms
                          ? (double)(now - r->heartbeat_ms) / 1000.0
                          : 0.0;
+        bool working =
+            !strcmp(r->state, "crawling") || !strcmp(r->state, "idle");
+        bool silent = working && age * 1000.0 > STATUS_SILENT_MS;
         fprintf(f,
                 "%6u %8ld %-20.20s %9llu %8llu %9llu %8llu %8llu %7llu "
-                "%8.1f s  %s\n",
+                "%8.1f s  %s%s\n",
                 r->index, r->pid, r->host, (unsigned long long)r->pages,
                 (unsigned long long)r->queued, (unsigned long long)r->in_flight,
                 (unsigned long long)r->sent, (unsigned long long)r->acked,
                 (unsigned long long)r->outbox, age,
-                r->idle && !strcmp(r->state, "crawling") ? "idle" : r->state);
+                r->idle && !strcmp(r->state, "crawling") ? "idle" : r->state,
+                silent ? ", silent" : "");
         pages += r->pages;
         queued += r->queued;
         in_flight += r->in_flight;

@@ -485,6 +485,7 @@ def kill(work, sitedir, redis):
     out = c.path(k, "out.jsonl")
     running = mid_crawl(c, k)
     rc = c.runs[k].kill()
+    killed_at = time.monotonic()
     c.kills += 1
     check(running and rc == -signal.SIGKILL,
           "kill: worker %d (owner of the seed's host) killed with SIGKILL "
@@ -500,7 +501,15 @@ def kill(work, sitedir, redis):
           b"crawl: over" not in screen,
           "kill: crawl --status on a terminal redraws the table (%d times) "
           "until Ctrl-C: exit 0 (%r)" % (screen.count(CLEAR), rc))
-    time.sleep(0.5)
+    # No heartbeat for over 5 s: the row says so.
+    time.sleep(max(0.0, killed_at + 5.5 - time.monotonic()))
+    st = run_once([CRAWL, "--redis", redis.url, "--crawl-id", "kill",
+                   "--status"])
+    row = [line for line in st.stdout.splitlines()
+           if line.split()[:1] == [str(k)]]
+    check(len(row) == 1 and row[0].endswith(", silent"),
+          "kill: crawl --status shows worker %d silent 5 s after the kill "
+          "(%s)" % (k, row))
     c.start(k, "w%d.again" % k)
     c.wait_all()
     server.stop()
