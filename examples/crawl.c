@@ -50,6 +50,7 @@
 
 #include "args.h"
 #include "bloomcrawl/crawler.h"
+#include "bloomcrawl/redis_conn.h"
 #include "bloomcrawl/version.h"
 #include "bloomcrawl/workers.h"
 
@@ -314,11 +315,12 @@ struct options {
     size_t header_count, accept_type_count, reject_type_count;
     bool verbose;
     const char *expect_text, *fp_rate_text; /* as given, for messages */
-    const char *redis;    /* --redis URL: a crawl worker; NULL: alone */
-    unsigned workers;     /* --workers N, 0 when not given */
-    unsigned worker;      /* --worker I */
-    bool worker_given;    /* --worker was given */
-    const char *crawl_id; /* --crawl-id, "default" */
+    const char *redis;     /* --redis URL: a crawl worker; NULL: alone */
+    char redis_shown[512]; /* it in messages, its password "***" */
+    unsigned workers;      /* --workers N, 0 when not given */
+    unsigned worker;       /* --worker I */
+    bool worker_given;     /* --worker was given */
+    const char *crawl_id;  /* --crawl-id, "default" */
     bool crawl_id_given;
     bool status; /* --status */
 };
@@ -371,13 +373,21 @@ static bool resolve_entry_ok(const char *v)
     return true;
 }
 
-/* A --redis URL as the workers take it: redis://HOST[:PORT][/DB] or
- * unix:/PATH (the library parses the rest and says what is wrong). */
-static bool redis_url_ok(const char *v)
+static void shown_arg(FILE *f, const char *prev, const char *arg);
+
+/* --redis URL: the workers' own parser says whether it is one
+ * (bloomcrawl/redis_conn.h); messages show it with its password hidden.
+ * Returns true when it is bad. */
+static bool redis_option(struct options *o, const char *v)
 {
-    if (!strncmp(v, "redis://", 8))
-        return v[8] != '\0' && v[8] != '/' && !strpbrk(v, " \t\r\n");
-    return !strncmp(v, "unix:", 5) && v[5] != '\0';
+    struct bc_redis_where w;
+    o->redis = v;
+    FILE *f = fmemopen(o->redis_shown, sizeof o->redis_shown, "w");
+    if (f) {
+        shown_arg(f, "--redis", v);
+        fclose(f);
+    }
+    return bc_redis_where_parse(v, &w) != BC_OK;
 }
 
 /* A --crawl-id: [A-Za-z0-9._-]{1,64} (it is part of Redis keys). */
@@ -593,7 +603,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         else if (!strcmp(a, "--log"))
             o->log_file = v, bad = *v == '\0';
         else if (!strcmp(a, "--redis"))
-            o->redis = v, bad = !redis_url_ok(v);
+            bad = redis_option(o, v);
         else if (!strcmp(a, "--workers"))
             bad = args_count(v, false, &n) || n > 1024,
             o->workers = (unsigned)n;
@@ -619,7 +629,9 @@ static int parse_options(int argc, char **argv, struct options *o)
             return -1;
         }
         if (bad) {
-            fprintf(stderr, "crawl: bad value for %s: %s\n", a, v);
+            fprintf(stderr, "crawl: bad value for %s: ", a);
+            shown_arg(stderr, a, v); /* a secret in it hidden */
+            fputc('\n', stderr);
             return -1;
         }
         i += takes;
@@ -1130,7 +1142,7 @@ static void report_workers(struct crawl *c, FILE *f,
     fprintf(f,
             "\nworkers              worker %u of %u, crawl %s at %s%s\n"
             "  hosts owned        %zu",
-            w.index, w.workers, c->opt.crawl_id, c->opt.redis,
+            w.index, w.workers, c->opt.crawl_id, c->opt.redis_shown,
             c->over_at_start ? " (over when this run started)"
             : c->over        ? " (the crawl is over)"
                              : "",
@@ -1594,7 +1606,7 @@ static void add_seed(struct crawl *c, const char *file, uint64_t line,
                 fprintf(stderr,
                         "crawl: --redis %s: %s: seeds not added; run the "
                         "same command again\n",
-                        c->opt.redis, bc_workers_errmsg(c->workers));
+                        c->opt.redis_shown, bc_workers_errmsg(c->workers));
                 c->seed_lost = true;
                 return;
             }
@@ -1867,21 +1879,26 @@ static void warc_field(FILE *f, const char *name, const char *value)
     fputs("\r\n", f);
 }
 
-/* Append one command-line argument to the warcinfo's options, CR and LF
- * made spaces, a secret in it "***": the password of a --proxy URL
- * (scheme://user:PASSWORD@host) and the value of a --header
- * Authorization, Proxy-Authorization or Cookie. The WARC is kept and
- * shared; what the site was sent is in the request records. */
-static void warc_option(FILE *f, const char *prev, const char *arg)
+/* The secret in a command-line argument (prev: the option before it), as
+ * arg[*keep, *resume), or *keep = strlen(arg) when none: the password of
+ * a --proxy or --redis URL (scheme://user:PASSWORD@host, the last '@'
+ * before the path) and the value of a --header Authorization,
+ * Proxy-Authorization or Cookie. */
+static void secret_span(const char *prev, const char *arg, size_t *keep,
+                        size_t *resume)
 {
-    size_t keep = strlen(arg), resume = keep; /* arg[keep..resume) hidden */
-    if (prev && !strcmp(prev, "--proxy")) {
+    *keep = *resume = strlen(arg);
+    if (prev && (!strcmp(prev, "--proxy") || !strcmp(prev, "--redis"))) {
         const char *s = strstr(arg, "://");
         const char *host = s ? s + 3 : arg;
-        const char *at = strchr(host, '@');
-        const char *colon = strchr(host, ':');
-        if (at && colon && colon < at)
-            keep = (size_t)(colon + 1 - arg), resume = (size_t)(at - arg);
+        size_t authority = strcspn(host, "/");
+        const char *at = NULL;
+        for (size_t i = 0; i < authority; i++)
+            if (host[i] == '@')
+                at = host + i;
+        const char *colon = at ? memchr(host, ':', (size_t)(at - host)) : NULL;
+        if (colon)
+            *keep = (size_t)(colon + 1 - arg), *resume = (size_t)(at - arg);
     } else if (prev && !strcmp(prev, "--header")) {
         size_t name = strcspn(arg, ":");
         static const char *const secret[] = {"authorization",
@@ -1889,8 +1906,18 @@ static void warc_option(FILE *f, const char *prev, const char *arg)
         for (size_t i = 0; i < sizeof(secret) / sizeof(*secret); i++)
             if (name == strlen(secret[i]) &&
                 !strncasecmp(arg, secret[i], name) && arg[name] == ':')
-                keep = name + 1 + strspn(arg + name + 1, " \t");
+                *keep = name + 1 + strspn(arg + name + 1, " \t");
     }
+}
+
+/* Write one command-line argument as it may be shown (in the warcinfo's
+ * options, in a message): CR and LF made spaces, its secret (secret_span)
+ * "***". The WARC is kept and shared; what the site was sent is in the
+ * request records. */
+static void shown_arg(FILE *f, const char *prev, const char *arg)
+{
+    size_t keep, resume;
+    secret_span(prev, arg, &keep, &resume);
     for (size_t i = 0; arg[i]; i++) {
         if (i == keep) {
             fputs("***", f);
@@ -1906,7 +1933,7 @@ static void warc_option(FILE *f, const char *prev, const char *arg)
  * Open --warc: afresh, or with --state on resume at the position the last
  * commit recorded (cut back to it, appended to). Its warcinfo block names
  * the software, the format, the command line (its secrets hidden:
- * warc_option()), the robots policy and the user agent. Returns 0, or the exit status after a message: 2 for a file
+ * shown_arg()), the robots policy and the user agent. Returns 0, or the exit status after a message: 2 for a file
  * that cannot be created, 1 for one that cannot be resumed.
  */
 static int open_warc(struct crawl *c)
@@ -1930,7 +1957,7 @@ static int open_warc(struct crawl *c)
     fputs("options: crawl", f);
     for (int i = 1; i < c->argc; i++) {
         fputc(' ', f);
-        warc_option(f, i > 1 ? c->argv[i - 1] : NULL, c->argv[i]);
+        shown_arg(f, i > 1 ? c->argv[i - 1] : NULL, c->argv[i]);
     }
     fputs("\r\n", f);
     warc_field(f, "robots", o->no_robots ? "ignore" : "obey");
@@ -2003,7 +2030,8 @@ static int open_workers(struct crawl *c)
     enum bc_status st = bc_workers_create(&wc, &c->workers);
     if (st == BC_OK)
         return 0;
-    redis_error(o->redis, st, c->workers ? bc_workers_errmsg(c->workers) : "");
+    redis_error(o->redis_shown, st,
+                c->workers ? bc_workers_errmsg(c->workers) : "");
     bc_workers_free(c->workers);
     c->workers = NULL;
     return st == BC_ERR_MISMATCH ? 2 : 1;
@@ -2032,7 +2060,8 @@ static void print_status(FILE *f, const struct options *o, unsigned workers,
     uint64_t now = wall_ms();
     uint64_t pages = 0, queued = 0, in_flight = 0, sent = 0, acked = 0,
              outbox = 0;
-    fprintf(f, "crawl %s at %s: %u workers\n", o->crawl_id, o->redis, workers);
+    fprintf(f, "crawl %s at %s: %u workers\n", o->crawl_id, o->redis_shown,
+            workers);
     fprintf(f, "%6s %8s %-20s %9s %8s %9s %8s %8s %7s %10s  %s\n", "worker",
             "pid", "host", "pages", "queue", "in flight", "sent", "acked",
             "outbox", "heartbeat", "state");
@@ -2103,12 +2132,12 @@ static int show_status(const struct options *o)
                               STATUS_MAX_ROWS, err, sizeof(err));
         if (st == BC_ERR_NOT_FOUND || (st == BC_OK && workers == 0)) {
             fprintf(stderr, "crawl: --redis %s: no crawl \"%s\" there\n",
-                    o->redis, o->crawl_id);
+                    o->redis_shown, o->crawl_id);
             rc = 1;
             break;
         }
         if (st != BC_OK) {
-            redis_error(o->redis, st, err);
+            redis_error(o->redis_shown, st, err);
             rc = 1;
             break;
         }
@@ -2278,7 +2307,7 @@ int main(int argc, char **argv)
     cc.warc = c.warc;
     if (c.workers &&
         (st = bc_workers_attach(c.workers, &cc, c.state)) != BC_OK) {
-        redis_error(o->redis, st, bc_workers_errmsg(c.workers));
+        redis_error(o->redis_shown, st, bc_workers_errmsg(c.workers));
         rc = 1;
         goto out_free;
     }
@@ -2312,7 +2341,7 @@ int main(int argc, char **argv)
     if (c.workers) {
         st = bc_workers_start(c.workers, c.crawler);
         if (st != BC_OK) {
-            redis_error(o->redis, st, bc_workers_errmsg(c.workers));
+            redis_error(o->redis_shown, st, bc_workers_errmsg(c.workers));
             rc = 1;
             goto out_free;
         }

@@ -648,6 +648,15 @@ def errors(work, redis):
               "errors: Redis unreachable at %s: exit 1, \"cannot connect\", "
               "--state not created (%r: %s)"
               % (url, p.returncode, p.stderr.strip()))
+    # A password in --redis is never shown: "***" in every message.
+    for url, rc in (("redis://:s3cret@127.0.0.1:1/0", 1),
+                    ("redis://crawler:s3cret@127.0.0.1:99999", 2)):
+        p = run_once([CRAWL, "--redis", url, "--workers", "2", "--worker",
+                      "0", "--state", state, "http://www.bloomcrawl.test/"])
+        check(p.returncode == rc and "s3cret" not in p.stderr and
+              ":***@127.0.0.1:" in p.stderr,
+              "errors: --redis %s: exit %d, the password hidden (%r: %s)"
+              % (url, rc, p.returncode, p.stderr.strip()))
     usage = [
         (["--redis", redis.url, "--workers", "2", "--worker", "0"],
          "--state"),

@@ -134,9 +134,42 @@ static void test_where(void **state)
     w.port = 42;
     assert_int_equal(bc_redis_where_parse(longest, &w), BC_ERR_INVALID_ARG);
     assert_int_equal(w.port, 42); /* untouched on failure */
-    const char *bad[] = {"unix:",        "redis://",        "tcp://h",
-                         "redis://h:0",  "redis://h:65536", "redis://h:x",
-                         "redis://h/-1", "redis://h/1x",    "redis://h/1/2"};
+    /* A password, and a user (ACL), percent-decoded; never in the text. */
+    assert_int_equal(bc_redis_where_parse("redis://:s3cret@h:7000/2", &w),
+                     BC_OK);
+    assert_string_equal(w.user, "");
+    assert_string_equal(w.password, "s3cret");
+    assert_string_equal(w.host, "h");
+    assert_int_equal(w.port, 7000);
+    assert_int_equal(w.db, 2);
+    bc_redis_where_text(&w, text, sizeof text);
+    assert_string_equal(text, "h:7000");
+    assert_int_equal(
+        bc_redis_where_parse("redis://crawler:p%40ss%3Aw%2Fd@h", &w), BC_OK);
+    assert_string_equal(w.user, "crawler");
+    assert_string_equal(w.password, "p@ss:w/d");
+    assert_int_equal(bc_redis_where_parse("unix://:pw@/tmp/r.sock", &w), BC_OK);
+    assert_string_equal(w.password, "pw");
+    assert_string_equal(w.path, "/tmp/r.sock");
+    assert_int_equal(bc_redis_where_parse("unix:///tmp/r.sock", &w), BC_OK);
+    assert_string_equal(w.path, "/tmp/r.sock");
+    assert_string_equal(w.password, "");
+    const char *bad[] = {"unix:",
+                         "redis://",
+                         "tcp://h",
+                         "redis://h:0",
+                         "redis://h:65536",
+                         "redis://h:x",
+                         "redis://h/-1",
+                         "redis://h/1x",
+                         "redis://h/1/2",
+                         "redis://user@h",    /* no password */
+                         "redis://:@h",       /* an empty password */
+                         "redis://:p%4@h",    /* a cut escape */
+                         "redis://:p%zz@h",   /* not hex */
+                         "redis://:p%00@h",   /* a NUL */
+                         "unix://:pw@r.sock", /* not a path */
+                         "unix://"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(bc_redis_where_parse(bad[i], &w), BC_ERR_INVALID_ARG);
     assert_int_equal(bc_redis_where_parse(NULL, &w), BC_ERR_INVALID_ARG);
@@ -151,6 +184,41 @@ static void test_where(void **state)
     assert_null(c);
     assert_non_null(
         strstr(err, "cannot connect to Redis at unix:/nonexistent/r.sock: "));
+}
+
+/* AUTH: a server with a password answers a client that gives it, and
+ * refuses one that gives another, with the server's text and never the
+ * password in the message. */
+static void test_auth(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    redisContext *c = raw();
+    redisReply *r = redisCommand(c, "CONFIG SET requirepass s3cret");
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    char where[200], err[256];
+    struct bc_redis_where w;
+    struct redisContext *ok = NULL, *no = NULL;
+    snprintf(where, sizeof where, "unix://:s3cret@%s", server.sock);
+    assert_int_equal(bc_redis_where_parse(where, &w), BC_OK);
+    assert_int_equal(bc_redis_connect(&w, 1000, &ok, err, sizeof err), BC_OK);
+    assert_string_equal(err, "");
+    snprintf(where, sizeof where, "unix://:wrong@%s", server.sock);
+    assert_int_equal(bc_redis_where_parse(where, &w), BC_OK);
+    assert_int_equal(bc_redis_connect(&w, 1000, &no, err, sizeof err),
+                     BC_ERR_REDIS_REPLY);
+    assert_null(no);
+    assert_non_null(strstr(err, "Redis refused AUTH: "));
+    assert_null(strstr(err, "wrong"));
+    /* The password set back to none, through the connection that gave it. */
+    r = redisCommand(ok, "CONFIG SET requirepass %s", "");
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    redisFree(ok);
+    redisFree(c);
 }
 
 /* The sizing is bc_bloom_size()'s blocked one. */
@@ -549,6 +617,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_where),
+        cmocka_unit_test(test_auth),
         cmocka_unit_test(test_sizing),
         cmocka_unit_test(test_layout),
         cmocka_unit_test(test_batch),

@@ -18,6 +18,53 @@
 
 #include "bloomcrawl/redis_conn.h"
 
+/* The value of hex digit ch, or -1. */
+static int hex_value(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}
+
+/* Decode n bytes of s (percent-escapes) into out (size bytes, with its
+ * NUL); false for a bad escape, a NUL, or too long a result. */
+static bool decode(const char *s, size_t n, char *out, size_t size)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        int ch = (unsigned char)s[i];
+        if (ch == '%') {
+            int hi = i + 2 < n ? hex_value(s[i + 1]) : -1;
+            int lo = i + 2 < n ? hex_value(s[i + 2]) : -1;
+            if (hi < 0 || lo < 0)
+                return false;
+            ch = hi * 16 + lo;
+            i += 2;
+        }
+        if (ch == 0 || k + 1 >= size)
+            return false;
+        out[k++] = (char)ch;
+    }
+    out[k] = '\0';
+    return true;
+}
+
+/* The userinfo "[user]:password" of n bytes at s into w; false if bad. */
+static bool userinfo(const char *s, size_t n, struct bc_redis_where *w)
+{
+    const char *colon = memchr(s, ':', n);
+    if (!colon)
+        return false; /* a user without a password */
+    size_t ulen = (size_t)(colon - s);
+    return decode(s, ulen, w->user, sizeof w->user) &&
+           decode(colon + 1, n - ulen - 1, w->password, sizeof w->password) &&
+           w->password[0] != '\0';
+}
+
 enum bc_status bc_redis_where_parse(const char *where,
                                     struct bc_redis_where *out)
 {
@@ -26,6 +73,22 @@ enum bc_status bc_redis_where_parse(const char *where,
     struct bc_redis_where w;
     memset(&w, 0, sizeof w);
     w.port = 6379;
+    if (strncmp(where, "unix://", 7) == 0) {
+        const char *rest = where + 7;
+        const char *at = strchr(rest, '@');
+        const char *slash = strchr(rest, '/');
+        if (at && (!slash || at < slash)) {
+            if (!userinfo(rest, (size_t)(at - rest), &w))
+                return BC_ERR_INVALID_ARG;
+            rest = at + 1;
+        }
+        size_t len = strlen(rest);
+        if (rest[0] != '/' || len >= sizeof w.path)
+            return BC_ERR_INVALID_ARG;
+        memcpy(w.path, rest, len + 1);
+        *out = w;
+        return BC_OK;
+    }
     if (strncmp(where, "unix:", 5) == 0) {
         size_t len = strlen(where + 5);
         if (len == 0 || len >= sizeof w.path)
@@ -37,6 +100,16 @@ enum bc_status bc_redis_where_parse(const char *where,
     if (strncmp(where, "redis://", 8) != 0)
         return BC_ERR_INVALID_ARG;
     const char *h = where + 8;
+    size_t authority = strcspn(h, "/");
+    const char *at = NULL;
+    for (size_t i = 0; i < authority; i++)
+        if (h[i] == '@')
+            at = h + i; /* the last one: the host holds none */
+    if (at) {
+        if (!userinfo(h, (size_t)(at - h), &w))
+            return BC_ERR_INVALID_ARG;
+        h = at + 1;
+    }
     size_t hlen = strcspn(h, ":/");
     if (hlen == 0 || hlen >= sizeof w.host)
         return BC_ERR_INVALID_ARG;
@@ -88,6 +161,30 @@ static void put_err(char *err, size_t err_size, const char *what,
                  detail && *detail ? ": " : "", detail ? detail : "");
 }
 
+/* One command of the connection's setup (AUTH, SELECT): BC_OK, or the
+ * status with err saying what (the server's text, never the arguments). */
+static enum bc_status setup_command(redisContext *c, int argc,
+                                    const char **argv, const size_t *lens,
+                                    const char *what, char *err,
+                                    size_t err_size)
+{
+    struct bc_redis_sigpipe g;
+    bc_redis_sigpipe_hold(&g);
+    redisReply *r = redisCommandArgv(c, argc, argv, lens);
+    bc_redis_sigpipe_release(&g);
+    enum bc_status st = BC_OK;
+    if (!r) {
+        st = c->err == REDIS_ERR_OOM ? BC_ERR_NOMEM : BC_ERR_REDIS_LOST;
+        put_err(err, err_size, "Redis connection lost during ", what,
+                c->errstr);
+    } else if (r->type == REDIS_REPLY_ERROR) {
+        st = BC_ERR_REDIS_REPLY;
+        put_err(err, err_size, "Redis refused ", what, r->str);
+    }
+    freeReplyObject(r);
+    return st;
+}
+
 enum bc_status bc_redis_connect(const struct bc_redis_where *where,
                                 uint64_t timeout_ms, struct redisContext **out,
                                 char *err, size_t err_size)
@@ -122,24 +219,28 @@ enum bc_status bc_redis_connect(const struct bc_redis_where *where,
         redisFree(c);
         return BC_ERR_REDIS_CONNECT;
     }
-    if (where->db != 0) {
-        struct bc_redis_sigpipe g;
-        bc_redis_sigpipe_hold(&g);
-        redisReply *r = redisCommand(c, "SELECT %ld", where->db);
-        bc_redis_sigpipe_release(&g);
-        enum bc_status st = BC_OK;
-        if (!r) {
-            st = c->err == REDIS_ERR_OOM ? BC_ERR_NOMEM : BC_ERR_REDIS_LOST;
-            put_err(err, err_size, "Redis connection lost", "", c->errstr);
-        } else if (r->type == REDIS_REPLY_ERROR) {
-            st = BC_ERR_REDIS_REPLY;
-            put_err(err, err_size, "Redis error", "", r->str);
+    enum bc_status st = BC_OK;
+    if (where->password[0]) { /* AUTH [user] password */
+        const char *argv[3] = {"AUTH", where->user, where->password};
+        size_t lens[3] = {4, strlen(where->user), strlen(where->password)};
+        int argc = 3;
+        if (!where->user[0]) {
+            argv[1] = where->password;
+            lens[1] = lens[2];
+            argc = 2;
         }
-        freeReplyObject(r);
-        if (st != BC_OK) {
-            redisFree(c);
-            return st;
-        }
+        st = setup_command(c, argc, argv, lens, "AUTH", err, err_size);
+    }
+    if (st == BC_OK && where->db != 0) {
+        char db[24];
+        snprintf(db, sizeof db, "%ld", where->db);
+        const char *argv[2] = {"SELECT", db};
+        size_t lens[2] = {6, strlen(db)};
+        st = setup_command(c, 2, argv, lens, "SELECT", err, err_size);
+    }
+    if (st != BC_OK) {
+        redisFree(c);
+        return st;
     }
     *out = c;
     return BC_OK;

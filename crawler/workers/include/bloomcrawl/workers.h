@@ -136,7 +136,9 @@ bool bc_workers_parse_line(const char *line, size_t len,
                            struct bc_workers_line *out);
 
 struct bc_workers_config {
-    const char *where;    /* "redis://host[:port][/db]" or "unix:/path" */
+    /* "redis://host[:port][/db]" or "unix:/path", with a password as
+     * redis_conn.h says */
+    const char *where;
     const char *crawl_id; /* NULL: "default"; [A-Za-z0-9._-]{1,64} */
     unsigned workers;     /* N, 1 .. BC_WORKERS_MAX */
     unsigned index;       /* this worker, 0 .. N-1 */

@@ -77,7 +77,7 @@ struct bc_redis_seen;
  * Make a handle for the filter named prefix on the server at where; no I/O
  * (bc_redis_seen_connect() or the first query connects).
  * where: "unix:/path/to/socket" or "redis://host[:port][/db]" (port 6379,
- * db 0 by default). The filter is sized by bc_bloom_size(n, p,
+ * db 0 by default), with a password as redis_conn.h says. The filter is sized by bc_bloom_size(n, p,
  * BC_BLOOM_BLOCKED) with the given seed. On success *out owns a handle
  * freed with bc_redis_seen_free(); on error *out is untouched. Errors:
  * BC_ERR_INVALID_ARG (NULL, empty prefix, a where of another form),
