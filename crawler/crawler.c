@@ -1014,15 +1014,16 @@ static void page_done(struct bc_crawler *c, uint64_t id)
         c->state_status = st;
 }
 
-/* on_fetch for a transfer that is not a page (robots.txt, a sitemap):
- * the page struct with depth 0, no referrer, no links. */
-static void report_fetch(struct bc_crawler *c, const struct transfer *t,
+/* What every finished transfer reports (on_page, on_fetch): its URL,
+ * host, the fetcher's result, the WARC record; failed with the kind and
+ * text of a fetch error. The rest (depth, links, referrer, ...) is the
+ * page's: 0 and NULL here. */
+static void fetch_report(const struct transfer *t,
                          const struct bc_fetch_result *r,
-                         enum bc_crawler_fetch_kind kind)
+                         enum bc_crawler_fetch_kind kind,
+                         struct bc_crawler_page *out)
 {
-    if (!c->on_fetch)
-        return;
-    struct bc_crawler_page fetch = {
+    *out = (struct bc_crawler_page){
         .url = t->job.url,
         .url_len = t->job.url_len,
         .status = r->status,
@@ -1033,7 +1034,6 @@ static void report_fetch(struct bc_crawler *c, const struct transfer *t,
         .location = r->location,
         .location_len = r->location ? r->location_len : 0,
         .failed = r->status != BC_OK,
-        .error_kind = bc_crawler_error_kind_of(r->status),
         .error_text = r->status != BC_OK ? r->error : "",
         .kind = kind,
         .origin = t->job.origin,
@@ -1042,6 +1042,20 @@ static void report_fetch(struct bc_crawler *c, const struct transfer *t,
         .warc_file = t->warc_file,
         .warc_offset = t->warc_file ? t->warc_offset : 0,
     };
+    if (out->failed)
+        out->error_kind = bc_crawler_error_kind_of(r->status);
+}
+
+/* on_fetch for a transfer that is not a page (robots.txt, a sitemap):
+ * the page struct with depth 0, no referrer, no links. */
+static void report_fetch(struct bc_crawler *c, const struct transfer *t,
+                         const struct bc_fetch_result *r,
+                         enum bc_crawler_fetch_kind kind)
+{
+    if (!c->on_fetch)
+        return;
+    struct bc_crawler_page fetch;
+    fetch_report(t, r, kind, &fetch);
     c->on_fetch(c->ctx, &fetch);
 }
 
@@ -1109,31 +1123,15 @@ static void complete_page(struct bc_crawler *c, struct transfer *t,
     s->pages++;
     s->bytes += r->body_bytes;
 
-    struct bc_crawler_page page = {
-        .url = t->job.url,
-        .url_len = t->job.url_len,
-        .depth = t->job.depth,
-        .redirects = t->job.redirects,
-        .retries = t->job.retries,
-        .status = r->status,
-        .http_status = r->http_status,
-        .content_type = r->content_type,
-        .bytes = r->body_bytes,
-        .links = t->links_found,
-        .ms = r->time_ms,
-        .location = r->location,
-        .location_len = r->location ? r->location_len : 0,
-        .error_text = "",
-        .fetched_at = t->fetched_at,
-        .warc_file = t->warc_file,
-        .warc_offset = t->warc_file ? t->warc_offset : 0,
-        .referrer = t->job.referrer,
-        .referrer_len = t->job.referrer_len,
-        .skipped = r->status == BC_OK && r->skipped,
-        .kind = BC_CRAWLER_FETCH_PAGE,
-        .origin = t->job.origin,
-        .origin_len = t->job.origin_len,
-    };
+    struct bc_crawler_page page;
+    fetch_report(t, r, BC_CRAWLER_FETCH_PAGE, &page);
+    page.depth = t->job.depth;
+    page.redirects = t->job.redirects;
+    page.retries = t->job.retries;
+    page.links = t->links_found;
+    page.referrer = t->job.referrer;
+    page.referrer_len = t->job.referrer_len;
+    page.skipped = r->status == BC_OK && r->skipped;
     if (r->status == BC_OK && r->location && r->http_status >= 300 &&
         r->http_status < 400) {
         /* A redirect target is a discovered URL like any link, at the
@@ -1147,11 +1145,6 @@ static void complete_page(struct bc_crawler *c, struct transfer *t,
             page.error_kind = BC_CRAWLER_ERR_TOO_MANY_REDIRECTS;
             page.error_text = "redirect chain longer than max_redirects";
         }
-    }
-    if (!page.failed && r->status != BC_OK) {
-        page.failed = true;
-        page.error_kind = bc_crawler_error_kind_of(r->status);
-        page.error_text = r->error;
     }
     if (page.failed)
         s->errors[page.error_kind]++;
