@@ -693,6 +693,16 @@ static enum bc_status route_cb(void *ctx, const char *origin, size_t len,
     return BC_OK;
 }
 
+/* Take a page from the global budget: P pages + 1 when below the limit,
+ * in one script (an INCR over the limit undone by a DECR counted the page
+ * for an instant, and another worker's take in that instant was refused).
+ * KEYS[1] P pages, ARGV[1] the limit; 1 taken, 0 refused. */
+static const char take_script[] =
+    "local n = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
+    "if n >= tonumber(ARGV[1]) then return 0 end\n"
+    "redis.call('INCR', KEYS[1])\n"
+    "return 1\n";
+
 /* The global page budget: P pages counts the pages taken. */
 static bool budget(struct bc_workers *w, bool take)
 {
@@ -706,7 +716,8 @@ static bool budget(struct bc_workers *w, bool take)
             w->budget_debt--;
         return true;
     }
-    if (!cmd(w, "INCR %s", w->key_pages)) {
+    if (!cmd(w, "EVAL %s 1 %s %llu", take_script, w->key_pages,
+             (unsigned long long)w->cfg.max_pages)) {
         append_failed(w, "budget");
         w->budget_debt++;
         return true;
@@ -715,14 +726,10 @@ static bool budget(struct bc_workers *w, bool take)
         w->budget_debt++;
         return true;
     }
-    uint64_t v = 0;
-    if (!reply_int(w->replies[0], &v))
-        return true;
-    if (v <= w->cfg.max_pages)
-        return true;
-    if (cmd(w, "DECR %s", w->key_pages))
-        round_trip(w, "budget");
-    return false;
+    uint64_t granted = 1;
+    reply_int(w->replies[0], &granted);
+    free_replies(w);
+    return granted != 0;
 }
 
 /* The attached config's ctx is the worker; the caller's callbacks are
