@@ -235,7 +235,7 @@ int main(int argc, char **argv)
             }
             if (job.action != BC_FRONTIER_FETCH)
                 continue;
-            struct bc_frontier_outcome o = {200, 5, 0};
+            struct bc_frontier_outcome o = {200, 5, 0, BC_FAULT_NONE};
             bc_frontier_done(f, &job, &o, clock);
             pairs++;
         }

@@ -160,7 +160,7 @@ int main(int argc, char **argv)
         }
         if (job.action != BC_FRONTIER_FETCH)
             continue;
-        struct bc_frontier_outcome o = {200, 5, 0};
+        struct bc_frontier_outcome o = {200, 5, 0, BC_FAULT_NONE};
         if ((st = bc_frontier_done(f, &job, &o, clock)) != BC_OK ||
             (st = bc_crawl_state_page_done(s, job.id)) != BC_OK)
             die("done", st, s);

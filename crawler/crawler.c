@@ -257,6 +257,87 @@ const char *bc_crawler_error_kind_name(enum bc_crawler_error_kind kind)
     return "unknown";
 }
 
+/*
+ * The fault table (docs/DESIGN.md 3.4). Local: the system refused us a
+ * resource (descriptors, memory) or our own write failed, whatever the
+ * transfer's kind. Transient: the host or the network may answer later:
+ * no connection (refused, reset, unreachable), a timeout or a stall, a
+ * name that did not resolve (curl does not tell a temporary DNS failure
+ * from a missing name; a missing one ends when its host is given up), an
+ * empty or cut reply, a TLS handshake cut by the network (a system errno
+ * with it; a certificate or cipher failure has none and is permanent),
+ * and the answers that say "later": 408, 429, 500, 502, 503, 504 (and
+ * 522, 524, the origin timeouts of proxies). Permanent: the rest of the
+ * failures (a protocol violation, a body or header over its limit, a URL
+ * curl refused, ...). Any other answer is the page's outcome (none).
+ */
+enum bc_fault bc_crawler_fault_of(enum bc_status status, int http_status,
+                                  int os_errno)
+{
+    if (os_errno == EMFILE || os_errno == ENFILE || os_errno == ENOMEM ||
+        os_errno == ENOBUFS)
+        return BC_FAULT_LOCAL;
+    switch (status) {
+    case BC_OK:
+        switch (http_status) {
+        case 408:
+        case 429:
+        case 500:
+        case 502:
+        case 503:
+        case 504:
+        case 522:
+        case 524:
+            return BC_FAULT_TRANSIENT;
+        default:
+            return BC_FAULT_NONE;
+        }
+    case BC_ERR_NOMEM:
+    case BC_ERR_IO:
+        return BC_FAULT_LOCAL;
+    case BC_ERR_FETCH_DNS:
+    case BC_ERR_FETCH_CONNECT:
+    case BC_ERR_FETCH_TIMEOUT:
+    case BC_ERR_FETCH_TOO_SLOW:
+    case BC_ERR_FETCH_NETWORK:
+        return BC_FAULT_TRANSIENT;
+    case BC_ERR_FETCH_TLS:
+        return os_errno != 0 ? BC_FAULT_TRANSIENT : BC_FAULT_PERMANENT;
+    case BC_ERR_INVALID_ARG:
+    case BC_ERR_TOO_LARGE:
+    case BC_ERR_FORMAT:
+    case BC_ERR_VERSION:
+    case BC_ERR_TRUNCATED:
+    case BC_ERR_CHECKSUM:
+    case BC_ERR_CORRUPT:
+    case BC_ERR_NOT_FOUND:
+    case BC_ERR_URL_EMPTY:
+    case BC_ERR_URL_SCHEME:
+    case BC_ERR_URL_NO_BASE:
+    case BC_ERR_URL_HOST:
+    case BC_ERR_URL_PORT:
+    case BC_ERR_URL_IDN:
+    case BC_ERR_URL_TOO_LONG:
+    case BC_ERR_URL_IPV4:
+    case BC_ERR_URL_IPV6:
+    case BC_ERR_URL_BUFFER:
+    case BC_ERR_FETCH_URL:
+    case BC_ERR_FETCH_TOO_LARGE:
+    case BC_ERR_FETCH_HEADERS:
+    case BC_ERR_FETCH_PROTOCOL:
+    case BC_ERR_FETCH_ABORTED:
+    case BC_ERR_FETCH_OTHER:
+    case BC_ERR_LOCKED:
+    case BC_ERR_MISMATCH:
+    case BC_ERR_REDIS_CONNECT:
+    case BC_ERR_REDIS_LOST:
+    case BC_ERR_REDIS_REPLY:
+    case BC_ERR_UNSUPPORTED:
+        break;
+    }
+    return BC_FAULT_PERMANENT;
+}
+
 /* ---- the crawler ----------------------------------------------------------- */
 
 /* A page's links, buffered until its completion: records of a tag byte,
@@ -1433,13 +1514,13 @@ static bool start(struct bc_crawler *c, const struct bc_frontier_job *job,
         struct bc_frontier_job failed = *job;
         c->stats.not_started++;
         if (sitemap) {
-            struct bc_frontier_outcome o = {0, 0, 0};
+            struct bc_frontier_outcome o = {0, 0, 0, BC_FAULT_NONE};
             bc_frontier_sitemap_done(c->frontier, &failed, &o, now);
         } else if (robots) {
             bc_frontier_robots_done(c->frontier, &failed, 0, NULL, 0, NULL, 0,
                                     now);
         } else {
-            struct bc_frontier_outcome o = {0, 0, 0};
+            struct bc_frontier_outcome o = {0, 0, 0, BC_FAULT_NONE};
             bc_frontier_done(c->frontier, &failed, &o, now);
             page_done(c, job->id);
         }

@@ -314,6 +314,21 @@ static void sitemaps_of_robots(struct bc_frontier *f, struct host *h);
 static enum bc_status sitemap_next(struct bc_frontier *f, struct host *h,
                                    uint64_t now, struct bc_frontier_job *j);
 
+const char *bc_fault_name(enum bc_fault fault)
+{
+    switch (fault) {
+    case BC_FAULT_NONE:
+        return "none";
+    case BC_FAULT_PERMANENT:
+        return "permanent";
+    case BC_FAULT_TRANSIENT:
+        return "transient";
+    case BC_FAULT_LOCAL:
+        return "local";
+    }
+    return "unknown";
+}
+
 const char *bc_frontier_reason_name(enum bc_frontier_reason reason)
 {
     switch (reason) {

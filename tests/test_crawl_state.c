@@ -93,7 +93,7 @@ static struct bc_frontier_job fetch(struct bc_frontier *f)
 static void done(struct bc_crawl_state *s, struct bc_frontier *f,
                  struct bc_frontier_job *j)
 {
-    struct bc_frontier_outcome o = {200, 5, 0};
+    struct bc_frontier_outcome o = {200, 5, 0, BC_FAULT_NONE};
     assert_int_equal(bc_frontier_done(f, j, &o, 0), BC_OK);
     assert_int_equal(bc_crawl_state_page_done(s, j->id), BC_OK);
 }
@@ -790,7 +790,7 @@ static void test_sitemap_jobs_survive(void **state)
     assert_int_equal(bc_frontier_add_from_sitemap(f, &j, "/p1", 3, &r, NULL),
                      BC_OK);
     assert_int_equal(r, BC_ADMIT_QUEUED);
-    struct bc_frontier_outcome o = {200, 5, 0};
+    struct bc_frontier_outcome o = {200, 5, 0, BC_FAULT_NONE};
     assert_int_equal(bc_frontier_sitemap_done(f, &j, &o, 0), BC_OK);
     assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
     assert_int_equal(bc_frontier_next(f, 0, &j), BC_OK);

@@ -90,7 +90,8 @@ static void done(struct bc_frontier *f, struct bc_frontier_job *job,
                  uint64_t now, int status, uint64_t response_ms,
                  uint64_t retry_after_ms)
 {
-    struct bc_frontier_outcome o = {status, response_ms, retry_after_ms};
+    struct bc_frontier_outcome o = {status, response_ms, retry_after_ms,
+                                    BC_FAULT_NONE};
     assert_int_equal(bc_frontier_done(f, job, &o, now), BC_OK);
 }
 
@@ -1090,7 +1091,7 @@ static void test_bad_arguments(void **state)
                      BC_ERR_INVALID_ARG);
     struct bc_frontier_job j;
     memset(&j, 0, sizeof(j));
-    struct bc_frontier_outcome o = {200, 1, 0};
+    struct bc_frontier_outcome o = {200, 1, 0, BC_FAULT_NONE};
     assert_int_equal(bc_frontier_done(f, &j, &o, 0), BC_ERR_INVALID_ARG);
     assert_string_equal(bc_frontier_reason_name(BC_ADMIT_TRAP), "trap");
     /* The sentinel counts the reasons: each below it has its own name. */
@@ -1359,6 +1360,7 @@ struct response {
     uint64_t retry_after_ms;
     const char *const *links;
     size_t link_count;
+    enum bc_fault fault; /* how a failed fetch failed (BC_FAULT_NONE) */
 };
 
 struct fake_page {
@@ -1390,7 +1392,7 @@ static size_t fetched_count;
 
 static struct response fetch(const char *url)
 {
-    struct response r = {404, NULL, 0, NULL, 0, 5, 0, NULL, 0};
+    struct response r = {404, NULL, 0, NULL, 0, 5, 0, NULL, 0, BC_FAULT_NONE};
     assert_true(fetched_count < 16);
     snprintf(fetched[fetched_count++], sizeof(fetched[0]), "%s", url);
     for (size_t i = 0; i < sizeof(site) / sizeof(site[0]); i++) {
@@ -1709,7 +1711,7 @@ static bool step(struct bc_frontier *f, uint64_t *clock, char *log, size_t cap,
             }
         }
         int status = n > 5 && strcmp(j.url + n - 5, "retry") == 0 ? 429 : 200;
-        struct bc_frontier_outcome o = {status, 5, 100};
+        struct bc_frontier_outcome o = {status, 5, 100, BC_FAULT_NONE};
         assert_int_equal(bc_frontier_done(f, &j, &o, *clock), BC_OK);
         /* The end of a FETCH is the caller's to record (unless it was
          * queued again). */
@@ -1997,7 +1999,7 @@ static void test_store_error(void **state)
     assert_int_equal(r, BC_ADMIT_STORE_ERROR);
     assert_int_equal(bc_frontier_store_status(f), BC_ERR_IO);
     fs.fail = false; /* still failed: sticky */
-    struct bc_frontier_outcome o = {200, 5, 0};
+    struct bc_frontier_outcome o = {200, 5, 0, BC_FAULT_NONE};
     assert_int_equal(bc_frontier_done(f, &j, &o, 10), BC_ERR_IO);
     struct bc_frontier_job k;
     assert_int_equal(bc_frontier_next(f, 10, &k), BC_ERR_IO);
@@ -2058,7 +2060,7 @@ index_entry(struct bc_frontier *f, const struct bc_frontier_job *job,
 static void sitemap_done(struct bc_frontier *f, struct bc_frontier_job *job,
                          uint64_t now, int status)
 {
-    struct bc_frontier_outcome o = {status, 5, 0};
+    struct bc_frontier_outcome o = {status, 5, 0, BC_FAULT_NONE};
     assert_int_equal(bc_frontier_sitemap_done(f, job, &o, now), BC_OK);
 }
 
@@ -2131,7 +2133,7 @@ static void test_sitemaps_from_robots(void **state)
     assert_int_equal(index_entry(f, &j, "great.xml"),
                      BC_FRONTIER_SITEMAP_TOO_DEEP);
     /* Not a page job: done() refuses it, and the reverse. */
-    struct bc_frontier_outcome o = {200, 5, 0};
+    struct bc_frontier_outcome o = {200, 5, 0, BC_FAULT_NONE};
     assert_int_equal(bc_frontier_done(f, &j, &o, 4010), BC_ERR_INVALID_ARG);
     sitemap_done(f, &j, 4010, 200);
 

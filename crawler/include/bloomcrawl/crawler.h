@@ -75,6 +75,15 @@ enum bc_crawler_error_kind {
 enum bc_crawler_error_kind bc_crawler_error_kind_of(enum bc_status status);
 
 /*
+ * The fault class of a finished transfer (docs/DESIGN.md 3.4, the one
+ * table): status the fetcher's, http_status the response's (0: none),
+ * os_errno the system's (bc_fetch_result.os_errno). BC_FAULT_NONE for an
+ * answer that is the page's outcome. O(1).
+ */
+enum bc_fault bc_crawler_fault_of(enum bc_status status, int http_status,
+                                  int os_errno);
+
+/*
  * The kind's name in snake case, as crawl's --out and --stats-json write
  * it: "timeout", "too_large", "too_slow", "connect", "dns", "tls",
  * "protocol", "network", "other", "too_many_redirects"; "unknown" for a

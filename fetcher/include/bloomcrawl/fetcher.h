@@ -68,6 +68,9 @@ extern "C" {
 struct bc_fetch_result {
     void *user;                /* the pointer given to bc_fetcher_add() */
     enum bc_status status;     /* BC_OK: a complete HTTP response came */
+    int os_errno;              /* a failed transfer's errno, when the system
+                                  gave one (EMFILE, ECONNREFUSED, ...);
+                                  else 0 */
     const char *error;         /* libcurl's (or the fetcher's) text; "" if OK */
     const char *url;           /* the URL as added (NUL-terminated) */
     const char *final_url;     /* the URL fetched (curl's effective URL) */

@@ -38,7 +38,7 @@
  *             continue;
  *         }
  *         struct bc_frontier_outcome outcome = {r.status, r.ms,
- *                                               r.retry_after_ms};
+ *                                               r.retry_after_ms, r.fault};
  *         bc_frontier_done(f, &job, &outcome, now_ms());
  *         for (size_t i = 0; i < r.link_count; i++)
  *             bc_frontier_add_link(f, &job, r.links[i], strlen(r.links[i]),
@@ -387,6 +387,11 @@ struct bc_frontier_job {
     size_t scope_len;
     unsigned level;
     bool named;
+    /* FETCH, written by bc_frontier_done(): the URL was queued again to
+     * be retried (a transient fault with retries left), not before
+     * retry_at_ms. */
+    bool requeued;
+    uint64_t retry_at_ms;
     void *host;  /* internal: the host the job belongs to */
     char *owned; /* internal */
 };
@@ -402,11 +407,31 @@ struct bc_frontier_job {
 enum bc_status bc_frontier_next(struct bc_frontier *frontier, uint64_t now_ms,
                                 struct bc_frontier_job *job);
 
-/* How a fetch went, for the politeness rules. */
+/*
+ * How a fetch failed, which decides what becomes of its URL (the caller
+ * classes each outcome; the crawler with bc_crawler_fault_of(), one
+ * table: docs/DESIGN.md 3.4).
+ */
+enum bc_fault {
+    BC_FAULT_NONE = 0,  /* an answer that is the URL's outcome (200, 404) */
+    BC_FAULT_PERMANENT, /* failed for good (protocol violation, too large,
+                           ...): the URL's outcome */
+    BC_FAULT_TRANSIENT, /* may work later (refused, reset, timeouts, 500,
+                           502, 503, 504, 408, 429): retried by
+                           bc_frontier_done() */
+    BC_FAULT_LOCAL      /* ours (no descriptors, no memory, a spool write):
+                           never the URL's outcome: bc_frontier_giveback() */
+};
+
+/* "none", "permanent", "transient", "local"; never NULL. */
+const char *bc_fault_name(enum bc_fault fault);
+
+/* How a fetch went, for the politeness and retry rules. */
 struct bc_frontier_outcome {
     int http_status;         /* 0 when no response (network error) */
     uint64_t response_ms;    /* how long the transfer took */
     uint64_t retry_after_ms; /* Retry-After, 0 when absent */
+    enum bc_fault fault;     /* BC_FAULT_NONE when zeroed */
 };
 
 /*
@@ -426,6 +451,23 @@ enum bc_status bc_frontier_done(struct bc_frontier *frontier,
                                 struct bc_frontier_job *job,
                                 const struct bc_frontier_outcome *outcome,
                                 uint64_t now_ms);
+
+/*
+ * Give a FETCH, FETCH_ROBOTS or FETCH_SITEMAP job back at time now_ms
+ * after a local failure (BC_FAULT_LOCAL: the fault was ours, not the
+ * host's): as if it had not been handed out. A FETCH job's URL is queued
+ * again with its retries unchanged (with a store, through its queued hook
+ * with requeue true, as a retry), a robots.txt is asked for again, a
+ * sitemap queued again; no failure is counted against the host or the
+ * URL, and the host's next contact is not delayed by it. job->url stays
+ * valid until the next bc_frontier_next(). Returns BC_OK,
+ * BC_ERR_INVALID_ARG (NULL, a job not out), BC_ERR_NOMEM (the URL could
+ * not be queued again: counted under BC_ADMIT_NOMEM, the job is done) or
+ * the store's sticky error.
+ */
+enum bc_status bc_frontier_giveback(struct bc_frontier *frontier,
+                                    struct bc_frontier_job *job,
+                                    uint64_t now_ms);
 
 /*
  * Report the end of a FETCH_ROBOTS job (RFC 9309 2.3.1): 2xx parses body
