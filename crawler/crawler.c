@@ -1062,8 +1062,8 @@ static void warc_complete(struct bc_crawler *c, struct transfer *t,
     else
         bc_warc_record_abort(req);
     if (st != BC_OK) {
+        warc_fail(c, st); /* first: errno is the failed write's */
         bc_warc_record_abort(resp);
-        warc_fail(c, st);
         return;
     }
     st = bc_warc_record_end(resp, cut || r->truncated, &t->warc_file,

@@ -525,6 +525,7 @@ static void record_free(struct bc_warc_record *r)
 {
     if (!r)
         return;
+    int e = errno; /* a failed write's, which the caller reports */
     free(r->head);
     free(r->uri);
     free(r->ip);
@@ -534,6 +535,7 @@ static void record_free(struct bc_warc_record *r)
     EVP_MD_CTX_free(r->block_md);
     EVP_MD_CTX_free(r->payload_md);
     free(r);
+    errno = e;
 }
 
 /* A record's spool: an unlinked file in the directory of the WARC (its
