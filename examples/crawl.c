@@ -16,8 +16,9 @@
  * Only this file prints. It shows progress on stderr while it runs (one
  * refreshing line on a terminal, a line every 5 s otherwise), writes one
  * JSON object per fetched URL with --out (each record written whole, in
- * one write(2), so a killed crawl leaves no half record), all counters
- * with --stats-json,
+ * one write(2), so a killed crawl leaves no half record; a write that
+ * fails stops the crawl before the page is committed: write_failed()),
+ * all counters with --stats-json,
  * and ends with a report of every tier. Ctrl-C stops it cleanly: no new
  * transfers, the ones in flight finish, then the report (a second Ctrl-C
  * abandons them).
@@ -191,7 +192,12 @@ static void usage(FILE *f)
         "       --max-pages reached (limit); a worker (--redis): the\n"
         "       crawl is over for all its workers\n"
         "  1    runtime failure (failed): out of memory, I/O, the fetcher;\n"
-        "       Redis unreachable at the start (--redis, --status)\n"
+        "       Redis unreachable at the start (--redis, --status); a write\n"
+        "       error (--out, --log, --stats-json, --warc, --state: a full\n"
+        "       disk) stops the crawl at once, naming the file and the\n"
+        "       reason (\"crawl: writing out.jsonl: No space left on\n"
+        "       device\"); with --state the same command resumes once there\n"
+        "       is room, every committed page's record written, none torn\n"
         "  2    usage error: unknown option, bad value, unusable file\n"
         "  3    finished, but nothing could be fetched: no seed admitted,\n"
         "       or no page got an HTTP response (every fetch failed); never\n"
