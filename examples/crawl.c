@@ -747,8 +747,10 @@ static void json_string(FILE *f, const char *s, size_t len)
 
 /* Write all of buf to fd. Returns 0, or errno of the write that failed
  * (EIO for one that wrote nothing without an error); *done (may be NULL)
- * gets the bytes written, all of len or the part before the failure. */
-static int write_all(int fd, const char *buf, size_t len, size_t *done)
+ * gets the bytes written, all of len or the part before the failure.
+ * (It was write_all(), true on success: renamed with its new return so
+ * that no caller reads 0 as a failure.) */
+static int write_fully(int fd, const char *buf, size_t len, size_t *done)
 {
     size_t put = 0;
     int err = 0;
@@ -838,7 +840,7 @@ static void on_fetch(void *ctx, const struct bc_crawler_page *p)
     size_t put;
     int err;
     if (c->log_fd >= 0 && !c->write_failed &&
-        (err = write_all(c->log_fd, line, n, &put)) != 0) {
+        (err = write_fully(c->log_fd, line, n, &put)) != 0) {
         /* A line cut short is the file's last bytes (O_APPEND): cut them
          * off, so the log holds whole lines only. */
         struct stat sb;
@@ -918,7 +920,7 @@ static void on_page(void *ctx, const struct bc_crawler_page *p)
         return;
     }
     size_t put;
-    int err = write_all(c->out_fd, buf, len, &put);
+    int err = write_fully(c->out_fd, buf, len, &put);
     free(buf);
     if (err) {
         /* Not written whole (a full disk, a file-size limit): the offset
@@ -2242,7 +2244,7 @@ static int write_stats(struct crawl *c, uint64_t end, const char *outcome,
         err = ENOMEM;
         goto out_free;
     }
-    err = write_all(fileno(c->stats), buf, len, NULL);
+    err = write_fully(fileno(c->stats), buf, len, NULL);
 out_free:
     free(buf);
 out_close:
