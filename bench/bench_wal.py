@@ -186,7 +186,8 @@ def full_disk(crawls, port, tmp, mib):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--site", required=True, help="gen_static_site.py's OUTDIR")
+    ap.add_argument("--site", required=True,
+                    help="gen_static_site.py's OUTDIR")
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--full-disk", type=int, metavar="MIB",
