@@ -2485,8 +2485,10 @@ int main(int argc, char **argv)
     if (o->revisit) {
         enum bc_status vst =
             bc_crawler_revisit(c.crawler, &c.revisit_known, &c.revisit_due);
-        if (vst != BC_OK) {
-            fprintf(stderr, "crawl: --revisit: %s\n", bc_strerror(vst));
+        if (vst != BC_OK) { /* the state's text says what failed */
+            const char *msg = bc_crawl_state_errmsg(c.state);
+            fprintf(stderr, "crawl: --revisit: %s\n",
+                    *msg ? msg : bc_strerror(vst));
             rc = 1;
             goto out_free;
         }
