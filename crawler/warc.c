@@ -873,8 +873,11 @@ enum bc_status bc_warc_free(struct bc_warc *w)
     if (!w)
         return BC_OK;
     enum bc_status st = BC_OK;
-    if (w->out && fclose(w->out) != 0)
+    int err = 0;
+    if (w->out && fclose(w->out) != 0) {
         st = BC_ERR_IO;
+        err = errno; /* the caller's message: kept through the frees */
+    }
     if (w->z_ready)
         deflateEnd(&w->z);
     free(w->buf);
@@ -883,5 +886,7 @@ enum bc_status bc_warc_free(struct bc_warc *w)
     free(w->path);
     free(w->file);
     free(w);
+    if (st != BC_OK)
+        errno = err;
     return st;
 }
