@@ -127,6 +127,13 @@
  * it was read is kept, "WARC-Truncated: length" (the page still counts
  * as a too_large failure). A write error is sticky: no more records, and
  * the crawl stops before the next commit.
+ *
+ * THE EMBEDDER'S WRITE ERRORS (bc_crawler_fail)
+ * What on_page writes (crawl's --out record) belongs to the page's
+ * transaction as the WARC records do: a callback that could not write it
+ * calls bc_crawler_fail(), which is as sticky as a WARC error and
+ * checked at the same points, so the page is never committed without
+ * its record and the resume fetches it again.
  * PER-HOST COUNTERS
  * Each page is also counted for its host (bc_crawler_hosts()): pages,
  * bytes, status classes, errors by kind, skipped types, the sum of
@@ -412,6 +419,10 @@ struct bc_crawler {
     struct bc_warc *warc;         /* or NULL */
     enum bc_status warc_status;   /* the first WARC error, sticky */
     int warc_errno;               /* errno after it */
+    /* The embedder's failure (bc_crawler_fail()), sticky like the WARC's:
+     * its status and errno. */
+    enum bc_status fail_status;
+    int fail_errno;
     /* The warc_* counters of the runs before (with a state). */
     uint64_t warc_files0, warc_records0, warc_bytes0;
 };
@@ -1051,8 +1062,8 @@ static void warc_complete(struct bc_crawler *c, struct transfer *t,
     else
         bc_warc_record_abort(req);
     if (st != BC_OK) {
+        warc_fail(c, st); /* first: errno is the failed write's */
         bc_warc_record_abort(resp);
-        warc_fail(c, st);
         return;
     }
     st = bc_warc_record_end(resp, cut || r->truncated, &t->warc_file,
@@ -1433,6 +1444,8 @@ static enum bc_status commit_state(struct bc_crawler *c, uint64_t now)
         return c->state_status;
     if (c->warc_status != BC_OK)
         return c->warc_status; /* the turn's records failed: not committed */
+    if (c->fail_status != BC_OK)
+        return c->fail_status; /* the embedder lost a page: not committed */
     if (c->warc) {
         struct bc_warc_position at;
         bc_warc_tell(c->warc, &at);
@@ -1607,6 +1620,8 @@ enum bc_status bc_crawler_step(struct bc_crawler *c, uint64_t timeout_ms,
         return c->state_status;
     if (c->warc_status != BC_OK)
         return c->warc_status;
+    if (c->fail_status != BC_OK)
+        return c->fail_status;
     c->in_step = true;
     bool over;
     uint64_t now = now_ms(c);
@@ -1639,6 +1654,8 @@ enum bc_status bc_crawler_step(struct bc_crawler *c, uint64_t timeout_ms,
     }
     if (st == BC_OK && c->warc_status != BC_OK)
         st = c->warc_status;
+    if (st == BC_OK && c->fail_status != BC_OK)
+        st = c->fail_status;
     c->in_step = false;
     if (done)
         *done = over;
@@ -1651,7 +1668,39 @@ enum bc_status bc_crawler_sync(struct bc_crawler *c)
         return BC_ERR_INVALID_ARG;
     if (c->warc_status != BC_OK)
         return c->warc_status;
+    if (c->fail_status != BC_OK)
+        return c->fail_status;
     return sync_state(c, now_ms(c));
+}
+
+/*
+ * The embedder's failure. A callback that could not keep what it was
+ * given (crawl's --out record, cut short by a full disk) must stop the
+ * crawl before the page it lost is committed: the page's completion is
+ * in the state's open transaction, which the next step would commit, and
+ * a committed page is never fetched again. So the failure is sticky and
+ * checked where the WARC's is: at the top of every step, after the
+ * fetcher's run (the step whose callback failed returns it), and in
+ * commit_state() and sync. The open transaction is never committed; the
+ * state resumes from the last commit and fetches the lost pages again.
+ */
+enum bc_status bc_crawler_fail(struct bc_crawler *c, enum bc_status status,
+                               int err_no)
+{
+    if (!c || status == BC_OK)
+        return BC_ERR_INVALID_ARG;
+    if (c->fail_status == BC_OK) { /* the first failure is the cause */
+        c->fail_status = status;
+        c->fail_errno = err_no;
+    }
+    return BC_OK;
+}
+
+enum bc_status bc_crawler_failure(const struct bc_crawler *c, int *err_no)
+{
+    if (err_no)
+        *err_no = c ? c->fail_errno : 0;
+    return c ? c->fail_status : BC_OK;
 }
 
 enum bc_status bc_crawler_run(struct bc_crawler *c)

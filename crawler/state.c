@@ -63,11 +63,27 @@
  * synchronous=NORMAL: a commit appends to the WAL without an fsync. A
  * killed process loses nothing committed (the OS has the pages); a power
  * loss or OS crash can lose the commits since the last checkpoint's fsync
- * (SQLite checkpoints every 16,384 pages of WAL, and a snapshot begins
- * with one), and never corrupts the database. The snapshot is taken after
- * a checkpoint (which syncs the WAL), so it never knows admissions that
- * a power loss could take from the database: such URLs would be refused
- * as seen and never fetched.
+ * (SQLite checkpoints every WAL_AUTOCHECKPOINT pages of WAL, and a
+ * snapshot begins with one), and never corrupts the database. The
+ * snapshot is taken after a checkpoint (which syncs the WAL), so it never
+ * knows admissions that a power loss could take from the database: such
+ * URLs would be refused as seen and never fetched.
+ *
+ * A BOUNDED WAL
+ * A commit appends its pages to crawl.db-wal; a checkpoint copies them
+ * into crawl.db, and the next commit writes the WAL from its start again,
+ * but the file keeps the largest size it ever had unless something cuts
+ * it. With SQLite's checkpoint every 16,384 pages (128 MiB of 8 KiB
+ * pages) and nothing to cut it, a fast crawl kept a ~135 MB WAL: after a
+ * full disk, the resume (which copies the WAL into crawl.db before it
+ * can remove it) needed over 64 MiB free. Now three things bound it:
+ * SQLite checkpoints every WAL_AUTOCHECKPOINT pages (1,024: 8 MiB), the
+ * file is cut back to WAL_SIZE_LIMIT (8 MiB) whenever the WAL restarts
+ * (journal_size_limit), and the checkpoint of every snapshot (every 2 s
+ * of a crawl) is a TRUNCATE: the file is cut to 0 bytes. So the WAL holds
+ * at most 1,024 pages plus the last commit's (W = (1,024 + T) x (8,192 +
+ * 24) + 32 bytes, T the pages of one commit), whatever the crawl's rate
+ * or size; docs/DESIGN.md section 10 has the free space a resume needs.
  *
  * CHECKS
  * crawl.db carries application_id 0x62437374 ("bCst") and user_version
@@ -89,7 +105,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -102,6 +120,11 @@
 
 #define APP_ID       0x62437374 /* "bCst" */
 #define DB_PAGE_SIZE "8192"
+/* The WAL's bound (A BOUNDED WAL above): SQLite's own checkpoint after
+ * this many pages of WAL, and the size its file is cut back to when the
+ * WAL restarts (1,024 pages of 8 KiB). */
+#define WAL_AUTOCHECKPOINT "1024"
+#define WAL_SIZE_LIMIT     "8388608"
 /* A host as the store keeps it in memory. */
 struct shost {
     UT_hash_handle hh;
@@ -242,13 +265,73 @@ static void set_err(char *buf, size_t cap, const char *fmt, ...)
     va_end(ap);
 }
 
-/* A failed SQLite call: its text into errmsg; BC_ERR_IO, or NOMEM. */
+/*
+ * The errno of a short or failed write: the unix VFS reports a write cut
+ * short as SQLITE_FULL without an errno, and on a regular file that is a
+ * full disk (ENOSPC) or the file-size limit (EFBIG). Disk full when dir's file
+ * system has less than a page left (for root, the blocks reserved for
+ * root count as free), else the limit when one is set; 0: neither.
+ */
+static int short_write_errno(const char *dir)
+{
+    struct statvfs fs;
+    if (dir && statvfs(dir, &fs) == 0) {
+        uint64_t free_blocks = geteuid() == 0 ? fs.f_bfree : fs.f_bavail;
+        if (free_blocks * fs.f_frsize < 8192 + 24)
+            return ENOSPC;
+    }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        return EFBIG;
+    return 0;
+}
+
+/*
+ * The system's reason for a failed SQLite call on the state in dir, or
+ * NULL: the errno of an I/O error ("disk I/O error" says nothing of a
+ * file-size limit or a permission), or for SQLITE_FULL and a failed write
+ * whose errno SQLite did not keep (it keeps errno only as it is when the
+ * statement ends), the short write's (short_write_errno()).
+ */
+static const char *db_reason(sqlite3 *db, const char *dir)
+{
+    int ext = sqlite3_extended_errcode(db), rc = ext & 0xff;
+    int sys = sqlite3_system_errno(db);
+    if (!sys && (rc == SQLITE_FULL || ext == SQLITE_IOERR_WRITE))
+        sys = short_write_errno(dir);
+    if ((rc == SQLITE_FULL || rc == SQLITE_IOERR || rc == SQLITE_CANTOPEN) &&
+        sys)
+        return strerror(sys);
+    return NULL;
+}
+
+/* SQLite's text of the last failure, with the system's reason when there
+ * is one, into buf: "database or disk is full (No space left on device)".
+ * Returns buf. */
+static const char *db_text(struct bc_crawl_state *s, char *buf, size_t cap)
+{
+    const char *why = db_reason(s->db, s->dir);
+    snprintf(buf, cap, "%s%s%s%s", sqlite3_errmsg(s->db), why ? " (" : "",
+             why ? why : "", why ? ")" : "");
+    return buf;
+}
+
+/* A failed SQLite call: its text, with the system's reason, into errmsg;
+ * BC_ERR_IO, or NOMEM. */
 static enum bc_status db_fail(struct bc_crawl_state *s, const char *what)
 {
     int rc = sqlite3_extended_errcode(s->db);
+    char text[320];
     set_err(s->errmsg, sizeof(s->errmsg), "crawl.db: %s: %s", what,
-            sqlite3_errmsg(s->db));
+            db_text(s, text, sizeof(text)));
     return rc == SQLITE_NOMEM ? BC_ERR_NOMEM : BC_ERR_IO;
+}
+
+/* What bloom.snap's save or load failed with: errno's text for an I/O
+ * error ("bloom.snap: Permission denied"), the library's otherwise. */
+static const char *snap_reason(enum bc_status st, int err)
+{
+    return st == BC_ERR_IO && err ? strerror(err) : bc_strerror(st);
 }
 
 static uint64_t wall_ms(void)
@@ -979,7 +1062,8 @@ create_atomically(struct bc_crawl_state *s, const char *db_path,
     if (sqlite3_open_v2(tmp, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
                         NULL) != SQLITE_OK) {
         set_err(err->text, sizeof(err->text), "cannot create crawl.db: %s",
-                s->db ? sqlite3_errmsg(s->db) : "out of memory");
+                s->db ? db_text(s, s->errmsg, sizeof(s->errmsg))
+                      : "out of memory");
         st = BC_ERR_IO;
     } else if ((st = create_db(s, fixed, count)) != BC_OK) {
         snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
@@ -1280,7 +1364,8 @@ enum bc_status bc_crawl_state_open(const char *dir,
     if (sqlite3_open_v2(db_path, &s->db, SQLITE_OPEN_READWRITE, NULL) !=
         SQLITE_OK) {
         set_err(err->text, sizeof(err->text), "cannot open crawl.db: %s",
-                s->db ? sqlite3_errmsg(s->db) : "out of memory");
+                s->db ? db_text(s, s->errmsg, sizeof(s->errmsg))
+                      : "out of memory");
         st = BC_ERR_IO;
         goto out_fail;
     }
@@ -1310,7 +1395,8 @@ enum bc_status bc_crawl_state_open(const char *dir,
     if (st != BC_OK)
         goto out_fail;
     if (exec(s, "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;"
-                "PRAGMA wal_autocheckpoint = 16384") != BC_OK) {
+                "PRAGMA wal_autocheckpoint = " WAL_AUTOCHECKPOINT ";"
+                "PRAGMA journal_size_limit = " WAL_SIZE_LIMIT) != BC_OK) {
         snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
         st = st != BC_OK ? st : BC_ERR_IO;
         goto out_fail;
@@ -1605,10 +1691,11 @@ enum bc_status bc_crawl_state_frontier(struct bc_crawl_state *s,
     struct stat sb;
     enum bc_status st;
     if (stat(snap, &sb) == 0) {
+        errno = 0;
         st = bc_seen_load(snap, &config->seen, &seen);
         if (st != BC_OK)
             set_err(s->errmsg, sizeof(s->errmsg), "bloom.snap: %s",
-                    bc_strerror(st));
+                    snap_reason(st, errno));
     } else if (s->snapshot_pos > 0) {
         st = BC_ERR_CORRUPT;
         set_err(s->errmsg, sizeof(s->errmsg), "bloom.snap: missing");
@@ -1970,20 +2057,30 @@ enum bc_status bc_crawl_state_snapshot(struct bc_crawl_state *s,
         return BC_ERR_INVALID_ARG;
     /* A checkpoint syncs the WAL first: every commit the snapshot covers
      * is then on disk, so a power loss cannot leave a snapshot that knows
-     * admissions the database lost (their URLs would never be fetched). */
-    if (sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL,
-                                  NULL) != SQLITE_OK) {
+     * admissions the database lost (their URLs would never be fetched).
+     * TRUNCATE also cuts the WAL to 0 bytes (its bound: A BOUNDED WAL).
+     * Another process reading the state (the sqlite3 shell) makes it
+     * BUSY: then the PASSIVE one of before, which copies what it can and
+     * syncs the WAL all the same, and the WAL is cut at a later snapshot. */
+    int rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE,
+                                       NULL, NULL);
+    if (rc == SQLITE_BUSY)
+        rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
+                                       NULL, NULL);
+    if (rc != SQLITE_OK) {
         s->failed = true;
         return db_fail(s, "checkpoint");
     }
     char *snap = path_join(s->dir, "bloom.snap");
     if (!snap)
         return BC_ERR_NOMEM;
+    errno = 0;
     enum bc_status st = bc_seen_save(bc_frontier_seen(f), snap);
+    int err = errno;
     free(snap);
     if (st != BC_OK) {
         set_err(s->errmsg, sizeof(s->errmsg), "bloom.snap: %s",
-                bc_strerror(st));
+                snap_reason(st, err));
         return st;
     }
     /* The file is in place: only now may the position move. */

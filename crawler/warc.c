@@ -525,6 +525,7 @@ static void record_free(struct bc_warc_record *r)
 {
     if (!r)
         return;
+    int e = errno; /* a failed write's, which the caller reports */
     free(r->head);
     free(r->uri);
     free(r->ip);
@@ -534,6 +535,7 @@ static void record_free(struct bc_warc_record *r)
     EVP_MD_CTX_free(r->block_md);
     EVP_MD_CTX_free(r->payload_md);
     free(r);
+    errno = e;
 }
 
 /* A record's spool: an unlinked file in the directory of the WARC (its
@@ -871,8 +873,11 @@ enum bc_status bc_warc_free(struct bc_warc *w)
     if (!w)
         return BC_OK;
     enum bc_status st = BC_OK;
-    if (w->out && fclose(w->out) != 0)
+    int err = 0;
+    if (w->out && fclose(w->out) != 0) {
         st = BC_ERR_IO;
+        err = errno; /* the caller's message: kept through the frees */
+    }
     if (w->z_ready)
         deflateEnd(&w->z);
     free(w->buf);
@@ -881,5 +886,7 @@ enum bc_status bc_warc_free(struct bc_warc *w)
     free(w->path);
     free(w->file);
     free(w);
+    if (st != BC_OK)
+        errno = err;
     return st;
 }

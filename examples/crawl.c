@@ -16,8 +16,9 @@
  * Only this file prints. It shows progress on stderr while it runs (one
  * refreshing line on a terminal, a line every 5 s otherwise), writes one
  * JSON object per fetched URL with --out (each record written whole, in
- * one write(2), so a killed crawl leaves no half record), all counters
- * with --stats-json,
+ * one write(2), so a killed crawl leaves no half record; a write that
+ * fails stops the crawl before the page is committed: write_failed()),
+ * all counters with --stats-json,
  * and ends with a report of every tier. Ctrl-C stops it cleanly: no new
  * transfers, the ones in flight finish, then the report (a second Ctrl-C
  * abandons them).
@@ -184,22 +185,31 @@ static void usage(FILE *f)
         "\n"
         "A bad seed is reported (with its line in --seeds) and skipped. The\n"
         "output files and --seeds are opened before the crawl starts. A\n"
-        "warning says when the Bloom filter holds more URLs than --expect.\n"
+        "warning says when the Bloom filter holds more URLs than --expect.\n",
+        f);
+    /* Split: a C11 compiler need not support a string literal over 4,095
+     * bytes (-Woverlength-strings); no format, the text has no '%'. */
+    fprintf(
+        f,
         "\n"
         "Exit status (and \"outcome\" in --stats-json):\n"
         "  0    the crawl finished: nothing left to fetch (complete) or\n"
         "       --max-pages reached (limit); a worker (--redis): the\n"
         "       crawl is over for all its workers\n"
         "  1    runtime failure (failed): out of memory, I/O, the fetcher;\n"
-        "       Redis unreachable at the start (--redis, --status)\n"
+        "       Redis unreachable at the start (--redis, --status); a write\n"
+        "       error (--out, --log, --stats-json, --warc, --state: a full\n"
+        "       disk) stops the crawl at once, naming the file and the\n"
+        "       reason (\"crawl: writing out.jsonl: No space left on\n"
+        "       device\"); with --state the same command resumes once there\n"
+        "       is room, every committed page's record written, none torn\n"
         "  2    usage error: unknown option, bad value, unusable file\n"
         "  3    finished, but nothing could be fetched: no seed admitted,\n"
         "       or no page got an HTTP response (every fetch failed); never\n"
         "       for a worker (one may own no host)\n"
         "  130  stopped by SIGINT (Ctrl-C), 143 by SIGTERM, after the clean\n"
         "       stop: transfers in flight finish, the report is written\n"
-        "       (interrupted)\n",
-        f);
+        "       (interrupted)\n");
     fputs(
         "\n"
         "Crash safety:\n"
@@ -687,14 +697,18 @@ struct crawl {
     FILE *stats, *seeds_in;
     uint64_t last_progress; /* when the progress line was last written */
     bool stderr_tty;        /* refresh one line, or print one every 5 s */
-    bool out_failed;
+    /* The first --out or --log write that failed: the file and errno.
+     * Sticky: nothing is written to either after it, and the crawler is
+     * failed (bc_crawler_fail()) so the pages since the last commit,
+     * the lost record's among them, are never committed. */
+    const char *write_failed;
+    int write_errno;
     struct bc_crawl_state *state; /* --state, or NULL */
     uint64_t out_offset;          /* --out's length: records written */
     struct bc_warc *warc;         /* --warc, or NULL */
     int argc;                     /* the command line, for the warcinfo */
     char **argv;
-    int log_fd; /* --log, O_APPEND; -1 without */
-    bool log_failed;
+    int log_fd;                 /* --log, O_APPEND; -1 without */
     struct bc_workers *workers; /* --redis: this worker of the crawl */
     bool over;                  /* the crawl is over for all its workers */
     bool over_at_start;         /* ... already when this worker started */
@@ -735,19 +749,44 @@ static void json_string(FILE *f, const char *s, size_t len)
     fputc('"', f);
 }
 
-/* Write all of buf to fd; false on an error. */
-static bool write_all(int fd, const char *buf, size_t len)
+/* Write all of buf to fd. Returns 0, or errno of the write that failed
+ * (EIO for one that wrote nothing without an error); *done (may be NULL)
+ * gets the bytes written, all of len or the part before the failure.
+ * (It was write_all(), true on success: renamed with its new return so
+ * that no caller reads 0 as a failure.) */
+static int write_fully(int fd, const char *buf, size_t len, size_t *done)
 {
-    while (len > 0) {
-        ssize_t n = write(fd, buf, len);
+    size_t put = 0;
+    int err = 0;
+    while (put < len) {
+        ssize_t n = write(fd, buf + put, len - put);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
-            return false;
-        buf += n;
-        len -= (size_t)n;
+        if (n <= 0) {
+            err = n < 0 ? errno : EIO;
+            break;
+        }
+        put += (size_t)n;
     }
-    return true;
+    if (done)
+        *done = put;
+    return err;
+}
+
+/*
+ * A write to --out or --log failed (file its name, err its errno): the
+ * first one is kept for run()'s message, and the crawler is failed, so the
+ * step returns before the next commit: the page whose record was lost is
+ * not committed and the resume fetches it again (with --state; without
+ * one the crawl just stops). Writes to both files stop here.
+ */
+static void write_failed(struct crawl *c, const char *file, int err)
+{
+    if (c->write_failed)
+        return;
+    c->write_failed = file;
+    c->write_errno = err;
+    (void)bc_crawler_fail(c->crawler, BC_ERR_IO, err);
 }
 
 /* The --out keys of where a page came from and what was kept of it:
@@ -773,7 +812,7 @@ static void out_page_source(FILE *f, const struct bc_crawler_page *p)
 static void on_fetch(void *ctx, const struct bc_crawler_page *p)
 {
     struct crawl *c = ctx;
-    if (c->log_fd < 0 && !c->opt.verbose)
+    if ((c->log_fd < 0 || c->write_failed) && !c->opt.verbose)
         return;
     char when[32];
     time_t t = time(NULL);
@@ -787,7 +826,8 @@ static void on_fetch(void *ctx, const struct bc_crawler_page *p)
     size_t n = 0;
     FILE *f = open_memstream(&line, &n);
     if (!f) {
-        c->log_failed = c->log_fd >= 0;
+        if (c->log_fd >= 0)
+            write_failed(c, c->opt.log_file, errno);
         return;
     }
     fprintf(f, "%s %03d %llu %llu ", when, p->http_status,
@@ -796,12 +836,23 @@ static void on_fetch(void *ctx, const struct bc_crawler_page *p)
     fprintf(f, "%s%s\n", extra ? " " : "", extra ? extra : "");
     bool ok = !ferror(f);
     if (fclose(f) != 0 || !ok) {
-        c->log_failed = c->log_fd >= 0;
+        if (c->log_fd >= 0)
+            write_failed(c, c->opt.log_file, ENOMEM);
         free(line);
         return;
     }
-    if (c->log_fd >= 0 && !write_all(c->log_fd, line, n))
-        c->log_failed = true;
+    size_t put;
+    int err;
+    if (c->log_fd >= 0 && !c->write_failed &&
+        (err = write_fully(c->log_fd, line, n, &put)) != 0) {
+        /* A line cut short is the file's last bytes (O_APPEND): cut them
+         * off, so the log holds whole lines only. */
+        struct stat sb;
+        if (put > 0 && fstat(c->log_fd, &sb) == 0 &&
+            (uint64_t)sb.st_size >= put)
+            (void)!ftruncate(c->log_fd, sb.st_size - (off_t)put);
+        write_failed(c, c->opt.log_file, err);
+    }
     if (c->opt.verbose)
         fprintf(stderr, "%s%s",
                 c->stderr_tty && !c->opt.quiet ? "\r\033[K" : "", line);
@@ -818,13 +869,13 @@ static void on_fetch(void *ctx, const struct bc_crawler_page *p)
 static void on_page(void *ctx, const struct bc_crawler_page *p)
 {
     struct crawl *c = ctx;
-    if (c->out_fd < 0)
+    if (c->out_fd < 0 || c->write_failed)
         return;
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f) {
-        c->out_failed = true;
+        write_failed(c, c->opt.out_file, errno);
         return;
     }
     fputs("{\"url\": ", f);
@@ -867,9 +918,25 @@ static void on_page(void *ctx, const struct bc_crawler_page *p)
     out_page_source(f, p);
     fputs("}\n", f);
     bool ok = !ferror(f);
-    if (fclose(f) != 0 || !ok || !write_all(c->out_fd, buf, len))
-        c->out_failed = true;
+    if (fclose(f) != 0 || !ok) {
+        free(buf);
+        write_failed(c, c->opt.out_file, ENOMEM);
+        return;
+    }
+    size_t put;
+    int err = write_fully(c->out_fd, buf, len, &put);
     free(buf);
+    if (err) {
+        /* Not written whole (a full disk, a file-size limit): the offset
+         * stays at the last whole record, a torn one is cut off when the
+         * file lets us, and the crawl stops before this page is
+         * committed; its resume cuts the file back to the last commit
+         * anyway, and fetches the page again. */
+        if (put > 0)
+            (void)!ftruncate(c->out_fd, (off_t)c->out_offset);
+        write_failed(c, c->opt.out_file, err);
+        return;
+    }
     /* The record belongs to the page's transaction: committed with it,
      * or cut on resume. */
     c->out_offset += len;
@@ -2157,7 +2224,64 @@ static int show_status(const struct options *o)
     return rc;
 }
 
+/*
+ * --stats-json, at the end: formatted in memory, then written with one
+ * write(2) and closed, so that a full disk or a file-size limit is seen
+ * with its errno (stdio's buffer would report it at fclose(), errno
+ * lost). The file was opened at the start (a wrong path costs nothing).
+ * Returns 0 or errno; closes c->stats either way.
+ */
+static int write_stats(struct crawl *c, uint64_t end, const char *outcome,
+                       int rc)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    int err = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) {
+        err = errno;
+        goto out_close;
+    }
+    write_stats_json(c, m, end, outcome, rc);
+    bool ok = !ferror(m);
+    if (fclose(m) != 0 || !ok) {
+        err = ENOMEM;
+        goto out_free;
+    }
+    err = write_fully(fileno(c->stats), buf, len, NULL);
+out_free:
+    free(buf);
+out_close:
+    if (fclose(c->stats) != 0 && !err)
+        err = errno;
+    c->stats = NULL;
+    return err;
+}
+
 /* ---- the loop ----------------------------------------------------------- */
+
+/*
+ * Say why a step or the last sync failed, when it was a write: --out or
+ * --log (write_failed()), or the WARC, each with its errno's text
+ * ("crawl: writing out.jsonl: No space left on device"). Returns true when
+ * it said so; false leaves the message to the caller (the state's, the
+ * fetcher's).
+ */
+static bool write_error(const struct crawl *c, enum bc_status st)
+{
+    int err;
+    if (c->write_failed) {
+        fprintf(stderr, "crawl: writing %s: %s\n", c->write_failed,
+                strerror(c->write_errno));
+        return true;
+    }
+    if (bc_crawler_warc_error(c->crawler, &err) != BC_OK) {
+        fprintf(stderr, "crawl: --warc %s: writing failed: %s\n",
+                bc_warc_file(c->warc), err ? strerror(err) : bc_strerror(st));
+        return true;
+    }
+    return false;
+}
 
 /*
  * Drive the crawler (bloomcrawl/crawler.h) one step at a time, so that a
@@ -2188,13 +2312,8 @@ static int run(struct crawl *c)
                                 : bc_crawler_step(c->crawler, 1000, &done);
         if (c->workers && done && !stopped)
             c->over = true;
-        int err;
-        if (st != BC_OK && bc_crawler_warc_error(c->crawler, &err) != BC_OK) {
-            fprintf(stderr, "crawl: --warc %s: writing failed: %s\n",
-                    bc_warc_file(c->warc),
-                    err ? strerror(err) : bc_strerror(st));
+        if (st != BC_OK && write_error(c, st))
             return -1;
-        }
         if (st != BC_OK && c->state && st != BC_ERR_NOMEM) {
             state_error(c, st);
             return -1;
@@ -2370,8 +2489,10 @@ int main(int argc, char **argv)
     if (o->revisit) {
         enum bc_status vst =
             bc_crawler_revisit(c.crawler, &c.revisit_known, &c.revisit_due);
-        if (vst != BC_OK) {
-            fprintf(stderr, "crawl: --revisit: %s\n", bc_strerror(vst));
+        if (vst != BC_OK) { /* the state's text says what failed */
+            const char *msg = bc_crawl_state_errmsg(c.state);
+            fprintf(stderr, "crawl: --revisit: %s\n",
+                    *msg ? msg : bc_strerror(vst));
             rc = 1;
             goto out_free;
         }
@@ -2428,11 +2549,7 @@ int main(int argc, char **argv)
         /* Commit and snapshot what the last steps left (a second signal
          * abandons transfers: those stay in flight, fetched on resume). */
         st = bc_crawler_sync(c.crawler);
-        int err;
-        if (st != BC_OK && bc_crawler_warc_error(c.crawler, &err) != BC_OK) {
-            fprintf(stderr, "crawl: --warc %s: writing failed: %s\n",
-                    bc_warc_file(c.warc),
-                    err ? strerror(err) : bc_strerror(st));
+        if (st != BC_OK && write_error(&c, st)) {
             outcome = "failed";
             rc = 1;
         } else if (st != BC_OK) {
@@ -2454,22 +2571,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "crawl: interrupted\n");
     if (!o->quiet)
         report(&c, stdout, end);
-    if (c.out_failed) {
-        fprintf(stderr, "crawl: writing %s failed\n", o->out_file);
-        rc = 1;
-    }
-    if (c.log_failed) {
-        fprintf(stderr, "crawl: writing %s failed\n", o->log_file);
+    if (c.write_failed && rc != 1) { /* a second signal: not said yet */
+        write_error(&c, BC_ERR_IO);
+        outcome = "failed";
         rc = 1;
     }
     if (c.stats) {
-        write_stats_json(&c, c.stats, end, outcome, rc);
-        int failed = ferror(c.stats);
-        if (fclose(c.stats) != 0 || failed) {
-            fprintf(stderr, "crawl: writing %s failed\n", o->stats_file);
+        int err = write_stats(&c, end, outcome, rc);
+        if (err) {
+            fprintf(stderr, "crawl: writing %s: %s\n", o->stats_file,
+                    strerror(err));
             rc = 1;
         }
-        c.stats = NULL;
     }
 
 out_free:

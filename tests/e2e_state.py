@@ -77,9 +77,9 @@ The parts:
   fsize     a file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored) of half the
             crawl.db of a finished crawl, with a Bloom filter small enough
             to fit under it: exit 1 with a "crawl: --state ..." (or
-            "--out") message; resumed without the limit: exit 0, the
-            checker passes with --refetch-tolerance concurrency, P <= S <=
-            concurrency.
+            "crawl: writing OUT: File too large") message; resumed
+            without the limit: exit 0, the checker passes with
+            --refetch-tolerance concurrency, P <= S <= concurrency.
   tmpfs     (as root, when mount works) DIR on a 2 MiB tmpfs, the default
             1.2 MB Bloom filter: the disk fills, exit 1 with "crawl: --state
             DIR: ..."; the tmpfs grown to 64 MiB (remount), the same command
@@ -91,6 +91,7 @@ test, it never hangs it.
 """
 import base64
 import collections
+import errno
 import hashlib
 import json
 import os
@@ -749,8 +750,11 @@ def write_error(sitedir, work, name, limit=None, tmpfs=False):
         r = Run(cmd, d, "limited", preexec_fn=limited if limit else None)
         r.wait()
         err = r.stderr()
-        want = ["crawl: --state"] if tmpfs else ["crawl: --state",
-                                                   "crawl: --out"]
+        # The state's file or --out hits the limit first (issue 20: "crawl:
+        # writing OUT: File too large", the errno's text).
+        want = ["crawl: --state"] if tmpfs else [
+            "crawl: --state", "crawl: writing %s: %s" % (out, os.strerror(
+                errno.EFBIG))]
         if not check(r.rc == 1 and r.sane() and any(w in err for w in want),
                      "%s: a write error stops the crawl: exit 1, message "
                      "%s (%s: %r)" % (name, " or ".join(want), r.rc,

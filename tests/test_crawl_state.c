@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -710,6 +711,10 @@ static void test_write_error(void **state)
         int code = st == BC_ERR_IO ? 0 : 13;
         if (code == 0 && strstr(bc_crawl_state_errmsg(s), "crawl.db") == NULL)
             code = 14;
+        /* The errno's text, not only SQLite's "disk I/O error". */
+        if (code == 0 &&
+            strstr(bc_crawl_state_errmsg(s), strerror(EFBIG)) == NULL)
+            code = 15;
         bc_frontier_free(f);
         bc_crawl_state_close(s);
         _exit(code);
@@ -873,6 +878,88 @@ static void test_window_resume(void **state)
     bc_crawl_state_close(s);
 }
 
+/* The size of DIR/name, 0 when it does not exist. */
+static long long file_size(const char *d, const char *name)
+{
+    char path[800];
+    snprintf(path, sizeof(path), "%s/%s", d, name);
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long long)sb.st_size : 0;
+}
+
+/*
+ * The WAL is bounded (state.c, A BOUNDED WAL): 12,000 URLs of 1 KiB
+ * committed 100 at a time (about 12 MiB of rows, more than SQLite's own
+ * checkpoint of 1,024 pages lets the WAL hold), and after every commit
+ * the WAL's file is at most W = (1,024 + T) x (8,192 + 24) + 32 bytes,
+ * T = 64 pages of one commit here (100 rows of 1 KiB are 13 pages, plus
+ * the index's and the counters'); a snapshot's checkpoint cuts it to 0
+ * bytes (then the snapshot's position is committed: one page of 8,192
+ * bytes, its 24-byte frame header and the WAL's 32-byte header). With the
+ * checkpoint at 16,384 pages and no size limit (before issue 20) it grew
+ * past 12 MiB.
+ */
+static void test_wal_bounded(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    char path[400];
+    snprintf(path, sizeof(path), "%s", d);
+    struct bc_crawl_state *s = open_ok(path);
+    struct bc_frontier *f = frontier_of(s);
+    const long long bound = (1024LL + 64) * (8192 + 24) + 32;
+    long long peak = 0;
+    char url[1100];
+    memset(url, 'x', sizeof(url));
+    for (int i = 0; i < 12000; i++) {
+        int n = snprintf(url, sizeof(url), "http://w%d.test/%d/", i % 50, i);
+        url[n] = 'x';
+        enum bc_frontier_reason r;
+        assert_int_equal(bc_frontier_add(f, url, 1024, NULL, 0, 1, &r, NULL),
+                         BC_OK);
+        if (i % 100 == 99) {
+            assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+            long long wal = file_size(path, "crawl.db-wal");
+            peak = wal > peak ? wal : peak;
+        }
+    }
+    assert_true(peak <= bound);
+    assert_true(peak > bound / 2); /* the bound was reached, not missed */
+    /* The snapshot's checkpoint cuts the WAL to 0 bytes; then the
+     * snapshot's position is committed: the header and one page. */
+    assert_int_equal(bc_crawl_state_snapshot(s, f), BC_OK);
+    assert_int_equal(file_size(path, "crawl.db-wal"), 32 + 8192 + 24);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+}
+
+/* bloom.snap's errors keep errno's text: a directory in its place makes
+ * the snapshot's rename fail (EISDIR) and then the load's read. */
+static void test_snapshot_errno(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    char path[400], snap[800];
+    snprintf(path, sizeof(path), "%s", d);
+    struct bc_crawl_state *s = open_ok(path);
+    struct bc_frontier *f = frontier_of(s);
+    add_pages(f, "a.test", 3);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    snprintf(snap, sizeof(snap), "%s/bloom.snap", path);
+    assert_int_equal(mkdir(snap, 0700), 0);
+    assert_int_equal(bc_crawl_state_snapshot(s, f), BC_ERR_IO);
+    char want[128];
+    snprintf(want, sizeof(want), "bloom.snap: %s", strerror(EISDIR));
+    assert_string_equal(bc_crawl_state_errmsg(s), want);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+    s = open_ok(path);
+    struct bc_frontier_config c = config();
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_ERR_IO);
+    assert_string_equal(bc_crawl_state_errmsg(s), want);
+    bc_crawl_state_close(s);
+}
+
 int main(void)
 {
     snprintf(base, sizeof(base), "%s/bc_state_XXXXXX",
@@ -889,6 +976,8 @@ int main(void)
         cmocka_unit_test(test_not_a_state),
         cmocka_unit_test(test_damaged),
         cmocka_unit_test(test_write_error),
+        cmocka_unit_test(test_wal_bounded),
+        cmocka_unit_test(test_snapshot_errno),
         cmocka_unit_test(test_create_write_error),
         cmocka_unit_test(test_referrer_and_host_stats),
         cmocka_unit_test(test_window_resume),

@@ -18,6 +18,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1541,6 +1542,112 @@ static void test_durability(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* ---- bc_crawler_fail(): the embedder's write error ------------------- */
+
+/* An on_page that "writes" each page and fails on the fail_at-th, as
+ * crawl's --out does on a full disk. */
+struct fail_run {
+    struct bc_crawler *crawler;
+    size_t pages, fail_at;
+    char path[MAX_PAGES][128]; /* the pages on_page saw, in order */
+    enum bc_status fail_ret;
+};
+
+static void fail_on_page(void *ctx, const struct bc_crawler_page *p)
+{
+    struct fail_run *f = ctx;
+    assert_true(f->pages < MAX_PAGES);
+    snprintf(f->path[f->pages++], sizeof(f->path[0]), "%s",
+             strchr(p->url + strlen("http://"), '/'));
+    if (f->pages == f->fail_at)
+        f->fail_ret = bc_crawler_fail(f->crawler, BC_ERR_IO, ENOSPC);
+}
+
+static void fail_config(struct bc_crawler_config *cfg, struct fail_run *f,
+                        struct bc_crawl_state *s)
+{
+    struct run unused;
+    config_for_server(cfg, &unused);
+    cfg->on_page = fail_on_page;
+    cfg->on_fetch = NULL;
+    cfg->ctx = f;
+    cfg->concurrency = 1; /* one page completes per step */
+    cfg->max_pages = 12;
+    cfg->state = s;
+}
+
+/* A callback fails on the 5th page: the step returns the failure, so do
+ * every later step and sync, and nothing more is committed: the state
+ * holds exactly the 4 pages before it (one transfer at a time: each page
+ * is committed by the step after the one it completed in, before the
+ * next can complete). The resume fetches the 5th again, first (it was in
+ * flight at the last commit), and completes the crawl. */
+static void test_fail(void **state)
+{
+    (void)state;
+    static struct fail_run f;
+    memset(&f, 0, sizeof(f));
+    char dir[] = "/tmp/bc_crawler_fail_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char sub[64];
+    snprintf(sub, sizeof(sub), "%s/state", dir);
+    struct bc_crawler_config cfg;
+    fail_config(&cfg, &f, state_at(sub));
+    f.fail_at = 5;
+    assert_int_equal(bc_crawler_create(&cfg, &f.crawler), BC_OK);
+    assert_int_equal(bc_crawler_failure(f.crawler, NULL), BC_OK);
+    char url[128];
+    url_of(url, sizeof(url), "/fan/0");
+    assert_int_equal(
+        bc_crawler_add_seed(f.crawler, url, strlen(url), NULL, NULL), BC_OK);
+    assert_int_equal(bc_crawler_run(f.crawler), BC_ERR_IO);
+    assert_int_equal(f.fail_ret, BC_OK);
+    assert_int_equal(f.pages, 5);
+    int err = 0;
+    assert_int_equal(bc_crawler_failure(f.crawler, &err), BC_ERR_IO);
+    assert_int_equal(err, ENOSPC);
+    /* The first failure stays the cause; BC_OK is not a failure. */
+    assert_int_equal(bc_crawler_fail(f.crawler, BC_ERR_NOMEM, EIO), BC_OK);
+    assert_int_equal(bc_crawler_fail(f.crawler, BC_OK, 0), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_crawler_failure(f.crawler, &err), BC_ERR_IO);
+    assert_int_equal(err, ENOSPC);
+    bool done = true;
+    assert_int_equal(bc_crawler_step(f.crawler, 0, &done), BC_ERR_IO);
+    assert_int_equal(bc_crawler_sync(f.crawler), BC_ERR_IO);
+    assert_int_equal(f.pages, 5); /* no more pages after it */
+    char lost[128];
+    snprintf(lost, sizeof(lost), "%s", f.path[4]);
+    bc_crawler_free(f.crawler);
+    bc_crawl_state_close(cfg.state);
+
+    /* The state: the 4 pages before it, the 5th in flight. */
+    struct bc_crawl_state *s = state_at(sub);
+    assert_int_equal(bc_crawl_state_counter_get(s, "crawler.pages"), 4);
+    memset(&f, 0, sizeof(f));
+    fail_config(&cfg, &f, s);
+    assert_int_equal(bc_crawler_create(&cfg, &f.crawler), BC_OK);
+    struct bc_crawl_state_info info;
+    bc_crawl_state_info(s, &info);
+    assert_int_equal(info.refetched_now, 1);
+    assert_int_equal(bc_crawler_run(f.crawler), BC_OK);
+    assert_int_equal(bc_crawler_sync(f.crawler), BC_OK);
+    assert_int_equal(f.pages, 8); /* 12 in all */
+    assert_string_equal(f.path[0], lost);
+    struct bc_crawler_stats st;
+    bc_crawler_stats(f.crawler, &st);
+    assert_int_equal(st.pages, 12);
+    bc_crawler_free(f.crawler);
+    bc_crawl_state_close(s);
+    /* NULL */
+    assert_int_equal(bc_crawler_fail(NULL, BC_ERR_IO, 0), BC_ERR_INVALID_ARG);
+    err = 1;
+    assert_int_equal(bc_crawler_failure(NULL, &err), BC_OK);
+    assert_int_equal(err, 0);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1565,6 +1672,7 @@ int main(void)
         cmocka_unit_test(test_add_routed),
         cmocka_unit_test(test_add_scope),
         cmocka_unit_test(test_durability),
+        cmocka_unit_test(test_fail),
     };
     return cmocka_run_group_tests(tests, server_start, server_stop);
 }

@@ -425,8 +425,9 @@ enum bc_status bc_crawler_revisit(struct bc_crawler *crawler, uint64_t *known,
  * crawler, or called from a callback), BC_ERR_NOMEM from the fetcher
  * (the crawl may go on: call it again), or, with a crawl state, the
  * state's error (BC_ERR_IO and the like: a write failed; the crawl
- * cannot go on, and the state resumes from its last commit), or the
- * WARC writer's error (bc_crawler_warc_error()). The frontier's own
+ * cannot go on, and the state resumes from its last commit), the
+ * WARC writer's error (bc_crawler_warc_error()), or the embedder's
+ * (bc_crawler_fail()): nothing is committed after either. The frontier's own
  * running out of memory is not an error: it is tried again 100 ms later.
  *
  * Durability, with a state: everything admitted before a call that
@@ -460,7 +461,8 @@ void bc_crawler_stop(struct bc_crawler *crawler);
  * With a crawl state: commit what is not committed yet and snapshot the
  * seen-test (a clean stop calls it last). Without one: BC_OK. Returns
  * BC_OK, BC_ERR_INVALID_ARG (NULL, or called from a callback), the WARC
- * writer's error (nothing committed: bc_crawler_warc_error()), or the
+ * writer's error (nothing committed: bc_crawler_warc_error()), the
+ * embedder's (nothing committed: bc_crawler_fail()), or the
  * state's error (BC_ERR_IO: bc_crawl_state_errmsg() says what failed).
  */
 enum bc_status bc_crawler_sync(struct bc_crawler *crawler);
@@ -474,6 +476,29 @@ enum bc_status bc_crawler_sync(struct bc_crawler *crawler);
  */
 enum bc_status bc_crawler_warc_error(const struct bc_crawler *crawler,
                                      int *err_no);
+
+/*
+ * Fail the crawl from a callback (on_page, on_fetch) that could not keep
+ * what it was given: e.g. crawl's --out record of the page was not
+ * written whole (a full disk). Sticky: from the step whose callback
+ * called it, every bc_crawler_step() and bc_crawler_sync() returns status
+ * without committing anything, so the pages finished since the last
+ * commit (the one whose record was lost among them) stay in flight in the
+ * state and are fetched again when it resumes. The first call wins (its
+ * status and err_no are kept; later calls change nothing). status: any
+ * error (BC_ERR_IO for a write); err_no: errno of the failure, or 0.
+ * Returns BC_OK, or BC_ERR_INVALID_ARG (NULL crawler, status BC_OK).
+ * May be called from a callback or between steps. O(1).
+ */
+enum bc_status bc_crawler_fail(struct bc_crawler *crawler,
+                               enum bc_status status, int err_no);
+
+/*
+ * The failure given to bc_crawler_fail(), or BC_OK (also for NULL);
+ * *err_no (may be NULL) gets its err_no (0 when none). O(1).
+ */
+enum bc_status bc_crawler_failure(const struct bc_crawler *crawler,
+                                  int *err_no);
 
 /* Fill *out with the loop's counters (all zero for a NULL crawler). O(1). */
 void bc_crawler_stats(const struct bc_crawler *crawler,

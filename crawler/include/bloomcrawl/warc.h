@@ -205,7 +205,7 @@ void bc_warc_record_abort(struct bc_warc_record *r);
 /*
  * Flush and close the current file and free the writer; its records must
  * have been ended or aborted. NULL is a no-op. Returns BC_OK or BC_ERR_IO
- * (the final close failed: the last records may be lost).
+ * (the final close failed: the last records may be lost; errno says why).
  */
 enum bc_status bc_warc_free(struct bc_warc *w);
 
