@@ -86,12 +86,28 @@ static struct bc_frontier_job expect_fetch(struct bc_frontier *f, uint64_t now,
     return job;
 }
 
+/* The fault of an answer, as bc_crawler_fault_of() classes it. */
+static enum bc_fault fault_of(int status)
+{
+    switch (status) {
+    case 408:
+    case 429:
+    case 500:
+    case 502:
+    case 503:
+    case 504:
+        return BC_FAULT_TRANSIENT;
+    default:
+        return BC_FAULT_NONE;
+    }
+}
+
 static void done(struct bc_frontier *f, struct bc_frontier_job *job,
                  uint64_t now, int status, uint64_t response_ms,
                  uint64_t retry_after_ms)
 {
     struct bc_frontier_outcome o = {status, response_ms, retry_after_ms,
-                                    BC_FAULT_NONE};
+                                    fault_of(status)};
     assert_int_equal(bc_frontier_done(f, job, &o, now), BC_OK);
 }
 
@@ -873,6 +889,7 @@ static void test_referrer(void **state)
     struct bc_frontier_config c = defaults();
     c.obey_robots = false;
     c.min_delay_ms = 0;
+    c.retry_delay_ms = 0; /* the 429 below waits its Retry-After only */
     struct bc_frontier *f = make(&c);
     enum bc_frontier_reason r;
     seed(f, "http://a.test/");
@@ -1536,6 +1553,8 @@ struct fake_store {
         char origin[64];
         struct bc_frontier_host_state st;
         char body[256];
+        struct bc_frontier_circuit_state circuit;
+        size_t circuit_calls;
     } hosts[16];
     size_t host_count;
     size_t refills, max_refill_skip;
@@ -1624,6 +1643,19 @@ static enum bc_status fake_host_hook(void *ctx,
     return BC_OK;
 }
 
+static enum bc_status
+fake_circuit_hook(void *ctx, const char *origin, size_t len,
+                  const struct bc_frontier_circuit_state *c)
+{
+    struct fake_store *fs = ctx;
+    if (fs->fail)
+        return BC_ERR_IO;
+    size_t h = fake_host(fs, origin, len);
+    fs->hosts[h].circuit = *c;
+    fs->hosts[h].circuit_calls++;
+    return BC_OK;
+}
+
 /* The queued URL of origin with the smallest seq above after (or NULL). */
 static struct fake_url *fake_after(struct fake_store *fs, const char *origin,
                                    long after)
@@ -1672,7 +1704,8 @@ static struct bc_frontier_store fake_store_of(struct fake_store *fs,
                                               size_t window)
 {
     struct bc_frontier_store st = {
-        fs, window, fake_queued, fake_left, fake_host_hook, fake_refill, NULL};
+        fs,          window, fake_queued,      fake_left, fake_host_hook,
+        fake_refill, NULL,   fake_circuit_hook};
     return st;
 }
 
@@ -1712,6 +1745,11 @@ static struct bc_frontier *fake_resume(struct fake_store *fs,
             hs.queued += fs->urls[i].state == 0 &&
                          strcmp(fs->urls[i].origin, hs.origin) == 0;
         assert_int_equal(bc_frontier_restore_host(f, &hs, now), BC_OK);
+        assert_int_equal(bc_frontier_restore_circuit(f, hs.origin,
+                                                     hs.origin_len,
+                                                     &fs->hosts[h].circuit,
+                                                     now),
+                         BC_OK);
     }
     return f;
 }
@@ -1769,7 +1807,7 @@ static bool step(struct bc_frontier *f, uint64_t *clock, char *log, size_t cap,
             }
         }
         int status = n > 5 && strcmp(j.url + n - 5, "retry") == 0 ? 429 : 200;
-        struct bc_frontier_outcome o = {status, 5, 100, BC_FAULT_NONE};
+        struct bc_frontier_outcome o = {status, 5, 100, fault_of(status)};
         assert_int_equal(bc_frontier_done(f, &j, &o, *clock), BC_OK);
         /* The end of a FETCH is the caller's to record (unless it was
          * queued again). */
