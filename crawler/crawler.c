@@ -694,6 +694,11 @@ static void host_of_frontier(void *ctx, const struct bc_frontier_host_info *i)
     out.queued = i->queued;
     out.given_up = i->given_up;
     out.lost = i->lost;
+    out.circuit = i->circuit;
+    out.failures = i->failures;
+    out.down = i->down;
+    out.down_lost = i->down_lost;
+    out.exhausted = i->exhausted;
     const struct host_stats *h;
     HASH_FIND(hh, w->c->hosts, i->origin, i->origin_len, h);
     if (h) {

@@ -483,11 +483,11 @@ static const char faults_sql[] =
     " state INTEGER NOT NULL, failures INTEGER NOT NULL,"
     " failing_since INTEGER NOT NULL, open_until INTEGER NOT NULL,"
     " backoff INTEGER NOT NULL, down INTEGER NOT NULL,"
-    " down_lost INTEGER NOT NULL);"
+    " down_lost INTEGER NOT NULL, exhausted INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS failed(seq INTEGER PRIMARY KEY,"
     " host INTEGER NOT NULL);";
 
-/* Run sql (rare statements: prepared per call) with up to 8 integer
+/* Run sql (rare statements: prepared per call) with n integer
  * parameters; failure sticky. */
 static enum bc_status run_ints(struct bc_crawl_state *s, const char *sql,
                                const sqlite3_int64 *v, int n)
@@ -637,12 +637,13 @@ static enum bc_status hook_circuit(void *ctx, const char *origin, size_t len,
         c->open_ms ? clamp64(wall + c->open_ms) : 0,
         clamp64(c->backoff_ms),
         c->down,
-        clamp64(c->down_lost)};
+        clamp64(c->down_lost),
+        clamp64(c->exhausted)};
     return run_ints(s,
                     "INSERT OR REPLACE INTO circuits(host, state, failures,"
-                    " failing_since, open_until, backoff, down, down_lost)"
-                    " VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
-                    v, 8);
+                    " failing_since, open_until, backoff, down, down_lost,"
+                    " exhausted) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    v, 9);
 }
 
 /* The sitemaps table: every sitemap job queued in the crawl, in order,
@@ -1634,7 +1635,7 @@ static enum bc_status restore_circuits(struct bc_crawl_state *s,
     if (sqlite3_prepare_v2(s->db,
                            "SELECT h.origin, c.state, c.failures,"
                            " c.failing_since, c.open_until, c.backoff, c.down,"
-                           " c.down_lost FROM circuits c"
+                           " c.down_lost, c.exhausted FROM circuits c"
                            " JOIN hosts h ON h.id = c.host",
                            -1, &q, NULL) != SQLITE_OK)
         return db_fail(s, "circuits");
@@ -1660,6 +1661,7 @@ static enum bc_status restore_circuits(struct bc_crawl_state *s,
         c.backoff_ms = (uint64_t)sqlite3_column_int64(q, 5);
         c.down = sqlite3_column_int(q, 6) != 0;
         c.down_lost = (uint64_t)sqlite3_column_int64(q, 7);
+        c.exhausted = (uint64_t)sqlite3_column_int64(q, 8);
         st = origin ? bc_frontier_restore_circuit(f, origin, len, &c, now_ms)
                     : BC_ERR_CORRUPT;
         if (st != BC_OK)

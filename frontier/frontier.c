@@ -228,7 +228,8 @@ struct host {
     uint64_t streak_since, open_until, backoff;
     bool down;
     uint64_t down_lost;
-    char *robots_url; /* a redirect target, or NULL for origin/robots.txt */
+    uint64_t exhausted; /* its URLs whose retries ran out */
+    char *robots_url;   /* a redirect target, or NULL for origin/robots.txt */
     /* Sitemap jobs waiting (FIFO), and how many were ever queued here
      * (for sitemaps_per_host). */
     struct sitemap_item *sm_head, *sm_tail;
@@ -974,6 +975,7 @@ static enum bc_status store_circuit(struct bc_frontier *f, const struct host *h,
     c.backoff_ms = h->backoff;
     c.down = h->down;
     c.down_lost = h->down_lost;
+    c.exhausted = h->exhausted;
     enum bc_status r =
         f->store.circuit(f->store.ctx, h->origin, h->origin_len, &c);
     if (r != BC_OK)
@@ -1918,6 +1920,7 @@ enum bc_status bc_frontier_done(struct bc_frontier *f,
             }
         } else {
             f->retries_exhausted++;
+            h->exhausted++;
         }
         if (h->circuit == CIRCUIT_OPEN && h->open_until > until)
             until = h->open_until;
@@ -2569,6 +2572,7 @@ size_t bc_frontier_hosts(const struct bc_frontier *f,
         info.failures = h->failures;
         info.down = h->down;
         info.down_lost = h->down_lost;
+        info.exhausted = h->exhausted;
         fn(ctx, &info);
     }
     return n;
@@ -2695,6 +2699,7 @@ enum bc_status bc_frontier_restore_circuit(
     h->streak_since = now > c->failing_ms ? now - c->failing_ms : 0;
     h->backoff = c->backoff_ms;
     h->down_lost = c->down_lost;
+    h->exhausted = c->exhausted;
     h->circuit = CIRCUIT_CLOSED;
     h->open_until = 0;
     if (c->down) {

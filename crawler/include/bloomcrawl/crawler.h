@@ -525,6 +525,14 @@ struct bc_crawler_host {
     size_t queued; /* URLs still queued */
     bool given_up; /* robots.txt unreachable after every retry */
     uint64_t lost; /* given up: URLs dropped or refused */
+    /* Transient faults (bc_frontier_host_info): its circuit breaker,
+     * faults in a row, given up as down with the URLs lost since, and its
+     * URLs whose retries ran out. */
+    enum bc_frontier_circuit circuit;
+    unsigned failures;
+    bool down;
+    uint64_t down_lost;
+    uint64_t exhausted;
 };
 
 /*

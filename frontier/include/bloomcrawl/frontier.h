@@ -781,7 +781,8 @@ struct bc_frontier_circuit_state {
     uint64_t backoff_ms; /* the open period now (0: not opened since the
                             last success) */
     bool down;           /* given up as down */
-    uint64_t down_lost;  /* down: URLs dropped or refused */
+    uint64_t down_lost;  /* down: URLs lost since (final or dropped) */
+    uint64_t exhausted;  /* its URLs whose retries ran out */
 };
 
 /* One host as bc_frontier_hosts() reports it. */
@@ -801,7 +802,8 @@ struct bc_frontier_host_info {
     enum bc_frontier_circuit circuit; /* its circuit breaker */
     unsigned failures;                /* transient faults in a row */
     bool down;                        /* given up as down (transient faults) */
-    uint64_t down_lost;               /* down: URLs dropped or refused since */
+    uint64_t down_lost; /* down: URLs lost since (final or dropped) */
+    uint64_t exhausted; /* its URLs whose retries ran out */
 };
 
 /*
