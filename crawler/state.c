@@ -1956,8 +1956,19 @@ enum bc_status bc_crawl_state_retry_failed(struct bc_crawl_state *s,
     if (st == BC_OK)
         st = exec(s, "DELETE FROM failed;"
                      "DELETE FROM circuits WHERE down = 1;"
+                     "UPDATE circuits SET exhausted = 0;"
                      "UPDATE hosts SET robots = 0, robots_failures = 0,"
                      " given_up_lost = 0 WHERE robots = 4;");
+    /* Nothing is given up any more: the counters of what was start
+     * again (the frontier's and the crawler's, by the names they save). */
+    static const char *const given_up[] = {
+        "frontier.retries_exhausted",    "frontier.reason.host_down",
+        "frontier.reason.host_given_up", "crawler.transient_given_up",
+        "crawler.host_down_dropped",     "crawler.given_up_dropped"};
+    for (size_t i = 0; st == BC_OK && i < sizeof(given_up) / sizeof(*given_up);
+         i++)
+        if (counter_find(s, given_up[i]))
+            st = counter_put(s, given_up[i], 0, true);
     if (st != BC_OK) {
         s->failed = true;
         return st;

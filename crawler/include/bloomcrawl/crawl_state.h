@@ -198,7 +198,10 @@ enum bc_status bc_crawl_state_page_failed(struct bc_crawl_state *state,
  * (bc_crawl_state_page_failed(), and the URLs dropped because their host
  * was given up as down or its robots.txt stayed unreachable), at the tail
  * of its host's queue with its retries reset, and let the hosts given up
- * start again (circuit closed, robots.txt asked again). Call after
+ * start again (circuit closed, robots.txt asked again); the counters of
+ * what was given up (frontier.retries_exhausted, frontier.reason.host_down,
+ * frontier.reason.host_given_up, crawler.transient_given_up,
+ * crawler.host_down_dropped, crawler.given_up_dropped) start from 0. Call after
  * bc_crawl_state_open(), before bc_crawl_state_frontier(). *n receives
  * how many URLs were queued again. Commits. BC_OK, BC_ERR_INVALID_ARG
  * (NULL, or the frontier made already), BC_ERR_IO, BC_ERR_CORRUPT.
