@@ -437,7 +437,8 @@ static enum bc_status hook_queued(void *ctx, const char *origin, size_t len,
     sqlite3_int64 seq = s->next_seq++;
     sqlite3_stmt *q;
     if (requeue) {
-        /* Handed out, answered 429/503: to the tail, no longer in flight. */
+        /* Handed out, then retried (a transient fault) or given back: to
+         * the tail, no longer in flight. */
         q = s->stmt[S_REQUEUE];
         sqlite3_bind_int64(q, 1, seq);
         sqlite3_bind_int(q, 2, (int)e->retries);

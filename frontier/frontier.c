@@ -30,6 +30,34 @@
  * and a 429 or 503 with Retry-After blocks the host until then. Both
  * operations are O(log hosts), whatever the number of queued URLs.
  *
+ * TRANSIENT FAULTS (docs/DESIGN.md 3.4)
+ * The caller classes each outcome (bc_frontier_outcome.fault). A URL
+ * whose fetch failed with a transient fault (refused, reset, a timeout,
+ * 500, 503, ...) is queued again at its host's tail, at most max_retries
+ * times; the n-th retry (n = 1, 2, ...) is due
+ *
+ *     retry_delay_ms x 2^(n-1) x (1 + retry_jitter x (2u - 1)),  u in [0, 1)
+ *
+ * after the failure (u from a splitmix64 seeded by the configuration),
+ * or after a 429/503's Retry-After if that is longer; and, as Heritrix
+ * "snoozes" a queue, the whole host waits until then. One retry too many
+ * and the fault is the URL's outcome ("retries exhausted").
+ *
+ * Each host also keeps a circuit breaker (Nygard, "Release It!", 2007):
+ * host_failures transient faults in a row OPEN it, and nothing goes to
+ * the host for an open period; then it is HALF-OPEN: one request, the
+ * probe; success CLOSES it, a failure opens it again for twice as long:
+ *
+ *     open period k (k = 1, 2, ...) = min(host_backoff_ms x 2^(k-1),
+ *                                         host_backoff_max_ms)
+ *
+ *      CLOSED --(host_failures faults in a row)--> OPEN --(period over)-->
+ *      HALF-OPEN --(success)--> CLOSED;  HALF-OPEN --(fault)--> OPEN (x2)
+ *
+ * so with the defaults (5 faults, 10 s doubling to 10 min) a dead host
+ * costs a request every few minutes, not one per queued URL, and a host
+ * back after a 5-second outage loses nothing but an open period.
+ *
  * ROBOTS.TXT FIRST
  * A host's URLs are not handed out before its robots.txt outcome is known:
  * the first next() that reaches a host with an unknown (or expired, after
@@ -46,10 +74,17 @@
  * before it, so with the defaults (10 s, 3 retries) a dead host is given
  * up 10 + 20 + 40 = 70 s after its first failure. A given-up host's queue
  * drains as DROP jobs and its later URLs are refused, so next() reaches
- * DONE. Two more chains that would never end are cut: a redirect chain is
- * followed for at most max_redirects hops (the hop count is stored with
- * the queued URL), and a URL answered 429/503 is queued again at most
- * max_retries times.
+ * DONE. A host whose pages keep failing is given up the same way, as
+ * down, at its first transient fault host_give_up_ms (1 h) or more after
+ * its run of faults began: its queue drains as DROP jobs (host_down), and
+ * so do the URLs admitted for it later (queued first, so that a store
+ * keeps them for a later retry). Two more chains that would never end are
+ * cut: a redirect chain is followed for at most max_redirects hops (the
+ * hop count is stored with the queued URL), and a URL is retried after a
+ * transient fault at most max_retries times (the count is stored with the
+ * queued URL too). A job given back after a local fault
+ * (bc_frontier_giveback(): ours, not the host's) is queued again as if it
+ * had never been handed out: no retry, no fault counted.
  *
  * ADMISSION
  * add() runs the cheap checks first and the seen-test last, so a URL
@@ -76,7 +111,7 @@
  *
  * MEMORY
  * A host queue is a list of byte chunks. An entry is a 2-byte length, a
- * 2-byte depth, a byte of redirect hops, a byte of 429/503 retries, an
+ * 2-byte depth, a byte of redirect hops, a byte of retries, an
  * 8-byte pointer to its referrer and the URL bytes without a NUL: a
  * queued URL costs its length + 14 bytes, plus its share of the slack of
  * its host's chunks (an entry never straddles two). With a store
@@ -274,7 +309,7 @@ struct job_url {
 struct entry_meta {
     unsigned depth;
     unsigned redirects;   /* hops of the redirect chain that led to it */
-    unsigned retries;     /* times queued again after 429/503 */
+    unsigned retries;     /* times queued again after a transient fault */
     uint64_t id;          /* the store's id (0 without a store) */
     struct referrer *ref; /* its referrer or NULL: queue_push() takes a
                              reference, queue_pop() hands one out */

@@ -632,7 +632,8 @@ struct bc_frontier_stats {
     size_t hosts;          /* hosts known */
     size_t hosts_ready;    /* with queued URLs, may be contacted now */
     size_t hosts_waiting;  /* with queued URLs, politeness delay */
-    size_t hosts_blocked;  /* with queued URLs, Retry-After (429/503) */
+    size_t hosts_blocked;  /* with queued URLs, Retry-After (429/503) or
+                              a retry's wait (snoozed) */
     size_t hosts_robots;   /* with queued URLs, robots.txt not known yet
                              (being fetched, or unreachable: a retry due) */
     size_t hosts_given_up; /* robots.txt unreachable after every retry */
