@@ -10,8 +10,10 @@ stop the server, and judge the crawl with examples/site/check_crawl.py:
 every reachable allowed page fetched exactly once, nothing disallowed
 fetched, no URL requested twice (the server's own log), every spelling
 merged, redirects through the seen-test, the trap bounded, each error kind
-reported, the log and --out in agreement. Then the crawler's --stats-json
-is checked against the server's log.
+reported, the log and --out in agreement (but for a URL's retries after
+transient faults: /error/500 and /slow are retried, then given up, so a
+crawl that reaches them ends incomplete, exit 4). Then the crawler's
+--stats-json is checked against the server's log.
 
 The runs:
   domain    --scope domain, generous concurrency: the whole checker passes.
