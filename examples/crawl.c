@@ -988,12 +988,14 @@ static void progress(struct crawl *c, uint64_t now, bool final)
     }
     fprintf(stderr,
             "%s%llu pages  %.1f/s  queue %zu  hosts %zu (robots.txt %zu, "
-            "blocked %zu, given up %zu)  new %llu dup %llu "
+            "blocked %zu, given up %zu, paused %zu, down %zu)  new %llu "
+            "dup %llu "
             "probably-seen %llu  %s %.1f %%%s",
             tty ? "\r\033[K" : "", (unsigned long long)k.pages,
             secs > 0 ? (double)(k.pages - c->pages_before) / secs : 0.0,
             s.queued, s.hosts, s.hosts_robots, s.hosts_blocked,
-            s.hosts_given_up, (unsigned long long)s.seen.verdict_new,
+            s.hosts_given_up, s.hosts_open, s.hosts_down,
+            (unsigned long long)s.seen.verdict_new,
             (unsigned long long)s.seen.duplicate,
             (unsigned long long)s.seen.probably_seen,
             s.seen.windowed ? "window" : "bloom",
