@@ -932,16 +932,17 @@ enum bc_status bc_frontier_restore_sitemap(struct bc_frontier *frontier,
                                            const struct bc_frontier_sitemap *sm,
                                            bool done);
 
-/* Fill the cumulative counters of *out (added, admitted, reasons, given_back,
- * handed_out, retried, robots_*, sitemap_fetches, sitemap_keys, sitemaps),
- * zero the rest: bc_frontier_stats()
- * without its O(hosts) gauges, for saving often. O(1). */
+/* Fill the cumulative counters of *out (added, admitted, reasons,
+ * handed_out, retried, retries_exhausted, given_back, robots_*,
+ * sitemap_fetches, sitemap_keys, sitemaps), zero the rest:
+ * bc_frontier_stats() without its O(hosts) gauges, for saving often.
+ * O(1). */
 void bc_frontier_counters(const struct bc_frontier *frontier,
                           struct bc_frontier_stats *out);
 
 /* Set the cumulative counters (added, admitted, reasons, handed_out,
- * retried, given_back, robots_*, sitemap_fetches, sitemap_keys, sitemaps)
- * from a stats record saved earlier; the gauges
+ * retried, retries_exhausted, given_back, robots_*, sitemap_fetches,
+ * sitemap_keys, sitemaps) from a stats record saved earlier; the gauges
  * (queued, hosts, ...) and the seen-test's counters are not touched. */
 void bc_frontier_restore_counters(struct bc_frontier *frontier,
                                   const struct bc_frontier_stats *stats);
