@@ -1953,6 +1953,31 @@ static void fail_transient(struct bc_frontier *f, struct bc_frontier_job *job,
     assert_int_equal(bc_frontier_done(f, job, &o, now), BC_OK);
 }
 
+struct circuit_seen {
+    enum bc_frontier_circuit circuit;
+    unsigned failures;
+    bool down;
+    uint64_t down_lost, exhausted;
+};
+
+static void circuit_of(void *ctx, const struct bc_frontier_host_info *info)
+{
+    struct circuit_seen *c = ctx;
+    c->circuit = info->circuit;
+    c->failures = info->failures;
+    c->down = info->down;
+    c->down_lost = info->down_lost;
+    c->exhausted = info->exhausted;
+}
+
+static struct circuit_seen circuit(const struct bc_frontier *f)
+{
+    struct circuit_seen c;
+    memset(&c, 0, sizeof(c));
+    assert_int_equal(bc_frontier_hosts(f, circuit_of, &c), 1);
+    return c;
+}
+
 /* frontier.h RETRIES, jitter 0: the n-th retry (n = 1, 2, 3) comes
  * retry_delay_ms x 2^(n-1) after the failure before it, the host waits
  * until then (its other URLs too), and the failure after max_retries
@@ -2000,6 +2025,8 @@ static void test_retry_transient(void **state)
     assert_int_equal(s.retried, 3);
     assert_int_equal(s.retries_exhausted, 1);
     assert_int_equal(s.handed_out, 5);
+    struct circuit_seen cs = circuit(f);
+    assert_int_equal(cs.exhausted, 1); /* per host too */
     bc_frontier_free(f);
 
     /* A 429/503 waits for the longer of the backoff and its Retry-After
@@ -2091,30 +2118,6 @@ static void test_retry_jitter(void **state)
     bc_frontier_free(f);
 }
 
-struct circuit_seen {
-    enum bc_frontier_circuit circuit;
-    unsigned failures;
-    bool down;
-    uint64_t down_lost;
-};
-
-static void circuit_of(void *ctx, const struct bc_frontier_host_info *info)
-{
-    struct circuit_seen *c = ctx;
-    c->circuit = info->circuit;
-    c->failures = info->failures;
-    c->down = info->down;
-    c->down_lost = info->down_lost;
-}
-
-static struct circuit_seen circuit(const struct bc_frontier *f)
-{
-    struct circuit_seen c;
-    memset(&c, 0, sizeof(c));
-    assert_int_equal(bc_frontier_hosts(f, circuit_of, &c), 1);
-    return c;
-}
-
 /* The circuit breaker: host_failures transient faults in a row open it for
  * host_backoff_ms; then one probe (half-open, even with two transfers per
  * host allowed); a failed probe opens it for twice the last period,
@@ -2187,6 +2190,14 @@ static void test_circuit_breaker(void **state)
     fail_transient(f, &a, t, 0, 0);
     assert_int_equal(circuit(f).circuit, BC_FRONTIER_CIRCUIT_OPEN);
     expect_wait(f, t, t + 100);
+    /* A probe given back (a local fault: ours) is no probe: the circuit
+     * stays open (no time left), and the next request is the probe. */
+    a = next(f, t + 100);
+    assert_int_equal(a.action, BC_FRONTIER_FETCH);
+    assert_int_equal(circuit(f).circuit, BC_FRONTIER_CIRCUIT_HALF_OPEN);
+    assert_int_equal(bc_frontier_giveback(f, &a, t + 100), BC_OK);
+    assert_int_equal(circuit(f).circuit, BC_FRONTIER_CIRCUIT_OPEN);
+    assert_int_equal(circuit(f).failures, 3); /* no fault counted */
     /* A permanent failure is an outcome: it closes the circuit too. */
     a = next(f, t + 100);
     struct bc_frontier_outcome o = {0, 5, 0, BC_FAULT_PERMANENT};
@@ -2325,6 +2336,13 @@ static void test_circuit_store(void **state)
     fake_crash(&fs);
     f = fake_resume(&fs, &c, 2, "http://a.test/1", 0);
     assert_true(circuit(f).down);
+    struct bc_frontier_circuit_state bad = {3, 0, 0, 0, 0, false, 0, 0};
+    assert_int_equal(
+        bc_frontier_restore_circuit(f, "http://a.test", 13, &bad, 0),
+        BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_frontier_restore_circuit(NULL, "http://a.test", 13,
+                                                 &fs.hosts[0].circuit, 0),
+                     BC_ERR_INVALID_ARG);
     j = next(f, 0);
     assert_int_equal(j.action, BC_FRONTIER_DROP);
     assert_int_equal(j.reason, BC_ADMIT_HOST_DOWN);
