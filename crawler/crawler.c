@@ -705,6 +705,11 @@ static void host_of_frontier(void *ctx, const struct bc_frontier_host_info *i)
     out.queued = i->queued;
     out.given_up = i->given_up;
     out.lost = i->lost;
+    out.circuit = i->circuit;
+    out.failures = i->failures;
+    out.down = i->down;
+    out.down_lost = i->down_lost;
+    out.exhausted = i->exhausted;
     const struct host_stats *h;
     HASH_FIND(hh, w->c->hosts, i->origin, i->origin_len, h);
     if (h) {
@@ -1096,12 +1101,24 @@ enum bc_status bc_crawler_warc_error(const struct bc_crawler *c, int *err_no)
 /* ---- completion ------------------------------------------------------------- */
 
 /* With a state: the FETCH job id is fetched (in the open transaction,
- * with the page's links). A 429/503 queued again is the frontier's. */
+ * with the page's links). A URL queued again for a retry is the
+ * frontier's. */
 static void page_done(struct bc_crawler *c, uint64_t id)
 {
     if (!c->state || c->state_status != BC_OK || id == 0)
         return;
     enum bc_status st = bc_crawl_state_page_done(c->state, id);
+    if (st != BC_OK)
+        c->state_status = st;
+}
+
+/* With a state: the FETCH job id ended on a transient fault with no retry
+ * left (or its host down): done, and kept for crawl --retry-failed. */
+static void page_failed(struct bc_crawler *c, uint64_t id)
+{
+    if (!c->state || c->state_status != BC_OK || id == 0)
+        return;
+    enum bc_status st = bc_crawl_state_page_failed(c->state, id);
     if (st != BC_OK)
         c->state_status = st;
 }
@@ -1195,6 +1212,8 @@ static void complete_sitemap(struct bc_crawler *c, struct transfer *t,
         .http_status = r->status == BC_OK ? r->http_status : 0,
         .response_ms = r->time_ms,
         .retry_after_ms = r->has_retry_after ? r->retry_after_ms : 0,
+        .fault = bc_crawler_fault_of(
+            shown.status, r->status == BC_OK ? r->http_status : 0, r->os_errno),
     };
     bc_frontier_sitemap_done(c->frontier, &t->job, &o, now);
 }
@@ -1202,28 +1221,52 @@ static void complete_sitemap(struct bc_crawler *c, struct transfer *t,
 /*
  * A page finished: the one place where a page's outcome and the URLs it
  * leads to (its links, its redirect target) enter the frontier, in this
- * order: links, redirect target, counters, on_page, frontier.done().
+ * order: frontier.done() (which decides, from the fault, whether the URL
+ * is retried), then for a final outcome its links, redirect target,
+ * counters, on_page and on_fetch; an attempt queued again for a retry is
+ * only an on_fetch (retry set): one on_page per URL, its final outcome.
+ * job.url stays valid after done() until the next next().
  */
 static void complete_page(struct bc_crawler *c, struct transfer *t,
                           const struct bc_fetch_result *r, uint64_t now)
 {
     struct bc_crawler_stats *s = &c->stats;
+    struct bc_crawler_page page;
+    fetch_report(t, r, BC_CRAWLER_FETCH_PAGE, &page);
+    page.depth = t->job.depth;
+    page.redirects = t->job.redirects;
+    page.retries = t->job.retries;
+    page.referrer = t->job.referrer;
+    page.referrer_len = t->job.referrer_len;
+    page.skipped = r->status == BC_OK && r->skipped;
+    page.fault = bc_crawler_fault_of(
+        r->status, r->status == BC_OK ? r->http_status : 0, r->os_errno);
+
+    struct bc_frontier_outcome o = {
+        .http_status = r->status == BC_OK ? r->http_status : 0,
+        .response_ms = r->time_ms,
+        .retry_after_ms = r->has_retry_after ? r->retry_after_ms : 0,
+        .fault = page.fault,
+    };
+    uint64_t id = t->job.id;
+    bc_frontier_done(c->frontier, &t->job, &o, now);
+    if (t->job.requeued) {
+        /* Not its outcome: the URL comes back after retry_at_ms. */
+        s->retried++;
+        page.retry = true;
+        page.retry_at_ms = t->job.retry_at_ms;
+        if (c->on_fetch)
+            c->on_fetch(c->ctx, &page);
+        return;
+    }
+
     admit_links(c, t);
     s->links += t->links_found;
     s->nofollow_skipped += t->nofollow;
     s->links_nomem += t->links_nomem;
     s->pages++;
     s->bytes += r->body_bytes;
-
-    struct bc_crawler_page page;
-    fetch_report(t, r, BC_CRAWLER_FETCH_PAGE, &page);
-    page.depth = t->job.depth;
-    page.redirects = t->job.redirects;
-    page.retries = t->job.retries;
     page.links = t->links_found;
-    page.referrer = t->job.referrer;
-    page.referrer_len = t->job.referrer_len;
-    page.skipped = r->status == BC_OK && r->skipped;
     if (r->status == BC_OK && r->location && r->http_status >= 300 &&
         r->http_status < 400) {
         /* A redirect target is a discovered URL like any link, at the
@@ -1236,6 +1279,7 @@ static void complete_page(struct bc_crawler *c, struct transfer *t,
             page.failed = true;
             page.error_kind = BC_CRAWLER_ERR_TOO_MANY_REDIRECTS;
             page.error_text = "redirect chain longer than max_redirects";
+            page.fault = BC_FAULT_PERMANENT;
         }
     }
     if (page.failed)
@@ -1244,20 +1288,17 @@ static void complete_page(struct bc_crawler *c, struct transfer *t,
         s->status_class[r->http_status / 100 < 6 ? r->http_status / 100 : 0]++;
     if (page.skipped)
         s->skipped_content_type++;
+    if (page.fault == BC_FAULT_TRANSIENT)
+        s->transient_given_up++;
     host_count_page(c, &page);
     if (c->on_page)
         c->on_page(c->ctx, &page);
     if (c->on_fetch)
         c->on_fetch(c->ctx, &page);
-
-    struct bc_frontier_outcome o = {
-        .http_status = r->status == BC_OK ? r->http_status : 0,
-        .response_ms = r->time_ms,
-        .retry_after_ms = r->has_retry_after ? r->retry_after_ms : 0,
-    };
-    uint64_t id = t->job.id;
-    bc_frontier_done(c->frontier, &t->job, &o, now);
-    page_done(c, id);
+    if (page.fault == BC_FAULT_TRANSIENT)
+        page_failed(c, id);
+    else
+        page_done(c, id);
 }
 
 /* The fetcher's completion callback. */
@@ -1324,6 +1365,9 @@ static const struct {
     STAT(sitemap_http_errors),
     STAT(routed_out),
     STAT(routed_in),
+    STAT(retried),
+    STAT(transient_given_up),
+    STAT(host_down_dropped),
 };
 #undef STAT
 
@@ -1589,6 +1633,8 @@ static uint64_t dispatch(struct bc_crawler *c, uint64_t now, bool *over)
         case BC_FRONTIER_DROP:
             if (job.reason == BC_ADMIT_HOST_GIVEN_UP)
                 c->stats.given_up_dropped++;
+            else if (job.reason == BC_ADMIT_HOST_DOWN)
+                c->stats.host_down_dropped++;
             else
                 c->stats.dropped++;
             continue;

@@ -23,6 +23,12 @@
  *     sitemaps: url | scope | level | named | done   (sitemap jobs)
  *     outbox: id | worker | url | referrer | depth | redirects | seed
  *             (URLs for other crawl workers, until they were sent)
+ *     circuits: host | state | failures | failing_since | open_until
+ *             | backoff | down | down_lost   (a host's circuit breaker,
+ *                                             times wall-clock ms)
+ *     failed: seq | host  (URLs given up to transient faults: retries
+ *             exhausted, or dropped with their host down or its robots.txt
+ *             unreachable; bc_crawl_state_retry_failed() queues them again)
  *
  * A host's queue is its URLs with seq > cursor, in seq order (a range of
  * the index urls_queue), after the URLs requeued at its head by a resume.
@@ -90,7 +96,9 @@
  * BC_CRAWL_STATE_VERSION: another SQLite file is refused as not a crawl
  * state, another version as incompatible (version 2 added urls.referrer
  * and host_stats, version 3 the outbox: an older state is refused with a
- * message saying which version made it; there is no migration). PRAGMA quick_check runs before
+ * message saying which version made it; there is no migration; the
+ * tables sitemaps, circuits and failed came later and are made when
+ * missing, so no version was needed). PRAGMA quick_check runs before
  * anything is written (a truncated or byte-flipped database is refused).
  * bloom.snap carries its own checksum (bc_bloom_load).
  */
@@ -512,7 +520,8 @@ static enum bc_status hook_queued(void *ctx, const char *origin, size_t len,
     sqlite3_int64 seq = s->next_seq++;
     sqlite3_stmt *q;
     if (requeue) {
-        /* Handed out, answered 429/503: to the tail, no longer in flight. */
+        /* Handed out, then retried (a transient fault) or given back: to
+         * the tail, no longer in flight. */
         q = s->stmt[S_REQUEUE];
         sqlite3_bind_int64(q, 1, seq);
         sqlite3_bind_int(q, 2, (int)e->retries);
@@ -550,6 +559,48 @@ static enum bc_status hook_queued(void *ctx, const char *origin, size_t len,
     return BC_OK;
 }
 
+/* The tables that came after version 3 (sitemaps has its own): the
+ * circuits of the hosts and the URLs given up to transient faults. Made,
+ * if missing, by begin_run and bc_crawl_state_retry_failed(). */
+static const char faults_sql[] =
+    "CREATE TABLE IF NOT EXISTS circuits(host INTEGER PRIMARY KEY,"
+    " state INTEGER NOT NULL, failures INTEGER NOT NULL,"
+    " failing_since INTEGER NOT NULL, open_until INTEGER NOT NULL,"
+    " backoff INTEGER NOT NULL, down INTEGER NOT NULL,"
+    " down_lost INTEGER NOT NULL, exhausted INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS failed(seq INTEGER PRIMARY KEY,"
+    " host INTEGER NOT NULL);";
+
+/* Run sql (rare statements: prepared per call) with n integer
+ * parameters; failure sticky. */
+static enum bc_status run_ints(struct bc_crawl_state *s, const char *sql,
+                               const sqlite3_int64 *v, int n)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK) {
+        s->failed = true;
+        return db_fail(s, sql);
+    }
+    for (int i = 0; i < n; i++)
+        sqlite3_bind_int64(q, i + 1, v[i]);
+    int rc = sqlite3_step(q);
+    sqlite3_finalize(q);
+    if (rc != SQLITE_DONE) {
+        s->failed = true;
+        return db_fail(s, sql);
+    }
+    return BC_OK;
+}
+
+/* The URL of seq (host hid) was given up to a transient fault. */
+static enum bc_status failed_add(struct bc_crawl_state *s, sqlite3_int64 seq,
+                                 sqlite3_int64 hid)
+{
+    const sqlite3_int64 v[] = {seq, hid};
+    return run_ints(s, "INSERT OR IGNORE INTO failed(seq, host) VALUES(?, ?)",
+                    v, 2);
+}
+
 /* The head of the host's requeued list is seq? Then take it off. */
 static bool requeued_take(struct shost *h, sqlite3_int64 seq)
 {
@@ -571,7 +622,6 @@ static enum bc_status hook_left(void *ctx, const char *origin, size_t len,
                                 enum bc_frontier_reason reason)
 {
     struct bc_crawl_state *s = ctx;
-    (void)reason;
     enum bc_status st = ensure_txn(s);
     if (st != BC_OK)
         return st;
@@ -585,6 +635,13 @@ static enum bc_status hook_left(void *ctx, const char *origin, size_t len,
     }
     sqlite3_int64 seq = (sqlite3_int64)id;
     bool fetch = action == BC_FRONTIER_FETCH;
+    if (!fetch &&
+        (reason == BC_ADMIT_HOST_DOWN || reason == BC_ADMIT_HOST_GIVEN_UP)) {
+        /* Lost to a transient fault: kept for --retry-failed. */
+        st = failed_add(s, seq, h->id);
+        if (st != BC_OK)
+            return st;
+    }
     if (requeued_take(h, seq)) {
         st = run_seq(s, fetch ? S_FLIGHT_TAKEN : S_FLIGHT_DEL, seq, NULL);
     } else {
@@ -634,6 +691,43 @@ static enum bc_status hook_host(void *ctx,
     if (st != BC_OK)
         s->failed = true;
     return st;
+}
+
+static sqlite3_int64 clamp64(uint64_t v)
+{
+    return v > (uint64_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)v;
+}
+
+/* A host's circuit changed: one row per host, times made wall-clock. */
+static enum bc_status hook_circuit(void *ctx, const char *origin, size_t len,
+                                   const struct bc_frontier_circuit_state *c)
+{
+    struct bc_crawl_state *s = ctx;
+    enum bc_status st = ensure_txn(s);
+    if (st != BC_OK)
+        return st;
+    struct shost *h = host_of(s, origin, len);
+    if (!h) {
+        s->failed = true;
+        return BC_ERR_IO;
+    }
+    uint64_t wall = wall_ms();
+    const sqlite3_int64 v[] = {
+        h->id,
+        (sqlite3_int64)c->circuit,
+        (sqlite3_int64)c->failures,
+        c->failures ? clamp64(wall > c->failing_ms ? wall - c->failing_ms : 0)
+                    : 0,
+        c->open_ms ? clamp64(wall + c->open_ms) : 0,
+        clamp64(c->backoff_ms),
+        c->down,
+        clamp64(c->down_lost),
+        clamp64(c->exhausted)};
+    return run_ints(s,
+                    "INSERT OR REPLACE INTO circuits(host, state, failures,"
+                    " failing_since, open_until, backoff, down, down_lost,"
+                    " exhausted) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    v, 9);
 }
 
 /* The sitemaps table: every sitemap job queued in the crawl, in order,
@@ -764,6 +858,7 @@ void bc_crawl_state_store(struct bc_crawl_state *s, size_t window,
     out->host = hook_host;
     out->refill = hook_refill;
     out->sitemap = hook_sitemap;
+    out->circuit = hook_circuit;
 }
 
 /* ---- open ------------------------------------------------------------ */
@@ -1239,6 +1334,8 @@ static enum bc_status begin_run(struct bc_crawl_state *s)
     sqlite3_int64 n = 0;
     st = exec(s, sitemaps_sql);
     if (st == BC_OK)
+        st = exec(s, faults_sql);
+    if (st == BC_OK)
         st = query_int(s, "SELECT count(*) FROM flight WHERE requeued = 0", &n);
     if (st == BC_OK)
         st = exec(s, "UPDATE flight SET requeued = 1");
@@ -1485,6 +1582,8 @@ static enum bc_status save_frontier_counters(struct bc_crawl_state *s,
              {"frontier.admitted", fs.admitted},
              {"frontier.handed_out", fs.handed_out},
              {"frontier.retried", fs.retried},
+             {"frontier.given_back", fs.given_back},
+             {"frontier.retries_exhausted", fs.retries_exhausted},
              {"frontier.robots_fetches", fs.robots_fetches},
              {"frontier.robots_parsed", fs.robots_parsed},
              {"frontier.robots_unavailable", fs.robots_unavailable},
@@ -1518,6 +1617,9 @@ static void load_frontier_counters(const struct bc_crawl_state *s,
     fs->admitted = bc_crawl_state_counter_get(s, "frontier.admitted");
     fs->handed_out = bc_crawl_state_counter_get(s, "frontier.handed_out");
     fs->retried = bc_crawl_state_counter_get(s, "frontier.retried");
+    fs->given_back = bc_crawl_state_counter_get(s, "frontier.given_back");
+    fs->retries_exhausted =
+        bc_crawl_state_counter_get(s, "frontier.retries_exhausted");
     fs->robots_fetches =
         bc_crawl_state_counter_get(s, "frontier.robots_fetches");
     fs->robots_parsed = bc_crawl_state_counter_get(s, "frontier.robots_parsed");
@@ -1608,6 +1710,53 @@ static enum bc_status restore_hosts(struct bc_crawl_state *s,
     }
     if (st == BC_OK && rc != SQLITE_DONE)
         st = db_fail(s, "hosts");
+    sqlite3_finalize(q);
+    return st;
+}
+
+/* The hosts' circuits, their wall-clock times made relative to now. */
+static enum bc_status restore_circuits(struct bc_crawl_state *s,
+                                       struct bc_frontier *f, uint64_t now_ms)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT h.origin, c.state, c.failures,"
+                           " c.failing_since, c.open_until, c.backoff, c.down,"
+                           " c.down_lost, c.exhausted FROM circuits c"
+                           " JOIN hosts h ON h.id = c.host",
+                           -1, &q, NULL) != SQLITE_OK)
+        return db_fail(s, "circuits");
+    uint64_t wall = wall_ms();
+    enum bc_status st = BC_OK;
+    int rc;
+    while (st == BC_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *origin = (const char *)sqlite3_column_text(q, 0);
+        size_t len = (size_t)sqlite3_column_bytes(q, 0);
+        int state = sqlite3_column_int(q, 1);
+        sqlite3_int64 since = sqlite3_column_int64(q, 3);
+        sqlite3_int64 until = sqlite3_column_int64(q, 4);
+        struct bc_frontier_circuit_state c;
+        memset(&c, 0, sizeof(c));
+        c.circuit = state >= 0 && state <= BC_FRONTIER_CIRCUIT_HALF_OPEN
+                        ? (enum bc_frontier_circuit)state
+                        : BC_FRONTIER_CIRCUIT_CLOSED;
+        c.failures = (unsigned)sqlite3_column_int64(q, 2);
+        c.failing_ms =
+            since > 0 && (uint64_t)since < wall ? wall - (uint64_t)since : 0;
+        c.open_ms =
+            until > 0 && (uint64_t)until > wall ? (uint64_t)until - wall : 0;
+        c.backoff_ms = (uint64_t)sqlite3_column_int64(q, 5);
+        c.down = sqlite3_column_int(q, 6) != 0;
+        c.down_lost = (uint64_t)sqlite3_column_int64(q, 7);
+        c.exhausted = (uint64_t)sqlite3_column_int64(q, 8);
+        st = origin ? bc_frontier_restore_circuit(f, origin, len, &c, now_ms)
+                    : BC_ERR_CORRUPT;
+        if (st != BC_OK)
+            set_err(s->errmsg, sizeof(s->errmsg), "circuit of %s: %s",
+                    origin ? origin : "?", bc_strerror(st));
+    }
+    if (st == BC_OK && rc != SQLITE_DONE)
+        st = db_fail(s, "circuits");
     sqlite3_finalize(q);
     return st;
 }
@@ -1737,6 +1886,8 @@ enum bc_status bc_crawl_state_frontier(struct bc_crawl_state *s,
     if (st == BC_OK)
         st = restore_hosts(s, f, now_ms);
     if (st == BC_OK)
+        st = restore_circuits(s, f, now_ms);
+    if (st == BC_OK)
         st = restore_sitemaps(s, f);
     if (st != BC_OK) {
         bc_frontier_free(f);
@@ -1820,9 +1971,100 @@ enum bc_status bc_crawl_state_page_done(struct bc_crawl_state *s, uint64_t id)
     enum bc_status st = ensure_txn(s);
     if (st != BC_OK)
         return st;
-    /* Only a URL in flight: one queued again after 429/503 has left the
+    /* Only a URL in flight: one queued again for a retry has left the
      * flight table already. */
     return run_seq(s, S_FLIGHT_DEL, (sqlite3_int64)id, NULL);
+}
+
+enum bc_status bc_crawl_state_page_failed(struct bc_crawl_state *s, uint64_t id)
+{
+    if (!s || id == 0)
+        return BC_ERR_INVALID_ARG;
+    enum bc_status st = ensure_txn(s);
+    if (st != BC_OK)
+        return st;
+    const sqlite3_int64 v[] = {(sqlite3_int64)id};
+    st = run_ints(s,
+                  "INSERT OR IGNORE INTO failed(seq, host)"
+                  " SELECT seq, host FROM flight WHERE seq = ?",
+                  v, 1);
+    if (st != BC_OK)
+        return st;
+    return run_seq(s, S_FLIGHT_DEL, (sqlite3_int64)id, NULL);
+}
+
+enum bc_status bc_crawl_state_retry_failed(struct bc_crawl_state *s,
+                                           uint64_t *n)
+{
+    if (!s || !n || s->frontier_made || s->failed)
+        return BC_ERR_INVALID_ARG;
+    enum bc_status st = ensure_txn(s);
+    if (st == BC_OK)
+        st = exec(s, faults_sql);
+    sqlite3_stmt *q = NULL;
+    if (st == BC_OK &&
+        sqlite3_prepare_v2(s->db,
+                           "SELECT f.seq, f.host, h.origin FROM failed f"
+                           " JOIN hosts h ON h.id = f.host ORDER BY f.seq",
+                           -1, &q, NULL) != SQLITE_OK)
+        st = db_fail(s, "failed");
+    uint64_t count = 0;
+    int rc = SQLITE_DONE;
+    /* Each to the tail of its host's queue (a new seq, after the
+     * cursor), its retries from 0. */
+    while (st == BC_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *origin = (const char *)sqlite3_column_text(q, 2);
+        struct shost *h = NULL;
+        if (origin)
+            HASH_FIND(hh, s->hosts, origin, (size_t)sqlite3_column_bytes(q, 2),
+                      h);
+        if (!h) {
+            st = BC_ERR_CORRUPT;
+            set_err(s->errmsg, sizeof(s->errmsg), "crawl.db: failed damaged");
+            break;
+        }
+        sqlite3_stmt *u = s->stmt[S_REQUEUE];
+        sqlite3_bind_int64(u, 1, s->next_seq++);
+        sqlite3_bind_int(u, 2, 0);
+        sqlite3_bind_int64(u, 3, h->id);
+        sqlite3_bind_int64(u, 4, sqlite3_column_int64(q, 0));
+        st = run(s, S_REQUEUE);
+        if (st == BC_OK && sqlite3_changes(s->db) == 1) {
+            h->queued++;
+            s->queued++;
+            count++;
+        }
+    }
+    if (st == BC_OK && rc != SQLITE_DONE)
+        st = db_fail(s, "failed");
+    sqlite3_finalize(q);
+    /* The hosts given up (down, or robots.txt unreachable: robots 4)
+     * start again. */
+    _Static_assert(BC_FRONTIER_ROBOTS_GIVEN_UP == 4, "hosts.robots");
+    if (st == BC_OK)
+        st = exec(s, "DELETE FROM failed;"
+                     "DELETE FROM circuits WHERE down = 1;"
+                     "UPDATE circuits SET exhausted = 0;"
+                     "UPDATE hosts SET robots = 0, robots_failures = 0,"
+                     " given_up_lost = 0 WHERE robots = 4;");
+    /* Nothing is given up any more: the counters of what was start
+     * again (the frontier's and the crawler's, by the names they save). */
+    static const char *const given_up[] = {
+        "frontier.retries_exhausted",    "frontier.reason.host_down",
+        "frontier.reason.host_given_up", "crawler.transient_given_up",
+        "crawler.host_down_dropped",     "crawler.given_up_dropped"};
+    for (size_t i = 0; st == BC_OK && i < sizeof(given_up) / sizeof(*given_up);
+         i++)
+        if (counter_find(s, given_up[i]))
+            st = counter_put(s, given_up[i], 0, true);
+    if (st != BC_OK) {
+        s->failed = true;
+        return st;
+    }
+    st = bc_crawl_state_commit(s, NULL);
+    if (st == BC_OK)
+        *n = count;
+    return st;
 }
 
 enum bc_status bc_crawl_state_counter_set(struct bc_crawl_state *s,

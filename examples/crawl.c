@@ -31,9 +31,11 @@
  * Exit status: 0 finished (everything fetched, or --max-pages reached),
  * 1 runtime failure, 2 usage error, 3 finished but nothing could be
  * fetched (no seed admitted, no page got an HTTP response, e.g. because
- * every host was given up), 130 after SIGINT and 143 after SIGTERM (once
- * the clean stop is over). --stats-json records it with the outcome:
- * complete, limit, interrupted or failed.
+ * every host was given up), 4 finished but URLs were given up to
+ * transient faults (retries exhausted, hosts down, robots.txt
+ * unreachable), 130 after SIGINT and 143 after SIGTERM (once the clean
+ * stop is over). --stats-json records it with the outcome: complete,
+ * incomplete, limit, interrupted or failed.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -61,8 +63,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(
-        f,
+    fputs(
         "usage: crawl [options] URL...\n"
         "       crawl --state DIR [options] [URL...]\n"
         "       crawl --redis URL --workers N --worker I --state DIR "
@@ -98,9 +99,29 @@ static void usage(FILE *f)
         "                       given up: its URLs are dropped (3)\n"
         "  --robots-retry-delay MS  the first of those waits, doubled after\n"
         "                       each (10000)\n"
-        "  --max-retry-after MS cap on a 429/503's Retry-After (3600000)\n"
-        "  --max-retries N      a URL answered 429/503 is fetched again, at\n"
-        "                       most N times, after the host's wait (2)\n"
+        "  --max-retry-after MS cap on a 429/503's Retry-After (3600000)\n",
+        f);
+    fputs("  --retries N          a URL whose fetch failed with a transient\n"
+          "                       fault (refused, reset, timeout, DNS, empty\n"
+          "                       reply, 408, 429, 500, 502, 503, 504) is\n"
+          "                       fetched again, at most N times (3; 0..255;\n"
+          "                       --max-retries is the same option); its\n"
+          "                       host waits meanwhile\n"
+          "  --retry-delay MS     the first retry's wait, doubled for each\n"
+          "                       next one, +/- 25 % jitter; a 429/503's\n"
+          "                       Retry-After if longer (1000)\n"
+          "  --host-failures N    after N transient faults in a row a host\n"
+          "                       is paused (its circuit opens) for 10 s,\n"
+          "                       twice that each time it fails again, at\n"
+          "                       most 10 min, then probed with one request\n"
+          "                       (5; 0: never paused)\n"
+          "  --host-give-up D     a host failing for D (1h; 30m, 90s, ...; 0:\n"
+          "                       never) is given up as down: its URLs are\n"
+          "                       dropped (host_down) and the crawl ends\n"
+          "                       incomplete\n",
+          f);
+    fprintf(
+        f,
         "  --user-agent S       identify yourself! (default: %s)\n"
         "Seen-test:\n"
         "  --expect N           URLs the Bloom filter is sized for (10^6)\n"
@@ -177,7 +198,9 @@ static void usage(FILE *f)
         "                       STATUS the HTTP status (000: none), BYTES\n"
         "                       the body bytes, MS the transfer time, ERROR\n"
         "                       the error kind of a failed fetch (timeout,\n"
-        "                       connect, ...) or skipped:content_type\n"
+        "                       connect, ...) or skipped:content_type; an\n"
+        "                       attempt to be retried ends in \":retry\"\n"
+        "                       (connect:retry; retry alone for a 503)\n"
         "  -v                   the same lines on stderr\n"
         "  --quiet              no progress line, no report\n"
         "  --help               this text\n"
@@ -207,6 +230,11 @@ static void usage(FILE *f)
         "  3    finished, but nothing could be fetched: no seed admitted,\n"
         "       or no page got an HTTP response (every fetch failed); never\n"
         "       for a worker (one may own no host)\n"
+        "  4    finished, but URLs were given up to transient faults\n"
+        "       (incomplete): retries exhausted, hosts given up as down\n"
+        "       (--host-give-up), hosts whose robots.txt stayed\n"
+        "       unreachable; the report lists them by host, and\n"
+        "       --retry-failed with --state fetches them again later\n"
         "  130  stopped by SIGINT (Ctrl-C), 143 by SIGTERM, after the clean\n"
         "       stop: transfers in flight finish, the report is written\n"
         "       (interrupted)\n");
@@ -227,7 +255,9 @@ static void usage(FILE *f)
         "                       --max-pages (counts all runs), --max-depth,\n"
         "                       --concurrency, --per-host, --delay,\n"
         "                       --timeout, --max-body, --max-redirects,\n"
-        "                       --max-retries, --max-retry-after,\n"
+        "                       --retries (--max-retries), --retry-delay,\n"
+        "                       --host-failures, --host-give-up,\n"
+        "                       --retry-failed, --max-retry-after,\n"
         "                       --robots-retries, --robots-retry-delay,\n"
         "                       --host-budget, --quiet, --out, --stats-json,\n"
         "                       --resolve, --proxy, --header, --accept-type,\n"
@@ -245,7 +275,13 @@ static void usage(FILE *f)
         "                       --worker, --crawl-id. A DIR that is\n"
         "                       not a crawl state, is damaged or is in use\n"
         "                       by another crawl is refused (exit 1) and\n"
-        "                       left as it is\n",
+        "                       left as it is\n"
+        "  --retry-failed       with --state: before crawling, queue again\n"
+        "                       every URL the state's earlier runs gave up\n"
+        "                       to transient faults (retries exhausted,\n"
+        "                       hosts down, robots.txt unreachable), their\n"
+        "                       retries from 0, those hosts no longer\n"
+        "                       given up; says how many on stderr\n",
         f);
     fputs("\n"
           "Many workers (one crawl split by host, through Redis):\n"
@@ -308,6 +344,8 @@ struct options {
     bool revisit; /* --revisit */
     uint64_t robots_retries, robots_retry_ms, max_retry_after_ms;
     uint64_t max_retries, max_redirects;
+    uint64_t retry_delay_ms, host_failures, host_give_up_ms;
+    bool retry_failed; /* --retry-failed */
     const char *user_agent;
     uint64_t expect;
     double fp_rate;
@@ -488,6 +526,9 @@ static int parse_options(int argc, char **argv, struct options *o)
         .robots_retry_ms = BC_FRONTIER_DEFAULT_ROBOTS_RETRY_MS,
         .max_retry_after_ms = BC_FRONTIER_DEFAULT_MAX_RETRY_AFTER_MS,
         .max_retries = BC_FRONTIER_DEFAULT_MAX_RETRIES,
+        .retry_delay_ms = BC_FRONTIER_DEFAULT_RETRY_DELAY_MS,
+        .host_failures = BC_FRONTIER_DEFAULT_HOST_FAILURES,
+        .host_give_up_ms = BC_FRONTIER_DEFAULT_HOST_GIVE_UP_MS,
         .max_redirects = BC_FRONTIER_DEFAULT_MAX_REDIRECTS,
         .crawl_id = "default"};
     for (int i = 1; i < argc; i++) {
@@ -514,6 +555,8 @@ static int parse_options(int argc, char **argv, struct options *o)
             o->no_sitemaps = true, is_flag = 1;
         else if (!strcmp(a, "--revisit"))
             o->revisit = true, is_flag = 1;
+        else if (!strcmp(a, "--retry-failed"))
+            o->retry_failed = true, is_flag = 1;
         else if (!strcmp(a, "--quiet"))
             o->quiet = true, is_flag = 1;
         else if (!strcmp(a, "-v"))
@@ -565,8 +608,16 @@ static int parse_options(int argc, char **argv, struct options *o)
             bad = args_count(v, true, &o->robots_retry_ms);
         else if (!strcmp(a, "--max-retry-after"))
             bad = args_count(v, true, &o->max_retry_after_ms);
-        else if (!strcmp(a, "--max-retries"))
+        else if (!strcmp(a, "--retries") || !strcmp(a, "--max-retries"))
             bad = args_count(v, true, &o->max_retries) || o->max_retries > 255;
+        else if (!strcmp(a, "--retry-delay"))
+            bad = args_count(v, true, &o->retry_delay_ms);
+        else if (!strcmp(a, "--host-failures"))
+            bad = args_count(v, true, &o->host_failures) ||
+                  o->host_failures > 1000000;
+        else if (!strcmp(a, "--host-give-up"))
+            bad = strcmp(v, "0") == 0 ? (o->host_give_up_ms = 0, 0)
+                                      : args_duration(v, &o->host_give_up_ms);
         else if (!strcmp(a, "--max-redirects"))
             bad = args_count(v, true, &o->max_redirects) ||
                   o->max_redirects > 255;
@@ -668,6 +719,10 @@ static int parse_options(int argc, char **argv, struct options *o)
                 "crawl: bad value for --worker: %u (0..%u with "
                 "--workers %u)\n",
                 o->worker, o->workers - 1, o->workers);
+        return -1;
+    }
+    if (o->retry_failed && !o->state_dir) {
+        fprintf(stderr, "crawl: --retry-failed needs --state DIR\n");
         return -1;
     }
     if (o->revisit && (!o->state_dir || !o->recrawl_ms)) {
@@ -822,6 +877,7 @@ static void on_fetch(void *ctx, const struct bc_crawler_page *p)
     const char *extra = p->failed    ? bc_crawler_error_kind_name(p->error_kind)
                         : p->skipped ? "skipped:content_type"
                                      : NULL;
+    const char *retry = !p->retry ? "" : extra ? ":retry" : "retry";
     char *line = NULL;
     size_t n = 0;
     FILE *f = open_memstream(&line, &n);
@@ -833,7 +889,8 @@ static void on_fetch(void *ctx, const struct bc_crawler_page *p)
     fprintf(f, "%s %03d %llu %llu ", when, p->http_status,
             (unsigned long long)p->bytes, (unsigned long long)p->ms);
     fwrite(p->url, 1, p->url_len, f); /* canonical: no space, no control */
-    fprintf(f, "%s%s\n", extra ? " " : "", extra ? extra : "");
+    fprintf(f, "%s%s%s\n", extra || p->retry ? " " : "", extra ? extra : "",
+            retry);
     bool ok = !ferror(f);
     if (fclose(f) != 0 || !ok) {
         if (c->log_fd >= 0)
@@ -915,6 +972,11 @@ static void on_page(void *ctx, const struct bc_crawler_page *p)
         fputs(", \"error_text\": ", f);
         json_string(f, text, strlen(text));
     }
+    /* "fault" for a failure (a transient one was given up: retries
+     * exhausted, or its host down), and the retries it had. */
+    if (p->fault != BC_FAULT_NONE)
+        fprintf(f, ", \"fault\": \"%s\"", bc_fault_name(p->fault));
+    fprintf(f, ", \"retries\": %u", p->retries);
     out_page_source(f, p);
     fputs("}\n", f);
     bool ok = !ferror(f);
@@ -993,12 +1055,14 @@ static void progress(struct crawl *c, uint64_t now, bool final)
     }
     fprintf(stderr,
             "%s%llu pages  %.1f/s  queue %zu  hosts %zu (robots.txt %zu, "
-            "blocked %zu, given up %zu)  new %llu dup %llu "
+            "blocked %zu, given up %zu, paused %zu, down %zu)  new %llu "
+            "dup %llu "
             "probably-seen %llu  %s %.1f %%%s",
             tty ? "\r\033[K" : "", (unsigned long long)k.pages,
             secs > 0 ? (double)(k.pages - c->pages_before) / secs : 0.0,
             s.queued, s.hosts, s.hosts_robots, s.hosts_blocked,
-            s.hosts_given_up, (unsigned long long)s.seen.verdict_new,
+            s.hosts_given_up, s.hosts_open, s.hosts_down,
+            (unsigned long long)s.seen.verdict_new,
             (unsigned long long)s.seen.duplicate,
             (unsigned long long)s.seen.probably_seen,
             s.seen.windowed ? "window" : "bloom",
@@ -1008,6 +1072,36 @@ static void progress(struct crawl *c, uint64_t now, bool final)
                                   : 0.0
                             : 100.0 * s.seen.bloom.fill,
             c->stderr_tty && !final ? "" : "\n");
+}
+
+/* What the crawl gave up to transient faults (all runs, with a state):
+ * pages whose final fault was transient (retries exhausted, or their host
+ * down), URLs dropped with their host down, and the URLs lost with the
+ * hosts whose robots.txt stayed unreachable (queued ones dropped, later
+ * ones refused). */
+struct given_up {
+    uint64_t exhausted, down, robots, total;
+    size_t hosts_down, hosts_robots;
+};
+
+static void sum_robots_lost(void *ctx, const char *origin, size_t len,
+                            uint64_t lost)
+{
+    (void)origin;
+    (void)len;
+    *(uint64_t *)ctx += lost;
+}
+
+static struct given_up given_up_of(struct crawl *c)
+{
+    struct bc_frontier_stats s;
+    bc_frontier_stats(c->frontier, now_ms(), &s);
+    struct given_up g = {0, 0, 0, 0, s.hosts_down, s.hosts_given_up};
+    g.exhausted = s.retries_exhausted;
+    g.down = s.reasons[BC_ADMIT_HOST_DOWN];
+    bc_frontier_given_up_hosts(c->frontier, sum_robots_lost, &g.robots);
+    g.total = g.exhausted + g.down + g.robots;
+    return g;
 }
 
 static void report_given_up(void *ctx, const char *origin, size_t len,
@@ -1132,6 +1226,51 @@ static uint64_t host_errors(const struct bc_crawler_host *h)
 
 #define REPORT_TOP_HOSTS 20
 
+/* The report's lines on what was given up to transient faults, with the
+ * counts by host (every such host, however many). */
+static void report_transient(struct crawl *c, FILE *f,
+                             const struct bc_frontier_stats *s)
+{
+    struct given_up g = given_up_of(c);
+    if (s->hosts_open)
+        fprintf(f,
+                "hosts paused         %zu (circuit open after %llu transient "
+                "faults in a row)\n",
+                s->hosts_open, (unsigned long long)c->opt.host_failures);
+    if (g.total == 0)
+        return;
+    fprintf(f,
+            "given up             %llu URLs to transient faults: %llu "
+            "retries exhausted, %llu with their host down (%zu hosts), "
+            "%llu with robots.txt unreachable (%zu hosts); crawl "
+            "--retry-failed --state DIR fetches them again\n",
+            (unsigned long long)g.total, (unsigned long long)g.exhausted,
+            (unsigned long long)g.down, g.hosts_down,
+            (unsigned long long)g.robots, g.hosts_robots);
+    struct host_table t;
+    host_table_fill(c, &t);
+    for (size_t i = 0; i < t.count; i++) {
+        const struct bc_crawler_host *h = &t.row[i];
+        uint64_t robots = h->given_up ? h->lost : 0;
+        if (!h->exhausted && !h->down && !robots)
+            continue;
+        fprintf(f, "  %-36s %llu URLs:", h->origin,
+                (unsigned long long)(h->exhausted + h->down_lost + robots));
+        if (h->exhausted)
+            fprintf(f, " %llu retries exhausted",
+                    (unsigned long long)h->exhausted);
+        if (h->down)
+            fprintf(f, "%s host down (%llu URLs)", h->exhausted ? "," : "",
+                    (unsigned long long)h->down_lost);
+        if (robots)
+            fprintf(f, "%s robots.txt unreachable (%llu URLs)",
+                    h->exhausted || h->down ? "," : "",
+                    (unsigned long long)robots);
+        fputc('\n', f);
+    }
+    free(t.row);
+}
+
 /* The report's table: the top 20 hosts by pages. */
 static void report_hosts(struct crawl *c, FILE *f)
 {
@@ -1158,11 +1297,28 @@ static void report_hosts(struct crawl *c, FILE *f)
                 h->ms_mean, (unsigned long long)h->ms_p95, h->queued);
         if (h->given_up)
             fprintf(f, "  given up (%llu URLs)", (unsigned long long)h->lost);
+        if (h->down)
+            fprintf(f, "  down (%llu URLs)", (unsigned long long)h->down_lost);
+        else if (h->circuit != BC_FRONTIER_CIRCUIT_CLOSED)
+            fputs("  paused", f);
         fputc('\n', f);
     }
     if (t.nomem)
         fprintf(f, "  (out of memory: some hosts are missing)\n");
     free(t.row);
+}
+
+static const char *circuit_name(enum bc_frontier_circuit circuit)
+{
+    switch (circuit) {
+    case BC_FRONTIER_CIRCUIT_CLOSED:
+        return "closed";
+    case BC_FRONTIER_CIRCUIT_OPEN:
+        return "open";
+    case BC_FRONTIER_CIRCUIT_HALF_OPEN:
+        return "half_open";
+    }
+    return "unknown";
 }
 
 /* --stats-json's "per_host": every host, in the table's order. */
@@ -1183,13 +1339,18 @@ static void write_hosts_json(struct crawl *c, FILE *f)
                 "}, \"status\": {\"2xx\": %llu, \"3xx\": %llu, \"4xx\": "
                 "%llu, \"5xx\": %llu}, \"robots\": \"%s\", "
                 "\"ms_mean\": %.1f, \"ms_p95\": %llu, \"queued\": %zu, "
-                "\"given_up\": %s, \"given_up_urls\": %llu}",
+                "\"given_up\": %s, \"given_up_urls\": %llu, "
+                "\"circuit\": \"%s\", \"failures\": %u, \"down\": %s, "
+                "\"down_urls\": %llu, \"retries_exhausted\": %llu}",
                 (unsigned long long)h->status_class[2],
                 (unsigned long long)h->status_class[3],
                 (unsigned long long)h->status_class[4],
                 (unsigned long long)h->status_class[5], robots_word(c, h),
                 h->ms_mean, (unsigned long long)h->ms_p95, h->queued,
-                h->given_up ? "true" : "false", (unsigned long long)h->lost);
+                h->given_up ? "true" : "false", (unsigned long long)h->lost,
+                circuit_name(h->circuit), h->failures,
+                h->down ? "true" : "false", (unsigned long long)h->down_lost,
+                (unsigned long long)h->exhausted);
     }
     fputs("]", f);
     free(t.row);
@@ -1366,12 +1527,15 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
     }
     if (!c->opt.no_sitemaps)
         report_sitemaps(f, &s, &k);
-    if (s.retried)
+    if (k.retried)
         fprintf(f,
-                "retried              %llu fetches of URLs answered 429/503 "
-                "(at most %llu each)\n",
-                (unsigned long long)s.retried,
-                (unsigned long long)c->opt.max_retries);
+                "retried              %llu attempts failed with a transient "
+                "fault and queued again (at most %llu retries a URL, the "
+                "first after %llu ms, doubling)\n",
+                (unsigned long long)k.retried,
+                (unsigned long long)c->opt.max_retries,
+                (unsigned long long)c->opt.retry_delay_ms);
+    report_transient(c, f, &s);
     if (c->state) {
         struct bc_crawl_state_info si;
         bc_crawl_state_info(c->state, &si);
@@ -1555,6 +1719,18 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
             (unsigned long long)k.bad_scheme,
             (unsigned long long)k.bad_malformed);
     write_sitemaps_json(f, &s, &k);
+    struct given_up g = given_up_of(c);
+    fprintf(f,
+            "\"retried\": %llu, \"transient_given_up\": %llu, "
+            "\"given_up\": {\"total\": %llu, \"retries_exhausted\": %llu, "
+            "\"host_down\": %llu, \"robots_unreachable\": %llu, "
+            "\"hosts_down\": %zu, \"hosts_robots_unreachable\": %zu}, "
+            "\"hosts_open\": %zu, ",
+            (unsigned long long)k.retried,
+            (unsigned long long)k.transient_given_up,
+            (unsigned long long)g.total, (unsigned long long)g.exhausted,
+            (unsigned long long)g.down, (unsigned long long)g.robots,
+            g.hosts_down, g.hosts_robots, s.hosts_open);
     fprintf(f,
             "\"seeds\": %llu, \"links\": %llu, \"redirects\": %llu, "
             "\"nofollow_skipped\": %llu, \"dropped\": %llu, "
@@ -1578,11 +1754,15 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
     fprintf(f,
             "}, \"frontier\": {\"added\": %llu, \"admitted\": %llu, "
             "\"queued\": %zu, \"hosts\": %zu, \"hosts_given_up\": %zu, "
-            "\"retried\": %llu, \"robots_fetches\": %llu, "
+            "\"retried\": %llu, \"retries_exhausted\": %llu, "
+            "\"hosts_open\": %zu, \"hosts_down\": %zu, "
+            "\"given_back\": %llu, \"robots_fetches\": %llu, "
             "\"robots_parsed\": %llu, \"robots_unavailable\": %llu, "
             "\"robots_unreachable\": %llu, \"reasons\": {",
             (unsigned long long)s.added, (unsigned long long)s.admitted,
             s.queued, s.hosts, s.hosts_given_up, (unsigned long long)s.retried,
+            (unsigned long long)s.retries_exhausted, s.hosts_open, s.hosts_down,
+            (unsigned long long)s.given_back,
             (unsigned long long)s.robots_fetches,
             (unsigned long long)s.robots_parsed,
             (unsigned long long)s.robots_unavailable,
@@ -2380,6 +2560,10 @@ int main(int argc, char **argv)
     fc->robots_retry_ms = o->robots_retry_ms;
     fc->max_retry_after_ms = o->max_retry_after_ms;
     fc->max_retries = (unsigned)o->max_retries;
+    fc->retry_delay_ms = o->retry_delay_ms;
+    fc->retry_seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    fc->host_failures = (unsigned)o->host_failures;
+    fc->host_give_up_ms = o->host_give_up_ms;
     fc->max_redirects = (unsigned)o->max_redirects;
     fc->scope = o->scope;
     fc->max_depth = o->max_depth;
@@ -2420,6 +2604,19 @@ int main(int argc, char **argv)
     }
     if (o->state_dir && (rc = open_state(&c)) != 0)
         goto out_free;
+    if (o->retry_failed) {
+        uint64_t n = 0;
+        st = bc_crawl_state_retry_failed(c.state, &n);
+        if (st != BC_OK) {
+            state_error(&c, st);
+            rc = 1;
+            goto out_free;
+        }
+        fprintf(stderr,
+                "crawl: --retry-failed: %llu URLs given up to transient "
+                "faults queued again\n",
+                (unsigned long long)n);
+    }
     cc.state = c.state;
     if ((rc = open_warc(&c)) != 0)
         goto out_free;
@@ -2544,6 +2741,18 @@ int main(int argc, char **argv)
                             "HTTP response\n");
             rc = 3;
         }
+    }
+    /* Truthful: a crawl that gave URLs up to transient faults is not
+     * complete (DESIGN 3.4). */
+    struct given_up g = given_up_of(&c);
+    if (rc == 0 && g.total > 0 && strcmp(outcome, "complete") == 0) {
+        outcome = "incomplete";
+        rc = 4;
+        fprintf(stderr,
+                "crawl: incomplete: %llu URLs given up to transient faults "
+                "(see the report; --retry-failed with --state tries them "
+                "again)\n",
+                (unsigned long long)g.total);
     }
     if (c.state && rc != 1) {
         /* Commit and snapshot what the last steps left (a second signal

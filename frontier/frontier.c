@@ -30,6 +30,34 @@
  * and a 429 or 503 with Retry-After blocks the host until then. Both
  * operations are O(log hosts), whatever the number of queued URLs.
  *
+ * TRANSIENT FAULTS (docs/DESIGN.md 3.4)
+ * The caller classes each outcome (bc_frontier_outcome.fault). A URL
+ * whose fetch failed with a transient fault (refused, reset, a timeout,
+ * 500, 503, ...) is queued again at its host's tail, at most max_retries
+ * times; the n-th retry (n = 1, 2, ...) is due
+ *
+ *     retry_delay_ms x 2^(n-1) x (1 + retry_jitter x (2u - 1)),  u in [0, 1)
+ *
+ * after the failure (u from a splitmix64 seeded by the configuration),
+ * or after a 429/503's Retry-After if that is longer; and, as Heritrix
+ * "snoozes" a queue, the whole host waits until then. One retry too many
+ * and the fault is the URL's outcome ("retries exhausted").
+ *
+ * Each host also keeps a circuit breaker (Nygard, "Release It!", 2007):
+ * host_failures transient faults in a row OPEN it, and nothing goes to
+ * the host for an open period; then it is HALF-OPEN: one request, the
+ * probe; success CLOSES it, a failure opens it again for twice as long:
+ *
+ *     open period k (k = 1, 2, ...) = min(host_backoff_ms x 2^(k-1),
+ *                                         host_backoff_max_ms)
+ *
+ *      CLOSED --(host_failures faults in a row)--> OPEN --(period over)-->
+ *      HALF-OPEN --(success)--> CLOSED;  HALF-OPEN --(fault)--> OPEN (x2)
+ *
+ * so with the defaults (5 faults, 10 s doubling to 10 min) a dead host
+ * costs a request every few minutes, not one per queued URL, and a host
+ * back after a 5-second outage loses nothing but an open period.
+ *
  * ROBOTS.TXT FIRST
  * A host's URLs are not handed out before its robots.txt outcome is known:
  * the first next() that reaches a host with an unknown (or expired, after
@@ -46,10 +74,17 @@
  * before it, so with the defaults (10 s, 3 retries) a dead host is given
  * up 10 + 20 + 40 = 70 s after its first failure. A given-up host's queue
  * drains as DROP jobs and its later URLs are refused, so next() reaches
- * DONE. Two more chains that would never end are cut: a redirect chain is
- * followed for at most max_redirects hops (the hop count is stored with
- * the queued URL), and a URL answered 429/503 is queued again at most
- * max_retries times.
+ * DONE. A host whose pages keep failing is given up the same way, as
+ * down, at its first transient fault host_give_up_ms (1 h) or more after
+ * its run of faults began: its queue drains as DROP jobs (host_down), and
+ * so do the URLs admitted for it later (queued first, so that a store
+ * keeps them for a later retry). Two more chains that would never end are
+ * cut: a redirect chain is followed for at most max_redirects hops (the
+ * hop count is stored with the queued URL), and a URL is retried after a
+ * transient fault at most max_retries times (the count is stored with the
+ * queued URL too). A job given back after a local fault
+ * (bc_frontier_giveback(): ours, not the host's) is queued again as if it
+ * had never been handed out: no retry, no fault counted.
  *
  * ADMISSION
  * add() runs the cheap checks first and the seen-test last, so a URL
@@ -76,7 +111,7 @@
  *
  * MEMORY
  * A host queue is a list of byte chunks. An entry is a 2-byte length, a
- * 2-byte depth, a byte of redirect hops, a byte of 429/503 retries, an
+ * 2-byte depth, a byte of redirect hops, a byte of retries, an
  * 8-byte pointer to its referrer and the URL bytes without a NUL: a
  * queued URL costs its length + 14 bytes, plus its share of the slack of
  * its host's chunks (an entry never straddles two). With a store
@@ -189,6 +224,14 @@ enum robots_state {
     ROBOTS_GIVEN_UP     /* unreachable after every retry: host dropped */
 };
 
+/* The host's circuit breaker (A CRAWL ALWAYS ENDS); the values are
+ * enum bc_frontier_circuit's. */
+enum circuit {
+    CIRCUIT_CLOSED = BC_FRONTIER_CIRCUIT_CLOSED, /* requests go */
+    CIRCUIT_OPEN = BC_FRONTIER_CIRCUIT_OPEN,     /* none before open_until */
+    CIRCUIT_HALF_OPEN = BC_FRONTIER_CIRCUIT_HALF_OPEN /* one probe out */
+};
+
 struct host {
     UT_hash_handle hh;
     char *origin; /* "https://example.com:8443", the hash key */
@@ -207,9 +250,21 @@ struct host {
     uint64_t robots_expires;
     uint64_t crawl_delay_ms; /* from robots.txt, capped */
     unsigned robots_redirects;
-    unsigned robots_failures; /* unreachable outcomes in a row */
-    uint64_t given_up_lost;   /* ROBOTS_GIVEN_UP: URLs dropped or refused */
-    char *robots_url; /* a redirect target, or NULL for origin/robots.txt */
+    unsigned robots_failures;        /* unreachable outcomes in a row */
+    enum robots_state robots_before; /* while FETCHING: the state before,
+                                        for bc_frontier_giveback() */
+    uint64_t given_up_lost; /* ROBOTS_GIVEN_UP: URLs dropped or refused */
+    /* The circuit breaker: transient faults in a row (reset by any other
+     * outcome), when the first of them came, the open period now (0:
+     * not opened since the last success), and the host given up (down)
+     * with the URLs it lost since. */
+    enum circuit circuit;
+    unsigned failures;
+    uint64_t streak_since, open_until, backoff;
+    bool down;
+    uint64_t down_lost;
+    uint64_t exhausted; /* its URLs whose retries ran out */
+    char *robots_url;   /* a redirect target, or NULL for origin/robots.txt */
     /* Sitemap jobs waiting (FIFO), and how many were ever queued here
      * (for sitemaps_per_host). */
     struct sitemap_item *sm_head, *sm_tail;
@@ -254,7 +309,7 @@ struct job_url {
 struct entry_meta {
     unsigned depth;
     unsigned redirects;   /* hops of the redirect chain that led to it */
-    unsigned retries;     /* times queued again after 429/503 */
+    unsigned retries;     /* times queued again after a transient fault */
     uint64_t id;          /* the store's id (0 without a store) */
     struct referrer *ref; /* its referrer or NULL: queue_push() takes a
                              reference, queue_pop() hands one out */
@@ -283,6 +338,9 @@ struct bc_frontier {
     struct name *scope_hosts, *scope_domains;
     size_t queued, in_flight, queue_bytes;
     uint64_t added, admitted, handed_out, robots_fetches, retried;
+    uint64_t given_back; /* jobs given back (bc_frontier_giveback()) */
+    uint64_t retries_exhausted;
+    uint64_t rng; /* splitmix64 state for the retry jitter */
     uint64_t robots_parsed, robots_unavailable, robots_unreachable;
     uint64_t reasons[BC_ADMIT_REASON_COUNT];
     /* Sitemaps: the URLs queued in this crawl, the counters, and while
@@ -313,6 +371,8 @@ static void sitemap_seen_test(struct bc_frontier *f, const struct bc_url *u);
 static void sitemaps_of_robots(struct bc_frontier *f, struct host *h);
 static enum bc_status sitemap_next(struct bc_frontier *f, struct host *h,
                                    uint64_t now, struct bc_frontier_job *j);
+static enum bc_status sitemap_giveback(struct bc_frontier *f, struct host *h,
+                                       const struct bc_frontier_job *job);
 
 const char *bc_fault_name(enum bc_fault fault)
 {
@@ -370,6 +430,8 @@ const char *bc_frontier_reason_name(enum bc_frontier_reason reason)
         return "sitemap_scope";
     case BC_ADMIT_ROUTED:
         return "routed";
+    case BC_ADMIT_HOST_DOWN:
+        return "host_down";
     case BC_ADMIT_REASON_COUNT:
         break;
     }
@@ -417,6 +479,12 @@ void bc_frontier_config_init(struct bc_frontier_config *c)
     c->backoff_ms = BC_FRONTIER_DEFAULT_BACKOFF_MS;
     c->max_retry_after_ms = BC_FRONTIER_DEFAULT_MAX_RETRY_AFTER_MS;
     c->max_retries = BC_FRONTIER_DEFAULT_MAX_RETRIES;
+    c->retry_delay_ms = BC_FRONTIER_DEFAULT_RETRY_DELAY_MS;
+    c->retry_jitter = BC_FRONTIER_DEFAULT_RETRY_JITTER;
+    c->host_failures = BC_FRONTIER_DEFAULT_HOST_FAILURES;
+    c->host_backoff_ms = BC_FRONTIER_DEFAULT_HOST_BACKOFF_MS;
+    c->host_backoff_max_ms = BC_FRONTIER_DEFAULT_HOST_BACKOFF_MAX_MS;
+    c->host_give_up_ms = BC_FRONTIER_DEFAULT_HOST_GIVE_UP_MS;
     c->obey_robots = true;
     c->robots_ttl_ms = BC_FRONTIER_DEFAULT_ROBOTS_TTL_MS;
     c->robots_retry_ms = BC_FRONTIER_DEFAULT_ROBOTS_RETRY_MS;
@@ -508,7 +576,8 @@ static void host_schedule(struct bc_frontier *f, struct host *h)
 {
     bool wanted = (h->queued > 0 || h->sm_head) &&
                   h->in_flight < f->cfg.per_host_concurrency &&
-                  h->robots_state != ROBOTS_FETCHING;
+                  h->robots_state != ROBOTS_FETCHING &&
+                  !(h->circuit == CIRCUIT_HALF_OPEN && h->in_flight > 0);
     if (wanted && h->heap_pos == NOT_IN_HEAP) {
         (void)heap_push(f, h);
     } else if (!wanted && h->heap_pos != NOT_IN_HEAP) {
@@ -748,6 +817,7 @@ enum bc_status bc_frontier_create(const struct bc_frontier_config *config,
         config->max_url_len > BC_FRONTIER_MAX_URL_LEN ||
         config->max_depth > 65535 || config->max_redirects > 255 ||
         config->max_retries > 255 || !config->user_agent ||
+        !(config->retry_jitter >= 0.0 && config->retry_jitter <= 1.0) ||
         config->scope > BC_SCOPE_ANY ||
         (config->partition.owns && !config->partition.route))
         return BC_ERR_INVALID_ARG;
@@ -755,6 +825,7 @@ enum bc_status bc_frontier_create(const struct bc_frontier_config *config,
     if (!f)
         return BC_ERR_NOMEM;
     f->cfg = *config;
+    f->rng = config->retry_seed;
     f->entry_header = ENTRY_HEADER;
     f->cfg.url_policy.max_len = config->max_url_len;
     size_t cap = config->max_url_len + 1;
@@ -917,6 +988,31 @@ static enum bc_status store_host(struct bc_frontier *f, const struct host *h,
     st.admitted = h->admitted;
     st.queued = h->queued;
     enum bc_status r = f->store.host(f->store.ctx, &st);
+    if (r != BC_OK)
+        f->store_status = r;
+    return r;
+}
+
+/* Tell the store the host's circuit at time now (times sent relative to
+ * now); a failure is sticky. No store, or no circuit hook: BC_OK. */
+static enum bc_status store_circuit(struct bc_frontier *f, const struct host *h,
+                                    uint64_t now)
+{
+    if (!f->store.queued || !f->store.circuit)
+        return BC_OK;
+    struct bc_frontier_circuit_state c;
+    memset(&c, 0, sizeof(c));
+    c.circuit = (enum bc_frontier_circuit)h->circuit;
+    c.failures = h->failures;
+    c.failing_ms =
+        h->failures && now > h->streak_since ? now - h->streak_since : 0;
+    c.open_ms = h->open_until > now ? h->open_until - now : 0;
+    c.backoff_ms = h->backoff;
+    c.down = h->down;
+    c.down_lost = h->down_lost;
+    c.exhausted = h->exhausted;
+    enum bc_status r =
+        f->store.circuit(f->store.ctx, h->origin, h->origin_len, &c);
     if (r != BC_OK)
         f->store_status = r;
     return r;
@@ -1434,7 +1530,7 @@ static uint64_t base_delay(const struct bc_frontier *f, const struct host *h)
 static bool robots_needed(const struct bc_frontier *f, const struct host *h,
                           uint64_t now)
 {
-    if (!f->cfg.obey_robots || h->robots_state == ROBOTS_GIVEN_UP)
+    if (!f->cfg.obey_robots || h->robots_state == ROBOTS_GIVEN_UP || h->down)
         return false;
     return h->robots_state == ROBOTS_UNKNOWN ||
            (h->robots_state != ROBOTS_FETCHING && now >= h->robots_expires);
@@ -1527,6 +1623,7 @@ again:
         char *url = robots_url_of(f, h);
         if (!url)
             return BC_ERR_NOMEM;
+        h->robots_before = h->robots_state;
         h->robots_state = ROBOTS_FETCHING;
         h->in_flight++;
         f->in_flight++;
@@ -1564,14 +1661,18 @@ again:
     size_t len;
     const char *head = queue_peek(f, h, &len);
     bool given_up = h->robots_state == ROBOTS_GIVEN_UP;
-    if (given_up || (f->cfg.obey_robots && !robots_allows(h, head, len))) {
-        enum bc_frontier_reason why =
-            given_up ? BC_ADMIT_HOST_GIVEN_UP : BC_ADMIT_ROBOTS;
+    if (given_up || h->down ||
+        (f->cfg.obey_robots && !robots_allows(h, head, len))) {
+        enum bc_frontier_reason why = given_up  ? BC_ADMIT_HOST_GIVEN_UP
+                                      : h->down ? BC_ADMIT_HOST_DOWN
+                                                : BC_ADMIT_ROBOTS;
         queue_pop(f, h, f->drop_buf, &m);
         referrer_release(m.ref);
         f->reasons[why]++;
         if (given_up)
             h->given_up_lost++;
+        else if (h->down)
+            h->down_lost++;
         host_schedule(f, h);
         if (f->store.queued) {
             enum bc_status st =
@@ -1579,6 +1680,8 @@ again:
                               BC_FRONTIER_DROP, why);
             if (st == BC_OK && given_up)
                 st = store_host(f, h, now, NULL, 0);
+            if (st == BC_OK && why == BC_ADMIT_HOST_DOWN)
+                st = store_circuit(f, h, now);
             if (st != BC_OK) {
                 f->store_status = st;
                 return st;
@@ -1613,6 +1716,9 @@ again:
             return st;
         }
     }
+    /* The first request after an open period is the probe. */
+    if (h->circuit == CIRCUIT_OPEN)
+        h->circuit = CIRCUIT_HALF_OPEN;
     /* With several transfers per host allowed, their starts are still
      * spaced by the delay. */
     h->next_ms = now + base_delay(f, h);
@@ -1630,6 +1736,109 @@ again:
     j.origin_len = h->origin_len;
     *job = j;
     return BC_OK;
+}
+
+/* ---- transient faults: retries and the circuit breaker --------------- */
+
+/* splitmix64 (Steele, Lea and Flood, OOPSLA 2014): a 64-bit state stepped
+ * by a constant, then mixed; any seed is good. u in [0, 1) from its top
+ * 53 bits. */
+static double rng_unit(struct bc_frontier *f)
+{
+    uint64_t z = (f->rng += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    z ^= z >> 31;
+    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/*
+ * The wait before retry n + 1 of a URL retried n times so far, after a
+ * transient fault answered o:
+ *
+ *     retry_delay_ms x 2^n x (1 + retry_jitter x (2u - 1)),  u in [0, 1)
+ *
+ * rounded to the millisecond, so within retry_delay_ms x 2^n x (1 +/-
+ * retry_jitter); 2^n stops growing at n = 40. A 429 or 503 asks for
+ * Retry-After (backoff_ms without one), capped at max_retry_after_ms: the
+ * longer of the two.
+ */
+static uint64_t retry_delay(struct bc_frontier *f, unsigned n,
+                            const struct bc_frontier_outcome *o)
+{
+    double d =
+        (double)f->cfg.retry_delay_ms * (double)(1ull << (n < 40 ? n : 40));
+    if (f->cfg.retry_jitter > 0.0)
+        d *= 1.0 + f->cfg.retry_jitter * (2.0 * rng_unit(f) - 1.0);
+    uint64_t delay = d >= 1e15 ? (uint64_t)1e15 : (uint64_t)(d + 0.5);
+    if (o->http_status == 429 || o->http_status == 503) {
+        uint64_t wait =
+            o->retry_after_ms ? o->retry_after_ms : f->cfg.backoff_ms;
+        if (wait > f->cfg.max_retry_after_ms)
+            wait = f->cfg.max_retry_after_ms;
+        if (wait > delay)
+            delay = wait;
+    }
+    return delay;
+}
+
+/* Give the host up as down at now: its queue drains as DROP jobs at once
+ * (no request to the host is involved). */
+static void host_down(struct host *h, uint64_t now)
+{
+    h->down = true;
+    h->circuit = CIRCUIT_CLOSED;
+    h->open_until = 0;
+    h->blocked_until = 0;
+    h->next_ms = now;
+}
+
+/*
+ * A transient fault of the host at now: one more in its run; the run's
+ * host_failures-th opens the circuit for host_backoff_ms, and a failed
+ * probe (half-open) opens it again for twice the last period, at most
+ * host_backoff_max_ms:
+ *
+ *     open period k (k = 1, 2, ...) = min(host_backoff_ms x 2^(k-1),
+ *                                         host_backoff_max_ms)
+ *
+ * A fault host_give_up_ms or more after the run began gives the host up.
+ */
+static void circuit_failure(struct bc_frontier *f, struct host *h, uint64_t now)
+{
+    if (h->failures == 0)
+        h->streak_since = now;
+    if (h->failures < UINT32_MAX)
+        h->failures++;
+    if (f->cfg.host_give_up_ms &&
+        now - h->streak_since >= f->cfg.host_give_up_ms) {
+        host_down(h, now);
+        return;
+    }
+    if (h->circuit == CIRCUIT_HALF_OPEN ||
+        (h->circuit == CIRCUIT_CLOSED && f->cfg.host_failures &&
+         h->failures >= f->cfg.host_failures)) {
+        uint64_t max = f->cfg.host_backoff_max_ms;
+        uint64_t b = h->backoff == 0        ? f->cfg.host_backoff_ms
+                     : h->backoff > max / 2 ? max
+                                            : 2 * h->backoff;
+        h->backoff = b < max ? b : max;
+        h->circuit = CIRCUIT_OPEN;
+        h->open_until = now + h->backoff;
+    }
+}
+
+/* Any outcome that is not a transient fault: the run ends, the circuit
+ * closes. Returns whether anything changed (for the store). */
+static bool circuit_success(struct host *h)
+{
+    if (h->failures == 0 && h->circuit == CIRCUIT_CLOSED && h->backoff == 0)
+        return false;
+    h->failures = 0;
+    h->circuit = CIRCUIT_CLOSED;
+    h->backoff = 0;
+    h->open_until = 0;
+    return true;
 }
 
 /* End of any job of a host: slot freed, next contact no sooner than
@@ -1670,6 +1879,43 @@ static uint64_t after_request(struct bc_frontier *f, struct host *h,
     return delay;
 }
 
+/*
+ * Queue the URL of FETCH job (of host h) again at h's tail with retries
+ * (it passed admission and the seen-test already): in memory or, with a
+ * store, through its queued hook with requeue true (the store gives it a
+ * new id). BC_OK, BC_ERR_NOMEM (counted under BC_ADMIT_NOMEM: the URL is
+ * lost, the job is done) or the store's error (sticky).
+ */
+static enum bc_status requeue(struct bc_frontier *f, struct host *h,
+                              const struct bc_frontier_job *job,
+                              unsigned retries)
+{
+    struct entry_meta m = {job->depth, job->redirects, retries, job->id,
+                           job_url_of(job->owned)->from};
+    bool to_memory = in_memory_next(f, h);
+    if (to_memory && !queue_reserve(f, h, job->url_len)) {
+        f->reasons[BC_ADMIT_NOMEM]++;
+        return BC_ERR_NOMEM;
+    }
+    if (f->store.queued) {
+        struct bc_frontier_entry e = {
+            job->url,  job->url_len, m.depth, m.redirects,
+            m.retries, job->id,      NULL,    0};
+        if (m.ref) {
+            e.referrer = m.ref->text;
+            e.referrer_len = m.ref->len;
+        }
+        enum bc_status st = f->store.queued(f->store.ctx, h->origin,
+                                            h->origin_len, &e, true, &m.id);
+        if (st != BC_OK) {
+            f->store_status = st;
+            return st;
+        }
+    }
+    enqueue(f, h, job->url, job->url_len, &m, to_memory);
+    return BC_OK;
+}
+
 enum bc_status bc_frontier_done(struct bc_frontier *f,
                                 struct bc_frontier_job *job,
                                 const struct bc_frontier_outcome *o,
@@ -1681,43 +1927,93 @@ enum bc_status bc_frontier_done(struct bc_frontier *f,
         return f->store_status;
     struct host *h = job->host;
     enum bc_status result = BC_OK;
-    uint64_t delay = after_request(f, h, o, now);
-    if (o->http_status == 429 || o->http_status == 503) {
-        if (job->retries < f->cfg.max_retries && job->url) {
-            /* Asked to come back later: queue the URL again. It passed
-             * admission and the seen-test already. */
-            struct entry_meta m = {job->depth, job->redirects, job->retries + 1,
-                                   job->id, job_url_of(job->owned)->from};
-            bool to_memory = in_memory_next(f, h);
-            if (!to_memory || queue_reserve(f, h, job->url_len)) {
-                if (f->store.queued) {
-                    struct bc_frontier_entry e = {
-                        job->url,  job->url_len, m.depth, m.redirects,
-                        m.retries, job->id,      NULL,    0};
-                    if (m.ref) {
-                        e.referrer = m.ref->text;
-                        e.referrer_len = m.ref->len;
-                    }
-                    enum bc_status st =
-                        f->store.queued(f->store.ctx, h->origin, h->origin_len,
-                                        &e, true, &m.id);
-                    if (st != BC_OK) {
-                        f->store_status = st;
-                        result = st;
-                        to_memory = false;
-                    }
-                }
-                if (result == BC_OK) {
-                    enqueue(f, h, job->url, job->url_len, &m, to_memory);
-                    f->retried++;
-                }
-            } else {
-                f->reasons[BC_ADMIT_NOMEM]++;
-                result = BC_ERR_NOMEM;
+    uint64_t until = now + after_request(f, h, o, now);
+    bool changed = false;
+    job->requeued = false;
+    job->retry_at_ms = 0;
+    if (o->fault == BC_FAULT_TRANSIENT) {
+        circuit_failure(f, h, now);
+        changed = true;
+        if (h->down) {
+            /* Final: lost with the host (a store keeps it, as the
+             * caller's record of a transient fault). */
+            f->reasons[BC_ADMIT_HOST_DOWN]++;
+            h->down_lost++;
+            until = now;
+        } else if (job->retries < f->cfg.max_retries && job->url) {
+            uint64_t at = now + retry_delay(f, job->retries, o);
+            result = requeue(f, h, job, job->retries + 1);
+            if (result == BC_OK) {
+                f->retried++;
+                job->requeued = true;
+                job->retry_at_ms = at;
+                /* The host waits for the retry (Heritrix's snooze). */
+                if (at > h->blocked_until)
+                    h->blocked_until = at;
+                if (at > until)
+                    until = at;
             }
+        } else {
+            f->retries_exhausted++;
+            h->exhausted++;
         }
+        if (h->circuit == CIRCUIT_OPEN && h->open_until > until)
+            until = h->open_until;
+    } else if (o->fault != BC_FAULT_LOCAL) {
+        changed = circuit_success(h);
     }
-    release(f, job, now + delay);
+    release(f, job, until);
+    host_schedule(f, h);
+    if (changed) {
+        enum bc_status st = store_circuit(f, h, now);
+        if (st != BC_OK)
+            result = st;
+    }
+    return result;
+}
+
+enum bc_status bc_frontier_giveback(struct bc_frontier *f,
+                                    struct bc_frontier_job *job, uint64_t now)
+{
+    if (!f || !job || !job->host || !job->owned ||
+        (job->action != BC_FRONTIER_FETCH &&
+         job->action != BC_FRONTIER_FETCH_ROBOTS &&
+         job->action != BC_FRONTIER_FETCH_SITEMAP))
+        return BC_ERR_INVALID_ARG;
+    if (f->store_status != BC_OK)
+        return f->store_status;
+    struct host *h = job->host;
+    enum bc_status result = BC_OK;
+    switch (job->action) {
+    case BC_FRONTIER_FETCH:
+        result = requeue(f, h, job, job->retries);
+        break;
+    case BC_FRONTIER_FETCH_ROBOTS:
+        /* Asked for again by the next next(): the state it had before it
+         * was handed out (unknown, expired, or unreachable with a retry
+         * due), and no failure counted. */
+        h->robots_state = h->robots_before;
+        break;
+    case BC_FRONTIER_FETCH_SITEMAP:
+        result = sitemap_giveback(f, h, job);
+        break;
+    case BC_FRONTIER_DROP:
+    case BC_FRONTIER_WAIT:
+    case BC_FRONTIER_DONE:
+        break;
+    }
+    if (result == BC_OK)
+        f->given_back++;
+    /* A probe given back was no probe: the next request is. */
+    if (h->circuit == CIRCUIT_HALF_OPEN)
+        h->circuit = CIRCUIT_OPEN;
+    /* Not a request to the host: the delay next() set for it (starts are
+     * spaced by the delay) is taken back, unless a later job of the host
+     * started since. */
+    if (job->action != BC_FRONTIER_FETCH_ROBOTS &&
+        h->next_ms == job->started_ms + base_delay(f, h) && h->next_ms > now)
+        h->next_ms = now;
+    release(f, job, now);
     host_schedule(f, h);
     return result;
 }
@@ -1999,7 +2295,7 @@ static enum bc_status sitemap_next(struct bc_frontier *f, struct host *h,
                                    uint64_t now, struct bc_frontier_job *j)
 {
     struct sitemap_item *it = h->sm_head;
-    bool given_up = h->robots_state == ROBOTS_GIVEN_UP;
+    bool given_up = h->robots_state == ROBOTS_GIVEN_UP || h->down;
     if (given_up ||
         (f->cfg.obey_robots && !robots_allows(h, it->text, it->url_len))) {
         h->sm_head = it->next;
@@ -2030,6 +2326,8 @@ static enum bc_status sitemap_next(struct bc_frontier *f, struct host *h,
     h->in_flight++;
     f->in_flight++;
     f->sitemap_fetches++;
+    if (h->circuit == CIRCUIT_OPEN)
+        h->circuit = CIRCUIT_HALF_OPEN; /* the probe */
     h->next_ms = now + base_delay(f, h);
     host_schedule(f, h);
     j->action = BC_FRONTIER_FETCH_SITEMAP;
@@ -2040,6 +2338,34 @@ static enum bc_status sitemap_next(struct bc_frontier *f, struct host *h,
     j->level = it->level;
     j->named = it->named;
     free(it);
+    return BC_OK;
+}
+
+/* Put the sitemap of job (handed out by sitemap_next()) back at the head
+ * of h's sitemaps, as if it had not been handed out. BC_OK or
+ * BC_ERR_NOMEM (the sitemap is lost: counted under its NOMEM reason). */
+static enum bc_status sitemap_giveback(struct bc_frontier *f, struct host *h,
+                                       const struct bc_frontier_job *job)
+{
+    struct sitemap_item *it =
+        malloc(sizeof(*it) + job->url_len + job->scope_len + 2);
+    if (!it) {
+        f->sitemaps[BC_FRONTIER_SITEMAP_NOMEM]++;
+        return BC_ERR_NOMEM;
+    }
+    it->url_len = job->url_len;
+    it->scope_len = job->scope_len;
+    it->level = job->level;
+    it->named = job->named;
+    memcpy(it->text, job->url, job->url_len);
+    it->text[job->url_len] = '\0';
+    if (job->scope_len)
+        memcpy(it->text + job->url_len + 1, job->scope, job->scope_len);
+    it->text[job->url_len + 1 + job->scope_len] = '\0';
+    it->next = h->sm_head;
+    h->sm_head = it;
+    if (!h->sm_tail)
+        h->sm_tail = it;
     return BC_OK;
 }
 
@@ -2102,9 +2428,24 @@ enum bc_status bc_frontier_sitemap_done(struct bc_frontier *f,
     if (f->store_status != BC_OK)
         return f->store_status;
     struct host *h = job->host;
-    uint64_t delay = after_request(f, h, o, now);
+    uint64_t until = now + after_request(f, h, o, now);
     enum bc_status st = BC_OK;
-    if (f->store.sitemap) {
+    /* A sitemap is a request to the host: its fault counts in the host's
+     * run (it is not retried itself). */
+    bool changed = false;
+    if (o->fault == BC_FAULT_TRANSIENT) {
+        circuit_failure(f, h, now);
+        changed = true;
+        if (h->circuit == CIRCUIT_OPEN && h->open_until > until)
+            until = h->open_until;
+        if (h->down)
+            until = now;
+    } else if (o->fault != BC_FAULT_LOCAL) {
+        changed = circuit_success(h);
+    }
+    if (changed)
+        st = store_circuit(f, h, now);
+    if (st == BC_OK && f->store.sitemap) {
         struct bc_frontier_sitemap sm = {job->url,   job->url_len,
                                          job->scope, job->scope_len,
                                          job->level, job->named};
@@ -2112,7 +2453,7 @@ enum bc_status bc_frontier_sitemap_done(struct bc_frontier *f,
         if (st != BC_OK)
             f->store_status = st;
     }
-    release(f, job, now + delay);
+    release(f, job, until);
     host_schedule(f, h);
     return st;
 }
@@ -2180,6 +2521,8 @@ void bc_frontier_stats(const struct bc_frontier *f, uint64_t now,
     s.admitted = f->admitted;
     s.handed_out = f->handed_out;
     s.retried = f->retried;
+    s.given_back = f->given_back;
+    s.retries_exhausted = f->retries_exhausted;
     s.robots_fetches = f->robots_fetches;
     s.robots_parsed = f->robots_parsed;
     s.robots_unavailable = f->robots_unavailable;
@@ -2194,6 +2537,10 @@ void bc_frontier_stats(const struct bc_frontier *f, uint64_t now,
         s.hosts++;
         if (h->robots_state == ROBOTS_GIVEN_UP)
             s.hosts_given_up++;
+        if (h->down)
+            s.hosts_down++;
+        else if (h->circuit != CIRCUIT_CLOSED)
+            s.hosts_open++;
         if (h->queued == 0)
             continue;
         if (f->cfg.obey_robots && (h->robots_state == ROBOTS_UNKNOWN ||
@@ -2256,6 +2603,11 @@ size_t bc_frontier_hosts(const struct bc_frontier *f,
         info.admitted = h->admitted;
         info.given_up = h->robots_state == ROBOTS_GIVEN_UP;
         info.lost = h->given_up_lost;
+        info.circuit = (enum bc_frontier_circuit)h->circuit;
+        info.failures = h->failures;
+        info.down = h->down;
+        info.down_lost = h->down_lost;
+        info.exhausted = h->exhausted;
         fn(ctx, &info);
     }
     return n;
@@ -2367,6 +2719,39 @@ enum bc_status bc_frontier_restore_host(struct bc_frontier *f,
     return BC_OK;
 }
 
+enum bc_status bc_frontier_restore_circuit(
+    struct bc_frontier *f, const char *origin, size_t origin_len,
+    const struct bc_frontier_circuit_state *c, uint64_t now)
+{
+    if (!f || !origin || !c || c->circuit > BC_FRONTIER_CIRCUIT_HALF_OPEN)
+        return BC_ERR_INVALID_ARG;
+    struct host *h = host_get(f, origin, origin_len);
+    if (!h)
+        return BC_ERR_NOMEM;
+    if (h->in_flight > 0)
+        return BC_ERR_INVALID_ARG;
+    h->failures = c->failures;
+    h->streak_since = now > c->failing_ms ? now - c->failing_ms : 0;
+    h->backoff = c->backoff_ms;
+    h->down_lost = c->down_lost;
+    h->exhausted = c->exhausted;
+    h->circuit = CIRCUIT_CLOSED;
+    h->open_until = 0;
+    if (c->down) {
+        host_down(h, now);
+    } else if (c->circuit != BC_FRONTIER_CIRCUIT_CLOSED) {
+        /* Half-open: the probe was lost with the process; open, with the
+         * time it had left (none for a probe). */
+        h->circuit = CIRCUIT_OPEN;
+        h->open_until =
+            now + (c->circuit == BC_FRONTIER_CIRCUIT_OPEN ? c->open_ms : 0);
+        if (h->open_until > h->next_ms)
+            h->next_ms = h->open_until;
+    }
+    host_schedule(f, h);
+    return BC_OK;
+}
+
 /* Normalize a stored absolute URL into f->url_buf (restore calls). */
 static enum bc_status normalize_stored(struct bc_frontier *f, const char *url,
                                        size_t len, struct bc_url *u)
@@ -2419,6 +2804,8 @@ void bc_frontier_restore_counters(struct bc_frontier *f,
     f->admitted = s->admitted;
     f->handed_out = s->handed_out;
     f->retried = s->retried;
+    f->given_back = s->given_back;
+    f->retries_exhausted = s->retries_exhausted;
     f->robots_fetches = s->robots_fetches;
     f->robots_parsed = s->robots_parsed;
     f->robots_unavailable = s->robots_unavailable;
@@ -2439,6 +2826,8 @@ void bc_frontier_counters(const struct bc_frontier *f,
     out->admitted = f->admitted;
     out->handed_out = f->handed_out;
     out->retried = f->retried;
+    out->given_back = f->given_back;
+    out->retries_exhausted = f->retries_exhausted;
     out->robots_fetches = f->robots_fetches;
     out->robots_parsed = f->robots_parsed;
     out->robots_unavailable = f->robots_unavailable;

@@ -87,6 +87,10 @@ stop_server() { kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null |
 trap stop_server EXIT
 common=(--scope domain --max-depth 8 --concurrency 16 --per-host 4 --delay 0
     --timeout 1500 --max-body 1000000)
+# A crawl of the sample site that runs to its end exits 4, "incomplete":
+# the site's /error/500 and /slow fail on every try (transient faults),
+# so they are given up after their retries, and the report lists them.
+finished() { "$@" || [ $? -eq 4 ]; }
 
 if [ "$workers" -gt 0 ]; then
     redis_dir=$(mktemp -d "${TMPDIR:-/tmp}/bc_demo_redis.XXXXXX")
@@ -153,7 +157,7 @@ MSG
         rc=0
         wait "${pids[$i]}" || rc=$?
         echo "worker $i: exit $rc"
-        [ "$rc" -eq 0 ] || failed=1
+        [ "$rc" -eq 0 ] || [ "$rc" -eq 4 ] || failed=1
     done
     pids=()
     stop_server
@@ -198,7 +202,7 @@ cat >&2 <<MSG
 \$ crawl ${common[*]} --out $demo/crawl.jsonl \\
     --warc $demo/crawl.warc.gz ${site_args[*]}
 MSG
-"$bin/crawl" "${common[@]}" --out "$demo/crawl.jsonl" \
+finished "$bin/crawl" "${common[@]}" --out "$demo/crawl.jsonl" \
     --stats-json "$demo/stats.json" --warc "$demo/crawl.warc.gz" \
     "${site_args[@]}"
 stop_server
@@ -257,7 +261,7 @@ cat >&2 <<MSG
    none is fetched twice.
 \$ crawl ... --expect 300 --fp-rate 0.01 --lru 600
 MSG
-"$bin/crawl" "${common[@]}" --expect 300 --fp-rate 0.01 --lru 600 \
+finished "$bin/crawl" "${common[@]}" --expect 300 --fp-rate 0.01 --lru 600 \
     --out "$demo/crawl-small.jsonl" --stats-json "$demo/stats-small.json" \
     "${site_args[@]}" 2>"$demo/crawl-small.err" |
     sed -n '/^seen-test/,/^  LRU/p;/^time/p'
@@ -314,15 +318,15 @@ if [ "$status" -ne 137 ]; then
 fi
 echo "killed: exit status 137 (128 + 9, SIGKILL) with" \
     "$(wc -l <"$state_out") records in --out; the same command again:"
-"${state_cmd[@]}"
+finished "${state_cmd[@]}"
 stop_server
 python3 - "$demo/stats-state.json" "$state_out" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 records = sum(1 for _ in open(sys.argv[2]))
-print("resumed: exit 0, outcome %s, %d runs, %d pages in all = %d records "
+print("resumed: exit %d, outcome %s, %d runs, %d pages in all = %d records "
       "in --out, refetched after restart %d (in flight at the kill)"
-      % (s["outcome"], s["runs"], s["pages"], records,
+      % (s["exit_status"], s["outcome"], s["runs"], s["pages"], records,
          s["refetched_after_restart"]))
 PY
 tolerance=16 # --concurrency 16 x 1 kill: at most the transfers in flight

@@ -13,14 +13,15 @@ Each case starts tests/http_fixture_server.py (or closes a port) on
   robots503   robots.txt answers 503: the same, after 1 + 3 tries
   two-seeds   a live host and a dead one: the live host is crawled, the dead
               one given up (listed in the report with the URLs it lost),
-              exit 0
+              exit 4: incomplete (its URL was lost to a transient fault)
   robots-big  a robots.txt of 600 KiB (Content-Length, then chunked) with
               --max-body 1000: its first 500 KiB are obeyed, not "allow all"
   redirects   an endless redirect chain /r/0 -> /r/1 -> ...: cut after
               --max-redirects hops, reported as its own error kind
   retry       a 429 URL is fetched again after its Retry-After, at most
-              --max-retries times; Retry-After: 999999 is capped by
-              --max-retry-after
+              --max-retries times (one --out record, its final outcome,
+              with its retries; then given up: exit 4, incomplete);
+              Retry-After: 999999 is capped by --max-retry-after
   kill        crawl --out killed with SIGKILL at random moments: every line
               of the file is a whole JSON record
   sitemaps    robots.txt 404, so /sitemap.xml: an index of a plain and a
@@ -146,7 +147,10 @@ def case_two_seeds(work):
     finally:
         srv.stop()
     urls = sorted(r["url"] for r in records)
-    check(rc == 0, "two-seeds: exit 0 (got %s)" % rc)
+    check(rc == 4 and s.get("outcome") == "incomplete" and
+          s.get("given_up", {}).get("robots_unreachable") == 1,
+          "two-seeds: exit 4, incomplete: the dead host's URL lost (got %s, "
+          "%r)" % (rc, s.get("given_up")))
     check(urls == sorted([srv.base + "/ok", srv.base + "/page1",
                           srv.base + "/page2?a=1&b=2"]),
           "two-seeds: the live host crawled fully (%s)" % urls)
@@ -163,7 +167,8 @@ def case_robots_big(work):
         try:
             rc, s, records, out, err = crawl(
                 work, "robots-" + mode,
-                FAST + ["--quiet", "--max-body", "1000", srv.base + "/ok",
+                FAST + ["--quiet", "--max-body", "1000", "--exclude",
+                        "http://127.0.0.1/*", srv.base + "/ok",
                         srv.base + "/private/x"])
         finally:
             srv.stop()
@@ -204,14 +209,21 @@ def case_retry(work):
         rc, s, records, out, err = crawl(
             work, "retry",
             FAST + ["--quiet", "--max-retries", "2", "--max-retry-after",
-                    "300", srv.base + "/retry-1", srv.base + "/retry-huge"])
+                    "300", "--retry-delay", "100", "--host-failures", "0",
+                    srv.base + "/retry-1", srv.base + "/retry-huge"])
         elapsed = time.time() - t0
     finally:
         srv.stop()
     urls = [r["url"] for r in records]
-    check(rc == 0 and urls.count(srv.base + "/retry-1") == 3 and
-          urls.count(srv.base + "/retry-huge") == 3,
-          "retry: each 429 URL fetched 1 + 2 times (%s)" % urls)
+    check(rc == 4 and sorted(urls) == [srv.base + "/retry-1",
+                                       srv.base + "/retry-huge"] and
+          all(r.get("retries") == 2 and r.get("status") == 429 and
+              r.get("fault") == "transient" for r in records),
+          "retry: each 429 URL fetched 1 + 2 times, one record with its "
+          "retries, given up: exit 4 (%s, %s)" % (rc, records))
+    check(s.get("retried") == 4 and
+          s.get("given_up", {}).get("retries_exhausted") == 2,
+          "retry: 4 attempts retried, 2 URLs' retries exhausted")
     check(s.get("frontier", {}).get("retried") == 4,
           "retry: 4 retries counted")
     check(elapsed < 30, "retry: Retry-After 999999 capped by "

@@ -42,6 +42,10 @@ connection. Each route shows one kind of result the fetcher must report:
   /sm/big.xml.gz  a gzip stream made as it is sent: a urlset with
                   /sm/page4, then up to 5 GiB of spaces (no Content-Length)
   /sm/pageN       200 text/html without links
+  /flaky/KIND/N/...  fails N times (counted per path), then 200 text/html
+                  "ok": KIND reset (the connection reset: RST), empty (closed
+                  without a response), timeout (3 s before anything), or a
+                  status: 408, 429, 500, 502, 503, 504 (no Retry-After)
 
 The wire (bodies sent coded; /wire/NAME answers 200
 application/octet-stream with exactly the body bytes route /NAME sent,
@@ -67,10 +71,13 @@ import argparse
 import gzip
 import os
 import shutil
+import socket
 import ssl
+import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zlib
 from email.utils import formatdate
@@ -123,6 +130,8 @@ WIRE = {
 
 
 ROBOTS_MODE = "404"
+FLAKY = {}  # /flaky/ path -> requests so far
+FLAKY_LOCK = threading.Lock()
 
 
 def big_text(size):
@@ -190,6 +199,32 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
+    def flaky(self, path):
+        """/flaky/KIND/N/...: KIND N times, then 200. Every answer closes
+        its connection: a failure on a reused one would make curl send
+        the request again by itself, unseen by the crawler."""
+        parts = path.split("/")
+        kind, n = parts[2], int(parts[3])
+        with FLAKY_LOCK:
+            seen = FLAKY.get(path, 0)
+            FLAKY[path] = seen + 1
+        self.close_connection = True
+        close = [("Connection", "close")]
+        if seen >= n:
+            self.send_body(200, "text/html; charset=utf-8", b"<p>ok</p>",
+                           close)
+        elif kind == "reset":
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                       struct.pack("ii", 1, 0))
+            self.close_connection = True
+        elif kind == "empty":
+            self.close_connection = True
+        elif kind == "timeout":
+            time.sleep(3)
+            self.close_connection = True
+        else:
+            self.send_body(int(kind), "text/plain", b"flaky", close)
+
     def do_GET(self):
         path = self.path.split("?", 1)[0]
         query = self.path.split("?", 1)[1] if "?" in self.path else ""
@@ -203,6 +238,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_chunked(200, "text/plain", big_text(600 << 10))
             else:
                 self.send_body(200, "text/plain", big_text(600 << 10))
+        elif path.startswith("/flaky/"):
+            self.flaky(path)
         elif path.startswith("/big-text/"):
             body = big_text(int(path.rsplit("/", 1)[1]))
             if "chunked=1" in query:

@@ -240,6 +240,12 @@ bad_values = [
      "--accept-type"),
     ("crawl", ["--reject-type", "*/html", URL], "--reject-type"),
     ("crawl", ["--log", "", URL], "--log"),
+    ("crawl", ["--retries", "256", URL], "--retries"),
+    ("crawl", ["--max-retries", "x", URL], "--max-retries"),
+    ("crawl", ["--retry-delay", "-1", URL], "--retry-delay"),
+    ("crawl", ["--host-failures", "many", URL], "--host-failures"),
+    ("crawl", ["--host-give-up", "5 minutes", URL], "--host-give-up"),
+    ("crawl", ["--retry-failed", URL], "--retry-failed"),
     ("urldedup", ["--expect", "1e12", "--fp-rate", "1e-300"], "--fp-rate"),
     ("urldedup", ["--lru", "x"], "--lru"),
     ("bloomcalc", ["-n", "1e12", "-p", "1e-300"], "-p"),
@@ -265,6 +271,13 @@ rc, _, err = run("crawl", "--header", "X-Empty:", "--header", "Accept: */*",
                  "application/pdf", "-v", "--help")
 check(rc == 0, "crawl accepts --header, --proxy, --accept-type, "
       "--reject-type, -v in their forms (got %s, %r)" % (rc, err[:100]))
+rc, _, err = run("crawl", "--retries", "0", "--max-retries=255",
+                 "--retry-delay", "0", "--host-failures", "0",
+                 "--host-give-up", "0", "--host-give-up", "90s",
+                 "--host-give-up=2h", "--help")
+check(rc == 0, "crawl accepts --retries, --max-retries, --retry-delay, "
+      "--host-failures, --host-give-up (0, 90s, 2h) (got %s, %r)"
+      % (rc, err[:100]))
 
 # The warcinfo record names the command line, but no secret of it: the
 # password of --proxy, the values of --header Authorization,

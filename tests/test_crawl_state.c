@@ -827,6 +827,182 @@ static void test_sitemap_jobs_survive(void **state)
     bc_crawl_state_close(s);
 }
 
+/* ---- transient faults ---------------------------------------------------- */
+
+static struct bc_frontier_config fault_config(void)
+{
+    struct bc_frontier_config c = config();
+    c.retry_jitter = 0.0;
+    c.retry_delay_ms = 100;
+    c.max_retries = 2;
+    c.host_failures = 3;
+    c.host_backoff_ms = 600000;
+    c.host_give_up_ms = 1500;
+    return c;
+}
+
+/* The next job at now must be a FETCH of url; it fails with a transient
+ * fault; a final one is recorded with bc_crawl_state_page_failed(). */
+static void fail_at(struct bc_crawl_state *s, struct bc_frontier *f,
+                    uint64_t now, const char *url, bool final)
+{
+    struct bc_frontier_job j;
+    assert_int_equal(bc_frontier_next(f, now, &j), BC_OK);
+    if (j.action != BC_FRONTIER_FETCH || strcmp(j.url, url) != 0)
+        print_error("at %llu: want %s, got %d %s\n", (unsigned long long)now,
+                    url, j.action, j.url ? j.url : "-");
+    assert_int_equal(j.action, BC_FRONTIER_FETCH);
+    assert_string_equal(j.url, url);
+    struct bc_frontier_outcome o = {0, 5, 0, BC_FAULT_TRANSIENT}; /* refused */
+    assert_int_equal(bc_frontier_done(f, &j, &o, now), BC_OK);
+    assert_int_equal(j.requeued, !final);
+    if (final)
+        assert_int_equal(bc_crawl_state_page_failed(s, j.id), BC_OK);
+}
+
+struct host_circuits {
+    enum bc_frontier_circuit a, b;
+    unsigned a_failures;
+    bool c_down;
+};
+
+static void host_circuit(void *ctx, const struct bc_frontier_host_info *i)
+{
+    struct host_circuits *hc = ctx;
+    if (strcmp(i->origin, "http://a.test") == 0) {
+        hc->a = i->circuit;
+        hc->a_failures = i->failures;
+    } else if (strcmp(i->origin, "http://b.test") == 0) {
+        hc->b = i->circuit;
+    } else if (strcmp(i->origin, "http://c.test") == 0) {
+        hc->c_down = i->down;
+    }
+}
+
+/*
+ * A crawl killed (SIGKILL) after transient faults loses none of them:
+ * the retry counts, each host's circuit (open for the time it had left,
+ * its failures), the host given up as down, the URLs given up (retries
+ * exhausted, dropped with their host down); bc_crawl_state_retry_failed()
+ * then queues those URLs again with their retries reset and lets the host
+ * down start again.
+ */
+static void test_transient_survives_kill(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct bc_crawl_state *s = open_ok(d);
+        struct bc_frontier_config c = fault_config();
+        struct bc_frontier *f = NULL;
+        if (bc_crawl_state_frontier(s, &c, 4, 0, &f) != BC_OK)
+            _exit(10);
+        /* a: three faults within 1500 ms: open for 10 min. */
+        add(f, "http://a.test/1");
+        add(f, "http://a.test/2");
+        fail_at(s, f, 0, "http://a.test/1", false);
+        fail_at(s, f, 100, "http://a.test/2", false);
+        fail_at(s, f, 200, "http://a.test/1", false);
+        /* b: its URL's retries exhausted. */
+        add(f, "http://b.test/1");
+        fail_at(s, f, 300, "http://b.test/1", false);
+        fail_at(s, f, 400, "http://b.test/1", false);
+        fail_at(s, f, 600, "http://b.test/1", true);
+        /* c: failing for 2000 ms: down. */
+        add(f, "http://c.test/1");
+        add(f, "http://c.test/2");
+        fail_at(s, f, 1000, "http://c.test/1", false);
+        fail_at(s, f, 1100, "http://c.test/2", false);
+        fail_at(s, f, 3000, "http://c.test/1", true);
+        struct bc_frontier_job j;
+        if (bc_frontier_next(f, 3000, &j) != BC_OK ||
+            j.action != BC_FRONTIER_DROP || j.reason != BC_ADMIT_HOST_DOWN)
+            _exit(11);
+        if (bc_crawl_state_commit(s, f) != BC_OK)
+            _exit(12);
+        kill(getpid(), SIGKILL);
+        _exit(13);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGKILL);
+
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier_config c = fault_config();
+    struct bc_frontier *f = NULL;
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
+    struct host_circuits hc;
+    memset(&hc, 0, sizeof(hc));
+    assert_int_equal(bc_frontier_hosts(f, host_circuit, &hc), 3);
+    assert_int_equal(hc.a, BC_FRONTIER_CIRCUIT_OPEN);
+    assert_int_equal(hc.a_failures, 3);
+    assert_int_equal(hc.b, BC_FRONTIER_CIRCUIT_OPEN);
+    assert_true(hc.c_down);
+    struct bc_frontier_stats fs;
+    bc_frontier_stats(f, 0, &fs);
+    assert_int_equal(fs.retried, 3 + 2 + 2);
+    assert_int_equal(fs.retries_exhausted, 1);
+    assert_int_equal(fs.hosts_down, 1);
+    assert_int_equal(fs.hosts_open, 2);
+    /* a: open for what was left of its 10 minutes (the test took less
+     * than a minute), then its URLs with their retries. */
+    struct bc_frontier_job j;
+    assert_int_equal(bc_frontier_next(f, 0, &j), BC_OK);
+    assert_int_equal(j.action, BC_FRONTIER_WAIT);
+    assert_true(j.wait_until_ms > 540000 && j.wait_until_ms <= 600000);
+    assert_int_equal(bc_frontier_next(f, 700000, &j), BC_OK);
+    assert_int_equal(j.action, BC_FRONTIER_FETCH);
+    assert_string_equal(j.url, "http://a.test/2");
+    assert_int_equal(j.retries, 1);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s); /* not committed */
+
+    /* --retry-failed: b/1 (exhausted), c/1 (final with its host down) and
+     * c/2 (dropped) queued again, retries 0; c starts again. */
+    s = open_ok(d);
+    uint64_t n = 0;
+    assert_int_equal(bc_crawl_state_retry_failed(s, &n), BC_OK);
+    assert_int_equal(n, 3);
+    assert_int_equal(bc_crawl_state_retry_failed(NULL, &n), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
+    assert_int_equal(bc_crawl_state_retry_failed(s, &n), BC_ERR_INVALID_ARG);
+    memset(&hc, 0, sizeof(hc));
+    bc_frontier_hosts(f, host_circuit, &hc);
+    assert_false(hc.c_down);
+    static const char *const want[] = {"http://c.test/1", "http://c.test/2"};
+    for (size_t i = 0; i < 2; i++) {
+        j = fetch(f);
+        assert_string_equal(j.url, want[i]);
+        assert_int_equal(j.retries, 0);
+        done(s, f, &j);
+    }
+    /* b: after its open time (a's URLs too) */
+    bool b_seen = false;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(bc_frontier_next(f, 700000 + 1000 * (uint64_t)i, &j),
+                         BC_OK);
+        if (j.action != BC_FRONTIER_FETCH)
+            continue;
+        if (strcmp(j.url, "http://b.test/1") == 0) {
+            assert_int_equal(j.retries, 0);
+            b_seen = true;
+        }
+        done(s, f, &j);
+    }
+    assert_true(b_seen);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+    /* Done once: nothing left to retry. */
+    s = open_ok(d);
+    assert_int_equal(bc_crawl_state_retry_failed(s, &n), BC_OK);
+    assert_int_equal(n, 0);
+    bc_crawl_state_close(s);
+}
+
 /* ---- a recrawl window across a kill and a resume (issue 14) ---------- */
 
 static struct bc_frontier *window_frontier(struct bc_crawl_state *s)
@@ -981,6 +1157,7 @@ int main(void)
         cmocka_unit_test(test_create_write_error),
         cmocka_unit_test(test_referrer_and_host_stats),
         cmocka_unit_test(test_window_resume),
+        cmocka_unit_test(test_transient_survives_kill),
         cmocka_unit_test(test_outbox),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -66,6 +66,9 @@ struct seen_page {
     char referrer[128]; /* its path, "" for none */
     bool skipped;
     uint64_t bytes;
+    unsigned retries;
+    enum bc_fault fault;
+    unsigned retry_fetches; /* on_fetch calls with retry before this page */
 };
 
 struct run {
@@ -83,6 +86,9 @@ struct run {
     /* The shared page budget (page_budget): at most budget_max tokens
      * out at once; takes granted, refused, tokens given back. */
     uint64_t budget_max, budget_used, takes, refusals, gives;
+    /* on_fetch calls of attempts queued again (page.retry), by path. */
+    char retry_path[MAX_PAGES * 4][128];
+    size_t retry_count;
 };
 
 static void on_page(void *ctx, const struct bc_crawler_page *p)
@@ -102,6 +108,11 @@ static void on_page(void *ctx, const struct bc_crawler_page *p)
     s->kind = p->error_kind;
     s->skipped = p->skipped;
     s->bytes = p->bytes;
+    s->retries = p->retries;
+    s->fault = p->fault;
+    assert_false(p->retry); /* a retried attempt is no page */
+    for (size_t i = 0; i < r->retry_count; i++)
+        s->retry_fetches += strcmp(r->retry_path[i], s->path) == 0;
     assert_int_equal(p->kind, BC_CRAWLER_FETCH_PAGE);
     assert_int_equal(strlen(p->origin), p->origin_len);
     assert_memory_equal(p->url, p->origin, p->origin_len);
@@ -145,6 +156,13 @@ static void on_fetch(void *ctx, const struct bc_crawler_page *p)
         r->sitemap_fetches++;
         assert_null(p->referrer);
         assert_true(strstr(p->url, "/sitemap.xml") || strstr(p->url, "/sm/"));
+    } else if (p->retry) {
+        /* An attempt queued again: on_fetch only, before its page. */
+        assert_true(r->retry_count <
+                    sizeof(r->retry_path) / sizeof(r->retry_path[0]));
+        assert_int_equal(p->fault, BC_FAULT_TRANSIENT);
+        snprintf(r->retry_path[r->retry_count++], sizeof(r->retry_path[0]),
+                 "%s", strchr(p->url + strlen("http://"), '/'));
     } else {
         /* After on_page, for the same page. */
         assert_true(r->pages > 0);
@@ -446,6 +464,77 @@ static void test_error_kind(void **state)
     bc_crawler_stats(r.crawler, &s);
     assert_int_equal(s.errors[BC_CRAWLER_ERR_TOO_LARGE], 1);
     assert_int_equal(s.status_class[2], 0);
+    bc_crawler_free(r.crawler);
+}
+
+/* ---- transient faults retried -------------------------------------------- */
+
+/*
+ * Each transient kind against a path that fails twice, then answers 200:
+ * a reset, an empty reply, a timeout, 408, 429, 500, 502, 503, 504 (no
+ * Retry-After: backoff_ms). Each page is reported once (on_page), fetched
+ * with its 2 retries; its 2 failed attempts are on_fetch calls with retry
+ * set. A path that fails more often than max_retries is given up: its
+ * page's fault is transient, after max_retries retries.
+ */
+static void test_transient_retried(void **state)
+{
+    (void)state;
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    struct bc_crawler_config cfg;
+    config_for_server(&cfg, &r);
+    cfg.frontier.obey_robots = false;
+    cfg.frontier.sitemaps = false;
+    cfg.frontier.retry_delay_ms = 10;
+    cfg.frontier.retry_jitter = 0.0;
+    cfg.frontier.backoff_ms = 20;
+    cfg.frontier.max_retries = 3;
+    cfg.frontier.host_failures = 0; /* no pause: the kinds interleave */
+    cfg.frontier.per_host_concurrency = 4;
+    cfg.concurrency = 4;
+    cfg.fetcher.timeout_ms = 1000; /* timeout: 3 s */
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    static const char *const kinds[] = {
+        "reset", "empty", "timeout", "408", "429", "500", "502", "503", "504"};
+    const size_t nk = sizeof(kinds) / sizeof(kinds[0]);
+    char path[64];
+    for (size_t i = 0; i < nk; i++) {
+        snprintf(path, sizeof(path), "/flaky/%s/2/p", kinds[i]);
+        add_seed(&r, path);
+    }
+    add_seed(&r, "/flaky/500/9/p"); /* more failures than retries */
+    assert_int_equal(bc_crawler_run(r.crawler), BC_OK);
+
+    assert_int_equal(r.pages, nk + 1);
+    for (size_t i = 0; i < nk; i++) {
+        snprintf(path, sizeof(path), "/flaky/%s/2/p", kinds[i]);
+        const struct seen_page *p = find(&r, path);
+        if (p == &no_page || p->http != 200 || p->retries != 2 ||
+            p->retry_fetches != 2)
+            print_error("%s: http %d, retries %u, retried fetches %u\n", path,
+                        p->http, p->retries, p->retry_fetches);
+        assert_int_equal(p->http, 200);
+        assert_false(p->failed);
+        assert_int_equal(p->fault, BC_FAULT_NONE);
+        assert_int_equal(p->retries, 2);
+        assert_int_equal(p->retry_fetches, 2);
+    }
+    const struct seen_page *lost = find(&r, "/flaky/500/9/p");
+    assert_int_equal(lost->http, 500);
+    assert_int_equal(lost->fault, BC_FAULT_TRANSIENT);
+    assert_int_equal(lost->retries, 3);
+    assert_int_equal(lost->retry_fetches, 3);
+    struct bc_crawler_stats s;
+    bc_crawler_stats(r.crawler, &s);
+    assert_int_equal(s.retried, 2 * nk + 3);
+    assert_int_equal(s.transient_given_up, 1);
+    assert_int_equal(s.pages, nk + 1);
+    assert_int_equal(s.handed_out, 3 * nk + 4);
+    struct bc_frontier_stats fs;
+    bc_frontier_stats(bc_crawler_frontier(r.crawler), 0, &fs);
+    assert_int_equal(fs.retried, 2 * nk + 3);
+    assert_int_equal(fs.retries_exhausted, 1);
     bc_crawler_free(r.crawler);
 }
 
@@ -1659,6 +1748,7 @@ int main(void)
         cmocka_unit_test(test_free_in_flight),
         cmocka_unit_test(test_error_kind),
         cmocka_unit_test(test_error_kind_names),
+        cmocka_unit_test(test_transient_retried),
         cmocka_unit_test(test_seeds_counted),
         cmocka_unit_test(test_invalid_config),
         cmocka_unit_test(test_null),

@@ -86,12 +86,28 @@ static struct bc_frontier_job expect_fetch(struct bc_frontier *f, uint64_t now,
     return job;
 }
 
+/* The fault of an answer, as bc_crawler_fault_of() classes it. */
+static enum bc_fault fault_of(int status)
+{
+    switch (status) {
+    case 408:
+    case 429:
+    case 500:
+    case 502:
+    case 503:
+    case 504:
+        return BC_FAULT_TRANSIENT;
+    default:
+        return BC_FAULT_NONE;
+    }
+}
+
 static void done(struct bc_frontier *f, struct bc_frontier_job *job,
                  uint64_t now, int status, uint64_t response_ms,
                  uint64_t retry_after_ms)
 {
     struct bc_frontier_outcome o = {status, response_ms, retry_after_ms,
-                                    BC_FAULT_NONE};
+                                    fault_of(status)};
     assert_int_equal(bc_frontier_done(f, job, &o, now), BC_OK);
 }
 
@@ -626,6 +642,64 @@ static void test_retry_url(void **state)
     assert_int_equal(bc_frontier_create(&c, &f), BC_ERR_INVALID_ARG);
 }
 
+/* A job given back after a local failure (bc_frontier_giveback()) is as if
+ * it had not been handed out: a FETCH's URL queued again (at the host's
+ * tail) with its retries unchanged, a robots.txt asked for again with no
+ * failure counted, a sitemap queued again; the host's next contact is not
+ * delayed; counted in given_back. */
+static void test_giveback(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.sitemaps = true;
+    struct bc_frontier *f = make(&c);
+    seed(f, "http://a.test/x");
+    assert_int_equal(add(f, "/y", "http://a.test/x", 1), BC_ADMIT_QUEUED);
+    /* robots.txt given back: asked again at once, no failure counted. */
+    struct bc_frontier_job j = next(f, 0);
+    assert_int_equal(j.action, BC_FRONTIER_FETCH_ROBOTS);
+    assert_int_equal(bc_frontier_giveback(f, &j, 5), BC_OK);
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 5, &s);
+    assert_int_equal(s.given_back, 1);
+    assert_int_equal(s.robots_unreachable, 0);
+    assert_int_equal(s.in_flight, 0);
+    robots(f, 5, "http://a.test/robots.txt", 404, NULL);
+    /* The sitemap (/sitemap.xml, robots.txt named none) given back: handed
+     * out again once the robots.txt delay is over, not later. */
+    j = next(f, 1005);
+    assert_int_equal(j.action, BC_FRONTIER_FETCH_SITEMAP);
+    assert_string_equal(j.url, "http://a.test/sitemap.xml");
+    assert_int_equal(bc_frontier_giveback(f, &j, 1010), BC_OK);
+    j = next(f, 1010);
+    assert_int_equal(j.action, BC_FRONTIER_FETCH_SITEMAP);
+    assert_string_equal(j.url, "http://a.test/sitemap.xml");
+    assert_string_equal(j.scope, "http://a.test/");
+    struct bc_frontier_outcome o = {404, 5, 0, BC_FAULT_NONE};
+    assert_int_equal(bc_frontier_sitemap_done(f, &j, &o, 1020), BC_OK);
+    /* A FETCH given back goes to the tail of its host's queue, with its
+     * retries, and may be handed out again at once. */
+    j = expect_fetch(f, 2020, "http://a.test/x");
+    assert_int_equal(bc_frontier_giveback(f, &j, 2030), BC_OK);
+    /* job.url stays valid until the next next() */
+    assert_string_equal(j.url, "http://a.test/x");
+    j = expect_fetch(f, 2030, "http://a.test/y");
+    done(f, &j, 2040, 200, 10, 0);
+    j = expect_fetch(f, 3040, "http://a.test/x");
+    assert_int_equal(j.retries, 0);
+    assert_int_equal(j.depth, 0);
+    done(f, &j, 3050, 200, 10, 0);
+    assert_int_equal(next(f, 9000).action, BC_FRONTIER_DONE);
+    bc_frontier_stats(f, 9000, &s);
+    assert_int_equal(s.given_back, 3);
+    assert_int_equal(s.handed_out, 3);
+    assert_int_equal(s.retried, 0);
+    /* Not a job out: refused. */
+    assert_int_equal(bc_frontier_giveback(f, &j, 9000), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_frontier_giveback(NULL, &j, 9000), BC_ERR_INVALID_ARG);
+    bc_frontier_free(f);
+}
+
 /* Budget, depth, segment and trap limits, scope, patterns, queue size. */
 static void test_admission_limits(void **state)
 {
@@ -815,6 +889,7 @@ static void test_referrer(void **state)
     struct bc_frontier_config c = defaults();
     c.obey_robots = false;
     c.min_delay_ms = 0;
+    c.retry_delay_ms = 0; /* the 429 below waits its Retry-After only */
     struct bc_frontier *f = make(&c);
     enum bc_frontier_reason r;
     seed(f, "http://a.test/");
@@ -1478,6 +1553,8 @@ struct fake_store {
         char origin[64];
         struct bc_frontier_host_state st;
         char body[256];
+        struct bc_frontier_circuit_state circuit;
+        size_t circuit_calls;
     } hosts[16];
     size_t host_count;
     size_t refills, max_refill_skip;
@@ -1566,6 +1643,19 @@ static enum bc_status fake_host_hook(void *ctx,
     return BC_OK;
 }
 
+static enum bc_status
+fake_circuit_hook(void *ctx, const char *origin, size_t len,
+                  const struct bc_frontier_circuit_state *c)
+{
+    struct fake_store *fs = ctx;
+    if (fs->fail)
+        return BC_ERR_IO;
+    size_t h = fake_host(fs, origin, len);
+    fs->hosts[h].circuit = *c;
+    fs->hosts[h].circuit_calls++;
+    return BC_OK;
+}
+
 /* The queued URL of origin with the smallest seq above after (or NULL). */
 static struct fake_url *fake_after(struct fake_store *fs, const char *origin,
                                    long after)
@@ -1613,8 +1703,9 @@ static enum bc_status fake_refill(void *ctx, struct bc_frontier *f,
 static struct bc_frontier_store fake_store_of(struct fake_store *fs,
                                               size_t window)
 {
-    struct bc_frontier_store st = {
-        fs, window, fake_queued, fake_left, fake_host_hook, fake_refill, NULL};
+    struct bc_frontier_store st = {fs,        window,           fake_queued,
+                                   fake_left, fake_host_hook,   fake_refill,
+                                   NULL,      fake_circuit_hook};
     return st;
 }
 
@@ -1654,6 +1745,10 @@ static struct bc_frontier *fake_resume(struct fake_store *fs,
             hs.queued += fs->urls[i].state == 0 &&
                          strcmp(fs->urls[i].origin, hs.origin) == 0;
         assert_int_equal(bc_frontier_restore_host(f, &hs, now), BC_OK);
+        assert_int_equal(
+            bc_frontier_restore_circuit(f, hs.origin, hs.origin_len,
+                                        &fs->hosts[h].circuit, now),
+            BC_OK);
     }
     return f;
 }
@@ -1711,7 +1806,7 @@ static bool step(struct bc_frontier *f, uint64_t *clock, char *log, size_t cap,
             }
         }
         int status = n > 5 && strcmp(j.url + n - 5, "retry") == 0 ? 429 : 200;
-        struct bc_frontier_outcome o = {status, 5, 100, BC_FAULT_NONE};
+        struct bc_frontier_outcome o = {status, 5, 100, fault_of(status)};
         assert_int_equal(bc_frontier_done(f, &j, &o, *clock), BC_OK);
         /* The end of a FETCH is the caller's to record (unless it was
          * queued again). */
@@ -1806,6 +1901,458 @@ static void test_store_window_fifo(void **state)
     assert_true(ss.retried > 0);
     bc_frontier_free(plain);
     bc_frontier_free(stored);
+}
+
+/* With a store, a FETCH given back goes through the queued hook with
+ * requeue true (its id kept), retries unchanged, and comes out again. */
+static void test_giveback_store(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    c.min_delay_ms = 100;
+    static struct fake_store fs;
+    memset(&fs, 0, sizeof(fs));
+    struct bc_frontier *f = make(&c);
+    struct bc_frontier_store st = fake_store_of(&fs, 2);
+    assert_int_equal(bc_frontier_set_store(f, &st), BC_OK);
+    seed(f, "http://a.test/x");
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/x");
+    uint64_t id = j.id;
+    assert_int_equal(fs.urls[id].state, 1); /* handed out */
+    assert_int_equal(bc_frontier_giveback(f, &j, 10), BC_OK);
+    assert_int_equal(fs.urls[id].state, 0); /* queued again */
+    assert_int_equal(fs.urls[id].retries, 0);
+    j = expect_fetch(f, 10, "http://a.test/x");
+    assert_int_equal(j.id, id);
+    assert_int_equal(j.retries, 0);
+    done(f, &j, 20, 200, 10, 0);
+    assert_int_equal(next(f, 1000).action, BC_FRONTIER_DONE);
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 1000, &s);
+    assert_int_equal(s.given_back, 1);
+    /* A store failure is sticky. */
+    seed(f, "http://a.test/z");
+    j = expect_fetch(f, 1000, "http://a.test/z");
+    fs.fail = true;
+    assert_int_equal(bc_frontier_giveback(f, &j, 1010), BC_ERR_IO);
+    assert_int_equal(bc_frontier_store_status(f), BC_ERR_IO);
+    bc_frontier_free(f);
+}
+
+/* ---- transient faults: retries, the circuit breaker, hosts down ------- */
+
+static void fail_transient(struct bc_frontier *f, struct bc_frontier_job *job,
+                           uint64_t now, int status, uint64_t retry_after_ms)
+{
+    struct bc_frontier_outcome o = {status, 5, retry_after_ms,
+                                    BC_FAULT_TRANSIENT};
+    if (job->action != BC_FRONTIER_FETCH)
+        print_error("at %llu: not a FETCH job: %d\n", (unsigned long long)now,
+                    job->action);
+    assert_int_equal(bc_frontier_done(f, job, &o, now), BC_OK);
+}
+
+struct circuit_seen {
+    enum bc_frontier_circuit circuit;
+    unsigned failures;
+    bool down;
+    uint64_t down_lost, exhausted;
+};
+
+static void circuit_of(void *ctx, const struct bc_frontier_host_info *info)
+{
+    struct circuit_seen *c = ctx;
+    c->circuit = info->circuit;
+    c->failures = info->failures;
+    c->down = info->down;
+    c->down_lost = info->down_lost;
+    c->exhausted = info->exhausted;
+}
+
+static struct circuit_seen circuit(const struct bc_frontier *f)
+{
+    struct circuit_seen c;
+    memset(&c, 0, sizeof(c));
+    assert_int_equal(bc_frontier_hosts(f, circuit_of, &c), 1);
+    return c;
+}
+
+/* frontier.h RETRIES, jitter 0: the n-th retry (n = 1, 2, 3) comes
+ * retry_delay_ms x 2^(n-1) after the failure before it, the host waits
+ * until then (its other URLs too), and the failure after max_retries
+ * retries is final. */
+static void test_retry_transient(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    c.min_delay_ms = 10;
+    c.retry_jitter = 0.0;
+    c.host_failures = 0; /* no circuit breaker here */
+    assert_int_equal(c.max_retries, 3);
+    assert_int_equal(c.retry_delay_ms, 1000);
+    struct bc_frontier *f = make(&c);
+    seed(f, "http://a.test/x");
+    add(f, "/y", "http://a.test/x", 1);
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/x");
+    fail_transient(f, &j, 5, 0, 0);
+    assert_true(j.requeued);
+    assert_int_equal(j.retry_at_ms, 5 + 1000);
+    expect_wait(f, 5, 1005); /* the host is snoozed: /y waits too */
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 6, &s);
+    assert_int_equal(s.hosts_blocked, 1);
+    j = expect_fetch(f, 1005, "http://a.test/y"); /* x went to the tail */
+    done(f, &j, 1010, 200, 5, 0);
+    assert_false(j.requeued);
+    j = expect_fetch(f, 1020, "http://a.test/x");
+    assert_int_equal(j.retries, 1);
+    fail_transient(f, &j, 1030, 0, 0);
+    assert_int_equal(j.retry_at_ms, 1030 + 2000);
+    expect_wait(f, 1030, 3030);
+    j = expect_fetch(f, 3030, "http://a.test/x");
+    assert_int_equal(j.retries, 2);
+    fail_transient(f, &j, 3040, 500, 0);
+    assert_int_equal(j.retry_at_ms, 3040 + 4000);
+    j = expect_fetch(f, 7040, "http://a.test/x");
+    assert_int_equal(j.retries, 3);
+    fail_transient(f, &j, 7050, 502, 0);
+    assert_false(j.requeued); /* retries exhausted: final */
+    assert_int_equal(j.retry_at_ms, 0);
+    assert_int_equal(next(f, 7060).action, BC_FRONTIER_DONE);
+    bc_frontier_stats(f, 7060, &s);
+    assert_int_equal(s.retried, 3);
+    assert_int_equal(s.retries_exhausted, 1);
+    assert_int_equal(s.handed_out, 5);
+    struct circuit_seen cs = circuit(f);
+    assert_int_equal(cs.exhausted, 1); /* per host too */
+    bc_frontier_free(f);
+
+    /* A 429/503 waits for the longer of the backoff and its Retry-After
+     * (capped at max_retry_after_ms; backoff_ms without one). */
+    c.max_retry_after_ms = 8000;
+    f = make(&c);
+    seed(f, "http://a.test/x");
+    j = expect_fetch(f, 0, "http://a.test/x");
+    fail_transient(f, &j, 0, 503, 5000);
+    assert_int_equal(j.retry_at_ms, 5000); /* 5000 > 1000 */
+    j = expect_fetch(f, 5000, "http://a.test/x");
+    fail_transient(f, &j, 5000, 429, 0);
+    assert_int_equal(j.retry_at_ms, 5000 + 8000); /* backoff 60 s, capped */
+    j = expect_fetch(f, 13000, "http://a.test/x");
+    fail_transient(f, &j, 13000, 503, 100);
+    assert_int_equal(j.retry_at_ms, 13000 + 4000); /* 4000 > 100 */
+    /* No fault: a 503 is then the page's outcome (no retry), though the
+     * host still waits its Retry-After. */
+    j = expect_fetch(f, 17000, "http://a.test/x");
+    done(f, &j, 17000, 404, 5, 0);
+    assert_int_equal(next(f, 17010).action, BC_FRONTIER_DONE);
+    bc_frontier_free(f);
+
+    /* max_retries 0: the first transient fault is final. */
+    c.max_retries = 0;
+    f = make(&c);
+    seed(f, "http://a.test/x");
+    j = expect_fetch(f, 0, "http://a.test/x");
+    fail_transient(f, &j, 0, 0, 0);
+    assert_false(j.requeued);
+    assert_int_equal(next(f, 10).action, BC_FRONTIER_DONE);
+    bc_frontier_free(f);
+    c.retry_jitter = 1.5;
+    assert_int_equal(bc_frontier_create(&c, &f), BC_ERR_INVALID_ARG);
+}
+
+/* With jitter j the wait before retry n is within retry_delay_ms x
+ * 2^(n-1) x (1 +/- j), spread over that range, and the same seed gives
+ * the same waits. */
+static void test_retry_jitter(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    c.min_delay_ms = 0;
+    c.retry_jitter = 0.25;
+    c.retry_seed = 42;
+    c.host_failures = 0;
+    c.max_retries = 255;
+    uint64_t waits[2][6];
+    for (int run = 0; run < 2; run++) {
+        struct bc_frontier *f = make(&c);
+        seed(f, "http://a.test/x");
+        uint64_t now = 0;
+        for (unsigned i = 0; i < 6; i++) {
+            struct bc_frontier_job j = next(f, now);
+            assert_int_equal(j.action, BC_FRONTIER_FETCH);
+            assert_int_equal(j.retries, i);
+            fail_transient(f, &j, now, 0, 0);
+            uint64_t wait = j.retry_at_ms - now;
+            waits[run][i] = wait;
+            uint64_t base = 1000ull << i; /* retry i + 1 */
+            assert_true(wait >= base - base / 4);
+            assert_true(wait <= base + base / 4);
+            now = j.retry_at_ms;
+        }
+        bc_frontier_free(f);
+    }
+    assert_memory_equal(waits[0], waits[1], sizeof(waits[0]));
+    /* The first wait over many URLs (many hosts: each its first retry):
+     * within [750, 1250], spread over both halves. */
+    struct bc_frontier *f = make(&c);
+    char url[64];
+    for (int i = 0; i < 400; i++) {
+        snprintf(url, sizeof(url), "http://h%d.test/", i);
+        seed(f, url);
+    }
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (int i = 0; i < 400; i++) {
+        struct bc_frontier_job j = next(f, 0);
+        assert_int_equal(j.action, BC_FRONTIER_FETCH);
+        fail_transient(f, &j, 0, 0, 0);
+        uint64_t wait = j.retry_at_ms;
+        assert_true(wait >= 750 && wait <= 1250);
+        lo = wait < lo ? wait : lo;
+        hi = wait > hi ? wait : hi;
+    }
+    assert_true(lo < 800 && hi > 1200);
+    bc_frontier_free(f);
+}
+
+/* The circuit breaker: host_failures transient faults in a row open it for
+ * host_backoff_ms; then one probe (half-open, even with two transfers per
+ * host allowed); a failed probe opens it for twice the last period,
+ * capped at host_backoff_max_ms; a success closes it and resets the
+ * period. */
+static void test_circuit_breaker(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    c.min_delay_ms = 0;
+    c.per_host_concurrency = 2;
+    c.retry_jitter = 0.0;
+    c.retry_delay_ms = 10;
+    c.max_retries = 255;
+    c.host_failures = 3;
+    c.host_backoff_ms = 100;
+    c.host_backoff_max_ms = 300;
+    c.host_give_up_ms = 0;
+    struct bc_frontier *f = make(&c);
+    seed(f, "http://a.test/1");
+    for (int i = 2; i <= 4; i++) {
+        char u[32];
+        snprintf(u, sizeof(u), "/%d", i);
+        add(f, u, "http://a.test/1", 1);
+    }
+    struct bc_frontier_job a = next(f, 0), b = next(f, 0);
+    assert_int_equal(b.action, BC_FRONTIER_FETCH);
+    fail_transient(f, &a, 0, 0, 0);
+    fail_transient(f, &b, 0, 0, 0);
+    assert_int_equal(circuit(f).failures, 2);
+    assert_int_equal(circuit(f).circuit, BC_FRONTIER_CIRCUIT_CLOSED);
+    a = next(f, 10);
+    b = next(f, 10);
+    assert_int_equal(b.action, BC_FRONTIER_FETCH);
+    fail_transient(f, &a, 10, 0, 0); /* the third: open for 100 ms */
+    assert_int_equal(circuit(f).circuit, BC_FRONTIER_CIRCUIT_OPEN);
+    fail_transient(f, &b, 10, 0, 0); /* a straggler: still open */
+    expect_wait(f, 10, 110);
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 10, &s);
+    assert_int_equal(s.hosts_open, 1);
+    /* Half-open: one probe, not two. */
+    a = next(f, 110);
+    assert_int_equal(a.action, BC_FRONTIER_FETCH);
+    assert_int_equal(circuit(f).circuit, BC_FRONTIER_CIRCUIT_HALF_OPEN);
+    expect_wait(f, 110, UINT64_MAX);
+    fail_transient(f, &a, 110, 0, 0); /* open again, 200 ms */
+    assert_int_equal(circuit(f).circuit, BC_FRONTIER_CIRCUIT_OPEN);
+    expect_wait(f, 110, 310);
+    a = next(f, 310);
+    fail_transient(f, &a, 310, 0, 0); /* 400 capped at 300 */
+    expect_wait(f, 310, 610);
+    a = next(f, 610);
+    assert_int_equal(a.action, BC_FRONTIER_FETCH);
+    done(f, &a, 610, 200, 5, 0); /* closed */
+    assert_int_equal(circuit(f).circuit, BC_FRONTIER_CIRCUIT_CLOSED);
+    assert_int_equal(circuit(f).failures, 0);
+    bc_frontier_stats(f, 610, &s);
+    assert_int_equal(s.hosts_open, 0);
+    /* Two at a time again; three faults open it for 100 ms again. */
+    a = next(f, 610);
+    b = next(f, 610);
+    assert_int_equal(b.action, BC_FRONTIER_FETCH);
+    fail_transient(f, &a, 610, 0, 0);
+    fail_transient(f, &b, 610, 0, 0);
+    /* (the URLs' own retry waits have grown: 10 ms x 2^retries) */
+    uint64_t t = next(f, 610).wait_until_ms;
+    a = next(f, t);
+    fail_transient(f, &a, t, 0, 0);
+    assert_int_equal(circuit(f).circuit, BC_FRONTIER_CIRCUIT_OPEN);
+    expect_wait(f, t, t + 100);
+    /* A probe given back (a local fault: ours) is no probe: the circuit
+     * stays open (no time left), and the next request is the probe. */
+    a = next(f, t + 100);
+    assert_int_equal(a.action, BC_FRONTIER_FETCH);
+    assert_int_equal(circuit(f).circuit, BC_FRONTIER_CIRCUIT_HALF_OPEN);
+    assert_int_equal(bc_frontier_giveback(f, &a, t + 100), BC_OK);
+    assert_int_equal(circuit(f).circuit, BC_FRONTIER_CIRCUIT_OPEN);
+    assert_int_equal(circuit(f).failures, 3); /* no fault counted */
+    /* A permanent failure is an outcome: it closes the circuit too. */
+    a = next(f, t + 100);
+    struct bc_frontier_outcome o = {0, 5, 0, BC_FAULT_PERMANENT};
+    assert_int_equal(bc_frontier_done(f, &a, &o, t + 100), BC_OK);
+    assert_int_equal(circuit(f).circuit, BC_FRONTIER_CIRCUIT_CLOSED);
+    bc_frontier_free(f);
+}
+
+/* A host failing for host_give_up_ms is given up as down at its next
+ * transient fault: that URL is final, its queued URLs come back as DROP
+ * jobs (BC_ADMIT_HOST_DOWN), and so do those admitted later; the crawl
+ * ends. */
+static void test_host_down(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    c.min_delay_ms = 0;
+    c.retry_jitter = 0.0;
+    c.retry_delay_ms = 100;
+    c.max_retries = 1;
+    c.host_failures = 2;
+    c.host_backoff_ms = 1000;
+    c.host_give_up_ms = 1500;
+    struct bc_frontier *f = make(&c);
+    seed(f, "http://a.test/1");
+    add(f, "/2", "http://a.test/1", 1);
+    add(f, "/3", "http://a.test/1", 1);
+    add(f, "/4", "http://a.test/1", 1);
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/1");
+    fail_transient(f, &j, 0, 0, 0); /* the run begins at 0 */
+    j = expect_fetch(f, 100, "http://a.test/2");
+    fail_transient(f, &j, 100, 0, 0); /* open until 1100 */
+    j = expect_fetch(f, 1100, "http://a.test/3");
+    fail_transient(f, &j, 1100, 0, 0); /* 1100 < 1500: open until 3100 */
+    assert_false(circuit(f).down);
+    j = expect_fetch(f, 3100, "http://a.test/4");
+    fail_transient(f, &j, 3100, 0, 0); /* 3100 >= 1500: down */
+    assert_false(j.requeued);
+    assert_true(circuit(f).down);
+    static const char *const drops[] = {"http://a.test/1", "http://a.test/2",
+                                        "http://a.test/3"};
+    for (size_t i = 0; i < 3; i++) {
+        j = next(f, 3100);
+        assert_int_equal(j.action, BC_FRONTIER_DROP);
+        assert_int_equal(j.reason, BC_ADMIT_HOST_DOWN);
+        assert_string_equal(j.url, drops[i]);
+    }
+    assert_int_equal(next(f, 3100).action, BC_FRONTIER_DONE);
+    /* Later admissions: dropped with the same reason. */
+    assert_int_equal(add(f, "/5", "http://a.test/1", 1), BC_ADMIT_QUEUED);
+    j = next(f, 3200);
+    assert_int_equal(j.action, BC_FRONTIER_DROP);
+    assert_int_equal(j.reason, BC_ADMIT_HOST_DOWN);
+    assert_int_equal(next(f, 3200).action, BC_FRONTIER_DONE);
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 3200, &s);
+    assert_int_equal(s.hosts_down, 1);
+    assert_int_equal(s.hosts_open, 0);
+    assert_int_equal(s.reasons[BC_ADMIT_HOST_DOWN], 5);
+    assert_int_equal(s.retries_exhausted, 0);
+    assert_int_equal(circuit(f).down_lost, 5);
+    assert_string_equal(bc_frontier_reason_name(BC_ADMIT_HOST_DOWN),
+                        "host_down");
+    bc_frontier_free(f);
+
+    /* host_give_up_ms 0: never given up. */
+    c.host_give_up_ms = 0;
+    c.max_retries = 255;
+    f = make(&c);
+    seed(f, "http://a.test/1");
+    uint64_t now = 0;
+    for (int i = 0; i < 30; i++) {
+        j = next(f, now);
+        if (j.action == BC_FRONTIER_WAIT) {
+            now = j.wait_until_ms;
+            j = next(f, now);
+        }
+        assert_int_equal(j.action, BC_FRONTIER_FETCH);
+        fail_transient(f, &j, now, 0, 0);
+    }
+    assert_false(circuit(f).down);
+    assert_true(now > 3600u * 1000u); /* open 1 s, 2 s, ... 10 min */
+    bc_frontier_free(f);
+}
+
+/* The circuit through a store: a frontier stopped while a host's circuit
+ * is open resumes with it open for the time it had left and its run of
+ * faults; a host down stays down, its queue drains as DROP jobs. */
+static void test_circuit_store(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    c.min_delay_ms = 0;
+    c.retry_jitter = 0.0;
+    c.retry_delay_ms = 10;
+    c.host_failures = 2;
+    c.host_backoff_ms = 1000;
+    c.host_give_up_ms = 5000;
+    static struct fake_store fs;
+    memset(&fs, 0, sizeof(fs));
+    struct bc_frontier *f = make(&c);
+    struct bc_frontier_store st = fake_store_of(&fs, 2);
+    assert_int_equal(bc_frontier_set_store(f, &st), BC_OK);
+    seed(f, "http://a.test/1");
+    add(f, "/2", "http://a.test/1", 1);
+    add(f, "/3", "http://a.test/1", 1);
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/1");
+    fail_transient(f, &j, 0, 0, 0);
+    j = expect_fetch(f, 10, "http://a.test/2");
+    fail_transient(f, &j, 10, 0, 0); /* open until 1010 */
+    assert_int_equal(fs.hosts[0].circuit.circuit, BC_FRONTIER_CIRCUIT_OPEN);
+    assert_int_equal(fs.hosts[0].circuit.open_ms, 1000);
+    assert_int_equal(fs.hosts[0].circuit.failures, 2);
+    assert_int_equal(fs.urls[j.id].retries, 1); /* the retry count too */
+    bc_frontier_free(f);                        /* killed */
+    fake_crash(&fs);
+    f = fake_resume(&fs, &c, 2, "http://a.test/1", 50000);
+    expect_wait(f, 50000, 51000); /* the 1000 ms it had left */
+    assert_int_equal(circuit(f).failures, 2);
+    assert_int_equal(circuit(f).circuit, BC_FRONTIER_CIRCUIT_OPEN);
+    j = expect_fetch(f, 51000, "http://a.test/3");
+    /* The run began 10 ms before the stop, 51000 - 50000 + 10 >= 5000?
+     * No: open again for 2000 ms. */
+    fail_transient(f, &j, 51000, 0, 0);
+    assert_int_equal(fs.hosts[0].circuit.backoff_ms, 2000);
+    assert_int_equal(fs.hosts[0].circuit.failing_ms, 1010);
+    j = next(f, 53000);
+    assert_int_equal(j.action, BC_FRONTIER_FETCH);
+    fail_transient(f, &j, 56000, 0, 0); /* 6010 ms of faults: down */
+    assert_true(fs.hosts[0].circuit.down);
+    assert_false(j.requeued);
+    fs.urls[j.id].state = 3; /* the caller records its final outcome */
+    bc_frontier_free(f);
+    fake_crash(&fs);
+    f = fake_resume(&fs, &c, 2, "http://a.test/1", 0);
+    assert_true(circuit(f).down);
+    struct bc_frontier_circuit_state bad = {3, 0, 0, 0, 0, false, 0, 0};
+    assert_int_equal(
+        bc_frontier_restore_circuit(f, "http://a.test", 13, &bad, 0),
+        BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_frontier_restore_circuit(NULL, "http://a.test", 13,
+                                                 &fs.hosts[0].circuit, 0),
+                     BC_ERR_INVALID_ARG);
+    j = next(f, 0);
+    assert_int_equal(j.action, BC_FRONTIER_DROP);
+    assert_int_equal(j.reason, BC_ADMIT_HOST_DOWN);
+    j = next(f, 0);
+    assert_int_equal(j.action, BC_FRONTIER_DROP);
+    assert_int_equal(next(f, 0).action, BC_FRONTIER_DONE);
+    assert_int_equal(fs.hosts[0].circuit.down_lost, 3);
+    for (uint64_t i = 1; i <= fs.count; i++)
+        assert_int_not_equal(fs.urls[i].state, 0); /* none left */
+    bc_frontier_free(f);
 }
 
 /* Stopped (freed, as by a kill) at several points and rebuilt from the
@@ -2605,6 +3152,13 @@ int main(void)
         cmocka_unit_test(test_robots_give_up),
         cmocka_unit_test(test_redirect_hops),
         cmocka_unit_test(test_retry_url),
+        cmocka_unit_test(test_giveback),
+        cmocka_unit_test(test_giveback_store),
+        cmocka_unit_test(test_retry_transient),
+        cmocka_unit_test(test_retry_jitter),
+        cmocka_unit_test(test_circuit_breaker),
+        cmocka_unit_test(test_host_down),
+        cmocka_unit_test(test_circuit_store),
         cmocka_unit_test(test_admission_limits),
         cmocka_unit_test(test_scope_domain),
         cmocka_unit_test(test_spellings_merge),

@@ -94,7 +94,10 @@ crawler says about itself):
     robots.txt request, before any other request to it.  (docs/DESIGN.md 3.3:
     a host's URLs are not handed out before its robots.txt outcome is
     known; the 24 h cache means once per crawl.)
- L3 no request target twice per host, byte for byte.
+ L3 no request target twice per host, byte for byte, but for the retries
+    of a URL after transient faults: a URL whose --out record says
+    "retries": N may be requested up to N + 1 times (its attempts that
+    reached the server).
  L4 no resource twice per host under two spellings: targets are
     normalized (docs/DESIGN.md 3.1) before counting.  This is the check that
     normalization really merged what it had to: the server answers every
@@ -104,7 +107,8 @@ crawler says about itself):
     (robots.txt itself excepted), judged again from the rules themselves,
     not only from the manifest's list; nothing must-not-fetch requested.
  L7 the log and the out file agree: the same set of URLs, and the number of
-    non-robots requests equals the number of (non-robots) out records.
+    non-robots requests, retries set aside (L3), equals the number of
+    (non-robots) out records.
  L8 every request uses one User-Agent, and it contains the manifest's
     agent token (robots.txt was judged for that token).  Only a warning if
     the token is missing, since the crawl may have been run on purpose with
@@ -482,9 +486,20 @@ def check(a):
     pagereqs = [(n, h, r) for n, h, r in reqs
                 if r.get("path") != "/robots.txt"]
     raw = collections.Counter((h, r.get("path")) for _, h, r in pagereqs)
+    # A URL retried after a transient fault (its record's "retries": N)
+    # may be requested up to N + 1 times: its attempts that reached the
+    # server (a refused connection never does).
+    retried = {}
+    for (h, p), c in raw.items():
+        rec = byurl.get("http://%s:%d%s" % (h, port, p))
+        allowed = rec.get("retries", 0) if rec else 0
+        if isinstance(allowed, int) and allowed > 0 and c > 1:
+            retried[(h, p)] = min(c - 1, allowed)
+    retry_repeats = sum(retried.values())
     twice = ["%s %s requested %d times" % (h, p, c)
-             for (h, p), c in sorted(raw.items()) if c > 1]
-    page_repeats = sum(c - 1 for c in raw.values())
+             for (h, p), c in sorted(raw.items())
+             if c - retried.get((h, p), 0) > 1]
+    page_repeats = sum(c - 1 - retried.get(k, 0) for k, c in raw.items())
     if tol is None:
         rep.rule("L3", "no request target twice per host", twice)
     else:
@@ -507,10 +522,12 @@ def check(a):
         if c != p:
             bad5.append("log line %d: %s%s is not canonical (%s)" % (
                 n, h, p, c))
+    # (a spelling repeated by the retries of L3 is one spelling)
     rep.rule("L4", "no resource twice per host under two spellings",
              ["%s %s as %s" % (h, c, ", ".join(ps))
               for (h, c), ps in sorted(canon.items())
-              if len(ps if tol is None else set(ps)) > 1])
+              if len(set(ps) if tol is not None or
+                     any((h, p) in retried for p in ps) else ps) > 1])
     rep.rule("L5", "request targets canonical", bad5)
 
     bad = []
@@ -528,7 +545,8 @@ def check(a):
     logged = {"http://%s:%d%s" % (h, port, c) for (h, c) in canon}
     bad = ["in the log, not in --out: %s" % u for u in sorted(logged - got)]
     bad += ["in --out, not in the log: %s" % u for u in sorted(got - logged)]
-    once = len(pagereqs) - (0 if tol is None else page_repeats)
+    once = (len(pagereqs) - retry_repeats -
+            (0 if tol is None else page_repeats))
     if once != len(recs):
         bad.insert(0, "%d non-robots requests in the log%s, %d out records"
                    % (once, "" if tol is None else " (repeats counted once)",
@@ -538,7 +556,8 @@ def check(a):
         if not any(x.get("path") == "/robots.txt" for x in by_host.get(h, [])):
             bad.append("robots.txt of %s in --out, not in the log" % h)
     rep.rule("L7", "the log and --out agree", bad,
-             "%d requests, %d records" % (len(pagereqs), len(recs)))
+             "%d requests (%d of them retries), %d records"
+             % (len(pagereqs), retry_repeats, len(recs)))
 
     uas = collections.Counter(r.get("ua", "") for _, _, r in reqs)
     rep.rule("L8", "one User-Agent for the whole crawl",

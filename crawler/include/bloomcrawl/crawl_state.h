@@ -180,10 +180,35 @@ enum bc_status bc_crawl_state_seeds(struct bc_crawl_state *state,
                                     void *ctx);
 
 /* The FETCH job with this id (job.id) is done: fetched, whatever the
- * answer (a 429/503 queued again is the frontier's, not this). Part of
- * the open transaction. BC_OK, BC_ERR_INVALID_ARG or BC_ERR_IO. */
+ * answer (a URL queued again for a retry is the frontier's, not this).
+ * Part of the open transaction. BC_OK, BC_ERR_INVALID_ARG or BC_ERR_IO. */
 enum bc_status bc_crawl_state_page_done(struct bc_crawl_state *state,
                                         uint64_t id);
+
+/* The FETCH job with this id ended on a transient fault for good (its
+ * retries exhausted, or its host given up as down): done as by
+ * bc_crawl_state_page_done(), and recorded as given up to a transient
+ * fault, for bc_crawl_state_retry_failed(). Part of the open transaction.
+ * BC_OK, BC_ERR_INVALID_ARG or BC_ERR_IO. */
+enum bc_status bc_crawl_state_page_failed(struct bc_crawl_state *state,
+                                          uint64_t id);
+
+/*
+ * Queue again every URL given up to a transient fault in earlier runs
+ * (bc_crawl_state_page_failed(), and the URLs dropped because their host
+ * was given up as down or its robots.txt stayed unreachable), at the tail
+ * of its host's queue with its retries reset, and let the hosts given up
+ * start again (circuit closed, robots.txt asked again); the counters of
+ * what was given up (frontier.retries_exhausted, frontier.reason.host_down,
+ * frontier.reason.host_given_up, crawler.transient_given_up,
+ * crawler.host_down_dropped, crawler.given_up_dropped) start from 0. Call after
+ * bc_crawl_state_open(), before bc_crawl_state_frontier(). *n receives
+ * how many URLs were queued again. Commits. BC_OK, BC_ERR_INVALID_ARG
+ * (NULL, or the frontier made already), BC_ERR_IO, BC_ERR_CORRUPT.
+ * O(URLs given up).
+ */
+enum bc_status bc_crawl_state_retry_failed(struct bc_crawl_state *state,
+                                           uint64_t *n);
 
 /* Set a counter of the caller's (name up to 63 bytes; e.g. "pages"),
  * saved with the next commit. BC_OK, BC_ERR_INVALID_ARG, BC_ERR_NOMEM. */

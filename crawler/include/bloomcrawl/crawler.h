@@ -111,7 +111,8 @@ struct bc_crawler_page {
     size_t url_len;        /* its length */
     unsigned depth;        /* seeds are 0 */
     unsigned redirects;    /* redirect hops that led to this URL */
-    unsigned retries;      /* times it was queued again after 429/503 */
+    unsigned retries;      /* times it was queued again after a transient
+                              fault (429, 503, refused, timeout, ...) */
     enum bc_status status; /* the fetcher's: BC_OK if an HTTP response came */
     int http_status;       /* 200, 301, 404, ...; 0 if none came */
     const char *content_type; /* Content-Type value, or NULL */
@@ -142,16 +143,32 @@ struct bc_crawler_page {
     enum bc_crawler_fetch_kind kind;
     const char *origin; /* its host's origin ("http://a.test:8080") */
     size_t origin_len;
+    /* How it failed (bc_crawler_fault_of(); BC_FAULT_PERMANENT also for a
+     * redirect chain too long): BC_FAULT_NONE for an answer that is its
+     * outcome. A page whose final fault is BC_FAULT_TRANSIENT was given
+     * up to it (retries exhausted, or its host down): with a state it is
+     * kept for bc_crawl_state_retry_failed(). */
+    enum bc_fault fault;
+    /* on_fetch only: this attempt failed with a transient fault and the
+     * URL was queued again, to be fetched not before retry_at_ms (the
+     * crawler's clock); no on_page call for it. */
+    bool retry;
+    uint64_t retry_at_ms;
 };
 
 /* The loop's counters (the frontier keeps its own: bc_crawler_frontier()).
  * Every counter starts at 0 when the crawler is created. */
 struct bc_crawler_stats {
-    uint64_t seeds;          /* bc_crawler_add_seed() calls */
-    uint64_t seeds_admitted; /* of which queued, or a duplicate of one */
-    uint64_t handed_out;     /* FETCH jobs started (retries included) */
-    uint64_t pages;          /* FETCH jobs finished (on_page calls) */
-    uint64_t bytes;          /* their body bytes */
+    uint64_t seeds;              /* bc_crawler_add_seed() calls */
+    uint64_t seeds_admitted;     /* of which queued, or a duplicate of one */
+    uint64_t handed_out;         /* FETCH jobs started (retries included) */
+    uint64_t pages;              /* FETCH jobs finished (on_page calls: a
+                                final outcome, not a retried attempt) */
+    uint64_t retried;            /* attempts queued again for a retry (a
+                                transient fault; on_fetch with retry) */
+    uint64_t transient_given_up; /* pages whose final outcome is a transient
+                                    fault (of pages) */
+    uint64_t bytes;              /* their body bytes */
     /* Pages with an HTTP response (and no error kind) by status class:
      * [2] 2xx, [3] 3xx, [4] 4xx, [5] 5xx, [0] anything else, [1] 1xx. */
     uint64_t status_class[6];
@@ -168,9 +185,11 @@ struct bc_crawler_stats {
     /* URLs refused as BC_ADMIT_BAD_URL (seeds, links, redirect targets):
      * unsupported scheme (mailto:, javascript:, ...) or malformed. */
     uint64_t bad_scheme, bad_malformed;
-    uint64_t robots_fetched;   /* robots.txt transfers started */
-    uint64_t dropped;          /* DROP jobs: disallowed by robots.txt */
-    uint64_t given_up_dropped; /* DROP jobs: their host was given up */
+    uint64_t robots_fetched;    /* robots.txt transfers started */
+    uint64_t dropped;           /* DROP jobs: disallowed by robots.txt */
+    uint64_t given_up_dropped;  /* DROP jobs: their host was given up */
+    uint64_t host_down_dropped; /* DROP jobs: their host was given up as
+                                   down (BC_ADMIT_HOST_DOWN) */
     /* Jobs whose transfer could not be started (no memory): reported to
      * the frontier as failed (no response), not counted as pages. */
     uint64_t not_started;
@@ -221,14 +240,16 @@ struct bc_crawler_config {
      * fake one); the time the crawler sleeps and the fetcher's timeouts
      * are real time whatever it says. */
     uint64_t (*clock)(void *ctx);
-    /* Called once per finished page, from bc_crawler_step()/run(), after
-     * its links and redirect target were admitted and before the frontier
-     * is told it is done; may be NULL. May call bc_crawler_stop() and
-     * bc_crawler_stats(); must not call step, run or free. */
+    /* Called once per page with its final outcome, from
+     * bc_crawler_step()/run(), after the frontier was told it is done
+     * and its links and redirect target were admitted (an attempt queued
+     * again for a retry is no page: on_fetch only); may be NULL. May call
+     * bc_crawler_stop() and bc_crawler_stats(); must not call step, run
+     * or free. */
     void (*on_page)(void *ctx, const struct bc_crawler_page *page);
-    /* Called once per finished transfer of any kind (pages, robots.txt,
-     * sitemaps),
-     * after on_page for a page; kind says which; may be NULL (a log of
+    /* Called once per finished transfer of any kind (pages, retried
+     * attempts of pages, robots.txt, sitemaps), after on_page for a page;
+     * kind says which; may be NULL (a log of
      * every request). Same rules as on_page. */
     void (*on_fetch)(void *ctx, const struct bc_crawler_page *fetch);
     void *ctx; /* first argument of clock, on_page and on_fetch */
@@ -529,6 +550,14 @@ struct bc_crawler_host {
     size_t queued; /* URLs still queued */
     bool given_up; /* robots.txt unreachable after every retry */
     uint64_t lost; /* given up: URLs dropped or refused */
+    /* Transient faults (bc_frontier_host_info): its circuit breaker,
+     * faults in a row, given up as down with the URLs lost since, and its
+     * URLs whose retries ran out. */
+    enum bc_frontier_circuit circuit;
+    unsigned failures;
+    bool down;
+    uint64_t down_lost;
+    uint64_t exhausted;
 };
 
 /*

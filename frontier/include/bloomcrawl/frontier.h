@@ -74,8 +74,10 @@
  * after the last failure the host is given up: its queued URLs come back
  * as DROP jobs (BC_ADMIT_HOST_GIVEN_UP), later ones are refused with that
  * reason, and next() says DONE once only given-up hosts remain. A URL
- * answered 429 or 503 is queued again, at most max_retries times. A
- * redirect chain longer than max_redirects hops is not followed.
+ * whose fetch failed with a transient fault is queued again, at most
+ * max_retries times (RETRIES below), and a host that keeps failing is
+ * paused by its circuit breaker and at last given up as down. A redirect
+ * chain longer than max_redirects hops is not followed.
  *
  * Thread safety: none; one frontier per thread, or a lock around it.
  */
@@ -123,6 +125,9 @@ enum bc_frontier_reason {
     BC_ADMIT_SITEMAP_SCOPE, /* a sitemap's URL outside the sitemap's scope */
     /* Handed to another crawl worker (config.partition.route). */
     BC_ADMIT_ROUTED,
+    /* A DROP job's: its host was given up as down (transient faults for
+     * host_give_up_ms); a store keeps the URL for a later retry. */
+    BC_ADMIT_HOST_DOWN,
     BC_ADMIT_REASON_COUNT /* the number of reasons, not a reason */
 };
 
@@ -130,20 +135,26 @@ enum bc_frontier_reason {
 const char *bc_frontier_reason_name(enum bc_frontier_reason reason);
 
 /* Defaults of struct bc_frontier_config (bc_frontier_config_init). */
-#define BC_FRONTIER_DEFAULT_DELAY_MS           1000u
-#define BC_FRONTIER_DEFAULT_MAX_CRAWL_DELAY_MS 30000u
-#define BC_FRONTIER_DEFAULT_MAX_DEPTH          16u
-#define BC_FRONTIER_DEFAULT_MAX_SEGMENTS       32u
-#define BC_FRONTIER_DEFAULT_ROBOTS_TTL_MS      (24u * 3600u * 1000u)
-#define BC_FRONTIER_DEFAULT_ROBOTS_RETRY_MS    (10u * 1000u)
-#define BC_FRONTIER_DEFAULT_ROBOTS_RETRIES     3u
-#define BC_FRONTIER_DEFAULT_MAX_RETRY_AFTER_MS (3600u * 1000u)
-#define BC_FRONTIER_DEFAULT_MAX_RETRIES        2u
-#define BC_FRONTIER_DEFAULT_MAX_REDIRECTS      20u
-#define BC_FRONTIER_DEFAULT_BACKOFF_MS         (60u * 1000u)
-#define BC_FRONTIER_MAX_URL_LEN                65535u /* hard limit of the queue format */
-#define BC_FRONTIER_DEFAULT_SITEMAPS_PER_HOST  1000u
-#define BC_FRONTIER_MAX_SITEMAP_LEVEL          2u
+#define BC_FRONTIER_DEFAULT_DELAY_MS            1000u
+#define BC_FRONTIER_DEFAULT_MAX_CRAWL_DELAY_MS  30000u
+#define BC_FRONTIER_DEFAULT_MAX_DEPTH           16u
+#define BC_FRONTIER_DEFAULT_MAX_SEGMENTS        32u
+#define BC_FRONTIER_DEFAULT_ROBOTS_TTL_MS       (24u * 3600u * 1000u)
+#define BC_FRONTIER_DEFAULT_ROBOTS_RETRY_MS     (10u * 1000u)
+#define BC_FRONTIER_DEFAULT_ROBOTS_RETRIES      3u
+#define BC_FRONTIER_DEFAULT_MAX_RETRY_AFTER_MS  (3600u * 1000u)
+#define BC_FRONTIER_DEFAULT_MAX_RETRIES         3u
+#define BC_FRONTIER_DEFAULT_RETRY_DELAY_MS      1000u
+#define BC_FRONTIER_DEFAULT_RETRY_JITTER        0.25
+#define BC_FRONTIER_DEFAULT_HOST_FAILURES       5u
+#define BC_FRONTIER_DEFAULT_HOST_BACKOFF_MS     (10u * 1000u)
+#define BC_FRONTIER_DEFAULT_HOST_BACKOFF_MAX_MS (10u * 60u * 1000u)
+#define BC_FRONTIER_DEFAULT_HOST_GIVE_UP_MS     (3600u * 1000u)
+#define BC_FRONTIER_DEFAULT_MAX_REDIRECTS       20u
+#define BC_FRONTIER_DEFAULT_BACKOFF_MS          (60u * 1000u)
+#define BC_FRONTIER_MAX_URL_LEN                 65535u /* hard limit of the queue format */
+#define BC_FRONTIER_DEFAULT_SITEMAPS_PER_HOST   1000u
+#define BC_FRONTIER_MAX_SITEMAP_LEVEL           2u
 
 struct bc_frontier_entry; /* below (PERSISTENCE) */
 
@@ -187,8 +198,24 @@ struct bc_frontier_config {
     double response_factor;        /* delay >= factor x last response (0) */
     uint64_t backoff_ms;           /* 429/503 without Retry-After (60 s) */
     uint64_t max_retry_after_ms;   /* cap on Retry-After (1 h) */
-    unsigned max_retries;     /* a URL answered 429/503 is queued again up to
-                             this many times, 0..255 (2) */
+    /* Transient faults (RETRIES below). A URL whose fetch failed with
+     * BC_FAULT_TRANSIENT is queued again up to max_retries times, 0..255
+     * (3); the n-th retry (n = 1, 2, ...) not before retry_delay_ms x
+     * 2^(n-1) x (1 + retry_jitter x (2u - 1)) after the failure, u uniform
+     * in [0, 1) from a generator seeded with retry_seed (retry_jitter in
+     * [0, 1]; 0: exact). 1000 ms, 0.25, seed 0. */
+    unsigned max_retries;
+    uint64_t retry_delay_ms;
+    double retry_jitter;
+    uint64_t retry_seed;
+    /* The circuit breaker: host_failures transient faults in a row (5; 0:
+     * never open) open it for host_backoff_ms (10 s), twice that each
+     * time it opens again, at most host_backoff_max_ms (10 min); a host
+     * failing for host_give_up_ms (1 h; 0: never) is given up as down. */
+    unsigned host_failures;
+    uint64_t host_backoff_ms;
+    uint64_t host_backoff_max_ms;
+    uint64_t host_give_up_ms;
     bool obey_robots;         /* fetch and obey robots.txt (true) */
     uint64_t robots_ttl_ms;   /* robots.txt cache lifetime (24 h) */
     uint64_t robots_retry_ms; /* first retry after 5xx/unreachable (10 s);
@@ -365,7 +392,8 @@ struct bc_frontier_job {
     size_t url_len;
     unsigned depth;     /* FETCH: the URL's depth */
     unsigned redirects; /* FETCH: redirect hops that led to the URL */
-    unsigned retries;   /* FETCH: times it was queued again after 429/503 */
+    unsigned retries;   /* FETCH: times it was queued again after a
+                           transient fault */
     enum bc_frontier_reason reason; /* DROP: why */
     uint64_t wait_until_ms;         /* WAIT: UINT64_MAX = until a done() */
     uint64_t started_ms;            /* FETCH, FETCH_ROBOTS: now_ms of next() */
@@ -439,13 +467,32 @@ struct bc_frontier_outcome {
  * sets when the host may be contacted next: now + max(min delay,
  * Crawl-delay (capped), factor x response time); a 429 or 503 blocks the
  * host until now + Retry-After (capped at max_retry_after_ms), or now +
- * backoff_ms without one, and queues the URL again at the tail of its
- * host's queue (job.retries + 1) unless it was already retried
- * max_retries times. job->url stays valid until the next
- * bc_frontier_next() call, so it can be the base of the page's links.
- * Returns BC_OK, BC_ERR_INVALID_ARG (a NULL argument, or a job that is not
- * an undone FETCH job), or BC_ERR_NOMEM: the job is done but the URL could
- * not be queued again (counted under BC_ADMIT_NOMEM).
+ * backoff_ms without one.
+ *
+ * RETRIES. outcome->fault decides what becomes of the URL. BC_FAULT_NONE
+ * and BC_FAULT_PERMANENT: the fetch is its outcome, and the host's run of
+ * transient faults ends (its circuit closes). BC_FAULT_TRANSIENT: while
+ * job->retries < max_retries, the URL is queued again at the tail of its
+ * host's queue (job.retries + 1; with a store through its queued hook,
+ * requeue true), job->requeued is set and job->retry_at_ms is when it
+ * may be fetched: now + retry_delay_ms x 2^job->retries x (1 + jitter),
+ * or the 429/503 wait above if longer; the whole host waits until then
+ * (Heritrix's snooze). With no retry left the fault is final: counted in
+ * retries_exhausted. Each transient fault also counts against the host:
+ * after host_failures in a row its circuit opens (no request for
+ * host_backoff_ms, doubled each time it opens again, capped at
+ * host_backoff_max_ms), then one probe (half-open) closes it on success
+ * or opens it again; a transient fault host_give_up_ms or more after the
+ * host's run of faults began gives the host up as down: the URL is final
+ * (not queued again), its queued URLs come back as DROP jobs
+ * (BC_ADMIT_HOST_DOWN), and so do the URLs admitted later (queued, so
+ * that a store keeps them for a retry, and dropped at the next next()).
+ *
+ * job->url stays valid until the next bc_frontier_next() call, so it can
+ * be the base of the page's links. Returns BC_OK, BC_ERR_INVALID_ARG (a
+ * NULL argument, or a job that is not an undone FETCH job), BC_ERR_NOMEM:
+ * the job is done but the URL could not be queued again (counted under
+ * BC_ADMIT_NOMEM; job->requeued false), or the store's sticky error.
  */
 enum bc_status bc_frontier_done(struct bc_frontier *frontier,
                                 struct bc_frontier_job *job,
@@ -585,17 +632,22 @@ struct bc_frontier_stats {
     size_t hosts;          /* hosts known */
     size_t hosts_ready;    /* with queued URLs, may be contacted now */
     size_t hosts_waiting;  /* with queued URLs, politeness delay */
-    size_t hosts_blocked;  /* with queued URLs, Retry-After (429/503) */
+    size_t hosts_blocked;  /* with queued URLs, Retry-After (429/503) or
+                              a retry's wait (snoozed) */
     size_t hosts_robots;   /* with queued URLs, robots.txt not known yet
                              (being fetched, or unreachable: a retry due) */
     size_t hosts_given_up; /* robots.txt unreachable after every retry */
+    size_t hosts_open;     /* circuit open or half-open (not down) */
+    size_t hosts_down;     /* given up as down (transient faults) */
     size_t queue_bytes;    /* memory of the host queues */
     uint64_t added;        /* bc_frontier_add() calls */
     uint64_t admitted;     /* of which enqueued */
     uint64_t reasons[BC_ADMIT_REASON_COUNT]; /* per reason, incl. drops */
     uint64_t handed_out;                     /* FETCH jobs */
-    uint64_t retried;        /* URLs queued again after 429/503 */
-    uint64_t robots_fetches; /* FETCH_ROBOTS jobs */
+    uint64_t retried;           /* URLs queued again after a transient fault */
+    uint64_t given_back;        /* jobs given back (bc_frontier_giveback()) */
+    uint64_t retries_exhausted; /* transient faults with no retry left */
+    uint64_t robots_fetches;    /* FETCH_ROBOTS jobs */
     uint64_t robots_parsed, robots_unavailable, robots_unreachable;
     uint64_t sitemap_fetches; /* FETCH_SITEMAP jobs */
     uint64_t sitemap_keys;    /* sitemap URLs the seen-test found NEW (so
@@ -634,12 +686,15 @@ struct bc_seen *bc_frontier_seen(struct bc_frontier *frontier);
  * on every change that must survive:
  *
  *   queued   a URL entered a host queue: admitted (requeue false; it
- *            passed the seen-test), or queued again after 429/503 at the
- *            queue's tail (requeue true; e->id is the id it had). The store
+ *            passed the seen-test), or queued again at the queue's tail
+ *            after a transient fault or given back (requeue true; e->id
+ *            is the id it had). The store
  *            records it at the tail of the origin's FIFO and writes its id
  *            (non-zero) to *id.
  *   left     the URL with this id left the origin's queue: handed out as a
- *            FETCH job (reason BC_ADMIT_QUEUED), or DROPped (reason). The
+ *            FETCH job (reason BC_ADMIT_QUEUED), or DROPped (reason;
+ *            BC_ADMIT_HOST_DOWN: lost to transient faults, worth keeping
+ *            for a retry). The
  *            end of a FETCH is the caller's to record (job.id).
  *   host     the host's state that must survive changed: a robots.txt
  *            outcome (with the body it parsed and the remaining lifetime),
@@ -648,6 +703,9 @@ struct bc_seen *bc_frontier_seen(struct bc_frontier *frontier);
  *   refill   the host's window in memory ran empty while the store holds
  *            more of its queue: push (bc_frontier_refill()) up to max of
  *            the host's queued URLs in FIFO order, after the first skip.
+ *   circuit  (optional) a host's circuit breaker changed (transient
+ *            faults, given up as down); a resume gives it back with
+ *            bc_frontier_restore_circuit().
  *   sitemap  (optional) a sitemap job was queued, or is done. A resume
  *            gives every sitemap back (bc_frontier_restore_sitemap()):
  *            the done ones only to the set of sitemaps seen, the others
@@ -706,6 +764,28 @@ enum bc_frontier_robots {
     BC_FRONTIER_ROBOTS_GIVEN_UP     /* unreachable after every retry */
 };
 
+/* A host's circuit breaker (bc_frontier_done(): RETRIES). */
+enum bc_frontier_circuit {
+    BC_FRONTIER_CIRCUIT_CLOSED = 0, /* requests go */
+    BC_FRONTIER_CIRCUIT_OPEN,       /* paused after transient faults */
+    BC_FRONTIER_CIRCUIT_HALF_OPEN   /* one probe out */
+};
+
+/* The circuit of a host as a store keeps it (bc_frontier_store.circuit,
+ * bc_frontier_restore_circuit()). Times are relative to now_ms, so that
+ * the store can keep them as wall-clock times. */
+struct bc_frontier_circuit_state {
+    enum bc_frontier_circuit circuit;
+    unsigned failures;   /* transient faults in a row */
+    uint64_t failing_ms; /* failures > 0: since when (now - first) */
+    uint64_t open_ms;    /* OPEN: how long it stays open from now */
+    uint64_t backoff_ms; /* the open period now (0: not opened since the
+                            last success) */
+    bool down;           /* given up as down */
+    uint64_t down_lost;  /* down: URLs lost since (final or dropped) */
+    uint64_t exhausted;  /* its URLs whose retries ran out */
+};
+
 /* One host as bc_frontier_hosts() reports it. */
 struct bc_frontier_host_info {
     const char *origin; /* "http://a.test:8080", NUL-terminated, valid
@@ -720,6 +800,11 @@ struct bc_frontier_host_info {
     uint64_t admitted;    /* URLs admitted to its queue (its budget) */
     bool given_up;        /* robots.txt unreachable after every retry */
     uint64_t lost;        /* given up: URLs dropped or refused */
+    enum bc_frontier_circuit circuit; /* its circuit breaker */
+    unsigned failures;                /* transient faults in a row */
+    bool down;                        /* given up as down (transient faults) */
+    uint64_t down_lost; /* down: URLs lost since (final or dropped) */
+    uint64_t exhausted; /* its URLs whose retries ran out */
 };
 
 /*
@@ -765,6 +850,11 @@ struct bc_frontier_store {
      * queued (done false), or its sitemap_done() came (done true). */
     enum bc_status (*sitemap)(void *ctx, const struct bc_frontier_sitemap *sm,
                               bool done);
+    /* Optional (NULL: circuits are not kept): the circuit of the host
+     * changed (a transient fault, the first success after some, given up
+     * as down, a URL lost while down). */
+    enum bc_status (*circuit)(void *ctx, const char *origin, size_t origin_len,
+                              const struct bc_frontier_circuit_state *c);
 };
 
 /*
@@ -811,6 +901,16 @@ enum bc_status bc_frontier_restore_host(struct bc_frontier *frontier,
                                         const struct bc_frontier_host_state *st,
                                         uint64_t now_ms);
 
+/*
+ * Rebuild a host's circuit from its stored state at time now_ms (after
+ * bc_frontier_restore_host(), before any work): a half-open circuit (its
+ * probe was lost) comes back open with no time left, so one probe goes
+ * again. Returns BC_OK, BC_ERR_INVALID_ARG or BC_ERR_NOMEM.
+ */
+enum bc_status bc_frontier_restore_circuit(
+    struct bc_frontier *frontier, const char *origin, size_t origin_len,
+    const struct bc_frontier_circuit_state *c, uint64_t now_ms);
+
 /* Put a seed's host and registrable domain in the scope, without
  * admitting it (a resume without its seeds). Returns BC_OK,
  * BC_ERR_INVALID_ARG, a URL error, or BC_ERR_NOMEM. */
@@ -833,14 +933,16 @@ enum bc_status bc_frontier_restore_sitemap(struct bc_frontier *frontier,
                                            bool done);
 
 /* Fill the cumulative counters of *out (added, admitted, reasons,
- * handed_out, retried, robots_*, sitemap_fetches, sitemap_keys, sitemaps),
- * zero the rest: bc_frontier_stats()
- * without its O(hosts) gauges, for saving often. O(1). */
+ * handed_out, retried, retries_exhausted, given_back, robots_*,
+ * sitemap_fetches, sitemap_keys, sitemaps), zero the rest:
+ * bc_frontier_stats() without its O(hosts) gauges, for saving often.
+ * O(1). */
 void bc_frontier_counters(const struct bc_frontier *frontier,
                           struct bc_frontier_stats *out);
 
 /* Set the cumulative counters (added, admitted, reasons, handed_out,
- * retried, robots_*, sitemap_fetches, sitemap_keys, sitemaps) from a stats record saved earlier; the gauges
+ * retried, retries_exhausted, given_back, robots_*, sitemap_fetches,
+ * sitemap_keys, sitemaps) from a stats record saved earlier; the gauges
  * (queued, hosts, ...) and the seen-test's counters are not touched. */
 void bc_frontier_restore_counters(struct bc_frontier *frontier,
                                   const struct bc_frontier_stats *stats);
