@@ -776,6 +776,111 @@ static void test_ack_reply_lost(void **state)
     close_pair(n);
 }
 
+/* ---- a read whose reply was lost ----------------------------------------- */
+
+/* Step the nodes in turn until all are over or `seconds` have passed
+ * (a crawl that never ends fails the test instead of hanging it). */
+static bool run_for(struct node *nodes, size_t count, long seconds)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        bool all = true;
+        for (size_t i = 0; i < count; i++) {
+            node_step(&nodes[i]);
+            all = all && nodes[i].over;
+        }
+        if (all)
+            return true;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec >= seconds)
+            return false;
+    }
+}
+
+/* Redis stalled (SIGSTOP) while worker 1's XREADGROUP ... > is on its way:
+ * the worker times out (2 s) and drops the connection; resumed (SIGCONT),
+ * the server runs the command and delivers the entry into worker 1's
+ * pending list, the reply goes to a closed socket. The entry is in no
+ * reply worker 1 will ever see from ">": unless it re-reads its pending
+ * entries after the failed round trip, sent stays above acked and the
+ * crawl never ends (issue 20: sent 3,870, acked 3,867). */
+static void test_read_reply_lost(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct node n[2] = {{0}, {0}};
+    struct node *a = &n[0], *b = &n[1];
+    open_pair(n, "readlost", 0);
+    node_step(b); /* its pending entries (none) read at start */
+    node_seed(a, page_of(1));
+    node_step(a);
+    assert_int_equal(stats_of(a).sent_entries, 1);
+    assert_int_equal(raw_int("XLEN bc:readlost:in:1"), 1);
+    assert_int_equal(raw_int("XPENDING bc:readlost:in:1 workers"), 0);
+
+    kill(redis.pid, SIGSTOP);
+    node_step(b); /* its read times out */
+    kill(redis.pid, SIGCONT);
+    struct bc_workers_stats s = stats_of(b);
+    assert_true(s.redis_errors > 0);
+    assert_int_equal(s.received_entries, 0);
+    /* The server ran the read: the entry is pending, delivered to w1. */
+    long long pending = 0;
+    for (int i = 0; i < 100 && pending == 0; i++) {
+        pending = raw_int("XPENDING bc:readlost:in:1 workers");
+        pause_ms(10);
+    }
+    assert_int_equal(pending, 1);
+
+    assert_true(run_for(n, 2, 15));
+    assert_fetched_once(page_of(1));
+    assert_int_equal(stats_of(b).received_entries, 1);
+    assert_int_equal(stats_of(b).acked_entries, 1);
+    assert_true(stats_of(b).redis_reconnects > 0);
+    assert_int_equal(raw_int("HGET bc:readlost:w:1 acked"), 1);
+    assert_int_equal(raw_int("HGET bc:readlost:w:0 sent"), 1);
+    close_pair(n);
+}
+
+/* An entry in worker 1's pending list that worker 1 never saw, while it
+ * is idle and connected (delivered by hand here, as a lost reply would):
+ * the snapshot sees its inbox not empty and the worker re-reads its
+ * pending entries, so the crawl ends with the entry admitted. */
+static void test_pending_while_idle(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct node n[2] = {{0}, {0}};
+    open_pair(n, "idlepending", 0);
+    for (int turn = 0;
+         turn < MAX_TURNS && (raw_int("HGET bc:idlepending:w:0 idle") != 1 ||
+                              raw_int("HGET bc:idlepending:w:1 idle") != 1);
+         turn++) {
+        node_step(&n[0]);
+        node_step(&n[1]);
+    }
+    char url[128], line[256];
+    site_url(url, sizeof url, page_of(1));
+    snprintf(line, sizeof line, "s\t0\t0\t%s\t", url);
+    const char *e[] = {"v", "1", "from", "0", "urls", line};
+    raw_int("HINCRBY bc:idlepending:w:0 sent 1");
+    raw_xadd("bc:idlepending:in:1", 6, e);
+    redisContext *c = raw();
+    redisReply *r = redisCommand(c, "XREADGROUP GROUP workers w1 COUNT 8 "
+                                    "STREAMS bc:idlepending:in:1 >");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    freeReplyObject(r);
+    redisFree(c);
+    assert_int_equal(raw_int("XPENDING bc:idlepending:in:1 workers"), 1);
+    assert_true(run_for(n, 2, 15));
+    assert_fetched_once(page_of(1));
+    assert_int_equal(raw_int("HGET bc:idlepending:w:1 acked"), 1);
+    close_pair(n);
+}
+
 /* ---- an entry in a stream keeps the crawl going, whatever the counts ------ */
 
 /* A valid entry written by hand without its sent count makes sum(acked)
@@ -1016,6 +1121,8 @@ int main(void)
         cmocka_unit_test_setup(test_budget_given_back, reset_pages),
         cmocka_unit_test_setup(test_ack_after_commit, reset_pages),
         cmocka_unit_test_setup(test_ack_reply_lost, reset_pages),
+        cmocka_unit_test_setup(test_read_reply_lost, reset_pages),
+        cmocka_unit_test_setup(test_pending_while_idle, reset_pages),
         cmocka_unit_test_setup(test_entry_in_transit, reset_pages),
         cmocka_unit_test_setup(test_seed_while_idle, reset_pages),
         cmocka_unit_test_setup(test_no_early_end, reset_pages),
