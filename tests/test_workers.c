@@ -881,6 +881,51 @@ static void test_pending_while_idle(void **state)
     close_pair(n);
 }
 
+/* ---- a stalled Redis does not stall the crawl ---------------------------- */
+
+static uint64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+/* Redis stopped (SIGSTOP) for 6 s, three times its command timeout, with
+ * URLs to hand over: each worker's step waits the timeout once, in the
+ * round that finds the stall, and not again (reconnecting straight away
+ * to a server that accepts connections in its kernel and answers nothing
+ * cost the timeout at every attempt); worker 0 fetches its own hosts
+ * meanwhile; resumed, the crawl ends with every page once. */
+static void test_stall(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct node n[2] = {{0}, {0}};
+    open_pair(n, "stall", 0);
+    for (unsigned p = 0; p < 4; p++)
+        node_seed(&n[0], p);
+    kill(redis.pid, SIGSTOP);
+    unsigned long_steps[2] = {0, 0};
+    uint64_t t0 = now_ms();
+    while (now_ms() - t0 < 6000)
+        for (size_t i = 0; i < 2; i++) {
+            uint64_t t = now_ms();
+            node_step(&n[i]);
+            long_steps[i] += now_ms() - t >= 1000;
+        }
+    size_t during = n_pages;
+    kill(redis.pid, SIGCONT);
+    fprintf(stderr, "stall: steps over 1 s: %u, %u; pages fetched: %zu\n",
+            long_steps[0], long_steps[1], during);
+    assert_true(long_steps[0] <= 1 && long_steps[1] <= 1);
+    assert_true(during > 0);
+    assert_true(run_for(n, 2, 20));
+    check_site_once(2);
+    assert_true(stats_of(&n[0]).redis_reconnects > 0);
+    close_pair(n);
+}
+
 /* ---- an entry in a stream keeps the crawl going, whatever the counts ------ */
 
 /* A valid entry written by hand without its sent count makes sum(acked)
@@ -1123,6 +1168,7 @@ int main(void)
         cmocka_unit_test_setup(test_ack_reply_lost, reset_pages),
         cmocka_unit_test_setup(test_read_reply_lost, reset_pages),
         cmocka_unit_test_setup(test_pending_while_idle, reset_pages),
+        cmocka_unit_test_setup(test_stall, reset_pages),
         cmocka_unit_test_setup(test_entry_in_transit, reset_pages),
         cmocka_unit_test_setup(test_seed_while_idle, reset_pages),
         cmocka_unit_test_setup(test_no_early_end, reset_pages),

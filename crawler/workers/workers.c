@@ -141,6 +141,8 @@ struct bc_workers {
     char consumer[16];
     char errmsg[512];
     redisContext *ctx;
+    redisContext *probe; /* reconnecting: is the server answering? */
+    uint64_t probe_since;
     bool ever_connected;
     uint64_t retry_at, backoff; /* monotonic ms */
 
@@ -476,13 +478,91 @@ static bool resume_redis(struct bc_workers *w)
     return true;
 }
 
-/* Connected now (or retried when due)? */
+/* Drop the probe connection, if any. */
+static void probe_free(struct bc_workers *w)
+{
+    if (w->probe)
+        redisFree(w->probe);
+    w->probe = NULL;
+}
+
+/* Open a probe: a non-blocking connection with a PING written to it. */
+static void probe_start(struct bc_workers *w)
+{
+    redisContext *c = w->where.path[0]
+                          ? redisConnectUnixNonBlock(w->where.path)
+                          : redisConnectNonBlock(w->where.host, w->where.port);
+    if (!c) {
+        trouble(w, "connect", "out of memory");
+        return;
+    }
+    if (c->err || redisAppendCommand(c, "PING") != REDIS_OK) {
+        trouble(w, "connect", c->err ? c->errstr : "out of memory");
+        redisFree(c);
+        return;
+    }
+    w->probe = c;
+    w->probe_since = mono_ms();
+}
+
+/* Look at the probe without waiting: true once the server answered it
+ * (any reply: +PONG, or -NOAUTH when a password is needed, says it runs);
+ * a probe that failed or waited COMMAND_TIMEOUT_MS is dropped as trouble
+ * (the backoff doubles). */
+static bool probe_answered(struct bc_workers *w)
+{
+    redisContext *c = w->probe;
+    struct bc_redis_sigpipe g;
+    bc_redis_sigpipe_hold(&g);
+    int written = 0;
+    void *reply = NULL;
+    bool ok = redisBufferWrite(c, &written) == REDIS_OK;
+    if (ok && written)
+        ok = redisBufferRead(c) == REDIS_OK &&
+             redisGetReplyFromReader(c, &reply) == REDIS_OK;
+    bc_redis_sigpipe_release(&g);
+    if (reply) {
+        freeReplyObject(reply);
+        probe_free(w);
+        return true;
+    }
+    if (!ok || mono_ms() - w->probe_since >= COMMAND_TIMEOUT_MS) {
+        char why[160];
+        snprintf(why, sizeof why, "%s",
+                 ok ? "no answer (stalled?)" : c->errstr);
+        probe_free(w);
+        trouble(w, "connect", why);
+    }
+    return false;
+}
+
+/*
+ * Connected now? After a failed round, the next attempt waits the backoff
+ * and then only opens a probe (a non-blocking connection and a PING, looked
+ * at by each later call without waiting); the real connection, whose
+ * commands the crawl waits for up to COMMAND_TIMEOUT_MS, is made once the
+ * probe was answered. A stalled Redis (SIGSTOP, a swapping host) accepts
+ * connections in its kernel and answers nothing: reconnecting straight
+ * away cost the crawl loop the whole command timeout at every attempt, and
+ * fetching stopped for most of the stall (issue 20). Now the stall costs
+ * the one round that found it.
+ */
 static bool ensure_conn(struct bc_workers *w)
 {
     if (w->ctx)
         return true;
-    if (mono_ms() < w->retry_at)
+    if (w->ever_connected) {
+        if (!w->probe) {
+            if (mono_ms() < w->retry_at)
+                return false;
+            probe_start(w);
+            return false; /* a reply takes a round trip at least */
+        }
+        if (!probe_answered(w))
+            return false;
+    } else if (mono_ms() < w->retry_at) {
         return false;
+    }
     redisContext *c = NULL;
     char err[256];
     enum bc_status st =
@@ -654,6 +734,7 @@ void bc_workers_free(struct bc_workers *w)
     if (!w)
         return;
     disconnect(w);
+    probe_free(w);
     free(w->replies);
     bc_lru_free(w->cache);
     free(w->unacked);
