@@ -223,6 +223,26 @@ static void run_until_over(struct node *nodes, size_t count)
     assert_true(all);
 }
 
+/* Step the nodes in turn until all are over or `seconds` have passed
+ * (a crawl that never ends fails the test instead of hanging it). */
+static bool run_for(struct node *nodes, size_t count, long seconds)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        bool all = true;
+        for (size_t i = 0; i < count; i++) {
+            node_step(&nodes[i]);
+            all = all && nodes[i].over;
+        }
+        if (all)
+            return true;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec >= seconds)
+            return false;
+    }
+}
+
 static struct bc_workers_stats stats_of(const struct node *n)
 {
     struct bc_workers_stats s;
@@ -684,6 +704,31 @@ static void test_budget_given_back(void **state)
     close_pair(n);
 }
 
+/* A page taken from the global budget whose reply was lost (Redis stalled
+ * during the take): the script ran on the server, and the worker, which
+ * grants a token when Redis does not answer, must not count the page
+ * again when it settles on reconnect, or the crawl ends a page short. */
+static void test_budget_reply_lost(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct node n[2] = {{0}, {0}};
+    open_pair(n, "budgetlost", 10);
+    for (unsigned p = 0; p < 4; p++)
+        node_seed(&n[0], p); /* its own hosts' pages queued */
+    kill(redis.pid, SIGSTOP);
+    /* The step's first round trip is the take (in the crawler's step,
+     * before the outbox is sent): it times out, the token is granted. */
+    node_step(&n[0]);
+    kill(redis.pid, SIGCONT);
+    assert_true(stats_of(&n[0]).redis_errors > 0);
+    assert_true(run_for(n, 2, 20));
+    assert_int_equal(n_pages, 10);
+    assert_int_equal(raw_int("GET bc:budgetlost:pages"), 10);
+    close_pair(n);
+}
+
 /* ---- acknowledged only after the commit ---------------------------------- */
 
 static void test_ack_after_commit(void **state)
@@ -777,26 +822,6 @@ static void test_ack_reply_lost(void **state)
 }
 
 /* ---- a read whose reply was lost ----------------------------------------- */
-
-/* Step the nodes in turn until all are over or `seconds` have passed
- * (a crawl that never ends fails the test instead of hanging it). */
-static bool run_for(struct node *nodes, size_t count, long seconds)
-{
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (;;) {
-        bool all = true;
-        for (size_t i = 0; i < count; i++) {
-            node_step(&nodes[i]);
-            all = all && nodes[i].over;
-        }
-        if (all)
-            return true;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        if (t.tv_sec - t0.tv_sec >= seconds)
-            return false;
-    }
-}
 
 /* Redis stalled (SIGSTOP) while worker 1's XREADGROUP ... > is on its way:
  * the worker times out (2 s) and drops the connection; resumed (SIGCONT),
@@ -1164,6 +1189,7 @@ int main(void)
         cmocka_unit_test_setup(test_two_workers, reset_pages),
         cmocka_unit_test_setup(test_max_pages, reset_pages),
         cmocka_unit_test_setup(test_budget_given_back, reset_pages),
+        cmocka_unit_test_setup(test_budget_reply_lost, reset_pages),
         cmocka_unit_test_setup(test_ack_after_commit, reset_pages),
         cmocka_unit_test_setup(test_ack_reply_lost, reset_pages),
         cmocka_unit_test_setup(test_read_reply_lost, reset_pages),

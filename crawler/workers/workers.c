@@ -157,7 +157,13 @@ struct bc_workers {
     void (*user_on_fetch)(void *ctx, const struct bc_crawler_page *fetch);
     uint64_t (*user_recrawl_clock)(void *ctx);
     void *user_ctx;
-    int64_t budget_debt; /* pages taken (+) or given back (-) offline */
+    /* The page budget: the pages this worker holds or spent, as it
+     * knows them (offline grants included), and the sequence number of
+     * its last budget script; P w:<i> budget and budget_seq are the
+     * server's copy. dirty: the server may not have the count. */
+    int64_t budget_net;
+    uint64_t budget_seq;
+    bool budget_dirty;
 
     /* Receiving. */
     bool pending_phase; /* re-reading this consumer's pending entries */
@@ -453,6 +459,47 @@ static void rewind_pending(struct bc_workers *w)
     snprintf(w->pending_after, sizeof w->pending_after, "0");
 }
 
+/*
+ * The page budget, one script for every change (atomic on the server):
+ * P pages counts the pages taken by all workers, P w:<i> budget those of
+ * worker i. The worker sends its own count as it knows it (base: the
+ * pages it holds or spent, offline grants and give-backs included) and
+ * whether it takes one more; the script adds base - budget to P pages,
+ * then takes the page if P pages is below the limit. Saying "my count is
+ * base" instead of "one more" or "one less" makes a round whose reply was
+ * lost harmless: whether it ran or not, the next one states the count
+ * again (an INCR whose reply was lost, then counted again on reconnect,
+ * ended a crawl a page short: test_budget_reply_lost). seq orders the
+ * rounds: one that runs after a later one (a stalled connection's command
+ * running late) changes nothing.
+ * KEYS: P pages, P w:<i>; ARGV: seq, base, take (1/0), the limit.
+ * Returns 1 taken, 0 not (refused, or not asked), -1 stale.
+ */
+static const char budget_script[] =
+    "local seq = tonumber(ARGV[1])\n"
+    "if tonumber(redis.call('HGET', KEYS[2], 'budget_seq') or '0') >= seq\n"
+    "then return -1 end\n"
+    "local had = tonumber(redis.call('HGET', KEYS[2], 'budget') or '0')\n"
+    "local base = tonumber(ARGV[2])\n"
+    "local n = redis.call('INCRBY', KEYS[1], base - had)\n"
+    "local got = 0\n"
+    "if ARGV[3] == '1' and n < tonumber(ARGV[4]) then\n"
+    "  redis.call('INCR', KEYS[1])\n"
+    "  got = 1\n"
+    "end\n"
+    "redis.call('HSET', KEYS[2], 'budget', base + got, 'budget_seq', seq)\n"
+    "return got\n";
+
+/* Append the budget script: this worker's count is base, take one more? */
+static bool append_budget(struct bc_workers *w, int64_t base, bool take)
+{
+    w->budget_seq++;
+    return cmd(w, "EVAL %s 2 %s %s %llu %lld %s %llu", budget_script,
+               w->key_pages, w->key_w, (unsigned long long)w->budget_seq,
+               (long long)base, take ? "1" : "0",
+               (unsigned long long)w->cfg.max_pages);
+}
+
 /* After a reconnect: register again, settle the page budget, and re-read
  * the pending entries (whatever the lost round trip was). */
 static bool resume_redis(struct bc_workers *w)
@@ -465,8 +512,8 @@ static bool resume_redis(struct bc_workers *w)
      * (the others' snapshots must see that something moved). */
     if (w->published_idle && !idle && !cmd(w, "HINCRBY %s busy 1", w->key_w))
         return append_failed(w, "register");
-    if (w->budget_debt != 0 &&
-        !cmd(w, "INCRBY %s %lld", w->key_pages, (long long)w->budget_debt))
+    bool settle = w->budget_dirty;
+    if (settle && !append_budget(w, w->budget_net, false))
         return append_failed(w, "page budget");
     if (!round_trip(w, "register"))
         return false;
@@ -474,7 +521,9 @@ static bool resume_redis(struct bc_workers *w)
         w->published_idle = false;
         w->snap_prev_valid = false;
     }
-    w->budget_debt = 0;
+    if (settle && w->replies[w->n_replies - 1]->type != REDIS_REPLY_ERROR)
+        w->budget_dirty = false;
+    free_replies(w);
     return true;
 }
 
@@ -642,6 +691,19 @@ static enum bc_status check_meta(struct bc_workers *w)
     return BC_OK;
 }
 
+/* This worker's budget count and sequence as the server has them (a run
+ * before this one's, after a kill), from HMGET budget budget_seq. */
+static void load_budget(struct bc_workers *w, const redisReply *h)
+{
+    uint64_t net = 0, seq = 0;
+    if (h->type == REDIS_REPLY_ARRAY && h->elements == 2) {
+        reply_int(h->element[0], &net);
+        reply_int(h->element[1], &seq);
+    }
+    w->budget_net = (int64_t)net;
+    w->budget_seq = seq;
+}
+
 enum bc_status bc_workers_create(const struct bc_workers_config *config,
                                  struct bc_workers **out)
 {
@@ -711,12 +773,16 @@ enum bc_status bc_workers_create(const struct bc_workers_config *config,
     w->stats.redis_up = true;
     st = check_meta(w);
     if (st == BC_OK && !w->over) {
-        if (!cmd(w, "MULTI") || !append_register(w, true) || !cmd(w, "EXEC"))
+        redisReply *x = NULL;
+        if (!cmd(w, "MULTI") || !append_register(w, true) ||
+            !cmd(w, "HMGET %s budget budget_seq", w->key_w) || !cmd(w, "EXEC"))
             st = BC_ERR_NOMEM;
         else if (!round_trip(w, "register"))
             st = BC_ERR_REDIS_LOST;
-        else if (!exec_reply(w, "register", 7))
+        else if (!(x = exec_reply(w, "register", 8)))
             st = BC_ERR_REDIS_REPLY;
+        else
+            load_budget(w, x->element[7]);
     }
     if (st != BC_OK) {
         char keep[sizeof w->errmsg];
@@ -796,43 +862,45 @@ static enum bc_status route_cb(void *ctx, const char *origin, size_t len,
     return BC_OK;
 }
 
-/* Take a page from the global budget: P pages + 1 when below the limit,
- * in one script (an INCR over the limit undone by a DECR counted the page
- * for an instant, and another worker's take in that instant was refused).
- * KEYS[1] P pages, ARGV[1] the limit; 1 taken, 0 refused. */
-static const char take_script[] =
-    "local n = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
-    "if n >= tonumber(ARGV[1]) then return 0 end\n"
-    "redis.call('INCR', KEYS[1])\n"
-    "return 1\n";
-
-/* The global page budget: P pages counts the pages taken. */
+/* The global page budget (budget_script): take a page (true: taken), or
+ * give one back. Redis away, or its reply lost: granted, counted here,
+ * and the count is stated again to the server by the next round. */
 static bool budget(struct bc_workers *w, bool take)
 {
+    int64_t base = w->budget_net - (take ? 0 : 1);
     if (!ensure_conn(w)) {
-        /* Offline: grant, and settle the count on reconnect. */
-        w->budget_debt += take ? 1 : -1;
+        w->budget_net += take ? 1 : -1;
+        w->budget_dirty = true;
         return true;
     }
-    if (!take) {
-        if (!cmd(w, "DECR %s", w->key_pages) || !round_trip(w, "budget"))
-            w->budget_debt--;
-        return true;
-    }
-    if (!cmd(w, "EVAL %s 1 %s %llu", take_script, w->key_pages,
-             (unsigned long long)w->cfg.max_pages)) {
+    if (!append_budget(w, base, take)) {
         append_failed(w, "budget");
-        w->budget_debt++;
+        w->budget_net += take ? 1 : -1;
+        w->budget_dirty = true;
         return true;
     }
     if (!round_trip(w, "budget")) {
-        w->budget_debt++;
+        w->budget_net += take ? 1 : -1;
+        w->budget_dirty = true;
         return true;
     }
-    uint64_t granted = 1;
-    reply_int(w->replies[0], &granted);
+    const redisReply *r = w->replies[0];
+    if (r->type != REDIS_REPLY_INTEGER || r->integer < 0) {
+        /* An error reply (or stale, which cannot be: this connection's
+         * rounds are in order): nothing known, granted as offline. */
+        set_err(w, "Redis: budget: %s",
+                r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+        w->stats.redis_errors++;
+        free_replies(w);
+        w->budget_net += take ? 1 : -1;
+        w->budget_dirty = true;
+        return true;
+    }
+    bool got = r->integer == 1;
     free_replies(w);
-    return granted != 0;
+    w->budget_net = base + got;
+    w->budget_dirty = false;
+    return !take || got;
 }
 
 /* The attached config's ctx is the worker; the caller's callbacks are
