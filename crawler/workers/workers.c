@@ -60,7 +60,14 @@
  *
  * If Redis goes away, rows stay in the outbox (durable), entries stay
  * unacknowledged, and the worker keeps crawling its own hosts; it retries
- * with a backoff from 100 ms to 5 s and counts the trouble.
+ * with a backoff from 100 ms to 5 s and counts the trouble. A Redis that
+ * stalls (SIGSTOP, a host swapping) is worse than one that is gone: its
+ * kernel still accepts connections, and every command waits the whole
+ * 2 s timeout. The round that finds the stall pays it once; after that
+ * the worker reconnects only when a probe - a non-blocking connection
+ * with a PING, looked at by each later call without waiting - was
+ * answered, so the crawl loop goes on fetching meanwhile (it reconnected
+ * straight away, and waited the timeout at every attempt).
  *
  * WHEN IS THE CRAWL OVER? A COUNTING TERMINATION TEST (Mattern 1987)
  * No worker can see the others' queues, and a URL in a stream is work
@@ -89,6 +96,48 @@
  * refetched count); outbox rows XADDed but not yet removed are sent again,
  * and entries admitted but not yet acknowledged are read again: both are
  * duplicates the owner's seen-test refuses. Nothing is lost.
+ *
+ * WHEN A REPLY IS LOST
+ * A round that times out or whose connection breaks may have run on the
+ * server all the same (a stalled server runs what it had received once it
+ * resumes, and writes the reply to a closed socket). Every round that
+ * changes the server must therefore be safe whether it ran or not:
+ *
+ *   round                  if it ran and the reply was lost
+ *   ---------------------  ----------------------------------------------
+ *   XREADGROUP ... >       its entries sit in this consumer's pending
+ *                          list, which ">" never shows again: the worker
+ *                          re-reads its pending entries (from 0) on every
+ *                          reconnect, and an idle worker whose snapshot
+ *                          finds its own inbox not empty does too. Held
+ *                          entries are skipped; the seen-test absorbs an
+ *                          admission repeated. (Missing, it left a crawl
+ *                          idle for ever: sent 3,870, acked 3,867.)
+ *   MULTI XADD, HINCRBY    the rows stay in the outbox and are sent again:
+ *     sent EXEC            two entries, both counted in sent, both read
+ *                          and acknowledged; duplicates for the seen-test.
+ *   ack script             it acknowledged and counted; the repeat counts
+ *                          only what its XACK acknowledges now: nothing.
+ *   budget script          it says "my count is N (and one more?)", not
+ *                          "+1": the next round states the count again,
+ *                          and a sequence number drops a round that runs
+ *                          after a later one. (An INCR counted again on
+ *                          reconnect ended a crawl a page short.)
+ *   seeds MULTI            SADD and HSET are idempotent; busy + 1 twice
+ *                          only tells the others twice that it moved. The
+ *                          seed is refused and added again by the caller.
+ *   heartbeat, idle,       HSETs of values: the same again. A stale idle 1
+ *     busy, register       cannot outlive a reconnect (register writes
+ *                          idle 0 unless the worker still is idle).
+ *   snapshot, SET done     reads, and an idempotent SET.
+ *
+ * Across connections, a stale round of the old connection normally runs
+ * before the new one's: the server reads what the old socket holds in the
+ * pass of its event loop that accepts the probe's connection, before it
+ * can answer the probe, and the new connection is made after that answer.
+ * Nothing relies on it: a stale XREADGROUP that ran after the re-read
+ * leaves an entry in the inbox, which the idle worker's snapshot sees;
+ * a stale budget round is dropped by its sequence number.
  */
 #define _POSIX_C_SOURCE 200809L /* gethostname, clock_gettime, nanosleep */
 #include <errno.h>
