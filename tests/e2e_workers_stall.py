@@ -104,6 +104,7 @@ def stall(work, sitedir, redis, expected):
     with Resp(redis.sock) as r:
         while inflight == 0 and pages() < expected * 2 // 3 and \
                 time.monotonic() < deadline:
+            history.append((time.monotonic(), pages()))
             for _ in range(200):
                 inflight = r.cmd("EVAL", INBOXES, "3",
                                  *["bc:stall:in:%d" % i for i in range(3)])

@@ -935,8 +935,9 @@ static bool budget(struct bc_workers *w, bool take)
     }
     const redisReply *r = w->replies[0];
     if (r->type != REDIS_REPLY_INTEGER || r->integer < 0) {
-        /* An error reply (or stale, which cannot be: this connection's
-         * rounds are in order): nothing known, granted as offline. */
+        /* An error reply, or -1: stale (a round of this worker's killed
+         * run that the server ran after this run registered): nothing
+         * known, granted as offline; the next round states the count. */
         set_err(w, "Redis: budget: %s",
                 r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
         w->stats.redis_errors++;
