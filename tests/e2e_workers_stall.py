@@ -17,6 +17,10 @@ lost.  An XREADGROUP whose reply was lost had delivered its entries into
 the consumer's pending list, which a worker re-read only at start: it then
 waited for ever for entries it held (sent 3,870, acked 3,867).
 
+Then the same crawl (another --crawl-id) with Redis killed (SIGKILL) once
+a quarter of the pages are in and started again 1.5 s later on its
+append-only file (appendfsync always), checked alike.
+
 Checked: every worker exits 0 by itself (no hang: each is killed after
 RUN_TIMEOUT and fails the test); check_crawl.py passes strictly on the
 union of their --out files (every reachable page, each requested once in
@@ -146,6 +150,37 @@ def stall(work, sitedir, redis, expected):
           "(redis_errors %s)" % errors)
 
 
+def crash(work, sitedir, redis, expected):
+    """Redis killed with SIGKILL mid-crawl and started again on its
+    append-only file (appendfsync always: what it answered is on disk)."""
+    log = os.path.join(work, "crash.log")
+    server = ew.Server(sitedir, log)
+    c = ew.Crawl("crash", work, sitedir, redis, server, 3,
+                 extra=["--delay", DELAY])
+    c.start_all()
+    deadline = time.monotonic() + RUN_TIMEOUT
+    while sum(count_lines(c.path(i, "out.jsonl")) for i in range(3)) < \
+            expected // 4 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    running = [r.poll() is None for r in c.runs]
+    redis.proc.kill()
+    redis.proc.wait()
+    check(all(running), "crash: Redis killed (SIGKILL) mid-crawl, all "
+          "workers running (%s)" % running)
+    time.sleep(1.5)
+    redis.start()
+    end = time.monotonic() + RUN_TIMEOUT
+    for r in c.runs:
+        r.timeout = max(1.0, end - time.monotonic())
+    c.wait_all()
+    server.stop()
+    c.kills += 1  # the reports: as in stall()
+    stats, _, _ = c.judge(log)
+    errors = [s.get("workers", {}).get("redis_errors", 0) for s in stats]
+    check(sum(errors) > 0, "crash: the workers counted the lost Redis "
+          "(redis_errors %s)" % errors)
+
+
 def main():
     if not shutil.which("redis-server") or not shutil.which("redis-cli"):
         print("skip: redis-server or redis-cli is not installed")
@@ -169,6 +204,7 @@ def main():
         parts = Parts()
         try:
             parts.run("stall", stall, work, sitedir, redis, expected)
+            parts.run("crash", crash, work, sitedir, redis, expected)
         finally:
             redis.proc.send_signal(signal.SIGCONT)
             redis.stop()
