@@ -20,6 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <hiredis/hiredis.h>
 #include <xxhash.h>
 
@@ -33,6 +36,10 @@
 
 static struct bc_redis_server redis;
 static bool have_redis;
+/* A second server, on TCP (test_stall_tcp), and the address the workers
+ * are given when not redis.where. */
+static struct bc_redis_server tcp_redis;
+static const char *node_where;
 static char resolve_buf[4][64];
 static const char *resolve[4];
 
@@ -130,7 +137,7 @@ static void node_open_status(struct node *n, const char *id, unsigned workers,
                      BC_OK);
     struct bc_workers_config wc;
     bc_workers_config_init(&wc);
-    wc.where = redis.where;
+    wc.where = node_where ? node_where : redis.where;
     wc.crawl_id = id;
     wc.workers = workers;
     wc.index = index;
@@ -351,8 +358,15 @@ static int teardown(void **state)
 {
     (void)state;
     fixture_server_stop();
-    if (have_redis)
+    if (have_redis) {
+        if (redis.pid > 0) /* a test failed while it was stopped */
+            kill(redis.pid, SIGCONT);
         bc_redis_server_stop(&redis);
+    }
+    if (tcp_redis.pid > 0) { /* test_stall_tcp failed midway */
+        kill(tcp_redis.pid, SIGCONT);
+        bc_redis_server_stop(&tcp_redis);
+    }
     bc_fetcher_global_cleanup();
     return 0;
 }
@@ -951,6 +965,56 @@ static void test_stall(void **state)
     close_pair(n);
 }
 
+/* A free TCP port of 127.0.0.1 (bound, read, released). */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+/* The same stall over TCP (redis://127.0.0.1:PORT: the probe's
+ * non-blocking connect is a TCP one), one worker alone: it waits the
+ * timeout once, reconnects when the server answers, and ends the crawl. */
+static void test_stall_tcp(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    assert_true(bc_redis_server_start(&tcp_redis, free_port()));
+    char where[64];
+    snprintf(where, sizeof where, "redis://127.0.0.1:%d/0", tcp_redis.tcp_port);
+    node_where = where;
+    struct node n = {0};
+    node_open(&n, "stalltcp", 1, 0, 0);
+    for (unsigned p = 0; p < 4; p++)
+        node_seed(&n, p);
+    kill(tcp_redis.pid, SIGSTOP);
+    unsigned long_steps = 0;
+    uint64_t t0 = now_ms();
+    while (now_ms() - t0 < 4000) {
+        uint64_t t = now_ms();
+        node_step(&n);
+        long_steps += now_ms() - t >= 1000;
+    }
+    kill(tcp_redis.pid, SIGCONT);
+    assert_true(long_steps <= 1);
+    assert_true(run_for(&n, 1, 20));
+    check_site_once(1);
+    assert_true(stats_of(&n).redis_reconnects > 0);
+    node_remove(&n);
+    node_where = NULL;
+    bc_redis_server_stop(&tcp_redis);
+}
+
 /* ---- an entry in a stream keeps the crawl going, whatever the counts ------ */
 
 /* A valid entry written by hand without its sent count makes sum(acked)
@@ -1195,6 +1259,7 @@ int main(void)
         cmocka_unit_test_setup(test_read_reply_lost, reset_pages),
         cmocka_unit_test_setup(test_pending_while_idle, reset_pages),
         cmocka_unit_test_setup(test_stall, reset_pages),
+        cmocka_unit_test_setup(test_stall_tcp, reset_pages),
         cmocka_unit_test_setup(test_entry_in_transit, reset_pages),
         cmocka_unit_test_setup(test_seed_while_idle, reset_pages),
         cmocka_unit_test_setup(test_no_early_end, reset_pages),
