@@ -20,6 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <hiredis/hiredis.h>
 #include <xxhash.h>
 
@@ -33,6 +36,10 @@
 
 static struct bc_redis_server redis;
 static bool have_redis;
+/* A second server, on TCP (test_stall_tcp), and the address the workers
+ * are given when not redis.where. */
+static struct bc_redis_server tcp_redis;
+static const char *node_where;
 static char resolve_buf[4][64];
 static const char *resolve[4];
 
@@ -130,7 +137,7 @@ static void node_open_status(struct node *n, const char *id, unsigned workers,
                      BC_OK);
     struct bc_workers_config wc;
     bc_workers_config_init(&wc);
-    wc.where = redis.where;
+    wc.where = node_where ? node_where : redis.where;
     wc.crawl_id = id;
     wc.workers = workers;
     wc.index = index;
@@ -221,6 +228,26 @@ static void run_until_over(struct node *nodes, size_t count)
         }
     }
     assert_true(all);
+}
+
+/* Step the nodes in turn until all are over or `seconds` have passed
+ * (a crawl that never ends fails the test instead of hanging it). */
+static bool run_for(struct node *nodes, size_t count, long seconds)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        bool all = true;
+        for (size_t i = 0; i < count; i++) {
+            node_step(&nodes[i]);
+            all = all && nodes[i].over;
+        }
+        if (all)
+            return true;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec >= seconds)
+            return false;
+    }
 }
 
 static struct bc_workers_stats stats_of(const struct node *n)
@@ -331,8 +358,15 @@ static int teardown(void **state)
 {
     (void)state;
     fixture_server_stop();
-    if (have_redis)
+    if (have_redis) {
+        if (redis.pid > 0) /* a test failed while it was stopped */
+            kill(redis.pid, SIGCONT);
         bc_redis_server_stop(&redis);
+    }
+    if (tcp_redis.pid > 0) { /* test_stall_tcp failed midway */
+        kill(tcp_redis.pid, SIGCONT);
+        bc_redis_server_stop(&tcp_redis);
+    }
     bc_fetcher_global_cleanup();
     return 0;
 }
@@ -684,6 +718,31 @@ static void test_budget_given_back(void **state)
     close_pair(n);
 }
 
+/* A page taken from the global budget whose reply was lost (Redis stalled
+ * during the take): the script ran on the server, and the worker, which
+ * grants a token when Redis does not answer, must not count the page
+ * again when it settles on reconnect, or the crawl ends a page short. */
+static void test_budget_reply_lost(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct node n[2] = {{0}, {0}};
+    open_pair(n, "budgetlost", 10);
+    for (unsigned p = 0; p < 4; p++)
+        node_seed(&n[0], p); /* its own hosts' pages queued */
+    kill(redis.pid, SIGSTOP);
+    /* The step's first round trip is the take (in the crawler's step,
+     * before the outbox is sent): it times out, the token is granted. */
+    node_step(&n[0]);
+    kill(redis.pid, SIGCONT);
+    assert_true(stats_of(&n[0]).redis_errors > 0);
+    assert_true(run_for(n, 2, 20));
+    assert_int_equal(n_pages, 10);
+    assert_int_equal(raw_int("GET bc:budgetlost:pages"), 10);
+    close_pair(n);
+}
+
 /* ---- acknowledged only after the commit ---------------------------------- */
 
 static void test_ack_after_commit(void **state)
@@ -774,6 +833,186 @@ static void test_ack_reply_lost(void **state)
     run_until_over(n, 2);
     assert_fetched_once(page_of(1));
     close_pair(n);
+}
+
+/* ---- a read whose reply was lost ----------------------------------------- */
+
+/* Redis stalled (SIGSTOP) while worker 1's XREADGROUP ... > is on its way:
+ * the worker times out (2 s) and drops the connection; resumed (SIGCONT),
+ * the server runs the command and delivers the entry into worker 1's
+ * pending list, the reply goes to a closed socket. The entry is in no
+ * reply worker 1 will ever see from ">": unless it re-reads its pending
+ * entries after the failed round trip, sent stays above acked and the
+ * crawl never ends (issue 20: sent 3,870, acked 3,867). */
+static void test_read_reply_lost(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct node n[2] = {{0}, {0}};
+    struct node *a = &n[0], *b = &n[1];
+    open_pair(n, "readlost", 0);
+    node_step(b); /* its pending entries (none) read at start */
+    node_seed(a, page_of(1));
+    node_step(a);
+    assert_int_equal(stats_of(a).sent_entries, 1);
+    assert_int_equal(raw_int("XLEN bc:readlost:in:1"), 1);
+    assert_int_equal(raw_int("XPENDING bc:readlost:in:1 workers"), 0);
+
+    kill(redis.pid, SIGSTOP);
+    node_step(b); /* its read times out */
+    kill(redis.pid, SIGCONT);
+    struct bc_workers_stats s = stats_of(b);
+    assert_true(s.redis_errors > 0);
+    assert_int_equal(s.received_entries, 0);
+    /* The server ran the read: the entry is pending, delivered to w1. */
+    long long pending = 0;
+    for (int i = 0; i < 100 && pending == 0; i++) {
+        pending = raw_int("XPENDING bc:readlost:in:1 workers");
+        pause_ms(10);
+    }
+    assert_int_equal(pending, 1);
+
+    assert_true(run_for(n, 2, 15));
+    assert_fetched_once(page_of(1));
+    assert_int_equal(stats_of(b).received_entries, 1);
+    assert_int_equal(stats_of(b).acked_entries, 1);
+    assert_true(stats_of(b).redis_reconnects > 0);
+    assert_int_equal(raw_int("HGET bc:readlost:w:1 acked"), 1);
+    assert_int_equal(raw_int("HGET bc:readlost:w:0 sent"), 1);
+    close_pair(n);
+}
+
+/* An entry in worker 1's pending list that worker 1 never saw, while it
+ * is idle and connected (delivered by hand here, as a lost reply would):
+ * the snapshot sees its inbox not empty and the worker re-reads its
+ * pending entries, so the crawl ends with the entry admitted. */
+static void test_pending_while_idle(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct node n[2] = {{0}, {0}};
+    open_pair(n, "idlepending", 0);
+    for (int turn = 0;
+         turn < MAX_TURNS && (raw_int("HGET bc:idlepending:w:0 idle") != 1 ||
+                              raw_int("HGET bc:idlepending:w:1 idle") != 1);
+         turn++) {
+        node_step(&n[0]);
+        node_step(&n[1]);
+    }
+    char url[128], line[256];
+    site_url(url, sizeof url, page_of(1));
+    snprintf(line, sizeof line, "s\t0\t0\t%s\t", url);
+    const char *e[] = {"v", "1", "from", "0", "urls", line};
+    raw_int("HINCRBY bc:idlepending:w:0 sent 1");
+    raw_xadd("bc:idlepending:in:1", 6, e);
+    redisContext *c = raw();
+    redisReply *r = redisCommand(c, "XREADGROUP GROUP workers w1 COUNT 8 "
+                                    "STREAMS bc:idlepending:in:1 >");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    freeReplyObject(r);
+    redisFree(c);
+    assert_int_equal(raw_int("XPENDING bc:idlepending:in:1 workers"), 1);
+    assert_true(run_for(n, 2, 15));
+    assert_fetched_once(page_of(1));
+    assert_int_equal(raw_int("HGET bc:idlepending:w:1 acked"), 1);
+    close_pair(n);
+}
+
+/* ---- a stalled Redis does not stall the crawl ---------------------------- */
+
+static uint64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+/* Redis stopped (SIGSTOP) for 6 s, three times its command timeout, with
+ * URLs to hand over: each worker's step waits the timeout once, in the
+ * round that finds the stall, and not again (reconnecting straight away
+ * to a server that accepts connections in its kernel and answers nothing
+ * cost the timeout at every attempt); worker 0 fetches its own hosts
+ * meanwhile; resumed, the crawl ends with every page once. */
+static void test_stall(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    struct node n[2] = {{0}, {0}};
+    open_pair(n, "stall", 0);
+    for (unsigned p = 0; p < 4; p++)
+        node_seed(&n[0], p);
+    kill(redis.pid, SIGSTOP);
+    unsigned long_steps[2] = {0, 0};
+    uint64_t t0 = now_ms();
+    while (now_ms() - t0 < 6000)
+        for (size_t i = 0; i < 2; i++) {
+            uint64_t t = now_ms();
+            node_step(&n[i]);
+            long_steps[i] += now_ms() - t >= 1000;
+        }
+    size_t during = n_pages;
+    kill(redis.pid, SIGCONT);
+    fprintf(stderr, "stall: steps over 1 s: %u, %u; pages fetched: %zu\n",
+            long_steps[0], long_steps[1], during);
+    assert_true(long_steps[0] <= 1 && long_steps[1] <= 1);
+    assert_true(during > 0);
+    assert_true(run_for(n, 2, 20));
+    check_site_once(2);
+    assert_true(stats_of(&n[0]).redis_reconnects > 0);
+    close_pair(n);
+}
+
+/* A free TCP port of 127.0.0.1 (bound, read, released). */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+/* The same stall over TCP (redis://127.0.0.1:PORT: the probe's
+ * non-blocking connect is a TCP one), one worker alone: it waits the
+ * timeout once, reconnects when the server answers, and ends the crawl. */
+static void test_stall_tcp(void **state)
+{
+    (void)state;
+    if (!have_redis)
+        skip();
+    assert_true(bc_redis_server_start(&tcp_redis, free_port()));
+    char where[64];
+    snprintf(where, sizeof where, "redis://127.0.0.1:%d/0", tcp_redis.tcp_port);
+    node_where = where;
+    struct node n = {0};
+    node_open(&n, "stalltcp", 1, 0, 0);
+    for (unsigned p = 0; p < 4; p++)
+        node_seed(&n, p);
+    kill(tcp_redis.pid, SIGSTOP);
+    unsigned long_steps = 0;
+    uint64_t t0 = now_ms();
+    while (now_ms() - t0 < 4000) {
+        uint64_t t = now_ms();
+        node_step(&n);
+        long_steps += now_ms() - t >= 1000;
+    }
+    kill(tcp_redis.pid, SIGCONT);
+    assert_true(long_steps <= 1);
+    assert_true(run_for(&n, 1, 20));
+    check_site_once(1);
+    assert_true(stats_of(&n).redis_reconnects > 0);
+    node_remove(&n);
+    node_where = NULL;
+    bc_redis_server_stop(&tcp_redis);
 }
 
 /* ---- an entry in a stream keeps the crawl going, whatever the counts ------ */
@@ -1014,8 +1253,13 @@ int main(void)
         cmocka_unit_test_setup(test_two_workers, reset_pages),
         cmocka_unit_test_setup(test_max_pages, reset_pages),
         cmocka_unit_test_setup(test_budget_given_back, reset_pages),
+        cmocka_unit_test_setup(test_budget_reply_lost, reset_pages),
         cmocka_unit_test_setup(test_ack_after_commit, reset_pages),
         cmocka_unit_test_setup(test_ack_reply_lost, reset_pages),
+        cmocka_unit_test_setup(test_read_reply_lost, reset_pages),
+        cmocka_unit_test_setup(test_pending_while_idle, reset_pages),
+        cmocka_unit_test_setup(test_stall, reset_pages),
+        cmocka_unit_test_setup(test_stall_tcp, reset_pages),
         cmocka_unit_test_setup(test_entry_in_transit, reset_pages),
         cmocka_unit_test_setup(test_seed_while_idle, reset_pages),
         cmocka_unit_test_setup(test_no_early_end, reset_pages),

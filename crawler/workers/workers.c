@@ -60,7 +60,14 @@
  *
  * If Redis goes away, rows stay in the outbox (durable), entries stay
  * unacknowledged, and the worker keeps crawling its own hosts; it retries
- * with a backoff from 100 ms to 5 s and counts the trouble.
+ * with a backoff from 100 ms to 5 s and counts the trouble. A Redis that
+ * stalls (SIGSTOP, a host swapping) is worse than one that is gone: its
+ * kernel still accepts connections, and every command waits the whole
+ * 2 s timeout. The round that finds the stall pays it once; after that
+ * the worker reconnects only when a probe - a non-blocking connection
+ * with a PING, looked at by each later call without waiting - was
+ * answered, so the crawl loop goes on fetching meanwhile (it reconnected
+ * straight away, and waited the timeout at every attempt).
  *
  * WHEN IS THE CRAWL OVER? A COUNTING TERMINATION TEST (Mattern 1987)
  * No worker can see the others' queues, and a URL in a stream is work
@@ -89,6 +96,48 @@
  * refetched count); outbox rows XADDed but not yet removed are sent again,
  * and entries admitted but not yet acknowledged are read again: both are
  * duplicates the owner's seen-test refuses. Nothing is lost.
+ *
+ * WHEN A REPLY IS LOST
+ * A round that times out or whose connection breaks may have run on the
+ * server all the same (a stalled server runs what it had received once it
+ * resumes, and writes the reply to a closed socket). Every round that
+ * changes the server must therefore be safe whether it ran or not:
+ *
+ *   round                  if it ran and the reply was lost
+ *   ---------------------  ----------------------------------------------
+ *   XREADGROUP ... >       its entries sit in this consumer's pending
+ *                          list, which ">" never shows again: the worker
+ *                          re-reads its pending entries (from 0) on every
+ *                          reconnect, and an idle worker whose snapshot
+ *                          finds its own inbox not empty does too. Held
+ *                          entries are skipped; the seen-test absorbs an
+ *                          admission repeated. (Missing, it left a crawl
+ *                          idle for ever: sent 3,870, acked 3,867.)
+ *   MULTI XADD, HINCRBY    the rows stay in the outbox and are sent again:
+ *     sent EXEC            two entries, both counted in sent, both read
+ *                          and acknowledged; duplicates for the seen-test.
+ *   ack script             it acknowledged and counted; the repeat counts
+ *                          only what its XACK acknowledges now: nothing.
+ *   budget script          it says "my count is N (and one more?)", not
+ *                          "+1": the next round states the count again,
+ *                          and a sequence number drops a round that runs
+ *                          after a later one. (An INCR counted again on
+ *                          reconnect ended a crawl a page short.)
+ *   seeds MULTI            SADD and HSET are idempotent; busy + 1 twice
+ *                          only tells the others twice that it moved. The
+ *                          seed is refused and added again by the caller.
+ *   heartbeat, idle,       HSETs of values: the same again. A stale idle 1
+ *     busy, register       cannot outlive a reconnect (register writes
+ *                          idle 0 unless the worker still is idle).
+ *   snapshot, SET done     reads, and an idempotent SET.
+ *
+ * Across connections, a stale round of the old connection normally runs
+ * before the new one's: the server reads what the old socket holds in the
+ * pass of its event loop that accepts the probe's connection, before it
+ * can answer the probe, and the new connection is made after that answer.
+ * Nothing relies on it: a stale XREADGROUP that ran after the re-read
+ * leaves an entry in the inbox, which the idle worker's snapshot sees;
+ * a stale budget round is dropped by its sequence number.
  */
 #define _POSIX_C_SOURCE 200809L /* gethostname, clock_gettime, nanosleep */
 #include <errno.h>
@@ -141,6 +190,8 @@ struct bc_workers {
     char consumer[16];
     char errmsg[512];
     redisContext *ctx;
+    redisContext *probe; /* reconnecting: is the server answering? */
+    uint64_t probe_since;
     bool ever_connected;
     uint64_t retry_at, backoff; /* monotonic ms */
 
@@ -155,7 +206,13 @@ struct bc_workers {
     void (*user_on_fetch)(void *ctx, const struct bc_crawler_page *fetch);
     uint64_t (*user_recrawl_clock)(void *ctx);
     void *user_ctx;
-    int64_t budget_debt; /* pages taken (+) or given back (-) offline */
+    /* The page budget: the pages this worker holds or spent, as it
+     * knows them (offline grants included), and the sequence number of
+     * its last budget script; P w:<i> budget and budget_seq are the
+     * server's copy. dirty: the server may not have the count. */
+    int64_t budget_net;
+    uint64_t budget_seq;
+    bool budget_dirty;
 
     /* Receiving. */
     bool pending_phase; /* re-reading this consumer's pending entries */
@@ -435,32 +492,175 @@ static bool append_register(struct bc_workers *w, bool first)
     return cmd(w, "XGROUP CREATE %s workers 0 MKSTREAM", w->key_in);
 }
 
-/* After a reconnect: register again, settle the page budget. */
+/*
+ * Read this consumer's pending entries again from the first, before new
+ * ones. A round trip that failed (a timeout, a cut connection) may have
+ * run on the server all the same: an XREADGROUP ... > whose reply was lost
+ * delivered its entries into this consumer's pending list, where ">"
+ * never shows them again, and the crawl could never end (sent > acked for
+ * good: issue 20, test_read_reply_lost). Entries read before and not yet
+ * acknowledged are skipped (take_entry); an entry admitted twice is
+ * refused by the seen-test.
+ */
+static void rewind_pending(struct bc_workers *w)
+{
+    w->pending_phase = true;
+    snprintf(w->pending_after, sizeof w->pending_after, "0");
+}
+
+/*
+ * The page budget, one script for every change (atomic on the server):
+ * P pages counts the pages taken by all workers, P w:<i> budget those of
+ * worker i. The worker sends its own count as it knows it (base: the
+ * pages it holds or spent, offline grants and give-backs included) and
+ * whether it takes one more; the script adds base - budget to P pages,
+ * then takes the page if P pages is below the limit. Saying "my count is
+ * base" instead of "one more" or "one less" makes a round whose reply was
+ * lost harmless: whether it ran or not, the next one states the count
+ * again (an INCR whose reply was lost, then counted again on reconnect,
+ * ended a crawl a page short: test_budget_reply_lost). seq orders the
+ * rounds: one that runs after a later one (a stalled connection's command
+ * running late) changes nothing.
+ * KEYS: P pages, P w:<i>; ARGV: seq, base, take (1/0), the limit.
+ * Returns 1 taken, 0 not (refused, or not asked), -1 stale.
+ */
+static const char budget_script[] =
+    "local seq = tonumber(ARGV[1])\n"
+    "if tonumber(redis.call('HGET', KEYS[2], 'budget_seq') or '0') >= seq\n"
+    "then return -1 end\n"
+    "local had = tonumber(redis.call('HGET', KEYS[2], 'budget') or '0')\n"
+    "local base = tonumber(ARGV[2])\n"
+    "local n = redis.call('INCRBY', KEYS[1], base - had)\n"
+    "local got = 0\n"
+    "if ARGV[3] == '1' and n < tonumber(ARGV[4]) then\n"
+    "  redis.call('INCR', KEYS[1])\n"
+    "  got = 1\n"
+    "end\n"
+    "redis.call('HSET', KEYS[2], 'budget', base + got, 'budget_seq', seq)\n"
+    "return got\n";
+
+/* Append the budget script: this worker's count is base, take one more? */
+static bool append_budget(struct bc_workers *w, int64_t base, bool take)
+{
+    w->budget_seq++;
+    return cmd(w, "EVAL %s 2 %s %s %llu %lld %s %llu", budget_script,
+               w->key_pages, w->key_w, (unsigned long long)w->budget_seq,
+               (long long)base, take ? "1" : "0",
+               (unsigned long long)w->cfg.max_pages);
+}
+
+/* After a reconnect: register again, settle the page budget, and re-read
+ * the pending entries (whatever the lost round trip was). */
 static bool resume_redis(struct bc_workers *w)
 {
+    rewind_pending(w);
+    bool idle = w->published_idle && locally_idle(w);
     if (!append_register(w, false))
         return append_failed(w, "register");
-    if (w->budget_debt != 0 &&
-        !cmd(w, "INCRBY %s %lld", w->key_pages, (long long)w->budget_debt))
+    /* Published idle and no longer so: busy + 1, as publish_busy() does
+     * (the others' snapshots must see that something moved). */
+    if (w->published_idle && !idle && !cmd(w, "HINCRBY %s busy 1", w->key_w))
+        return append_failed(w, "register");
+    bool settle = w->budget_dirty;
+    if (settle && !append_budget(w, w->budget_net, false))
         return append_failed(w, "page budget");
-    bool idle = w->published_idle && locally_idle(w);
     if (!round_trip(w, "register"))
         return false;
     if (w->published_idle && !idle) {
         w->published_idle = false;
         w->snap_prev_valid = false;
     }
-    w->budget_debt = 0;
+    if (settle && w->replies[w->n_replies - 1]->type != REDIS_REPLY_ERROR)
+        w->budget_dirty = false;
+    free_replies(w);
     return true;
 }
 
-/* Connected now (or retried when due)? */
+/* Drop the probe connection, if any. */
+static void probe_free(struct bc_workers *w)
+{
+    if (w->probe)
+        redisFree(w->probe);
+    w->probe = NULL;
+}
+
+/* Open a probe: a non-blocking connection with a PING written to it. */
+static void probe_start(struct bc_workers *w)
+{
+    redisContext *c = w->where.path[0]
+                          ? redisConnectUnixNonBlock(w->where.path)
+                          : redisConnectNonBlock(w->where.host, w->where.port);
+    if (!c) {
+        trouble(w, "connect", "out of memory");
+        return;
+    }
+    if (c->err || redisAppendCommand(c, "PING") != REDIS_OK) {
+        trouble(w, "connect", c->err ? c->errstr : "out of memory");
+        redisFree(c);
+        return;
+    }
+    w->probe = c;
+    w->probe_since = mono_ms();
+}
+
+/* Look at the probe without waiting: true once the server answered it
+ * (any reply: +PONG, or -NOAUTH when a password is needed, says it runs);
+ * a probe that failed or waited COMMAND_TIMEOUT_MS is dropped as trouble
+ * (the backoff doubles). */
+static bool probe_answered(struct bc_workers *w)
+{
+    redisContext *c = w->probe;
+    struct bc_redis_sigpipe g;
+    bc_redis_sigpipe_hold(&g);
+    int written = 0;
+    void *reply = NULL;
+    bool ok = redisBufferWrite(c, &written) == REDIS_OK;
+    if (ok && written)
+        ok = redisBufferRead(c) == REDIS_OK &&
+             redisGetReplyFromReader(c, &reply) == REDIS_OK;
+    bc_redis_sigpipe_release(&g);
+    if (reply) {
+        freeReplyObject(reply);
+        probe_free(w);
+        return true;
+    }
+    if (!ok || mono_ms() - w->probe_since >= COMMAND_TIMEOUT_MS) {
+        char why[160];
+        snprintf(why, sizeof why, "%s",
+                 ok ? "no answer (stalled?)" : c->errstr);
+        probe_free(w);
+        trouble(w, "connect", why);
+    }
+    return false;
+}
+
+/*
+ * Connected now? After a failed round, the next attempt waits the backoff
+ * and then only opens a probe (a non-blocking connection and a PING, looked
+ * at by each later call without waiting); the real connection, whose
+ * commands the crawl waits for up to COMMAND_TIMEOUT_MS, is made once the
+ * probe was answered. A stalled Redis (SIGSTOP, a swapping host) accepts
+ * connections in its kernel and answers nothing: reconnecting straight
+ * away cost the crawl loop the whole command timeout at every attempt, and
+ * fetching stopped for most of the stall (issue 20). Now the stall costs
+ * the one round that found it.
+ */
 static bool ensure_conn(struct bc_workers *w)
 {
     if (w->ctx)
         return true;
-    if (mono_ms() < w->retry_at)
+    if (w->ever_connected) {
+        if (!w->probe) {
+            if (mono_ms() < w->retry_at)
+                return false;
+            probe_start(w);
+            return false; /* a reply takes a round trip at least */
+        }
+        if (!probe_answered(w))
+            return false;
+    } else if (mono_ms() < w->retry_at) {
         return false;
+    }
     redisContext *c = NULL;
     char err[256];
     enum bc_status st =
@@ -540,6 +740,19 @@ static enum bc_status check_meta(struct bc_workers *w)
     return BC_OK;
 }
 
+/* This worker's budget count and sequence as the server has them (a run
+ * before this one's, after a kill), from HMGET budget budget_seq. */
+static void load_budget(struct bc_workers *w, const redisReply *h)
+{
+    uint64_t net = 0, seq = 0;
+    if (h->type == REDIS_REPLY_ARRAY && h->elements == 2) {
+        reply_int(h->element[0], &net);
+        reply_int(h->element[1], &seq);
+    }
+    w->budget_net = (int64_t)net;
+    w->budget_seq = seq;
+}
+
 enum bc_status bc_workers_create(const struct bc_workers_config *config,
                                  struct bc_workers **out)
 {
@@ -609,12 +822,16 @@ enum bc_status bc_workers_create(const struct bc_workers_config *config,
     w->stats.redis_up = true;
     st = check_meta(w);
     if (st == BC_OK && !w->over) {
-        if (!cmd(w, "MULTI") || !append_register(w, true) || !cmd(w, "EXEC"))
+        redisReply *x = NULL;
+        if (!cmd(w, "MULTI") || !append_register(w, true) ||
+            !cmd(w, "HMGET %s budget budget_seq", w->key_w) || !cmd(w, "EXEC"))
             st = BC_ERR_NOMEM;
         else if (!round_trip(w, "register"))
             st = BC_ERR_REDIS_LOST;
-        else if (!exec_reply(w, "register", 7))
+        else if (!(x = exec_reply(w, "register", 8)))
             st = BC_ERR_REDIS_REPLY;
+        else
+            load_budget(w, x->element[7]);
     }
     if (st != BC_OK) {
         char keep[sizeof w->errmsg];
@@ -632,6 +849,7 @@ void bc_workers_free(struct bc_workers *w)
     if (!w)
         return;
     disconnect(w);
+    probe_free(w);
     free(w->replies);
     bc_lru_free(w->cache);
     free(w->unacked);
@@ -693,43 +911,46 @@ static enum bc_status route_cb(void *ctx, const char *origin, size_t len,
     return BC_OK;
 }
 
-/* Take a page from the global budget: P pages + 1 when below the limit,
- * in one script (an INCR over the limit undone by a DECR counted the page
- * for an instant, and another worker's take in that instant was refused).
- * KEYS[1] P pages, ARGV[1] the limit; 1 taken, 0 refused. */
-static const char take_script[] =
-    "local n = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
-    "if n >= tonumber(ARGV[1]) then return 0 end\n"
-    "redis.call('INCR', KEYS[1])\n"
-    "return 1\n";
-
-/* The global page budget: P pages counts the pages taken. */
+/* The global page budget (budget_script): take a page (true: taken), or
+ * give one back. Redis away, or its reply lost: granted, counted here,
+ * and the count is stated again to the server by the next round. */
 static bool budget(struct bc_workers *w, bool take)
 {
+    int64_t base = w->budget_net - (take ? 0 : 1);
     if (!ensure_conn(w)) {
-        /* Offline: grant, and settle the count on reconnect. */
-        w->budget_debt += take ? 1 : -1;
+        w->budget_net += take ? 1 : -1;
+        w->budget_dirty = true;
         return true;
     }
-    if (!take) {
-        if (!cmd(w, "DECR %s", w->key_pages) || !round_trip(w, "budget"))
-            w->budget_debt--;
-        return true;
-    }
-    if (!cmd(w, "EVAL %s 1 %s %llu", take_script, w->key_pages,
-             (unsigned long long)w->cfg.max_pages)) {
+    if (!append_budget(w, base, take)) {
         append_failed(w, "budget");
-        w->budget_debt++;
+        w->budget_net += take ? 1 : -1;
+        w->budget_dirty = true;
         return true;
     }
     if (!round_trip(w, "budget")) {
-        w->budget_debt++;
+        w->budget_net += take ? 1 : -1;
+        w->budget_dirty = true;
         return true;
     }
-    uint64_t granted = 1;
-    reply_int(w->replies[0], &granted);
+    const redisReply *r = w->replies[0];
+    if (r->type != REDIS_REPLY_INTEGER || r->integer < 0) {
+        /* An error reply, or -1: stale (a round of this worker's killed
+         * run that the server ran after this run registered): nothing
+         * known, granted as offline; the next round states the count. */
+        set_err(w, "Redis: budget: %s",
+                r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+        w->stats.redis_errors++;
+        free_replies(w);
+        w->budget_net += take ? 1 : -1;
+        w->budget_dirty = true;
+        return true;
+    }
+    bool got = r->integer == 1;
     free_replies(w);
-    return granted != 0;
+    w->budget_net = base + got;
+    w->budget_dirty = false;
+    return !take || got;
 }
 
 /* The attached config's ctx is the worker; the caller's callbacks are
@@ -1261,6 +1482,7 @@ static enum bc_status read_once(struct bc_workers *w, uint64_t block_ms)
         set_err(w, "Redis: read: %s", r->str);
         w->stats.redis_errors++;
         free_replies(w);
+        rewind_pending(w); /* cheap, and nothing is assumed of the error */
         return BC_OK;
     }
     /* Keep the reply: loading the scope runs another round. */
@@ -1462,7 +1684,7 @@ static void snapshot(struct bc_workers *w)
         free_replies(w);
         return;
     }
-    bool all = true, empty = true, waiting = false;
+    bool all = true, empty = true, waiting = false, mine = false;
     uint64_t sent = 0, acked = 0;
     for (unsigned i = 0; i < n; i++) {
         const redisReply *h = x->element[1 + 2 * i];
@@ -1480,8 +1702,10 @@ static void snapshot(struct bc_workers *w)
         acked += v[2];
         waiting = waiting || v[4] > 0;
         uint64_t len = 0;
-        if (!reply_int(x->element[2 + 2 * i], &len) || len != 0)
+        if (!reply_int(x->element[2 + 2 * i], &len) || len != 0) {
             empty = false;
+            mine = mine || i == w->cfg.index;
+        }
     }
     uint64_t pages = 0; /* nil: no page taken yet */
     reply_int(x->element[1 + 2 * (size_t)n], &pages);
@@ -1491,6 +1715,15 @@ static void snapshot(struct bc_workers *w)
     bool same = w->snap_prev_valid && memcmp(w->snap, w->snap_prev, bytes) == 0;
     memcpy(w->snap_prev, w->snap, bytes);
     w->snap_prev_valid = all;
+    if (mine && w->n_unacked == 0) {
+        /* Idle, nothing held, and an entry in its own inbox: one that
+         * came since the last read, or one delivered into a reply that
+         * was lost and missed by the re-read after it (a belt and braces:
+         * that re-read should have found it). Read pending ones again;
+         * ">" follows in the same read. */
+        rewind_pending(w);
+        return;
+    }
     bool budget_left = w->cfg.max_pages && pages < w->cfg.max_pages;
     if (!all || sent != acked || !empty || !same || (waiting && budget_left))
         return;

@@ -29,11 +29,14 @@
  *               entries it XACKed), garbage (invalid entries it skipped),
  *               pages, queued, in_flight, outbox, redis_errors, state
  *               ("crawling" | "idle" | "done" | "stopped": by a
- *               signal, it will come back).
+ *               signal, it will come back); with a global --max-pages,
+ *               budget (the pages it took: held or spent) and
+ *               budget_seq (the sequence of its last budget round).
  *   P in:<i>    stream: worker i's inbox; consumer group "workers",
  *               consumer "w<i>".
  *   P seeds     set: every seed any worker was given (the global scope).
- *   P pages     counter: pages taken from the global --max-pages budget.
+ *   P pages     counter: pages taken from the global --max-pages budget
+ *               (the sum of the workers' budget, plus any hand edit).
  *   P done      "1" once the crawl is over.
  *
  * A STREAM ENTRY (what another program writes to feed a worker)
@@ -77,8 +80,16 @@
  * Redis trouble after bc_workers_create() is never an error of a call: the
  * worker keeps crawling its own hosts, keeps what it must send in its
  * state, retries with a backoff from 100 ms to 5 s, and counts it
- * (redis_errors, redis_reconnects). docs/DESIGN.md section 14 has the
- * protocol and the termination test. The library never prints. Not
+ * (redis_errors, redis_reconnects). A Redis that stops answering (a
+ * stall, SIGSTOP) costs one step the 2 s command timeout, once: the
+ * worker then reconnects only after a probe (a PING on a non-blocking
+ * connection, looked at without waiting) was answered. A round whose
+ * reply was lost loses and double-counts nothing: on every reconnect the
+ * worker reads its pending entries again (an XREADGROUP whose reply was
+ * lost delivered entries there), and every other round is one the server
+ * may run twice or once without harm (docs/DESIGN.md 14, "Lost
+ * replies"). docs/DESIGN.md section 14 has the protocol and the
+ * termination test. The library never prints. Not
  * thread-safe: one worker, one thread (the crawler's).
  */
 #ifndef BC_CRAWLER_WORKERS_H
@@ -156,7 +167,8 @@ struct bc_workers;
  * Make worker config->index of a crawl: connect to config->where (2 s
  * limit per command), check the crawl's meta or create it (atomically,
  * the first worker does), and, unless the crawl is over already, register
- * (P w:<i>: busy, not idle) and create the inbox's consumer group. The
+ * (P w:<i>: busy, not idle; its budget count read back) and create the
+ * inbox's consumer group. The
  * config's strings are copied. Returns BC_OK with *out, or:
  *   BC_ERR_INVALID_ARG    a bad where, crawl id, workers or index
  *   BC_ERR_REDIS_CONNECT  Redis is unreachable (errmsg: "cannot connect to
@@ -230,9 +242,10 @@ enum bc_status bc_workers_add_seed(struct bc_workers *w, const char *url,
  * One turn: bc_crawler_step(timeout_ms) (0 when this worker is idle: it
  * waits on its inbox instead, at most min(timeout_ms, 100) ms), then
  * acknowledge the entries admitted before the step (committed now), send
- * the outbox, read the inbox (its pending entries first after a start;
- * a busy worker at most every 10 ms, sooner when its last read found
- * entries), heartbeat, and the idle and termination test. *over (may be NULL) is
+ * the outbox, read the inbox (its pending entries first after a start,
+ * after every reconnect, and when an idle worker finds its own inbox not
+ * empty; a busy worker at most every 10 ms, sooner when its last read
+ * found entries), heartbeat, and the idle and termination test. *over (may be NULL) is
  * set true when the crawl is over for every worker (P done, set by this
  * worker or another; the crawler was stopped and synced), or, after
  * bc_workers_stop(), when this worker has nothing in flight (the crawl
@@ -264,7 +277,7 @@ struct bc_workers_stats {
     uint64_t garbage_lines;   /* malformed lines of valid entries */
     uint64_t outbox;          /* rows waiting now */
     uint64_t outbox_max;      /* most rows waiting at once */
-    uint64_t redis_errors;    /* failed rounds of commands */
+    uint64_t redis_errors;    /* failed rounds of commands (and probes) */
     uint64_t redis_reconnects;
     bool redis_up;           /* connected now */
     uint64_t redis_commands; /* commands sent (MULTI and EXEC included) */
