@@ -63,6 +63,10 @@
  *     DEL, bytes >= 0x80) are percent-encoded; a '%' that starts no escape is
  *     a literal percent sign, "%25" (the rule is frontier/pct_int.h, which
  *     robots.c applies to robots.txt patterns too);
+ *   - userinfo is written as browsers serialize it: the first ':' splits
+ *     username from password, a ':' ';' '=' or '@' inside either is
+ *     escaped (%3A ...), an empty password loses its ':' and an empty
+ *     userinfo its '@' (a:@h is a@h, :@h is h);
  *   - the fragment is dropped: it is never sent to the server;
  *   - one trailing dot of the host is dropped (example.com. is example.com
  *     for every resolver).
@@ -999,11 +1003,43 @@ static enum bc_status write_host(struct writer *w, const char *s, const char *e,
 }
 
 /*
+ * Write the userinfo s..at (at is the '@' that ends it) as the WHATWG URL
+ * Standard serializes it: the first ':' splits it into a username and a
+ * password, each written with the userinfo rule of pct_int.h (so a ':',
+ * '@', ';' or '=' inside them is %3A, %40, %3B, %3D); ":password" only
+ * when the password is not empty, and "@" only when one of the two is not.
+ * So "a:@h" is "a@h", ":@h" is "h" and "a:b:c@h" is "a:b%3Ac@h", as in
+ * browsers. u->userinfo receives the part (len 0: none).
+ */
+static bool write_userinfo(struct writer *w, const char *s, const char *at,
+                           struct bc_url *u)
+{
+    const char *colon = memchr(s, ':', (size_t)(at - s));
+    const char *user_end = colon != NULL ? colon : at;
+    bool password = colon != NULL && colon + 1 < at;
+    size_t start = w->pos;
+
+    u->userinfo.off = u->userinfo.len = 0;
+    if (user_end == s && !password)
+        return true; /* nothing: "@", ":@" */
+    if (copy_component(w, s, user_end, CL_USER, STOP_NONE) == NULL)
+        return false;
+    if (password) {
+        if (!put_char(w, ':') ||
+            copy_component(w, colon + 1, at, CL_USER, STOP_NONE) == NULL)
+            return false;
+    }
+    u->userinfo.off = start;
+    u->userinfo.len = w->pos - start;
+    return put_char(w, '@');
+}
+
+/*
  * Write "userinfo@host:port" from the authority s..e (the bytes between the
  * slashes and the first '/', '\', '?' or '#'); at is its last '@' or NULL.
- * The last '@' ends the userinfo (earlier ones are data, written %40); an
- * empty userinfo (or a lone ':') is dropped. The port is decimal digits
- * only; an empty or default port is dropped.
+ * The last '@' ends the userinfo (earlier ones are data, written %40), which
+ * write_userinfo() puts in canonical form. The port is decimal digits only;
+ * an empty or default port is dropped.
  */
 static enum bc_status write_authority(struct writer *w, const char *s,
                                       const char *e, const char *at,
@@ -1012,15 +1048,8 @@ static enum bc_status write_authority(struct writer *w, const char *s,
 {
     u->userinfo.off = u->userinfo.len = 0;
     if (at != NULL) {
-        if (!(at == s || (at - s == 1 && *s == ':'))) {
-            size_t start = w->pos;
-            if (copy_component(w, s, at, CL_USER, STOP_NONE) == NULL)
-                return w->full;
-            u->userinfo.off = start;
-            u->userinfo.len = w->pos - start;
-            if (!put_char(w, '@'))
-                return w->full;
-        }
+        if (!write_userinfo(w, s, at, u))
+            return w->full;
         s = at + 1;
     }
 
