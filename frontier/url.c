@@ -144,8 +144,8 @@
  * names keep their order (a=2&a=1 is a list, not a set). It is a bottom-up
  * merge sort of the parameters' spans (sort_params()): O(n log n) for n
  * parameters, on the stack up to 64 and in one malloc above, where the
- * selection sort it replaced was O(n^2) (32,000 parameters: 20 s). This
- * is the only allocation of bc_url_seen_key().
+ * selection sort it replaced was O(n^2) (32,000 parameters: 8 ms at -O2,
+ * against 20 to 47 s). This is the only allocation of bc_url_seen_key().
  *
  * THE SINGLE-PASS DESIGN
  *
