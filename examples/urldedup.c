@@ -592,7 +592,7 @@ static void do_line(struct run *r, const char *s, size_t n)
     size_t klen = u.len;
     if (r->opt->policy.rules != 0 || r->opt->policy.strip_params_count > 0) {
         st = bc_url_seen_key(&u, &r->opt->policy, key_buf, r->buf_size, &klen);
-        if (st != BC_OK) { /* cannot happen: the key buffer is large enough */
+        if (st != BC_OK) { /* only BC_ERR_NOMEM: the buffer is large enough */
             reject_line(r, st, s, n);
             return;
         }

@@ -1305,9 +1305,10 @@ static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
     if (to_memory && !queue_reserve(f, h, u.len))
         return BC_ADMIT_NOMEM;
     size_t key_len;
-    if (bc_url_seen_key(&u, &f->cfg.url_policy, f->key_buf,
-                        f->cfg.max_url_len + 1, &key_len) != BC_OK)
-        return BC_ADMIT_BAD_URL;
+    st = bc_url_seen_key(&u, &f->cfg.url_policy, f->key_buf,
+                         f->cfg.max_url_len + 1, &key_len);
+    if (st != BC_OK) /* NOMEM: a sort of more than 64 query parameters */
+        return st == BC_ERR_NOMEM ? BC_ADMIT_NOMEM : BC_ADMIT_BAD_URL;
     enum bc_seen_verdict v;
     st = bc_seen_test_and_add(f->seen, f->key_buf, key_len, &v);
     if (st != BC_OK && st != BC_ERR_NOMEM) /* NOMEM: verdict still valid */

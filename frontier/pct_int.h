@@ -11,7 +11,12 @@
  *                                sub-delims  ! $ & ' ( ) * + , ; =
  *                                and         : @
  *   kept raw in a query:         the same, and / ?
- *   kept raw in userinfo:        unreserved, sub-delims and :
+ *   kept raw in userinfo:        unreserved and ! $ & ' ( ) * + ,
+ *                                (the WHATWG URL Standard's userinfo
+ *                                percent-encode set leaves these alone:
+ *                                ':' ';' '=' '@' are %3A %3B %3D %40 in a
+ *                                username or a password, so that every
+ *                                spelling browsers merge is merged here)
  *
  * Every other byte is written %XY with uppercase hex: controls, space,
  * " < > [ \ ] ^ ` { | }, DEL and every byte >= 0x80 (and '#', which only
@@ -46,7 +51,7 @@
  */
 #define CL_PATH   0x001u /* unreserved sub-delims : @ */
 #define CL_QUERY  0x002u /* unreserved sub-delims : @ / ? */
-#define CL_USER   0x004u /* unreserved sub-delims : */
+#define CL_USER   0x004u /* unreserved ! $ & ' ( ) * + , */
 #define CL_UNRES  0x008u /* A-Z a-z 0-9 - . _ ~ */
 #define CL_HEX    0x010u /* 0-9 A-F a-f */
 #define CL_HOST   0x020u /* a-z 0-9 - . _ (a canonical host name) */
@@ -62,7 +67,7 @@ static const uint16_t url_class[256] = {
     0x000, 0x007, 0x000, 0x100, 0x007, 0x000, 0x007, 0x007, /* 20  !"#$%&' */
     0x007, 0x007, 0x007, 0x087, 0x007, 0x0af, 0x0af, 0x102, /* 28 ()*+,-./ */
     0x0bf, 0x0bf, 0x0bf, 0x0bf, 0x0bf, 0x0bf, 0x0bf, 0x0bf, /* 30 01234567 */
-    0x0bf, 0x0bf, 0x007, 0x007, 0x000, 0x007, 0x000, 0x102, /* 38 89:;<=>? */
+    0x0bf, 0x0bf, 0x003, 0x003, 0x000, 0x003, 0x000, 0x102, /* 38 89:;<=>? */
     0x103, 0x0df, 0x0df, 0x0df, 0x0df, 0x0df, 0x0df, 0x0cf, /* 40 @ABCDEFG */
     0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, /* 48 HIJKLMNO */
     0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, 0x0cf, /* 50 PQRSTUVW */

@@ -63,6 +63,10 @@
  *     DEL, bytes >= 0x80) are percent-encoded; a '%' that starts no escape is
  *     a literal percent sign, "%25" (the rule is frontier/pct_int.h, which
  *     robots.c applies to robots.txt patterns too);
+ *   - userinfo is written as browsers serialize it: the first ':' splits
+ *     username from password, a ':' ';' '=' or '@' inside either is
+ *     escaped (%3A ...), an empty password loses its ':' and an empty
+ *     userinfo its '@' (a:@h is a@h, :@h is h);
  *   - the fragment is dropped: it is never sent to the server;
  *   - one trailing dot of the host is dropped (example.com. is example.com
  *     for every resolver).
@@ -137,7 +141,11 @@
  * URL. The query rules read the query as application/x-www-form-urlencoded:
  * empty pairs ("&&") are dropped, and with sorting "b=" is written "b" (the
  * same pair to a form decoder); the sort is by name and stable, so repeated
- * names keep their order (a=2&a=1 is a list, not a set).
+ * names keep their order (a=2&a=1 is a list, not a set). It is a bottom-up
+ * merge sort of the parameters' spans (sort_params()): O(n log n) for n
+ * parameters, on the stack up to 64 and in one malloc above, where the
+ * selection sort it replaced was O(n^2) (32,000 parameters: 8 ms at -O2,
+ * against 20 to 47 s). This is the only allocation of bc_url_seen_key().
  *
  * THE SINGLE-PASS DESIGN
  *
@@ -198,6 +206,7 @@
  */
 #include "bloomcrawl/url.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unicode/uidna.h>
@@ -999,11 +1008,43 @@ static enum bc_status write_host(struct writer *w, const char *s, const char *e,
 }
 
 /*
+ * Write the userinfo s..at (at is the '@' that ends it) as the WHATWG URL
+ * Standard serializes it: the first ':' splits it into a username and a
+ * password, each written with the userinfo rule of pct_int.h (so a ':',
+ * '@', ';' or '=' inside them is %3A, %40, %3B, %3D); ":password" only
+ * when the password is not empty, and "@" only when one of the two is not.
+ * So "a:@h" is "a@h", ":@h" is "h" and "a:b:c@h" is "a:b%3Ac@h", as in
+ * browsers. u->userinfo receives the part (len 0: none).
+ */
+static bool write_userinfo(struct writer *w, const char *s, const char *at,
+                           struct bc_url *u)
+{
+    const char *colon = memchr(s, ':', (size_t)(at - s));
+    const char *user_end = colon != NULL ? colon : at;
+    bool password = colon != NULL && colon + 1 < at;
+    size_t start = w->pos;
+
+    u->userinfo.off = u->userinfo.len = 0;
+    if (user_end == s && !password)
+        return true; /* nothing: "@", ":@" */
+    if (copy_component(w, s, user_end, CL_USER, STOP_NONE) == NULL)
+        return false;
+    if (password) {
+        if (!put_char(w, ':') ||
+            copy_component(w, colon + 1, at, CL_USER, STOP_NONE) == NULL)
+            return false;
+    }
+    u->userinfo.off = start;
+    u->userinfo.len = w->pos - start;
+    return put_char(w, '@');
+}
+
+/*
  * Write "userinfo@host:port" from the authority s..e (the bytes between the
  * slashes and the first '/', '\', '?' or '#'); at is its last '@' or NULL.
- * The last '@' ends the userinfo (earlier ones are data, written %40); an
- * empty userinfo (or a lone ':') is dropped. The port is decimal digits
- * only; an empty or default port is dropped.
+ * The last '@' ends the userinfo (earlier ones are data, written %40), which
+ * write_userinfo() puts in canonical form. The port is decimal digits only;
+ * an empty or default port is dropped.
  */
 static enum bc_status write_authority(struct writer *w, const char *s,
                                       const char *e, const char *at,
@@ -1012,15 +1053,8 @@ static enum bc_status write_authority(struct writer *w, const char *s,
 {
     u->userinfo.off = u->userinfo.len = 0;
     if (at != NULL) {
-        if (!(at == s || (at - s == 1 && *s == ':'))) {
-            size_t start = w->pos;
-            if (copy_component(w, s, at, CL_USER, STOP_NONE) == NULL)
-                return w->full;
-            u->userinfo.off = start;
-            u->userinfo.len = w->pos - start;
-            if (!put_char(w, '@'))
-                return w->full;
-        }
+        if (!write_userinfo(w, s, at, u))
+            return w->full;
         s = at + 1;
     }
 
@@ -1243,7 +1277,9 @@ enum bc_status bc_url_normalize(const struct bc_url *base, const char *href,
     struct bc_url u;
 
     if ((href == NULL && href_len != 0) || out == NULL || out_size == 0 ||
-        url == NULL)
+        url == NULL ||
+        (policy != NULL && policy->strip_params == NULL &&
+         policy->strip_params_count > 0))
         return BC_ERR_INVALID_ARG;
     if (href == NULL)
         href = "";
@@ -1359,8 +1395,9 @@ static bool next_param(const char *q, size_t n, size_t *pos, struct param *p)
     return true;
 }
 
-/* Order of two parameters for the stable sort: by name bytes, then by
- * position. */
+/* Order of two parameters' names: bytewise, a name before every longer
+ * name it is a prefix of ("a" < "ab" < "b" < "ba"). Equal names compare
+ * equal: the merge sort below keeps them in query order. */
 static int param_cmp(const char *q, const struct param *a,
                      const struct param *b)
 {
@@ -1368,9 +1405,7 @@ static int param_cmp(const char *q, const struct param *a,
     int c = memcmp(q + a->off, q + b->off, n);
     if (c != 0)
         return c;
-    if (a->name_len != b->name_len)
-        return a->name_len < b->name_len ? -1 : 1;
-    return a->off < b->off ? -1 : a->off > b->off;
+    return (a->name_len > b->name_len) - (a->name_len < b->name_len);
 }
 
 static bool param_kept(const char *q, const struct param *p,
@@ -1384,52 +1419,98 @@ static bool param_kept(const char *q, const struct param *p,
     return !param_stripped(q + p->off, p->name_len, policy);
 }
 
-/* Write the parameters of query q (n bytes) that policy keeps, sorted if
- * it says so, as "?a=1&b=2"; nothing when none is kept. */
-static bool write_params(struct writer *w, const char *q, size_t n,
-                         const struct bc_url_policy *policy)
+/*
+ * Sort a[0..n) by name, stably, with tmp[0..n) as scratch: a bottom-up
+ * merge sort, runs of 1, 2, 4, ... merged pairwise, each pass from one
+ * array into the other; ties are taken from the left run, which keeps
+ * repeated names in query order. ceil(log2 n) passes, each of n moves
+ * and fewer than n comparisons: O(n log n). The result ends in a or tmp;
+ * the return value says which.
+ */
+static struct param *sort_params(const char *q, struct param *a,
+                                 struct param *tmp, size_t n)
+{
+    struct param *src = a, *dst = tmp;
+
+    for (size_t width = 1; width < n; width *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n;
+            size_t hi = mid + width < n ? mid + width : n;
+            size_t i = lo, j = mid, o = lo;
+            while (i < mid && j < hi)
+                dst[o++] =
+                    param_cmp(q, &src[j], &src[i]) < 0 ? src[j++] : src[i++];
+            while (i < mid)
+                dst[o++] = src[i++];
+            while (j < hi)
+                dst[o++] = src[j++];
+        }
+        struct param *t = src;
+        src = dst;
+        dst = t;
+    }
+    return src;
+}
+
+/* Parameters sorted on the stack up to this many; more take one malloc. */
+#define SORT_STACK_PARAMS 64
+
+/*
+ * Write the parameters of query q (n bytes) that policy keeps, sorted if
+ * it says so, as "?a=1&b=2"; nothing when none is kept. Returns BC_OK,
+ * BC_ERR_URL_BUFFER when w is full, BC_ERR_NOMEM when the sort of more
+ * than SORT_STACK_PARAMS parameters could not allocate.
+ */
+static enum bc_status write_params(struct writer *w, const char *q, size_t n,
+                                   const struct bc_url_policy *policy)
 {
     bool sort = (policy->rules & BC_URL_SORT_QUERY) != 0;
-    struct param last = {0, 0, 0}, p;
-    bool first = true;
+    struct param stack[2 * SORT_STACK_PARAMS], *all = stack, *sorted, p;
+    size_t count, kept = 0, pos = 0;
+    enum bc_status st = BC_OK;
 
-    for (;;) {
-        struct param best = {0, 0, 0};
-        bool found = false;
-        size_t pos = 0;
-        if (!sort) {
-            /* In order: the next kept parameter after the last one. */
-            pos = first ? 0 : last.off + last.len + 1;
-            while (next_param(q, n, &pos, &p)) {
-                if (param_kept(q, &p, policy)) {
-                    best = p;
-                    found = true;
-                    break;
-                }
-            }
-        } else {
-            /* Selection sort: the least kept parameter above the last. */
-            while (next_param(q, n, &pos, &p)) {
-                if (!param_kept(q, &p, policy))
-                    continue;
-                if (!first && param_cmp(q, &p, &last) <= 0)
-                    continue;
-                if (!found || param_cmp(q, &p, &best) < 0) {
-                    best = p;
-                    found = true;
-                }
-            }
+    if (!sort) {
+        bool first = true;
+        while (next_param(q, n, &pos, &p)) {
+            if (!param_kept(q, &p, policy))
+                continue;
+            if (!put_char(w, first ? '?' : '&') ||
+                !put_bytes(w, q + p.off, p.len))
+                return BC_ERR_URL_BUFFER;
+            first = false;
         }
-        if (!found)
-            return true;
-        size_t len = best.len;
-        if (sort && len == best.name_len + 1)
-            len--; /* "b=" is "b" to a form decoder */
-        if (!put_char(w, first ? '?' : '&') || !put_bytes(w, q + best.off, len))
-            return false;
-        last = best;
-        first = false;
+        return BC_OK;
     }
+
+    /* One parameter per '&', and one more. */
+    count = 1;
+    for (const char *c = q, *e = q + n;
+         (c = memchr(c, '&', (size_t)(e - c))) != NULL; c++)
+        count++;
+    if (count > SORT_STACK_PARAMS) {
+        if (count > SIZE_MAX / (2 * sizeof *all))
+            return BC_ERR_NOMEM;
+        all = malloc(2 * count * sizeof *all);
+        if (all == NULL)
+            return BC_ERR_NOMEM;
+    }
+    while (next_param(q, n, &pos, &p))
+        if (param_kept(q, &p, policy))
+            all[kept++] = p;
+    sorted = sort_params(q, all, all + count, kept);
+    for (size_t i = 0; i < kept; i++) {
+        size_t len = sorted[i].len;
+        if (len == sorted[i].name_len + 1)
+            len--; /* "b=" is "b" to a form decoder */
+        if (!put_char(w, i == 0 ? '?' : '&') ||
+            !put_bytes(w, q + sorted[i].off, len)) {
+            st = BC_ERR_URL_BUFFER;
+            break;
+        }
+    }
+    if (all != stack)
+        free(all);
+    return st;
 }
 
 enum bc_status bc_url_seen_key(const struct bc_url *url,
@@ -1443,6 +1524,8 @@ enum bc_status bc_url_seen_key(const struct bc_url *url,
         return BC_ERR_INVALID_ARG;
     if (policy == NULL)
         policy = &none;
+    if (policy->strip_params == NULL && policy->strip_params_count > 0)
+        return BC_ERR_INVALID_ARG;
 
     const char *h = url->href;
     unsigned rules = policy->rules;
@@ -1495,8 +1578,10 @@ enum bc_status bc_url_seen_key(const struct bc_url *url,
         if (!rewrite) {
             if (!put_bytes(&w, q - 1, url->query.len + 1))
                 return BC_ERR_URL_BUFFER;
-        } else if (!write_params(&w, q, url->query.len, policy)) {
-            return BC_ERR_URL_BUFFER;
+        } else {
+            enum bc_status st = write_params(&w, q, url->query.len, policy);
+            if (st != BC_OK)
+                return st;
         }
     }
     out[w.pos] = '\0';

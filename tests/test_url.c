@@ -696,6 +696,89 @@ static void test_rule12_trailing_dot(void **state)
     RUN(cases);
 }
 
+/* ---- rule 13: userinfo as browsers serialize it ---- */
+
+/*
+ * The five cases of the WPT URL suite (url/resources/urltestdata.json) on
+ * userinfo that the normalizer failed: an empty password keeps no ':', a
+ * ':' inside the password is %3A. Then the spellings they merge, and every
+ * byte in a username and in a password against the WHATWG userinfo
+ * percent-encode set, written out here apart from url.c's table.
+ */
+static void test_rule13_userinfo(void **state)
+{
+    (void)state;
+    static const struct url_case wpt[] = {
+        OK(NULL, "https://test:@test", "https://test@test/"),
+        OK(NULL, "http://::@c@d:2", "http://:%3A%40c@d:2/"),
+        OK(NULL, "http:a:@www.example.com", "http://a@www.example.com/"),
+        OK(NULL, "http:/a:@www.example.com", "http://a@www.example.com/"),
+        OK(NULL, "http://a:@www.example.com", "http://a@www.example.com/"),
+        /* WPT cases that passed already and must still */
+        OK(NULL, "https://:@test", "https://test/"),
+        OK(NULL, "http://&a:foo(b]c@d:2/", "http://&a:foo(b%5Dc@d:2/"),
+        OK(NULL, "http://:b@www.example.com", "http://:b@www.example.com/"),
+        OK(NULL, "http://@www.example.com", "http://www.example.com/"),
+        OK(NULL, "http://foo.com:b@d/", "http://foo.com:b@d/"),
+        /* the first ':' splits; later ones are data */
+        OK(NULL, "http://a:b:c@h/", "http://a:b%3Ac@h/"),
+        OK(NULL, "http://:::@h/", "http://:%3A%3A@h/"),
+        OK(NULL, "http://a;b=c:d;e=f@h/", "http://a%3Bb%3Dc:d%3Be%3Df@h/"),
+        OK(NULL, "http://a:%@h/", "http://a:%25@h/"),
+        OK(NULL, "http://a:%3a@h/", "http://a:%3A@h/"),
+        OK(NULL, "http://a:b@h/", "http://a:b@h/"),
+        OK(NULL, "http://a@h/", "http://a@h/"),
+        OK("http://a:@h/x", "y", "http://a@h/y"),
+    };
+    RUN(wpt);
+    static const char *const empty_pw[] = {"http://a:@h/", "http://a@h/"};
+    assert_merge(empty_pw, 2);
+    static const char *const colon[] = {"http://a:b:c@h/", "http://a:b%3Ac@h/",
+                                        "http://a:b%3ac@h/"};
+    assert_merge(colon, 3);
+    static const char *const none[] = {"http://h/", "http://@h/",
+                                       "http://:@h/"};
+    assert_merge(none, 3);
+    assert_apart("http://a:b@h/", "http://a%3Ab@h/");
+    assert_apart("http://:a@h/", "http://a@h/");
+
+    const char *raw = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                      "0123456789-._~!$&'()*+,";
+    for (int b = 1; b < 256; b++) {
+        char href[64], want[64], out[BUF];
+        struct bc_url u;
+        if (b == '/' || b == '\\' || b == '?' || b == '#')
+            continue; /* they end the authority */
+        bool removed = b == '\t' || b == '\n' || b == '\r';
+        char enc[8];
+        if (removed)
+            enc[0] = '\0';
+        else if (strchr(raw, b))
+            snprintf(enc, sizeof enc, "%c", b);
+        else
+            snprintf(enc, sizeof enc, "%%%02X", b);
+
+        /* password: "u:p<b>q@h" */
+        snprintf(href, sizeof href, "http://u:p%cq@h/", b);
+        snprintf(want, sizeof want, "http://u:p%sq@h/", enc);
+        assert_int_equal(normalize_text(NULL, href, strlen(href), out, &u),
+                         BC_OK);
+        if (strcmp(out, want) != 0)
+            fail_msg("password byte 0x%02x: got %s, want %s", b, out, want);
+
+        /* username: "u<b>v@h" (a ':' there starts the password) */
+        snprintf(href, sizeof href, "http://u%cv@h/", b);
+        if (b == ':')
+            snprintf(want, sizeof want, "http://u:v@h/");
+        else
+            snprintf(want, sizeof want, "http://u%sv@h/", enc);
+        assert_int_equal(normalize_text(NULL, href, strlen(href), out, &u),
+                         BC_OK);
+        if (strcmp(out, want) != 0)
+            fail_msg("username byte 0x%02x: got %s, want %s", b, out, want);
+    }
+}
+
 /* ---- what the default policy never does ---- */
 
 static void test_never_merged(void **state)
@@ -810,6 +893,165 @@ static void test_key_rules(void **state)
 
 /* ---- errors ---- */
 
+/* ---- the query sort: an oracle, stability, scale ---- */
+
+/* One parameter of the oracle: its bytes and the length of its name. */
+struct oracle_param {
+    const char *s;
+    size_t len, name_len;
+};
+
+/*
+ * The seen-key's query under BC_URL_SORT_QUERY as the naive model says it:
+ * split at '&', drop empty pairs and "=", insertion-sort by name bytes (a
+ * name before a longer one it starts; equal names keep their order, which
+ * insertion sort does by moving only past strictly greater names), write
+ * "b=" as "b". Written apart from url.c.
+ */
+static void oracle_sorted_query(const char *q, char *out)
+{
+    static struct oracle_param p[4096];
+    size_t n = 0, o = 0;
+    const char *c = q;
+
+    for (;;) {
+        const char *e = strchr(c, '&');
+        size_t len = e ? (size_t)(e - c) : strlen(c);
+        if (len > 0 && !(len == 1 && c[0] == '=')) {
+            size_t nl = 0;
+            while (nl < len && c[nl] != '=')
+                nl++;
+            struct oracle_param x = {c, len, nl};
+            size_t i = n++;
+            while (i > 0) {
+                const struct oracle_param *y = &p[i - 1];
+                size_t m = y->name_len < nl ? y->name_len : nl;
+                int cmp = memcmp(y->s, c, m);
+                if (cmp < 0 || (cmp == 0 && y->name_len <= nl))
+                    break; /* y stays before x */
+                p[i] = p[i - 1];
+                i--;
+            }
+            p[i] = x;
+        }
+        if (e == NULL)
+            break;
+        c = e + 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t len = p[i].len == p[i].name_len + 1 ? p[i].name_len : p[i].len;
+        out[o++] = i == 0 ? '?' : '&';
+        memcpy(out + o, p[i].s, len);
+        o += len;
+    }
+    out[o] = '\0';
+}
+
+/*
+ * Random queries, seeded, against the oracle: few distinct names (so most
+ * are repeated, which checks stability: the values tell the copies apart),
+ * names that are prefixes of others, case, empty names and values, empty
+ * pairs; from 0 to 300 parameters, so both the stack and the heap arrays
+ * of the sort are used.
+ */
+static void test_key_sort_oracle(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"a", "b",  "ab", "ba", "A",
+                                        "",  "a0", "b",  "aa", "z"};
+    static char q[4096], href[8192], out[8192], key[8192], want[8192];
+    const struct bc_url_policy p = {.max_len = sizeof out - 1,
+                                    .rules = BC_URL_SORT_QUERY};
+    struct bc_url u;
+    size_t len;
+
+    rng_state = UINT64_C(0x5eed5047);
+    for (int round = 0; round < 2000; round++) {
+        size_t n = round < 1000 ? pick(12) : pick(301), o = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (i > 0)
+                q[o++] = '&';
+            if (pick(12) == 0)
+                continue; /* an empty pair */
+            o += (size_t)sprintf(q + o, "%s", names[pick(10)]);
+            switch (pick(4)) {
+            case 0:
+                break; /* "a" */
+            case 1:
+                q[o++] = '='; /* "a=" */
+                break;
+            default:
+                o += (size_t)sprintf(q + o, "=%zu", i); /* "a=7" */
+            }
+        }
+        q[o] = '\0';
+        snprintf(href, sizeof href, "http://h/?%s", q);
+        assert_int_equal(
+            bc_url_normalize(NULL, href, strlen(href), &p, out, sizeof out, &u),
+            BC_OK);
+        assert_int_equal(bc_url_seen_key(&u, &p, key, sizeof key, &len), BC_OK);
+        oracle_sorted_query(q, want + sprintf(want, "http://h/"));
+        if (strcmp(key, want) != 0)
+            fail_msg("round %d: query %s: key %s, want %s", round, q, key,
+                     want);
+        assert_int_equal(len, strlen(want));
+    }
+}
+
+/* A query of BIG_PARAMS parameters, names in random order: the selection
+ * sort this replaced took 20 to 47 s (O(n^2)); the merge sort takes
+ * milliseconds. ctest also runs this test alone, as test_url_sort_scale,
+ * with a timeout of 10 s (tests/CMakeLists.txt). */
+#define BIG_PARAMS 32000
+
+static void test_key_sort_scale(void **state)
+{
+    (void)state;
+    const size_t cap = (size_t)BIG_PARAMS * 16 + 64;
+    char *href = malloc(cap), *out = malloc(cap), *key = malloc(cap);
+    size_t *perm = malloc(BIG_PARAMS * sizeof *perm);
+    const struct bc_url_policy p = {.max_len = cap - 1,
+                                    .rules = BC_URL_SORT_QUERY};
+    struct bc_url u;
+    size_t o, len;
+
+    assert_non_null(href);
+    assert_non_null(out);
+    assert_non_null(key);
+    assert_non_null(perm);
+    /* Names p00000..p15999, each twice, in random order; the value of a
+     * copy is its rank among the copies of its name in the query (0, 1),
+     * so the sorted key shows the sort kept them in order. */
+    for (size_t i = 0; i < BIG_PARAMS; i++)
+        perm[i] = i;
+    rng_state = 7;
+    for (size_t i = BIG_PARAMS - 1; i > 0; i--) {
+        size_t j = pick(i + 1), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    o = (size_t)sprintf(href, "http://h/?");
+    static unsigned char seen_name[BIG_PARAMS / 2];
+    memset(seen_name, 0, sizeof seen_name);
+    for (size_t i = 0; i < BIG_PARAMS; i++) {
+        size_t name = perm[i] / 2;
+        o += (size_t)sprintf(href + o, "%sp%05zu=%d", i ? "&" : "", name,
+                             seen_name[name]++);
+    }
+    assert_int_equal(bc_url_normalize(NULL, href, o, &p, out, cap, &u), BC_OK);
+    assert_int_equal(bc_url_seen_key(&u, &p, key, cap, &len), BC_OK);
+    o = (size_t)sprintf(href, "http://h/?");
+    for (size_t i = 0; i < BIG_PARAMS; i++)
+        o += (size_t)sprintf(href + o, "%sp%05zu=%d", i ? "&" : "", i / 2,
+                             (int)(i % 2));
+    assert_int_equal(len, o);
+    assert_string_equal(key, href);
+    free(perm);
+    free(key);
+    free(out);
+    free(href);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -908,6 +1150,91 @@ static void test_errors(void **state)
 }
 
 /*
+ * The contracts of url.h, both sides: a policy with strip_params NULL and a
+ * count is refused (it crashed), out_size 0 is BC_ERR_INVALID_ARG and 1 is
+ * BC_ERR_URL_BUFFER for both functions, a host whose last label is no
+ * number (0x1g) is a name, one whose last label is a number and that is
+ * no IPv4 address is BC_ERR_URL_IPV4. Each failure leaves the outputs.
+ */
+static void test_contracts(void **state)
+{
+    (void)state;
+    static const char *const strip[] = {"utm_*"};
+    const struct bc_url_policy bad = {.strip_params = NULL,
+                                      .strip_params_count = 1};
+    const struct bc_url_policy good = {.strip_params = strip,
+                                       .strip_params_count = 1};
+    const struct bc_url_policy zero = {.strip_params = NULL,
+                                       .strip_params_count = 0,
+                                       .rules = BC_URL_SORT_QUERY};
+    const char *href = "http://h/?utm_a=1&b=2";
+    char out[BUF], key[BUF];
+    struct bc_url u, keep;
+    size_t len = 12345;
+
+    memset(&keep, 0x5a, sizeof keep);
+    u = keep;
+    assert_int_equal(
+        bc_url_normalize(NULL, href, strlen(href), &bad, out, BUF, &u),
+        BC_ERR_INVALID_ARG);
+    assert_memory_equal(&u, &keep, sizeof u);
+    assert_int_equal(
+        bc_url_normalize(NULL, href, strlen(href), &good, out, BUF, &u), BC_OK);
+    assert_int_equal(bc_url_seen_key(&u, &bad, key, BUF, &len),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(len, 12345);
+    assert_int_equal(bc_url_seen_key(&u, &good, key, BUF, &len), BC_OK);
+    assert_string_equal(key, "http://h/?b=2");
+    assert_int_equal(bc_url_seen_key(&u, &zero, key, BUF, &len), BC_OK);
+    assert_string_equal(key, "http://h/?b=2&utm_a=1");
+
+    /* out_size: 0 is an invalid argument, 1 too small a buffer */
+    len = 12345;
+    assert_int_equal(bc_url_seen_key(&u, NULL, key, 0, &len),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_url_seen_key(&u, NULL, key, 1, &len),
+                     BC_ERR_URL_BUFFER);
+    assert_int_equal(bc_url_seen_key(&u, NULL, key, u.len, &len),
+                     BC_ERR_URL_BUFFER);
+    assert_int_equal(bc_url_seen_key(&u, &zero, key, u.len - 6, &len),
+                     BC_ERR_URL_BUFFER);
+    assert_int_equal(len, 12345);
+    assert_int_equal(bc_url_seen_key(&u, NULL, key, u.len + 1, &len), BC_OK);
+    assert_int_equal(len, u.len);
+    assert_int_equal(bc_url_seen_key(&u, NULL, NULL, BUF, &len),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_url_seen_key(&u, NULL, key, BUF, NULL),
+                     BC_ERR_INVALID_ARG);
+    u = keep;
+    assert_int_equal(
+        bc_url_normalize(NULL, href, strlen(href), NULL, out, 0, &u),
+        BC_ERR_INVALID_ARG);
+    assert_int_equal(
+        bc_url_normalize(NULL, href, strlen(href), NULL, out, 1, &u),
+        BC_ERR_URL_BUFFER);
+    assert_int_equal(
+        bc_url_normalize(NULL, href, strlen(href), NULL, out, strlen(href), &u),
+        BC_ERR_URL_BUFFER);
+    assert_memory_equal(&u, &keep, sizeof u);
+    assert_int_equal(bc_url_normalize(NULL, href, strlen(href), NULL, out,
+                                      strlen(href) + 1, &u),
+                     BC_OK);
+
+    /* IPv4 or a name: the last label decides (url.h, BC_ERR_URL_IPV4) */
+    static const struct url_case hosts[] = {
+        OK(NULL, "http://0x1g/", "http://0x1g/"),
+        OK(NULL, "http://1.0x1g/", "http://1.0x1g/"),
+        OK(NULL, "http://0x1g.a/", "http://0x1g.a/"),
+        OK(NULL, "http://0x1f/", "http://0.0.0.31/"),
+        ERR(NULL, "http://1.2.3.256/", BC_ERR_URL_IPV4),
+        ERR(NULL, "http://1.2.3.4.5/", BC_ERR_URL_IPV4),
+        ERR(NULL, "http://foo.123/", BC_ERR_URL_IPV4),
+        ERR(NULL, "http://0x1g.1/", BC_ERR_URL_IPV4),
+    };
+    RUN(hosts);
+}
+
+/*
  * The two allocations of url.c (ICU's own are out of reach of the wrap:
  * test_url_idn.c fails them through u_setMemoryFunctions): the IDN cache
  * (handle, then slots) and the copy of a long href with TAB/CR/LF. Each
@@ -960,6 +1287,35 @@ static void test_allocation_failure(void **state)
         bc_url_normalize(NULL, "http://a/\tb", 11, NULL, out, sizeof out, &u),
         BC_OK);
     fail_after = -1;
+
+    /* The query sort: 64 parameters on the stack, 65 in one malloc */
+    const struct bc_url_policy sort = {.rules = BC_URL_SORT_QUERY};
+    static char key[BUF];
+    size_t key_len;
+    for (int n = 64; n <= 65; n++) {
+        strcpy(href, "http://a/?");
+        for (int i = n; i > 0; i--)
+            sprintf(href + strlen(href), "%sk%03d", i == n ? "" : "&", i);
+        assert_int_equal(bc_url_normalize(NULL, href, strlen(href), NULL, out,
+                                          sizeof out, &u),
+                         BC_OK);
+        key_len = 777;
+        fail_after = 0;
+        assert_int_equal(bc_url_seen_key(&u, &sort, key, sizeof key, &key_len),
+                         n == 64 ? BC_OK : BC_ERR_NOMEM);
+        assert_int_equal(fail_after, n == 64 ? 0 : -1);
+        fail_after = -1;
+        if (n == 64) {
+            assert_int_equal(key_len, u.len);
+            assert_memory_equal(key, "http://a/?k001&k002&", 20);
+        } else {
+            assert_int_equal(key_len, 777); /* unchanged */
+        }
+        assert_int_equal(bc_url_seen_key(&u, &sort, key, sizeof key, &key_len),
+                         BC_OK);
+        assert_memory_equal(key, "http://a/?k001&k002&", 20);
+        assert_int_equal(key_len, u.len);
+    }
 }
 
 /* ---- length limits ---- */
@@ -1453,8 +1809,13 @@ static void test_property_respellings(void **state)
     assert_true(checked >= 10000);
 }
 
-int main(void)
+/* With an argument, only the tests whose names match it (cmocka's
+ * filter): tests/CMakeLists.txt runs test_key_sort_scale so, with its own
+ * timeout. */
+int main(int argc, char **argv)
 {
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rule1_trim),
         cmocka_unit_test(test_rule1_every_position),
@@ -1473,9 +1834,13 @@ int main(void)
         cmocka_unit_test(test_rule10_every_byte),
         cmocka_unit_test(test_rule11_fragment),
         cmocka_unit_test(test_rule12_trailing_dot),
+        cmocka_unit_test(test_rule13_userinfo),
         cmocka_unit_test(test_never_merged),
         cmocka_unit_test(test_key_rules),
+        cmocka_unit_test(test_key_sort_oracle),
+        cmocka_unit_test(test_key_sort_scale),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_contracts),
         cmocka_unit_test(test_max_length),
         cmocka_unit_test(test_allocation_failure),
         cmocka_unit_test(test_parts),

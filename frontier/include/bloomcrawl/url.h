@@ -52,7 +52,9 @@
  * struct bc_url_idn_cache when many absolute URLs have IDN hosts), and
  * (b) hrefs longer than 4 KiB that
  * contain TAB, CR or LF, which are copied once without them (one malloc).
- * Sorting the query (opt-in) is O(n^2) in the number of parameters.
+ * Sorting the query (opt-in, bc_url_seen_key()) is a stable merge sort,
+ * O(n log n) for n parameters, on the stack up to 64 parameters and in
+ * one malloc above.
  */
 #ifndef BC_FRONTIER_URL_H
 #define BC_FRONTIER_URL_H
@@ -90,8 +92,10 @@ struct bc_url_policy {
     unsigned rules;
     /* Query parameters bc_url_seen_key() drops, by name, compared ASCII
      * case-insensitively with the name as it stands in the fetch URL. A
-     * trailing '*' makes a prefix: "utm_*". Not copied: the strings must
-     * outlive every call that uses the policy. */
+     * trailing '*' makes a prefix: "utm_*"; a NULL entry is skipped. Not
+     * copied: the strings must outlive every call that uses the policy.
+     * strip_params may be NULL only when strip_params_count is 0: both
+     * functions below refuse such a policy with BC_ERR_INVALID_ARG. */
     const char *const *strip_params;
     size_t strip_params_count;
     /* Optional cache of IDN conversions for bc_url_normalize(), or NULL.
@@ -176,7 +180,10 @@ struct bc_url {
  *                        letters, digits, '-', '_', '.'; an empty label;
  *                        a label over 63 or a name over 253 bytes);
  *   BC_ERR_URL_IPV4      a host ending in a number that is no valid IPv4
- *                        address (1.2.3.256, 1.2.3.4.5, 0x1g, foo.123);
+ *                        address (1.2.3.256, 1.2.3.4.5, foo.123, 0x1g.1);
+ *                        a last label that is no number, decimal or
+ *                        0x hex (0x1g, 1.0x1g), makes the host a DNS
+ *                        name, as in the WHATWG URL Standard;
  *   BC_ERR_URL_IPV6      a bracketed host that is no valid IPv6 address;
  *   BC_ERR_URL_PORT      a port that is not a number in 0..65535;
  *   BC_ERR_URL_IDN       UTS #46, as browsers apply it (non-transitional,
@@ -187,9 +194,12 @@ struct bc_url {
  *   BC_ERR_URL_TOO_LONG  the URL exceeds policy->max_len (checked on every
  *                        intermediate form: a segment that a later ".."
  *                        would remove still counts);
- *   BC_ERR_URL_BUFFER    out_size is too small (and less than max_len + 1);
+ *   BC_ERR_URL_BUFFER    out_size is too small (and less than max_len + 1)
+ *                        but not 0;
  *   BC_ERR_INVALID_ARG   href, out or url NULL (href may be NULL when
- *                        href_len is 0);
+ *                        href_len is 0), out_size 0, or a policy whose
+ *                        strip_params is NULL with a strip_params_count
+ *                        that is not 0;
  *   BC_ERR_NOMEM         ICU, or the copy of a long href with TAB/CR/LF,
  *                        could not allocate.
  * On error *url is unchanged; out may hold garbage.
@@ -204,10 +214,17 @@ enum bc_status bc_url_normalize(const struct bc_url *base, const char *href,
  * rules applied. With no opt-in rule it is a copy of url->href.
  *
  * out_size of url->len + 1 always suffices (no rule lengthens the URL).
- * *key_len receives the length without the NUL. Returns BC_OK,
- * BC_ERR_URL_BUFFER when out is too small, BC_ERR_INVALID_ARG for a NULL
- * argument. Cost: O(len), or O(len + n^2) with BC_URL_SORT_QUERY for n
- * query parameters.
+ * *key_len receives the length without the NUL. Returns BC_OK, or
+ *   BC_ERR_URL_BUFFER    out is too small (out_size not 0);
+ *   BC_ERR_INVALID_ARG   url, url->href, out or key_len NULL, out_size 0,
+ *                        or a policy whose strip_params is NULL with a
+ *                        strip_params_count that is not 0;
+ *   BC_ERR_NOMEM         BC_URL_SORT_QUERY on a query of more than 64
+ *                        parameters, and their array could not be
+ *                        allocated.
+ * On error *key_len is unchanged; out may hold garbage. Cost: O(len), or
+ * O(len + n log n) with BC_URL_SORT_QUERY for n query parameters (a
+ * stable merge sort; above 64 parameters one malloc of 6 size_t each).
  */
 enum bc_status bc_url_seen_key(const struct bc_url *url,
                                const struct bc_url_policy *policy, char *out,
