@@ -22,8 +22,16 @@
  * rare event acts as one more false positive, never as a duplicate.)
  * Save, free and the statistics need the filter to be quiet.
  *
- * Keys are bytes (any length, may contain NUL). Sizes, positions and counts
- * are 64-bit: filters above 2^32 bits work and keep their predicted rate.
+ * Keys are bytes (any length, may contain NUL; key may be NULL when len is
+ * 0, the empty key). Sizes, positions and counts are 64-bit: filters above
+ * 2^32 bits work and keep their predicted rate.
+ *
+ * A NULL filter, or a NULL key with len > 0, is no filter and no key, not
+ * a crash: the queries and test-and-add answer false and nothing is added,
+ * bc_bloom_hash() gives the zero hash, the batch calls write false (and
+ * nothing at all when hashes or the output array is NULL), the statistics
+ * are all zero, add, clear and prefetch do nothing. Functions returning
+ * enum bc_status say their codes below.
  */
 #ifndef BC_DEDUP_BLOOM_H
 #define BC_DEDUP_BLOOM_H

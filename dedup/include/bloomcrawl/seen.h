@@ -37,7 +37,9 @@
  * The batch call prefetches only for a Bloom filter; over the other two
  * it tests one key after the other (the same verdicts).
  *
- * Keys are bytes; the frontier passes canonical URLs. Not thread-safe.
+ * Keys are bytes; the frontier passes canonical URLs. key may be NULL when
+ * len is 0 (the empty key); a NULL key with len > 0 is BC_ERR_INVALID_ARG.
+ * Not thread-safe.
  */
 #ifndef BC_DEDUP_SEEN_H
 #define BC_DEDUP_SEEN_H
@@ -160,10 +162,13 @@ enum bc_status bc_seen_test_and_add_batch(struct bc_seen *seen,
 
 /*
  * The verdict bc_seen_test_and_add() would give now, changing nothing (no
- * insert, no LRU refresh, no counters): for dry runs.
+ * insert, no LRU refresh, no counters): for dry runs. Writes *verdict
+ * only on success. Errors: BC_ERR_INVALID_ARG (NULL seen or verdict, or a
+ * NULL key with len > 0). Cost: one hash, one filter query, one LRU
+ * lookup.
  */
-enum bc_seen_verdict bc_seen_peek(const struct bc_seen *seen, const void *key,
-                                  size_t len);
+enum bc_status bc_seen_peek(const struct bc_seen *seen, const void *key,
+                            size_t len, enum bc_seen_verdict *verdict);
 
 struct bc_seen_stats {
     uint64_t tested;         /* test_and_add calls */
@@ -182,20 +187,23 @@ struct bc_seen_stats {
     uint64_t forgotten;            /* keys forgotten by bc_seen_forget */
 };
 
-/* Fill *out. Cost: O(m) for the Bloom filter's popcount. */
+/* Fill *out (all zero for a NULL seen; nothing for a NULL out). Cost: O(m)
+ * for the Bloom filter's popcount. */
 void bc_seen_stats(const struct bc_seen *seen, struct bc_seen_stats *out);
 
 /* The Bloom filter inside, for introspection (owned by seen); NULL when
- * tier 1 is a window or counting filter. */
+ * tier 1 is a window or counting filter, or seen is NULL. */
 const struct bc_bloom *bc_seen_bloom(const struct bc_seen *seen);
 
-/* The window filter inside (owned by seen), or NULL when there is none. */
+/* The window filter inside (owned by seen), or NULL when there is none
+ * (or seen is NULL). */
 const struct bc_window *bc_seen_window(const struct bc_seen *seen);
 
 /*
  * Set the clock that a time window reads (the caller's time, e.g. ms since
  * the epoch; it never goes back: a smaller value is taken as the largest
- * seen). Every later call uses it. No effect on other kinds. O(1).
+ * seen). Every later call uses it. No effect on other kinds, nor on a NULL
+ * seen. O(1).
  */
 void bc_seen_set_clock(struct bc_seen *seen, uint64_t now);
 

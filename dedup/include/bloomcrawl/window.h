@@ -36,7 +36,12 @@
  * inserts (refreshes).
  *
  * Keys are bytes (any length, may contain NUL; NULL with len 0 is the empty
- * key). Not thread-safe. Time never goes backwards: a "now" below the
+ * key). A NULL filter, or a NULL key with len > 0, is no filter and no key,
+ * not a crash: the queries and test-and-add answer false and nothing is
+ * added, bc_window_hash() gives the zero hash, the batch calls write false
+ * (and nothing at all when hashes or the output array is NULL), the
+ * statistics are all zero, add, advance and prefetch do nothing. Not
+ * thread-safe. Time never goes backwards: a "now" below the
  * largest one seen is taken as that largest one.
  */
 #ifndef BC_DEDUP_WINDOW_H
