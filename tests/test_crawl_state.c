@@ -287,6 +287,85 @@ static enum bc_status open_err(const char *d, struct bc_crawl_state_error *err)
     return st;
 }
 
+/*
+ * crawl_state.h: runs counts the runs of a state, this one included, and
+ * refetched_now the URLs in flight at the last commit - both from the
+ * open on, before the frontier is built (issue 21: right after an open
+ * runs gave 0, 1, 2 and refetched_now 0 after a kill -9 until
+ * bc_crawl_state_frontier()).
+ */
+static void test_info_at_open(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    struct bc_crawl_state_info info;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct bc_crawl_state *s = NULL;
+        if (bc_crawl_state_open(d, fixed, NFIXED, &s, NULL) != BC_OK)
+            _exit(10);
+        bc_crawl_state_info(s, &info);
+        if (info.runs != 1 || info.refetched_now != 0 || info.refetched != 0)
+            _exit(11);
+        struct bc_frontier_config c = config();
+        struct bc_frontier *f = NULL;
+        if (bc_crawl_state_frontier(s, &c, 4, 0, &f) != BC_OK)
+            _exit(12);
+        char url[64];
+        for (int i = 0; i < 3; i++) {
+            enum bc_frontier_reason r;
+            snprintf(url, sizeof(url), "http://a%d.test/", i);
+            if (bc_frontier_add(f, url, strlen(url), NULL, 0, 1, &r, NULL) !=
+                BC_OK)
+                _exit(13);
+        }
+        struct bc_frontier_job j;
+        for (int i = 0; i < 2; i++) /* two in flight */
+            if (bc_frontier_next(f, 0, &j) != BC_OK ||
+                j.action != BC_FRONTIER_FETCH)
+                _exit(14);
+        if (bc_crawl_state_commit(s, f) != BC_OK)
+            _exit(15);
+        kill(getpid(), SIGKILL);
+        _exit(16);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGKILL);
+
+    /* After the kill: the second open, two URLs to fetch again. */
+    struct bc_crawl_state *s = open_ok(d);
+    bc_crawl_state_info(s, &info);
+    assert_true(info.resumed);
+    assert_int_equal(info.runs, 2);
+    assert_int_equal(info.refetched_now, 2);
+    assert_int_equal(info.refetched, 2);
+    struct bc_frontier *f = frontier_of(s);
+    bc_crawl_state_info(s, &info); /* the same once the frontier is built */
+    assert_int_equal(info.runs, 2);
+    assert_int_equal(info.refetched_now, 2);
+    assert_int_equal(info.refetched, 2);
+    assert_int_equal(info.queued, 3);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+
+    /* An open that builds no frontier crawled nothing: it writes nothing
+     * and is not counted by the next open. The two URLs were queued again
+     * by the second run and not handed out since: not in flight. */
+    for (int i = 0; i < 2; i++) {
+        s = open_ok(d);
+        bc_crawl_state_info(s, &info);
+        assert_int_equal(info.runs, 3);
+        assert_int_equal(info.refetched_now, 0);
+        assert_int_equal(info.refetched, 2);
+        if (i == 0)
+            bc_crawl_state_close(s);
+    }
+    bc_crawl_state_close(s);
+}
+
 static void test_not_a_state(void **state)
 {
     (void)state;
@@ -1146,6 +1225,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_create_resume),
+        cmocka_unit_test(test_info_at_open),
         cmocka_unit_test(test_sitemap_jobs_survive),
         cmocka_unit_test(test_config_mismatch),
         cmocka_unit_test(test_lock),
