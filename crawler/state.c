@@ -879,11 +879,15 @@ static char *path_join(const char *dir, const char *name)
 /* Whether dir holds nothing but (perhaps) a lock file and the remains of
  * a creation killed before crawl.db appeared: a directory made for the
  * state. */
-static bool dir_is_fresh(const char *dir)
+/* Does dir hold nothing but what an interrupted creation leaves? false
+ * with *error set (errno) when it cannot be read. */
+static bool dir_is_fresh(const char *dir, int *error)
 {
     DIR *d = opendir(dir);
-    if (!d)
+    if (!d) {
+        *error = errno;
         return false;
+    }
     bool fresh = true;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
@@ -1447,10 +1451,20 @@ enum bc_status bc_crawl_state_open(const char *dir,
 
     struct stat sb;
     bool fresh;
+    int dir_errno = 0;
+    /* Each failure names the file and says why (errno's text): a
+     * directory the user may not read is "Permission denied", not "not a
+     * crawl state", and "cannot create" only when dir was being created. */
     if (stat(dir, &sb) != 0) {
-        if (errno != ENOENT || mkdir(dir, 0700) != 0) {
-            set_err(err->text, sizeof(err->text), "cannot create: %s",
-                    strerror(errno));
+        if (errno != ENOENT) {
+            set_err(err->text, sizeof(err->text),
+                    "cannot access the directory: %s", strerror(errno));
+            st = BC_ERR_IO;
+            goto out_fail;
+        }
+        if (mkdir(dir, 0700) != 0) {
+            set_err(err->text, sizeof(err->text),
+                    "cannot create the directory: %s", strerror(errno));
             st = BC_ERR_IO;
             goto out_fail;
         }
@@ -1462,8 +1476,18 @@ enum bc_status bc_crawl_state_open(const char *dir,
         goto out_fail;
     } else if (stat(db_path, &sb) == 0) {
         fresh = false;
-    } else if (dir_is_fresh(dir)) {
+    } else if (errno != ENOENT) {
+        set_err(err->text, sizeof(err->text), "cannot access crawl.db: %s",
+                strerror(errno));
+        st = BC_ERR_IO;
+        goto out_fail;
+    } else if (dir_is_fresh(dir, &dir_errno)) {
         fresh = true;
+    } else if (dir_errno != 0) {
+        set_err(err->text, sizeof(err->text), "cannot read the directory: %s",
+                strerror(dir_errno));
+        st = BC_ERR_IO;
+        goto out_fail;
     } else {
         set_err(err->text, sizeof(err->text),
                 "not a crawl state (no crawl.db in a directory that is not "

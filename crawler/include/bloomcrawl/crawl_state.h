@@ -89,7 +89,9 @@ struct bc_crawl_state;
  *   BC_ERR_CORRUPT   crawl.db is damaged (or bloom.snap missing)
  *   BC_ERR_LOCKED    another process has it open (err->pid)
  *   BC_ERR_MISMATCH  a fixed setting differs (err->option, was, now)
- *   BC_ERR_IO        a file could not be created, read or written
+ *   BC_ERR_IO        a file could not be created, read or written:
+ *                    err->text names it and gives errno's text
+ *                    ("cannot access crawl.db: Permission denied")
  *   BC_ERR_INVALID_ARG, BC_ERR_NOMEM.
  */
 enum bc_status bc_crawl_state_open(const char *dir,
