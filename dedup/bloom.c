@@ -877,7 +877,7 @@ static enum bc_status filter_for(const struct header *h, unsigned flags,
 enum bc_status bc_bloom_load_mem(const void *data, size_t len, unsigned flags,
                                  struct bc_bloom **out)
 {
-    if (!data || !out)
+    if (!data || !out || !valid_flags(flags))
         return BC_ERR_INVALID_ARG;
     const unsigned char *p = data;
     unsigned char hdr[FILE_HEADER_BYTES] = {0};
@@ -902,7 +902,7 @@ enum bc_status bc_bloom_load_mem(const void *data, size_t len, unsigned flags,
 enum bc_status bc_bloom_load(const char *path, unsigned flags,
                              struct bc_bloom **out)
 {
-    if (!path || !out)
+    if (!path || !out || !valid_flags(flags))
         return BC_ERR_INVALID_ARG;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)

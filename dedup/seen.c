@@ -159,7 +159,10 @@ static enum bc_status create_other(const struct bc_seen_config *config,
 enum bc_status bc_seen_create(const struct bc_seen_config *config,
                               struct bc_seen **out)
 {
-    if (!config || !out)
+    if (!config || !out ||
+        (config->window_kind != BC_SEEN_WINDOW_NONE &&
+         config->window_kind != BC_SEEN_WINDOW_COUNT &&
+         config->window_kind != BC_SEEN_WINDOW_TIME))
         return BC_ERR_INVALID_ARG;
     if (config->counting || config->window_kind != BC_SEEN_WINDOW_NONE)
         return create_other(config, out);

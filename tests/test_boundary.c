@@ -14,6 +14,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -661,6 +662,67 @@ static void test_robots_huge_length(void **state)
     free(body);
 }
 
+/* Enum and flag values outside their sets, NaN rates, sizes whose
+ * products overflow. */
+static void test_bad_values(void **state)
+{
+    (void)state;
+    struct bc_bloom_sizing bs;
+    struct bc_bloom *b = SENTINEL;
+    assert_int_equal(bc_bloom_size(1000, 0.01, (enum bc_bloom_layout)7, &bs),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_bloom_rate(1, 1024, 3, (enum bc_bloom_layout)7, &bs),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_bloom_create(1000, 0.01, BC_BLOOM_BLOCKED, 0, 0x80, &b),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(
+        bc_bloom_create_mk(1, 1024, 3, BC_BLOOM_BLOCKED, 0, 0x80, &b),
+        BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_bloom_load_mem("x", 1, 0x80, &b), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_bloom_load(NO_FILE, 0x80, &b), BC_ERR_INVALID_ARG);
+    assert_ptr_equal(b, SENTINEL);
+
+    struct bc_cbloom *c = SENTINEL;
+    assert_int_equal(bc_cbloom_create(1000, NAN, 0, &c), BC_ERR_INVALID_ARG);
+    assert_ptr_equal(c, SENTINEL);
+
+    struct bc_lru *l = SENTINEL;
+    assert_int_equal(bc_lru_create_slab(UINT_MAX - 1, UINT_MAX, 0, &l),
+                     BC_ERR_TOO_LARGE);
+    assert_ptr_equal(l, SENTINEL);
+
+    struct bc_window_sizing ws;
+    assert_int_equal(bc_window_size(1000, NAN, 4, 0, &ws), BC_ERR_INVALID_ARG);
+    struct bc_window_config wc;
+    bc_window_config_init(&wc);
+    wc.kind = (enum bc_window_kind)7;
+    struct bc_window *w = SENTINEL;
+    assert_int_equal(bc_window_create(&wc, 0, &w), BC_ERR_INVALID_ARG);
+    assert_ptr_equal(w, SENTINEL);
+
+    struct bc_seen_config sc;
+    struct bc_seen *s = SENTINEL;
+    bc_seen_config_init(&sc);
+    sc.fp_rate = NAN;
+    assert_int_equal(bc_seen_create(&sc, &s), BC_ERR_INVALID_ARG);
+    bc_seen_config_init(&sc);
+    sc.layout = (enum bc_bloom_layout)7;
+    assert_int_equal(bc_seen_create(&sc, &s), BC_ERR_INVALID_ARG);
+    bc_seen_config_init(&sc);
+    sc.window_kind = (enum bc_seen_window)7;
+    sc.window = 100;
+    assert_int_equal(bc_seen_create(&sc, &s), BC_ERR_INVALID_ARG);
+    bc_seen_config_init(&sc);
+    sc.window_kind = BC_SEEN_WINDOW_COUNT;
+    sc.window = 0;
+    assert_int_equal(bc_seen_create(&sc, &s), BC_ERR_INVALID_ARG);
+    assert_ptr_equal(s, SENTINEL);
+    assert_string_equal(bc_seen_verdict_name(BC_SEEN_NEW), "NEW");
+    assert_string_equal(bc_seen_verdict_name(BC_SEEN_DUPLICATE), "DUPLICATE");
+    assert_string_equal(bc_seen_verdict_name(BC_SEEN_PROBABLY_SEEN),
+                        "PROBABLY_SEEN");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -678,6 +740,7 @@ int main(void)
         cmocka_unit_test(test_redis_seen_edges),
         cmocka_unit_test(test_robots_edges),
         cmocka_unit_test(test_robots_huge_length),
+        cmocka_unit_test(test_bad_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

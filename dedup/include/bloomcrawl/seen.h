@@ -108,10 +108,12 @@ struct bc_seen;
  * config->counting (sized by expected and fp_rate), else a window filter
  * when window_kind is not NONE (COUNT: the last window insertions; TIME:
  * the last window clock units, for expected keys within any window,
- * spread over it as window.h says; both at fp_rate), else a Bloom filter of the given layout. Counting with a
- * window is refused. A time window starts at clock 0 (see
- * bc_seen_set_clock). Errors: BC_ERR_INVALID_ARG (NULL, or bad sizing, or
- * counting with a window), BC_ERR_TOO_LARGE, BC_ERR_NOMEM. Free with
+ * spread over it as window.h says; both at fp_rate), else a Bloom filter
+ * of the given layout. Counting with a window is refused. A time window
+ * starts at clock 0 (see bc_seen_set_clock). Errors: BC_ERR_INVALID_ARG
+ * (NULL, or bad sizing, or counting with a window, or a layout or
+ * window_kind outside its enum), BC_ERR_TOO_LARGE, BC_ERR_NOMEM; *out is
+ * untouched on error. Free with
  * bc_seen_free().
  */
 enum bc_status bc_seen_create(const struct bc_seen_config *config,

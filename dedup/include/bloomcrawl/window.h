@@ -131,8 +131,9 @@ struct bc_window;
 /*
  * Create an empty window filter; now is the caller's clock (time windows;
  * ignored by count windows). On success *out owns it; free with
- * bc_window_free(). Errors: those of bc_window_size() (time windows:
- * also window 0), BC_ERR_NOMEM; *out untouched on error.
+ * bc_window_free(). Errors: BC_ERR_INVALID_ARG (NULL config or out,
+ * window 0, a kind outside its enum), those of bc_window_size(),
+ * BC_ERR_NOMEM; *out untouched on error.
  */
 enum bc_status bc_window_create(const struct bc_window_config *config,
                                 uint64_t now, struct bc_window **out);
