@@ -723,6 +723,45 @@ static void test_bad_values(void **state)
                         "PROBABLY_SEEN");
 }
 
+/* A path longer than PATH_MAX (no temporary name fits) and the empty
+ * path, for every save. */
+static void test_save_paths(void **state)
+{
+    (void)state;
+    static char longpath[PATH_MAX + 64];
+    memset(longpath, 'a', sizeof(longpath) - 1);
+    longpath[0] = '/';
+    struct bc_bloom *b;
+    assert_int_equal(bc_bloom_create(100, 0.01, BC_BLOOM_BLOCKED, 0, 0, &b),
+                     BC_OK);
+    assert_int_equal(bc_bloom_save(b, longpath), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_bloom_save(b, ""), BC_ERR_IO);
+    bc_bloom_free(b);
+    struct bc_cbloom *c;
+    assert_int_equal(bc_cbloom_create(100, 0.01, 0, &c), BC_OK);
+    assert_int_equal(bc_cbloom_save(c, longpath), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_cbloom_save(c, ""), BC_ERR_IO);
+    bc_cbloom_free(c);
+    struct bc_window_config wc;
+    bc_window_config_init(&wc);
+    wc.window = 100;
+    struct bc_window *w;
+    assert_int_equal(bc_window_create(&wc, 0, &w), BC_OK);
+    assert_int_equal(bc_window_save(w, longpath), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_window_save(w, ""), BC_ERR_IO);
+    bc_window_free(w);
+    struct bc_seen_config sc;
+    bc_seen_config_init(&sc);
+    sc.expected = 100;
+    struct bc_seen *s;
+    assert_int_equal(bc_seen_create(&sc, &s), BC_OK);
+    assert_int_equal(bc_seen_save(s, longpath), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_seen_save(s, ""), BC_ERR_IO);
+    bc_seen_free(s);
+    assert_int_equal(bc_bloom_load(longpath, 0, &b), BC_ERR_IO);
+    assert_int_equal(bc_bloom_load("", 0, &b), BC_ERR_IO);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -741,6 +780,7 @@ int main(void)
         cmocka_unit_test(test_robots_edges),
         cmocka_unit_test(test_robots_huge_length),
         cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_save_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

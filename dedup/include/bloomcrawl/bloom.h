@@ -220,8 +220,9 @@ void bc_bloom_clear(struct bc_bloom *bloom);
  * over path, and the directory fsync'ed, so path always holds either the
  * old complete file or the new complete file. Format: see dedup/bloom.c.
  * First removes "path.tmp.<pid>" files left by saves whose process no
- * longer exists (killed while saving). Returns BC_ERR_IO (errno kept) on
- * any failure, removing the temporary.
+ * longer exists (killed while saving). Returns BC_ERR_INVALID_ARG (NULL
+ * bloom or path, or a path too long for its temporary name: PATH_MAX),
+ * else BC_ERR_IO (errno kept) on any failure, removing the temporary.
  */
 enum bc_status bc_bloom_save(const struct bc_bloom *bloom, const char *path);
 

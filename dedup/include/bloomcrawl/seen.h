@@ -125,15 +125,17 @@ enum bc_status bc_seen_create(const struct bc_seen_config *config,
  * holds (a window's kind, size and clock come from the file; see
  * bc_seen_window()). config gives the LRU settings (its sizing and window
  * fields are ignored). The LRU starts empty and is never "complete".
- * Errors: those of bc_bloom_load(), bc_window_load() and
- * bc_cbloom_load(), BC_ERR_NOMEM.
+ * Errors: BC_ERR_INVALID_ARG (NULL path, config or out), those of
+ * bc_bloom_load(), bc_window_load() and bc_cbloom_load(), BC_ERR_NOMEM;
+ * *out is untouched on error.
  */
 enum bc_status bc_seen_load(const char *path,
                             const struct bc_seen_config *config,
                             struct bc_seen **out);
 
 /* Save tier 1 (atomically, see bc_bloom_save, bc_window_save and
- * bc_cbloom_save). The LRU is a cache and is not saved. */
+ * bc_cbloom_save). The LRU is a cache and is not saved. Errors:
+ * BC_ERR_INVALID_ARG (NULL seen or path, a path too long), BC_ERR_IO. */
 enum bc_status bc_seen_save(const struct bc_seen *seen, const char *path);
 
 /* Free; NULL is a no-op. */
@@ -154,8 +156,10 @@ enum bc_status bc_seen_test_and_add(struct bc_seen *seen, const void *key,
  * writing verdicts[i]: the same verdicts as count single calls, but the
  * memory of keys further down the batch (their Bloom block and LRU bucket)
  * is fetched while the current key is tested, so the cache misses of
- * several keys overlap. Errors as bc_seen_test_and_add() (BC_ERR_NOMEM:
- * every verdict is still written).
+ * several keys overlap. Errors as bc_seen_test_and_add(): BC_ERR_NOMEM
+ * (every verdict is still written), BC_ERR_INVALID_ARG (NULL seen; NULL
+ * keys, lens or verdicts with count > 0; a NULL key with a length: checked
+ * before any key is tested, nothing changed). count 0 is BC_OK.
  */
 enum bc_status bc_seen_test_and_add_batch(struct bc_seen *seen,
                                           const char *const *keys,

@@ -232,7 +232,8 @@ void bc_window_stats(const struct bc_window *window, uint64_t now,
 /*
  * Save the filter to path atomically (as bc_bloom_save: temporary file,
  * fsync, rename, directory fsync). Format: see dedup/window.c. Errors:
- * BC_ERR_INVALID_ARG, BC_ERR_IO (errno kept).
+ * BC_ERR_INVALID_ARG (NULL filter or path, a path too long for its
+ * temporary name), BC_ERR_IO (errno kept).
  */
 enum bc_status bc_window_save(const struct bc_window *window, const char *path);
 
