@@ -878,9 +878,7 @@ static char *path_join(const char *dir, const char *name)
 
 /* Whether dir holds nothing but (perhaps) a lock file and the remains of
  * a creation killed before crawl.db appeared: a directory made for the
- * state. */
-/* Does dir hold nothing but what an interrupted creation leaves? false
- * with *error set (errno) when it cannot be read. */
+ * state. false with *error set (errno) when it cannot be read. */
 static bool dir_is_fresh(const char *dir, int *error)
 {
     DIR *d = opendir(dir);
