@@ -64,7 +64,8 @@ enum bc_seen_verdict {
     BC_SEEN_PROBABLY_SEEN = 2
 };
 
-/* The verdict's name: "NEW", "DUPLICATE" or "PROBABLY_SEEN". */
+/* The verdict's name: "NEW", "DUPLICATE" or "PROBABLY_SEEN"; "UNKNOWN"
+ * for a value outside the enum. Static storage, never NULL. */
 const char *bc_seen_verdict_name(enum bc_seen_verdict verdict);
 
 /* A window on tier 1 (see window.h): none, the last W insertions, or the
@@ -98,7 +99,7 @@ struct bc_seen_config {
     unsigned window_segment_bits;    /* S of window.h; 0: its default 256 */
 };
 
-/* Fill *config with the defaults above. */
+/* Fill *config with the defaults above. A NULL config is a no-op. */
 void bc_seen_config_init(struct bc_seen_config *config);
 
 struct bc_seen;

@@ -85,7 +85,7 @@ struct bc_window_config {
 };
 
 /* Fill *config: count window of 1,000,000, p = 1 %, G = 4, S = 256,
- * seed 0. */
+ * seed 0. A NULL config is a no-op. */
 void bc_window_config_init(struct bc_window_config *config);
 
 /* The sizing of a window filter (bc_window_size). */
