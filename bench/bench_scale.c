@@ -321,7 +321,7 @@ static double seen_peek_pass(const struct bc_seen *seen, uint64_t n,
         fill_urls(start, count, family);
         double t0 = now_ns();
         for (size_t j = 0; j < count; j++)
-            verdicts[j] = bc_seen_peek(seen, urls.text[j], urls.len[j]);
+            (void)bc_seen_peek(seen, urls.text[j], urls.len[j], &verdicts[j]);
         total += now_ns() - t0;
         for (size_t j = 0; j < count; j++)
             count_not_new += verdicts[j] != BC_SEEN_NEW;

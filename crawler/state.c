@@ -221,6 +221,7 @@ struct bc_crawl_state {
     struct bc_warc_position warc; /* the WARC writer's, at the next commit */
     bool warc_dirty;              /* warc changed since the last commit */
     bool resumed, frontier_made;
+    bool run_begun;      /* begin_run() queued refetched_now again */
     uint64_t seen_clock; /* bc_crawl_state_set_seen_clock(), 0: none */
     uint64_t outbox;     /* rows in the outbox, committed or not */
 };
@@ -877,12 +878,14 @@ static char *path_join(const char *dir, const char *name)
 
 /* Whether dir holds nothing but (perhaps) a lock file and the remains of
  * a creation killed before crawl.db appeared: a directory made for the
- * state. */
-static bool dir_is_fresh(const char *dir)
+ * state. false with *error set (errno) when it cannot be read. */
+static bool dir_is_fresh(const char *dir, int *error)
 {
     DIR *d = opendir(dir);
-    if (!d)
+    if (!d) {
+        *error = errno;
         return false;
+    }
     bool fresh = true;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
@@ -1322,10 +1325,37 @@ static enum bc_status load_state(struct bc_crawl_state *s)
     return st;
 }
 
-/* This run begins: count it, and queue the URLs in flight at the last
- * commit again at the head of their host's queue, oldest first (those
- * requeued by an earlier run and not handed out since were not
- * requested: they are not refetches). */
+/* The URLs in flight at the last commit that this run queues again:
+ * those requeued by an earlier run and not handed out since were not
+ * requested, they are not refetches. */
+static enum bc_status count_in_flight(struct bc_crawl_state *s,
+                                      sqlite3_int64 *n)
+{
+    return query_int(s, "SELECT count(*) FROM flight WHERE requeued = 0", n);
+}
+
+/*
+ * This open is a run, counted from the open on (crawl_state.h): runs and
+ * refetched_now are right before bc_crawl_state_frontier() is called,
+ * though the open writes nothing to an existing state. begin_run() stores
+ * the count when the run begins; an open that builds no frontier crawled
+ * nothing and is not stored, so the next open counts the same run number
+ * and the same URLs in flight.
+ */
+static enum bc_status count_run(struct bc_crawl_state *s)
+{
+    sqlite3_int64 n = 0;
+    enum bc_status st = count_in_flight(s, &n);
+    if (st != BC_OK)
+        return st;
+    s->runs++;
+    s->refetched_now = (uint64_t)n;
+    return BC_OK;
+}
+
+/* This run begins: store its count (count_run() counted it at the open),
+ * and queue the URLs in flight at the last commit again at the head of
+ * their host's queue, oldest first. */
 static enum bc_status begin_run(struct bc_crawl_state *s)
 {
     enum bc_status st = ensure_txn(s);
@@ -1336,7 +1366,7 @@ static enum bc_status begin_run(struct bc_crawl_state *s)
     if (st == BC_OK)
         st = exec(s, faults_sql);
     if (st == BC_OK)
-        st = query_int(s, "SELECT count(*) FROM flight WHERE requeued = 0", &n);
+        st = count_in_flight(s, &n);
     if (st == BC_OK)
         st = exec(s, "UPDATE flight SET requeued = 1");
     sqlite3_stmt *q;
@@ -1388,8 +1418,8 @@ static enum bc_status begin_run(struct bc_crawl_state *s)
         return st;
     }
     s->refetched_now = (uint64_t)n;
-    s->runs++;
     s->refetched += s->refetched_now;
+    s->run_begun = true;
     return bc_crawl_state_commit(s, NULL);
 }
 
@@ -1419,10 +1449,20 @@ enum bc_status bc_crawl_state_open(const char *dir,
 
     struct stat sb;
     bool fresh;
+    int dir_errno = 0;
+    /* Each failure names the file and says why (errno's text): a
+     * directory the user may not read is "Permission denied", not "not a
+     * crawl state", and "cannot create" only when dir was being created. */
     if (stat(dir, &sb) != 0) {
-        if (errno != ENOENT || mkdir(dir, 0700) != 0) {
-            set_err(err->text, sizeof(err->text), "cannot create: %s",
-                    strerror(errno));
+        if (errno != ENOENT) {
+            set_err(err->text, sizeof(err->text),
+                    "cannot access the directory: %s", strerror(errno));
+            st = BC_ERR_IO;
+            goto out_fail;
+        }
+        if (mkdir(dir, 0700) != 0) {
+            set_err(err->text, sizeof(err->text),
+                    "cannot create the directory: %s", strerror(errno));
             st = BC_ERR_IO;
             goto out_fail;
         }
@@ -1434,8 +1474,18 @@ enum bc_status bc_crawl_state_open(const char *dir,
         goto out_fail;
     } else if (stat(db_path, &sb) == 0) {
         fresh = false;
-    } else if (dir_is_fresh(dir)) {
+    } else if (errno != ENOENT) {
+        set_err(err->text, sizeof(err->text), "cannot access crawl.db: %s",
+                strerror(errno));
+        st = BC_ERR_IO;
+        goto out_fail;
+    } else if (dir_is_fresh(dir, &dir_errno)) {
         fresh = true;
+    } else if (dir_errno != 0) {
+        set_err(err->text, sizeof(err->text), "cannot read the directory: %s",
+                strerror(dir_errno));
+        st = BC_ERR_IO;
+        goto out_fail;
     } else {
         set_err(err->text, sizeof(err->text),
                 "not a crawl state (no crawl.db in a directory that is not "
@@ -1496,6 +1546,10 @@ enum bc_status bc_crawl_state_open(const char *dir,
                 "PRAGMA journal_size_limit = " WAL_SIZE_LIMIT) != BC_OK) {
         snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
         st = st != BC_OK ? st : BC_ERR_IO;
+        goto out_fail;
+    }
+    if ((st = count_run(s)) != BC_OK) {
+        snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
         goto out_fail;
     }
     free(db_path);
@@ -1559,7 +1613,9 @@ void bc_crawl_state_info(const struct bc_crawl_state *s,
     out->resumed = s->resumed;
     out->runs = s->runs;
     out->refetched_now = s->refetched_now;
-    out->refetched = s->refetched;
+    /* From the open on, this run's refetches count in the total, though
+     * they are stored only once queued again. */
+    out->refetched = s->refetched + (s->run_begun ? 0 : s->refetched_now);
     out->out_offset = s->out_offset;
     out->warc = s->warc;
     out->queued = s->queued;

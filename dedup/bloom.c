@@ -262,7 +262,11 @@ void bc_bloom_free(struct bc_bloom *bloom)
 struct bc_hash128 bc_bloom_hash(const struct bc_bloom *bloom, const void *key,
                                 size_t len)
 {
-    XXH128_hash_t h = XXH3_128bits_withSeed(key, len, bloom->seed);
+    if (!bloom || (!key && len > 0)) {
+        struct bc_hash128 none = {0, 0};
+        return none;
+    }
+    XXH128_hash_t h = XXH3_128bits_withSeed(len ? key : "", len, bloom->seed);
     struct bc_hash128 out = {h.low64, h.high64};
     return out;
 }
@@ -404,6 +408,8 @@ static bool blocked_test_and_add(struct bc_bloom *b, struct bc_hash128 h)
 
 bool bc_bloom_contains_hash(const struct bc_bloom *bloom, struct bc_hash128 h)
 {
+    if (!bloom)
+        return false;
     return bloom->layout == BC_BLOOM_CLASSIC ? classic_contains(bloom, h)
                                              : blocked_contains(bloom, h);
 }
@@ -411,6 +417,8 @@ bool bc_bloom_contains_hash(const struct bc_bloom *bloom, struct bc_hash128 h)
 bool bc_bloom_test_and_add_hash(struct bc_bloom *bloom, struct bc_hash128 h)
 {
     bool was_new;
+    if (!bloom)
+        return false;
     if (bloom->layout == BC_BLOOM_BLOCKED)
         was_new = bloom->concurrent ? blocked_test_and_add_atomic(bloom, h)
                                     : blocked_test_and_add(bloom, h);
@@ -430,17 +438,23 @@ void bc_bloom_add_hash(struct bc_bloom *bloom, struct bc_hash128 h)
 
 void bc_bloom_add(struct bc_bloom *bloom, const void *key, size_t len)
 {
+    if (!key && len > 0)
+        return;
     (void)bc_bloom_test_and_add_hash(bloom, bc_bloom_hash(bloom, key, len));
 }
 
 bool bc_bloom_contains(const struct bc_bloom *bloom, const void *key,
                        size_t len)
 {
+    if (!key && len > 0)
+        return false;
     return bc_bloom_contains_hash(bloom, bc_bloom_hash(bloom, key, len));
 }
 
 bool bc_bloom_test_and_add(struct bc_bloom *bloom, const void *key, size_t len)
 {
+    if (!key && len > 0)
+        return false;
     return bc_bloom_test_and_add_hash(bloom, bc_bloom_hash(bloom, key, len));
 }
 
@@ -448,6 +462,8 @@ bool bc_bloom_test_and_add(struct bc_bloom *bloom, const void *key, size_t len)
 
 void bc_bloom_prefetch(const struct bc_bloom *b, struct bc_hash128 h)
 {
+    if (!b)
+        return;
     if (b->layout == BC_BLOOM_BLOCKED) {
         __builtin_prefetch(block_of(b, h), 1, 3);
         return;
@@ -467,6 +483,12 @@ void bc_bloom_test_and_add_batch(struct bc_bloom *bloom,
                                  const struct bc_hash128 *hashes, size_t count,
                                  bool *was_new)
 {
+    if (!hashes || !was_new)
+        return;
+    if (!bloom) {
+        memset(was_new, 0, count * sizeof(*was_new));
+        return;
+    }
     size_t ahead = prefetch_distance(bloom);
     for (size_t i = 0; i < count && i < ahead; i++)
         bc_bloom_prefetch(bloom, hashes[i]);
@@ -481,6 +503,12 @@ void bc_bloom_contains_batch(const struct bc_bloom *bloom,
                              const struct bc_hash128 *hashes, size_t count,
                              bool *present)
 {
+    if (!hashes || !present)
+        return;
+    if (!bloom) {
+        memset(present, 0, count * sizeof(*present));
+        return;
+    }
     size_t ahead = prefetch_distance(bloom);
     for (size_t i = 0; i < count && i < ahead; i++)
         bc_bloom_prefetch(bloom, hashes[i]);
@@ -495,11 +523,15 @@ void bc_bloom_contains_batch(const struct bc_bloom *bloom,
 
 uint64_t bc_bloom_inserts(const struct bc_bloom *bloom)
 {
+    if (!bloom)
+        return 0;
     return __atomic_load_n(&bloom->inserts, __ATOMIC_RELAXED);
 }
 
 void bc_bloom_clear(struct bc_bloom *bloom)
 {
+    if (!bloom)
+        return;
     memset(bloom->words, 0, (size_t)(bloom->nwords * 8));
     bloom->inserts = 0;
 }
@@ -517,6 +549,12 @@ static double distinct_estimate(double x, double m, double k)
 
 void bc_bloom_stats(const struct bc_bloom *bloom, struct bc_bloom_stats *out)
 {
+    if (!out)
+        return;
+    if (!bloom) {
+        memset(out, 0, sizeof(*out));
+        return;
+    }
     const struct bc_bloom *b = bloom;
     struct bc_bloom_stats s = {
         .layout = b->layout,
@@ -839,7 +877,7 @@ static enum bc_status filter_for(const struct header *h, unsigned flags,
 enum bc_status bc_bloom_load_mem(const void *data, size_t len, unsigned flags,
                                  struct bc_bloom **out)
 {
-    if (!data || !out)
+    if (!data || !out || !valid_flags(flags))
         return BC_ERR_INVALID_ARG;
     const unsigned char *p = data;
     unsigned char hdr[FILE_HEADER_BYTES] = {0};
@@ -864,7 +902,7 @@ enum bc_status bc_bloom_load_mem(const void *data, size_t len, unsigned flags,
 enum bc_status bc_bloom_load(const char *path, unsigned flags,
                              struct bc_bloom **out)
 {
-    if (!path || !out)
+    if (!path || !out || !valid_flags(flags))
         return BC_ERR_INVALID_ARG;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)

@@ -430,6 +430,8 @@ void bc_lru_free(struct bc_lru *lru)
 
 uint64_t bc_lru_hash(const void *key, size_t len)
 {
+    if (key == NULL && len != 0)
+        return 0;
     if (len == 0)
         key = "";
     return XXH3_64bits(key, len);

@@ -71,6 +71,7 @@
  * far ahead; the LRU fetches its coming evictions itself.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -158,7 +159,10 @@ static enum bc_status create_other(const struct bc_seen_config *config,
 enum bc_status bc_seen_create(const struct bc_seen_config *config,
                               struct bc_seen **out)
 {
-    if (!config || !out)
+    if (!config || !out ||
+        (config->window_kind != BC_SEEN_WINDOW_NONE &&
+         config->window_kind != BC_SEEN_WINDOW_COUNT &&
+         config->window_kind != BC_SEEN_WINDOW_TIME))
         return BC_ERR_INVALID_ARG;
     if (config->counting || config->window_kind != BC_SEEN_WINDOW_NONE)
         return create_other(config, out);
@@ -327,11 +331,9 @@ enum bc_status bc_seen_test_and_add_batch(struct bc_seen *seen,
 static enum bc_seen_verdict peek_other(const struct bc_seen *seen,
                                        const void *key, size_t len);
 
-enum bc_seen_verdict bc_seen_peek(const struct bc_seen *seen, const void *key,
-                                  size_t len)
+static enum bc_seen_verdict peek_bloom(const struct bc_seen *seen,
+                                       const void *key, size_t len)
 {
-    if (!seen->bloom)
-        return peek_other(seen, key, len);
     struct bc_hash128 h = bc_bloom_hash(seen->bloom, key, len);
     if (!bc_bloom_contains_hash(seen->bloom, h))
         return BC_SEEN_NEW;
@@ -340,8 +342,24 @@ enum bc_seen_verdict bc_seen_peek(const struct bc_seen *seen, const void *key,
     return lru_complete(seen) ? BC_SEEN_NEW : BC_SEEN_PROBABLY_SEEN;
 }
 
+enum bc_status bc_seen_peek(const struct bc_seen *seen, const void *key,
+                            size_t len, enum bc_seen_verdict *verdict)
+{
+    if (!seen || !verdict || (!key && len > 0))
+        return BC_ERR_INVALID_ARG;
+    *verdict =
+        seen->bloom ? peek_bloom(seen, key, len) : peek_other(seen, key, len);
+    return BC_OK;
+}
+
 void bc_seen_stats(const struct bc_seen *seen, struct bc_seen_stats *out)
 {
+    if (!out)
+        return;
+    if (!seen) {
+        memset(out, 0, sizeof(*out));
+        return;
+    }
     struct bc_seen_stats s = {
         .tested = seen->tested,
         .verdict_new = seen->verdict_new,
@@ -365,7 +383,7 @@ void bc_seen_stats(const struct bc_seen *seen, struct bc_seen_stats *out)
 
 const struct bc_bloom *bc_seen_bloom(const struct bc_seen *seen)
 {
-    return seen->bloom;
+    return seen ? seen->bloom : NULL;
 }
 
 /* ---- tier 1 as a window or a counting filter (issue 14) -------------- */

@@ -517,6 +517,10 @@ void bc_window_free(struct bc_window *window)
 struct bc_hash128 bc_window_hash(const struct bc_window *window,
                                  const void *key, size_t len)
 {
+    if (!window || (!key && len > 0)) {
+        struct bc_hash128 none = {0, 0};
+        return none;
+    }
     XXH128_hash_t x = XXH3_128bits_withSeed(len ? key : "", len, window->seed);
     struct bc_hash128 h = {x.low64, x.high64};
     return h;
@@ -664,12 +668,16 @@ static void insert_masks(struct bc_window *w, struct bc_hash128 h,
 bool bc_window_contains_hash(const struct bc_window *window,
                              struct bc_hash128 h, uint64_t now)
 {
+    if (!window)
+        return false;
     return contains_at(window, h, generation_at(window, now));
 }
 
 bool bc_window_test_and_add_hash(struct bc_window *window, struct bc_hash128 h,
                                  uint64_t now)
 {
+    if (!window)
+        return false;
     bc_window_advance(window, now);
     uint64_t cur = generation_at(window, now);
     if (cur != window->live_gen)
@@ -684,6 +692,8 @@ bool bc_window_test_and_add_hash(struct bc_window *window, struct bc_hash128 h,
 void bc_window_add_hash(struct bc_window *window, struct bc_hash128 h,
                         uint64_t now)
 {
+    if (!window)
+        return;
     bc_window_advance(window, now);
     struct masks m = segment_masks(h, window->k, window->seg_shift);
     insert_masks(window, h, &m, generation_at(window, now));
@@ -692,6 +702,8 @@ void bc_window_add_hash(struct bc_window *window, struct bc_hash128 h,
 bool bc_window_contains(const struct bc_window *window, const void *key,
                         size_t len, uint64_t now)
 {
+    if (!key && len > 0)
+        return false;
     return bc_window_contains_hash(window, bc_window_hash(window, key, len),
                                    now);
 }
@@ -699,6 +711,8 @@ bool bc_window_contains(const struct bc_window *window, const void *key,
 bool bc_window_test_and_add(struct bc_window *window, const void *key,
                             size_t len, uint64_t now)
 {
+    if (!key && len > 0)
+        return false;
     return bc_window_test_and_add_hash(window, bc_window_hash(window, key, len),
                                        now);
 }
@@ -706,11 +720,15 @@ bool bc_window_test_and_add(struct bc_window *window, const void *key,
 void bc_window_add(struct bc_window *window, const void *key, size_t len,
                    uint64_t now)
 {
+    if (!key && len > 0)
+        return;
     bc_window_add_hash(window, bc_window_hash(window, key, len), now);
 }
 
 void bc_window_prefetch(const struct bc_window *window, struct bc_hash128 h)
 {
+    if (!window)
+        return;
     const uint64_t *block = block_of(window, h);
     size_t bytes = (size_t)window->gens * (window->seg_bits / 8);
     for (size_t off = 0; off < bytes; off += 64)
@@ -721,6 +739,12 @@ void bc_window_test_and_add_batch(struct bc_window *window,
                                   const struct bc_hash128 *hashes, size_t count,
                                   uint64_t now, bool *was_new)
 {
+    if (!hashes || !was_new)
+        return;
+    if (!window) {
+        memset(was_new, 0, count * sizeof(*was_new));
+        return;
+    }
     for (size_t i = 0; i < count && i < PREFETCH_AHEAD; i++)
         bc_window_prefetch(window, hashes[i]);
     for (size_t i = 0; i < count; i++) {
@@ -734,6 +758,12 @@ void bc_window_contains_batch(const struct bc_window *window,
                               const struct bc_hash128 *hashes, size_t count,
                               uint64_t now, bool *present)
 {
+    if (!hashes || !present)
+        return;
+    if (!window) {
+        memset(present, 0, count * sizeof(*present));
+        return;
+    }
     unsigned live_segments = live_set(window, generation_at(window, now));
     for (size_t i = 0; i < count && i < PREFETCH_AHEAD; i++)
         bc_window_prefetch(window, hashes[i]);
@@ -748,6 +778,12 @@ void bc_window_contains_batch(const struct bc_window *window,
 void bc_window_stats(const struct bc_window *window, uint64_t now,
                      struct bc_window_stats *out)
 {
+    if (!out)
+        return;
+    if (!window) {
+        memset(out, 0, sizeof(*out));
+        return;
+    }
     const struct bc_window *w = window;
     uint64_t cur = generation_at(w, now);
     struct bc_window_stats s = {

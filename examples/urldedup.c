@@ -599,7 +599,9 @@ static void do_line(struct run *r, const char *s, size_t n)
         key = key_buf;
     }
     if (r->opt->dry_run) {
-        enum bc_seen_verdict v = bc_seen_peek(r->seen, key, klen);
+        /* Cannot fail: the seen-test and the key are set. */
+        enum bc_seen_verdict v = BC_SEEN_NEW;
+        (void)bc_seen_peek(r->seen, key, klen, &v);
         r->count->verdict[v]++;
         if (v == BC_SEEN_NEW) {
             out_line(r->out, u.href, u.len);

@@ -287,6 +287,85 @@ static enum bc_status open_err(const char *d, struct bc_crawl_state_error *err)
     return st;
 }
 
+/*
+ * crawl_state.h: runs counts the runs of a state, this one included, and
+ * refetched_now the URLs in flight at the last commit - both from the
+ * open on, before the frontier is built (issue 21: right after an open
+ * runs gave 0, 1, 2 and refetched_now 0 after a kill -9 until
+ * bc_crawl_state_frontier()).
+ */
+static void test_info_at_open(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    struct bc_crawl_state_info info;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct bc_crawl_state *s = NULL;
+        if (bc_crawl_state_open(d, fixed, NFIXED, &s, NULL) != BC_OK)
+            _exit(10);
+        bc_crawl_state_info(s, &info);
+        if (info.runs != 1 || info.refetched_now != 0 || info.refetched != 0)
+            _exit(11);
+        struct bc_frontier_config c = config();
+        struct bc_frontier *f = NULL;
+        if (bc_crawl_state_frontier(s, &c, 4, 0, &f) != BC_OK)
+            _exit(12);
+        char url[64];
+        for (int i = 0; i < 3; i++) {
+            enum bc_frontier_reason r;
+            snprintf(url, sizeof(url), "http://a%d.test/", i);
+            if (bc_frontier_add(f, url, strlen(url), NULL, 0, 1, &r, NULL) !=
+                BC_OK)
+                _exit(13);
+        }
+        struct bc_frontier_job j;
+        for (int i = 0; i < 2; i++) /* two in flight */
+            if (bc_frontier_next(f, 0, &j) != BC_OK ||
+                j.action != BC_FRONTIER_FETCH)
+                _exit(14);
+        if (bc_crawl_state_commit(s, f) != BC_OK)
+            _exit(15);
+        kill(getpid(), SIGKILL);
+        _exit(16);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGKILL);
+
+    /* After the kill: the second open, two URLs to fetch again. */
+    struct bc_crawl_state *s = open_ok(d);
+    bc_crawl_state_info(s, &info);
+    assert_true(info.resumed);
+    assert_int_equal(info.runs, 2);
+    assert_int_equal(info.refetched_now, 2);
+    assert_int_equal(info.refetched, 2);
+    struct bc_frontier *f = frontier_of(s);
+    bc_crawl_state_info(s, &info); /* the same once the frontier is built */
+    assert_int_equal(info.runs, 2);
+    assert_int_equal(info.refetched_now, 2);
+    assert_int_equal(info.refetched, 2);
+    assert_int_equal(info.queued, 3);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+
+    /* An open that builds no frontier crawled nothing: it writes nothing
+     * and is not counted by the next open. The two URLs were queued again
+     * by the second run and not handed out since: not in flight. */
+    for (int i = 0; i < 2; i++) {
+        s = open_ok(d);
+        bc_crawl_state_info(s, &info);
+        assert_int_equal(info.runs, 3);
+        assert_int_equal(info.refetched_now, 0);
+        assert_int_equal(info.refetched, 2);
+        if (i == 0)
+            bc_crawl_state_close(s);
+    }
+    bc_crawl_state_close(s);
+}
+
 static void test_not_a_state(void **state)
 {
     (void)state;
@@ -625,6 +704,92 @@ static long page_size(const char *path)
     fclose(fp);
     long n = (long)h[16] << 8 | h[17];
     return n == 1 ? 65536 : n;
+}
+
+/*
+ * A --state directory the user cannot read (issue 21: "not a crawl state
+ * (no crawl.db in a directory that is not empty)", and "cannot create"
+ * where nothing was being created): the error names the file (err.text
+ * leaves out the directory, which the caller prints) and says why. Root reads everything, so the test
+ * drops to nobody (uid 65534) in a child, as a user whose state another
+ * user made; and a path through a regular file (ENOTDIR) that no one can
+ * open.
+ */
+static int open_as_nobody(const char *d, const char *want1, const char *want2)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        if (setgid(65534) != 0 || setuid(65534) != 0)
+            _exit(77);
+        struct bc_crawl_state *s = NULL;
+        struct bc_crawl_state_error err;
+        enum bc_status st = bc_crawl_state_open(d, fixed, NFIXED, &s, &err);
+        if (write(fds[1], err.text, strlen(err.text)) < 0)
+            _exit(3);
+        bc_crawl_state_close(s);
+        _exit(st == BC_ERR_IO ? 0 : 1);
+    }
+    close(fds[1]);
+    char text[512] = {0};
+    size_t got = 0;
+    ssize_t n;
+    while (got < sizeof(text) - 1 &&
+           (n = read(fds[0], text + got, sizeof(text) - 1 - got)) > 0)
+        got += (size_t)n;
+    close(fds[0]);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 77)
+        return 77; /* cannot drop privileges here */
+    print_message("as nobody: %s: \"%s\"\n", d, text);
+    assert_int_equal(WEXITSTATUS(status), 0); /* BC_ERR_IO */
+    assert_non_null(strstr(text, want1));
+    assert_non_null(strstr(text, want2));
+    assert_null(strstr(text, "not a crawl state"));
+    assert_null(strstr(text, "cannot create"));
+    return 0;
+}
+
+static void test_unreadable(void **state)
+{
+    (void)state;
+    struct bc_crawl_state_error err;
+    char p[400], q[450];
+    /* Through a regular file: ENOTDIR, nothing created, none claimed. */
+    const char *d = new_dir();
+    assert_int_equal(mkdir(d, 0700), 0);
+    snprintf(p, sizeof(p), "%s/file", d);
+    write_file(p, "x\n");
+    snprintf(q, sizeof(q), "%s/state", p);
+    assert_int_equal(open_err(q, &err), BC_ERR_IO);
+    assert_string_equal(err.text,
+                        "cannot access the directory: Not a directory");
+    /* A missing parent: that is a creation that failed. */
+    snprintf(q, sizeof(q), "%s/missing/state", d);
+    assert_int_equal(open_err(q, &err), BC_ERR_IO);
+    assert_string_equal(
+        err.text, "cannot create the directory: No such file or directory");
+
+    /* A state of root's (0700) that nobody opens: permission denied on
+     * crawl.db, named; and an empty directory of root's likewise on the
+     * directory. The way down to them must be open to nobody. */
+    assert_int_equal(chmod(base, 0711), 0);
+    d = new_dir();
+    bc_crawl_state_close(open_ok(d));
+    int rc = open_as_nobody(d, "crawl.db", strerror(EACCES));
+    if (rc == 0) {
+        d = new_dir();
+        assert_int_equal(mkdir(d, 0700), 0);
+        assert_int_equal(open_as_nobody(d, "crawl.db", strerror(EACCES)), 0);
+    }
+    assert_int_equal(chmod(base, 0700), 0);
+    if (rc == 77)
+        skip();
 }
 
 static void test_damaged(void **state)
@@ -1146,10 +1311,12 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_create_resume),
+        cmocka_unit_test(test_info_at_open),
         cmocka_unit_test(test_sitemap_jobs_survive),
         cmocka_unit_test(test_config_mismatch),
         cmocka_unit_test(test_lock),
         cmocka_unit_test(test_not_a_state),
+        cmocka_unit_test(test_unreadable),
         cmocka_unit_test(test_damaged),
         cmocka_unit_test(test_write_error),
         cmocka_unit_test(test_wal_bounded),

@@ -191,6 +191,12 @@ void bc_redis_seen_free(struct bc_redis_seen *rs)
 void bc_redis_seen_sizing(const struct bc_redis_seen *rs,
                           struct bc_bloom_sizing *out)
 {
+    if (!out)
+        return;
+    if (!rs) {
+        memset(out, 0, sizeof(*out));
+        return;
+    }
     *out = rs->sizing;
 }
 

@@ -89,7 +89,9 @@ struct bc_crawl_state;
  *   BC_ERR_CORRUPT   crawl.db is damaged (or bloom.snap missing)
  *   BC_ERR_LOCKED    another process has it open (err->pid)
  *   BC_ERR_MISMATCH  a fixed setting differs (err->option, was, now)
- *   BC_ERR_IO        a file could not be created, read or written
+ *   BC_ERR_IO        a file could not be created, read or written:
+ *                    err->text names it and gives errno's text
+ *                    ("cannot access crawl.db: Permission denied")
  *   BC_ERR_INVALID_ARG, BC_ERR_NOMEM.
  */
 enum bc_status bc_crawl_state_open(const char *dir,
@@ -105,11 +107,14 @@ void bc_crawl_state_close(struct bc_crawl_state *state);
 const char *bc_crawl_state_errmsg(const struct bc_crawl_state *state);
 
 struct bc_crawl_state_info {
-    bool resumed;           /* the state existed before this open */
-    uint64_t runs;          /* opens of this state, this one included */
-    uint64_t refetched_now; /* URLs in flight at the last commit, queued
-                               again by this open */
-    uint64_t refetched;     /* the same, over all runs */
+    bool resumed; /* the state existed before this open */
+    /* From the open on (before bc_crawl_state_frontier()): */
+    uint64_t runs;          /* runs of this state, this one included (a
+                               run is an open that built its frontier) */
+    uint64_t refetched_now; /* URLs in flight at the last commit (a kill
+                               left them unfinished), which
+                               bc_crawl_state_frontier() queues again */
+    uint64_t refetched;     /* the same, over all runs, this one included */
     uint64_t out_offset;    /* the --out offset of the last commit */
     /* The WARC writer's position at the last commit (all zero when none
      * was committed): where bc_warc_open_at() resumes. */
@@ -127,11 +132,11 @@ void bc_crawl_state_info(const struct bc_crawl_state *state,
  * The frontier of this state, at time now_ms: created from config with
  * the state as its store (window: URLs per host in memory, 0 for
  * frontier.h's default) on the first run; on resume rebuilt: the
- * seen-test loaded from bloom.snap (checked before anything is written),
- * the run counted, the URLs in flight at the last commit queued again
- * at the head of their host's queue (bc_crawl_state_info: refetched_now), (sized by config when there is no
- * snapshot yet) and the journal after it replayed, the seeds' scope, the
- * hosts with their robots.txt outcomes (expiry kept in wall-clock time)
+ * seen-test loaded from bloom.snap (checked before this call writes
+ * anything; sized by config when there is no snapshot yet) and the journal
+ * after it replayed, the URLs in flight at the last commit queued again at
+ * the head of their host's queue (bc_crawl_state_info: refetched_now), the
+ * seeds' scope, the hosts with their robots.txt outcomes (expiry kept in wall-clock time)
  * and queue lengths, the counters. Once per open. Returns BC_OK (*out,
  * the caller frees it before closing the state), BC_ERR_CORRUPT / an
  * error of bc_bloom_load() (a damaged snapshot), BC_ERR_MISMATCH (a

@@ -293,7 +293,7 @@ struct bc_crawler_config {
      * (bc_crawler_warc_error()). Not owned: free it after
      * bc_crawler_free(). */
     struct bc_warc *warc;
-    /* Recrawl after a window (issue 14): a URL stays a duplicate for
+    /* Recrawl after a window (DESIGN 2.5): a URL stays a duplicate for
      * recrawl_after_ms after its admission; once older than that and the
      * window's slack (at most ceil(recrawl_after_ms / 3) more: window.h,
      * G = 4), it is admitted again when it is met again (a link, a
@@ -416,7 +416,7 @@ enum bc_status bc_crawler_add_scope(struct bc_crawler *crawler, const char *url,
                                     size_t len);
 
 /*
- * Revisit (issue 14): offer every known page of the crawl's state
+ * Revisit (DESIGN 2.5): offer every known page of the crawl's state
  * (bc_crawl_state_known(): handed out in an earlier turn or run) to
  * admission again, at its depth, at the recrawl clock: a page admitted
  * longer ago than recrawl_after_ms (and the window's slack) is due and

@@ -22,8 +22,16 @@
  * rare event acts as one more false positive, never as a duplicate.)
  * Save, free and the statistics need the filter to be quiet.
  *
- * Keys are bytes (any length, may contain NUL). Sizes, positions and counts
- * are 64-bit: filters above 2^32 bits work and keep their predicted rate.
+ * Keys are bytes (any length, may contain NUL; key may be NULL when len is
+ * 0, the empty key). Sizes, positions and counts are 64-bit: filters above
+ * 2^32 bits work and keep their predicted rate.
+ *
+ * A NULL filter, or a NULL key with len > 0, is no filter and no key, not
+ * a crash: the queries and test-and-add answer false and nothing is added,
+ * bc_bloom_hash() gives the zero hash, the batch calls write false (and
+ * nothing at all when hashes or the output array is NULL), the statistics
+ * are all zero, add, clear and prefetch do nothing. Functions returning
+ * enum bc_status say their codes below.
  */
 #ifndef BC_DEDUP_BLOOM_H
 #define BC_DEDUP_BLOOM_H
@@ -81,7 +89,7 @@ struct bc_bloom_sizing {
  * blocked: the least number of 512-bit blocks whose Poisson-mixture rate,
  *          at its best k, is at most p.
  * Returns BC_ERR_INVALID_ARG for n = 0, p outside (0, 1) or NaN, a NULL
- * out; BC_ERR_TOO_LARGE when m would exceed BC_BLOOM_MAX_BITS or k would
+ * out, a layout outside its enum; BC_ERR_TOO_LARGE when m would exceed BC_BLOOM_MAX_BITS or k would
  * exceed BC_BLOOM_MAX_K. Cost: O(1) classic, a few ms blocked.
  */
 enum bc_status bc_bloom_size(uint64_t n, double p, enum bc_bloom_layout layout,
@@ -90,7 +98,8 @@ enum bc_status bc_bloom_size(uint64_t n, double p, enum bc_bloom_layout layout,
 /*
  * The predicted rate for n keys in a filter of m bits and k probes
  * (blocked: m is rounded up to whole blocks). Fills out with p = 0.
- * Returns BC_ERR_INVALID_ARG for n, m or k zero, k > BC_BLOOM_MAX_K.
+ * Returns BC_ERR_INVALID_ARG for n, m or k zero, k > BC_BLOOM_MAX_K, a
+ * NULL out; BC_ERR_TOO_LARGE when m exceeds BC_BLOOM_MAX_BITS.
  */
 enum bc_status bc_bloom_rate(uint64_t n, uint64_t m, unsigned k,
                              enum bc_bloom_layout layout,
@@ -115,7 +124,9 @@ struct bc_bloom;
  * seed keys the hash: two filters with different seeds make independent
  * errors. flags: 0 or BC_BLOOM_CONCURRENT. Arrays of 2 MiB and more are
  * mmap'ed and advised for huge pages. On success *out owns the filter; free
- * it with bc_bloom_free(). Errors: those of bc_bloom_size(), BC_ERR_NOMEM.
+ * it with bc_bloom_free(). Errors: BC_ERR_INVALID_ARG (NULL out, flags
+ * other than those), those of bc_bloom_size() (a layout outside its enum
+ * is BC_ERR_INVALID_ARG), BC_ERR_NOMEM; *out is untouched on error.
  */
 enum bc_status bc_bloom_create(uint64_t n, double p,
                                enum bc_bloom_layout layout, uint64_t seed,
@@ -124,7 +135,8 @@ enum bc_status bc_bloom_create(uint64_t n, double p,
 /*
  * Create an empty filter of exactly m bits (blocked: rounded up to a whole
  * number of 512-bit blocks) and k probes; n is recorded as the number of
- * keys it is meant for (for the statistics). Errors as bc_bloom_create().
+ * keys it is meant for (for the statistics). Errors as bc_bloom_create(),
+ * those of bc_bloom_rate() for the sizing.
  */
 enum bc_status bc_bloom_create_mk(uint64_t n, uint64_t m, unsigned k,
                                   enum bc_bloom_layout layout, uint64_t seed,
@@ -208,8 +220,9 @@ void bc_bloom_clear(struct bc_bloom *bloom);
  * over path, and the directory fsync'ed, so path always holds either the
  * old complete file or the new complete file. Format: see dedup/bloom.c.
  * First removes "path.tmp.<pid>" files left by saves whose process no
- * longer exists (killed while saving). Returns BC_ERR_IO (errno kept) on
- * any failure, removing the temporary.
+ * longer exists (killed while saving). Returns BC_ERR_INVALID_ARG (NULL
+ * bloom or path, or a path too long for its temporary name: PATH_MAX),
+ * else BC_ERR_IO (errno kept) on any failure, removing the temporary.
  */
 enum bc_status bc_bloom_save(const struct bc_bloom *bloom, const char *path);
 
@@ -217,13 +230,15 @@ enum bc_status bc_bloom_save(const struct bc_bloom *bloom, const char *path);
  * Load a filter saved by bc_bloom_save(). Checks magic, version, header
  * consistency, size and the XXH64 checksum before handing out anything:
  * on error *out is untouched and nothing is allocated. flags as for
- * create. Errors: BC_ERR_IO, BC_ERR_FORMAT, BC_ERR_VERSION,
+ * create. Errors: BC_ERR_INVALID_ARG (NULL path or out, bad flags: checked
+ * first), BC_ERR_IO, BC_ERR_FORMAT, BC_ERR_VERSION,
  * BC_ERR_TRUNCATED, BC_ERR_CORRUPT, BC_ERR_CHECKSUM, BC_ERR_NOMEM.
  */
 enum bc_status bc_bloom_load(const char *path, unsigned flags,
                              struct bc_bloom **out);
 
-/* The same from a file image in memory (len bytes at data). */
+/* The same from a file image in memory (len bytes at data; NULL data is
+ * BC_ERR_INVALID_ARG, a short image BC_ERR_TRUNCATED or BC_ERR_FORMAT). */
 enum bc_status bc_bloom_load_mem(const void *data, size_t len, unsigned flags,
                                  struct bc_bloom **out);
 

@@ -99,7 +99,8 @@ void bc_cbloom_stats(const struct bc_cbloom *cbloom,
 /*
  * Save the filter to path atomically (as bc_bloom_save: temporary file,
  * fsync, rename, directory fsync). Format: see dedup/cbloom.c. Errors:
- * BC_ERR_INVALID_ARG, BC_ERR_IO (errno kept).
+ * BC_ERR_INVALID_ARG (NULL filter or path, a path too long for its
+ * temporary name), BC_ERR_IO (errno kept).
  */
 enum bc_status bc_cbloom_save(const struct bc_cbloom *cbloom, const char *path);
 

@@ -78,7 +78,7 @@ void bc_lru_free(struct bc_lru *lru);
 
 /* A 64-bit hash of a key (XXH3-64, seed 0), for callers without one of
  * their own. Any well-mixed 64-bit hash works; equal keys need equal hashes.
- */
+ * A NULL key with len > 0 (no key) gives 0. */
 uint64_t bc_lru_hash(const void *key, size_t len);
 
 /*

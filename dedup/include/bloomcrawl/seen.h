@@ -37,7 +37,9 @@
  * The batch call prefetches only for a Bloom filter; over the other two
  * it tests one key after the other (the same verdicts).
  *
- * Keys are bytes; the frontier passes canonical URLs. Not thread-safe.
+ * Keys are bytes; the frontier passes canonical URLs. key may be NULL when
+ * len is 0 (the empty key); a NULL key with len > 0 is BC_ERR_INVALID_ARG.
+ * Not thread-safe.
  */
 #ifndef BC_DEDUP_SEEN_H
 #define BC_DEDUP_SEEN_H
@@ -62,7 +64,8 @@ enum bc_seen_verdict {
     BC_SEEN_PROBABLY_SEEN = 2
 };
 
-/* The verdict's name: "NEW", "DUPLICATE" or "PROBABLY_SEEN". */
+/* The verdict's name: "NEW", "DUPLICATE" or "PROBABLY_SEEN"; "UNKNOWN"
+ * for a value outside the enum. Static storage, never NULL. */
 const char *bc_seen_verdict_name(enum bc_seen_verdict verdict);
 
 /* A window on tier 1 (see window.h): none, the last W insertions, or the
@@ -96,7 +99,7 @@ struct bc_seen_config {
     unsigned window_segment_bits;    /* S of window.h; 0: its default 256 */
 };
 
-/* Fill *config with the defaults above. */
+/* Fill *config with the defaults above. A NULL config is a no-op. */
 void bc_seen_config_init(struct bc_seen_config *config);
 
 struct bc_seen;
@@ -106,10 +109,12 @@ struct bc_seen;
  * config->counting (sized by expected and fp_rate), else a window filter
  * when window_kind is not NONE (COUNT: the last window insertions; TIME:
  * the last window clock units, for expected keys within any window,
- * spread over it as window.h says; both at fp_rate), else a Bloom filter of the given layout. Counting with a
- * window is refused. A time window starts at clock 0 (see
- * bc_seen_set_clock). Errors: BC_ERR_INVALID_ARG (NULL, or bad sizing, or
- * counting with a window), BC_ERR_TOO_LARGE, BC_ERR_NOMEM. Free with
+ * spread over it as window.h says; both at fp_rate), else a Bloom filter
+ * of the given layout. Counting with a window is refused. A time window
+ * starts at clock 0 (see bc_seen_set_clock). Errors: BC_ERR_INVALID_ARG
+ * (NULL, or bad sizing, or counting with a window, or a layout or
+ * window_kind outside its enum), BC_ERR_TOO_LARGE, BC_ERR_NOMEM; *out is
+ * untouched on error. Free with
  * bc_seen_free().
  */
 enum bc_status bc_seen_create(const struct bc_seen_config *config,
@@ -121,15 +126,17 @@ enum bc_status bc_seen_create(const struct bc_seen_config *config,
  * holds (a window's kind, size and clock come from the file; see
  * bc_seen_window()). config gives the LRU settings (its sizing and window
  * fields are ignored). The LRU starts empty and is never "complete".
- * Errors: those of bc_bloom_load(), bc_window_load() and
- * bc_cbloom_load(), BC_ERR_NOMEM.
+ * Errors: BC_ERR_INVALID_ARG (NULL path, config or out), those of
+ * bc_bloom_load(), bc_window_load() and bc_cbloom_load(), BC_ERR_NOMEM;
+ * *out is untouched on error.
  */
 enum bc_status bc_seen_load(const char *path,
                             const struct bc_seen_config *config,
                             struct bc_seen **out);
 
 /* Save tier 1 (atomically, see bc_bloom_save, bc_window_save and
- * bc_cbloom_save). The LRU is a cache and is not saved. */
+ * bc_cbloom_save). The LRU is a cache and is not saved. Errors:
+ * BC_ERR_INVALID_ARG (NULL seen or path, a path too long), BC_ERR_IO. */
 enum bc_status bc_seen_save(const struct bc_seen *seen, const char *path);
 
 /* Free; NULL is a no-op. */
@@ -150,8 +157,10 @@ enum bc_status bc_seen_test_and_add(struct bc_seen *seen, const void *key,
  * writing verdicts[i]: the same verdicts as count single calls, but the
  * memory of keys further down the batch (their Bloom block and LRU bucket)
  * is fetched while the current key is tested, so the cache misses of
- * several keys overlap. Errors as bc_seen_test_and_add() (BC_ERR_NOMEM:
- * every verdict is still written).
+ * several keys overlap. Errors as bc_seen_test_and_add(): BC_ERR_NOMEM
+ * (every verdict is still written), BC_ERR_INVALID_ARG (NULL seen; NULL
+ * keys, lens or verdicts with count > 0; a NULL key with a length: checked
+ * before any key is tested, nothing changed). count 0 is BC_OK.
  */
 enum bc_status bc_seen_test_and_add_batch(struct bc_seen *seen,
                                           const char *const *keys,
@@ -160,10 +169,13 @@ enum bc_status bc_seen_test_and_add_batch(struct bc_seen *seen,
 
 /*
  * The verdict bc_seen_test_and_add() would give now, changing nothing (no
- * insert, no LRU refresh, no counters): for dry runs.
+ * insert, no LRU refresh, no counters): for dry runs. Writes *verdict
+ * only on success. Errors: BC_ERR_INVALID_ARG (NULL seen or verdict, or a
+ * NULL key with len > 0). Cost: one hash, one filter query, one LRU
+ * lookup.
  */
-enum bc_seen_verdict bc_seen_peek(const struct bc_seen *seen, const void *key,
-                                  size_t len);
+enum bc_status bc_seen_peek(const struct bc_seen *seen, const void *key,
+                            size_t len, enum bc_seen_verdict *verdict);
 
 struct bc_seen_stats {
     uint64_t tested;         /* test_and_add calls */
@@ -182,20 +194,23 @@ struct bc_seen_stats {
     uint64_t forgotten;            /* keys forgotten by bc_seen_forget */
 };
 
-/* Fill *out. Cost: O(m) for the Bloom filter's popcount. */
+/* Fill *out (all zero for a NULL seen; nothing for a NULL out). Cost: O(m)
+ * for the Bloom filter's popcount. */
 void bc_seen_stats(const struct bc_seen *seen, struct bc_seen_stats *out);
 
 /* The Bloom filter inside, for introspection (owned by seen); NULL when
- * tier 1 is a window or counting filter. */
+ * tier 1 is a window or counting filter, or seen is NULL. */
 const struct bc_bloom *bc_seen_bloom(const struct bc_seen *seen);
 
-/* The window filter inside (owned by seen), or NULL when there is none. */
+/* The window filter inside (owned by seen), or NULL when there is none
+ * (or seen is NULL). */
 const struct bc_window *bc_seen_window(const struct bc_seen *seen);
 
 /*
  * Set the clock that a time window reads (the caller's time, e.g. ms since
  * the epoch; it never goes back: a smaller value is taken as the largest
- * seen). Every later call uses it. No effect on other kinds. O(1).
+ * seen). Every later call uses it. No effect on other kinds, nor on a NULL
+ * seen. O(1).
  */
 void bc_seen_set_clock(struct bc_seen *seen, uint64_t now);
 

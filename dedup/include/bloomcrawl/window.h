@@ -36,7 +36,12 @@
  * inserts (refreshes).
  *
  * Keys are bytes (any length, may contain NUL; NULL with len 0 is the empty
- * key). Not thread-safe. Time never goes backwards: a "now" below the
+ * key). A NULL filter, or a NULL key with len > 0, is no filter and no key,
+ * not a crash: the queries and test-and-add answer false and nothing is
+ * added, bc_window_hash() gives the zero hash, the batch calls write false
+ * (and nothing at all when hashes or the output array is NULL), the
+ * statistics are all zero, add, advance and prefetch do nothing. Not
+ * thread-safe. Time never goes backwards: a "now" below the
  * largest one seen is taken as that largest one.
  */
 #ifndef BC_DEDUP_WINDOW_H
@@ -80,7 +85,7 @@ struct bc_window_config {
 };
 
 /* Fill *config: count window of 1,000,000, p = 1 %, G = 4, S = 256,
- * seed 0. */
+ * seed 0. A NULL config is a no-op. */
 void bc_window_config_init(struct bc_window_config *config);
 
 /* The sizing of a window filter (bc_window_size). */
@@ -126,8 +131,9 @@ struct bc_window;
 /*
  * Create an empty window filter; now is the caller's clock (time windows;
  * ignored by count windows). On success *out owns it; free with
- * bc_window_free(). Errors: those of bc_window_size() (time windows:
- * also window 0), BC_ERR_NOMEM; *out untouched on error.
+ * bc_window_free(). Errors: BC_ERR_INVALID_ARG (NULL config or out,
+ * window 0, a kind outside its enum), those of bc_window_size(),
+ * BC_ERR_NOMEM; *out untouched on error.
  */
 enum bc_status bc_window_create(const struct bc_window_config *config,
                                 uint64_t now, struct bc_window **out);
@@ -226,7 +232,8 @@ void bc_window_stats(const struct bc_window *window, uint64_t now,
 /*
  * Save the filter to path atomically (as bc_bloom_save: temporary file,
  * fsync, rename, directory fsync). Format: see dedup/window.c. Errors:
- * BC_ERR_INVALID_ARG, BC_ERR_IO (errno kept).
+ * BC_ERR_INVALID_ARG (NULL filter or path, a path too long for its
+ * temporary name), BC_ERR_IO (errno kept).
  */
 enum bc_status bc_window_save(const struct bc_window *window, const char *path);
 

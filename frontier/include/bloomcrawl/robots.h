@@ -65,7 +65,8 @@ enum bc_robots_group {
  * the crawler's name made of those only, which in effect ignores groups
  * such as MJ12bot's. robots.c explains the difference.) An agent that
  * starts with a space or '/' has an empty token and is governed by the
- * `*` group only, as is an agent named "*". Cost O(token).
+ * `*` group only, as is an agent named "*". A NULL agent gives 0.
+ * Cost O(token).
  */
 size_t bc_robots_product_token(const char *agent, size_t agent_len);
 
@@ -75,7 +76,10 @@ size_t bc_robots_product_token(const char *agent, size_t agent_len);
  * body, len:  the body as fetched, any bytes (NUL, invalid UTF-8, a UTF-8
  *             BOM, CR, LF or CRLF line ends); body may be NULL when len
  *             is 0 (an empty file: everything allowed). Only the first
- *             BC_ROBOTS_MAX_BYTES are read.
+ *             BC_ROBOTS_MAX_BYTES are parsed; when len is larger, the
+ *             byte after them is read too (does it end the line the
+ *             limit cuts?), so body must hold at least
+ *             min(len, BC_ROBOTS_MAX_BYTES + 1) bytes.
  * agent:      the crawler's user-agent string or just its product token;
  *             only the token (bc_robots_product_token()) is used.
  * out:        receives the new object, to be freed with bc_robots_free().
@@ -99,7 +103,8 @@ void bc_robots_free(struct bc_robots *robots);
  * May the crawler fetch this path?
  *
  * path_query, len: the URL's path and query ("/a/b?x=1"), no fragment,
- * as the URL normalizer produces it; an empty one is read as "/".
+ * as the URL normalizer produces it; an empty or NULL one (whatever len)
+ * is read as "/".
  * Percent-escapes in it are compared in canonical form (hex digits
  * uppercase, escapes of unreserved characters decoded, a `%` that starts
  * no escape read as "%25"), as patterns are, so "/%7Ea" and "/~a" are the
@@ -129,7 +134,8 @@ size_t bc_robots_rule_count(const struct bc_robots *robots);
  * gives seconds, fractions allowed: "0.5" is 500). When several lines
  * apply, the largest wins. Very large values saturate at UINT32_MAX ms
  * (about 50 days); capping to something sensible is the caller's policy.
- * Returns false and leaves *ms alone when no valid Crawl-delay applies.
+ * Returns false and leaves *ms alone when no valid Crawl-delay applies,
+ * robots is NULL or ms is NULL.
  */
 bool bc_robots_crawl_delay(const struct bc_robots *robots, uint64_t *ms);
 
@@ -140,7 +146,8 @@ size_t bc_robots_sitemap_count(const struct bc_robots *robots);
  * The i-th Sitemap URL as written (surrounding whitespace and a trailing
  * comment removed), NUL-terminated, owned by robots and valid until
  * bc_robots_free(). *len (when len is not NULL) receives its length.
- * Returns NULL when i >= bc_robots_sitemap_count().
+ * Returns NULL, and leaves *len alone, when i >= bc_robots_sitemap_count()
+ * (robots NULL: 0).
  */
 const char *bc_robots_sitemap(const struct bc_robots *robots, size_t i,
                               size_t *len);

@@ -88,7 +88,9 @@ enum bc_status bc_redis_seen_create(const char *where, const char *prefix,
                                     struct bc_redis_seen **out);
 
 /* The same with explicit m (rounded up to whole blocks, at most
- * BC_BLOOM_MAX_BITS) and k (1 .. BC_BLOOM_MAX_K). */
+ * BC_BLOOM_MAX_BITS) and k (1 .. BC_BLOOM_MAX_K). Errors:
+ * BC_ERR_INVALID_ARG (as bc_redis_seen_create(), or m or k out of those
+ * ranges), BC_ERR_NOMEM. */
 enum bc_status bc_redis_seen_create_mk(const char *where, const char *prefix,
                                        uint64_t m, unsigned k, uint64_t seed,
                                        struct bc_redis_seen **out);
@@ -97,7 +99,8 @@ enum bc_status bc_redis_seen_create_mk(const char *where, const char *prefix,
  * Connect (again, after a failure) and check the filter's parameters: the
  * first client records them in "prefix:meta" (SET NX), later ones must
  * find the same. Nothing else is allocated in Redis until keys are added.
- * A connected handle returns BC_OK at once. Errors: BC_ERR_REDIS_CONNECT
+ * A connected handle returns BC_OK at once. Errors: BC_ERR_INVALID_ARG
+ * (NULL rs), BC_ERR_REDIS_CONNECT
  * (the server is unreachable: bc_redis_seen_errmsg() says why),
  * BC_ERR_REDIS_LOST, BC_ERR_REDIS_REPLY, BC_ERR_MISMATCH (a filter of
  * other parameters exists under that prefix), BC_ERR_NOMEM. Cost: one
@@ -110,7 +113,8 @@ enum bc_status bc_redis_seen_connect(struct bc_redis_seen *rs);
 void bc_redis_seen_free(struct bc_redis_seen *rs);
 
 /* The filter's sizing (m, k, predicted rate at the n it was created for;
- * n and the rates 0 for bc_redis_seen_create_mk). */
+ * n and the rates 0 for bc_redis_seen_create_mk). All zero for a NULL rs;
+ * nothing is written for a NULL out. */
 void bc_redis_seen_sizing(const struct bc_redis_seen *rs,
                           struct bc_bloom_sizing *out);
 
