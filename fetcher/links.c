@@ -725,7 +725,9 @@ static bool frameset_facts(struct bc_links *p, const struct bc_html_token *tok,
 static void frameset_start(struct bc_links *p, const struct bc_html_token *tok,
                            enum tag_kind kind)
 {
-    if (p->fs == FS_IN && kind == K_FRAMESET && !tok->self_closing)
+    /* <frameset/> opens one too: the flag of a non-void element is
+     * ignored. */
+    if (p->fs == FS_IN && kind == K_FRAMESET)
         p->fs_depth++;
     else if (p->fs == FS_IN && kind == K_FRAME)
         on_link_tag(p, tok, kind, false);

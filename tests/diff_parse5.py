@@ -137,6 +137,8 @@ CASES = [
     "</frameset><frame src=/no-after><a href=/no-a2><noframes>"
     "<a href=/no-nf></noframes><a href=/no-a3>",
     "<frameset><base href=/b/><frame src=/f>",
+    "<frameset><frameset/><frame src=/a></frameset><frame src=/b></frameset>"
+    "<frame src=/no>",
     "<meta name=robots content=nofollow><frameset><frame src=/f>",
     "<body><frame src=/no-frame><iframe src=/yes-iframe>",
 ]

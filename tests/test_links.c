@@ -742,6 +742,10 @@ static const struct soup_case soup_cases[] = {
      "<a href=/no-nf></noframes>",
      "link\tFRAME\t/f2\t-\nlink\tFRAME\t/f3\t-\nlink\tFRAME\t/f4\t-\n"
      "link\tFRAME\t/f5\t-\n"},
+    {"<frameset/> opens a frameset all the same",
+     "<frameset><frameset/><frame src=/a></frameset><frame src=/b>"
+     "</frameset><frame src=/no>",
+     "link\tFRAME\t/a\t-\nlink\tFRAME\t/b\t-\n"},
     {"a <base> in a frameset is ignored",
      "<frameset><base href=/b/><frame src=/f>", "link\tFRAME\t/f\t-\n"},
 };
