@@ -263,19 +263,28 @@ static void watch_chars(struct bc_html_tokenizer *t, const unsigned char *s,
     for (size_t i = 0; i < n; i++) {
         if (s[i] != 0 && !is_ws(s[i])) {
             t->text_seen = true;
+            t->watch_text = false; /* seen: the watch is over */
             return;
         }
     }
 }
 
-static void emit_chars(struct bc_html_tokenizer *t, const void *s, size_t n)
+/* Characters watched and/or reported: apart from emit_chars, so that
+ * the common case (neither) stays one test where text is skipped. */
+static void chars_out(struct bc_html_tokenizer *t, const void *s, size_t n)
 {
-    if (t->watch_text && !t->text_seen)
+    if (t->watch_text)
         watch_chars(t, s, n);
     if (!(t->options & BC_HTML_EMIT_CHARS) || n == 0)
         return;
     struct bc_html_token tok = {BC_HTML_CHARS, s, n, false, false, NULL, 0};
     t->on_token(t->user, &tok);
+}
+
+static void emit_chars(struct bc_html_tokenizer *t, const void *s, size_t n)
+{
+    if (t->watch_text || (t->options & BC_HTML_EMIT_CHARS))
+        chars_out(t, s, n);
 }
 
 /* Make room for n more bytes in the tag buffer; false if at buf_max. */

@@ -184,9 +184,9 @@ void bc_html_tokenizer_set_end_tags(struct bc_html_tokenizer *t, bool emit);
 /*
  * Watch the character tokens of the data state and of CDATA sections (the
  * text a tree builder inserts "in body") or not (the default): while
- * watched, one that is not ASCII whitespace or NUL sets t->text_seen,
- * which the caller reads and clears between tokens (the tree builder's
- * frameset-ok flag). Character references in the data state count as
+ * watched, one that is not ASCII whitespace or NUL sets t->text_seen
+ * and ends the watch; the caller reads and clears it between tokens (the
+ * tree builder's frameset-ok flag). Character references in the data state count as
  * their '&' when characters are not reported (BC_HTML_EMIT_CHARS off),
  * as what they decode to otherwise. Cost: a test per character run, a
  * look at its bytes while watched.

@@ -210,6 +210,7 @@ struct bc_links {
     unsigned char fs;
     bool frameset_ok;
     bool body_started;
+    bool fs_watch; /* frameset_possible(), kept by watch_update() */
     size_t fs_depth;
     size_t template_depth; /* open HTML <template>s: not in the tree */
     bool big_endian;
@@ -438,7 +439,14 @@ static enum tag_kind tag_kind(const char *n, size_t len)
  * the end tags and the text of the data state are looked at. */
 static bool frameset_possible(const struct bc_links *p)
 {
-    return p->fs == FS_NONE && (p->frameset_ok || !p->body_started);
+    return p->fs_watch;
+}
+
+/* After the frameset facts change (they only go one way: once no
+ * frameset can come, none ever can). */
+static void watch_update(struct bc_links *p)
+{
+    p->fs_watch = p->fs == FS_NONE && (p->frameset_ok || !p->body_started);
 }
 
 /*
@@ -450,7 +458,6 @@ static enum bc_html_want want_attrs(void *user, const char *name, size_t len)
 {
     struct bc_links *p = user;
     bool foreign = p->foreign_len > 0 || p->foreign_over > 0;
-    bool fs_watch = frameset_possible(p);
     p->kind = (unsigned char)tag_kind(name, len);
     switch ((enum tag_kind)p->kind) {
     case K_A:
@@ -462,13 +469,13 @@ static enum bc_html_want want_attrs(void *user, const char *name, size_t len)
     case K_META:
         return BC_HTML_WANT_ATTRS;
     case K_FONT: /* <font color|face|size> leaves foreign content */
-        return foreign    ? BC_HTML_WANT_ATTRS
-               : fs_watch ? BC_HTML_WANT_TAG
-                          : BC_HTML_WANT_NONE;
+        return foreign                ? BC_HTML_WANT_ATTRS
+               : frameset_possible(p) ? BC_HTML_WANT_TAG
+                                      : BC_HTML_WANT_NONE;
     case K_OTHER:
         /* While a frameset may come, every tag counts (<input type> for
          * the frameset-ok flag); after, outside svg and math, none. */
-        if (!foreign && fs_watch)
+        if (!foreign && frameset_possible(p))
             return len == 5 && memcmp(name, "input", 5) == 0
                        ? BC_HTML_WANT_ATTRS
                        : BC_HTML_WANT_TAG;
@@ -666,13 +673,15 @@ static void text_seen(struct bc_links *p)
     p->frameset_ok = false;
     if (p->template_depth == 0)
         p->body_started = true;
+    watch_update(p);
 }
 
 /* Is name one of the NULL-terminated list? */
 static bool name_in(const struct bc_html_token *tok, const char *const *names)
 {
     for (size_t i = 0; names[i]; i++) {
-        if (name_is(tok->data, tok->len, names[i]))
+        if (tok->len > 0 && names[i][0] == tok->data[0] &&
+            name_is(tok->data, tok->len, names[i]))
             return true;
     }
     return false;
@@ -706,6 +715,7 @@ static bool frameset_facts(struct bc_links *p, const struct bc_html_token *tok,
         p->fs_depth = 1;
         p->foreign_len = 0; /* the body and all in it are gone */
         p->foreign_over = 0;
+        watch_update(p);
         return true;
     }
     if (p->template_depth == 0 && !name_in(tok, head))
@@ -717,6 +727,7 @@ static bool frameset_facts(struct bc_links *p, const struct bc_html_token *tok,
         if (!t || t->value_cut || !ascii_eq(t->value, t->value_len, "hidden"))
             p->frameset_ok = false;
     }
+    watch_update(p);
     return false;
 }
 
@@ -780,8 +791,14 @@ static void on_start(struct bc_links *p, const struct bc_html_token *tok)
         return;
     }
     if (p->foreign_len == 0 && p->foreign_over == 0) {
+        /* The tokenizer's switches change only with a frameset still
+         * possible (it never becomes possible again), a template or
+         * foreign content. */
+        bool watched = frameset_possible(p);
+        size_t templates = p->template_depth;
         html_tag(p, tok, kind);
-        tok_sync(p);
+        if (watched || templates != p->template_depth || p->foreign_len > 0)
+            tok_sync(p);
         return;
     }
     const struct foreign_el *top =
@@ -896,6 +913,7 @@ static void on_end(struct bc_links *p, const struct bc_html_token *tok)
             p->body_started = true;
         if (br)
             p->frameset_ok = false;
+        watch_update(p);
     }
     if (p->foreign_over > 0) {
         p->foreign_over--;
@@ -952,6 +970,7 @@ enum bc_status bc_links_create(const struct bc_links_config *config,
         goto out_free_url;
     bc_html_tokenizer_set_filter(&p->tok, want_attrs);
     p->frameset_ok = true; /* "ok" when the parser is created */
+    watch_update(p);
     tok_sync(p);
     *out = p;
     return BC_OK;
