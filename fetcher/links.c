@@ -75,7 +75,10 @@
  * Known limits (a stream cannot take back what it reported): links
  * before a <frameset> that replaces the body ("<a href=x><frameset>",
  * no text between) are reported, though the body goes with them; "&#32;"
- * in the data state counts as text for the flag.
+ * in the data state counts as text for the flag; a <noscript> after
+ * </head> is taken for a head element (it makes the body there). A
+ * UTF-8 BOM is dropped before tokenizing, as a browser's decoder drops
+ * it, so that it does not count as text.
  *
  * The tokenizer (html_tokenizer.c) is the HTML Standard's state machine
  * and passes the html5lib tokenizer suite; the tree-builder facts above
