@@ -75,8 +75,7 @@
  * Known limits (a stream cannot take back what it reported): links
  * before a <frameset> that replaces the body ("<a href=x><frameset>",
  * no text between) are reported, though the body goes with them; "&#32;"
- * in the data state counts as text for the flag; a <noscript> after
- * </head> is taken for a head element (it makes the body there). A
+ * in the data state counts as text for the flag. A
  * UTF-8 BOM is dropped before tokenizing, as a browser's decoder drops
  * it, so that it does not count as text.
  *
@@ -213,7 +212,8 @@ struct bc_links {
     unsigned char fs;
     bool frameset_ok;
     bool body_started;
-    bool fs_watch; /* frameset_possible(), kept by watch_update() */
+    bool fs_watch;    /* frameset_possible(), kept by watch_update() */
+    bool head_closed; /* </head> came: "after head" */
     size_t fs_depth;
     size_t template_depth; /* open HTML <template>s: not in the tree */
     bool big_endian;
@@ -721,7 +721,10 @@ static bool frameset_facts(struct bc_links *p, const struct bc_html_token *tok,
         watch_update(p);
         return true;
     }
-    if (p->template_depth == 0 && !name_in(tok, head))
+    /* "after head" takes the head elements but <noscript>. */
+    if (p->template_depth == 0 &&
+        (!name_in(tok, head) ||
+         (p->head_closed && name_is(tok->data, tok->len, "noscript"))))
         p->body_started = true;
     if (name_in(tok, not_ok)) {
         p->frameset_ok = false;
@@ -916,6 +919,8 @@ static void on_end(struct bc_links *p, const struct bc_html_token *tok)
             p->body_started = true;
         if (br)
             p->frameset_ok = false;
+        if (name_is(tok->data, tok->len, "head"))
+            p->head_closed = true;
         watch_update(p);
     }
     if (p->foreign_over > 0) {

@@ -146,6 +146,10 @@ CASES = [
     "</frameset><frame src=/no-after><a href=/no-a2><noframes>"
     "<a href=/no-nf></noframes><a href=/no-a3>",
     "<frameset><base href=/b/><frame src=/f>",
+    "<head><template></template></head><noscript></noscript><frameset>"
+    "<frame src=/no>",
+    "<head><template></template><noscript></noscript></head><frameset>"
+    "<frame src=/f>",
     "<frameset><frameset/><frame src=/a></frameset><frame src=/b></frameset>"
     "<frame src=/no>",
     "<meta name=robots content=nofollow><frameset><frame src=/f>",

@@ -742,6 +742,14 @@ static const struct soup_case soup_cases[] = {
      "<a href=/no-nf></noframes>",
      "link\tFRAME\t/f2\t-\nlink\tFRAME\t/f3\t-\nlink\tFRAME\t/f4\t-\n"
      "link\tFRAME\t/f5\t-\n"},
+    {"after a template in head, a <noscript> after </head> makes the body",
+     "<head><template></template></head><noscript></noscript>"
+     "<frameset><frame src=/no>",
+     ""},
+    {"... and one before </head> does not",
+     "<head><template></template><noscript></noscript></head>"
+     "<frameset><frame src=/f>",
+     "link\tFRAME\t/f\t-\n"},
     {"<frameset/> opens a frameset all the same",
      "<frameset><frameset/><frame src=/a></frameset><frame src=/b>"
      "</frameset><frame src=/no>",
