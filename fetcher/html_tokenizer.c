@@ -242,12 +242,49 @@ static const unsigned char *find1(const unsigned char *p,
 /* ------------------------------------------------------------------ */
 /* Emitting.                                                          */
 
-static void emit_chars(struct bc_html_tokenizer *t, const void *s, size_t n)
+/* Is the text being emitted the data state's (or a CDATA section's)? */
+static bool in_data_text(const struct bc_html_tokenizer *t)
 {
+    int st = t->state;
+    if (st == S_DATA || st == S_TAG_OPEN) /* "<" and no tag: text */
+        return true;
+    if (st == S_CDATA || st == S_CDATA_BRACKET || st == S_CDATA_END)
+        return true;
+    /* A character reference: S_CHARREF to S_DEC_REF, the last states. */
+    return st >= S_CHARREF && t->return_state == S_DATA;
+}
+
+/* Watched text: does it hold a character that is not whitespace? */
+static void watch_chars(struct bc_html_tokenizer *t, const unsigned char *s,
+                        size_t n)
+{
+    if (!in_data_text(t))
+        return;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != 0 && !is_ws(s[i])) {
+            t->text_seen = true;
+            t->watch_text = false; /* seen: the watch is over */
+            return;
+        }
+    }
+}
+
+/* Characters watched and/or reported: apart from emit_chars, so that
+ * the common case (neither) stays one test where text is skipped. */
+static void chars_out(struct bc_html_tokenizer *t, const void *s, size_t n)
+{
+    if (t->watch_text)
+        watch_chars(t, s, n);
     if (!(t->options & BC_HTML_EMIT_CHARS) || n == 0)
         return;
     struct bc_html_token tok = {BC_HTML_CHARS, s, n, false, false, NULL, 0};
     t->on_token(t->user, &tok);
+}
+
+static void emit_chars(struct bc_html_tokenizer *t, const void *s, size_t n)
+{
+    if (t->watch_text || (t->options & BC_HTML_EMIT_CHARS))
+        chars_out(t, s, n);
 }
 
 /* Make room for n more bytes in the tag buffer; false if at buf_max. */
@@ -1787,6 +1824,11 @@ void bc_html_tokenizer_set_filter(struct bc_html_tokenizer *t,
 void bc_html_tokenizer_set_end_tags(struct bc_html_tokenizer *t, bool emit)
 {
     t->no_end_tags = !emit;
+}
+
+void bc_html_tokenizer_watch_text(struct bc_html_tokenizer *t, bool watch)
+{
+    t->watch_text = watch;
 }
 
 void bc_html_tokenizer_set_foreign(struct bc_html_tokenizer *t, bool foreign)

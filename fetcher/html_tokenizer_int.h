@@ -118,6 +118,8 @@ struct bc_html_tokenizer {
     bool keep;        /* the current tag's attributes are stored */
     bool drop;        /* the current tag is not emitted */
     bool no_end_tags; /* end tags are not emitted */
+    bool watch_text;  /* look for text in the data state (text_seen) */
+    bool text_seen;   /* watched text held a character not whitespace */
     bc_html_want_fn want_attrs;
     uint64_t attrs_dropped; /* over BC_HTML_MAX_ATTRS */
     /* The last start tag's name, for "appropriate end tag token". */
@@ -178,6 +180,18 @@ void bc_html_tokenizer_set_filter(struct bc_html_tokenizer *t,
 
 /* Emit end tags (the default) or not. */
 void bc_html_tokenizer_set_end_tags(struct bc_html_tokenizer *t, bool emit);
+
+/*
+ * Watch the character tokens of the data state and of CDATA sections (the
+ * text a tree builder inserts "in body") or not (the default): while
+ * watched, one that is not ASCII whitespace or NUL sets t->text_seen
+ * and ends the watch; the caller reads and clears it between tokens (the
+ * tree builder's frameset-ok flag). Character references in the data state count as
+ * their '&' when characters are not reported (BC_HTML_EMIT_CHARS off),
+ * as what they decode to otherwise. Cost: a test per character run, a
+ * look at its bytes while watched.
+ */
+void bc_html_tokenizer_watch_text(struct bc_html_tokenizer *t, bool watch);
 
 /* Is the adjusted current node in a foreign namespace (svg, math)? */
 void bc_html_tokenizer_set_foreign(struct bc_html_tokenizer *t, bool foreign);

@@ -46,6 +46,39 @@
  *     mtext, annotation-xml), where HTML rules apply again, and the HTML
  *     start tags that break out of foreign content (b, div, p, ...).
  *
+ * Three more facts decide which start tags become elements of the
+ * document's tree, and so which links and which base a browser has:
+ *
+ *   - <template>: its contents are a separate fragment, not in the tree,
+ *     so a <base href> inside is not "the first base element with an
+ *     href attribute in tree order" (HTML, "the base element"). Links
+ *     inside are still reported (a script may stamp them into the page).
+ *     State: the count of open HTML templates.
+ *   - the frameset-ok flag (13.2.6.4.7): a <frameset> replaces the body
+ *     only while no body exists yet or the flag is still "ok". Text that
+ *     is not whitespace (the tokenizer watches the data state's text
+ *     for it) and the start tags "in body" lists (img, table, li, pre,
+ *     input but type=hidden, iframe, select, body, template, </br>, ...)
+ *     make it "not ok"; any start tag the "in head" rules do not take
+ *     makes the body. In a template a frameset is always ignored. A real
+ *     page settles this at its first word of text; until then every tag
+ *     is looked at (the filter asks for all of them).
+ *   - the frameset modes (13.2.6.4.20-22): in a frameset only <frame>
+ *     (a link), <frameset> and <noframes> (RAWTEXT) count, after its
+ *     last </frameset> only <noframes>; every other tag is ignored and
+ *     switches nothing. A <frame> elsewhere is dropped.
+ *
+ *   start tag --frameset_possible()?--> frameset_facts(): ok flag, body
+ *       \--in a frameset--> frameset_start(): frame, frameset, noframes
+ *       \--otherwise------> on_link_tag(), html_start(): template depth
+ *
+ * Known limits (a stream cannot take back what it reported): links
+ * before a <frameset> that replaces the body ("<a href=x><frameset>",
+ * no text between) are reported, though the body goes with them; "&#32;"
+ * in the data state counts as text for the flag. A
+ * UTF-8 BOM is dropped before tokenizing, as a browser's decoder drops
+ * it, so that it does not count as text.
+ *
  * The tokenizer (html_tokenizer.c) is the HTML Standard's state machine
  * and passes the html5lib tokenizer suite; the tree-builder facts above
  * are set from its start-tag callback. The first of duplicate attributes
@@ -64,7 +97,8 @@
  * pages). rel tokens are matched case-insensitively; rel=nofollow sets
  * BC_LINK_NOFOLLOW on that link. <meta name=robots content="noindex,
  * nofollow"> (or "none") sets the page flags; links after it also carry
- * BC_LINK_PAGE_NOFOLLOW. The first <base href> becomes the base of the
+ * BC_LINK_PAGE_NOFOLLOW. The first <base href> outside templates (and
+ * not in a frameset document's ignored tags) becomes the base of the
  * links after it (HTML honours only the first). Hrefs are reported as
  * the tokenizer decoded them (character references resolved, NUL as
  * U+FFFD): whitespace, javascript: and mailto: included - deciding what
@@ -106,7 +140,8 @@
  *   4 * (max_href_bytes + 1) + 64 KiB; an href that no longer fits in a
  *   tag that big is skipped and counted as too long.
  * - Tag soup and nesting depth: nothing is nested but the foreign-
- *   content stack, which is capped; time is linear in the input.
+ *   content stack, which is capped; templates and framesets are
+ *   counters; time is linear in the input.
  *
  * REFERENCES
  * HTML Living Standard: 13.2.5 "Tokenization", 13.2.6 "Tree
@@ -141,7 +176,14 @@ struct foreign_el {
     char name[15];    /* lower-cased, cut */
 };
 
-enum input_mode { IN_SNIFF, IN_BYTES, IN_UTF16 };
+enum input_mode { IN_SNIFF, IN_BOM, IN_BYTES, IN_UTF16 };
+
+/* Where the tree builder is with framesets (13.2.6.4.20-22). */
+enum frameset_mode {
+    FS_NONE, /* no frameset: the document has a body */
+    FS_IN,   /* "in frameset": only <frame>, <frameset>, <noframes> */
+    FS_AFTER /* "after frameset": only <noframes> */
+};
 
 struct bc_links {
     bc_links_link_fn on_link;
@@ -165,7 +207,15 @@ struct bc_links {
     unsigned char sniff[2];
     size_t sniff_len;
     unsigned char kind; /* enum tag_kind of the current start tag */
-    bool frameset;      /* a <frameset> came: <frame> elements count */
+    /* The tree builder's frameset facts: its mode, the open framesets,
+     * the frameset-ok flag, whether the body was made. */
+    unsigned char fs;
+    bool frameset_ok;
+    bool body_started;
+    bool fs_watch;    /* frameset_possible(), kept by watch_update() */
+    bool head_closed; /* </head> came: "after head" */
+    size_t fs_depth;
+    size_t template_depth; /* open HTML <template>s: not in the tree */
     bool big_endian;
     bool odd_held; /* the first byte of a unit waits in odd */
     unsigned char odd;
@@ -334,6 +384,7 @@ enum tag_kind {
     K_BASE,
     K_FRAME,
     K_FRAMESET,
+    K_TEMPLATE,
     K_IFRAME, /* a frame link, and RAWTEXT */
     K_LINK,
     K_META,
@@ -376,6 +427,7 @@ static enum tag_kind tag_kind(const char *n, size_t len)
     case 8:
         return IS("textarea")                     ? K_RCDATA
                : IS("frameset")                   ? K_FRAMESET
+               : IS("template")                   ? K_TEMPLATE
                : IS("noframes") || IS("noscript") ? K_RAWTEXT
                                                   : K_OTHER;
     case 9:
@@ -384,6 +436,20 @@ static enum tag_kind tag_kind(const char *n, size_t len)
         return K_OTHER;
     }
 #undef IS
+}
+
+/* Can a <frameset> still replace the body? Until then every start tag,
+ * the end tags and the text of the data state are looked at. */
+static bool frameset_possible(const struct bc_links *p)
+{
+    return p->fs_watch;
+}
+
+/* After the frameset facts change (they only go one way: once no
+ * frameset can come, none ever can). */
+static void watch_update(struct bc_links *p)
+{
+    p->fs_watch = p->fs == FS_NONE && (p->frameset_ok || !p->body_started);
 }
 
 /*
@@ -406,15 +472,23 @@ static enum bc_html_want want_attrs(void *user, const char *name, size_t len)
     case K_META:
         return BC_HTML_WANT_ATTRS;
     case K_FONT: /* <font color|face|size> leaves foreign content */
-        return foreign ? BC_HTML_WANT_ATTRS : BC_HTML_WANT_NONE;
+        return foreign                ? BC_HTML_WANT_ATTRS
+               : frameset_possible(p) ? BC_HTML_WANT_TAG
+                                      : BC_HTML_WANT_NONE;
     case K_OTHER:
-        /* Outside svg and math, nothing to do for the other tags. */
+        /* While a frameset may come, every tag counts (<input type> for
+         * the frameset-ok flag); after, outside svg and math, none. */
+        if (!foreign && frameset_possible(p))
+            return len == 5 && memcmp(name, "input", 5) == 0
+                       ? BC_HTML_WANT_ATTRS
+                       : BC_HTML_WANT_TAG;
         if (!foreign)
             return BC_HTML_WANT_NONE;
         return len == 14 && memcmp(name, "annotation-xml", 14) == 0
                    ? BC_HTML_WANT_ATTRS
                    : BC_HTML_WANT_TAG;
     case K_FRAMESET:
+    case K_TEMPLATE:
     case K_SVG:
     case K_MATH:
     case K_RCDATA:
@@ -450,16 +524,15 @@ static void on_link_tag(struct bc_links *p, const struct bc_html_token *tok,
         }
         break;
     case K_BASE:
-        if ((v = attr(tok, "href")) != NULL)
+        /* A <base> in a template's contents is not in the tree: not the
+         * first base element "in tree order". */
+        if (p->template_depth == 0 && (v = attr(tok, "href")) != NULL)
             set_base(p, v);
-        break;
-    case K_FRAMESET:
-        p->frameset = true;
         break;
     case K_FRAME:
         /* A browser inserts <frame> only in a frameset; elsewhere the
          * tree builder drops it (13.2.6.4.7, "in body"). */
-        if (!p->frameset)
+        if (p->fs != FS_IN)
             break;
         /* fall through */
     case K_IFRAME:
@@ -483,6 +556,8 @@ static void on_link_tag(struct bc_links *p, const struct bc_html_token *tok,
         break;
     }
     case K_OTHER:
+    case K_FRAMESET:
+    case K_TEMPLATE:
     case K_FONT:
     case K_SVG:
     case K_MATH:
@@ -566,14 +641,115 @@ static void foreign_push(struct bc_links *p, enum ns ns, bool integration,
     e->name[n] = 0;
 }
 
-/* CDATA is allowed when the adjusted current node is not HTML. */
-static void foreign_sync(struct bc_links *p)
+/* The tokenizer follows the tree: CDATA is allowed when the adjusted
+ * current node is not HTML; end tags are wanted inside svg and math, in
+ * a template, in a frameset and while a frameset may come; text is
+ * watched while a frameset may come. */
+static void tok_sync(struct bc_links *p)
 {
     bool f = p->foreign_len > 0 && p->foreign[p->foreign_len - 1].ns != NS_HTML;
+    bool fs_watch = frameset_possible(p);
     bc_html_tokenizer_set_foreign(&p->tok, f);
-    /* End tags matter only inside svg and math. */
-    bc_html_tokenizer_set_end_tags(&p->tok,
-                                   p->foreign_len > 0 || p->foreign_over > 0);
+    bc_html_tokenizer_set_end_tags(
+        &p->tok, p->foreign_len > 0 || p->foreign_over > 0 ||
+                     p->template_depth > 0 || p->fs == FS_IN || fs_watch);
+    bc_html_tokenizer_watch_text(&p->tok, fs_watch);
+}
+
+/* Pop the foreign-content stack to len entries; the HTML templates
+ * popped with it are closed. */
+static void foreign_pop(struct bc_links *p, size_t len)
+{
+    while (p->foreign_len > len) {
+        const struct foreign_el *e = &p->foreign[--p->foreign_len];
+        if (e->ns == NS_HTML && strcmp(e->name, "template") == 0 &&
+            p->template_depth > 0)
+            p->template_depth--;
+    }
+}
+
+/* Text in the data state that is not whitespace: "in body", it sets
+ * frameset-ok to "not ok"; outside a template it makes the body. */
+static void text_seen(struct bc_links *p)
+{
+    p->tok.text_seen = false;
+    p->frameset_ok = false;
+    if (p->template_depth == 0)
+        p->body_started = true;
+    watch_update(p);
+}
+
+/* Is name one of the NULL-terminated list? */
+static bool name_in(const struct bc_html_token *tok, const char *const *names)
+{
+    for (size_t i = 0; names[i]; i++) {
+        if (tok->len > 0 && names[i][0] == tok->data[0] &&
+            name_is(tok->data, tok->len, names[i]))
+            return true;
+    }
+    return false;
+}
+
+/*
+ * An HTML start tag while a frameset may come (13.2.6.4.4-7): a start
+ * tag that the "in head" rules do not take makes the body (outside a
+ * template), and those the "in body" rules list set frameset-ok to "not
+ * ok". A <frameset> replaces the body when the body is not made yet or
+ * frameset-ok is still "ok", and never inside a template. Returns true
+ * when it did: the tag is consumed.
+ */
+static bool frameset_facts(struct bc_links *p, const struct bc_html_token *tok,
+                           enum tag_kind kind)
+{
+    static const char *const head[] = {
+        "html",     "head",  "base",     "basefont", "bgsound",
+        "link",     "meta",  "noframes", "script",   "style",
+        "template", "title", "noscript", NULL};
+    static const char *const not_ok[] = {
+        "pre",    "listing", "li",      "dd",       "dt",
+        "button", "applet",  "marquee", "object",   "table",
+        "area",   "br",      "embed",   "img",      "image",
+        "keygen", "wbr",     "hr",      "textarea", "xmp",
+        "iframe", "select",  "body",    "template", NULL};
+    if (kind == K_FRAMESET) {
+        if (p->template_depth > 0 || (p->body_started && !p->frameset_ok))
+            return false; /* ignored */
+        p->fs = FS_IN;
+        p->fs_depth = 1;
+        p->foreign_len = 0; /* the body and all in it are gone */
+        p->foreign_over = 0;
+        watch_update(p);
+        return true;
+    }
+    /* "after head" takes the head elements but <noscript>. */
+    if (p->template_depth == 0 &&
+        (!name_in(tok, head) ||
+         (p->head_closed && name_is(tok->data, tok->len, "noscript"))))
+        p->body_started = true;
+    if (name_in(tok, not_ok)) {
+        p->frameset_ok = false;
+    } else if (name_is(tok->data, tok->len, "input")) {
+        const struct bc_html_attr *t = attr(tok, "type");
+        if (!t || t->value_cut || !ascii_eq(t->value, t->value_len, "hidden"))
+            p->frameset_ok = false;
+    }
+    watch_update(p);
+    return false;
+}
+
+/* A start tag in a frameset document: a <frame> is a link, <noframes>
+ * is raw text, everything else is ignored by the tree builder. */
+static void frameset_start(struct bc_links *p, const struct bc_html_token *tok,
+                           enum tag_kind kind)
+{
+    /* <frameset/> opens one too: the flag of a non-void element is
+     * ignored. */
+    if (p->fs == FS_IN && kind == K_FRAMESET)
+        p->fs_depth++;
+    else if (p->fs == FS_IN && kind == K_FRAME)
+        on_link_tag(p, tok, kind, false);
+    else if (name_is(tok->data, tok->len, "noframes"))
+        bc_html_tokenizer_set_state(&p->tok, BC_HTML_STATE_RAWTEXT);
 }
 
 /* An HTML start tag: the text states it switches the tokenizer to. */
@@ -594,34 +770,55 @@ static void html_start(struct bc_links *p, const struct bc_html_token *tok,
     }
     if (kind == K_IFRAME || kind >= K_RCDATA)
         bc_html_tokenizer_set_state(&p->tok, text[kind]);
+    /* A template's contents are not in the tree (even <template/>: the
+     * self-closing flag of a non-void HTML element is ignored). */
+    if (kind == K_TEMPLATE)
+        p->template_depth++;
     /* Inside an integration point, HTML elements nest too. */
     if (p->foreign_len > 0 && !is_void(tok->data, tok->len))
         foreign_push(p, NS_HTML, false, tok->data, tok->len);
 }
 
+/* An HTML start tag, in HTML content or at an integration point. */
+static void html_tag(struct bc_links *p, const struct bc_html_token *tok,
+                     enum tag_kind kind)
+{
+    if (frameset_possible(p) && frameset_facts(p, tok, kind))
+        return;
+    on_link_tag(p, tok, kind, false);
+    html_start(p, tok, kind);
+}
+
 static void on_start(struct bc_links *p, const struct bc_html_token *tok)
 {
     enum tag_kind kind = (enum tag_kind)p->kind;
+    if (p->fs != FS_NONE) {
+        frameset_start(p, tok, kind);
+        return;
+    }
     if (p->foreign_len == 0 && p->foreign_over == 0) {
-        on_link_tag(p, tok, kind, false);
-        html_start(p, tok, kind);
-        if (p->foreign_len > 0)
-            foreign_sync(p);
+        /* The tokenizer's switches change only with a frameset still
+         * possible (it never becomes possible again), a template or
+         * foreign content. */
+        bool watched = frameset_possible(p);
+        size_t templates = p->template_depth;
+        html_tag(p, tok, kind);
+        if (watched || templates != p->template_depth || p->foreign_len > 0)
+            tok_sync(p);
         return;
     }
     const struct foreign_el *top =
         p->foreign_len ? &p->foreign[p->foreign_len - 1] : NULL;
     if (top && (top->ns == NS_HTML || top->integration)) {
-        on_link_tag(p, tok, kind, false);
-        html_start(p, tok, kind);
+        html_tag(p, tok, kind);
     } else if (breaks_out(tok)) {
         /* Pop to the last HTML element (or out of foreign content). */
-        while (p->foreign_len > 0 &&
-               p->foreign[p->foreign_len - 1].ns != NS_HTML)
-            p->foreign_len--;
+        size_t n = p->foreign_len;
+        while (n > 0 && p->foreign[n - 1].ns != NS_HTML)
+            n--;
+        foreign_pop(p, n);
         p->foreign_over = 0;
-        on_link_tag(p, tok, kind, false);
-        html_start(p, tok, kind);
+        html_tag(p, tok, kind);
     } else {
         /* A foreign element: in the namespace of the current node
          * (<math> inside <svg> is an svg element). */
@@ -632,50 +829,115 @@ static void on_start(struct bc_links *p, const struct bc_html_token *tok)
             foreign_push(p, ns, integration_point(ns, tok), tok->data,
                          tok->len);
     }
-    foreign_sync(p);
+    tok_sync(p);
+}
+
+/*
+ * </template> (13.2.6.4.4, and "any other end tag" of 13.2.6.5 in
+ * foreign content): an svg <template> above the first HTML element is
+ * closed as foreign content; otherwise the innermost HTML template is
+ * closed with everything above it, foreign elements included.
+ */
+static void template_end(struct bc_links *p)
+{
+    for (size_t i = p->foreign_len; i > 0; i--) {
+        const struct foreign_el *e = &p->foreign[i - 1];
+        if (e->ns == NS_HTML)
+            break;
+        if (strcmp(e->name, "template") == 0) {
+            p->foreign_len = i - 1;
+            return;
+        }
+    }
+    if (p->template_depth == 0)
+        return; /* no template open: ignored */
+    size_t i = p->foreign_len;
+    while (i > 0 && !(p->foreign[i - 1].ns == NS_HTML &&
+                      strcmp(p->foreign[i - 1].name, "template") == 0))
+        i--;
+    if (i > 0) {
+        foreign_pop(p, i - 1); /* closes that template */
+    } else {
+        /* The template is below the svg or math: all of it closes. */
+        p->foreign_len = 0;
+        p->foreign_over = 0;
+        p->template_depth--;
+    }
+}
+
+/* An end tag inside svg or math (13.2.6.5). */
+static void foreign_end(struct bc_links *p, const struct bc_html_token *tok)
+{
+    const struct foreign_el *top = &p->foreign[p->foreign_len - 1];
+    if (top->ns != NS_HTML && (name_is(tok->data, tok->len, "br") ||
+                               name_is(tok->data, tok->len, "p"))) {
+        size_t n = p->foreign_len;
+        while (n > 0 && p->foreign[n - 1].ns != NS_HTML)
+            n--;
+        foreign_pop(p, n);
+        return;
+    }
+    /*
+     * Pop to the innermost open element of that name: from a foreign
+     * current node down through foreign elements (13.2.6.5, "any other
+     * end tag"); once at an HTML element, the HTML rules go on through
+     * HTML elements only, and stop at a foreign one (the integration
+     * points are "special") or at a template (special too). Not found:
+     * ignored.
+     */
+    bool html = top->ns == NS_HTML;
+    for (size_t i = p->foreign_len; i > 0 && tok->len < 15; i--) {
+        const struct foreign_el *e = &p->foreign[i - 1];
+        if (e->ns == NS_HTML)
+            html = true;
+        else if (html)
+            break;
+        if (name_is(tok->data, tok->len, e->name)) {
+            foreign_pop(p, i - 1);
+            break;
+        }
+        if (e->ns == NS_HTML && strcmp(e->name, "template") == 0)
+            break;
+    }
 }
 
 static void on_end(struct bc_links *p, const struct bc_html_token *tok)
 {
-    if (p->foreign_len == 0 && p->foreign_over == 0)
+    if (p->fs != FS_NONE) {
+        /* "in frameset": </frameset> closes one; the last one ends it. */
+        if (p->fs == FS_IN && name_is(tok->data, tok->len, "frameset") &&
+            --p->fs_depth == 0)
+            p->fs = FS_AFTER;
+        tok_sync(p);
         return;
+    }
+    if (frameset_possible(p) && p->template_depth == 0) {
+        /* </br> is <br> "in body"; </body> and </html> make the body. */
+        bool br = name_is(tok->data, tok->len, "br");
+        if (br || name_is(tok->data, tok->len, "body") ||
+            name_is(tok->data, tok->len, "html"))
+            p->body_started = true;
+        if (br)
+            p->frameset_ok = false;
+        if (name_is(tok->data, tok->len, "head"))
+            p->head_closed = true;
+        watch_update(p);
+    }
     if (p->foreign_over > 0) {
         p->foreign_over--;
-        return;
+    } else if (name_is(tok->data, tok->len, "template")) {
+        template_end(p);
+    } else if (p->foreign_len > 0) {
+        foreign_end(p, tok);
     }
-    const struct foreign_el *top = &p->foreign[p->foreign_len - 1];
-    if (top->ns != NS_HTML && (name_is(tok->data, tok->len, "br") ||
-                               name_is(tok->data, tok->len, "p"))) {
-        while (p->foreign_len > 0 &&
-               p->foreign[p->foreign_len - 1].ns != NS_HTML)
-            p->foreign_len--;
-    } else {
-        /*
-         * Pop to the innermost open element of that name: from a foreign
-         * current node down through foreign elements (13.2.6.5, "any
-         * other end tag"); once at an HTML element, the HTML rules go on
-         * through HTML elements only, and stop at a foreign one (the
-         * integration points are "special"). Not found: ignored.
-         */
-        bool html = top->ns == NS_HTML;
-        for (size_t i = p->foreign_len; i > 0 && tok->len < 15; i--) {
-            const struct foreign_el *e = &p->foreign[i - 1];
-            if (e->ns == NS_HTML)
-                html = true;
-            else if (html)
-                break;
-            if (name_is(tok->data, tok->len, e->name)) {
-                p->foreign_len = i - 1;
-                break;
-            }
-        }
-    }
-    foreign_sync(p);
+    tok_sync(p);
 }
 
 static void on_token(void *user, const struct bc_html_token *tok)
 {
     struct bc_links *p = user;
+    if (p->tok.text_seen)
+        text_seen(p);
     if (tok->type == BC_HTML_START_TAG)
         on_start(p, tok);
     else if (tok->type == BC_HTML_END_TAG)
@@ -715,7 +977,9 @@ enum bc_status bc_links_create(const struct bc_links_config *config,
                                 4 * value_cap + 65536))
         goto out_free_url;
     bc_html_tokenizer_set_filter(&p->tok, want_attrs);
-    bc_html_tokenizer_set_end_tags(&p->tok, false);
+    p->frameset_ok = true; /* "ok" when the parser is created */
+    watch_update(p);
+    tok_sync(p);
     *out = p;
     return BC_OK;
 
@@ -816,6 +1080,9 @@ static void sniff(struct bc_links *p)
         skip = 2;
     } else if (p->sniff_len == 2 && s[0] == 0 && s[1] == '<') {
         p->big_endian = true;
+    } else if (p->sniff_len == 2 && s[0] == 0xEF && s[1] == 0xBB) {
+        p->mode = IN_BOM; /* a UTF-8 BOM if BF follows */
+        return;
     } else if (!(p->sniff_len == 2 && s[0] == '<' && s[1] == 0)) {
         p->mode = IN_BYTES;
         bc_html_tokenizer_feed(&p->tok, s, p->sniff_len);
@@ -832,6 +1099,16 @@ static void feed_input(struct bc_links *p, const unsigned char *data,
         len--;
         if (p->sniff_len == 2)
             sniff(p);
+    }
+    if (p->mode == IN_BOM && len > 0) {
+        /* The decoder drops a UTF-8 BOM: it is no text of the page. */
+        if (data[0] == 0xBF) {
+            data++;
+            len--;
+        } else {
+            bc_html_tokenizer_feed(&p->tok, p->sniff, 2);
+        }
+        p->mode = IN_BYTES;
     }
     if (len == 0)
         return;
@@ -865,6 +1142,8 @@ enum bc_status bc_links_finish(struct bc_links *p)
         return BC_ERR_NOMEM;
     if (p->mode == IN_SNIFF)
         sniff(p);
+    if (p->mode == IN_BOM) /* EF BB and the end */
+        bc_html_tokenizer_feed(&p->tok, p->sniff, 2);
     if (p->mode == IN_UTF16 && (p->odd_held || p->hi_sur)) {
         /* A truncated last unit or a lone high surrogate. */
         bc_html_tokenizer_feed(&p->tok, "\xEF\xBF\xBD", 3);

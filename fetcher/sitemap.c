@@ -41,17 +41,45 @@
  * comes before the declarations inside it are read) stops it. So a
  * billion-laughs file costs the bytes up to its DOCTYPE name.
  *
- * WHAT IS AN ENTRY
- * The root element decides the kind: <urlset> (pages) or <sitemapindex>
- * (sitemaps); anything else stops the parser (STOP_NOT_SITEMAP). An entry
- * is a child <url> (or <sitemap>) of the root; its <loc> and <lastmod>
- * children give the URL and the date. Matching is by local name, for
- * elements in the sitemaps.org namespace or in none; an element of
- * another namespace is skipped with everything inside it, so an
- * <image:loc> inside a <url> is not taken for its <loc>. The first <loc>
- * of an entry counts. Text is kept only inside <loc> (at most
- * max_loc_bytes bytes, leading whitespace dropped) and <lastmod> (64
- * bytes).
+ * FOUR FORMATS (sitemaps.org, "Other formats"; issue 21)
+ * After inflation, the first byte that is not a UTF-8 BOM or whitespace
+ * decides: '<' (or a UTF-16 byte order mark) is XML, anything else a
+ * text sitemap, one URL per line. The bytes held while deciding are at
+ * most LEAD_KEEP; XML gets them as they came, text drops them. The
+ * max_bytes budget counts both alike, before the decision.
+ *
+ *   inflated bytes --budget--> [BOM, whitespace held] --'<'--> libxml2
+ *                                                   \--else--> lines
+ *
+ * XML: the root element decides the format and kind:
+ *
+ *   root (namespace)                     entry        URL          date
+ *   urlset (0.9, 0.84, none)             url          <loc>        lastmod
+ *   sitemapindex (0.9, 0.84, none)       sitemap      <loc>        lastmod
+ *   rss (none)                           channel/item <link>       -
+ *   feed (Atom 1.0, 0.3)                 entry        <link href>  updated,
+ *                                                     rel alternate modified
+ *
+ * and anything else stops the parser (STOP_NOT_SITEMAP): a file never
+ * gives zero entries without a reason unless it lists none. An entry is
+ * a child of the root (of <channel> in RSS); its URL element and date
+ * are children of the entry. Matching is by local name, for elements in
+ * the format's own namespace (for sitemaps also none; for RSS only
+ * none); an element of another namespace is skipped with everything
+ * inside it, so an <image:loc> inside a <url> is not taken for its
+ * <loc>, nor an <atom:link> inside an RSS <item> for its <link>. The
+ * first URL of an entry counts. Text is kept only inside the URL element
+ * (at most max_loc_bytes bytes, leading whitespace dropped) and the date
+ * (64 bytes); an Atom href is an attribute, where libxml2 gives '&' back
+ * as "&#38;" (undone).
+ *
+ * Text: lines end at LF; whitespace around a line (CR included) is
+ * trimmed and blank lines skipped. A line must be an absolute http or
+ * https URL (scheme, "//", no whitespace or control byte): a first line
+ * that is not one means the file is other text (an error page served
+ * with 200, a robots.txt) and stops it as STOP_NOT_SITEMAP; a later one
+ * is skipped and counted. Lines obey max_loc_bytes and the entries
+ * max_urls, as <loc>s do.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -60,17 +88,23 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <libxml/parser.h>
 #include <libxml/xmlerror.h>
 #include <zlib.h>
 
-#define SITEMAP_NS   "http://www.sitemaps.org/schemas/sitemap/0.9"
-#define ZBUF_BYTES   16384u
-#define XML_PIECE    65536u /* xmlParseChunk takes an int: feed in pieces */
-#define LASTMOD_KEEP 64u
+#define SITEMAP_NS     "http://www.sitemaps.org/schemas/sitemap/0.9"
+#define SITEMAP_NS_084 "http://www.google.com/schemas/sitemap/0.84"
+#define ATOM_NS        "http://www.w3.org/2005/Atom"
+#define ATOM_NS_03     "http://purl.org/atom/ns#"
+#define LEAD_KEEP      64u /* BOM and whitespace kept before the format */
+#define ZBUF_BYTES     16384u
+#define XML_PIECE      65536u /* xmlParseChunk takes an int: feed in pieces */
+#define LASTMOD_KEEP   64u
 
 enum input_mode { MODE_UNDECIDED = 0, MODE_PLAIN, MODE_GZIP };
+enum doc_mode { DOC_UNDECIDED = 0, DOC_XML, DOC_TEXT };
 
 struct bc_sitemap {
     struct bc_sitemap_config cfg;
@@ -84,6 +118,13 @@ struct bc_sitemap {
     bool finished;
     enum bc_sitemap_stop stop;
     enum bc_sitemap_kind kind;
+    enum doc_mode doc;             /* XML or text, by its first byte */
+    enum bc_sitemap_format format; /* by the root element, or TEXT */
+    unsigned char lead[LEAD_KEEP]; /* BOM and whitespace before it */
+    size_t lead_len;
+    bool lead_bom;         /* every byte so far is a prefix of EF BB BF */
+    uint64_t text_lines;   /* non-empty lines of a text sitemap */
+    unsigned entry_depth;  /* depth of an entry: 2, or 3 in RSS */
     unsigned depth;        /* open elements */
     unsigned ignore_depth; /* > 0: inside a foreign element at that depth */
     bool in_entry, in_loc, in_lastmod, loc_done, lastmod_done, loc_long;
@@ -241,21 +282,10 @@ static bool name_is(const xmlChar *name, const char *want)
     return strcmp((const char *)name, want) == 0;
 }
 
-/* The end of a <url> or <sitemap>: report its <loc>. */
-static void entry_end(struct bc_sitemap *sm)
+/* Report an entry of loc (len bytes, trailing whitespace trimmed) with
+ * the <lastmod> kept, within max_urls. */
+static void report_entry(struct bc_sitemap *sm, const char *loc, size_t len)
 {
-    const char *loc = sm->loc;
-    size_t len = sm->loc_len;
-    if (sm->loc_long) {
-        sm->stats.skipped_long++;
-        return;
-    }
-    while (len > 0 && is_ws(loc[len - 1]))
-        len--;
-    if (!sm->loc_done || len == 0) {
-        sm->stats.no_loc++;
-        return;
-    }
     if (sm->stats.entries >= sm->cfg.max_urls) {
         stop(sm, BC_SITEMAP_STOP_TOO_MANY_URLS);
         return;
@@ -278,38 +308,186 @@ static void entry_end(struct bc_sitemap *sm)
         sm->cfg.on_entry(sm->cfg.user, &e);
 }
 
+/* The end of an entry (<url>, <sitemap>, <item>, <entry>): report its
+ * <loc>. */
+static void entry_end(struct bc_sitemap *sm)
+{
+    const char *loc = sm->loc;
+    size_t len = sm->loc_len;
+    if (sm->loc_long) {
+        sm->stats.skipped_long++;
+        return;
+    }
+    while (len > 0 && is_ws(loc[len - 1]))
+        len--;
+    if (!sm->loc_done || len == 0) {
+        sm->stats.no_loc++;
+        return;
+    }
+    report_entry(sm, loc, len);
+}
+
+/* Append text to the <loc> being read: leading whitespace is dropped;
+ * past max_loc_bytes, a byte that is not whitespace makes it too long. */
+static void loc_put(struct bc_sitemap *sm, const unsigned char *ch, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        char c = (char)ch[i];
+        if (sm->loc_len == 0 && is_ws(c))
+            continue;
+        if (sm->loc_len < sm->cfg.max_loc_bytes)
+            sm->loc[sm->loc_len++] = c;
+        else if (!is_ws(c))
+            sm->loc_long = true;
+    }
+}
+
+static bool uri_is(const xmlChar *uri, const char *want)
+{
+    return uri && strcmp((const char *)uri, want) == 0;
+}
+
+/* Is an element of this namespace one of the format's own? */
+static bool own_ns(const struct bc_sitemap *sm, const xmlChar *uri)
+{
+    switch (sm->format) {
+    case BC_SITEMAP_FORMAT_XML:
+        return !uri || uri_is(uri, SITEMAP_NS) || uri_is(uri, SITEMAP_NS_084);
+    case BC_SITEMAP_FORMAT_RSS:
+        return !uri;
+    case BC_SITEMAP_FORMAT_ATOM:
+        return uri_is(uri, ATOM_NS) || uri_is(uri, ATOM_NS_03);
+    case BC_SITEMAP_FORMAT_UNKNOWN:
+    case BC_SITEMAP_FORMAT_TEXT:
+        break;
+    }
+    return false;
+}
+
+/* The root element decides the format and the kind; anything else is
+ * not a sitemap. */
+static void root_start(struct bc_sitemap *sm, const xmlChar *name,
+                       const xmlChar *uri)
+{
+    bool sitemap_ns =
+        !uri || uri_is(uri, SITEMAP_NS) || uri_is(uri, SITEMAP_NS_084);
+    sm->entry_depth = 2;
+    if (sitemap_ns && name_is(name, "urlset")) {
+        sm->format = BC_SITEMAP_FORMAT_XML;
+        sm->kind = BC_SITEMAP_URLSET;
+    } else if (sitemap_ns && name_is(name, "sitemapindex")) {
+        sm->format = BC_SITEMAP_FORMAT_XML;
+        sm->kind = BC_SITEMAP_INDEX;
+    } else if (!uri && name_is(name, "rss")) {
+        sm->format = BC_SITEMAP_FORMAT_RSS;
+        sm->kind = BC_SITEMAP_URLSET;
+        sm->entry_depth = 3; /* rss/channel/item */
+    } else if ((uri_is(uri, ATOM_NS) || uri_is(uri, ATOM_NS_03)) &&
+               name_is(name, "feed")) {
+        sm->format = BC_SITEMAP_FORMAT_ATOM;
+        sm->kind = BC_SITEMAP_URLSET;
+    } else {
+        stop(sm, BC_SITEMAP_STOP_NOT_SITEMAP);
+    }
+}
+
+/* The name of an entry and of its URL element, by format. */
+static bool is_entry(const struct bc_sitemap *sm, const xmlChar *name)
+{
+    switch (sm->format) {
+    case BC_SITEMAP_FORMAT_XML:
+        return name_is(name, sm->kind == BC_SITEMAP_URLSET ? "url" : "sitemap");
+    case BC_SITEMAP_FORMAT_RSS:
+        return name_is(name, "item");
+    case BC_SITEMAP_FORMAT_ATOM:
+        return name_is(name, "entry");
+    case BC_SITEMAP_FORMAT_UNKNOWN:
+    case BC_SITEMAP_FORMAT_TEXT:
+        break;
+    }
+    return false;
+}
+
+/*
+ * An Atom <link>: its href, when rel is absent or "alternate" (RFC 4287
+ * 4.2.7.2; Atom 0.3 the same). libxml2 hands attribute values over
+ * with the predefined entities decoded, but an '&' (from &amp; or
+ * &#38;) comes back as "&#38;" when entity substitution is off; that
+ * is undone here (a raw '&' cannot be in a well-formed value).
+ */
+static void atom_link(struct bc_sitemap *sm, int nb_attributes,
+                      const xmlChar **attributes)
+{
+    const xmlChar *href = NULL, *href_end = NULL;
+    for (int i = 0; i < nb_attributes; i++) {
+        const xmlChar **a = attributes + 5 * i;
+        if (a[2]) /* a namespaced attribute */
+            continue;
+        if (name_is(a[0], "rel")) {
+            size_t n = (size_t)(a[4] - a[3]);
+            if (!(n == 9 && memcmp(a[3], "alternate", 9) == 0))
+                return;
+        } else if (name_is(a[0], "href")) {
+            href = a[3];
+            href_end = a[4];
+        }
+    }
+    if (!href)
+        return;
+    sm->loc_len = 0;
+    sm->loc_long = false;
+    for (const xmlChar *p = href; p < href_end; p++) {
+        if (*p == '&' && href_end - p >= 5 && memcmp(p, "&#38;", 5) == 0) {
+            loc_put(sm, (const unsigned char *)"&", 1);
+            p += 4;
+        } else {
+            loc_put(sm, p, 1);
+        }
+    }
+    sm->loc_done = true;
+}
+
 static void on_start(void *ctx, const xmlChar *localname, const xmlChar *prefix,
                      const xmlChar *uri, int nb_namespaces,
                      const xmlChar **namespaces, int nb_attributes,
                      int nb_defaulted, const xmlChar **attributes)
 {
-    (void)prefix, (void)nb_namespaces, (void)namespaces, (void)nb_attributes;
-    (void)nb_defaulted, (void)attributes;
+    (void)prefix, (void)nb_namespaces, (void)namespaces, (void)nb_defaulted;
     struct bc_sitemap *sm = ctx;
     if (sm->stop != BC_SITEMAP_STOP_NONE)
         return;
     sm->depth++;
     if (sm->ignore_depth)
         return;
-    if (uri && strcmp((const char *)uri, SITEMAP_NS) != 0) {
+    if (sm->depth == 1) {
+        root_start(sm, localname, uri);
+        return;
+    }
+    if (!own_ns(sm, uri)) {
         sm->ignore_depth = sm->depth;
         return;
     }
-    if (sm->depth == 1) {
-        if (name_is(localname, "urlset"))
-            sm->kind = BC_SITEMAP_URLSET;
-        else if (name_is(localname, "sitemapindex"))
-            sm->kind = BC_SITEMAP_INDEX;
-        else
-            stop(sm, BC_SITEMAP_STOP_NOT_SITEMAP);
-    } else if (sm->depth == 2) {
-        sm->in_entry = name_is(
-            localname, sm->kind == BC_SITEMAP_URLSET ? "url" : "sitemap");
+    if (sm->depth < sm->entry_depth) {
+        /* RSS: only <channel> holds items. */
+        if (!name_is(localname, "channel"))
+            sm->ignore_depth = sm->depth;
+    } else if (sm->depth == sm->entry_depth) {
+        sm->in_entry = is_entry(sm, localname);
         sm->loc_len = sm->lastmod_len = 0;
         sm->loc_done = sm->lastmod_done = sm->loc_long = false;
-    } else if (sm->depth == 3 && sm->in_entry) {
-        sm->in_loc = !sm->loc_done && name_is(localname, "loc");
-        sm->in_lastmod = !sm->lastmod_done && name_is(localname, "lastmod");
+    } else if (sm->depth == sm->entry_depth + 1 && sm->in_entry) {
+        bool atom = sm->format == BC_SITEMAP_FORMAT_ATOM;
+        if (atom && !sm->loc_done && name_is(localname, "link"))
+            atom_link(sm, nb_attributes, attributes);
+        sm->in_loc =
+            !atom && !sm->loc_done &&
+            name_is(localname,
+                    sm->format == BC_SITEMAP_FORMAT_RSS ? "link" : "loc");
+        sm->in_lastmod =
+            !sm->lastmod_done && (atom ? name_is(localname, "updated") ||
+                                             name_is(localname, "modified")
+                                       : sm->format == BC_SITEMAP_FORMAT_XML &&
+                                             name_is(localname, "lastmod"));
     }
 }
 
@@ -323,13 +501,13 @@ static void on_end(void *ctx, const xmlChar *localname, const xmlChar *prefix,
     if (sm->ignore_depth) {
         if (sm->depth == sm->ignore_depth)
             sm->ignore_depth = 0;
-    } else if (sm->depth == 3 && sm->in_entry) {
+    } else if (sm->depth == sm->entry_depth + 1 && sm->in_entry) {
         if (sm->in_loc)
             sm->loc_done = true;
         if (sm->in_lastmod)
             sm->lastmod_done = true;
         sm->in_loc = sm->in_lastmod = false;
-    } else if (sm->depth == 2 && sm->in_entry) {
+    } else if (sm->depth == sm->entry_depth && sm->in_entry) {
         sm->in_entry = false;
         entry_end(sm);
     }
@@ -340,20 +518,10 @@ static void on_text(void *ctx, const xmlChar *ch, int len)
 {
     struct bc_sitemap *sm = ctx;
     if (sm->stop != BC_SITEMAP_STOP_NONE || len <= 0 || sm->ignore_depth ||
-        sm->depth != 3)
+        sm->depth != sm->entry_depth + 1)
         return;
     if (sm->in_loc) {
-        /* Leading whitespace is dropped; past max_loc_bytes, a byte that
-         * is not whitespace makes the <loc> too long. */
-        for (int i = 0; i < len; i++) {
-            char c = (char)ch[i];
-            if (sm->loc_len == 0 && is_ws(c))
-                continue;
-            if (sm->loc_len < sm->cfg.max_loc_bytes)
-                sm->loc[sm->loc_len++] = c;
-            else if (!is_ws(c))
-                sm->loc_long = true;
-        }
+        loc_put(sm, ch, (size_t)len);
     } else if (sm->in_lastmod) {
         size_t room = LASTMOD_KEEP - sm->lastmod_len;
         size_t n = (size_t)len < room ? (size_t)len : room;
@@ -389,8 +557,125 @@ static void on_error(void *ctx, xmlErrorPtr error)
 
 /* ---- feeding -------------------------------------------------------------- */
 
-/* Give the XML parser len bytes, within the max_bytes budget. */
-static void xml_feed(struct bc_sitemap *sm, const unsigned char *data,
+/* Give the XML parser n bytes (n <= XML_PIECE). */
+static void xml_parse(struct bc_sitemap *sm, const unsigned char *data,
+                      size_t n)
+{
+    int rc = xmlParseChunk(sm->ctxt, (const char *)data, (int)n, 0);
+    if ((rc != 0 || !sm->ctxt->wellFormed) && sm->stop == BC_SITEMAP_STOP_NONE)
+        stop(sm, rc == XML_ERR_NO_MEMORY ? BC_SITEMAP_STOP_NOMEM
+                                         : BC_SITEMAP_STOP_MALFORMED);
+}
+
+/* Is s (len bytes, trimmed) an absolute http or https URL: the scheme,
+ * "//", something after it, no whitespace or control byte? */
+static bool is_http_url(const char *s, size_t len)
+{
+    size_t i = 0;
+    if (len >= 7 && strncasecmp(s, "http://", 7) == 0)
+        i = 7;
+    else if (len >= 8 && strncasecmp(s, "https://", 8) == 0)
+        i = 8;
+    else
+        return false;
+    if (i == len)
+        return false;
+    for (; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c <= 0x20 || c == 0x7F)
+            return false;
+    }
+    return true;
+}
+
+/*
+ * A line of a text sitemap is complete (in sm->loc, leading whitespace
+ * dropped). Empty lines are skipped; a first line that is no absolute
+ * http(s) URL means the file is some other text (STOP_NOT_SITEMAP); a
+ * later one is skipped and counted.
+ */
+static void text_line(struct bc_sitemap *sm)
+{
+    size_t len = sm->loc_len;
+    bool too_long = sm->loc_long;
+    sm->loc_len = 0;
+    sm->loc_long = false;
+    while (len > 0 && is_ws(sm->loc[len - 1]))
+        len--;
+    if (len == 0 && !too_long)
+        return;
+    bool first = sm->text_lines++ == 0;
+    if (too_long) {
+        sm->stats.skipped_long++;
+    } else if (is_http_url(sm->loc, len)) {
+        report_entry(sm, sm->loc, len);
+    } else if (first) {
+        sm->format = BC_SITEMAP_FORMAT_UNKNOWN;
+        sm->kind = BC_SITEMAP_UNKNOWN;
+        stop(sm, BC_SITEMAP_STOP_NOT_SITEMAP);
+    } else {
+        sm->stats.not_url++;
+    }
+}
+
+/* Text: lines end at LF (a CR before it is whitespace, trimmed). */
+static void text_feed(struct bc_sitemap *sm, const unsigned char *data,
+                      size_t n)
+{
+    while (n > 0 && sm->stop == BC_SITEMAP_STOP_NONE) {
+        const unsigned char *nl = memchr(data, '\n', n);
+        size_t run = nl ? (size_t)(nl - data) : n;
+        loc_put(sm, data, run);
+        if (!nl)
+            return;
+        text_line(sm);
+        data += run + 1;
+        n -= run + 1;
+    }
+}
+
+/*
+ * Before the format is known: a UTF-8 BOM and whitespace are held (the
+ * first LEAD_KEEP bytes of them kept); the first other byte decides. A
+ * '<' (or a UTF-16 byte order mark, or the NUL of UTF-16 "<") is XML,
+ * which gets the held bytes as they were; anything else is a text
+ * sitemap, which drops them. Returns the bytes consumed.
+ */
+static size_t detect(struct bc_sitemap *sm, const unsigned char *data, size_t n)
+{
+    static const unsigned char bom[3] = {0xEF, 0xBB, 0xBF};
+    size_t i = 0;
+    for (; i < n; i++) {
+        unsigned char c = data[i];
+        if (sm->lead_bom && c == bom[sm->lead_len]) {
+            sm->lead[sm->lead_len++] = c;
+            sm->lead_bom = sm->lead_len < 3;
+            continue;
+        }
+        sm->lead_bom = false;
+        if (!is_ws((char)c))
+            break;
+        if (sm->lead_len < LEAD_KEEP)
+            sm->lead[sm->lead_len++] = c;
+    }
+    if (i == n)
+        return n;
+    unsigned char c = data[i];
+    if (c == '<' || c == 0xFE || c == 0xFF || c == 0) {
+        sm->doc = DOC_XML;
+        if (sm->lead_len > 0)
+            xml_parse(sm, sm->lead, sm->lead_len);
+    } else {
+        sm->doc = DOC_TEXT;
+        sm->format = BC_SITEMAP_FORMAT_TEXT;
+        sm->kind = BC_SITEMAP_URLSET;
+    }
+    return i;
+}
+
+/* The document (after inflation), within the max_bytes budget: to the
+ * XML parser or the text reader. */
+static void doc_feed(struct bc_sitemap *sm, const unsigned char *data,
                      size_t len)
 {
     while (len > 0 && sm->stop == BC_SITEMAP_STOP_NONE) {
@@ -403,11 +688,19 @@ static void xml_feed(struct bc_sitemap *sm, const unsigned char *data,
         if ((uint64_t)n > budget)
             n = (size_t)budget;
         sm->stats.bytes_xml += n;
-        int rc = xmlParseChunk(sm->ctxt, (const char *)data, (int)n, 0);
-        if ((rc != 0 || !sm->ctxt->wellFormed) &&
-            sm->stop == BC_SITEMAP_STOP_NONE)
-            stop(sm, rc == XML_ERR_NO_MEMORY ? BC_SITEMAP_STOP_NOMEM
-                                             : BC_SITEMAP_STOP_MALFORMED);
+        const unsigned char *p = data;
+        size_t m = n;
+        if (sm->doc == DOC_UNDECIDED) {
+            size_t used = detect(sm, p, m);
+            p += used;
+            m -= used;
+        }
+        if (m > 0 && sm->stop == BC_SITEMAP_STOP_NONE) {
+            if (sm->doc == DOC_XML)
+                xml_parse(sm, p, m);
+            else
+                text_feed(sm, p, m);
+        }
         data += n;
         len -= n;
     }
@@ -446,7 +739,7 @@ static void gzip_feed(struct bc_sitemap *sm, const unsigned char *data,
                                            : BC_SITEMAP_STOP_GZIP);
                 return;
             }
-            xml_feed(sm, sm->zbuf, ZBUF_BYTES - sm->z.avail_out);
+            doc_feed(sm, sm->zbuf, ZBUF_BYTES - sm->z.avail_out);
         } while (rc == Z_OK && sm->z.avail_out == 0 &&
                  sm->stop == BC_SITEMAP_STOP_NONE);
         if (rc == Z_STREAM_END)
@@ -464,7 +757,7 @@ static void route(struct bc_sitemap *sm, const unsigned char *data, size_t len)
     if (sm->mode == MODE_GZIP)
         gzip_feed(sm, data, len);
     else
-        xml_feed(sm, data, len);
+        doc_feed(sm, data, len);
 }
 
 /* Decide plain or gzip from the first two bytes, and feed them. */
@@ -505,6 +798,7 @@ enum bc_status bc_sitemap_create(const struct bc_sitemap_config *config,
     if (!sm)
         return BC_ERR_NOMEM;
     sm->cfg = *config;
+    sm->lead_bom = true;
     if (!sm->cfg.max_urls)
         sm->cfg.max_urls = BC_SITEMAP_MAX_URLS;
     if (!sm->cfg.max_bytes)
@@ -570,12 +864,21 @@ enum bc_status bc_sitemap_finish(struct bc_sitemap *sm)
     if (sm->stop == BC_SITEMAP_STOP_NONE && sm->have_first) {
         sm->have_first = false;
         sm->mode = MODE_PLAIN;
-        xml_feed(sm, &sm->first, 1);
+        doc_feed(sm, &sm->first, 1);
     }
     if (sm->stop == BC_SITEMAP_STOP_NONE && sm->mode == MODE_GZIP &&
         !sm->z_ended)
         stop(sm, BC_SITEMAP_STOP_GZIP); /* the stream was cut short */
-    if (sm->stop == BC_SITEMAP_STOP_NONE) {
+    if (sm->stop == BC_SITEMAP_STOP_NONE && sm->doc == DOC_UNDECIDED) {
+        /* Empty, or only a BOM and whitespace: no XML document. */
+        sm->doc = DOC_XML;
+        if (sm->lead_len > 0)
+            xml_parse(sm, sm->lead, sm->lead_len);
+    }
+    if (sm->stop == BC_SITEMAP_STOP_NONE && sm->doc == DOC_TEXT &&
+        (sm->loc_len > 0 || sm->loc_long))
+        text_line(sm); /* the last line, without its LF */
+    if (sm->stop == BC_SITEMAP_STOP_NONE && sm->doc == DOC_XML) {
         int rc = xmlParseChunk(sm->ctxt, NULL, 0, 1);
         if (rc != 0 || !sm->ctxt->wellFormed)
             stop(sm, rc == XML_ERR_NO_MEMORY ? BC_SITEMAP_STOP_NOMEM
@@ -593,6 +896,28 @@ enum bc_sitemap_stop bc_sitemap_stopped(const struct bc_sitemap *sm)
 enum bc_sitemap_kind bc_sitemap_kind(const struct bc_sitemap *sm)
 {
     return sm ? sm->kind : BC_SITEMAP_UNKNOWN;
+}
+
+enum bc_sitemap_format bc_sitemap_format(const struct bc_sitemap *sm)
+{
+    return sm ? sm->format : BC_SITEMAP_FORMAT_UNKNOWN;
+}
+
+const char *bc_sitemap_format_name(enum bc_sitemap_format format)
+{
+    switch (format) {
+    case BC_SITEMAP_FORMAT_UNKNOWN:
+        return "unknown";
+    case BC_SITEMAP_FORMAT_XML:
+        return "xml";
+    case BC_SITEMAP_FORMAT_TEXT:
+        return "text";
+    case BC_SITEMAP_FORMAT_RSS:
+        return "rss";
+    case BC_SITEMAP_FORMAT_ATOM:
+        return "atom";
+    }
+    return "unknown";
 }
 
 void bc_sitemap_stats(const struct bc_sitemap *sm,

@@ -8,7 +8,9 @@
 // the same lines as links_dump: "link KIND HREF" for HTML a/area href
 // (and svg <a>: href, else xlink:href), frame/iframe src, and link href whose
 // rel holds canonical, alternate, next or prev and not stylesheet; and
-// "base HREF" for the first <base> with an href, at its place.
+// "base HREF" for the first <base> with an href, at its place, in tree
+// order: a template's contents (walked for links, which a script may put
+// in the page) are not in the tree, and a <base> there is no base.
 'use strict';
 const path = require('path');
 const fs = require('fs');
@@ -43,7 +45,7 @@ function relFlags(rel) {
 const HTML_NS = 'http://www.w3.org/1999/xhtml';
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
-function walk(node, out, st) {
+function walk(node, out, st, inTemplate) {
     const ns = node.namespaceURI;
     // HTML elements; in svg only <a> is a link.
     const tag = ns === HTML_NS || (ns === SVG_NS && node.tagName === 'a')
@@ -60,7 +62,7 @@ function walk(node, out, st) {
             const v = attr(node, 'href');
             if (v !== null && relFlags(attr(node, 'rel')))
                 out.push('link LINK ' + esc(v));
-        } else if (tag === 'base' && !st.base) {
+        } else if (tag === 'base' && !st.base && !inTemplate) {
             const v = attr(node, 'href');
             if (v !== null) {
                 st.base = true;
@@ -68,8 +70,8 @@ function walk(node, out, st) {
             }
         }
     }
-    if (node.content) walk(node.content, out, st); // <template>
-    for (const c of node.childNodes || []) walk(c, out, st);
+    if (node.content) walk(node.content, out, st, true); // <template>
+    for (const c of node.childNodes || []) walk(c, out, st, inTemplate);
 }
 
 async function main() {
@@ -85,7 +87,7 @@ while (off < data.length) {
     const html = data.slice(nl + 1, nl + 1 + len).toString('utf8');
     off = nl + 1 + len;
     const out = [];
-    walk(parse5.parse(html), out, {base: false});
+    walk(parse5.parse(html), out, {base: false}, false);
     lines.push('doc ' + doc++, ...out, 'end');
     if (lines.length > 10000) {
         process.stdout.write(lines.join('\n') + '\n');

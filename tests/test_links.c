@@ -689,6 +689,73 @@ static const struct soup_case soup_cases[] = {
     {"<? processing instruction is a bogus comment",
      "<?xml <a href=/no-pi>?><a href=/after-pi>",
      "link\tANCHOR\t/after-pi\t-\n"},
+    /* Issue 21: a template's contents are not in the tree, and the
+     * tree builder's frameset-ok flag (parse5 agrees on every one). */
+    {"a <base> in a template is not the document's base",
+     "<template><base href=/tb/></template><a href=/x>",
+     "link\tANCHOR\t/x\t-\n"},
+    {"the first <base> outside templates counts",
+     "<template><base href=/tb/><a href=/in-t></template>"
+     "<base href=/b/><a href=/x>",
+     "link\tANCHOR\t/in-t\t-\nlink\tANCHOR|BASE_HREF\t/x\t/b/\n"},
+    {"</template> closes the svg inside it",
+     "<template><svg></template><base href=/b/><a href=/x>",
+     "link\tANCHOR|BASE_HREF\t/x\t/b/\n"},
+    {"a template in an svg integration point",
+     "<svg><foreignObject><template><base href=/tb/></template>"
+     "</foreignObject></svg><base href=/b2/><a href=/x>",
+     "link\tANCHOR|BASE_HREF\t/x\t/b2/\n"},
+    {"a frameset after body text is ignored, and its frames",
+     "<p>text</p><frameset><frame src=/no-f></frameset>", ""},
+    {"a frameset after an <img> is ignored", "<img><frameset><frame src=/no>",
+     ""},
+    {"a frameset after <body> is ignored", "<body><frameset><frame src=/no>",
+     ""},
+    {"a frameset after </br> is ignored", "</br><frameset><frame src=/no>", ""},
+    {"a frameset after a character reference is ignored",
+     "&amp;<frameset><frame src=/no>", ""},
+    {"a frameset after text in svg is ignored",
+     "<svg>x</svg><frameset><frame src=/no>", ""},
+    {"a frameset after <input> is ignored", "<input><frameset><frame src=/no>",
+     ""},
+    {"a frameset in a template is ignored",
+     "<template><frameset><frame src=/no></template>", ""},
+    {"a frameset after a template and a <div> is ignored",
+     "<template></template><div><frameset><frame src=/no>", ""},
+    {"a frameset after a <div> replaces the body",
+     "<div><frameset><frame src=/f>", "link\tFRAME\t/f\t-\n"},
+    {"a frameset after whitespace, head elements and a hidden input",
+     " \n<title>t</title><script>s</script><style>x</style>"
+     "<input type=HIDDEN><frameset><frame src=/f>",
+     "link\tFRAME\t/f\t-\n"},
+    {"a frameset after a UTF-8 BOM", "\xEF\xBB\xBF<frameset><frame src=/f>",
+     "link\tFRAME\t/f\t-\n"},
+    {"a frameset after a template in head (the body is not made yet)",
+     "<head><template>x</template></head><frameset><frame src=/f>",
+     "link\tFRAME\t/f\t-\n"},
+    {"a frameset at a MathML integration point",
+     "<math><mi><frameset><frame src=/f>", "link\tFRAME\t/f\t-\n"},
+    {"in a frameset only frames count; after it, nothing",
+     "<frameset><a href=/no-a><iframe src=/no-if><frame src=/f2><title>"
+     "<frame src=/f3><frameset><frame src=/f4></frameset><frame src=/f5>"
+     "</frameset><frame src=/no-after><a href=/no-a2><noframes>"
+     "<a href=/no-nf></noframes>",
+     "link\tFRAME\t/f2\t-\nlink\tFRAME\t/f3\t-\nlink\tFRAME\t/f4\t-\n"
+     "link\tFRAME\t/f5\t-\n"},
+    {"after a template in head, a <noscript> after </head> makes the body",
+     "<head><template></template></head><noscript></noscript>"
+     "<frameset><frame src=/no>",
+     ""},
+    {"... and one before </head> does not",
+     "<head><template></template><noscript></noscript></head>"
+     "<frameset><frame src=/f>",
+     "link\tFRAME\t/f\t-\n"},
+    {"<frameset/> opens a frameset all the same",
+     "<frameset><frameset/><frame src=/a></frameset><frame src=/b>"
+     "</frameset><frame src=/no>",
+     "link\tFRAME\t/a\t-\nlink\tFRAME\t/b\t-\n"},
+    {"a <base> in a frameset is ignored",
+     "<frameset><base href=/b/><frame src=/f>", "link\tFRAME\t/f\t-\n"},
 };
 
 static void test_browser_soup(void **state)

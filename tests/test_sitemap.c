@@ -190,13 +190,14 @@ static void test_index_and_no_namespace(void **state)
                    "sitemap http://a.test/s1.xml 1104537600\n"
                    "sitemap http://a.test/s2.xml.gz -\n",
                    BC_SITEMAP_STOP_NONE);
-    /* No namespace: accepted; another namespace: not a sitemap. */
+    /* No namespace: accepted; another namespace: not a sitemap (issue
+     * 21: it gave no entries and no stop reason). */
     parse_all_ways(NULL, "<urlset><url><loc>u</loc></url></urlset>",
                    "url u -\n", BC_SITEMAP_STOP_NONE);
     parse_all_ways(NULL,
                    "<x:urlset xmlns:x=\"urn:other\"><x:url><x:loc>u</x:loc>"
                    "</x:url></x:urlset>",
-                   "", BC_SITEMAP_STOP_NONE);
+                   "", BC_SITEMAP_STOP_NOT_SITEMAP);
     parse_all_ways(NULL, "<html><body><a href=/x>x</a></body></html>", "",
                    BC_SITEMAP_STOP_NOT_SITEMAP);
 }
@@ -306,9 +307,9 @@ static void test_gzip_errors(void **state)
     assert_string_equal(r.out.p, "");
     free(r.out.p);
     free(z);
-    /* A single byte 0x1f is no gzip: plain (malformed) XML. */
+    /* A single byte 0x1f is no gzip: a text file, and no URL list. */
     parse(NULL, "\x1f", 1, 0, &r);
-    assert_int_equal(r.stop, BC_SITEMAP_STOP_MALFORMED);
+    assert_int_equal(r.stop, BC_SITEMAP_STOP_NOT_SITEMAP);
     assert_false(r.stats.gzip);
     free(r.out.p);
 }
@@ -359,7 +360,259 @@ static void test_malformed_keeps_entries(void **state)
     parse_all_ways(NULL, "<urlset " NS "><url><loc>a</loc></url><url><lo",
                    "url a -\n", BC_SITEMAP_STOP_MALFORMED);
     parse_all_ways(NULL, "", "", BC_SITEMAP_STOP_MALFORMED);
-    parse_all_ways(NULL, "not xml at all\n", "", BC_SITEMAP_STOP_MALFORMED);
+    /* Empty, or a BOM and whitespace alone: no document at all. */
+    parse_all_ways(NULL, "\xEF\xBB\xBF \n\t", "", BC_SITEMAP_STOP_MALFORMED);
+    /* Text that is not a list of URLs: not a sitemap. */
+    parse_all_ways(NULL, "not xml at all\n", "", BC_SITEMAP_STOP_NOT_SITEMAP);
+}
+
+/* ---- issue 21: the other formats of sitemaps.org ----------------------- */
+
+/* Parse doc whole and check its format, kind and counters. */
+static struct result parse_whole(const struct bc_sitemap_config *cfg,
+                                 const char *doc)
+{
+    struct result r;
+    parse(cfg, doc, strlen(doc), 0, &r);
+    return r;
+}
+
+static void test_text(void **state)
+{
+    (void)state;
+    /* A BOM, blank lines, CR LF, whitespace around, upper-case schemes;
+     * lines that are no absolute http(s) URL are skipped and counted;
+     * the last line needs no LF. Plain and gzipped, any chunking. */
+    const char *doc = "\xEF\xBB\xBF  \n"
+                      "http://a.test/1\r\n"
+                      "https://a.test/2?x=1&y=2\n"
+                      "\n"
+                      "  HTTP://A.test/3  \n"
+                      "not a url\n"
+                      "ftp://a.test/x\n"
+                      "http://\n"
+                      "/relative\n"
+                      "http://a.test/has space\n"
+                      "http://a.test/last";
+    const char *want = "url http://a.test/1 -\n"
+                       "url https://a.test/2?x=1&y=2 -\n"
+                       "url HTTP://A.test/3 -\n"
+                       "url http://a.test/last -\n";
+    parse_all_ways(NULL, doc, want, BC_SITEMAP_STOP_NONE);
+    struct result r = parse_whole(NULL, doc);
+    assert_int_equal(r.kind, BC_SITEMAP_URLSET);
+    assert_int_equal(r.stats.entries, 4);
+    assert_int_equal(r.stats.not_url, 5);
+    assert_int_equal(r.stats.bytes_xml, strlen(doc));
+    free(r.out.p);
+    struct bc_sitemap_config cfg;
+    bc_sitemap_config_init(&cfg);
+    struct bc_sitemap *sm;
+    assert_int_equal(bc_sitemap_create(&cfg, &sm), BC_OK);
+    assert_int_equal(bc_sitemap_format(sm), BC_SITEMAP_FORMAT_UNKNOWN);
+    assert_int_equal(bc_sitemap_feed(sm, "\n \n", 3), BC_OK);
+    assert_int_equal(bc_sitemap_format(sm), BC_SITEMAP_FORMAT_UNKNOWN);
+    assert_int_equal(bc_sitemap_feed(sm, "http://a.test/", 14), BC_OK);
+    assert_int_equal(bc_sitemap_format(sm), BC_SITEMAP_FORMAT_TEXT);
+    assert_int_equal(bc_sitemap_finish(sm), BC_OK);
+    bc_sitemap_free(sm);
+    assert_string_equal(bc_sitemap_format_name(BC_SITEMAP_FORMAT_TEXT), "text");
+
+    /* The first line decides: a text file that is no URL list (an error
+     * page, a robots.txt) is not a sitemap. */
+    parse_all_ways(NULL, "User-agent: *\nhttp://a.test/1\n", "",
+                   BC_SITEMAP_STOP_NOT_SITEMAP);
+    r = parse_whole(NULL, "Not found\n");
+    assert_int_equal(r.stop, BC_SITEMAP_STOP_NOT_SITEMAP);
+    assert_int_equal(r.kind, BC_SITEMAP_UNKNOWN);
+    free(r.out.p);
+}
+
+static void test_text_limits(void **state)
+{
+    (void)state;
+    struct bc_sitemap_config cfg;
+    bc_sitemap_config_init(&cfg);
+    /* max_urls and max_urls + 1. */
+    cfg.max_urls = 3;
+    parse_all_ways(&cfg, "http://h/a\nhttp://h/b\nhttp://h/c\n",
+                   "url http://h/a -\nurl http://h/b -\nurl http://h/c -\n",
+                   BC_SITEMAP_STOP_NONE);
+    parse_all_ways(&cfg, "http://h/a\nhttp://h/b\nhttp://h/c\nhttp://h/d\n",
+                   "url http://h/a -\nurl http://h/b -\nurl http://h/c -\n",
+                   BC_SITEMAP_STOP_TOO_MANY_URLS);
+    /* max_bytes and max_bytes + 1 (the bytes after inflation). */
+    const char *doc = "http://h/a\nhttp://h/b\n";
+    bc_sitemap_config_init(&cfg);
+    cfg.max_bytes = strlen(doc);
+    parse_all_ways(&cfg, doc, "url http://h/a -\nurl http://h/b -\n",
+                   BC_SITEMAP_STOP_NONE);
+    cfg.max_bytes = strlen(doc) - 1;
+    parse_all_ways(&cfg, doc, "url http://h/a -\n", BC_SITEMAP_STOP_TOO_LARGE);
+    /* A line of max_loc_bytes is a URL; one byte more is skipped. */
+    bc_sitemap_config_init(&cfg);
+    cfg.max_loc_bytes = 16;
+    parse_all_ways(&cfg, "http://h/1234567\nhttp://h/12345678\nhttp://h/b\n",
+                   "url http://h/1234567 -\nurl http://h/b -\n",
+                   BC_SITEMAP_STOP_NONE);
+    struct result r =
+        parse_whole(&cfg, "http://h/1234567\nhttp://h/12345678\nhttp://h/b\n");
+    assert_int_equal(r.stats.skipped_long, 1);
+    free(r.out.p);
+    /* The protocol's 50,000 and 50,001, gzipped. */
+    for (unsigned n = 50000; n <= 50001; n++) {
+        struct strbuf text = {0};
+        for (unsigned i = 0; i < n; i++) {
+            char line[64];
+            snprintf(line, sizeof(line), "http://a.test/%u\n", i);
+            strbuf_str(&text, line);
+        }
+        size_t zlen;
+        unsigned char *z = gzip(text.p, text.len, 1, &zlen);
+        parse(NULL, z, zlen, 4096, &r);
+        assert_true(r.stats.gzip);
+        assert_int_equal(r.stats.entries, 50000);
+        assert_int_equal(r.stop, n == 50000 ? BC_SITEMAP_STOP_NONE
+                                            : BC_SITEMAP_STOP_TOO_MANY_URLS);
+        free(r.out.p);
+        free(z);
+        free(text.p);
+    }
+}
+
+static void test_rss(void **state)
+{
+    (void)state;
+    const char *doc =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        "<rss version=\"2.0\" xmlns:atom=\"http://www.w3.org/2005/Atom\">\n"
+        "<channel><title>t</title><link>http://a.test/channel</link>\n"
+        " <atom:link href=\"http://a.test/feed\" rel=\"self\"/>\n"
+        " <item><title>1</title><link> http://a.test/1?a=1&amp;b=2 </link>"
+        "<pubDate>Mon, 01 Jan 2024 00:00:00 GMT</pubDate></item>\n"
+        " <item><atom:link href=\"http://a.test/no\"/><guid isPermaLink="
+        "\"true\">http://a.test/guid</guid></item>\n"
+        " <item><link><![CDATA[http://a.test/2]]></link>"
+        "<link>http://a.test/second-link</link></item>\n"
+        "</channel>\n"
+        "<item><link>http://a.test/outside-channel</link></item>\n"
+        "</rss>\n";
+    parse_all_ways(NULL, doc,
+                   "url http://a.test/1?a=1&b=2 -\nurl http://a.test/2 -\n",
+                   BC_SITEMAP_STOP_NONE);
+    struct result r = parse_whole(NULL, doc);
+    assert_int_equal(r.kind, BC_SITEMAP_URLSET);
+    assert_int_equal(r.stats.no_loc, 1);
+    free(r.out.p);
+    /* An <rss> in a namespace is not RSS 2.0. */
+    parse_all_ways(NULL,
+                   "<rss xmlns=\"urn:x\"><channel><item><link>http://a/"
+                   "</link></item></channel></rss>",
+                   "", BC_SITEMAP_STOP_NOT_SITEMAP);
+}
+
+static void test_atom(void **state)
+{
+    (void)state;
+    const char *doc =
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+        "<feed xmlns=\"http://www.w3.org/2005/Atom\">\n"
+        " <title>t</title><link href=\"http://a.test/\"/>\n"
+        " <link rel=\"self\" href=\"http://a.test/atom.xml\"/>\n"
+        " <entry><title>1</title>"
+        "<link rel=\"self\" href=\"http://a.test/self\"/>"
+        "<link rel=\"alternate\" type=\"text/html\" "
+        "href=\"http://a.test/1?a=1&amp;b=2&#38;c&lt;\"/>"
+        "<link href=\"http://a.test/second\"/>"
+        "<updated>2024-01-01T00:00:00Z</updated></entry>\n"
+        " <entry><link href=\"http://a.test/2\"/></entry>\n"
+        " <entry><link rel=\"enclosure\" href=\"http://a.test/e.mp3\"/>"
+        "</entry>\n"
+        " <entry><x:link xmlns:x=\"urn:x\" href=\"http://a.test/no\"/>"
+        "</entry>\n"
+        "</feed>\n";
+    parse_all_ways(NULL, doc,
+                   "url http://a.test/1?a=1&b=2&c< 1704067200\n"
+                   "url http://a.test/2 -\n",
+                   BC_SITEMAP_STOP_NONE);
+    struct result r = parse_whole(NULL, doc);
+    assert_int_equal(r.kind, BC_SITEMAP_URLSET);
+    assert_int_equal(r.stats.no_loc, 2);
+    free(r.out.p);
+    /* Atom 0.3: its namespace, <modified>. */
+    parse_all_ways(NULL,
+                   "<feed version=\"0.3\" xmlns=\"http://purl.org/atom/ns#\">"
+                   "<entry><link rel=\"alternate\" type=\"text/html\" "
+                   "href=\"http://a.test/03\"/><modified>2024-01-01</modified>"
+                   "</entry></feed>",
+                   "url http://a.test/03 1704067200\n", BC_SITEMAP_STOP_NONE);
+    /* A <feed> in no namespace is no Atom feed. */
+    parse_all_ways(NULL,
+                   "<feed><entry><link href=\"http://a/\"/></entry></feed>", "",
+                   BC_SITEMAP_STOP_NOT_SITEMAP);
+}
+
+/* The old Google namespace 0.84, for a urlset and an index. */
+static void test_namespace_084(void **state)
+{
+    (void)state;
+    parse_all_ways(NULL,
+                   "<urlset xmlns=\"http://www.google.com/schemas/sitemap/"
+                   "0.84\"><url><loc>http://a.test/1</loc><lastmod>2024-01-01"
+                   "</lastmod></url></urlset>",
+                   "url http://a.test/1 1704067200\n", BC_SITEMAP_STOP_NONE);
+    parse_all_ways(NULL,
+                   "<sitemapindex xmlns=\"http://www.google.com/schemas/"
+                   "sitemap/0.84\"><sitemap><loc>http://a.test/s.xml</loc>"
+                   "</sitemap></sitemapindex>",
+                   "sitemap http://a.test/s.xml -\n", BC_SITEMAP_STOP_NONE);
+}
+
+/* Every format is told apart, and every stop has a name of its own. */
+static void test_formats_and_stops(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *doc;
+        enum bc_sitemap_format format;
+    } docs[] = {
+        {"<urlset " NS "/>", BC_SITEMAP_FORMAT_XML},
+        {"<urlset xmlns=\"http://www.google.com/schemas/sitemap/0.84\"/>",
+         BC_SITEMAP_FORMAT_XML},
+        {"http://a.test/\n", BC_SITEMAP_FORMAT_TEXT},
+        {"<rss version=\"2.0\"><channel/></rss>", BC_SITEMAP_FORMAT_RSS},
+        {"<feed xmlns=\"http://www.w3.org/2005/Atom\"/>",
+         BC_SITEMAP_FORMAT_ATOM},
+        {"<feed xmlns=\"http://purl.org/atom/ns#\"/>", BC_SITEMAP_FORMAT_ATOM},
+        {"<html/>", BC_SITEMAP_FORMAT_UNKNOWN},
+    };
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+        struct bc_sitemap_config cfg;
+        struct bc_sitemap *sm;
+        bc_sitemap_config_init(&cfg);
+        assert_int_equal(bc_sitemap_create(&cfg, &sm), BC_OK);
+        assert_int_equal(bc_sitemap_feed(sm, docs[i].doc, strlen(docs[i].doc)),
+                         BC_OK);
+        assert_int_equal(bc_sitemap_finish(sm), BC_OK);
+        if (bc_sitemap_format(sm) != docs[i].format)
+            fail_msg("%s: format %s", docs[i].doc,
+                     bc_sitemap_format_name(bc_sitemap_format(sm)));
+        assert_int_equal(bc_sitemap_stopped(sm),
+                         docs[i].format == BC_SITEMAP_FORMAT_UNKNOWN
+                             ? BC_SITEMAP_STOP_NOT_SITEMAP
+                             : BC_SITEMAP_STOP_NONE);
+        bc_sitemap_free(sm);
+    }
+    assert_int_equal(bc_sitemap_format(NULL), BC_SITEMAP_FORMAT_UNKNOWN);
+    assert_string_equal(bc_sitemap_format_name((enum bc_sitemap_format)99),
+                        "unknown");
+    for (int a = 1; a < BC_SITEMAP_STOP_COUNT; a++) {
+        const char *na = bc_sitemap_stop_name((enum bc_sitemap_stop)a);
+        assert_string_not_equal(na, "unknown");
+        for (int b = 0; b < a; b++)
+            assert_string_not_equal(
+                na, bc_sitemap_stop_name((enum bc_sitemap_stop)b));
+    }
 }
 
 static void test_loc_length(void **state)
@@ -494,6 +747,12 @@ int main(void)
         cmocka_unit_test(test_gzip_errors),
         cmocka_unit_test(test_doctype_refused),
         cmocka_unit_test(test_malformed_keeps_entries),
+        cmocka_unit_test(test_text),
+        cmocka_unit_test(test_text_limits),
+        cmocka_unit_test(test_rss),
+        cmocka_unit_test(test_atom),
+        cmocka_unit_test(test_namespace_084),
+        cmocka_unit_test(test_formats_and_stops),
         cmocka_unit_test(test_loc_length),
         cmocka_unit_test(test_datetime),
         cmocka_unit_test(test_never_prints),

@@ -2,12 +2,28 @@
  * bloomcrawl/sitemap.h - streaming sitemap parsing (sitemaps.org 0.9).
  *
  * A sitemap parser is fed a sitemap's body in chunks of any size, as they
- * come off the network, and calls back once per entry it finds:
+ * come off the network, and calls back once per entry it finds, in any
+ * of the formats sitemaps.org accepts (bc_sitemap_format()):
  *
- *   - <urlset><url><loc>...</loc><lastmod>...</lastmod></url>: a page
- *     (BC_SITEMAP_URLSET);
- *   - <sitemapindex><sitemap><loc>...</loc></sitemap>: another sitemap
- *     (BC_SITEMAP_INDEX).
+ *   - XML: <urlset><url><loc>...</loc><lastmod>...</lastmod></url>: a
+ *     page (BC_SITEMAP_URLSET); <sitemapindex><sitemap><loc>...</loc>
+ *     </sitemap>: another sitemap (BC_SITEMAP_INDEX); in the sitemaps.org
+ *     namespace, Google's old 0.84 one
+ *     (http://www.google.com/schemas/sitemap/0.84) or none;
+ *   - text: one absolute http(s) URL per line (UTF-8; LF or CR LF; blank
+ *     lines skipped): a body whose first byte after an optional UTF-8 BOM
+ *     and whitespace is not '<'. A later line that is no such URL is
+ *     skipped and counted (not_url); a first one means the file is other
+ *     text, not a sitemap (BC_SITEMAP_STOP_NOT_SITEMAP);
+ *   - RSS 2.0: <rss><channel><item><link>: a page (no date: pubDate is
+ *     not read);
+ *   - Atom 1.0 and 0.3: <feed><entry><link href="..."> whose rel is absent
+ *     or "alternate" (the first one), dated by <updated> (<modified>).
+ *
+ * Text, RSS and Atom entries are pages (BC_SITEMAP_URLSET). A root
+ * element of no format above (in its namespace) stops the parser with
+ * BC_SITEMAP_STOP_NOT_SITEMAP: every file that gives no entries either
+ * has none or has a stop reason.
  *
  * The <loc> text is handed over with entities decoded and surrounding
  * whitespace removed, as the file wrote it: resolving, normalizing and
@@ -22,8 +38,8 @@
  * A body that starts with the gzip magic (1f 8b) is inflated first,
  * whatever its Content-Type said (a .xml.gz file is usually served as
  * application/gzip or application/octet-stream, without a
- * Content-Encoding). The limits of the protocol hold for the XML after
- * inflation: at most max_urls entries (50,000) and max_bytes bytes
+ * Content-Encoding). The limits of the protocol hold for the document
+ * (XML or text) after inflation: at most max_urls entries (50,000) and max_bytes bytes
  * (52,428,800 = 50 MiB) per file. The entry after the max_urls-th, or
  * the byte after max_bytes, stops the parser with a reason; inflation
  * never produces more than max_bytes + 16 KiB, so a gzip bomb costs
@@ -66,14 +82,23 @@ enum bc_sitemap_kind {
     BC_SITEMAP_INDEX        /* <sitemapindex>: entries are sitemaps */
 };
 
+/* The format of a sitemap file (sitemaps.org, "Sitemap formats"). */
+enum bc_sitemap_format {
+    BC_SITEMAP_FORMAT_UNKNOWN = 0, /* not known yet */
+    BC_SITEMAP_FORMAT_XML,         /* <urlset> or <sitemapindex>, 0.9 or 0.84 */
+    BC_SITEMAP_FORMAT_TEXT,        /* one URL per line */
+    BC_SITEMAP_FORMAT_RSS,         /* RSS 2.0: <rss><channel><item><link> */
+    BC_SITEMAP_FORMAT_ATOM /* Atom 1.0 or 0.3: <feed><entry><link href> */
+};
+
 /* Why a parser stopped before the end of its input. */
 enum bc_sitemap_stop {
     BC_SITEMAP_STOP_NONE = 0,      /* not stopped */
     BC_SITEMAP_STOP_TOO_MANY_URLS, /* an entry beyond max_urls */
-    BC_SITEMAP_STOP_TOO_LARGE,     /* more than max_bytes of XML */
+    BC_SITEMAP_STOP_TOO_LARGE,     /* more than max_bytes (inflated) */
     BC_SITEMAP_STOP_MALFORMED,     /* not well-formed XML (or truncated) */
     BC_SITEMAP_STOP_DOCTYPE,       /* a <!DOCTYPE>: refused */
-    BC_SITEMAP_STOP_NOT_SITEMAP,   /* the root is neither urlset nor index */
+    BC_SITEMAP_STOP_NOT_SITEMAP,   /* no sitemap format: see above */
     BC_SITEMAP_STOP_GZIP,          /* corrupt gzip data */
     BC_SITEMAP_STOP_NOMEM,         /* out of memory */
     BC_SITEMAP_STOP_COUNT          /* the number of reasons, not a reason */
@@ -116,7 +141,9 @@ struct bc_sitemap_stats {
     uint64_t skipped_long; /* <loc>s longer than max_loc_bytes */
     uint64_t bad_lastmod;  /* <lastmod>s that are no W3C datetime */
     uint64_t bytes_in;     /* bytes fed (compressed, when gzip) */
-    uint64_t bytes_xml;    /* XML bytes given to the XML parser */
+    uint64_t bytes_xml;    /* document bytes (inflated; XML or text) read */
+    uint64_t not_url;      /* text lines (not the first) that are no
+                              absolute http(s) URL: skipped */
     bool gzip;             /* the body was gzip-compressed */
 };
 
@@ -164,8 +191,18 @@ enum bc_status bc_sitemap_finish(struct bc_sitemap *sitemap);
  * NULL, BC_SITEMAP_STOP_NONE. */
 enum bc_sitemap_stop bc_sitemap_stopped(const struct bc_sitemap *sitemap);
 
-/* The root element's kind (BC_SITEMAP_UNKNOWN before it, and for NULL). */
+/* The root element's kind (BC_SITEMAP_UNKNOWN before it, and for NULL):
+ * BC_SITEMAP_URLSET for text, RSS and Atom, whose entries are pages. */
 enum bc_sitemap_kind bc_sitemap_kind(const struct bc_sitemap *sitemap);
+
+/* The file's format (BC_SITEMAP_FORMAT_UNKNOWN before its first byte that
+ * is not a BOM or whitespace, or its root element; for NULL, and when it
+ * stopped as not a sitemap). */
+enum bc_sitemap_format bc_sitemap_format(const struct bc_sitemap *sitemap);
+
+/* A short name for a format ("unknown", "xml", "text", "rss", "atom";
+ * "unknown" outside the enum). Never NULL. */
+const char *bc_sitemap_format_name(enum bc_sitemap_format format);
 
 /* Copy the counters into *stats (zeros for a NULL parser). */
 void bc_sitemap_stats(const struct bc_sitemap *sitemap,
