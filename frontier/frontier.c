@@ -207,8 +207,10 @@ struct host {
     uint64_t robots_expires;
     uint64_t crawl_delay_ms; /* from robots.txt, capped */
     unsigned robots_redirects;
-    unsigned robots_failures; /* unreachable outcomes in a row */
-    uint64_t given_up_lost;   /* ROBOTS_GIVEN_UP: URLs dropped or refused */
+    unsigned robots_failures;        /* unreachable outcomes in a row */
+    enum robots_state robots_before; /* while FETCHING: the state before,
+                                        for bc_frontier_giveback() */
+    uint64_t given_up_lost; /* ROBOTS_GIVEN_UP: URLs dropped or refused */
     char *robots_url; /* a redirect target, or NULL for origin/robots.txt */
     /* Sitemap jobs waiting (FIFO), and how many were ever queued here
      * (for sitemaps_per_host). */
@@ -283,6 +285,7 @@ struct bc_frontier {
     struct name *scope_hosts, *scope_domains;
     size_t queued, in_flight, queue_bytes;
     uint64_t added, admitted, handed_out, robots_fetches, retried;
+    uint64_t given_back; /* jobs given back (bc_frontier_giveback()) */
     uint64_t robots_parsed, robots_unavailable, robots_unreachable;
     uint64_t reasons[BC_ADMIT_REASON_COUNT];
     /* Sitemaps: the URLs queued in this crawl, the counters, and while
@@ -313,6 +316,8 @@ static void sitemap_seen_test(struct bc_frontier *f, const struct bc_url *u);
 static void sitemaps_of_robots(struct bc_frontier *f, struct host *h);
 static enum bc_status sitemap_next(struct bc_frontier *f, struct host *h,
                                    uint64_t now, struct bc_frontier_job *j);
+static enum bc_status sitemap_giveback(struct bc_frontier *f, struct host *h,
+                                       const struct bc_frontier_job *job);
 
 const char *bc_fault_name(enum bc_fault fault)
 {
@@ -1527,6 +1532,7 @@ again:
         char *url = robots_url_of(f, h);
         if (!url)
             return BC_ERR_NOMEM;
+        h->robots_before = h->robots_state;
         h->robots_state = ROBOTS_FETCHING;
         h->in_flight++;
         f->in_flight++;
@@ -1670,6 +1676,43 @@ static uint64_t after_request(struct bc_frontier *f, struct host *h,
     return delay;
 }
 
+/*
+ * Queue the URL of FETCH job (of host h) again at h's tail with retries
+ * (it passed admission and the seen-test already): in memory or, with a
+ * store, through its queued hook with requeue true (the store gives it a
+ * new id). BC_OK, BC_ERR_NOMEM (counted under BC_ADMIT_NOMEM: the URL is
+ * lost, the job is done) or the store's error (sticky).
+ */
+static enum bc_status requeue(struct bc_frontier *f, struct host *h,
+                              const struct bc_frontier_job *job,
+                              unsigned retries)
+{
+    struct entry_meta m = {job->depth, job->redirects, retries, job->id,
+                           job_url_of(job->owned)->from};
+    bool to_memory = in_memory_next(f, h);
+    if (to_memory && !queue_reserve(f, h, job->url_len)) {
+        f->reasons[BC_ADMIT_NOMEM]++;
+        return BC_ERR_NOMEM;
+    }
+    if (f->store.queued) {
+        struct bc_frontier_entry e = {
+            job->url,  job->url_len, m.depth, m.redirects,
+            m.retries, job->id,      NULL,    0};
+        if (m.ref) {
+            e.referrer = m.ref->text;
+            e.referrer_len = m.ref->len;
+        }
+        enum bc_status st = f->store.queued(f->store.ctx, h->origin,
+                                            h->origin_len, &e, true, &m.id);
+        if (st != BC_OK) {
+            f->store_status = st;
+            return st;
+        }
+    }
+    enqueue(f, h, job->url, job->url_len, &m, to_memory);
+    return BC_OK;
+}
+
 enum bc_status bc_frontier_done(struct bc_frontier *f,
                                 struct bc_frontier_job *job,
                                 const struct bc_frontier_outcome *o,
@@ -1682,42 +1725,57 @@ enum bc_status bc_frontier_done(struct bc_frontier *f,
     struct host *h = job->host;
     enum bc_status result = BC_OK;
     uint64_t delay = after_request(f, h, o, now);
-    if (o->http_status == 429 || o->http_status == 503) {
-        if (job->retries < f->cfg.max_retries && job->url) {
-            /* Asked to come back later: queue the URL again. It passed
-             * admission and the seen-test already. */
-            struct entry_meta m = {job->depth, job->redirects, job->retries + 1,
-                                   job->id, job_url_of(job->owned)->from};
-            bool to_memory = in_memory_next(f, h);
-            if (!to_memory || queue_reserve(f, h, job->url_len)) {
-                if (f->store.queued) {
-                    struct bc_frontier_entry e = {
-                        job->url,  job->url_len, m.depth, m.redirects,
-                        m.retries, job->id,      NULL,    0};
-                    if (m.ref) {
-                        e.referrer = m.ref->text;
-                        e.referrer_len = m.ref->len;
-                    }
-                    enum bc_status st =
-                        f->store.queued(f->store.ctx, h->origin, h->origin_len,
-                                        &e, true, &m.id);
-                    if (st != BC_OK) {
-                        f->store_status = st;
-                        result = st;
-                        to_memory = false;
-                    }
-                }
-                if (result == BC_OK) {
-                    enqueue(f, h, job->url, job->url_len, &m, to_memory);
-                    f->retried++;
-                }
-            } else {
-                f->reasons[BC_ADMIT_NOMEM]++;
-                result = BC_ERR_NOMEM;
-            }
-        }
+    if ((o->http_status == 429 || o->http_status == 503) &&
+        job->retries < f->cfg.max_retries && job->url) {
+        /* Asked to come back later: queue the URL again. */
+        result = requeue(f, h, job, job->retries + 1);
+        if (result == BC_OK)
+            f->retried++;
     }
     release(f, job, now + delay);
+    host_schedule(f, h);
+    return result;
+}
+
+enum bc_status bc_frontier_giveback(struct bc_frontier *f,
+                                    struct bc_frontier_job *job, uint64_t now)
+{
+    if (!f || !job || !job->host || !job->owned ||
+        (job->action != BC_FRONTIER_FETCH &&
+         job->action != BC_FRONTIER_FETCH_ROBOTS &&
+         job->action != BC_FRONTIER_FETCH_SITEMAP))
+        return BC_ERR_INVALID_ARG;
+    if (f->store_status != BC_OK)
+        return f->store_status;
+    struct host *h = job->host;
+    enum bc_status result = BC_OK;
+    switch (job->action) {
+    case BC_FRONTIER_FETCH:
+        result = requeue(f, h, job, job->retries);
+        break;
+    case BC_FRONTIER_FETCH_ROBOTS:
+        /* Asked for again by the next next(): the state it had before it
+         * was handed out (unknown, expired, or unreachable with a retry
+         * due), and no failure counted. */
+        h->robots_state = h->robots_before;
+        break;
+    case BC_FRONTIER_FETCH_SITEMAP:
+        result = sitemap_giveback(f, h, job);
+        break;
+    case BC_FRONTIER_DROP:
+    case BC_FRONTIER_WAIT:
+    case BC_FRONTIER_DONE:
+        break;
+    }
+    if (result == BC_OK)
+        f->given_back++;
+    /* Not a request to the host: the delay next() set for it (starts are
+     * spaced by the delay) is taken back, unless a later job of the host
+     * started since. */
+    if (job->action != BC_FRONTIER_FETCH_ROBOTS &&
+        h->next_ms == job->started_ms + base_delay(f, h) && h->next_ms > now)
+        h->next_ms = now;
+    release(f, job, now);
     host_schedule(f, h);
     return result;
 }
@@ -2043,6 +2101,34 @@ static enum bc_status sitemap_next(struct bc_frontier *f, struct host *h,
     return BC_OK;
 }
 
+/* Put the sitemap of job (handed out by sitemap_next()) back at the head
+ * of h's sitemaps, as if it had not been handed out. BC_OK or
+ * BC_ERR_NOMEM (the sitemap is lost: counted under its NOMEM reason). */
+static enum bc_status sitemap_giveback(struct bc_frontier *f, struct host *h,
+                                       const struct bc_frontier_job *job)
+{
+    struct sitemap_item *it =
+        malloc(sizeof(*it) + job->url_len + job->scope_len + 2);
+    if (!it) {
+        f->sitemaps[BC_FRONTIER_SITEMAP_NOMEM]++;
+        return BC_ERR_NOMEM;
+    }
+    it->url_len = job->url_len;
+    it->scope_len = job->scope_len;
+    it->level = job->level;
+    it->named = job->named;
+    memcpy(it->text, job->url, job->url_len);
+    it->text[job->url_len] = '\0';
+    if (job->scope_len)
+        memcpy(it->text + job->url_len + 1, job->scope, job->scope_len);
+    it->text[job->url_len + 1 + job->scope_len] = '\0';
+    it->next = h->sm_head;
+    h->sm_head = it;
+    if (!h->sm_tail)
+        h->sm_tail = it;
+    return BC_OK;
+}
+
 static bool is_sitemap_job(const struct bc_frontier_job *job)
 {
     return job && job->action == BC_FRONTIER_FETCH_SITEMAP && job->host &&
@@ -2180,6 +2266,7 @@ void bc_frontier_stats(const struct bc_frontier *f, uint64_t now,
     s.admitted = f->admitted;
     s.handed_out = f->handed_out;
     s.retried = f->retried;
+    s.given_back = f->given_back;
     s.robots_fetches = f->robots_fetches;
     s.robots_parsed = f->robots_parsed;
     s.robots_unavailable = f->robots_unavailable;
@@ -2419,6 +2506,7 @@ void bc_frontier_restore_counters(struct bc_frontier *f,
     f->admitted = s->admitted;
     f->handed_out = s->handed_out;
     f->retried = s->retried;
+    f->given_back = s->given_back;
     f->robots_fetches = s->robots_fetches;
     f->robots_parsed = s->robots_parsed;
     f->robots_unavailable = s->robots_unavailable;
@@ -2439,6 +2527,7 @@ void bc_frontier_counters(const struct bc_frontier *f,
     out->admitted = f->admitted;
     out->handed_out = f->handed_out;
     out->retried = f->retried;
+    out->given_back = f->given_back;
     out->robots_fetches = f->robots_fetches;
     out->robots_parsed = f->robots_parsed;
     out->robots_unavailable = f->robots_unavailable;

@@ -626,6 +626,64 @@ static void test_retry_url(void **state)
     assert_int_equal(bc_frontier_create(&c, &f), BC_ERR_INVALID_ARG);
 }
 
+/* A job given back after a local failure (bc_frontier_giveback()) is as if
+ * it had not been handed out: a FETCH's URL queued again (at the host's
+ * tail) with its retries unchanged, a robots.txt asked for again with no
+ * failure counted, a sitemap queued again; the host's next contact is not
+ * delayed; counted in given_back. */
+static void test_giveback(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.sitemaps = true;
+    struct bc_frontier *f = make(&c);
+    seed(f, "http://a.test/x");
+    assert_int_equal(add(f, "/y", "http://a.test/x", 1), BC_ADMIT_QUEUED);
+    /* robots.txt given back: asked again at once, no failure counted. */
+    struct bc_frontier_job j = next(f, 0);
+    assert_int_equal(j.action, BC_FRONTIER_FETCH_ROBOTS);
+    assert_int_equal(bc_frontier_giveback(f, &j, 5), BC_OK);
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 5, &s);
+    assert_int_equal(s.given_back, 1);
+    assert_int_equal(s.robots_unreachable, 0);
+    assert_int_equal(s.in_flight, 0);
+    robots(f, 5, "http://a.test/robots.txt", 404, NULL);
+    /* The sitemap (/sitemap.xml, robots.txt named none) given back: handed
+     * out again once the robots.txt delay is over, not later. */
+    j = next(f, 1005);
+    assert_int_equal(j.action, BC_FRONTIER_FETCH_SITEMAP);
+    assert_string_equal(j.url, "http://a.test/sitemap.xml");
+    assert_int_equal(bc_frontier_giveback(f, &j, 1010), BC_OK);
+    j = next(f, 1010);
+    assert_int_equal(j.action, BC_FRONTIER_FETCH_SITEMAP);
+    assert_string_equal(j.url, "http://a.test/sitemap.xml");
+    assert_string_equal(j.scope, "http://a.test/");
+    struct bc_frontier_outcome o = {404, 5, 0, BC_FAULT_NONE};
+    assert_int_equal(bc_frontier_sitemap_done(f, &j, &o, 1020), BC_OK);
+    /* A FETCH given back goes to the tail of its host's queue, with its
+     * retries, and may be handed out again at once. */
+    j = expect_fetch(f, 2020, "http://a.test/x");
+    assert_int_equal(bc_frontier_giveback(f, &j, 2030), BC_OK);
+    /* job.url stays valid until the next next() */
+    assert_string_equal(j.url, "http://a.test/x");
+    j = expect_fetch(f, 2030, "http://a.test/y");
+    done(f, &j, 2040, 200, 10, 0);
+    j = expect_fetch(f, 3040, "http://a.test/x");
+    assert_int_equal(j.retries, 0);
+    assert_int_equal(j.depth, 0);
+    done(f, &j, 3050, 200, 10, 0);
+    assert_int_equal(next(f, 9000).action, BC_FRONTIER_DONE);
+    bc_frontier_stats(f, 9000, &s);
+    assert_int_equal(s.given_back, 3);
+    assert_int_equal(s.handed_out, 3);
+    assert_int_equal(s.retried, 0);
+    /* Not a job out: refused. */
+    assert_int_equal(bc_frontier_giveback(f, &j, 9000), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_frontier_giveback(NULL, &j, 9000), BC_ERR_INVALID_ARG);
+    bc_frontier_free(f);
+}
+
 /* Budget, depth, segment and trap limits, scope, patterns, queue size. */
 static void test_admission_limits(void **state)
 {
@@ -1808,6 +1866,43 @@ static void test_store_window_fifo(void **state)
     bc_frontier_free(stored);
 }
 
+/* With a store, a FETCH given back goes through the queued hook with
+ * requeue true (its id kept), retries unchanged, and comes out again. */
+static void test_giveback_store(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    c.min_delay_ms = 100;
+    static struct fake_store fs;
+    memset(&fs, 0, sizeof(fs));
+    struct bc_frontier *f = make(&c);
+    struct bc_frontier_store st = fake_store_of(&fs, 2);
+    assert_int_equal(bc_frontier_set_store(f, &st), BC_OK);
+    seed(f, "http://a.test/x");
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/x");
+    uint64_t id = j.id;
+    assert_int_equal(fs.urls[id].state, 1); /* handed out */
+    assert_int_equal(bc_frontier_giveback(f, &j, 10), BC_OK);
+    assert_int_equal(fs.urls[id].state, 0); /* queued again */
+    assert_int_equal(fs.urls[id].retries, 0);
+    j = expect_fetch(f, 10, "http://a.test/x");
+    assert_int_equal(j.id, id);
+    assert_int_equal(j.retries, 0);
+    done(f, &j, 20, 200, 10, 0);
+    assert_int_equal(next(f, 1000).action, BC_FRONTIER_DONE);
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 1000, &s);
+    assert_int_equal(s.given_back, 1);
+    /* A store failure is sticky. */
+    seed(f, "http://a.test/z");
+    j = expect_fetch(f, 1000, "http://a.test/z");
+    fs.fail = true;
+    assert_int_equal(bc_frontier_giveback(f, &j, 1010), BC_ERR_IO);
+    assert_int_equal(bc_frontier_store_status(f), BC_ERR_IO);
+    bc_frontier_free(f);
+}
+
 /* Stopped (freed, as by a kill) at several points and rebuilt from the
  * store, a frontier fetches per host the same URLs in the same order as
  * one never stopped: the one in flight at the stop first again, nothing
@@ -2605,6 +2700,8 @@ int main(void)
         cmocka_unit_test(test_robots_give_up),
         cmocka_unit_test(test_redirect_hops),
         cmocka_unit_test(test_retry_url),
+        cmocka_unit_test(test_giveback),
+        cmocka_unit_test(test_giveback_store),
         cmocka_unit_test(test_admission_limits),
         cmocka_unit_test(test_scope_domain),
         cmocka_unit_test(test_spellings_merge),

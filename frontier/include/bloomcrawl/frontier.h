@@ -595,6 +595,7 @@ struct bc_frontier_stats {
     uint64_t reasons[BC_ADMIT_REASON_COUNT]; /* per reason, incl. drops */
     uint64_t handed_out;                     /* FETCH jobs */
     uint64_t retried;        /* URLs queued again after 429/503 */
+    uint64_t given_back;     /* jobs given back (bc_frontier_giveback()) */
     uint64_t robots_fetches; /* FETCH_ROBOTS jobs */
     uint64_t robots_parsed, robots_unavailable, robots_unreachable;
     uint64_t sitemap_fetches; /* FETCH_SITEMAP jobs */
@@ -832,7 +833,7 @@ enum bc_status bc_frontier_restore_sitemap(struct bc_frontier *frontier,
                                            const struct bc_frontier_sitemap *sm,
                                            bool done);
 
-/* Fill the cumulative counters of *out (added, admitted, reasons,
+/* Fill the cumulative counters of *out (added, admitted, reasons, given_back,
  * handed_out, retried, robots_*, sitemap_fetches, sitemap_keys, sitemaps),
  * zero the rest: bc_frontier_stats()
  * without its O(hosts) gauges, for saving often. O(1). */
@@ -840,7 +841,8 @@ void bc_frontier_counters(const struct bc_frontier *frontier,
                           struct bc_frontier_stats *out);
 
 /* Set the cumulative counters (added, admitted, reasons, handed_out,
- * retried, robots_*, sitemap_fetches, sitemap_keys, sitemaps) from a stats record saved earlier; the gauges
+ * retried, given_back, robots_*, sitemap_fetches, sitemap_keys, sitemaps)
+ * from a stats record saved earlier; the gauges
  * (queued, hosts, ...) and the seen-test's counters are not touched. */
 void bc_frontier_restore_counters(struct bc_frontier *frontier,
                                   const struct bc_frontier_stats *stats);
