@@ -141,9 +141,11 @@
  * zlib's (inflate; its allocator is ours, z_alloc), the link extractor's
  * (the page's links would be lost from a success), curl's
  * (CURLE_OUT_OF_MEMORY), curl_multi_add_handle's - ends it with
- * BC_ERR_NOMEM and os_errno ENOMEM, and a socket error keeps curl's errno
- * (CURLINFO_OS_ERRNO: EMFILE, ENFILE, ENOBUFS, ECONNREFUSED, ...) in
- * os_errno. The caller classes the result (bc_crawler_fault_of()).
+ * BC_ERR_NOMEM and os_errno ENOMEM, and a socket error keeps its errno in
+ * os_errno: socket()'s own (EMFILE, ENFILE: the fetcher opens curl's
+ * sockets, open_socket(), since curl keeps no errno for it), else curl's
+ * CURLINFO_OS_ERRNO of a connect, send or receive (ECONNREFUSED,
+ * ENOBUFS, ...). The caller classes the result (bc_crawler_fault_of()).
  *
  * GLOBAL STATE
  * curl_global_init() touches process-wide state and is not safe to race
@@ -165,6 +167,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <sys/socket.h>
 
 #include <curl/curl.h>
 #include <zlib.h>
@@ -224,6 +228,7 @@ struct transfer {
     bool skipped;             /* on_headers said stop (not an error) */
     enum bc_status abort_why; /* BC_OK, or why a callback stopped it */
     int os_errno;             /* with abort_why: the system's errno, or 0 */
+    int socket_errno;         /* socket() failed with it (open_socket) */
     uint64_t keep_bytes;      /* bc_fetcher_add_truncated's limit, or 0 */
     uint64_t body_bytes;
     size_t header_bytes;
@@ -477,6 +482,24 @@ static void transfer_recycle(struct bc_fetcher *f, struct transfer *t)
 
 static size_t on_header(char *data, size_t size, size_t nmemb, void *ud);
 static size_t on_write(char *data, size_t size, size_t nmemb, void *ud);
+
+/* curl's socket opener, ours to keep socket()'s errno: curl (7.88) fails
+ * the transfer with CURLE_COULDNT_CONNECT and leaves CURLINFO_OS_ERRNO 0
+ * when socket() itself fails, and EMFILE there must be told from a host
+ * that refuses (OUT OF MEMORY, OUT OF DESCRIPTORS above). */
+static curl_socket_t open_socket(void *ud, curlsocktype purpose,
+                                 struct curl_sockaddr *addr)
+{
+    struct transfer *t = ud;
+    (void)purpose;
+    int fd = socket(addr->family, addr->socktype, addr->protocol);
+    if (fd < 0) {
+        t->socket_errno = errno;
+        return CURL_SOCKET_BAD;
+    }
+    return fd;
+}
+
 static int on_debug(CURL *easy, curl_infotype type, char *data, size_t size,
                     void *ud);
 
@@ -511,6 +534,8 @@ static bool transfer_setup(struct bc_fetcher *f, struct transfer *t)
     SET(CURLOPT_HEADERDATA, (void *)t);
     SET(CURLOPT_WRITEFUNCTION, on_write);
     SET(CURLOPT_WRITEDATA, (void *)t);
+    SET(CURLOPT_OPENSOCKETFUNCTION, open_socket);
+    SET(CURLOPT_OPENSOCKETDATA, (void *)t);
     SET(CURLOPT_CONNECTTIMEOUT_MS, clamp_long(c->connect_timeout_ms));
     SET(CURLOPT_TIMEOUT_MS, clamp_long(c->timeout_ms));
     if (f->resolve)
@@ -1289,6 +1314,8 @@ static int os_errno_of(const struct transfer *t, CURLcode code,
         return 0;
     if (t->abort_why != BC_OK)
         return t->os_errno;
+    if (code == CURLE_COULDNT_CONNECT && t->socket_errno)
+        return t->socket_errno; /* no socket at all: EMFILE, ENFILE */
     /* curl sets it on a connect, send or receive failure and never
      * clears it (a recycled handle keeps an old one): read only then. */
     long err = 0;

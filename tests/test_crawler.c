@@ -18,16 +18,22 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "bloomcrawl/crawler.h"
+#include "alloc_fail.h"
 #include "fixture_server.h"
 #include "latency_int.h"
+#include "skip.h"
 
 static char include_pattern[64]; /* the server's URLs, "...:PORT/" + "*" */
 static const char *include_list[1] = {include_pattern};
@@ -1541,6 +1547,207 @@ static void test_durability(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* ---- local failures: the machine's, never the page's -------------------- */
+
+/* The small site of test_small_site (/ok at depth 0, its two 404 pages at
+ * depth 1) as every crawl of it must end: each page once, none failed. */
+static void assert_small_site_whole(const struct run *r)
+{
+    static const char *const paths[] = {"/ok", "/page1", "/page2?a=1&b=2"};
+    assert_int_equal(r->pages, 3);
+    for (size_t i = 0; i < 3; i++) {
+        const struct seen_page *p = find(r, paths[i]);
+        assert_true(p != &no_page);
+        assert_false(p->failed);
+        assert_int_equal(p->http, i == 0 ? 200 : 404);
+    }
+}
+
+static void small_site_config(struct bc_crawler_config *cfg, struct run *r)
+{
+    config_for_server(cfg, r);
+    cfg->frontier.max_depth = 1;
+    cfg->concurrency = 8;
+    cfg->frontier.per_host_concurrency = 4;
+    cfg->fetcher.max_host_connections = 4;
+}
+
+/*
+ * Out of memory anywhere in the crawl (the crawler's, the frontier's, the
+ * fetcher's allocations, each failed in turn through tests/alloc_fail.h):
+ * never a page's outcome. A transfer that could not start or that ran
+ * out of memory is given back and fetched later (local_failures); only an
+ * admission that found no memory may lose a URL, and then it is counted
+ * (links_nomem, BC_ADMIT_NOMEM). Before local failures were given back,
+ * a transfer that could not start was done as a failure (its URL never
+ * fetched) and one that ran out of memory was its page's error.
+ */
+static void test_local_out_of_memory(void **state)
+{
+    (void)state;
+    static struct run r;
+    long calls = alloc_calls;
+    struct bc_crawler_config cfg;
+    memset(&r, 0, sizeof(r));
+    small_site_config(&cfg, &r);
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    bc_crawler_free(r.crawler);
+    if (alloc_calls == calls)
+        BC_SKIP(); /* not linked with the wrappers */
+    uint64_t local = 0;
+    for (long n = 0;; n++) {
+        memset(&r, 0, sizeof(r));
+        small_site_config(&cfg, &r);
+        cfg.clock = fake_clock; /* the pauses pass at once */
+        cfg.local_wait_ms = 0;
+        assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+        add_seed(&r, "/ok");
+        long failures = alloc_failures;
+        fail_after = n;
+        assert_int_equal(bc_crawler_run(r.crawler), BC_OK);
+        fail_after = -1;
+        bool failed = alloc_failures != failures;
+        struct bc_crawler_stats st;
+        bc_crawler_stats(r.crawler, &st);
+        struct bc_frontier_stats fs;
+        bc_frontier_stats(bc_crawler_frontier(r.crawler), 0, &fs);
+        for (size_t i = 0; i < r.pages; i++) {
+            if (r.page[i].failed)
+                print_error("allocation %ld: %s failed\n", n, r.page[i].path);
+            assert_false(r.page[i].failed);
+        }
+        for (int k = 0; k < BC_CRAWLER_ERR_KIND_COUNT; k++)
+            assert_int_equal(st.errors[k], 0);
+        if (st.links_nomem == 0 && fs.reasons[BC_ADMIT_NOMEM] == 0 &&
+            fs.reasons[BC_ADMIT_STORE_ERROR] == 0) {
+            if (r.pages != 3)
+                print_error("allocation %ld: %zu pages\n", n, r.pages);
+            assert_small_site_whole(&r);
+        }
+        assert_int_equal(st.handed_out, st.pages);
+        assert_int_equal(st.not_started, 0);
+        local += st.local_failures;
+        if (st.local_failures)
+            assert_int_equal(st.local_errno, ENOMEM);
+        bc_crawler_free(r.crawler);
+        if (!failed)
+            break; /* past the crawl's last allocation */
+    }
+    assert_true(local > 0); /* transfers were given back */
+}
+
+/* Hold every free descriptor number below the highest open one, so that
+ * exactly `spare` more can be opened under the limit set; returns the
+ * descriptors held (closed by release_fds). */
+static int held_fds[1024];
+static size_t held;
+
+static void limit_fds(unsigned spare, struct rlimit *saved)
+{
+    int top = 0;
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (atoi(e->d_name) > top)
+            top = atoi(e->d_name);
+    closedir(d);
+    held = 0;
+    for (;;) {
+        int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        if (fd > top) {
+            close(fd);
+            break;
+        }
+        assert_true(held < sizeof(held_fds) / sizeof(held_fds[0]));
+        held_fds[held++] = fd;
+    }
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, saved), 0);
+    struct rlimit lim = *saved;
+    lim.rlim_cur = (rlim_t)top + 1 + spare;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &lim), 0);
+}
+
+static void release_fds(const struct rlimit *saved)
+{
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, saved), 0);
+    while (held)
+        close(held_fds[--held]);
+}
+
+/*
+ * Out of descriptors (RLIMIT_NOFILE with room for one socket, eight
+ * transfers wanted): curl fails the others' connect with EMFILE, which
+ * the crawler gives back and fetches later, slowing its intake; the crawl
+ * ends with every page fetched and none failed. Before, each was its
+ * page's "connect" failure (a crawl at ulimit -n 30 recorded 997).
+ */
+static void test_local_descriptors(void **state)
+{
+    (void)state;
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    struct bc_crawler_config cfg;
+    small_site_config(&cfg, &r);
+    cfg.frontier.max_depth = 2;
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    add_seed(&r, "/ok");
+    struct rlimit saved;
+    limit_fds(1, &saved);
+    enum bc_status st = bc_crawler_run(r.crawler);
+    release_fds(&saved);
+    assert_int_equal(st, BC_OK);
+    assert_small_site_whole(&r);
+    struct bc_crawler_stats s;
+    bc_crawler_stats(r.crawler, &s);
+    assert_true(s.local_failures > 0);
+    assert_int_equal(s.local_errno, EMFILE);
+    assert_int_equal(s.errors[BC_CRAWLER_ERR_CONNECT], 0);
+    assert_true(s.intake >= 1 && s.intake <= 8);
+    assert_int_equal(bc_crawler_local_error(r.crawler, NULL, NULL), BC_OK);
+    bc_crawler_free(r.crawler);
+}
+
+/*
+ * No descriptor at all, for longer than local_wait_ms: the step returns
+ * the local error (BC_ERR_IO, EMFILE: "file descriptors"), no page was
+ * reported, the intake is down to 1, and every later step says the same.
+ */
+static void test_local_wait(void **state)
+{
+    (void)state;
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    struct bc_crawler_config cfg;
+    small_site_config(&cfg, &r);
+    cfg.local_wait_ms = 300;
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    add_seed(&r, "/ok");
+    struct rlimit saved;
+    limit_fds(0, &saved);
+    enum bc_status st = bc_crawler_run(r.crawler);
+    release_fds(&saved);
+    assert_int_equal(st, BC_ERR_IO);
+    int err = 0;
+    uint64_t for_ms = 0;
+    assert_int_equal(bc_crawler_local_error(r.crawler, &err, &for_ms),
+                     BC_ERR_IO);
+    assert_int_equal(err, EMFILE);
+    assert_true(for_ms >= 300);
+    assert_string_equal(bc_crawler_resource_name(err), "file descriptors");
+    assert_string_equal(bc_crawler_resource_name(ENOMEM), "memory");
+    assert_int_equal(r.pages, 0);
+    struct bc_crawler_stats s;
+    bc_crawler_stats(r.crawler, &s);
+    assert_true(s.local_failures >= 2);
+    assert_int_equal(s.intake, 1);
+    assert_int_equal(bc_crawler_step(r.crawler, 0, NULL), BC_ERR_IO);
+    bc_crawler_free(r.crawler);
+    assert_int_equal(bc_crawler_local_error(NULL, &err, NULL), BC_OK);
+    assert_int_equal(err, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1565,6 +1772,10 @@ int main(void)
         cmocka_unit_test(test_add_routed),
         cmocka_unit_test(test_add_scope),
         cmocka_unit_test(test_durability),
+        cmocka_unit_test(test_local_descriptors),
+        cmocka_unit_test(test_local_wait),
+        cmocka_unit_test(test_local_out_of_memory),
     };
-    return cmocka_run_group_tests(tests, server_start, server_stop);
+    return bc_test_status(
+        cmocka_run_group_tests(tests, server_start, server_stop));
 }
