@@ -18,19 +18,17 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "bloomcrawl/crawler.h"
 #include "alloc_fail.h"
+#include "fd_limit.h"
 #include "fixture_server.h"
 #include "latency_int.h"
 #include "skip.h"
@@ -1634,46 +1632,6 @@ static void test_local_out_of_memory(void **state)
             break; /* past the crawl's last allocation */
     }
     assert_true(local > 0); /* transfers were given back */
-}
-
-/* Hold every free descriptor number below the highest open one, so that
- * exactly `spare` more can be opened under the limit set; returns the
- * descriptors held (closed by release_fds). */
-static int held_fds[1024];
-static size_t held;
-
-static void limit_fds(unsigned spare, struct rlimit *saved)
-{
-    int top = 0;
-    DIR *d = opendir("/proc/self/fd");
-    assert_non_null(d);
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (atoi(e->d_name) > top)
-            top = atoi(e->d_name);
-    closedir(d);
-    held = 0;
-    for (;;) {
-        int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        assert_true(fd >= 0);
-        if (fd > top) {
-            close(fd);
-            break;
-        }
-        assert_true(held < sizeof(held_fds) / sizeof(held_fds[0]));
-        held_fds[held++] = fd;
-    }
-    assert_int_equal(getrlimit(RLIMIT_NOFILE, saved), 0);
-    struct rlimit lim = *saved;
-    lim.rlim_cur = (rlim_t)top + 1 + spare;
-    assert_int_equal(setrlimit(RLIMIT_NOFILE, &lim), 0);
-}
-
-static void release_fds(const struct rlimit *saved)
-{
-    assert_int_equal(setrlimit(RLIMIT_NOFILE, saved), 0);
-    while (held)
-        close(held_fds[--held]);
 }
 
 /*
