@@ -1668,6 +1668,47 @@ static void test_local_descriptors(void **state)
 }
 
 /*
+ * The intake, AIMD (LOCAL FAILURES in crawler.h): halved at each local
+ * failure (one cut per pause) down to 1 - 8, 4, 2, 1 - then one more per
+ * transfer that completes without one: robots.txt and the three pages
+ * once descriptors are back, 1 + 4 = 5 (under concurrency 8).
+ */
+static void test_local_aimd(void **state)
+{
+    (void)state;
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    struct bc_crawler_config cfg;
+    small_site_config(&cfg, &r);
+    cfg.local_wait_ms = 0; /* for ever */
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    add_seed(&r, "/ok");
+    struct bc_crawler_stats s;
+    bc_crawler_stats(r.crawler, &s);
+    assert_int_equal(s.intake, 8);
+    struct rlimit saved;
+    limit_fds(0, &saved);
+    unsigned seen[4] = {8, 0, 0, 0}, n = 1;
+    for (int i = 0; i < 200 && s.intake > 1; i++) {
+        assert_int_equal(bc_crawler_step(r.crawler, 100, NULL), BC_OK);
+        bc_crawler_stats(r.crawler, &s);
+        if (s.intake != seen[n - 1] && n < 4)
+            seen[n++] = s.intake;
+    }
+    release_fds(&saved);
+    assert_int_equal(n, 4); /* 8, 4, 2, 1: halved, one step at a time */
+    assert_int_equal(seen[1], 4);
+    assert_int_equal(seen[2], 2);
+    assert_int_equal(seen[3], 1);
+    assert_int_equal(r.pages, 0);
+    assert_int_equal(bc_crawler_run(r.crawler), BC_OK);
+    assert_small_site_whole(&r);
+    bc_crawler_stats(r.crawler, &s);
+    assert_int_equal(s.intake, 1 + 4);
+    bc_crawler_free(r.crawler);
+}
+
+/*
  * No descriptor at all, for longer than local_wait_ms: the step returns
  * the local error (BC_ERR_IO, EMFILE: "file descriptors"), no page was
  * reported, the intake is down to 1, and every later step says the same.
@@ -1732,6 +1773,7 @@ int main(void)
         cmocka_unit_test(test_durability),
         cmocka_unit_test(test_local_descriptors),
         cmocka_unit_test(test_local_wait),
+        cmocka_unit_test(test_local_aimd),
         cmocka_unit_test(test_local_out_of_memory),
     };
     return bc_test_status(
