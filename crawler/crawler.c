@@ -1032,10 +1032,15 @@ static size_t copy_request_head(char *out, const char *h, size_t n)
 /* A record's spool failed (not opened: EMFILE; or not written), or no
  * memory for it: a local failure of this transfer, not of the archive.
  * Its record is dropped, on_wire_body stops the transfer and on_done()
- * gives it back. Call right after the failure: errno is read. */
-static void spool_fail(struct transfer *t, enum bc_status st)
+ * gives it back. Any other error (an argument the writer refused) is the
+ * archive's, sticky as before. Call right after the failure: errno is
+ * read. */
+static void spool_fail(struct bc_crawler *c, struct transfer *t,
+                       enum bc_status st)
 {
-    if (t->local_errno == 0)
+    if (st != BC_ERR_NOMEM && st != BC_ERR_IO)
+        warc_fail(c, st);
+    else if (t->local_errno == 0)
         t->local_errno = st == BC_ERR_NOMEM ? ENOMEM : errno ? errno : EIO;
     bc_warc_record_abort(t->rec);
     t->rec = NULL;
@@ -1067,7 +1072,7 @@ static void on_wire_head(void *ctx, void *user,
     if (st == BC_OK)
         st = bc_warc_record_head(t->rec, h->response, h->response_len);
     if (st != BC_OK)
-        spool_fail(t, st);
+        spool_fail(c, t, st);
 }
 
 /* The fetcher's wire callback: body bytes as received, into the record's
@@ -1081,8 +1086,8 @@ static bool on_wire_body(void *ctx, void *user, const void *data, size_t len)
     if (t->rec && c->warc_status == BC_OK) {
         enum bc_status st = bc_warc_record_body(t->rec, data, len);
         if (st != BC_OK) {
-            spool_fail(t, st);
-            return false;
+            spool_fail(c, t, st);
+            return t->local_errno == 0; /* a local one: stop */
         }
     }
     return true;
@@ -1116,11 +1121,18 @@ static int warc_complete(struct bc_crawler *c, struct transfer *t,
                              t->fetched_at, t->req_id, t->resp_id, &req);
     if (st == BC_OK)
         st = bc_warc_record_head(req, t->req_head, t->req_len);
-    if (st != BC_OK) { /* its spool: nothing written to the file yet */
+    if (st == BC_ERR_NOMEM || st == BC_ERR_IO) {
+        /* Its spool: a local failure, nothing written to the file yet. */
         int err = st == BC_ERR_NOMEM ? ENOMEM : errno ? errno : EIO;
         bc_warc_record_abort(req);
         bc_warc_record_abort(resp);
         return err;
+    }
+    if (st != BC_OK) {
+        bc_warc_record_abort(req);
+        bc_warc_record_abort(resp);
+        warc_fail(c, st);
+        return 0;
     }
     st = bc_warc_record_end(req, false, NULL, NULL);
     if (st != BC_OK) {
