@@ -298,8 +298,9 @@ const char *bc_crawler_error_kind_name(enum bc_crawler_error_kind kind)
 
 /*
  * The fault table (docs/DESIGN.md 3.4). Local: the system refused us a
- * resource (descriptors, memory) or our own write failed, whatever the
- * transfer's kind. Transient: the host or the network may answer later:
+ * resource (descriptors, memory, a local port for a connection:
+ * EADDRNOTAVAIL, when the ephemeral ports are all in use or in
+ * TIME_WAIT) or our own write failed, whatever the transfer's kind. Transient: the host or the network may answer later:
  * no connection (refused, reset, unreachable), a timeout or a stall, a
  * name that did not resolve (curl does not tell a temporary DNS failure
  * from a missing name; a missing one ends when its host is given up), an
@@ -314,7 +315,7 @@ enum bc_fault bc_crawler_fault_of(enum bc_status status, int http_status,
                                   int os_errno)
 {
     if (os_errno == EMFILE || os_errno == ENFILE || os_errno == ENOMEM ||
-        os_errno == ENOBUFS)
+        os_errno == ENOBUFS || os_errno == EADDRNOTAVAIL)
         return BC_FAULT_LOCAL;
     switch (status) {
     case BC_OK:
@@ -1181,6 +1182,8 @@ const char *bc_crawler_resource_name(int err_no)
         return "memory";
     case ENOBUFS:
         return "network buffer space";
+    case EADDRNOTAVAIL:
+        return "local ports";
     case ENOSPC:
     case EDQUOT:
         return "disk space";

@@ -1484,6 +1484,8 @@ static const char *errno_name(int e)
         return "ENOMEM";
     case ENOBUFS:
         return "ENOBUFS";
+    case EADDRNOTAVAIL:
+        return "EADDRNOTAVAIL";
     case ENOSPC:
         return "ENOSPC";
     case EDQUOT:
@@ -2588,6 +2590,13 @@ int main(int argc, char **argv)
     if (k.not_started)
         fprintf(stderr, "crawl: %llu fetches could not be started\n",
                 (unsigned long long)k.not_started);
+    if (k.local_failures && !o->quiet)
+        fprintf(stderr,
+                "crawl: note: %llu transfers were refused %s by this "
+                "machine (last: %s), given back and fetched again\n",
+                (unsigned long long)k.local_failures,
+                bc_crawler_resource_name(k.local_errno),
+                strerror(k.local_errno));
     uint64_t end = now_ms();
     check_saturation(&c, true);
     progress(&c, end, true);

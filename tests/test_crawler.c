@@ -1736,6 +1736,19 @@ static void test_local_wait(void **state)
     assert_true(for_ms >= 300);
     assert_string_equal(bc_crawler_resource_name(err), "file descriptors");
     assert_string_equal(bc_crawler_resource_name(ENOMEM), "memory");
+    /* The one table: a socket's errno of this machine is local, of the
+     * peer transient. */
+    assert_int_equal(bc_crawler_fault_of(BC_ERR_FETCH_CONNECT, 0, EMFILE),
+                     BC_FAULT_LOCAL);
+    assert_int_equal(
+        bc_crawler_fault_of(BC_ERR_FETCH_CONNECT, 0, EADDRNOTAVAIL),
+        BC_FAULT_LOCAL);
+    assert_int_equal(bc_crawler_fault_of(BC_ERR_FETCH_OTHER, 0, ENOMEM),
+                     BC_FAULT_LOCAL);
+    assert_int_equal(bc_crawler_fault_of(BC_ERR_NOMEM, 0, 0), BC_FAULT_LOCAL);
+    assert_int_equal(bc_crawler_fault_of(BC_ERR_FETCH_CONNECT, 0, ECONNREFUSED),
+                     BC_FAULT_TRANSIENT);
+    assert_string_equal(bc_crawler_resource_name(EADDRNOTAVAIL), "local ports");
     assert_int_equal(r.pages, 0);
     struct bc_crawler_stats s;
     bc_crawler_stats(r.crawler, &s);

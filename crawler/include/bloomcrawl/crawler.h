@@ -282,7 +282,10 @@ struct bc_crawler_config {
      * robots.txt cut at its 500 KiB. With a state too, each commit
      * records the writer's position (bc_crawl_state_set_warc()): the
      * caller reopens the writer there on resume (bc_warc_open_at() with
-     * bc_crawl_state_info()'s warc). A write error stops the crawl
+     * bc_crawl_state_info()'s warc). A record's spool that cannot be
+     * opened or written (EMFILE, ENOSPC) is a local failure of its
+     * transfer (LOCAL FAILURES in bc_crawler_step()); a write error of
+     * the WARC file stops the crawl
      * (bc_crawler_warc_error()). Not owned: free it after
      * bc_crawler_free(). */
     struct bc_warc *warc;
@@ -454,7 +457,8 @@ enum bc_status bc_crawler_revisit(struct bc_crawler *crawler, uint64_t *known,
  *
  * LOCAL FAILURES. A transfer that fails for want of a resource of this
  * machine - a descriptor for its socket or its WARC spool (EMFILE,
- * ENFILE), memory (ENOMEM, ENOBUFS: bc_crawler_fault_of() says
+ * ENFILE), memory (ENOMEM, ENOBUFS), a local port (EADDRNOTAVAIL:
+ * bc_crawler_fault_of() says
  * BC_FAULT_LOCAL), a WARC spool that cannot be opened or written - or
  * that cannot start for want of memory, says nothing about its page: its
  * job is given back to the frontier (bc_frontier_giveback(): fetched
@@ -531,8 +535,9 @@ enum bc_status bc_crawler_local_error(const struct bc_crawler *crawler,
 /*
  * What a local failure's errno ran out of, for a message: "file
  * descriptors" (EMFILE), "the system's open file table" (ENFILE),
- * "memory" (ENOMEM), "network buffer space" (ENOBUFS), "disk space"
- * (ENOSPC, EDQUOT), else "a local resource". Never NULL. O(1).
+ * "memory" (ENOMEM), "network buffer space" (ENOBUFS), "local ports"
+ * (EADDRNOTAVAIL), "disk space" (ENOSPC, EDQUOT), else "a local
+ * resource". Never NULL. O(1).
  */
 const char *bc_crawler_resource_name(int err_no);
 
