@@ -1382,8 +1382,15 @@ static void finish(struct bc_fetcher *f, struct transfer *t, CURLcode code)
          * Only a complete body is finished: the tail of an aborted one
          * may hold a tag cut in the middle, whose href would be wrong.
          */
-        if (r.status == BC_OK && !r.truncated)
-            bc_links_finish(t->links);
+        if (r.status == BC_OK && !r.truncated &&
+            bc_links_finish(t->links) == BC_ERR_NOMEM) {
+            /* The page's last links are lost: out of memory, local. */
+            r.status = BC_ERR_NOMEM;
+            r.os_errno = ENOMEM;
+            snprintf(t->errbuf, sizeof(t->errbuf),
+                     "out of memory (link extractor)");
+            r.error = t->errbuf;
+        }
         struct bc_links_stats st;
         bc_links_stats(t->links, &st);
         r.parsed = true;
