@@ -1130,9 +1130,9 @@ static int warc_complete(struct bc_crawler *c, struct transfer *t,
         return err;
     }
     if (st != BC_OK) {
+        warc_fail(c, st); /* first: errno is the failure's */
         bc_warc_record_abort(req);
         bc_warc_record_abort(resp);
-        warc_fail(c, st);
         return 0;
     }
     st = bc_warc_record_end(req, false, NULL, NULL);

@@ -1522,9 +1522,10 @@ static void local_error(const struct crawl *c, int err, uint64_t for_ms)
  * connects its DNS resolver's socket pair (curl's threaded resolver).
  * Idle keep-alive connections are bounded by the fetcher's
  * max_connections, set to the concurrency. Beside the transfers: curl's
- * multi handle (a socket pair, opened with the crawler), SQLite's -wal
- * and -shm with --state (opened at the first write), a WARC request
- * record's spool (one at a time, at completion), and a margin.
+ * multi handle (a socket pair, opened with the crawler), with --state
+ * SQLite's -wal and -shm (opened at the first write) and the seen-test's
+ * snapshot file (written every few seconds), a WARC request record's
+ * spool (one at a time, at completion), and a margin.
  */
 #define FDS_PER_TRANSFER 2u
 #define FDS_RESERVED     4u
@@ -1560,7 +1561,7 @@ static unsigned clamp_concurrency(const struct crawl *c, unsigned want)
         open_now == 0)
         return want;
     uint64_t reserved = (uint64_t)open_now + FDS_RESERVED +
-                        (c->state ? 2u : 0u) + (c->warc ? 1u : 0u);
+                        (c->state ? 3u : 0u) + (c->warc ? 1u : 0u);
     uint64_t room = (uint64_t)lim.rlim_cur > reserved
                         ? (uint64_t)lim.rlim_cur - reserved
                         : 0;
