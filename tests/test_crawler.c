@@ -1570,6 +1570,80 @@ static void small_site_config(struct bc_crawler_config *cfg, struct run *r)
     cfg->fetcher.max_host_connections = 4;
 }
 
+static void oom_crawls(bool archive)
+{
+    static struct run r;
+    long calls = alloc_calls;
+    struct bc_crawler_config cfg;
+    memset(&r, 0, sizeof(r));
+    small_site_config(&cfg, &r);
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    bc_crawler_free(r.crawler);
+    if (alloc_calls == calls)
+        BC_SKIP(); /* not linked with the wrappers */
+    char dir[] = "/tmp/test_crawler_oom.XXXXXX", name[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(name, sizeof(name), "%s/oom.warc.gz", dir);
+    uint64_t local = 0;
+    for (long n = 0;; n++) {
+        memset(&r, 0, sizeof(r));
+        small_site_config(&cfg, &r);
+        cfg.clock = fake_clock; /* the pauses pass at once */
+        cfg.local_wait_ms = 0;
+        struct bc_warc *w = NULL;
+        if (archive) {
+            unlink(name);
+            assert_int_equal(bc_warc_create(name, 0, "x: y\r\n", &w), BC_OK);
+            cfg.warc = w;
+        }
+        assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+        add_seed(&r, "/ok");
+        long failures = alloc_failures;
+        fail_after = n;
+        enum bc_status run = bc_crawler_run(r.crawler);
+        fail_after = -1;
+        bool failed = alloc_failures != failures;
+        /* Only the WARC file's own write may stop the crawl (sticky by
+         * design: a record may be half written); never a page. */
+        int err;
+        if (run != BC_OK) {
+            assert_int_equal(bc_crawler_warc_error(r.crawler, &err), run);
+            assert_int_equal(run, BC_ERR_NOMEM);
+        }
+        struct bc_crawler_stats st;
+        bc_crawler_stats(r.crawler, &st);
+        struct bc_frontier_stats fs;
+        bc_frontier_stats(bc_crawler_frontier(r.crawler), 0, &fs);
+        for (size_t i = 0; i < r.pages; i++) {
+            if (r.page[i].failed)
+                print_error("allocation %ld: %s failed\n", n, r.page[i].path);
+            assert_false(r.page[i].failed);
+        }
+        for (int k = 0; k < BC_CRAWLER_ERR_KIND_COUNT; k++)
+            assert_int_equal(st.errors[k], 0);
+        if (run == BC_OK && st.links_nomem == 0 &&
+            fs.reasons[BC_ADMIT_NOMEM] == 0 &&
+            fs.reasons[BC_ADMIT_STORE_ERROR] == 0) {
+            if (r.pages != 3)
+                print_error("allocation %ld: %zu pages\n", n, r.pages);
+            assert_small_site_whole(&r);
+        }
+        if (run == BC_OK)
+            assert_int_equal(st.handed_out, st.pages);
+        assert_int_equal(st.not_started, 0);
+        local += st.local_failures;
+        if (st.local_failures)
+            assert_int_equal(st.local_errno, ENOMEM);
+        bc_crawler_free(r.crawler);
+        assert_int_equal(bc_warc_free(w), BC_OK);
+        if (!failed)
+            break; /* past the crawl's last allocation */
+    }
+    assert_true(local > 0); /* transfers were given back */
+    unlink(name);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 /*
  * Out of memory anywhere in the crawl (the crawler's, the frontier's, the
  * fetcher's allocations, each failed in turn through tests/alloc_fail.h):
@@ -1583,55 +1657,20 @@ static void small_site_config(struct bc_crawler_config *cfg, struct run *r)
 static void test_local_out_of_memory(void **state)
 {
     (void)state;
-    static struct run r;
-    long calls = alloc_calls;
-    struct bc_crawler_config cfg;
-    memset(&r, 0, sizeof(r));
-    small_site_config(&cfg, &r);
-    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
-    bc_crawler_free(r.crawler);
-    if (alloc_calls == calls)
-        BC_SKIP(); /* not linked with the wrappers */
-    uint64_t local = 0;
-    for (long n = 0;; n++) {
-        memset(&r, 0, sizeof(r));
-        small_site_config(&cfg, &r);
-        cfg.clock = fake_clock; /* the pauses pass at once */
-        cfg.local_wait_ms = 0;
-        assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
-        add_seed(&r, "/ok");
-        long failures = alloc_failures;
-        fail_after = n;
-        assert_int_equal(bc_crawler_run(r.crawler), BC_OK);
-        fail_after = -1;
-        bool failed = alloc_failures != failures;
-        struct bc_crawler_stats st;
-        bc_crawler_stats(r.crawler, &st);
-        struct bc_frontier_stats fs;
-        bc_frontier_stats(bc_crawler_frontier(r.crawler), 0, &fs);
-        for (size_t i = 0; i < r.pages; i++) {
-            if (r.page[i].failed)
-                print_error("allocation %ld: %s failed\n", n, r.page[i].path);
-            assert_false(r.page[i].failed);
-        }
-        for (int k = 0; k < BC_CRAWLER_ERR_KIND_COUNT; k++)
-            assert_int_equal(st.errors[k], 0);
-        if (st.links_nomem == 0 && fs.reasons[BC_ADMIT_NOMEM] == 0 &&
-            fs.reasons[BC_ADMIT_STORE_ERROR] == 0) {
-            if (r.pages != 3)
-                print_error("allocation %ld: %zu pages\n", n, r.pages);
-            assert_small_site_whole(&r);
-        }
-        assert_int_equal(st.handed_out, st.pages);
-        assert_int_equal(st.not_started, 0);
-        local += st.local_failures;
-        if (st.local_failures)
-            assert_int_equal(st.local_errno, ENOMEM);
-        bc_crawler_free(r.crawler);
-        if (!failed)
-            break; /* past the crawl's last allocation */
-    }
-    assert_true(local > 0); /* transfers were given back */
+    oom_crawls(false);
+}
+
+/*
+ * The same with a WARC writer: the archive's allocations for a transfer
+ * (its request head, its records and their spools) failed in turn are
+ * local failures of that transfer too; only an allocation of the WARC
+ * file's own write (the record going to the file) stops the crawl, as a
+ * sticky WARC error.
+ */
+static void test_local_out_of_memory_warc(void **state)
+{
+    (void)state;
+    oom_crawls(true);
 }
 
 /*
@@ -1788,6 +1827,7 @@ int main(void)
         cmocka_unit_test(test_local_wait),
         cmocka_unit_test(test_local_aimd),
         cmocka_unit_test(test_local_out_of_memory),
+        cmocka_unit_test(test_local_out_of_memory_warc),
     };
     return bc_test_status(
         cmocka_run_group_tests(tests, server_start, server_stop));
