@@ -195,7 +195,12 @@ static void usage(FILE *f)
         "\n"
         "A bad seed is reported (with its line in --seeds) and skipped. The\n"
         "output files and --seeds are opened before the crawl starts. A\n"
-        "warning says when the Bloom filter holds more URLs than --expect.\n"
+        "warning says when the Bloom filter holds more URLs than --expect.\n",
+        f);
+    /* Split: a C11 compiler need not support a string literal over 4,095
+     * bytes (-Woverlength-strings); no format, the text has no '%'. */
+    fprintf(
+        f,
         "\n"
         "Exit status (and \"outcome\" in --stats-json):\n"
         "  0    the crawl finished: nothing left to fetch (complete) or\n"
@@ -211,8 +216,7 @@ static void usage(FILE *f)
         "       for a worker (one may own no host)\n"
         "  130  stopped by SIGINT (Ctrl-C), 143 by SIGTERM, after the clean\n"
         "       stop: transfers in flight finish, the report is written\n"
-        "       (interrupted)\n",
-        f);
+        "       (interrupted)\n");
     fputs(
         "\n"
         "Crash safety:\n"
