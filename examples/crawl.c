@@ -163,7 +163,8 @@ static void usage(FILE *f)
         "                       it is fetched again later, fewer at once.\n"
         "                       --concurrency is lowered at the start to\n"
         "                       what the descriptor limit\n"
-        "                       (RLIMIT_NOFILE) allows, with a note\n"
+        "                       (RLIMIT_NOFILE, its soft limit raised up\n"
+        "                       to the hard one) allows, with a note\n"
         "Output:\n"
         "  --out FILE           one JSON object per fetched URL\n"
         "  --stats-json FILE    all counters as one JSON object at the end\n"
@@ -1551,11 +1552,15 @@ static unsigned fds_open(void)
 }
 
 /*
- * Lower --concurrency to what the descriptor limit (RLIMIT_NOFILE) leaves
- * room for, with a note on stderr: a crawl asking for more transfers than
- * it has descriptors would have them refused (EMFILE) - given back and
- * retried, but slowly. Called once the output files, the state and the
- * WARC are open, before the crawler is created.
+ * Fit --concurrency in the descriptor limit (RLIMIT_NOFILE). The soft
+ * limit is first raised as far as the crawl needs, up to the hard limit
+ * (a process may; the soft limit is often 1024 under a hard one of
+ * 65536 or more, and curl polls with poll(), not select(), so numbers
+ * past 1024 are fine). What still does not fit lowers the concurrency,
+ * with a note on stderr: a crawl asking for more transfers than it has
+ * descriptors would have them refused (EMFILE) - given back and retried,
+ * but slowly. Called once the output files, the state and the WARC are
+ * open, before the crawler is created.
  */
 static unsigned clamp_concurrency(const struct crawl *c, unsigned want)
 {
@@ -1566,6 +1571,17 @@ static unsigned clamp_concurrency(const struct crawl *c, unsigned want)
         return want;
     uint64_t reserved = (uint64_t)open_now + FDS_RESERVED +
                         (c->state ? 3u : 0u) + (c->warc ? 1u : 0u);
+    uint64_t need = reserved + (uint64_t)want * FDS_PER_TRANSFER;
+    rlim_t soft = lim.rlim_cur;
+    if ((uint64_t)lim.rlim_cur < need && lim.rlim_max != lim.rlim_cur) {
+        struct rlimit raised = lim;
+        raised.rlim_cur =
+            lim.rlim_max == RLIM_INFINITY || (uint64_t)lim.rlim_max > need
+                ? (rlim_t)need
+                : lim.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+            lim = raised;
+    }
     uint64_t room = (uint64_t)lim.rlim_cur > reserved
                         ? (uint64_t)lim.rlim_cur - reserved
                         : 0;
@@ -1573,11 +1589,15 @@ static unsigned clamp_concurrency(const struct crawl *c, unsigned want)
     if (fit >= want)
         return want;
     unsigned n = fit > 0 ? (unsigned)fit : 1u;
+    char raised[64] = "";
+    if (lim.rlim_cur != soft)
+        snprintf(raised, sizeof(raised), ", raised from %llu to the hard one",
+                 (unsigned long long)soft);
     fprintf(stderr,
             "crawl: note: --concurrency %u lowered to %u: the descriptor "
-            "limit (ulimit -n) is %llu, %u are open, and each transfer "
+            "limit (ulimit -n) is %llu%s, %u are open, and each transfer "
             "takes up to %u%s\n",
-            want, n, (unsigned long long)lim.rlim_cur, open_now,
+            want, n, (unsigned long long)lim.rlim_cur, raised, open_now,
             FDS_PER_TRANSFER,
             fit > 0 ? "" : " (too few even for one: it may stop, exit 1)");
     return n;

@@ -13,7 +13,9 @@ every resume failed. A local failure is never a page's outcome now:
             completes (exit 0, or 4 for the site's pages that fail on
             every try once transient faults are retried and given up); check_crawl.py passes strictly (every page fetched
             once, no error the site does not serve), no `connect` error.
-  warc      the same with --warc, --state and --log: complete, and the
+  raise     ulimit -n 30 under a hard limit of 4096: crawl raises its soft
+            limit as far as it needs and lowers nothing.
+  warc      the same as clamp with --warc, --state and --log: complete, and the
             WARC holds one response record per page of --out.
   squeeze   ulimit -n from 8 up to 13 (no room even for one transfer at
             the low end), --local-wait 1s, with --state, with and without
@@ -49,16 +51,17 @@ CHECK = ["--scope", "domain", "--max-depth", "8"]
 EMFILE_STOP = "out of file descriptors (Too many open files, EMFILE)"
 
 
-def nofile(n):
-    """preexec_fn: the child's descriptor limit (soft and hard) is n."""
+def nofile(n, hard=None):
+    """preexec_fn: the child's descriptor limit is n (soft), hard (or n)."""
     def set_limit():
-        resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (n, hard or n))
     return set_limit
 
 
-def crawl(server, work, limit, extra=()):
-    """crawl of the site at ulimit -n limit, its files in work: (exit
-    status, stderr, --stats-json or {})."""
+def crawl(server, work, limit, extra=(), hard=None):
+    """crawl of the site at ulimit -n limit (hard: ulimit -Hn, else the
+    same), its files in work: (exit status, stderr, --stats-json or
+    {})."""
     stats = os.path.join(work, "stats.json")
     if os.path.exists(stats):
         os.remove(stats)
@@ -67,7 +70,7 @@ def crawl(server, work, limit, extra=()):
            "--out", os.path.join(work, "out.jsonl"), "--stats-json", stats,
            *CHECK, *extra, *server.args]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
-                       preexec_fn=nofile(limit))
+                       preexec_fn=nofile(limit, hard))
     s = {}
     if os.path.exists(stats) and os.path.getsize(stats):
         with open(stats) as f:
@@ -128,6 +131,21 @@ def run_clamp(sitedir, d):
     check(checker(sitedir, work, log), "clamp: check_crawl passes strictly")
     if not finished(rc, work):
         print(err[-2000:])
+
+
+def run_raise(sitedir, d):
+    """A soft limit under a higher hard one is raised: no clamp."""
+    work = os.path.join(d, "raise")
+    os.makedirs(work)
+    log = os.path.join(work, "access.log")
+    server = sample_site.Server(sitedir, log)
+    rc, err, s = crawl(server, work, 30, hard=4096)
+    server.stop()
+    check(finished(rc, work) and "lowered" not in err,
+          "raise: ulimit -n 30 under ulimit -Hn 4096, --concurrency 64: "
+          "the soft limit raised, nothing lowered, finished (%d)" % rc)
+    check(no_connect_error(s), "raise: no page recorded as a connect error")
+    check(checker(sitedir, work, log), "raise: check_crawl passes strictly")
 
 
 def run_warc(sitedir, d):
@@ -217,6 +235,7 @@ def main():
                         "--pages", "200", sitedir], check=True,
                        capture_output=True)
         run_clamp(sitedir, d)
+        run_raise(sitedir, d)
         run_warc(sitedir, d)
         run_squeeze(sitedir, d, False)
         run_squeeze(sitedir, d, True)
