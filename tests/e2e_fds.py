@@ -208,6 +208,10 @@ def run_squeeze(sitedir, d, warc):
             if EMFILE_STOP not in err:
                 print(err[-2000:])
             stops += 1
+            local = s.get("local", {})
+            check(local.get("errno") == "EMFILE" and
+                  local.get("failures", 0) > 0 and local.get("intake") == 1,
+                  "%s: --stats-json \"local\" says EMFILE (%r)" % (what, local))
         if rc == 1:
             check(no_connect_error(s), "%s: no connect error before the stop"
                   % what)
