@@ -79,10 +79,41 @@
  *
  * OUT OF MEMORY
  * frontier.next() out of memory changes nothing: the dispatcher stops and
- * asks again 100 ms later. A transfer that cannot be started is reported
- * to the frontier as a failure without a response (counted: not_started)
- * so its host slot is freed. A link that cannot be buffered is lost and
- * counted (links_nomem).
+ * asks again 100 ms later. A link that cannot be buffered is lost and
+ * counted (links_nomem). A transfer that cannot be started for want of
+ * memory, or that fails for want of one, is a local failure (below),
+ * never its page's outcome.
+ *
+ * LOCAL FAILURES: OURS, NOT THE PAGE'S
+ * A transfer can fail because this machine ran out of something: a
+ * descriptor for its socket (EMFILE: curl then says "Couldn't connect",
+ * and a crawl at `ulimit -n 30` once recorded 997 pages as connect
+ * failures and ended "complete"), memory in the middle of the transfer, a
+ * WARC spool that cannot be opened or written. The page is fine; another
+ * try later will work. So bc_crawler_fault_of() (the one table) classes
+ * such a result BC_FAULT_LOCAL, and on_done() - or start(), when the
+ * transfer could not even start for want of memory - gives the job back
+ * to the frontier (bc_frontier_giveback(): queued again as if never
+ * handed out, nothing counted against the URL or its host): no on_page,
+ * no counters but local_failures and local_errno. Then the crawl asks
+ * less of the machine, the way TCP answers a loss (RFC 5681, additive
+ * increase, multiplicative decrease):
+ *
+ *     intake = max(1, intake / 2)     at a local failure (one cut per
+ *                                     pause: a burst of EMFILE from one
+ *                                     fetcher run is one event)
+ *     intake = min(concurrency, intake + 1)   per good completion
+ *
+ * and the dispatcher starts nothing for a pause after it (100 ms, doubled
+ * for each local failure in a row up to 1 s), so a job given back is not
+ * handed out again at once and the loop never spins on a machine that
+ * says no. A resource that does not come back is not waited for for ever:
+ * when local failures go on for local_wait_ms with no transfer completing
+ * without one, the step returns the local error (BC_ERR_IO for
+ * descriptors, BC_ERR_NOMEM for memory; bc_crawler_local_error() gives
+ * the errno), and a crawl with a state resumes from its last commit once
+ * the resource is there. A WARC *file* write error is something else: it
+ * is sticky (ARCHIVING below).
  *
  * A CRAWL THAT SURVIVES (config.state)
  * With a crawl state (crawler/state.c) the frontier writes every change
@@ -125,8 +156,11 @@
  * is committed. Failed transfers drop their
  * open record, except a body over max_body_bytes: the response as far as
  * it was read is kept, "WARC-Truncated: length" (the page still counts
- * as a too_large failure). A write error is sticky: no more records, and
- * the crawl stops before the next commit.
+ * as a too_large failure). A record's spool (one open file per transfer)
+ * that cannot be opened or written is a local failure of that transfer:
+ * its record is dropped, the transfer stopped and given back (LOCAL
+ * FAILURES). A write error of the WARC file is sticky: no more records,
+ * and the crawl stops before the next commit.
  *
  * THE EMBEDDER'S WRITE ERRORS (bc_crawler_fail)
  * What on_page writes (crawl's --out record) belongs to the page's
@@ -134,6 +168,7 @@
  * calls bc_crawler_fail(), which is as sticky as a WARC error and
  * checked at the same points, so the page is never committed without
  * its record and the resume fetches it again.
+ *
  * PER-HOST COUNTERS
  * Each page is also counted for its host (bc_crawler_hosts()): pages,
  * bytes, status classes, errors by kind, skipped types, the sum of
@@ -177,6 +212,11 @@
 
 /* Time between two snapshots of the seen-test with a crawl state. */
 #define SNAPSHOT_MS 2000u
+
+/* The pause after a local failure, doubled for each one in a row up to
+ * the maximum (LOCAL FAILURES). */
+#define LOCAL_PAUSE_MS     100u
+#define LOCAL_PAUSE_MAX_MS 1000u
 
 /* ---- error kinds --------------------------------------------------------- */
 
@@ -266,8 +306,9 @@ const char *bc_crawler_error_kind_name(enum bc_crawler_error_kind kind)
 
 /*
  * The fault table (docs/DESIGN.md 3.4). Local: the system refused us a
- * resource (descriptors, memory) or our own write failed, whatever the
- * transfer's kind. Transient: the host or the network may answer later:
+ * resource (descriptors, memory, a local port for a connection:
+ * EADDRNOTAVAIL, when the ephemeral ports are all in use or in
+ * TIME_WAIT) or our own write failed, whatever the transfer's kind. Transient: the host or the network may answer later:
  * no connection (refused, reset, unreachable), a timeout or a stall, a
  * name that did not resolve (curl does not tell a temporary DNS failure
  * from a missing name; a missing one ends when its host is given up), an
@@ -282,7 +323,7 @@ enum bc_fault bc_crawler_fault_of(enum bc_status status, int http_status,
                                   int os_errno)
 {
     if (os_errno == EMFILE || os_errno == ENFILE || os_errno == ENOMEM ||
-        os_errno == ENOBUFS)
+        os_errno == ENOBUFS || os_errno == EADDRNOTAVAIL)
         return BC_FAULT_LOCAL;
     switch (status) {
     case BC_OK:
@@ -376,6 +417,7 @@ struct transfer {
     char ip[64];           /* the peer's address */
     const char *warc_file; /* where its response record went */
     uint64_t warc_offset;
+    int local_errno; /* its WARC spool failed (a local failure), or 0 */
 };
 
 /* The counters of one host (PER-HOST COUNTERS). */
@@ -423,6 +465,18 @@ struct bc_crawler {
      * its status and errno. */
     enum bc_status fail_status;
     int fail_errno;
+    /* Local failures (LOCAL FAILURES above): the intake (transfers let in
+     * flight, AIMD), no start before pause_until, the pause now (0: no
+     * local failure in a row), since when local failures go on without
+     * a good completion (local_since, while local_run), the bound, and
+     * the error once it is reached (sticky). */
+    unsigned intake;
+    uint64_t pause_until, pause_ms;
+    uint64_t local_since;
+    bool local_run;
+    uint64_t local_wait_ms;
+    enum bc_status local_status;
+    uint64_t local_for_ms;
     /* The warc_* counters of the runs before (with a state). */
     uint64_t warc_files0, warc_records0, warc_bytes0;
 };
@@ -993,6 +1047,23 @@ static size_t copy_request_head(char *out, const char *h, size_t n)
     return k;
 }
 
+/* A record's spool failed (not opened: EMFILE; or not written), or no
+ * memory for it: a local failure of this transfer, not of the archive.
+ * Its record is dropped, on_wire_body stops the transfer and on_done()
+ * gives it back. Any other error (an argument the writer refused) is the
+ * archive's, sticky as before. Call right after the failure: errno is
+ * read. */
+static void spool_fail(struct bc_crawler *c, struct transfer *t,
+                       enum bc_status st)
+{
+    if (st != BC_ERR_NOMEM && st != BC_ERR_IO)
+        warc_fail(c, st);
+    else if (t->local_errno == 0)
+        t->local_errno = st == BC_ERR_NOMEM ? ENOMEM : errno ? errno : EIO;
+    bc_warc_record_abort(t->rec);
+    t->rec = NULL;
+}
+
 /* The fetcher's wire callback: the final response's head came. Open the
  * response record (its body follows) and keep the request head for the
  * request record, written at completion (without Proxy-Authorization:
@@ -1019,7 +1090,7 @@ static void on_wire_head(void *ctx, void *user,
     if (st == BC_OK)
         st = bc_warc_record_head(t->rec, h->response, h->response_len);
     if (st != BC_OK)
-        warc_fail(c, st);
+        spool_fail(c, t, st);
 }
 
 /* The fetcher's wire callback: body bytes as received, into the record's
@@ -1028,24 +1099,30 @@ static bool on_wire_body(void *ctx, void *user, const void *data, size_t len)
 {
     struct bc_crawler *c = ctx;
     struct transfer *t = user;
+    if (t->local_errno)
+        return false; /* its spool failed: stop, it is given back */
     if (t->rec && c->warc_status == BC_OK) {
         enum bc_status st = bc_warc_record_body(t->rec, data, len);
-        if (st != BC_OK)
-            warc_fail(c, st);
+        if (st != BC_OK) {
+            spool_fail(c, t, st);
+            return t->local_errno == 0; /* a local one: stop */
+        }
     }
     return true;
 }
 
 /* A transfer finished: write its request and response records, or drop
  * the response record of a failed one (a body cut by max_body_bytes is
- * kept, marked truncated, as is robots.txt's cut). */
-static void warc_complete(struct bc_crawler *c, struct transfer *t,
-                          const struct bc_fetch_result *r)
+ * kept, marked truncated, as is robots.txt's cut). Returns 0, or the
+ * errno of a local failure before anything was written (the request
+ * record's spool: the transfer is then given back, LOCAL FAILURES). */
+static int warc_complete(struct bc_crawler *c, struct transfer *t,
+                         const struct bc_fetch_result *r)
 {
     struct bc_warc_record *resp = t->rec;
     t->rec = NULL;
     if (!resp)
-        return;
+        return 0;
     /* Cut on purpose: a body over max_body_bytes, or a sitemap its parser
      * stopped (a limit, a DOCTYPE, malformed XML) - an answer that came,
      * archived as far as it was read and marked. */
@@ -1054,7 +1131,7 @@ static void warc_complete(struct bc_crawler *c, struct transfer *t,
                 bc_sitemap_stopped(t->sitemap) != BC_SITEMAP_STOP_NONE);
     if ((r->status != BC_OK && !cut) || c->warc_status != BC_OK) {
         bc_warc_record_abort(resp);
-        return;
+        return 0;
     }
     struct bc_warc_record *req = NULL;
     enum bc_status st =
@@ -1062,14 +1139,24 @@ static void warc_complete(struct bc_crawler *c, struct transfer *t,
                              t->fetched_at, t->req_id, t->resp_id, &req);
     if (st == BC_OK)
         st = bc_warc_record_head(req, t->req_head, t->req_len);
-    if (st == BC_OK)
-        st = bc_warc_record_end(req, false, NULL, NULL);
-    else
+    if (st == BC_ERR_NOMEM || st == BC_ERR_IO) {
+        /* Its spool: a local failure, nothing written to the file yet. */
+        int err = st == BC_ERR_NOMEM ? ENOMEM : errno ? errno : EIO;
         bc_warc_record_abort(req);
+        bc_warc_record_abort(resp);
+        return err;
+    }
+    if (st != BC_OK) {
+        warc_fail(c, st); /* first: errno is the failure's */
+        bc_warc_record_abort(req);
+        bc_warc_record_abort(resp);
+        return 0;
+    }
+    st = bc_warc_record_end(req, false, NULL, NULL);
     if (st != BC_OK) {
         warc_fail(c, st); /* first: errno is the failed write's */
         bc_warc_record_abort(resp);
-        return;
+        return 0;
     }
     st = bc_warc_record_end(resp, cut || r->truncated, &t->warc_file,
                             &t->warc_offset);
@@ -1078,6 +1165,7 @@ static void warc_complete(struct bc_crawler *c, struct transfer *t,
         t->warc_offset = 0;
         warc_fail(c, st);
     }
+    return 0;
 }
 
 /* The warc_* counters: the runs before and this writer's. */
@@ -1096,6 +1184,88 @@ enum bc_status bc_crawler_warc_error(const struct bc_crawler *c, int *err_no)
     if (err_no)
         *err_no = c ? c->warc_errno : 0;
     return c ? c->warc_status : BC_OK;
+}
+
+/* ---- local failures (LOCAL FAILURES above) --------------------------------- */
+
+const char *bc_crawler_resource_name(int err_no)
+{
+    switch (err_no) {
+    case EMFILE:
+        return "file descriptors";
+    case ENFILE:
+        return "the system's open file table";
+    case ENOMEM:
+        return "memory";
+    case ENOBUFS:
+        return "network buffer space";
+    case EADDRNOTAVAIL:
+        return "local ports";
+    case ENOSPC:
+    case EDQUOT:
+        return "disk space";
+    default:
+        return "a local resource";
+    }
+}
+
+/* A local failure (errno err) at now: counted, the intake halved and a
+ * pause begun once per pause (a burst of them from one fetcher run is one
+ * event, as TCP cuts its window once per loss event), the pause doubled
+ * for each one in a row; past local_wait_ms of them without a good
+ * completion, the local error is set (sticky: every step returns it). */
+static void local_failure(struct bc_crawler *c, int err, uint64_t now)
+{
+    c->stats.local_failures++;
+    c->stats.local_errno = err;
+    if (now >= c->pause_until) {
+        c->intake = c->intake > 1 ? c->intake / 2 : 1;
+        c->pause_ms = c->pause_ms == 0 ? LOCAL_PAUSE_MS
+                      : c->pause_ms >= LOCAL_PAUSE_MAX_MS / 2
+                          ? LOCAL_PAUSE_MAX_MS
+                          : c->pause_ms * 2;
+        c->pause_until = now + c->pause_ms;
+    }
+    if (!c->local_run) {
+        c->local_run = true;
+        c->local_since = now;
+    } else if (c->local_wait_ms && c->local_status == BC_OK &&
+               now - c->local_since >= c->local_wait_ms) {
+        c->local_status =
+            err == ENOMEM || err == ENOBUFS ? BC_ERR_NOMEM : BC_ERR_IO;
+        c->local_for_ms = now - c->local_since;
+    }
+}
+
+/* A transfer completed without a local failure: one more in flight may
+ * be let in (up to concurrency), and the run of local failures is over. */
+static void local_ok(struct bc_crawler *c)
+{
+    if (c->intake < c->concurrency)
+        c->intake++;
+    c->pause_ms = 0;
+    c->local_run = false;
+}
+
+/* Give a job back after a local failure: fetched again later, never its
+ * page's outcome. The frontier out of memory loses the URL (counted
+ * under BC_ADMIT_NOMEM; with a state it stays in flight there and is
+ * fetched on resume); a store error is the step's (commit_state()). */
+static void give_back(struct bc_crawler *c, struct bc_frontier_job *job,
+                      int err, uint64_t now)
+{
+    (void)bc_frontier_giveback(c->frontier, job, now);
+    local_failure(c, err, now);
+}
+
+enum bc_status bc_crawler_local_error(const struct bc_crawler *c, int *err_no,
+                                      uint64_t *for_ms)
+{
+    if (err_no)
+        *err_no = c && c->local_status != BC_OK ? c->stats.local_errno : 0;
+    if (for_ms)
+        *for_ms = c ? c->local_for_ms : 0;
+    return c ? c->local_status : BC_OK;
 }
 
 /* ---- completion ------------------------------------------------------------- */
@@ -1309,7 +1479,29 @@ static void on_done(void *ctx, const struct bc_fetch_result *r)
     uint64_t now = now_ms(c);
     recrawl_tick(c);
     transfer_unlink(c, t);
-    warc_complete(c, t, r);
+    /* A local failure (its spool, or the machine's: the one table) is
+     * given back, whatever the transfer's kind (LOCAL FAILURES). */
+    int local = t->local_errno;
+    if (!local && bc_crawler_fault_of(r->status, r->http_status, r->os_errno) ==
+                      BC_FAULT_LOCAL)
+        local = r->os_errno                 ? r->os_errno
+                : r->status == BC_ERR_NOMEM ? ENOMEM
+                                            : EIO;
+    if (!local)
+        local = warc_complete(c, t, r);
+    if (local) {
+        if (t->job.action == BC_FRONTIER_FETCH) {
+            /* As if not handed out: max_pages and the shared budget
+             * count it when it is fetched. */
+            c->stats.handed_out--;
+            if (c->page_budget)
+                (void)c->page_budget(c->ctx, false);
+        }
+        give_back(c, &t->job, local, now);
+        transfer_free(t);
+        return;
+    }
+    local_ok(c);
     if (t->robots)
         complete_robots(c, t, r, now);
     else if (t->sitemap)
@@ -1353,6 +1545,7 @@ static const struct {
     STAT(dropped),
     STAT(given_up_dropped),
     STAT(not_started),
+    STAT(local_failures),
     STAT(warc_files),
     STAT(warc_records),
     STAT(warc_bytes),
@@ -1566,8 +1759,16 @@ static bool start(struct bc_crawler *c, const struct bc_frontier_job *job,
         else
             st = bc_fetcher_add(c->fetcher, job->url, job->url_len, 0, t);
     }
+    if (st == BC_ERR_NOMEM) {
+        /* No memory to start it: a local failure, the job goes back. */
+        struct bc_frontier_job back = *job;
+        transfer_free(t);
+        give_back(c, &back, ENOMEM, now);
+        return false;
+    }
     if (st != BC_OK) {
-        /* Could not start: the frontier sees a failed transfer. */
+        /* Could not start (a URL curl cannot take): the frontier sees a
+         * failed transfer. */
         struct bc_frontier_job failed = *job;
         c->stats.not_started++;
         if (sitemap) {
@@ -1598,7 +1799,7 @@ static uint64_t dispatch(struct bc_crawler *c, uint64_t now, bool *over)
 {
     *over = false;
     c->budget_spent = false; /* a refusal holds for this step: ask again */
-    while (bc_fetcher_in_flight(c->fetcher) < c->concurrency) {
+    while (bc_fetcher_in_flight(c->fetcher) < c->intake) {
         if (c->page_budget && !c->page_token && !c->budget_spent &&
             !c->stopping &&
             !(c->max_pages && c->stats.handed_out >= c->max_pages)) {
@@ -1614,6 +1815,8 @@ static uint64_t dispatch(struct bc_crawler *c, uint64_t now, bool *over)
             *over = bc_fetcher_in_flight(c->fetcher) == 0;
             return 0;
         }
+        if (now < c->pause_until || c->local_status != BC_OK)
+            return c->pause_until; /* after a local failure: a pause */
         struct bc_frontier_job job;
         if (bc_frontier_next(c->frontier, now, &job) != BC_OK) {
             if (bc_frontier_store_status(c->frontier) != BC_OK)
@@ -1668,6 +1871,8 @@ enum bc_status bc_crawler_step(struct bc_crawler *c, uint64_t timeout_ms,
         return c->warc_status;
     if (c->fail_status != BC_OK)
         return c->fail_status;
+    if (c->local_status != BC_OK)
+        return c->local_status;
     c->in_step = true;
     bool over;
     uint64_t now = now_ms(c);
@@ -1696,12 +1901,18 @@ enum bc_status bc_crawler_step(struct bc_crawler *c, uint64_t timeout_ms,
             }
         } else {
             st = bc_fetcher_run(c->fetcher, timeout);
+            if (st == BC_ERR_NOMEM) { /* curl's multi handle: local */
+                local_failure(c, ENOMEM, now_ms(c));
+                st = BC_OK;
+            }
         }
     }
     if (st == BC_OK && c->warc_status != BC_OK)
         st = c->warc_status;
     if (st == BC_OK && c->fail_status != BC_OK)
         st = c->fail_status;
+    if (st == BC_OK && c->local_status != BC_OK)
+        st = c->local_status;
     c->in_step = false;
     if (done)
         *done = over;
@@ -1786,6 +1997,7 @@ void bc_crawler_config_init(struct bc_crawler_config *config)
     bc_frontier_config_init(&config->frontier);
     bc_fetcher_config_init(&config->fetcher);
     config->concurrency = BC_CRAWLER_DEFAULT_CONCURRENCY;
+    config->local_wait_ms = BC_CRAWLER_DEFAULT_LOCAL_WAIT_MS;
 }
 
 enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
@@ -1809,6 +2021,8 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
     if (!c)
         return BC_ERR_NOMEM;
     c->concurrency = config->concurrency;
+    c->intake = config->concurrency;
+    c->local_wait_ms = config->local_wait_ms;
     c->max_pages = config->max_pages;
     c->clock = config->clock ? config->clock : monotonic_ms;
     c->on_page = config->on_page;
@@ -2022,6 +2236,7 @@ void bc_crawler_stats(const struct bc_crawler *c, struct bc_crawler_stats *out)
     warc_counters(c, out);
     out->routed_out = routed_out(c);
     out->in_flight = bc_fetcher_in_flight(c->fetcher);
+    out->intake = c->intake;
 }
 
 struct bc_frontier *bc_crawler_frontier(struct bc_crawler *c)

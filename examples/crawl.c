@@ -46,7 +46,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -175,6 +177,16 @@ static void usage(FILE *f)
         "                       its links are not followed, --out says\n"
         "                       \"skipped\": \"content_type\". robots.txt is\n"
         "                       never filtered\n"
+        "  --local-wait D       how long this machine may refuse what a\n"
+        "                       transfer needs (a descriptor: EMFILE;\n"
+        "                       memory) with none succeeding before the\n"
+        "                       crawl stops, exit 1 (1m; 30s, 5m, ...).\n"
+        "                       Such a transfer is never a page's failure:\n"
+        "                       it is fetched again later, fewer at once.\n"
+        "                       --concurrency is lowered at the start to\n"
+        "                       what the descriptor limit\n"
+        "                       (RLIMIT_NOFILE, its soft limit raised up\n"
+        "                       to the hard one) allows, with a note\n"
         "Output:\n"
         "  --out FILE           one JSON object per fetched URL\n"
         "  --stats-json FILE    all counters as one JSON object at the end\n"
@@ -225,7 +237,9 @@ static void usage(FILE *f)
         "       disk) stops the crawl at once, naming the file and the\n"
         "       reason (\"crawl: writing out.jsonl: No space left on\n"
         "       device\"); with --state the same command resumes once there\n"
-        "       is room, every committed page's record written, none torn\n"
+        "       is room, every committed page's record written, none torn;\n"
+        "       this machine refused descriptors or memory for --local-wait\n"
+        "       (resume with --state once there are more)\n"
         "  2    usage error: unknown option, bad value, unusable file\n"
         "  3    finished, but nothing could be fetched: no seed admitted,\n"
         "       or no page got an HTTP response (every fetch failed); never\n"
@@ -261,7 +275,8 @@ static void usage(FILE *f)
         "                       --robots-retries, --robots-retry-delay,\n"
         "                       --host-budget, --quiet, --out, --stats-json,\n"
         "                       --resolve, --proxy, --header, --accept-type,\n"
-        "                       --reject-type, -v, --log, --revisit. May\n"
+        "                       --reject-type, -v, --log, --revisit,\n"
+        "                       --local-wait. May\n"
         "                       not (refused,\n"
         "                       exit 2):\n"
         "                       --scope, --include, --exclude, --expect,\n"
@@ -352,6 +367,7 @@ struct options {
     enum bc_bloom_layout layout;
     uint64_t lru;
     uint64_t timeout_ms, max_body;
+    uint64_t local_wait_ms; /* --local-wait */
     const char *out_file, *stats_file;
     const char *warc_file;
     uint64_t warc_max_size;
@@ -522,6 +538,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         .lru = BC_SEEN_DEFAULT_LRU,
         .timeout_ms = 30000,
         .max_body = 10u << 20,
+        .local_wait_ms = BC_CRAWLER_DEFAULT_LOCAL_WAIT_MS,
         .robots_retries = BC_FRONTIER_DEFAULT_ROBOTS_RETRIES,
         .robots_retry_ms = BC_FRONTIER_DEFAULT_ROBOTS_RETRY_MS,
         .max_retry_after_ms = BC_FRONTIER_DEFAULT_MAX_RETRY_AFTER_MS,
@@ -639,6 +656,8 @@ static int parse_options(int argc, char **argv, struct options *o)
             bad = args_count(v, true, &o->lru);
         else if (!strcmp(a, "--timeout"))
             bad = args_count(v, true, &o->timeout_ms) || o->timeout_ms == 0;
+        else if (!strcmp(a, "--local-wait"))
+            bad = args_duration(v, &o->local_wait_ms) != 0;
         else if (!strcmp(a, "--max-body"))
             bad = args_count(v, true, &o->max_body);
         else if (!strcmp(a, "--out"))
@@ -1683,6 +1702,134 @@ static void write_sitemaps_json(FILE *f, const struct bc_frontier_stats *s,
             (unsigned long long)k->sitemap_admitted);
 }
 
+/* ---- local resources ---------------------------------------------------- */
+
+/* The symbol of the errnos a local failure names; NULL for others. */
+static const char *errno_name(int e)
+{
+    switch (e) {
+    case EMFILE:
+        return "EMFILE";
+    case ENFILE:
+        return "ENFILE";
+    case ENOMEM:
+        return "ENOMEM";
+    case ENOBUFS:
+        return "ENOBUFS";
+    case EADDRNOTAVAIL:
+        return "EADDRNOTAVAIL";
+    case ENOSPC:
+        return "ENOSPC";
+    case EDQUOT:
+        return "EDQUOT";
+    case EIO:
+        return "EIO";
+    default:
+        return NULL;
+    }
+}
+
+/* The crawl stopped: this machine refused a resource for --local-wait. */
+static void local_error(const struct crawl *c, int err, uint64_t for_ms)
+{
+    const char *name = errno_name(err);
+    char sym[32];
+    if (!name) {
+        snprintf(sym, sizeof(sym), "errno %d", err);
+        name = sym;
+    }
+    fprintf(stderr,
+            "crawl: out of %s (%s, %s) for %llu s: stopping; %s once there "
+            "are more\n",
+            bc_crawler_resource_name(err), strerror(err), name,
+            (unsigned long long)((for_ms + 500) / 1000),
+            c->opt.state_dir ? "resume with the same command"
+                             : "run it again (with --state DIR, a crawl "
+                               "resumes where it stopped)");
+}
+
+/*
+ * Descriptors each transfer may hold at once, measured (docs/DESIGN.md 5,
+ * crawl): its socket, and its WARC spool with --warc, or before it
+ * connects its DNS resolver's socket pair (curl's threaded resolver).
+ * Idle keep-alive connections are bounded by the fetcher's
+ * max_connections, set to the concurrency. Beside the transfers: curl's
+ * multi handle (a socket pair, opened with the crawler), with --state
+ * SQLite's -wal and -shm (opened at the first write) and the seen-test's
+ * snapshot file (written every few seconds), a WARC request record's
+ * spool (one at a time, at completion), and a margin.
+ */
+#define FDS_PER_TRANSFER 2u
+#define FDS_RESERVED     4u
+
+/* How many descriptors are open now (/proc/self/fd, less its own); 0
+ * when that cannot be read. */
+static unsigned fds_open(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return 0;
+    unsigned n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n > 0 ? n - 1 : 0;
+}
+
+/*
+ * Fit --concurrency in the descriptor limit (RLIMIT_NOFILE). The soft
+ * limit is first raised as far as the crawl needs, up to the hard limit
+ * (a process may; the soft limit is often 1024 under a hard one of
+ * 65536 or more, and curl polls with poll(), not select(), so numbers
+ * past 1024 are fine). What still does not fit lowers the concurrency,
+ * with a note on stderr: a crawl asking for more transfers than it has
+ * descriptors would have them refused (EMFILE) - given back and retried,
+ * but slowly. Called once the output files, the state and the WARC are
+ * open, before the crawler is created.
+ */
+static unsigned clamp_concurrency(const struct crawl *c, unsigned want)
+{
+    struct rlimit lim;
+    unsigned open_now = fds_open();
+    if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY ||
+        open_now == 0)
+        return want;
+    uint64_t reserved = (uint64_t)open_now + FDS_RESERVED +
+                        (c->state ? 3u : 0u) + (c->warc ? 1u : 0u);
+    uint64_t need = reserved + (uint64_t)want * FDS_PER_TRANSFER;
+    rlim_t soft = lim.rlim_cur;
+    if ((uint64_t)lim.rlim_cur < need && lim.rlim_max != lim.rlim_cur) {
+        struct rlimit raised = lim;
+        raised.rlim_cur =
+            lim.rlim_max == RLIM_INFINITY || (uint64_t)lim.rlim_max > need
+                ? (rlim_t)need
+                : lim.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+            lim = raised;
+    }
+    uint64_t room = (uint64_t)lim.rlim_cur > reserved
+                        ? (uint64_t)lim.rlim_cur - reserved
+                        : 0;
+    uint64_t fit = room / FDS_PER_TRANSFER;
+    if (fit >= want)
+        return want;
+    unsigned n = fit > 0 ? (unsigned)fit : 1u;
+    char raised[64] = "";
+    if (lim.rlim_cur != soft)
+        snprintf(raised, sizeof(raised), ", raised from %llu to the hard one",
+                 (unsigned long long)soft);
+    fprintf(stderr,
+            "crawl: note: --concurrency %u lowered to %u: the descriptor "
+            "limit (ulimit -n) is %llu%s, %u are open, and each transfer "
+            "takes up to %u%s\n",
+            want, n, (unsigned long long)lim.rlim_cur, raised, open_now,
+            FDS_PER_TRANSFER,
+            fit > 0 ? "" : " (too few even for one: it may stop, exit 1)");
+    return n;
+}
+
 static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
                              const char *outcome, int exit_status)
 {
@@ -1751,6 +1898,12 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
         fprintf(f, "%s\"%s\": %llu", e ? ", " : "",
                 bc_crawler_error_kind_name((enum bc_crawler_error_kind)e),
                 (unsigned long long)k.errors[e]);
+    /* Local failures: given back, fetched again (never a page's error). */
+    const char *lerr = errno_name(k.local_errno);
+    fprintf(f, "}, \"local\": {\"failures\": %llu, \"errno\": %s%s%s",
+            (unsigned long long)k.local_failures, lerr ? "\"" : "",
+            lerr ? lerr : "null", lerr ? "\"" : "");
+    fprintf(f, ", \"intake\": %u", k.intake);
     fprintf(f,
             "}, \"frontier\": {\"added\": %llu, \"admitted\": %llu, "
             "\"queued\": %zu, \"hosts\": %zu, \"hosts_given_up\": %zu, "
@@ -2494,6 +2647,13 @@ static int run(struct crawl *c)
             c->over = true;
         if (st != BC_OK && write_error(c, st))
             return -1;
+        int err;
+        uint64_t for_ms;
+        if (st != BC_OK &&
+            bc_crawler_local_error(c->crawler, &err, &for_ms) != BC_OK) {
+            local_error(c, err, for_ms);
+            return -1;
+        }
         if (st != BC_OK && c->state && st != BC_ERR_NOMEM) {
             state_error(c, st);
             return -1;
@@ -2588,6 +2748,7 @@ int main(int argc, char **argv)
     xc->headers = o->header;
     xc->header_count = o->header_count;
     cc.concurrency = o->concurrency;
+    cc.local_wait_ms = o->local_wait_ms;
     cc.max_pages = o->redis ? 0 : o->max_pages; /* a worker's is global */
     cc.on_page = on_page;
     cc.on_fetch = on_fetch;
@@ -2621,6 +2782,11 @@ int main(int argc, char **argv)
     if ((rc = open_warc(&c)) != 0)
         goto out_free;
     cc.warc = c.warc;
+    cc.concurrency = clamp_concurrency(&c, cc.concurrency);
+    /* Idle keep-alive connections count against the descriptors too: at
+     * most one connection per transfer in flight (curl closes the oldest
+     * idle one to open another). */
+    xc->max_connections = cc.concurrency;
     if (c.workers &&
         (st = bc_workers_attach(c.workers, &cc, c.state)) != BC_OK) {
         redis_error(o->redis_shown, st, bc_workers_errmsg(c.workers));
@@ -2770,9 +2936,15 @@ int main(int argc, char **argv)
     struct bc_crawler_stats k;
     bc_crawler_stats(c.crawler, &k);
     if (k.not_started)
-        fprintf(stderr,
-                "crawl: %llu fetches could not be started (out of memory)\n",
+        fprintf(stderr, "crawl: %llu fetches could not be started\n",
                 (unsigned long long)k.not_started);
+    if (k.local_failures && !o->quiet)
+        fprintf(stderr,
+                "crawl: note: %llu transfers were refused %s by this "
+                "machine (last: %s), given back and fetched again\n",
+                (unsigned long long)k.local_failures,
+                bc_crawler_resource_name(k.local_errno),
+                strerror(k.local_errno));
     uint64_t end = now_ms();
     check_saturation(&c, true);
     progress(&c, end, true);

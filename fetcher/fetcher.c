@@ -131,6 +131,22 @@
  * lines are dropped when the next status line begins), the peer's
  * address from CURLINFO_PRIMARY_IP.
  *
+ * OUT OF MEMORY, OUT OF DESCRIPTORS: THE FETCHER'S FAULT, NOT THE PAGE'S
+ * A transfer can fail because of the machine rather than the server: no
+ * descriptor for its socket (EMFILE; curl says only "Couldn't connect"),
+ * no memory for a buffer. Such a failure says nothing about the page, and
+ * a crawler must not record it as the page's outcome (it fetches the page
+ * again later: docs/DESIGN.md 9). So the result says so: every
+ * allocation failure of a transfer - the fetcher's own (heads, Location),
+ * zlib's (inflate; its allocator is ours, z_alloc), the link extractor's
+ * (the page's links would be lost from a success), curl's
+ * (CURLE_OUT_OF_MEMORY), curl_multi_add_handle's - ends it with
+ * BC_ERR_NOMEM and os_errno ENOMEM, and a socket error keeps its errno in
+ * os_errno: socket()'s own (EMFILE, ENFILE: the fetcher opens curl's
+ * sockets, open_socket(), since curl keeps no errno for it), else curl's
+ * CURLINFO_OS_ERRNO of a connect, send or receive (ECONNREFUSED,
+ * ENOBUFS, ...). The caller classes the result (bc_crawler_fault_of()).
+ *
  * GLOBAL STATE
  * curl_global_init() touches process-wide state and is not safe to race
  * on every platform, so it is not called here but in
@@ -145,11 +161,14 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <sys/socket.h>
 
 #include <curl/curl.h>
 #include <zlib.h>
@@ -208,6 +227,8 @@ struct transfer {
     bool truncated;           /* stopped at keep_bytes (not an error) */
     bool skipped;             /* on_headers said stop (not an error) */
     enum bc_status abort_why; /* BC_OK, or why a callback stopped it */
+    int os_errno;             /* with abort_why: the system's errno, or 0 */
+    int socket_errno;         /* socket() failed with it (open_socket) */
     uint64_t keep_bytes;      /* bc_fetcher_add_truncated's limit, or 0 */
     uint64_t body_bytes;
     size_t header_bytes;
@@ -461,6 +482,24 @@ static void transfer_recycle(struct bc_fetcher *f, struct transfer *t)
 
 static size_t on_header(char *data, size_t size, size_t nmemb, void *ud);
 static size_t on_write(char *data, size_t size, size_t nmemb, void *ud);
+
+/* curl's socket opener, ours to keep socket()'s errno: curl (7.88) fails
+ * the transfer with CURLE_COULDNT_CONNECT and leaves CURLINFO_OS_ERRNO 0
+ * when socket() itself fails, and EMFILE there must be told from a host
+ * that refuses (OUT OF MEMORY, OUT OF DESCRIPTORS above). */
+static curl_socket_t open_socket(void *ud, curlsocktype purpose,
+                                 struct curl_sockaddr *addr)
+{
+    struct transfer *t = ud;
+    (void)purpose;
+    int fd = socket(addr->family, addr->socktype, addr->protocol);
+    if (fd < 0) {
+        t->socket_errno = errno;
+        return CURL_SOCKET_BAD;
+    }
+    return fd;
+}
+
 static int on_debug(CURL *easy, curl_infotype type, char *data, size_t size,
                     void *ud);
 
@@ -495,6 +534,8 @@ static bool transfer_setup(struct bc_fetcher *f, struct transfer *t)
     SET(CURLOPT_HEADERDATA, (void *)t);
     SET(CURLOPT_WRITEFUNCTION, on_write);
     SET(CURLOPT_WRITEDATA, (void *)t);
+    SET(CURLOPT_OPENSOCKETFUNCTION, open_socket);
+    SET(CURLOPT_OPENSOCKETDATA, (void *)t);
     SET(CURLOPT_CONNECTTIMEOUT_MS, clamp_long(c->connect_timeout_ms));
     SET(CURLOPT_TIMEOUT_MS, clamp_long(c->timeout_ms));
     if (f->resolve)
@@ -684,10 +725,13 @@ static uint64_t bytes_received(const struct transfer *t)
     return t->header_bytes + (body > 0 ? (uint64_t)body : 0);
 }
 
-/* Stop a transfer from a callback with a reason and a text. */
+/* Stop a transfer from a callback with a reason and a text; out of
+ * memory, the result's os_errno is ENOMEM (a local failure: OUT OF
+ * MEMORY above). */
 static void fail(struct transfer *t, enum bc_status why, const char *text)
 {
     t->abort_why = why;
+    t->os_errno = why == BC_ERR_NOMEM ? ENOMEM : 0;
     snprintf(t->why, sizeof(t->why), "%s", text);
 }
 
@@ -726,7 +770,8 @@ static int on_debug(CURL *easy, curl_infotype type, char *data, size_t size,
         t->req_done = false;
     }
     if (!bytes_add(&t->req, data, size)) {
-        t->abort_why = BC_ERR_NOMEM; /* seen at the first header line */
+        /* seen at the first header line */
+        fail(t, BC_ERR_NOMEM, "out of memory (request head)");
         return 0;
     }
     t->req_done = t->req.len >= 4 &&
@@ -816,7 +861,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
         if (status_line) /* a new response (after 1xx): its head alone */
             t->resp.len = 0;
         if (!bytes_add(&t->resp, data, n)) {
-            t->abort_why = BC_ERR_NOMEM;
+            fail(t, BC_ERR_NOMEM, "out of memory (response head)");
             return 0;
         }
     }
@@ -867,7 +912,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
         v = header_value(data, n, 9, &len);
         char *copy = malloc(len + 1);
         if (!copy) {
-            t->abort_why = BC_ERR_NOMEM;
+            fail(t, BC_ERR_NOMEM, "out of memory (Location)");
             return 0;
         }
         memcpy(copy, v, len);
@@ -902,8 +947,10 @@ static void link_bridge(void *ud, const char *href, size_t len,
     c->on_link(c->ctx, t->user, href, len, base, base_len, flags);
 }
 
-/* First body chunk: decide whether this body goes to the extractor. */
-static void start_body(struct transfer *t)
+/* First body chunk: decide whether this body goes to the extractor.
+ * false: no memory for the extractor (the transfer fails: its links would
+ * be lost, OUT OF MEMORY above). */
+static bool start_body(struct transfer *t)
 {
     const struct bc_fetcher_config *c = &t->f->cfg;
     long code = 0;
@@ -914,10 +961,10 @@ static void start_body(struct transfer *t)
     curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
     t->body_2xx = code >= 200 && code <= 299;
     if (!c->on_link || (t->flags & BC_FETCH_NO_LINKS))
-        return;
+        return true;
     curl_easy_getinfo(t->easy, CURLINFO_CONTENT_TYPE, &ct);
     if (code < 200 || code > 299 || !is_html(ct))
-        return;
+        return true;
     curl_easy_getinfo(t->easy, CURLINFO_EFFECTIVE_URL, &eff);
     if (!eff)
         eff = t->url;
@@ -927,9 +974,15 @@ static void start_body(struct transfer *t)
     lc.on_link = link_bridge;
     lc.user = t;
     lc.max_href_bytes = c->max_href_bytes;
-    /* Out of memory here only loses the links, not the transfer. */
-    if (bc_links_create(&lc, eff, strlen(eff), &t->links) != BC_OK)
+    enum bc_status st = bc_links_create(&lc, eff, strlen(eff), &t->links);
+    if (st == BC_ERR_NOMEM) {
         t->links = NULL;
+        fail(t, BC_ERR_NOMEM, "out of memory (link extractor)");
+        return false;
+    }
+    if (st != BC_OK) /* a URL over 1 MiB: no base to resolve against */
+        t->links = NULL;
+    return true;
 }
 
 /*
@@ -958,8 +1011,8 @@ static int deliver(struct transfer *t, const char *data, size_t n)
     }
     if (n == 0)
         return rc;
-    if (!t->body_seen)
-        start_body(t);
+    if (!t->body_seen && !start_body(t))
+        return -1;
     t->body_bytes += n;
     if (c->on_body && (t->body_2xx || !(t->flags & BC_FETCH_BODY_2XX)) &&
         !c->on_body(c->ctx, t->user, data, n)) {
@@ -970,11 +1023,30 @@ static int deliver(struct transfer *t, const char *data, size_t n)
         return -1;
     }
     if (t->links && bc_links_feed(t->links, data, n) != BC_OK) {
-        /* The extractor ran out of memory: stop parsing, keep fetching. */
-        bc_links_free(t->links);
-        t->links = NULL;
+        /* The extractor ran out of memory: the page's links would be
+         * lost with a successful result; fail it (local, retried). */
+        fail(t, BC_ERR_NOMEM, "out of memory (link extractor)");
+        t->truncated = false;
+        return -1;
     }
     return rc;
+}
+
+/* zlib's allocations go through malloc and free like the fetcher's own
+ * (zlib's default does the same from inside libz, out of reach of the
+ * tests' allocation-failure injection: tests/alloc_fail.h). */
+static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
+{
+    (void)opaque;
+    if (size && items > SIZE_MAX / size)
+        return Z_NULL;
+    return malloc((size_t)items * size);
+}
+
+static void z_free(voidpf opaque, voidpf p)
+{
+    (void)opaque;
+    free(p);
 }
 
 /* Undo the content coding of n body bytes (the dechunked payload) and
@@ -992,10 +1064,15 @@ static int decode(struct transfer *t, const char *data, size_t n)
         return 0; /* bytes after the end of the stream are ignored */
     if (!t->z_ready) {
         memset(&t->z, 0, sizeof(t->z));
+        t->z.zalloc = z_alloc;
+        t->z.zfree = z_free;
         /* gzip: 15 + 16 (gzip wrapper); deflate: 15 (zlib wrapper). */
         int bits = t->coding == CODING_GZIP ? 15 + 16 : 15;
-        if (inflateInit2(&t->z, bits) != Z_OK) {
-            fail(t, BC_ERR_NOMEM, "out of memory (inflate)");
+        int zrc = inflateInit2(&t->z, bits);
+        if (zrc != Z_OK) {
+            fail(t, zrc == Z_MEM_ERROR ? BC_ERR_NOMEM : BC_ERR_FETCH_OTHER,
+                 zrc == Z_MEM_ERROR ? "out of memory (inflate)"
+                                    : "inflate could not start");
             return -1;
         }
         t->z_ready = true;
@@ -1208,15 +1285,46 @@ static enum bc_status map_curl(const struct transfer *t, CURLcode code)
         return t->headers_done ? BC_ERR_FETCH_OTHER : BC_ERR_FETCH_HEADERS;
 #endif
     case CURLE_OUT_OF_MEMORY:
-        /* curl before 8.6 also says this when one header line exceeds its
-         * 100 KiB limit: before the end of the headers that is the likely
-         * cause by far. */
-        return t->headers_done ? BC_ERR_NOMEM : BC_ERR_FETCH_HEADERS;
+        /* Out of memory: a local failure (OUT OF MEMORY above). But curl
+         * before 8.6 also says this when one header line exceeds its
+         * 100 KiB limit (8.6 says CURLE_TOO_LARGE), and its code alone
+         * cannot tell the two apart: before the end of the headers, with
+         * such a curl, a hostile header is taken to be the cause (a page
+         * outcome, never retried for ever). */
+        return t->headers_done ||
+                       curl_version_info(CURLVERSION_NOW)->version_num >=
+                           0x080600
+                   ? BC_ERR_NOMEM
+                   : BC_ERR_FETCH_HEADERS;
     case CURLE_ABORTED_BY_CALLBACK:
         return BC_ERR_FETCH_ABORTED;
     default:
         return BC_ERR_FETCH_OTHER;
     }
+}
+
+/* The errno of a failed transfer: the fetcher's own (ENOMEM), else the
+ * one curl saw for its socket (CURLINFO_OS_ERRNO: EMFILE when socket()
+ * found no descriptor, ECONNREFUSED, ...); ENOMEM for any failure that
+ * is out of memory (curl's own allocations say nothing more). */
+static int os_errno_of(const struct transfer *t, CURLcode code,
+                       enum bc_status status)
+{
+    if (status == BC_OK)
+        return 0;
+    if (t->abort_why != BC_OK)
+        return t->os_errno;
+    if (code == CURLE_COULDNT_CONNECT && t->socket_errno)
+        return t->socket_errno; /* no socket at all: EMFILE, ENFILE */
+    /* curl sets it on a connect, send or receive failure and never
+     * clears it (a recycled handle keeps an old one): read only then. */
+    long err = 0;
+    if ((code == CURLE_COULDNT_CONNECT || code == CURLE_SEND_ERROR ||
+         code == CURLE_RECV_ERROR) &&
+        curl_easy_getinfo(t->easy, CURLINFO_OS_ERRNO, &err) == CURLE_OK &&
+        err > 0 && err <= INT_MAX)
+        return (int)err;
+    return status == BC_ERR_NOMEM ? ENOMEM : 0;
 }
 
 /* Deliver one finished transfer to on_done and recycle it. */
@@ -1250,6 +1358,7 @@ static void finish(struct bc_fetcher *f, struct transfer *t, CURLcode code)
         snprintf(t->errbuf, sizeof(t->errbuf), "%s", s);
     }
     r.error = r.status == BC_OK ? "" : t->errbuf;
+    r.os_errno = os_errno_of(t, code, r.status);
     r.url = t->url;
     curl_easy_getinfo(t->easy, CURLINFO_EFFECTIVE_URL, &eff);
     r.final_url = eff ? eff : t->url;
@@ -1273,8 +1382,15 @@ static void finish(struct bc_fetcher *f, struct transfer *t, CURLcode code)
          * Only a complete body is finished: the tail of an aborted one
          * may hold a tag cut in the middle, whose href would be wrong.
          */
-        if (r.status == BC_OK && !r.truncated)
-            bc_links_finish(t->links);
+        if (r.status == BC_OK && !r.truncated &&
+            bc_links_finish(t->links) == BC_ERR_NOMEM) {
+            /* The page's last links are lost: out of memory, local. */
+            r.status = BC_ERR_NOMEM;
+            r.os_errno = ENOMEM;
+            snprintf(t->errbuf, sizeof(t->errbuf),
+                     "out of memory (link extractor)");
+            r.error = t->errbuf;
+        }
         struct bc_links_stats st;
         bc_links_stats(t->links, &st);
         r.parsed = true;
@@ -1314,7 +1430,7 @@ static void start_pending(struct bc_fetcher *f)
             continue;
         }
         if (curl_multi_add_handle(f->multi, t->easy) != CURLM_OK) {
-            t->abort_why = BC_ERR_NOMEM;
+            fail(t, BC_ERR_NOMEM, "out of memory (curl_multi_add_handle)");
             finish(f, t, CURLE_OUT_OF_MEMORY);
             continue;
         }

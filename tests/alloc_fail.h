@@ -15,6 +15,7 @@
 #ifndef BC_TESTS_ALLOC_FAIL_H
 #define BC_TESTS_ALLOC_FAIL_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -31,13 +32,15 @@ static long alloc_calls;
 static long fail_after = -1; /* allocations to let through; -1: never fail */
 static long alloc_failures;  /* allocations failed so far */
 
-/* Should this allocation fail? */
+/* Should this allocation fail? A failed one sets errno to ENOMEM, as the
+ * C library's does (code that reports errno must see it). */
 static bool fail_now(void)
 {
     alloc_calls++;
     if (fail_after == 0) {
         fail_after = -1;
         alloc_failures++;
+        errno = ENOMEM;
         return true;
     }
     if (fail_after > 0)

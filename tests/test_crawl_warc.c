@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "bloomcrawl/crawler.h"
+#include "fd_limit.h"
 #include "fixture_server.h"
 #include "warc_reader.h"
 
@@ -632,6 +633,69 @@ static void test_crawl_resume(void **state)
     free_warc(&wf);
 }
 
+/*
+ * A record's spool that cannot be opened (EMFILE) is a local failure of
+ * its transfer, not a sticky WARC error: with room for a socket and one
+ * spool, every transfer finds no descriptor for its request record's
+ * spool; each is given back (no page, no record), and the crawl stops
+ * after local_wait_ms with the local error, the WARC error still BC_OK.
+ * With room for three, the same crawl completes: one response record per
+ * page, local failures or not. Before, the first spool that could not be
+ * opened stopped the crawl as a WARC write error.
+ */
+static void test_spool_descriptors(void **state)
+{
+    (void)state;
+    static struct run r;
+    static struct warc_file wf;
+    char name[300];
+    snprintf(name, sizeof(name), "%s/fds.warc.gz", base);
+    for (unsigned spare = 2; spare <= 3; spare++) {
+        memset(&r, 0, sizeof(r));
+        unlink(name);
+        struct bc_warc *w = NULL;
+        assert_int_equal(bc_warc_create(name, 0, info, &w), BC_OK);
+        struct bc_crawler_config cfg;
+        config(&cfg, &r, w);
+        cfg.frontier.max_depth = 1;
+        cfg.local_wait_ms = 300;
+        struct bc_crawler *c = NULL;
+        assert_int_equal(bc_crawler_create(&cfg, &c), BC_OK);
+        add_seed(c, "/ok");
+        struct rlimit saved;
+        limit_fds(spare, &saved);
+        enum bc_status st = bc_crawler_run(c);
+        release_fds(&saved);
+        int err = 0;
+        assert_int_equal(bc_crawler_warc_error(c, &err), BC_OK);
+        struct bc_crawler_stats s;
+        bc_crawler_stats(c, &s);
+        if (spare == 2) {
+            assert_int_equal(st, BC_ERR_IO);
+            assert_int_equal(bc_crawler_local_error(c, &err, NULL), BC_ERR_IO);
+            assert_int_equal(err, EMFILE);
+            assert_int_equal(r.pages, 0);
+            assert_true(s.local_failures >= 2);
+        } else {
+            assert_int_equal(st, BC_OK);
+            assert_int_equal(r.pages, 3);
+            for (size_t i = 0; i < r.pages; i++)
+                assert_false(r.page[i].failed);
+        }
+        bc_crawler_free(c);
+        assert_int_equal(bc_warc_free(w), BC_OK);
+        read_warc(name, &wf); /* every record whole */
+        int responses = check_pairs(&wf);
+        /* The pages and robots.txt, once each; nothing when stopped. */
+        assert_int_equal(responses, spare == 2 ? 0 : 3 + 1);
+        for (size_t i = 0; i < r.pages; i++) {
+            assert_int_equal(responses_for(&wf, r.page[i].url), 1);
+            at_offset(&wf, &r.page[i]);
+        }
+        free_warc(&wf);
+    }
+}
+
 /* A write error stops the crawl: the step reports it, with errno, and
  * nothing more is written. */
 static void test_write_error(void **state)
@@ -688,6 +752,7 @@ int main(void)
         cmocka_unit_test(test_sitemap_cut_archived),
         cmocka_unit_test(test_crawl_resume),
         cmocka_unit_test(test_write_error),
+        cmocka_unit_test(test_spool_descriptors),
     };
     int rc = cmocka_run_group_tests(tests, server_start, server_stop);
     char cmd[400];

@@ -27,8 +27,11 @@
 #include <unistd.h>
 
 #include "bloomcrawl/crawler.h"
+#include "alloc_fail.h"
+#include "fd_limit.h"
 #include "fixture_server.h"
 #include "latency_int.h"
+#include "skip.h"
 
 static char include_pattern[64]; /* the server's URLs, "...:PORT/" + "*" */
 static const char *include_list[1] = {include_pattern};
@@ -1737,6 +1740,260 @@ static void test_fail(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* ---- local failures: the machine's, never the page's -------------------- */
+
+/* The small site of test_small_site (/ok at depth 0, its two 404 pages at
+ * depth 1) as every crawl of it must end: each page once, none failed. */
+static void assert_small_site_whole(const struct run *r)
+{
+    static const char *const paths[] = {"/ok", "/page1", "/page2?a=1&b=2"};
+    assert_int_equal(r->pages, 3);
+    for (size_t i = 0; i < 3; i++) {
+        const struct seen_page *p = find(r, paths[i]);
+        assert_true(p != &no_page);
+        assert_false(p->failed);
+        assert_int_equal(p->http, i == 0 ? 200 : 404);
+    }
+}
+
+static void small_site_config(struct bc_crawler_config *cfg, struct run *r)
+{
+    config_for_server(cfg, r);
+    cfg->frontier.max_depth = 1;
+    cfg->concurrency = 8;
+    cfg->frontier.per_host_concurrency = 4;
+    cfg->fetcher.max_host_connections = 4;
+}
+
+static void oom_crawls(bool archive)
+{
+    static struct run r;
+    long calls = alloc_calls;
+    struct bc_crawler_config cfg;
+    memset(&r, 0, sizeof(r));
+    small_site_config(&cfg, &r);
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    bc_crawler_free(r.crawler);
+    if (alloc_calls == calls)
+        BC_SKIP(); /* not linked with the wrappers */
+    char dir[] = "/tmp/test_crawler_oom.XXXXXX", name[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(name, sizeof(name), "%s/oom.warc.gz", dir);
+    uint64_t local = 0;
+    for (long n = 0;; n++) {
+        memset(&r, 0, sizeof(r));
+        small_site_config(&cfg, &r);
+        cfg.clock = fake_clock; /* the pauses pass at once */
+        cfg.local_wait_ms = 0;
+        struct bc_warc *w = NULL;
+        if (archive) {
+            unlink(name);
+            assert_int_equal(bc_warc_create(name, 0, "x: y\r\n", &w), BC_OK);
+            cfg.warc = w;
+        }
+        assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+        add_seed(&r, "/ok");
+        long failures = alloc_failures;
+        fail_after = n;
+        enum bc_status run = bc_crawler_run(r.crawler);
+        fail_after = -1;
+        bool failed = alloc_failures != failures;
+        /* Only the WARC file's own write may stop the crawl (sticky by
+         * design: a record may be half written); never a page. */
+        int err;
+        if (run != BC_OK) {
+            assert_int_equal(bc_crawler_warc_error(r.crawler, &err), run);
+            assert_int_equal(run, BC_ERR_NOMEM);
+        }
+        struct bc_crawler_stats st;
+        bc_crawler_stats(r.crawler, &st);
+        struct bc_frontier_stats fs;
+        bc_frontier_stats(bc_crawler_frontier(r.crawler), 0, &fs);
+        for (size_t i = 0; i < r.pages; i++) {
+            if (r.page[i].failed)
+                print_error("allocation %ld: %s failed\n", n, r.page[i].path);
+            assert_false(r.page[i].failed);
+        }
+        for (int k = 0; k < BC_CRAWLER_ERR_KIND_COUNT; k++)
+            assert_int_equal(st.errors[k], 0);
+        if (run == BC_OK && st.links_nomem == 0 &&
+            fs.reasons[BC_ADMIT_NOMEM] == 0 &&
+            fs.reasons[BC_ADMIT_STORE_ERROR] == 0) {
+            if (r.pages != 3)
+                print_error("allocation %ld: %zu pages\n", n, r.pages);
+            assert_small_site_whole(&r);
+        }
+        if (run == BC_OK)
+            assert_int_equal(st.handed_out, st.pages);
+        assert_int_equal(st.not_started, 0);
+        local += st.local_failures;
+        if (st.local_failures)
+            assert_int_equal(st.local_errno, ENOMEM);
+        bc_crawler_free(r.crawler);
+        assert_int_equal(bc_warc_free(w), BC_OK);
+        if (!failed)
+            break; /* past the crawl's last allocation */
+    }
+    assert_true(local > 0); /* transfers were given back */
+    unlink(name);
+    assert_int_equal(rmdir(dir), 0);
+}
+
+/*
+ * Out of memory anywhere in the crawl (the crawler's, the frontier's, the
+ * fetcher's allocations, each failed in turn through tests/alloc_fail.h):
+ * never a page's outcome. A transfer that could not start or that ran
+ * out of memory is given back and fetched later (local_failures); only an
+ * admission that found no memory may lose a URL, and then it is counted
+ * (links_nomem, BC_ADMIT_NOMEM). Before local failures were given back,
+ * a transfer that could not start was done as a failure (its URL never
+ * fetched) and one that ran out of memory was its page's error.
+ */
+static void test_local_out_of_memory(void **state)
+{
+    (void)state;
+    oom_crawls(false);
+}
+
+/*
+ * The same with a WARC writer: the archive's allocations for a transfer
+ * (its request head, its records and their spools) failed in turn are
+ * local failures of that transfer too; only an allocation of the WARC
+ * file's own write (the record going to the file) stops the crawl, as a
+ * sticky WARC error.
+ */
+static void test_local_out_of_memory_warc(void **state)
+{
+    (void)state;
+    oom_crawls(true);
+}
+
+/*
+ * Out of descriptors (RLIMIT_NOFILE with room for one socket, eight
+ * transfers wanted): curl fails the others' connect with EMFILE, which
+ * the crawler gives back and fetches later, slowing its intake; the crawl
+ * ends with every page fetched and none failed. Before, each was its
+ * page's "connect" failure (a crawl at ulimit -n 30 recorded 997).
+ */
+static void test_local_descriptors(void **state)
+{
+    (void)state;
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    struct bc_crawler_config cfg;
+    small_site_config(&cfg, &r);
+    cfg.frontier.max_depth = 2;
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    add_seed(&r, "/ok");
+    struct rlimit saved;
+    limit_fds(1, &saved);
+    enum bc_status st = bc_crawler_run(r.crawler);
+    release_fds(&saved);
+    assert_int_equal(st, BC_OK);
+    assert_small_site_whole(&r);
+    struct bc_crawler_stats s;
+    bc_crawler_stats(r.crawler, &s);
+    assert_true(s.local_failures > 0);
+    assert_int_equal(s.local_errno, EMFILE);
+    assert_int_equal(s.errors[BC_CRAWLER_ERR_CONNECT], 0);
+    assert_true(s.intake >= 1 && s.intake <= 8);
+    assert_int_equal(bc_crawler_local_error(r.crawler, NULL, NULL), BC_OK);
+    bc_crawler_free(r.crawler);
+}
+
+/*
+ * The intake, AIMD (LOCAL FAILURES in crawler.h): halved at each local
+ * failure (one cut per pause) down to 1 - 8, 4, 2, 1 - then one more per
+ * transfer that completes without one: robots.txt and the three pages
+ * once descriptors are back, 1 + 4 = 5 (under concurrency 8).
+ */
+static void test_local_aimd(void **state)
+{
+    (void)state;
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    struct bc_crawler_config cfg;
+    small_site_config(&cfg, &r);
+    cfg.local_wait_ms = 0; /* for ever */
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    add_seed(&r, "/ok");
+    struct bc_crawler_stats s;
+    bc_crawler_stats(r.crawler, &s);
+    assert_int_equal(s.intake, 8);
+    struct rlimit saved;
+    limit_fds(0, &saved);
+    unsigned seen[4] = {8, 0, 0, 0}, n = 1;
+    for (int i = 0; i < 200 && s.intake > 1; i++) {
+        assert_int_equal(bc_crawler_step(r.crawler, 100, NULL), BC_OK);
+        bc_crawler_stats(r.crawler, &s);
+        if (s.intake != seen[n - 1] && n < 4)
+            seen[n++] = s.intake;
+    }
+    release_fds(&saved);
+    assert_int_equal(n, 4); /* 8, 4, 2, 1: halved, one step at a time */
+    assert_int_equal(seen[1], 4);
+    assert_int_equal(seen[2], 2);
+    assert_int_equal(seen[3], 1);
+    assert_int_equal(r.pages, 0);
+    assert_int_equal(bc_crawler_run(r.crawler), BC_OK);
+    assert_small_site_whole(&r);
+    bc_crawler_stats(r.crawler, &s);
+    assert_int_equal(s.intake, 1 + 4);
+    bc_crawler_free(r.crawler);
+}
+
+/*
+ * No descriptor at all, for longer than local_wait_ms: the step returns
+ * the local error (BC_ERR_IO, EMFILE: "file descriptors"), no page was
+ * reported, the intake is down to 1, and every later step says the same.
+ */
+static void test_local_wait(void **state)
+{
+    (void)state;
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    struct bc_crawler_config cfg;
+    small_site_config(&cfg, &r);
+    cfg.local_wait_ms = 300;
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    add_seed(&r, "/ok");
+    struct rlimit saved;
+    limit_fds(0, &saved);
+    enum bc_status st = bc_crawler_run(r.crawler);
+    release_fds(&saved);
+    assert_int_equal(st, BC_ERR_IO);
+    int err = 0;
+    uint64_t for_ms = 0;
+    assert_int_equal(bc_crawler_local_error(r.crawler, &err, &for_ms),
+                     BC_ERR_IO);
+    assert_int_equal(err, EMFILE);
+    assert_true(for_ms >= 300);
+    assert_string_equal(bc_crawler_resource_name(err), "file descriptors");
+    assert_string_equal(bc_crawler_resource_name(ENOMEM), "memory");
+    /* The one table: a socket's errno of this machine is local, of the
+     * peer transient. */
+    assert_int_equal(bc_crawler_fault_of(BC_ERR_FETCH_CONNECT, 0, EMFILE),
+                     BC_FAULT_LOCAL);
+    assert_int_equal(
+        bc_crawler_fault_of(BC_ERR_FETCH_CONNECT, 0, EADDRNOTAVAIL),
+        BC_FAULT_LOCAL);
+    assert_int_equal(bc_crawler_fault_of(BC_ERR_FETCH_OTHER, 0, ENOMEM),
+                     BC_FAULT_LOCAL);
+    assert_int_equal(bc_crawler_fault_of(BC_ERR_NOMEM, 0, 0), BC_FAULT_LOCAL);
+    assert_int_equal(bc_crawler_fault_of(BC_ERR_FETCH_CONNECT, 0, ECONNREFUSED),
+                     BC_FAULT_TRANSIENT);
+    assert_string_equal(bc_crawler_resource_name(EADDRNOTAVAIL), "local ports");
+    assert_int_equal(r.pages, 0);
+    struct bc_crawler_stats s;
+    bc_crawler_stats(r.crawler, &s);
+    assert_true(s.local_failures >= 2);
+    assert_int_equal(s.intake, 1);
+    assert_int_equal(bc_crawler_step(r.crawler, 0, NULL), BC_ERR_IO);
+    bc_crawler_free(r.crawler);
+    assert_int_equal(bc_crawler_local_error(NULL, &err, NULL), BC_OK);
+    assert_int_equal(err, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1763,6 +2020,12 @@ int main(void)
         cmocka_unit_test(test_add_scope),
         cmocka_unit_test(test_durability),
         cmocka_unit_test(test_fail),
+        cmocka_unit_test(test_local_descriptors),
+        cmocka_unit_test(test_local_wait),
+        cmocka_unit_test(test_local_aimd),
+        cmocka_unit_test(test_local_out_of_memory),
+        cmocka_unit_test(test_local_out_of_memory_warc),
     };
-    return cmocka_run_group_tests(tests, server_start, server_stop);
+    return bc_test_status(
+        cmocka_run_group_tests(tests, server_start, server_stop));
 }

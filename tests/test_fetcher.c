@@ -19,6 +19,7 @@
 #include "skip.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@
 #include <unistd.h>
 
 #include "bloomcrawl/fetcher.h"
+#include "alloc_fail.h"
 #include "fixture_server.h"
 
 static int server_start(void **state)
@@ -57,6 +59,7 @@ static int server_stop(void **state)
 struct got {
     bool done;
     enum bc_status status;
+    int os_errno;
     int http;
     char error[TEXT], url[TEXT], final_url[TEXT], ctype[TEXT];
     char location[TEXT], location_base[TEXT];
@@ -107,7 +110,13 @@ static void on_done(void *c, const struct bc_fetch_result *r)
     assert_false(g->done); /* exactly one result per transfer */
     g->done = true;
     g->status = r->status;
+    g->os_errno = r->os_errno;
     g->http = r->http_status;
+    /* A success carries no errno; out of memory always ENOMEM. */
+    if (r->status == BC_OK)
+        assert_int_equal(r->os_errno, 0);
+    if (r->status == BC_ERR_NOMEM)
+        assert_int_equal(r->os_errno, ENOMEM);
     assert_non_null(r->error);
     assert_non_null(r->url);
     assert_non_null(r->final_url);
@@ -721,6 +730,7 @@ static void test_connect_and_url_errors(void **state)
     fetch_url(&cfg, url, &g);
     assert_int_equal(g.status, BC_ERR_FETCH_CONNECT);
     assert_true(g.error[0] != 0);
+    assert_int_equal(g.os_errno, ECONNREFUSED); /* the system's, kept */
 
     static const char *const refused[] = {
         "ftp://127.0.0.1/x", "file:///etc/passwd",  "gopher://127.0.0.1/",
@@ -1247,6 +1257,90 @@ static void test_wire_limits(void **state)
     assert_int_equal(g.body_bytes, 0);
 }
 
+/*
+ * Out of memory in a transfer is the fetcher's (a local failure), never
+ * the page's: failing each allocation the fetcher makes for a transfer in
+ * turn (its own, zlib's and the link extractor's, through the wrapped
+ * malloc of tests/alloc_fail.h; curl's own are not reached), the transfer
+ * either cannot be added (BC_ERR_NOMEM, nothing queued), or ends with
+ * BC_ERR_NOMEM and os_errno ENOMEM, or succeeds whole: with all its links
+ * (a lost extractor once made a success without links) and its Location.
+ * Never another kind of error (curl's "Out of memory" was once a header
+ * error, "too_large").
+ */
+static void test_out_of_memory(void **state)
+{
+    (void)state;
+    /* gzip (inflate), links (the extractor), a Location. */
+    static const char *const cases[] = {"/gzip", "/ok", "/redirect"};
+    long calls = alloc_calls;
+    struct ctx probe_ctx = {0};
+    struct bc_fetcher_config probe;
+    struct bc_fetcher *pf = NULL;
+    config_for_tests(&probe, &probe_ctx);
+    assert_int_equal(bc_fetcher_create(&probe, &pf), BC_OK);
+    bc_fetcher_free(pf);
+    if (alloc_calls == calls)
+        BC_SKIP(); /* not linked with the wrappers */
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        struct got want;
+        struct ctx ctx = {0};
+        struct bc_fetcher_config cfg;
+        config_for_tests(&cfg, &ctx);
+        cfg.on_wire_head = on_wire_head; /* its head buffers too */
+        cfg.on_wire_body = on_wire_body;
+        fetch(&cfg, cases[k], &want);
+        assert_int_equal(want.status, BC_OK);
+        unsigned nomem = 0, whole = 0;
+        for (long n = 0;; n++) {
+            struct got *g = calloc(1, sizeof(*g));
+            assert_non_null(g);
+            struct bc_fetcher *f = NULL;
+            char url[256];
+            memset(&ctx, 0, sizeof(ctx));
+            url_of(url, sizeof(url), cases[k]);
+            assert_int_equal(bc_fetcher_create(&cfg, &f), BC_OK);
+            ctx.f = f;
+            long failures = alloc_failures;
+            fail_after = n;
+            enum bc_status st = bc_fetcher_add(f, url, strlen(url), 0, g);
+            if (st == BC_OK)
+                run_all(f);
+            fail_after = -1;
+            bool failed = alloc_failures != failures;
+            if (st != BC_OK) {
+                assert_int_equal(st, BC_ERR_NOMEM);
+                assert_true(failed);
+                assert_int_equal(bc_fetcher_in_flight(f), 0);
+            } else if (g->status == BC_ERR_NOMEM) {
+                assert_true(failed);
+                assert_int_equal(g->os_errno, ENOMEM);
+                assert_non_null(strstr(g->error, "memory"));
+                nomem++;
+            } else {
+                if (g->status != BC_OK)
+                    print_error("%s, allocation %ld: %s (%s)\n", cases[k], n,
+                                bc_strerror(g->status), g->error);
+                assert_int_equal(g->status, BC_OK);
+                assert_int_equal(g->http, want.http);
+                assert_int_equal(g->links, want.links);
+                assert_string_equal(g->links_text, want.links_text);
+                assert_int_equal(g->has_location, want.has_location);
+                assert_string_equal(g->location, want.location);
+                assert_int_equal(g->body_bytes, want.body_bytes);
+                whole++;
+            }
+            bc_fetcher_free(f);
+            free(g);
+            if (!failed)
+                break; /* past the transfer's last allocation */
+        }
+        /* Each page's own allocations were reached. */
+        assert_true(nomem >= 1);
+        assert_true(whole >= 1);
+    }
+}
+
 static void test_api(void **state)
 {
     (void)state;
@@ -1338,6 +1432,7 @@ int main(void)
         cmocka_unit_test(test_coding_errors),
         cmocka_unit_test(test_wire_interim_response),
         cmocka_unit_test(test_wire_limits),
+        cmocka_unit_test(test_out_of_memory),
     };
     return bc_test_status(
         cmocka_run_group_tests(tests, server_start, server_stop));

@@ -190,9 +190,23 @@ struct bc_crawler_stats {
     uint64_t given_up_dropped;  /* DROP jobs: their host was given up */
     uint64_t host_down_dropped; /* DROP jobs: their host was given up as
                                    down (BC_ADMIT_HOST_DOWN) */
-    /* Jobs whose transfer could not be started (no memory): reported to
-     * the frontier as failed (no response), not counted as pages. */
+    /* Jobs whose transfer could not be started for a reason other than
+     * memory (a URL curl cannot take): reported to the frontier as failed
+     * (no response), not counted as pages. */
     uint64_t not_started;
+    /* Local failures (LOCAL FAILURES in bc_crawler_step()): transfers that
+     * failed for want of a resource of this machine (descriptors,
+     * memory, a WARC spool) or could not start for want of memory, each
+     * given back to the frontier (fetched again later, never a page's
+     * outcome, no on_page), and fetcher runs out of memory. local_errno:
+     * the errno of the last one (EMFILE, ENFILE, ENOMEM, ENOBUFS, an
+     * errno of a spool; 0 before any). Over all runs with a state. */
+    uint64_t local_failures;
+    int local_errno;
+    /* The intake now: transfers the crawler lets in flight at most,
+     * config.concurrency halved by each local failure (at least 1), one
+     * more per transfer that completes without one (a gauge). */
+    unsigned intake;
     /* With a WARC writer (all runs, like every counter): files created,
      * records written (warcinfo records included), bytes written. */
     uint64_t warc_files, warc_records, warc_bytes;
@@ -289,7 +303,10 @@ struct bc_crawler_config {
      * robots.txt cut at its 500 KiB. With a state too, each commit
      * records the writer's position (bc_crawl_state_set_warc()): the
      * caller reopens the writer there on resume (bc_warc_open_at() with
-     * bc_crawl_state_info()'s warc). A write error stops the crawl
+     * bc_crawl_state_info()'s warc). A record's spool that cannot be
+     * opened or written (EMFILE, ENOSPC) is a local failure of its
+     * transfer (LOCAL FAILURES in bc_crawler_step()); a write error of
+     * the WARC file stops the crawl
      * (bc_crawler_warc_error()). Not owned: free it after
      * bc_crawler_free(). */
     struct bc_warc *warc;
@@ -331,6 +348,11 @@ struct bc_crawler_config {
      * return value ignored). A token held when the crawler is freed or
      * killed is not given back. */
     bool (*page_budget)(void *ctx, bool take);
+    /* How long local failures may go on with no transfer completing
+     * without one (LOCAL FAILURES in bc_crawler_step()) before a step
+     * returns the local error (bc_crawler_local_error()); 0: for ever.
+     * Default BC_CRAWLER_DEFAULT_LOCAL_WAIT_MS. */
+    uint64_t local_wait_ms;
 };
 
 /* Is pattern a media type pattern of accept_types/reject_types:
@@ -340,6 +362,9 @@ bool bc_crawler_media_type_ok(const char *pattern);
 
 /* Default transfers in flight in all. */
 #define BC_CRAWLER_DEFAULT_CONCURRENCY 8u
+
+/* Default local_wait_ms: one minute. */
+#define BC_CRAWLER_DEFAULT_LOCAL_WAIT_MS 60000u
 
 /* Fill *config with the defaults documented above. NULL is a no-op. */
 void bc_crawler_config_init(struct bc_crawler_config *config);
@@ -443,13 +468,34 @@ enum bc_status bc_crawler_revisit(struct bc_crawler *crawler, uint64_t *known,
  * the crawl is over: the frontier has nothing left, or max_pages were
  * handed out, or bc_crawler_stop() was called, and no transfer is in
  * flight; false otherwise. Returns BC_OK, BC_ERR_INVALID_ARG (NULL
- * crawler, or called from a callback), BC_ERR_NOMEM from the fetcher
- * (the crawl may go on: call it again), or, with a crawl state, the
- * state's error (BC_ERR_IO and the like: a write failed; the crawl
- * cannot go on, and the state resumes from its last commit), the
- * WARC writer's error (bc_crawler_warc_error()), or the embedder's
- * (bc_crawler_fail()): nothing is committed after either. The frontier's own
- * running out of memory is not an error: it is tried again 100 ms later.
+ * crawler, or called from a callback), the local error
+ * (bc_crawler_local_error(): BC_ERR_NOMEM or BC_ERR_IO, below), or, with
+ * a crawl state, the state's error (BC_ERR_IO and the like: a write
+ * failed; the crawl cannot go on, and the state resumes from its last
+ * commit), the WARC writer's error (bc_crawler_warc_error()), or the
+ * embedder's (bc_crawler_fail()): nothing is committed after any of
+ * them. The frontier's own running out of memory is not an error: it is
+ * tried again 100 ms later.
+ *
+ * LOCAL FAILURES. A transfer that fails for want of a resource of this
+ * machine - a descriptor for its socket or its WARC spool (EMFILE,
+ * ENFILE), memory (ENOMEM, ENOBUFS), a local port (EADDRNOTAVAIL:
+ * bc_crawler_fault_of() says
+ * BC_FAULT_LOCAL), a WARC spool that cannot be opened or written - or
+ * that cannot start for want of memory, says nothing about its page: its
+ * job is given back to the frontier (bc_frontier_giveback(): fetched
+ * again later, no on_page or on_fetch, nothing counted against the page
+ * or its host) and counted (stats local_failures, local_errno). The
+ * crawl then slows its intake, additive increase, multiplicative
+ * decrease as TCP does (RFC 5681): each local failure halves the
+ * transfers let in flight (stats intake, at least 1), each transfer that
+ * completes without one adds one back (up to concurrency); and after a
+ * local failure no transfer starts for a pause of 100 ms, doubled by
+ * each local failure in a row up to 1 s, so the loop never spins. When
+ * local failures go on for local_wait_ms with no transfer completing
+ * without one, the step returns the local error and the crawl cannot go
+ * on (with a state, it resumes from its last commit once the resource is
+ * there); a fetcher run out of memory counts as a local failure.
  *
  * Durability, with a state: everything admitted before a call that
  * returns BC_OK is committed when it returns: the seeds, the routed URLs
@@ -520,6 +566,26 @@ enum bc_status bc_crawler_fail(struct bc_crawler *crawler,
  */
 enum bc_status bc_crawler_failure(const struct bc_crawler *crawler,
                                   int *err_no);
+
+/*
+ * The local error that stopped the crawl (LOCAL FAILURES in
+ * bc_crawler_step()), or BC_OK: BC_ERR_NOMEM for memory (ENOMEM,
+ * ENOBUFS), BC_ERR_IO for the rest (descriptors: EMFILE, ENFILE; a
+ * spool's write). Once set, every later step returns it. *err_no (may be
+ * NULL) gets the errno of the last local failure, *for_ms (may be NULL)
+ * how long they went on. BC_OK for NULL. O(1).
+ */
+enum bc_status bc_crawler_local_error(const struct bc_crawler *crawler,
+                                      int *err_no, uint64_t *for_ms);
+
+/*
+ * What a local failure's errno ran out of, for a message: "file
+ * descriptors" (EMFILE), "the system's open file table" (ENFILE),
+ * "memory" (ENOMEM), "network buffer space" (ENOBUFS), "local ports"
+ * (EADDRNOTAVAIL), "disk space" (ENOSPC, EDQUOT), else "a local
+ * resource". Never NULL. O(1).
+ */
+const char *bc_crawler_resource_name(int err_no);
 
 /* Fill *out with the loop's counters (all zero for a NULL crawler). O(1). */
 void bc_crawler_stats(const struct bc_crawler *crawler,

@@ -17,6 +17,16 @@
  * ends early or is not gzip, deflate or identity fails the transfer with
  * BC_ERR_FETCH_PROTOCOL.
  *
+ * Out of memory anywhere in a transfer (the fetcher's buffers, inflate,
+ * the link extractor, curl's own allocations) ends it with BC_ERR_NOMEM
+ * and os_errno ENOMEM, never with another kind and never as a success
+ * that lost part of its page (its links): a failure of this machine, not
+ * of the page, which a crawler fetches again later. A socket that could
+ * not be opened says EMFILE or ENFILE in os_errno (curl's kind is
+ * BC_ERR_FETCH_CONNECT). libcurl before 8.6 reports a header line over
+ * its 100 KiB limit as out of memory: with such a curl, out of memory
+ * before the end of the headers is BC_ERR_FETCH_HEADERS (os_errno 0).
+ *
  * What it does not do, by design:
  *   - follow redirects: a 3xx response is a completed transfer whose
  *     result carries the raw Location value (and the URL it is relative
@@ -69,8 +79,10 @@ struct bc_fetch_result {
     void *user;                /* the pointer given to bc_fetcher_add() */
     enum bc_status status;     /* BC_OK: a complete HTTP response came */
     int os_errno;              /* a failed transfer's errno, when the system
-                                  gave one (EMFILE, ECONNREFUSED, ...);
-                                  else 0 */
+                                  gave one (EMFILE, ENFILE, ECONNREFUSED,
+                                  ...: curl's CURLINFO_OS_ERRNO of a
+                                  connect, send or receive failure);
+                                  ENOMEM with BC_ERR_NOMEM; else 0 */
     const char *error;         /* libcurl's (or the fetcher's) text; "" if OK */
     const char *url;           /* the URL as added (NUL-terminated) */
     const char *final_url;     /* the URL fetched (curl's effective URL) */
@@ -220,7 +232,9 @@ enum bc_status bc_fetcher_create(const struct bc_fetcher_config *config,
  * failure, including a URL curl refuses) comes to on_done with user.
  * flags: BC_FETCH_* or-ed. May be called from the fetcher's callbacks.
  * Returns BC_OK, BC_ERR_INVALID_ARG (NULL fetcher or url, empty url, a
- * NUL inside) or BC_ERR_NOMEM (nothing queued).
+ * NUL inside) or BC_ERR_NOMEM (nothing queued: no memory for the
+ * transfer or its curl handle). A transfer that curl then cannot take
+ * (curl_multi_add_handle) comes to on_done with BC_ERR_NOMEM.
  */
 enum bc_status bc_fetcher_add(struct bc_fetcher *fetcher, const char *url,
                               size_t len, unsigned flags, void *user);
