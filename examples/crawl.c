@@ -2387,7 +2387,12 @@ static int open_warc(struct crawl *c)
     else
         fprintf(stderr, "crawl: --warc %s: %s\n", o->warc_file,
                 st == BC_ERR_IO ? strerror(err) : bc_strerror(st));
-    return si.resumed ? 1 : 2;
+    /* This machine's resources (descriptors, memory) are no usage error:
+     * the same command works once they are there. */
+    bool local = st == BC_ERR_NOMEM ||
+                 (st == BC_ERR_IO && (err == EMFILE || err == ENFILE ||
+                                      err == ENOMEM || err == ENOSPC));
+    return si.resumed || local ? 1 : 2;
 }
 
 /* ---- crawl workers: Redis (--redis) ------------------------------------ */

@@ -202,9 +202,12 @@ def run_squeeze(sitedir, d, warc):
         server = sample_site.Server(sitedir, log)
         rc, err, s = crawl(server, work, limit, extra)
         what = "%s: ulimit -n %d" % (name, limit)
-        if rc == 1 and "crawl.db" in err and server.log_size() == 0:
+        if rc == 1 and ("crawl.db" in err or "--warc" in err) and \
+                "Too many open files" in err and server.log_size() == 0:
             # Refused at the start: SQLite found no descriptor for its
-            # database. Nothing was fetched; nothing to resume.
+            # database, or the WARC none for its file (exit 1, not the
+            # usage error 2 it once was). Nothing was fetched; nothing to
+            # resume.
             server.stop()
             print("note: %s: refused at the start: %s" % (what, err.strip()))
             continue
@@ -221,8 +224,11 @@ def run_squeeze(sitedir, d, warc):
                 print(err[-2000:])
             stops += 1
             local = s.get("local", {})
+            # The intake is cut at most once per pause (100 ms, doubling
+            # to 1 s): within --local-wait 1s it may stop at 2, not 1.
             check(local.get("errno") == "EMFILE" and
-                  local.get("failures", 0) > 0 and local.get("intake") == 1,
+                  local.get("failures", 0) > 0 and
+                  local.get("intake") in (1, 2),
                   "%s: --stats-json \"local\" says EMFILE (%r)" % (what, local))
         if rc == 1:
             check(no_connect_error(s), "%s: no connect error before the stop"

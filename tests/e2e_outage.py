@@ -55,6 +55,12 @@ SERVE = ["--slow-seconds", "1", "--huge-bytes", "2M"]
 BASE = ["--quiet", "--scope", "host", "--max-depth", "6", "--timeout", "600",
         "--max-body", "1000000", "--retry-delay", "200"]
 CHECK = ["--scope", "host", "--max-depth", "6"]
+# A request that the stopping server read (and logged) but never answered
+# may be sent again by libcurl itself on a fresh connection: it retries a
+# request on a reused connection that died before any byte of the answer
+# came. Such a repeat is not one of the crawler's retries (no record
+# counts it); one is allowed to the outage's crawls (seen once under load).
+OUTAGE_CHECK = CHECK + ["--refetch-tolerance", "1"]
 OUTAGE_S = 5.0
 BAD_PAGES = ("/error/500", "/slow")  # given up by design (retries exhausted)
 
@@ -143,10 +149,11 @@ def outage(sitedir, work, name, politeness):
           % (name, len(want), {k: s.get(k) for k in ("transient_given_up",
                                                      "hosts_open")}))
     rc, text = sample_site.run_checker(
-        sitedir, log, out, CHECK + (["--no-timeout-check"] if slow_ok
-                                    else []))
-    check(rc == 0, "%s: check_crawl passes strictly (every page fetched "
-          "once; retries within each record's count)" % name)
+        sitedir, log, out,
+        OUTAGE_CHECK + (["--no-timeout-check"] if slow_ok else []))
+    check(rc == 0, "%s: check_crawl passes (every page fetched and recorded "
+          "once; requests within each record's retries, and one repeat by "
+          "the HTTP client)" % name)
     if rc != 0:
         print(text[-3000:])
     return s
