@@ -1125,7 +1125,9 @@ static int warc_complete(struct bc_crawler *c, struct transfer *t,
         return 0;
     /* Cut on purpose: a body over max_body_bytes, or a sitemap its parser
      * stopped (a limit, a DOCTYPE, malformed XML) - an answer that came,
-     * archived as far as it was read and marked. */
+     * archived as far as it was read. Marked truncated only if its body
+     * was not read whole: the writer tells by the response's framing (a
+     * small sitemap stopped on its last bytes is whole: warc.h). */
     bool cut = r->status == BC_ERR_FETCH_TOO_LARGE ||
                (r->status == BC_ERR_FETCH_ABORTED && t->sitemap &&
                 bc_sitemap_stopped(t->sitemap) != BC_SITEMAP_STOP_NONE);

@@ -55,6 +55,38 @@
  * rename and the recording of P replays a few admissions twice, which a
  * Bloom filter absorbs; the other order, never.
  *
+ * CRASH-CONSISTENCY INVARIANTS
+ * What a kill at any instant may rely on; the code that keeps each one
+ * cites it ("I3").
+ *   I1 A flight row exists exactly while a job is handed out and not
+ *      completed: added when a URL leaves its queue to be fetched
+ *      (hook_left), deleted when it completes (page_done, page_failed) or
+ *      is queued again (hook_queued's requeue); a resume's rows stay,
+ *      marked requeued, until handed out again or dropped.
+ *   I2 The journal only grows: a URL row is inserted once, at its
+ *      admission, and its id is its admission order; afterwards only its
+ *      seq and retries change, when it is queued again (S_REQUEUE).
+ *   I3 A host's queue is its requeued flight rows, oldest first, then
+ *      its URL rows with seq > cursor in seq order; the frontier hands
+ *      them out in that order, so the cursor only moves forward, to the
+ *      seq of the URL that left.
+ *   I4 A turn is one transaction: every write of the hooks between two
+ *      commits is in the transaction ensure_txn() opened, and
+ *      bc_crawl_state_commit() adds the cursors, counters, next_seq, the
+ *      --out offset and the WARC position and commits all of it or
+ *      nothing (a failure is sticky: nothing later is committed). So a
+ *      page's completion and its links are durable together, and a URL
+ *      handed out in a turn is in flight on disk once the turn commits.
+ *   I5 bloom.snap holds every admission whose id is at most
+ *      snapshot_pos: the position moves only after the file is in place,
+ *      and a resume replays the journal after it.
+ *   I6 bloom.snap knows no admission a power loss could take from
+ *      crawl.db: the WAL is checkpointed (synced) before it is written.
+ *   I7 A resume queues again exactly the flight rows, at the head of
+ *      their hosts' queues: a kill costs at most the transfers in flight,
+ *      and refetched counts those (not the rows an earlier resume had
+ *      already requeued and no run handed out since).
+ *
  * BOUNDED MEMORY
  * The frontier keeps a window of each host's queue in memory and asks the
  * store for more (refill) when it runs empty: a range scan of the index
@@ -370,7 +402,8 @@ static enum bc_status run(struct bc_crawl_state *s, enum stmt_id id)
     return BC_OK;
 }
 
-/* Open the transaction the hooks write in, if none is. */
+/* Open the transaction the hooks write in, if none is: the turn's one
+ * transaction (I4); after a failure none is opened again. */
 static enum bc_status ensure_txn(struct bc_crawl_state *s)
 {
     if (s->failed)
@@ -522,7 +555,8 @@ static enum bc_status hook_queued(void *ctx, const char *origin, size_t len,
     sqlite3_stmt *q;
     if (requeue) {
         /* Handed out, then retried (a transient fault) or given back: to
-         * the tail, no longer in flight. */
+         * the tail, no longer in flight (I1); the row keeps its id, only
+         * seq and retries change (I2). */
         q = s->stmt[S_REQUEUE];
         sqlite3_bind_int64(q, 1, seq);
         sqlite3_bind_int(q, 2, (int)e->retries);
@@ -532,6 +566,8 @@ static enum bc_status hook_queued(void *ctx, const char *origin, size_t len,
         if (st == BC_OK)
             st = run_seq(s, S_FLIGHT_DEL, (sqlite3_int64)e->id, NULL);
     } else {
+        /* Admitted: a row inserted once, its id the admission order
+         * (I2). */
         q = s->stmt[S_INS_URL];
         sqlite3_bind_int64(q, 1, h->id);
         sqlite3_bind_int64(q, 2, seq);
@@ -615,8 +651,9 @@ static bool requeued_take(struct shost *h, sqlite3_int64 seq)
 /*
  * A URL left its host's queue. The queue is the host's requeued list,
  * then the URLs after its cursor in seq order, and the frontier hands
- * them out in that order: so the cursor just moves to seq. A URL handed
- * out is recorded in flight (a requeued one is already there).
+ * them out in that order: so the cursor just moves to seq (I3). A URL
+ * handed out is recorded in flight (a requeued one is already there), and
+ * one dropped leaves it (I1).
  */
 static enum bc_status hook_left(void *ctx, const char *origin, size_t len,
                                 uint64_t id, enum bc_frontier_action action,
@@ -1367,6 +1404,8 @@ static enum bc_status begin_run(struct bc_crawl_state *s)
         st = exec(s, faults_sql);
     if (st == BC_OK)
         st = count_in_flight(s, &n);
+    /* I7: every flight row is queued again at its host's head, and
+     * counted as a refetch unless an earlier resume requeued it. */
     if (st == BC_OK)
         st = exec(s, "UPDATE flight SET requeued = 1");
     sqlite3_stmt *q;
@@ -1850,6 +1889,8 @@ static enum bc_status restore_sitemaps(struct bc_crawl_state *s,
     return st;
 }
 
+/* The admissions after the snapshot (ids > snapshot_pos) into the loaded
+ * seen-test: with I5 it then knows every committed admission. */
 static enum bc_status replay_journal(struct bc_crawl_state *s,
                                      struct bc_frontier *f)
 {
@@ -2027,8 +2068,8 @@ enum bc_status bc_crawl_state_page_done(struct bc_crawl_state *s, uint64_t id)
     enum bc_status st = ensure_txn(s);
     if (st != BC_OK)
         return st;
-    /* Only a URL in flight: one queued again for a retry has left the
-     * flight table already. */
+    /* Completed: its flight row goes (I1). Only a URL in flight: one
+     * queued again for a retry has left the flight table already. */
     return run_seq(s, S_FLIGHT_DEL, (sqlite3_int64)id, NULL);
 }
 
@@ -2046,7 +2087,7 @@ enum bc_status bc_crawl_state_page_failed(struct bc_crawl_state *s, uint64_t id)
                   v, 1);
     if (st != BC_OK)
         return st;
-    return run_seq(s, S_FLIGHT_DEL, (sqlite3_int64)id, NULL);
+    return run_seq(s, S_FLIGHT_DEL, (sqlite3_int64)id, NULL); /* I1 */
 }
 
 enum bc_status bc_crawl_state_retry_failed(struct bc_crawl_state *s,
@@ -2326,7 +2367,7 @@ enum bc_status bc_crawl_state_commit(struct bc_crawl_state *s,
     if (st == BC_OK)
         st = set_meta(s, "refetched", (sqlite3_int64)s->refetched);
     if (st == BC_OK)
-        st = exec(s, "COMMIT");
+        st = exec(s, "COMMIT"); /* the turn, whole (I4) */
     if (st != BC_OK) {
         if (s->in_txn && sqlite3_get_autocommit(s->db) == 0)
             sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
@@ -2353,7 +2394,7 @@ enum bc_status bc_crawl_state_snapshot(struct bc_crawl_state *s,
 {
     if (!s || !f || s->in_txn || s->failed)
         return BC_ERR_INVALID_ARG;
-    /* A checkpoint syncs the WAL first: every commit the snapshot covers
+    /* I6. A checkpoint syncs the WAL first: every commit the snapshot covers
      * is then on disk, so a power loss cannot leave a snapshot that knows
      * admissions the database lost (their URLs would never be fetched).
      * TRUNCATE also cuts the WAL to 0 bytes (its bound: A BOUNDED WAL).
@@ -2381,7 +2422,7 @@ enum bc_status bc_crawl_state_snapshot(struct bc_crawl_state *s,
                 snap_reason(st, err));
         return st;
     }
-    /* The file is in place: only now may the position move. */
+    /* The file is in place: only now may the position move (I5). */
     st = ensure_txn(s);
     if (st == BC_OK)
         st = set_meta(s, "snapshot_pos", (sqlite3_int64)s->committed_journal);

@@ -42,6 +42,24 @@
  * 4 KiB of it, inflated for .warc.gz); a file whose first record has no
  * id there gets records without the field.
  *
+ * ROTATION: with max_size, the file is chosen when a record ends
+ * (ensure_file()), except for a record whose WARC-Concurrent-To names the
+ * record written just before it in the same file (last_id): a response
+ * ended right after its request follows it there, so a pair is never
+ * split across files (a reader of one file, or a replay tool given one
+ * file, finds the request of each response beside it). Rotation is thus
+ * decided before the pair, by its first record; a file exceeds max_size
+ * by at most its last pair.
+ *
+ * WHOLE BODY: WARC-Truncated: length says the block is shorter than what
+ * was sent. A caller that stops reading a body (a size limit, a parser
+ * that gave up) cannot tell whether the bytes it had were all there
+ * were; the record's own framing can: a chunked message seen to its last
+ * chunk, or as many body bytes as the one Content-Length of its head
+ * (body_whole()). Such a body is whole and is not marked, whatever the
+ * caller says; one the framing cannot judge (no length, read to the
+ * close; another transfer coding) is marked as the caller says.
+ *
  * gzip: a .warc.gz record is one gzip member (deflateInit2 with
  * windowBits 15 + 16), reset for each record, so a record starts at a
  * member boundary and the offset a caller keeps can be seeked to.
@@ -76,6 +94,9 @@ struct bc_warc {
     char *warcinfo;
     char info_id[BC_WARC_ID_SIZE]; /* the current file's warcinfo record
                                       id, "" when unknown (WARCINFO ID) */
+    char last_id[BC_WARC_ID_SIZE]; /* the id of the record written last
+                                      to the current file, "" if none
+                                      (ROTATION) */
     z_stream z;
     bool z_ready;
     unsigned char *buf; /* COPY_SIZE, then the deflate output */
@@ -122,6 +143,9 @@ struct bc_warc_record {
     char *head;
     size_t head_len, head_cap;
     enum te te;
+    bool has_length;         /* the head gave one valid Content-Length */
+    uint64_t content_length; /* its value (WHOLE BODY) */
+    uint64_t body_len;       /* body bytes appended */
     enum chunk_state cs;
     uint64_t chunk_left; /* data bytes left in the chunk (CS_DATA) */
     unsigned digits;     /* of the chunk size read so far */
@@ -665,6 +689,71 @@ static enum te head_te(const char *h, size_t n)
     return te;
 }
 
+/* The body length a head's Content-Length fields give (RFC 9112 section
+ * 6.3): true and *out when every value, over all the fields and their
+ * comma-separated lists, is the same decimal number; false for none, a
+ * value that is not one, or two that differ. */
+static bool head_length(const char *h, size_t n, uint64_t *out)
+{
+    bool found = false;
+    uint64_t len = 0;
+    if (!h)
+        return false;
+    const char *end = h + n;
+    const char *line = memchr(h, '\n', n); /* skip the status line */
+    while (line && ++line < end) {
+        const char *eol = memchr(line, '\n', (size_t)(end - line));
+        const char *stop = eol ? eol : end;
+        const char *colon = memchr(line, ':', (size_t)(stop - line));
+        if (colon && lower_eq(line, (size_t)(colon - line), "content-length")) {
+            for (const char *p = colon + 1; p <= stop;) {
+                const char *comma = memchr(p, ',', (size_t)(stop - p));
+                const char *q = comma ? comma : stop;
+                const char *a = p, *b = q;
+                while (a < b && (*a == ' ' || *a == '\t'))
+                    a++;
+                while (b > a &&
+                       (b[-1] == ' ' || b[-1] == '\t' || b[-1] == '\r'))
+                    b--;
+                uint64_t v = 0;
+                if (a == b)
+                    return false;
+                for (const char *d = a; d < b; d++) {
+                    if (*d < '0' || *d > '9' || v > (UINT64_MAX - 9) / 10)
+                        return false;
+                    v = v * 10 + (uint64_t)(*d - '0');
+                }
+                if (found && v != len)
+                    return false;
+                found = true;
+                len = v;
+                p = q + 1;
+            }
+        }
+        line = eol;
+    }
+    if (found)
+        *out = len;
+    return found;
+}
+
+/* Whether a record's body came whole by its own framing (WHOLE BODY):
+ * the chunked message's end, or as many bytes as its Content-Length.
+ * False when the framing cannot tell (another coding, a malformed one,
+ * no length: a body read to the connection's close). */
+static bool body_whole(const struct bc_warc_record *r)
+{
+    if (!r->in_body) { /* no body byte: its head decides, still kept */
+        uint64_t n;
+        return head_te(r->head, r->head_len) == TE_NONE &&
+               head_length(r->head, r->head_len, &n) && n == 0;
+    }
+    if (r->te == TE_CHUNKED)
+        return r->cs == CS_DONE;
+    return r->te == TE_NONE && r->has_length &&
+           r->body_len == r->content_length;
+}
+
 static int hex_value(char c)
 {
     if (c >= '0' && c <= '9')
@@ -774,6 +863,8 @@ static enum bc_status append(struct bc_warc_record *r, const void *data,
     } else {
         if (!r->in_body) {
             r->te = head_te(r->head, r->head_len);
+            r->has_length =
+                head_length(r->head, r->head_len, &r->content_length);
             free(r->head);
             r->head = NULL;
             r->in_body = true;
@@ -782,6 +873,7 @@ static enum bc_status append(struct bc_warc_record *r, const void *data,
             EVP_DigestUpdate(r->payload_md, data, len);
         else
             dechunk(r, data, len);
+        r->body_len += len;
     }
     r->len += len;
     return BC_OK;
@@ -810,7 +902,12 @@ enum bc_status bc_warc_record_end(struct bc_warc_record *r, bool truncated,
     sha1_base32(r->block_md, block);
     sha1_base32(r->payload_md, payload);
     enum bc_status st = fflush(r->spool) == 0 ? BC_OK : BC_ERR_IO;
-    if (st == BC_OK)
+    /* ROTATION: a record linked to the one just written (a response to
+     * its request) follows it in the same file. */
+    bool pair = w->out && r->concurrent_to && w->last_id[0] &&
+                strcmp(r->concurrent_to, w->last_id) == 0;
+    w->last_id[0] = '\0';
+    if (st == BC_OK && !pair)
         st = ensure_file(w);
     size_t n = strlen(r->uri) + (r->ip ? strlen(r->ip) : 0) + 1024;
     char *header = st == BC_OK ? malloc(n) : NULL;
@@ -835,7 +932,7 @@ enum bc_status bc_warc_record_end(struct bc_warc_record *r, bool truncated,
         if (w->info_id[0])
             k += snprintf(header + k, n - (size_t)k, "WARC-Warcinfo-ID: %s\r\n",
                           w->info_id);
-        if (truncated)
+        if (truncated && !body_whole(r)) /* WHOLE BODY */
             k += snprintf(header + k, n - (size_t)k,
                           "WARC-Truncated: length\r\n");
         k += snprintf(header + k, n - (size_t)k,
@@ -852,6 +949,7 @@ enum bc_status bc_warc_record_end(struct bc_warc_record *r, bool truncated,
         st = write_record(w, header, NULL, r->spool);
         if (st == BC_OK) {
             w->records++;
+            memcpy(w->last_id, r->id, sizeof(w->last_id));
             if (file)
                 *file = w->file;
             if (offset)

@@ -841,24 +841,40 @@ def sample(reader, sitedir, work, version):
 
 def rotation(name, files):
     """warc.h's rule: a record goes to the next file when the current one
-    holds a record besides its warcinfo and has reached the size."""
+    holds a record besides its warcinfo and has reached the size, except
+    a response ended right after its request (WARC-Concurrent-To naming
+    it), which stays beside it: each file holds whole request/response
+    pairs, and is under the size before its last pair."""
     sizes = [(os.path.getsize(f), frame(f)) for f in files]
     ok = len(files) > 2
     why = []
     for i, (size, recs) in enumerate(sizes):
-        if len(recs) < 2:
+        if len(recs) < 3:
             ok = False
             why.append("%s holds %d records" % (files[i], len(recs)))
+            continue
+        after = recs[1:]
+        types = [r[2].get("warc-type") for r in after]
+        pairs = len(after) % 2 == 0 and all(
+            types[k] == "request" and types[k + 1] == "response" and
+            after[k + 1][2].get("warc-concurrent-to") ==
+            after[k][2].get("warc-record-id")
+            for k in range(0, len(after), 2))
+        if not pairs:
+            ok = False
+            why.append("%s: records %s, not request/response pairs" % (
+                os.path.basename(files[i]), types))
         if i < len(sizes) - 1:
-            last = recs[-1][1]
+            last = recs[-1][1] + recs[-2][1]
             if not (size >= ROTATE and size - last < ROTATE):
                 ok = False
-                why.append("%s: %d bytes, its last record %d" % (
+                why.append("%s: %d bytes, its last pair %d" % (
                     os.path.basename(files[i]), size, last))
     check(ok, "%s: %d files NAME-00000.warc.gz...; each but the last holds "
-          ">= %d bytes and < %d before its last record; each a record "
-          "besides its warcinfo%s" % (name, len(files), ROTATE, ROTATE,
-                                      "" if ok else ": " + "; ".join(why)))
+          ">= %d bytes and < %d before its last pair; each whole "
+          "request/response pairs besides its warcinfo%s" % (
+              name, len(files), ROTATE, ROTATE,
+              "" if ok else ": " + "; ".join(why)))
 
 
 # -- a real documentation tree ----------------------------------------------

@@ -124,6 +124,34 @@ rc, out, _ = run("bloomcalc", "-n", "1e6", "-p", "0.0001")
 check(rc == 0 and "19,170,117 bits" in out and "2.29 MiB" in out,
       "text output shows the worked example")
 
+# The README shows this run's output: the block under its "$
+# build/examples/bloomcalc -n 1e6 -p 0.0001" line, whole, is the output.
+with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+    readme = f.read()
+m = re.search(r"^\$ build/examples/bloomcalc -n 1e6 -p 0\.0001\n(.*?)^```$",
+              readme, re.S | re.M)
+check(m is not None and m.group(1) == out,
+      "README's bloomcalc block is the real output of bloomcalc -n 1e6 "
+      "-p 0.0001")
+
+# The README's options fixed on resume are crawl --help's ("May not
+# (refused, exit 2): ..." up to "A DIR"), asides in parentheses left out.
+rc, out, _ = run("crawl", "--help")
+fixed = re.search(r"May\s+not\s+\(refused,\s+exit 2\):(.*?)A DIR", out, re.S)
+readme_fixed = re.search(r"changed (`--scope`.*?) is\s+refused,\s+naming\s+it",
+                         readme, re.S)
+opt = re.compile(r"--[a-z][a-z0-9-]*")
+want = set(opt.findall(re.sub(r"\([^()]*\)", "", fixed.group(1)))) \
+    if fixed else set()
+have = set(opt.findall(re.sub(r"\([^()]*\)", "",
+                              readme_fixed.group(1)))) if readme_fixed \
+    else set()
+check(want and want == have,
+      "README's options refused on resume are crawl --help's (%s)%s" % (
+          " ".join(sorted(want)), "" if want == have else
+          "; README lacks %s, has more %s" % (
+              " ".join(sorted(want - have)), " ".join(sorted(have - want)))))
+
 # ---- robotstxt ----
 with tempfile.TemporaryDirectory() as d:
     robots = os.path.join(d, "robots.txt")

@@ -60,7 +60,7 @@ cmake --install "$build" --prefix "$tmp/static" >/dev/null
 outside_builds static "$tmp/static"
 # The manual pages go with the programs (GNUInstallDirs: share/man/man1).
 if [ -e "$build/examples/bloomcalc" ]; then
-    for t in crawl urldedup bloomcalc robotstxt; do
+    for t in crawl urldedup bloomcalc robotstxt seendemo; do
         page=$(find "$tmp/static" -path "*/man1/$t.1" | head -1)
         [ -n "$page" ] && cmp -s "$page" "$src/docs/man/$t.1" &&
             ok "the manual page $t.1 is installed (${page#"$tmp/static/"})" ||

@@ -3,7 +3,8 @@
 
     python3 tests/test_manpages.py BUILD_EXAMPLES_DIR MAN_DIR
 
-For crawl, urldedup, bloomcalc and robotstxt (each whose binary is built):
+For crawl, urldedup, bloomcalc, robotstxt and seendemo (each whose binary
+is built):
   - the page renders without a warning: `groff -man -ww -z` (every
     warning category) exits 0 and prints nothing; without groff the test
     is skipped (exit 77; scripts/deps.sh test installs groff-base);
@@ -30,7 +31,7 @@ import sys
 
 SKIP = 77
 BIN, MAN = sys.argv[1], sys.argv[2]
-TOOLS = ("crawl", "urldedup", "bloomcalc", "robotstxt")
+TOOLS = ("crawl", "urldedup", "bloomcalc", "robotstxt", "seendemo")
 # Issue 13's options (the helpers' shared contract): documented in
 # crawl.1 from the start, in crawl --help once each part is merged.
 ISSUE13 = {"--warc", "--warc-max-size", "--sitemaps", "--no-sitemaps",

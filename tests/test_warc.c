@@ -178,6 +178,11 @@ static void test_plain(void **state)
 }
 
 /* max_size 1: every file holds its warcinfo and one record. */
+/* Rotation at max_size 1: every record fills its file, yet a response
+ * ended right after its request (WARC-Concurrent-To naming it) stays in
+ * the request's file: each file is a warcinfo and one whole pair, the
+ * next pair opens the next file. (Before the fix the request ended one
+ * file and its response began the next.) */
 static void test_rotation(void **state)
 {
     (void)state;
@@ -185,6 +190,11 @@ static void test_rotation(void **state)
     snprintf(path, sizeof(path), "%s/rot.warc.gz", base);
     assert_int_equal(bc_warc_create(path, 1, info, &w), BC_OK);
     write_pair(w, "http://x/a", "abcdefghi", 9, false, NULL);
+    write_pair(w, "http://x/b", "abcdefghi", 9, false, NULL);
+    struct bc_warc_stats ws;
+    bc_warc_stats(w, &ws);
+    assert_int_equal(ws.files, 2);
+    assert_int_equal(ws.records, 6);
     assert_int_equal(bc_warc_free(w), BC_OK);
     for (int i = 0; i < 2; i++) {
         char name[450];
@@ -194,17 +204,57 @@ static void test_rotation(void **state)
         size_t starts[8];
         unsigned char *raw = slurp(name, &n);
         unsigned char *plain = gunzip_all(raw, n, &un, &members, starts);
-        assert_int_equal(members, 2);
+        assert_int_equal(members, 3);
         struct rec recs[4];
-        assert_int_equal(parse(plain, un, recs, 4), 2);
+        assert_int_equal(parse(plain, un, recs, 4), 3);
         assert_string_equal(recs[0].type, "warcinfo");
-        assert_string_equal(recs[1].type, i == 0 ? "request" : "response");
+        assert_string_equal(recs[1].type, "request");
+        assert_string_equal(recs[2].type, "response");
+        assert_string_equal(recs[1].concurrent, recs[2].id);
+        assert_string_equal(recs[2].concurrent, recs[1].id);
+        assert_string_equal(recs[2].uri, i == 0 ? "http://x/a" : "http://x/b");
         free(plain);
         free(raw);
     }
     char name[450];
     snprintf(name, sizeof(name), "%s/rot-00002.warc.gz", base);
     assert_int_equal(access(name, F_OK), -1);
+}
+
+/* Only the record linked to the one just before it stays: a response
+ * whose request was ended earlier (another record between them) is
+ * placed by the size rule like any record. */
+static void test_rotation_unlinked(void **state)
+{
+    (void)state;
+    struct bc_warc *w = NULL;
+    char name[450];
+    snprintf(path, sizeof(path), "%s/rotu.warc", base);
+    assert_int_equal(bc_warc_create(path, 1, info, &w), BC_OK);
+    char req_id[BC_WARC_ID_SIZE];
+    assert_int_equal(bc_warc_new_id(req_id), BC_OK);
+    struct bc_warc_record *q = NULL, *r = NULL, *o = NULL;
+    assert_int_equal(bc_warc_record_begin(w, BC_WARC_REQUEST, "http://x/a",
+                                          NULL, 1700000000, req_id, NULL, &q),
+                     BC_OK);
+    assert_int_equal(bc_warc_record_end(q, false, NULL, NULL), BC_OK);
+    assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, "http://x/o",
+                                          NULL, 1700000000, NULL, NULL, &o),
+                     BC_OK);
+    assert_int_equal(bc_warc_record_end(o, false, NULL, NULL), BC_OK);
+    assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, "http://x/a",
+                                          NULL, 1700000000, NULL, req_id, &r),
+                     BC_OK);
+    assert_int_equal(bc_warc_record_end(r, false, NULL, NULL), BC_OK);
+    assert_int_equal(bc_warc_free(w), BC_OK);
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof(name), "%s/rotu-%05d.warc", base, i);
+        size_t n;
+        unsigned char *raw = slurp(name, &n);
+        struct rec recs[4];
+        assert_int_equal(parse(raw, n, recs, 4), 2);
+        free(raw);
+    }
 }
 
 /* The records of a gzip WARC file: *count of them into recs (max 8). */
@@ -325,51 +375,51 @@ static void test_resume_rotation(void **state)
     char name[450], file[460];
     snprintf(name, sizeof(name), "%s/rr.warc.gz", base);
     assert_int_equal(bc_warc_create(name, 1, info, &w), BC_OK);
-    write_pair(w, "http://x/a", "aaaa", 4, false, NULL); /* files 0, 1 */
+    write_pair(w, "http://x/a", "aaaa", 4, false, NULL); /* file 0 */
+    write_pair(w, "http://x/b", "bbbb", 4, false, NULL); /* file 1 */
     struct bc_warc_position at;
     bc_warc_tell(w, &at);
     assert_int_equal(at.seq, 1);
-    assert_int_equal(at.records, 1);
-    write_pair(w, "http://x/b", "bbbb", 4, false, NULL); /* files 2, 3 */
+    assert_int_equal(at.records, 2);
+    write_pair(w, "http://x/c", "cccc", 4, false, NULL); /* file 2 */
     assert_int_equal(bc_warc_free(w), BC_OK);
-    snprintf(file, sizeof(file), "%s/rr-00003.warc.gz", base);
+    snprintf(file, sizeof(file), "%s/rr-00002.warc.gz", base);
     assert_int_equal(access(file, F_OK), 0);
 
     assert_int_equal(bc_warc_open_at(name, 1, info, &at, &w), BC_OK);
-    assert_int_equal(access(file, F_OK), -1); /* removed */
-    snprintf(file, sizeof(file), "%s/rr-00002.warc.gz", base);
-    assert_int_equal(access(file, F_OK), -1);
-    write_pair(w, "http://x/c", "cccc", 4, false, NULL); /* files 2, 3 */
+    assert_int_equal(access(file, F_OK), -1);            /* removed */
+    write_pair(w, "http://x/d", "dddd", 4, false, NULL); /* file 2 */
     struct bc_warc_stats ws;
     bc_warc_stats(w, &ws);
-    assert_int_equal(ws.files, 2);
+    assert_int_equal(ws.files, 1);
     assert_int_equal(bc_warc_free(w), BC_OK);
-    static const char *const want[4][2] = {{"request", "http://x/a"},
-                                           {"response", "http://x/a"},
-                                           {"request", "http://x/c"},
-                                           {"response", "http://x/c"}};
-    for (int i = 0; i < 4; i++) {
+    static const char *const want[3] = {"http://x/a", "http://x/b",
+                                        "http://x/d"};
+    for (int i = 0; i < 3; i++) {
         snprintf(file, sizeof(file), "%s/rr-%05d.warc.gz", base, i);
         struct rec recs[8];
         int count;
         unsigned char *raw, *plain;
         read_gz(file, recs, &count, &raw, &plain);
-        assert_int_equal(count, 2);
+        assert_int_equal(count, 3);
         assert_string_equal(recs[0].type, "warcinfo");
-        assert_string_equal(recs[1].type, want[i][0]);
-        assert_string_equal(recs[1].uri, want[i][1]);
+        assert_string_equal(recs[1].type, "request");
+        assert_string_equal(recs[2].type, "response");
+        assert_string_equal(recs[1].uri, want[i]);
+        assert_string_equal(recs[2].uri, want[i]);
         free(plain);
         free(raw);
     }
-    snprintf(file, sizeof(file), "%s/rr-00004.warc.gz", base);
+    snprintf(file, sizeof(file), "%s/rr-00003.warc.gz", base);
     assert_int_equal(access(file, F_OK), -1);
 }
 
 /* One response record of HEAD and BODY, the body appended in pieces of
  * STEP bytes; returns the file's single response record in *out (the
  * reader checks both digests, the payload's over the de-chunked body). */
-static void write_response(const char *name, const char *rhead,
-                           const char *body, size_t step, struct rec *out)
+static void write_response_cut(const char *name, const char *rhead,
+                               const char *body, size_t step, bool truncated,
+                               struct rec *out)
 {
     struct bc_warc *w = NULL;
     struct bc_warc_record *r = NULL;
@@ -382,7 +432,7 @@ static void write_response(const char *name, const char *rhead,
         size_t k = strlen(body) - i < step ? strlen(body) - i : step;
         assert_int_equal(bc_warc_record_body(r, body + i, k), BC_OK);
     }
-    assert_int_equal(bc_warc_record_end(r, false, NULL, NULL), BC_OK);
+    assert_int_equal(bc_warc_record_end(r, truncated, NULL, NULL), BC_OK);
     assert_int_equal(bc_warc_free(w), BC_OK);
     size_t n, un;
     unsigned char *raw = slurp(name, &n);
@@ -401,6 +451,58 @@ static void write_response(const char *name, const char *rhead,
     if (plain != raw)
         free(plain);
     free(raw);
+}
+
+static void write_response(const char *name, const char *rhead,
+                           const char *body, size_t step, struct rec *out)
+{
+    write_response_cut(name, rhead, body, step, false, out);
+}
+
+/* WARC-Truncated: length only on a body actually cut. A caller that
+ * stopped reading (a sitemap parser that gave up on a DOCTYPE) says
+ * truncated, but a body as long as its Content-Length, or a chunked one
+ * to its last chunk, was archived whole and is not marked; a body short
+ * of its length, a chunked one without its end, and one the framing
+ * cannot judge (no length: read to the close) are. (Before the fix every
+ * one of them was marked.) */
+static void test_truncated_only_when_cut(void **state)
+{
+    (void)state;
+    static const char cl[] = "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n";
+    static const char cl2[] = "HTTP/1.1 200 OK\r\nContent-Length: 9, 9\r\n"
+                              "content-length:9\r\n\r\n";
+    static const char bad[] = "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n"
+                              "Content-Length: 8\r\n\r\n";
+    static const char zero[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+    static const char none[] = "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n";
+    static const char te[] = "HTTP/1.1 200 OK\r\n"
+                             "Transfer-Encoding: chunked\r\n\r\n";
+    struct {
+        const char *head, *body;
+        bool marked;
+    } cases[] = {
+        {cl, "<!DOCTYPE", false},             /* its length: whole */
+        {cl, "<!DOC", true},                  /* short of it: cut */
+        {cl2, "<!DOCTYPE", false},            /* the same length repeated */
+        {bad, "<!DOCTYPE", true},             /* two lengths: cannot tell */
+        {zero, "", false},                    /* no body, none due */
+        {none, "<!DOCTYPE", true},            /* no length: cannot tell */
+        {te, "3\r\nabc\r\n0\r\n\r\n", false}, /* to its last chunk */
+        {te, "3\r\nabc\r\n", true},           /* chunks, no end */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct rec r;
+        write_response_cut(new_path(".warc"), cases[i].head, cases[i].body, 2,
+                           true, &r);
+        assert_int_equal(r.truncated, cases[i].marked);
+        assert_int_equal(r.block_len,
+                         strlen(cases[i].head) + strlen(cases[i].body));
+        /* Not cut by the caller: never marked. */
+        write_response_cut(new_path(".warc.gz"), cases[i].head, cases[i].body,
+                           4, false, &r);
+        assert_false(r.truncated);
+    }
 }
 
 /* WARC-Payload-Digest is over the entity body (WARC 1.1, under that
@@ -542,6 +644,8 @@ int main(void)
         cmocka_unit_test(test_gzip),
         cmocka_unit_test(test_plain),
         cmocka_unit_test(test_rotation),
+        cmocka_unit_test(test_rotation_unlinked),
+        cmocka_unit_test(test_truncated_only_when_cut),
         cmocka_unit_test(test_misuse),
         cmocka_unit_test(test_resume_one_file),
         cmocka_unit_test(test_resume_rotation),

@@ -41,9 +41,12 @@
  * NAME-00001.warc.gz, ... (the sequence number before ".warc" or
  * ".warc.gz", at the end of a name with neither). Each file opens with the
  * warcinfo record; a record goes to the next file when the current one
- * holds a record besides its warcinfo and has reached max_size bytes. A
+ * holds a record besides its warcinfo and has reached max_size bytes,
+ * except that a record whose concurrent_to is the id of the record ended
+ * just before it (a response ended after its request) stays in that
+ * record's file: a request/response pair is never split across files. A
  * record is never split: a file exceeds max_size by at most its last
- * record, and holds at least one record after its warcinfo.
+ * pair of records, and holds at least one record after its warcinfo.
  *
  * Resuming: bc_warc_tell() gives the writer's position (the current
  * file's sequence number, its length, its records), which a durable crawl
@@ -185,8 +188,11 @@ enum bc_status bc_warc_record_body(struct bc_warc_record *r, const void *data,
 
 /*
  * Write the record to its writer's file and free it (whatever the
- * outcome). TRUNCATED: the body was cut (by a size limit): adds
- * "WARC-Truncated: length". On success, if not NULL, *file gets the file
+ * outcome). TRUNCATED: the body was cut (by a size limit, a parser that
+ * stopped reading): adds "WARC-Truncated: length", unless the record's
+ * framing shows its body whole (its chunked message's last chunk came,
+ * or as many body bytes as its Content-Length): a body read to its end
+ * is not marked, whoever stopped the reading. On success, if not NULL, *file gets the file
  * it went to (owned by the writer, valid until the next record ends or
  * bc_warc_free()) and *offset the byte offset of its start (of its gzip
  * member for .warc.gz). A failed write may leave a partial record at the
