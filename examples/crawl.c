@@ -243,7 +243,8 @@ static void usage(FILE *f)
         "  2    usage error: unknown option, bad value, unusable file\n"
         "  3    finished, but nothing could be fetched: no seed admitted,\n"
         "       or no page got an HTTP response (every fetch failed); never\n"
-        "       for a worker (one may own no host)\n"
+        "       for a worker (one may own no host); outcome incomplete\n"
+        "       when URLs were given up to transient faults (as for 4)\n"
         "  4    finished, but URLs were given up to transient faults\n"
         "       (incomplete): retries exhausted, hosts given up as down\n"
         "       (--host-give-up), hosts whose robots.txt stayed\n"
@@ -2916,9 +2917,12 @@ int main(int argc, char **argv)
     /* Truthful: a crawl that gave URLs up to transient faults is not
      * complete (DESIGN 3.4). */
     struct given_up g = given_up_of(&c);
-    if (rc == 0 && g.total > 0 && strcmp(outcome, "complete") == 0) {
+    if ((rc == 0 || rc == 3) && g.total > 0 &&
+        strcmp(outcome, "complete") == 0) {
+        /* Exit 3 (nothing could be fetched) says more than 4 and stays;
+         * the outcome says what was lost either way. */
         outcome = "incomplete";
-        rc = 4;
+        rc = rc == 3 ? 3 : 4;
         fprintf(stderr,
                 "crawl: incomplete: %llu URLs given up to transient faults "
                 "(see the report; --retry-failed with --state tries them "

@@ -331,6 +331,24 @@ with tempfile.TemporaryDirectory() as d:
           "crawl --warc: the warcinfo's options hide --proxy's password "
           "and credential headers (got %s, %r)" % (rc, opts))
 
+# A crawl whose every URL was given up to transient faults (nothing
+# listens on 127.0.0.1:9) exits 3, nothing could be fetched, and its
+# outcome says incomplete, not complete (it said complete with exit 3).
+with tempfile.TemporaryDirectory() as d:
+    stats = os.path.join(d, "s.json")
+    rc, _, err = run("crawl", "--quiet", "--no-robots", "--no-sitemaps",
+                     "--retries", "1", "--retry-delay", "50",
+                     "--host-failures", "1", "--host-give-up", "1s",
+                     "--stats-json", stats, "http://127.0.0.1:9/",
+                     timeout=60)
+    with open(stats) as f:
+        doc = json.load(f)
+    check(rc == 3 and doc.get("outcome") == "incomplete" and
+          doc.get("exit_status") == 3 and
+          doc.get("given_up", {}).get("total") == 1,
+          "crawl: every URL given up: exit 3, outcome incomplete (got %s, "
+          "%r, %r)" % (rc, doc.get("outcome"), doc.get("given_up")))
+
 # Output paths are checked before any work: the server sees no request.
 with tempfile.TemporaryDirectory() as d:
     server = CountingServer()
