@@ -1423,8 +1423,13 @@ static void complete_page(struct bc_crawler *c, struct transfer *t,
     uint64_t id = t->job.id;
     bc_frontier_done(c->frontier, &t->job, &o, now);
     if (t->job.requeued) {
-        /* Not its outcome: the URL comes back after retry_at_ms. */
+        /* Not its outcome: the URL comes back after retry_at_ms. As for
+         * a job given back, max_pages and the shared budget count the
+         * page once, when its outcome comes (a resume counts it so). */
         s->retried++;
+        s->handed_out--;
+        if (c->page_budget)
+            (void)c->page_budget(c->ctx, false);
         page.retry = true;
         page.retry_at_ms = t->job.retry_at_ms;
         if (c->on_fetch)

@@ -533,11 +533,46 @@ static void test_transient_retried(void **state)
     assert_int_equal(s.retried, 2 * nk + 3);
     assert_int_equal(s.transient_given_up, 1);
     assert_int_equal(s.pages, nk + 1);
-    assert_int_equal(s.handed_out, 3 * nk + 4);
+    assert_int_equal(s.handed_out, nk + 1); /* a page once, retries aside */
     struct bc_frontier_stats fs;
     bc_frontier_stats(bc_crawler_frontier(r.crawler), 0, &fs);
     assert_int_equal(fs.retried, 2 * nk + 3);
     assert_int_equal(fs.retries_exhausted, 1);
+    bc_crawler_free(r.crawler);
+}
+
+/*
+ * max_pages counts pages, not attempts: a URL retried twice is one of the
+ * 4 pages of a crawl limited to 4 (the retried attempts spent the limit:
+ * the retried URL was never fetched, 3 pages).
+ */
+static void test_max_pages_retries(void **state)
+{
+    (void)state;
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    struct bc_crawler_config cfg;
+    config_for_server(&cfg, &r);
+    cfg.frontier.obey_robots = false;
+    cfg.frontier.sitemaps = false;
+    cfg.frontier.retry_delay_ms = 10;
+    cfg.frontier.retry_jitter = 0.0;
+    cfg.frontier.backoff_ms = 20;
+    cfg.max_pages = 4;
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    add_seed(&r, "/flaky/503/2/m");
+    add_seed(&r, "/flaky/503/0/a");
+    add_seed(&r, "/flaky/503/0/b");
+    add_seed(&r, "/flaky/503/0/c");
+    assert_int_equal(bc_crawler_run(r.crawler), BC_OK);
+    assert_int_equal(r.pages, 4);
+    const struct seen_page *m = find(&r, "/flaky/503/2/m");
+    assert_int_equal(m->http, 200);
+    assert_int_equal(m->retries, 2);
+    struct bc_crawler_stats s;
+    bc_crawler_stats(r.crawler, &s);
+    assert_int_equal(s.handed_out, 4);
+    assert_int_equal(s.retried, 2);
     bc_crawler_free(r.crawler);
 }
 
@@ -2006,6 +2041,7 @@ int main(void)
         cmocka_unit_test(test_error_kind),
         cmocka_unit_test(test_error_kind_names),
         cmocka_unit_test(test_transient_retried),
+        cmocka_unit_test(test_max_pages_retries),
         cmocka_unit_test(test_seeds_counted),
         cmocka_unit_test(test_invalid_config),
         cmocka_unit_test(test_null),

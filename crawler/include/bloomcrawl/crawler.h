@@ -161,7 +161,9 @@ struct bc_crawler_page {
 struct bc_crawler_stats {
     uint64_t seeds;              /* bc_crawler_add_seed() calls */
     uint64_t seeds_admitted;     /* of which queued, or a duplicate of one */
-    uint64_t handed_out;         /* FETCH jobs started (retries included) */
+    /* FETCH jobs started, less those given back and the attempts queued
+     * again for a retry: the pages max_pages counts (each URL once). */
+    uint64_t handed_out;
     uint64_t pages;              /* FETCH jobs finished (on_page calls: a
                                 final outcome, not a retried attempt) */
     uint64_t retried;            /* attempts queued again for a retry (a
