@@ -1317,10 +1317,14 @@ static int os_errno_of(const struct transfer *t, CURLcode code,
     if (code == CURLE_COULDNT_CONNECT && t->socket_errno)
         return t->socket_errno; /* no socket at all: EMFILE, ENFILE */
     /* curl sets it on a connect, send or receive failure and never
-     * clears it (a recycled handle keeps an old one): read only then. */
+     * clears it (a recycled handle keeps an old one): read only then. A
+     * TLS handshake that failed (CURLE_SSL_CONNECT_ERROR) may be one that
+     * the network cut (a send or receive failure inside the handshake,
+     * ECONNRESET): its errno tells it from a refused handshake (none);
+     * certificate failures have codes of their own. */
     long err = 0;
     if ((code == CURLE_COULDNT_CONNECT || code == CURLE_SEND_ERROR ||
-         code == CURLE_RECV_ERROR) &&
+         code == CURLE_RECV_ERROR || code == CURLE_SSL_CONNECT_ERROR) &&
         curl_easy_getinfo(t->easy, CURLINFO_OS_ERRNO, &err) == CURLE_OK &&
         err > 0 && err <= INT_MAX)
         return (int)err;

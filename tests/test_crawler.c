@@ -576,6 +576,62 @@ static void test_max_pages_retries(void **state)
     bc_crawler_free(r.crawler);
 }
 
+/* The fault table (DESIGN 3.4), row by row: every fetch status and the
+ * HTTP statuses that say "later", with and without a system errno. */
+static void test_fault_table(void **state)
+{
+    (void)state;
+    static const struct {
+        enum bc_status st;
+        int http, err;
+        enum bc_fault want;
+    } rows[] = {
+        {BC_OK, 200, 0, BC_FAULT_NONE},
+        {BC_OK, 404, 0, BC_FAULT_NONE},
+        {BC_OK, 501, 0, BC_FAULT_NONE},
+        {BC_OK, 408, 0, BC_FAULT_TRANSIENT},
+        {BC_OK, 429, 0, BC_FAULT_TRANSIENT},
+        {BC_OK, 500, 0, BC_FAULT_TRANSIENT},
+        {BC_OK, 502, 0, BC_FAULT_TRANSIENT},
+        {BC_OK, 503, 0, BC_FAULT_TRANSIENT},
+        {BC_OK, 504, 0, BC_FAULT_TRANSIENT},
+        {BC_OK, 522, 0, BC_FAULT_TRANSIENT},
+        {BC_OK, 524, 0, BC_FAULT_TRANSIENT},
+        {BC_ERR_FETCH_DNS, 0, 0, BC_FAULT_TRANSIENT},
+        {BC_ERR_FETCH_CONNECT, 0, ECONNREFUSED, BC_FAULT_TRANSIENT},
+        {BC_ERR_FETCH_CONNECT, 0, EMFILE, BC_FAULT_LOCAL},
+        {BC_ERR_FETCH_CONNECT, 0, ENFILE, BC_FAULT_LOCAL},
+        {BC_ERR_FETCH_CONNECT, 0, EADDRNOTAVAIL, BC_FAULT_LOCAL},
+        {BC_ERR_FETCH_TIMEOUT, 0, 0, BC_FAULT_TRANSIENT},
+        {BC_ERR_FETCH_TOO_SLOW, 0, 0, BC_FAULT_TRANSIENT},
+        {BC_ERR_FETCH_NETWORK, 0, ECONNRESET, BC_FAULT_TRANSIENT},
+        {BC_ERR_FETCH_TLS, 0, ECONNRESET, BC_FAULT_TRANSIENT},
+        {BC_ERR_FETCH_TLS, 0, 0, BC_FAULT_PERMANENT},
+        {BC_ERR_FETCH_PROTOCOL, 0, 0, BC_FAULT_PERMANENT},
+        {BC_ERR_FETCH_TOO_LARGE, 200, 0, BC_FAULT_PERMANENT},
+        {BC_ERR_FETCH_HEADERS, 0, 0, BC_FAULT_PERMANENT},
+        {BC_ERR_FETCH_URL, 0, 0, BC_FAULT_PERMANENT},
+        {BC_ERR_FETCH_OTHER, 0, 0, BC_FAULT_PERMANENT},
+        {BC_ERR_NOMEM, 0, ENOMEM, BC_FAULT_LOCAL},
+        {BC_ERR_NOMEM, 0, 0, BC_FAULT_LOCAL},
+        {BC_ERR_IO, 0, ENOSPC, BC_FAULT_LOCAL},
+        {BC_OK, 200, ENOBUFS, BC_FAULT_LOCAL},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        enum bc_fault got =
+            bc_crawler_fault_of(rows[i].st, rows[i].http, rows[i].err);
+        if (got != rows[i].want)
+            print_error("row %zu: %s, %d, errno %d: %s, want %s\n", i,
+                        bc_strerror(rows[i].st), rows[i].http, rows[i].err,
+                        bc_fault_name(got), bc_fault_name(rows[i].want));
+        assert_int_equal(got, rows[i].want);
+    }
+    assert_string_equal(bc_fault_name(BC_FAULT_NONE), "none");
+    assert_string_equal(bc_fault_name(BC_FAULT_PERMANENT), "permanent");
+    assert_string_equal(bc_fault_name(BC_FAULT_TRANSIENT), "transient");
+    assert_string_equal(bc_fault_name(BC_FAULT_LOCAL), "local");
+}
+
 static void test_error_kind_names(void **state)
 {
     (void)state;
@@ -2040,6 +2096,7 @@ int main(void)
         cmocka_unit_test(test_free_in_flight),
         cmocka_unit_test(test_error_kind),
         cmocka_unit_test(test_error_kind_names),
+        cmocka_unit_test(test_fault_table),
         cmocka_unit_test(test_transient_retried),
         cmocka_unit_test(test_max_pages_retries),
         cmocka_unit_test(test_seeds_counted),

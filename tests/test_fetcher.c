@@ -741,6 +741,53 @@ static void test_connect_and_url_errors(void **state)
     }
 }
 
+/* A TLS handshake cut by the network: the server reads the ClientHello
+ * and resets the connection (SO_LINGER 0). BC_ERR_FETCH_TLS with the
+ * system's errno, ECONNRESET, which bc_crawler_fault_of() calls transient
+ * (the errno was 0 before: a cut handshake was a permanent failure). */
+static void test_tls_cut(void **state)
+{
+    (void)state;
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(ls >= 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t alen = sizeof(a);
+    assert_int_equal(bind(ls, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(ls, 4), 0);
+    assert_int_equal(getsockname(ls, (struct sockaddr *)&a, &alen), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int c = accept(ls, NULL, NULL);
+        char hello[512];
+        if (c >= 0 && read(c, hello, sizeof(hello)) > 0) {
+            struct linger l = {1, 0};
+            setsockopt(c, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+        }
+        if (c >= 0)
+            close(c);
+        _exit(0);
+    }
+    close(ls);
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    struct got g;
+    char url[64];
+    config_for_tests(&cfg, &ctx);
+    snprintf(url, sizeof(url), "https://127.0.0.1:%d/", ntohs(a.sin_port));
+    fetch_url(&cfg, url, &g);
+    int st;
+    waitpid(pid, &st, 0);
+    if (g.status != BC_ERR_FETCH_TLS || g.os_errno != ECONNRESET)
+        print_error("%s, errno %d (%s)\n", bc_strerror(g.status), g.os_errno,
+                    g.error);
+    assert_int_equal(g.status, BC_ERR_FETCH_TLS);
+    assert_int_equal(g.os_errno, ECONNRESET);
+}
+
 static void test_resolve_mapping(void **state)
 {
     (void)state;
@@ -1428,6 +1475,7 @@ int main(void)
         cmocka_unit_test(test_error_kinds),
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_tls),
+        cmocka_unit_test(test_tls_cut),
         cmocka_unit_test(test_wire_bytes_and_decoding),
         cmocka_unit_test(test_coding_errors),
         cmocka_unit_test(test_wire_interim_response),
