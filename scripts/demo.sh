@@ -22,6 +22,10 @@
 # halfway and resumed with the same command; the checker then confirms
 # every page fetched and recorded once, with the in-flight tolerance (pages
 # in flight at the kill may be requested again: at most --concurrency).
+# The fourth crawl loses its server: stopped for 5 s once a third of the
+# pages are in, then started again on the same port; the crawl retries
+# the refused fetches (its circuit breaker pauses the host) and the
+# checker confirms every page fetched and recorded once.
 #
 # With --workers N: starts redis-server in a temporary directory (on a unix
 # socket only, --port 0; append-only file), the sample site, and N crawl
@@ -69,10 +73,11 @@ echo "== generating the sample site in $demo/site" >&2
 python3 examples/site/gensite.py "$demo/site" >&2
 
 server=
-start_server() { # $1: access log
+start_server() { # $1: access log (appended to), $2: a port (a free one)
     rm -f "$demo/serve.out"
     python3 examples/site/serve.py "$demo/site" --log "$1" \
-        --slow-seconds 3 --huge-bytes 8MiB >"$demo/serve.out" 2>/dev/null &
+        --slow-seconds 3 --huge-bytes 8MiB ${2:+--port "$2"} \
+        >"$demo/serve.out" 2>/dev/null &
     server=$!
     for _ in $(seq 50); do
         grep -q '^PORT ' "$demo/serve.out" 2>/dev/null && break
@@ -336,6 +341,53 @@ echo "   (--concurrency 16 x 1 kill): every page fetched and recorded once"
 python3 examples/site/check_crawl.py --manifest "$demo/site/manifest.json" \
     --log "$demo/access-state.log" --out "$state_out" --scope domain \
     --max-depth 8 --refetch-tolerance "$tolerance"
+start_server "$demo/access-outage.log"
+outage_out="$demo/crawl-outage.jsonl"
+third=$((expected / 3))
+cat >&2 <<MSG
+
+== a server that goes away: the first crawl again; once --out holds
+   $third pages the site's server is stopped for 5 s, then started again
+   on the same port. The refused connections are transient faults: each
+   URL is retried with a doubling delay (--retries, --retry-delay), and
+   after 5 failures in a row (--host-failures) the host is paused (its
+   circuit breaker opens) and probed with one request before the crawl
+   goes on: nothing is lost.
+\$ crawl ... --out $outage_out
+MSG
+"$bin/crawl" "${common[@]}" --quiet --out "$outage_out" \
+    --stats-json "$demo/stats-outage.json" "${site_args[@]}" &
+crawler=$!
+lines=0
+while kill -0 "$crawler" 2>/dev/null && [ "$lines" -lt "$third" ]; do
+    [ -f "$outage_out" ] && lines=$(wc -l <"$outage_out")
+    sleep 0.01
+done
+stop_server
+echo "server stopped with $(wc -l <"$outage_out") records in --out;" \
+    "back in 5 s"
+sleep 5
+start_server "$demo/access-outage.log" "$port"
+status=0
+wait "$crawler" || status=$?
+stop_server
+python3 - "$demo/stats-outage.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+g = s.get("given_up", {})
+print("the crawl ended by itself: exit %d, outcome %s, %d pages, %d attempts "
+      "retried, %d URLs given up (the site's always-failing pages)"
+      % (s["exit_status"], s["outcome"], s["pages"], s.get("retried", 0),
+         g.get("total", 0)))
+PY
+[ "$status" -eq 0 ] || [ "$status" -eq 4 ] ||
+    { echo "demo: the crawl failed (exit $status)" >&2; exit 1; }
+echo
+echo "== checking it: every page fetched and recorded once (a request the"
+echo "   stopping server read but never answered may be sent again: 1)"
+python3 examples/site/check_crawl.py --manifest "$demo/site/manifest.json" \
+    --log "$demo/access-outage.log" --out "$outage_out" --scope domain \
+    --max-depth 8 --refetch-tolerance 1
 trap - EXIT
 echo
 echo "Files: $demo/crawl.jsonl (one line per page), $demo/stats.json,"
