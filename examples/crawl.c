@@ -397,46 +397,6 @@ static int add_to_list(const char **list, size_t *count, const char *v)
     return 0;
 }
 
-/*
- * Is v a --resolve entry as curl's CURLOPT_RESOLVE takes it:
- * [+]HOST:PORT:ADDRESS[,ADDRESS]... or -HOST:PORT, where HOST may be a
- * bracketed IPv6 address and PORT is 1..65535?
- */
-static bool resolve_entry_ok(const char *v)
-{
-    bool remove = *v == '-';
-    if (*v == '+' || *v == '-')
-        v++;
-    const char *host_end;
-    if (*v == '[') {
-        host_end = strchr(v, ']');
-        if (!host_end || host_end == v + 1)
-            return false;
-        host_end++;
-    } else {
-        host_end = strchr(v, ':');
-        if (!host_end || host_end == v)
-            return false;
-    }
-    if (*host_end != ':')
-        return false;
-    const char *port = host_end + 1;
-    size_t digits = strspn(port, "0123456789");
-    if (digits == 0 || digits > 5 || atol(port) < 1 || atol(port) > 65535)
-        return false;
-    const char *rest = port + digits;
-    if (remove)
-        return *rest == '\0';
-    if (*rest != ':' || rest[1] == '\0')
-        return false;
-    /* addresses: non-empty, comma-separated, no space */
-    for (const char *a = rest + 1; *a; a++)
-        if (*a == ' ' || (*a == ',' && (a[1] == ',' || a[1] == '\0')) ||
-            (*a == ',' && a[-1] == ':'))
-            return false;
-    return true;
-}
-
 static void shown_arg(FILE *f, const char *prev, const char *arg);
 
 /* --redis URL: the workers' own parser says whether it is one
@@ -488,36 +448,12 @@ static int parse_size(const char *v, uint64_t *out)
     return 0;
 }
 
-/* A --proxy URL: a scheme curl knows for proxies, a host, no space or
- * control byte. */
-static bool proxy_ok(const char *v)
+/* A --header: as the fetcher takes it (bc_fetcher_check_header()), and
+ * not User-Agent (--user-agent names the crawler to robots.txt and to
+ * servers alike). */
+static bool header_is_user_agent(const char *v)
 {
-    static const char *const schemes[] = {"http://",   "https://",
-                                          "socks4://", "socks4a://",
-                                          "socks5://", "socks5h://"};
-    for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
-        size_t n = strlen(schemes[i]);
-        if (strncasecmp(v, schemes[i], n) != 0)
-            continue;
-        if (v[n] == '\0' || v[n] == '/' || v[n] == ':')
-            return false;
-        for (const char *p = v; *p; p++)
-            if ((unsigned char)*p <= ' ' || *p == 0x7f)
-                return false;
-        return true;
-    }
-    return false;
-}
-
-/* A --header: "Name: value", the name of token characters (as the
- * fetcher checks it), no CR or LF, and not User-Agent (--user-agent names
- * the crawler to robots.txt and to servers alike). */
-static bool header_ok(const char *v)
-{
-    size_t n = strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                         "0123456789!#$%&'*+-.^_`|~");
-    return n > 0 && v[n] == ':' && !strpbrk(v, "\r\n") &&
-           !(n == 10 && strncasecmp(v, "User-Agent", 10) == 0);
+    return strncasecmp(v, "User-Agent", 10) == 0 && v[10] == ':';
 }
 
 /*
@@ -604,7 +540,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         else if (!strcmp(a, "--exclude"))
             bad = add_to_list(o->exclude, &o->exclude_count, v);
         else if (!strcmp(a, "--resolve"))
-            bad = !resolve_entry_ok(v) ||
+            bad = !bc_fetcher_check_resolve(v) ||
                   add_to_list(o->resolve, &o->resolve_count, v);
         else if (!strcmp(a, "--host-budget"))
             bad = args_count(v, true, &o->host_budget);
@@ -671,10 +607,17 @@ static int parse_options(int argc, char **argv, struct options *o)
         else if (!strcmp(a, "--state"))
             o->state_dir = v, bad = *v == '\0';
         else if (!strcmp(a, "--proxy"))
-            o->proxy = v, bad = !proxy_ok(v);
-        else if (!strcmp(a, "--header"))
-            bad = !header_ok(v) || add_to_list(o->header, &o->header_count, v);
-        else if (!strcmp(a, "--accept-type"))
+            o->proxy = v, bad = !bc_fetcher_check_proxy(v);
+        else if (!strcmp(a, "--header")) {
+            if (header_is_user_agent(v)) {
+                fprintf(stderr, "crawl: --header User-Agent: use "
+                                "--user-agent (it names the crawler to "
+                                "robots.txt and to servers alike)\n");
+                return -1;
+            }
+            bad = !bc_fetcher_check_header(v) ||
+                  add_to_list(o->header, &o->header_count, v);
+        } else if (!strcmp(a, "--accept-type"))
             bad = !bc_crawler_media_type_ok(v) ||
                   add_to_list(o->accept_type, &o->accept_type_count, v);
         else if (!strcmp(a, "--reject-type"))
@@ -711,6 +654,10 @@ static int parse_options(int argc, char **argv, struct options *o)
         if (bad) {
             fprintf(stderr, "crawl: bad value for %s: ", a);
             shown_arg(stderr, a, v); /* a secret in it hidden */
+            if (!strcmp(a, "--resolve") && v[*v == '+' || *v == '-'] == '[')
+                fputs(" (a bracketed IPv6 host needs libcurl 8.13.0 or "
+                      "later)",
+                      stderr);
             fputc('\n', stderr);
             return -1;
         }
@@ -2794,7 +2741,9 @@ int main(int argc, char **argv)
         goto out_free;
     }
     /* Invalid arguments can only be the frontier's (the seen-test's sizing:
-     * --expect, --fp-rate, --lru): --resolve was checked above. */
+     * --expect, --fp-rate, --lru): --resolve, --header and --proxy were
+     * checked by parse_options() with the fetcher's own validators
+     * (bc_fetcher_check_resolve() and its siblings). */
     st = bc_crawler_create(&cc, &c.crawler);
     if (st != BC_OK && c.state && *bc_crawl_state_errmsg(c.state)) {
         state_error(&c, st); /* bloom.snap or crawl.db refused */

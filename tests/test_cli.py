@@ -257,10 +257,10 @@ for tool, args, opt in bad_values:
           "%s %s: exit 2 naming %s (got %s: %r)"
           % (tool, " ".join(args), opt, rc, err.strip()[:100]))
 rc, _, err = run("crawl", "--resolve", "a.test:80:127.0.0.1", "--resolve",
-                 "+[::1]:8080:127.0.0.1,::1", "--resolve", "-b.test:80",
+                 "+c.test:8080:127.0.0.1,::1", "--resolve", "-b.test:80",
                  "--help")
 check(rc == 0, "crawl accepts curl's --resolve forms (HOST:PORT:ADDR[,ADDR],"
-      " +, -, [IPv6])")
+      " +, -)")
 rc, _, err = run("crawl", "--warc-max-size", "0", "--warc-max-size", "5K",
                  "--warc-max-size", "3m", "--warc-max-size", "1G",
                  "--warc-max-size=1048576", "--help")
@@ -278,6 +278,28 @@ rc, _, err = run("crawl", "--retries", "0", "--max-retries=255",
 check(rc == 0, "crawl accepts --retries, --max-retries, --retry-delay, "
       "--host-failures, --host-give-up (0, 90s, 2h) (got %s, %r)"
       % (rc, err[:100]))
+
+# --resolve with a bracketed IPv6 host: the tool and the fetcher check
+# it with one validator (bc_fetcher_check_resolve), so it crawls (libcurl
+# 8.13.0 or later takes the form) or is refused naming --resolve and the
+# libcurl needed (an older libcurl fails every transfer on it), never
+# refused later at create blaming "--expect, --fp-rate, --lru" (issue 21).
+# --header User-Agent says to use --user-agent.
+server = CountingServer()
+rc, _, err = run("crawl", "--quiet", "--delay", "0", "--no-sitemaps",
+                 "--max-pages", "1", "--resolve", "[::1]:1:127.0.0.1",
+                 "http://127.0.0.1:%d/" % server.port, timeout=30)
+check("--expect" not in err and
+      ((rc == 0 and "/" in server.hits) or
+       (rc == 2 and "--resolve" in err and "libcurl 8.13.0" in err and
+        not server.hits)),
+      "crawl --resolve '[::1]:1:127.0.0.1' crawls, or is refused naming "
+      "--resolve and libcurl 8.13.0 (got %s, %r)" % (rc, err.strip()[:160]))
+server.stop()
+rc, _, err = run("crawl", "--header", "User-Agent: x", URL)
+check(rc == 2 and "--user-agent" in err,
+      "crawl --header 'User-Agent: x' says to use --user-agent (got %s, %r)"
+      % (rc, err.strip()[:120]))
 
 # The warcinfo record names the command line, but no secret of it: the
 # password of --proxy, the values of --header Authorization,
