@@ -2119,13 +2119,17 @@ enum bc_status bc_crawler_add_seed(struct bc_crawler *c, const char *url,
 {
     if (!c || !url)
         return BC_ERR_INVALID_ARG;
-    enum bc_frontier_reason why;
+    enum bc_frontier_reason why = BC_ADMIT_STORE_ERROR;
     enum bc_status ust = BC_OK;
     recrawl_tick(c);
     enum bc_status st = bc_frontier_add_seed(c->frontier, url, len, &why, &ust);
     c->stats.seeds++;
-    if (st != BC_OK)
+    /* The frontier's store error (a state write, a route() that failed)
+     * is its own reason, with the store's status: not out of memory. */
+    if (st == BC_ERR_NOMEM)
         why = BC_ADMIT_NOMEM;
+    else if (st != BC_OK)
+        why = BC_ADMIT_STORE_ERROR;
     count_bad_url(c, why, ust);
     if (why == BC_ADMIT_QUEUED || why == BC_ADMIT_DUPLICATE)
         c->stats.seeds_admitted++;

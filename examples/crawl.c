@@ -1960,8 +1960,14 @@ static void add_seed(struct crawl *c, const char *file, uint64_t line,
             struct timespec ts = {0, 100 * 1000000L};
             nanosleep(&ts, NULL);
         }
-    } else
-        bc_crawler_add_seed(c->crawler, url, len, &reason, &ust);
+        if (reason == BC_ADMIT_STORE_ERROR)
+            ust = st;
+    } else {
+        enum bc_status st =
+            bc_crawler_add_seed(c->crawler, url, len, &reason, &ust);
+        if (reason == BC_ADMIT_STORE_ERROR)
+            ust = st; /* the store's status, shown with the state's text */
+    }
     if (reason == BC_ADMIT_QUEUED || reason == BC_ADMIT_DUPLICATE ||
         reason == BC_ADMIT_ROUTED)
         return;
@@ -1975,9 +1981,15 @@ static void add_seed(struct crawl *c, const char *file, uint64_t line,
     else
         fputs("crawl: seed \"", stderr);
     print_escaped(stderr, url, len);
+    const char *why_text = "";
+    if (reason == BC_ADMIT_BAD_URL)
+        why_text = bc_strerror(ust);
+    else if (reason == BC_ADMIT_STORE_ERROR)
+        why_text = c->state && *bc_crawl_state_errmsg(c->state)
+                       ? bc_crawl_state_errmsg(c->state)
+                       : bc_strerror(ust);
     fprintf(stderr, "\" not queued: %s%s%s\n", bc_frontier_reason_name(reason),
-            reason == BC_ADMIT_BAD_URL ? ", " : "",
-            reason == BC_ADMIT_BAD_URL ? bc_strerror(ust) : "");
+            *why_text ? ", " : "", why_text);
 }
 
 /* The --seeds file (opened by open_files): one URL per line, blank lines

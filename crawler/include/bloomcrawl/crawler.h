@@ -397,8 +397,11 @@ void bc_crawler_free(struct bc_crawler *crawler);
  * bad_scheme/bad_malformed). *reason (may be NULL) says what the frontier
  * did; for BC_ADMIT_BAD_URL and BC_ADMIT_TOO_LONG, *url_status (may be
  * NULL) says why. Returns BC_OK whatever the reason, BC_ERR_INVALID_ARG
- * (NULL crawler or url), or BC_ERR_NOMEM (*reason BC_ADMIT_NOMEM). May be
- * called at any time, also during a crawl. With a partition
+ * (NULL crawler or url), BC_ERR_NOMEM (*reason BC_ADMIT_NOMEM), or the
+ * frontier's sticky store error (a state write or a route() failed, e.g.
+ * BC_ERR_IO: *reason BC_ADMIT_STORE_ERROR, the seed not queued; the
+ * state's bc_crawl_state_errmsg() says more, and the next step returns
+ * it too). May be called at any time, also during a crawl. With a partition
  * (frontier.partition), a seed of another worker's host is routed there
  * (BC_ADMIT_ROUTED); its host and domain enter this crawler's scope all
  * the same, and the state keeps them for a resume.
