@@ -59,6 +59,12 @@
 #include "bloomcrawl/version.h"
 #include "bloomcrawl/workers.h"
 
+/* Bounds of option values: a --delay beyond an hour is a mistake (1e15
+ * would make the crawl wait for ever), and so is a page limit beyond
+ * 10^12. */
+#define CRAWL_MAX_DELAY_MS 3600000u
+#define CRAWL_MAX_PAGES    1000000000000u
+
 #define DEFAULT_USER_AGENT                                                     \
     "bloomcrawl/" BC_VERSION_STRING                                            \
     " (sample crawler; +https://example.invalid/contact)"
@@ -78,8 +84,9 @@ static void usage(FILE *f)
 
         "Seeds and limits:\n"
         "  --seeds FILE         more seed URLs, one per line\n"
-        "  --max-pages N        stop after N pages (default: no limit)\n"
-        "  --max-depth N        links deeper than N are not followed (16)\n"
+        "  --max-pages N        stop after N pages (default 0: no limit)\n"
+        "  --max-depth N        links deeper than N are not followed (16;\n"
+        "                       0..65535)\n"
         "  --scope S            host | domain | any (host: the seeds' hosts;\n"
         "                       domain: their registrable domains)\n"
         "  --include PATTERN    only URLs matching it ('*' wildcard); "
@@ -92,9 +99,10 @@ static void usage(FILE *f)
         "                       pages they list are admitted at depth 0\n"
         "  --no-sitemaps        fetch no sitemap\n"
         "Politeness:\n"
-        "  --concurrency N      transfers in flight in all (8)\n"
-        "  --per-host N         transfers in flight per host (1)\n"
-        "  --delay MS           between requests to one host (1000)\n"
+        "  --concurrency N      transfers in flight in all (8; 1..10000)\n"
+        "  --per-host N         transfers in flight per host (1; 1..1000)\n"
+        "  --delay MS           between requests to one host (1000; at\n"
+        "                       most 3600000, one hour)\n"
         "  --no-robots          do not fetch or obey robots.txt\n"
         "  --robots-retries N   an unreachable robots.txt (5xx, no answer)\n"
         "                       is asked again N times, then its host is\n"
@@ -491,6 +499,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         const char *v = inline_v ? inline_v : i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t n = 0;
         int bad = 0, takes = inline_v ? 0 : 1, unknown = 0, is_flag = 0;
+        const char *range = NULL; /* the values allowed, for a message */
         /* Without a value, a value option is still recognized (and told it
          * needs one) by parsing "" as its value. */
         bool no_value = v == NULL;
@@ -522,10 +531,12 @@ static int parse_options(int argc, char **argv, struct options *o)
         else if (!strcmp(a, "--seeds"))
             o->seeds_file = v;
         else if (!strcmp(a, "--max-pages"))
-            bad = args_count(v, true, &o->max_pages);
+            bad = args_count(v, true, &o->max_pages) ||
+                  o->max_pages > CRAWL_MAX_PAGES,
+            range = "0..10^12; 0: no limit";
         else if (!strcmp(a, "--max-depth"))
             bad = args_count(v, true, &n) || n > 65535,
-            o->max_depth = (unsigned)n;
+            o->max_depth = (unsigned)n, range = "0..65535";
         else if (!strcmp(a, "--scope")) {
             if (!strcmp(v, "host"))
                 o->scope = BC_SCOPE_HOST;
@@ -534,7 +545,7 @@ static int parse_options(int argc, char **argv, struct options *o)
             else if (!strcmp(v, "any"))
                 o->scope = BC_SCOPE_ANY;
             else
-                bad = 1;
+                bad = 1, range = "host, domain or any";
         } else if (!strcmp(a, "--include"))
             bad = add_to_list(o->include, &o->include_count, v);
         else if (!strcmp(a, "--exclude"))
@@ -546,12 +557,14 @@ static int parse_options(int argc, char **argv, struct options *o)
             bad = args_count(v, true, &o->host_budget);
         else if (!strcmp(a, "--concurrency"))
             bad = args_count(v, true, &n) || n < 1 || n > 10000,
-            o->concurrency = (unsigned)n;
+            o->concurrency = (unsigned)n, range = "1..10000";
         else if (!strcmp(a, "--per-host"))
             bad = args_count(v, true, &n) || n < 1 || n > 1000,
-            o->per_host = (unsigned)n;
+            o->per_host = (unsigned)n, range = "1..1000";
         else if (!strcmp(a, "--delay"))
-            bad = args_count(v, true, &o->delay_ms);
+            bad = args_count(v, true, &o->delay_ms) ||
+                  o->delay_ms > CRAWL_MAX_DELAY_MS,
+            range = "0..3600000 ms, one hour";
         else if (!strcmp(a, "--recrawl-after"))
             bad = args_duration(v, &o->recrawl_ms) != 0, o->recrawl_text = v;
         else if (!strcmp(a, "--robots-retries"))
@@ -654,6 +667,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         if (bad) {
             fprintf(stderr, "crawl: bad value for %s: ", a);
             shown_arg(stderr, a, v); /* a secret in it hidden */
+            if (range)
+                fprintf(stderr, " (allowed: %s)", range);
             if (!strcmp(a, "--resolve") && v[*v == '+' || *v == '-'] == '[')
                 fputs(" (a bracketed IPv6 host needs libcurl 8.13.0 or "
                       "later)",

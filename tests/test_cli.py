@@ -301,6 +301,51 @@ check(rc == 2 and "--user-agent" in err,
       "crawl --header 'User-Agent: x' says to use --user-agent (got %s, %r)"
       % (rc, err.strip()[:120]))
 
+# Option values are bounded and the message names what is allowed
+# (issue 21: --delay 1e15 was taken and the crawl waited for ever).
+for args, opt, allowed in (
+        (["--delay", "1e15"], "--delay", "0..3600000 ms"),
+        (["--delay", "3600001"], "--delay", "0..3600000 ms"),
+        (["--concurrency", "0"], "--concurrency", "1..10000"),
+        (["--concurrency", "10001"], "--concurrency", "1..10000"),
+        (["--per-host", "1001"], "--per-host", "1..1000"),
+        (["--max-depth", "65536"], "--max-depth", "0..65535"),
+        (["--max-pages", "1e13"], "--max-pages", "0: no limit"),
+        (["--scope", "planet"], "--scope", "host, domain or any")):
+    rc, _, err = run("crawl", *args, URL, timeout=20)
+    check(rc == 2 and opt in err and allowed in err,
+          "crawl %s: exit 2 naming %s and %r (got %s, %r)"
+          % (" ".join(args), opt, allowed, rc, err.strip()[:120]))
+rc, _, err = run("crawl", "--delay", "3600000", "--max-pages", "0",
+                 "--max-depth", "65535", "--concurrency", "10000",
+                 "--per-host", "1000", "--max-pages=1e12", "--help")
+check(rc == 0, "crawl takes the bounds themselves (got %s, %r)"
+      % (rc, err.strip()[:120]))
+rc, out, err = run("crawl", "--help")
+check("0: no limit" in out, "crawl --help documents --max-pages 0")
+rc, _, err = run("bloomcalc", "-n", "1e6")
+check(rc == 2 and "-p P" in err and "missing" in err and
+      "usage" not in err,
+      "bloomcalc -n 1e6 alone says -p (or -m and -k) is missing (got %s, %r)"
+      % (rc, err.strip()[:120]))
+rc, _, err = run("bloomcalc", "-p", "0.01")
+check(rc == 2 and "-n N" in err and "missing" in err,
+      "bloomcalc -p 0.01 alone says -n is missing (got %r)" % err[:120])
+rc, _, err = run("bloomcalc", "-n", "100", "-m", "1000")
+check(rc == 2 and "-k K" in err and "missing" in err,
+      "bloomcalc -n 100 -m 1000 says -k is missing (got %r)" % err[:120])
+if os.path.exists("/dev/full"):
+    server = CountingServer()
+    rc, _, err = run("crawl", "--quiet", "--no-robots", "--no-sitemaps",
+                     "--delay", "0", "--max-pages", "2", "--out",
+                     "/dev/full", "http://127.0.0.1:%d/" % server.port,
+                     timeout=30)
+    server.stop()
+    check(rc == 1 and "/dev/full" in err and
+          os.strerror(28) in err,
+          "crawl --out /dev/full: exit 1 with the errno text (got %s, %r)"
+          % (rc, err.strip()[:120]))
+
 # The warcinfo record names the command line, but no secret of it: the
 # password of --proxy, the values of --header Authorization,
 # Proxy-Authorization and Cookie are written as "***" (the WARC is kept
