@@ -48,6 +48,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -720,6 +721,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 /* ---- the crawl's state ----------------------------------------------- */
 
+/* The progress line's rate is the pages of the last 10 s (a resumed or a
+ * long run's average says little of now); samples are kept at each
+ * progress line (every 0.5 s on a terminal, every 5 s otherwise). */
+#define RATE_WINDOW_MS 10000u
+#define RATE_SAMPLES   64u
+/* The state's counter of the milliseconds crawled in all runs. */
+#define ELAPSED_COUNTER "crawl.elapsed_ms"
+
 struct crawl {
     struct options opt;
     struct bc_crawler *crawler;   /* the loop: bloomcrawl/crawler.h */
@@ -733,6 +742,13 @@ struct crawl {
     FILE *stats, *seeds_in;
     uint64_t last_progress; /* when the progress line was last written */
     bool stderr_tty;        /* refresh one line, or print one every 5 s */
+    /* The recent rate: (time, pages) at the last RATE_SAMPLES progress
+     * lines, a ring; the rate shown is over the last RATE_WINDOW_MS. */
+    uint64_t rate_ms[RATE_SAMPLES], rate_pages[RATE_SAMPLES];
+    size_t rate_count, rate_next;
+    /* With --state: the time of the runs before this one (the counter
+     * ELAPSED_COUNTER in the state, kept up to date while it runs). */
+    uint64_t elapsed_before;
     /* The first --out or --log write that failed: the file and errno.
      * Sticky: nothing is written to either after it, and the crawler is
      * failed (bc_crawler_fail()) so the pages since the last commit,
@@ -1009,6 +1025,55 @@ static bool worker_idle(const struct bc_frontier_stats *s,
     return s->queued == 0 && k->in_flight == 0 && w->outbox == 0;
 }
 
+/* The width of the terminal on stderr: TIOCGWINSZ, else $COLUMNS, else
+ * 80. */
+static size_t term_width(void)
+{
+    struct winsize ws;
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    const char *env = getenv("COLUMNS");
+    long cols = env ? strtol(env, NULL, 10) : 0;
+    return cols > 0 && cols < 10000 ? (size_t)cols : 80;
+}
+
+/* Pages per second over the last RATE_WINDOW_MS (or since the start of
+ * this run when it is younger): a sample of (now, pages) is added. */
+static double recent_rate(struct crawl *c, uint64_t now, uint64_t pages)
+{
+    /* From the newest sample back to the first one older than the
+     * window (or the start of the run, when every sample is younger). */
+    uint64_t from_ms = c->start_ms, from_pages = c->pages_before;
+    for (size_t i = 0; i < c->rate_count; i++) {
+        size_t j = (c->rate_next + RATE_SAMPLES - 1 - i) % RATE_SAMPLES;
+        if (now - c->rate_ms[j] > RATE_WINDOW_MS ||
+            (i + 1 == c->rate_count && c->rate_count == RATE_SAMPLES)) {
+            from_ms = c->rate_ms[j], from_pages = c->rate_pages[j];
+            break;
+        }
+    }
+    c->rate_ms[c->rate_next] = now;
+    c->rate_pages[c->rate_next] = pages;
+    c->rate_next = (c->rate_next + 1) % RATE_SAMPLES;
+    if (c->rate_count < RATE_SAMPLES)
+        c->rate_count++;
+    double secs = (double)(now - from_ms) / 1000.0;
+    return secs > 0 && pages >= from_pages ? (double)(pages - from_pages) / secs
+                                           : 0.0;
+}
+
+/* With --state: the time of all runs, kept in the state's counters (saved
+ * with the next commit). */
+static void keep_elapsed(struct crawl *c, uint64_t now)
+{
+    if (c->state)
+        (void)bc_crawl_state_counter_set(c->state, ELAPSED_COUNTER,
+                                         c->elapsed_before + now - c->start_ms);
+}
+
+/* The progress line: on a terminal it is fitted to the width (parts
+ * dropped from the least useful, then cut) so that it never wraps, which
+ * would leave stale rows behind its refresh. */
 static void progress(struct crawl *c, uint64_t now, bool final)
 {
     bool tty = c->stderr_tty;
@@ -1020,38 +1085,50 @@ static void progress(struct crawl *c, uint64_t now, bool final)
     bc_frontier_stats(c->frontier, now, &s);
     struct bc_crawler_stats k;
     bc_crawler_stats(c->crawler, &k);
-    double secs = (double)(now - c->start_ms) / 1000.0;
+    double rate = recent_rate(c, now, k.pages);
+    char lead[160] = "", hosts[160], seen[160], fill[64], line[640];
     if (c->workers) {
         struct bc_workers_stats w;
         bc_workers_stats(c->workers, &w);
-        fprintf(stderr, "%sworker %u/%u  ", tty ? "\r\033[K" : "",
-                c->opt.worker, c->opt.workers);
-        if (c->over)
-            fputs("the crawl is over  ", stderr);
-        else if (worker_idle(&s, &k, &w))
-            fputs("idle, waiting for the others  ", stderr);
-        if (!w.redis_up)
-            fputs("Redis lost, retrying  ", stderr);
-        tty = false; /* the line is begun */
+        snprintf(lead, sizeof(lead), "worker %u/%u  %s%s", c->opt.worker,
+                 c->opt.workers,
+                 c->over                   ? "the crawl is over  "
+                 : worker_idle(&s, &k, &w) ? "idle, waiting for the others  "
+                                           : "",
+                 w.redis_up ? "" : "Redis lost, retrying  ");
     }
-    fprintf(stderr,
-            "%s%llu pages  %.1f/s  queue %zu  hosts %zu (robots.txt %zu, "
-            "blocked %zu, given up %zu, paused %zu, down %zu)  new %llu "
-            "dup %llu "
-            "probably-seen %llu  %s %.1f %%%s",
-            tty ? "\r\033[K" : "", (unsigned long long)k.pages,
-            secs > 0 ? (double)(k.pages - c->pages_before) / secs : 0.0,
-            s.queued, s.hosts, s.hosts_robots, s.hosts_blocked,
-            s.hosts_given_up, s.hosts_open, s.hosts_down,
-            (unsigned long long)s.seen.verdict_new,
-            (unsigned long long)s.seen.duplicate,
-            (unsigned long long)s.seen.probably_seen,
-            s.seen.windowed ? "window" : "bloom",
-            s.seen.windowed ? s.seen.window.capacity
-                                  ? 100.0 * (double)s.seen.window.live_keys /
-                                        (double)s.seen.window.capacity
-                                  : 0.0
-                            : 100.0 * s.seen.bloom.fill,
+    snprintf(hosts, sizeof(hosts),
+             " (robots.txt %zu, blocked %zu, given up %zu, paused %zu, "
+             "down %zu)",
+             s.hosts_robots, s.hosts_blocked, s.hosts_given_up, s.hosts_open,
+             s.hosts_down);
+    snprintf(seen, sizeof(seen), "  new %llu dup %llu probably-seen %llu",
+             (unsigned long long)s.seen.verdict_new,
+             (unsigned long long)s.seen.duplicate,
+             (unsigned long long)s.seen.probably_seen);
+    snprintf(fill, sizeof(fill), "  %s %.1f %%",
+             s.seen.windowed ? "window" : "bloom",
+             s.seen.windowed ? s.seen.window.capacity
+                                   ? 100.0 * (double)s.seen.window.live_keys /
+                                         (double)s.seen.window.capacity
+                                   : 0.0
+                             : 100.0 * s.seen.bloom.fill);
+    /* Dropped in this order while the line is too wide for the terminal:
+     * the hosts' detail, the verdicts, the filter's fill. */
+    const char *parts[3] = {hosts, seen, fill};
+    size_t width = tty ? term_width() : SIZE_MAX;
+    for (int drop = 0; drop <= 3; drop++) {
+        snprintf(line, sizeof(line),
+                 "%s%llu pages  %.1f/s  queue %zu  hosts %zu%s%s%s", lead,
+                 (unsigned long long)k.pages, rate, s.queued, s.hosts,
+                 drop < 1 ? parts[0] : "", drop < 2 ? parts[1] : "",
+                 drop < 3 ? parts[2] : "");
+        if (strlen(line) < width)
+            break;
+    }
+    if (width != SIZE_MAX && strlen(line) >= width)
+        line[width > 1 ? width - 1 : 0] = '\0'; /* ASCII: bytes = columns */
+    fprintf(stderr, "%s%s%s", tty ? "\r\033[K" : "", line,
             c->stderr_tty && !final ? "" : "\n");
 }
 
@@ -1477,11 +1554,12 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
             secs, (unsigned long long)k.pages,
             secs > 0 ? (double)(k.pages - c->pages_before) / secs : 0.0,
             (double)k.bytes / 1048576.0);
-    if (c->pages_before)
+    if (c->pages_before || c->elapsed_before)
         fprintf(f,
                 "                     (this run: %llu pages; the time and "
-                "the rate are this run's)\n",
-                (unsigned long long)(k.pages - c->pages_before));
+                "the rate are this run's; all runs: %.1f s)\n",
+                (unsigned long long)(k.pages - c->pages_before),
+                (double)(c->elapsed_before + now - c->start_ms) / 1000.0);
     fprintf(f,
             "\nURLs discovered      %llu (%llu seeds, %llu links, %llu "
             "redirect targets; %llu nofollow links not followed)\n",
@@ -2639,7 +2717,9 @@ static int run(struct crawl *c)
         if (done)
             return 0;
         check_saturation(c, false);
-        progress(c, now_ms(), false);
+        uint64_t now = now_ms();
+        keep_elapsed(c, now);
+        progress(c, now, false);
     }
 }
 
@@ -2821,6 +2901,8 @@ int main(int argc, char **argv)
                 DEFAULT_USER_AGENT);
 
     c.start_ms = now_ms();
+    if (c.state)
+        c.elapsed_before = bc_crawl_state_counter_get(c.state, ELAPSED_COUNTER);
     struct bc_crawler_stats at_start;
     bc_crawler_stats(c.crawler, &at_start);
     c.pages_before = at_start.pages;
@@ -2899,6 +2981,7 @@ int main(int argc, char **argv)
     if (c.state && rc != 1) {
         /* Commit and snapshot what the last steps left (a second signal
          * abandons transfers: those stay in flight, fetched on resume). */
+        keep_elapsed(&c, now_ms());
         st = bc_crawler_sync(c.crawler);
         if (st != BC_OK && write_error(&c, st)) {
             outcome = "failed";

@@ -346,6 +346,66 @@ if os.path.exists("/dev/full"):
           "crawl --out /dev/full: exit 1 with the errno text (got %s, %r)"
           % (rc, err.strip()[:120]))
 
+# The progress line fits the terminal (issue 21: 112-130 columns wrapped
+# on an 80-column one, leaving stale rows): run with stderr on a
+# pseudo-terminal of 60 columns, every refresh is under 60 columns.
+def progress_on_tty(cols, *args):
+    import fcntl
+    import pty
+    import struct
+    import termios
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols,
+                                                       0, 0))
+    env = dict(os.environ)
+    env.pop("COLUMNS", None)
+    p = subprocess.Popen([os.path.join(BIN, "crawl"), *args],
+                         stdout=subprocess.DEVNULL, stderr=slave, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            b = os.read(master, 65536)
+        except OSError:
+            break
+        if not b:
+            break
+        chunks.append(b)
+    p.wait(timeout=60)
+    os.close(master)
+    return p.returncode, b"".join(chunks).decode(errors="replace")
+
+
+server = CountingServer()
+rc, text = progress_on_tty(60, "--delay", "0", "--no-sitemaps",
+                           "--max-pages", "3",
+                           "http://127.0.0.1:%d/" % server.port)
+server.stop()
+rows = [r for r in re.split(r"\r\x1b\[K|\r?\n", text)
+        if " pages " in r]
+check(rc == 0 and rows and all(len(r) < 60 for r in rows),
+      "crawl's progress line fits a 60-column terminal (got %s, %r)"
+      % (rc, [len(r) for r in rows]))
+
+# With --state, the report gives the time of all runs (kept in the
+# state's counters), not only this run's.
+with tempfile.TemporaryDirectory() as d:
+    server = CountingServer()
+    seed = "http://127.0.0.1:%d/" % server.port
+    times = []
+    for i in range(2):
+        rc, out, err = run("crawl", "--delay", "200", "--no-sitemaps",
+                           "--state", os.path.join(d, "st"), seed,
+                           timeout=30)
+        t = re.search(r"^time +([0-9.]+) s", out, re.M)
+        times.append(float(t.group(1)) if t else -1)
+    server.stop()
+    total = re.search(r"all runs: ([0-9.]+) s", out)
+    check(rc == 0 and total and times[0] > 0 and
+          float(total.group(1)) >= times[0] + times[1] - 0.1,
+          "a resumed crawl's report gives the time of all runs (got %s, %r, "
+          "runs %r)" % (rc, re.findall(r"\(this run[^\n]*", out), times))
+
 # The warcinfo record names the command line, but no secret of it: the
 # password of --proxy, the values of --header Authorization,
 # Proxy-Authorization and Cookie are written as "***" (the WARC is kept
