@@ -2008,20 +2008,65 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
 
 /* ---- seeds ------------------------------------------------------------- */
 
-/* A seed as given, with control bytes (C0, DEL) written as \xNN and a
- * backslash doubled: a bad line cannot move the cursor or recolour the
- * terminal. */
-static void print_escaped(FILE *f, const char *s, size_t len)
+/* The most of a refused seed a message shows (a binary "line" can be
+ * megabytes): longer ones are cut, with their length said. */
+#define SEED_SHOWN_MAX 200u
+
+/* The length of the valid UTF-8 sequence at s (at most len bytes) and its
+ * code point in *cp, or 0 when the bytes there are not one (a stray
+ * continuation byte, an overlong form, a surrogate, beyond U+10FFFF, cut
+ * short). */
+static size_t utf8_sequence(const unsigned char *s, size_t len, uint32_t *cp)
 {
-    for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch == '\\')
-            fputs("\\\\", f);
-        else if (ch < 0x20 || ch == 0x7f)
-            fprintf(f, "\\x%02x", ch);
-        else
-            fputc(ch, f);
+    size_t n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc0 ? 2 : 0;
+    if (n == 0 || n > len || s[0] > 0xf4)
+        return 0;
+    uint32_t c = s[0] & (0x7fu >> n);
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        c = c << 6 | (s[i] & 0x3fu);
     }
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (c < least[n] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+        return 0;
+    *cp = c;
+    return n;
+}
+
+/* A seed as given, so that a bad line cannot move the cursor, recolour
+ * the terminal or hide in it: control bytes (C0, DEL) and bytes that are
+ * not UTF-8 written as \xNN, C1 controls and the invisible or reordering
+ * format characters (U+FEFF, a byte order mark; zero-width, line and
+ * paragraph separators, bidirectional controls) as \u{XXXX}, a backslash
+ * doubled; at most SEED_SHOWN_MAX
+ * bytes of it, then "...". Returns true when it was cut. */
+static bool print_escaped(FILE *f, const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < len && i < SEED_SHOWN_MAX) {
+        uint32_t cp;
+        size_t n;
+        if (u[i] == '\\')
+            fputs("\\\\", f), n = 1;
+        else if (u[i] < 0x20 || u[i] == 0x7f)
+            fprintf(f, "\\x%02x", u[i]), n = 1;
+        else if (u[i] < 0x80)
+            fputc(u[i], f), n = 1;
+        else if ((n = utf8_sequence(u + i, len - i, &cp)) == 0)
+            fprintf(f, "\\x%02x", u[i]), n = 1;
+        else if (cp < 0xa0 || (cp >= 0x200b && cp <= 0x200f) ||
+                 (cp >= 0x2028 && cp <= 0x202e) ||
+                 (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff)
+            fprintf(f, "\\u{%04x}", (unsigned)cp);
+        else
+            fwrite(u + i, 1, n, f);
+        i += n;
+    }
+    if (i < len)
+        fputs("...", f);
+    return i < len;
 }
 
 /* How long a worker waits for Redis to take a seed before it gives up. */
@@ -2073,7 +2118,10 @@ static void add_seed(struct crawl *c, const char *file, uint64_t line,
                 (unsigned long long)line);
     else
         fputs("crawl: seed \"", stderr);
-    print_escaped(stderr, url, len);
+    if (print_escaped(stderr, url, len))
+        fprintf(stderr, "\" (%zu bytes, cut)", len);
+    else
+        fputc('"', stderr);
     const char *why_text = "";
     if (reason == BC_ADMIT_BAD_URL)
         why_text = bc_strerror(ust);
@@ -2081,7 +2129,7 @@ static void add_seed(struct crawl *c, const char *file, uint64_t line,
         why_text = c->state && *bc_crawl_state_errmsg(c->state)
                        ? bc_crawl_state_errmsg(c->state)
                        : bc_strerror(ust);
-    fprintf(stderr, "\" not queued: %s%s%s\n", bc_frontier_reason_name(reason),
+    fprintf(stderr, " not queued: %s%s%s\n", bc_frontier_reason_name(reason),
             *why_text ? ", " : "", why_text);
 }
 
@@ -2099,7 +2147,12 @@ static int read_seeds(struct crawl *c, const char *path)
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' ||
                          line[n - 1] == ' ' || line[n - 1] == '\t'))
             n--;
-        size_t start = strspn(line, " \t");
+        size_t start = 0;
+        /* A UTF-8 byte order mark (as some editors write it) is not part of
+         * the first seed. */
+        if (line_no == 1 && n >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0)
+            start = 3;
+        start += strspn(line + start, " \t");
         if ((size_t)n > start && line[start] != '#')
             add_seed(c, path, line_no, line + start, (size_t)n - start);
     }

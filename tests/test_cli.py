@@ -471,6 +471,38 @@ with tempfile.TemporaryDirectory() as d:
           "the host's /sitemap.xml (%r)" % server.hits)
     server.stop()
 
+    # A UTF-8 BOM before the first seed is dropped (issue 21: the first
+    # seed was refused, the BOM printed invisibly); bytes that are not
+    # UTF-8 are escaped, a binary "line" is cut.
+    server = CountingServer()
+    seed = "http://127.0.0.1:%d/" % server.port
+    with open(seeds, "wb") as f:
+        f.write(b"\xef\xbb\xbf" + seed.encode() + b"\n"
+                b"http://a\xff\xfe.test/\n"
+                b"ftp://\xe2\x80\x8b\xef\xbb\xbfx\xc2\x9b/\n"
+                b"\x00\x01binary" +
+                bytes(b for b in range(256) if b not in (10, 13)) * 40 +
+                b"\n")
+    rc, _, err = run("crawl", "--quiet", "--delay", "0", "--max-pages", "1",
+                     "--no-sitemaps", "--seeds", seeds, timeout=30)
+    server.stop()
+    lines = err.splitlines()
+    check(rc == 0 and "seeds.txt:1:" not in err and "/" in server.hits,
+          "crawl --seeds: a BOM before the first seed is dropped (got %s, %r)"
+          % (rc, err.strip()[:200]))
+    check("seeds.txt:2:" in err and "\\xff\\xfe" in err and
+          "\ufffd" not in err,
+          "a seed line that is not UTF-8 is shown escaped: %r" % err[:300])
+    check("seeds.txt:3:" in err and "\\u{feff}" in err and
+          "\\u{009b}" in err and "\\u{200b}" in err,
+          "a BOM, a zero-width space and a C1 control inside a seed are "
+          "shown escaped: %r" % [l for l in lines if "seeds.txt:3:" in l])
+    binary = [l for l in lines if "seeds.txt:4:" in l]
+    check(len(binary) == 1 and len(binary[0]) < 1200 and
+          "cut" in binary[0] and "10168 bytes" in binary[0],
+          "a binary seed line is shown cut, with its length: %r"
+          % [len(l) for l in binary])
+
     # urldedup --state: its place is checked before any input is read.
     state = os.path.join(d, "no-such-dir", "seen.bloom")
     rc, out, err = run("urldedup", "--state", state,
