@@ -103,7 +103,9 @@ static void usage(FILE *f)
         "  --concurrency N      transfers in flight in all (8; 1..10000)\n"
         "  --per-host N         transfers in flight per host (1; 1..1000)\n"
         "  --delay MS           between requests to one host (1000; at\n"
-        "                       most 3600000, one hour)\n"
+        "                       most 3600000, one hour); a host's\n"
+        "                       robots.txt Crawl-delay, when longer, is\n"
+        "                       obeyed (up to 30 s; the report's delay s)\n"
         "  --no-robots          do not fetch or obey robots.txt\n"
         "  --robots-retries N   an unreachable robots.txt (5xx, no answer)\n"
         "                       is asked again N times, then its host is\n"
@@ -1337,14 +1339,14 @@ static void report_hosts(struct crawl *c, FILE *f)
     fprintf(f, "\nhosts (top %zu of %zu by pages)\n",
             t.count < REPORT_TOP_HOSTS ? t.count : (size_t)REPORT_TOP_HOSTS,
             t.count);
-    fprintf(f, "  %-36s %7s %11s %6s %6s %6s %6s %6s %-11s %8s %7s %7s\n",
+    fprintf(f, "  %-36s %7s %11s %6s %6s %6s %6s %6s %-11s %8s %7s %7s %7s\n",
             "host", "pages", "bytes", "2xx", "3xx", "4xx", "5xx", "errors",
-            "robots.txt", "ms mean", "ms p95", "queued");
+            "robots.txt", "ms mean", "ms p95", "queued", "delay s");
     for (size_t i = 0; i < t.count && i < REPORT_TOP_HOSTS; i++) {
         const struct bc_crawler_host *h = &t.row[i];
         fprintf(f,
                 "  %-36s %7llu %11llu %6llu %6llu %6llu %6llu %6llu %-11s "
-                "%8.1f %7llu %7zu",
+                "%8.1f %7llu %7zu %7.1f",
                 h->origin, (unsigned long long)h->pages,
                 (unsigned long long)h->bytes,
                 (unsigned long long)h->status_class[2],
@@ -1352,7 +1354,12 @@ static void report_hosts(struct crawl *c, FILE *f)
                 (unsigned long long)h->status_class[4],
                 (unsigned long long)h->status_class[5],
                 (unsigned long long)host_errors(h), robots_word(c, h),
-                h->ms_mean, (unsigned long long)h->ms_p95, h->queued);
+                h->ms_mean, (unsigned long long)h->ms_p95, h->queued,
+                (double)h->delay_ms / 1000.0);
+        /* The delay is robots.txt's when its Crawl-delay is the larger */
+        if (h->crawl_delay_ms && h->crawl_delay_ms >= h->delay_ms)
+            fprintf(f, "  Crawl-delay %.1f s",
+                    (double)h->crawl_delay_ms / 1000.0);
         if (h->given_up)
             fprintf(f, "  given up (%llu URLs)", (unsigned long long)h->lost);
         if (h->down)
@@ -1399,7 +1406,8 @@ static void write_hosts_json(struct crawl *c, FILE *f)
                 "\"ms_mean\": %.1f, \"ms_p95\": %llu, \"queued\": %zu, "
                 "\"given_up\": %s, \"given_up_urls\": %llu, "
                 "\"circuit\": \"%s\", \"failures\": %u, \"down\": %s, "
-                "\"down_urls\": %llu, \"retries_exhausted\": %llu}",
+                "\"down_urls\": %llu, \"retries_exhausted\": %llu, "
+                "\"delay_ms\": %llu, \"crawl_delay_ms\": %llu}",
                 (unsigned long long)h->status_class[2],
                 (unsigned long long)h->status_class[3],
                 (unsigned long long)h->status_class[4],
@@ -1408,7 +1416,9 @@ static void write_hosts_json(struct crawl *c, FILE *f)
                 h->given_up ? "true" : "false", (unsigned long long)h->lost,
                 circuit_name(h->circuit), h->failures,
                 h->down ? "true" : "false", (unsigned long long)h->down_lost,
-                (unsigned long long)h->exhausted);
+                (unsigned long long)h->exhausted,
+                (unsigned long long)h->delay_ms,
+                (unsigned long long)h->crawl_delay_ms);
     }
     fputs("]", f);
     free(t.row);

@@ -406,6 +406,54 @@ with tempfile.TemporaryDirectory() as d:
           "a resumed crawl's report gives the time of all runs (got %s, %r, "
           "runs %r)" % (rc, re.findall(r"\(this run[^\n]*", out), times))
 
+# Crawl-delay is obeyed and shown (issue 21: documented only in DESIGN):
+# --help names it, and the report's table of hosts and --stats-json give
+# each host's effective delay.
+class CrawlDelayServer(CountingServer):
+    def __init__(self):
+        super().__init__()
+        hits = self.hits
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                hits.append(self.path)
+                body = (b"User-agent: *\nCrawl-delay: 2\n"
+                        if self.path == "/robots.txt" else b"<p>hi</p>")
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain"
+                                 if self.path == "/robots.txt"
+                                 else "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd.RequestHandlerClass = Handler
+
+
+rc, out, _ = run("crawl", "--help")
+check("Crawl-delay" in out, "crawl --help tells of robots.txt's Crawl-delay")
+with tempfile.TemporaryDirectory() as d:
+    server = CrawlDelayServer()
+    stats = os.path.join(d, "stats.json")
+    rc, out, err = run("crawl", "--delay", "0", "--no-sitemaps",
+                       "--stats-json", stats,
+                       "http://127.0.0.1:%d/" % server.port, timeout=30)
+    server.stop()
+    row = [l for l in out.splitlines()
+           if l.strip().startswith("http://127.0.0.1:%d" % server.port)]
+    check(rc == 0 and "delay s" in out and len(row) == 1 and
+          "Crawl-delay 2.0 s" in row[0] and " 2.0 " in row[0],
+          "the report's hosts table gives the host's delay, its "
+          "Crawl-delay (got %s, %r)" % (rc, row))
+    with open(stats) as f:
+        host = json.load(f)["per_host"][0]
+    check(host.get("delay_ms") == 2000 and host.get("crawl_delay_ms") == 2000,
+          "--stats-json per_host gives delay_ms and crawl_delay_ms (%r)"
+          % {k: host.get(k) for k in ("delay_ms", "crawl_delay_ms")})
+
 # The warcinfo record names the command line, but no secret of it: the
 # password of --proxy, the values of --header Authorization,
 # Proxy-Authorization and Cookie are written as "***" (the WARC is kept

@@ -627,6 +627,10 @@ struct bc_crawler_host {
     bool down;
     uint64_t down_lost;
     uint64_t exhausted;
+    /* Politeness (bc_frontier_host_info): its robots.txt Crawl-delay (0:
+     * none) and the delay between two requests to it. */
+    uint64_t crawl_delay_ms;
+    uint64_t delay_ms;
 };
 
 /*

@@ -808,6 +808,12 @@ struct bc_frontier_host_info {
     bool down;                        /* given up as down (transient faults) */
     uint64_t down_lost; /* down: URLs lost since (final or dropped) */
     uint64_t exhausted; /* its URLs whose retries ran out */
+    /* Politeness: its robots.txt Crawl-delay (capped at
+     * max_crawl_delay_ms; 0: none, or robots.txt not read), and the delay
+     * between two requests to it, the larger of that and min_delay_ms (a
+     * slow response, a 429 or 503 can make one wait longer). */
+    uint64_t crawl_delay_ms;
+    uint64_t delay_ms;
 };
 
 /*
