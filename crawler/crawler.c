@@ -1368,8 +1368,11 @@ static void complete_sitemap(struct bc_crawler *c, struct transfer *t,
         s->sitemaps_fetched++;
     else if (r->status != BC_OK)
         s->sitemap_errors[bc_crawler_error_kind_of(r->status)]++;
-    else
+    else {
         s->sitemap_http_errors++;
+        if (r->http_status == 404 || r->http_status == 410)
+            s->sitemap_not_found++;
+    }
     if (stop != BC_SITEMAP_STOP_NONE)
         s->sitemap_cut[stop]++;
     /* A sitemap the parser cut was answered: on_fetch sees the answer
@@ -1558,6 +1561,7 @@ static const struct {
     STAT(sitemap_admitted),
     STAT(sitemap_indexed),
     STAT(sitemap_http_errors),
+    STAT(sitemap_not_found),
     STAT(routed_out),
     STAT(routed_in),
     STAT(retried),

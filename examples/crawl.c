@@ -1524,15 +1524,19 @@ static void write_workers_json(struct crawl *c, FILE *f,
 static void report_sitemaps(FILE *f, const struct bc_frontier_stats *s,
                             const struct bc_crawler_stats *k)
 {
-    uint64_t errors = k->sitemap_http_errors;
+    /* A sitemap that is not there (404, 410: a guessed /sitemap.xml
+     * mostly) is no failure. */
+    uint64_t errors = k->sitemap_http_errors - k->sitemap_not_found;
     for (int e = 0; e < BC_CRAWLER_ERR_KIND_COUNT; e++)
         errors += k->sitemap_errors[e];
     fprintf(f,
-            "sitemaps             %llu fetched (%llu queued, %llu failed); "
+            "sitemaps             %llu fetched (%llu queued, %llu not found, "
+            "%llu failed); "
             "%llu page URLs listed, %llu discovered via sitemap; %llu "
             "sitemaps listed by indexes\n",
             (unsigned long long)k->sitemaps_fetched,
             (unsigned long long)s->sitemaps[BC_FRONTIER_SITEMAP_QUEUED],
+            (unsigned long long)k->sitemap_not_found,
             (unsigned long long)errors, (unsigned long long)k->sitemap_urls,
             (unsigned long long)k->sitemap_admitted,
             (unsigned long long)k->sitemap_indexed);
@@ -1676,13 +1680,22 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
                 (double)v->bloom.bytes / 1024.0, v->bloom.k,
                 (unsigned long long)v->bloom.inserts, 100.0 * v->bloom.fill,
                 v->bloom.fpr_estimated);
+    /* The LRU is not saved: after a resume it is not complete although
+     * it may not have evicted anything in this run. */
+    struct bc_crawl_state_info si;
+    bc_crawl_state_info(c->state, &si); /* zeros without a state */
     fprintf(f,
             "  LRU                %zu of %zu entries, hit rate %.1f %%, "
-            "%llu evictions, %s\n",
+            "%llu evictions, %s%s\n",
             v->lru.count, v->lru.capacity,
             lookups ? 100.0 * (double)v->lru.hits / (double)lookups : 0.0,
             (unsigned long long)v->lru.evictions,
-            v->lru_complete ? "complete (exact)" : "has evicted");
+            v->lru_complete ? "complete (exact)"
+            : si.resumed    ? "not restored on resume (the URLs of earlier "
+                              "runs are tested by the Bloom filter alone)"
+                            : "has evicted",
+            !v->lru_complete && si.resumed && v->lru.evictions ? "; has evicted"
+                                                               : "");
     fprintf(f,
             "\nfetches              %llu pages: 2xx %llu, 3xx %llu, 4xx "
             "%llu, 5xx %llu\n",
@@ -1747,8 +1760,11 @@ static void write_sitemaps_json(FILE *f, const struct bc_frontier_stats *s,
     bool any = false;
     for (int e = 0; e < BC_CRAWLER_ERR_KIND_COUNT; e++)
         any = any || k->sitemap_errors[e];
-    fprintf(f, "%s\"http\": %llu}}, \"discovered_via_sitemap\": %llu, ",
+    fprintf(f,
+            "%s\"http\": %llu}, \"not_found\": %llu}, "
+            "\"discovered_via_sitemap\": %llu, ",
             any ? ", " : "", (unsigned long long)k->sitemap_http_errors,
+            (unsigned long long)k->sitemap_not_found,
             (unsigned long long)k->sitemap_admitted);
 }
 

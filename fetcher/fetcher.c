@@ -901,7 +901,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
 
     if (n > t->f->cfg.max_header_bytes - t->header_bytes) {
         t->abort_why = BC_ERR_FETCH_HEADERS;
-        snprintf(t->why, sizeof(t->why), "response headers exceed %zu bytes",
+        snprintf(t->why, sizeof(t->why), "headers over the %zu-byte limit",
                  t->f->cfg.max_header_bytes);
         return 0;
     }
@@ -1403,6 +1403,12 @@ static void finish(struct bc_fetcher *f, struct transfer *t, CURLcode code)
     }
     if (t->abort_why != BC_OK && t->why[0])
         memcpy(t->errbuf, t->why, sizeof(t->errbuf));
+    else if (r.status == BC_ERR_FETCH_HEADERS)
+        /* curl's own header line limit: its text says "Out of memory"
+         * (before 8.6) or nothing of headers; the fetcher's says what. */
+        snprintf(t->errbuf, sizeof(t->errbuf),
+                 "headers over the %d-byte limit (one line, libcurl's)",
+                 CURL_MAX_HTTP_HEADER);
     r.truncated = t->truncated && r.status == BC_OK;
     r.skipped = t->skipped && r.status == BC_OK;
     if (r.status != BC_OK && !t->errbuf[0]) {

@@ -454,6 +454,55 @@ with tempfile.TemporaryDirectory() as d:
           "--stats-json per_host gives delay_ms and crawl_delay_ms (%r)"
           % {k: host.get(k) for k in ("delay_ms", "crawl_delay_ms")})
 
+# Report wording (issue 21): a guessed /sitemap.xml answering 404 is "not
+# found", not failed; after a resume the LRU is "not restored", not "has
+# evicted".
+class NoSitemapServer(CountingServer):
+    def __init__(self):
+        super().__init__()
+        hits = self.hits
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                hits.append(self.path)
+                body = b"<p>hi</p>"
+                self.send_response(200 if self.path == "/" else 404)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd.RequestHandlerClass = Handler
+
+
+with tempfile.TemporaryDirectory() as d:
+    server = NoSitemapServer()
+    stats = os.path.join(d, "stats.json")
+    outs = []
+    for i in range(2):
+        rc, out, err = run("crawl", "--delay", "0", "--state",
+                           os.path.join(d, "st"), "--stats-json", stats,
+                           "http://127.0.0.1:%d/" % server.port, timeout=30)
+        outs.append(out)
+    server.stop()
+    line = re.search(r"^sitemaps +[^\n]*", outs[0], re.M)
+    check(line and "1 not found, 0 failed" in line.group(0) and
+          "/sitemap.xml" in server.hits,
+          "a /sitemap.xml answering 404 is 'not found' in the report (%r)"
+          % (line and line.group(0)))
+    lru = re.search(r"^  LRU +[^\n]*", outs[1], re.M)
+    check(lru and "not restored on resume" in lru.group(0) and
+          "has evicted" not in lru.group(0),
+          "after a resume the report says the LRU was not restored (%r)"
+          % (lru and lru.group(0)))
+    with open(stats) as f:
+        sm = json.load(f)["sitemaps"]
+    check(sm.get("not_found") == 1,
+          "--stats-json sitemaps.not_found counts the 404 (%r)" % sm)
+
 # The warcinfo record names the command line, but no secret of it: the
 # password of --proxy, the values of --header Authorization,
 # Proxy-Authorization and Cookie are written as "***" (the WARC is kept

@@ -467,6 +467,7 @@ static void test_headers_too_large(void **state)
     cfg.max_header_bytes = 16 << 10;
     fetch(&cfg, "/headers-huge", &g);
     assert_int_equal(g.status, BC_ERR_FETCH_HEADERS);
+    assert_string_equal(g.error, "headers over the 16384-byte limit");
     assert_int_equal(g.body_bytes, 0);
     assert_string_equal(g.links_text, "");
 
@@ -583,6 +584,12 @@ static void test_error_kinds(void **state)
                         g.error);
         assert_int_equal(g.status, cases[i].want);
         assert_true(g.error[0] != 0);
+        /* the fetcher's own words, never curl's "Out of memory" (issue
+         * 21) */
+        if (cases[i].want == BC_ERR_FETCH_HEADERS) {
+            assert_non_null(strstr(g.error, "headers over the "));
+            assert_non_null(strstr(g.error, "-byte limit"));
+        }
     }
 }
 

@@ -227,6 +227,8 @@ struct bc_crawler_stats {
     uint64_t sitemap_cut[BC_SITEMAP_STOP_COUNT];
     uint64_t sitemap_errors[BC_CRAWLER_ERR_KIND_COUNT]; /* failed fetches */
     uint64_t sitemap_http_errors; /* answered, not 2xx (404, 500, 3xx) */
+    uint64_t sitemap_not_found;   /* of those, 404 or 410: no sitemap there
+                                     (a guessed /sitemap.xml, mostly) */
     size_t in_flight;             /* transfers now in flight */
     /* Crawl workers (config.frontier.partition): URLs handed to route()
      * (the frontier's BC_ADMIT_ROUTED, seeds included), and
