@@ -764,6 +764,8 @@ static void host_of_frontier(void *ctx, const struct bc_frontier_host_info *i)
     out.down = i->down;
     out.down_lost = i->down_lost;
     out.exhausted = i->exhausted;
+    out.crawl_delay_ms = i->crawl_delay_ms;
+    out.delay_ms = i->delay_ms;
     const struct host_stats *h;
     HASH_FIND(hh, w->c->hosts, i->origin, i->origin_len, h);
     if (h) {
@@ -1368,8 +1370,11 @@ static void complete_sitemap(struct bc_crawler *c, struct transfer *t,
         s->sitemaps_fetched++;
     else if (r->status != BC_OK)
         s->sitemap_errors[bc_crawler_error_kind_of(r->status)]++;
-    else
+    else {
         s->sitemap_http_errors++;
+        if (r->http_status == 404 || r->http_status == 410)
+            s->sitemap_not_found++;
+    }
     if (stop != BC_SITEMAP_STOP_NONE)
         s->sitemap_cut[stop]++;
     /* A sitemap the parser cut was answered: on_fetch sees the answer
@@ -1563,6 +1568,7 @@ static const struct {
     STAT(sitemap_admitted),
     STAT(sitemap_indexed),
     STAT(sitemap_http_errors),
+    STAT(sitemap_not_found),
     STAT(routed_out),
     STAT(routed_in),
     STAT(retried),
@@ -2126,13 +2132,17 @@ enum bc_status bc_crawler_add_seed(struct bc_crawler *c, const char *url,
 {
     if (!c || !url)
         return BC_ERR_INVALID_ARG;
-    enum bc_frontier_reason why;
+    enum bc_frontier_reason why = BC_ADMIT_STORE_ERROR;
     enum bc_status ust = BC_OK;
     recrawl_tick(c);
     enum bc_status st = bc_frontier_add_seed(c->frontier, url, len, &why, &ust);
     c->stats.seeds++;
-    if (st != BC_OK)
+    /* The frontier's store error (a state write, a route() that failed)
+     * is its own reason, with the store's status: not out of memory. */
+    if (st == BC_ERR_NOMEM)
         why = BC_ADMIT_NOMEM;
+    else if (st != BC_OK)
+        why = BC_ADMIT_STORE_ERROR;
     count_bad_url(c, why, ust);
     if (why == BC_ADMIT_QUEUED || why == BC_ADMIT_DUPLICATE)
         c->stats.seeds_admitted++;

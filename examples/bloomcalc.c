@@ -164,8 +164,22 @@ int main(int argc, char **argv)
             p_text = val;
     }
     int by_rate = p >= 0.0, by_size = m > 0 || k > 0;
-    if (n == 0 || by_rate == by_size || (by_size && (m == 0 || k == 0))) {
-        usage(stderr);
+    /* Say what is missing, not only the usage (bloomcalc -n 1e6 alone). */
+    const char *missing = NULL;
+    if (n == 0)
+        missing = "-n N (the number of keys)";
+    else if (!by_rate && !by_size)
+        missing = "-p P (a false-positive rate), or -m M and -k K";
+    else if (by_rate && by_size) {
+        fprintf(stderr, "bloomcalc: -p sizes a filter, -m and -k predict "
+                        "one: give one or the other (see --help)\n");
+        return 2;
+    } else if (by_size && m == 0)
+        missing = "-m M (bits in the filter)";
+    else if (by_size && k == 0)
+        missing = "-k K (probes per key)";
+    if (missing) {
+        fprintf(stderr, "bloomcalc: %s missing (see --help)\n", missing);
         return 2;
     }
     if (k > BC_BLOOM_MAX_K) {

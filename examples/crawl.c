@@ -48,6 +48,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -58,6 +59,12 @@
 #include "bloomcrawl/redis_conn.h"
 #include "bloomcrawl/version.h"
 #include "bloomcrawl/workers.h"
+
+/* Bounds of option values: a --delay beyond an hour is a mistake (1e15
+ * would make the crawl wait for ever), and so is a page limit beyond
+ * 10^12. */
+#define CRAWL_MAX_DELAY_MS 3600000u
+#define CRAWL_MAX_PAGES    1000000000000u
 
 #define DEFAULT_USER_AGENT                                                     \
     "bloomcrawl/" BC_VERSION_STRING                                            \
@@ -78,8 +85,9 @@ static void usage(FILE *f)
 
         "Seeds and limits:\n"
         "  --seeds FILE         more seed URLs, one per line\n"
-        "  --max-pages N        stop after N pages (default: no limit)\n"
-        "  --max-depth N        links deeper than N are not followed (16)\n"
+        "  --max-pages N        stop after N pages (default 0: no limit)\n"
+        "  --max-depth N        links deeper than N are not followed (16;\n"
+        "                       0..65535)\n"
         "  --scope S            host | domain | any (host: the seeds' hosts;\n"
         "                       domain: their registrable domains)\n"
         "  --include PATTERN    only URLs matching it ('*' wildcard); "
@@ -92,9 +100,12 @@ static void usage(FILE *f)
         "                       pages they list are admitted at depth 0\n"
         "  --no-sitemaps        fetch no sitemap\n"
         "Politeness:\n"
-        "  --concurrency N      transfers in flight in all (8)\n"
-        "  --per-host N         transfers in flight per host (1)\n"
-        "  --delay MS           between requests to one host (1000)\n"
+        "  --concurrency N      transfers in flight in all (8; 1..10000)\n"
+        "  --per-host N         transfers in flight per host (1; 1..1000)\n"
+        "  --delay MS           between requests to one host (1000; at\n"
+        "                       most 3600000, one hour); a host's\n"
+        "                       robots.txt Crawl-delay, when longer, is\n"
+        "                       obeyed (up to 30 s; the report's delay s)\n"
         "  --no-robots          do not fetch or obey robots.txt\n"
         "  --robots-retries N   an unreachable robots.txt (5xx, no answer)\n"
         "                       is asked again N times, then its host is\n"
@@ -400,46 +411,6 @@ static int add_to_list(const char **list, size_t *count, const char *v)
     return 0;
 }
 
-/*
- * Is v a --resolve entry as curl's CURLOPT_RESOLVE takes it:
- * [+]HOST:PORT:ADDRESS[,ADDRESS]... or -HOST:PORT, where HOST may be a
- * bracketed IPv6 address and PORT is 1..65535?
- */
-static bool resolve_entry_ok(const char *v)
-{
-    bool remove = *v == '-';
-    if (*v == '+' || *v == '-')
-        v++;
-    const char *host_end;
-    if (*v == '[') {
-        host_end = strchr(v, ']');
-        if (!host_end || host_end == v + 1)
-            return false;
-        host_end++;
-    } else {
-        host_end = strchr(v, ':');
-        if (!host_end || host_end == v)
-            return false;
-    }
-    if (*host_end != ':')
-        return false;
-    const char *port = host_end + 1;
-    size_t digits = strspn(port, "0123456789");
-    if (digits == 0 || digits > 5 || atol(port) < 1 || atol(port) > 65535)
-        return false;
-    const char *rest = port + digits;
-    if (remove)
-        return *rest == '\0';
-    if (*rest != ':' || rest[1] == '\0')
-        return false;
-    /* addresses: non-empty, comma-separated, no space */
-    for (const char *a = rest + 1; *a; a++)
-        if (*a == ' ' || (*a == ',' && (a[1] == ',' || a[1] == '\0')) ||
-            (*a == ',' && a[-1] == ':'))
-            return false;
-    return true;
-}
-
 static void shown_arg(FILE *f, const char *prev, const char *arg);
 
 /* --redis URL: the workers' own parser says whether it is one
@@ -491,36 +462,12 @@ static int parse_size(const char *v, uint64_t *out)
     return 0;
 }
 
-/* A --proxy URL: a scheme curl knows for proxies, a host, no space or
- * control byte. */
-static bool proxy_ok(const char *v)
+/* A --header: as the fetcher takes it (bc_fetcher_check_header()), and
+ * not User-Agent (--user-agent names the crawler to robots.txt and to
+ * servers alike). */
+static bool header_is_user_agent(const char *v)
 {
-    static const char *const schemes[] = {"http://",   "https://",
-                                          "socks4://", "socks4a://",
-                                          "socks5://", "socks5h://"};
-    for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
-        size_t n = strlen(schemes[i]);
-        if (strncasecmp(v, schemes[i], n) != 0)
-            continue;
-        if (v[n] == '\0' || v[n] == '/' || v[n] == ':')
-            return false;
-        for (const char *p = v; *p; p++)
-            if ((unsigned char)*p <= ' ' || *p == 0x7f)
-                return false;
-        return true;
-    }
-    return false;
-}
-
-/* A --header: "Name: value", the name of token characters (as the
- * fetcher checks it), no CR or LF, and not User-Agent (--user-agent names
- * the crawler to robots.txt and to servers alike). */
-static bool header_ok(const char *v)
-{
-    size_t n = strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                         "0123456789!#$%&'*+-.^_`|~");
-    return n > 0 && v[n] == ':' && !strpbrk(v, "\r\n") &&
-           !(n == 10 && strncasecmp(v, "User-Agent", 10) == 0);
+    return strncasecmp(v, "User-Agent", 10) == 0 && v[10] == ':';
 }
 
 /*
@@ -558,6 +505,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         const char *v = inline_v ? inline_v : i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t n = 0;
         int bad = 0, takes = inline_v ? 0 : 1, unknown = 0, is_flag = 0;
+        const char *range = NULL; /* the values allowed, for a message */
         /* Without a value, a value option is still recognized (and told it
          * needs one) by parsing "" as its value. */
         bool no_value = v == NULL;
@@ -589,10 +537,12 @@ static int parse_options(int argc, char **argv, struct options *o)
         else if (!strcmp(a, "--seeds"))
             o->seeds_file = v;
         else if (!strcmp(a, "--max-pages"))
-            bad = args_count(v, true, &o->max_pages);
+            bad = args_count(v, true, &o->max_pages) ||
+                  o->max_pages > CRAWL_MAX_PAGES,
+            range = "0..10^12; 0: no limit";
         else if (!strcmp(a, "--max-depth"))
             bad = args_count(v, true, &n) || n > 65535,
-            o->max_depth = (unsigned)n;
+            o->max_depth = (unsigned)n, range = "0..65535";
         else if (!strcmp(a, "--scope")) {
             if (!strcmp(v, "host"))
                 o->scope = BC_SCOPE_HOST;
@@ -601,24 +551,26 @@ static int parse_options(int argc, char **argv, struct options *o)
             else if (!strcmp(v, "any"))
                 o->scope = BC_SCOPE_ANY;
             else
-                bad = 1;
+                bad = 1, range = "host, domain or any";
         } else if (!strcmp(a, "--include"))
             bad = add_to_list(o->include, &o->include_count, v);
         else if (!strcmp(a, "--exclude"))
             bad = add_to_list(o->exclude, &o->exclude_count, v);
         else if (!strcmp(a, "--resolve"))
-            bad = !resolve_entry_ok(v) ||
+            bad = !bc_fetcher_check_resolve(v) ||
                   add_to_list(o->resolve, &o->resolve_count, v);
         else if (!strcmp(a, "--host-budget"))
             bad = args_count(v, true, &o->host_budget);
         else if (!strcmp(a, "--concurrency"))
             bad = args_count(v, true, &n) || n < 1 || n > 10000,
-            o->concurrency = (unsigned)n;
+            o->concurrency = (unsigned)n, range = "1..10000";
         else if (!strcmp(a, "--per-host"))
             bad = args_count(v, true, &n) || n < 1 || n > 1000,
-            o->per_host = (unsigned)n;
+            o->per_host = (unsigned)n, range = "1..1000";
         else if (!strcmp(a, "--delay"))
-            bad = args_count(v, true, &o->delay_ms);
+            bad = args_count(v, true, &o->delay_ms) ||
+                  o->delay_ms > CRAWL_MAX_DELAY_MS,
+            range = "0..3600000 ms, one hour";
         else if (!strcmp(a, "--recrawl-after"))
             bad = args_duration(v, &o->recrawl_ms) != 0, o->recrawl_text = v;
         else if (!strcmp(a, "--robots-retries"))
@@ -674,10 +626,17 @@ static int parse_options(int argc, char **argv, struct options *o)
         else if (!strcmp(a, "--state"))
             o->state_dir = v, bad = *v == '\0';
         else if (!strcmp(a, "--proxy"))
-            o->proxy = v, bad = !proxy_ok(v);
-        else if (!strcmp(a, "--header"))
-            bad = !header_ok(v) || add_to_list(o->header, &o->header_count, v);
-        else if (!strcmp(a, "--accept-type"))
+            o->proxy = v, bad = !bc_fetcher_check_proxy(v);
+        else if (!strcmp(a, "--header")) {
+            if (header_is_user_agent(v)) {
+                fprintf(stderr, "crawl: --header User-Agent: use "
+                                "--user-agent (it names the crawler to "
+                                "robots.txt and to servers alike)\n");
+                return -1;
+            }
+            bad = !bc_fetcher_check_header(v) ||
+                  add_to_list(o->header, &o->header_count, v);
+        } else if (!strcmp(a, "--accept-type"))
             bad = !bc_crawler_media_type_ok(v) ||
                   add_to_list(o->accept_type, &o->accept_type_count, v);
         else if (!strcmp(a, "--reject-type"))
@@ -714,6 +673,12 @@ static int parse_options(int argc, char **argv, struct options *o)
         if (bad) {
             fprintf(stderr, "crawl: bad value for %s: ", a);
             shown_arg(stderr, a, v); /* a secret in it hidden */
+            if (range)
+                fprintf(stderr, " (allowed: %s)", range);
+            if (!strcmp(a, "--resolve") && v[*v == '+' || *v == '-'] == '[')
+                fputs(" (a bracketed IPv6 host needs libcurl 8.13.0 or "
+                      "later)",
+                      stderr);
             fputc('\n', stderr);
             return -1;
         }
@@ -761,6 +726,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 /* ---- the crawl's state ----------------------------------------------- */
 
+/* The progress line's rate is the pages of the last 10 s (a resumed or a
+ * long run's average says little of now); samples are kept at each
+ * progress line (every 0.5 s on a terminal, every 5 s otherwise). */
+#define RATE_WINDOW_MS 10000u
+#define RATE_SAMPLES   64u
+/* The state's counter of the milliseconds crawled in all runs. */
+#define ELAPSED_COUNTER "crawl.elapsed_ms"
+
 struct crawl {
     struct options opt;
     struct bc_crawler *crawler;   /* the loop: bloomcrawl/crawler.h */
@@ -774,6 +747,13 @@ struct crawl {
     FILE *stats, *seeds_in;
     uint64_t last_progress; /* when the progress line was last written */
     bool stderr_tty;        /* refresh one line, or print one every 5 s */
+    /* The recent rate: (time, pages) at the last RATE_SAMPLES progress
+     * lines, a ring; the rate shown is over the last RATE_WINDOW_MS. */
+    uint64_t rate_ms[RATE_SAMPLES], rate_pages[RATE_SAMPLES];
+    size_t rate_count, rate_next;
+    /* With --state: the time of the runs before this one (the counter
+     * ELAPSED_COUNTER in the state, kept up to date while it runs). */
+    uint64_t elapsed_before;
     /* The first --out or --log write that failed: the file and errno.
      * Sticky: nothing is written to either after it, and the crawler is
      * failed (bc_crawler_fail()) so the pages since the last commit,
@@ -1050,6 +1030,55 @@ static bool worker_idle(const struct bc_frontier_stats *s,
     return s->queued == 0 && k->in_flight == 0 && w->outbox == 0;
 }
 
+/* The width of the terminal on stderr: TIOCGWINSZ, else $COLUMNS, else
+ * 80. */
+static size_t term_width(void)
+{
+    struct winsize ws;
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    const char *env = getenv("COLUMNS");
+    long cols = env ? strtol(env, NULL, 10) : 0;
+    return cols > 0 && cols < 10000 ? (size_t)cols : 80;
+}
+
+/* Pages per second over the last RATE_WINDOW_MS (or since the start of
+ * this run when it is younger): a sample of (now, pages) is added. */
+static double recent_rate(struct crawl *c, uint64_t now, uint64_t pages)
+{
+    /* From the newest sample back to the first one older than the
+     * window (or the start of the run, when every sample is younger). */
+    uint64_t from_ms = c->start_ms, from_pages = c->pages_before;
+    for (size_t i = 0; i < c->rate_count; i++) {
+        size_t j = (c->rate_next + RATE_SAMPLES - 1 - i) % RATE_SAMPLES;
+        if (now - c->rate_ms[j] > RATE_WINDOW_MS ||
+            (i + 1 == c->rate_count && c->rate_count == RATE_SAMPLES)) {
+            from_ms = c->rate_ms[j], from_pages = c->rate_pages[j];
+            break;
+        }
+    }
+    c->rate_ms[c->rate_next] = now;
+    c->rate_pages[c->rate_next] = pages;
+    c->rate_next = (c->rate_next + 1) % RATE_SAMPLES;
+    if (c->rate_count < RATE_SAMPLES)
+        c->rate_count++;
+    double secs = (double)(now - from_ms) / 1000.0;
+    return secs > 0 && pages >= from_pages ? (double)(pages - from_pages) / secs
+                                           : 0.0;
+}
+
+/* With --state: the time of all runs, kept in the state's counters (saved
+ * with the next commit). */
+static void keep_elapsed(struct crawl *c, uint64_t now)
+{
+    if (c->state)
+        (void)bc_crawl_state_counter_set(c->state, ELAPSED_COUNTER,
+                                         c->elapsed_before + now - c->start_ms);
+}
+
+/* The progress line: on a terminal it is fitted to the width (parts
+ * dropped from the least useful, then cut) so that it never wraps, which
+ * would leave stale rows behind its refresh. */
 static void progress(struct crawl *c, uint64_t now, bool final)
 {
     bool tty = c->stderr_tty;
@@ -1061,38 +1090,50 @@ static void progress(struct crawl *c, uint64_t now, bool final)
     bc_frontier_stats(c->frontier, now, &s);
     struct bc_crawler_stats k;
     bc_crawler_stats(c->crawler, &k);
-    double secs = (double)(now - c->start_ms) / 1000.0;
+    double rate = recent_rate(c, now, k.pages);
+    char lead[160] = "", hosts[160], seen[160], fill[64], line[640];
     if (c->workers) {
         struct bc_workers_stats w;
         bc_workers_stats(c->workers, &w);
-        fprintf(stderr, "%sworker %u/%u  ", tty ? "\r\033[K" : "",
-                c->opt.worker, c->opt.workers);
-        if (c->over)
-            fputs("the crawl is over  ", stderr);
-        else if (worker_idle(&s, &k, &w))
-            fputs("idle, waiting for the others  ", stderr);
-        if (!w.redis_up)
-            fputs("Redis lost, retrying  ", stderr);
-        tty = false; /* the line is begun */
+        snprintf(lead, sizeof(lead), "worker %u/%u  %s%s", c->opt.worker,
+                 c->opt.workers,
+                 c->over                   ? "the crawl is over  "
+                 : worker_idle(&s, &k, &w) ? "idle, waiting for the others  "
+                                           : "",
+                 w.redis_up ? "" : "Redis lost, retrying  ");
     }
-    fprintf(stderr,
-            "%s%llu pages  %.1f/s  queue %zu  hosts %zu (robots.txt %zu, "
-            "blocked %zu, given up %zu, paused %zu, down %zu)  new %llu "
-            "dup %llu "
-            "probably-seen %llu  %s %.1f %%%s",
-            tty ? "\r\033[K" : "", (unsigned long long)k.pages,
-            secs > 0 ? (double)(k.pages - c->pages_before) / secs : 0.0,
-            s.queued, s.hosts, s.hosts_robots, s.hosts_blocked,
-            s.hosts_given_up, s.hosts_open, s.hosts_down,
-            (unsigned long long)s.seen.verdict_new,
-            (unsigned long long)s.seen.duplicate,
-            (unsigned long long)s.seen.probably_seen,
-            s.seen.windowed ? "window" : "bloom",
-            s.seen.windowed ? s.seen.window.capacity
-                                  ? 100.0 * (double)s.seen.window.live_keys /
-                                        (double)s.seen.window.capacity
-                                  : 0.0
-                            : 100.0 * s.seen.bloom.fill,
+    snprintf(hosts, sizeof(hosts),
+             " (robots.txt %zu, blocked %zu, given up %zu, paused %zu, "
+             "down %zu)",
+             s.hosts_robots, s.hosts_blocked, s.hosts_given_up, s.hosts_open,
+             s.hosts_down);
+    snprintf(seen, sizeof(seen), "  new %llu dup %llu probably-seen %llu",
+             (unsigned long long)s.seen.verdict_new,
+             (unsigned long long)s.seen.duplicate,
+             (unsigned long long)s.seen.probably_seen);
+    snprintf(fill, sizeof(fill), "  %s %.1f %%",
+             s.seen.windowed ? "window" : "bloom",
+             s.seen.windowed ? s.seen.window.capacity
+                                   ? 100.0 * (double)s.seen.window.live_keys /
+                                         (double)s.seen.window.capacity
+                                   : 0.0
+                             : 100.0 * s.seen.bloom.fill);
+    /* Dropped in this order while the line is too wide for the terminal:
+     * the hosts' detail, the verdicts, the filter's fill. */
+    const char *parts[3] = {hosts, seen, fill};
+    size_t width = tty ? term_width() : SIZE_MAX;
+    for (int drop = 0; drop <= 3; drop++) {
+        snprintf(line, sizeof(line),
+                 "%s%llu pages  %.1f/s  queue %zu  hosts %zu%s%s%s", lead,
+                 (unsigned long long)k.pages, rate, s.queued, s.hosts,
+                 drop < 1 ? parts[0] : "", drop < 2 ? parts[1] : "",
+                 drop < 3 ? parts[2] : "");
+        if (strlen(line) < width)
+            break;
+    }
+    if (width != SIZE_MAX && strlen(line) >= width)
+        line[width > 1 ? width - 1 : 0] = '\0'; /* ASCII: bytes = columns */
+    fprintf(stderr, "%s%s%s", tty ? "\r\033[K" : "", line,
             c->stderr_tty && !final ? "" : "\n");
 }
 
@@ -1301,14 +1342,14 @@ static void report_hosts(struct crawl *c, FILE *f)
     fprintf(f, "\nhosts (top %zu of %zu by pages)\n",
             t.count < REPORT_TOP_HOSTS ? t.count : (size_t)REPORT_TOP_HOSTS,
             t.count);
-    fprintf(f, "  %-36s %7s %11s %6s %6s %6s %6s %6s %-11s %8s %7s %7s\n",
+    fprintf(f, "  %-36s %7s %11s %6s %6s %6s %6s %6s %-11s %8s %7s %7s %7s\n",
             "host", "pages", "bytes", "2xx", "3xx", "4xx", "5xx", "errors",
-            "robots.txt", "ms mean", "ms p95", "queued");
+            "robots.txt", "ms mean", "ms p95", "queued", "delay s");
     for (size_t i = 0; i < t.count && i < REPORT_TOP_HOSTS; i++) {
         const struct bc_crawler_host *h = &t.row[i];
         fprintf(f,
                 "  %-36s %7llu %11llu %6llu %6llu %6llu %6llu %6llu %-11s "
-                "%8.1f %7llu %7zu",
+                "%8.1f %7llu %7zu %7.1f",
                 h->origin, (unsigned long long)h->pages,
                 (unsigned long long)h->bytes,
                 (unsigned long long)h->status_class[2],
@@ -1316,7 +1357,12 @@ static void report_hosts(struct crawl *c, FILE *f)
                 (unsigned long long)h->status_class[4],
                 (unsigned long long)h->status_class[5],
                 (unsigned long long)host_errors(h), robots_word(c, h),
-                h->ms_mean, (unsigned long long)h->ms_p95, h->queued);
+                h->ms_mean, (unsigned long long)h->ms_p95, h->queued,
+                (double)h->delay_ms / 1000.0);
+        /* The delay is robots.txt's when its Crawl-delay is the larger */
+        if (h->crawl_delay_ms && h->crawl_delay_ms >= h->delay_ms)
+            fprintf(f, "  Crawl-delay %.1f s",
+                    (double)h->crawl_delay_ms / 1000.0);
         if (h->given_up)
             fprintf(f, "  given up (%llu URLs)", (unsigned long long)h->lost);
         if (h->down)
@@ -1363,7 +1409,8 @@ static void write_hosts_json(struct crawl *c, FILE *f)
                 "\"ms_mean\": %.1f, \"ms_p95\": %llu, \"queued\": %zu, "
                 "\"given_up\": %s, \"given_up_urls\": %llu, "
                 "\"circuit\": \"%s\", \"failures\": %u, \"down\": %s, "
-                "\"down_urls\": %llu, \"retries_exhausted\": %llu}",
+                "\"down_urls\": %llu, \"retries_exhausted\": %llu, "
+                "\"delay_ms\": %llu, \"crawl_delay_ms\": %llu}",
                 (unsigned long long)h->status_class[2],
                 (unsigned long long)h->status_class[3],
                 (unsigned long long)h->status_class[4],
@@ -1372,7 +1419,9 @@ static void write_hosts_json(struct crawl *c, FILE *f)
                 h->given_up ? "true" : "false", (unsigned long long)h->lost,
                 circuit_name(h->circuit), h->failures,
                 h->down ? "true" : "false", (unsigned long long)h->down_lost,
-                (unsigned long long)h->exhausted);
+                (unsigned long long)h->exhausted,
+                (unsigned long long)h->delay_ms,
+                (unsigned long long)h->crawl_delay_ms);
     }
     fputs("]", f);
     free(t.row);
@@ -1478,15 +1527,19 @@ static void write_workers_json(struct crawl *c, FILE *f,
 static void report_sitemaps(FILE *f, const struct bc_frontier_stats *s,
                             const struct bc_crawler_stats *k)
 {
-    uint64_t errors = k->sitemap_http_errors;
+    /* A sitemap that is not there (404, 410: a guessed /sitemap.xml
+     * mostly) is no failure. */
+    uint64_t errors = k->sitemap_http_errors - k->sitemap_not_found;
     for (int e = 0; e < BC_CRAWLER_ERR_KIND_COUNT; e++)
         errors += k->sitemap_errors[e];
     fprintf(f,
-            "sitemaps             %llu fetched (%llu queued, %llu failed); "
+            "sitemaps             %llu fetched (%llu queued, %llu not found, "
+            "%llu failed); "
             "%llu page URLs listed, %llu discovered via sitemap; %llu "
             "sitemaps listed by indexes\n",
             (unsigned long long)k->sitemaps_fetched,
             (unsigned long long)s->sitemaps[BC_FRONTIER_SITEMAP_QUEUED],
+            (unsigned long long)k->sitemap_not_found,
             (unsigned long long)errors, (unsigned long long)k->sitemap_urls,
             (unsigned long long)k->sitemap_admitted,
             (unsigned long long)k->sitemap_indexed);
@@ -1518,11 +1571,12 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
             secs, (unsigned long long)k.pages,
             secs > 0 ? (double)(k.pages - c->pages_before) / secs : 0.0,
             (double)k.bytes / 1048576.0);
-    if (c->pages_before)
+    if (c->pages_before || c->elapsed_before)
         fprintf(f,
                 "                     (this run: %llu pages; the time and "
-                "the rate are this run's)\n",
-                (unsigned long long)(k.pages - c->pages_before));
+                "the rate are this run's; all runs: %.1f s)\n",
+                (unsigned long long)(k.pages - c->pages_before),
+                (double)(c->elapsed_before + now - c->start_ms) / 1000.0);
     fprintf(f,
             "\nURLs discovered      %llu (%llu seeds, %llu links, %llu "
             "redirect targets; %llu nofollow links not followed)\n",
@@ -1629,13 +1683,22 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
                 (double)v->bloom.bytes / 1024.0, v->bloom.k,
                 (unsigned long long)v->bloom.inserts, 100.0 * v->bloom.fill,
                 v->bloom.fpr_estimated);
+    /* The LRU is not saved: after a resume it is not complete although
+     * it may not have evicted anything in this run. */
+    struct bc_crawl_state_info si;
+    bc_crawl_state_info(c->state, &si); /* zeros without a state */
     fprintf(f,
             "  LRU                %zu of %zu entries, hit rate %.1f %%, "
-            "%llu evictions, %s\n",
+            "%llu evictions, %s%s\n",
             v->lru.count, v->lru.capacity,
             lookups ? 100.0 * (double)v->lru.hits / (double)lookups : 0.0,
             (unsigned long long)v->lru.evictions,
-            v->lru_complete ? "complete (exact)" : "has evicted");
+            v->lru_complete ? "complete (exact)"
+            : si.resumed    ? "not restored on resume (the URLs of earlier "
+                              "runs are tested by the Bloom filter alone)"
+                            : "has evicted",
+            !v->lru_complete && si.resumed && v->lru.evictions ? "; has evicted"
+                                                               : "");
     fprintf(f,
             "\nfetches              %llu pages: 2xx %llu, 3xx %llu, 4xx "
             "%llu, 5xx %llu\n",
@@ -1700,8 +1763,11 @@ static void write_sitemaps_json(FILE *f, const struct bc_frontier_stats *s,
     bool any = false;
     for (int e = 0; e < BC_CRAWLER_ERR_KIND_COUNT; e++)
         any = any || k->sitemap_errors[e];
-    fprintf(f, "%s\"http\": %llu}}, \"discovered_via_sitemap\": %llu, ",
+    fprintf(f,
+            "%s\"http\": %llu}, \"not_found\": %llu}, "
+            "\"discovered_via_sitemap\": %llu, ",
             any ? ", " : "", (unsigned long long)k->sitemap_http_errors,
+            (unsigned long long)k->sitemap_not_found,
             (unsigned long long)k->sitemap_admitted);
 }
 
@@ -1971,20 +2037,65 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
 
 /* ---- seeds ------------------------------------------------------------- */
 
-/* A seed as given, with control bytes (C0, DEL) written as \xNN and a
- * backslash doubled: a bad line cannot move the cursor or recolour the
- * terminal. */
-static void print_escaped(FILE *f, const char *s, size_t len)
+/* The most of a refused seed a message shows (a binary "line" can be
+ * megabytes): longer ones are cut, with their length said. */
+#define SEED_SHOWN_MAX 200u
+
+/* The length of the valid UTF-8 sequence at s (at most len bytes) and its
+ * code point in *cp, or 0 when the bytes there are not one (a stray
+ * continuation byte, an overlong form, a surrogate, beyond U+10FFFF, cut
+ * short). */
+static size_t utf8_sequence(const unsigned char *s, size_t len, uint32_t *cp)
 {
-    for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch == '\\')
-            fputs("\\\\", f);
-        else if (ch < 0x20 || ch == 0x7f)
-            fprintf(f, "\\x%02x", ch);
-        else
-            fputc(ch, f);
+    size_t n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc0 ? 2 : 0;
+    if (n == 0 || n > len || s[0] > 0xf4)
+        return 0;
+    uint32_t c = s[0] & (0x7fu >> n);
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        c = c << 6 | (s[i] & 0x3fu);
     }
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (c < least[n] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+        return 0;
+    *cp = c;
+    return n;
+}
+
+/* A seed as given, so that a bad line cannot move the cursor, recolour
+ * the terminal or hide in it: control bytes (C0, DEL) and bytes that are
+ * not UTF-8 written as \xNN, C1 controls and the invisible or reordering
+ * format characters (U+FEFF, a byte order mark; zero-width, line and
+ * paragraph separators, bidirectional controls) as \u{XXXX}, a backslash
+ * doubled; at most SEED_SHOWN_MAX
+ * bytes of it, then "...". Returns true when it was cut. */
+static bool print_escaped(FILE *f, const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < len && i < SEED_SHOWN_MAX) {
+        uint32_t cp;
+        size_t n;
+        if (u[i] == '\\')
+            fputs("\\\\", f), n = 1;
+        else if (u[i] < 0x20 || u[i] == 0x7f)
+            fprintf(f, "\\x%02x", u[i]), n = 1;
+        else if (u[i] < 0x80)
+            fputc(u[i], f), n = 1;
+        else if ((n = utf8_sequence(u + i, len - i, &cp)) == 0)
+            fprintf(f, "\\x%02x", u[i]), n = 1;
+        else if (cp < 0xa0 || (cp >= 0x200b && cp <= 0x200f) ||
+                 (cp >= 0x2028 && cp <= 0x202e) ||
+                 (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff)
+            fprintf(f, "\\u{%04x}", (unsigned)cp);
+        else
+            fwrite(u + i, 1, n, f);
+        i += n;
+    }
+    if (i < len)
+        fputs("...", f);
+    return i < len;
 }
 
 /* How long a worker waits for Redis to take a seed before it gives up. */
@@ -2016,8 +2127,14 @@ static void add_seed(struct crawl *c, const char *file, uint64_t line,
             struct timespec ts = {0, 100 * 1000000L};
             nanosleep(&ts, NULL);
         }
-    } else
-        bc_crawler_add_seed(c->crawler, url, len, &reason, &ust);
+        if (reason == BC_ADMIT_STORE_ERROR)
+            ust = st;
+    } else {
+        enum bc_status st =
+            bc_crawler_add_seed(c->crawler, url, len, &reason, &ust);
+        if (reason == BC_ADMIT_STORE_ERROR)
+            ust = st; /* the store's status, shown with the state's text */
+    }
     if (reason == BC_ADMIT_QUEUED || reason == BC_ADMIT_DUPLICATE ||
         reason == BC_ADMIT_ROUTED)
         return;
@@ -2030,10 +2147,19 @@ static void add_seed(struct crawl *c, const char *file, uint64_t line,
                 (unsigned long long)line);
     else
         fputs("crawl: seed \"", stderr);
-    print_escaped(stderr, url, len);
-    fprintf(stderr, "\" not queued: %s%s%s\n", bc_frontier_reason_name(reason),
-            reason == BC_ADMIT_BAD_URL ? ", " : "",
-            reason == BC_ADMIT_BAD_URL ? bc_strerror(ust) : "");
+    if (print_escaped(stderr, url, len))
+        fprintf(stderr, "\" (%zu bytes, cut)", len);
+    else
+        fputc('"', stderr);
+    const char *why_text = "";
+    if (reason == BC_ADMIT_BAD_URL)
+        why_text = bc_strerror(ust);
+    else if (reason == BC_ADMIT_STORE_ERROR)
+        why_text = c->state && *bc_crawl_state_errmsg(c->state)
+                       ? bc_crawl_state_errmsg(c->state)
+                       : bc_strerror(ust);
+    fprintf(stderr, " not queued: %s%s%s\n", bc_frontier_reason_name(reason),
+            *why_text ? ", " : "", why_text);
 }
 
 /* The --seeds file (opened by open_files): one URL per line, blank lines
@@ -2050,7 +2176,12 @@ static int read_seeds(struct crawl *c, const char *path)
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' ||
                          line[n - 1] == ' ' || line[n - 1] == '\t'))
             n--;
-        size_t start = strspn(line, " \t");
+        size_t start = 0;
+        /* A UTF-8 byte order mark (as some editors write it) is not part of
+         * the first seed. */
+        if (line_no == 1 && n >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0)
+            start = 3;
+        start += strspn(line + start, " \t");
         if ((size_t)n > start && line[start] != '#')
             add_seed(c, path, line_no, line + start, (size_t)n - start);
     }
@@ -2673,7 +2804,9 @@ static int run(struct crawl *c)
         if (done)
             return 0;
         check_saturation(c, false);
-        progress(c, now_ms(), false);
+        uint64_t now = now_ms();
+        keep_elapsed(c, now);
+        progress(c, now, false);
     }
 }
 
@@ -2802,7 +2935,9 @@ int main(int argc, char **argv)
         goto out_free;
     }
     /* Invalid arguments can only be the frontier's (the seen-test's sizing:
-     * --expect, --fp-rate, --lru): --resolve was checked above. */
+     * --expect, --fp-rate, --lru): --resolve, --header and --proxy were
+     * checked by parse_options() with the fetcher's own validators
+     * (bc_fetcher_check_resolve() and its siblings). */
     st = bc_crawler_create(&cc, &c.crawler);
     if (st != BC_OK && c.state && *bc_crawl_state_errmsg(c.state)) {
         state_error(&c, st); /* bloom.snap or crawl.db refused */
@@ -2853,6 +2988,8 @@ int main(int argc, char **argv)
                 DEFAULT_USER_AGENT);
 
     c.start_ms = now_ms();
+    if (c.state)
+        c.elapsed_before = bc_crawl_state_counter_get(c.state, ELAPSED_COUNTER);
     struct bc_crawler_stats at_start;
     bc_crawler_stats(c.crawler, &at_start);
     c.pages_before = at_start.pages;
@@ -2934,6 +3071,7 @@ int main(int argc, char **argv)
     if (c.state && rc != 1) {
         /* Commit and snapshot what the last steps left (a second signal
          * abandons transfers: those stay in flight, fetched on resume). */
+        keep_elapsed(&c, now_ms());
         st = bc_crawler_sync(c.crawler);
         if (st != BC_OK && write_error(&c, st)) {
             outcome = "failed";

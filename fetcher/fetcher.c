@@ -166,6 +166,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <sys/socket.h>
@@ -317,37 +318,86 @@ static char *dup_str(const char *s)
     return d;
 }
 
-/* A --resolve entry: [+]HOST:PORT:ADDR[,ADDR...] or -HOST:PORT. */
-static bool resolve_entry_ok(const char *s)
+/*
+ * A resolve entry as curl's CURLOPT_RESOLVE takes it:
+ * [+]HOST:PORT:ADDRESS[,ADDRESS]... or -HOST:PORT, where HOST may be a
+ * bracketed IPv6 address ("[::1]") when the libcurl running takes it,
+ * PORT is 1..65535 and the addresses are non-empty, comma-separated,
+ * without space, CR or LF.
+ */
+bool bc_fetcher_check_resolve(const char *s)
 {
-    if (!s || !*s || strpbrk(s, "\r\n"))
+    if (!s || !*s || strpbrk(s, " \t\r\n"))
         return false;
     bool remove = *s == '-';
     if (*s == '+' || *s == '-')
         s++;
-    const char *c1 = strchr(s, ':');
-    if (!c1 || c1 == s)
+    const char *host_end;
+    if (*s == '[') {
+        /* libcurl takes a bracketed IPv6 host from 8.13.0 on (curl pull
+         * request 16358); an older one fails every transfer with
+         * "Couldn't parse CURLOPT_RESOLVE entry". */
+        if (curl_version_info(CURLVERSION_NOW)->version_num <
+            BC_FETCHER_RESOLVE_IPV6_CURL)
+            return false;
+        host_end = strchr(s, ']');
+        if (!host_end || host_end == s + 1)
+            return false;
+        host_end++;
+    } else {
+        host_end = strchr(s, ':');
+        if (!host_end || host_end == s)
+            return false;
+    }
+    if (*host_end != ':')
         return false;
-    const char *port = c1 + 1;
-    const char *end = port;
-    while (*end >= '0' && *end <= '9')
-        end++;
-    if (end == port || end - port > 5)
+    const char *port = host_end + 1;
+    size_t digits = strspn(port, "0123456789");
+    if (digits == 0 || digits > 5 || atol(port) < 1 || atol(port) > 65535)
         return false;
+    const char *rest = port + digits;
     if (remove)
-        return *end == 0;
-    return *end == ':' && end[1] != 0;
+        return *rest == '\0';
+    if (*rest != ':' || rest[1] == '\0' || rest[1] == ',')
+        return false;
+    for (const char *a = rest + 1; *a; a++)
+        if (*a == ',' && (a[1] == ',' || a[1] == '\0'))
+            return false;
+    return true;
 }
 
 /* An extra request header: "Name: value", the name of token characters
  * (RFC 9110 5.6.2), no CR or LF anywhere. */
-static bool header_ok(const char *s)
+bool bc_fetcher_check_header(const char *s)
 {
     if (!s || strpbrk(s, "\r\n"))
         return false;
     size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                          "0123456789!#$%&'*+-.^_`|~");
     return n > 0 && s[n] == ':';
+}
+
+/* A proxy URL: a scheme curl knows for proxies, a host, no space or
+ * control byte. */
+bool bc_fetcher_check_proxy(const char *s)
+{
+    static const char *const schemes[] = {"http://",   "https://",
+                                          "socks4://", "socks4a://",
+                                          "socks5://", "socks5h://"};
+    if (!s)
+        return false;
+    for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
+        size_t n = strlen(schemes[i]);
+        if (strncasecmp(s, schemes[i], n) != 0)
+            continue;
+        if (s[n] == '\0' || s[n] == '/' || s[n] == ':')
+            return false;
+        for (const char *p = s; *p; p++)
+            if ((unsigned char)*p <= ' ' || *p == 0x7f)
+                return false;
+        return true;
+    }
+    return false;
 }
 
 static long clamp_long(uint64_t v)
@@ -362,15 +412,18 @@ enum bc_status bc_fetcher_create(const struct bc_fetcher_config *config,
         (config->resolve_count && !config->resolve))
         return BC_ERR_INVALID_ARG;
     for (size_t i = 0; i < config->resolve_count; i++) {
-        if (!resolve_entry_ok(config->resolve[i]))
+        if (!bc_fetcher_check_resolve(config->resolve[i]))
             return BC_ERR_INVALID_ARG;
     }
     if (config->header_count && !config->headers)
         return BC_ERR_INVALID_ARG;
     for (size_t i = 0; i < config->header_count; i++) {
-        if (!header_ok(config->headers[i]))
+        if (!bc_fetcher_check_header(config->headers[i]))
             return BC_ERR_INVALID_ARG;
     }
+    if (config->proxy && *config->proxy &&
+        !bc_fetcher_check_proxy(config->proxy))
+        return BC_ERR_INVALID_ARG;
 
     struct bc_fetcher *f = calloc(1, sizeof(*f));
     if (!f)
@@ -848,7 +901,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
 
     if (n > t->f->cfg.max_header_bytes - t->header_bytes) {
         t->abort_why = BC_ERR_FETCH_HEADERS;
-        snprintf(t->why, sizeof(t->why), "response headers exceed %zu bytes",
+        snprintf(t->why, sizeof(t->why), "headers over the %zu-byte limit",
                  t->f->cfg.max_header_bytes);
         return 0;
     }
@@ -1354,6 +1407,12 @@ static void finish(struct bc_fetcher *f, struct transfer *t, CURLcode code)
     }
     if (t->abort_why != BC_OK && t->why[0])
         memcpy(t->errbuf, t->why, sizeof(t->errbuf));
+    else if (r.status == BC_ERR_FETCH_HEADERS)
+        /* curl's own header line limit: its text says "Out of memory"
+         * (before 8.6) or nothing of headers; the fetcher's says what. */
+        snprintf(t->errbuf, sizeof(t->errbuf),
+                 "headers over the %d-byte limit (one line, libcurl's)",
+                 CURL_MAX_HTTP_HEADER);
     r.truncated = t->truncated && r.status == BC_OK;
     r.skipped = t->skipped && r.status == BC_OK;
     if (r.status != BC_OK && !t->errbuf[0]) {

@@ -2609,6 +2609,8 @@ size_t bc_frontier_hosts(const struct bc_frontier *f,
         info.down = h->down;
         info.down_lost = h->down_lost;
         info.exhausted = h->exhausted;
+        info.crawl_delay_ms = h->crawl_delay_ms;
+        info.delay_ms = base_delay(f, h);
         fn(ctx, &info);
     }
     return n;

@@ -1334,6 +1334,51 @@ static enum bc_status part_route(void *ctx, const char *origin, size_t len,
     return bc_crawl_state_outbox_add(p->state, &row);
 }
 
+static enum bc_status part_route_fails(void *ctx, const char *origin,
+                                       size_t len,
+                                       const struct bc_frontier_entry *e,
+                                       bool seed)
+{
+    (void)ctx;
+    (void)origin;
+    (void)len;
+    (void)e;
+    (void)seed;
+    return BC_ERR_IO;
+}
+
+/* A seed the frontier could not store (here: its route() failed with an
+ * I/O error, sticky like a state write) is BC_ADMIT_STORE_ERROR with the
+ * store's status, not BC_ADMIT_NOMEM (issue 21: "seed not queued:
+ * nomem" for an I/O failure). */
+static void test_add_seed_store_error(void **state)
+{
+    (void)state;
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    struct bc_crawler_config cfg;
+    config_for_server(&cfg, &r);
+    struct part p = {false, NULL, 0};
+    cfg.frontier.partition.owns = part_owns;
+    cfg.frontier.partition.route = part_route_fails;
+    cfg.frontier.partition.ctx = &p;
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    char url[128];
+    url_of(url, sizeof(url), "/");
+    enum bc_frontier_reason why = BC_ADMIT_QUEUED;
+    assert_int_equal(
+        bc_crawler_add_seed(r.crawler, url, strlen(url), &why, NULL),
+        BC_ERR_IO);
+    assert_int_equal(why, BC_ADMIT_STORE_ERROR);
+    /* Sticky: the next seed says the same. */
+    why = BC_ADMIT_QUEUED;
+    assert_int_equal(
+        bc_crawler_add_seed(r.crawler, url, strlen(url), &why, NULL),
+        BC_ERR_IO);
+    assert_int_equal(why, BC_ADMIT_STORE_ERROR);
+    bc_crawler_free(r.crawler);
+}
+
 /* add_routed: admitted at the given depth, with the referrer and the
  * redirect hops it carries (which come back in the page), counted
  * (routed_in; bad URLs like a link's); a routed seed is a seed. Seeds of
@@ -2110,6 +2155,7 @@ int main(void)
         cmocka_unit_test(test_revisit),
         cmocka_unit_test(test_page_budget),
         cmocka_unit_test(test_add_routed),
+        cmocka_unit_test(test_add_seed_store_error),
         cmocka_unit_test(test_add_scope),
         cmocka_unit_test(test_durability),
         cmocka_unit_test(test_fail),

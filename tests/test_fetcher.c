@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
+
 #include "bloomcrawl/fetcher.h"
 #include "alloc_fail.h"
 #include "fixture_server.h"
@@ -465,6 +467,7 @@ static void test_headers_too_large(void **state)
     cfg.max_header_bytes = 16 << 10;
     fetch(&cfg, "/headers-huge", &g);
     assert_int_equal(g.status, BC_ERR_FETCH_HEADERS);
+    assert_string_equal(g.error, "headers over the 16384-byte limit");
     assert_int_equal(g.body_bytes, 0);
     assert_string_equal(g.links_text, "");
 
@@ -581,6 +584,12 @@ static void test_error_kinds(void **state)
                         g.error);
         assert_int_equal(g.status, cases[i].want);
         assert_true(g.error[0] != 0);
+        /* the fetcher's own words, never curl's "Out of memory" (issue
+         * 21) */
+        if (cases[i].want == BC_ERR_FETCH_HEADERS) {
+            assert_non_null(strstr(g.error, "headers over the "));
+            assert_non_null(strstr(g.error, "-byte limit"));
+        }
     }
 }
 
@@ -815,6 +824,81 @@ static void test_resolve_mapping(void **state)
         assert_int_equal(bc_fetcher_create(&cfg, &f), BC_ERR_INVALID_ARG);
         assert_null(f);
     }
+}
+
+/* The exported validators are the ones bc_fetcher_create applies (the
+ * tool's copy took a bracketed IPv6 host that the fetcher refused: issue
+ * 21): a bracketed IPv6 host is taken as curl's CURLOPT_RESOLVE takes
+ * it, from libcurl 8.13.0 on, and refused before (an older libcurl fails
+ * every transfer on it). */
+static void test_check_functions(void **state)
+{
+    (void)state;
+    static const char *const good_resolve[] = {"a.test:80:127.0.0.1",
+                                               "-b.test:80",
+                                               "h:1:::1",
+                                               "+h:65535:1.2.3.4",
+                                               "+[::1]:8080:127.0.0.1,::1",
+                                               "[::1]:1:127.0.0.1",
+                                               "-[::1]:65535"};
+    /* the bracketed forms: only with a libcurl that takes them */
+    size_t bracketed = 3;
+    bool brackets = curl_version_info(CURLVERSION_NOW)->version_num >=
+                    BC_FETCHER_RESOLVE_IPV6_CURL;
+    static const char *const bad_resolve[] = {"",
+                                              "host",
+                                              "host:80",
+                                              "host:x:1.2.3.4",
+                                              ":80:1.2.3.4",
+                                              "host:80:",
+                                              "host:0:1.2.3.4",
+                                              "host:65536:1.2.3.4",
+                                              "[]:80:1.2.3.4",
+                                              "[::1:80:1.2.3.4",
+                                              "[::1]x:80:1.2.3.4",
+                                              "h:80:1.2.3.4,",
+                                              "h:80:,1.2.3.4",
+                                              "h:80:1.2.3.4,,5.6.7.8",
+                                              "h:80:1.2.3.4 ",
+                                              "-h:80:1.2.3.4",
+                                              "h:80:1.2.3.4\r\n"};
+    size_t good_count = sizeof(good_resolve) / sizeof(*good_resolve);
+    for (size_t i = 0; i < good_count; i++)
+        assert_int_equal(bc_fetcher_check_resolve(good_resolve[i]),
+                         i < good_count - bracketed || brackets);
+    for (size_t i = 0; i < sizeof(bad_resolve) / sizeof(*bad_resolve); i++)
+        assert_false(bc_fetcher_check_resolve(bad_resolve[i]));
+    assert_false(bc_fetcher_check_resolve(NULL));
+    assert_true(bc_fetcher_check_header("X-Empty:"));
+    assert_true(bc_fetcher_check_header("Accept: */*"));
+    assert_false(bc_fetcher_check_header("NoColon"));
+    assert_false(bc_fetcher_check_header(": x"));
+    assert_false(bc_fetcher_check_header(NULL));
+    assert_true(bc_fetcher_check_proxy("socks5h://127.0.0.1:1080"));
+    assert_true(bc_fetcher_check_proxy("HTTP://u:p@proxy.test:3128"));
+    assert_false(bc_fetcher_check_proxy("ftp://127.0.0.1:9"));
+    assert_false(bc_fetcher_check_proxy("http://"));
+    assert_false(bc_fetcher_check_proxy("127.0.0.1:9"));
+    assert_false(bc_fetcher_check_proxy("http://a b"));
+    assert_false(bc_fetcher_check_proxy(NULL));
+
+    /* What the validators take, create takes. */
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    config_for_tests(&cfg, &ctx);
+    cfg.resolve = good_resolve;
+    cfg.resolve_count = brackets ? good_count : good_count - bracketed;
+    struct bc_fetcher *f = NULL;
+    assert_int_equal(bc_fetcher_create(&cfg, &f), BC_OK);
+    bc_fetcher_free(f);
+    config_for_tests(&cfg, &ctx);
+    cfg.proxy = "ftp://127.0.0.1:9";
+    f = NULL;
+    assert_int_equal(bc_fetcher_create(&cfg, &f), BC_ERR_INVALID_ARG);
+    assert_null(f);
+    cfg.proxy = "";
+    assert_int_equal(bc_fetcher_create(&cfg, &f), BC_OK);
+    bc_fetcher_free(f);
 }
 
 static void test_user_agent(void **state)
@@ -1459,6 +1543,7 @@ int main(void)
         cmocka_unit_test(test_text_not_parsed),
         cmocka_unit_test(test_connect_and_url_errors),
         cmocka_unit_test(test_resolve_mapping),
+        cmocka_unit_test(test_check_functions),
         cmocka_unit_test(test_user_agent),
         cmocka_unit_test(test_extra_headers),
         cmocka_unit_test(test_proxy),

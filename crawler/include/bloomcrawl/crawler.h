@@ -229,6 +229,8 @@ struct bc_crawler_stats {
     uint64_t sitemap_cut[BC_SITEMAP_STOP_COUNT];
     uint64_t sitemap_errors[BC_CRAWLER_ERR_KIND_COUNT]; /* failed fetches */
     uint64_t sitemap_http_errors; /* answered, not 2xx (404, 500, 3xx) */
+    uint64_t sitemap_not_found;   /* of those, 404 or 410: no sitemap there
+                                     (a guessed /sitemap.xml, mostly) */
     size_t in_flight;             /* transfers now in flight */
     /* Crawl workers (config.frontier.partition): URLs handed to route()
      * (the frontier's BC_ADMIT_ROUTED, seeds included), and
@@ -399,8 +401,11 @@ void bc_crawler_free(struct bc_crawler *crawler);
  * bad_scheme/bad_malformed). *reason (may be NULL) says what the frontier
  * did; for BC_ADMIT_BAD_URL and BC_ADMIT_TOO_LONG, *url_status (may be
  * NULL) says why. Returns BC_OK whatever the reason, BC_ERR_INVALID_ARG
- * (NULL crawler or url), or BC_ERR_NOMEM (*reason BC_ADMIT_NOMEM). May be
- * called at any time, also during a crawl. With a partition
+ * (NULL crawler or url), BC_ERR_NOMEM (*reason BC_ADMIT_NOMEM), or the
+ * frontier's sticky store error (a state write or a route() failed, e.g.
+ * BC_ERR_IO: *reason BC_ADMIT_STORE_ERROR, the seed not queued; the
+ * state's bc_crawl_state_errmsg() says more, and the next step returns
+ * it too). May be called at any time, also during a crawl. With a partition
  * (frontier.partition), a seed of another worker's host is routed there
  * (BC_ADMIT_ROUTED); its host and domain enter this crawler's scope all
  * the same, and the state keeps them for a resume.
@@ -626,6 +631,10 @@ struct bc_crawler_host {
     bool down;
     uint64_t down_lost;
     uint64_t exhausted;
+    /* Politeness (bc_frontier_host_info): its robots.txt Crawl-delay (0:
+     * none) and the delay between two requests to it. */
+    uint64_t crawl_delay_ms;
+    uint64_t delay_ms;
 };
 
 /*

@@ -145,17 +145,19 @@ struct bc_fetcher_config {
     size_t max_connections;
     size_t max_host_connections;
     /* curl --resolve style "HOST:PORT:ADDRESS[,ADDRESS]..." entries that
-     * override DNS for those host:port pairs; resolve_count of them. The
-     * strings are copied by bc_fetcher_create. */
+     * override DNS for those host:port pairs; resolve_count of them, each
+     * as bc_fetcher_check_resolve() accepts it. The strings are copied by
+     * bc_fetcher_create. */
     const char *const *resolve;
     size_t resolve_count;
-    /* A proxy URL for every transfer; NULL: no proxy. */
+    /* A proxy URL for every transfer, as bc_fetcher_check_proxy()
+     * accepts it; NULL or "": no proxy. */
     const char *proxy;
     /* Extra request headers, "Name: value" each, header_count of them,
      * sent with every request (copied by bc_fetcher_create). A name
      * that curl sends itself (Accept, ...) replaces its value; a
      * User-Agent replaces user_agent. No CR or LF; a name of token
-     * characters before the ':'. */
+     * characters before the ':' (bc_fetcher_check_header()). */
     const char *const *headers;
     size_t header_count;
     bool http2;      /* offer HTTP/2 (ALPN on https); default true */
@@ -204,6 +206,10 @@ struct bc_fetcher_config {
 
 struct bc_fetcher;
 
+/* The first libcurl version (8.13.0, as curl's LIBCURL_VERSION_NUM) that
+ * takes a bracketed IPv6 host in a resolve entry. */
+#define BC_FETCHER_RESOLVE_IPV6_CURL 0x080d00
+
 /*
  * Process-wide initialization of libcurl (and of libxml2, for
  * bloomcrawl/sitemap.h); call once from the main thread before creating
@@ -219,9 +225,38 @@ void bc_fetcher_global_cleanup(void);
 void bc_fetcher_config_init(struct bc_fetcher_config *config);
 
 /*
+ * Is entry a resolve entry the fetcher takes (config.resolve), in curl's
+ * CURLOPT_RESOLVE forms: [+]HOST:PORT:ADDRESS[,ADDRESS]... to add, or
+ * -HOST:PORT to remove? HOST is a name, or a bracketed IPv6 address
+ * ("[::1]:443:127.0.0.1") when the libcurl running is
+ * BC_FETCHER_RESOLVE_IPV6_CURL (8.13.0) or later (an older one fails
+ * every transfer on it); PORT 1..65535, the addresses non-empty and
+ * comma-separated; no space, tab, CR or LF. false for NULL. Cost: one
+ * pass over the string. A tool checks its options with it so that
+ * bc_fetcher_create() refuses nothing it took.
+ */
+bool bc_fetcher_check_resolve(const char *entry);
+
+/*
+ * Is header an extra request header the fetcher takes (config.headers):
+ * "Name: value" (the value may be empty), the name of RFC 9110 token
+ * characters, no CR or LF anywhere? false for NULL. Cost: one pass.
+ */
+bool bc_fetcher_check_header(const char *header);
+
+/*
+ * Is url a proxy the fetcher takes (config.proxy): a scheme among http,
+ * https, socks4, socks4a, socks5, socks5h (any case) followed by "://"
+ * and a host, no space or control byte? false for NULL. Cost: one pass.
+ */
+bool bc_fetcher_check_proxy(const char *url);
+
+/*
  * Create a fetcher. The configuration is copied. Returns BC_OK and sets
- * *out; BC_ERR_INVALID_ARG (NULL config or out, no on_done, a malformed
- * resolve entry or header) or BC_ERR_NOMEM. Free with bc_fetcher_free().
+ * *out; BC_ERR_INVALID_ARG (NULL config or out, no on_done, a resolve
+ * entry, header or proxy that bc_fetcher_check_resolve(),
+ * bc_fetcher_check_header() or bc_fetcher_check_proxy() refuses) or
+ * BC_ERR_NOMEM. Free with bc_fetcher_free().
  */
 enum bc_status bc_fetcher_create(const struct bc_fetcher_config *config,
                                  struct bc_fetcher **out);

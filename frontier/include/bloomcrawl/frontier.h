@@ -279,8 +279,11 @@ void bc_frontier_free(struct bc_frontier *frontier);
  * bc_frontier_add_redirect()). *reason says what happened; when it is
  * BC_ADMIT_BAD_URL or BC_ADMIT_TOO_LONG, *url_status (may be NULL) says
  * why. Returns BC_OK whatever the reason, except BC_ERR_INVALID_ARG for
- * NULL arguments and BC_ERR_NOMEM (*reason BC_ADMIT_NOMEM; the URL was not
- * queued). Cost: O(URL length) plus one seen-test.
+ * NULL arguments, BC_ERR_NOMEM (*reason BC_ADMIT_NOMEM; the URL was not
+ * queued) and the store's status once the store failed (a write of the
+ * store, or the partition's route(): *reason BC_ADMIT_STORE_ERROR, the
+ * URL not queued; sticky: every later add returns it). Cost: O(URL
+ * length) plus one seen-test.
  */
 enum bc_status bc_frontier_add(struct bc_frontier *frontier, const char *href,
                                size_t href_len, const char *base,
@@ -805,6 +808,12 @@ struct bc_frontier_host_info {
     bool down;                        /* given up as down (transient faults) */
     uint64_t down_lost; /* down: URLs lost since (final or dropped) */
     uint64_t exhausted; /* its URLs whose retries ran out */
+    /* Politeness: its robots.txt Crawl-delay (capped at
+     * max_crawl_delay_ms; 0: none, or robots.txt not read), and the delay
+     * between two requests to it, the larger of that and min_delay_ms (a
+     * slow response, a 429 or 503 can make one wait longer). */
+    uint64_t crawl_delay_ms;
+    uint64_t delay_ms;
 };
 
 /*
