@@ -63,7 +63,10 @@
  * the first next() that reaches a host with an unknown (or expired, after
  * 24 h) robots.txt returns FETCH_ROBOTS instead. RFC 9309 2.3.1: 2xx, parse
  * and obey; 4xx, "unavailable", everything allowed; 5xx or no answer,
- * "unreachable", nothing allowed until a retry; up to 5 redirects. URLs
+ * "unreachable", nothing allowed until a retry; up to 5 redirects. 408 and
+ * 429 are 4xx that say "later": transient faults like a 5xx (DESIGN 3.4),
+ * so unreachable too, as Google reads a 429 (RFC 9309 2.3.1.3 only lets a
+ * crawler fetch when robots.txt is unavailable, it never makes it). URLs
  * admitted before the rules were known are checked when they come out of
  * the queue, and those now disallowed are handed back as DROP jobs, so the
  * caller sees every URL it gave: nothing is silently lost.
@@ -73,8 +76,10 @@
  * retry (n = 1, 2, ...) comes robots_retry_ms x 2^(n-1) after the failure
  * before it, so with the defaults (10 s, 3 retries) a dead host is given
  * up 10 + 20 + 40 = 70 s after its first failure. A given-up host's queue
- * drains as DROP jobs and its later URLs are refused, so next() reaches
- * DONE. A host whose pages keep failing is given up the same way, as
+ * drains as DROP jobs (host_given_up), and so do the URLs admitted for it
+ * later (queued first, so that a store keeps them among the URLs lost to
+ * transient faults, for a later retry), so next() reaches DONE. A host
+ * whose pages keep failing is given up the same way, as
  * down, at its first transient fault host_give_up_ms (1 h) or more after
  * its run of faults began: its queue drains as DROP jobs (host_down), and
  * so do the URLs admitted for it later (queued first, so that a store
@@ -94,8 +99,13 @@
  *     normalize -> length -> scope -> include/exclude -> depth
  *       -> redirect hops -> path segments -> trap guard
  *       -> partition (another worker's host: routed there, stop)
- *       -> host given up -> host budget -> queue capacity
+ *       -> host budget -> queue capacity
  *       -> robots.txt (if known) -> seen-test (on the seen-key) -> enqueue
+ *
+ * A host given up is no refusal: its URLs are admitted (seen-tested,
+ * queued) and dropped at next() with the host's reason, like those queued
+ * before the give-up - a URL refused at add() would be lost for good,
+ * since no store would know of it.
  *
  * With a partition (crawl workers, frontier.h bc_frontier_partition), a
  * URL whose host another worker owns leaves after the checks that depend
@@ -219,8 +229,8 @@ enum robots_state {
     ROBOTS_UNKNOWN = 0, /* not fetched yet (or expired, or redirected) */
     ROBOTS_FETCHING,    /* a FETCH_ROBOTS job is out */
     ROBOTS_PARSED,      /* rules known */
-    ROBOTS_ALLOW_ALL,   /* 4xx: unavailable, no restriction */
-    ROBOTS_UNREACHABLE, /* 5xx or network error: nothing allowed */
+    ROBOTS_ALLOW_ALL,   /* 4xx (not 408, 429): unavailable, no restriction */
+    ROBOTS_UNREACHABLE, /* 5xx, 408, 429, network error: nothing allowed */
     ROBOTS_GIVEN_UP     /* unreachable after every retry: host dropped */
 };
 
@@ -253,7 +263,7 @@ struct host {
     unsigned robots_failures;        /* unreachable outcomes in a row */
     enum robots_state robots_before; /* while FETCHING: the state before,
                                         for bc_frontier_giveback() */
-    uint64_t given_up_lost; /* ROBOTS_GIVEN_UP: URLs dropped or refused */
+    uint64_t given_up_lost;          /* ROBOTS_GIVEN_UP: URLs dropped */
     /* The circuit breaker: transient faults in a row (reset by any other
      * outcome), when the first of them came, the open period now (0:
      * not opened since the last success), and the host given up (down)
@@ -1277,13 +1287,12 @@ static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
         }
         return BC_ADMIT_ROUTED;
     }
+    /* A host given up (robots.txt unreachable, or down) is no refusal
+     * here: its URL is admitted like any other and comes back from next()
+     * as a DROP with the host's reason, so that a store records it among
+     * the URLs lost to transient faults and a retry brings it back; found
+     * again meanwhile, it is a duplicate. */
     struct host *h = host_find(f, origin, olen);
-    if (h && h->robots_state == ROBOTS_GIVEN_UP) {
-        h->given_up_lost++;
-        if (store_host(f, h, 0, NULL, 0) != BC_OK)
-            return BC_ADMIT_STORE_ERROR;
-        return BC_ADMIT_HOST_GIVEN_UP;
-    }
     if (h && f->cfg.host_budget && h->admitted >= f->cfg.host_budget)
         return BC_ADMIT_HOST_BUDGET;
     if (f->cfg.queue_capacity && f->queued >= f->cfg.queue_capacity)
@@ -2081,6 +2090,13 @@ enum bc_status bc_frontier_robots_done(struct bc_frontier *f,
                                  strlen(f->user_agent), &h->robots);
         reachable = result == BC_OK;
     }
+    /* 408 and 429 say "later", as a 5xx does: transient faults (DESIGN
+     * 3.4), so unreachable and retried, never "unavailable, allow all"
+     * (which would crawl a rate-limiting site with no rules at all;
+     * Google also reads a 429 robots.txt as unreachable). No Retry-After
+     * reaches this call: the doubling delay below is the wait. */
+    if (status == 408 || status == 429)
+        reachable = false;
     if (!reachable || status < 200 || status >= 500) {
         f->robots_unreachable++;
         if (h->robots_failures >= f->cfg.robots_retries) {
@@ -2105,7 +2121,8 @@ enum bc_status bc_frontier_robots_done(struct bc_frontier *f,
         h->robots_expires = now + wait;
         h->blocked_until = h->robots_expires;
     } else if (status >= 300) {
-        /* 4xx, or redirects beyond the limit: unavailable, allow all. */
+        /* 4xx but 408 and 429, or redirects beyond the limit:
+         * unavailable, allow all. */
         h->robots_failures = 0;
         h->robots_state = ROBOTS_ALLOW_ALL;
         h->robots_expires = now + f->cfg.robots_ttl_ms;

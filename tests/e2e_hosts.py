@@ -19,6 +19,9 @@ options of issue 13 section 3, through the tool.
   proxy     --proxy to a local server acting as an HTTP proxy: it sees
             absolute-form requests for a host that resolves nowhere, with
             --header's headers; -v writes the log lines on stderr.
+  given up  a host whose robots.txt answers 503 is given up, its URLs
+            listed per host; with --state, the URLs it lost (found before
+            and after the give-up) all come back with --retry-failed.
   resume    --state: a crawl stopped by --max-pages and resumed with a
             changed --log and -v: per_host continues (its pages add up to
             the server's log of both runs), referrers still written.
@@ -29,6 +32,7 @@ import http.server
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -366,6 +370,81 @@ def test_given_up(d):
           % [ln for ln in report.splitlines() if origin in ln])
 
 
+def test_given_up_retry(d):
+    """A host given up for its robots.txt (503, --robots-retries 0) loses
+    no URL for good: b1 (queued before the give-up) and b2 (found on A's
+    second page after it) are both kept in the state's failed table, the
+    crawl exits 4, and once B answers, --retry-failed fetches both and the
+    run is complete. (b2 used to be refused at admission: counted lost,
+    never stored, and the retry fetched b1 alone and said complete.)"""
+    b_paths = []
+    b_ok = [False]
+
+    class BHandler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            b_paths.append(self.path)
+            if self.path == "/robots.txt":
+                self.send_response(404 if b_ok[0] else 503)
+            else:
+                self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    hb = http.server.ThreadingHTTPServer(("127.0.0.1", 0), BHandler)
+    b = "http://127.0.0.1:%d" % hb.server_address[1]
+
+    class AHandler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            pages = {"/": '<a href="%s/b1">b1</a><a href="/a2">a2</a>' % b,
+                     "/a2": '<a href="%s/b2">b2</a>' % b}
+            body = pages.get(self.path)
+            self.send_response(200 if body is not None else 404)
+            body = (body or "").encode()
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    ha = http.server.ThreadingHTTPServer(("127.0.0.1", 0), AHandler)
+    for h in (ha, hb):
+        threading.Thread(target=h.serve_forever, daemon=True).start()
+    a = "http://127.0.0.1:%d" % ha.server_address[1]
+    state = os.path.join(d, "given_up_state")
+    args = [a + "/", "--scope", "any", "--delay", "300", "--robots-retries",
+            "0", "--no-sitemaps", "--state", state]
+    try:
+        rc, report, err = crawl(args, timeout=60)
+        check(rc == 4 and "/b1" not in b_paths and "/b2" not in b_paths,
+              "given up, retry: the first run is incomplete (exit 4), no "
+              "page of B fetched (%s, %r, %s)" % (rc, b_paths, err.strip()))
+        db = sqlite3.connect(os.path.join(state, "crawl.db"))
+        failed = db.execute("SELECT count(*) FROM failed").fetchone()[0]
+        lost = db.execute("SELECT given_up_lost FROM hosts WHERE origin = ?",
+                          (b,)).fetchone()
+        db.close()
+        check(failed == 2 and lost is not None and lost[0] == 2,
+              "given up, retry: failed holds both of B's URLs, as many as "
+              "given_up_lost (%d, %r)" % (failed, lost))
+        b_ok[0] = True
+        del b_paths[:]
+        rc, report, err = crawl(args + ["--retry-failed"], timeout=60)
+        check(rc == 0 and sorted(p for p in b_paths if p != "/robots.txt") ==
+              ["/b1", "/b2"],
+              "given up, retry: --retry-failed fetches b1 and b2, exit 0 "
+              "(%s, %r, %s)" % (rc, b_paths, err.strip()))
+    finally:
+        for h in (ha, hb):
+            h.shutdown()
+            h.server_close()
+
+
 def test_resume(d, sitedir, manifest):
     state = os.path.join(d, "state")
     logs = [os.path.join(d, "resume%d.access.log" % i) for i in (1, 2)]
@@ -422,6 +501,7 @@ def main():
         test_types(d, sitedir)
         test_proxy(d)
         test_given_up(d)
+        test_given_up_retry(d)
         test_resume(d, sitedir, manifest)
     return summary()
 

@@ -1168,6 +1168,122 @@ static void test_transient_survives_kill(void **state)
     bc_crawl_state_close(s);
 }
 
+/*
+ * A host given up because its robots.txt stayed unreachable loses no URL
+ * for good: the ones queued before the give-up and the ones found after
+ * it are all dropped into the failed table (the second kind used to be
+ * refused at admission, counted lost but never stored), and
+ * bc_crawl_state_retry_failed() queues every one again.
+ */
+static void test_given_up_retry_failed(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier_config c = config();
+    c.obey_robots = true;
+    c.sitemaps = false;
+    c.robots_retries = 0; /* given up at the first failure */
+    struct bc_frontier *f = NULL;
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
+    assert_int_equal(add(f, "http://b.test/1"), BC_ADMIT_QUEUED);
+    struct bc_frontier_job j;
+    assert_int_equal(bc_frontier_next(f, 0, &j), BC_OK);
+    assert_int_equal(j.action, BC_FRONTIER_FETCH_ROBOTS);
+    assert_int_equal(bc_frontier_robots_done(f, &j, 503, NULL, 0, NULL, 0, 0),
+                     BC_OK);
+    assert_int_equal(bc_frontier_next(f, 0, &j), BC_OK);
+    assert_int_equal(j.action, BC_FRONTIER_DROP);
+    assert_int_equal(j.reason, BC_ADMIT_HOST_GIVEN_UP);
+    assert_string_equal(j.url, "http://b.test/1");
+    /* Found after the give-up (on another host's page): kept too. */
+    assert_int_equal(add(f, "http://b.test/2"), BC_ADMIT_QUEUED);
+    assert_int_equal(bc_frontier_next(f, 0, &j), BC_OK);
+    assert_int_equal(j.action, BC_FRONTIER_DROP);
+    assert_int_equal(j.reason, BC_ADMIT_HOST_GIVEN_UP);
+    assert_string_equal(j.url, "http://b.test/2");
+    assert_int_equal(add(f, "http://b.test/2"), BC_ADMIT_DUPLICATE);
+    assert_int_equal(bc_frontier_next(f, 0, &j), BC_OK);
+    assert_int_equal(j.action, BC_FRONTIER_DONE);
+    struct bc_frontier_stats fs;
+    bc_frontier_stats(f, 0, &fs);
+    assert_int_equal(fs.reasons[BC_ADMIT_HOST_GIVEN_UP], 2);
+    assert_int_equal(bc_frontier_given_up_hosts(f, NULL, NULL), 1);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+
+    /* The failed table holds both, as many as the host lost. */
+    char path[400];
+    snprintf(path, sizeof(path), "%s/crawl.db", d);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL),
+                     SQLITE_OK);
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT (SELECT count(*) FROM failed),"
+                                        " (SELECT given_up_lost FROM hosts"
+                                        "  WHERE origin = 'http://b.test')",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int64(q, 0), 2);
+    assert_int_equal(sqlite3_column_int64(q, 1), 2);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+
+    /* --retry-failed: both queued again; the host starts again with its
+     * robots.txt, which answers now. */
+    s = open_ok(d);
+    uint64_t n = 0;
+    assert_int_equal(bc_crawl_state_retry_failed(s, &n), BC_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
+    assert_int_equal(bc_frontier_given_up_hosts(f, NULL, NULL), 0);
+    assert_int_equal(bc_frontier_next(f, 0, &j), BC_OK);
+    assert_int_equal(j.action, BC_FRONTIER_FETCH_ROBOTS);
+    assert_int_equal(bc_frontier_robots_done(f, &j, 404, NULL, 0, NULL, 0, 0),
+                     BC_OK);
+    static const char *const want[] = {"http://b.test/1", "http://b.test/2"};
+    for (size_t i = 0; i < 2; i++) {
+        j = fetch(f);
+        assert_string_equal(j.url, want[i]);
+        done(s, f, &j);
+    }
+    assert_int_equal(bc_frontier_next(f, 0, &j), BC_OK);
+    assert_int_equal(j.action, BC_FRONTIER_DONE);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+
+    /* The same for a host given up as down: c/1 final, c/2 queued
+     * before, c/3 found after - all three kept. */
+    d = new_dir();
+    s = open_ok(d);
+    c = fault_config();
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
+    add(f, "http://c.test/1");
+    add(f, "http://c.test/2");
+    fail_at(s, f, 1000, "http://c.test/1", false);
+    fail_at(s, f, 1100, "http://c.test/2", false);
+    fail_at(s, f, 3000, "http://c.test/1", true); /* down */
+    assert_int_equal(add(f, "http://c.test/3"), BC_ADMIT_QUEUED);
+    static const char *const dropped[] = {"http://c.test/2", "http://c.test/3"};
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(bc_frontier_next(f, 3000, &j), BC_OK);
+        assert_int_equal(j.action, BC_FRONTIER_DROP);
+        assert_int_equal(j.reason, BC_ADMIT_HOST_DOWN);
+        assert_string_equal(j.url, dropped[i]);
+    }
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+    s = open_ok(d);
+    assert_int_equal(bc_crawl_state_retry_failed(s, &n), BC_OK);
+    assert_int_equal(n, 3);
+    bc_crawl_state_close(s);
+}
+
 /* ---- a recrawl window across a kill and a resume (issue 14) ---------- */
 
 static struct bc_frontier *window_frontier(struct bc_crawl_state *s)
@@ -1325,6 +1441,7 @@ int main(void)
         cmocka_unit_test(test_referrer_and_host_stats),
         cmocka_unit_test(test_window_resume),
         cmocka_unit_test(test_transient_survives_kill),
+        cmocka_unit_test(test_given_up_retry_failed),
         cmocka_unit_test(test_outbox),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -383,6 +383,61 @@ static void test_robots_outcomes(void **state)
     bc_frontier_free(f);
 }
 
+/* robots.txt answering 429 (Too Many Requests) or 408 (Request Timeout):
+ * transient faults (DESIGN 3.4), so unreachable like a 5xx - nothing
+ * fetched, asked again after robots_retry_ms then twice that, the host
+ * given up after robots_retries - never "unavailable, allow all", which
+ * would crawl a rate-limiting site with no rules at all. Other 4xx still
+ * allow all. */
+static void test_robots_transient_4xx(void **state)
+{
+    (void)state;
+    static const int transient[] = {408, 429};
+    for (size_t i = 0; i < 2; i++) {
+        struct bc_frontier_config c = defaults();
+        c.min_delay_ms = 0;
+        c.robots_retry_ms = 1000;
+        c.robots_retries = 2;
+        struct bc_frontier *f = make(&c);
+        seed(f, "http://rl.test/");
+        robots(f, 0, "http://rl.test/robots.txt", transient[i], NULL);
+        expect_wait(f, 0, 1000);
+        struct bc_frontier_stats s;
+        bc_frontier_stats(f, 1, &s);
+        assert_int_equal(s.robots_unreachable, 1);
+        assert_int_equal(s.robots_unavailable, 0);
+        assert_int_equal(s.hosts_robots, 1); /* waiting for robots.txt */
+        robots(f, 1000, "http://rl.test/robots.txt", transient[i], NULL);
+        expect_wait(f, 1000, 1000 + 2000); /* doubled */
+        robots(f, 3000, "http://rl.test/robots.txt", transient[i], NULL);
+        struct bc_frontier_job j = next(f, 3000); /* every retry failed */
+        assert_int_equal(j.action, BC_FRONTIER_DROP);
+        assert_int_equal(j.reason, BC_ADMIT_HOST_GIVEN_UP);
+        assert_int_equal(next(f, 3000).action, BC_FRONTIER_DONE);
+        bc_frontier_stats(f, 3000, &s);
+        assert_int_equal(s.robots_unreachable, 3);
+        assert_int_equal(s.robots_unavailable, 0);
+        assert_int_equal(s.hosts_given_up, 1);
+        bc_frontier_free(f);
+    }
+    /* Either side of them: 407 and 410 allow all, and so does 428. */
+    static const int unavailable[] = {407, 410, 428};
+    for (size_t i = 0; i < 3; i++) {
+        struct bc_frontier_config c = defaults();
+        c.min_delay_ms = 0;
+        struct bc_frontier *f = make(&c);
+        seed(f, "http://ok.test/");
+        robots(f, 0, "http://ok.test/robots.txt", unavailable[i], NULL);
+        struct bc_frontier_job j = expect_fetch(f, 0, "http://ok.test/");
+        done(f, &j, 1, 200, 1, 0);
+        struct bc_frontier_stats s;
+        bc_frontier_stats(f, 1, &s);
+        assert_int_equal(s.robots_unavailable, 1);
+        assert_int_equal(s.robots_unreachable, 0);
+        bc_frontier_free(f);
+    }
+}
+
 struct lost {
     char origin[64];
     uint64_t lost;
@@ -401,9 +456,9 @@ static void on_given_up(void *ctx, const char *origin, size_t len,
 /* A dead host (robots.txt 503 or no answer) beside a live one: robots.txt
  * is retried robots_retries times after 1000, 2000, 4000 ms (each delay
  * twice the last), then the host is given up: its queued URLs come back as
- * DROP jobs, later ones are refused, the live host is crawled and the
- * crawl ends - next() says DONE. The clock is fake: it jumps to each
- * WAIT's time. */
+ * DROP jobs, and so do later ones (admitted, then dropped), the live host
+ * is crawled and the crawl ends - next() says DONE. The clock is fake: it
+ * jumps to each WAIT's time. */
 static void test_robots_give_up(void **state)
 {
     (void)state;
@@ -465,14 +520,21 @@ static void test_robots_give_up(void **state)
     assert_true(saw_waiting);
     assert_int_equal(fetched, 2);
     assert_int_equal(drops, 2);
-    /* Later URLs of the host are refused. */
-    assert_int_equal(add(f, "/c", "http://dead.test/", 1),
-                     BC_ADMIT_HOST_GIVEN_UP);
+    /* Later URLs of the host are admitted (seen-tested, queued) and come
+     * back as DROP jobs with the same reason, so that a store keeps them
+     * for a retry like the others; found again, a URL is a duplicate. */
+    assert_int_equal(add(f, "/c", "http://dead.test/", 1), BC_ADMIT_QUEUED);
+    struct bc_frontier_job d = next(f, now);
+    assert_int_equal(d.action, BC_FRONTIER_DROP);
+    assert_int_equal(d.reason, BC_ADMIT_HOST_GIVEN_UP);
+    assert_string_equal(d.url, "http://dead.test/c");
+    assert_int_equal(add(f, "/c", "http://dead.test/", 1), BC_ADMIT_DUPLICATE);
     struct bc_frontier_stats s;
     bc_frontier_stats(f, now, &s);
     assert_int_equal(s.hosts_given_up, 1);
     assert_int_equal(s.hosts_robots, 0);
     assert_int_equal(s.reasons[BC_ADMIT_HOST_GIVEN_UP], 3);
+    assert_int_equal(s.reasons[BC_ADMIT_DUPLICATE], 1);
     assert_int_equal(s.robots_unreachable, 4);
     assert_int_equal(s.queued, 0);
     struct lost l = {{0}, 0, 0};
@@ -2469,7 +2531,7 @@ static void test_store_restore(void **state)
 
 /* Every robots.txt outcome survives a restore: rules parsed (no second
  * fetch, the rules obeyed), unreachable (nothing before its retry time,
- * then asked again), given up (refused, no fetch at all); a restore
+ * then asked again), given up (its URLs dropped, no fetch at all); a restore
  * counts its ttl from the new clock. */
 static void test_store_restore_robots(void **state)
 {
@@ -2498,8 +2560,17 @@ static void test_store_restore_robots(void **state)
     expect_fetch(f, 5000, "http://a.test/"); /* rules known: no robots */
     assert_int_equal(add(f, "http://a.test/private/z", NULL, 1),
                      BC_ADMIT_ROBOTS);
-    assert_int_equal(add(f, "http://b.test/y", NULL, 1),
-                     BC_ADMIT_HOST_GIVEN_UP);
+    /* b.test/y: admitted (the store holds it), then dropped through the
+     * left hook with the host's reason - a store keeps it as failed. */
+    uint64_t before = fs.count;
+    assert_int_equal(add(f, "http://b.test/y", NULL, 1), BC_ADMIT_QUEUED);
+    assert_int_equal(fs.count, before + 1);
+    d = next(f, 6000);
+    assert_int_equal(d.action, BC_FRONTIER_DROP);
+    assert_int_equal(d.reason, BC_ADMIT_HOST_GIVEN_UP);
+    assert_string_equal(d.url, "http://b.test/y");
+    assert_int_equal(fs.urls[fs.count].state, 2); /* left: dropped */
+    assert_int_equal(fs.hosts[1].st.given_up_lost, 2);
     assert_int_equal(next(f, 6000).action, BC_FRONTIER_WAIT); /* a.test/ */
     assert_int_equal(bc_frontier_given_up_hosts(f, NULL, NULL), 1);
     bc_frontier_free(f);
@@ -3150,6 +3221,7 @@ int main(void)
         cmocka_unit_test(test_retry_after),
         cmocka_unit_test(test_robots_disallow),
         cmocka_unit_test(test_robots_outcomes),
+        cmocka_unit_test(test_robots_transient_4xx),
         cmocka_unit_test(test_robots_give_up),
         cmocka_unit_test(test_redirect_hops),
         cmocka_unit_test(test_retry_url),

@@ -68,12 +68,13 @@
  * their base. A crawler with transfers in flight keeps each job's url
  * until that job is done, however many next() calls come in between.
  *
- * A crawl always ends. A host whose robots.txt is unreachable (5xx, no
- * answer) is asked again robots_retries times, after robots_retry_ms, then
- * twice that, and so on (RFC 9309 2.3.1.4: nothing is fetched meanwhile);
- * after the last failure the host is given up: its queued URLs come back
- * as DROP jobs (BC_ADMIT_HOST_GIVEN_UP), later ones are refused with that
- * reason, and next() says DONE once only given-up hosts remain. A URL
+ * A crawl always ends. A host whose robots.txt is unreachable (5xx, 408,
+ * 429, no answer) is asked again robots_retries times, after
+ * robots_retry_ms, then twice that, and so on (RFC 9309 2.3.1.4: nothing
+ * is fetched meanwhile); after the last failure the host is given up: its
+ * queued URLs come back as DROP jobs (BC_ADMIT_HOST_GIVEN_UP), and so do
+ * the ones added later (admitted, then dropped: a store keeps them for a
+ * retry), and next() says DONE once only given-up hosts remain. A URL
  * whose fetch failed with a transient fault is queued again, at most
  * max_retries times (RETRIES below), and a host that keeps failing is
  * paused by its circuit breaker and at last given up as down. A redirect
@@ -119,7 +120,7 @@ enum bc_frontier_reason {
     BC_ADMIT_DUPLICATE,          /* seen-test: DUPLICATE */
     BC_ADMIT_PROBABLY_SEEN,      /* seen-test: PROBABLY_SEEN */
     BC_ADMIT_NOMEM,              /* out of memory: nothing changed */
-    BC_ADMIT_HOST_GIVEN_UP,      /* its host's robots.txt stayed unreachable */
+    BC_ADMIT_HOST_GIVEN_UP,      /* a DROP's: robots.txt stayed unreachable */
     BC_ADMIT_TOO_MANY_REDIRECTS, /* more than max_redirects hops */
     BC_ADMIT_STORE_ERROR,        /* the store failed (see the status) */
     BC_ADMIT_SITEMAP_SCOPE, /* a sitemap's URL outside the sitemap's scope */
@@ -523,15 +524,19 @@ enum bc_status bc_frontier_giveback(struct bc_frontier *frontier,
  * Report the end of a FETCH_ROBOTS job (RFC 9309 2.3.1): 2xx parses body
  * (len bytes); 3xx with location (relative to job->url) makes the next
  * next() fetch that URL as robots.txt, up to 5 redirects, beyond which the
- * file counts as unavailable; 4xx: unavailable, everything allowed; 5xx or
- * no response (http_status 0): unreachable, nothing allowed, tried again
- * after robots_retry_ms, then twice that after each further failure; the
+ * file counts as unavailable; 4xx other than 408 and 429: unavailable,
+ * everything allowed; 5xx, 408, 429 (transient faults: "later", not
+ * "no file") or no response (http_status 0): unreachable, nothing allowed,
+ * tried again after robots_retry_ms, then twice that after each further
+ * failure (a Retry-After is not given to this call, so not honoured); the
  * failure after robots_retries retries gives the host up (see the crawl
- * loop above). A success resets the count. The outcome is cached for
- * robots_ttl_ms. job->url stays valid until the next bc_frontier_next()
- * call. Returns BC_OK, BC_ERR_INVALID_ARG, or BC_ERR_NOMEM (no memory to
- * parse the body or to follow a redirect: the host is then treated as
- * unreachable, nothing allowed, never as "allow all").
+ * loop above): its queued URLs, and those admitted for it later, come
+ * back as DROP jobs (BC_ADMIT_HOST_GIVEN_UP). A success resets the count.
+ * The outcome is cached for robots_ttl_ms. job->url stays valid until the
+ * next bc_frontier_next() call. Returns BC_OK, BC_ERR_INVALID_ARG, or
+ * BC_ERR_NOMEM (no memory to parse the body or to follow a redirect: the
+ * host is then treated as unreachable, nothing allowed, never as "allow
+ * all").
  */
 enum bc_status bc_frontier_robots_done(struct bc_frontier *frontier,
                                        struct bc_frontier_job *job,
@@ -668,9 +673,10 @@ void bc_frontier_stats(const struct bc_frontier *frontier, uint64_t now_ms,
 /*
  * Call fn(ctx, origin, origin_len, lost) for each host given up (robots.txt
  * unreachable after every retry), with its origin ("http://a.test:8080",
- * valid during the call) and the URLs it lost: queued ones dropped plus
- * later ones refused (BC_ADMIT_HOST_GIVEN_UP); fn may be NULL. Returns
- * how many hosts were given up. Cost O(hosts).
+ * valid during the call) and the URLs it lost: the DROP jobs of its URLs
+ * (BC_ADMIT_HOST_GIVEN_UP), queued before the give-up or admitted after
+ * it; fn may be NULL. Returns how many hosts were given up. Cost
+ * O(hosts).
  */
 size_t bc_frontier_given_up_hosts(const struct bc_frontier *frontier,
                                   void (*fn)(void *ctx, const char *origin,
@@ -696,8 +702,8 @@ struct bc_seen *bc_frontier_seen(struct bc_frontier *frontier);
  *            (non-zero) to *id.
  *   left     the URL with this id left the origin's queue: handed out as a
  *            FETCH job (reason BC_ADMIT_QUEUED), or DROPped (reason;
- *            BC_ADMIT_HOST_DOWN: lost to transient faults, worth keeping
- *            for a retry). The
+ *            BC_ADMIT_HOST_DOWN and BC_ADMIT_HOST_GIVEN_UP: lost to
+ *            transient faults, worth keeping for a retry). The
  *            end of a FETCH is the caller's to record (job.id).
  *   host     the host's state that must survive changed: a robots.txt
  *            outcome (with the body it parsed and the remaining lifetime),
@@ -762,7 +768,7 @@ struct bc_frontier_sitemap {
 enum bc_frontier_robots {
     BC_FRONTIER_ROBOTS_UNKNOWN = 0, /* not known (or being fetched) */
     BC_FRONTIER_ROBOTS_PARSED,      /* rules from robots_body */
-    BC_FRONTIER_ROBOTS_ALLOW_ALL,   /* 4xx: unavailable, all allowed */
+    BC_FRONTIER_ROBOTS_ALLOW_ALL,   /* 4xx (not 408, 429): all allowed */
     BC_FRONTIER_ROBOTS_UNREACHABLE, /* nothing allowed until ttl ends */
     BC_FRONTIER_ROBOTS_GIVEN_UP     /* unreachable after every retry */
 };
@@ -802,7 +808,7 @@ struct bc_frontier_host_info {
     unsigned in_flight;   /* its FETCH and FETCH_ROBOTS jobs not done */
     uint64_t admitted;    /* URLs admitted to its queue (its budget) */
     bool given_up;        /* robots.txt unreachable after every retry */
-    uint64_t lost;        /* given up: URLs dropped or refused */
+    uint64_t lost;        /* given up: its URLs dropped */
     enum bc_frontier_circuit circuit; /* its circuit breaker */
     unsigned failures;                /* transient faults in a row */
     bool down;                        /* given up as down (transient faults) */
@@ -837,7 +843,7 @@ struct bc_frontier_host_state {
     uint64_t robots_ttl_ms;   /* how long the outcome holds from now
                                  (UINT64_MAX: for ever) */
     unsigned robots_failures; /* unreachable outcomes in a row */
-    uint64_t given_up_lost;   /* GIVEN_UP: URLs dropped or refused */
+    uint64_t given_up_lost;   /* GIVEN_UP: URLs dropped */
     uint64_t admitted;        /* URLs admitted, for the host budget */
     uint64_t queued;          /* URLs in the host's queue */
 };
