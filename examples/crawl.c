@@ -1140,8 +1140,8 @@ static void progress(struct crawl *c, uint64_t now, bool final)
 /* What the crawl gave up to transient faults (all runs, with a state):
  * pages whose final fault was transient (retries exhausted, or their host
  * down), URLs dropped with their host down, and the URLs lost with the
- * hosts whose robots.txt stayed unreachable (queued ones dropped, later
- * ones refused). */
+ * hosts whose robots.txt stayed unreachable (queued, then dropped: those
+ * found after the give-up too, so --retry-failed has them all). */
 struct given_up {
     uint64_t exhausted, down, robots, total;
     size_t hosts_down, hosts_robots;
