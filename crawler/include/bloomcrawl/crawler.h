@@ -159,8 +159,8 @@ struct bc_crawler_page {
 /* The loop's counters (the frontier keeps its own: bc_crawler_frontier()).
  * Every counter starts at 0 when the crawler is created. */
 struct bc_crawler_stats {
-    uint64_t seeds;              /* bc_crawler_add_seed() calls */
-    uint64_t seeds_admitted;     /* of which queued, or a duplicate of one */
+    uint64_t seeds;          /* bc_crawler_add_seed() calls */
+    uint64_t seeds_admitted; /* of which queued, or a duplicate of one */
     /* FETCH jobs started, less those given back and the attempts queued
      * again for a retry: the pages max_pages counts (each URL once). */
     uint64_t handed_out;
