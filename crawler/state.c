@@ -20,12 +20,15 @@
  *     flight: seq | host | requeued      (handed out, not completed)
  *     host_stats: origin | data          (the crawler's per-host counters,
  *                                          a blob it defines, per commit)
- *     sitemaps: url | scope | level | named | done   (sitemap jobs)
+ *     sitemaps: url | scope | level | named | done | retries (sitemap
+ *             jobs; done 2: given up to transient faults, for
+ *             --retry-failed)
  *     outbox: id | worker | url | referrer | depth | redirects | seed
  *             (URLs for other crawl workers, until they were sent)
  *     circuits: host | state | failures | failing_since | open_until
- *             | backoff | down | down_lost   (a host's circuit breaker,
- *                                             times wall-clock ms)
+ *             | backoff | down | down_lost | retry_until (a host's
+ *             circuit breaker and the end of its wait for a retry, times
+ *             wall-clock ms)
  *     failed: seq | host  (URLs given up to transient faults: retries
  *             exhausted, or dropped with their host down or its robots.txt
  *             unreachable; bc_crawl_state_retry_failed() queues them again)
@@ -604,7 +607,8 @@ static const char faults_sql[] =
     " state INTEGER NOT NULL, failures INTEGER NOT NULL,"
     " failing_since INTEGER NOT NULL, open_until INTEGER NOT NULL,"
     " backoff INTEGER NOT NULL, down INTEGER NOT NULL,"
-    " down_lost INTEGER NOT NULL, exhausted INTEGER NOT NULL);"
+    " down_lost INTEGER NOT NULL, exhausted INTEGER NOT NULL,"
+    " retry_until INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE IF NOT EXISTS failed(seq INTEGER PRIMARY KEY,"
     " host INTEGER NOT NULL);";
 
@@ -760,12 +764,14 @@ static enum bc_status hook_circuit(void *ctx, const char *origin, size_t len,
         clamp64(c->backoff_ms),
         c->down,
         clamp64(c->down_lost),
-        clamp64(c->exhausted)};
+        clamp64(c->exhausted),
+        c->retry_ms ? clamp64(wall + c->retry_ms) : 0};
     return run_ints(s,
                     "INSERT OR REPLACE INTO circuits(host, state, failures,"
                     " failing_since, open_until, backoff, down, down_lost,"
-                    " exhausted) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    v, 9);
+                    " exhausted, retry_until)"
+                    " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    v, 10);
 }
 
 /* The sitemaps table: every sitemap job queued in the crawl, in order,
@@ -775,7 +781,38 @@ static const char sitemaps_sql[] =
     "CREATE TABLE IF NOT EXISTS sitemaps(id INTEGER PRIMARY KEY,"
     " url TEXT NOT NULL UNIQUE, scope TEXT NOT NULL,"
     " level INTEGER NOT NULL, named INTEGER NOT NULL,"
-    " done INTEGER NOT NULL DEFAULT 0)";
+    " done INTEGER NOT NULL DEFAULT 0, retries INTEGER NOT NULL DEFAULT 0)";
+
+/* Add column (with its declaration decl) to table unless it has it: the
+ * states of earlier versions open, the column at its default. */
+static enum bc_status add_column(struct bc_crawl_state *s, const char *table,
+                                 const char *column, const char *decl)
+{
+    char sql[256];
+    sqlite3_stmt *q;
+    snprintf(sql, sizeof(sql), "SELECT %s FROM %s LIMIT 0", column, table);
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) == SQLITE_OK) {
+        sqlite3_finalize(q);
+        return BC_OK;
+    }
+    snprintf(sql, sizeof(sql), "ALTER TABLE %s ADD COLUMN %s %s", table, column,
+             decl);
+    return exec(s, sql);
+}
+
+/* The tables sitemaps, circuits and failed, with every column. */
+static enum bc_status make_fault_tables(struct bc_crawl_state *s)
+{
+    enum bc_status st = exec(s, sitemaps_sql);
+    if (st == BC_OK)
+        st = exec(s, faults_sql);
+    if (st == BC_OK)
+        st = add_column(s, "sitemaps", "retries", "INTEGER NOT NULL DEFAULT 0");
+    if (st == BC_OK)
+        st = add_column(s, "circuits", "retry_until",
+                        "INTEGER NOT NULL DEFAULT 0");
+    return st;
+}
 
 /* A sitemap job was queued (a row), or is done (marked). Rare (a few
  * per host): the statement is prepared per call. */
@@ -787,16 +824,24 @@ hook_sitemap(void *ctx, const struct bc_frontier_sitemap *sm, bool done)
     if (st != BC_OK)
         return st;
     sqlite3_stmt *q;
+    /* Queued again for a retry (done false, retries > 0): the row is
+     * there already; its retries are updated. */
     const char *sql =
-        done ? "UPDATE sitemaps SET done = 1 WHERE url = ?"
-             : "INSERT OR IGNORE INTO sitemaps(url, scope, level, named)"
-               " VALUES(?, ?, ?, ?)";
+        done ? "UPDATE sitemaps SET done = ?2 WHERE url = ?1"
+        : sm->retries
+            ? "UPDATE sitemaps SET retries = ?2, done = 0 WHERE url = ?1"
+            : "INSERT OR IGNORE INTO sitemaps(url, scope, level, named)"
+              " VALUES(?, ?, ?, ?)";
     if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK) {
         s->failed = true;
         return db_fail(s, "sitemaps");
     }
     sqlite3_bind_text(q, 1, sm->url, (int)sm->url_len, SQLITE_STATIC);
-    if (!done) {
+    if (done) {
+        sqlite3_bind_int(q, 2, sm->given_up ? 2 : 1);
+    } else if (sm->retries) {
+        sqlite3_bind_int(q, 2, (int)sm->retries);
+    } else {
         sqlite3_bind_text(q, 2, sm->scope, (int)sm->scope_len, SQLITE_STATIC);
         sqlite3_bind_int(q, 3, (int)sm->level);
         sqlite3_bind_int(q, 4, sm->named);
@@ -1399,9 +1444,7 @@ static enum bc_status begin_run(struct bc_crawl_state *s)
     if (st != BC_OK)
         return st;
     sqlite3_int64 n = 0;
-    st = exec(s, sitemaps_sql);
-    if (st == BC_OK)
-        st = exec(s, faults_sql);
+    st = make_fault_tables(s);
     if (st == BC_OK)
         st = count_in_flight(s, &n);
     /* I7: every flight row is queued again at its host's head, and
@@ -1817,7 +1860,8 @@ static enum bc_status restore_circuits(struct bc_crawl_state *s,
     if (sqlite3_prepare_v2(s->db,
                            "SELECT h.origin, c.state, c.failures,"
                            " c.failing_since, c.open_until, c.backoff, c.down,"
-                           " c.down_lost, c.exhausted FROM circuits c"
+                           " c.down_lost, c.exhausted, c.retry_until"
+                           " FROM circuits c"
                            " JOIN hosts h ON h.id = c.host",
                            -1, &q, NULL) != SQLITE_OK)
         return db_fail(s, "circuits");
@@ -1844,6 +1888,9 @@ static enum bc_status restore_circuits(struct bc_crawl_state *s,
         c.down = sqlite3_column_int(q, 6) != 0;
         c.down_lost = (uint64_t)sqlite3_column_int64(q, 7);
         c.exhausted = (uint64_t)sqlite3_column_int64(q, 8);
+        sqlite3_int64 retry = sqlite3_column_int64(q, 9);
+        c.retry_ms =
+            retry > 0 && (uint64_t)retry > wall ? (uint64_t)retry - wall : 0;
         st = origin ? bc_frontier_restore_circuit(f, origin, len, &c, now_ms)
                     : BC_ERR_CORRUPT;
         if (st != BC_OK)
@@ -1863,7 +1910,7 @@ static enum bc_status restore_sitemaps(struct bc_crawl_state *s,
 {
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(s->db,
-                           "SELECT url, scope, level, named, done"
+                           "SELECT url, scope, level, named, done, retries"
                            " FROM sitemaps ORDER BY id",
                            -1, &q, NULL) != SQLITE_OK)
         return db_fail(s, "sitemaps");
@@ -1871,14 +1918,18 @@ static enum bc_status restore_sitemaps(struct bc_crawl_state *s,
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         int level = sqlite3_column_int(q, 2);
+        int retries = sqlite3_column_int(q, 5);
         struct bc_frontier_sitemap sm = {
             (const char *)sqlite3_column_text(q, 0),
             (size_t)sqlite3_column_bytes(q, 0),
             (const char *)sqlite3_column_text(q, 1),
             (size_t)sqlite3_column_bytes(q, 1),
             level >= 0 ? (unsigned)level : 0,
-            sqlite3_column_int(q, 3) != 0};
-        st = bc_frontier_restore_sitemap(f, &sm, sqlite3_column_int(q, 4));
+            sqlite3_column_int(q, 3) != 0,
+            retries > 0 && retries < 256 ? (unsigned)retries : 0,
+            false};
+        /* done 1, or 2: given up (only a retry-failed run resets it). */
+        st = bc_frontier_restore_sitemap(f, &sm, sqlite3_column_int(q, 4) != 0);
         if (st == BC_ERR_NOMEM)
             break;
         st = BC_OK; /* a row that no longer normalizes: skipped */
@@ -2097,7 +2148,7 @@ enum bc_status bc_crawl_state_retry_failed(struct bc_crawl_state *s,
         return BC_ERR_INVALID_ARG;
     enum bc_status st = ensure_txn(s);
     if (st == BC_OK)
-        st = exec(s, faults_sql);
+        st = make_fault_tables(s);
     sqlite3_stmt *q = NULL;
     if (st == BC_OK &&
         sqlite3_prepare_v2(s->db,
@@ -2142,6 +2193,8 @@ enum bc_status bc_crawl_state_retry_failed(struct bc_crawl_state *s,
         st = exec(s, "DELETE FROM failed;"
                      "DELETE FROM circuits WHERE down = 1;"
                      "UPDATE circuits SET exhausted = 0;"
+                     "UPDATE sitemaps SET done = 0, retries = 0"
+                     " WHERE done = 2;"
                      "UPDATE hosts SET robots = 0, robots_failures = 0,"
                      " given_up_lost = 0 WHERE robots = 4;");
     /* Nothing is given up any more: the counters of what was start
@@ -2149,7 +2202,8 @@ enum bc_status bc_crawl_state_retry_failed(struct bc_crawl_state *s,
     static const char *const given_up[] = {
         "frontier.retries_exhausted",    "frontier.reason.host_down",
         "frontier.reason.host_given_up", "crawler.transient_given_up",
-        "crawler.host_down_dropped",     "crawler.given_up_dropped"};
+        "crawler.host_down_dropped",     "crawler.given_up_dropped",
+        "frontier.sitemap.transient"};
     for (size_t i = 0; st == BC_OK && i < sizeof(given_up) / sizeof(*given_up);
          i++)
         if (counter_find(s, given_up[i]))

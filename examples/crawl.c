@@ -1139,11 +1139,12 @@ static void progress(struct crawl *c, uint64_t now, bool final)
 
 /* What the crawl gave up to transient faults (all runs, with a state):
  * pages whose final fault was transient (retries exhausted, or their host
- * down), URLs dropped with their host down, and the URLs lost with the
+ * down), URLs dropped with their host down, the URLs lost with the
  * hosts whose robots.txt stayed unreachable (queued, then dropped: those
- * found after the give-up too, so --retry-failed has them all). */
+ * found after the give-up too, so --retry-failed has them all), and
+ * sitemaps (retries exhausted, or their host down). */
 struct given_up {
-    uint64_t exhausted, down, robots, total;
+    uint64_t exhausted, down, robots, sitemaps, total;
     size_t hosts_down, hosts_robots;
 };
 
@@ -1159,11 +1160,12 @@ static struct given_up given_up_of(struct crawl *c)
 {
     struct bc_frontier_stats s;
     bc_frontier_stats(c->frontier, now_ms(), &s);
-    struct given_up g = {0, 0, 0, 0, s.hosts_down, s.hosts_given_up};
+    struct given_up g = {0, 0, 0, 0, 0, s.hosts_down, s.hosts_given_up};
     g.exhausted = s.retries_exhausted;
     g.down = s.reasons[BC_ADMIT_HOST_DOWN];
+    g.sitemaps = s.sitemaps[BC_FRONTIER_SITEMAP_TRANSIENT];
     bc_frontier_given_up_hosts(c->frontier, sum_robots_lost, &g.robots);
-    g.total = g.exhausted + g.down + g.robots;
+    g.total = g.exhausted + g.down + g.robots + g.sitemaps;
     return g;
 }
 
@@ -1305,11 +1307,13 @@ static void report_transient(struct crawl *c, FILE *f,
     fprintf(f,
             "given up             %llu URLs to transient faults: %llu "
             "retries exhausted, %llu with their host down (%zu hosts), "
-            "%llu with robots.txt unreachable (%zu hosts); crawl "
-            "--retry-failed --state DIR fetches them again\n",
+            "%llu with robots.txt unreachable (%zu hosts), %llu "
+            "sitemaps; crawl --retry-failed --state DIR fetches them "
+            "again\n",
             (unsigned long long)g.total, (unsigned long long)g.exhausted,
             (unsigned long long)g.down, g.hosts_down,
-            (unsigned long long)g.robots, g.hosts_robots);
+            (unsigned long long)g.robots, g.hosts_robots,
+            (unsigned long long)g.sitemaps);
     struct host_table t;
     host_table_fill(c, &t);
     for (size_t i = 0; i < t.count; i++) {
@@ -1940,13 +1944,15 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
             "\"retried\": %llu, \"transient_given_up\": %llu, "
             "\"given_up\": {\"total\": %llu, \"retries_exhausted\": %llu, "
             "\"host_down\": %llu, \"robots_unreachable\": %llu, "
+            "\"sitemaps\": %llu, "
             "\"hosts_down\": %zu, \"hosts_robots_unreachable\": %zu}, "
             "\"hosts_open\": %zu, ",
             (unsigned long long)k.retried,
             (unsigned long long)k.transient_given_up,
             (unsigned long long)g.total, (unsigned long long)g.exhausted,
             (unsigned long long)g.down, (unsigned long long)g.robots,
-            g.hosts_down, g.hosts_robots, s.hosts_open);
+            (unsigned long long)g.sitemaps, g.hosts_down, g.hosts_robots,
+            s.hosts_open);
     fprintf(f,
             "\"seeds\": %llu, \"links\": %llu, \"redirects\": %llu, "
             "\"nofollow_skipped\": %llu, \"dropped\": %llu, "

@@ -183,7 +183,10 @@
  * of the sitemap URLs queued in the crawl (uthash, a few per host) makes
  * each one fetched once, however indexes loop; the job carries the prefix
  * its pages must start with, checked in admit() right after
- * normalization.
+ * normalization. A sitemap that failed with a transient fault is retried
+ * as a URL is (its count in the item), at its host's sitemaps' tail; one
+ * out of retries, or dropped with its host down, is given up to the fault
+ * (BC_FRONTIER_SITEMAP_TRANSIENT), so the crawl is not complete.
  *
  * TIME
  * The caller passes now_ms to every call that needs time. The frontier
@@ -286,6 +289,7 @@ struct sitemap_item {
     struct sitemap_item *next;
     size_t url_len, scope_len;
     unsigned level;
+    unsigned retries; /* times queued again after a transient fault */
     bool named;
     char text[];
 };
@@ -470,6 +474,8 @@ bc_frontier_sitemap_reason_name(enum bc_frontier_sitemap_reason reason)
         return "host_given_up";
     case BC_FRONTIER_SITEMAP_NOMEM:
         return "nomem";
+    case BC_FRONTIER_SITEMAP_TRANSIENT:
+        return "transient";
     case BC_FRONTIER_SITEMAP_REASON_COUNT:
         break;
     }
@@ -1021,6 +1027,7 @@ static enum bc_status store_circuit(struct bc_frontier *f, const struct host *h,
     c.down = h->down;
     c.down_lost = h->down_lost;
     c.exhausted = h->exhausted;
+    c.retry_ms = h->blocked_until > now ? h->blocked_until - now : 0;
     enum bc_status r =
         f->store.circuit(f->store.ctx, h->origin, h->origin_len, &c);
     if (r != BC_OK)
@@ -2220,6 +2227,7 @@ sitemap_queue(struct bc_frontier *f, const char *href, size_t len,
     it->url_len = u.len;
     it->scope_len = scope_len;
     it->level = level;
+    it->retries = 0;
     it->named = named;
     memcpy(it->text, u.href, u.len + 1);
     memcpy(it->text + u.len + 1, scope, scope_len);
@@ -2231,7 +2239,8 @@ sitemap_queue(struct bc_frontier *f, const char *href, size_t len,
     sitemap_seen_test(f, &u);
     if (f->store.sitemap) {
         struct bc_frontier_sitemap sm = {it->text,  u.len, it->text + u.len + 1,
-                                         scope_len, level, named};
+                                         scope_len, level, named,
+                                         0,         false};
         enum bc_status st = f->store.sitemap(f->store.ctx, &sm, false);
         if (st != BC_OK) {
             f->store_status = st;
@@ -2319,14 +2328,18 @@ static enum bc_status sitemap_next(struct bc_frontier *f, struct host *h,
         h->sm_head = it->next;
         if (!h->sm_head)
             h->sm_tail = NULL;
-        f->sitemaps[given_up ? BC_FRONTIER_SITEMAP_HOST_GIVEN_UP
-                             : BC_FRONTIER_SITEMAP_ROBOTS]++;
+        /* Dropped with its host down: given up to transient faults, as
+         * the host's URLs are (kept by a store for a later retry). */
+        f->sitemaps[h->down    ? BC_FRONTIER_SITEMAP_TRANSIENT
+                    : given_up ? BC_FRONTIER_SITEMAP_HOST_GIVEN_UP
+                               : BC_FRONTIER_SITEMAP_ROBOTS]++;
         host_schedule(f, h);
         enum bc_status st = BC_ERR_NOT_FOUND;
         if (f->store.sitemap) {
             struct bc_frontier_sitemap sm = {
                 it->text,      it->url_len, it->text + it->url_len + 1,
-                it->scope_len, it->level,   it->named};
+                it->scope_len, it->level,   it->named,
+                it->retries,   h->down};
             enum bc_status sst = f->store.sitemap(f->store.ctx, &sm, true);
             if (sst != BC_OK)
                 st = f->store_status = sst;
@@ -2355,8 +2368,35 @@ static enum bc_status sitemap_next(struct bc_frontier *f, struct host *h,
     j->scope_len = it->scope_len;
     j->level = it->level;
     j->named = it->named;
+    j->retries = it->retries;
     free(it);
     return BC_OK;
+}
+
+/* The sitemap of job (handed out by sitemap_next()) as a new item with
+ * retries, or NULL out of memory (counted under its NOMEM reason). */
+static struct sitemap_item *sitemap_item_of(struct bc_frontier *f,
+                                            const struct bc_frontier_job *job,
+                                            unsigned retries)
+{
+    struct sitemap_item *it =
+        malloc(sizeof(*it) + job->url_len + job->scope_len + 2);
+    if (!it) {
+        f->sitemaps[BC_FRONTIER_SITEMAP_NOMEM]++;
+        return NULL;
+    }
+    it->next = NULL;
+    it->url_len = job->url_len;
+    it->scope_len = job->scope_len;
+    it->level = job->level;
+    it->retries = retries;
+    it->named = job->named;
+    memcpy(it->text, job->url, job->url_len);
+    it->text[job->url_len] = '\0';
+    if (job->scope_len)
+        memcpy(it->text + job->url_len + 1, job->scope, job->scope_len);
+    it->text[job->url_len + 1 + job->scope_len] = '\0';
+    return it;
 }
 
 /* Put the sitemap of job (handed out by sitemap_next()) back at the head
@@ -2365,21 +2405,9 @@ static enum bc_status sitemap_next(struct bc_frontier *f, struct host *h,
 static enum bc_status sitemap_giveback(struct bc_frontier *f, struct host *h,
                                        const struct bc_frontier_job *job)
 {
-    struct sitemap_item *it =
-        malloc(sizeof(*it) + job->url_len + job->scope_len + 2);
-    if (!it) {
-        f->sitemaps[BC_FRONTIER_SITEMAP_NOMEM]++;
+    struct sitemap_item *it = sitemap_item_of(f, job, job->retries);
+    if (!it)
         return BC_ERR_NOMEM;
-    }
-    it->url_len = job->url_len;
-    it->scope_len = job->scope_len;
-    it->level = job->level;
-    it->named = job->named;
-    memcpy(it->text, job->url, job->url_len);
-    it->text[job->url_len] = '\0';
-    if (job->scope_len)
-        memcpy(it->text + job->url_len + 1, job->scope, job->scope_len);
-    it->text[job->url_len + 1 + job->scope_len] = '\0';
     it->next = h->sm_head;
     h->sm_head = it;
     if (!h->sm_tail)
@@ -2449,27 +2477,71 @@ enum bc_status bc_frontier_sitemap_done(struct bc_frontier *f,
     uint64_t until = now + after_request(f, h, o, now);
     enum bc_status st = BC_OK;
     /* A sitemap is a request to the host: its fault counts in the host's
-     * run (it is not retried itself). */
-    bool changed = false;
+     * run, and it is retried as a page is (the pages only it lists are
+     * lost otherwise). */
+    bool changed = false, given_up = false;
+    struct sitemap_item *again = NULL;
+    uint64_t at = 0;
+    job->requeued = false;
+    job->retry_at_ms = 0;
     if (o->fault == BC_FAULT_TRANSIENT) {
         circuit_failure(f, h, now);
         changed = true;
+        if (h->down) {
+            given_up = true;
+            until = now;
+        } else if (job->retries < f->cfg.max_retries) {
+            at = now + retry_delay(f, job->retries, o);
+            again = sitemap_item_of(f, job, job->retries + 1);
+            if (again) {
+                /* The host waits for the retry (Heritrix's snooze). */
+                if (at > h->blocked_until)
+                    h->blocked_until = at;
+                if (at > until)
+                    until = at;
+            } else {
+                st = BC_ERR_NOMEM;
+            }
+        } else {
+            given_up = true;
+        }
+        if (given_up)
+            f->sitemaps[BC_FRONTIER_SITEMAP_TRANSIENT]++;
         if (h->circuit == CIRCUIT_OPEN && h->open_until > until)
             until = h->open_until;
-        if (h->down)
-            until = now;
     } else if (o->fault != BC_FAULT_LOCAL) {
         changed = circuit_success(h);
     }
-    if (changed)
-        st = store_circuit(f, h, now);
-    if (st == BC_OK && f->store.sitemap) {
-        struct bc_frontier_sitemap sm = {job->url,   job->url_len,
-                                         job->scope, job->scope_len,
-                                         job->level, job->named};
-        st = f->store.sitemap(f->store.ctx, &sm, true);
-        if (st != BC_OK)
-            f->store_status = st;
+    if (changed) {
+        enum bc_status cst = store_circuit(f, h, now);
+        if (cst != BC_OK)
+            st = cst;
+    }
+    if (f->store_status == BC_OK && f->store.sitemap) {
+        struct bc_frontier_sitemap sm = {job->url,
+                                         job->url_len,
+                                         job->scope,
+                                         job->scope_len,
+                                         job->level,
+                                         job->named,
+                                         again ? again->retries : job->retries,
+                                         given_up};
+        enum bc_status sst = f->store.sitemap(f->store.ctx, &sm, !again);
+        if (sst != BC_OK) {
+            f->store_status = sst;
+            st = sst;
+        }
+    }
+    if (again && f->store_status == BC_OK) {
+        if (h->sm_tail)
+            h->sm_tail->next = again;
+        else
+            h->sm_head = again;
+        h->sm_tail = again;
+        job->requeued = true;
+        job->retry_at_ms = at;
+    } else {
+        free(again);
     }
     release(f, job, until);
     host_schedule(f, h);
@@ -2513,6 +2585,7 @@ enum bc_status bc_frontier_restore_sitemap(struct bc_frontier *f,
     it->url_len = u.len;
     it->scope_len = sm->scope_len;
     it->level = sm->level;
+    it->retries = sm->retries;
     it->named = sm->named;
     memcpy(it->text, u.href, u.len + 1);
     if (sm->scope_len)
@@ -2767,6 +2840,15 @@ enum bc_status bc_frontier_restore_circuit(
             now + (c->circuit == BC_FRONTIER_CIRCUIT_OPEN ? c->open_ms : 0);
         if (h->open_until > h->next_ms)
             h->next_ms = h->open_until;
+    }
+    if (!c->down && c->retry_ms) {
+        /* A retry's wait (or a Retry-After) outlives the process: the
+         * host is not contacted before it ends. */
+        uint64_t until = now + c->retry_ms;
+        if (until > h->blocked_until)
+            h->blocked_until = until;
+        if (until > h->next_ms)
+            h->next_ms = until;
     }
     host_schedule(f, h);
     return BC_OK;

@@ -45,7 +45,9 @@ connection. Each route shows one kind of result the fetcher must report:
   /flaky/KIND/N/...  fails N times (counted per path), then 200 text/html
                   "ok": KIND reset (the connection reset: RST), empty (closed
                   without a response), timeout (3 s before anything), or a
-                  status: 408, 429, 500, 502, 503, 504 (no Retry-After)
+                  status: 408, 429, 500, 502, 503, 504 (no Retry-After);
+                  a path ending in .xml then answers a urlset of /only.html
+  /only.html      200 text/html without links (listed by a flaky sitemap)
 
 The wire (bodies sent coded; /wire/NAME answers 200
 application/octet-stream with exactly the body bytes route /NAME sent,
@@ -63,7 +65,9 @@ framing included, so a test can compare what it received on the wire):
 Options: --robots MODE serves /robots.txt as 404 (default), 503, or
 big (600 KiB: "User-agent: *", "Disallow: /private", then comments;
 ?chunked=1 style chunked when MODE is big-chunked), closed (the
-connection closed without a response). --tls serves HTTPS with a
+connection closed without a response), or sitemap-flaky (200, naming
+the sitemap /flaky/503/1/sm.xml: a 503 once, then a urlset of
+/only.html). --tls serves HTTPS with a
 self-signed certificate made by openssl(1) for the run (port 0 printed
 when openssl is missing).
 """
@@ -210,7 +214,10 @@ class Handler(BaseHTTPRequestHandler):
             FLAKY[path] = seen + 1
         self.close_connection = True
         close = [("Connection", "close")]
-        if seen >= n:
+        if seen >= n and path.endswith(".xml"):
+            self.send_body(200, "application/xml", sitemap_doc(
+                "urlset", "url", self.base(), ["/only.html"]), close)
+        elif seen >= n:
             self.send_body(200, "text/html; charset=utf-8", b"<p>ok</p>",
                            close)
         elif kind == "reset":
@@ -234,6 +241,9 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_body(503, "text/plain", b"busy")
             elif ROBOTS_MODE == "closed":
                 self.close_connection = True
+            elif ROBOTS_MODE == "sitemap-flaky":
+                self.send_body(200, "text/plain",
+                               b"User-agent: *\nSitemap: /flaky/503/1/sm.xml\n")
             elif ROBOTS_MODE == "big-chunked":
                 self.send_chunked(200, "text/plain", big_text(600 << 10))
             else:
@@ -306,6 +316,8 @@ class Handler(BaseHTTPRequestHandler):
                            [("Content-Encoding", "gzip")])
         elif path == "/ok":
             self.send_body(200, html, OK_HTML)
+        elif path == "/only.html":
+            self.send_body(200, html, b"<p>listed by a flaky sitemap</p>")
         elif path == "/sitemap.xml":
             self.send_body(200, "application/xml", sitemap_doc(
                 "sitemapindex", "sitemap", self.base(),
@@ -454,7 +466,8 @@ def main():
     global ROBOTS_MODE
     ap = argparse.ArgumentParser()
     ap.add_argument("--robots", default="404",
-                    choices=["404", "503", "big", "big-chunked", "closed"])
+                    choices=["404", "503", "big", "big-chunked", "closed",
+                             "sitemap-flaky"])
     ap.add_argument("--tls", action="store_true")
     args = ap.parse_args()
     ROBOTS_MODE = args.robots

@@ -992,6 +992,74 @@ static void test_sitemap_jobs_survive(void **state)
     bc_crawl_state_close(s);
 }
 
+/* A sitemap out of retries is kept as given up (done 2) in a state of
+ * an earlier build too (its new columns added on open), counted as
+ * such on resume and not fetched; --retry-failed queues it again. */
+static void test_sitemap_given_up_survives(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    struct bc_frontier_config c = config();
+    c.sitemaps = true;
+    c.retry_jitter = 0.0;
+    c.retry_delay_ms = 100;
+    c.max_retries = 1;
+    c.host_failures = 0;
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier *f = NULL;
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
+    assert_int_equal(add(f, "http://a.test/"), BC_ADMIT_QUEUED);
+    struct bc_frontier_outcome o = {500, 5, 0, BC_FAULT_TRANSIENT};
+    struct bc_frontier_job j;
+    for (unsigned i = 0; i < 2; i++) {
+        assert_int_equal(bc_frontier_next(f, 100 * i, &j), BC_OK);
+        assert_int_equal(j.action, BC_FRONTIER_FETCH_SITEMAP);
+        assert_int_equal(j.retries, i);
+        assert_int_equal(bc_frontier_sitemap_done(f, &j, &o, 100 * i), BC_OK);
+        assert_int_equal(j.requeued, i == 0);
+        assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    }
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+    /* As a state of the build before: without the new columns. */
+    char p[512];
+    snprintf(p, sizeof(p), "%s/crawl.db", d);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "ALTER TABLE sitemaps DROP COLUMN retries;"
+                     "ALTER TABLE circuits DROP COLUMN retry_until",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+
+    s = open_ok(d);
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
+    struct bc_frontier_stats st;
+    bc_frontier_stats(f, 0, &st);
+    assert_int_equal(st.sitemaps[BC_FRONTIER_SITEMAP_TRANSIENT], 1);
+    assert_int_equal(bc_frontier_next(f, 1000, &j), BC_OK);
+    assert_int_equal(j.action, BC_FRONTIER_FETCH); /* not the sitemap */
+    assert_string_equal(j.url, "http://a.test/");
+    bc_frontier_free(f);
+    bc_crawl_state_close(s); /* not committed */
+
+    s = open_ok(d);
+    uint64_t n = 1;
+    assert_int_equal(bc_crawl_state_retry_failed(s, &n), BC_OK);
+    assert_int_equal(n, 0); /* URLs: none */
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
+    bc_frontier_stats(f, 0, &st);
+    assert_int_equal(st.sitemaps[BC_FRONTIER_SITEMAP_TRANSIENT], 0);
+    assert_int_equal(bc_frontier_next(f, 1000, &j), BC_OK);
+    assert_int_equal(j.action, BC_FRONTIER_FETCH_SITEMAP);
+    assert_string_equal(j.url, "http://a.test/sitemap.xml");
+    assert_int_equal(j.retries, 0);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+}
+
 /* ---- transient faults ---------------------------------------------------- */
 
 static struct bc_frontier_config fault_config(void)
@@ -1284,6 +1352,64 @@ static void test_given_up_retry_failed(void **state)
     bc_crawl_state_close(s);
 }
 
+/* The wait before a retry survives kill -9 (circuits.retry_until, wall
+ * clock): a URL that got a 503 with Retry-After 5 min (one fault, the
+ * circuit still closed) is not fetched at once by the resume, but when
+ * what is left of its wait has passed. */
+static void test_retry_wait_survives_kill(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct bc_crawl_state *s = open_ok(d);
+        struct bc_frontier_config c = fault_config();
+        struct bc_frontier *f = NULL;
+        if (bc_crawl_state_frontier(s, &c, 4, 0, &f) != BC_OK)
+            _exit(10);
+        add(f, "http://d.test/1");
+        struct bc_frontier_job j;
+        if (bc_frontier_next(f, 0, &j) != BC_OK ||
+            j.action != BC_FRONTIER_FETCH)
+            _exit(11);
+        struct bc_frontier_outcome o = {503, 5, 300000, BC_FAULT_TRANSIENT};
+        if (bc_frontier_done(f, &j, &o, 0) != BC_OK || !j.requeued ||
+            j.retry_at_ms != 300000)
+            _exit(12);
+        if (bc_crawl_state_commit(s, f) != BC_OK)
+            _exit(13);
+        kill(getpid(), SIGKILL);
+        _exit(14);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGKILL);
+
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier_config c = fault_config();
+    struct bc_frontier *f = NULL;
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
+    struct bc_frontier_job j;
+    assert_int_equal(bc_frontier_next(f, 0, &j), BC_OK);
+    if (j.action != BC_FRONTIER_WAIT)
+        print_error("resume: action %d %s, want a WAIT\n", j.action,
+                    j.url ? j.url : "-");
+    assert_int_equal(j.action, BC_FRONTIER_WAIT);
+    /* What was left of the 5 minutes (the test took less than one). */
+    assert_true(j.wait_until_ms > 240000 && j.wait_until_ms <= 300000);
+    struct bc_frontier_stats fs;
+    bc_frontier_stats(f, 0, &fs);
+    assert_int_equal(fs.hosts_blocked, 1);
+    assert_int_equal(bc_frontier_next(f, 300000, &j), BC_OK);
+    assert_int_equal(j.action, BC_FRONTIER_FETCH);
+    assert_string_equal(j.url, "http://d.test/1");
+    assert_int_equal(j.retries, 1);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+}
+
 /* ---- a recrawl window across a kill and a resume (issue 14) ---------- */
 
 static struct bc_frontier *window_frontier(struct bc_crawl_state *s)
@@ -1442,6 +1568,8 @@ int main(void)
         cmocka_unit_test(test_window_resume),
         cmocka_unit_test(test_transient_survives_kill),
         cmocka_unit_test(test_given_up_retry_failed),
+        cmocka_unit_test(test_retry_wait_survives_kill),
+        cmocka_unit_test(test_sitemap_given_up_survives),
         cmocka_unit_test(test_outbox),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

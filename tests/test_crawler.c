@@ -158,7 +158,8 @@ static void on_fetch(void *ctx, const struct bc_crawler_page *p)
     } else if (p->kind == BC_CRAWLER_FETCH_SITEMAP) {
         r->sitemap_fetches++;
         assert_null(p->referrer);
-        assert_true(strstr(p->url, "/sitemap.xml") || strstr(p->url, "/sm/"));
+        assert_true(strstr(p->url, "/sitemap.xml") || strstr(p->url, "/sm/") ||
+                    strstr(p->url, "/sm.xml"));
     } else if (p->retry) {
         /* An attempt queued again: on_fetch only, before its page. */
         assert_true(r->retry_count <
@@ -1115,6 +1116,97 @@ static void test_sitemaps(void **state)
     assert_int_equal(fs.sitemap_fetches, 6);
     assert_int_equal(fs.handed_out, 5);
     assert_int_equal(fs.in_flight, 0);
+    bc_crawler_free(r.crawler);
+}
+
+/* A fixture server of its own with --robots MODE: its port (its pid in
+ * *pid), or 0. */
+static int own_server(const char *mode, pid_t *pid)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return 0;
+    *pid = fork();
+    if (*pid < 0)
+        return 0;
+    if (*pid == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        close(fds[1]);
+        execl(BC_PYTHON3, BC_PYTHON3, SERVER_SCRIPT, "--robots", mode,
+              (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    char line[32] = {0};
+    size_t k = 0;
+    while (k < sizeof(line) - 1 && read(fds[0], line + k, 1) == 1 &&
+           line[k] != '\n')
+        k++;
+    close(fds[0]);
+    return atoi(line);
+}
+
+/* A crawl of a server whose robots.txt names /flaky/503/1/sm.xml (a 503
+ * once, then a urlset of /only.html) with max_retries; the run in *r. */
+static void crawl_flaky_sitemap(struct run *r, unsigned max_retries)
+{
+    pid_t pid;
+    int port = own_server("sitemap-flaky", &pid);
+    assert_true(port > 0);
+    char pattern[64], seed[64];
+    snprintf(pattern, sizeof(pattern), "http://127.0.0.1:%d/*", port);
+    snprintf(seed, sizeof(seed), "http://127.0.0.1:%d/only.html?seed", port);
+    const char *list[1] = {pattern};
+    struct bc_crawler_config cfg;
+    config_for_server(&cfg, r);
+    cfg.frontier.include = list;
+    cfg.frontier.sitemaps = true;
+    cfg.frontier.retry_delay_ms = 10;
+    cfg.frontier.retry_jitter = 0.0;
+    cfg.frontier.backoff_ms = 20; /* a 503 without Retry-After */
+    cfg.frontier.max_retries = max_retries;
+    cfg.frontier.host_failures = 0;
+    assert_int_equal(bc_crawler_create(&cfg, &r->crawler), BC_OK);
+    assert_int_equal(
+        bc_crawler_add_seed(r->crawler, seed, strlen(seed), NULL, NULL), BC_OK);
+    assert_int_equal(bc_crawler_run(r->crawler), BC_OK);
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+}
+
+/* A sitemap that fails with a transient fault (a 503) is retried, so the
+ * page only it lists is fetched; with no retry allowed it is given up to
+ * the transient fault (BC_FRONTIER_SITEMAP_TRANSIENT: the crawl is not
+ * complete), its page never requested. */
+static void test_sitemap_retried(void **state)
+{
+    (void)state;
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    crawl_flaky_sitemap(&r, 3);
+    const struct seen_page *p = find(&r, "/only.html");
+    assert_true(p != &no_page);
+    assert_int_equal(p->http, 200);
+    assert_int_equal(r.sitemap_fetches, 2); /* the 503, then the urlset */
+    struct bc_crawler_stats s;
+    bc_crawler_stats(r.crawler, &s);
+    assert_int_equal(s.sitemaps_started, 2);
+    assert_int_equal(s.sitemaps_fetched, 1);
+    assert_int_equal(s.sitemap_http_errors, 1);
+    struct bc_frontier_stats fs;
+    bc_frontier_stats(bc_crawler_frontier(r.crawler), 0, &fs);
+    assert_int_equal(fs.sitemap_fetches, 2);
+    assert_int_equal(fs.sitemaps[BC_FRONTIER_SITEMAP_TRANSIENT], 0);
+    assert_int_equal(fs.in_flight, 0);
+    bc_crawler_free(r.crawler);
+
+    memset(&r, 0, sizeof(r));
+    crawl_flaky_sitemap(&r, 0);
+    assert_true(find(&r, "/only.html") == &no_page);
+    assert_int_equal(r.sitemap_fetches, 1);
+    bc_frontier_stats(bc_crawler_frontier(r.crawler), 0, &fs);
+    assert_int_equal(fs.sitemaps[BC_FRONTIER_SITEMAP_TRANSIENT], 1);
     bc_crawler_free(r.crawler);
 }
 
@@ -2135,6 +2227,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_site),
         cmocka_unit_test(test_sitemaps),
+        cmocka_unit_test(test_sitemap_retried),
         cmocka_unit_test(test_redirect_chain),
         cmocka_unit_test(test_stop_mid_crawl),
         cmocka_unit_test(test_step_own_loop_fake_clock),

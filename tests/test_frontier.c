@@ -2399,7 +2399,7 @@ static void test_circuit_store(void **state)
     fake_crash(&fs);
     f = fake_resume(&fs, &c, 2, "http://a.test/1", 0);
     assert_true(circuit(f).down);
-    struct bc_frontier_circuit_state bad = {3, 0, 0, 0, 0, false, 0, 0};
+    struct bc_frontier_circuit_state bad = {3, 0, 0, 0, 0, false, 0, 0, 0};
     assert_int_equal(
         bc_frontier_restore_circuit(f, "http://a.test", 13, &bad, 0),
         BC_ERR_INVALID_ARG);
@@ -2876,6 +2876,7 @@ struct sitemap_log {
     char queued[8][128];
     int nqueued;
     char done[8][128];
+    bool given_up[8]; /* of done[i] */
     int ndone;
     struct bc_frontier_sitemap sm[8];
     char scope[8][128];
@@ -2887,6 +2888,7 @@ log_sitemap(void *ctx, const struct bc_frontier_sitemap *sm, bool is_done)
     struct sitemap_log *l = ctx;
     if (is_done) {
         assert_true(l->ndone < 8 && sm->url_len < 128);
+        l->given_up[l->ndone] = sm->given_up;
         memcpy(l->done[l->ndone++], sm->url, sm->url_len);
         return BC_OK;
     }
@@ -2969,9 +2971,186 @@ static void test_sitemap_store(void **state)
                        true);
     sitemap_done(f, &j, 2000, 200);
     expect_fetch(f, 3000, "http://a.test/");
-    struct bc_frontier_sitemap bad = {"http://a.test/x", 15, "", 0, 3, false};
+    struct bc_frontier_sitemap bad = {
+        "http://a.test/x", 15, "", 0, 3, false, 0, false};
     assert_int_equal(bc_frontier_restore_sitemap(f, &bad, false),
                      BC_ERR_INVALID_ARG);
+    bc_frontier_free(f);
+}
+
+static void sitemap_fail(struct bc_frontier *f, struct bc_frontier_job *job,
+                         uint64_t now, int status)
+{
+    struct bc_frontier_outcome o = {status, 5, 0, BC_FAULT_TRANSIENT};
+    assert_int_equal(bc_frontier_sitemap_done(f, job, &o, now), BC_OK);
+}
+
+/* A sitemap whose fetch failed with a transient fault is retried as a
+ * page is (retry_delay_ms x 2^(n-1) after the fault, the host snoozed
+ * meanwhile), so the pages only it lists are not lost; one whose retries
+ * ran out, or whose host was given up as down, is counted as given up
+ * to transient faults (BC_FRONTIER_SITEMAP_TRANSIENT), and a store
+ * keeps its retry count and that it was given up. */
+static void test_sitemap_retry(void **state)
+{
+    (void)state;
+    static struct fake_store fs;
+    memset(&fs, 0, sizeof(fs));
+    struct sitemap_log log;
+    memset(&log, 0, sizeof(log));
+    fs_sitemap_log = &log;
+    struct bc_frontier_config c = sitemap_config();
+    c.obey_robots = false; /* origin/sitemap.xml with the host */
+    c.min_delay_ms = 10;
+    c.retry_jitter = 0.0;
+    c.retry_delay_ms = 1000;
+    c.max_retries = 2;
+    c.host_failures = 0;
+    c.host_give_up_ms = 0;
+    struct bc_frontier *f = make(&c);
+    struct bc_frontier_store st = fake_store_of(&fs, 4);
+    st.sitemap = fs_log_sitemap;
+    assert_int_equal(bc_frontier_set_store(f, &st), BC_OK);
+    seed(f, "http://a.test/");
+    struct bc_frontier_job j = expect_sitemap(f, 0, "http://a.test/sitemap.xml",
+                                              "http://a.test/", 0, false);
+    assert_int_equal(j.retries, 0);
+    sitemap_fail(f, &j, 5, 500);
+    assert_true(j.requeued);
+    assert_int_equal(j.retry_at_ms, 5 + 1000);
+    assert_int_equal(log.ndone, 0); /* not done: queued again */
+    assert_int_equal(log.nqueued, 2);
+    assert_int_equal(log.sm[1].retries, 1);
+    expect_wait(f, 5, 1005); /* the host waits for the retry */
+    j = expect_sitemap(f, 1005, "http://a.test/sitemap.xml", "http://a.test/",
+                       0, false);
+    assert_int_equal(j.retries, 1);
+    assert_int_equal(from_sitemap(f, &j, "/only"), BC_ADMIT_QUEUED);
+    sitemap_fail(f, &j, 1010, 0); /* a cut read: retried again */
+    assert_int_equal(j.retry_at_ms, 1010 + 2000);
+    expect_wait(f, 1010, 3010);
+    j = expect_sitemap(f, 3010, "http://a.test/sitemap.xml", "http://a.test/",
+                       0, false);
+    assert_int_equal(j.retries, 2);
+    sitemap_fail(f, &j, 3020, 504);
+    assert_false(j.requeued); /* retries ran out: given up */
+    assert_int_equal(log.ndone, 1);
+    assert_true(log.given_up[0]);
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 3020, &s);
+    assert_int_equal(s.sitemap_fetches, 3);
+    assert_int_equal(s.sitemaps[BC_FRONTIER_SITEMAP_TRANSIENT], 1);
+    assert_int_equal(s.retries_exhausted, 0); /* URLs only */
+    assert_string_equal(
+        bc_frontier_sitemap_reason_name(BC_FRONTIER_SITEMAP_TRANSIENT),
+        "transient");
+    /* The pages: the seed, then what the sitemap listed before its cut. */
+    j = expect_fetch(f, 3030, "http://a.test/");
+    done(f, &j, 3030, 200, 5, 0);
+    j = expect_fetch(f, 3040, "http://a.test/only");
+    done(f, &j, 3040, 200, 5, 0);
+    assert_int_equal(next(f, 3050).action, BC_FRONTIER_DONE);
+    bc_frontier_free(f);
+
+    /* Killed while a retry waits: the resume hands it out with its
+     * retry count. */
+    memset(&fs, 0, sizeof(fs));
+    memset(&log, 0, sizeof(log));
+    f = make(&c);
+    assert_int_equal(bc_frontier_set_store(f, &st), BC_OK);
+    seed(f, "http://a.test/");
+    j = expect_sitemap(f, 0, "http://a.test/sitemap.xml", "http://a.test/", 0,
+                       false);
+    sitemap_fail(f, &j, 0, 502);
+    bc_frontier_free(f);
+    f = make(&c);
+    assert_int_equal(bc_frontier_restore_sitemap(f, &log.sm[1], false), BC_OK);
+    j = expect_sitemap(f, 0, "http://a.test/sitemap.xml", "http://a.test/", 0,
+                       false);
+    assert_int_equal(j.retries, 1);
+    struct bc_frontier_outcome ok = {200, 5, 0, BC_FAULT_NONE};
+    assert_int_equal(bc_frontier_sitemap_done(f, &j, &ok, 10), BC_OK);
+    assert_false(j.requeued);
+    bc_frontier_free(f);
+
+    /* A host given up as down: the sitemap that failed then is given
+     * up, and so is the one still queued (dropped), as its pages are. */
+    memset(&log, 0, sizeof(log));
+    c.obey_robots = true;
+    c.max_retries = 5;
+    c.host_give_up_ms = 1500;
+    f = make(&c);
+    seed(f, "http://a.test/");
+    robots(f, 0, "http://a.test/robots.txt", 200,
+           "Sitemap: http://a.test/a.xml\nSitemap: http://a.test/b.xml\n");
+    j = expect_sitemap(f, 10, "http://a.test/a.xml", "http://a.test/", 0, true);
+    sitemap_fail(f, &j, 10, 0); /* the run begins; a.xml retried at 1010 */
+    assert_true(j.requeued);
+    j = expect_sitemap(f, 1010, "http://a.test/b.xml", "http://a.test/", 0,
+                       true);
+    sitemap_fail(f, &j, 1600, 0); /* 1590 ms of faults: down */
+    assert_false(j.requeued);
+    assert_true(circuit(f).down);
+    j = next(f, 1600); /* a.xml dropped, then the seed */
+    assert_int_equal(j.action, BC_FRONTIER_DROP);
+    assert_int_equal(j.reason, BC_ADMIT_HOST_DOWN);
+    assert_string_equal(j.url, "http://a.test/");
+    assert_int_equal(next(f, 1600).action, BC_FRONTIER_DONE);
+    bc_frontier_stats(f, 1600, &s);
+    assert_int_equal(s.sitemaps[BC_FRONTIER_SITEMAP_TRANSIENT], 2);
+    assert_int_equal(s.sitemaps[BC_FRONTIER_SITEMAP_HOST_GIVEN_UP], 0);
+    bc_frontier_free(f);
+}
+
+/* The wait for a retry outlives the process: the circuit hook carries it
+ * (retry_ms, from the time of the hook), and a resume blocks the host
+ * until it ends rather than fetching the URL at once. */
+static void test_retry_wait_store(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    c.min_delay_ms = 0;
+    c.retry_jitter = 0.0;
+    c.retry_delay_ms = 10000;
+    c.host_failures = 0; /* no circuit breaker: only the retry waits */
+    static struct fake_store fs;
+    memset(&fs, 0, sizeof(fs));
+    struct bc_frontier *f = make(&c);
+    struct bc_frontier_store st = fake_store_of(&fs, 2);
+    assert_int_equal(bc_frontier_set_store(f, &st), BC_OK);
+    seed(f, "http://a.test/1");
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/1");
+    fail_transient(f, &j, 100, 0, 0);
+    assert_int_equal(j.retry_at_ms, 10100);
+    assert_int_equal(fs.hosts[0].circuit.retry_ms, 10000);
+    assert_int_equal(fs.hosts[0].circuit.circuit, BC_FRONTIER_CIRCUIT_CLOSED);
+    bc_frontier_free(f); /* killed */
+    fake_crash(&fs);
+    f = fake_resume(&fs, &c, 2, "http://a.test/1", 50000);
+    expect_wait(f, 50000, 60000); /* the 10000 ms it had left */
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 50000, &s);
+    assert_int_equal(s.hosts_blocked, 1);
+    j = expect_fetch(f, 60000, "http://a.test/1");
+    assert_int_equal(j.retries, 1);
+    done(f, &j, 60000, 200, 5, 0);
+    bc_frontier_free(f);
+
+    /* A Retry-After (a 503 asking for an hour) too. */
+    memset(&fs, 0, sizeof(fs));
+    c.max_retry_after_ms = 3600u * 1000u;
+    f = make(&c);
+    st = fake_store_of(&fs, 2);
+    assert_int_equal(bc_frontier_set_store(f, &st), BC_OK);
+    seed(f, "http://a.test/1");
+    j = expect_fetch(f, 0, "http://a.test/1");
+    fail_transient(f, &j, 0, 503, 3600u * 1000u);
+    assert_int_equal(fs.hosts[0].circuit.retry_ms, 3600u * 1000u);
+    bc_frontier_free(f);
+    fake_crash(&fs);
+    f = fake_resume(&fs, &c, 2, "http://a.test/1", 7);
+    expect_wait(f, 7, 7 + 3600u * 1000u);
     bc_frontier_free(f);
 }
 
@@ -3255,6 +3434,8 @@ int main(void)
         cmocka_unit_test(test_sitemap_default_and_scope),
         cmocka_unit_test(test_sitemap_host_cap),
         cmocka_unit_test(test_sitemap_store),
+        cmocka_unit_test(test_sitemap_retry),
+        cmocka_unit_test(test_retry_wait_store),
         cmocka_unit_test(test_partition_route),
         cmocka_unit_test(test_partition_route_errors),
         cmocka_unit_test(test_add_routed),

@@ -396,8 +396,8 @@ struct bc_frontier_job {
     size_t url_len;
     unsigned depth;     /* FETCH: the URL's depth */
     unsigned redirects; /* FETCH: redirect hops that led to the URL */
-    unsigned retries;   /* FETCH: times it was queued again after a
-                           transient fault */
+    unsigned retries;   /* FETCH, FETCH_SITEMAP: times it was queued
+                           again after a transient fault */
     enum bc_frontier_reason reason; /* DROP: why */
     uint64_t wait_until_ms;         /* WAIT: UINT64_MAX = until a done() */
     uint64_t started_ms;            /* FETCH, FETCH_ROBOTS: now_ms of next() */
@@ -419,9 +419,9 @@ struct bc_frontier_job {
     size_t scope_len;
     unsigned level;
     bool named;
-    /* FETCH, written by bc_frontier_done(): the URL was queued again to
-     * be retried (a transient fault with retries left), not before
-     * retry_at_ms. */
+    /* FETCH, FETCH_SITEMAP, written by bc_frontier_done() and
+     * bc_frontier_sitemap_done(): the URL was queued again to be retried
+     * (a transient fault with retries left), not before retry_at_ms. */
     bool requeued;
     uint64_t retry_at_ms;
     void *host;  /* internal: the host the job belongs to */
@@ -586,6 +586,10 @@ enum bc_frontier_sitemap_reason {
     BC_FRONTIER_SITEMAP_ROBOTS,       /* robots.txt disallows it */
     BC_FRONTIER_SITEMAP_HOST_GIVEN_UP, /* its host was given up */
     BC_FRONTIER_SITEMAP_NOMEM,         /* out of memory: not queued */
+    BC_FRONTIER_SITEMAP_TRANSIENT,     /* given up to transient faults: its
+                                          retries ran out, or its host was
+                                          given up as down (the crawl is
+                                          incomplete) */
     BC_FRONTIER_SITEMAP_REASON_COUNT   /* the number of reasons */
 };
 
@@ -624,10 +628,18 @@ enum bc_status bc_frontier_add_from_sitemap(struct bc_frontier *frontier,
 /*
  * Report the end of a FETCH_SITEMAP job at time now_ms: frees the host's
  * slot and sets its next contact as bc_frontier_done() does (a 429 or 503
- * blocks the host; the sitemap itself is not queued again). With a
- * store, the sitemap is recorded as done. job->url and job->scope stay
- * valid until the next bc_frontier_next() call. Returns BC_OK,
- * BC_ERR_INVALID_ARG (not an undone FETCH_SITEMAP job) or a store error.
+ * blocks the host). A transient fault counts against the host's circuit
+ * and, like a page's, is retried: with job->retries < max_retries the
+ * sitemap is queued again at the tail of its host's sitemaps (retries + 1,
+ * job->requeued, job->retry_at_ms as bc_frontier_done(); with a store
+ * through its sitemap hook, done false); with none left, or its host
+ * given up as down, it is given up (counted under
+ * BC_FRONTIER_SITEMAP_TRANSIENT; with a store, done with given_up set).
+ * Otherwise, with a store, the sitemap is recorded as done. job->url and
+ * job->scope stay valid until the next bc_frontier_next() call. Returns
+ * BC_OK, BC_ERR_INVALID_ARG (not an undone FETCH_SITEMAP job),
+ * BC_ERR_NOMEM (a retry could not be queued: counted under
+ * BC_FRONTIER_SITEMAP_NOMEM) or a store error.
  */
 enum bc_status bc_frontier_sitemap_done(struct bc_frontier *frontier,
                                         struct bc_frontier_job *job,
@@ -762,6 +774,9 @@ struct bc_frontier_sitemap {
     size_t scope_len;
     unsigned level;
     bool named;
+    unsigned retries; /* times queued again after a transient fault */
+    bool given_up;    /* done: given up to transient faults (retries ran
+                         out, or its host down), for a later retry */
 };
 
 /* A host's robots.txt outcome, as a store keeps it. */
@@ -793,6 +808,9 @@ struct bc_frontier_circuit_state {
     bool down;           /* given up as down */
     uint64_t down_lost;  /* down: URLs lost since (final or dropped) */
     uint64_t exhausted;  /* its URLs whose retries ran out */
+    uint64_t retry_ms;   /* the host waits for a retry (a transient
+                            fault's backoff, a Retry-After): how long from
+                            now (0: no wait) */
 };
 
 /* One host as bc_frontier_hosts() reports it. */
@@ -920,7 +938,8 @@ enum bc_status bc_frontier_restore_host(struct bc_frontier *frontier,
  * Rebuild a host's circuit from its stored state at time now_ms (after
  * bc_frontier_restore_host(), before any work): a half-open circuit (its
  * probe was lost) comes back open with no time left, so one probe goes
- * again. Returns BC_OK, BC_ERR_INVALID_ARG or BC_ERR_NOMEM.
+ * again; a retry's wait still running (c->retry_ms) blocks the host until
+ * it ends. Returns BC_OK, BC_ERR_INVALID_ARG or BC_ERR_NOMEM.
  */
 enum bc_status bc_frontier_restore_circuit(
     struct bc_frontier *frontier, const char *origin, size_t origin_len,
