@@ -84,10 +84,18 @@ def free_port():
         return s.getsockname()[1]
 
 
+# One retry of the site's always-failing pages (/error/500, /slow: a
+# 1.5 s timeout each time), 100 ms after the first try: the same path
+# through the retries, a crawl seconds shorter (e2e_outage and
+# test_crawler test the counts and delays themselves).
+RETRY = ["--retries", "1", "--retry-delay", "100"]
+
+
 def crawl_only(work, name, args, timeout=120):
     """Run crawl --quiet with --stats-json: (exit status, stats, stderr)."""
     stats = os.path.join(work, name + ".stats.json")
-    p = subprocess.run([CRAWL, "--quiet", "--stats-json", stats, *args],
+    p = subprocess.run([CRAWL, "--quiet", "--stats-json", stats, *RETRY,
+                        *args],
                        capture_output=True, text=True, timeout=timeout)
     s = {"pages": -1, "errors": {}}
     if os.path.exists(stats) and os.path.getsize(stats):
@@ -105,7 +113,8 @@ def crawl_and_check(sitedir, name, crawl_args, check_args):
     server = Server(sitedir, log)
     args = server.args
     cmd = [CRAWL, "--quiet", "--out", out, "--stats-json", stats,
-           "--timeout", "1500", "--max-body", "1000000", *crawl_args, *args]
+           "--timeout", "1500", "--max-body", "1000000", *RETRY, *crawl_args,
+           *args]
     t0 = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     elapsed = time.time() - t0
