@@ -541,19 +541,33 @@ static enum bc_status run_seq(struct bc_crawl_state *s, enum stmt_id id,
     return st;
 }
 
+/* What a store hook of a host does first: the turn's transaction opened
+ * and the origin's host (its row inserted when new) in *out. A failure
+ * marks the state failed. */
+static enum bc_status host_hook_begin(struct bc_crawl_state *s,
+                                      const char *origin, size_t len,
+                                      struct shost **out)
+{
+    enum bc_status st = ensure_txn(s);
+    if (st != BC_OK)
+        return st;
+    *out = host_of(s, origin, len);
+    if (!*out) {
+        s->failed = true;
+        return BC_ERR_IO;
+    }
+    return BC_OK;
+}
+
 static enum bc_status hook_queued(void *ctx, const char *origin, size_t len,
                                   const struct bc_frontier_entry *e,
                                   bool requeue, uint64_t *id)
 {
     struct bc_crawl_state *s = ctx;
-    enum bc_status st = ensure_txn(s);
+    struct shost *h;
+    enum bc_status st = host_hook_begin(s, origin, len, &h);
     if (st != BC_OK)
         return st;
-    struct shost *h = host_of(s, origin, len);
-    if (!h) {
-        s->failed = true;
-        return BC_ERR_IO;
-    }
     sqlite3_int64 seq = s->next_seq++;
     sqlite3_stmt *q;
     if (requeue) {
@@ -745,14 +759,10 @@ static enum bc_status hook_circuit(void *ctx, const char *origin, size_t len,
                                    const struct bc_frontier_circuit_state *c)
 {
     struct bc_crawl_state *s = ctx;
-    enum bc_status st = ensure_txn(s);
+    struct shost *h;
+    enum bc_status st = host_hook_begin(s, origin, len, &h);
     if (st != BC_OK)
         return st;
-    struct shost *h = host_of(s, origin, len);
-    if (!h) {
-        s->failed = true;
-        return BC_ERR_IO;
-    }
     uint64_t wall = wall_ms();
     const sqlite3_int64 v[] = {
         h->id,
