@@ -669,21 +669,6 @@ static enum bc_status decode_header(const unsigned char *hdr, uint64_t file_len,
     return BC_OK;
 }
 
-static enum bc_status write_all(int fd, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    while (len > 0) {
-        ssize_t w = write(fd, p, len > (1u << 30) ? (1u << 30) : len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return BC_ERR_IO;
-        p += w;
-        len -= (size_t)w;
-    }
-    return BC_OK;
-}
-
 static enum bc_status read_all(int fd, void *data, size_t len)
 {
     unsigned char *p = data;
@@ -764,14 +749,14 @@ static enum bc_status write_filter(int fd, const struct bc_bloom *b)
     XXH64_update(&state, hdr, sizeof(hdr));
     bc_words_to_le(b->words, b->nwords);
     XXH64_update(&state, b->words, bytes);
-    enum bc_status st = write_all(fd, hdr, sizeof(hdr));
+    enum bc_status st = bc_write_all(fd, hdr, sizeof(hdr));
     if (st == BC_OK)
-        st = write_all(fd, b->words, bytes);
+        st = bc_write_all(fd, b->words, bytes);
     bc_words_to_le(b->words, b->nwords); /* back to host order */
     if (st != BC_OK)
         return st;
     bc_put_le64(trailer, XXH64_digest(&state));
-    return write_all(fd, trailer, sizeof(trailer));
+    return bc_write_all(fd, trailer, sizeof(trailer));
 }
 
 /*
@@ -842,11 +827,6 @@ enum bc_status bc_save_atomic(const char *path,
         return st;
     }
     return sync_parent_dir(path);
-}
-
-enum bc_status bc_write_all(int fd, const void *data, size_t len)
-{
-    return write_all(fd, data, len);
 }
 
 static enum bc_status write_filter_ctx(int fd, const void *ctx)

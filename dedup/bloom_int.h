@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "bloomcrawl/bloom.h"
+#include "bc_io.h" /* bc_write_all, bc_read_all */
 
 __extension__ typedef unsigned __int128 bc_u128;
 
@@ -179,8 +180,6 @@ static inline void bc_block_masks(struct bc_hash128 h, unsigned k,
 enum bc_status bc_save_atomic(const char *path,
                               enum bc_status (*write)(int fd, const void *ctx),
                               const void *ctx);
-/* write(2) all of data, retrying short writes and EINTR: BC_ERR_IO. */
-enum bc_status bc_write_all(int fd, const void *data, size_t len);
 /*
  * Read the whole file at path into a new buffer (*data, freed by the
  * caller; *len bytes), for the loaders that check a file in memory.

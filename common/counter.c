@@ -1,0 +1,130 @@
+/*
+ * counter.c - reading and writing a counter described by a table row.
+ */
+#include "bloomcrawl/counter.h"
+
+#include <string.h>
+
+static const unsigned char *at(const struct bc_counter *c, const void *stats,
+                               size_t i, size_t size)
+{
+    return (const unsigned char *)stats + c->offset + i * size;
+}
+
+static size_t type_size(enum bc_counter_type t)
+{
+    switch (t) {
+    case BC_COUNTER_U64:
+        return sizeof(uint64_t);
+    case BC_COUNTER_SIZE:
+        return sizeof(size_t);
+    case BC_COUNTER_UINT:
+        return sizeof(unsigned);
+    case BC_COUNTER_INT:
+        return sizeof(int);
+    case BC_COUNTER_BOOL:
+        return sizeof(bool);
+    case BC_COUNTER_DOUBLE:
+        return sizeof(double);
+    }
+    return 1;
+}
+
+double bc_counter_value(const struct bc_counter *c, const void *stats, size_t i)
+{
+    const unsigned char *p = at(c, stats, i, type_size(c->type));
+    switch (c->type) {
+    case BC_COUNTER_U64: {
+        uint64_t v;
+        memcpy(&v, p, sizeof(v));
+        return (double)v;
+    }
+    case BC_COUNTER_SIZE: {
+        size_t v;
+        memcpy(&v, p, sizeof(v));
+        return (double)v;
+    }
+    case BC_COUNTER_UINT: {
+        unsigned v;
+        memcpy(&v, p, sizeof(v));
+        return (double)v;
+    }
+    case BC_COUNTER_INT: {
+        int v;
+        memcpy(&v, p, sizeof(v));
+        return (double)v;
+    }
+    case BC_COUNTER_BOOL: {
+        bool v;
+        memcpy(&v, p, sizeof(v));
+        return v ? 1.0 : 0.0;
+    }
+    case BC_COUNTER_DOUBLE: {
+        double v;
+        memcpy(&v, p, sizeof(v));
+        return v;
+    }
+    }
+    return 0.0;
+}
+
+uint64_t bc_counter_u64(const struct bc_counter *c, const void *stats, size_t i)
+{
+    if (c->type == BC_COUNTER_U64) {
+        uint64_t v;
+        memcpy(&v, at(c, stats, i, sizeof(v)), sizeof(v));
+        return v;
+    }
+    double d = bc_counter_value(c, stats, i);
+    return d > 0 ? (uint64_t)d : 0;
+}
+
+void bc_counter_set(const struct bc_counter *c, void *stats, size_t i,
+                    uint64_t v)
+{
+    unsigned char *p =
+        (unsigned char *)stats + c->offset + i * type_size(c->type);
+    switch (c->type) {
+    case BC_COUNTER_U64:
+        memcpy(p, &v, sizeof(v));
+        return;
+    case BC_COUNTER_SIZE: {
+        size_t s = (size_t)v;
+        memcpy(p, &s, sizeof(s));
+        return;
+    }
+    case BC_COUNTER_UINT: {
+        unsigned u = (unsigned)v;
+        memcpy(p, &u, sizeof(u));
+        return;
+    }
+    case BC_COUNTER_INT: {
+        int n = (int)v;
+        memcpy(p, &n, sizeof(n));
+        return;
+    }
+    case BC_COUNTER_BOOL: {
+        bool b = v != 0;
+        memcpy(p, &b, sizeof(b));
+        return;
+    }
+    case BC_COUNTER_DOUBLE: {
+        double d = (double)v;
+        memcpy(p, &d, sizeof(d));
+        return;
+    }
+    }
+}
+
+const char *bc_counter_kind_name(enum bc_counter_kind kind)
+{
+    switch (kind) {
+    case BC_COUNTER_TOTAL:
+        return "total";
+    case BC_COUNTER_RUN_TOTAL:
+        return "run_total";
+    case BC_COUNTER_GAUGE:
+        return "gauge";
+    }
+    return "?";
+}
