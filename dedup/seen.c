@@ -45,8 +45,9 @@
  * key, was ever added. Whoever removes a key from the LRU must pass the
  * same 16 bytes: bc_lru_remove(lru, &h, sizeof(h), lru_hash(h)). The
  * public bc_lru keeps whole keys; only the seen-test chooses to give it
- * fingerprints. A window or counting tier 1 (below) keys the LRU the
- * same way, with that tier's own 128-bit hash of the key.
+ * fingerprints. Every kind of tier 1 (below) keys the LRU the same way,
+ * with the 128-bit hash its table gives: the filter's own, or for a
+ * counting filter, which shows none, one the seen-test computes.
  *
  * THE COMPLETE-LRU RULE
  * Every key the filter has ever accepted as NEW also went into the LRU. So
