@@ -277,7 +277,8 @@ static struct bc_seen *seen_create(uint64_t n, enum bc_bloom_layout layout,
     bc_seen_config_init(&cfg);
     cfg.expected = n;
     cfg.fp_rate = 0.01;
-    cfg.layout = layout;
+    cfg.kind = layout == BC_BLOOM_CLASSIC ? BC_SEEN_BLOOM_CLASSIC
+                                          : BC_SEEN_BLOOM_BLOCKED;
     cfg.seed = seed;
     struct bc_seen *seen;
     enum bc_status st = bc_seen_create(&cfg, &seen);

@@ -2052,7 +2052,7 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
     if (config->recrawl_after_ms) {
         c->recrawl_clock =
             config->recrawl_clock ? config->recrawl_clock : realtime_ms;
-        fc.seen.window_kind = BC_SEEN_WINDOW_TIME;
+        fc.seen.kind = BC_SEEN_WINDOW_TIME;
         fc.seen.window = config->recrawl_after_ms;
         /* A crawl admits in bursts (a run admits its URLs within hours of
          * a week's window): each generation (window / (G - 1)) is sized

@@ -1112,12 +1112,13 @@ static void progress(struct crawl *c, uint64_t now, bool final)
              (unsigned long long)s.seen.duplicate,
              (unsigned long long)s.seen.probably_seen);
     snprintf(fill, sizeof(fill), "  %s %.1f %%",
-             s.seen.windowed ? "window" : "bloom",
-             s.seen.windowed ? s.seen.window.capacity
-                                   ? 100.0 * (double)s.seen.window.live_keys /
-                                         (double)s.seen.window.capacity
-                                   : 0.0
-                             : 100.0 * s.seen.bloom.fill);
+             s.seen.kind == BC_SEEN_WINDOW_TIME ? "window" : "bloom",
+             s.seen.kind == BC_SEEN_WINDOW_TIME
+                 ? s.seen.window.capacity
+                       ? 100.0 * (double)s.seen.window.live_keys /
+                             (double)s.seen.window.capacity
+                       : 0.0
+                 : 100.0 * s.seen.bloom.fill);
     /* Dropped in this order while the line is too wide for the terminal:
      * the hosts' detail, the verdicts, the filter's fill. */
     const char *parts[3] = {hosts, seen, fill};
@@ -1667,7 +1668,7 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
     fprintf(f, "  DUPLICATE          %llu\n", (unsigned long long)v->duplicate);
     fprintf(f, "  PROBABLY_SEEN      %llu\n",
             (unsigned long long)v->probably_seen);
-    if (v->windowed)
+    if (v->kind == BC_SEEN_WINDOW_TIME)
         fprintf(f,
                 "  window filter      %llu ms, G = %u, %.1f KiB, k = %u, "
                 "%llu live keys of %llu, FPR now %.2g (peak %.2g)\n"
@@ -2022,7 +2023,7 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
             (unsigned long long)v->bloom.bytes, v->bloom.k,
             (unsigned long long)v->bloom.inserts, v->bloom.fill,
             v->bloom.fpr_estimated);
-    if (v->windowed)
+    if (v->kind == BC_SEEN_WINDOW_TIME)
         fprintf(f,
                 "\"seen_window\": {\"ms\": %llu, \"generations\": %u, "
                 "\"bytes\": %llu, \"k\": %u, \"live_keys\": %llu, "
@@ -2881,7 +2882,8 @@ int main(int argc, char **argv)
     fc->exclude_count = o->exclude_count;
     fc->seen.expected = o->expect;
     fc->seen.fp_rate = o->fp_rate;
-    fc->seen.layout = o->layout;
+    fc->seen.kind = o->layout == BC_BLOOM_CLASSIC ? BC_SEEN_BLOOM_CLASSIC
+                                                  : BC_SEEN_BLOOM_BLOCKED;
     fc->seen.lru_capacity = (size_t)o->lru;
     cc.recrawl_after_ms = o->recrawl_ms;
     struct bc_fetcher_config *xc = &cc.fetcher;

@@ -59,7 +59,7 @@ int main(int argc, char **argv)
 {
     uint64_t pages = 20000, expect = 0, lru = BC_SEEN_DEFAULT_LRU;
     double fp_rate = BC_SEEN_DEFAULT_FP_RATE;
-    enum bc_bloom_layout layout = BC_BLOOM_BLOCKED;
+    enum bc_seen_kind layout = BC_SEEN_BLOOM_BLOCKED;
     const char *fp_text = NULL;
     for (int i = 1; i < argc; i++) {
         char name[16];
@@ -95,9 +95,9 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--fp-rate"))
             bad = args_rate(v, &fp_rate), fp_text = v;
         else if (!strcmp(v, "classic"))
-            layout = BC_BLOOM_CLASSIC;
+            layout = BC_SEEN_BLOOM_CLASSIC;
         else if (!strcmp(v, "blocked"))
-            layout = BC_BLOOM_BLOCKED;
+            layout = BC_SEEN_BLOOM_BLOCKED;
         else
             bad = 1;
         if (bad) {
@@ -110,7 +110,7 @@ int main(int argc, char **argv)
     bc_seen_config_init(&cfg);
     cfg.expected = expect ? expect : pages;
     cfg.fp_rate = fp_rate;
-    cfg.layout = layout;
+    cfg.kind = layout;
     cfg.lru_capacity = (size_t)lru;
     struct bc_seen *seen;
     enum bc_status st = bc_seen_create(&cfg, &seen);

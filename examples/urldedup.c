@@ -181,12 +181,19 @@ struct options {
     bool canonical, dry_run, stats;
     bool sized; /* --expect, --fp-rate or --layout given */
     const char *base, *state;
-    const char *forget; /* --forget FILE */
-    bool has_clock;     /* --clock given */
-    uint64_t clock;     /* its value */
-    struct bc_seen_config seen;
+    const char *forget;         /* --forget FILE */
+    bool has_clock;             /* --clock given */
+    uint64_t clock;             /* its value */
+    struct bc_seen_config seen; /* seen.kind: a window's, else layout */
+    enum bc_seen_kind layout;   /* --layout's kind */
     struct bc_url_policy policy;
 };
+
+/* Is tier 1 of this kind a window filter (count or time)? */
+static bool windowed(enum bc_seen_kind kind)
+{
+    return kind == BC_SEEN_WINDOW_COUNT || kind == BC_SEEN_WINDOW_TIME;
+}
 
 struct counters {
     uint64_t lines, valid, invalid, by_error[N_LINE_ERRORS + 1];
@@ -234,6 +241,7 @@ static int parse_args(int argc, char **argv, struct options *o,
         "--fp-rate", "--lru",         "--max-length",  "--layout",
         "--window",  "--window-time", "--clock",       "--forget"};
     bc_seen_config_init(&o->seen);
+    o->layout = o->seen.kind;
     for (int i = 1; i < argc; i++) {
         char name[32];
         const char *val;
@@ -324,13 +332,12 @@ static int parse_args(int argc, char **argv, struct options *o,
             o->policy.max_len = (size_t)n;
         } else if (strcmp(arg, "--layout") == 0) {
             o->sized = true;
-            o->seen.counting = false;
             if (strcmp(val, "classic") == 0)
-                o->seen.layout = BC_BLOOM_CLASSIC;
+                o->layout = BC_SEEN_BLOOM_CLASSIC;
             else if (strcmp(val, "blocked") == 0)
-                o->seen.layout = BC_BLOOM_BLOCKED;
+                o->layout = BC_SEEN_BLOOM_BLOCKED;
             else if (strcmp(val, "counting") == 0)
-                o->seen.counting = true;
+                o->layout = BC_SEEN_COUNTING;
             else {
                 fprintf(stderr,
                         "urldedup: bad --layout: %s "
@@ -343,7 +350,7 @@ static int parse_args(int argc, char **argv, struct options *o,
                 fprintf(stderr, "urldedup: bad --window: %s\n", val);
                 return 2;
             }
-            o->seen.window_kind = BC_SEEN_WINDOW_COUNT;
+            o->seen.kind = BC_SEEN_WINDOW_COUNT;
             o->seen.window = n;
         } else if (strcmp(arg, "--window-time") == 0) {
             if (args_duration(val, &n) != 0) {
@@ -353,7 +360,7 @@ static int parse_args(int argc, char **argv, struct options *o,
                         val);
                 return 2;
             }
-            o->seen.window_kind = BC_SEEN_WINDOW_TIME;
+            o->seen.kind = BC_SEEN_WINDOW_TIME;
             o->seen.window = n;
         } else if (strcmp(arg, "--clock") == 0) {
             if (args_count(val, true, &n) != 0) {
@@ -371,17 +378,18 @@ static int parse_args(int argc, char **argv, struct options *o,
                         "neither --dry-run nor --state\n");
         return 2;
     }
-    if (o->canonical &&
-        (o->seen.window_kind != BC_SEEN_WINDOW_NONE || o->forget != NULL)) {
+    if (o->canonical && (windowed(o->seen.kind) || o->forget != NULL)) {
         fprintf(stderr, "urldedup: --canonical does no dedup: it takes "
                         "neither --window, --window-time nor --forget\n");
         return 2;
     }
-    if (o->seen.counting && o->seen.window_kind != BC_SEEN_WINDOW_NONE) {
+    if (o->layout == BC_SEEN_COUNTING && windowed(o->seen.kind)) {
         fprintf(stderr, "urldedup: --layout counting and a window do not "
                         "go together (a window forgets on its own)\n");
         return 2;
     }
+    if (!windowed(o->seen.kind)) /* a window takes the place of a layout */
+        o->seen.kind = o->layout;
     if (o->policy.strip_params_count > 0)
         o->policy.strip_params = strip;
     return 0;
@@ -714,7 +722,7 @@ static void print_stats(const struct options *o, const struct counters *c,
             s.lru.count, s.lru.capacity, s.lru.key_bytes,
             (unsigned long long)s.lru.hits, (unsigned long long)s.lru.misses,
             (unsigned long long)s.lru.evictions, s.lru_complete ? "yes" : "no");
-    if (s.windowed) {
+    if (windowed(s.kind)) {
         fprintf(f,
                 "urldedup: window: %s %llu%s, %u generations, k %u, %.2f MiB, "
                 "sized for %llu keys in the window at %.3g; live keys %llu, "
@@ -730,7 +738,7 @@ static void print_stats(const struct options *o, const struct counters *c,
                                        : "");
         return;
     }
-    if (s.counting) {
+    if (s.kind == BC_SEEN_COUNTING) {
         fprintf(f,
                 "urldedup: counting: %llu counters (%.2f MiB), k %u, keys "
                 "%llu, forgotten %llu, saturated counters %llu, estimated "
@@ -771,18 +779,17 @@ static int check_kind(const struct options *o, const struct bc_seen *seen,
     const struct bc_window *w = bc_seen_window(seen);
     struct bc_seen_stats s;
     bc_seen_stats(seen, &s);
-    if (o->forget != NULL && !s.counting) {
+    if (o->forget != NULL && s.kind != BC_SEEN_COUNTING) {
         fprintf(stderr,
                 "urldedup: --forget: %s cannot forget a URL: only "
                 "--layout counting can (a window forgets on its own)\n",
                 w ? "a window filter" : "a Bloom filter");
         return 2;
     }
-    if (!loaded || o->seen.window_kind == BC_SEEN_WINDOW_NONE)
+    if (!loaded || !windowed(o->seen.kind))
         return 0;
-    enum bc_window_kind want = o->seen.window_kind == BC_SEEN_WINDOW_COUNT
-                                   ? BC_WINDOW_COUNT
-                                   : BC_WINDOW_TIME;
+    enum bc_window_kind want =
+        o->seen.kind == BC_SEEN_WINDOW_COUNT ? BC_WINDOW_COUNT : BC_WINDOW_TIME;
     if (w == NULL || s.window.kind != want ||
         s.window.window != o->seen.window) {
         fprintf(stderr,
@@ -969,9 +976,10 @@ int main(int argc, char **argv)
                     "urldedup: note: --expect, --fp-rate and --layout are "
                     "ignored: %s already exists, a %s filter sized for %llu "
                     "URLs\n",
-                    opt.state, ss.windowed ? "window" : "counting",
-                    (unsigned long long)(ss.windowed ? ss.window.capacity
-                                                     : ss.cbloom.n_expected));
+                    opt.state, windowed(ss.kind) ? "window" : "counting",
+                    (unsigned long long)(windowed(ss.kind)
+                                             ? ss.window.capacity
+                                             : ss.cbloom.n_expected));
         }
         if (check_kind(&opt, r.seen, loaded) != 0) {
             rc = 2;

@@ -427,7 +427,7 @@ static void test_seen_null_handle(void **state)
     memset(&st, 0xff, sizeof(st));
     bc_seen_stats(NULL, &st);
     assert_int_equal(st.tested, 0);
-    assert_false(st.windowed);
+    assert_int_equal(st.kind, 0);
 
     struct bc_seen_config c;
     bc_seen_config_init(&c);
@@ -439,11 +439,6 @@ static void test_seen_null_handle(void **state)
     c.expected = UINT64_MAX;
     assert_int_equal(bc_seen_create(&c, &s), BC_ERR_TOO_LARGE);
     bc_seen_config_init(&c);
-    c.counting = true;
-    c.window_kind = BC_SEEN_WINDOW_COUNT;
-    c.window = 100;
-    assert_int_equal(bc_seen_create(&c, &s), BC_ERR_INVALID_ARG);
-    bc_seen_config_init(&c);
     assert_int_equal(bc_seen_load(NULL, &c, &s), BC_ERR_INVALID_ARG);
     assert_int_equal(bc_seen_load(NO_FILE, NULL, &s), BC_ERR_INVALID_ARG);
     assert_int_equal(bc_seen_load(NO_FILE, &c, NULL), BC_ERR_INVALID_ARG);
@@ -451,21 +446,18 @@ static void test_seen_null_handle(void **state)
     assert_ptr_equal(s, SENTINEL);
 }
 
-/* The three tier-1 kinds, each with NULL keys, zero and huge counts. */
+/* The tier-1 kinds, each with NULL keys, zero and huge counts. */
 static void test_seen_null_args(void **state)
 {
     (void)state;
-    for (int kind = 0; kind < 3; kind++) {
+    for (int kind = BC_SEEN_BLOOM_CLASSIC; kind <= BC_SEEN_WINDOW_TIME;
+         kind++) {
         struct bc_seen_config c;
         bc_seen_config_init(&c);
+        c.kind = (enum bc_seen_kind)kind;
         c.expected = 1000;
         c.lru_capacity = 16;
-        if (kind == 1)
-            c.counting = true;
-        if (kind == 2) {
-            c.window_kind = BC_SEEN_WINDOW_COUNT;
-            c.window = 1000;
-        }
+        c.window = 1000;
         struct bc_seen *s;
         assert_int_equal(bc_seen_create(&c, &s), BC_OK);
         enum bc_seen_verdict v = (enum bc_seen_verdict)77;
@@ -706,14 +698,11 @@ static void test_bad_values(void **state)
     sc.fp_rate = NAN;
     assert_int_equal(bc_seen_create(&sc, &s), BC_ERR_INVALID_ARG);
     bc_seen_config_init(&sc);
-    sc.layout = (enum bc_bloom_layout)7;
-    assert_int_equal(bc_seen_create(&sc, &s), BC_ERR_INVALID_ARG);
-    bc_seen_config_init(&sc);
-    sc.window_kind = (enum bc_seen_window)7;
+    sc.kind = (enum bc_seen_kind)7;
     sc.window = 100;
     assert_int_equal(bc_seen_create(&sc, &s), BC_ERR_INVALID_ARG);
     bc_seen_config_init(&sc);
-    sc.window_kind = BC_SEEN_WINDOW_COUNT;
+    sc.kind = BC_SEEN_WINDOW_COUNT;
     sc.window = 0;
     assert_int_equal(bc_seen_create(&sc, &s), BC_ERR_INVALID_ARG);
     assert_ptr_equal(s, SENTINEL);

@@ -1415,7 +1415,7 @@ static void test_retry_wait_survives_kill(void **state)
 static struct bc_frontier *window_frontier(struct bc_crawl_state *s)
 {
     struct bc_frontier_config c = config();
-    c.seen.window_kind = BC_SEEN_WINDOW_TIME;
+    c.seen.kind = BC_SEEN_WINDOW_TIME;
     c.seen.window = 1000; /* ms; G = 4: a key is gone once 1336 ms old */
     struct bc_frontier *f = NULL;
     assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);

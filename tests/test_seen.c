@@ -54,6 +54,29 @@ static struct bc_seen *make(uint64_t n, double p, size_t lru)
     return s;
 }
 
+static const enum bc_seen_kind all_kinds[] = {
+    BC_SEEN_BLOOM_CLASSIC, BC_SEEN_BLOOM_BLOCKED, BC_SEEN_COUNTING,
+    BC_SEEN_WINDOW_COUNT, BC_SEEN_WINDOW_TIME};
+#define KINDS (sizeof(all_kinds) / sizeof(all_kinds[0]))
+
+/* A seen-test of the kind for n keys at rate p with an LRU of lru; a
+ * window is of 400 insertions or 400 clock units. */
+static struct bc_seen *make_kind(enum bc_seen_kind kind, uint64_t n, double p,
+                                 size_t lru)
+{
+    struct bc_seen_config c;
+    bc_seen_config_init(&c);
+    c.kind = kind;
+    c.expected = n;
+    c.fp_rate = p;
+    c.seed = 11;
+    c.lru_capacity = lru;
+    c.window = 400;
+    struct bc_seen *s = NULL;
+    assert_int_equal(bc_seen_create(&c, &s), BC_OK);
+    return s;
+}
+
 static void test_defaults_and_names(void **state)
 {
     (void)state;
@@ -61,7 +84,7 @@ static void test_defaults_and_names(void **state)
     bc_seen_config_init(&c);
     assert_int_equal(c.expected, BC_SEEN_DEFAULT_EXPECTED);
     assert_int_equal(c.lru_capacity, 50000);
-    assert_int_equal(c.layout, BC_BLOOM_BLOCKED);
+    assert_int_equal(c.kind, BC_SEEN_BLOOM_BLOCKED);
     assert_string_equal(bc_seen_verdict_name(BC_SEEN_NEW), "NEW");
     assert_string_equal(bc_seen_verdict_name(BC_SEEN_DUPLICATE), "DUPLICATE");
     assert_string_equal(bc_seen_verdict_name(BC_SEEN_PROBABLY_SEEN),
@@ -269,12 +292,12 @@ static void test_no_lru(void **state)
 }
 
 /* The batch call gives exactly the verdicts and counters of single calls,
- * on a stream where all three verdicts occur. */
-static void test_batch_equals_single(void **state)
+ * on a stream where all three verdicts occur, over every tier-1 kind. */
+static void batch_equals_single(enum bc_seen_kind kind)
 {
-    (void)state;
     enum { N = 20000 };
-    struct bc_seen *a = make(150, 0.05, 400), *b = make(150, 0.05, 400);
+    struct bc_seen *a = make_kind(kind, 150, 0.05, 400),
+                   *b = make_kind(kind, 150, 0.05, 400);
     static char keys[N][48];
     static const char *ptrs[N];
     static size_t lens[N];
@@ -312,33 +335,236 @@ static void test_batch_equals_single(void **state)
     bc_seen_free(b);
 }
 
-/* Fail every allocation of create and of a few test-and-adds in turn:
- * each failure is BC_ERR_NOMEM, leaks nothing (LeakSanitizer), and a
- * seen-test whose LRU failed once stops claiming completeness. */
+static void test_batch_equals_single(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < KINDS; i++)
+        batch_equals_single(all_kinds[i]);
+}
+
+/* ---- every tier-1 kind ------------------------------------------------- */
+
+/* What a stream did: an FNV-1a over its verdicts and forget codes, and the
+ * counters before the save. */
+struct digest {
+    uint64_t fnv;
+    uint64_t tested, verdict_new, duplicate, probably_seen, fp_caught,
+        forgotten, evictions;
+};
+
+static void mix(struct digest *d, unsigned v)
+{
+    d->fnv ^= v;
+    d->fnv *= 1099511628211u;
+}
+
+static void stream_key(char *buf, size_t cap, unsigned j)
+{
+    snprintf(buf, cap, "https://h%u.example/p/%u", j % 37, j);
+}
+
+/*
+ * One stream through a seen-test of the kind, for 300 keys at 5 % with an
+ * LRU of 600 over 1500 distinct keys, so that every verdict occurs: the
+ * filter overfills and its false positives are caught while the LRU is
+ * complete, then the LRU evicts and PROBABLY_SEEN appears; a window
+ * forgets. 3000 single calls (the clock at the call's number), 3000 in
+ * batches of 50, 500 peeks of keys never added, forget of 100 keys, a
+ * save, a load with an LRU of 64, 1000 more single calls.
+ */
+static void run_stream(enum bc_seen_kind kind, struct digest *d)
+{
+    struct bc_seen *s = make_kind(kind, 300, 0.05, 600);
+    memset(d, 0, sizeof(*d));
+    d->fnv = 14695981039346656037u;
+    static char buf[64][64];
+    const char *keys[64];
+    size_t lens[64];
+    enum bc_seen_verdict v[64];
+    uint64_t x = 1;
+    unsigned i = 0;
+    for (; i < 3000; i++) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        stream_key(buf[0], sizeof(buf[0]), (unsigned)(x >> 33) % 1500);
+        bc_seen_set_clock(s, i);
+        assert_int_equal(bc_seen_test_and_add(s, buf[0], strlen(buf[0]), &v[0]),
+                         BC_OK);
+        mix(d, v[0]);
+    }
+    for (; i < 6000; i += 50) {
+        for (unsigned b = 0; b < 50; b++) {
+            x = x * 6364136223846793005u + 1442695040888963407u;
+            stream_key(buf[b], sizeof(buf[b]), (unsigned)(x >> 33) % 1500);
+            keys[b] = buf[b];
+            lens[b] = strlen(buf[b]);
+        }
+        bc_seen_set_clock(s, i);
+        assert_int_equal(bc_seen_test_and_add_batch(s, keys, lens, 50, v),
+                         BC_OK);
+        for (unsigned b = 0; b < 50; b++)
+            mix(d, v[b]);
+    }
+    for (unsigned f = 0; f < 500; f++) {
+        snprintf(buf[0], sizeof(buf[0]), "https://fresh.example/%u", f);
+        mix(d, peek(s, buf[0], strlen(buf[0])));
+    }
+    for (unsigned j = 0; j < 100; j++) {
+        stream_key(buf[0], sizeof(buf[0]), j);
+        mix(d, (unsigned)bc_seen_forget(s, buf[0], strlen(buf[0])));
+    }
+    struct bc_seen_stats st;
+    bc_seen_stats(s, &st);
+    assert_int_equal(st.kind, kind);
+    d->tested = st.tested;
+    d->verdict_new = st.verdict_new;
+    d->duplicate = st.duplicate;
+    d->probably_seen = st.probably_seen;
+    d->fp_caught = st.fp_caught;
+    d->forgotten = st.forgotten;
+    d->evictions = st.lru.evictions;
+
+    char path[] = "/tmp/test_seen_kind_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(bc_seen_save(s, path), BC_OK);
+    bc_seen_free(s);
+    struct bc_seen_config c;
+    bc_seen_config_init(&c);
+    c.kind = BC_SEEN_COUNTING; /* ignored: the file decides */
+    c.lru_capacity = 64;
+    assert_int_equal(bc_seen_load(path, &c, &s), BC_OK);
+    unlink(path);
+    bc_seen_stats(s, &st);
+    assert_int_equal(st.kind, kind);
+    for (; i < 7000; i++) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        stream_key(buf[0], sizeof(buf[0]), (unsigned)(x >> 33) % 1500);
+        bc_seen_set_clock(s, i);
+        assert_int_equal(bc_seen_test_and_add(s, buf[0], strlen(buf[0]), &v[0]),
+                         BC_OK);
+        mix(d, v[0]);
+    }
+    bc_seen_stats(s, &st);
+    mix(d, (unsigned)st.verdict_new);
+    mix(d, (unsigned)st.duplicate);
+    mix(d, (unsigned)st.probably_seen);
+    bc_seen_free(s);
+}
+
+/*
+ * The tier-1 kind is one enum (issue 21): the three fields it replaced
+ * (counting, window_kind, layout) could also write a counting window,
+ * refused at run time, which no value of the enum can now say. Every
+ * value creates a seen-test that reports its kind, survives a save and a
+ * load, and gives exactly the verdicts, forget codes and counters of the
+ * seen-test before its tier 1 became a table of operations: the digests
+ * below were recorded by this stream from the code at commit 57dc1f5 (the
+ * kinds set by those three fields). A value outside the enum is
+ * BC_ERR_INVALID_ARG with *out untouched.
+ */
+static void test_every_kind_same_verdicts(void **state)
+{
+    (void)state;
+    static const struct digest before[KINDS] = {
+        {0x3e8e45960896edc6u, 6000, 929, 2198, 2873, 54, 0, 329},
+        {0x993170971c0f80ecu, 6000, 921, 2226, 2853, 41, 0, 321},
+        {0xf33384e34e9389a8u, 6000, 929, 2198, 2873, 54, 92, 329},
+        {0xc7a2e991ef8dfdd6u, 6000, 4062, 1834, 104, 11, 0, 2980},
+        {0xaa9081dfcffe8e42u, 6000, 4469, 1403, 128, 19, 0, 2951},
+    };
+    for (size_t i = 0; i < KINDS; i++) {
+        struct digest d;
+        run_stream(all_kinds[i], &d);
+        assert_int_equal(d.tested, before[i].tested);
+        assert_int_equal(d.verdict_new, before[i].verdict_new);
+        assert_int_equal(d.duplicate, before[i].duplicate);
+        assert_int_equal(d.probably_seen, before[i].probably_seen);
+        assert_int_equal(d.fp_caught, before[i].fp_caught);
+        assert_int_equal(d.forgotten, before[i].forgotten);
+        assert_int_equal(d.evictions, before[i].evictions);
+        assert_int_equal(d.fnv, before[i].fnv);
+    }
+
+    struct bc_seen_config c;
+    bc_seen_config_init(&c);
+    c.window = 400;
+    struct bc_seen *s = (struct bc_seen *)&c, *sentinel = s;
+    c.kind = (enum bc_seen_kind)5;
+    assert_int_equal(bc_seen_create(&c, &s), BC_ERR_INVALID_ARG);
+    c.kind = (enum bc_seen_kind) - 1;
+    assert_int_equal(bc_seen_create(&c, &s), BC_ERR_INVALID_ARG);
+    assert_ptr_equal(s, sentinel);
+}
+
+/* The kinds' names, and what each kind shows: its filter's statistics
+ * only, the filter behind bc_seen_bloom() or bc_seen_window(), forget. */
+static void test_kind_names_and_views(void **state)
+{
+    (void)state;
+    static const char *const names[KINDS] = {"bloom-classic", "bloom-blocked",
+                                             "counting", "window-count",
+                                             "window-time"};
+    for (size_t i = 0; i < KINDS; i++) {
+        enum bc_seen_kind kind = all_kinds[i];
+        assert_string_equal(bc_seen_kind_name(kind), names[i]);
+        struct bc_seen *s = make_kind(kind, 1000, 0.01, 100);
+        assert_int_equal(tadd(s, "https://a.example/"), BC_SEEN_NEW);
+        assert_int_equal(tadd(s, "https://a.example/"), BC_SEEN_DUPLICATE);
+        struct bc_seen_stats st;
+        bc_seen_stats(s, &st);
+        assert_int_equal(st.kind, kind);
+        bool bloom =
+            kind == BC_SEEN_BLOOM_CLASSIC || kind == BC_SEEN_BLOOM_BLOCKED;
+        bool window =
+            kind == BC_SEEN_WINDOW_COUNT || kind == BC_SEEN_WINDOW_TIME;
+        assert_true((bc_seen_bloom(s) != NULL) == bloom);
+        assert_true((bc_seen_window(s) != NULL) == window);
+        assert_true((st.bloom.m_bits != 0) == bloom);
+        assert_true((st.window.blocks != 0) == window);
+        assert_true((st.cbloom.m != 0) == (kind == BC_SEEN_COUNTING));
+        if (bloom)
+            assert_int_equal(st.bloom.layout, kind == BC_SEEN_BLOOM_CLASSIC
+                                                  ? BC_BLOOM_CLASSIC
+                                                  : BC_BLOOM_BLOCKED);
+        assert_int_equal(bc_seen_forget(s, "https://a.example/", 18),
+                         kind == BC_SEEN_COUNTING ? BC_OK : BC_ERR_UNSUPPORTED);
+        bc_seen_free(s);
+    }
+    assert_string_equal(bc_seen_kind_name((enum bc_seen_kind)5), "unknown");
+}
+
+/* Fail every allocation of create (of every kind) and of a few
+ * test-and-adds in turn: each failure is BC_ERR_NOMEM, leaks nothing
+ * (LeakSanitizer), and a seen-test whose LRU failed once stops claiming
+ * completeness. */
 static void test_allocation_failure(void **state)
 {
     (void)state;
     long before = alloc_calls;
     bc_seen_free(make(100, 0.01, 10));
     if (alloc_calls == before)
-        BC_SKIP(); /* not linked with --wrap */
-    for (long n = 0;; n++) {
-        struct bc_seen_config c;
-        bc_seen_config_init(&c);
-        c.expected = 1000;
-        c.lru_capacity = 10;
-        struct bc_seen *s = NULL;
-        fail_after = n;
-        enum bc_status st = bc_seen_create(&c, &s);
-        fail_after = -1;
-        if (st == BC_ERR_NOMEM) {
-            assert_null(s);
-            continue;
+        BC_SKIP();                     /* not linked with --wrap */
+    for (size_t i = 0; i < KINDS; i++) /* each kind's tier 1 is freed */
+        for (long n = 0;; n++) {
+            struct bc_seen_config c;
+            bc_seen_config_init(&c);
+            c.kind = all_kinds[i];
+            c.expected = 1000;
+            c.lru_capacity = 10;
+            c.window = 100;
+            struct bc_seen *s = NULL;
+            fail_after = n;
+            enum bc_status st = bc_seen_create(&c, &s);
+            fail_after = -1;
+            if (st == BC_ERR_NOMEM) {
+                assert_null(s);
+                continue;
+            }
+            assert_int_equal(st, BC_OK);
+            bc_seen_free(s);
+            break;
         }
-        assert_int_equal(st, BC_OK);
-        bc_seen_free(s);
-        break;
-    }
     struct bc_seen *s = make(1000, 0.01, 100);
     enum bc_seen_verdict v;
     fail_after = 0; /* the LRU's copy of the key fails */
@@ -366,6 +592,8 @@ int main(void)
         cmocka_unit_test(test_loaded_is_never_complete),
         cmocka_unit_test(test_no_lru),
         cmocka_unit_test(test_batch_equals_single),
+        cmocka_unit_test(test_every_kind_same_verdicts),
+        cmocka_unit_test(test_kind_names_and_views),
         cmocka_unit_test(test_allocation_failure),
     };
     return bc_test_status(cmocka_run_group_tests(tests, NULL, NULL));

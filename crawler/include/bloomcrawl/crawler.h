@@ -320,7 +320,7 @@ struct bc_crawler_config {
      * G = 4), it is admitted again when it is met again (a link, a
      * redirect, a sitemap entry, a seed), so its page is fetched again.
      * 0 (the default): the seen-test never forgets. With it the frontier's seen-test is a time
-     * window (frontier.seen.window_kind = BC_SEEN_WINDOW_TIME, window =
+     * window (frontier.seen.kind = BC_SEEN_WINDOW_TIME, window =
      * recrawl_after_ms; frontier.seen.expected is then the most URLs
      * admitted within any generation of it, recrawl_after_ms / 3 at G = 4
      * - a run that admits all its URLs at once counts them all: the

@@ -22,8 +22,10 @@
  * Bloom semantics only when it must. A PROBABLY_SEEN key is not put into
  * the LRU, so a later DUPLICATE is always exact.
  *
- * Tier 1 has three kinds (struct bc_seen_config):
- *   - a Bloom filter (the default): never forgets;
+ * Tier 1 is one of five kinds, one value of enum bc_seen_kind (below):
+ *   - a Bloom filter, classic or blocked (the default): never forgets;
+ *   - a counting filter (cbloom.h, 4x the memory of a classic filter):
+ *     bc_seen_forget() works;
  *   - a window filter (window.h), count or time: NEW means "not inserted
  *     within the window" (certain); DUPLICATE and PROBABLY_SEEN mean the
  *     window filter says "within the window". A key older than the window
@@ -31,11 +33,11 @@
  *     the LRU). The LRU holds no ages: a key the LRU holds whose window
  *     passed is DUPLICATE only when the window filter errs, i.e. at its
  *     false-positive rate, as for any key. Time windows read the clock
- *     set by bc_seen_set_clock();
- *   - a counting filter (cbloom.h, 4x the memory of a classic filter):
- *     bc_seen_forget() works.
- * The batch call prefetches only for a Bloom filter; over the other two
- * it tests one key after the other (the same verdicts).
+ *     set by bc_seen_set_clock().
+ * The verdicts above are the same rule over every kind. The batch call
+ * fetches ahead the Bloom or window filter's block of the keys further
+ * down the batch; a counting filter hashes the key itself, so over it the
+ * batch fetches ahead only the LRU's buckets (the same verdicts).
  *
  * Keys are bytes; the frontier passes canonical URLs. key may be NULL when
  * len is 0 (the empty key); a NULL key with len > 0 is BC_ERR_INVALID_ARG.
@@ -68,13 +70,24 @@ enum bc_seen_verdict {
  * for a value outside the enum. Static storage, never NULL. */
 const char *bc_seen_verdict_name(enum bc_seen_verdict verdict);
 
-/* A window on tier 1 (see window.h): none, the last W insertions, or the
- * last T units of the clock given to bc_seen_set_clock(). */
-enum bc_seen_window {
-    BC_SEEN_WINDOW_NONE = 0,
-    BC_SEEN_WINDOW_COUNT = 1,
-    BC_SEEN_WINDOW_TIME = 2
+/*
+ * Tier 1's kind: one value, so a combination that cannot work (a counting
+ * filter over a window) cannot be written. A window forgets on its own;
+ * only the counting filter forgets on request.
+ */
+enum bc_seen_kind {
+    BC_SEEN_BLOOM_CLASSIC = 0, /* Bloom filter, k probes over the array */
+    BC_SEEN_BLOOM_BLOCKED = 1, /* Bloom filter, k probes in one 512-bit
+                                  block (bloom.h); the default */
+    BC_SEEN_COUNTING = 2,      /* counting filter (cbloom.h): forget works */
+    BC_SEEN_WINDOW_COUNT = 3,  /* window filter of the last W insertions */
+    BC_SEEN_WINDOW_TIME = 4    /* window filter of the last T clock units */
 };
+
+/* The kind's name: "bloom-classic", "bloom-blocked", "counting",
+ * "window-count" or "window-time"; "unknown" for a value outside the
+ * enum. Static storage, never NULL. */
+const char *bc_seen_kind_name(enum bc_seen_kind kind);
 
 /* Defaults of struct bc_seen_config. */
 #define BC_SEEN_DEFAULT_EXPECTED 1000000u
@@ -82,21 +95,21 @@ enum bc_seen_window {
 #define BC_SEEN_DEFAULT_LRU      50000u /* Broder et al.: ~80 % hit rate */
 
 struct bc_seen_config {
-    uint64_t expected;           /* n the Bloom filter is sized for */
-    double fp_rate;              /* its target false-positive rate */
-    enum bc_bloom_layout layout; /* BC_BLOOM_BLOCKED by default */
-    uint64_t seed;               /* hash seed */
-    size_t lru_capacity;         /* LRU entries (0: no tier 2) */
-    size_t lru_max_bytes;        /* LRU key bytes, 0 = no byte limit; the
-                                  * LRU holds a 16-byte fingerprint per
-                                  * key, so at most lru_max_bytes / 16 */
-    /* Tier 1 kinds other than the Bloom filter (layout then unused): */
-    bool counting;                   /* a counting filter: forget works */
-    enum bc_seen_window window_kind; /* BC_SEEN_WINDOW_NONE by default */
-    uint64_t window;                 /* COUNT: W insertions; TIME: T clock
-                                        units, for expected keys per T */
-    unsigned window_generations;     /* G of window.h; 0: its default 4 */
-    unsigned window_segment_bits;    /* S of window.h; 0: its default 256 */
+    enum bc_seen_kind kind; /* tier 1; BC_SEEN_BLOOM_BLOCKED by default */
+    uint64_t expected;      /* n tier 1 is sized for (a time window: keys
+                               within any window, see window.h; a count
+                               window: unused, its capacity is window) */
+    double fp_rate;         /* tier 1's target false-positive rate */
+    uint64_t seed;          /* hash seed */
+    size_t lru_capacity;    /* LRU entries (0: no tier 2) */
+    size_t lru_max_bytes;   /* LRU key bytes, 0 = no byte limit; the
+                             * LRU holds a 16-byte fingerprint per
+                             * key, so at most lru_max_bytes / 16 */
+    /* Used by BC_SEEN_WINDOW_COUNT and BC_SEEN_WINDOW_TIME only: */
+    uint64_t window;              /* COUNT: W insertions; TIME: T clock
+                                     units, for expected keys per T */
+    unsigned window_generations;  /* G of window.h; 0: its default 4 */
+    unsigned window_segment_bits; /* S of window.h; 0: its default 256 */
 };
 
 /* Fill *config with the defaults above. A NULL config is a no-op. */
@@ -105,16 +118,14 @@ void bc_seen_config_init(struct bc_seen_config *config);
 struct bc_seen;
 
 /*
- * Create an empty seen-test. Tier 1: a counting filter when
- * config->counting (sized by expected and fp_rate), else a window filter
- * when window_kind is not NONE (COUNT: the last window insertions; TIME:
- * the last window clock units, for expected keys within any window,
- * spread over it as window.h says; both at fp_rate), else a Bloom filter
- * of the given layout. Counting with a window is refused. A time window
- * starts at clock 0 (see bc_seen_set_clock). Errors: BC_ERR_INVALID_ARG
- * (NULL, or bad sizing, or counting with a window, or a layout or
- * window_kind outside its enum), BC_ERR_TOO_LARGE, BC_ERR_NOMEM; *out is
- * untouched on error. Free with
+ * Create an empty seen-test whose tier 1 is of config->kind: a Bloom
+ * filter of that layout or a counting filter, each sized for expected
+ * keys at fp_rate; or a window filter (COUNT: the last window
+ * insertions; TIME: the last window clock units, for expected keys within
+ * any window, spread over it as window.h says; both at fp_rate). A time
+ * window starts at clock 0 (see bc_seen_set_clock). Errors:
+ * BC_ERR_INVALID_ARG (NULL, or bad sizing, or a kind outside its enum),
+ * BC_ERR_TOO_LARGE, BC_ERR_NOMEM; *out is untouched on error. Free with
  * bc_seen_free().
  */
 enum bc_status bc_seen_create(const struct bc_seen_config *config,
@@ -123,12 +134,12 @@ enum bc_status bc_seen_create(const struct bc_seen_config *config,
 /*
  * Create a seen-test whose tier 1 is loaded from path (saved by
  * bc_seen_save): a Bloom, window or counting filter, whichever the file
- * holds (a window's kind, size and clock come from the file; see
- * bc_seen_window()). config gives the LRU settings (its sizing and window
- * fields are ignored). The LRU starts empty and is never "complete".
- * Errors: BC_ERR_INVALID_ARG (NULL path, config or out), those of
- * bc_bloom_load(), bc_window_load() and bc_cbloom_load(), BC_ERR_NOMEM;
- * *out is untouched on error.
+ * holds (its kind, and a window's size and clock, come from the file; see
+ * bc_seen_stats() and bc_seen_window()). config gives the LRU settings
+ * (its kind, sizing and window fields are ignored). The LRU starts empty
+ * and is never "complete". Errors: BC_ERR_INVALID_ARG (NULL path, config
+ * or out), those of bc_bloom_load(), bc_window_load() and
+ * bc_cbloom_load(), BC_ERR_NOMEM; *out is untouched on error.
  */
 enum bc_status bc_seen_load(const char *path,
                             const struct bc_seen_config *config,
@@ -182,20 +193,19 @@ struct bc_seen_stats {
     uint64_t verdict_new;    /* NEW, including false positives caught */
     uint64_t duplicate;      /* DUPLICATE */
     uint64_t probably_seen;  /* PROBABLY_SEEN */
-    uint64_t fp_caught;      /* Bloom "maybe" proven wrong by a complete LRU */
+    uint64_t fp_caught;      /* tier 1 "maybe" proven wrong by a complete LRU */
     bool lru_complete;       /* the complete-LRU rule holds now */
     struct bc_lru_stats lru; /* tier 2 counters */
-    struct bc_bloom_stats bloom; /* O(m): a popcount pass */
-    /* Other tier 1 kinds (then bloom is all zero): */
-    bool windowed;                 /* tier 1 is a window filter */
-    struct bc_window_stats window; /* its statistics at the clock */
-    bool counting;                 /* tier 1 is a counting filter */
-    struct bc_cbloom_stats cbloom; /* its statistics, O(m) */
+    enum bc_seen_kind kind;  /* tier 1's; of the three below, only its
+                                own are filled, the others all zero */
+    struct bc_bloom_stats bloom;   /* a Bloom filter's, O(m): a popcount */
+    struct bc_window_stats window; /* a window filter's, at the clock */
+    struct bc_cbloom_stats cbloom; /* a counting filter's, O(m) */
     uint64_t forgotten;            /* keys forgotten by bc_seen_forget */
 };
 
 /* Fill *out (all zero for a NULL seen; nothing for a NULL out). Cost: O(m)
- * for the Bloom filter's popcount. */
+ * for a Bloom or counting filter's popcount, O(G) for a window's. */
 void bc_seen_stats(const struct bc_seen *seen, struct bc_seen_stats *out);
 
 /* The Bloom filter inside, for introspection (owned by seen); NULL when
