@@ -1217,6 +1217,25 @@ static bool pin_given(const struct bc_crawl_state *s,
     return false;
 }
 
+/* Record one pin: its row set, or deleted when its value is "". */
+static enum bc_status record_pin(struct bc_crawl_state *s,
+                                 const struct bc_crawl_state_option *pin)
+{
+    sqlite3_stmt *q;
+    const char *sql = *pin->value ? "INSERT OR REPLACE INTO config(name, "
+                                    "value) VALUES(?, ?)"
+                                  : "DELETE FROM config WHERE name = ?";
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return db_fail(s, "config");
+    sqlite3_bind_text(q, 1, pin->name, -1, SQLITE_STATIC);
+    if (*pin->value)
+        sqlite3_bind_text(q, 2, pin->value, -1, SQLITE_STATIC);
+    enum bc_status st =
+        sqlite3_step(q) == SQLITE_DONE ? BC_OK : db_fail(s, "config");
+    sqlite3_finalize(q);
+    return st;
+}
+
 enum bc_status bc_crawl_state_pin(struct bc_crawl_state *s,
                                   const struct bc_crawl_state_option *pins,
                                   size_t n, struct bc_crawl_state_error *err)
@@ -1230,47 +1249,40 @@ enum bc_status bc_crawl_state_pin(struct bc_crawl_state *s,
     for (size_t i = 0; i < n; i++)
         if (!pins[i].name || !pins[i].value)
             return BC_ERR_INVALID_ARG;
+    /* Until a run began nothing was crawled: record, replacing what an
+     * open before recorded (a pin given as "" is no row). */
+    if (s->first_run) {
+        enum bc_status st = BC_OK;
+        for (size_t i = 0; st == BC_OK && i < n; i++)
+            st = record_pin(s, &pins[i]);
+        return st;
+    }
     sqlite3_stmt *q;
-    const char *sql = s->first_run
-                          ? "INSERT OR REPLACE INTO config(name, value) "
-                            "VALUES(?, ?)"
-                          : "SELECT value FROM config WHERE name = ?";
-    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(s->db, "SELECT value FROM config WHERE name = ?", -1,
+                           &q, NULL) != SQLITE_OK)
         return db_fail(s, "config");
     enum bc_status st = BC_OK;
-    /* Until a run began nothing was crawled: record (a pin given as ""
-     * is not stored, as if never given). */
     for (size_t i = 0; st == BC_OK && i < n; i++) {
-        if (s->first_run && !*pins[i].value)
-            continue;
         sqlite3_bind_text(q, 1, pins[i].name, -1, SQLITE_STATIC);
-        if (s->first_run)
-            sqlite3_bind_text(q, 2, pins[i].value, -1, SQLITE_STATIC);
         int rc = sqlite3_step(q);
-        if (rc == SQLITE_ROW) {
-            const char *was = (const char *)sqlite3_column_text(q, 0);
-            if (strcmp(was ? was : "", pins[i].value) != 0)
-                st = pin_mismatch(s, err, pins[i].name, was ? was : "",
-                                  pins[i].value);
-        } else if (rc == SQLITE_DONE) {
-            if (!s->first_run && *pins[i].value)
-                st = pin_mismatch(s, err, pins[i].name, "", pins[i].value);
-        } else {
+        const char *was =
+            rc == SQLITE_ROW ? (const char *)sqlite3_column_text(q, 0) : "";
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
             st = db_fail(s, "config");
-        }
+        else if (strcmp(was ? was : "", pins[i].value) != 0)
+            st = pin_mismatch(s, err, pins[i].name, was ? was : "",
+                              pins[i].value);
         sqlite3_reset(q);
-        sqlite3_clear_bindings(q);
     }
     sqlite3_finalize(q);
-    if (st != BC_OK || s->first_run)
+    if (st != BC_OK)
         return st;
     /* A setting recorded that nobody gives now (neither these pins nor
      * the open's fixed settings). */
     if (sqlite3_prepare_v2(s->db, "SELECT name, value FROM config", -1, &q,
                            NULL) != SQLITE_OK)
         return db_fail(s, "config");
-    int rc;
-    while (st == BC_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+    while (st == BC_OK && sqlite3_step(q) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(q, 0);
         const char *was = (const char *)sqlite3_column_text(q, 1);
         if (name && !pin_given(s, pins, n, name))

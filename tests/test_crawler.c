@@ -1734,11 +1734,16 @@ static void test_pinned_settings(void **state)
      * by the next open (a crawl killed before its frontier was built). */
     snprintf(sub, sizeof(sub), "%s/t", dir);
     struct bc_crawl_state *s = state_at(sub);
-    cfg.state = s;
-    assert_int_equal(bc_crawler_pin(&cfg, NULL), BC_OK);
-    bc_crawl_state_close(s);
     struct bc_crawler_config other = cfg;
+    pin_recrawl(&other);
+    other.state = s;
+    assert_int_equal(bc_crawler_pin(&other, NULL), BC_OK);
+    bc_crawl_state_close(s);
+    /* The run that began had another scope and no recrawl window: those
+     * are what its resume must give. */
+    other = cfg;
     pin_scope(&other);
+    assert_int_equal(pinned_run(sub, &other, msg, sizeof(msg)), BC_OK);
     assert_int_equal(pinned_run(sub, &other, msg, sizeof(msg)), BC_OK);
     assert_int_equal(pinned_run(sub, &cfg, msg, sizeof(msg)), BC_ERR_MISMATCH);
     assert_int_equal(bc_crawler_pin(NULL, NULL), BC_ERR_INVALID_ARG);

@@ -307,7 +307,7 @@ struct bc_crawler_config {
      * except one cut by max_body_bytes (BC_ERR_FETCH_TOO_LARGE), which
      * keeps what was read, marked "WARC-Truncated: length", as is a
      * robots.txt cut at its 500 KiB. With a state too, each commit
-     * records the writer's position (bc_crawl_state_set_warc()): the
+     * records the writer's position (the state's private door): the
      * caller reopens the writer there on resume (bc_warc_open_at() with
      * bc_crawl_state_info()'s warc). A record's spool that cannot be
      * opened or written (EMFILE, ENOSPC) is a local failure of its
@@ -331,8 +331,9 @@ struct bc_crawler_config {
      * reads before every admission. The window counts from a URL's
      * admission, not from its fetch: a page waits in the queue before it
      * is fetched. With a state the window is saved in its snapshot and
-     * survives a resume: the crawler gives the resume's time to
-     * bc_crawl_state_set_seen_clock(), so no URL leaves its window early. */
+     * survives a resume: the crawler gives the resume's time to the
+     * state's replay of the journal (DESIGN 2.5), so no URL leaves its
+     * window early. */
     uint64_t recrawl_after_ms;
     /* The window's clock: milliseconds since the epoch (wall time, so the
      * time between two runs of a resumed crawl counts), called with ctx;
@@ -488,7 +489,7 @@ enum bc_status bc_crawler_add_scope(struct bc_crawler *crawler, const char *url,
 
 /*
  * Revisit (DESIGN 2.5): offer every known page of the crawl's state
- * (bc_crawl_state_known(): handed out in an earlier turn or run) to
+ * (its journal's pages handed out in an earlier turn or run) to
  * admission again, at its depth, at the recrawl clock: a page admitted
  * longer ago than recrawl_after_ms (and the window's slack) is due and
  * queued again; the others are duplicates. So a page's next fetch is due
