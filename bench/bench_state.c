@@ -32,6 +32,7 @@
 
 #include "bench_csv.h"
 #include "bloomcrawl/crawl_state.h"
+#include "state_int.h"
 #include "bench_urls.h"
 
 static double now_s(void)

@@ -128,7 +128,10 @@
  * Bloom filter is saved: it then holds exactly the committed admissions.
  * Whatever was admitted between two steps (seeds, URLs routed here by
  * other workers, the outbox rows their route() calls wrote) is in the
- * transaction too: a step that returns BC_OK has committed it.
+ * transaction too: a step that returns BC_OK has committed it. The
+ * state is reached through its private doors (state_int.h); before the
+ * frontier is built, the settings a resume may not change are checked
+ * (PINNED SETTINGS, bc_crawler_pin()).
  *
  * CRAWL WORKERS (frontier.partition, page_budget)
  * A partitioned frontier routes the URLs of other workers' hosts instead
@@ -208,7 +211,9 @@
 
 #include "bloomcrawl/robots.h"
 #include "bloomcrawl/url.h"
+#include "bc_buf.h"
 #include "latency_int.h"
+#include "state_int.h"
 
 /* Time between two snapshots of the seen-test with a crawl state. */
 #define SNAPSHOT_MS 2000u
@@ -2013,6 +2018,106 @@ void bc_crawler_config_init(struct bc_crawler_config *config)
     config->local_wait_ms = BC_CRAWLER_DEFAULT_LOCAL_WAIT_MS;
 }
 
+/*
+ * PINNED SETTINGS. A resumed crawl continues the one in its state: its
+ * seen-test was sized by expected, fp_rate, layout and lru_capacity (a
+ * snapshot of other sizing cannot be loaded, and a changed LRU or window
+ * changes what is a duplicate), its queue was admitted under scope,
+ * include and exclude, and its hosts were asked for robots.txt and
+ * sitemaps as user_agent, obey_robots and sitemaps said: a change would
+ * make one crawl of two rule sets, so it is refused, naming the setting.
+ * The names are crawl's options, which states written before the library
+ * pinned them also hold: such a state resumes with its settings checked.
+ * A setting off ("") is stored as no row, so a state from before a pin
+ * existed resumes as it was (recrawl_after_ms).
+ */
+enum { PIN_COUNT = 11 };
+
+struct pins {
+    struct bc_crawl_state_option opt[PIN_COUNT];
+    char expect[24], fp_rate[32], lru[24], recrawl[32];
+    struct bc_buf include, exclude;
+};
+
+/* Join a pattern list with spaces into b (data NULL when empty). */
+static enum bc_status join_patterns(struct bc_buf *b, const char *const *list,
+                                    size_t n)
+{
+    enum bc_status st = BC_OK;
+    for (size_t i = 0; st == BC_OK && i < n; i++) {
+        if (i)
+            st = bc_buf_putc(b, ' ');
+        if (st == BC_OK)
+            st = bc_buf_puts(b, list[i] ? list[i] : "");
+    }
+    return st;
+}
+
+/* The pinned settings of config, as strings (free with pins_free()). */
+static enum bc_status pins_of(const struct bc_crawler_config *config,
+                              struct pins *p)
+{
+    const struct bc_frontier_config *f = &config->frontier;
+    bc_buf_init(&p->include, 0);
+    bc_buf_init(&p->exclude, 0);
+    enum bc_status st =
+        join_patterns(&p->include, f->include, f->include_count);
+    if (st == BC_OK)
+        st = join_patterns(&p->exclude, f->exclude, f->exclude_count);
+    if (st != BC_OK)
+        return st;
+    snprintf(p->expect, sizeof(p->expect), "%llu",
+             (unsigned long long)f->seen.expected);
+    /* %.17g: every double prints as the one it is read back as. */
+    snprintf(p->fp_rate, sizeof(p->fp_rate), "%.17g", f->seen.fp_rate);
+    snprintf(p->lru, sizeof(p->lru), "%llu",
+             (unsigned long long)f->seen.lru_capacity);
+    p->recrawl[0] = '\0';
+    if (config->recrawl_after_ms)
+        snprintf(p->recrawl, sizeof(p->recrawl), "%llums",
+                 (unsigned long long)config->recrawl_after_ms);
+    const char *scope = f->scope == BC_SCOPE_HOST     ? "host"
+                        : f->scope == BC_SCOPE_DOMAIN ? "domain"
+                                                      : "any";
+    const struct bc_crawl_state_option opt[PIN_COUNT] = {
+        {"--scope", scope},
+        {"--include", p->include.data ? p->include.data : ""},
+        {"--exclude", p->exclude.data ? p->exclude.data : ""},
+        {"--expect", p->expect},
+        {"--fp-rate", p->fp_rate},
+        {"--layout",
+         f->seen.layout == BC_BLOOM_CLASSIC ? "classic" : "blocked"},
+        {"--lru", p->lru},
+        {"--user-agent", f->user_agent ? f->user_agent : ""},
+        {"--no-robots", f->obey_robots ? "no" : "yes"},
+        {"--sitemaps", f->sitemaps ? "yes" : "no"},
+        {"--recrawl-after", p->recrawl},
+    };
+    memcpy(p->opt, opt, sizeof(opt));
+    return BC_OK;
+}
+
+static void pins_free(struct pins *p)
+{
+    bc_buf_free(&p->include);
+    bc_buf_free(&p->exclude);
+}
+
+enum bc_status bc_crawler_pin(const struct bc_crawler_config *config,
+                              struct bc_crawl_state_error *err)
+{
+    if (err)
+        memset(err, 0, sizeof(*err));
+    if (!config || !config->state)
+        return BC_ERR_INVALID_ARG;
+    struct pins p;
+    enum bc_status st = pins_of(config, &p);
+    if (st == BC_OK)
+        st = bc_crawl_state_pin(config->state, p.opt, PIN_COUNT, err);
+    pins_free(&p);
+    return st;
+}
+
 enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
                                  struct bc_crawler **out)
 {
@@ -2030,6 +2135,13 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
     for (size_t i = 0; i < config->reject_type_count; i++)
         if (!bc_crawler_media_type_ok(config->reject_types[i]))
             return BC_ERR_INVALID_ARG;
+    /* Before anything is built: a changed pinned setting is refused
+     * (the state's message names it). */
+    if (config->state) {
+        enum bc_status pst = bc_crawler_pin(config, NULL);
+        if (pst != BC_OK)
+            return pst;
+    }
     struct bc_crawler *c = calloc(1, sizeof(*c));
     if (!c)
         return BC_ERR_NOMEM;

@@ -160,6 +160,7 @@
 
 #include "bloomcrawl/crawl_state.h"
 #include "bloomcrawl/seen.h"
+#include "state_int.h"
 
 #define APP_ID       0x62437374 /* "bCst" */
 #define DB_PAGE_SIZE "8192"
@@ -259,6 +260,14 @@ struct bc_crawl_state {
     bool run_begun;      /* begin_run() queued refetched_now again */
     uint64_t seen_clock; /* bc_crawl_state_set_seen_clock(), 0: none */
     uint64_t outbox;     /* rows in the outbox, committed or not */
+    /* The names given to bc_crawl_state_open() as fixed, for the check of
+     * recorded settings no longer given (bc_crawl_state_pin()). */
+    char **fixed_names;
+    size_t fixed_count;
+    bool first_run; /* no run began before this open: pins are recorded */
+    /* The time the state was open in the runs before this one (as of
+     * their last commits), and when this open was made (mono_ms()). */
+    uint64_t elapsed_before, opened_ms;
 };
 
 static const char schema_sql[] =
@@ -382,6 +391,14 @@ static uint64_t wall_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Milliseconds on the monotonic clock: durations within one run. */
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
@@ -1166,31 +1183,113 @@ static enum bc_status check_config(struct bc_crawl_state *s,
         sqlite3_reset(st);
     }
     sqlite3_finalize(st);
-    if (result != BC_OK)
-        return result;
-    /* A recorded name not given now. */
-    if (sqlite3_prepare_v2(s->db, "SELECT name, value FROM config", -1, &st,
-                           NULL) != SQLITE_OK)
-        return BC_ERR_CORRUPT;
-    while (result == BC_OK && sqlite3_step(st) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(st, 0);
-        bool given = false;
-        for (size_t i = 0; i < count && name; i++)
-            given = given || strcmp(fixed[i].name, name) == 0;
-        if (!given && name) {
-            const char *was = (const char *)sqlite3_column_text(st, 1);
-            snprintf(err->option, sizeof(err->option), "%s", name);
-            snprintf(err->was, sizeof(err->was), "%s", was ? was : "");
-            err->now[0] = '\0';
-            set_err(err->text, sizeof(err->text),
-                    "%s differs from the crawl in the state (was %s, now "
-                    "unset)",
-                    err->option, err->was);
-            result = BC_ERR_MISMATCH;
-        }
-    }
-    sqlite3_finalize(st);
     return result;
+}
+
+/* A recorded setting differs: fill *err and the state's message ("" is
+ * shown as none: a pin not given). */
+static enum bc_status pin_mismatch(struct bc_crawl_state *s,
+                                   struct bc_crawl_state_error *err,
+                                   const char *name, const char *was,
+                                   const char *now)
+{
+    snprintf(err->option, sizeof(err->option), "%s", name);
+    snprintf(err->was, sizeof(err->was), "%s", was);
+    snprintf(err->now, sizeof(err->now), "%s", now);
+    set_err(err->text, sizeof(err->text),
+            "%s differs from the crawl in the state (was %s, now %s)", name,
+            *was ? was : "none", *now ? now : "none");
+    snprintf(s->errmsg, sizeof(s->errmsg), "%s", err->text);
+    return BC_ERR_MISMATCH;
+}
+
+/* Is name one of pins[0..n) or of the fixed names given to the open? */
+static bool pin_given(const struct bc_crawl_state *s,
+                      const struct bc_crawl_state_option *pins, size_t n,
+                      const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(pins[i].name, name) == 0)
+            return true;
+    for (size_t i = 0; i < s->fixed_count; i++)
+        if (strcmp(s->fixed_names[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* Record one pin: its row set, or deleted when its value is "". */
+static enum bc_status record_pin(struct bc_crawl_state *s,
+                                 const struct bc_crawl_state_option *pin)
+{
+    sqlite3_stmt *q;
+    const char *sql = *pin->value ? "INSERT OR REPLACE INTO config(name, "
+                                    "value) VALUES(?, ?)"
+                                  : "DELETE FROM config WHERE name = ?";
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return db_fail(s, "config");
+    sqlite3_bind_text(q, 1, pin->name, -1, SQLITE_STATIC);
+    if (*pin->value)
+        sqlite3_bind_text(q, 2, pin->value, -1, SQLITE_STATIC);
+    enum bc_status st =
+        sqlite3_step(q) == SQLITE_DONE ? BC_OK : db_fail(s, "config");
+    sqlite3_finalize(q);
+    return st;
+}
+
+enum bc_status bc_crawl_state_pin(struct bc_crawl_state *s,
+                                  const struct bc_crawl_state_option *pins,
+                                  size_t n, struct bc_crawl_state_error *err)
+{
+    struct bc_crawl_state_error dummy;
+    if (!err)
+        err = &dummy;
+    memset(err, 0, sizeof(*err));
+    if (!s || (!pins && n > 0))
+        return BC_ERR_INVALID_ARG;
+    for (size_t i = 0; i < n; i++)
+        if (!pins[i].name || !pins[i].value)
+            return BC_ERR_INVALID_ARG;
+    /* Until a run began nothing was crawled: record, replacing what an
+     * open before recorded (a pin given as "" is no row). */
+    if (s->first_run) {
+        enum bc_status st = BC_OK;
+        for (size_t i = 0; st == BC_OK && i < n; i++)
+            st = record_pin(s, &pins[i]);
+        return st;
+    }
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db, "SELECT value FROM config WHERE name = ?", -1,
+                           &q, NULL) != SQLITE_OK)
+        return db_fail(s, "config");
+    enum bc_status st = BC_OK;
+    for (size_t i = 0; st == BC_OK && i < n; i++) {
+        sqlite3_bind_text(q, 1, pins[i].name, -1, SQLITE_STATIC);
+        int rc = sqlite3_step(q);
+        const char *was =
+            rc == SQLITE_ROW ? (const char *)sqlite3_column_text(q, 0) : "";
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            st = db_fail(s, "config");
+        else if (strcmp(was ? was : "", pins[i].value) != 0)
+            st = pin_mismatch(s, err, pins[i].name, was ? was : "",
+                              pins[i].value);
+        sqlite3_reset(q);
+    }
+    sqlite3_finalize(q);
+    if (st != BC_OK)
+        return st;
+    /* A setting recorded that nobody gives now (neither these pins nor
+     * the open's fixed settings). */
+    if (sqlite3_prepare_v2(s->db, "SELECT name, value FROM config", -1, &q,
+                           NULL) != SQLITE_OK)
+        return db_fail(s, "config");
+    while (st == BC_OK && sqlite3_step(q) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(q, 0);
+        const char *was = (const char *)sqlite3_column_text(q, 1);
+        if (name && !pin_given(s, pins, n, name))
+            st = pin_mismatch(s, err, name, was ? was : "", "");
+    }
+    sqlite3_finalize(q);
+    return st;
 }
 
 static enum bc_status create_db(struct bc_crawl_state *s,
@@ -1440,6 +1539,7 @@ static enum bc_status count_run(struct bc_crawl_state *s)
     enum bc_status st = count_in_flight(s, &n);
     if (st != BC_OK)
         return st;
+    s->first_run = s->runs == 0;
     s->runs++;
     s->refetched_now = (uint64_t)n;
     return BC_OK;
@@ -1644,6 +1744,23 @@ enum bc_status bc_crawl_state_open(const char *dir,
         snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
         goto out_fail;
     }
+    /* Kept as meta elapsed_ms; a state from before kept it as crawl's
+     * counter crawl.elapsed_ms. */
+    s->opened_ms = mono_ms();
+    if (s->resumed)
+        s->elapsed_before = (uint64_t)get_meta(
+            s, "elapsed_ms",
+            (sqlite3_int64)bc_crawl_state_counter_get(s, "crawl.elapsed_ms"));
+    if (count > 0 && !(s->fixed_names = calloc(count, sizeof(char *)))) {
+        st = BC_ERR_NOMEM;
+        goto out_fail;
+    }
+    for (; s->fixed_count < count; s->fixed_count++)
+        if (!(s->fixed_names[s->fixed_count] =
+                  strdup(fixed[s->fixed_count].name))) {
+            st = BC_ERR_NOMEM;
+            goto out_fail;
+        }
     free(db_path);
     *out = s;
     return BC_OK;
@@ -1680,6 +1797,9 @@ void bc_crawl_state_close(struct bc_crawl_state *s)
         HASH_DEL(s->counters, c);
         free(c);
     }
+    for (size_t i = 0; i < s->fixed_count; i++)
+        free(s->fixed_names[i]);
+    free(s->fixed_names);
     free(s->dir);
     free(s);
 }
@@ -1713,6 +1833,7 @@ void bc_crawl_state_info(const struct bc_crawl_state *s,
     out->queued = s->queued;
     out->journal = s->journal;
     out->snapshot_pos = s->snapshot_pos;
+    out->elapsed_before_ms = s->elapsed_before;
 }
 
 /* ---- the frontier of the state --------------------------------------- */
@@ -2430,6 +2551,10 @@ enum bc_status bc_crawl_state_commit(struct bc_crawl_state *s,
         st = set_meta(s, "runs", (sqlite3_int64)s->runs);
     if (st == BC_OK)
         st = set_meta(s, "refetched", (sqlite3_int64)s->refetched);
+    if (st == BC_OK)
+        st = set_meta(
+            s, "elapsed_ms",
+            (sqlite3_int64)(s->elapsed_before + mono_ms() - s->opened_ms));
     if (st == BC_OK)
         st = exec(s, "COMMIT"); /* the turn, whole (I4) */
     if (st != BC_OK) {

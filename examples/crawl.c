@@ -731,8 +731,6 @@ static int parse_options(int argc, char **argv, struct options *o)
  * progress line (every 0.5 s on a terminal, every 5 s otherwise). */
 #define RATE_WINDOW_MS 10000u
 #define RATE_SAMPLES   64u
-/* The state's counter of the milliseconds crawled in all runs. */
-#define ELAPSED_COUNTER "crawl.elapsed_ms"
 
 struct crawl {
     struct options opt;
@@ -751,8 +749,8 @@ struct crawl {
      * lines, a ring; the rate shown is over the last RATE_WINDOW_MS. */
     uint64_t rate_ms[RATE_SAMPLES], rate_pages[RATE_SAMPLES];
     size_t rate_count, rate_next;
-    /* With --state: the time of the runs before this one (the counter
-     * ELAPSED_COUNTER in the state, kept up to date while it runs). */
+    /* With --state: the time of the runs before this one (the state's
+     * elapsed_before_ms: each commit records it). */
     uint64_t elapsed_before;
     /* The first --out or --log write that failed: the file and errno.
      * Sticky: nothing is written to either after it, and the crawler is
@@ -1065,15 +1063,6 @@ static double recent_rate(struct crawl *c, uint64_t now, uint64_t pages)
     double secs = (double)(now - from_ms) / 1000.0;
     return secs > 0 && pages >= from_pages ? (double)(pages - from_pages) / secs
                                            : 0.0;
-}
-
-/* With --state: the time of all runs, kept in the state's counters (saved
- * with the next commit). */
-static void keep_elapsed(struct crawl *c, uint64_t now)
-{
-    if (c->state)
-        (void)bc_crawl_state_counter_set(c->state, ELAPSED_COUNTER,
-                                         c->elapsed_before + now - c->start_ms);
 }
 
 /* The progress line: on a terminal it is fitted to the width (parts
@@ -2301,82 +2290,66 @@ static void state_error(struct crawl *c, enum bc_status st)
             *msg ? msg : bc_strerror(st));
 }
 
-/* Join a list of options' values with spaces into buf. */
-static const char *joined(const char *const *list, size_t n, char *buf,
-                          size_t cap)
+/* A setting that may not change on resume was changed: exit status 2. */
+static int state_mismatch(const struct crawl *c,
+                          const struct bc_crawl_state_error *err)
 {
-    size_t used = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < n && used < cap; i++)
-        used += (size_t)snprintf(buf + used, cap - used, "%s%s", i ? " " : "",
-                                 list[i]);
-    return buf;
+    const char *dir = c->opt.state_dir;
+    fprintf(stderr,
+            "crawl: --state %s: %s differs from the crawl in %s (was %s, "
+            "now %s)\n",
+            dir, err->option, dir, *err->was ? err->was : "none",
+            *err->now ? err->now : "none");
+    return 2;
 }
 
 /*
- * Open --state DIR with the options that may not change on resume.
+ * Open --state DIR with crawl's own options that may not change on resume
+ * (the library pins the crawler configuration's: pin_state()): the WARC
+ * file, and a worker's place in its crawl (--redis itself may change).
  * Returns 0, or the exit status after a message: 2 for a changed option,
  * 1 for a DIR that is not a usable state.
  */
 static int open_state(struct crawl *c)
 {
     const struct options *o = &c->opt;
-    static char inc[4096], exc[4096];
-    char expect[32], fp[40], lru[32], warc_max[32], recrawl[32];
+    char warc_max[32], workers[16], worker[16];
     snprintf(warc_max, sizeof(warc_max), "%llu",
              (unsigned long long)o->warc_max_size);
-    snprintf(expect, sizeof(expect), "%llu", (unsigned long long)o->expect);
-    snprintf(fp, sizeof(fp), "%.17g", o->fp_rate);
-    snprintf(lru, sizeof(lru), "%llu", (unsigned long long)o->lru);
-    snprintf(recrawl, sizeof(recrawl), "%llums",
-             (unsigned long long)o->recrawl_ms);
-    const char *scope = o->scope == BC_SCOPE_HOST     ? "host"
-                        : o->scope == BC_SCOPE_DOMAIN ? "domain"
-                                                      : "any";
-    struct bc_crawl_state_option fixed[20] = {
-        {"--scope", scope},
-        {"--include", joined(o->include, o->include_count, inc, sizeof(inc))},
-        {"--exclude", joined(o->exclude, o->exclude_count, exc, sizeof(exc))},
-        {"--expect", expect},
-        {"--fp-rate", fp},
-        {"--layout", o->layout == BC_BLOOM_CLASSIC ? "classic" : "blocked"},
-        {"--lru", lru},
-        {"--user-agent", o->user_agent},
-        {"--no-robots", o->no_robots ? "yes" : "no"},
-        {"--warc", o->warc_file ? o->warc_file : ""},
-        {"--warc-max-size", warc_max},
-        {"--sitemaps", o->no_sitemaps ? "no" : "yes"},
-    };
-    size_t count = 12;
-    /* Only when given: a state made before the option existed (or
-     * without it) resumes as it was. */
-    if (o->recrawl_ms)
-        fixed[count++] =
-            (struct bc_crawl_state_option){"--recrawl-after", recrawl};
-    /* A worker's place in its crawl (--redis itself may change). */
-    char workers[16], worker[16];
     snprintf(workers, sizeof(workers), "%u", o->workers);
     snprintf(worker, sizeof(worker), "%u", o->worker);
-    if (o->redis) {
-        fixed[count++] = (struct bc_crawl_state_option){"--workers", workers};
-        fixed[count++] = (struct bc_crawl_state_option){"--worker", worker};
-        fixed[count++] =
-            (struct bc_crawl_state_option){"--crawl-id", o->crawl_id};
-    }
+    struct bc_crawl_state_option fixed[] = {
+        {"--warc", o->warc_file ? o->warc_file : ""},
+        {"--warc-max-size", warc_max},
+        {"--workers", workers},
+        {"--worker", worker},
+        {"--crawl-id", o->crawl_id ? o->crawl_id : ""},
+    };
+    size_t count = o->redis ? 5 : 2;
     struct bc_crawl_state_error err;
     enum bc_status st =
         bc_crawl_state_open(o->state_dir, fixed, count, &c->state, &err);
-    if (st == BC_ERR_MISMATCH) {
-        fprintf(stderr,
-                "crawl: --state %s: %s differs from the crawl in %s (was %s, "
-                "now %s)\n",
-                o->state_dir, err.option, o->state_dir,
-                *err.was ? err.was : "none", *err.now ? err.now : "none");
-        return 2;
-    }
+    if (st == BC_ERR_MISMATCH)
+        return state_mismatch(c, &err);
     if (st != BC_OK) {
         fprintf(stderr, "crawl: --state %s: %s\n", o->state_dir,
                 *err.text ? err.text : bc_strerror(st));
+        return 1;
+    }
+    return 0;
+}
+
+/* Refuse a resume that changes a setting the library pins (crawler.h,
+ * bc_crawler_pin()), before --out or the WARC is touched. Returns 0, 2
+ * after the message of a changed setting, 1 after another failure. */
+static int pin_state(struct crawl *c, const struct bc_crawler_config *cc)
+{
+    struct bc_crawl_state_error err;
+    enum bc_status st = bc_crawler_pin(cc, &err);
+    if (st == BC_ERR_MISMATCH)
+        return state_mismatch(c, &err);
+    if (st != BC_OK) {
+        state_error(c, st);
         return 1;
     }
     return 0;
@@ -2812,7 +2785,6 @@ static int run(struct crawl *c)
             return 0;
         check_saturation(c, false);
         uint64_t now = now_ms();
-        keep_elapsed(c, now);
         progress(c, now, false);
     }
 }
@@ -2914,6 +2886,9 @@ int main(int argc, char **argv)
     }
     if (o->state_dir && (rc = open_state(&c)) != 0)
         goto out_free;
+    cc.state = c.state;
+    if (c.state && (rc = pin_state(&c, &cc)) != 0)
+        goto out_free;
     if (o->retry_failed) {
         uint64_t n = 0;
         st = bc_crawl_state_retry_failed(c.state, &n);
@@ -2927,7 +2902,6 @@ int main(int argc, char **argv)
                 "faults queued again\n",
                 (unsigned long long)n);
     }
-    cc.state = c.state;
     if ((rc = open_warc(&c)) != 0)
         goto out_free;
     cc.warc = c.warc;
@@ -2996,8 +2970,11 @@ int main(int argc, char **argv)
                 DEFAULT_USER_AGENT);
 
     c.start_ms = now_ms();
-    if (c.state)
-        c.elapsed_before = bc_crawl_state_counter_get(c.state, ELAPSED_COUNTER);
+    if (c.state) {
+        struct bc_crawl_state_info si;
+        bc_crawl_state_info(c.state, &si);
+        c.elapsed_before = si.elapsed_before_ms;
+    }
     struct bc_crawler_stats at_start;
     bc_crawler_stats(c.crawler, &at_start);
     c.pages_before = at_start.pages;
@@ -3079,7 +3056,6 @@ int main(int argc, char **argv)
     if (c.state && rc != 1) {
         /* Commit and snapshot what the last steps left (a second signal
          * abandons transfers: those stay in flight, fetched on resume). */
-        keep_elapsed(&c, now_ms());
         st = bc_crawler_sync(c.crawler);
         if (st != BC_OK && write_error(&c, st)) {
             outcome = "failed";

@@ -25,6 +25,7 @@
 #include <sqlite3.h>
 
 #include "bloomcrawl/crawl_state.h"
+#include "state_int.h"
 
 static char base[256];
 static char dir[300];
@@ -234,10 +235,16 @@ static void test_config_mismatch(void **state)
     assert_string_equal(err.option, "--expect");
     assert_string_equal(err.was, "10000");
     assert_string_equal(err.now, "20000");
-    /* One fewer: the recorded one not given is named. */
+    /* One fewer: the open checks what is given; the recorded one nobody
+     * gives any more is named by the pin check (the crawler's, when it
+     * is made: bc_crawler_pin()). */
     assert_int_equal(bc_crawl_state_open(d, fixed, NFIXED - 1, &s, &err),
-                     BC_ERR_MISMATCH);
+                     BC_OK);
+    assert_int_equal(bc_crawl_state_pin(s, NULL, 0, &err), BC_ERR_MISMATCH);
     assert_string_equal(err.option, "--user-agent");
+    assert_string_equal(err.now, "");
+    assert_string_equal(bc_crawl_state_errmsg(s), err.text);
+    bc_crawl_state_close(s);
     /* Untouched: the runs count did not move. */
     s = open_ok(d);
     bc_frontier_free(frontier_of(s));

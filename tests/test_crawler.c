@@ -32,6 +32,7 @@
 #include "fixture_server.h"
 #include "latency_int.h"
 #include "skip.h"
+#include "state_int.h"
 
 static char include_pattern[64]; /* the server's URLs, "...:PORT/" + "*" */
 static const char *include_list[1] = {include_pattern};
@@ -1614,6 +1615,142 @@ static struct bc_crawl_state *state_at(const char *dir)
     return s;
 }
 
+static void pin_fp_rate(struct bc_crawler_config *c)
+{
+    c->frontier.seen.fp_rate = 0.01;
+}
+
+static void pin_scope(struct bc_crawler_config *c)
+{
+    c->frontier.scope = BC_SCOPE_DOMAIN;
+}
+
+static void pin_expect(struct bc_crawler_config *c)
+{
+    c->frontier.seen.expected = 20000;
+}
+
+static void pin_exclude(struct bc_crawler_config *c)
+{
+    static const char *const list[] = {"*/a/*", "*/b/*"};
+    c->frontier.exclude = list;
+    c->frontier.exclude_count = 2;
+}
+
+static void pin_robots(struct bc_crawler_config *c)
+{
+    c->frontier.obey_robots = false;
+}
+
+static void pin_recrawl(struct bc_crawler_config *c)
+{
+    c->recrawl_after_ms = 60000;
+}
+
+/* Create a crawler on the state in dir with cfg and free it (the run
+ * begins: its frontier is built). Returns bc_crawler_create()'s status;
+ * *msg gets the state's text. */
+static enum bc_status pinned_run(const char *dir, struct bc_crawler_config *cfg,
+                                 char *msg, size_t cap)
+{
+    struct bc_crawl_state *s = state_at(dir);
+    cfg->state = s;
+    struct bc_crawler *c = NULL;
+    enum bc_status st = bc_crawler_create(cfg, &c);
+    snprintf(msg, cap, "%s", bc_crawl_state_errmsg(s));
+    bc_crawler_free(c);
+    bc_crawl_state_close(s);
+    cfg->state = NULL;
+    return st;
+}
+
+/* PINNED SETTINGS (crawler.h): the library, not each embedder, refuses a
+ * resume that changes the seen-test's sizing, the scope, the patterns,
+ * the agent, the robots.txt and sitemap rules or the recrawl window,
+ * naming the setting with the values; the same configuration resumes,
+ * and settings not pinned may change. Before, an embedder that gave its
+ * own fixed list (or none) resumed with another scope or fp_rate. */
+static void test_pinned_settings(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/bc_pin_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char sub[64], msg[512];
+    snprintf(sub, sizeof(sub), "%s/s", dir);
+    struct bc_crawler_config cfg;
+    bc_crawler_config_init(&cfg);
+    cfg.frontier.seen.expected = 10000;
+    cfg.frontier.seen.fp_rate = 0.001;
+    cfg.frontier.scope = BC_SCOPE_HOST;
+    assert_int_equal(pinned_run(sub, &cfg, msg, sizeof(msg)), BC_OK);
+
+    /* The same configuration, and one that changes only what may change. */
+    cfg.concurrency = 3;
+    cfg.max_pages = 7;
+    cfg.frontier.min_delay_ms = 5;
+    assert_int_equal(pinned_run(sub, &cfg, msg, sizeof(msg)), BC_OK);
+
+    struct {
+        const char *option, *was, *now, *text;
+        void (*change)(struct bc_crawler_config *c);
+    } const cases[] = {
+        {"--fp-rate", "0.001", "0.01",
+         "--fp-rate differs from the crawl in the state (was 0.001, now "
+         "0.01)",
+         pin_fp_rate},
+        {"--scope", "host", "domain",
+         "--scope differs from the crawl in the state (was host, now "
+         "domain)",
+         pin_scope},
+        {"--expect", "10000", "20000", NULL, pin_expect},
+        {"--exclude", "", "*/a/* */b/*",
+         "--exclude differs from the crawl in the state (was none, now "
+         "*/a/* */b/*)",
+         pin_exclude},
+        {"--no-robots", "no", "yes", NULL, pin_robots},
+        {"--recrawl-after", "", "60000ms", NULL, pin_recrawl},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct bc_crawler_config other = cfg;
+        cases[i].change(&other);
+        assert_int_equal(pinned_run(sub, &other, msg, sizeof(msg)),
+                         BC_ERR_MISMATCH);
+        if (cases[i].text)
+            assert_string_equal(msg, cases[i].text);
+        /* bc_crawler_pin() says the same through its error record. */
+        struct bc_crawl_state *s = state_at(sub);
+        other.state = s;
+        struct bc_crawl_state_error err;
+        assert_int_equal(bc_crawler_pin(&other, &err), BC_ERR_MISMATCH);
+        assert_string_equal(err.option, cases[i].option);
+        assert_string_equal(err.was, cases[i].was);
+        assert_string_equal(err.now, cases[i].now);
+        bc_crawl_state_close(s);
+    }
+    /* Refused resumes changed nothing: the first configuration resumes. */
+    assert_int_equal(pinned_run(sub, &cfg, msg, sizeof(msg)), BC_OK);
+
+    /* Until a run begins nothing was crawled: the pins are recorded again
+     * by the next open (a crawl killed before its frontier was built). */
+    snprintf(sub, sizeof(sub), "%s/t", dir);
+    struct bc_crawl_state *s = state_at(sub);
+    struct bc_crawler_config other = cfg;
+    pin_recrawl(&other);
+    other.state = s;
+    assert_int_equal(bc_crawler_pin(&other, NULL), BC_OK);
+    bc_crawl_state_close(s);
+    /* The run that began had another scope and no recrawl window: those
+     * are what its resume must give. */
+    other = cfg;
+    pin_scope(&other);
+    assert_int_equal(pinned_run(sub, &other, msg, sizeof(msg)), BC_OK);
+    assert_int_equal(pinned_run(sub, &other, msg, sizeof(msg)), BC_OK);
+    assert_int_equal(pinned_run(sub, &cfg, msg, sizeof(msg)), BC_ERR_MISMATCH);
+    assert_int_equal(bc_crawler_pin(NULL, NULL), BC_ERR_INVALID_ARG);
+    cfg.state = NULL;
+    assert_int_equal(bc_crawler_pin(&cfg, NULL), BC_ERR_INVALID_ARG);
+}
+
 static void revisit_run(struct run *r, const char *dir, uint64_t wall,
                         uint64_t *known, uint64_t *due)
 {
@@ -1713,6 +1850,10 @@ static void outbox_line(void *ctx, const struct bc_crawl_state_routed *row)
              row->referrer ? row->referrer : "-");
 }
 
+/* The include pattern of test_durability's crawl: pinned, so its resume
+ * gives it too (bc_crawler_pin()). */
+static const char *durable_include[] = {"http://127.0.0.1*"};
+
 /* The child of test_durability: admit, route, step until a page's links
  * were admitted, step once more, then die by SIGKILL with nothing closed.
  * Exits 2 (never killed) if anything goes wrong. */
@@ -1727,8 +1868,7 @@ static void durability_child(const char *dir, bool step_after)
     cfg.frontier.max_depth = 1;
     /* The server on port 80 (the canonical link of /ok) is included and
      * another worker's: routed, never contacted. */
-    static const char *include[] = {"http://127.0.0.1*"};
-    cfg.frontier.include = include;
+    cfg.frontier.include = durable_include;
     static struct part p = {true, NULL, 0};
     cfg.frontier.partition.owns = part_owns;
     cfg.frontier.partition.route = part_route;
@@ -1839,6 +1979,7 @@ static void test_durability(void **state)
     struct bc_crawler_config cfg;
     config_for_server(&cfg, &r);
     cfg.frontier.max_depth = 1;
+    cfg.frontier.include = durable_include;
     cfg.state = s;
     /* The child's pages count (on_page compares): /ok, done before. */
     r.pages = (size_t)bc_crawl_state_counter_get(s, "crawler.pages");
@@ -2251,6 +2392,7 @@ int main(void)
         cmocka_unit_test(test_add_seed_store_error),
         cmocka_unit_test(test_add_scope),
         cmocka_unit_test(test_durability),
+        cmocka_unit_test(test_pinned_settings),
         cmocka_unit_test(test_fail),
         cmocka_unit_test(test_local_descriptors),
         cmocka_unit_test(test_local_wait),

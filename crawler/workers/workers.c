@@ -154,6 +154,7 @@
 #include "bloomcrawl/lru.h"
 #include "bloomcrawl/redis_conn.h"
 #include "bloomcrawl/workers.h"
+#include "state_int.h"
 
 #define COMMAND_TIMEOUT_MS 2000u
 #define BACKOFF_MIN_MS     100u

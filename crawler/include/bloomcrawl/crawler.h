@@ -293,7 +293,9 @@ struct bc_crawler_config {
      * bc_crawler_step() commits (the pages completed in the turn with
      * their links and the jobs handed out, before their transfers
      * start), and the seen-test is snapshotted every few seconds and by
-     * bc_crawler_sync(). Not owned: close it after bc_crawler_free(). */
+     * bc_crawler_sync(). A resume may not change the settings listed at
+     * bc_crawler_pin() (bc_crawler_create() refuses it). Not owned: close
+     * it after bc_crawler_free(). */
     struct bc_crawl_state *state;
     /* A WARC writer (bloomcrawl/warc.h) opened by the caller, or NULL.
      * With one, every transfer the crawler starts (pages, robots.txt)
@@ -305,7 +307,7 @@ struct bc_crawler_config {
      * except one cut by max_body_bytes (BC_ERR_FETCH_TOO_LARGE), which
      * keeps what was read, marked "WARC-Truncated: length", as is a
      * robots.txt cut at its 500 KiB. With a state too, each commit
-     * records the writer's position (bc_crawl_state_set_warc()): the
+     * records the writer's position (the state's private door): the
      * caller reopens the writer there on resume (bc_warc_open_at() with
      * bc_crawl_state_info()'s warc). A record's spool that cannot be
      * opened or written (EMFILE, ENOSPC) is a local failure of its
@@ -329,8 +331,9 @@ struct bc_crawler_config {
      * reads before every admission. The window counts from a URL's
      * admission, not from its fetch: a page waits in the queue before it
      * is fetched. With a state the window is saved in its snapshot and
-     * survives a resume: the crawler gives the resume's time to
-     * bc_crawl_state_set_seen_clock(), so no URL leaves its window early. */
+     * survives a resume: the crawler gives the resume's time to the
+     * state's replay of the journal (DESIGN 2.5), so no URL leaves its
+     * window early. */
     uint64_t recrawl_after_ms;
     /* The window's clock: milliseconds since the epoch (wall time, so the
      * time between two runs of a resumed crawl counts), called with ctx;
@@ -381,12 +384,49 @@ struct bc_crawler;
  * frontier.h says). bc_fetcher_global_init() must have been called.
  * Returns BC_OK and sets *out; BC_ERR_INVALID_ARG (NULL config or out,
  * concurrency 0, a fetcher callback or ctx set, a bad media type
- * pattern), the errors of
+ * pattern), BC_ERR_MISMATCH (with config.state: a pinned setting changed,
+ * bc_crawler_pin()), the errors of
  * bc_frontier_create() and bc_fetcher_create(), or BC_ERR_NOMEM; *out is
  * written only on success. Free with bc_crawler_free().
  */
 enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
                                  struct bc_crawler **out);
+
+/*
+ * PINNED SETTINGS: record, or check on resume, the settings of config that
+ * a crawl with a state may not change, because the state's seen-test,
+ * queue and hosts were made under them (a snapshot of other sizing cannot
+ * be loaded; a changed scope, pattern, agent or robots.txt rule would make
+ * one crawl of two rule sets). Named as crawl's options, with the value
+ * as recorded:
+ *   --scope          frontier.scope            host, domain or any
+ *   --include        frontier.include          the patterns, space-joined
+ *   --exclude        frontier.exclude          the same
+ *   --expect         frontier.seen.expected    decimal
+ *   --fp-rate        frontier.seen.fp_rate     %.17g
+ *   --layout         frontier.seen.layout      classic or blocked
+ *   --lru            frontier.seen.lru_capacity decimal
+ *   --user-agent     frontier.user_agent       the string
+ *   --no-robots      frontier.obey_robots      yes (not obeyed) or no
+ *   --sitemaps       frontier.sitemaps         yes or no
+ *   --recrawl-after  recrawl_after_ms          "<ms>ms"; not recorded
+ *                                              when 0, so a state from
+ *                                              before resumes as it was
+ * Until a run of the state began (nothing was crawled), they are recorded,
+ * replacing those before; afterwards each is compared with the recorded
+ * one, and a setting recorded that neither these nor the open's own fixed
+ * settings (crawl_state.h) give any more is a change too. Everything else
+ * (politeness, limits, retries, the fetcher's settings) may change on
+ * resume. bc_crawler_create() calls it with config.state set; an embedder
+ * calls it earlier to refuse a resume before touching its own outputs.
+ * Returns BC_OK, BC_ERR_MISMATCH (*err, if not NULL: option, was, now,
+ * text "--scope differs from the crawl in the state (was domain, now
+ * host)", the same text as bc_crawl_state_errmsg(); "" as none),
+ * BC_ERR_INVALID_ARG (NULL config, or no config.state), BC_ERR_IO,
+ * BC_ERR_NOMEM. Cost: O(recorded settings x 11).
+ */
+enum bc_status bc_crawler_pin(const struct bc_crawler_config *config,
+                              struct bc_crawl_state_error *err);
 
 /*
  * Free the crawler, its frontier and its fetcher. Transfers in flight are
@@ -449,7 +489,7 @@ enum bc_status bc_crawler_add_scope(struct bc_crawler *crawler, const char *url,
 
 /*
  * Revisit (DESIGN 2.5): offer every known page of the crawl's state
- * (bc_crawl_state_known(): handed out in an earlier turn or run) to
+ * (its journal's pages handed out in an earlier turn or run) to
  * admission again, at its depth, at the recrawl clock: a page admitted
  * longer ago than recrawl_after_ms (and the window's slack) is due and
  * queued again; the others are duplicates. So a page's next fetch is due
