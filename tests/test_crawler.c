@@ -1125,6 +1125,7 @@ static void test_sitemaps(void **state)
 static int own_server(const char *mode, pid_t *pid)
 {
     int fds[2];
+    *pid = -1;
     if (pipe(fds) != 0)
         return 0;
     *pid = fork();
