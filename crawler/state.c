@@ -159,6 +159,7 @@
 #include <uthash.h>
 
 #include "bloomcrawl/crawl_state.h"
+#include "bloomcrawl/frontier_store.h"
 #include "bloomcrawl/seen.h"
 
 #define APP_ID       0x62437374 /* "bCst" */

@@ -331,6 +331,8 @@ enum bc_status bc_crawl_state_outbox_remove(struct bc_crawl_state *state,
  * counter, restored at open. */
 uint64_t bc_crawl_state_outbox_count(const struct bc_crawl_state *state);
 
+struct bc_frontier_store; /* bloomcrawl/frontier_store.h */
+
 /* The frontier store hooks of this state (for a caller that creates its
  * own frontier; bc_crawl_state_frontier() sets them itself). */
 void bc_crawl_state_store(struct bc_crawl_state *state, size_t window,
