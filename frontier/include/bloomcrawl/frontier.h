@@ -148,7 +148,8 @@ enum bc_frontier_scope {
 #define BC_FRONTIER_ENUM_VALUE(constant, name) constant,
 enum bc_frontier_reason {
     BC_FRONTIER_REASON_LIST(BC_FRONTIER_ENUM_VALUE)
-        BC_ADMIT_REASON_COUNT /* the number of reasons, not a reason */
+    /* the number of reasons, not a reason */
+    BC_ADMIT_REASON_COUNT
 };
 
 /* A short name for a reason ("queued", "bad_url", ...; the list above);
@@ -634,7 +635,8 @@ enum bc_status bc_frontier_robots_done(struct bc_frontier *frontier,
 
 enum bc_frontier_sitemap_reason {
     BC_FRONTIER_SITEMAP_REASON_LIST(BC_FRONTIER_ENUM_VALUE)
-        BC_FRONTIER_SITEMAP_REASON_COUNT /* the number of reasons */
+    /* the number of reasons */
+    BC_FRONTIER_SITEMAP_REASON_COUNT
 };
 
 /* A short name for a sitemap reason ("queued", "bad_url", "out_of_scope",
