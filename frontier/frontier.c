@@ -709,18 +709,18 @@ static enum bc_status refill_window(struct bc_frontier *f, struct host *h)
     return st;
 }
 
-/* Why h's head URL must be dropped rather than fetched (its host given
- * up, or down, or robots.txt now disallows it), or BC_ADMIT_QUEUED. */
+/* Why h's head URL (its length in *len) must be dropped rather than
+ * fetched (its host given up, or down, or robots.txt now disallows it),
+ * or BC_ADMIT_QUEUED. */
 static enum bc_frontier_reason drop_reason(const struct bc_frontier *f,
-                                           const struct host *h)
+                                           const struct host *h, size_t *len)
 {
-    size_t len;
-    const char *head = queue_peek(f, h, &len);
+    const char *head = queue_peek(f, h, len);
     if (h->robots_state == ROBOTS_GIVEN_UP)
         return BC_ADMIT_HOST_GIVEN_UP;
     if (h->down)
         return BC_ADMIT_HOST_DOWN;
-    if (f->cfg.obey_robots && !bc_fr_robots_allows(h, head, len))
+    if (f->cfg.obey_robots && !bc_fr_robots_allows(h, head, *len))
         return BC_ADMIT_ROBOTS;
     return BC_ADMIT_QUEUED;
 }
@@ -763,14 +763,13 @@ static enum bc_status next_drop(struct bc_frontier *f, struct host *h,
     return BC_OK;
 }
 
-/* Hand h's head URL out as a FETCH job *j: one transfer more in flight,
- * the host's next start a delay away. */
+/* Hand h's head URL (len bytes) out as a FETCH job *j: one transfer
+ * more in flight, the host's next start a delay away. */
 static enum bc_status next_fetch(struct bc_frontier *f, struct host *h,
-                                 uint64_t now, struct bc_frontier_job *j)
+                                 uint64_t now, size_t len,
+                                 struct bc_frontier_job *j)
 {
     struct entry_meta m;
-    size_t len;
-    (void)queue_peek(f, h, &len);
     /* Allocated before the URL leaves the queue: out of memory, it stays
      * there and nothing is lost. */
     char *url = bc_fr_job_url_new(f, len);
@@ -822,7 +821,7 @@ static enum bc_status next_job(struct bc_frontier *f, uint64_t now,
     struct host *h = f->heap[0];
     j->internal.host = h;
     j->started_ms = now;
-    if (bc_fr_robots_needed(f, h, now))
+    if (robots_needed(f, h, now))
         return bc_fr_robots_next(f, h, j);
     if (h->sm_head) {
         enum bc_status st = bc_fr_sitemap_next(f, h, now, j);
@@ -833,10 +832,11 @@ static enum bc_status next_job(struct bc_frontier *f, uint64_t now,
     enum bc_status st = refill_window(f, h);
     if (st != BC_OK)
         return st;
-    enum bc_frontier_reason why = drop_reason(f, h);
+    size_t len;
+    enum bc_frontier_reason why = drop_reason(f, h, &len);
     if (why != BC_ADMIT_QUEUED)
         return next_drop(f, h, now, why, j);
-    return next_fetch(f, h, now, j);
+    return next_fetch(f, h, now, len, j);
 }
 
 enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,

@@ -28,10 +28,11 @@
  *  - A host is in the heap (heap_pos != NOT_IN_HEAP) exactly when
  *    bc_fr_host_schedule() wants it there: call it after any change to
  *    a host's queue, sitemaps, in_flight, robots_state, circuit or next_ms.
- *  - f->store_status, once not BC_OK, stays so: every public call but
- *    free() returns it.
- *  - A job's URL is on f->jobs_out until its done-call, then on
- *    f->retired until the next bc_frontier_next().
+ *  - f->store_status, once not BC_OK, stays so: every later add, next,
+ *    done, giveback, robots_done and sitemap_done call returns it.
+ *  - The URL of a FETCH, FETCH_ROBOTS or FETCH_SITEMAP job is on
+ *    f->jobs_out until its done-call (or give-back), then on f->retired
+ *    until the next bc_frontier_next(); a DROP's is f->drop_buf.
  */
 #ifndef BC_FRONTIER_FRONTIER_INT_H
 #define BC_FRONTIER_FRONTIER_INT_H
@@ -241,6 +242,18 @@ static inline uint64_t base_delay(const struct bc_frontier *f,
     return h->crawl_delay_ms > d ? h->crawl_delay_ms : d;
 }
 
+/* Whether h's robots.txt must be fetched before anything else of h's is
+ * handed out at now (frontier_robots.c: UNKNOWN, or a known outcome
+ * expired; never without obey_robots, nor for a host given up). */
+static inline bool robots_needed(const struct bc_frontier *f,
+                                 const struct host *h, uint64_t now)
+{
+    if (!f->cfg.obey_robots || h->robots_state == ROBOTS_GIVEN_UP || h->down)
+        return false;
+    return h->robots_state == ROBOTS_UNKNOWN ||
+           (h->robots_state != ROBOTS_FETCHING && now >= h->robots_expires);
+}
+
 /* The job_url whose text is a job's url. */
 static inline struct job_url *job_url_of(const char *text)
 {
@@ -291,8 +304,6 @@ bool bc_fr_text_referrer(struct bc_frontier *f, const char *referrer,
 
 enum bc_frontier_robots bc_fr_robots_public(enum robots_state s);
 bool bc_fr_robots_allows(const struct host *h, const char *url, size_t len);
-bool bc_fr_robots_needed(const struct bc_frontier *f, const struct host *h,
-                         uint64_t now);
 enum bc_status bc_fr_robots_next(struct bc_frontier *f, struct host *h,
                                  struct bc_frontier_job *j);
 

@@ -63,7 +63,7 @@
  *  - robots_failures counts unreachable answers in a row; any other
  *    answer resets it; GIVEN_UP comes after robots_retries retries.
  *  - Nothing asks for robots.txt without obey_robots, nor for a host
- *    given up (GIVEN_UP, or down: bc_fr_robots_needed()).
+ *    given up (GIVEN_UP, or down: robots_needed(), frontier_int.h).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -111,15 +111,6 @@ bool bc_fr_robots_allows(const struct host *h, const char *url, size_t len)
     size_t tlen;
     const char *target = url_target(url, len, &tlen);
     return bc_robots_allowed(h->robots, target, tlen);
-}
-
-bool bc_fr_robots_needed(const struct bc_frontier *f, const struct host *h,
-                         uint64_t now)
-{
-    if (!f->cfg.obey_robots || h->robots_state == ROBOTS_GIVEN_UP || h->down)
-        return false;
-    return h->robots_state == ROBOTS_UNKNOWN ||
-           (h->robots_state != ROBOTS_FETCHING && now >= h->robots_expires);
 }
 
 /* The robots.txt URL of a host (its origin's, or a redirect target), as

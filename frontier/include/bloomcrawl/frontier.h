@@ -662,8 +662,9 @@ enum bc_status bc_frontier_add_sitemap(struct bc_frontier *frontier,
  * Admit a page listed by the sitemap of job (a FETCH_SITEMAP job not yet
  * done): as bc_frontier_add() at depth 0 with job->url as the base (a
  * relative <loc>, which the protocol does not allow, resolves against
- * the sitemap) and as its referrer (job.referrer when handed out), refused with BC_ADMIT_SITEMAP_SCOPE when its canonical
- * URL does not start with job->scope. Returns as bc_frontier_add(), and
+ * the sitemap) and as its referrer (job.referrer when handed out),
+ * refused with BC_ADMIT_SITEMAP_SCOPE when its canonical URL does not
+ * start with job->scope. Returns as bc_frontier_add(), and
  * BC_ERR_INVALID_ARG for a job that is not a FETCH_SITEMAP job.
  */
 enum bc_status bc_frontier_add_from_sitemap(struct bc_frontier *frontier,
