@@ -461,8 +461,8 @@ enum bc_status bc_frontier_add(struct bc_frontier *f, const char *href,
 }
 
 /* The referrer that the URLs admitted from a FETCH job's page share: its
- * URL, copied once (REFERRERS). BC_ERR_NOMEM is counted as an add refused
- * for want of memory, as bc_fr_add_common() would. */
+ * URL, copied once (frontier.c: REFERRERS). BC_ERR_NOMEM is counted as an
+ * add refused for want of memory, as bc_fr_add_common() would. */
 static enum bc_status page_referrer(struct bc_frontier *f,
                                     const struct bc_frontier_job *job,
                                     enum bc_frontier_reason *reason,

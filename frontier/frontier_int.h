@@ -81,8 +81,8 @@ enum robots_state {
     ROBOTS_GIVEN_UP     /* unreachable after every retry: host dropped */
 };
 
-/* The host's circuit breaker (A CRAWL ALWAYS ENDS); the values are
- * enum bc_frontier_circuit's. */
+/* The host's circuit breaker (frontier.c: TRANSIENT FAULTS); the values
+ * are enum bc_frontier_circuit's. */
 enum circuit {
     CIRCUIT_CLOSED = BC_FRONTIER_CIRCUIT_CLOSED, /* requests go */
     CIRCUIT_OPEN = BC_FRONTIER_CIRCUIT_OPEN,     /* none before open_until */
@@ -138,8 +138,9 @@ struct sitemap_item {
     char text[];
 };
 
-/* A referrer shared by the queued URLs found on one page (see REFERRERS):
- * refs references, each released with referrer_release(). */
+/* A referrer shared by the queued URLs found on one page (frontier.c:
+ * REFERRERS): refs references, each released with
+ * bc_fr_referrer_release(). */
 struct referrer {
     size_t refs;
     size_t len;
@@ -166,11 +167,12 @@ struct job_url {
 /* What travels with a queued URL besides its bytes. */
 struct entry_meta {
     unsigned depth;
-    unsigned redirects;   /* hops of the redirect chain that led to it */
-    unsigned retries;     /* times queued again after a transient fault */
-    uint64_t id;          /* the store's id (0 without a store) */
-    struct referrer *ref; /* its referrer or NULL: queue_push() takes a
-                             reference, queue_pop() hands one out */
+    unsigned redirects; /* hops of the redirect chain that led to it */
+    unsigned retries;   /* times queued again after a transient fault */
+    uint64_t id;        /* the store's id (0 without a store) */
+    /* Its referrer or NULL: bc_fr_queue_push() takes a reference,
+     * frontier.c's queue_pop() hands one out. */
+    struct referrer *ref;
 };
 
 /* A string set (seed hosts and domains). */
