@@ -159,6 +159,7 @@
 #include <uthash.h>
 
 #include "bloomcrawl/crawl_state.h"
+#include "bloomcrawl/frontier_store.h"
 #include "bloomcrawl/seen.h"
 #include "state_int.h"
 

@@ -25,6 +25,7 @@
 
 #include "bloomcrawl/crawl_state.h"
 #include "bloomcrawl/frontier.h"
+#include "bloomcrawl/frontier_store.h"
 #include "bloomcrawl/status.h"
 #include "bloomcrawl/warc.h"
 

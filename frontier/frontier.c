@@ -1,5 +1,5 @@
 /*
- * frontier.c - the crawl frontier: admission, per-host queues, politeness.
+ * frontier.c - the crawl frontier: per-host queues, politeness, hand-out.
  *
  * THE PROBLEM
  * A crawler discovers links far faster than it may fetch them: a page has
@@ -58,19 +58,6 @@
  * costs a request every few minutes, not one per queued URL, and a host
  * back after a 5-second outage loses nothing but an open period.
  *
- * ROBOTS.TXT FIRST
- * A host's URLs are not handed out before its robots.txt outcome is known:
- * the first next() that reaches a host with an unknown (or expired, after
- * 24 h) robots.txt returns FETCH_ROBOTS instead. RFC 9309 2.3.1: 2xx, parse
- * and obey; 4xx, "unavailable", everything allowed; 5xx or no answer,
- * "unreachable", nothing allowed until a retry; up to 5 redirects. 408 and
- * 429 are 4xx that say "later": transient faults like a 5xx (DESIGN 3.4),
- * so unreachable too, as Google reads a 429 (RFC 9309 2.3.1.3 only lets a
- * crawler fetch when robots.txt is unavailable, it never makes it). URLs
- * admitted before the rules were known are checked when they come out of
- * the queue, and those now disallowed are handed back as DROP jobs, so the
- * caller sees every URL it gave: nothing is silently lost.
- *
  * A CRAWL ALWAYS ENDS
  * An unreachable robots.txt is retried with exponential backoff: the n-th
  * retry (n = 1, 2, ...) comes robots_retry_ms x 2^(n-1) after the failure
@@ -91,41 +78,13 @@
  * (bc_frontier_giveback(): ours, not the host's) is queued again as if it
  * had never been handed out: no retry, no fault counted.
  *
- * ADMISSION
- * add() runs the cheap checks first and the seen-test last, so a URL
- * refused for a limit (too deep now, a full queue) does not enter the
- * Bloom filter and can still be admitted when it comes back:
- *
- *     normalize -> length -> scope -> include/exclude -> depth
- *       -> redirect hops -> path segments -> trap guard
- *       -> partition (another worker's host: routed there, stop)
- *       -> host budget -> queue capacity
- *       -> robots.txt (if known) -> seen-test (on the seen-key) -> enqueue
- *
- * A host given up is no refusal: its URLs are admitted (seen-tested,
- * queued) and dropped at next() with the host's reason, like those queued
- * before the give-up - a URL refused at add() would be lost for good,
- * since no store would know of it.
- *
- * With a partition (crawl workers, frontier.h bc_frontier_partition), a
- * URL whose host another worker owns leaves after the checks that depend
- * on the URL alone, the same on every worker; what depends on the host
- * (its budget, its robots.txt, whether it was given up) and the seen-test
- * are the owner's, which alone holds them. So the seen-test is not asked
- * here: the owner's decides (a sender may route the same URL twice; the
- * owner admits it once).
- *
- * The trap guard refuses a path with a segment repeated more than twice
- * (/a/b/a/b/a/...), the signature of relative links that grow a path for
- * ever; depth and the host budget bound the other traps (calendars).
- *
  * MEMORY
  * A host queue is a list of byte chunks. An entry is a 2-byte length, a
  * 2-byte depth, a byte of redirect hops, a byte of retries, an
  * 8-byte pointer to its referrer and the URL bytes without a NUL: a
  * queued URL costs its length + 14 bytes, plus its share of the slack of
  * its host's chunks (an entry never straddles two). With a store
- * (frontier.h: PERSISTENCE) an entry also holds the store's 8-byte id,
+ * (frontier_store.h: PERSISTENCE) an entry also holds the store's 8-byte id,
  * and a host keeps only a window of its queue in chunks of at most 512
  * bytes; the rest is the store's.
  *
@@ -174,312 +133,64 @@
  * sitemap) keeps its last referrer and shares it with the next call that
  * names the same one.
  *
- * SITEMAPS (config.sitemaps; frontier.h: SITEMAPS)
- * A host's robots.txt outcome, once known, names its sitemaps (Sitemap:
- * lines, or /sitemap.xml). A sitemap job waits in a short FIFO of its own
- * per host (struct sitemap_item, at most sitemaps_per_host ever), beside
- * the host's URL queue: a host is in the heap while either has work, and
- * next() hands its sitemaps out first, under the same politeness. A set
- * of the sitemap URLs queued in the crawl (uthash, a few per host) makes
- * each one fetched once, however indexes loop; the job carries the prefix
- * its pages must start with, checked in admit() right after
- * normalization. A sitemap that failed with a transient fault is retried
- * as a URL is (its count in the item), at its host's sitemaps' tail; one
- * out of retries, or dropped with its host down, is given up to the fault
- * (BC_FRONTIER_SITEMAP_TRANSIENT), so the crawl is not complete.
- *
  * TIME
  * The caller passes now_ms to every call that needs time. The frontier
  * never reads a clock and never sleeps: the tests drive it with a fake
  * clock, and a crawler can replay a crawl.
+ *
+ * THE FILES
+ * This file hands work out and takes it back; the frontier's other jobs
+ * live beside it, around frontier_int.h (the layouts they share):
+ * admission in frontier_admit.c, robots.txt per host (its state machine
+ * drawn) in frontier_robots.c, sitemap jobs in frontier_sitemap.c, and
+ * the store and the restore calls in frontier_store.c.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdlib.h>
 #include <string.h>
 
-#include <libpsl.h>
-/* An allocation failure inside uthash must not exit (its default): it
- * rolls back instead, and a failed add leaves hh.tbl NULL. */
-#define HASH_NONFATAL_OOM 1
-#include <uthash.h>
-
-#include "bloomcrawl/frontier.h"
-#include "bloomcrawl/robots.h"
 #include "bloomcrawl/version.h"
+#include "frontier_int.h"
 
-#define CHUNK_FIRST          256u
-#define CHUNK_NEXT           512u
-#define CHUNK_MAX            (64u * 1024u)
-#define CHUNK_MAX_WINDOW     512u
-#define ENTRY_HEADER         14u /* length, depth, hops, retries, referrer */
-#define ENTRY_REF_AT         6u  /* where the referrer pointer is */
-#define ENTRY_ID             8u  /* with a store: the store's id of the URL */
-#define NOT_IN_HEAP          SIZE_MAX
-#define MAX_ROBOTS_REDIRECTS 5u
+/* ---- names ---------------------------------------------------------- */
 
-/* ---- per-host queues ------------------------------------------------- */
+/* Each table is made from its enum's list in frontier.h, so it has a name
+ * for every value, in the enum's order (the static_asserts check the
+ * count where the enum has one). */
+#define NAME_OF(constant, name) name,
 
-struct chunk {
-    struct chunk *next;
-    uint32_t cap;  /* bytes of data[] */
-    uint32_t head; /* next entry to read */
-    uint32_t tail; /* end of the entries written */
-    unsigned char data[];
-};
+static const char *const fault_names[] = {BC_FAULT_LIST(NAME_OF)};
+static const char *const reason_names[] = {BC_FRONTIER_REASON_LIST(NAME_OF)};
+static const char *const sitemap_reason_names[] = {
+    BC_FRONTIER_SITEMAP_REASON_LIST(NAME_OF)};
 
-enum robots_state {
-    ROBOTS_UNKNOWN = 0, /* not fetched yet (or expired, or redirected) */
-    ROBOTS_FETCHING,    /* a FETCH_ROBOTS job is out */
-    ROBOTS_PARSED,      /* rules known */
-    ROBOTS_ALLOW_ALL,   /* 4xx (not 408, 429): unavailable, no restriction */
-    ROBOTS_UNREACHABLE, /* 5xx, 408, 429, network error: nothing allowed */
-    ROBOTS_GIVEN_UP     /* unreachable after every retry: host dropped */
-};
-
-/* The host's circuit breaker (A CRAWL ALWAYS ENDS); the values are
- * enum bc_frontier_circuit's. */
-enum circuit {
-    CIRCUIT_CLOSED = BC_FRONTIER_CIRCUIT_CLOSED, /* requests go */
-    CIRCUIT_OPEN = BC_FRONTIER_CIRCUIT_OPEN,     /* none before open_until */
-    CIRCUIT_HALF_OPEN = BC_FRONTIER_CIRCUIT_HALF_OPEN /* one probe out */
-};
-
-struct host {
-    UT_hash_handle hh;
-    char *origin; /* "https://example.com:8443", the hash key */
-    size_t origin_len;
-    struct chunk *first, *last;
-    size_t queued;  /* URLs of the host's queue: in memory + spilled */
-    size_t spilled; /* with a store: the queue's tail held by the store */
-    size_t queue_bytes;
-    unsigned in_flight;
-    uint64_t next_ms;       /* earliest next contact */
-    uint64_t blocked_until; /* Retry-After or robots unreachable */
-    uint64_t admitted;      /* URLs enqueued, for the budget */
-    size_t heap_pos;
-    enum robots_state robots_state;
-    struct bc_robots *robots;
-    uint64_t robots_expires;
-    uint64_t crawl_delay_ms; /* from robots.txt, capped */
-    unsigned robots_redirects;
-    unsigned robots_failures;        /* unreachable outcomes in a row */
-    enum robots_state robots_before; /* while FETCHING: the state before,
-                                        for bc_frontier_giveback() */
-    uint64_t given_up_lost;          /* ROBOTS_GIVEN_UP: URLs dropped */
-    /* The circuit breaker: transient faults in a row (reset by any other
-     * outcome), when the first of them came, the open period now (0:
-     * not opened since the last success), and the host given up (down)
-     * with the URLs it lost since. */
-    enum circuit circuit;
-    unsigned failures;
-    uint64_t streak_since, open_until, backoff;
-    bool down;
-    uint64_t down_lost;
-    uint64_t exhausted; /* its URLs whose retries ran out */
-    char *robots_url;   /* a redirect target, or NULL for origin/robots.txt */
-    /* Sitemap jobs waiting (FIFO), and how many were ever queued here
-     * (for sitemaps_per_host). */
-    struct sitemap_item *sm_head, *sm_tail;
-    unsigned sm_count;
-};
-
-/* A queued sitemap job: text holds the URL, a NUL, the scope, a NUL. */
-struct sitemap_item {
-    struct sitemap_item *next;
-    size_t url_len, scope_len;
-    unsigned level;
-    unsigned retries; /* times queued again after a transient fault */
-    bool named;
-    char text[];
-};
-
-/* A referrer shared by the queued URLs found on one page (see REFERRERS):
- * refs references, each released with referrer_release(). */
-struct referrer {
-    size_t refs;
-    size_t len;
-    char text[]; /* NUL-terminated */
-};
-
-/*
- * The URL of a FETCH or FETCH_ROBOTS job. The frontier owns it: it is on
- * the list of jobs out until the job's done() or robots_done(), then on
- * the retired list until the next bc_frontier_next() call, so that the
- * caller can still resolve the page's links against job.url after done()
- * (frontier.h). free() releases both lists, jobs never done included.
- * from is the job's referrer (a reference taken from its queue entry),
- * as_referrer the job's URL shared by the links found on its page (made
- * by the first bc_frontier_add_link(); this job holds one reference).
- */
-struct job_url {
-    struct job_url *prev, *next;
-    struct referrer *from, *as_referrer;
-    size_t len;
-    char text[];
-};
-
-/* What travels with a queued URL besides its bytes. */
-struct entry_meta {
-    unsigned depth;
-    unsigned redirects;   /* hops of the redirect chain that led to it */
-    unsigned retries;     /* times queued again after a transient fault */
-    uint64_t id;          /* the store's id (0 without a store) */
-    struct referrer *ref; /* its referrer or NULL: queue_push() takes a
-                             reference, queue_pop() hands one out */
-};
-
-/* A string set (seed hosts and domains). */
-struct name {
-    UT_hash_handle hh;
-    char text[];
-};
-
-struct bc_frontier {
-    struct bc_frontier_config cfg;
-    struct bc_frontier_store store; /* store.queued NULL: no store */
-    size_t window;                  /* with a store: URLs in memory per host */
-    unsigned entry_header;          /* ENTRY_HEADER (+ ENTRY_ID with a store) */
-    enum bc_status store_status;    /* the first store error, sticky */
-    char *user_agent;
-    struct bc_url_idn_cache *idn_cache; /* hosts repeat: IDNA once each */
-    struct bc_seen *seen;
-    const psl_ctx_t *psl;
-    struct host *hosts; /* uthash by origin */
-    size_t host_count;
-    struct host **heap;
-    size_t heap_len, heap_cap;
-    struct name *scope_hosts, *scope_domains;
-    size_t queued, in_flight, queue_bytes;
-    uint64_t added, admitted, handed_out, robots_fetches, retried;
-    uint64_t given_back; /* jobs given back (bc_frontier_giveback()) */
-    uint64_t retries_exhausted;
-    uint64_t rng; /* splitmix64 state for the retry jitter */
-    uint64_t robots_parsed, robots_unavailable, robots_unreachable;
-    uint64_t reasons[BC_ADMIT_REASON_COUNT];
-    /* Sitemaps: the URLs queued in this crawl, the counters, and while
-     * bc_frontier_add_from_sitemap() runs, the prefix its URL needs. */
-    struct name *sitemap_seen;
-    uint64_t sitemap_fetches, sitemap_keys;
-    uint64_t sitemaps[BC_FRONTIER_SITEMAP_REASON_COUNT];
-    const char *admit_prefix;
-    size_t admit_prefix_len;
-    char *sm_buf, *sm_base_buf; /* scratch: a sitemap URL and its base */
-    struct job_url *jobs_out;   /* URLs of jobs not done yet */
-    struct job_url *retired;    /* URLs of jobs done since the last next() */
-    /* Scratch: the last base parsed, the URL and key being admitted. */
-    char *base_src, *base_buf, *url_buf, *key_buf, *drop_buf;
-    /* The referrer of the last bc_frontier_add_with_referrer() (one
-     * reference is the frontier's), shared with the next call's if the
-     * same. */
-    struct referrer *last_referrer;
-    size_t base_src_len;
-    struct bc_url base;
-    bool base_valid;
-    size_t last_len; /* url_buf holds the last canonical URL, or 0 */
-};
-
-/* Sitemaps (the section "sitemaps" below). */
-static void sitemap_default(struct bc_frontier *f, struct host *h);
-static void sitemap_seen_test(struct bc_frontier *f, const struct bc_url *u);
-static void sitemaps_of_robots(struct bc_frontier *f, struct host *h);
-static enum bc_status sitemap_next(struct bc_frontier *f, struct host *h,
-                                   uint64_t now, struct bc_frontier_job *j);
-static enum bc_status sitemap_giveback(struct bc_frontier *f, struct host *h,
-                                       const struct bc_frontier_job *job);
+_Static_assert(sizeof(reason_names) / sizeof(reason_names[0]) ==
+                   BC_ADMIT_REASON_COUNT,
+               "a name for every enum bc_frontier_reason value");
+_Static_assert(sizeof(sitemap_reason_names) / sizeof(sitemap_reason_names[0]) ==
+                   BC_FRONTIER_SITEMAP_REASON_COUNT,
+               "a name for every enum bc_frontier_sitemap_reason value");
 
 const char *bc_fault_name(enum bc_fault fault)
 {
-    switch (fault) {
-    case BC_FAULT_NONE:
-        return "none";
-    case BC_FAULT_PERMANENT:
-        return "permanent";
-    case BC_FAULT_TRANSIENT:
-        return "transient";
-    case BC_FAULT_LOCAL:
-        return "local";
-    }
-    return "unknown";
+    size_t i = (size_t)fault;
+    return i < sizeof(fault_names) / sizeof(fault_names[0]) ? fault_names[i]
+                                                            : "unknown";
 }
 
 const char *bc_frontier_reason_name(enum bc_frontier_reason reason)
 {
-    switch (reason) {
-    case BC_ADMIT_QUEUED:
-        return "queued";
-    case BC_ADMIT_BAD_URL:
-        return "bad_url";
-    case BC_ADMIT_TOO_LONG:
-        return "too_long";
-    case BC_ADMIT_OUT_OF_SCOPE:
-        return "out_of_scope";
-    case BC_ADMIT_EXCLUDED:
-        return "excluded";
-    case BC_ADMIT_TOO_DEEP:
-        return "too_deep";
-    case BC_ADMIT_TOO_MANY_SEGMENTS:
-        return "too_many_segments";
-    case BC_ADMIT_TRAP:
-        return "trap";
-    case BC_ADMIT_HOST_BUDGET:
-        return "host_budget";
-    case BC_ADMIT_QUEUE_FULL:
-        return "queue_full";
-    case BC_ADMIT_ROBOTS:
-        return "robots";
-    case BC_ADMIT_DUPLICATE:
-        return "duplicate";
-    case BC_ADMIT_PROBABLY_SEEN:
-        return "probably_seen";
-    case BC_ADMIT_NOMEM:
-        return "nomem";
-    case BC_ADMIT_HOST_GIVEN_UP:
-        return "host_given_up";
-    case BC_ADMIT_TOO_MANY_REDIRECTS:
-        return "too_many_redirects";
-    case BC_ADMIT_STORE_ERROR:
-        return "store_error";
-    case BC_ADMIT_SITEMAP_SCOPE:
-        return "sitemap_scope";
-    case BC_ADMIT_ROUTED:
-        return "routed";
-    case BC_ADMIT_HOST_DOWN:
-        return "host_down";
-    case BC_ADMIT_REASON_COUNT:
-        break;
-    }
-    return "unknown";
+    size_t i = (size_t)reason;
+    return i < BC_ADMIT_REASON_COUNT ? reason_names[i] : "unknown";
 }
 
 const char *
 bc_frontier_sitemap_reason_name(enum bc_frontier_sitemap_reason reason)
 {
-    switch (reason) {
-    case BC_FRONTIER_SITEMAP_QUEUED:
-        return "queued";
-    case BC_FRONTIER_SITEMAP_BAD_URL:
-        return "bad_url";
-    case BC_FRONTIER_SITEMAP_OUT_OF_SCOPE:
-        return "out_of_scope";
-    case BC_FRONTIER_SITEMAP_DUPLICATE:
-        return "duplicate";
-    case BC_FRONTIER_SITEMAP_TOO_DEEP:
-        return "too_deep";
-    case BC_FRONTIER_SITEMAP_HOST_CAP:
-        return "host_cap";
-    case BC_FRONTIER_SITEMAP_ROBOTS:
-        return "robots";
-    case BC_FRONTIER_SITEMAP_HOST_GIVEN_UP:
-        return "host_given_up";
-    case BC_FRONTIER_SITEMAP_NOMEM:
-        return "nomem";
-    case BC_FRONTIER_SITEMAP_TRANSIENT:
-        return "transient";
-    case BC_FRONTIER_SITEMAP_REASON_COUNT:
-        break;
-    }
-    return "unknown";
+    size_t i = (size_t)reason;
+    return i < BC_FRONTIER_SITEMAP_REASON_COUNT ? sitemap_reason_names[i]
+                                                : "unknown";
 }
 
 void bc_frontier_config_init(struct bc_frontier_config *c)
@@ -512,8 +223,6 @@ void bc_frontier_config_init(struct bc_frontier_config *c)
     c->max_segments = BC_FRONTIER_DEFAULT_MAX_SEGMENTS;
     bc_seen_config_init(&c->seen);
 }
-
-/* ---- the heap of hosts by next contact time -------------------------- */
 
 static bool heap_less(const struct host *a, const struct host *b)
 {
@@ -588,7 +297,7 @@ static void heap_remove(struct bc_frontier *f, struct host *h)
  * and no robots.txt fetch out. Call after any change to those or to
  * next_ms. The heap's capacity is reserved when a host is created, so the
  * push cannot fail. */
-static void host_schedule(struct bc_frontier *f, struct host *h)
+void bc_fr_host_schedule(struct bc_frontier *f, struct host *h)
 {
     bool wanted = (h->queued > 0 || h->sm_head) &&
                   h->in_flight < f->cfg.per_host_concurrency &&
@@ -604,11 +313,9 @@ static void host_schedule(struct bc_frontier *f, struct host *h)
     }
 }
 
-/* ---- referrers -------------------------------------------------------- */
-
 /* A new referrer of len bytes, no reference yet; NULL when out of
  * memory. */
-static struct referrer *referrer_new(const char *text, size_t len)
+struct referrer *bc_fr_referrer_new(const char *text, size_t len)
 {
     struct referrer *r = malloc(sizeof(*r) + len + 1);
     if (!r)
@@ -621,16 +328,14 @@ static struct referrer *referrer_new(const char *text, size_t len)
 }
 
 /* Drop one reference; the last frees it. NULL is a no-op. */
-static void referrer_release(struct referrer *r)
+void bc_fr_referrer_release(struct referrer *r)
 {
     if (r && --r->refs == 0)
         free(r);
 }
 
-/* ---- host queues ----------------------------------------------------- */
-
 /* Make room for an entry of len URL bytes at the host's tail. */
-static bool queue_reserve(struct bc_frontier *f, struct host *h, size_t len)
+bool bc_fr_queue_reserve(struct bc_frontier *f, struct host *h, size_t len)
 {
     size_t need = f->entry_header + len;
     if (h->last && h->last->cap - h->last->tail >= need)
@@ -661,9 +366,9 @@ static bool queue_reserve(struct bc_frontier *f, struct host *h, size_t len)
     return true;
 }
 
-/* Append an entry; queue_reserve() must have made room. */
-static void queue_push(struct bc_frontier *f, struct host *h, const char *url,
-                       size_t len, const struct entry_meta *m)
+/* Append an entry; bc_fr_queue_reserve() must have made room. */
+void bc_fr_queue_push(struct bc_frontier *f, struct host *h, const char *url,
+                      size_t len, const struct entry_meta *m)
 {
     struct chunk *c = h->last;
     unsigned char *p = c->data + c->tail;
@@ -728,21 +433,13 @@ static size_t queue_pop(struct bc_frontier *f, struct host *h, char *buf,
     return len;
 }
 
-/* Whether the next URL queued at the host's tail goes to memory: always
- * without a store; with one, while the host's window has room and none of
- * its queue is spilled (memory holds a prefix of the host's FIFO). */
-static bool in_memory_next(const struct bc_frontier *f, const struct host *h)
-{
-    return !f->store.queued || (h->spilled == 0 && h->queued < f->window);
-}
-
-/* Queue a URL at the host's tail: into memory (queue_reserve() made
+/* Queue a URL at the host's tail: into memory (bc_fr_queue_reserve() made
  * room), or, with a store, counted as spilled: the store holds it. */
-static void enqueue(struct bc_frontier *f, struct host *h, const char *url,
-                    size_t len, const struct entry_meta *m, bool to_memory)
+void bc_fr_enqueue(struct bc_frontier *f, struct host *h, const char *url,
+                   size_t len, const struct entry_meta *m, bool to_memory)
 {
     if (to_memory) {
-        queue_push(f, h, url, len, m);
+        bc_fr_queue_push(f, h, url, len, m);
     } else {
         h->spilled++;
         h->queued++;
@@ -760,7 +457,7 @@ static void host_free(const struct bc_frontier *f, struct host *h)
             const unsigned char *p = c->data + at;
             struct referrer *r;
             memcpy(&r, p + ENTRY_REF_AT, sizeof(r));
-            referrer_release(r);
+            bc_fr_referrer_release(r);
             at += (uint32_t)(f->entry_header +
                              ((size_t)p[0] | (size_t)p[1] << 8));
         }
@@ -778,8 +475,8 @@ static void host_free(const struct bc_frontier *f, struct host *h)
     free(h);
 }
 
-static struct host *host_find(struct bc_frontier *f, const char *origin,
-                              size_t len)
+struct host *bc_fr_host_find(struct bc_frontier *f, const char *origin,
+                             size_t len)
 {
     struct host *h;
     HASH_FIND(hh, f->hosts, origin, len, h);
@@ -787,10 +484,10 @@ static struct host *host_find(struct bc_frontier *f, const char *origin,
 }
 
 /* The host of an origin, created when new; NULL when out of memory. */
-static struct host *host_get(struct bc_frontier *f, const char *origin,
-                             size_t len)
+struct host *bc_fr_host_get(struct bc_frontier *f, const char *origin,
+                            size_t len)
 {
-    struct host *h = host_find(f, origin, len);
+    struct host *h = bc_fr_host_find(f, origin, len);
     if (h)
         return h;
     if (f->host_count + 1 > f->heap_cap) { /* reserve its heap slot now */
@@ -822,8 +519,6 @@ static struct host *host_get(struct bc_frontier *f, const char *origin,
     f->host_count++;
     return h;
 }
-
-/* ---- create / free --------------------------------------------------- */
 
 enum bc_status bc_frontier_create(const struct bc_frontier_config *config,
                                   struct bc_frontier **out)
@@ -894,8 +589,8 @@ static void job_urls_free(struct job_url *u)
 {
     while (u) {
         struct job_url *next = u->next;
-        referrer_release(u->from);
-        referrer_release(u->as_referrer);
+        bc_fr_referrer_release(u->from);
+        bc_fr_referrer_release(u->as_referrer);
         free(u);
         u = next;
     }
@@ -925,7 +620,7 @@ void bc_frontier_free(struct bc_frontier *f)
     free(f->url_buf);
     free(f->key_buf);
     free(f->drop_buf);
-    referrer_release(f->last_referrer);
+    bc_fr_referrer_release(f->last_referrer);
     free(f->sm_buf);
     free(f->sm_base_buf);
     free(f);
@@ -945,617 +640,9 @@ struct bc_seen *bc_frontier_seen(struct bc_frontier *f)
     return f->seen;
 }
 
-/* ---- the store (frontier.h: persistence) ------------------------------ */
-
-enum bc_status bc_frontier_set_store(struct bc_frontier *f,
-                                     const struct bc_frontier_store *store)
-{
-    if (!f || !store || !store->queued || !store->left || !store->host ||
-        !store->refill || f->queued > 0 || f->in_flight > 0 || f->store.queued)
-        return BC_ERR_INVALID_ARG;
-    f->store = *store;
-    f->window = store->window ? store->window : BC_FRONTIER_DEFAULT_WINDOW;
-    f->entry_header = ENTRY_HEADER + ENTRY_ID;
-    return BC_OK;
-}
-
-enum bc_status bc_frontier_store_status(const struct bc_frontier *f)
-{
-    return f ? f->store_status : BC_ERR_INVALID_ARG;
-}
-
-static enum bc_frontier_robots robots_public(enum robots_state s)
-{
-    switch (s) {
-    case ROBOTS_PARSED:
-        return BC_FRONTIER_ROBOTS_PARSED;
-    case ROBOTS_ALLOW_ALL:
-        return BC_FRONTIER_ROBOTS_ALLOW_ALL;
-    case ROBOTS_UNREACHABLE:
-        return BC_FRONTIER_ROBOTS_UNREACHABLE;
-    case ROBOTS_GIVEN_UP:
-        return BC_FRONTIER_ROBOTS_GIVEN_UP;
-    case ROBOTS_UNKNOWN:
-    case ROBOTS_FETCHING:
-        break;
-    }
-    return BC_FRONTIER_ROBOTS_UNKNOWN;
-}
-
-/* Tell the store the host's state (robots.txt outcome, body when parsed,
- * remaining lifetime from now); a failure is sticky. No store: BC_OK. */
-static enum bc_status store_host(struct bc_frontier *f, const struct host *h,
-                                 uint64_t now, const void *body, size_t len)
-{
-    if (!f->store.queued)
-        return BC_OK;
-    struct bc_frontier_host_state st;
-    memset(&st, 0, sizeof(st));
-    st.origin = h->origin;
-    st.origin_len = h->origin_len;
-    st.robots = robots_public(h->robots_state);
-    st.robots_body = st.robots == BC_FRONTIER_ROBOTS_PARSED ? body : NULL;
-    st.robots_body_len = st.robots_body ? len : 0;
-    st.robots_ttl_ms = h->robots_expires == UINT64_MAX ? UINT64_MAX
-                       : h->robots_expires > now       ? h->robots_expires - now
-                                                       : 0;
-    st.robots_failures = h->robots_failures;
-    st.given_up_lost = h->given_up_lost;
-    st.admitted = h->admitted;
-    st.queued = h->queued;
-    enum bc_status r = f->store.host(f->store.ctx, &st);
-    if (r != BC_OK)
-        f->store_status = r;
-    return r;
-}
-
-/* Tell the store the host's circuit at time now (times sent relative to
- * now); a failure is sticky. No store, or no circuit hook: BC_OK. */
-static enum bc_status store_circuit(struct bc_frontier *f, const struct host *h,
-                                    uint64_t now)
-{
-    if (!f->store.queued || !f->store.circuit)
-        return BC_OK;
-    struct bc_frontier_circuit_state c;
-    memset(&c, 0, sizeof(c));
-    c.circuit = (enum bc_frontier_circuit)h->circuit;
-    c.failures = h->failures;
-    c.failing_ms =
-        h->failures && now > h->streak_since ? now - h->streak_since : 0;
-    c.open_ms = h->open_until > now ? h->open_until - now : 0;
-    c.backoff_ms = h->backoff;
-    c.down = h->down;
-    c.down_lost = h->down_lost;
-    c.exhausted = h->exhausted;
-    c.retry_ms = h->blocked_until > now ? h->blocked_until - now : 0;
-    enum bc_status r =
-        f->store.circuit(f->store.ctx, h->origin, h->origin_len, &c);
-    if (r != BC_OK)
-        f->store_status = r;
-    return r;
-}
-
-/* ---- admission checks ------------------------------------------------ */
-
-static bool name_has(struct name *set, const char *s, size_t len)
-{
-    struct name *n;
-    HASH_FIND(hh, set, s, len, n);
-    return n != NULL;
-}
-
-static bool name_add(struct name **set, const char *s, size_t len)
-{
-    if (name_has(*set, s, len))
-        return true;
-    struct name *n = malloc(sizeof(*n) + len + 1);
-    if (!n)
-        return false;
-    memcpy(n->text, s, len);
-    n->text[len] = '\0';
-    HASH_ADD_KEYPTR(hh, *set, n->text, len, n);
-    if (n->hh.tbl == NULL) {
-        free(n);
-        return false;
-    }
-    return true;
-}
-
-/* The registrable domain of a host ("blog.example.co.uk" ->
- * "example.co.uk"); an IP address or a public suffix is its own. */
-static const char *registrable(const struct bc_frontier *f,
-                               const struct bc_url *u, char *buf, size_t cap,
-                               size_t *len)
-{
-    const char *host = u->href + u->host.off;
-    if (u->host.len >= cap)
-        return NULL;
-    memcpy(buf, host, u->host.len);
-    buf[u->host.len] = '\0';
-    const char *reg = NULL;
-    if (u->host_type == BC_URL_HOST_NAME && f->psl)
-        reg = psl_registrable_domain(f->psl, buf);
-    if (!reg)
-        reg = buf;
-    *len = strlen(reg);
-    return reg;
-}
-
-/* A seed's host and registrable domain enter the scope; false: no memory. */
-static bool scope_add(struct bc_frontier *f, const struct bc_url *u)
-{
-    char buf[300];
-    size_t len;
-    const char *reg = registrable(f, u, buf, sizeof(buf), &len);
-    return name_add(&f->scope_hosts, u->href + u->host.off, u->host.len) &&
-           (!reg || name_add(&f->scope_domains, reg, len));
-}
-
-static bool in_scope(const struct bc_frontier *f, const struct bc_url *u)
-{
-    switch (f->cfg.scope) {
-    case BC_SCOPE_ANY:
-        return true;
-    case BC_SCOPE_HOST:
-        return name_has(f->scope_hosts, u->href + u->host.off, u->host.len);
-    case BC_SCOPE_DOMAIN: {
-        char buf[300];
-        size_t len;
-        const char *reg = registrable(f, u, buf, sizeof(buf), &len);
-        return reg && name_has(f->scope_domains, reg, len);
-    }
-    }
-    return false;
-}
-
-/* Glob match: '*' matches any run of bytes. Linear in practice: on a
- * mismatch it only backtracks to the last '*'. */
-static bool glob_match(const char *pat, const char *s, size_t len)
-{
-    size_t i = 0;
-    const char *star = NULL;
-    size_t star_i = 0;
-    while (i < len) {
-        if (*pat == '*') {
-            star = pat++;
-            star_i = i;
-        } else if (*pat && *pat == s[i]) {
-            pat++;
-            i++;
-        } else if (star) {
-            pat = star + 1;
-            i = ++star_i;
-        } else {
-            return false;
-        }
-    }
-    while (*pat == '*')
-        pat++;
-    return *pat == '\0';
-}
-
-static bool any_match(const char *const *pats, size_t count, const char *s,
-                      size_t len)
-{
-    for (size_t i = 0; i < count; i++)
-        if (pats[i] && glob_match(pats[i], s, len))
-            return true;
-    return false;
-}
-
-/* Path segment checks: too many segments, or one repeated > 2 times. */
-static enum bc_frontier_reason check_segments(const struct bc_frontier *f,
-                                              const struct bc_url *u)
-{
-    const char *path = u->href + u->path.off;
-    size_t len = u->path.len;
-    struct {
-        size_t off, len;
-    } seg[64];
-    size_t n = 0;
-    for (size_t i = 0; i < len;) {
-        while (i < len && path[i] == '/')
-            i++;
-        size_t start = i;
-        while (i < len && path[i] != '/')
-            i++;
-        if (i == start)
-            continue;
-        if (n == sizeof(seg) / sizeof(seg[0]) || n >= f->cfg.max_segments)
-            return BC_ADMIT_TOO_MANY_SEGMENTS;
-        seg[n].off = start;
-        seg[n].len = i - start;
-        n++;
-    }
-    for (size_t a = 0; a < n; a++) {
-        unsigned repeats = 1;
-        for (size_t b = a + 1; b < n; b++)
-            if (seg[b].len == seg[a].len &&
-                memcmp(path + seg[a].off, path + seg[b].off, seg[a].len) == 0)
-                repeats++;
-        if (repeats > 2)
-            return BC_ADMIT_TRAP;
-    }
-    return BC_ADMIT_QUEUED;
-}
-
-/* The path and query of a canonical URL string (for robots.txt). */
-static const char *url_target(const char *url, size_t len, size_t *tlen)
-{
-    const char *p = memchr(url, ':', len);
-    size_t i = p ? (size_t)(p - url) + 3 : 0; /* past "://" */
-    while (i < len && url[i] != '/')
-        i++;
-    *tlen = len - i;
-    return url + i;
-}
-
-/* Only known rules restrict: a URL of a host whose robots.txt is not
- * known yet (or unreachable for now) is queued, and checked again when it
- * leaves the queue, after the rules have been fetched. */
-static bool robots_allows(const struct host *h, const char *url, size_t len)
-{
-    if (h->robots_state != ROBOTS_PARSED)
-        return true;
-    size_t tlen;
-    const char *target = url_target(url, len, &tlen);
-    return bc_robots_allowed(h->robots, target, tlen);
-}
-
-/* Parse base into f->base (cached: a page's links share their base). */
-static enum bc_status parse_base(struct bc_frontier *f, const char *base,
-                                 size_t len)
-{
-    if (f->base_valid && len == f->base_src_len &&
-        memcmp(base, f->base_src, len) == 0)
-        return BC_OK;
-    f->base_valid = false;
-    if (len > f->cfg.max_url_len)
-        return BC_ERR_URL_TOO_LONG;
-    enum bc_status st =
-        bc_url_normalize(NULL, base, len, &f->cfg.url_policy, f->base_buf,
-                         f->cfg.max_url_len + 1, &f->base);
-    if (st != BC_OK)
-        return st;
-    memcpy(f->base_src, base, len);
-    f->base_src_len = len;
-    f->base_valid = true;
-    return BC_OK;
-}
-
-static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
-                                     size_t href_len, const char *base,
-                                     size_t base_len,
-                                     const struct entry_meta *m, bool seed,
-                                     enum bc_status *url_status)
-{
-    struct bc_url u;
-    enum bc_status st = BC_OK;
-    const struct bc_url *parsed_base = NULL;
-    f->last_len = 0;
-    if (base && base_len > 0) {
-        st = parse_base(f, base, base_len);
-        if (st == BC_OK)
-            parsed_base = &f->base;
-    }
-    if (st == BC_OK)
-        st = bc_url_normalize(parsed_base, href, href_len, &f->cfg.url_policy,
-                              f->url_buf, f->cfg.max_url_len + 1, &u);
-    *url_status = st;
-    f->last_len = st == BC_OK ? u.len : 0;
-    if (st == BC_ERR_URL_TOO_LONG)
-        return BC_ADMIT_TOO_LONG;
-    if (st == BC_ERR_NOMEM)
-        return BC_ADMIT_NOMEM;
-    if (st != BC_OK)
-        return BC_ADMIT_BAD_URL;
-    if (f->admit_prefix &&
-        (u.len < f->admit_prefix_len ||
-         memcmp(u.href, f->admit_prefix, f->admit_prefix_len) != 0))
-        return BC_ADMIT_SITEMAP_SCOPE;
-
-    if (seed) {
-        if (!scope_add(f, &u))
-            return BC_ADMIT_NOMEM;
-    } else if (!in_scope(f, &u)) {
-        return BC_ADMIT_OUT_OF_SCOPE;
-    }
-    if ((f->cfg.include_count > 0 &&
-         !any_match(f->cfg.include, f->cfg.include_count, u.href, u.len)) ||
-        any_match(f->cfg.exclude, f->cfg.exclude_count, u.href, u.len))
-        return BC_ADMIT_EXCLUDED;
-    if (m->depth > f->cfg.max_depth)
-        return BC_ADMIT_TOO_DEEP;
-    if (m->redirects > f->cfg.max_redirects)
-        return BC_ADMIT_TOO_MANY_REDIRECTS;
-    enum bc_frontier_reason r = check_segments(f, &u);
-    if (r != BC_ADMIT_QUEUED)
-        return r;
-
-    char obuf[300];
-    size_t olen;
-    const char *origin = bc_url_origin(&u, obuf, sizeof(obuf), &olen);
-    if (!origin)
-        return BC_ADMIT_BAD_URL;
-    const struct bc_frontier_partition *part = &f->cfg.partition;
-    if (part->owns && !part->owns(part->ctx, origin, olen)) {
-        struct bc_frontier_entry e = {u.href, u.len, m->depth, m->redirects,
-                                      0,      0,     NULL,     0};
-        if (m->ref) {
-            e.referrer = m->ref->text;
-            e.referrer_len = m->ref->len;
-        }
-        st = part->route(part->ctx, origin, olen, &e, seed);
-        if (st == BC_ERR_NOMEM)
-            return BC_ADMIT_NOMEM;
-        if (st != BC_OK) {
-            f->store_status = st;
-            return BC_ADMIT_STORE_ERROR;
-        }
-        return BC_ADMIT_ROUTED;
-    }
-    /* A host given up (robots.txt unreachable, or down) is no refusal
-     * here: its URL is admitted like any other and comes back from next()
-     * as a DROP with the host's reason, so that a store records it among
-     * the URLs lost to transient faults and a retry brings it back; found
-     * again meanwhile, it is a duplicate. */
-    struct host *h = host_find(f, origin, olen);
-    if (h && f->cfg.host_budget && h->admitted >= f->cfg.host_budget)
-        return BC_ADMIT_HOST_BUDGET;
-    if (f->cfg.queue_capacity && f->queued >= f->cfg.queue_capacity)
-        return BC_ADMIT_QUEUE_FULL;
-    if (h && f->cfg.obey_robots && !robots_allows(h, u.href, u.len))
-        return BC_ADMIT_ROBOTS;
-
-    /* Everything that can fail goes before the seen-test, which cannot be
-     * undone: a NEW key must be enqueued. (A store error after it is
-     * sticky: the frontier is then unusable anyway.) */
-    bool new_host = !h;
-    if (!h)
-        h = host_get(f, origin, olen);
-    if (!h)
-        return BC_ADMIT_NOMEM;
-    if (new_host && f->cfg.sitemaps && !f->cfg.obey_robots)
-        sitemap_default(f, h); /* no robots.txt to name any */
-    bool to_memory = in_memory_next(f, h);
-    if (to_memory && !queue_reserve(f, h, u.len))
-        return BC_ADMIT_NOMEM;
-    size_t key_len;
-    st = bc_url_seen_key(&u, &f->cfg.url_policy, f->key_buf,
-                         f->cfg.max_url_len + 1, &key_len);
-    if (st != BC_OK) /* NOMEM: a sort of more than 64 query parameters */
-        return st == BC_ERR_NOMEM ? BC_ADMIT_NOMEM : BC_ADMIT_BAD_URL;
-    enum bc_seen_verdict v;
-    st = bc_seen_test_and_add(f->seen, f->key_buf, key_len, &v);
-    if (st != BC_OK && st != BC_ERR_NOMEM) /* NOMEM: verdict still valid */
-        return BC_ADMIT_NOMEM;
-    if (v == BC_SEEN_DUPLICATE)
-        return BC_ADMIT_DUPLICATE;
-    if (v == BC_SEEN_PROBABLY_SEEN)
-        return BC_ADMIT_PROBABLY_SEEN;
-    struct entry_meta em = *m;
-    if (f->store.queued) {
-        struct bc_frontier_entry e = {u.href,     u.len, m->depth, m->redirects,
-                                      m->retries, 0,     NULL,     0};
-        if (m->ref) {
-            e.referrer = m->ref->text;
-            e.referrer_len = m->ref->len;
-        }
-        st = f->store.queued(f->store.ctx, h->origin, h->origin_len, &e, false,
-                             &em.id);
-        if (st != BC_OK) {
-            f->store_status = st;
-            return BC_ADMIT_STORE_ERROR;
-        }
-    }
-    enqueue(f, h, u.href, u.len, &em, to_memory);
-    h->admitted++;
-    host_schedule(f, h);
-    return BC_ADMIT_QUEUED;
-}
-
-static enum bc_status add_common(struct bc_frontier *f, const char *href,
-                                 size_t href_len, const char *base,
-                                 size_t base_len, const struct entry_meta *m,
-                                 bool seed, enum bc_frontier_reason *reason,
-                                 enum bc_status *url_status)
-{
-    if (!f || !reason || (!href && href_len > 0) || (!base && base_len > 0))
-        return BC_ERR_INVALID_ARG;
-    if (f->store_status != BC_OK) {
-        *reason = BC_ADMIT_STORE_ERROR;
-        return f->store_status;
-    }
-    enum bc_status ust;
-    enum bc_frontier_reason r =
-        admit(f, href ? href : "", href_len, base, base_len, m, seed, &ust);
-    f->added++;
-    f->reasons[r]++;
-    if (r == BC_ADMIT_QUEUED)
-        f->admitted++;
-    *reason = r;
-    if (url_status)
-        *url_status = ust;
-    if (r == BC_ADMIT_STORE_ERROR)
-        return f->store_status;
-    return r == BC_ADMIT_NOMEM ? BC_ERR_NOMEM : BC_OK;
-}
-
-enum bc_status bc_frontier_add(struct bc_frontier *f, const char *href,
-                               size_t href_len, const char *base,
-                               size_t base_len, unsigned depth,
-                               enum bc_frontier_reason *reason,
-                               enum bc_status *url_status)
-{
-    struct entry_meta m = {depth, 0, 0, 0, NULL};
-    return add_common(f, href, href_len, base, base_len, &m, false, reason,
-                      url_status);
-}
-
-/* The job_url whose text is a job's url. */
-static struct job_url *job_url_of(const char *text)
-{
-    return (struct job_url *)(void *)(text - offsetof(struct job_url, text));
-}
-
-/* The referrer that the URLs admitted from a FETCH job's page share: its
- * URL, copied once (REFERRERS). BC_ERR_NOMEM is counted as an add refused
- * for want of memory, as add_common() would. */
-static enum bc_status page_referrer(struct bc_frontier *f,
-                                    const struct bc_frontier_job *job,
-                                    enum bc_frontier_reason *reason,
-                                    struct referrer **out)
-{
-    struct job_url *u = job_url_of(job->url);
-    if (!u->as_referrer) {
-        u->as_referrer = referrer_new(u->text, u->len);
-        if (!u->as_referrer) {
-            f->added++;
-            f->reasons[BC_ADMIT_NOMEM]++;
-            *reason = BC_ADMIT_NOMEM;
-            return BC_ERR_NOMEM;
-        }
-        u->as_referrer->refs = 1; /* the job's */
-    }
-    *out = u->as_referrer;
-    return BC_OK;
-}
-
-/* A job of which a page's links may be added: FETCH, its url valid. */
-static bool link_job_ok(const struct bc_frontier *f,
-                        const struct bc_frontier_job *job,
-                        const enum bc_frontier_reason *reason)
-{
-    return f && job && reason && job->action == BC_FRONTIER_FETCH && job->url;
-}
-
-enum bc_status bc_frontier_add_link(struct bc_frontier *f,
-                                    const struct bc_frontier_job *job,
-                                    const char *href, size_t href_len,
-                                    const char *base, size_t base_len,
-                                    enum bc_frontier_reason *reason,
-                                    enum bc_status *url_status)
-{
-    if (!link_job_ok(f, job, reason))
-        return BC_ERR_INVALID_ARG;
-    struct entry_meta m = {job->depth + 1, 0, 0, 0, NULL};
-    if (f->store_status == BC_OK) {
-        enum bc_status st = page_referrer(f, job, reason, &m.ref);
-        if (st != BC_OK)
-            return st;
-    }
-    return add_common(f, href, href_len, base, base_len, &m, false, reason,
-                      url_status);
-}
-
-enum bc_status bc_frontier_add_redirect(struct bc_frontier *f,
-                                        const struct bc_frontier_job *job,
-                                        const char *location,
-                                        size_t location_len, const char *base,
-                                        size_t base_len,
-                                        enum bc_frontier_reason *reason,
-                                        enum bc_status *url_status)
-{
-    if (!link_job_ok(f, job, reason) || !base)
-        return BC_ERR_INVALID_ARG;
-    struct entry_meta m = {job->depth, job->redirects + 1, 0, 0, NULL};
-    if (f->store_status == BC_OK) {
-        enum bc_status st = page_referrer(f, job, reason, &m.ref);
-        if (st != BC_OK)
-            return st;
-    }
-    return add_common(f, location, location_len, base, base_len, &m, false,
-                      reason, url_status);
-}
-
-/* The shared referrer for a referrer given as text (NULL: none): the
- * last one if it is the same, else a new one, kept as the last. Returns
- * false, counting the URL as refused for memory, when none could be
- * made. */
-static bool text_referrer(struct bc_frontier *f, const char *referrer,
-                          size_t referrer_len, struct entry_meta *m,
-                          enum bc_frontier_reason *reason)
-{
-    if (!referrer || f->store_status != BC_OK)
-        return true;
-    struct referrer *r = f->last_referrer;
-    if (!(r && r->len == referrer_len &&
-          memcmp(r->text, referrer, referrer_len) == 0)) {
-        r = referrer_new(referrer, referrer_len);
-        if (!r) {
-            f->added++;
-            f->reasons[BC_ADMIT_NOMEM]++;
-            *reason = BC_ADMIT_NOMEM;
-            return false;
-        }
-        r->refs = 1; /* the frontier's, until another referrer comes */
-        referrer_release(f->last_referrer);
-        f->last_referrer = r;
-    }
-    m->ref = r;
-    return true;
-}
-
-enum bc_status bc_frontier_add_with_referrer(
-    struct bc_frontier *f, const char *href, size_t href_len, const char *base,
-    size_t base_len, unsigned depth, const char *referrer, size_t referrer_len,
-    enum bc_frontier_reason *reason, enum bc_status *url_status)
-{
-    if (!f || !reason || (!referrer && referrer_len > 0) ||
-        referrer_len > f->cfg.max_url_len)
-        return BC_ERR_INVALID_ARG;
-    struct entry_meta m = {depth, 0, 0, 0, NULL};
-    if (!text_referrer(f, referrer, referrer_len, &m, reason))
-        return BC_ERR_NOMEM;
-    return add_common(f, href, href_len, base, base_len, &m, false, reason,
-                      url_status);
-}
-
-enum bc_status bc_frontier_add_routed(struct bc_frontier *f, const char *url,
-                                      size_t len, unsigned depth,
-                                      unsigned redirects, const char *referrer,
-                                      size_t referrer_len,
-                                      enum bc_frontier_reason *reason,
-                                      enum bc_status *url_status)
-{
-    if (!f || !reason || (!referrer && referrer_len > 0) ||
-        referrer_len > f->cfg.max_url_len)
-        return BC_ERR_INVALID_ARG;
-    struct entry_meta m = {depth, redirects, 0, 0, NULL};
-    if (!text_referrer(f, referrer, referrer_len, &m, reason))
-        return BC_ERR_NOMEM;
-    return add_common(f, url, len, NULL, 0, &m, false, reason, url_status);
-}
-
-enum bc_status bc_frontier_add_seed(struct bc_frontier *f, const char *url,
-                                    size_t len, enum bc_frontier_reason *reason,
-                                    enum bc_status *url_status)
-{
-    struct entry_meta m = {0, 0, 0, 0, NULL};
-    return add_common(f, url, len, NULL, 0, &m, true, reason, url_status);
-}
-
-/* ---- handing out work ------------------------------------------------ */
-
-/* The delay between two requests to a host, before the response factor. */
-static uint64_t base_delay(const struct bc_frontier *f, const struct host *h)
-{
-    uint64_t d = f->cfg.min_delay_ms;
-    return h->crawl_delay_ms > d ? h->crawl_delay_ms : d;
-}
-
-static bool robots_needed(const struct bc_frontier *f, const struct host *h,
-                          uint64_t now)
-{
-    if (!f->cfg.obey_robots || h->robots_state == ROBOTS_GIVEN_UP || h->down)
-        return false;
-    return h->robots_state == ROBOTS_UNKNOWN ||
-           (h->robots_state != ROBOTS_FETCHING && now >= h->robots_expires);
-}
-
 /* A job URL of len bytes (text[len] for the NUL), on the list of jobs out;
  * NULL when out of memory. */
-static char *job_url_new(struct bc_frontier *f, size_t len)
+char *bc_fr_job_url_new(struct bc_frontier *f, size_t len)
 {
     struct job_url *u = malloc(sizeof(*u) + len + 1);
     if (!u)
@@ -1586,137 +673,106 @@ static void job_url_retire(struct bc_frontier *f, char *text)
     f->retired = u;
 }
 
-/* The robots.txt URL of a host (its origin's, or a redirect target), as
- * a job URL; NULL when out of memory. */
-static char *robots_url_of(struct bc_frontier *f, const struct host *h)
+/* Nothing is due at now: *j says WAIT (until the heap's top host is due,
+ * or until a transfer in flight is done) or DONE, and true is returned;
+ * false when a host is due. */
+static bool next_idle(const struct bc_frontier *f, uint64_t now,
+                      struct bc_frontier_job *j)
 {
-    static const char suffix[] = "/robots.txt";
-    size_t len = h->robots_url ? strlen(h->robots_url)
-                               : h->origin_len + sizeof(suffix) - 1;
-    char *s = job_url_new(f, len);
-    if (!s)
-        return NULL;
-    if (h->robots_url) {
-        memcpy(s, h->robots_url, len + 1);
-    } else {
-        memcpy(s, h->origin, h->origin_len);
-        memcpy(s + h->origin_len, suffix, sizeof(suffix));
+    if (f->heap_len == 0) {
+        j->action = f->in_flight ? BC_FRONTIER_WAIT : BC_FRONTIER_DONE;
+        j->wait_until_ms = UINT64_MAX;
+        return true;
     }
-    return s;
+    if (f->heap[0]->next_ms > now) {
+        j->action = BC_FRONTIER_WAIT;
+        j->wait_until_ms = f->heap[0]->next_ms;
+        return true;
+    }
+    return false;
 }
 
-enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
-                                struct bc_frontier_job *job)
+/* The window in memory of h is empty: the store pushes the next URLs of
+ * the host's queue back (bc_frontier_refill()). BC_OK, or the store's
+ * error (sticky; BC_ERR_CORRUPT when it gave back none of the URLs it
+ * holds). */
+static enum bc_status refill_window(struct bc_frontier *f, struct host *h)
 {
-    if (!f || !job)
-        return BC_ERR_INVALID_ARG;
-    if (f->store_status != BC_OK)
-        return f->store_status;
-    /* The URLs of the jobs done since the last call are the caller's no
-     * longer. */
-    job_urls_free(f->retired);
-    f->retired = NULL;
-    /* Built in j and copied out on success only: a call that fails
-     * leaves *job and the frontier as they were. */
-    struct bc_frontier_job j;
-again:
-    memset(&j, 0, sizeof(j));
-    if (f->heap_len == 0) {
-        j.action = f->in_flight ? BC_FRONTIER_WAIT : BC_FRONTIER_DONE;
-        j.wait_until_ms = UINT64_MAX;
-        *job = j;
+    if (h->queued != h->spilled)
         return BC_OK;
-    }
-    struct host *h = f->heap[0];
-    if (h->next_ms > now) {
-        j.action = BC_FRONTIER_WAIT;
-        j.wait_until_ms = h->next_ms;
-        *job = j;
-        return BC_OK;
-    }
-    j.host = h;
-    j.started_ms = now;
-    if (robots_needed(f, h, now)) {
-        char *url = robots_url_of(f, h);
-        if (!url)
-            return BC_ERR_NOMEM;
-        h->robots_before = h->robots_state;
-        h->robots_state = ROBOTS_FETCHING;
-        h->in_flight++;
-        f->in_flight++;
-        f->robots_fetches++;
-        host_schedule(f, h);
-        j.action = BC_FRONTIER_FETCH_ROBOTS;
-        j.url = j.owned = url;
-        j.url_len = strlen(url);
-        j.origin = h->origin;
-        j.origin_len = h->origin_len;
-        *job = j;
-        return BC_OK;
-    }
-    if (h->sm_head) {
-        enum bc_status st = sitemap_next(f, h, now, &j);
-        if (st == BC_ERR_NOT_FOUND)
-            goto again; /* dropped: robots.txt, or its host given up */
-        if (st == BC_OK)
-            *job = j;
-        return st;
-    }
-    if (h->queued == h->spilled) {
-        /* The window in memory is empty: the store pushes the next URLs
-         * of the host's queue back (bc_frontier_refill()). */
-        enum bc_status st = f->store.refill(f->store.ctx, f, h->origin,
-                                            h->origin_len, 0, f->window);
-        if (st == BC_OK && h->queued == h->spilled)
-            st = BC_ERR_CORRUPT; /* the store lost URLs it was given */
+    enum bc_status st = f->store.refill(f->store.ctx, f, h->origin,
+                                        h->origin_len, 0, f->window);
+    if (st == BC_OK && h->queued == h->spilled)
+        st = BC_ERR_CORRUPT; /* the store lost URLs it was given */
+    if (st != BC_OK)
+        f->store_status = st;
+    return st;
+}
+
+/* Why h's head URL (its length in *len) must be dropped rather than
+ * fetched (its host given up, or down, or robots.txt now disallows it),
+ * or BC_ADMIT_QUEUED. */
+static enum bc_frontier_reason drop_reason(const struct bc_frontier *f,
+                                           const struct host *h, size_t *len)
+{
+    const char *head = queue_peek(f, h, len);
+    if (h->robots_state == ROBOTS_GIVEN_UP)
+        return BC_ADMIT_HOST_GIVEN_UP;
+    if (h->down)
+        return BC_ADMIT_HOST_DOWN;
+    if (f->cfg.obey_robots && !bc_fr_robots_allows(h, head, *len))
+        return BC_ADMIT_ROBOTS;
+    return BC_ADMIT_QUEUED;
+}
+
+/* Take h's head URL out of its queue as a DROP job *j for why; the
+ * store hears of it (and of the host's state that the loss changed). */
+static enum bc_status next_drop(struct bc_frontier *f, struct host *h,
+                                uint64_t now, enum bc_frontier_reason why,
+                                struct bc_frontier_job *j)
+{
+    struct entry_meta m;
+    size_t len = queue_pop(f, h, f->drop_buf, &m);
+    bc_fr_referrer_release(m.ref);
+    f->reasons[why]++;
+    if (why == BC_ADMIT_HOST_GIVEN_UP)
+        h->given_up_lost++;
+    else if (why == BC_ADMIT_HOST_DOWN)
+        h->down_lost++;
+    bc_fr_host_schedule(f, h);
+    if (f->store.queued) {
+        enum bc_status st =
+            f->store.left(f->store.ctx, h->origin, h->origin_len, m.id,
+                          BC_FRONTIER_DROP, why);
+        if (st == BC_OK && why == BC_ADMIT_HOST_GIVEN_UP)
+            st = bc_fr_store_host(f, h, now, NULL, 0);
+        if (st == BC_OK && why == BC_ADMIT_HOST_DOWN)
+            st = bc_fr_store_circuit(f, h, now);
         if (st != BC_OK) {
             f->store_status = st;
             return st;
         }
     }
+    j->action = BC_FRONTIER_DROP;
+    j->reason = why;
+    j->url = f->drop_buf;
+    j->url_len = len;
+    j->origin = h->origin;
+    j->origin_len = h->origin_len;
+    j->internal.host = NULL;
+    return BC_OK;
+}
+
+/* Hand h's head URL (len bytes) out as a FETCH job *j: one transfer
+ * more in flight, the host's next start a delay away. */
+static enum bc_status next_fetch(struct bc_frontier *f, struct host *h,
+                                 uint64_t now, size_t len,
+                                 struct bc_frontier_job *j)
+{
     struct entry_meta m;
-    size_t len;
-    const char *head = queue_peek(f, h, &len);
-    bool given_up = h->robots_state == ROBOTS_GIVEN_UP;
-    if (given_up || h->down ||
-        (f->cfg.obey_robots && !robots_allows(h, head, len))) {
-        enum bc_frontier_reason why = given_up  ? BC_ADMIT_HOST_GIVEN_UP
-                                      : h->down ? BC_ADMIT_HOST_DOWN
-                                                : BC_ADMIT_ROBOTS;
-        queue_pop(f, h, f->drop_buf, &m);
-        referrer_release(m.ref);
-        f->reasons[why]++;
-        if (given_up)
-            h->given_up_lost++;
-        else if (h->down)
-            h->down_lost++;
-        host_schedule(f, h);
-        if (f->store.queued) {
-            enum bc_status st =
-                f->store.left(f->store.ctx, h->origin, h->origin_len, m.id,
-                              BC_FRONTIER_DROP, why);
-            if (st == BC_OK && given_up)
-                st = store_host(f, h, now, NULL, 0);
-            if (st == BC_OK && why == BC_ADMIT_HOST_DOWN)
-                st = store_circuit(f, h, now);
-            if (st != BC_OK) {
-                f->store_status = st;
-                return st;
-            }
-        }
-        j.action = BC_FRONTIER_DROP;
-        j.reason = why;
-        j.url = f->drop_buf;
-        j.url_len = len;
-        j.origin = h->origin;
-        j.origin_len = h->origin_len;
-        j.host = NULL;
-        *job = j;
-        return BC_OK;
-    }
     /* Allocated before the URL leaves the queue: out of memory, it stays
      * there and nothing is lost. */
-    char *url = job_url_new(f, len);
+    char *url = bc_fr_job_url_new(f, len);
     if (!url)
         return BC_ERR_NOMEM;
     queue_pop(f, h, url, &m);
@@ -1739,23 +795,75 @@ again:
     /* With several transfers per host allowed, their starts are still
      * spaced by the delay. */
     h->next_ms = now + base_delay(f, h);
-    host_schedule(f, h);
-    j.action = BC_FRONTIER_FETCH;
-    j.url = j.owned = url;
-    j.url_len = len;
-    j.depth = m.depth;
-    j.redirects = m.redirects;
-    j.retries = m.retries;
-    j.id = m.id;
-    j.referrer = m.ref ? m.ref->text : NULL;
-    j.referrer_len = m.ref ? m.ref->len : 0;
-    j.origin = h->origin;
-    j.origin_len = h->origin_len;
-    *job = j;
+    bc_fr_host_schedule(f, h);
+    j->action = BC_FRONTIER_FETCH;
+    j->url = j->internal.owned = url;
+    j->url_len = len;
+    j->depth = m.depth;
+    j->redirects = m.redirects;
+    j->retries = m.retries;
+    j->id = m.id;
+    j->referrer = m.ref ? m.ref->text : NULL;
+    j->referrer_len = m.ref ? m.ref->len : 0;
+    j->origin = h->origin;
+    j->origin_len = h->origin_len;
     return BC_OK;
 }
 
-/* ---- transient faults: retries and the circuit breaker --------------- */
+/* One step of bc_frontier_next(): the job of the host due at now, in the
+ * order robots.txt, sitemaps, then its URLs (dropped or fetched). *again:
+ * a sitemap was dropped, look again. */
+static enum bc_status next_job(struct bc_frontier *f, uint64_t now,
+                               struct bc_frontier_job *j, bool *again)
+{
+    if (next_idle(f, now, j))
+        return BC_OK;
+    struct host *h = f->heap[0];
+    j->internal.host = h;
+    j->started_ms = now;
+    if (robots_needed(f, h, now))
+        return bc_fr_robots_next(f, h, j);
+    if (h->sm_head) {
+        enum bc_status st = bc_fr_sitemap_next(f, h, now, j);
+        /* Dropped (robots.txt, or its host given up): look again. */
+        *again = st == BC_ERR_NOT_FOUND;
+        return st;
+    }
+    enum bc_status st = refill_window(f, h);
+    if (st != BC_OK)
+        return st;
+    size_t len;
+    enum bc_frontier_reason why = drop_reason(f, h, &len);
+    if (why != BC_ADMIT_QUEUED)
+        return next_drop(f, h, now, why, j);
+    return next_fetch(f, h, now, len, j);
+}
+
+enum bc_status bc_frontier_next(struct bc_frontier *f, uint64_t now,
+                                struct bc_frontier_job *job)
+{
+    if (!f || !job)
+        return BC_ERR_INVALID_ARG;
+    if (f->store_status != BC_OK)
+        return f->store_status;
+    /* The URLs of the jobs done since the last call are the caller's no
+     * longer. */
+    job_urls_free(f->retired);
+    f->retired = NULL;
+    /* Built in j and copied out on success only: a call that fails
+     * leaves *job and the frontier as they were. */
+    struct bc_frontier_job j;
+    enum bc_status st;
+    bool again;
+    do {
+        memset(&j, 0, sizeof(j));
+        again = false;
+        st = next_job(f, now, &j, &again);
+    } while (again);
+    if (st == BC_OK)
+        *job = j;
+    return st;
+}
 
 /* splitmix64 (Steele, Lea and Flood, OOPSLA 2014): a 64-bit state stepped
  * by a constant, then mixed; any seed is good. u in [0, 1) from its top
@@ -1780,8 +888,8 @@ static double rng_unit(struct bc_frontier *f)
  * Retry-After (backoff_ms without one), capped at max_retry_after_ms: the
  * longer of the two.
  */
-static uint64_t retry_delay(struct bc_frontier *f, unsigned n,
-                            const struct bc_frontier_outcome *o)
+uint64_t bc_fr_retry_delay(struct bc_frontier *f, unsigned n,
+                           const struct bc_frontier_outcome *o)
 {
     double d =
         (double)f->cfg.retry_delay_ms * (double)(1ull << (n < 40 ? n : 40));
@@ -1801,7 +909,7 @@ static uint64_t retry_delay(struct bc_frontier *f, unsigned n,
 
 /* Give the host up as down at now: its queue drains as DROP jobs at once
  * (no request to the host is involved). */
-static void host_down(struct host *h, uint64_t now)
+void bc_fr_host_down(struct host *h, uint64_t now)
 {
     h->down = true;
     h->circuit = CIRCUIT_CLOSED;
@@ -1821,7 +929,7 @@ static void host_down(struct host *h, uint64_t now)
  *
  * A fault host_give_up_ms or more after the run began gives the host up.
  */
-static void circuit_failure(struct bc_frontier *f, struct host *h, uint64_t now)
+void bc_fr_circuit_failure(struct bc_frontier *f, struct host *h, uint64_t now)
 {
     if (h->failures == 0)
         h->streak_since = now;
@@ -1829,7 +937,7 @@ static void circuit_failure(struct bc_frontier *f, struct host *h, uint64_t now)
         h->failures++;
     if (f->cfg.host_give_up_ms &&
         now - h->streak_since >= f->cfg.host_give_up_ms) {
-        host_down(h, now);
+        bc_fr_host_down(h, now);
         return;
     }
     if (h->circuit == CIRCUIT_HALF_OPEN ||
@@ -1847,7 +955,7 @@ static void circuit_failure(struct bc_frontier *f, struct host *h, uint64_t now)
 
 /* Any outcome that is not a transient fault: the run ends, the circuit
  * closes. Returns whether anything changed (for the store). */
-static bool circuit_success(struct host *h)
+bool bc_fr_circuit_success(struct host *h)
 {
     if (h->failures == 0 && h->circuit == CIRCUIT_CLOSED && h->backoff == 0)
         return false;
@@ -1860,25 +968,25 @@ static bool circuit_success(struct host *h)
 
 /* End of any job of a host: slot freed, next contact no sooner than
  * until. */
-static void release(struct bc_frontier *f, struct bc_frontier_job *job,
-                    uint64_t until)
+void bc_fr_release(struct bc_frontier *f, struct bc_frontier_job *job,
+                   uint64_t until)
 {
-    struct host *h = job->host;
+    struct host *h = job->internal.host;
     h->in_flight--;
     f->in_flight--;
     if (until > h->next_ms)
         h->next_ms = until;
     /* job->url stays valid until the next bc_frontier_next(). */
-    job_url_retire(f, job->owned);
-    job->owned = NULL;
-    job->host = NULL;
+    job_url_retire(f, job->internal.owned);
+    job->internal.owned = NULL;
+    job->internal.host = NULL;
 }
 
 /* The delay before the next request to h after one that ended at now
  * with o (frontier.h: bc_frontier_done()); a 429 or 503 also blocks the
  * host until then. */
-static uint64_t after_request(struct bc_frontier *f, struct host *h,
-                              const struct bc_frontier_outcome *o, uint64_t now)
+uint64_t bc_fr_after_request(struct bc_frontier *f, struct host *h,
+                             const struct bc_frontier_outcome *o, uint64_t now)
 {
     uint64_t delay = base_delay(f, h);
     double by_response = f->cfg.response_factor * (double)o->response_ms;
@@ -1908,9 +1016,9 @@ static enum bc_status requeue(struct bc_frontier *f, struct host *h,
                               unsigned retries)
 {
     struct entry_meta m = {job->depth, job->redirects, retries, job->id,
-                           job_url_of(job->owned)->from};
+                           job_url_of(job->internal.owned)->from};
     bool to_memory = in_memory_next(f, h);
-    if (to_memory && !queue_reserve(f, h, job->url_len)) {
+    if (to_memory && !bc_fr_queue_reserve(f, h, job->url_len)) {
         f->reasons[BC_ADMIT_NOMEM]++;
         return BC_ERR_NOMEM;
     }
@@ -1929,7 +1037,7 @@ static enum bc_status requeue(struct bc_frontier *f, struct host *h,
             return st;
         }
     }
-    enqueue(f, h, job->url, job->url_len, &m, to_memory);
+    bc_fr_enqueue(f, h, job->url, job->url_len, &m, to_memory);
     return BC_OK;
 }
 
@@ -1938,18 +1046,19 @@ enum bc_status bc_frontier_done(struct bc_frontier *f,
                                 const struct bc_frontier_outcome *o,
                                 uint64_t now)
 {
-    if (!f || !job || !o || job->action != BC_FRONTIER_FETCH || !job->host)
+    if (!f || !job || !o || job->action != BC_FRONTIER_FETCH ||
+        !job->internal.host)
         return BC_ERR_INVALID_ARG;
     if (f->store_status != BC_OK)
         return f->store_status;
-    struct host *h = job->host;
+    struct host *h = job->internal.host;
     enum bc_status result = BC_OK;
-    uint64_t until = now + after_request(f, h, o, now);
+    uint64_t until = now + bc_fr_after_request(f, h, o, now);
     bool changed = false;
     job->requeued = false;
     job->retry_at_ms = 0;
     if (o->fault == BC_FAULT_TRANSIENT) {
-        circuit_failure(f, h, now);
+        bc_fr_circuit_failure(f, h, now);
         changed = true;
         if (h->down) {
             /* Final: lost with the host (a store keeps it, as the
@@ -1958,7 +1067,7 @@ enum bc_status bc_frontier_done(struct bc_frontier *f,
             h->down_lost++;
             until = now;
         } else if (job->retries < f->cfg.max_retries && job->url) {
-            uint64_t at = now + retry_delay(f, job->retries, o);
+            uint64_t at = now + bc_fr_retry_delay(f, job->retries, o);
             result = requeue(f, h, job, job->retries + 1);
             if (result == BC_OK) {
                 f->retried++;
@@ -1977,12 +1086,12 @@ enum bc_status bc_frontier_done(struct bc_frontier *f,
         if (h->circuit == CIRCUIT_OPEN && h->open_until > until)
             until = h->open_until;
     } else if (o->fault != BC_FAULT_LOCAL) {
-        changed = circuit_success(h);
+        changed = bc_fr_circuit_success(h);
     }
-    release(f, job, until);
-    host_schedule(f, h);
+    bc_fr_release(f, job, until);
+    bc_fr_host_schedule(f, h);
     if (changed) {
-        enum bc_status st = store_circuit(f, h, now);
+        enum bc_status st = bc_fr_store_circuit(f, h, now);
         if (st != BC_OK)
             result = st;
     }
@@ -1992,14 +1101,14 @@ enum bc_status bc_frontier_done(struct bc_frontier *f,
 enum bc_status bc_frontier_giveback(struct bc_frontier *f,
                                     struct bc_frontier_job *job, uint64_t now)
 {
-    if (!f || !job || !job->host || !job->owned ||
+    if (!f || !job || !job->internal.host || !job->internal.owned ||
         (job->action != BC_FRONTIER_FETCH &&
          job->action != BC_FRONTIER_FETCH_ROBOTS &&
          job->action != BC_FRONTIER_FETCH_SITEMAP))
         return BC_ERR_INVALID_ARG;
     if (f->store_status != BC_OK)
         return f->store_status;
-    struct host *h = job->host;
+    struct host *h = job->internal.host;
     enum bc_status result = BC_OK;
     switch (job->action) {
     case BC_FRONTIER_FETCH:
@@ -2012,7 +1121,7 @@ enum bc_status bc_frontier_giveback(struct bc_frontier *f,
         h->robots_state = h->robots_before;
         break;
     case BC_FRONTIER_FETCH_SITEMAP:
-        result = sitemap_giveback(f, h, job);
+        result = bc_fr_sitemap_giveback(f, h, job);
         break;
     case BC_FRONTIER_DROP:
     case BC_FRONTIER_WAIT:
@@ -2030,574 +1139,9 @@ enum bc_status bc_frontier_giveback(struct bc_frontier *f,
     if (job->action != BC_FRONTIER_FETCH_ROBOTS &&
         h->next_ms == job->started_ms + base_delay(f, h) && h->next_ms > now)
         h->next_ms = now;
-    release(f, job, now);
-    host_schedule(f, h);
+    bc_fr_release(f, job, now);
+    bc_fr_host_schedule(f, h);
     return result;
-}
-
-enum bc_status bc_frontier_robots_done(struct bc_frontier *f,
-                                       struct bc_frontier_job *job, int status,
-                                       const void *body, size_t len,
-                                       const char *location,
-                                       size_t location_len, uint64_t now)
-{
-    if (!f || !job || job->action != BC_FRONTIER_FETCH_ROBOTS || !job->host ||
-        (!body && len > 0) || (!location && location_len > 0))
-        return BC_ERR_INVALID_ARG;
-    if (f->store_status != BC_OK)
-        return f->store_status;
-    struct host *h = job->host;
-    enum bc_status result = BC_OK;
-    uint64_t until;
-    bc_robots_free(h->robots);
-    h->robots = NULL;
-    h->crawl_delay_ms = 0;
-    if (status >= 300 && status < 400 && location_len > 0 &&
-        h->robots_redirects < MAX_ROBOTS_REDIRECTS) {
-        /* Follow: resolve the target against the robots.txt URL. */
-        struct bc_url base, target;
-        char *bbuf = malloc(f->cfg.max_url_len + 1);
-        char *tbuf = malloc(f->cfg.max_url_len + 1);
-        enum bc_status st = bbuf && tbuf ? BC_OK : BC_ERR_NOMEM;
-        if (st == BC_OK)
-            st = bc_url_normalize(NULL, job->url, job->url_len,
-                                  &f->cfg.url_policy, bbuf,
-                                  f->cfg.max_url_len + 1, &base);
-        if (st == BC_OK)
-            st = bc_url_normalize(&base, location, location_len,
-                                  &f->cfg.url_policy, tbuf,
-                                  f->cfg.max_url_len + 1, &target);
-        free(bbuf);
-        if (st == BC_OK) {
-            free(h->robots_url);
-            h->robots_url = tbuf;
-            h->robots_redirects++;
-            h->robots_state = ROBOTS_UNKNOWN;
-            release(f, job, now); /* the redirect target is not this host's
-                                     politeness budget: no delay */
-            host_schedule(f, h);
-            return BC_OK;
-        }
-        free(tbuf);
-        if (st == BC_ERR_NOMEM) {
-            /* Fail closed: out of memory is no answer from the server,
-             * so the host is unreachable, never "allow all". */
-            result = BC_ERR_NOMEM;
-            status = 0;
-        } else {
-            status = 404; /* an unusable redirect: unavailable */
-        }
-    }
-    free(h->robots_url);
-    h->robots_url = NULL;
-    h->robots_redirects = 0;
-    bool reachable = true;
-    if (status >= 200 && status < 300) {
-        result = bc_robots_parse(body, len, f->user_agent,
-                                 strlen(f->user_agent), &h->robots);
-        reachable = result == BC_OK;
-    }
-    /* 408 and 429 say "later", as a 5xx does: transient faults (DESIGN
-     * 3.4), so unreachable and retried, never "unavailable, allow all"
-     * (which would crawl a rate-limiting site with no rules at all;
-     * Google also reads a 429 robots.txt as unreachable). No Retry-After
-     * reaches this call: the doubling delay below is the wait. */
-    if (status == 408 || status == 429)
-        reachable = false;
-    if (!reachable || status < 200 || status >= 500) {
-        f->robots_unreachable++;
-        if (h->robots_failures >= f->cfg.robots_retries) {
-            /* Every retry failed: give the host up. Its queue drains as
-             * DROP jobs at once (no request to the host is involved). */
-            h->robots_state = ROBOTS_GIVEN_UP;
-            h->robots_expires = UINT64_MAX;
-            h->blocked_until = 0;
-            release(f, job, now);
-            host_schedule(f, h);
-            enum bc_status st = store_host(f, h, now, NULL, 0);
-            return st != BC_OK ? st : result;
-        }
-        /* Unreachable: nothing allowed; ask again after robots_retry_ms x
-         * 2^(failures so far). */
-        unsigned shift = h->robots_failures < 32 ? h->robots_failures : 32;
-        uint64_t wait = f->cfg.robots_retry_ms;
-        wait =
-            wait > (UINT64_MAX >> 2) >> shift ? UINT64_MAX >> 2 : wait << shift;
-        h->robots_failures++;
-        h->robots_state = ROBOTS_UNREACHABLE;
-        h->robots_expires = now + wait;
-        h->blocked_until = h->robots_expires;
-    } else if (status >= 300) {
-        /* 4xx but 408 and 429, or redirects beyond the limit:
-         * unavailable, allow all. */
-        h->robots_failures = 0;
-        h->robots_state = ROBOTS_ALLOW_ALL;
-        h->robots_expires = now + f->cfg.robots_ttl_ms;
-        f->robots_unavailable++;
-    } else {
-        uint64_t cd;
-        h->robots_failures = 0;
-        h->robots_state = ROBOTS_PARSED;
-        h->robots_expires = now + f->cfg.robots_ttl_ms;
-        if (bc_robots_crawl_delay(h->robots, &cd))
-            h->crawl_delay_ms =
-                cd < f->cfg.max_crawl_delay_ms ? cd : f->cfg.max_crawl_delay_ms;
-        f->robots_parsed++;
-    }
-    /* The robots.txt request counts as a request to the host: the next
-     * one waits the delay, which now includes the Crawl-delay. */
-    until = now + base_delay(f, h);
-    if (h->robots_state == ROBOTS_UNREACHABLE && h->robots_expires > until)
-        until = h->robots_expires;
-    release(f, job, until);
-    if (f->cfg.sitemaps && (h->robots_state == ROBOTS_PARSED ||
-                            h->robots_state == ROBOTS_ALLOW_ALL))
-        sitemaps_of_robots(f, h);
-    host_schedule(f, h);
-    if (h->robots_state == ROBOTS_PARSED && len > BC_ROBOTS_MAX_BYTES)
-        len = BC_ROBOTS_MAX_BYTES; /* what the parser read */
-    enum bc_status st = store_host(f, h, now, body, len);
-    return st != BC_OK ? st : result;
-}
-
-/* ---- sitemaps ---------------------------------------------------------- */
-
-/* Queue a sitemap (frontier.h: SITEMAPS): href resolved against base
- * (NULL: absolute), at level; scope: the prefix its pages need, or NULL
- * for the sitemap's own directory; origin: the origin it must be on, or
- * NULL. Counted under its reason. A store error is sticky (and reported
- * as NOMEM here: the callers return the store's status). */
-static enum bc_frontier_sitemap_reason
-sitemap_queue(struct bc_frontier *f, const char *href, size_t len,
-              const char *base, size_t base_len, unsigned level, bool named,
-              const char *scope, size_t scope_len, const char *origin,
-              size_t origin_len)
-{
-    enum bc_frontier_sitemap_reason r = BC_FRONTIER_SITEMAP_BAD_URL;
-    struct bc_url b, u;
-    char obuf[300];
-    size_t olen;
-    size_t cap = f->cfg.max_url_len + 1;
-    if (level > BC_FRONTIER_MAX_SITEMAP_LEVEL) {
-        r = BC_FRONTIER_SITEMAP_TOO_DEEP;
-        goto out;
-    }
-    if (base && bc_url_normalize(NULL, base, base_len, &f->cfg.url_policy,
-                                 f->sm_base_buf, cap, &b) != BC_OK)
-        goto out;
-    if (bc_url_normalize(base ? &b : NULL, href, len, &f->cfg.url_policy,
-                         f->sm_buf, cap, &u) != BC_OK)
-        goto out;
-    const char *o = bc_url_origin(&u, obuf, sizeof(obuf), &olen);
-    if (!o)
-        goto out;
-    r = BC_FRONTIER_SITEMAP_OUT_OF_SCOPE;
-    if ((origin && (olen != origin_len || memcmp(o, origin, olen) != 0)) ||
-        !in_scope(f, &u))
-        goto out;
-    struct host *h = host_find(f, o, olen);
-    r = BC_FRONTIER_SITEMAP_HOST_GIVEN_UP;
-    if (h && h->robots_state == ROBOTS_GIVEN_UP)
-        goto out;
-    r = BC_FRONTIER_SITEMAP_ROBOTS;
-    if (h && f->cfg.obey_robots && !robots_allows(h, u.href, u.len))
-        goto out;
-    r = BC_FRONTIER_SITEMAP_DUPLICATE;
-    if (name_has(f->sitemap_seen, u.href, u.len))
-        goto out;
-    r = BC_FRONTIER_SITEMAP_NOMEM;
-    if (!h && !(h = host_get(f, o, olen)))
-        goto out;
-    if (h->sm_count >= f->cfg.sitemaps_per_host) {
-        r = BC_FRONTIER_SITEMAP_HOST_CAP;
-        goto out;
-    }
-    if (!scope) {
-        /* The sitemap's directory: up to the last '/' of its path. */
-        size_t end = u.path.off + u.path.len;
-        while (end > u.path.off && u.href[end - 1] != '/')
-            end--;
-        scope = u.href;
-        scope_len = end;
-    }
-    struct sitemap_item *it = malloc(sizeof(*it) + u.len + scope_len + 2);
-    if (!it)
-        goto out;
-    it->next = NULL;
-    it->url_len = u.len;
-    it->scope_len = scope_len;
-    it->level = level;
-    it->retries = 0;
-    it->named = named;
-    memcpy(it->text, u.href, u.len + 1);
-    memcpy(it->text + u.len + 1, scope, scope_len);
-    it->text[u.len + 1 + scope_len] = '\0';
-    if (!name_add(&f->sitemap_seen, u.href, u.len)) {
-        free(it);
-        goto out;
-    }
-    sitemap_seen_test(f, &u);
-    if (f->store.sitemap) {
-        struct bc_frontier_sitemap sm = {it->text,  u.len, it->text + u.len + 1,
-                                         scope_len, level, named,
-                                         0,         false};
-        enum bc_status st = f->store.sitemap(f->store.ctx, &sm, false);
-        if (st != BC_OK) {
-            f->store_status = st;
-            free(it);
-            goto out;
-        }
-    }
-    if (h->sm_tail)
-        h->sm_tail->next = it;
-    else
-        h->sm_head = it;
-    h->sm_tail = it;
-    h->sm_count++;
-    host_schedule(f, h);
-    r = BC_FRONTIER_SITEMAP_QUEUED;
-out:
-    f->sitemaps[r]++;
-    return r;
-}
-
-/* A sitemap's URL enters the seen-test, so that a link to it (sitemaps
- * are often linked from the pages) does not fetch it again as a page. One
- * linked before it was queued stays a page too. Out of memory here costs
- * at most that second request. */
-static void sitemap_seen_test(struct bc_frontier *f, const struct bc_url *u)
-{
-    size_t key_len;
-    enum bc_seen_verdict v;
-    if (bc_url_seen_key(u, &f->cfg.url_policy, f->key_buf,
-                        f->cfg.max_url_len + 1, &key_len) == BC_OK &&
-        bc_seen_test_and_add(f->seen, f->key_buf, key_len, &v) == BC_OK &&
-        v == BC_SEEN_NEW)
-        f->sitemap_keys++;
-}
-
-/* origin/sitemap.xml: the sitemap a host has when nothing names one. */
-static void sitemap_default(struct bc_frontier *f, struct host *h)
-{
-    static const char path[] = "/sitemap.xml";
-    char buf[300 + sizeof(path)];
-    if (h->origin_len >= 300)
-        return;
-    memcpy(buf, h->origin, h->origin_len);
-    memcpy(buf + h->origin_len, path, sizeof(path));
-    (void)sitemap_queue(f, buf, h->origin_len + sizeof(path) - 1, NULL, 0, 0,
-                        false, NULL, 0, NULL, 0);
-}
-
-/* A host's robots.txt outcome is known: its Sitemap: URLs (resolved
- * against the robots.txt URL), whose pages may be anywhere on the host,
- * or /sitemap.xml when it names none (or was unavailable). */
-static void sitemaps_of_robots(struct bc_frontier *f, struct host *h)
-{
-    size_t n = h->robots ? bc_robots_sitemap_count(h->robots) : 0;
-    if (n == 0) {
-        sitemap_default(f, h);
-        return;
-    }
-    char scope[301];
-    char base[300 + sizeof("/robots.txt")];
-    if (h->origin_len >= 300)
-        return;
-    memcpy(scope, h->origin, h->origin_len);
-    scope[h->origin_len] = '/';
-    memcpy(base, h->origin, h->origin_len);
-    memcpy(base + h->origin_len, "/robots.txt", sizeof("/robots.txt"));
-    for (size_t i = 0; i < n && f->store_status == BC_OK; i++) {
-        size_t len;
-        const char *url = bc_robots_sitemap(h->robots, i, &len);
-        (void)sitemap_queue(f, url, len, base, strlen(base), 0, true, scope,
-                            h->origin_len + 1, NULL, 0);
-    }
-}
-
-/* Hand out h's next sitemap as *j (BC_OK); or drop it (robots.txt, the
- * host given up: BC_ERR_NOT_FOUND, the caller looks again); BC_ERR_NOMEM
- * (nothing changed) or a store error. */
-static enum bc_status sitemap_next(struct bc_frontier *f, struct host *h,
-                                   uint64_t now, struct bc_frontier_job *j)
-{
-    struct sitemap_item *it = h->sm_head;
-    bool given_up = h->robots_state == ROBOTS_GIVEN_UP || h->down;
-    if (given_up ||
-        (f->cfg.obey_robots && !robots_allows(h, it->text, it->url_len))) {
-        h->sm_head = it->next;
-        if (!h->sm_head)
-            h->sm_tail = NULL;
-        /* Dropped with its host down: given up to transient faults, as
-         * the host's URLs are (kept by a store for a later retry). */
-        f->sitemaps[h->down    ? BC_FRONTIER_SITEMAP_TRANSIENT
-                    : given_up ? BC_FRONTIER_SITEMAP_HOST_GIVEN_UP
-                               : BC_FRONTIER_SITEMAP_ROBOTS]++;
-        host_schedule(f, h);
-        enum bc_status st = BC_ERR_NOT_FOUND;
-        if (f->store.sitemap) {
-            struct bc_frontier_sitemap sm = {
-                it->text,      it->url_len, it->text + it->url_len + 1,
-                it->scope_len, it->level,   it->named,
-                it->retries,   h->down};
-            enum bc_status sst = f->store.sitemap(f->store.ctx, &sm, true);
-            if (sst != BC_OK)
-                st = f->store_status = sst;
-        }
-        free(it);
-        return st;
-    }
-    char *url = job_url_new(f, it->url_len + 1 + it->scope_len);
-    if (!url)
-        return BC_ERR_NOMEM;
-    memcpy(url, it->text, it->url_len + 1 + it->scope_len + 1);
-    h->sm_head = it->next;
-    if (!h->sm_head)
-        h->sm_tail = NULL;
-    h->in_flight++;
-    f->in_flight++;
-    f->sitemap_fetches++;
-    if (h->circuit == CIRCUIT_OPEN)
-        h->circuit = CIRCUIT_HALF_OPEN; /* the probe */
-    h->next_ms = now + base_delay(f, h);
-    host_schedule(f, h);
-    j->action = BC_FRONTIER_FETCH_SITEMAP;
-    j->url = j->owned = url;
-    j->url_len = it->url_len;
-    j->scope = url + it->url_len + 1;
-    j->scope_len = it->scope_len;
-    j->level = it->level;
-    j->named = it->named;
-    j->retries = it->retries;
-    free(it);
-    return BC_OK;
-}
-
-/* The sitemap of job (handed out by sitemap_next()) as a new item with
- * retries, or NULL out of memory (counted under its NOMEM reason). */
-static struct sitemap_item *sitemap_item_of(struct bc_frontier *f,
-                                            const struct bc_frontier_job *job,
-                                            unsigned retries)
-{
-    struct sitemap_item *it =
-        malloc(sizeof(*it) + job->url_len + job->scope_len + 2);
-    if (!it) {
-        f->sitemaps[BC_FRONTIER_SITEMAP_NOMEM]++;
-        return NULL;
-    }
-    it->next = NULL;
-    it->url_len = job->url_len;
-    it->scope_len = job->scope_len;
-    it->level = job->level;
-    it->retries = retries;
-    it->named = job->named;
-    memcpy(it->text, job->url, job->url_len);
-    it->text[job->url_len] = '\0';
-    if (job->scope_len)
-        memcpy(it->text + job->url_len + 1, job->scope, job->scope_len);
-    it->text[job->url_len + 1 + job->scope_len] = '\0';
-    return it;
-}
-
-/* Put the sitemap of job (handed out by sitemap_next()) back at the head
- * of h's sitemaps, as if it had not been handed out. BC_OK or
- * BC_ERR_NOMEM (the sitemap is lost: counted under its NOMEM reason). */
-static enum bc_status sitemap_giveback(struct bc_frontier *f, struct host *h,
-                                       const struct bc_frontier_job *job)
-{
-    struct sitemap_item *it = sitemap_item_of(f, job, job->retries);
-    if (!it)
-        return BC_ERR_NOMEM;
-    it->next = h->sm_head;
-    h->sm_head = it;
-    if (!h->sm_tail)
-        h->sm_tail = it;
-    return BC_OK;
-}
-
-static bool is_sitemap_job(const struct bc_frontier_job *job)
-{
-    return job && job->action == BC_FRONTIER_FETCH_SITEMAP && job->host &&
-           job->scope && job->url;
-}
-
-enum bc_status bc_frontier_add_sitemap(struct bc_frontier *f,
-                                       const struct bc_frontier_job *job,
-                                       const char *href, size_t href_len,
-                                       enum bc_frontier_sitemap_reason *reason)
-{
-    if (!f || !is_sitemap_job(job) || !reason || (!href && href_len > 0))
-        return BC_ERR_INVALID_ARG;
-    if (f->store_status != BC_OK)
-        return f->store_status;
-    const struct host *h = job->host;
-    /* Below a named index, its scope holds; else each its own. */
-    *reason = sitemap_queue(
-        f, href ? href : "", href_len, job->url, job->url_len, job->level + 1,
-        job->named, job->named ? job->scope : NULL,
-        job->named ? job->scope_len : 0, h->origin, h->origin_len);
-    if (f->store_status != BC_OK)
-        return f->store_status;
-    return *reason == BC_FRONTIER_SITEMAP_NOMEM ? BC_ERR_NOMEM : BC_OK;
-}
-
-enum bc_status bc_frontier_add_from_sitemap(struct bc_frontier *f,
-                                            const struct bc_frontier_job *job,
-                                            const char *href, size_t href_len,
-                                            enum bc_frontier_reason *reason,
-                                            enum bc_status *url_status)
-{
-    if (!is_sitemap_job(job))
-        return BC_ERR_INVALID_ARG;
-    struct entry_meta m = {0, 0, 0, 0, NULL};
-    /* The sitemap is the referrer of the pages it lists. */
-    if (f && reason && !text_referrer(f, job->url, job->url_len, &m, reason))
-        return BC_ERR_NOMEM;
-    if (f) {
-        f->admit_prefix = job->scope;
-        f->admit_prefix_len = job->scope_len;
-    }
-    enum bc_status st = add_common(f, href, href_len, job->url, job->url_len,
-                                   &m, false, reason, url_status);
-    if (f)
-        f->admit_prefix = NULL;
-    return st;
-}
-
-enum bc_status bc_frontier_sitemap_done(struct bc_frontier *f,
-                                        struct bc_frontier_job *job,
-                                        const struct bc_frontier_outcome *o,
-                                        uint64_t now)
-{
-    if (!f || !is_sitemap_job(job) || !o)
-        return BC_ERR_INVALID_ARG;
-    if (f->store_status != BC_OK)
-        return f->store_status;
-    struct host *h = job->host;
-    uint64_t until = now + after_request(f, h, o, now);
-    enum bc_status st = BC_OK;
-    /* A sitemap is a request to the host: its fault counts in the host's
-     * run, and it is retried as a page is (the pages only it lists are
-     * lost otherwise). */
-    bool changed = false, given_up = false;
-    struct sitemap_item *again = NULL;
-    uint64_t at = 0;
-    job->requeued = false;
-    job->retry_at_ms = 0;
-    if (o->fault == BC_FAULT_TRANSIENT) {
-        circuit_failure(f, h, now);
-        changed = true;
-        if (h->down) {
-            given_up = true;
-            until = now;
-        } else if (job->retries < f->cfg.max_retries) {
-            at = now + retry_delay(f, job->retries, o);
-            again = sitemap_item_of(f, job, job->retries + 1);
-            if (again) {
-                /* The host waits for the retry (Heritrix's snooze). */
-                if (at > h->blocked_until)
-                    h->blocked_until = at;
-                if (at > until)
-                    until = at;
-            } else {
-                st = BC_ERR_NOMEM;
-            }
-        } else {
-            given_up = true;
-        }
-        if (given_up)
-            f->sitemaps[BC_FRONTIER_SITEMAP_TRANSIENT]++;
-        if (h->circuit == CIRCUIT_OPEN && h->open_until > until)
-            until = h->open_until;
-    } else if (o->fault != BC_FAULT_LOCAL) {
-        changed = circuit_success(h);
-    }
-    if (changed) {
-        enum bc_status cst = store_circuit(f, h, now);
-        if (cst != BC_OK)
-            st = cst;
-    }
-    if (f->store_status == BC_OK && f->store.sitemap) {
-        struct bc_frontier_sitemap sm = {job->url,
-                                         job->url_len,
-                                         job->scope,
-                                         job->scope_len,
-                                         job->level,
-                                         job->named,
-                                         again ? again->retries : job->retries,
-                                         given_up};
-        enum bc_status sst = f->store.sitemap(f->store.ctx, &sm, !again);
-        if (sst != BC_OK) {
-            f->store_status = sst;
-            st = sst;
-        }
-    }
-    if (again && f->store_status == BC_OK) {
-        if (h->sm_tail)
-            h->sm_tail->next = again;
-        else
-            h->sm_head = again;
-        h->sm_tail = again;
-        job->requeued = true;
-        job->retry_at_ms = at;
-    } else {
-        free(again);
-    }
-    release(f, job, until);
-    host_schedule(f, h);
-    return st;
-}
-
-enum bc_status bc_frontier_restore_sitemap(struct bc_frontier *f,
-                                           const struct bc_frontier_sitemap *sm,
-                                           bool done)
-{
-    if (!f || !sm || (!sm->url && sm->url_len) ||
-        (!sm->scope && sm->scope_len) ||
-        sm->level > BC_FRONTIER_MAX_SITEMAP_LEVEL)
-        return BC_ERR_INVALID_ARG;
-    struct bc_url u;
-    char obuf[300];
-    size_t olen;
-    enum bc_status st = bc_url_normalize(NULL, sm->url ? sm->url : "",
-                                         sm->url_len, &f->cfg.url_policy,
-                                         f->sm_buf, f->cfg.max_url_len + 1, &u);
-    if (st != BC_OK)
-        return st;
-    const char *o = bc_url_origin(&u, obuf, sizeof(obuf), &olen);
-    if (!o)
-        return BC_ERR_URL_HOST;
-    if (name_has(f->sitemap_seen, u.href, u.len))
-        return BC_OK;
-    if (!name_add(&f->sitemap_seen, u.href, u.len))
-        return BC_ERR_NOMEM;
-    sitemap_seen_test(f, &u);
-    struct host *h = host_get(f, o, olen);
-    if (!h)
-        return BC_ERR_NOMEM;
-    h->sm_count++;
-    if (done)
-        return BC_OK;
-    struct sitemap_item *it = malloc(sizeof(*it) + u.len + sm->scope_len + 2);
-    if (!it)
-        return BC_ERR_NOMEM;
-    it->next = NULL;
-    it->url_len = u.len;
-    it->scope_len = sm->scope_len;
-    it->level = sm->level;
-    it->retries = sm->retries;
-    it->named = sm->named;
-    memcpy(it->text, u.href, u.len + 1);
-    if (sm->scope_len)
-        memcpy(it->text + u.len + 1, sm->scope, sm->scope_len);
-    it->text[u.len + 1 + sm->scope_len] = '\0';
-    if (h->sm_tail)
-        h->sm_tail->next = it;
-    else
-        h->sm_head = it;
-    h->sm_tail = it;
-    host_schedule(f, h);
-    return BC_OK;
 }
 
 void bc_frontier_stats(const struct bc_frontier *f, uint64_t now,
@@ -2687,7 +1231,7 @@ size_t bc_frontier_hosts(const struct bc_frontier *f,
         memset(&info, 0, sizeof(info));
         info.origin = h->origin;
         info.origin_len = h->origin_len;
-        info.robots = robots_public(h->robots_state);
+        info.robots = bc_fr_robots_public(h->robots_state);
         info.robots_fetching = h->robots_state == ROBOTS_FETCHING;
         info.queued = h->queued;
         info.in_flight = h->in_flight;
@@ -2704,215 +1248,6 @@ size_t bc_frontier_hosts(const struct bc_frontier *f,
         fn(ctx, &info);
     }
     return n;
-}
-
-/* ---- restoring a frontier from its store ------------------------------ */
-
-enum bc_status
-bc_frontier_create_with_seen(const struct bc_frontier_config *config,
-                             struct bc_seen *seen, struct bc_frontier **out)
-{
-    if (!seen)
-        return BC_ERR_INVALID_ARG;
-    struct bc_frontier *f;
-    enum bc_status st = bc_frontier_create(config, &f);
-    if (st != BC_OK)
-        return st;
-    bc_seen_free(f->seen);
-    f->seen = seen;
-    *out = f;
-    return BC_OK;
-}
-
-enum bc_status bc_frontier_refill(struct bc_frontier *f, const char *origin,
-                                  size_t origin_len,
-                                  const struct bc_frontier_entry *e)
-{
-    if (!f || !origin || !e || (!e->url && e->url_len > 0) ||
-        (!e->referrer && e->referrer_len > 0) ||
-        e->referrer_len > f->cfg.max_url_len || !f->store.queued)
-        return BC_ERR_INVALID_ARG;
-    struct host *h = host_find(f, origin, origin_len);
-    if (!h || h->spilled == 0 || e->url_len > f->cfg.max_url_len ||
-        e->depth > 65535 || e->redirects > 255 || e->retries > 255)
-        return BC_ERR_INVALID_ARG;
-    if (!queue_reserve(f, h, e->url_len))
-        return BC_ERR_NOMEM;
-    struct entry_meta m = {e->depth, e->redirects, e->retries, e->id, NULL};
-    if (e->referrer && !(m.ref = referrer_new(e->referrer, e->referrer_len)))
-        return BC_ERR_NOMEM;
-    h->spilled--;
-    h->queued--;
-    f->queued--;
-    queue_push(f, h, e->url, e->url_len, &m);
-    return BC_OK;
-}
-
-enum bc_status bc_frontier_restore_host(struct bc_frontier *f,
-                                        const struct bc_frontier_host_state *s,
-                                        uint64_t now_ms)
-{
-    if (!f || !s || !s->origin || (!s->robots_body && s->robots_body_len) ||
-        (s->queued > 0 && !f->store.queued) ||
-        s->robots > BC_FRONTIER_ROBOTS_GIVEN_UP)
-        return BC_ERR_INVALID_ARG;
-    struct host *h = host_get(f, s->origin, s->origin_len);
-    if (!h)
-        return BC_ERR_NOMEM;
-    if (h->queued > 0 || h->in_flight > 0)
-        return BC_ERR_INVALID_ARG; /* restored twice, or after work began */
-    struct bc_robots *rules = NULL;
-    if (s->robots == BC_FRONTIER_ROBOTS_PARSED) {
-        enum bc_status st =
-            bc_robots_parse(s->robots_body, s->robots_body_len, f->user_agent,
-                            strlen(f->user_agent), &rules);
-        if (st != BC_OK)
-            return st;
-    }
-    uint64_t expires = s->robots_ttl_ms == UINT64_MAX ? UINT64_MAX
-                       : s->robots_ttl_ms > UINT64_MAX - now_ms
-                           ? UINT64_MAX
-                           : now_ms + s->robots_ttl_ms;
-    bc_robots_free(h->robots);
-    h->robots = rules;
-    h->crawl_delay_ms = 0;
-    h->blocked_until = 0;
-    h->robots_expires = expires;
-    h->robots_failures = s->robots_failures;
-    h->given_up_lost = s->given_up_lost;
-    h->admitted = s->admitted;
-    switch (s->robots) {
-    case BC_FRONTIER_ROBOTS_PARSED: {
-        uint64_t cd;
-        h->robots_state = ROBOTS_PARSED;
-        if (bc_robots_crawl_delay(rules, &cd))
-            h->crawl_delay_ms =
-                cd < f->cfg.max_crawl_delay_ms ? cd : f->cfg.max_crawl_delay_ms;
-        break;
-    }
-    case BC_FRONTIER_ROBOTS_ALLOW_ALL:
-        h->robots_state = ROBOTS_ALLOW_ALL;
-        break;
-    case BC_FRONTIER_ROBOTS_UNREACHABLE:
-        h->robots_state = ROBOTS_UNREACHABLE;
-        h->blocked_until = expires;
-        h->next_ms = expires;
-        break;
-    case BC_FRONTIER_ROBOTS_GIVEN_UP:
-        h->robots_state = ROBOTS_GIVEN_UP;
-        h->robots_expires = UINT64_MAX;
-        break;
-    case BC_FRONTIER_ROBOTS_UNKNOWN:
-        h->robots_state = ROBOTS_UNKNOWN;
-        break;
-    }
-    h->queued = h->spilled = s->queued;
-    f->queued += s->queued;
-    host_schedule(f, h);
-    return BC_OK;
-}
-
-enum bc_status bc_frontier_restore_circuit(
-    struct bc_frontier *f, const char *origin, size_t origin_len,
-    const struct bc_frontier_circuit_state *c, uint64_t now)
-{
-    if (!f || !origin || !c || c->circuit > BC_FRONTIER_CIRCUIT_HALF_OPEN)
-        return BC_ERR_INVALID_ARG;
-    struct host *h = host_get(f, origin, origin_len);
-    if (!h)
-        return BC_ERR_NOMEM;
-    if (h->in_flight > 0)
-        return BC_ERR_INVALID_ARG;
-    h->failures = c->failures;
-    h->streak_since = now > c->failing_ms ? now - c->failing_ms : 0;
-    h->backoff = c->backoff_ms;
-    h->down_lost = c->down_lost;
-    h->exhausted = c->exhausted;
-    h->circuit = CIRCUIT_CLOSED;
-    h->open_until = 0;
-    if (c->down) {
-        host_down(h, now);
-    } else if (c->circuit != BC_FRONTIER_CIRCUIT_CLOSED) {
-        /* Half-open: the probe was lost with the process; open, with the
-         * time it had left (none for a probe). */
-        h->circuit = CIRCUIT_OPEN;
-        h->open_until =
-            now + (c->circuit == BC_FRONTIER_CIRCUIT_OPEN ? c->open_ms : 0);
-        if (h->open_until > h->next_ms)
-            h->next_ms = h->open_until;
-    }
-    if (!c->down && c->retry_ms) {
-        /* A retry's wait (or a Retry-After) outlives the process: the
-         * host is not contacted before it ends. */
-        uint64_t until = now + c->retry_ms;
-        if (until > h->blocked_until)
-            h->blocked_until = until;
-        if (until > h->next_ms)
-            h->next_ms = until;
-    }
-    host_schedule(f, h);
-    return BC_OK;
-}
-
-/* Normalize a stored absolute URL into f->url_buf (restore calls). */
-static enum bc_status normalize_stored(struct bc_frontier *f, const char *url,
-                                       size_t len, struct bc_url *u)
-{
-    f->last_len = 0;
-    return bc_url_normalize(NULL, url ? url : "", len, &f->cfg.url_policy,
-                            f->url_buf, f->cfg.max_url_len + 1, u);
-}
-
-enum bc_status bc_frontier_restore_scope(struct bc_frontier *f, const char *url,
-                                         size_t len)
-{
-    if (!f || (!url && len > 0))
-        return BC_ERR_INVALID_ARG;
-    struct bc_url u;
-    enum bc_status st = normalize_stored(f, url, len, &u);
-    if (st != BC_OK)
-        return st;
-    return scope_add(f, &u) ? BC_OK : BC_ERR_NOMEM;
-}
-
-enum bc_status bc_frontier_restore_seen(struct bc_frontier *f, const char *url,
-                                        size_t len)
-{
-    if (!f || (!url && len > 0))
-        return BC_ERR_INVALID_ARG;
-    struct bc_url u;
-    enum bc_status st = normalize_stored(f, url, len, &u);
-    if (st != BC_OK)
-        return st;
-    size_t key_len;
-    st = bc_url_seen_key(&u, &f->cfg.url_policy, f->key_buf,
-                         f->cfg.max_url_len + 1, &key_len);
-    if (st != BC_OK)
-        return st;
-    enum bc_seen_verdict v;
-    st = bc_seen_test_and_add(f->seen, f->key_buf, key_len, &v);
-    return st == BC_ERR_NOMEM ? BC_OK : st; /* NOMEM: the filter has it */
-}
-
-void bc_frontier_restore_counters(struct bc_frontier *f,
-                                  const struct bc_frontier_stats *s)
-{
-    if (!f || !s)
-        return;
-    f->sitemap_fetches = s->sitemap_fetches;
-    f->sitemap_keys = s->sitemap_keys;
-    memcpy(f->sitemaps, s->sitemaps, sizeof(f->sitemaps));
-    f->added = s->added;
-    f->admitted = s->admitted;
-    f->handed_out = s->handed_out;
-    f->retried = s->retried;
-    f->given_back = s->given_back;
-    f->retries_exhausted = s->retries_exhausted;
-    f->robots_fetches = s->robots_fetches;
-    f->robots_parsed = s->robots_parsed;
-    f->robots_unavailable = s->robots_unavailable;
-    f->robots_unreachable = s->robots_unreachable;
-    memcpy(f->reasons, s->reasons, sizeof(f->reasons));
 }
 
 void bc_frontier_counters(const struct bc_frontier *f,

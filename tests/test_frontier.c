@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "bloomcrawl/frontier.h"
+#include "bloomcrawl/frontier_store.h"
 
 #include "alloc_fail.h"
 #include "strbuf.h"
@@ -1243,6 +1244,81 @@ static void test_bad_arguments(void **state)
     assert_string_equal(bc_frontier_reason_name(BC_ADMIT_REASON_COUNT),
                         "unknown");
     bc_frontier_free(f);
+}
+
+/* The three name tables, made from frontier.h's X-macro lists: every
+ * value of each enum has its own name, the names and values are the ones
+ * the switches before the lists gave (spelled out here, not taken from
+ * the lists), and a value outside the enum is "unknown". */
+static void test_name_tables(void **state)
+{
+    (void)state;
+    static const char *const reasons[] = {"queued",
+                                          "bad_url",
+                                          "too_long",
+                                          "out_of_scope",
+                                          "excluded",
+                                          "too_deep",
+                                          "too_many_segments",
+                                          "trap",
+                                          "host_budget",
+                                          "queue_full",
+                                          "robots",
+                                          "duplicate",
+                                          "probably_seen",
+                                          "nomem",
+                                          "host_given_up",
+                                          "too_many_redirects",
+                                          "store_error",
+                                          "sitemap_scope",
+                                          "routed",
+                                          "host_down"};
+    static const char *const sitemaps[] = {
+        "queued",   "bad_url", "out_of_scope",  "duplicate", "too_deep",
+        "host_cap", "robots",  "host_given_up", "nomem",     "transient"};
+    static const char *const faults[] = {"none", "permanent", "transient",
+                                         "local"};
+    assert_int_equal(BC_ADMIT_REASON_COUNT,
+                     sizeof(reasons) / sizeof(reasons[0]));
+    assert_int_equal(BC_FRONTIER_SITEMAP_REASON_COUNT,
+                     sizeof(sitemaps) / sizeof(sitemaps[0]));
+    for (int i = 0; i < BC_ADMIT_REASON_COUNT; i++)
+        assert_string_equal(bc_frontier_reason_name((enum bc_frontier_reason)i),
+                            reasons[i]);
+    for (int i = 0; i < BC_FRONTIER_SITEMAP_REASON_COUNT; i++)
+        assert_string_equal(
+            bc_frontier_sitemap_reason_name((enum bc_frontier_sitemap_reason)i),
+            sitemaps[i]);
+    for (int i = 0; i < 4; i++)
+        assert_string_equal(bc_fault_name((enum bc_fault)i), faults[i]);
+    /* A few values by name: the lists keep their order and values. */
+    assert_int_equal(BC_ADMIT_QUEUED, 0);
+    assert_int_equal(BC_ADMIT_HOST_DOWN, 19);
+    assert_int_equal(BC_FRONTIER_SITEMAP_TRANSIENT, 9);
+    assert_int_equal(BC_FAULT_LOCAL, 3);
+    /* Every constant of each list has the name the list gives it. */
+#define CHECK_REASON(constant, name)                                           \
+    assert_string_equal(bc_frontier_reason_name(constant), name);
+#define CHECK_SITEMAP(constant, name)                                          \
+    assert_string_equal(bc_frontier_sitemap_reason_name(constant), name);
+#define CHECK_FAULT(constant, name)                                            \
+    assert_string_equal(bc_fault_name(constant), name);
+    BC_FRONTIER_REASON_LIST(CHECK_REASON)
+    BC_FRONTIER_SITEMAP_REASON_LIST(CHECK_SITEMAP)
+    BC_FAULT_LIST(CHECK_FAULT)
+#undef CHECK_REASON
+#undef CHECK_SITEMAP
+#undef CHECK_FAULT
+    /* Outside the enums. */
+    assert_string_equal(bc_frontier_reason_name(BC_ADMIT_REASON_COUNT),
+                        "unknown");
+    assert_string_equal(
+        bc_frontier_sitemap_reason_name(BC_FRONTIER_SITEMAP_REASON_COUNT),
+        "unknown");
+    assert_string_equal(bc_fault_name((enum bc_fault)4), "unknown");
+    assert_string_equal(bc_fault_name((enum bc_fault) - 1), "unknown");
+    assert_string_equal(bc_frontier_reason_name((enum bc_frontier_reason) - 1),
+                        "unknown");
 }
 
 /* Every allocation of create, and of adds that create hosts and chunks,
@@ -3439,6 +3515,7 @@ int main(void)
         cmocka_unit_test(test_partition_route),
         cmocka_unit_test(test_partition_route_errors),
         cmocka_unit_test(test_add_routed),
+        cmocka_unit_test(test_name_tables),
     };
     return bc_test_status(cmocka_run_group_tests(tests, NULL, NULL));
 }

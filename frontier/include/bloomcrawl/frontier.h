@@ -104,35 +104,56 @@ enum bc_frontier_scope {
     BC_SCOPE_ANY = 2     /* anywhere */
 };
 
-/* Why bc_frontier_add() did or did not enqueue a URL. */
+/*
+ * Why bc_frontier_add() did or did not enqueue a URL. One list,
+ * X(constant, name) per reason in the order of their values (the first
+ * is 0): the enum below and bc_frontier_reason_name() are both made from
+ * it, so a reason cannot be added without its name (test_frontier checks
+ * every value has one).
+ */
+#define BC_FRONTIER_REASON_LIST(X)                                             \
+    X(BC_ADMIT_QUEUED, "queued")     /* enqueued: it will be fetched */        \
+    X(BC_ADMIT_BAD_URL, "bad_url")   /* normalization failed (see status) */   \
+    X(BC_ADMIT_TOO_LONG, "too_long") /* the URL exceeds max_url_len */         \
+    X(BC_ADMIT_OUT_OF_SCOPE, "out_of_scope") /* host outside the scope */      \
+    /* matches an exclude pattern, or no include */                            \
+    X(BC_ADMIT_EXCLUDED, "excluded")                                           \
+    X(BC_ADMIT_TOO_DEEP, "too_deep") /* depth > max_depth */                   \
+    /* more path segments than max_segments */                                 \
+    X(BC_ADMIT_TOO_MANY_SEGMENTS, "too_many_segments")                         \
+    X(BC_ADMIT_TRAP, "trap") /* a path segment repeated more than twice */     \
+    /* the host's budget of URLs is spent */                                   \
+    X(BC_ADMIT_HOST_BUDGET, "host_budget")                                     \
+    /* the frontier holds queue_capacity URLs */                               \
+    X(BC_ADMIT_QUEUE_FULL, "queue_full")                                       \
+    X(BC_ADMIT_ROBOTS, "robots")               /* robots.txt disallows it */   \
+    X(BC_ADMIT_DUPLICATE, "duplicate")         /* seen-test: DUPLICATE */      \
+    X(BC_ADMIT_PROBABLY_SEEN, "probably_seen") /* seen-test: PROBABLY_SEEN */  \
+    X(BC_ADMIT_NOMEM, "nomem") /* out of memory: nothing changed */            \
+    /* a DROP's: robots.txt stayed unreachable */                              \
+    X(BC_ADMIT_HOST_GIVEN_UP, "host_given_up")                                 \
+    /* more than max_redirects hops */                                         \
+    X(BC_ADMIT_TOO_MANY_REDIRECTS, "too_many_redirects")                       \
+    /* the store failed (see the status) */                                    \
+    X(BC_ADMIT_STORE_ERROR, "store_error")                                     \
+    /* a sitemap's URL outside the sitemap's scope */                          \
+    X(BC_ADMIT_SITEMAP_SCOPE, "sitemap_scope")                                 \
+    /* Handed to another crawl worker (config.partition.route). */             \
+    X(BC_ADMIT_ROUTED, "routed")                                               \
+    /* A DROP job's: its host was given up as down (transient faults for */    \
+    /* host_give_up_ms); a store keeps the URL for a later retry. */           \
+    X(BC_ADMIT_HOST_DOWN, "host_down")
+
+/* Makes an enum from a list of this header: one constant per X(). */
+#define BC_FRONTIER_ENUM_VALUE(constant, name) constant,
 enum bc_frontier_reason {
-    BC_ADMIT_QUEUED = 0,         /* enqueued: it will be fetched */
-    BC_ADMIT_BAD_URL,            /* normalization failed (see the status) */
-    BC_ADMIT_TOO_LONG,           /* the URL exceeds max_url_len */
-    BC_ADMIT_OUT_OF_SCOPE,       /* host outside the scope */
-    BC_ADMIT_EXCLUDED,           /* matches an exclude pattern, or no include */
-    BC_ADMIT_TOO_DEEP,           /* depth > max_depth */
-    BC_ADMIT_TOO_MANY_SEGMENTS,  /* more path segments than max_segments */
-    BC_ADMIT_TRAP,               /* a path segment repeated more than twice */
-    BC_ADMIT_HOST_BUDGET,        /* the host's budget of URLs is spent */
-    BC_ADMIT_QUEUE_FULL,         /* the frontier holds queue_capacity URLs */
-    BC_ADMIT_ROBOTS,             /* robots.txt disallows it */
-    BC_ADMIT_DUPLICATE,          /* seen-test: DUPLICATE */
-    BC_ADMIT_PROBABLY_SEEN,      /* seen-test: PROBABLY_SEEN */
-    BC_ADMIT_NOMEM,              /* out of memory: nothing changed */
-    BC_ADMIT_HOST_GIVEN_UP,      /* a DROP's: robots.txt stayed unreachable */
-    BC_ADMIT_TOO_MANY_REDIRECTS, /* more than max_redirects hops */
-    BC_ADMIT_STORE_ERROR,        /* the store failed (see the status) */
-    BC_ADMIT_SITEMAP_SCOPE, /* a sitemap's URL outside the sitemap's scope */
-    /* Handed to another crawl worker (config.partition.route). */
-    BC_ADMIT_ROUTED,
-    /* A DROP job's: its host was given up as down (transient faults for
-     * host_give_up_ms); a store keeps the URL for a later retry. */
-    BC_ADMIT_HOST_DOWN,
-    BC_ADMIT_REASON_COUNT /* the number of reasons, not a reason */
+    BC_FRONTIER_REASON_LIST(BC_FRONTIER_ENUM_VALUE)
+    /* the number of reasons, not a reason */
+    BC_ADMIT_REASON_COUNT
 };
 
-/* A short name for a reason ("queued", "bad_url", ...); never NULL. */
+/* A short name for a reason ("queued", "bad_url", ...; the list above);
+ * "unknown" outside the enum. Never NULL. */
 const char *bc_frontier_reason_name(enum bc_frontier_reason reason);
 
 /* Defaults of struct bc_frontier_config (bc_frontier_config_init). */
@@ -157,7 +178,7 @@ const char *bc_frontier_reason_name(enum bc_frontier_reason reason);
 #define BC_FRONTIER_DEFAULT_SITEMAPS_PER_HOST   1000u
 #define BC_FRONTIER_MAX_SITEMAP_LEVEL           2u
 
-struct bc_frontier_entry; /* below (PERSISTENCE) */
+struct bc_frontier_entry; /* below */
 
 /*
  * A partition of the hosts between crawl workers (crawler/workers): each
@@ -424,8 +445,13 @@ struct bc_frontier_job {
      * (a transient fault with retries left), not before retry_at_ms. */
     bool requeued;
     uint64_t retry_at_ms;
-    void *host;  /* internal: the host the job belongs to */
-    char *owned; /* internal */
+    /* Private: the frontier's own (the host the job belongs to, and the
+     * buffer behind url). An embedder neither reads nor writes them; they
+     * are here only so that a job can live on the caller's stack. */
+    struct {
+        void *host;
+        char *owned;
+    } internal;
 };
 
 /*
@@ -442,20 +468,27 @@ enum bc_status bc_frontier_next(struct bc_frontier *frontier, uint64_t now_ms,
 /*
  * How a fetch failed, which decides what becomes of its URL (the caller
  * classes each outcome; the crawler with bc_crawler_fault_of(), one
- * table: docs/DESIGN.md 3.4).
+ * table: docs/DESIGN.md 3.4). One list, X(constant, name) per fault in
+ * the order of their values (the first is 0), makes the enum and
+ * bc_fault_name().
  */
-enum bc_fault {
-    BC_FAULT_NONE = 0,  /* an answer that is the URL's outcome (200, 404) */
-    BC_FAULT_PERMANENT, /* failed for good (protocol violation, too large,
-                           ...): the URL's outcome */
-    BC_FAULT_TRANSIENT, /* may work later (refused, reset, timeouts, 500,
-                           502, 503, 504, 408, 429): retried by
-                           bc_frontier_done() */
-    BC_FAULT_LOCAL      /* ours (no descriptors, no memory, a spool write):
-                           never the URL's outcome: bc_frontier_giveback() */
-};
+#define BC_FAULT_LIST(X)                                                       \
+    /* an answer that is the URL's outcome (200, 404) */                       \
+    X(BC_FAULT_NONE, "none")                                                   \
+    /* failed for good (protocol violation, too large, ...): the URL's */      \
+    /* outcome */                                                              \
+    X(BC_FAULT_PERMANENT, "permanent")                                         \
+    /* may work later (refused, reset, timeouts, 500, 502, 503, 504, 408, */   \
+    /* 429): retried by bc_frontier_done() */                                  \
+    X(BC_FAULT_TRANSIENT, "transient")                                         \
+    /* ours (no descriptors, no memory, a spool write): never the URL's */     \
+    /* outcome: bc_frontier_giveback() */                                      \
+    X(BC_FAULT_LOCAL, "local")
 
-/* "none", "permanent", "transient", "local"; never NULL. */
+enum bc_fault { BC_FAULT_LIST(BC_FRONTIER_ENUM_VALUE) };
+
+/* "none", "permanent", "transient", "local" (the list above); "unknown"
+ * outside the enum. Never NULL. */
 const char *bc_fault_name(enum bc_fault fault);
 
 /* How a fetch went, for the politeness and retry rules. */
@@ -574,28 +607,42 @@ enum bc_status bc_frontier_robots_done(struct bc_frontier *frontier,
  * named that way. job.scope is that prefix (canonical form);
  * bc_frontier_add_from_sitemap() refuses the others with
  * BC_ADMIT_SITEMAP_SCOPE.
+ *
+ * What became of a sitemap: one list, X(constant, name) per reason in the
+ * order of their values (the first is 0), makes the enum and
+ * bc_frontier_sitemap_reason_name().
  */
+#define BC_FRONTIER_SITEMAP_REASON_LIST(X)                                     \
+    X(BC_FRONTIER_SITEMAP_QUEUED, "queued")   /* queued: it will be fetched */ \
+    X(BC_FRONTIER_SITEMAP_BAD_URL, "bad_url") /* does not normalize */         \
+    /* outside the crawl's scope, or an index's sitemap on another origin */   \
+    X(BC_FRONTIER_SITEMAP_OUT_OF_SCOPE, "out_of_scope")                        \
+    /* queued before in this crawl */                                          \
+    X(BC_FRONTIER_SITEMAP_DUPLICATE, "duplicate")                              \
+    /* beyond BC_FRONTIER_MAX_SITEMAP_LEVEL */                                 \
+    X(BC_FRONTIER_SITEMAP_TOO_DEEP, "too_deep")                                \
+    /* sitemaps_per_host reached */                                            \
+    X(BC_FRONTIER_SITEMAP_HOST_CAP, "host_cap")                                \
+    /* robots.txt disallows it */                                              \
+    X(BC_FRONTIER_SITEMAP_ROBOTS, "robots")                                    \
+    /* its host was given up */                                                \
+    X(BC_FRONTIER_SITEMAP_HOST_GIVEN_UP, "host_given_up")                      \
+    /* out of memory: not queued */                                            \
+    X(BC_FRONTIER_SITEMAP_NOMEM, "nomem")                                      \
+    /* given up to transient faults: its retries ran out, or its host was */   \
+    /* given up as down (the crawl is incomplete) */                           \
+    X(BC_FRONTIER_SITEMAP_TRANSIENT, "transient")
+
 enum bc_frontier_sitemap_reason {
-    BC_FRONTIER_SITEMAP_QUEUED = 0,   /* queued: it will be fetched */
-    BC_FRONTIER_SITEMAP_BAD_URL,      /* does not normalize */
-    BC_FRONTIER_SITEMAP_OUT_OF_SCOPE, /* outside the crawl's scope, or an
-                                         index's sitemap on another origin */
-    BC_FRONTIER_SITEMAP_DUPLICATE,    /* queued before in this crawl */
-    BC_FRONTIER_SITEMAP_TOO_DEEP,     /* beyond BC_FRONTIER_MAX_SITEMAP_LEVEL */
-    BC_FRONTIER_SITEMAP_HOST_CAP,     /* sitemaps_per_host reached */
-    BC_FRONTIER_SITEMAP_ROBOTS,       /* robots.txt disallows it */
-    BC_FRONTIER_SITEMAP_HOST_GIVEN_UP, /* its host was given up */
-    BC_FRONTIER_SITEMAP_NOMEM,         /* out of memory: not queued */
-    BC_FRONTIER_SITEMAP_TRANSIENT,     /* given up to transient faults: its
-                                          retries ran out, or its host was
-                                          given up as down (the crawl is
-                                          incomplete) */
-    BC_FRONTIER_SITEMAP_REASON_COUNT   /* the number of reasons */
+    BC_FRONTIER_SITEMAP_REASON_LIST(BC_FRONTIER_ENUM_VALUE)
+    /* the number of reasons */
+    BC_FRONTIER_SITEMAP_REASON_COUNT
 };
 
 /* A short name for a sitemap reason ("queued", "bad_url", "out_of_scope",
  * "duplicate", "too_deep", "host_cap", "robots", "host_given_up",
- * "nomem"; "unknown" outside the enum). Never NULL. */
+ * "nomem", "transient": the list above); "unknown" outside the enum.
+ * Never NULL. */
 const char *
 bc_frontier_sitemap_reason_name(enum bc_frontier_sitemap_reason reason);
 
@@ -615,8 +662,9 @@ enum bc_status bc_frontier_add_sitemap(struct bc_frontier *frontier,
  * Admit a page listed by the sitemap of job (a FETCH_SITEMAP job not yet
  * done): as bc_frontier_add() at depth 0 with job->url as the base (a
  * relative <loc>, which the protocol does not allow, resolves against
- * the sitemap) and as its referrer (job.referrer when handed out), refused with BC_ADMIT_SITEMAP_SCOPE when its canonical
- * URL does not start with job->scope. Returns as bc_frontier_add(), and
+ * the sitemap) and as its referrer (job.referrer when handed out),
+ * refused with BC_ADMIT_SITEMAP_SCOPE when its canonical URL does not
+ * start with job->scope. Returns as bc_frontier_add(), and
  * BC_ERR_INVALID_ARG for a job that is not a FETCH_SITEMAP job.
  */
 enum bc_status bc_frontier_add_from_sitemap(struct bc_frontier *frontier,
@@ -698,62 +746,8 @@ size_t bc_frontier_given_up_hosts(const struct bc_frontier *frontier,
 /* The seen-test inside (owned by the frontier), e.g. to save it. */
 struct bc_seen *bc_frontier_seen(struct bc_frontier *frontier);
 
-/*
- * PERSISTENCE: a store, and bounded memory.
- *
- * The frontier does no I/O; a caller that wants a crawl to survive a
- * restart gives it a store (crawler/state.c keeps one in SQLite;
- * tests/test_frontier.c an in-memory fake), hooks that the frontier calls
- * on every change that must survive:
- *
- *   queued   a URL entered a host queue: admitted (requeue false; it
- *            passed the seen-test), or queued again at the queue's tail
- *            after a transient fault or given back (requeue true; e->id
- *            is the id it had). The store
- *            records it at the tail of the origin's FIFO and writes its id
- *            (non-zero) to *id.
- *   left     the URL with this id left the origin's queue: handed out as a
- *            FETCH job (reason BC_ADMIT_QUEUED), or DROPped (reason;
- *            BC_ADMIT_HOST_DOWN and BC_ADMIT_HOST_GIVEN_UP: lost to
- *            transient faults, worth keeping for a retry). The
- *            end of a FETCH is the caller's to record (job.id).
- *   host     the host's state that must survive changed: a robots.txt
- *            outcome (with the body it parsed and the remaining lifetime),
- *            a given-up host's lost count. Not called for every admission:
- *            the store counts a host's admissions (its budget) itself.
- *   refill   the host's window in memory ran empty while the store holds
- *            more of its queue: push (bc_frontier_refill()) up to max of
- *            the host's queued URLs in FIFO order, after the first skip.
- *   circuit  (optional) a host's circuit breaker changed (transient
- *            faults, given up as down); a resume gives it back with
- *            bc_frontier_restore_circuit().
- *   sitemap  (optional) a sitemap job was queued, or is done. A resume
- *            gives every sitemap back (bc_frontier_restore_sitemap()):
- *            the done ones only to the set of sitemaps seen, the others
- *            queued again (a sitemap in flight at a kill is fetched
- *            again: its URLs meet the seen-test).
- *
- * BOUNDED MEMORY. With a store, a host keeps at most window URLs of its
- * queue in memory: a prefix of its FIFO. Further URLs are only counted
- * ("spilled"); the store holds them all, and when the window is empty at
- * next() the store pushes the next ones back. The order of the URLs a
- * host hands out is the same FIFO as without a store.
- *
- * A hook returns BC_OK or an error (BC_ERR_IO for a failed write). An
- * error is sticky: the frontier is then unusable, and every later add,
- * next, done and robots_done returns that error; only free() is left.
- * The caller stops, and resumes from the store's last commit.
- *
- * RESUMING. A new frontier (bc_frontier_create_with_seen() with the
- * seen-test loaded from a snapshot) is given its store, then its hosts
- * (bc_frontier_restore_host(): state, and how many URLs the store holds
- * queued for each, which come back through refill without the
- * seen-test), the seeds' scope, the admissions the snapshot lacks
- * (bc_frontier_restore_seen()) and its counters.
- */
-#define BC_FRONTIER_DEFAULT_WINDOW 8u
-
-/* A queued URL as the store sees it. */
+/* A queued URL as a store (bloomcrawl/frontier_store.h) or a partition's
+ * route() sees it. */
 struct bc_frontier_entry {
     const char *url; /* canonical, not NUL-terminated */
     size_t url_len;
@@ -764,19 +758,6 @@ struct bc_frontier_entry {
      * to bc_frontier_refill(). */
     const char *referrer;
     size_t referrer_len;
-};
-
-/* A sitemap job as the store sees it (the strings not NUL-terminated). */
-struct bc_frontier_sitemap {
-    const char *url; /* canonical */
-    size_t url_len;
-    const char *scope; /* the prefix of its pages (job.scope) */
-    size_t scope_len;
-    unsigned level;
-    bool named;
-    unsigned retries; /* times queued again after a transient fault */
-    bool given_up;    /* done: given up to transient faults (retries ran
-                         out, or its host down), for a later retry */
 };
 
 /* A host's robots.txt outcome, as a store keeps it. */
@@ -793,24 +774,6 @@ enum bc_frontier_circuit {
     BC_FRONTIER_CIRCUIT_CLOSED = 0, /* requests go */
     BC_FRONTIER_CIRCUIT_OPEN,       /* paused after transient faults */
     BC_FRONTIER_CIRCUIT_HALF_OPEN   /* one probe out */
-};
-
-/* The circuit of a host as a store keeps it (bc_frontier_store.circuit,
- * bc_frontier_restore_circuit()). Times are relative to now_ms, so that
- * the store can keep them as wall-clock times. */
-struct bc_frontier_circuit_state {
-    enum bc_frontier_circuit circuit;
-    unsigned failures;   /* transient faults in a row */
-    uint64_t failing_ms; /* failures > 0: since when (now - first) */
-    uint64_t open_ms;    /* OPEN: how long it stays open from now */
-    uint64_t backoff_ms; /* the open period now (0: not opened since the
-                            last success) */
-    bool down;           /* given up as down */
-    uint64_t down_lost;  /* down: URLs lost since (final or dropped) */
-    uint64_t exhausted;  /* its URLs whose retries ran out */
-    uint64_t retry_ms;   /* the host waits for a retry (a transient
-                            fault's backoff, a Retry-After): how long from
-                            now (0: no wait) */
 };
 
 /* One host as bc_frontier_hosts() reports it. */
@@ -851,120 +814,15 @@ size_t bc_frontier_hosts(const struct bc_frontier *frontier,
                                     const struct bc_frontier_host_info *info),
                          void *ctx);
 
-/* The state of a host that must survive a restart. */
-struct bc_frontier_host_state {
-    const char *origin; /* "http://a.test:8080", not NUL-terminated */
-    size_t origin_len;
-    enum bc_frontier_robots robots;
-    const void *robots_body; /* PARSED: the body parsed (else NULL) */
-    size_t robots_body_len;
-    uint64_t robots_ttl_ms;   /* how long the outcome holds from now
-                                 (UINT64_MAX: for ever) */
-    unsigned robots_failures; /* unreachable outcomes in a row */
-    uint64_t given_up_lost;   /* GIVEN_UP: URLs dropped */
-    uint64_t admitted;        /* URLs admitted, for the host budget */
-    uint64_t queued;          /* URLs in the host's queue */
-};
-
-struct bc_frontier_store {
-    void *ctx;     /* passed to every hook */
-    size_t window; /* URLs per host in memory (0: the default, 8) */
-    enum bc_status (*queued)(void *ctx, const char *origin, size_t origin_len,
-                             const struct bc_frontier_entry *e, bool requeue,
-                             uint64_t *id);
-    enum bc_status (*left)(void *ctx, const char *origin, size_t origin_len,
-                           uint64_t id, enum bc_frontier_action action,
-                           enum bc_frontier_reason reason);
-    enum bc_status (*host)(void *ctx, const struct bc_frontier_host_state *st);
-    enum bc_status (*refill)(void *ctx, struct bc_frontier *frontier,
-                             const char *origin, size_t origin_len, size_t skip,
-                             size_t max);
-    /* Optional (NULL: sitemap jobs are not kept): a sitemap job was
-     * queued (done false), or its sitemap_done() came (done true). */
-    enum bc_status (*sitemap)(void *ctx, const struct bc_frontier_sitemap *sm,
-                              bool done);
-    /* Optional (NULL: circuits are not kept): the circuit of the host
-     * changed (a transient fault, the first success after some, given up
-     * as down, a URL lost while down). */
-    enum bc_status (*circuit)(void *ctx, const char *origin, size_t origin_len,
-                              const struct bc_frontier_circuit_state *c);
-};
-
-/*
- * Give the frontier a store (copied; ctx must outlive the frontier).
- * Only on a frontier with nothing queued or in flight, once. Returns
- * BC_OK or BC_ERR_INVALID_ARG (NULL, a NULL hook, too late). Each queued
- * URL then costs 8 more bytes in memory (its id).
- */
-enum bc_status bc_frontier_set_store(struct bc_frontier *frontier,
-                                     const struct bc_frontier_store *store);
-
 /* The sticky store error, BC_OK while there is none (BC_ERR_INVALID_ARG
  * for NULL). */
 enum bc_status bc_frontier_store_status(const struct bc_frontier *frontier);
-
-/*
- * For the refill hook: push the next URL e of the origin's queue back into
- * memory, at the window's tail. Returns BC_OK, BC_ERR_INVALID_ARG (no
- * store, an unknown origin, more URLs than the store held for it, limits
- * exceeded) or BC_ERR_NOMEM (nothing changed). O(URL length).
- */
-enum bc_status bc_frontier_refill(struct bc_frontier *frontier,
-                                  const char *origin, size_t origin_len,
-                                  const struct bc_frontier_entry *e);
-
-/*
- * bc_frontier_create() with a seen-test of the caller's (e.g. from
- * bc_seen_load()): the frontier owns seen from a BC_OK return on (frees
- * it); on an error the caller still does. Errors as bc_frontier_create().
- */
-enum bc_status
-bc_frontier_create_with_seen(const struct bc_frontier_config *config,
-                             struct bc_seen *seen, struct bc_frontier **out);
-
-/*
- * Rebuild a host from its stored state at time now_ms: robots.txt outcome
- * (the body parsed again; ttl counted from now_ms), failures, lost count,
- * budget count, and st->queued URLs the store holds in its queue (they
- * come back through refill, without the seen-test; needs a store when
- * non-zero). Once per host, before any work. Returns BC_OK,
- * BC_ERR_INVALID_ARG, BC_ERR_NOMEM, or an error of bc_robots_parse().
- */
-enum bc_status bc_frontier_restore_host(struct bc_frontier *frontier,
-                                        const struct bc_frontier_host_state *st,
-                                        uint64_t now_ms);
-
-/*
- * Rebuild a host's circuit from its stored state at time now_ms (after
- * bc_frontier_restore_host(), before any work): a half-open circuit (its
- * probe was lost) comes back open with no time left, so one probe goes
- * again; a retry's wait still running (c->retry_ms) blocks the host until
- * it ends. Returns BC_OK, BC_ERR_INVALID_ARG or BC_ERR_NOMEM.
- */
-enum bc_status bc_frontier_restore_circuit(
-    struct bc_frontier *frontier, const char *origin, size_t origin_len,
-    const struct bc_frontier_circuit_state *c, uint64_t now_ms);
 
 /* Put a seed's host and registrable domain in the scope, without
  * admitting it (a resume without its seeds). Returns BC_OK,
  * BC_ERR_INVALID_ARG, a URL error, or BC_ERR_NOMEM. */
 enum bc_status bc_frontier_restore_scope(struct bc_frontier *frontier,
                                          const char *url, size_t len);
-
-/* Replay an admission into the seen-test (a canonical URL admitted after
- * the snapshot the seen-test was loaded from). Returns BC_OK,
- * BC_ERR_INVALID_ARG, or a URL error. O(URL length). */
-enum bc_status bc_frontier_restore_seen(struct bc_frontier *frontier,
-                                        const char *url, size_t len);
-
-/*
- * Give back a sitemap the store kept: into the set of sitemaps seen, and,
- * unless done, queued on its host (after bc_frontier_restore_host()).
- * Returns BC_OK, BC_ERR_INVALID_ARG, a URL error, or BC_ERR_NOMEM.
- */
-enum bc_status bc_frontier_restore_sitemap(struct bc_frontier *frontier,
-                                           const struct bc_frontier_sitemap *sm,
-                                           bool done);
 
 /* Fill the cumulative counters of *out (added, admitted, reasons,
  * handed_out, retried, retries_exhausted, given_back, robots_*,
@@ -973,13 +831,6 @@ enum bc_status bc_frontier_restore_sitemap(struct bc_frontier *frontier,
  * O(1). */
 void bc_frontier_counters(const struct bc_frontier *frontier,
                           struct bc_frontier_stats *out);
-
-/* Set the cumulative counters (added, admitted, reasons, handed_out,
- * retried, retries_exhausted, given_back, robots_*, sitemap_fetches,
- * sitemap_keys, sitemaps) from a stats record saved earlier; the gauges
- * (queued, hosts, ...) and the seen-test's counters are not touched. */
-void bc_frontier_restore_counters(struct bc_frontier *frontier,
-                                  const struct bc_frontier_stats *stats);
 
 #ifdef __cplusplus
 }
