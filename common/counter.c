@@ -3,6 +3,7 @@
  */
 #include "bloomcrawl/counter.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const unsigned char *at(const struct bc_counter *c, const void *stats,
@@ -127,4 +128,18 @@ const char *bc_counter_kind_name(enum bc_counter_kind kind)
         return "gauge";
     }
     return "?";
+}
+
+bool bc_counter_key(const struct bc_counter *c, const char *group, size_t i,
+                    char *buf, size_t size)
+{
+    const char *key = c->key ? c->key : c->name;
+    int n;
+    if (!c->label)
+        n = snprintf(buf, size, "%s.%s", group, key);
+    else if (c->key_indexed)
+        n = snprintf(buf, size, "%s.%s[%zu]", group, key, i);
+    else
+        n = snprintf(buf, size, "%s.%s.%s", group, key, c->label_value(i));
+    return n >= 0 && (size_t)n < size;
 }
