@@ -59,7 +59,8 @@ struct bc_counter {
     enum bc_counter_kind kind;
     enum bc_counter_type type;
     /* What the value counts, plural, as a Prometheus unit suffix would:
-     * "urls", "pages", "bytes", "seconds", "ratio", "hosts", ... */
+     * "urls", "pages", "bytes", "seconds", "ratio", "hosts", ...; "" for
+     * a number without one (an index, an errno, a 0/1 flag). */
     const char *unit;
     const char *help;  /* one sentence, no trailing period */
     size_t offset;     /* offsetof() the value (its first element) */
