@@ -139,6 +139,13 @@ static void test_tables_sound(void **state)
     }
 }
 
+static const char *label_i(size_t i)
+{
+    static const char *const v[] = {"i0", "i1", "i2", "i3", "i4",  "i5",
+                                    "i6", "i7", "i8", "i9", "i10", "i11"};
+    return i < 12 ? v[i] : "?";
+}
+
 /* The keys the state uses: "GROUP.KEY", "GROUP.KEY.LABEL", "GROUP.KEY[i]",
  * unique, at most 63 bytes (the state's limit). */
 static void test_keys(void **state)
@@ -175,6 +182,27 @@ static void test_keys(void **state)
             status = true;
         }
     assert_true(status);
+    /* An index of two digits, and the limits of the buffer: a key of n
+     * bytes needs n + 1. */
+    const struct bc_counter idx = {.name = "x",
+                                   .count = 12,
+                                   .label = "i",
+                                   .label_value = label_i,
+                                   .key_indexed = true};
+    assert_true(bc_counter_key(&idx, "g", 11, key, sizeof(key)));
+    assert_string_equal(key, "g.x[11]");
+    assert_true(bc_counter_key(&idx, "g", 0, key, 7));
+    assert_string_equal(key, "g.x[0]");
+    assert_false(bc_counter_key(&idx, "g", 0, key, 6));
+    assert_false(bc_counter_key(&idx, "g", 0, key, 0));
+    const struct bc_counter lab = {.name = "x",
+                                   .count = 12,
+                                   .label = "i",
+                                   .label_value = label_i,
+                                   .key = "y"};
+    assert_true(bc_counter_key(&lab, "g", 3, key, 7));
+    assert_string_equal(key, "g.y.i3");
+    assert_false(bc_counter_key(&lab, "g", 3, key, 6));
 
     for (size_t g = 0; g < NGROUPS; g++) {
         t = groups[g].table(&n);
