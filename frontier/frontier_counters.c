@@ -92,6 +92,7 @@ static const struct bc_counter table[] = {
 
 const struct bc_counter *bc_frontier_counter_table(size_t *n)
 {
-    *n = sizeof(table) / sizeof(table[0]);
+    if (n)
+        *n = sizeof(table) / sizeof(table[0]);
     return table;
 }

@@ -599,7 +599,7 @@ void bc_crawler_stats(const struct bc_crawler *crawler,
                       struct bc_crawler_stats *out);
 
 /* The table of the counters above (bloomcrawl/counter.h), in a static
- * array: its length in *n. O(1). */
+ * array: its length in *n (n may be NULL). O(1). */
 const struct bc_counter *bc_crawler_counter_table(size_t *n);
 
 /*

@@ -199,8 +199,9 @@ struct bc_seen_stats {
  * for the Bloom filter's popcount. */
 void bc_seen_stats(const struct bc_seen *seen, struct bc_seen_stats *out);
 
-/* The table of the counters above (bloomcrawl/counter.h), one row per
- * field, in a static array: its length in *n. O(1). */
+/* The table of the counters above (bloomcrawl/counter.h), a row per
+ * field but the tier 1 kind and the hash seed (configuration), in a
+ * static array: its length in *n (n may be NULL). O(1). */
 const struct bc_counter *bc_seen_counter_table(size_t *n);
 
 /* The Bloom filter inside, for introspection (owned by seen); NULL when

@@ -683,7 +683,8 @@ void bc_frontier_stats(const struct bc_frontier *frontier, uint64_t now_ms,
                        struct bc_frontier_stats *out);
 
 /* The table of the counters above but .seen (bc_seen_counter_table() has
- * those; bloomcrawl/counter.h), in a static array: its length in *n. */
+ * those; bloomcrawl/counter.h), in a static array: its length in *n (n
+ * may be NULL). O(1). */
 const struct bc_counter *bc_frontier_counter_table(size_t *n);
 
 /*
