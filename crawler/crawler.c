@@ -1530,97 +1530,6 @@ static void on_done(void *ctx, const struct bc_fetch_result *r)
 
 /* ---- the crawl state ------------------------------------------------------- */
 
-/* The loop's counters as the state keeps them ("crawler.NAME"). */
-#define STAT(name)                                                             \
-    {                                                                          \
-        "crawler." #name, offsetof(struct bc_crawler_stats, name)              \
-    }
-static const struct {
-    const char *name;
-    size_t off;
-} stat_fields[] = {
-    STAT(seeds),
-    STAT(seeds_admitted),
-    STAT(handed_out),
-    STAT(pages),
-    STAT(bytes),
-    STAT(status_class[0]),
-    STAT(status_class[1]),
-    STAT(status_class[2]),
-    STAT(status_class[3]),
-    STAT(status_class[4]),
-    STAT(status_class[5]),
-    STAT(links),
-    STAT(nofollow_skipped),
-    STAT(links_nomem),
-    STAT(redirects),
-    STAT(merged),
-    STAT(merged_absolute),
-    STAT(bad_scheme),
-    STAT(bad_malformed),
-    STAT(robots_fetched),
-    STAT(dropped),
-    STAT(given_up_dropped),
-    STAT(not_started),
-    STAT(local_failures),
-    STAT(warc_files),
-    STAT(warc_records),
-    STAT(warc_bytes),
-    STAT(skipped_content_type),
-    STAT(sitemaps_started),
-    STAT(sitemaps_fetched),
-    STAT(sitemap_urls),
-    STAT(sitemap_admitted),
-    STAT(sitemap_indexed),
-    STAT(sitemap_http_errors),
-    STAT(sitemap_not_found),
-    STAT(routed_out),
-    STAT(routed_in),
-    STAT(retried),
-    STAT(transient_given_up),
-    STAT(host_down_dropped),
-};
-#undef STAT
-
-static uint64_t *stat_at(struct bc_crawler_stats *s, size_t off)
-{
-    return (uint64_t *)(void *)((char *)s + off);
-}
-
-/* The sitemap counters kept per reason, "crawler.PREFIX.NAME". */
-struct sitemap_array {
-    const char *prefix;
-    uint64_t *v;
-    size_t n;
-    const char *(*name)(size_t i);
-};
-
-static const char *admit_name(size_t i)
-{
-    return bc_frontier_reason_name((enum bc_frontier_reason)i);
-}
-
-static const char *stop_name(size_t i)
-{
-    return bc_sitemap_stop_name((enum bc_sitemap_stop)i);
-}
-
-static const char *kind_name(size_t i)
-{
-    return bc_crawler_error_kind_name((enum bc_crawler_error_kind)i);
-}
-
-static void sitemap_arrays(struct bc_crawler_stats *s,
-                           struct sitemap_array out[3])
-{
-    out[0] = (struct sitemap_array){"sitemap_rejected", s->sitemap_rejected,
-                                    BC_ADMIT_REASON_COUNT, admit_name};
-    out[1] = (struct sitemap_array){"sitemap_cut", s->sitemap_cut,
-                                    BC_SITEMAP_STOP_COUNT, stop_name};
-    out[2] = (struct sitemap_array){"sitemap_errors", s->sitemap_errors,
-                                    BC_CRAWLER_ERR_KIND_COUNT, kind_name};
-}
-
 /* URLs handed to route(): the frontier counts them (its reason
  * BC_ADMIT_ROUTED, whatever the add call: seeds, links, redirects,
  * sitemap entries, revisits). O(1). */
@@ -1631,28 +1540,22 @@ static uint64_t routed_out(const struct bc_crawler *c)
     return fs.reasons[BC_ADMIT_ROUTED];
 }
 
+/* The loop's TOTAL counters as the state keeps them: every element of
+ * every TOTAL row of bc_crawler_counter_table(), under its key
+ * ("crawler.pages", "crawler.errors.timeout"; bc_counter_key()). */
 static void counters_save(struct bc_crawler *c)
 {
     warc_counters(c, &c->stats);
     c->stats.routed_out = routed_out(c);
-    for (size_t i = 0; i < sizeof(stat_fields) / sizeof(stat_fields[0]); i++)
-        (void)bc_crawl_state_counter_set(
-            c->state, stat_fields[i].name,
-            *stat_at(&c->stats, stat_fields[i].off));
-    for (int e = 0; e < BC_CRAWLER_ERR_KIND_COUNT; e++) {
-        char name[64];
-        snprintf(name, sizeof(name), "crawler.errors.%s",
-                 bc_crawler_error_kind_name((enum bc_crawler_error_kind)e));
-        (void)bc_crawl_state_counter_set(c->state, name, c->stats.errors[e]);
-    }
-    struct sitemap_array arrays[3];
-    sitemap_arrays(&c->stats, arrays);
-    for (size_t a = 0; a < 3; a++) {
-        for (size_t i = 0; i < arrays[a].n; i++) {
-            char name[64];
-            snprintf(name, sizeof(name), "crawler.%s.%s", arrays[a].prefix,
-                     arrays[a].name(i));
-            (void)bc_crawl_state_counter_set(c->state, name, arrays[a].v[i]);
+    size_t n;
+    const struct bc_counter *t = bc_crawler_counter_table(&n);
+    for (size_t r = 0; r < n; r++) {
+        for (size_t i = 0; t[r].kind == BC_COUNTER_TOTAL && i < t[r].count;
+             i++) {
+            char key[64];
+            if (bc_counter_key(&t[r], "crawler", i, key, sizeof(key)))
+                (void)bc_crawl_state_counter_set(
+                    c->state, key, bc_counter_u64(&t[r], &c->stats, i));
         }
     }
 }
@@ -1662,23 +1565,15 @@ static void counters_save(struct bc_crawler *c)
  * the pages completed, so that max_pages counts each page once. */
 static void counters_load(struct bc_crawler *c)
 {
-    for (size_t i = 0; i < sizeof(stat_fields) / sizeof(stat_fields[0]); i++)
-        *stat_at(&c->stats, stat_fields[i].off) =
-            bc_crawl_state_counter_get(c->state, stat_fields[i].name);
-    for (int e = 0; e < BC_CRAWLER_ERR_KIND_COUNT; e++) {
-        char name[64];
-        snprintf(name, sizeof(name), "crawler.errors.%s",
-                 bc_crawler_error_kind_name((enum bc_crawler_error_kind)e));
-        c->stats.errors[e] = bc_crawl_state_counter_get(c->state, name);
-    }
-    struct sitemap_array arrays[3];
-    sitemap_arrays(&c->stats, arrays);
-    for (size_t a = 0; a < 3; a++) {
-        for (size_t i = 0; i < arrays[a].n; i++) {
-            char name[64];
-            snprintf(name, sizeof(name), "crawler.%s.%s", arrays[a].prefix,
-                     arrays[a].name(i));
-            arrays[a].v[i] = bc_crawl_state_counter_get(c->state, name);
+    size_t n;
+    const struct bc_counter *t = bc_crawler_counter_table(&n);
+    for (size_t r = 0; r < n; r++) {
+        for (size_t i = 0; t[r].kind == BC_COUNTER_TOTAL && i < t[r].count;
+             i++) {
+            char key[64];
+            if (bc_counter_key(&t[r], "crawler", i, key, sizeof(key)))
+                bc_counter_set(&t[r], &c->stats, i,
+                               bc_crawl_state_counter_get(c->state, key));
         }
     }
     c->stats.handed_out = c->stats.pages + c->stats.not_started;

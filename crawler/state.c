@@ -1839,79 +1839,46 @@ void bc_crawl_state_info(const struct bc_crawl_state *s,
 
 /* ---- the frontier of the state --------------------------------------- */
 
-/* The frontier's counters under "frontier.*". */
+/* The frontier's TOTAL counters under "frontier.*": every element of
+ * every TOTAL row of bc_frontier_counter_table(), under its key
+ * ("frontier.added", "frontier.reason.robots"; bc_counter_key()). */
 static enum bc_status save_frontier_counters(struct bc_crawl_state *s,
                                              const struct bc_frontier *f)
 {
     struct bc_frontier_stats fs;
     bc_frontier_counters(f, &fs);
-    const struct {
-        const char *name;
-        uint64_t value;
-    } v[] = {{"frontier.added", fs.added},
-             {"frontier.admitted", fs.admitted},
-             {"frontier.handed_out", fs.handed_out},
-             {"frontier.retried", fs.retried},
-             {"frontier.given_back", fs.given_back},
-             {"frontier.retries_exhausted", fs.retries_exhausted},
-             {"frontier.robots_fetches", fs.robots_fetches},
-             {"frontier.robots_parsed", fs.robots_parsed},
-             {"frontier.robots_unavailable", fs.robots_unavailable},
-             {"frontier.robots_unreachable", fs.robots_unreachable},
-             {"frontier.sitemap_fetches", fs.sitemap_fetches},
-             {"frontier.sitemap_keys", fs.sitemap_keys}};
+    size_t n;
+    const struct bc_counter *t = bc_frontier_counter_table(&n);
     enum bc_status st = BC_OK;
-    for (size_t i = 0; st == BC_OK && i < sizeof(v) / sizeof(v[0]); i++)
-        st = counter_put(s, v[i].name, v[i].value, true);
-    for (int r = 0; st == BC_OK && r < BC_ADMIT_REASON_COUNT; r++) {
-        char name[64];
-        snprintf(name, sizeof(name), "frontier.reason.%s",
-                 bc_frontier_reason_name((enum bc_frontier_reason)r));
-        st = counter_put(s, name, fs.reasons[r], true);
-    }
-    for (int r = 0; st == BC_OK && r < BC_FRONTIER_SITEMAP_REASON_COUNT; r++) {
-        char name[64];
-        snprintf(name, sizeof(name), "frontier.sitemap.%s",
-                 bc_frontier_sitemap_reason_name(
-                     (enum bc_frontier_sitemap_reason)r));
-        st = counter_put(s, name, fs.sitemaps[r], true);
+    for (size_t r = 0; st == BC_OK && r < n; r++) {
+        for (size_t i = 0;
+             st == BC_OK && t[r].kind == BC_COUNTER_TOTAL && i < t[r].count;
+             i++) {
+            char key[64];
+            if (!bc_counter_key(&t[r], "frontier", i, key, sizeof(key)))
+                return BC_ERR_INVALID_ARG;
+            st = counter_put(s, key, bc_counter_u64(&t[r], &fs, i), true);
+        }
     }
     return st;
 }
 
+/* The frontier's TOTAL counters from the state (0 where a key is missing),
+ * everything else zero. */
 static void load_frontier_counters(const struct bc_crawl_state *s,
                                    struct bc_frontier_stats *fs)
 {
     memset(fs, 0, sizeof(*fs));
-    fs->added = bc_crawl_state_counter_get(s, "frontier.added");
-    fs->admitted = bc_crawl_state_counter_get(s, "frontier.admitted");
-    fs->handed_out = bc_crawl_state_counter_get(s, "frontier.handed_out");
-    fs->retried = bc_crawl_state_counter_get(s, "frontier.retried");
-    fs->given_back = bc_crawl_state_counter_get(s, "frontier.given_back");
-    fs->retries_exhausted =
-        bc_crawl_state_counter_get(s, "frontier.retries_exhausted");
-    fs->robots_fetches =
-        bc_crawl_state_counter_get(s, "frontier.robots_fetches");
-    fs->robots_parsed = bc_crawl_state_counter_get(s, "frontier.robots_parsed");
-    fs->robots_unavailable =
-        bc_crawl_state_counter_get(s, "frontier.robots_unavailable");
-    fs->robots_unreachable =
-        bc_crawl_state_counter_get(s, "frontier.robots_unreachable");
-    for (int r = 0; r < BC_ADMIT_REASON_COUNT; r++) {
-        char name[64];
-        snprintf(name, sizeof(name), "frontier.reason.%s",
-                 bc_frontier_reason_name((enum bc_frontier_reason)r));
-        fs->reasons[r] = bc_crawl_state_counter_get(s, name);
-    }
-    fs->sitemap_fetches =
-        bc_crawl_state_counter_get(s, "frontier.sitemap_fetches");
-    fs->sitemap_keys = bc_crawl_state_counter_get(s, "frontier.sitemap_keys");
-    for (int r = 0; r < BC_FRONTIER_SITEMAP_REASON_COUNT; r++) {
-        char name[64];
-        snprintf(name, sizeof(name), "frontier.sitemap.%s",
-                 bc_frontier_sitemap_reason_name(
-                     (enum bc_frontier_sitemap_reason)r));
-        fs->sitemaps[r] = bc_crawl_state_counter_get(s, name);
+    size_t n;
+    const struct bc_counter *t = bc_frontier_counter_table(&n);
+    for (size_t r = 0; r < n; r++) {
+        for (size_t i = 0; t[r].kind == BC_COUNTER_TOTAL && i < t[r].count;
+             i++) {
+            char key[64];
+            if (bc_counter_key(&t[r], "frontier", i, key, sizeof(key)))
+                bc_counter_set(&t[r], fs, i,
+                               bc_crawl_state_counter_get(s, key));
+        }
     }
 }
 

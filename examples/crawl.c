@@ -203,7 +203,10 @@ static void usage(FILE *f)
         "Output:\n"
         "  --out FILE           one JSON object per fetched URL\n"
         "  --stats-json FILE    all counters as one JSON object at the end\n"
-        "                       (with \"per_host\": every host)\n"
+        "                       (with \"per_host\": every host, and\n"
+        "                       \"counters\": every counter of --counters)\n"
+        "  --counters           list every counter (name, kind, unit, what\n"
+        "                       it counts, labels) and exit\n"
         "  --warc FILE          archive every transfer (pages, robots.txt,\n"
         "                       sitemaps) as WARC/1.1: request and response\n"
         "                       records, the response as received (before\n"
@@ -471,8 +474,8 @@ static bool header_is_user_agent(const char *v)
 }
 
 /*
- * 0 on success, 1 to exit 0 after --help, 3 after --version, -1 on a
- * usage error (after a message naming the option).
+ * 0 on success, 1 to exit 0 after --help, 3 after --version, 4 after
+ * --counters, -1 on a usage error (after a message naming the option).
  */
 static int parse_options(int argc, char **argv, struct options *o)
 {
@@ -515,6 +518,8 @@ static int parse_options(int argc, char **argv, struct options *o)
             return 1;
         else if (!strcmp(a, "--version"))
             return 3;
+        else if (!strcmp(a, "--counters"))
+            return 4;
         else if (!strcmp(a, "--no-robots"))
             o->no_robots = true, is_flag = 1;
         else if (!strcmp(a, "--sitemaps"))
@@ -1517,6 +1522,179 @@ static void write_workers_json(struct crawl *c, FILE *f,
         c->over ? "true" : "false", c->over_at_start ? "true" : "false");
 }
 
+/* ---- the counter tables ------------------------------------------------ */
+
+/* One module's counter table (bloomcrawl/counter.h) and its stats. */
+struct counter_group {
+    const char *name; /* "seen", "frontier", "crawler", "workers" */
+    const struct bc_counter *t;
+    size_t n;
+    const void *stats;
+};
+
+/* The tables in the order the report, --stats-json and --counters show
+ * them; the workers' only for a crawl worker (w not NULL). Returns how
+ * many. */
+static size_t counter_groups(struct counter_group g[4],
+                             const struct bc_frontier_stats *s,
+                             const struct bc_crawler_stats *k,
+                             const struct bc_workers_stats *w)
+{
+    size_t n = 0;
+    g[n].name = "seen", g[n].stats = s ? &s->seen : NULL;
+    g[n].t = bc_seen_counter_table(&g[n].n), n++;
+    g[n].name = "frontier", g[n].stats = s;
+    g[n].t = bc_frontier_counter_table(&g[n].n), n++;
+    g[n].name = "crawler", g[n].stats = k;
+    g[n].t = bc_crawler_counter_table(&g[n].n), n++;
+    if (w || !s) {
+        g[n].name = "workers", g[n].stats = w;
+        g[n].t = bc_workers_counter_table(&g[n].n), n++;
+    }
+    return n;
+}
+
+/* Element i of counter c into buf: an integer as such, a double with %g
+ * (JSON has no NaN nor infinity: null). */
+static const char *counter_text(char buf[32], const struct bc_counter *c,
+                                const void *stats, size_t i)
+{
+    double d = bc_counter_value(c, stats, i);
+    if (c->type == BC_COUNTER_DOUBLE && !isfinite(d))
+        snprintf(buf, 32, "null");
+    else if (c->type == BC_COUNTER_DOUBLE)
+        snprintf(buf, 32, "%.6g", d);
+    else if (c->type == BC_COUNTER_INT)
+        snprintf(buf, 32, "%lld", (long long)d);
+    else
+        snprintf(buf, 32, "%llu",
+                 (unsigned long long)bc_counter_u64(c, stats, i));
+    return buf;
+}
+
+/* crawl --counters: every counter, one line each, tab-separated: its
+ * name (as the report and --stats-json's "counters" spell it), kind,
+ * unit, help, and an array's label with its values. */
+static void print_counter_tables(FILE *f)
+{
+    struct counter_group g[4];
+    size_t ng = counter_groups(g, NULL, NULL, NULL);
+    fputs("# counter\tkind\tunit\thelp\tlabel: values\n", f);
+    for (size_t a = 0; a < ng; a++)
+        for (size_t r = 0; r < g[a].n; r++) {
+            const struct bc_counter *c = &g[a].t[r];
+            fprintf(f, "%s.%s\t%s\t%s\t%s\t", g[a].name, c->name,
+                    bc_counter_kind_name(c->kind), *c->unit ? c->unit : "-",
+                    c->help);
+            if (c->label) {
+                fprintf(f, "%s:", c->label);
+                for (size_t i = 0; i < c->count; i++)
+                    fprintf(f, "%s%s", i ? "," : " ", c->label_value(i));
+            } else
+                fputc('-', f);
+            fputc('\n', f);
+        }
+}
+
+/* --stats-json's "counters": {"seen": {"tested": N, ...}, ...}, every
+ * counter of the tables, an array as an object keyed by label value. */
+static void write_counters_json(FILE *f, const struct bc_frontier_stats *s,
+                                const struct bc_crawler_stats *k,
+                                const struct bc_workers_stats *w)
+{
+    struct counter_group g[4];
+    size_t ng = counter_groups(g, s, k, w);
+    char v[32];
+    fputs("\"counters\": {", f);
+    for (size_t a = 0; a < ng; a++) {
+        fprintf(f, "%s\"%s\": {", a ? ", " : "", g[a].name);
+        for (size_t r = 0; r < g[a].n; r++) {
+            const struct bc_counter *c = &g[a].t[r];
+            fprintf(f, "%s\"%s\": ", r ? ", " : "", c->name);
+            if (!c->label) {
+                fputs(counter_text(v, c, g[a].stats, 0), f);
+                continue;
+            }
+            fputc('{', f);
+            for (size_t i = 0; i < c->count; i++) {
+                fprintf(f, "%s\"%s\": %s", i ? ", " : "", c->label_value(i),
+                        counter_text(v, c, g[a].stats, i));
+            }
+            fputc('}', f);
+        }
+        fputc('}', f);
+    }
+    fputs("}, ", f);
+}
+
+/* Whether every element of counter c is zero. */
+static bool counter_zero(const struct bc_counter *c, const void *stats)
+{
+    for (size_t i = 0; i < c->count; i++)
+        if (bc_counter_value(c, stats, i) != 0.0)
+            return false;
+    return true;
+}
+
+/* The report's "counters" section: a line per counter that is not zero,
+ * "GROUP.NAME  VALUE" or, for an array, its non-zero elements as "LABEL
+ * VALUE, ..."; then per group the names of those that are zero, so that
+ * every counter of crawl --counters is there. */
+static void report_counters(FILE *f, const struct bc_frontier_stats *s,
+                            const struct bc_crawler_stats *k,
+                            const struct bc_workers_stats *w)
+{
+    struct counter_group g[4];
+    size_t ng = counter_groups(g, s, k, w);
+    char v[32];
+    fputs("\ncounters (crawl --counters says what each counts)\n", f);
+    for (size_t a = 0; a < ng; a++) {
+        for (size_t r = 0; r < g[a].n; r++) {
+            const struct bc_counter *c = &g[a].t[r];
+            if (counter_zero(c, g[a].stats))
+                continue;
+            int len = fprintf(f, "  %s.%s", g[a].name, c->name);
+            size_t col = len < 34 ? 34 : (size_t)len + 1;
+            fprintf(f, "%*s", (int)col - len, "");
+            if (!c->label)
+                fputs(counter_text(v, c, g[a].stats, 0), f);
+            /* An array: its elements that are not zero, wrapped at 78
+             * columns (a comma included). */
+            for (size_t i = 0, shown = 0; c->label && i < c->count; i++) {
+                if (bc_counter_value(c, g[a].stats, i) == 0.0)
+                    continue;
+                const char *label = c->label_value(i);
+                counter_text(v, c, g[a].stats, i);
+                size_t width = strlen(label) + 1 + strlen(v);
+                if (shown && col + 2 + width + 1 > 78)
+                    fprintf(f, ",\n%34s", ""), col = 34;
+                else if (shown)
+                    fputs(", ", f), col += 2;
+                fprintf(f, "%s %s", label, v);
+                col += width;
+                shown++;
+            }
+            fputc('\n', f);
+        }
+        /* The zero ones, wrapped at 78 columns. */
+        size_t col = 0;
+        for (size_t r = 0; r < g[a].n; r++) {
+            const struct bc_counter *c = &g[a].t[r];
+            if (!counter_zero(c, g[a].stats))
+                continue;
+            if (col == 0)
+                col = (size_t)fprintf(f, "  %s, zero:", g[a].name);
+            else if (col + 2 + strlen(c->name) + 1 > 78)
+                fputs(",\n   ", f), col = 3;
+            else
+                col += (size_t)fprintf(f, ",");
+            col += (size_t)fprintf(f, " %s", c->name);
+        }
+        if (col)
+            fputc('\n', f);
+    }
+}
+
 /* The sitemaps' lines of the report. */
 static void report_sitemaps(FILE *f, const struct bc_frontier_stats *s,
                             const struct bc_crawler_stats *k)
@@ -1725,6 +1903,10 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
                 "(--accept-type, --reject-type)\n",
                 (unsigned long long)k.skipped_content_type);
     report_hosts(c, f);
+    struct bc_workers_stats w;
+    if (c->workers)
+        bc_workers_stats(c->workers, &w);
+    report_counters(f, &s, &k, c->workers ? &w : NULL);
 }
 
 /* "sitemaps": {...}, "discovered_via_sitemap": N, (DESIGN.md, crawl). */
@@ -2027,6 +2209,10 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
             (unsigned long long)k.skipped_content_type);
     if (c->workers)
         write_workers_json(c, f, &k);
+    struct bc_workers_stats w;
+    if (c->workers)
+        bc_workers_stats(c->workers, &w);
+    write_counters_json(f, &s, &k, c->workers ? &w : NULL);
     write_hosts_json(c, f);
     fputs("}\n", f);
 }
@@ -2802,6 +2988,8 @@ int main(int argc, char **argv)
         usage(stdout);
     if (rc == 3)
         args_print_version("crawl");
+    if (rc == 4)
+        print_counter_tables(stdout);
     if (rc)
         return rc > 0 ? 0 : 2;
     const struct options *o = &c.opt;

@@ -59,13 +59,21 @@ struct bc_counter {
     enum bc_counter_kind kind;
     enum bc_counter_type type;
     /* What the value counts, plural, as a Prometheus unit suffix would:
-     * "urls", "pages", "bytes", "seconds", "ratio", "hosts", ... */
+     * "urls", "pages", "bytes", "seconds", "ratio", "hosts", ...; "" for
+     * a number without one (an index, an errno, a 0/1 flag). */
     const char *unit;
     const char *help;  /* one sentence, no trailing period */
     size_t offset;     /* offsetof() the value (its first element) */
     size_t count;      /* 1, or the length of the array */
     const char *label; /* arrays: the label's name */
     const char *(*label_value)(size_t i); /* arrays: element i's name */
+    /* The crawl state's key of a TOTAL counter, where it is not name (a
+     * key earlier versions wrote, kept so that their states resume with
+     * their counters): NULL for name. See bc_counter_key(). */
+    const char *key;
+    /* An array whose state keys end in "[i]" (element i's index), not in
+     * "." and label_value(i): an old key, kept. */
+    bool key_indexed;
 };
 
 /* The value of element i (0 for a single counter) of counter c in stats
@@ -80,6 +88,17 @@ uint64_t bc_counter_u64(const struct bc_counter *c, const void *stats,
  * state; a bool gets v != 0). */
 void bc_counter_set(const struct bc_counter *c, void *stats, size_t i,
                     uint64_t v);
+
+/*
+ * The crawl state's key of element i of counter c in the table of group
+ * ("crawler", "frontier"): "GROUP.KEY" for a single counter,
+ * "GROUP.KEY.LABEL_VALUE" for an array ("frontier.reason.robots"), or
+ * "GROUP.KEY[i]" when c->key_indexed ("crawler.status_class[2]"); KEY is
+ * c->key, or c->name when that is NULL. Written to buf (size bytes, NUL
+ * included); returns false, buf undefined, when it does not fit.
+ */
+bool bc_counter_key(const struct bc_counter *c, const char *group, size_t i,
+                    char *buf, size_t size);
 
 /* Names of the kinds: "total", "run_total", "gauge". */
 const char *bc_counter_kind_name(enum bc_counter_kind kind);

@@ -638,6 +638,10 @@ const char *bc_crawler_resource_name(int err_no);
 void bc_crawler_stats(const struct bc_crawler *crawler,
                       struct bc_crawler_stats *out);
 
+/* The table of the counters above (bloomcrawl/counter.h), in a static
+ * array: its length in *n (n may be NULL). O(1). */
+const struct bc_counter *bc_crawler_counter_table(size_t *n);
+
 /*
  * One host of the crawl, as bc_crawler_hosts() reports it: the loop's
  * per-host counters (pages fetched from it) beside the frontier's state

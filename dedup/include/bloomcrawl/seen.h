@@ -52,6 +52,7 @@
 
 #include "bloomcrawl/bloom.h"
 #include "bloomcrawl/cbloom.h"
+#include "bloomcrawl/counter.h"
 #include "bloomcrawl/lru.h"
 #include "bloomcrawl/status.h"
 #include "bloomcrawl/window.h"
@@ -207,6 +208,11 @@ struct bc_seen_stats {
 /* Fill *out (all zero for a NULL seen; nothing for a NULL out). Cost: O(m)
  * for a Bloom or counting filter's popcount, O(G) for a window's. */
 void bc_seen_stats(const struct bc_seen *seen, struct bc_seen_stats *out);
+
+/* The table of the counters above (bloomcrawl/counter.h), a row per
+ * field but the tier 1 kind and the hash seed (configuration), in a
+ * static array: its length in *n (n may be NULL). O(1). */
+const struct bc_counter *bc_seen_counter_table(size_t *n);
 
 /* The Bloom filter inside, for introspection (owned by seen); NULL when
  * tier 1 is a window or counting filter, or seen is NULL. */

@@ -730,6 +730,11 @@ struct bc_frontier_stats {
 void bc_frontier_stats(const struct bc_frontier *frontier, uint64_t now_ms,
                        struct bc_frontier_stats *out);
 
+/* The table of the counters above but .seen (bc_seen_counter_table() has
+ * those; bloomcrawl/counter.h), in a static array: its length in *n (n
+ * may be NULL). O(1). */
+const struct bc_counter *bc_frontier_counter_table(size_t *n);
+
 /*
  * Call fn(ctx, origin, origin_len, lost) for each host given up (robots.txt
  * unreachable after every retry), with its origin ("http://a.test:8080",

@@ -291,6 +291,10 @@ struct bc_workers_stats {
 /* Fill *out with the worker's counters (this run's). O(1). */
 void bc_workers_stats(const struct bc_workers *w, struct bc_workers_stats *out);
 
+/* The table of the counters above (bloomcrawl/counter.h), in a static
+ * array: its length in *n (n may be NULL). O(1). */
+const struct bc_counter *bc_workers_counter_table(size_t *n);
+
 /* One worker as Redis shows it (crawl --status). */
 struct bc_workers_row {
     unsigned index;
