@@ -190,8 +190,8 @@ struct bc_fetcher_config {
     void (*on_wire_head)(void *ctx, void *user,
                          const struct bc_fetch_wire_head *head);
     bool (*on_wire_body)(void *ctx, void *user, const void *data, size_t len);
-    /* The payload, for an archive's payload digest (WARC): each piece of
-     * the body as on_wire_body, with its transfer coding taken off and its
+    /* The payload, for an archive's payload digest (WARC): the body
+     * on_wire_body sees, with its transfer coding taken off and its
      * content coding kept (the chunks' data of a chunked body; a body
      * without transfer coding is its own payload), each piece right after
      * the wire bytes that carried it. The fetcher frames every wire byte
