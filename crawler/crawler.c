@@ -1096,6 +1096,8 @@ static void on_wire_head(void *ctx, void *user,
     }
     if (st == BC_OK)
         st = bc_warc_record_head(t->rec, h->response, h->response_len);
+    if (st == BC_OK) /* the payload comes apart (on_wire_payload) */
+        st = bc_warc_record_payload(t->rec, NULL, 0, false);
     if (st != BC_OK)
         spool_fail(c, t, st);
 }
@@ -1113,6 +1115,24 @@ static bool on_wire_body(void *ctx, void *user, const void *data, size_t len)
         if (st != BC_OK) {
             spool_fail(c, t, st);
             return t->local_errno == 0; /* a local one: stop */
+        }
+    }
+    return true;
+}
+
+/* The fetcher's wire callback: the payload (the body without its chunk
+ * framing, decoded once, by the fetcher), for the payload digest. */
+static bool on_wire_payload(void *ctx, void *user, const void *data, size_t len,
+                            bool end)
+{
+    struct bc_crawler *c = ctx;
+    struct transfer *t = user;
+    if (t->rec && c->warc_status == BC_OK) {
+        enum bc_status st = bc_warc_record_payload(t->rec, data, len, end);
+        if (st != BC_OK) {
+            warc_fail(c, st); /* the writer refused an argument: a bug */
+            bc_warc_record_abort(t->rec);
+            t->rec = NULL;
         }
     }
     return true;
@@ -2020,7 +2040,7 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
         config->fetcher.on_done || config->fetcher.on_link ||
         config->fetcher.on_body || config->fetcher.on_headers ||
         config->fetcher.on_wire_head || config->fetcher.on_wire_body ||
-        config->fetcher.ctx ||
+        config->fetcher.on_wire_payload || config->fetcher.ctx ||
         (config->accept_type_count && !config->accept_types) ||
         (config->reject_type_count && !config->reject_types))
         return BC_ERR_INVALID_ARG;
@@ -2099,6 +2119,7 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
     if (c->warc) {
         xc.on_wire_head = on_wire_head;
         xc.on_wire_body = on_wire_body;
+        xc.on_wire_payload = on_wire_payload;
     }
     if (c->accept_type_count || c->reject_type_count)
         xc.on_headers = on_headers;

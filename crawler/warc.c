@@ -6,8 +6,9 @@
  * size) arrives in pieces after the header would have to be written.
  *
  * The choice: spool. Every appended piece is hashed (two SHA-1 contexts:
- * the block, and the payload, which is the body after the HTTP head,
- * de-chunked: PAYLOAD below) and written to the record's spool file (an
+ * the block, and the payload, which is the body after the HTTP head
+ * without its transfer coding: PAYLOAD below) and written to the
+ * record's spool file (an
  * unlinked file beside the WARC: open_spool()) in one pass. When the
  * record ends its length and digests are known: the header is written,
  * then the spool is copied after it. The alternatives were worse:
@@ -23,16 +24,17 @@
  * transfer coding removed, its content coding (gzip) kept. The block
  * keeps the body as it came, chunk framing included (a response record
  * holds the response "received over the network"); the payload digest
- * is over the chunks' data alone, decoded on the fly by a small state
- * machine, so the same entity sent in other chunks has the same payload
- * digest (what deduplication by payload digest relies on;
- * iipc/warc-specifications#22, Heritrix's #769). The head's
- * Transfer-Encoding decides: absent, the body is the payload;
- * "chunked" (any case, last coding), de-chunk; any other transfer coding,
- * or chunk framing that does not parse, and the record has no
- * WARC-Payload-Digest (the field is optional; a wrong one is worse). A
- * body cut short (WARC-Truncated) has the digest of the data before the
- * cut. Bytes after the last chunk's trailer are not payload.
+ * is over the chunks' data alone, so the same entity sent in other chunks
+ * has the same payload digest (what deduplication by payload digest
+ * relies on; iipc/warc-specifications#22, Heritrix's #769). The writer
+ * does not decode chunks: the caller that read them does (the fetcher,
+ * with the project's one decoder, fetcher/chunked.c) and gives the
+ * payload apart (bc_warc_record_payload(), declared before the first body
+ * byte), with the end of the chunked message when it came. A record
+ * given no payload apart has its body as payload when its head names no
+ * transfer coding, and no WARC-Payload-Digest when it names one (the
+ * field is optional; a wrong one is worse; warc.h says so). A body cut
+ * short (WARC-Truncated) has the digest of the payload before the cut.
  *
  * WARCINFO ID: every other record names its file's warcinfo record in
  * WARC-Warcinfo-ID (an optional field of WARC 1.1), as wget and Heritrix
@@ -55,10 +57,11 @@
  * was sent. A caller that stops reading a body (a size limit, a parser
  * that gave up) cannot tell whether the bytes it had were all there
  * were; the record's own framing can: a chunked message seen to its last
- * chunk, or as many body bytes as the one Content-Length of its head
- * (body_whole()). Such a body is whole and is not marked, whatever the
- * caller says; one the framing cannot judge (no length, read to the
- * close; another transfer coding) is marked as the caller says.
+ * chunk (the caller's payload END), or as many body bytes as the one
+ * Content-Length of a head without transfer coding (body_whole()). Such
+ * a body is whole and is not marked, whatever the caller says; one the
+ * framing cannot judge (no length, read to the close; a transfer coding
+ * whose end was not reported) is marked as the caller says.
  *
  * gzip: a .warc.gz record is one gzip member (deflateInit2 with
  * windowBits 15 + 16), reset for each record, so a record starts at a
@@ -78,6 +81,8 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <zlib.h>
+
+#include "bc_buf.h"
 
 #define COPY_SIZE (64 * 1024)
 
@@ -103,27 +108,6 @@ struct bc_warc {
     unsigned char *zbuf;
 };
 
-/* The transfer coding of a record's HTTP message (PAYLOAD above). */
-enum te {
-    TE_NONE,    /* the body is the payload */
-    TE_CHUNKED, /* the payload is the chunks' data */
-    TE_OTHER,   /* another coding, or a malformed chunked body: no
-                   payload digest */
-};
-
-/* Where a chunked body's decoder is (RFC 9112 section 7.1). */
-enum chunk_state {
-    CS_SIZE,         /* hex digits of a chunk size */
-    CS_EXT,          /* after the size: an extension, up to LF */
-    CS_DATA,         /* chunk_left data bytes */
-    CS_DATA_CR,      /* the CR after a chunk's data */
-    CS_DATA_LF,      /* its LF */
-    CS_TRAILER,      /* the start of a trailer line, or the final CRLF */
-    CS_TRAILER_LINE, /* in a trailer field line, up to LF */
-    CS_TRAILER_LF,   /* the LF of the final CRLF */
-    CS_DONE,         /* the message ended: later bytes are not payload */
-};
-
 /* A record being appended to: its fields, its spool, its digests. */
 struct bc_warc_record {
     struct bc_warc *w;
@@ -139,16 +123,14 @@ struct bc_warc_record {
     EVP_MD_CTX *block_md;
     EVP_MD_CTX *payload_md;
     /* The HTTP head, kept until the first body byte to learn its
-     * transfer coding (PAYLOAD above). */
-    char *head;
-    size_t head_len, head_cap;
-    enum te te;
+     * transfer coding and length (PAYLOAD, WHOLE BODY above). */
+    struct bc_buf head;
+    bool coded;              /* the head names a transfer coding */
     bool has_length;         /* the head gave one valid Content-Length */
     uint64_t content_length; /* its value (WHOLE BODY) */
     uint64_t body_len;       /* body bytes appended */
-    enum chunk_state cs;
-    uint64_t chunk_left; /* data bytes left in the chunk (CS_DATA) */
-    unsigned digits;     /* of the chunk size read so far */
+    bool payload_apart;      /* the payload comes by bc_warc_record_payload */
+    bool payload_end;        /* ... and its message's end came */
 };
 
 static void sha1_base32(EVP_MD_CTX *md, char out[33])
@@ -550,7 +532,7 @@ static void record_free(struct bc_warc_record *r)
     if (!r)
         return;
     int e = errno; /* a failed write's, which the caller reports */
-    free(r->head);
+    bc_buf_free(&r->head);
     free(r->uri);
     free(r->ip);
     free(r->concurrent_to);
@@ -611,6 +593,7 @@ enum bc_status bc_warc_record_begin(struct bc_warc *w, enum bc_warc_type type,
         return BC_ERR_NOMEM;
     r->w = w;
     r->type = type;
+    bc_buf_init(&r->head, 0); /* a head: bounded by its fetcher */
     r->date = date;
     r->uri = strdup(target_uri);
     r->ip = ip && *ip ? strdup(ip) : NULL;
@@ -651,14 +634,13 @@ static bool lower_eq(const char *s, size_t n, const char *lower)
     return true;
 }
 
-/* The transfer coding a head's Transfer-Encoding fields name: their
- * codings in order, comma-separated, over all the fields; chunked must be
- * the last and the only one (RFC 9112 section 6.1) for TE_CHUNKED. */
-static enum te head_te(const char *h, size_t n)
+/* Whether a head's Transfer-Encoding fields name a transfer coding
+ * (any but "identity"): then its body is not its payload (PAYLOAD above).
+ * The codings themselves are the caller's to undo. */
+static bool head_coded(const char *h, size_t n)
 {
-    enum te te = TE_NONE;
     if (!h)
-        return te; /* no head */
+        return false; /* no head */
     const char *end = h + n;
     const char *line = memchr(h, '\n', n); /* skip the status line */
     while (line && ++line < end) {
@@ -676,17 +658,14 @@ static enum te head_te(const char *h, size_t n)
                 while (b > a &&
                        (b[-1] == ' ' || b[-1] == '\t' || b[-1] == '\r'))
                     b--;
-                if (a < b)
-                    te =
-                        te == TE_NONE && lower_eq(a, (size_t)(b - a), "chunked")
-                            ? TE_CHUNKED
-                            : TE_OTHER;
+                if (a < b && !lower_eq(a, (size_t)(b - a), "identity"))
+                    return true;
                 p = q + 1;
             }
         }
         line = eol;
     }
-    return te;
+    return false;
 }
 
 /* The body length a head's Content-Length fields give (RFC 9112 section
@@ -738,103 +717,20 @@ static bool head_length(const char *h, size_t n, uint64_t *out)
 }
 
 /* Whether a record's body came whole by its own framing (WHOLE BODY):
- * the chunked message's end, or as many bytes as its Content-Length.
- * False when the framing cannot tell (another coding, a malformed one,
- * no length: a body read to the connection's close). */
+ * the end of a coded (chunked) message, as the caller reported it, or as
+ * many bytes as the Content-Length of a head without transfer coding.
+ * False when the framing cannot tell (no length: a body read to the
+ * connection's close; a coding whose end was not reported). */
 static bool body_whole(const struct bc_warc_record *r)
 {
+    if (r->payload_end)
+        return true;
     if (!r->in_body) { /* no body byte: its head decides, still kept */
         uint64_t n;
-        return head_te(r->head, r->head_len) == TE_NONE &&
-               head_length(r->head, r->head_len, &n) && n == 0;
+        return !head_coded(r->head.data, r->head.len) &&
+               head_length(r->head.data, r->head.len, &n) && n == 0;
     }
-    if (r->te == TE_CHUNKED)
-        return r->cs == CS_DONE;
-    return r->te == TE_NONE && r->has_length &&
-           r->body_len == r->content_length;
-}
-
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    c = (char)(c | 0x20);
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* Feed len body bytes of a chunked message to the decoder: the chunks'
- * data go to the payload digest; a framing error sets TE_OTHER. */
-static void dechunk(struct bc_warc_record *r, const char *p, size_t len)
-{
-    const char *end = p + len;
-    while (p < end && r->te == TE_CHUNKED) {
-        char c = *p;
-        switch (r->cs) {
-        case CS_SIZE: {
-            int v = hex_value(c);
-            if (v >= 0 && r->chunk_left >> 60 == 0) {
-                r->chunk_left = r->chunk_left * 16 + (uint64_t)v;
-                r->digits++;
-            } else if (r->digits == 0 || v >= 0) {
-                r->te = TE_OTHER; /* no size, or one over 2^64 */
-            } else if (c == '\n') {
-                r->cs = r->chunk_left ? CS_DATA : CS_TRAILER;
-            } else {
-                r->cs = CS_EXT;
-            }
-            p++;
-            break;
-        }
-        case CS_EXT:
-            if (c == '\n')
-                r->cs = r->chunk_left ? CS_DATA : CS_TRAILER;
-            p++;
-            break;
-        case CS_DATA: {
-            size_t k = (size_t)(end - p);
-            if (k > r->chunk_left)
-                k = (size_t)r->chunk_left;
-            EVP_DigestUpdate(r->payload_md, p, k);
-            r->chunk_left -= k;
-            p += k;
-            if (r->chunk_left == 0)
-                r->cs = CS_DATA_CR;
-            break;
-        }
-        case CS_DATA_CR:
-        case CS_DATA_LF:
-            if (c == '\n') {
-                r->cs = CS_SIZE;
-                r->digits = 0;
-            } else if (c == '\r' && r->cs == CS_DATA_CR) {
-                r->cs = CS_DATA_LF;
-            } else {
-                r->te = TE_OTHER;
-            }
-            p++;
-            break;
-        case CS_TRAILER:
-            r->cs = c == '\n'   ? CS_DONE
-                    : c == '\r' ? CS_TRAILER_LF
-                                : CS_TRAILER_LINE;
-            p++;
-            break;
-        case CS_TRAILER_LINE:
-            if (c == '\n')
-                r->cs = CS_TRAILER;
-            p++;
-            break;
-        case CS_TRAILER_LF:
-            if (c == '\n')
-                r->cs = CS_DONE;
-            else
-                r->te = TE_OTHER;
-            p++;
-            break;
-        case CS_DONE:
-            return;
-        }
-    }
+    return !r->coded && r->has_length && r->body_len == r->content_length;
 }
 
 static enum bc_status append(struct bc_warc_record *r, const void *data,
@@ -844,38 +740,39 @@ static enum bc_status append(struct bc_warc_record *r, const void *data,
         return BC_ERR_INVALID_ARG;
     if (len == 0)
         return BC_OK;
-    if (!body && r->head_len + len > r->head_cap) {
-        size_t cap = r->head_cap ? r->head_cap : 256;
-        while (cap < r->head_len + len)
-            cap *= 2;
-        char *h = realloc(r->head, cap);
-        if (!h)
-            return BC_ERR_NOMEM;
-        r->head = h;
-        r->head_cap = cap;
-    }
+    if (!body && bc_buf_reserve(&r->head, len) != BC_OK)
+        return BC_ERR_NOMEM;
     if (fwrite(data, 1, len, r->spool) != len)
         return BC_ERR_IO;
     EVP_DigestUpdate(r->block_md, data, len);
     if (!body) {
-        memcpy(r->head + r->head_len, data, len);
-        r->head_len += len;
+        (void)bc_buf_append(&r->head, data, len); /* reserved above */
     } else {
         if (!r->in_body) {
-            r->te = head_te(r->head, r->head_len);
+            r->coded = head_coded(r->head.data, r->head.len);
             r->has_length =
-                head_length(r->head, r->head_len, &r->content_length);
-            free(r->head);
-            r->head = NULL;
+                head_length(r->head.data, r->head.len, &r->content_length);
+            bc_buf_free(&r->head);
             r->in_body = true;
         }
-        if (r->te == TE_NONE)
+        if (!r->payload_apart && !r->coded)
             EVP_DigestUpdate(r->payload_md, data, len);
-        else
-            dechunk(r, data, len);
         r->body_len += len;
     }
     r->len += len;
+    return BC_OK;
+}
+
+enum bc_status bc_warc_record_payload(struct bc_warc_record *r,
+                                      const void *data, size_t len, bool end)
+{
+    if (!r || (!data && len) || r->payload_end ||
+        (!r->payload_apart && r->in_body))
+        return BC_ERR_INVALID_ARG;
+    r->payload_apart = true;
+    r->payload_end = end;
+    if (len)
+        EVP_DigestUpdate(r->payload_md, data, len);
     return BC_OK;
 }
 
@@ -937,7 +834,7 @@ enum bc_status bc_warc_record_end(struct bc_warc_record *r, bool truncated,
                           "WARC-Truncated: length\r\n");
         k += snprintf(header + k, n - (size_t)k,
                       "WARC-Block-Digest: sha1:%s\r\n", block);
-        if (r->te != TE_OTHER)
+        if (r->payload_apart || !r->coded)
             k += snprintf(header + k, n - (size_t)k,
                           "WARC-Payload-Digest: sha1:%s\r\n", payload);
         snprintf(header + k, n - (size_t)k,

@@ -109,10 +109,16 @@
  * over framed), the write callback sees the wire bytes, hands them to
  * on_wire_body when set, and then undoes what curl no longer does:
  *
- *     wire bytes --> on_wire_body (archive)
- *        --> dechunk (Transfer-Encoding: chunked)
+ *     wire bytes --> on_wire_body (archive: the record's block)
+ *        --> dechunk (Transfer-Encoding: chunked; chunked.c, the one
+ *            decoder of the project)
+ *              --> on_wire_payload (archive: the payload digest)
  *        --> inflate (Content-Encoding: gzip | deflate, zlib)
  *        --> deliver: max_body_bytes, on_body, link extractor
+ *
+ * The archive gets both the wire bytes and the payload from here, so the
+ * framing is read once, by one decoder: a body the transfer takes is a
+ * body the archive digests, and one it refuses is refused for both.
  *
  * The fetcher offers only what it decodes ("Accept-Encoding: gzip,
  * deflate"); a body in any other coding, a corrupt or unfinished
@@ -174,9 +180,11 @@
 #include <curl/curl.h>
 #include <zlib.h>
 
+#include "bc_buf.h"
 #include "bloomcrawl/fetcher.h"
 #include "bloomcrawl/links.h"
 #include "bloomcrawl/sitemap.h"
+#include "chunked_int.h"
 
 #define BC_FETCHER_DEFAULT_CONNECT_MS 10000u
 #define BC_FETCHER_DEFAULT_TIMEOUT_MS 30000u
@@ -194,22 +202,6 @@
 /* A response body's content coding, from Content-Encoding (and a
  * Transfer-Encoding other than chunked, which is refused too). */
 enum coding { CODING_IDENTITY, CODING_GZIP, CODING_DEFLATE, CODING_OTHER };
-
-/* Where the dechunker is in a chunked body (RFC 9112 7.1). */
-enum chunk_state {
-    CH_SIZE,     /* hex digits of a chunk size */
-    CH_EXT,      /* the rest of the size line (extensions, CR) */
-    CH_DATA,     /* chunk data, ch_left bytes to go */
-    CH_DATA_END, /* the CRLF after chunk data */
-    CH_TRAILER,  /* trailer lines after the last chunk */
-    CH_DONE      /* the empty line after them: the body is over */
-};
-
-/* A growable byte buffer (a request or response head). */
-struct bytes {
-    char *p;
-    size_t len, cap;
-};
 
 struct bc_fetcher;
 
@@ -244,16 +236,13 @@ struct transfer {
     /* Decoding (THE WIRE above). */
     enum coding coding;
     bool chunked;
-    enum chunk_state ch_state;
-    bool ch_digits;   /* the size line had a hex digit */
-    uint64_t ch_left; /* chunk size being read, then its bytes left */
-    size_t ch_line;   /* bytes on the current trailer line */
-    z_stream z;       /* valid while z_ready */
+    struct bc_chunked ch; /* with chunked: the framing (chunked_int.h) */
+    z_stream z;           /* valid while z_ready */
     bool z_ready, z_end, z_raw;
     /* The wire hand-over (with on_wire_head). */
-    struct bytes req, resp;
-    bool req_done;  /* req ends with its empty line */
-    bool wire_sent; /* on_wire_head was called */
+    struct bc_buf req, resp; /* request and response heads */
+    bool req_done;           /* req ends with its empty line */
+    bool wire_sent;          /* on_wire_head was called */
     char errbuf[CURL_ERROR_SIZE];
     /* Why a callback stopped the transfer: curl then writes its own
      * "Failure writing output" into errbuf, which this replaces. */
@@ -498,8 +487,8 @@ static void transfer_clear(struct transfer *t)
     bc_links_free(t->links);
     free(t->location);
     free(t->url);
-    free(t->req.p);
-    free(t->resp.p);
+    bc_buf_free(&t->req);
+    bc_buf_free(&t->resp);
     if (t->z_ready)
         inflateEnd(&t->z);
     struct bc_fetcher *f = t->f;
@@ -640,6 +629,8 @@ static enum bc_status add_transfer(struct bc_fetcher *f, const char *url,
         if (!t->easy)
             goto out_free_transfer;
     }
+    bc_buf_init(&t->req, 0); /* bounded by curl and max_header_bytes */
+    bc_buf_init(&t->resp, 0);
     t->url = malloc(len + 1);
     if (!t->url)
         goto out_recycle;
@@ -788,26 +779,6 @@ static void fail(struct transfer *t, enum bc_status why, const char *text)
     snprintf(t->why, sizeof(t->why), "%s", text);
 }
 
-/* Append n bytes to a buffer; false when out of memory. */
-static bool bytes_add(struct bytes *b, const char *data, size_t n)
-{
-    if (n > SIZE_MAX - b->len)
-        return false;
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 512;
-        while (cap < b->len + n)
-            cap = cap > SIZE_MAX / 2 ? b->len + n : cap * 2;
-        char *p = realloc(b->p, cap);
-        if (!p)
-            return false;
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, data, n);
-    b->len += n;
-    return true;
-}
-
 /* curl's debug callback (only with on_wire_head): the request head as
  * sent. A second head (curl sending the request again on a fresh
  * connection) replaces the first. */
@@ -819,16 +790,16 @@ static int on_debug(CURL *easy, curl_infotype type, char *data, size_t size,
     if (type != CURLINFO_HEADER_OUT)
         return 0;
     if (t->req_done) {
-        t->req.len = 0;
+        bc_buf_clear(&t->req);
         t->req_done = false;
     }
-    if (!bytes_add(&t->req, data, size)) {
+    if (bc_buf_append(&t->req, data, size) != BC_OK) {
         /* seen at the first header line */
         fail(t, BC_ERR_NOMEM, "out of memory (request head)");
         return 0;
     }
     t->req_done = t->req.len >= 4 &&
-                  memcmp(t->req.p + t->req.len - 4, "\r\n\r\n", 4) == 0;
+                  memcmp(t->req.data + t->req.len - 4, "\r\n\r\n", 4) == 0;
     return 0;
 }
 
@@ -882,9 +853,10 @@ static void parse_transfer_encoding(struct transfer *t, const char *v, size_t n)
     while ((len = next_token(&v, end, &tok)) > 0 || v < end) {
         if (len == 0 || token_is(tok, len, "identity"))
             continue;
-        if (token_is(tok, len, "chunked"))
+        if (token_is(tok, len, "chunked")) {
             t->chunked = true;
-        else
+            bc_chunked_init(&t->ch);
+        } else
             t->coding = CODING_OTHER;
     }
 }
@@ -912,8 +884,8 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
     bool status_line = ascii_prefix(data, n, "http/");
     if (c->on_wire_head && !t->wire_sent) {
         if (status_line) /* a new response (after 1xx): its head alone */
-            t->resp.len = 0;
-        if (!bytes_add(&t->resp, data, n)) {
+            bc_buf_clear(&t->resp);
+        if (bc_buf_append(&t->resp, data, n) != BC_OK) {
             fail(t, BC_ERR_NOMEM, "out of memory (response head)");
             return 0;
         }
@@ -937,9 +909,9 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
             char *ip = NULL;
             curl_easy_getinfo(t->easy, CURLINFO_PRIMARY_IP, &ip);
             struct bc_fetch_wire_head h = {
-                .request = t->req.p ? t->req.p : "",
+                .request = t->req.data ? t->req.data : "",
                 .request_len = t->req.len,
-                .response = t->resp.p,
+                .response = t->resp.data ? t->resp.data : "",
                 .response_len = t->resp.len,
                 .ip = ip ? ip : "",
                 .http_status = (int)code,
@@ -1174,91 +1146,58 @@ static int decode(struct transfer *t, const char *data, size_t n)
     return -1;
 }
 
-static int hex_digit(char ch)
+/* Tell the archive about n payload bytes (on_wire_payload); END: the
+ * chunked body ended. false: it said stop (the transfer is failed). */
+static bool wire_payload(struct transfer *t, const char *data, size_t n,
+                         bool end)
 {
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
+    const struct bc_fetcher_config *c = &t->f->cfg;
+    if (!c->on_wire_payload || (n == 0 && !end) ||
+        c->on_wire_payload(c->ctx, t->user, data, n, end))
+        return true;
+    fail(t, BC_ERR_FETCH_ABORTED, "aborted by the wire callback");
+    return false;
 }
 
-/* Take the chunked framing off n wire bytes and decode() the chunk data;
- * returns as deliver(). curl has parsed the same bytes to find the end
- * of the body, so a framing error here is one curl would see as well. */
+/*
+ * Take the chunked framing off n wire bytes (chunked.c): the chunks' data
+ * go to the archive (wire_payload) and to decode(). The whole piece is
+ * framed even after decode() has stopped the transfer, since the archive
+ * has all of it already: its payload is then what its block holds, and
+ * it learns whether the body ended there (a sitemap parser that stopped
+ * on a body's last bytes). A framing error fails the transfer with
+ * BC_ERR_FETCH_PROTOCOL; one after decode() stopped it only ends the
+ * archive's payload there (the archive's record is cut: no end came):
+ * whether the transfer saw it would depend on where curl split the
+ * bytes. Returns as deliver().
+ */
 static int dechunk(struct transfer *t, const char *data, size_t n)
 {
-    size_t i = 0;
-    while (i < n) {
-        char ch = data[i];
-        switch (t->ch_state) {
-        case CH_SIZE: {
-            int d = hex_digit(ch);
-            if (d >= 0) {
-                if (t->ch_left > (UINT64_MAX >> 4))
-                    goto bad;
-                t->ch_left = t->ch_left * 16 + (uint64_t)d;
-                t->ch_digits = true;
-                i++;
-                continue;
-            }
-            if (!t->ch_digits || (ch != '\n' && ch != '\r' && ch != ';' &&
-                                  ch != ' ' && ch != '\t'))
-                goto bad;
-            t->ch_state = CH_EXT; /* it takes this byte: '\n' ends */
-            continue;
+    int rc = 0;
+    if (t->ch.state == BC_CH_DONE)
+        return 0; /* curl ends the body there: nothing should follow */
+    while (n > 0) {
+        const char *d;
+        size_t dn, used;
+        enum bc_chunked_status st =
+            bc_chunked_decode(&t->ch, data, n, &used, &d, &dn);
+        if (dn > 0) {
+            if (!wire_payload(t, d, dn, false))
+                return -1;
+            if (rc == 0)
+                rc = decode(t, d, dn);
         }
-        case CH_EXT:
-            i++;
-            if (ch != '\n')
-                continue;
-            t->ch_digits = false;
-            t->ch_line = 0;
-            t->ch_state = t->ch_left ? CH_DATA : CH_TRAILER;
-            continue;
-        case CH_DATA: {
-            size_t k = n - i;
-            if ((uint64_t)k > t->ch_left)
-                k = (size_t)t->ch_left;
-            int rc = decode(t, data + i, k);
-            if (rc)
-                return rc;
-            i += k;
-            t->ch_left -= k;
-            if (t->ch_left == 0)
-                t->ch_state = CH_DATA_END;
-            continue;
-        }
-        case CH_DATA_END:
-            i++;
-            if (ch == '\r')
-                continue;
-            if (ch != '\n')
-                goto bad;
-            t->ch_state = CH_SIZE;
-            continue;
-        case CH_TRAILER:
-            i++;
-            if (ch == '\r')
-                continue;
-            if (ch != '\n') {
-                t->ch_line++;
-                continue;
-            }
-            if (t->ch_line == 0)
-                t->ch_state = CH_DONE;
-            t->ch_line = 0;
-            continue;
-        case CH_DONE:
-            return 0;
+        data += used;
+        n -= used;
+        if (st == BC_CHUNKED_DONE)
+            return wire_payload(t, NULL, 0, true) ? rc : -1;
+        if (st == BC_CHUNKED_BAD) {
+            if (rc == 0)
+                fail(t, BC_ERR_FETCH_PROTOCOL, "malformed chunked body");
+            return rc ? rc : -1;
         }
     }
-    return 0;
-bad:
-    fail(t, BC_ERR_FETCH_PROTOCOL, "malformed chunked body");
-    return -1;
+    return rc;
 }
 
 static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
@@ -1272,8 +1211,11 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
         fail(t, BC_ERR_FETCH_ABORTED, "aborted by the wire callback");
         return 0;
     }
-    int rc = t->chunked ? dechunk(t, data, n) : decode(t, data, n);
-    return rc == 0 ? n : 0;
+    if (t->chunked)
+        return dechunk(t, data, n) == 0 ? n : 0;
+    if (!wire_payload(t, data, n, false))
+        return 0;
+    return decode(t, data, n) == 0 ? n : 0;
 }
 
 /* --------------------------------------------------------------------- */

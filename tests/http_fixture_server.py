@@ -54,6 +54,9 @@ application/octet-stream with exactly the body bytes route /NAME sent,
 framing included, so a test can compare what it received on the wire):
   /chunked        200 text/html, chunked in 7-byte chunks, one chunk
                   extension and a trailer line
+  /chunked-crcrlf 200 text/html, chunked in 9-byte chunks, each chunk's
+                  data followed by CR CR LF (a line end: RFC 9112 2.2)
+  /chunked-5x     200, chunked with the size line "5x" (malformed)
   /gzip-chunked   200 text/html, gzip, chunked
   /deflate        200 text/html, Content-Encoding: deflate (zlib stream)
   /deflate-raw    200 text/html, Content-Encoding: deflate, raw deflate
@@ -102,14 +105,15 @@ GZIP_HTML = b"""<html><body><a href="/gz1">gz1</a>
 """
 
 
-def chunk_frame(body, size=7):
+def chunk_frame(body, size=7, data_end=b"\r\n"):
     """body in chunks of size bytes, the second with an extension, and a
-    trailer line after the last chunk."""
+    trailer line after the last chunk; data_end after each chunk's
+    data."""
     out = b""
     for n, i in enumerate(range(0, len(body), size)):
         part = body[i:i + size]
         ext = b";ext=1" if n == 1 else b""
-        out += b"%x%s\r\n%s\r\n" % (len(part), ext, part)
+        out += b"%x%s\r\n%s%s" % (len(part), ext, part, data_end)
     return out + b"0\r\nX-Trailer: yes\r\n\r\n"
 
 
@@ -124,6 +128,10 @@ CORRUPT[40:60] = b"\xff" * 20
 # route -> (Content-Encoding or None, chunked, body bytes as sent)
 WIRE = {
     "chunked": (None, True, chunk_frame(OK_HTML)),
+    # CR CR LF after each chunk's data: a line end (RFC 9112 2.2).
+    "chunked-crcrlf": (None, True, chunk_frame(OK_HTML, 9, b"\r\r\n")),
+    # A size line "5x": not a chunk-size (RFC 9112 7.1).
+    "chunked-5x": (None, True, b"5x\r\nhello\r\n0\r\n\r\n"),
     "gzip-chunked": ("gzip", True, chunk_frame(GZIP_BODY, 10)),
     "deflate": ("deflate", False, zlib.compress(GZIP_HTML)),
     "deflate-raw": ("deflate", False, raw_deflate(GZIP_HTML)),

@@ -414,12 +414,21 @@ static void test_resume_rotation(void **state)
     assert_int_equal(access(file, F_OK), -1);
 }
 
+/* The payload given apart (bc_warc_record_payload), as the fetcher
+ * gives it: its pieces after the body's, then END when the message
+ * ended; data NULL: none given. */
+struct payload {
+    const char *data;
+    bool end;
+};
+
 /* One response record of HEAD and BODY, the body appended in pieces of
- * STEP bytes; returns the file's single response record in *out (the
- * reader checks both digests, the payload's over the de-chunked body). */
-static void write_response_cut(const char *name, const char *rhead,
+ * STEP bytes, and PAY's payload in pieces of STEP bytes after them;
+ * returns the file's single response record in *out (the reader checks
+ * both digests, the payload's over the de-chunked body). */
+static void write_response_pay(const char *name, const char *rhead,
                                const char *body, size_t step, bool truncated,
-                               struct rec *out)
+                               const struct payload *pay, struct rec *out)
 {
     struct bc_warc *w = NULL;
     struct bc_warc_record *r = NULL;
@@ -428,9 +437,20 @@ static void write_response_cut(const char *name, const char *rhead,
                                           NULL, 1700000000, NULL, NULL, &r),
                      BC_OK);
     assert_int_equal(bc_warc_record_head(r, rhead, strlen(rhead)), BC_OK);
+    if (pay->data)
+        assert_int_equal(bc_warc_record_payload(r, NULL, 0, false), BC_OK);
     for (size_t i = 0; i < strlen(body); i += step) {
         size_t k = strlen(body) - i < step ? strlen(body) - i : step;
         assert_int_equal(bc_warc_record_body(r, body + i, k), BC_OK);
+    }
+    if (pay->data) {
+        const char *d = pay->data;
+        for (size_t i = 0; i < strlen(d); i += step) {
+            size_t k = strlen(d) - i < step ? strlen(d) - i : step;
+            assert_int_equal(bc_warc_record_payload(r, d + i, k, false), BC_OK);
+        }
+        if (pay->end)
+            assert_int_equal(bc_warc_record_payload(r, NULL, 0, true), BC_OK);
     }
     assert_int_equal(bc_warc_record_end(r, truncated, NULL, NULL), BC_OK);
     assert_int_equal(bc_warc_free(w), BC_OK);
@@ -451,6 +471,14 @@ static void write_response_cut(const char *name, const char *rhead,
     if (plain != raw)
         free(plain);
     free(raw);
+}
+
+static void write_response_cut(const char *name, const char *rhead,
+                               const char *body, size_t step, bool truncated,
+                               struct rec *out)
+{
+    static const struct payload none = {NULL, false};
+    write_response_pay(name, rhead, body, step, truncated, &none, out);
 }
 
 static void write_response(const char *name, const char *rhead,
@@ -478,29 +506,38 @@ static void test_truncated_only_when_cut(void **state)
     static const char none[] = "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n";
     static const char te[] = "HTTP/1.1 200 OK\r\n"
                              "Transfer-Encoding: chunked\r\n\r\n";
+    static const char te_cl[] = "HTTP/1.1 200 OK\r\n"
+                                "Transfer-Encoding: chunked\r\n"
+                                "Content-Length: 8\r\n\r\n";
     struct {
         const char *head, *body;
+        struct payload pay;
         bool marked;
     } cases[] = {
-        {cl, "<!DOCTYPE", false},             /* its length: whole */
-        {cl, "<!DOC", true},                  /* short of it: cut */
-        {cl2, "<!DOCTYPE", false},            /* the same length repeated */
-        {bad, "<!DOCTYPE", true},             /* two lengths: cannot tell */
-        {zero, "", false},                    /* no body, none due */
-        {none, "<!DOCTYPE", true},            /* no length: cannot tell */
-        {te, "3\r\nabc\r\n0\r\n\r\n", false}, /* to its last chunk */
-        {te, "3\r\nabc\r\n", true},           /* chunks, no end */
+        {cl, "<!DOCTYPE", {NULL, false}, false},  /* its length: whole */
+        {cl, "<!DOC", {NULL, false}, true},       /* short of it: cut */
+        {cl2, "<!DOCTYPE", {NULL, false}, false}, /* the length repeated */
+        {bad, "<!DOCTYPE", {NULL, false}, true},  /* two lengths: cannot tell */
+        {zero, "", {NULL, false}, false},         /* no body, none due */
+        {none, "<!DOCTYPE", {NULL, false}, true}, /* no length: cannot tell */
+        /* Chunked: the caller's END says the last chunk came. */
+        {te, "3\r\nabc\r\n0\r\n\r\n", {"abc", true}, false},
+        {te, "3\r\nabc\r\n", {"abc", false}, true},         /* chunks, no end */
+        {te, "3\r\nabc\r\n0\r\n\r\n", {NULL, false}, true}, /* untold */
+        /* A Content-Length beside chunked frames nothing (RFC 9112
+         * 6.3): 8 body bytes are not a whole body. */
+        {te_cl, "3\r\nabc\r\n", {"abc", false}, true},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct rec r;
-        write_response_cut(new_path(".warc"), cases[i].head, cases[i].body, 2,
-                           true, &r);
+        write_response_pay(new_path(".warc"), cases[i].head, cases[i].body, 2,
+                           true, &cases[i].pay, &r);
         assert_int_equal(r.truncated, cases[i].marked);
         assert_int_equal(r.block_len,
                          strlen(cases[i].head) + strlen(cases[i].body));
         /* Not cut by the caller: never marked. */
-        write_response_cut(new_path(".warc.gz"), cases[i].head, cases[i].body,
-                           4, false, &r);
+        write_response_pay(new_path(".warc.gz"), cases[i].head, cases[i].body,
+                           4, false, &cases[i].pay, &r);
         assert_false(r.truncated);
     }
 }
@@ -508,7 +545,11 @@ static void test_truncated_only_when_cut(void **state)
 /* WARC-Payload-Digest is over the entity body (WARC 1.1, under that
  * field: RFC 2616's entity-body, the transfer coding removed), while the
  * block keeps the chunked framing as received: the same page sent in other
- * chunks has the same payload digest, and a malformed framing has none. */
+ * chunks has the same payload digest. The writer decodes no chunks: the
+ * caller gives the payload apart (the fetcher's on_wire_payload), and a
+ * chunked record given none has no payload digest rather than a wrong
+ * one. (Before the one decoder the writer parsed chunks itself, and gave
+ * up on framing the fetcher took: test_crawl_warc's /chunked-crcrlf.) */
 static void test_payload_digest_chunked(void **state)
 {
     (void)state;
@@ -517,27 +558,71 @@ static void test_payload_digest_chunked(void **state)
     static const char a[] = "7\r\n<!DOCTY\r\n7;ext=1\r\nPE html\r\n"
                             "0\r\nX-Trailer: yes\r\n\r\n";
     static const char b[] = "e\r\n<!DOCTYPE html\r\n0\r\n\r\n";
+    static const struct payload page = {"<!DOCTYPE html", true};
     char want[40] = "sha1:";
     sha1_b32("<!DOCTYPE html", 14, want + 5);
     struct rec r;
     size_t steps[] = {1, 5, 1000};
     for (size_t i = 0; i < 3; i++) {
-        write_response(new_path(".warc"), te, a, steps[i], &r);
+        write_response_pay(new_path(".warc"), te, a, steps[i], false, &page,
+                           &r);
         assert_string_equal(r.payload_digest, want);
         assert_int_equal(r.block_len, strlen(te) + strlen(a));
-        write_response(new_path(".warc.gz"), te, b, steps[i], &r);
+        write_response_pay(new_path(".warc.gz"), te, b, steps[i], false, &page,
+                           &r);
         assert_string_equal(r.payload_digest, want);
     }
     /* Without the field the body is the payload, chunk lines and all. */
     write_response(new_path(".warc"), head, a, 3, &r);
     sha1_b32(a, strlen(a), want + 5);
     assert_string_equal(r.payload_digest, want);
-    /* A chunk size that is not hex, a chunk without its CRLF: no digest
-     * of a payload the writer could not tell. */
-    write_response(new_path(".warc"), te, "zz\r\nabc\r\n0\r\n\r\n", 4, &r);
+    /* Chunked, no payload given: no digest of a payload the writer could
+     * not tell. */
+    write_response(new_path(".warc"), te, a, 4, &r);
     assert_string_equal(r.payload_digest, "");
-    write_response(new_path(".warc"), te, "3\r\nabcX\r\n0\r\n\r\n", 4, &r);
-    assert_string_equal(r.payload_digest, "");
+    /* "identity" is no coding: the body is the payload. */
+    write_response(new_path(".warc"),
+                   "HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\n\r\n",
+                   "abc", 1, &r);
+    sha1_b32("abc", 3, want + 5);
+    assert_string_equal(r.payload_digest, want);
+    /* An empty payload given apart is digested as empty. */
+    static const struct payload empty = {"", true};
+    write_response_pay(new_path(".warc"), te, "0\r\n\r\n", 2, false, &empty,
+                       &r);
+    sha1_b32("", 0, want + 5);
+    assert_string_equal(r.payload_digest, want);
+    assert_false(r.truncated);
+}
+
+/* bc_warc_record_payload's contract: declared before the first body
+ * byte, nothing after END, no NULL data with a length. */
+static void test_payload_misuse(void **state)
+{
+    (void)state;
+    struct bc_warc *w = NULL;
+    struct bc_warc_record *r = NULL;
+    assert_int_equal(bc_warc_record_payload(NULL, NULL, 0, false),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_warc_create(new_path(".warc"), 0, info, &w), BC_OK);
+    assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, "http://x/",
+                                          NULL, 1700000000, NULL, NULL, &r),
+                     BC_OK);
+    assert_int_equal(bc_warc_record_head(r, head, strlen(head)), BC_OK);
+    assert_int_equal(bc_warc_record_body(r, "ab", 2), BC_OK);
+    assert_int_equal(bc_warc_record_payload(r, "ab", 2, false),
+                     BC_ERR_INVALID_ARG); /* after a body byte */
+    bc_warc_record_abort(r);
+    assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, "http://x/",
+                                          NULL, 1700000000, NULL, NULL, &r),
+                     BC_OK);
+    assert_int_equal(bc_warc_record_payload(r, NULL, 1, false),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_warc_record_payload(r, "ab", 2, true), BC_OK);
+    assert_int_equal(bc_warc_record_payload(r, NULL, 0, false),
+                     BC_ERR_INVALID_ARG); /* after END */
+    bc_warc_record_abort(r);
+    assert_int_equal(bc_warc_free(w), BC_OK);
 }
 
 /* The spool of an open record: an unlinked file in the WARC's own
@@ -650,6 +735,7 @@ int main(void)
         cmocka_unit_test(test_resume_one_file),
         cmocka_unit_test(test_resume_rotation),
         cmocka_unit_test(test_payload_digest_chunked),
+        cmocka_unit_test(test_payload_misuse),
         cmocka_unit_test(test_spool_beside_warc),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

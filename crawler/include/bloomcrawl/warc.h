@@ -17,9 +17,12 @@
  * body alone, de-chunked when the head says Transfer-Encoding: chunked
  * (WARC 1.1, under WARC-Payload-Digest). WARC-Block-Digest and
  * WARC-Payload-Digest are "sha1:" and the SHA-1 of each in RFC 4648
- * base32 (20 bytes -> 32 characters, no padding); a record whose
- * transfer coding is not chunked or whose chunk framing does not parse
- * has no WARC-Payload-Digest.
+ * base32 (20 bytes -> 32 characters, no padding). The writer does not
+ * decode transfer codings: the caller that read the body gives its
+ * payload apart (bc_warc_record_payload(); the fetcher's on_wire_payload
+ * has it). A record given none has its body as payload when its head
+ * names no transfer coding, and no WARC-Payload-Digest when it names one
+ * (a digest of the framed body would be a wrong one).
  *
  * Streaming: both Content-Length and the digests must be in the header,
  * before the block, but the writer never holds a block in memory. A record
@@ -187,12 +190,30 @@ enum bc_status bc_warc_record_body(struct bc_warc_record *r, const void *data,
                                    size_t len);
 
 /*
+ * Give the record's payload apart from its body: LEN bytes of the body
+ * with its transfer coding removed (the chunks' data of a chunked body;
+ * its content coding, gzip, kept), in pieces of any size. The first call
+ * (LEN may be 0) must come before the first body byte: from it on,
+ * WARC-Payload-Digest is over these bytes, and body bytes are the block's
+ * alone. END: the message's framing ended here (a chunked body's last
+ * chunk and trailer came), so its body is whole (see
+ * bc_warc_record_end()); no payload may follow it. A caller whose
+ * decoding failed stops giving payload there, and ends the record as
+ * truncated or aborts it.
+ * Returns BC_OK or BC_ERR_INVALID_ARG (NULL record, NULL data with
+ * len > 0, a first call after a body byte, a call after END). Cost:
+ * O(len).
+ */
+enum bc_status bc_warc_record_payload(struct bc_warc_record *r,
+                                      const void *data, size_t len, bool end);
+
+/*
  * Write the record to its writer's file and free it (whatever the
  * outcome). TRUNCATED: the body was cut (by a size limit, a parser that
  * stopped reading): adds "WARC-Truncated: length", unless the record's
- * framing shows its body whole (its chunked message's last chunk came,
- * or as many body bytes as its Content-Length): a body read to its end
- * is not marked, whoever stopped the reading. On success, if not NULL, *file gets the file
+ * framing shows its body whole (the payload's END came, or, in a head
+ * without transfer coding, as many body bytes as its Content-Length): a
+ * body read to its end is not marked, whoever stopped the reading. On success, if not NULL, *file gets the file
  * it went to (owned by the writer, valid until the next record ends or
  * bc_warc_free()) and *offset the byte offset of its start (of its gzip
  * member for .warc.gz). A failed write may leave a partial record at the

@@ -175,7 +175,7 @@ struct bc_fetcher_config {
      * type; after decoding); return false to abort the transfer with
      * BC_ERR_FETCH_ABORTED. May be NULL. */
     bool (*on_body)(void *ctx, void *user, const void *data, size_t len);
-    /* The wire hand-over, for an archive (WARC); both may be NULL.
+    /* The wire hand-over, for an archive (WARC); each may be NULL.
      * on_wire_head: once per transfer whose final response's headers all
      * came, before any body byte (a transfer that fails earlier, or
      * that on_headers stops, has no call). on_wire_body: then every body byte as received, before
@@ -190,6 +190,23 @@ struct bc_fetcher_config {
     void (*on_wire_head)(void *ctx, void *user,
                          const struct bc_fetch_wire_head *head);
     bool (*on_wire_body)(void *ctx, void *user, const void *data, size_t len);
+    /* The payload, for an archive's payload digest (WARC): the body
+     * on_wire_body sees, with its transfer coding taken off and its
+     * content coding kept (the chunks' data of a chunked body; a body
+     * without transfer coding is its own payload), each piece right after
+     * the wire bytes that carried it. The fetcher frames every wire byte
+     * it hands over, even past the point where it stops reading, so the
+     * payload is all the wire bytes hold. END is true on one last call
+     * (len 0) once a chunked body's last chunk and trailer section came:
+     * that body is whole by its own framing. A chunked body whose framing
+     * breaks fails the transfer with BC_ERR_FETCH_PROTOCOL ("malformed
+     * chunked body"; the rules: docs/DESIGN.md 4.1), its payload cut
+     * where it broke; past a stop already made (max_body_bytes,
+     * keep_bytes, a callback) the break only ends the payload, and the
+     * result is the stop's. Return false to abort the transfer with
+     * BC_ERR_FETCH_ABORTED. */
+    bool (*on_wire_payload)(void *ctx, void *user, const void *data, size_t len,
+                            bool end);
     /* Called once per transfer when the final response's headers are in
      * (1xx responses are not final), before any of its body: its status
      * and Content-Type (NULL when none). Return false to stop the
