@@ -734,7 +734,7 @@ static enum bc_status next_drop(struct bc_frontier *f, struct host *h,
     struct entry_meta m;
     size_t len = queue_pop(f, h, f->drop_buf, &m);
     bc_fr_referrer_release(m.ref);
-    f->reasons[why]++;
+    f->totals.reasons[why]++;
     if (why == BC_ADMIT_HOST_GIVEN_UP)
         h->given_up_lost++;
     else if (why == BC_ADMIT_HOST_DOWN)
@@ -779,7 +779,7 @@ static enum bc_status next_fetch(struct bc_frontier *f, struct host *h,
     job_url_of(url)->from = m.ref; /* the entry's reference, now the job's */
     h->in_flight++;
     f->in_flight++;
-    f->handed_out++;
+    f->totals.handed_out++;
     if (f->store.queued) {
         enum bc_status st =
             f->store.left(f->store.ctx, h->origin, h->origin_len, m.id,
@@ -1019,7 +1019,7 @@ static enum bc_status requeue(struct bc_frontier *f, struct host *h,
                            job_url_of(job->internal.owned)->from};
     bool to_memory = in_memory_next(f, h);
     if (to_memory && !bc_fr_queue_reserve(f, h, job->url_len)) {
-        f->reasons[BC_ADMIT_NOMEM]++;
+        f->totals.reasons[BC_ADMIT_NOMEM]++;
         return BC_ERR_NOMEM;
     }
     if (f->store.queued) {
@@ -1063,14 +1063,14 @@ enum bc_status bc_frontier_done(struct bc_frontier *f,
         if (h->down) {
             /* Final: lost with the host (a store keeps it, as the
              * caller's record of a transient fault). */
-            f->reasons[BC_ADMIT_HOST_DOWN]++;
+            f->totals.reasons[BC_ADMIT_HOST_DOWN]++;
             h->down_lost++;
             until = now;
         } else if (job->retries < f->cfg.max_retries && job->url) {
             uint64_t at = now + bc_fr_retry_delay(f, job->retries, o);
             result = requeue(f, h, job, job->retries + 1);
             if (result == BC_OK) {
-                f->retried++;
+                f->totals.retried++;
                 job->requeued = true;
                 job->retry_at_ms = at;
                 /* The host waits for the retry (Heritrix's snooze). */
@@ -1080,7 +1080,7 @@ enum bc_status bc_frontier_done(struct bc_frontier *f,
                     until = at;
             }
         } else {
-            f->retries_exhausted++;
+            f->totals.retries_exhausted++;
             h->exhausted++;
         }
         if (h->circuit == CIRCUIT_OPEN && h->open_until > until)
@@ -1129,7 +1129,7 @@ enum bc_status bc_frontier_giveback(struct bc_frontier *f,
         break;
     }
     if (result == BC_OK)
-        f->given_back++;
+        f->totals.given_back++;
     /* A probe given back was no probe: the next request is. */
     if (h->circuit == CIRCUIT_HALF_OPEN)
         h->circuit = CIRCUIT_OPEN;
@@ -1147,25 +1147,10 @@ enum bc_status bc_frontier_giveback(struct bc_frontier *f,
 void bc_frontier_stats(const struct bc_frontier *f, uint64_t now,
                        struct bc_frontier_stats *out)
 {
-    struct bc_frontier_stats s;
-    memset(&s, 0, sizeof(s));
+    struct bc_frontier_stats s = f->totals; /* the totals; gauges 0 */
     s.queued = f->queued;
     s.in_flight = f->in_flight;
     s.queue_bytes = f->queue_bytes;
-    s.added = f->added;
-    s.admitted = f->admitted;
-    s.handed_out = f->handed_out;
-    s.retried = f->retried;
-    s.given_back = f->given_back;
-    s.retries_exhausted = f->retries_exhausted;
-    s.robots_fetches = f->robots_fetches;
-    s.robots_parsed = f->robots_parsed;
-    s.robots_unavailable = f->robots_unavailable;
-    s.robots_unreachable = f->robots_unreachable;
-    memcpy(s.reasons, f->reasons, sizeof(s.reasons));
-    s.sitemap_fetches = f->sitemap_fetches;
-    s.sitemap_keys = f->sitemap_keys;
-    memcpy(s.sitemaps, f->sitemaps, sizeof(s.sitemaps));
     const struct host *h, *tmp;
     HASH_ITER(hh, f->hosts, h, tmp)
     {
@@ -1255,19 +1240,5 @@ void bc_frontier_counters(const struct bc_frontier *f,
 {
     if (!f || !out)
         return;
-    memset(out, 0, sizeof(*out));
-    out->sitemap_fetches = f->sitemap_fetches;
-    out->sitemap_keys = f->sitemap_keys;
-    memcpy(out->sitemaps, f->sitemaps, sizeof(out->sitemaps));
-    out->added = f->added;
-    out->admitted = f->admitted;
-    out->handed_out = f->handed_out;
-    out->retried = f->retried;
-    out->given_back = f->given_back;
-    out->retries_exhausted = f->retries_exhausted;
-    out->robots_fetches = f->robots_fetches;
-    out->robots_parsed = f->robots_parsed;
-    out->robots_unavailable = f->robots_unavailable;
-    out->robots_unreachable = f->robots_unreachable;
-    memcpy(out->reasons, f->reasons, sizeof(out->reasons));
+    *out = f->totals; /* its gauges and seen-test counters are 0 */
 }

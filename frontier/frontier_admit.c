@@ -437,10 +437,10 @@ enum bc_status bc_fr_add_common(struct bc_frontier *f, const char *href,
     enum bc_status ust;
     enum bc_frontier_reason r =
         admit(f, href ? href : "", href_len, base, base_len, m, seed, &ust);
-    f->added++;
-    f->reasons[r]++;
+    f->totals.added++;
+    f->totals.reasons[r]++;
     if (r == BC_ADMIT_QUEUED)
-        f->admitted++;
+        f->totals.admitted++;
     *reason = r;
     if (url_status)
         *url_status = ust;
@@ -472,8 +472,8 @@ static enum bc_status page_referrer(struct bc_frontier *f,
     if (!u->as_referrer) {
         u->as_referrer = bc_fr_referrer_new(u->text, u->len);
         if (!u->as_referrer) {
-            f->added++;
-            f->reasons[BC_ADMIT_NOMEM]++;
+            f->totals.added++;
+            f->totals.reasons[BC_ADMIT_NOMEM]++;
             *reason = BC_ADMIT_NOMEM;
             return BC_ERR_NOMEM;
         }
@@ -545,8 +545,8 @@ bool bc_fr_text_referrer(struct bc_frontier *f, const char *referrer,
           memcmp(r->text, referrer, referrer_len) == 0)) {
         r = bc_fr_referrer_new(referrer, referrer_len);
         if (!r) {
-            f->added++;
-            f->reasons[BC_ADMIT_NOMEM]++;
+            f->totals.added++;
+            f->totals.reasons[BC_ADMIT_NOMEM]++;
             *reason = BC_ADMIT_NOMEM;
             return false;
         }

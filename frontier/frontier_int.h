@@ -197,17 +197,16 @@ struct bc_frontier {
     size_t heap_len, heap_cap;
     struct name *scope_hosts, *scope_domains;
     size_t queued, in_flight, queue_bytes;
-    uint64_t added, admitted, handed_out, robots_fetches, retried;
-    uint64_t given_back; /* jobs given back (bc_frontier_giveback()) */
-    uint64_t retries_exhausted;
+    /* The counters that only grow (the TOTAL rows of
+     * bc_frontier_counter_table(): added, admitted, reasons[], handed_out,
+     * retried, given_back, ..., sitemaps[]) kept where the stats calls
+     * copy them from and a restore writes them to; its gauges and seen
+     * stay 0. */
+    struct bc_frontier_stats totals;
     uint64_t rng; /* splitmix64 state for the retry jitter */
-    uint64_t robots_parsed, robots_unavailable, robots_unreachable;
-    uint64_t reasons[BC_ADMIT_REASON_COUNT];
-    /* Sitemaps: the URLs queued in this crawl, the counters, and while
+    /* Sitemaps: the URLs queued in this crawl, and while
      * bc_frontier_add_from_sitemap() runs, the prefix its URL needs. */
     struct name *sitemap_seen;
-    uint64_t sitemap_fetches, sitemap_keys;
-    uint64_t sitemaps[BC_FRONTIER_SITEMAP_REASON_COUNT];
     const char *admit_prefix;
     size_t admit_prefix_len;
     char *sm_buf, *sm_base_buf; /* scratch: a sitemap URL and its base */

@@ -145,7 +145,7 @@ enum bc_status bc_fr_robots_next(struct bc_frontier *f, struct host *h,
     h->robots_state = ROBOTS_FETCHING;
     h->in_flight++;
     f->in_flight++;
-    f->robots_fetches++;
+    f->totals.robots_fetches++;
     bc_fr_host_schedule(f, h);
     j->action = BC_FRONTIER_FETCH_ROBOTS;
     j->url = j->internal.owned = url;
@@ -219,7 +219,7 @@ static bool robots_reachable(struct bc_frontier *f, struct host *h, int status,
 static bool robots_unreachable(struct bc_frontier *f, struct host *h,
                                struct bc_frontier_job *job, uint64_t now)
 {
-    f->robots_unreachable++;
+    f->totals.robots_unreachable++;
     if (h->robots_failures >= f->cfg.robots_retries) {
         h->robots_state = ROBOTS_GIVEN_UP;
         h->robots_expires = UINT64_MAX;
@@ -248,7 +248,7 @@ static void robots_known(struct bc_frontier *f, struct host *h, int status,
     h->robots_expires = now + f->cfg.robots_ttl_ms;
     if (status >= 300) {
         h->robots_state = ROBOTS_ALLOW_ALL;
-        f->robots_unavailable++;
+        f->totals.robots_unavailable++;
         return;
     }
     uint64_t cd;
@@ -256,7 +256,7 @@ static void robots_known(struct bc_frontier *f, struct host *h, int status,
     if (bc_robots_crawl_delay(h->robots, &cd))
         h->crawl_delay_ms =
             cd < f->cfg.max_crawl_delay_ms ? cd : f->cfg.max_crawl_delay_ms;
-    f->robots_parsed++;
+    f->totals.robots_parsed++;
 }
 
 enum bc_status bc_frontier_robots_done(struct bc_frontier *f,

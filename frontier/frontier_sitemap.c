@@ -182,7 +182,7 @@ sitemap_queue(struct bc_frontier *f, const char *href, size_t len,
                             &u, obuf, &o, &olen, &h);
     if (r == BC_FRONTIER_SITEMAP_QUEUED)
         r = sitemap_add(f, &u, o, olen, h, level, named, scope, scope_len);
-    f->sitemaps[r]++;
+    f->totals.sitemaps[r]++;
     return r;
 }
 
@@ -198,7 +198,7 @@ void bc_fr_sitemap_seen_test(struct bc_frontier *f, const struct bc_url *u)
                         f->cfg.max_url_len + 1, &key_len) == BC_OK &&
         bc_seen_test_and_add(f->seen, f->key_buf, key_len, &v) == BC_OK &&
         v == BC_SEEN_NEW)
-        f->sitemap_keys++;
+        f->totals.sitemap_keys++;
 }
 
 /* origin/sitemap.xml: the sitemap a host has when nothing names one. */
@@ -255,9 +255,9 @@ enum bc_status bc_fr_sitemap_next(struct bc_frontier *f, struct host *h,
             h->sm_tail = NULL;
         /* Dropped with its host down: given up to transient faults, as
          * the host's URLs are (kept by a store for a later retry). */
-        f->sitemaps[h->down    ? BC_FRONTIER_SITEMAP_TRANSIENT
-                    : given_up ? BC_FRONTIER_SITEMAP_HOST_GIVEN_UP
-                               : BC_FRONTIER_SITEMAP_ROBOTS]++;
+        f->totals.sitemaps[h->down    ? BC_FRONTIER_SITEMAP_TRANSIENT
+                           : given_up ? BC_FRONTIER_SITEMAP_HOST_GIVEN_UP
+                                      : BC_FRONTIER_SITEMAP_ROBOTS]++;
         bc_fr_host_schedule(f, h);
         enum bc_status st = BC_ERR_NOT_FOUND;
         if (f->store.sitemap) {
@@ -281,7 +281,7 @@ enum bc_status bc_fr_sitemap_next(struct bc_frontier *f, struct host *h,
         h->sm_tail = NULL;
     h->in_flight++;
     f->in_flight++;
-    f->sitemap_fetches++;
+    f->totals.sitemap_fetches++;
     if (h->circuit == CIRCUIT_OPEN)
         h->circuit = CIRCUIT_HALF_OPEN; /* the probe */
     h->next_ms = now + base_delay(f, h);
@@ -308,7 +308,7 @@ static struct sitemap_item *sitemap_item_of(struct bc_frontier *f,
         bc_fr_sitemap_item_new(job->url, job->url_len, job->scope,
                                job->scope_len, job->level, retries, job->named);
     if (!it)
-        f->sitemaps[BC_FRONTIER_SITEMAP_NOMEM]++;
+        f->totals.sitemaps[BC_FRONTIER_SITEMAP_NOMEM]++;
     return it;
 }
 
@@ -412,7 +412,7 @@ static enum bc_status sitemap_fault(struct bc_frontier *f, struct host *h,
         *given_up = true;
     }
     if (*given_up)
-        f->sitemaps[BC_FRONTIER_SITEMAP_TRANSIENT]++;
+        f->totals.sitemaps[BC_FRONTIER_SITEMAP_TRANSIENT]++;
     if (h->circuit == CIRCUIT_OPEN && h->open_until > *until)
         *until = h->open_until;
     return st;

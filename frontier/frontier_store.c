@@ -334,18 +334,12 @@ void bc_frontier_restore_counters(struct bc_frontier *f,
 {
     if (!f || !s)
         return;
-    f->sitemap_fetches = s->sitemap_fetches;
-    f->sitemap_keys = s->sitemap_keys;
-    memcpy(f->sitemaps, s->sitemaps, sizeof(f->sitemaps));
-    f->added = s->added;
-    f->admitted = s->admitted;
-    f->handed_out = s->handed_out;
-    f->retried = s->retried;
-    f->given_back = s->given_back;
-    f->retries_exhausted = s->retries_exhausted;
-    f->robots_fetches = s->robots_fetches;
-    f->robots_parsed = s->robots_parsed;
-    f->robots_unavailable = s->robots_unavailable;
-    f->robots_unreachable = s->robots_unreachable;
-    memcpy(f->reasons, s->reasons, sizeof(f->reasons));
+    /* Every total of the table, and nothing else: a gauge is of now. */
+    size_t n;
+    const struct bc_counter *t = bc_frontier_counter_table(&n);
+    for (size_t i = 0; i < n; i++)
+        if (t[i].kind == BC_COUNTER_TOTAL)
+            for (size_t j = 0; j < t[i].count; j++)
+                bc_counter_set(&t[i], &f->totals, j,
+                               bc_counter_u64(&t[i], s, j));
 }

@@ -408,12 +408,18 @@ static size_t total_keys(const char *group, const struct bc_counter *t,
 
 #define MAXKEYS 512
 
+/* The crawl's configuration on state s. */
+static void config_on(struct bc_crawler_config *cfg, struct bc_crawl_state *s)
+{
+    bc_crawler_config_init(cfg);
+    cfg->frontier.user_agent = "test_counters/1";
+    cfg->state = s;
+}
+
 static struct bc_crawler *crawler_on(struct bc_crawl_state *s)
 {
     struct bc_crawler_config cfg;
-    bc_crawler_config_init(&cfg);
-    cfg.frontier.user_agent = "test_counters/1";
-    cfg.state = s;
+    config_on(&cfg, s);
     struct bc_crawler *c = NULL;
     assert_int_equal(bc_crawler_create(&cfg, &c), BC_OK);
     return c;
@@ -467,6 +473,9 @@ static void test_state_round_trip(void **state)
     struct bc_crawl_state *s = NULL;
     struct bc_crawl_state_error err;
     assert_int_equal(bc_crawl_state_open(dir, NULL, 0, &s, &err), BC_OK);
+    struct bc_crawler_config cfg0;
+    config_on(&cfg0, s); /* its settings recorded, as its crawl did */
+    assert_int_equal(bc_crawler_pin(&cfg0, NULL), BC_OK);
     for (size_t i = 0; i < n_old; i++)
         assert_int_equal(
             bc_crawl_state_counter_set(s, old[i].name, old[i].value), BC_OK);
