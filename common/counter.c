@@ -70,13 +70,46 @@ double bc_counter_value(const struct bc_counter *c, const void *stats, size_t i)
 
 uint64_t bc_counter_u64(const struct bc_counter *c, const void *stats, size_t i)
 {
-    if (c->type == BC_COUNTER_U64) {
+    const unsigned char *p = at(c, stats, i, type_size(c->type));
+    /* Each integer type read as itself: through a double, a size_t above
+     * 2^53 would lose its low bits. */
+    switch (c->type) {
+    case BC_COUNTER_U64: {
         uint64_t v;
-        memcpy(&v, at(c, stats, i, sizeof(v)), sizeof(v));
+        memcpy(&v, p, sizeof(v));
         return v;
     }
-    double d = bc_counter_value(c, stats, i);
-    return d > 0 ? (uint64_t)d : 0;
+    case BC_COUNTER_SIZE: {
+        size_t v;
+        memcpy(&v, p, sizeof(v));
+        return (uint64_t)v;
+    }
+    case BC_COUNTER_UINT: {
+        unsigned v;
+        memcpy(&v, p, sizeof(v));
+        return v;
+    }
+    case BC_COUNTER_INT: {
+        int v;
+        memcpy(&v, p, sizeof(v));
+        return v > 0 ? (uint64_t)v : 0;
+    }
+    case BC_COUNTER_BOOL: {
+        bool v;
+        memcpy(&v, p, sizeof(v));
+        return v ? 1 : 0;
+    }
+    case BC_COUNTER_DOUBLE: {
+        double v;
+        memcpy(&v, p, sizeof(v));
+        /* 2^64 and above do not fit (the conversion would be undefined);
+         * NaN and negatives are 0. */
+        if (!(v > 0))
+            return 0;
+        return v >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)v;
+    }
+    }
+    return 0;
 }
 
 void bc_counter_set(const struct bc_counter *c, void *stats, size_t i,
