@@ -208,6 +208,7 @@
 
 #include "bloomcrawl/robots.h"
 #include "bloomcrawl/url.h"
+#include "bc_buf.h"
 #include "latency_int.h"
 
 /* Time between two snapshots of the seen-test with a crawl state. */
@@ -404,8 +405,7 @@ struct transfer {
     char *body; /* robots.txt body, up to BC_ROBOTS_MAX_BYTES + 1 */
     size_t body_len;
     char *base_raw, *base_url; /* a <base href> and its resolved URL */
-    char *links;               /* the buffered links (see LINK_BASE) */
-    size_t links_len, links_cap;
+    struct bc_buf links;       /* the buffered links (see LINK_BASE) */
     size_t base_at; /* offset of the last LINK_BASE record (SIZE_MAX: none) */
     uint64_t links_found, nofollow, links_nomem;
     /* Archiving (config.warc): see ARCHIVING above. */
@@ -519,7 +519,7 @@ static void transfer_free(struct transfer *t)
     free(t->base_raw);
     free(t->base_url);
     free(t->body);
-    free(t->links);
+    bc_buf_free(&t->links);
     bc_sitemap_free(t->sitemap);
     free(t);
 }
@@ -879,13 +879,13 @@ static void resolve_base(struct transfer *t, const char **base,
     *base_len = strlen(*base);
 }
 
+/* Append a record to the links buffer, which has room for it (reserved:
+ * the appends cannot fail). */
 static void put_record(struct transfer *t, char tag, const char *s, size_t n)
 {
-    char *p = t->links + t->links_len;
-    p[0] = tag;
-    memcpy(p + 1, &n, sizeof(n));
-    memcpy(p + LINK_HEADER, s, n);
-    t->links_len += LINK_HEADER + n;
+    (void)bc_buf_putc(&t->links, tag);
+    (void)bc_buf_append(&t->links, &n, sizeof(n));
+    (void)bc_buf_append(&t->links, s, n);
 }
 
 /* Append a link (and its base, when it differs from the last one) to the
@@ -896,25 +896,16 @@ static bool buffer_link(struct transfer *t, const char *href, size_t len,
     bool same_base = false;
     if (t->base_at != SIZE_MAX) {
         size_t n;
-        memcpy(&n, t->links + t->base_at + 1, sizeof(n));
-        same_base = n == base_len &&
-                    memcmp(t->links + t->base_at + LINK_HEADER, base, n) == 0;
+        memcpy(&n, t->links.data + t->base_at + 1, sizeof(n));
+        same_base =
+            n == base_len &&
+            memcmp(t->links.data + t->base_at + LINK_HEADER, base, n) == 0;
     }
     size_t need = LINK_HEADER + len + (same_base ? 0 : LINK_HEADER + base_len);
-    if (need > SIZE_MAX - t->links_len)
+    if (bc_buf_reserve(&t->links, need) != BC_OK)
         return false;
-    if (t->links_len + need > t->links_cap) {
-        size_t cap = t->links_cap ? t->links_cap : 4096;
-        while (cap < t->links_len + need)
-            cap = cap > SIZE_MAX / 2 ? t->links_len + need : cap * 2;
-        char *p = realloc(t->links, cap);
-        if (!p)
-            return false;
-        t->links = p;
-        t->links_cap = cap;
-    }
     if (!same_base) {
-        t->base_at = t->links_len;
+        t->base_at = t->links.len;
         put_record(t, LINK_BASE, base, base_len);
     }
     put_record(t, LINK_HREF, href, len);
@@ -944,11 +935,11 @@ static void admit_links(struct bc_crawler *c, const struct transfer *t)
 {
     const char *base = t->job.url;
     size_t base_len = t->job.url_len;
-    for (size_t at = 0; at < t->links_len;) {
+    for (size_t at = 0; at < t->links.len;) {
         size_t n;
-        memcpy(&n, t->links + at + 1, sizeof(n));
-        const char *s = t->links + at + LINK_HEADER;
-        if (t->links[at] == LINK_BASE)
+        memcpy(&n, t->links.data + at + 1, sizeof(n));
+        const char *s = t->links.data + at + LINK_HEADER;
+        if (t->links.data[at] == LINK_BASE)
             base = s, base_len = n;
         else
             admit(c, s, n, base, base_len, &t->job, false);
@@ -1759,6 +1750,7 @@ static bool start(struct bc_crawler *c, const struct bc_frontier_job *job,
         t->robots = robots;
         t->crawler = c;
         t->base_at = SIZE_MAX;
+        bc_buf_init(&t->links, 0);
         t->fetched_at = time(NULL);
         if (robots)
             st = bc_fetcher_add_truncated(c->fetcher, job->url, job->url_len,
