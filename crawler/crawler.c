@@ -276,32 +276,15 @@ enum bc_crawler_error_kind bc_crawler_error_kind_of(enum bc_status st)
     return BC_CRAWLER_ERR_OTHER;
 }
 
+#define KIND_NAME(name, text) [name] = text,
+static const char *const error_kind_names[] = {
+    BC_CRAWLER_ERROR_KIND_LIST(KIND_NAME)};
+#undef KIND_NAME
+
 const char *bc_crawler_error_kind_name(enum bc_crawler_error_kind kind)
 {
-    switch (kind) {
-    case BC_CRAWLER_ERR_TIMEOUT:
-        return "timeout";
-    case BC_CRAWLER_ERR_TOO_LARGE:
-        return "too_large";
-    case BC_CRAWLER_ERR_TOO_SLOW:
-        return "too_slow";
-    case BC_CRAWLER_ERR_CONNECT:
-        return "connect";
-    case BC_CRAWLER_ERR_DNS:
-        return "dns";
-    case BC_CRAWLER_ERR_TLS:
-        return "tls";
-    case BC_CRAWLER_ERR_PROTOCOL:
-        return "protocol";
-    case BC_CRAWLER_ERR_NETWORK:
-        return "network";
-    case BC_CRAWLER_ERR_OTHER:
-        return "other";
-    case BC_CRAWLER_ERR_TOO_MANY_REDIRECTS:
-        return "too_many_redirects";
-    case BC_CRAWLER_ERR_KIND_COUNT:
-        break;
-    }
+    if ((unsigned)kind < BC_CRAWLER_ERR_KIND_COUNT)
+        return error_kind_names[kind];
     return "unknown";
 }
 
