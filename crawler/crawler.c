@@ -221,31 +221,57 @@
 
 /* ---- error kinds --------------------------------------------------------- */
 
-enum bc_crawler_error_kind bc_crawler_error_kind_of(enum bc_status st)
+/*
+ * What a finished transfer's status says, in one switch over every status
+ * (so that -Wswitch names a status added and not sorted here): its error
+ * kind and its fault class (see the fault table below). Two classes
+ * depend on more than the status, and bc_crawler_fault_of() decides them:
+ * BC_OK's (by the HTTP status) and BC_ERR_FETCH_TLS's (transient with a
+ * system errno).
+ */
+struct status_class {
+    enum bc_crawler_error_kind kind;
+    enum bc_fault fault;
+};
+
+static struct status_class classify(enum bc_status st)
 {
+    struct status_class c = {BC_CRAWLER_ERR_OTHER, BC_FAULT_PERMANENT};
     switch (st) {
+    case BC_OK:
+        c.fault = BC_FAULT_NONE;
+        break;
+    case BC_ERR_NOMEM:
+    case BC_ERR_IO:
+        c.fault = BC_FAULT_LOCAL;
+        break;
     case BC_ERR_FETCH_TIMEOUT:
-        return BC_CRAWLER_ERR_TIMEOUT;
+        c = (struct status_class){BC_CRAWLER_ERR_TIMEOUT, BC_FAULT_TRANSIENT};
+        break;
+    case BC_ERR_FETCH_TOO_SLOW:
+        c = (struct status_class){BC_CRAWLER_ERR_TOO_SLOW, BC_FAULT_TRANSIENT};
+        break;
+    case BC_ERR_FETCH_CONNECT:
+        c = (struct status_class){BC_CRAWLER_ERR_CONNECT, BC_FAULT_TRANSIENT};
+        break;
+    case BC_ERR_FETCH_DNS:
+        c = (struct status_class){BC_CRAWLER_ERR_DNS, BC_FAULT_TRANSIENT};
+        break;
+    case BC_ERR_FETCH_NETWORK:
+        c = (struct status_class){BC_CRAWLER_ERR_NETWORK, BC_FAULT_TRANSIENT};
+        break;
+    case BC_ERR_FETCH_TLS:
+        c.kind = BC_CRAWLER_ERR_TLS;
+        break;
     case BC_ERR_FETCH_TOO_LARGE:
     case BC_ERR_FETCH_HEADERS:
-        return BC_CRAWLER_ERR_TOO_LARGE;
-    case BC_ERR_FETCH_TOO_SLOW:
-        return BC_CRAWLER_ERR_TOO_SLOW;
-    case BC_ERR_FETCH_CONNECT:
-        return BC_CRAWLER_ERR_CONNECT;
-    case BC_ERR_FETCH_DNS:
-        return BC_CRAWLER_ERR_DNS;
-    case BC_ERR_FETCH_TLS:
-        return BC_CRAWLER_ERR_TLS;
+        c.kind = BC_CRAWLER_ERR_TOO_LARGE;
+        break;
     case BC_ERR_FETCH_PROTOCOL:
-        return BC_CRAWLER_ERR_PROTOCOL;
-    case BC_ERR_FETCH_NETWORK:
-        return BC_CRAWLER_ERR_NETWORK;
-    case BC_OK:
-    case BC_ERR_NOMEM:
+        c.kind = BC_CRAWLER_ERR_PROTOCOL;
+        break;
     case BC_ERR_INVALID_ARG:
     case BC_ERR_TOO_LARGE:
-    case BC_ERR_IO:
     case BC_ERR_FORMAT:
     case BC_ERR_VERSION:
     case BC_ERR_TRUNCATED:
@@ -273,7 +299,12 @@ enum bc_crawler_error_kind bc_crawler_error_kind_of(enum bc_status st)
     case BC_ERR_UNSUPPORTED:
         break;
     }
-    return BC_CRAWLER_ERR_OTHER;
+    return c;
+}
+
+enum bc_crawler_error_kind bc_crawler_error_kind_of(enum bc_status st)
+{
+    return classify(st).kind;
 }
 
 #define KIND_NAME(name, text) [name] = text,
@@ -309,8 +340,7 @@ enum bc_fault bc_crawler_fault_of(enum bc_status status, int http_status,
     if (os_errno == EMFILE || os_errno == ENFILE || os_errno == ENOMEM ||
         os_errno == ENOBUFS || os_errno == EADDRNOTAVAIL)
         return BC_FAULT_LOCAL;
-    switch (status) {
-    case BC_OK:
+    if (status == BC_OK) {
         switch (http_status) {
         case 408:
         case 429:
@@ -324,50 +354,10 @@ enum bc_fault bc_crawler_fault_of(enum bc_status status, int http_status,
         default:
             return BC_FAULT_NONE;
         }
-    case BC_ERR_NOMEM:
-    case BC_ERR_IO:
-        return BC_FAULT_LOCAL;
-    case BC_ERR_FETCH_DNS:
-    case BC_ERR_FETCH_CONNECT:
-    case BC_ERR_FETCH_TIMEOUT:
-    case BC_ERR_FETCH_TOO_SLOW:
-    case BC_ERR_FETCH_NETWORK:
-        return BC_FAULT_TRANSIENT;
-    case BC_ERR_FETCH_TLS:
-        return os_errno != 0 ? BC_FAULT_TRANSIENT : BC_FAULT_PERMANENT;
-    case BC_ERR_INVALID_ARG:
-    case BC_ERR_TOO_LARGE:
-    case BC_ERR_FORMAT:
-    case BC_ERR_VERSION:
-    case BC_ERR_TRUNCATED:
-    case BC_ERR_CHECKSUM:
-    case BC_ERR_CORRUPT:
-    case BC_ERR_NOT_FOUND:
-    case BC_ERR_URL_EMPTY:
-    case BC_ERR_URL_SCHEME:
-    case BC_ERR_URL_NO_BASE:
-    case BC_ERR_URL_HOST:
-    case BC_ERR_URL_PORT:
-    case BC_ERR_URL_IDN:
-    case BC_ERR_URL_TOO_LONG:
-    case BC_ERR_URL_IPV4:
-    case BC_ERR_URL_IPV6:
-    case BC_ERR_URL_BUFFER:
-    case BC_ERR_FETCH_URL:
-    case BC_ERR_FETCH_TOO_LARGE:
-    case BC_ERR_FETCH_HEADERS:
-    case BC_ERR_FETCH_PROTOCOL:
-    case BC_ERR_FETCH_ABORTED:
-    case BC_ERR_FETCH_OTHER:
-    case BC_ERR_LOCKED:
-    case BC_ERR_MISMATCH:
-    case BC_ERR_REDIS_CONNECT:
-    case BC_ERR_REDIS_LOST:
-    case BC_ERR_REDIS_REPLY:
-    case BC_ERR_UNSUPPORTED:
-        break;
     }
-    return BC_FAULT_PERMANENT;
+    if (status == BC_ERR_FETCH_TLS && os_errno != 0)
+        return BC_FAULT_TRANSIENT;
+    return classify(status).fault;
 }
 
 /* ---- the crawler ----------------------------------------------------------- */
