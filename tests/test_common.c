@@ -196,6 +196,34 @@ static void test_buf_clear_detach(void **state)
     bc_buf_free(&e);
 }
 
+/* The inline room and in-place writes of the hot paths. */
+static void test_buf_room_truncate(void **state)
+{
+    (void)state;
+    struct bc_buf b;
+    bc_buf_init(&b, 100);
+    assert_int_equal(bc_buf_room(&b), 0); /* no memory yet */
+    assert_int_equal(bc_buf_reserve(&b, 10), BC_OK);
+    assert_int_equal(b.cap, 64);
+    assert_int_equal(bc_buf_room(&b), 63); /* all but the NUL's byte */
+    memcpy(b.data + b.len, "abcdef", 6);
+    bc_buf_truncate(&b, b.len + 6);
+    assert_string_equal(b.data, "abcdef");
+    assert_int_equal(bc_buf_room(&b), 57);
+    bc_buf_truncate(&b, 2); /* drop a tail */
+    assert_string_equal(b.data, "ab");
+    assert_int_equal(b.len, 2);
+    /* Filled to the byte: no room left, and the NUL still fits. */
+    memset(b.data + b.len, 'x', bc_buf_room(&b));
+    bc_buf_truncate(&b, b.len + bc_buf_room(&b));
+    assert_int_equal(b.len, 63);
+    assert_int_equal(bc_buf_room(&b), 0);
+    assert_int_equal(b.data[63], '\0');
+    bc_buf_free(&b);
+    bc_buf_truncate(&b, 0); /* no memory: only the length */
+    assert_int_equal(b.len, 0);
+}
+
 /* ---- bc_hex ---- */
 
 static int naive_hex(int c)
@@ -451,6 +479,7 @@ int main(void)
         cmocka_unit_test(test_buf_cap),
         cmocka_unit_test(test_buf_printf_putc_puts),
         cmocka_unit_test(test_buf_clear_detach),
+        cmocka_unit_test(test_buf_room_truncate),
         cmocka_unit_test(test_hex),
         cmocka_unit_test(test_io_pipe),
         cmocka_unit_test(test_io_file),
