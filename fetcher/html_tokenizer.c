@@ -290,11 +290,14 @@ static void emit_chars(struct bc_html_tokenizer *t, const void *s, size_t n)
 /* Append n bytes to the tag buffer; false if it would pass its cap (the
  * caller cuts the token) or could not grow (t->nomem). The room check is
  * inline: after the first tags the buffer has grown and never calls out. */
-static bool buf_put(struct bc_html_tokenizer *t, const void *s, size_t n)
+static inline bool buf_put(struct bc_html_tokenizer *t, const void *s, size_t n)
 {
-    if (bc_buf_room(&t->tag) >= n) {
-        memcpy(t->tag.data + t->tag.len, s, n);
-        bc_buf_truncate(&t->tag, t->tag.len + n);
+    struct bc_buf *b = &t->tag;
+    if (bc_buf_room(b) >= n) {
+        char *end = b->data + b->len; /* allocated by the init */
+        memcpy(end, s, n);
+        end[n] = '\0';
+        b->len += n;
         return true;
     }
     enum bc_status st = bc_buf_append(&t->tag, s, n);
@@ -1027,7 +1030,8 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
                     out[n++] = (char)lower(x);
                     q++;
                 }
-                bc_buf_truncate(&t->tag, t->tag.len + n);
+                out[n] = '\0';
+                t->tag.len += n;
                 t->name_len += n;
             } else {
                 char low[64];

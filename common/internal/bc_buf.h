@@ -46,7 +46,7 @@ enum bc_status bc_buf_reserve(struct bc_buf *b, size_t n);
  * write at data + len, then bc_buf_truncate() to the new length. */
 static inline size_t bc_buf_room(const struct bc_buf *b)
 {
-    return b->cap ? b->cap - b->len - 1 : 0;
+    return b->cap - b->len - (b->cap != 0); /* cap 0: len 0, room 0 */
 }
 
 /* Set the length to len (at most len + room: bytes written in place, or
