@@ -30,53 +30,87 @@ static size_t type_size(enum bc_counter_type t)
     return 1;
 }
 
-double bc_counter_value(const struct bc_counter *c, const void *stats, size_t i)
+/* A value as read: unsigned, signed or floating. */
+struct raw {
+    enum { RAW_UNSIGNED, RAW_SIGNED, RAW_DOUBLE } kind;
+    uint64_t u;
+    int64_t s;
+    double d;
+};
+
+static struct raw load(const struct bc_counter *c, const void *stats, size_t i)
 {
     const unsigned char *p = at(c, stats, i, type_size(c->type));
+    struct raw r = {RAW_UNSIGNED, 0, 0, 0.0};
     switch (c->type) {
-    case BC_COUNTER_U64: {
-        uint64_t v;
-        memcpy(&v, p, sizeof(v));
-        return (double)v;
-    }
+    case BC_COUNTER_U64:
+        memcpy(&r.u, p, sizeof(r.u));
+        break;
     case BC_COUNTER_SIZE: {
         size_t v;
         memcpy(&v, p, sizeof(v));
-        return (double)v;
+        r.u = v;
+        break;
     }
     case BC_COUNTER_UINT: {
         unsigned v;
         memcpy(&v, p, sizeof(v));
-        return (double)v;
+        r.u = v;
+        break;
     }
     case BC_COUNTER_INT: {
         int v;
         memcpy(&v, p, sizeof(v));
-        return (double)v;
+        r.kind = RAW_SIGNED;
+        r.s = v;
+        break;
     }
     case BC_COUNTER_BOOL: {
         bool v;
         memcpy(&v, p, sizeof(v));
-        return v ? 1.0 : 0.0;
+        r.u = v ? 1 : 0;
+        break;
     }
-    case BC_COUNTER_DOUBLE: {
-        double v;
-        memcpy(&v, p, sizeof(v));
-        return v;
+    case BC_COUNTER_DOUBLE:
+        r.kind = RAW_DOUBLE;
+        memcpy(&r.d, p, sizeof(r.d));
+        break;
     }
+    return r;
+}
+
+double bc_counter_value(const struct bc_counter *c, const void *stats, size_t i)
+{
+    struct raw r = load(c, stats, i);
+    switch (r.kind) {
+    case RAW_UNSIGNED:
+        return (double)r.u;
+    case RAW_SIGNED:
+        return (double)r.s;
+    case RAW_DOUBLE:
+        return r.d;
     }
     return 0.0;
 }
 
 uint64_t bc_counter_u64(const struct bc_counter *c, const void *stats, size_t i)
 {
-    if (c->type == BC_COUNTER_U64) {
-        uint64_t v;
-        memcpy(&v, at(c, stats, i, sizeof(v)), sizeof(v));
-        return v;
+    /* Each integer type read as itself: through a double, a size_t above
+     * 2^53 would lose its low bits. */
+    struct raw r = load(c, stats, i);
+    switch (r.kind) {
+    case RAW_UNSIGNED:
+        return r.u;
+    case RAW_SIGNED:
+        return r.s > 0 ? (uint64_t)r.s : 0;
+    case RAW_DOUBLE:
+        /* 2^64 and above do not fit (the conversion would be undefined);
+         * NaN and negatives are 0. */
+        if (!(r.d > 0))
+            return 0;
+        return r.d >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)r.d;
     }
-    double d = bc_counter_value(c, stats, i);
-    return d > 0 ? (uint64_t)d : 0;
+    return 0;
 }
 
 void bc_counter_set(const struct bc_counter *c, void *stats, size_t i,

@@ -225,31 +225,57 @@
 
 /* ---- error kinds --------------------------------------------------------- */
 
-enum bc_crawler_error_kind bc_crawler_error_kind_of(enum bc_status st)
+/*
+ * What a finished transfer's status says, in one switch over every status
+ * (so that -Wswitch names a status added and not sorted here): its error
+ * kind and its fault class (see the fault table below). Two classes
+ * depend on more than the status, and bc_crawler_fault_of() decides them:
+ * BC_OK's (by the HTTP status) and BC_ERR_FETCH_TLS's (transient with a
+ * system errno).
+ */
+struct status_class {
+    enum bc_crawler_error_kind kind;
+    enum bc_fault fault;
+};
+
+static struct status_class classify(enum bc_status st)
 {
+    struct status_class c = {BC_CRAWLER_ERR_OTHER, BC_FAULT_PERMANENT};
     switch (st) {
+    case BC_OK:
+        c.fault = BC_FAULT_NONE;
+        break;
+    case BC_ERR_NOMEM:
+    case BC_ERR_IO:
+        c.fault = BC_FAULT_LOCAL;
+        break;
     case BC_ERR_FETCH_TIMEOUT:
-        return BC_CRAWLER_ERR_TIMEOUT;
+        c = (struct status_class){BC_CRAWLER_ERR_TIMEOUT, BC_FAULT_TRANSIENT};
+        break;
+    case BC_ERR_FETCH_TOO_SLOW:
+        c = (struct status_class){BC_CRAWLER_ERR_TOO_SLOW, BC_FAULT_TRANSIENT};
+        break;
+    case BC_ERR_FETCH_CONNECT:
+        c = (struct status_class){BC_CRAWLER_ERR_CONNECT, BC_FAULT_TRANSIENT};
+        break;
+    case BC_ERR_FETCH_DNS:
+        c = (struct status_class){BC_CRAWLER_ERR_DNS, BC_FAULT_TRANSIENT};
+        break;
+    case BC_ERR_FETCH_NETWORK:
+        c = (struct status_class){BC_CRAWLER_ERR_NETWORK, BC_FAULT_TRANSIENT};
+        break;
+    case BC_ERR_FETCH_TLS:
+        c.kind = BC_CRAWLER_ERR_TLS;
+        break;
     case BC_ERR_FETCH_TOO_LARGE:
     case BC_ERR_FETCH_HEADERS:
-        return BC_CRAWLER_ERR_TOO_LARGE;
-    case BC_ERR_FETCH_TOO_SLOW:
-        return BC_CRAWLER_ERR_TOO_SLOW;
-    case BC_ERR_FETCH_CONNECT:
-        return BC_CRAWLER_ERR_CONNECT;
-    case BC_ERR_FETCH_DNS:
-        return BC_CRAWLER_ERR_DNS;
-    case BC_ERR_FETCH_TLS:
-        return BC_CRAWLER_ERR_TLS;
+        c.kind = BC_CRAWLER_ERR_TOO_LARGE;
+        break;
     case BC_ERR_FETCH_PROTOCOL:
-        return BC_CRAWLER_ERR_PROTOCOL;
-    case BC_ERR_FETCH_NETWORK:
-        return BC_CRAWLER_ERR_NETWORK;
-    case BC_OK:
-    case BC_ERR_NOMEM:
+        c.kind = BC_CRAWLER_ERR_PROTOCOL;
+        break;
     case BC_ERR_INVALID_ARG:
     case BC_ERR_TOO_LARGE:
-    case BC_ERR_IO:
     case BC_ERR_FORMAT:
     case BC_ERR_VERSION:
     case BC_ERR_TRUNCATED:
@@ -277,35 +303,23 @@ enum bc_crawler_error_kind bc_crawler_error_kind_of(enum bc_status st)
     case BC_ERR_UNSUPPORTED:
         break;
     }
-    return BC_CRAWLER_ERR_OTHER;
+    return c;
 }
+
+enum bc_crawler_error_kind bc_crawler_error_kind_of(enum bc_status st)
+{
+    return classify(st).kind;
+}
+
+#define KIND_NAME(name, text) [name] = text,
+static const char *const error_kind_names[] = {
+    BC_CRAWLER_ERROR_KIND_LIST(KIND_NAME)};
+#undef KIND_NAME
 
 const char *bc_crawler_error_kind_name(enum bc_crawler_error_kind kind)
 {
-    switch (kind) {
-    case BC_CRAWLER_ERR_TIMEOUT:
-        return "timeout";
-    case BC_CRAWLER_ERR_TOO_LARGE:
-        return "too_large";
-    case BC_CRAWLER_ERR_TOO_SLOW:
-        return "too_slow";
-    case BC_CRAWLER_ERR_CONNECT:
-        return "connect";
-    case BC_CRAWLER_ERR_DNS:
-        return "dns";
-    case BC_CRAWLER_ERR_TLS:
-        return "tls";
-    case BC_CRAWLER_ERR_PROTOCOL:
-        return "protocol";
-    case BC_CRAWLER_ERR_NETWORK:
-        return "network";
-    case BC_CRAWLER_ERR_OTHER:
-        return "other";
-    case BC_CRAWLER_ERR_TOO_MANY_REDIRECTS:
-        return "too_many_redirects";
-    case BC_CRAWLER_ERR_KIND_COUNT:
-        break;
-    }
+    if ((unsigned)kind < BC_CRAWLER_ERR_KIND_COUNT)
+        return error_kind_names[kind];
     return "unknown";
 }
 
@@ -330,8 +344,7 @@ enum bc_fault bc_crawler_fault_of(enum bc_status status, int http_status,
     if (os_errno == EMFILE || os_errno == ENFILE || os_errno == ENOMEM ||
         os_errno == ENOBUFS || os_errno == EADDRNOTAVAIL)
         return BC_FAULT_LOCAL;
-    switch (status) {
-    case BC_OK:
+    if (status == BC_OK) {
         switch (http_status) {
         case 408:
         case 429:
@@ -345,50 +358,10 @@ enum bc_fault bc_crawler_fault_of(enum bc_status status, int http_status,
         default:
             return BC_FAULT_NONE;
         }
-    case BC_ERR_NOMEM:
-    case BC_ERR_IO:
-        return BC_FAULT_LOCAL;
-    case BC_ERR_FETCH_DNS:
-    case BC_ERR_FETCH_CONNECT:
-    case BC_ERR_FETCH_TIMEOUT:
-    case BC_ERR_FETCH_TOO_SLOW:
-    case BC_ERR_FETCH_NETWORK:
-        return BC_FAULT_TRANSIENT;
-    case BC_ERR_FETCH_TLS:
-        return os_errno != 0 ? BC_FAULT_TRANSIENT : BC_FAULT_PERMANENT;
-    case BC_ERR_INVALID_ARG:
-    case BC_ERR_TOO_LARGE:
-    case BC_ERR_FORMAT:
-    case BC_ERR_VERSION:
-    case BC_ERR_TRUNCATED:
-    case BC_ERR_CHECKSUM:
-    case BC_ERR_CORRUPT:
-    case BC_ERR_NOT_FOUND:
-    case BC_ERR_URL_EMPTY:
-    case BC_ERR_URL_SCHEME:
-    case BC_ERR_URL_NO_BASE:
-    case BC_ERR_URL_HOST:
-    case BC_ERR_URL_PORT:
-    case BC_ERR_URL_IDN:
-    case BC_ERR_URL_TOO_LONG:
-    case BC_ERR_URL_IPV4:
-    case BC_ERR_URL_IPV6:
-    case BC_ERR_URL_BUFFER:
-    case BC_ERR_FETCH_URL:
-    case BC_ERR_FETCH_TOO_LARGE:
-    case BC_ERR_FETCH_HEADERS:
-    case BC_ERR_FETCH_PROTOCOL:
-    case BC_ERR_FETCH_ABORTED:
-    case BC_ERR_FETCH_OTHER:
-    case BC_ERR_LOCKED:
-    case BC_ERR_MISMATCH:
-    case BC_ERR_REDIS_CONNECT:
-    case BC_ERR_REDIS_LOST:
-    case BC_ERR_REDIS_REPLY:
-    case BC_ERR_UNSUPPORTED:
-        break;
     }
-    return BC_FAULT_PERMANENT;
+    if (status == BC_ERR_FETCH_TLS && os_errno != 0)
+        return BC_FAULT_TRANSIENT;
+    return classify(status).fault;
 }
 
 /* ---- the crawler ----------------------------------------------------------- */
@@ -409,8 +382,7 @@ struct transfer {
     char *body; /* robots.txt body, up to BC_ROBOTS_MAX_BYTES + 1 */
     size_t body_len;
     char *base_raw, *base_url; /* a <base href> and its resolved URL */
-    char *links;               /* the buffered links (see LINK_BASE) */
-    size_t links_len, links_cap;
+    struct bc_buf links;       /* the buffered links (see LINK_BASE) */
     size_t base_at; /* offset of the last LINK_BASE record (SIZE_MAX: none) */
     uint64_t links_found, nofollow, links_nomem;
     /* Archiving (config.warc): see ARCHIVING above. */
@@ -524,7 +496,7 @@ static void transfer_free(struct transfer *t)
     free(t->base_raw);
     free(t->base_url);
     free(t->body);
-    free(t->links);
+    bc_buf_free(&t->links);
     bc_sitemap_free(t->sitemap);
     free(t);
 }
@@ -884,13 +856,13 @@ static void resolve_base(struct transfer *t, const char **base,
     *base_len = strlen(*base);
 }
 
+/* Append a record to the links buffer, which has room for it (reserved:
+ * the appends cannot fail). */
 static void put_record(struct transfer *t, char tag, const char *s, size_t n)
 {
-    char *p = t->links + t->links_len;
-    p[0] = tag;
-    memcpy(p + 1, &n, sizeof(n));
-    memcpy(p + LINK_HEADER, s, n);
-    t->links_len += LINK_HEADER + n;
+    (void)bc_buf_putc(&t->links, tag);
+    (void)bc_buf_append(&t->links, &n, sizeof(n));
+    (void)bc_buf_append(&t->links, s, n);
 }
 
 /* Append a link (and its base, when it differs from the last one) to the
@@ -901,25 +873,16 @@ static bool buffer_link(struct transfer *t, const char *href, size_t len,
     bool same_base = false;
     if (t->base_at != SIZE_MAX) {
         size_t n;
-        memcpy(&n, t->links + t->base_at + 1, sizeof(n));
-        same_base = n == base_len &&
-                    memcmp(t->links + t->base_at + LINK_HEADER, base, n) == 0;
+        memcpy(&n, t->links.data + t->base_at + 1, sizeof(n));
+        same_base =
+            n == base_len &&
+            memcmp(t->links.data + t->base_at + LINK_HEADER, base, n) == 0;
     }
     size_t need = LINK_HEADER + len + (same_base ? 0 : LINK_HEADER + base_len);
-    if (need > SIZE_MAX - t->links_len)
+    if (bc_buf_reserve(&t->links, need) != BC_OK)
         return false;
-    if (t->links_len + need > t->links_cap) {
-        size_t cap = t->links_cap ? t->links_cap : 4096;
-        while (cap < t->links_len + need)
-            cap = cap > SIZE_MAX / 2 ? t->links_len + need : cap * 2;
-        char *p = realloc(t->links, cap);
-        if (!p)
-            return false;
-        t->links = p;
-        t->links_cap = cap;
-    }
     if (!same_base) {
-        t->base_at = t->links_len;
+        t->base_at = t->links.len;
         put_record(t, LINK_BASE, base, base_len);
     }
     put_record(t, LINK_HREF, href, len);
@@ -949,11 +912,11 @@ static void admit_links(struct bc_crawler *c, const struct transfer *t)
 {
     const char *base = t->job.url;
     size_t base_len = t->job.url_len;
-    for (size_t at = 0; at < t->links_len;) {
+    for (size_t at = 0; at < t->links.len;) {
         size_t n;
-        memcpy(&n, t->links + at + 1, sizeof(n));
-        const char *s = t->links + at + LINK_HEADER;
-        if (t->links[at] == LINK_BASE)
+        memcpy(&n, t->links.data + at + 1, sizeof(n));
+        const char *s = t->links.data + at + LINK_HEADER;
+        if (t->links.data[at] == LINK_BASE)
             base = s, base_len = n;
         else
             admit(c, s, n, base, base_len, &t->job, false);
@@ -1679,6 +1642,7 @@ static bool start(struct bc_crawler *c, const struct bc_frontier_job *job,
         t->robots = robots;
         t->crawler = c;
         t->base_at = SIZE_MAX;
+        bc_buf_init(&t->links, 0);
         t->fetched_at = time(NULL);
         if (robots)
             st = bc_fetcher_add_truncated(c->fetcher, job->url, job->url_len,

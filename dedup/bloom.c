@@ -102,7 +102,6 @@
  * alternative to the modulo reduction", 2016.
  */
 #define _POSIX_C_SOURCE 200809L
-#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 
 #include <dirent.h>
 #include <errno.h>
@@ -113,19 +112,17 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "bc_bigarray.h"
 #include "bloom_int.h"
 #include "bloomcrawl/bloom.h"
 
 #define BLOCK_WORDS (BC_BLOOM_BLOCK_BITS / 64)
-/* Arrays of at least this size are mmap'ed (and may get huge pages). */
-#define MMAP_THRESHOLD ((size_t)2 << 20)
 /* How far ahead the batch calls prefetch, in keys. */
 #define PREFETCH_CLASSIC 8
 #define PREFETCH_BLOCKED 32
@@ -143,47 +140,14 @@ struct bc_bloom {
     uint64_t blocks; /* blocked layout: m / 512 */
     unsigned k;      /* probes per key */
     enum bc_bloom_layout layout;
-    uint64_t seed;       /* XXH3 seed */
-    uint64_t n_expected; /* the n it was sized for */
-    uint64_t inserts;    /* keys added that were new */
-    bool concurrent;     /* atomic bit setting */
-    bool mmapped;        /* words came from mmap, not aligned_alloc */
+    uint64_t seed;          /* XXH3 seed */
+    uint64_t n_expected;    /* the n it was sized for */
+    uint64_t inserts;       /* keys added that were new */
+    bool concurrent;        /* atomic bit setting */
+    struct bc_bigarray mem; /* words' memory (mmap'ed from 2 MiB on) */
 };
 
 /* ---- allocation ------------------------------------------------------ */
-
-/* Zeroed, 64-byte aligned array of bytes (a multiple of 8). */
-static uint64_t *alloc_words(size_t bytes, bool *mmapped)
-{
-    if (bytes >= MMAP_THRESHOLD) {
-        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-            return NULL;
-#ifdef MADV_HUGEPAGE
-        (void)madvise(p, bytes, MADV_HUGEPAGE); /* a hint; failure is fine */
-#endif
-        *mmapped = true;
-        return p;
-    }
-    size_t rounded = (bytes + 63) / 64 * 64;
-    void *p = aligned_alloc(64, rounded);
-    if (!p)
-        return NULL;
-    memset(p, 0, rounded);
-    *mmapped = false;
-    return p;
-}
-
-static void free_words(uint64_t *words, size_t bytes, bool mmapped)
-{
-    if (!words)
-        return;
-    if (mmapped)
-        munmap(words, bytes);
-    else
-        free(words);
-}
 
 static uint64_t array_bytes(enum bc_bloom_layout layout, uint64_t m)
 {
@@ -201,11 +165,11 @@ static enum bc_status new_filter(uint64_t n, uint64_t m, unsigned k,
     struct bc_bloom *b = calloc(1, sizeof(*b));
     if (!b)
         return BC_ERR_NOMEM;
-    b->words = alloc_words((size_t)bytes, &b->mmapped);
-    if (!b->words) {
+    if (!bc_bigarray_alloc(&b->mem, (size_t)bytes)) {
         free(b);
         return BC_ERR_NOMEM;
     }
+    b->words = b->mem.p;
     b->nwords = bytes / 8;
     b->m = m;
     b->blocks = layout == BC_BLOOM_BLOCKED ? m / BC_BLOOM_BLOCK_BITS : 0;
@@ -253,7 +217,7 @@ void bc_bloom_free(struct bc_bloom *bloom)
 {
     if (!bloom)
         return;
-    free_words(bloom->words, (size_t)(bloom->nwords * 8), bloom->mmapped);
+    bc_bigarray_free(&bloom->mem);
     free(bloom);
 }
 
@@ -565,7 +529,7 @@ void bc_bloom_stats(const struct bc_bloom *bloom, struct bc_bloom_stats *out)
         .n_expected = b->n_expected,
         .inserts = bc_bloom_inserts(b),
         .concurrent = b->concurrent,
-        .mmapped = b->mmapped,
+        .mmapped = b->mem.mmapped,
     };
     if (b->layout == BC_BLOOM_CLASSIC) {
         for (uint64_t i = 0; i < b->nwords; i++)
@@ -669,23 +633,6 @@ static enum bc_status decode_header(const unsigned char *hdr, uint64_t file_len,
     return BC_OK;
 }
 
-static enum bc_status read_all(int fd, void *data, size_t len)
-{
-    unsigned char *p = data;
-    while (len > 0) {
-        ssize_t r = read(fd, p, len > (1u << 30) ? (1u << 30) : len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return BC_ERR_IO;
-        if (r == 0)
-            return BC_ERR_TRUNCATED;
-        p += r;
-        len -= (size_t)r;
-    }
-    return BC_OK;
-}
-
 enum bc_status bc_read_file(const char *path, uint64_t max_len,
                             unsigned char **data, size_t *len)
 {
@@ -705,7 +652,7 @@ enum bc_status bc_read_file(const char *path, uint64_t max_len,
     buf = malloc(n ? n : 1);
     if (!buf)
         goto out;
-    st = read_all(fd, buf, n);
+    st = bc_read_all(fd, buf, n);
     if (st != BC_OK) {
         free(buf);
         goto out;
@@ -897,7 +844,7 @@ enum bc_status bc_bloom_load(const char *path, unsigned flags,
         goto out_close;
     size_t head =
         (uint64_t)sb.st_size < sizeof(hdr) ? (size_t)sb.st_size : sizeof(hdr);
-    st = read_all(fd, hdr, head);
+    st = bc_read_all(fd, hdr, head);
     if (st != BC_OK)
         goto out_close;
     st = decode_header(hdr, (uint64_t)sb.st_size, &h);
@@ -906,9 +853,9 @@ enum bc_status bc_bloom_load(const char *path, unsigned flags,
     st = filter_for(&h, flags, &b);
     if (st != BC_OK)
         goto out_close;
-    st = read_all(fd, b->words, (size_t)h.bytes);
+    st = bc_read_all(fd, b->words, (size_t)h.bytes);
     if (st == BC_OK)
-        st = read_all(fd, trailer, sizeof(trailer));
+        st = bc_read_all(fd, trailer, sizeof(trailer));
     if (st != BC_OK)
         goto out_free_filter;
     XXH64_state_t state;

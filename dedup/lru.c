@@ -112,8 +112,9 @@
  * without malloc's headers.
  * A full cache evicts at every insert; prefetch_evictions() below fetches
  * the entries and buckets of the coming evictions ahead of time. Blocks
- * of 2 MiB or more (a big slab or bucket array) are mmap'ed with a
- * huge-page hint, so random accesses to them do not also miss the TLB.
+ * of 2 MiB or more (a big slab or bucket array) are large zeroed arrays
+ * of bc_bigarray.h (mmap'ed with a huge-page hint), so random accesses to
+ * them do not also miss the TLB.
  * The first insert creates the table with one bucket per entry of
  * capacity, rounded up to a power of two (at least 32, at most 2^24):
  * 50,000 entries get 65,536 buckets, 1 MiB, at once. uthash doubles the
@@ -122,7 +123,6 @@
  * about 9 MB in all; as the seen-test keeps them (a slab of 16-byte
  * fingerprints), 5.4 MB.
  */
-#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 
 #include <limits.h>
 #include <stdbool.h>
@@ -130,7 +130,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include <xxhash.h>
 
@@ -158,6 +157,7 @@ static void lru_big_free(void *p, size_t size);
 #define HASH_INITIAL_NUM_BUCKETS_LOG2 (lru->bucket_log2)
 #define HASH_INITIAL_NUM_BUCKETS      (1u << lru->bucket_log2)
 
+#include "bc_bigarray.h"
 #include "bloomcrawl/lru.h"
 #include "lru_int.h"
 
@@ -204,38 +204,34 @@ static unsigned fold_hash(uint64_t hash)
     return (unsigned)(hash ^ (hash >> 32));
 }
 
-/* Blocks of at least this size come from mmap, asking for huge pages. */
-#define LRU_MMAP_THRESHOLD ((size_t)2 << 20)
-
 /*
  * The bucket array and the slab of a big cache are hit at random: with 4 KiB
  * pages every access would also miss the TLB (a 1 MiB bucket array spans
  * 256 pages, a 4 MiB slab 1,024), and on a virtual machine a TLB miss is a
- * two-level page walk. Blocks of 2 MiB or more are therefore mmap'ed and
- * marked MADV_HUGEPAGE, as the Bloom filter's array is.
+ * two-level page walk. Blocks of BC_BIGARRAY_HUGE (2 MiB) or more are
+ * therefore a bc_bigarray (bc_bigarray.h: mmap'ed, huge pages), as the
+ * Bloom filter's array is; smaller ones come from malloc() (uthash zeroes
+ * its buckets itself). uthash gives the size back at free time, which says
+ * which of the two a block is.
  */
 static void *lru_big_alloc(size_t size)
 {
-    if (size < LRU_MMAP_THRESHOLD)
+    if (size < BC_BIGARRAY_HUGE)
         return malloc(size);
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    (void)madvise(p, size, MADV_HUGEPAGE); /* a hint; failure is fine */
-#endif
-    return p;
+    struct bc_bigarray a;
+    return bc_bigarray_alloc(&a, size) ? a.p : NULL;
 }
 
 static void lru_big_free(void *p, size_t size)
 {
     if (p == NULL)
         return;
-    if (size < LRU_MMAP_THRESHOLD)
+    if (size < BC_BIGARRAY_HUGE) {
         free(p);
-    else
-        munmap(p, size);
+        return;
+    }
+    struct bc_bigarray a = {.p = p, .bytes = size, .mmapped = true};
+    bc_bigarray_free(&a);
 }
 
 /* Can a key of len bytes be stored as one entry at all? */

@@ -99,16 +99,14 @@ struct bc_seen {
     uint64_t fp_caught;
 };
 
+#define VERDICT_NAME(name, text) [name] = text,
+static const char *const verdict_names[] = {BC_SEEN_VERDICT_LIST(VERDICT_NAME)};
+#undef VERDICT_NAME
+
 const char *bc_seen_verdict_name(enum bc_seen_verdict verdict)
 {
-    switch (verdict) {
-    case BC_SEEN_NEW:
-        return "NEW";
-    case BC_SEEN_DUPLICATE:
-        return "DUPLICATE";
-    case BC_SEEN_PROBABLY_SEEN:
-        return "PROBABLY_SEEN";
-    }
+    if ((unsigned)verdict < sizeof(verdict_names) / sizeof(verdict_names[0]))
+        return verdict_names[verdict];
     return "UNKNOWN";
 }
 

@@ -154,20 +154,19 @@
  * J. Singler, "Cache-, hash- and space-efficient Bloom filters", WEA 2007.
  */
 #define _POSIX_C_SOURCE 200809L
-#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "bc_bigarray.h"
 #include "bloom_int.h"
 #include "bloomcrawl/window.h"
 
@@ -196,7 +195,7 @@ struct bc_window {
     unsigned seg_shift; /* 64 - log2(S): a probe's offset is x >> seg_shift */
     uint64_t *words;    /* blocks * gens * seg_words */
     size_t nwords;
-    bool mmapped; /* words is an mmap'ed region (huge pages advised) */
+    struct bc_bigarray mem; /* words' memory (bc_bigarray.h: huge pages) */
     uint64_t inserts;
     uint64_t count_gen;  /* count windows: inserts / gen_span, kept */
     uint64_t count_left; /* insertions left in that generation */
@@ -422,10 +421,6 @@ void bc_window_config_init(struct bc_window_config *config)
     config->seed = 0;
 }
 
-/* Arrays of at least this size are mmap'ed and advised for huge pages,
- * as bloom.c does: a query's block is then rarely a TLB miss too. */
-#define MMAP_THRESHOLD ((size_t)2 << 20)
-
 /* A filter with an all-zero array of blocks * gens segments. */
 static enum bc_status new_window(uint64_t blocks, unsigned gens, unsigned seg,
                                  struct bc_window **out)
@@ -434,25 +429,13 @@ static enum bc_status new_window(uint64_t blocks, unsigned gens, unsigned seg,
     if (!w)
         return BC_ERR_NOMEM;
     size_t bytes = (size_t)(blocks * gens * (seg / 8));
-    if (bytes >= MMAP_THRESHOLD) {
-        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p != MAP_FAILED) {
-#ifdef MADV_HUGEPAGE
-            (void)madvise(p, bytes, MADV_HUGEPAGE); /* a hint */
-#endif
-            w->words = p; /* zero-filled by the kernel */
-            w->mmapped = true;
-        }
-    } else {
-        w->words = aligned_alloc(64, bytes); /* bytes: a multiple of 64 */
-        if (w->words)
-            memset(w->words, 0, bytes);
-    }
-    if (!w->words) {
+    /* Large arrays get huge pages, as bloom.c's: a query's block is then
+     * rarely a TLB miss too. */
+    if (!bc_bigarray_alloc(&w->mem, bytes)) {
         free(w);
         return BC_ERR_NOMEM;
     }
+    w->words = w->mem.p;
     w->nwords = bytes / 8;
     w->blocks = blocks;
     w->gens = gens;
@@ -505,10 +488,7 @@ void bc_window_free(struct bc_window *window)
 {
     if (!window)
         return;
-    if (window->mmapped)
-        munmap(window->words, window->nwords * 8);
-    else
-        free(window->words);
+    bc_bigarray_free(&window->mem);
     free(window);
 }
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "bc_buf.h"
 #include "bloomcrawl/robots.h"
 #include "bloomcrawl/url.h"
 
@@ -42,44 +43,39 @@ static void usage(FILE *f)
             BC_ROBOTS_MAX_BYTES);
 }
 
-/* Read at most max bytes of a file into a new buffer. */
+/* Read at most max bytes of a file into a new buffer (the caller frees
+ * it); -1 with errno set on failure. */
 static int read_file(const char *name, size_t max, char **buf, size_t *len)
 {
     FILE *f = fopen(name, "rb");
-    char *b;
-    size_t n = 0, cap = 4096;
+    struct bc_buf b;
+    char chunk[4096];
+    size_t got;
 
     if (f == NULL)
         return -1;
-    b = malloc(cap);
-    if (b == NULL)
-        goto out_close;
-    for (;;) {
-        size_t want = cap - n, got;
-        if (want > max - n)
-            want = max - n;
-        got = fread(b + n, 1, want, f);
-        n += got;
-        if (got < want || n == max)
+    bc_buf_init(&b, max);
+    while (b.len < max) {
+        size_t want = max - b.len < sizeof(chunk) ? max - b.len : sizeof(chunk);
+        got = fread(chunk, 1, want, f);
+        if (got == 0)
             break;
-        if (n == cap) {
-            char *nb = realloc(b, cap * 2);
-            if (nb == NULL)
-                goto out_free_buf;
-            b = nb;
-            cap *= 2;
+        if (bc_buf_append(&b, chunk, got) != BC_OK) {
+            errno = ENOMEM;
+            goto out_free_buf;
         }
     }
     if (ferror(f))
         goto out_free_buf;
+    if (bc_buf_detach(&b, buf, len) != BC_OK) {
+        errno = ENOMEM;
+        goto out_free_buf;
+    }
     fclose(f);
-    *buf = b;
-    *len = n;
     return 0;
 
 out_free_buf:
-    free(b);
-out_close:
+    bc_buf_free(&b);
     fclose(f);
     return -1;
 }

@@ -58,11 +58,11 @@
  * after a tag name or a quoted value, and the return to the data state
  * after a tag are handled in place, without a round trip through the
  * state dispatch. Memory: one buffer per tokenizer holds the current tag
- * or comment; it grows by doubling up to buf_max and is reused, so there
- * is no allocation per token. Attribute values keep at most value_cap
- * bytes (their full length is still counted), at most BC_HTML_MAX_ATTRS
- * attributes are kept, and the duplicate check is bounded by that count:
- * time is linear in the input.
+ * or comment (a struct bc_buf, bc_buf.h); it grows by doubling up to
+ * buf_max and is reused, so there is no allocation per token. Attribute
+ * values keep at most value_cap bytes (their full length is still
+ * counted), at most BC_HTML_MAX_ATTRS attributes are kept, and the
+ * duplicate check is bounded by that count: time is linear in the input.
  *
  * REFERENCES
  * HTML Living Standard, 13.2.5 "Tokenization", 13.2.5.72-80 (character
@@ -287,29 +287,28 @@ static void emit_chars(struct bc_html_tokenizer *t, const void *s, size_t n)
         chars_out(t, s, n);
 }
 
-/* Make room for n more bytes in the tag buffer; false if at buf_max. */
-static bool buf_room(struct bc_html_tokenizer *t, size_t n)
+/* Append n bytes to the tag buffer; false if it would pass its cap (the
+ * caller cuts the token) or could not grow (t->nomem). The room check is
+ * inline: after the first tags the buffer has grown and never calls out. */
+static inline bool buf_put(struct bc_html_tokenizer *t, const void *s, size_t n)
 {
-    if (t->buf_cap - t->buf_len >= n)
+    struct bc_buf *b = &t->tag;
+    if (bc_buf_room(b) >= n) {
+        char *end = b->data + b->len; /* allocated by the init */
+        memcpy(end, s, n);
+        end[n] = '\0';
+        b->len += n;
         return true;
-    if (t->buf_max - t->buf_len < n)
-        return false;
-    size_t cap = t->buf_cap;
-    while (cap - t->buf_len < n)
-        cap = cap > t->buf_max / 2 ? t->buf_max : cap * 2;
-    char *b = realloc(t->buf, cap);
-    if (!b) {
-        t->nomem = true;
-        return false;
     }
-    t->buf = b;
-    t->buf_cap = cap;
-    return true;
+    enum bc_status st = bc_buf_append(&t->tag, s, n);
+    if (st == BC_ERR_NOMEM)
+        t->nomem = true;
+    return st == BC_OK;
 }
 
 static void tag_begin(struct bc_html_tokenizer *t, bool end)
 {
-    t->buf_len = 0;
+    bc_buf_truncate(&t->tag, 0);
     t->name_len = 0;
     t->n_attrs = 0;
     t->cur_attr = -1;
@@ -324,7 +323,7 @@ static void tag_begin(struct bc_html_tokenizer *t, bool end)
 static void name_done(struct bc_html_tokenizer *t)
 {
     if (t->keep && t->want_attrs) {
-        enum bc_html_want w = t->want_attrs(t->user, t->buf, t->name_len);
+        enum bc_html_want w = t->want_attrs(t->user, t->tag.data, t->name_len);
         t->keep = w == BC_HTML_WANT_ATTRS;
         t->drop = w == BC_HTML_WANT_NONE;
     }
@@ -332,9 +331,7 @@ static void name_done(struct bc_html_tokenizer *t)
 
 static void name_put(struct bc_html_tokenizer *t, const char *s, size_t n)
 {
-    if (t->buf_cap - t->buf_len >= n || buf_room(t, n)) {
-        memcpy(t->buf + t->buf_len, s, n);
-        t->buf_len += n;
+    if (buf_put(t, s, n)) {
         t->name_len += n;
     } else {
         t->name_cut = true;
@@ -350,9 +347,9 @@ static void attr_begin(struct bc_html_tokenizer *t)
         return;
     }
     struct bc_html_attr_off *a = &t->attr_off[t->n_attrs];
-    a->name_off = (uint32_t)t->buf_len;
+    a->name_off = (uint32_t)t->tag.len;
     a->name_len = 0;
-    a->value_off = (uint32_t)t->buf_len;
+    a->value_off = (uint32_t)t->tag.len;
     a->value_len = 0;
     a->value_cut = false;
     t->cur_attr = (long)t->n_attrs++;
@@ -363,14 +360,12 @@ static void attr_name_put(struct bc_html_tokenizer *t, const char *s, size_t n)
     if (t->cur_attr < 0)
         return;
     struct bc_html_attr_off *a = &t->attr_off[t->cur_attr];
-    if (buf_room(t, n)) {
-        memcpy(t->buf + t->buf_len, s, n);
-        t->buf_len += n;
+    if (buf_put(t, s, n)) {
         a->name_len += (uint32_t)n;
-        a->value_off = (uint32_t)t->buf_len;
+        a->value_off = (uint32_t)t->tag.len;
     } else {
         /* A name that does not fit cannot be kept whole: drop it. */
-        t->buf_len = a->name_off;
+        bc_buf_truncate(&t->tag, a->name_off);
         t->n_attrs--;
         t->cur_attr = -1;
         t->attrs_dropped++;
@@ -383,12 +378,12 @@ static void attr_name_done(struct bc_html_tokenizer *t)
     if (t->cur_attr < 0)
         return;
     const struct bc_html_attr_off *a = &t->attr_off[t->cur_attr];
-    const char *name = t->buf + a->name_off;
+    const char *name = t->tag.data + a->name_off;
     for (long i = 0; i < t->cur_attr; i++) {
         const struct bc_html_attr_off *o = &t->attr_off[i];
         if (o->name_len == a->name_len &&
-            memcmp(t->buf + o->name_off, name, a->name_len) == 0) {
-            t->buf_len = a->name_off;
+            memcmp(t->tag.data + o->name_off, name, a->name_len) == 0) {
+            bc_buf_truncate(&t->tag, a->name_off);
             t->n_attrs--;
             t->cur_attr = -1;
             return;
@@ -406,12 +401,8 @@ static void value_put(struct bc_html_tokenizer *t, const char *s, size_t n)
         size_t take = n;
         if (a->value_len + take > t->value_cap)
             take = t->value_cap - a->value_len;
-        if (take && buf_room(t, take)) {
-            memcpy(t->buf + t->buf_len, s, take);
-            t->buf_len += take;
-        } else if (take) {
+        if (take && !buf_put(t, s, take))
             take = 0;
-        }
         if (take < n)
             a->value_cut = true;
     }
@@ -428,13 +419,13 @@ static void emit_tag(struct bc_html_tokenizer *t)
         t->state = S_DATA;
         if (!t->is_end_tag && !t->name_cut &&
             t->name_len <= BC_HTML_MAX_LAST_TAG) {
-            memcpy(t->last_tag, t->buf, t->name_len);
+            memcpy(t->last_tag, t->tag.data, t->name_len);
             t->last_tag_len = t->name_len;
         }
         return;
     }
     tok.type = t->is_end_tag ? BC_HTML_END_TAG : BC_HTML_START_TAG;
-    tok.data = t->buf;
+    tok.data = t->tag.data;
     tok.len = t->name_len;
     tok.cut = t->name_cut;
     tok.self_closing = t->self_closing;
@@ -443,16 +434,16 @@ static void emit_tag(struct bc_html_tokenizer *t)
     for (size_t i = 0; i < t->n_attrs; i++) {
         const struct bc_html_attr_off *o = &t->attr_off[i];
         struct bc_html_attr *a = &t->attrs[i];
-        a->name = t->buf + o->name_off;
+        a->name = t->tag.data + o->name_off;
         a->name_len = o->name_len;
-        a->value = t->buf + o->value_off;
+        a->value = t->tag.data + o->value_off;
         a->value_len = o->value_len;
         a->value_cut = o->value_cut;
     }
     t->state = S_DATA;
     if (!t->is_end_tag) {
         if (!t->name_cut && t->name_len <= BC_HTML_MAX_LAST_TAG) {
-            memcpy(t->last_tag, t->buf, t->name_len);
+            memcpy(t->last_tag, t->tag.data, t->name_len);
             t->last_tag_len = t->name_len;
         } else {
             t->last_tag_len = 0;
@@ -463,7 +454,7 @@ static void emit_tag(struct bc_html_tokenizer *t)
 
 static void comment_begin(struct bc_html_tokenizer *t)
 {
-    t->buf_len = 0;
+    bc_buf_truncate(&t->tag, 0);
     t->comment_cut = false;
 }
 
@@ -471,12 +462,8 @@ static void comment_put(struct bc_html_tokenizer *t, const char *s, size_t n)
 {
     if (!(t->options & BC_HTML_EMIT_COMMENTS))
         return;
-    if (!t->comment_cut && buf_room(t, n)) {
-        memcpy(t->buf + t->buf_len, s, n);
-        t->buf_len += n;
-    } else {
+    if (t->comment_cut || !buf_put(t, s, n))
         t->comment_cut = true;
-    }
 }
 
 static void emit_comment(struct bc_html_tokenizer *t)
@@ -485,7 +472,8 @@ static void emit_comment(struct bc_html_tokenizer *t)
     if (!(t->options & BC_HTML_EMIT_COMMENTS))
         return;
     struct bc_html_token tok = {
-        BC_HTML_COMMENT, t->buf, t->buf_len, t->comment_cut, false, NULL, 0};
+        BC_HTML_COMMENT, t->tag.data, t->tag.len, t->comment_cut,
+        false,           NULL,        0};
     t->on_token(t->user, &tok);
 }
 
@@ -1032,8 +1020,8 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
              * lower-cased straight into the tag buffer when it has room
              * for 64 bytes (it always has, after the first tag). */
             const unsigned char *q = p;
-            if (t->buf_cap - t->buf_len >= 64 && !t->name_cut) {
-                char *out = t->buf + t->buf_len;
+            if (bc_buf_room(&t->tag) >= 64 && !t->name_cut) {
+                char *out = t->tag.data + t->tag.len;
                 size_t n = 0;
                 while (q < end && n < 64) {
                     unsigned x = *q;
@@ -1042,7 +1030,8 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
                     out[n++] = (char)lower(x);
                     q++;
                 }
-                t->buf_len += n;
+                out[n] = '\0';
+                t->tag.len += n;
                 t->name_len += n;
             } else {
                 char low[64];
@@ -1781,18 +1770,17 @@ bool bc_html_tokenizer_init(struct bc_html_tokenizer *t,
     t->user = user;
     t->options = options;
     t->value_cap = value_cap;
-    t->buf_max = buf_max < 64 ? 64 : buf_max;
-    t->buf_cap = t->buf_max < 4096 ? t->buf_max : 4096;
-    t->buf = malloc(t->buf_cap);
+    bc_buf_init(&t->tag, buf_max < 64 ? 64 : buf_max);
     t->state = S_DATA;
     t->return_state = S_DATA;
-    return t->buf != NULL;
+    /* The first 4 KiB (or the cap) at once: most tags never grow it. */
+    return bc_buf_reserve(&t->tag, t->tag.max < 4095 ? t->tag.max : 4095) ==
+           BC_OK;
 }
 
 void bc_html_tokenizer_release(struct bc_html_tokenizer *t)
 {
-    free(t->buf);
-    t->buf = NULL;
+    bc_buf_free(&t->tag);
 }
 
 void bc_html_tokenizer_set_state(struct bc_html_tokenizer *t,

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bc_buf.h"
+
 enum bc_html_token_type {
     BC_HTML_START_TAG,
     BC_HTML_END_TAG,
@@ -109,8 +111,8 @@ struct bc_html_tokenizer {
     bool foreign; /* adjusted current node not HTML: CDATA allowed */
     bool nomem;   /* the buffer could not grow: tokens were cut */
     /* The current tag or comment. */
-    char *buf;
-    size_t buf_len, buf_cap, buf_max, value_cap;
+    struct bc_buf tag; /* capped at the init's buf_max */
+    size_t value_cap;
     bool is_end_tag, self_closing, name_cut, comment_cut;
     size_t name_len;
     size_t n_attrs;

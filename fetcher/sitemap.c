@@ -135,28 +135,15 @@ struct bc_sitemap {
     struct bc_sitemap_stats stats;
 };
 
+#define NAME(name, text) [name] = text,
+static const char *const stop_names[] = {BC_SITEMAP_STOP_LIST(NAME)};
+static const char *const format_names[] = {BC_SITEMAP_FORMAT_LIST(NAME)};
+#undef NAME
+
 const char *bc_sitemap_stop_name(enum bc_sitemap_stop stop)
 {
-    switch (stop) {
-    case BC_SITEMAP_STOP_NONE:
-        return "none";
-    case BC_SITEMAP_STOP_TOO_MANY_URLS:
-        return "too_many_urls";
-    case BC_SITEMAP_STOP_TOO_LARGE:
-        return "too_large";
-    case BC_SITEMAP_STOP_MALFORMED:
-        return "malformed";
-    case BC_SITEMAP_STOP_DOCTYPE:
-        return "doctype";
-    case BC_SITEMAP_STOP_NOT_SITEMAP:
-        return "not_sitemap";
-    case BC_SITEMAP_STOP_GZIP:
-        return "gzip";
-    case BC_SITEMAP_STOP_NOMEM:
-        return "nomem";
-    case BC_SITEMAP_STOP_COUNT:
-        break;
-    }
+    if ((unsigned)stop < BC_SITEMAP_STOP_COUNT)
+        return stop_names[stop];
     return "unknown";
 }
 
@@ -905,18 +892,8 @@ enum bc_sitemap_format bc_sitemap_format(const struct bc_sitemap *sm)
 
 const char *bc_sitemap_format_name(enum bc_sitemap_format format)
 {
-    switch (format) {
-    case BC_SITEMAP_FORMAT_UNKNOWN:
-        return "unknown";
-    case BC_SITEMAP_FORMAT_XML:
-        return "xml";
-    case BC_SITEMAP_FORMAT_TEXT:
-        return "text";
-    case BC_SITEMAP_FORMAT_RSS:
-        return "rss";
-    case BC_SITEMAP_FORMAT_ATOM:
-        return "atom";
-    }
+    if ((unsigned)format < sizeof(format_names) / sizeof(format_names[0]))
+        return format_names[format];
     return "unknown";
 }
 

@@ -43,6 +43,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bc_hex.h"
+
 /*
  * Byte classes. CL_PATH, CL_QUERY and CL_USER say "copy as is" for their
  * component (the rule above). Every byte without the bit is either a
@@ -79,10 +81,9 @@ static const uint16_t url_class[256] = {
     /* 0x80-0xff: 0, always percent-encoded */
 };
 
-/* Hex digits of an escape as written: uppercase. */
-static const char hex_upper[] = "0123456789ABCDEF";
-
-/* The value of a hex digit, or -1 when c is none. */
+/* The value of a hex digit, or -1 when c is none: bc_hex_value() of
+ * bc_hex.h, through the class table, whose one load turns away the bytes
+ * of a URL that are no hex digit (most of them) at once. */
 static inline int hex_value(unsigned char c)
 {
     if (!(url_class[c] & CL_HEX))
@@ -132,8 +133,8 @@ static inline size_t pct_escape(const char *s, size_t n, unsigned char *byte,
 static inline void pct_put(char *out, unsigned char c)
 {
     out[0] = '%';
-    out[1] = hex_upper[c >> 4];
-    out[2] = hex_upper[c & 15];
+    out[1] = bc_hex_upper[c >> 4];
+    out[2] = bc_hex_upper[c & 15];
 }
 
 #endif /* BC_FRONTIER_PCT_INT_H */

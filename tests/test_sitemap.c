@@ -735,6 +735,31 @@ static void test_args(void **state)
     assert_string_equal(bc_sitemap_stop_name(BC_SITEMAP_STOP_COUNT), "unknown");
 }
 
+/* The names of the stop reasons and formats (made from one list each in
+ * sitemap.h), and "unknown" outside the enums. */
+static void test_names(void **state)
+{
+    (void)state;
+    const char *stops[] = {"none",    "too_many_urls", "too_large", "malformed",
+                           "doctype", "not_sitemap",   "gzip",      "nomem"};
+    assert_int_equal(sizeof(stops) / sizeof(stops[0]), BC_SITEMAP_STOP_COUNT);
+    for (int i = 0; i < BC_SITEMAP_STOP_COUNT; i++)
+        assert_string_equal(bc_sitemap_stop_name((enum bc_sitemap_stop)i),
+                            stops[i]);
+    assert_string_equal(bc_sitemap_stop_name(BC_SITEMAP_STOP_COUNT), "unknown");
+    assert_string_equal(bc_sitemap_stop_name((enum bc_sitemap_stop) - 1),
+                        "unknown");
+    assert_string_equal(bc_sitemap_format_name(BC_SITEMAP_FORMAT_UNKNOWN),
+                        "unknown");
+    assert_string_equal(bc_sitemap_format_name(BC_SITEMAP_FORMAT_XML), "xml");
+    assert_string_equal(bc_sitemap_format_name(BC_SITEMAP_FORMAT_TEXT), "text");
+    assert_string_equal(bc_sitemap_format_name(BC_SITEMAP_FORMAT_RSS), "rss");
+    assert_string_equal(bc_sitemap_format_name(BC_SITEMAP_FORMAT_ATOM), "atom");
+    assert_string_equal(bc_sitemap_format_name((enum bc_sitemap_format)(
+                            BC_SITEMAP_FORMAT_ATOM + 1)),
+                        "unknown");
+}
+
 int main(void)
 {
     bc_sitemap_global_init();
@@ -757,6 +782,7 @@ int main(void)
         cmocka_unit_test(test_datetime),
         cmocka_unit_test(test_never_prints),
         cmocka_unit_test(test_args),
+        cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

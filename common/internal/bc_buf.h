@@ -41,6 +41,23 @@ void bc_buf_clear(struct bc_buf *b);
 /* Make room for n more bytes. BC_ERR_TOO_LARGE past max, BC_ERR_NOMEM. */
 enum bc_status bc_buf_reserve(struct bc_buf *b, size_t n);
 
+/* Bytes that can be appended without growing (0 before the first
+ * append). Inline, for hot paths that append in place: check the room,
+ * write at data + len, then bc_buf_truncate() to the new length. */
+static inline size_t bc_buf_room(const struct bc_buf *b)
+{
+    return b->cap - b->len - (b->cap != 0); /* cap 0: len 0, room 0 */
+}
+
+/* Set the length to len (at most len + room: bytes written in place, or
+ * fewer to drop a tail) and put the NUL after it. */
+static inline void bc_buf_truncate(struct bc_buf *b, size_t len)
+{
+    b->len = len;
+    if (b->data)
+        b->data[len] = '\0';
+}
+
 /* Append n bytes (p may be NULL when n is 0). */
 enum bc_status bc_buf_append(struct bc_buf *b, const void *p, size_t n);
 

@@ -154,6 +154,7 @@
 #include "bloomcrawl/lru.h"
 #include "bloomcrawl/redis_conn.h"
 #include "bloomcrawl/workers.h"
+#include "bc_buf.h"
 #include "state_int.h"
 
 #define COMMAND_TIMEOUT_MS 2000u
@@ -235,8 +236,7 @@ struct bc_workers {
     bool snap_prev_valid;
 
     /* Sending. */
-    char *buf;
-    size_t buf_len, buf_cap;
+    struct bc_buf buf; /* the lines of a round (struct line: where) */
     struct line *lines;
     size_t n_lines, cap_lines;
     uint64_t last_row; /* highest outbox id read this round */
@@ -687,6 +687,7 @@ static struct bc_workers *alloc_workers(const struct bc_workers_config *c)
     if (!w)
         return NULL;
     w->cfg = *c;
+    bc_buf_init(&w->buf, 0);
     w->cfg.where = NULL;
     w->cfg.crawl_id = NULL;
     w->seeds_loaded = -1;
@@ -856,7 +857,7 @@ void bc_workers_free(struct bc_workers *w)
     free(w->unacked);
     free(w->snap);
     free(w->snap_prev);
-    free(w->buf);
+    bc_buf_free(&w->buf);
     free(w->lines);
     free(w->entry);
     free(w);
@@ -1097,21 +1098,6 @@ enum bc_status bc_workers_add_seed(struct bc_workers *w, const char *url,
 
 /* ---- sending: the outbox to the streams -------------------------------- */
 
-static bool buf_reserve(struct bc_workers *w, size_t more)
-{
-    if (w->buf_len + more <= w->buf_cap)
-        return true;
-    size_t cap = w->buf_cap ? w->buf_cap : 65536;
-    while (cap < w->buf_len + more)
-        cap *= 2;
-    char *b = realloc(w->buf, cap);
-    if (!b)
-        return false;
-    w->buf = b;
-    w->buf_cap = cap;
-    return true;
-}
-
 struct read_ctx {
     struct bc_workers *w;
     bool nomem;
@@ -1136,20 +1122,18 @@ static void take_row(void *ctx, const struct bc_crawl_state_routed *r)
         w->lines = l;
         w->cap_lines = cap;
     }
-    if (!buf_reserve(w, need)) {
+    if (bc_buf_reserve(&w->buf, need) != BC_OK) {
         rc->nomem = true;
         return;
     }
-    int n = snprintf(w->buf + w->buf_len, need, "%c\t%u\t%u\t",
-                     r->seed ? 's' : 'l', r->depth, r->redirects);
-    size_t off = w->buf_len, len = (size_t)n;
-    memcpy(w->buf + off + len, r->url, r->url_len);
-    len += r->url_len;
-    w->buf[off + len++] = '\t';
-    if (r->referrer_len)
-        memcpy(w->buf + off + len, r->referrer, r->referrer_len);
-    len += r->referrer_len;
-    w->buf_len += len;
+    /* Reserved: the appends cannot fail. */
+    size_t off = w->buf.len;
+    (void)bc_buf_printf(&w->buf, "%c\t%u\t%u\t", r->seed ? 's' : 'l', r->depth,
+                        r->redirects);
+    (void)bc_buf_append(&w->buf, r->url, r->url_len);
+    (void)bc_buf_putc(&w->buf, '\t');
+    (void)bc_buf_append(&w->buf, r->referrer, r->referrer_len);
+    size_t len = w->buf.len - off;
     w->lines[w->n_lines] = (struct line){.dest = r->worker,
                                          .off = off,
                                          .len = len,
@@ -1189,7 +1173,7 @@ static bool append_entry(struct bc_workers *w, size_t from, size_t to)
     for (size_t i = from; i < to; i++) {
         if (i > from)
             w->entry[o++] = '\n';
-        memcpy(w->entry + o, w->buf + w->lines[i].off, w->lines[i].len);
+        memcpy(w->entry + o, w->buf.data + w->lines[i].off, w->lines[i].len);
         o += w->lines[i].len;
     }
     char key[128], idx[16];
@@ -1214,7 +1198,7 @@ static enum bc_status flush_round(struct bc_workers *w, bool *more)
 {
     *more = false;
     w->n_lines = 0;
-    w->buf_len = 0;
+    bc_buf_clear(&w->buf);
     w->last_row = 0;
     struct read_ctx rc = {w, false};
     size_t count = 0;

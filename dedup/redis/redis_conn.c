@@ -16,19 +16,8 @@
 #include <hiredis/hiredis.h>
 #include <pthread.h>
 
+#include "bc_hex.h"
 #include "bloomcrawl/redis_conn.h"
-
-/* The value of hex digit ch, or -1. */
-static int hex_value(char ch)
-{
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
-}
 
 /* Decode n bytes of s (percent-escapes) into out (size bytes, with its
  * NUL); false for a bad escape, a NUL, or too long a result. */
@@ -38,8 +27,8 @@ static bool decode(const char *s, size_t n, char *out, size_t size)
     for (size_t i = 0; i < n; i++) {
         int ch = (unsigned char)s[i];
         if (ch == '%') {
-            int hi = i + 2 < n ? hex_value(s[i + 1]) : -1;
-            int lo = i + 2 < n ? hex_value(s[i + 2]) : -1;
+            int hi = i + 2 < n ? bc_hex_value((unsigned char)s[i + 1]) : -1;
+            int lo = i + 2 < n ? bc_hex_value((unsigned char)s[i + 2]) : -1;
             if (hi < 0 || lo < 0)
                 return false;
             ch = hi * 16 + lo;

@@ -78,7 +78,8 @@ struct bc_counter {
 
 /* The value of element i (0 for a single counter) of counter c in stats
  * (the module's stats struct), as a double (exact below 2^53) or as an
- * integer (a double is truncated, a negative int is 0). */
+ * integer (exact for the integer types; a double is truncated, a
+ * negative value is 0, one of 2^64 or more UINT64_MAX). */
 double bc_counter_value(const struct bc_counter *c, const void *stats,
                         size_t i);
 uint64_t bc_counter_u64(const struct bc_counter *c, const void *stats,

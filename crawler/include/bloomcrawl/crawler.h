@@ -50,21 +50,30 @@ extern "C" {
  * Why a fetch failed, as a crawler counts it: the fetcher's status sorted
  * into a few kinds (bc_crawler_error_kind_of()), plus a redirect the
  * frontier refused for its chain length. The order is stable (a report
- * may list them in it).
+ * may list them in it). One list, X(NAME, "name") in the order of their
+ * values from 0, makes the enum and bc_crawler_error_kind_name().
  */
+/* clang-format off */
+#define BC_CRAWLER_ERROR_KIND_LIST(X)                                         \
+    X(BC_CRAWLER_ERR_TIMEOUT, "timeout")     /* BC_ERR_FETCH_TIMEOUT */       \
+    X(BC_CRAWLER_ERR_TOO_LARGE, "too_large") /* body or headers over limit */ \
+    X(BC_CRAWLER_ERR_TOO_SLOW, "too_slow")   /* BC_ERR_FETCH_TOO_SLOW */      \
+    X(BC_CRAWLER_ERR_CONNECT, "connect")     /* BC_ERR_FETCH_CONNECT */       \
+    X(BC_CRAWLER_ERR_DNS, "dns")             /* BC_ERR_FETCH_DNS */           \
+    X(BC_CRAWLER_ERR_TLS, "tls")             /* BC_ERR_FETCH_TLS */           \
+    X(BC_CRAWLER_ERR_PROTOCOL, "protocol")   /* BC_ERR_FETCH_PROTOCOL */      \
+    X(BC_CRAWLER_ERR_NETWORK, "network")     /* BC_ERR_FETCH_NETWORK */       \
+    X(BC_CRAWLER_ERR_OTHER, "other")         /* any other failure */          \
+    X(BC_CRAWLER_ERR_TOO_MANY_REDIRECTS, "too_many_redirects")                \
+        /* a 3xx beyond max_redirects hops */
+
+#define BC_CRAWLER_ERROR_KIND_ENUM_(name, text) name,
 enum bc_crawler_error_kind {
-    BC_CRAWLER_ERR_TIMEOUT = 0,        /* BC_ERR_FETCH_TIMEOUT */
-    BC_CRAWLER_ERR_TOO_LARGE,          /* body or headers over their limit */
-    BC_CRAWLER_ERR_TOO_SLOW,           /* BC_ERR_FETCH_TOO_SLOW */
-    BC_CRAWLER_ERR_CONNECT,            /* BC_ERR_FETCH_CONNECT */
-    BC_CRAWLER_ERR_DNS,                /* BC_ERR_FETCH_DNS */
-    BC_CRAWLER_ERR_TLS,                /* BC_ERR_FETCH_TLS */
-    BC_CRAWLER_ERR_PROTOCOL,           /* BC_ERR_FETCH_PROTOCOL */
-    BC_CRAWLER_ERR_NETWORK,            /* BC_ERR_FETCH_NETWORK */
-    BC_CRAWLER_ERR_OTHER,              /* any other failure */
-    BC_CRAWLER_ERR_TOO_MANY_REDIRECTS, /* a 3xx beyond max_redirects hops */
+    BC_CRAWLER_ERROR_KIND_LIST(BC_CRAWLER_ERROR_KIND_ENUM_)
     BC_CRAWLER_ERR_KIND_COUNT
 };
+#undef BC_CRAWLER_ERROR_KIND_ENUM_
+/* clang-format on */
 
 /*
  * The kind of a failed transfer's status: BC_ERR_FETCH_TIMEOUT ->

@@ -61,11 +61,16 @@
 extern "C" {
 #endif
 
-enum bc_seen_verdict {
-    BC_SEEN_NEW = 0,
-    BC_SEEN_DUPLICATE = 1,
-    BC_SEEN_PROBABLY_SEEN = 2
-};
+/* The verdicts, X(NAME, "NAME") in the order of their values from 0: the
+ * enum and bc_seen_verdict_name() are made from this one list. */
+#define BC_SEEN_VERDICT_LIST(X)                                                \
+    X(BC_SEEN_NEW, "NEW")                                                      \
+    X(BC_SEEN_DUPLICATE, "DUPLICATE")                                          \
+    X(BC_SEEN_PROBABLY_SEEN, "PROBABLY_SEEN")
+
+#define BC_SEEN_VERDICT_ENUM_(name, text) name,
+enum bc_seen_verdict { BC_SEEN_VERDICT_LIST(BC_SEEN_VERDICT_ENUM_) };
+#undef BC_SEEN_VERDICT_ENUM_
 
 /* The verdict's name: "NEW", "DUPLICATE" or "PROBABLY_SEEN"; "UNKNOWN"
  * for a value outside the enum. Static storage, never NULL. */

@@ -83,26 +83,47 @@ enum bc_sitemap_kind {
 };
 
 /* The format of a sitemap file (sitemaps.org, "Sitemap formats"). */
-enum bc_sitemap_format {
-    BC_SITEMAP_FORMAT_UNKNOWN = 0, /* not known yet */
-    BC_SITEMAP_FORMAT_XML,         /* <urlset> or <sitemapindex>, 0.9 or 0.84 */
-    BC_SITEMAP_FORMAT_TEXT,        /* one URL per line */
-    BC_SITEMAP_FORMAT_RSS,         /* RSS 2.0: <rss><channel><item><link> */
-    BC_SITEMAP_FORMAT_ATOM /* Atom 1.0 or 0.3: <feed><entry><link href> */
-};
+/* clang-format off */
+/* The formats, X(NAME, "name") in the order of their values from 0: the
+ * enum and bc_sitemap_format_name() are made from this one list. */
+#define BC_SITEMAP_FORMAT_LIST(X)                                             \
+    X(BC_SITEMAP_FORMAT_UNKNOWN, "unknown") /* not known yet */               \
+    X(BC_SITEMAP_FORMAT_XML, "xml")                                           \
+        /* <urlset> or <sitemapindex>, 0.9 or 0.84 */                         \
+    X(BC_SITEMAP_FORMAT_TEXT, "text")       /* one URL per line */            \
+    X(BC_SITEMAP_FORMAT_RSS, "rss")                                           \
+        /* RSS 2.0: <rss><channel><item><link> */                             \
+    X(BC_SITEMAP_FORMAT_ATOM, "atom")                                         \
+        /* Atom 1.0 or 0.3: <feed><entry><link href> */
 
-/* Why a parser stopped before the end of its input. */
+#define BC_SITEMAP_FORMAT_ENUM_(name, text) name,
+enum bc_sitemap_format { BC_SITEMAP_FORMAT_LIST(BC_SITEMAP_FORMAT_ENUM_) };
+#undef BC_SITEMAP_FORMAT_ENUM_
+
+/* Why a parser stopped before the end of its input: X(NAME, "name") in
+ * the order of their values from 0, making the enum and
+ * bc_sitemap_stop_name(). */
+#define BC_SITEMAP_STOP_LIST(X)                                               \
+    X(BC_SITEMAP_STOP_NONE, "none")          /* not stopped */                \
+    X(BC_SITEMAP_STOP_TOO_MANY_URLS, "too_many_urls")                         \
+        /* an entry beyond max_urls */                                        \
+    X(BC_SITEMAP_STOP_TOO_LARGE, "too_large")                                 \
+        /* more than max_bytes (inflated) */                                  \
+    X(BC_SITEMAP_STOP_MALFORMED, "malformed")                                 \
+        /* not well-formed XML (or truncated) */                              \
+    X(BC_SITEMAP_STOP_DOCTYPE, "doctype")    /* a <!DOCTYPE>: refused */      \
+    X(BC_SITEMAP_STOP_NOT_SITEMAP, "not_sitemap")                             \
+        /* no sitemap format: see above */                                    \
+    X(BC_SITEMAP_STOP_GZIP, "gzip")          /* corrupt gzip data */          \
+    X(BC_SITEMAP_STOP_NOMEM, "nomem")        /* out of memory */
+
+#define BC_SITEMAP_STOP_ENUM_(name, text) name,
 enum bc_sitemap_stop {
-    BC_SITEMAP_STOP_NONE = 0,      /* not stopped */
-    BC_SITEMAP_STOP_TOO_MANY_URLS, /* an entry beyond max_urls */
-    BC_SITEMAP_STOP_TOO_LARGE,     /* more than max_bytes (inflated) */
-    BC_SITEMAP_STOP_MALFORMED,     /* not well-formed XML (or truncated) */
-    BC_SITEMAP_STOP_DOCTYPE,       /* a <!DOCTYPE>: refused */
-    BC_SITEMAP_STOP_NOT_SITEMAP,   /* no sitemap format: see above */
-    BC_SITEMAP_STOP_GZIP,          /* corrupt gzip data */
-    BC_SITEMAP_STOP_NOMEM,         /* out of memory */
-    BC_SITEMAP_STOP_COUNT          /* the number of reasons, not a reason */
+    BC_SITEMAP_STOP_LIST(BC_SITEMAP_STOP_ENUM_)
+    BC_SITEMAP_STOP_COUNT /* the number of reasons, not a reason */
 };
+#undef BC_SITEMAP_STOP_ENUM_
+/* clang-format on */
 
 /* A short name for a stop reason ("none", "too_many_urls", "too_large",
  * "malformed", "doctype", "not_sitemap", "gzip", "nomem"; "unknown"
