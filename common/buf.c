@@ -44,6 +44,8 @@ enum bc_status bc_buf_reserve(struct bc_buf *b, size_t n)
     if (need <= b->cap)
         return BC_OK;
     size_t cap = b->cap ? b->cap : 64;
+    if (cap > b->max + 1) /* never more than max bytes and the NUL */
+        cap = b->max + 1;
     while (cap < need)
         cap = cap > (b->max + 1) / 2 ? b->max + 1 : cap * 2;
     char *p = realloc(b->data, cap);

@@ -224,6 +224,25 @@ static void test_buf_room_truncate(void **state)
     assert_int_equal(b.len, 0);
 }
 
+/* A cap below the first allocation's 64 bytes: the room never passes the
+ * cap, so a tokenizer writing in place up to the room cannot go past it
+ * (it could: room 62 of max 10, then every append was taken). */
+static void test_buf_room_small_cap(void **state)
+{
+    (void)state;
+    struct bc_buf b;
+    bc_buf_init(&b, 10);
+    assert_int_equal(bc_buf_putc(&b, 'a'), BC_OK);
+    assert_true(b.cap <= 11);
+    assert_int_equal(bc_buf_room(&b), 9);
+    memset(b.data + b.len, 'x', bc_buf_room(&b));
+    bc_buf_truncate(&b, b.len + bc_buf_room(&b));
+    assert_int_equal(b.len, 10);
+    assert_int_equal(bc_buf_putc(&b, 'c'), BC_ERR_TOO_LARGE);
+    assert_int_equal(b.len, 10);
+    bc_buf_free(&b);
+}
+
 /* ---- bc_hex ---- */
 
 static int naive_hex(int c)
@@ -480,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_buf_printf_putc_puts),
         cmocka_unit_test(test_buf_clear_detach),
         cmocka_unit_test(test_buf_room_truncate),
+        cmocka_unit_test(test_buf_room_small_cap),
         cmocka_unit_test(test_hex),
         cmocka_unit_test(test_io_pipe),
         cmocka_unit_test(test_io_file),

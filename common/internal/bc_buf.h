@@ -1,10 +1,12 @@
 /*
  * bc_buf.h - a growable byte buffer (private to bloomcrawl, not installed).
  *
- * The one buffer of the project: a tokenizer's tag, a response's headers,
- * a spool, a Redis command are appended into a struct bc_buf that grows by
- * doubling up to a cap the owner chooses, so that no input can make it grow
- * without bound. The bytes are always followed by a NUL (not counted in
+ * The one buffer of the project: a tokenizer's tag, a response's head,
+ * a page's links, a WARC record's head, a worker's outbox lines are
+ * appended into a struct bc_buf that grows by doubling up to a cap the
+ * owner chooses, so that no input can make it grow without bound (the
+ * allocation never exceeds max bytes and the NUL, so neither does
+ * bc_buf_room()). The bytes are always followed by a NUL (not counted in
  * len), so the contents can be read as a C string when they hold none.
  *
  *     struct bc_buf b;
