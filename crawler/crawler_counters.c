@@ -17,24 +17,6 @@
 
 #include <stddef.h>
 
-#define ROW(nm, kd, ty, un, hl)                                                \
-    {                                                                          \
-        .name = #nm, .kind = BC_COUNTER_##kd, .type = BC_COUNTER_##ty,         \
-        .unit = un, .help = hl,                                                \
-        .offset = offsetof(struct bc_crawler_stats, nm), .count = 1            \
-    }
-
-/* A uint64_t total with one element per name fn gives (a label lb). */
-#define ARRAY(nm, un, lb, fn, hl)                                              \
-    {                                                                          \
-        .name = #nm, .kind = BC_COUNTER_TOTAL, .type = BC_COUNTER_U64,         \
-        .unit = un, .help = hl,                                                \
-        .offset = offsetof(struct bc_crawler_stats, nm),                       \
-        .count =                                                               \
-            sizeof(((struct bc_crawler_stats *)0)->nm) / sizeof(uint64_t),     \
-        .label = lb, .label_value = fn                                         \
-    }
-
 /* status_class's index is the first digit of the status; [0] is anything
  * outside 100-599. */
 static const char *status_class_name(size_t i)
@@ -58,6 +40,11 @@ static const char *stop_name(size_t i)
 {
     return bc_sitemap_stop_name((enum bc_sitemap_stop)i);
 }
+
+#define ROW(nm, kd, ty, un, hl)                                                \
+    BC_COUNTER_ROW(struct bc_crawler_stats, nm, #nm, kd, ty, un, hl)
+#define ARRAY(nm, un, lb, fn, hl)                                              \
+    BC_COUNTER_ARRAY(struct bc_crawler_stats, nm, #nm, un, lb, fn, NULL, hl)
 
 static const struct bc_counter table[] = {
     ROW(seeds, TOTAL, U64, "urls", "Seeds given (bc_crawler_add_seed calls)"),

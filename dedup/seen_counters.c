@@ -17,11 +17,7 @@
 #include <stddef.h>
 
 #define ROW(nm, kd, ty, un, field, hl)                                         \
-    {                                                                          \
-        .name = nm, .kind = BC_COUNTER_##kd, .type = BC_COUNTER_##ty,          \
-        .unit = un, .help = hl,                                                \
-        .offset = offsetof(struct bc_seen_stats, field), .count = 1            \
-    }
+    BC_COUNTER_ROW(struct bc_seen_stats, field, nm, kd, ty, un, hl)
 
 static const struct bc_counter table[] = {
     ROW("tested", RUN_TOTAL, U64, "keys", tested, "Keys tested (test_and_add)"),

@@ -17,24 +17,6 @@
 
 #include <stddef.h>
 
-#define ROW(nm, kd, ty, un, hl)                                                \
-    {                                                                          \
-        .name = #nm, .kind = BC_COUNTER_##kd, .type = BC_COUNTER_##ty,         \
-        .unit = un, .help = hl,                                                \
-        .offset = offsetof(struct bc_frontier_stats, nm), .count = 1           \
-    }
-
-/* An array of uint64_t totals, one per value of an enum named by fn. */
-#define ARRAY(nm, un, lb, fn, ky, hl)                                          \
-    {                                                                          \
-        .name = #nm, .kind = BC_COUNTER_TOTAL, .type = BC_COUNTER_U64,         \
-        .unit = un, .help = hl,                                                \
-        .offset = offsetof(struct bc_frontier_stats, nm),                      \
-        .count =                                                               \
-            sizeof(((struct bc_frontier_stats *)0)->nm) / sizeof(uint64_t),    \
-        .label = lb, .label_value = fn, .key = ky                              \
-    }
-
 static const char *reason_name(size_t i)
 {
     return bc_frontier_reason_name((enum bc_frontier_reason)i);
@@ -44,6 +26,11 @@ static const char *sitemap_reason_name(size_t i)
 {
     return bc_frontier_sitemap_reason_name((enum bc_frontier_sitemap_reason)i);
 }
+
+#define ROW(nm, kd, ty, un, hl)                                                \
+    BC_COUNTER_ROW(struct bc_frontier_stats, nm, #nm, kd, ty, un, hl)
+#define ARRAY(nm, un, lb, fn, ky, hl)                                          \
+    BC_COUNTER_ARRAY(struct bc_frontier_stats, nm, #nm, un, lb, fn, ky, hl)
 
 static const struct bc_counter table[] = {
     ROW(queued, GAUGE, SIZE, "urls", "URLs waiting in host queues"),

@@ -15,11 +15,7 @@
 #include <stddef.h>
 
 #define ROW(nm, kd, ty, un, hl)                                                \
-    {                                                                          \
-        .name = #nm, .kind = BC_COUNTER_##kd, .type = BC_COUNTER_##ty,         \
-        .unit = un, .help = hl,                                                \
-        .offset = offsetof(struct bc_workers_stats, nm), .count = 1            \
-    }
+    BC_COUNTER_ROW(struct bc_workers_stats, nm, #nm, kd, ty, un, hl)
 
 static const struct bc_counter table[] = {
     ROW(index, GAUGE, UINT, "", "This worker's index, 0 to workers - 1"),

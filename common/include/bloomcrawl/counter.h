@@ -76,6 +76,26 @@ struct bc_counter {
     bool key_indexed;
 };
 
+/*
+ * The rows of a table, as the modules write them: BC_COUNTER_ROW for one
+ * value, field `field` of the stats struct S (kd TOTAL, RUN_TOTAL or
+ * GAUGE; ty U64, SIZE, UINT, INT, BOOL or DOUBLE), BC_COUNTER_ARRAY for a
+ * uint64_t total array, one element per value of an enum whose names fn
+ * gives (label lb; key ky the state's key or NULL for the name).
+ */
+#define BC_COUNTER_ROW(S, field, nm, kd, ty, un, hl)                           \
+    {                                                                          \
+        .name = nm, .kind = BC_COUNTER_##kd, .type = BC_COUNTER_##ty,          \
+        .unit = un, .help = hl, .offset = offsetof(S, field), .count = 1       \
+    }
+#define BC_COUNTER_ARRAY(S, field, nm, un, lb, fn, ky, hl)                     \
+    {                                                                          \
+        .name = nm, .kind = BC_COUNTER_TOTAL, .type = BC_COUNTER_U64,          \
+        .unit = un, .help = hl, .offset = offsetof(S, field),                  \
+        .count = sizeof(((S *)0)->field) / sizeof(uint64_t), .label = lb,      \
+        .label_value = fn, .key = ky                                           \
+    }
+
 /* The value of element i (0 for a single counter) of counter c in stats
  * (the module's stats struct), as a double (exact below 2^53) or as an
  * integer (exact for the integer types; a double is truncated, a
