@@ -1526,21 +1526,13 @@ static uint64_t routed_out(const struct bc_crawler *c)
 /* The loop's TOTAL counters as the state keeps them: every element of
  * every TOTAL row of bc_crawler_counter_table(), under its key
  * ("crawler.pages", "crawler.errors.timeout"; bc_counter_key()). */
-static void counters_save(struct bc_crawler *c)
+static enum bc_status counters_save(struct bc_crawler *c)
 {
     warc_counters(c, &c->stats);
     c->stats.routed_out = routed_out(c);
     size_t n;
     const struct bc_counter *t = bc_crawler_counter_table(&n);
-    for (size_t r = 0; r < n; r++) {
-        for (size_t i = 0; t[r].kind == BC_COUNTER_TOTAL && i < t[r].count;
-             i++) {
-            char key[64];
-            if (bc_counter_key(&t[r], "crawler", i, key, sizeof(key)))
-                (void)bc_crawl_state_counter_set(
-                    c->state, key, bc_counter_u64(&t[r], &c->stats, i));
-        }
-    }
+    return bc_crawl_state_save_totals(c->state, "crawler", t, n, &c->stats);
 }
 
 /* The counters of the runs before: the pages in flight at the last commit
@@ -1550,15 +1542,7 @@ static void counters_load(struct bc_crawler *c)
 {
     size_t n;
     const struct bc_counter *t = bc_crawler_counter_table(&n);
-    for (size_t r = 0; r < n; r++) {
-        for (size_t i = 0; t[r].kind == BC_COUNTER_TOTAL && i < t[r].count;
-             i++) {
-            char key[64];
-            if (bc_counter_key(&t[r], "crawler", i, key, sizeof(key)))
-                bc_counter_set(&t[r], &c->stats, i,
-                               bc_crawl_state_counter_get(c->state, key));
-        }
-    }
+    bc_crawl_state_load_totals(c->state, "crawler", t, n, &c->stats);
     c->stats.handed_out = c->stats.pages + c->stats.not_started;
     c->warc_files0 = c->stats.warc_files;
     c->warc_records0 = c->stats.warc_records;
@@ -1586,8 +1570,9 @@ static enum bc_status commit_state(struct bc_crawler *c, uint64_t now)
     }
     if (!bc_crawl_state_pending(c->state))
         return BC_OK;
-    counters_save(c);
-    enum bc_status st = host_stats_save(c);
+    enum bc_status st = counters_save(c);
+    if (st == BC_OK)
+        st = host_stats_save(c);
     if (st == BC_OK)
         st = bc_crawl_state_commit(c->state, c->frontier);
     if (st == BC_OK && now - c->last_snapshot >= SNAPSHOT_MS) {

@@ -1839,9 +1839,7 @@ void bc_crawl_state_info(const struct bc_crawl_state *s,
 
 /* ---- the frontier of the state --------------------------------------- */
 
-/* The frontier's TOTAL counters under "frontier.*": every element of
- * every TOTAL row of bc_frontier_counter_table(), under its key
- * ("frontier.added", "frontier.reason.robots"; bc_counter_key()). */
+/* The frontier's TOTAL counters under "frontier.*". */
 static enum bc_status save_frontier_counters(struct bc_crawl_state *s,
                                              const struct bc_frontier *f)
 {
@@ -1849,18 +1847,7 @@ static enum bc_status save_frontier_counters(struct bc_crawl_state *s,
     bc_frontier_counters(f, &fs);
     size_t n;
     const struct bc_counter *t = bc_frontier_counter_table(&n);
-    enum bc_status st = BC_OK;
-    for (size_t r = 0; st == BC_OK && r < n; r++) {
-        for (size_t i = 0;
-             st == BC_OK && t[r].kind == BC_COUNTER_TOTAL && i < t[r].count;
-             i++) {
-            char key[64];
-            if (!bc_counter_key(&t[r], "frontier", i, key, sizeof(key)))
-                return BC_ERR_INVALID_ARG;
-            st = counter_put(s, key, bc_counter_u64(&t[r], &fs, i), true);
-        }
-    }
-    return st;
+    return bc_crawl_state_save_totals(s, "frontier", t, n, &fs);
 }
 
 /* The frontier's TOTAL counters from the state (0 where a key is missing),
@@ -1871,15 +1858,7 @@ static void load_frontier_counters(const struct bc_crawl_state *s,
     memset(fs, 0, sizeof(*fs));
     size_t n;
     const struct bc_counter *t = bc_frontier_counter_table(&n);
-    for (size_t r = 0; r < n; r++) {
-        for (size_t i = 0; t[r].kind == BC_COUNTER_TOTAL && i < t[r].count;
-             i++) {
-            char key[64];
-            if (bc_counter_key(&t[r], "frontier", i, key, sizeof(key)))
-                bc_counter_set(&t[r], fs, i,
-                               bc_crawl_state_counter_get(s, key));
-        }
-    }
+    bc_crawl_state_load_totals(s, "frontier", t, n, fs);
 }
 
 struct scope_ctx {
@@ -2330,6 +2309,45 @@ uint64_t bc_crawl_state_counter_get(const struct bc_crawl_state *s,
 {
     const struct counter *c = s && name ? counter_find(s, name) : NULL;
     return c ? c->value : 0;
+}
+
+enum bc_status bc_crawl_state_save_totals(struct bc_crawl_state *s,
+                                          const char *group,
+                                          const struct bc_counter *t, size_t n,
+                                          const void *stats)
+{
+    if (!s || !group || (!t && n) || !stats)
+        return BC_ERR_INVALID_ARG;
+    for (size_t r = 0; r < n; r++) {
+        for (size_t i = 0; t[r].kind == BC_COUNTER_TOTAL && i < t[r].count;
+             i++) {
+            char key[64];
+            if (!bc_counter_key(&t[r], group, i, key, sizeof(key)))
+                return BC_ERR_INVALID_ARG;
+            enum bc_status st =
+                counter_put(s, key, bc_counter_u64(&t[r], stats, i), true);
+            if (st != BC_OK)
+                return st;
+        }
+    }
+    return BC_OK;
+}
+
+void bc_crawl_state_load_totals(const struct bc_crawl_state *s,
+                                const char *group, const struct bc_counter *t,
+                                size_t n, void *stats)
+{
+    if (!s || !group || !t || !stats)
+        return;
+    for (size_t r = 0; r < n; r++) {
+        for (size_t i = 0; t[r].kind == BC_COUNTER_TOTAL && i < t[r].count;
+             i++) {
+            char key[64];
+            if (bc_counter_key(&t[r], group, i, key, sizeof(key)))
+                bc_counter_set(&t[r], stats, i,
+                               bc_crawl_state_counter_get(s, key));
+        }
+    }
 }
 
 enum bc_status bc_crawl_state_host_stats_set(struct bc_crawl_state *s,

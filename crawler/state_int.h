@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bloomcrawl/counter.h"
 #include "bloomcrawl/crawl_state.h"
 #include "bloomcrawl/frontier.h"
 #include "bloomcrawl/frontier_store.h"
@@ -126,6 +127,23 @@ enum bc_status bc_crawl_state_counter_set(struct bc_crawl_state *state,
 /* A counter's saved value, 0 when never set. */
 uint64_t bc_crawl_state_counter_get(const struct bc_crawl_state *state,
                                     const char *name);
+
+/* Set every element of every TOTAL row of a counter table (n rows,
+ * values in stats, the module's stats struct) under its key in group
+ * (bc_counter_key(): "crawler.pages", "frontier.reason.robots"), saved
+ * with the next commit. BC_OK, BC_ERR_INVALID_ARG (a key too long),
+ * BC_ERR_NOMEM (counters set before it stay set). */
+enum bc_status bc_crawl_state_save_totals(struct bc_crawl_state *state,
+                                          const char *group,
+                                          const struct bc_counter *table,
+                                          size_t n, const void *stats);
+
+/* Read them back into stats (0 where a key was never set); the other
+ * fields of stats are left as they are. */
+void bc_crawl_state_load_totals(const struct bc_crawl_state *state,
+                                const char *group,
+                                const struct bc_counter *table, size_t n,
+                                void *stats);
 
 /* Set the caller's per-host record for origin (len bytes): an opaque blob
  * of n bytes (the crawler's per-host counters), replacing the one before.
