@@ -37,7 +37,8 @@
  * the index urls_queue), after the URLs requeued at its head by a resume.
  * The frontier hands a host's URLs out in exactly that order, so a
  * hand-out only moves the cursor (in memory, written at commit) and adds
- * a flight row; a completion deletes it. No URL row is rewritten.
+ * a flight row; a completion deletes it. A URL row is rewritten only when
+ * its URL is queued again (its seq and retries: S_REQUEUE, I2).
  *
  * The frontier tells the store of each change (frontier.h's hooks); the
  * changes of one turn of the crawl loop go into one transaction, and a

@@ -6,8 +6,9 @@
  * crawl's report, its --stats-json "counters" and --counters walk this
  * table (see bloomcrawl/counter.h). None is saved in a crawl state: the
  * tallies (RUN_TOTAL) count this process's calls; the levels and the
- * filter's sizing are GAUGEs. Not here: the tier 1 kind (the enums and the
- * windowed/counting flags, a configuration, not a count) and the hash seed.
+ * filter's sizing are GAUGEs. Not here: the tier 1 kind, the filter's
+ * layout and the window's kind (a configuration, not a count), and the
+ * hash seed.
  *
  * To add a counter: add its field to struct bc_seen_stats, fill it in
  * bc_seen_stats(), and add one row below (name, kind, type, unit, help).

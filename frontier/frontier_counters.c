@@ -9,8 +9,9 @@
  * e.g. "frontier.reason.robots") and restored on resume; the GAUGEs are
  * the queues and hosts now, rebuilt from the state.
  *
- * To add a counter: add its field to struct bc_frontier_stats, count it in
- * frontier.c, and add one row below (name, kind, type, unit, help). A
+ * To add a counter: add its field to struct bc_frontier_stats, count it
+ * where its event happens (a total in f->totals, in whichever frontier*.c
+ * file has the job), and add one row below (name, kind, type, unit, help). A
  * TOTAL is then saved and restored by its name with no other change.
  */
 #include "bloomcrawl/frontier.h"

@@ -8,7 +8,8 @@
  *   frontier.c          hand-out and politeness: the host queues, the
  *                       heap of hosts by next contact time, next(),
  *                       done(), giveback(), retries and the circuit
- *                       breaker, the counters
+ *                       breaker, the stats calls
+ *   frontier_counters.c the table of the frontier's counters
  *   frontier_admit.c    admission: normalization, scope (libpsl),
  *                       include/exclude, limits, traps, the partition,
  *                       the seen-test; the add calls

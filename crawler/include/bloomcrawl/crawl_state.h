@@ -147,8 +147,9 @@ void bc_crawl_state_info(const struct bc_crawl_state *state,
  * its retries reset, and let the hosts given up start again (circuit
  * closed, robots.txt asked again); the counters of what was given up
  * (frontier.retries_exhausted, frontier.reason.host_down,
- * frontier.reason.host_given_up, crawler.transient_given_up,
- * crawler.host_down_dropped, crawler.given_up_dropped) start from 0.
+ * frontier.reason.host_given_up, frontier.sitemap.transient,
+ * crawler.transient_given_up, crawler.host_down_dropped,
+ * crawler.given_up_dropped) start from 0.
  * Public because it is the embedder's decision about a state before any
  * crawler exists (crawl --retry-failed): call it after
  * bc_crawl_state_open(), before bc_crawler_create() builds the frontier.

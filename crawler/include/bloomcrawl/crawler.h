@@ -413,7 +413,8 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
  *   --exclude        frontier.exclude          the same
  *   --expect         frontier.seen.expected    decimal
  *   --fp-rate        frontier.seen.fp_rate     %.17g
- *   --layout         frontier.seen.layout      classic or blocked
+ *   --layout         frontier.seen.kind        classic (BC_SEEN_BLOOM_CLASSIC)
+ *                                              or blocked (any other)
  *   --lru            frontier.seen.lru_capacity decimal
  *   --user-agent     frontier.user_agent       the string
  *   --no-robots      frontier.obey_robots      yes (not obeyed) or no

@@ -829,9 +829,9 @@ enum bc_status bc_frontier_store_status(const struct bc_frontier *frontier);
 enum bc_status bc_frontier_restore_scope(struct bc_frontier *frontier,
                                          const char *url, size_t len);
 
-/* Fill the cumulative counters of *out (added, admitted, reasons,
- * handed_out, retried, retries_exhausted, given_back, robots_*,
- * sitemap_fetches, sitemap_keys, sitemaps), zero the rest:
+/* Fill the cumulative counters of *out (every TOTAL row of
+ * bc_frontier_counter_table(): added, admitted, reasons, handed_out, ...),
+ * zero the rest:
  * bc_frontier_stats() without its O(hosts) gauges, for saving often.
  * O(1). */
 void bc_frontier_counters(const struct bc_frontier *frontier,

@@ -216,9 +216,8 @@ enum bc_status bc_frontier_restore_sitemap(struct bc_frontier *frontier,
                                            const struct bc_frontier_sitemap *sm,
                                            bool done);
 
-/* Set the cumulative counters (added, admitted, reasons, handed_out,
- * retried, retries_exhausted, given_back, robots_*, sitemap_fetches,
- * sitemap_keys, sitemaps) from a stats record saved earlier; the gauges
+/* Set the cumulative counters (every TOTAL row of
+ * bc_frontier_counter_table()) from a stats record saved earlier; the gauges
  * (queued, hosts, ...) and the seen-test's counters are not touched. */
 void bc_frontier_restore_counters(struct bc_frontier *frontier,
                                   const struct bc_frontier_stats *stats);
