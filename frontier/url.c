@@ -1164,9 +1164,10 @@ static enum bc_status classify_href(const struct bc_url *base, const char *s,
 }
 
 /*
- * An href with an authority of its own ("http://h/x", "//h/x"): write
- * the scheme (the href's, or the base's for "//h"), the authority and the
- * path that starts at *p; *root receives the offset of the path's '/'.
+ * An href with an authority of its own ("http://h/x", "//h/x"), whose
+ * slashes begin at *p: write the scheme (the href's, or the base's for
+ * "//h"), the authority and the path; *p is left after the path, *root
+ * receives the offset of the path's '/'.
  */
 static enum bc_status write_absolute(const struct bc_url *base, int scheme,
                                      const char **p, const char *e,
@@ -1215,7 +1216,8 @@ static enum bc_status write_absolute(const struct bc_url *base, int scheme,
  * the base's scheme and authority, then the path: the href's absolute
  * path, the base's path (and query, unless the href has one) when the
  * href has none, or the href's path merged with the base's directory.
- * *root receives the offset of the path's '/'. False when w is full.
+ * *p is left after the href's path, *root receives the offset of the
+ * path's '/'. False when w is full.
  */
 static bool write_relative(const struct bc_url *base, const char **p,
                            const char *e, struct writer *w, struct bc_url *u,
