@@ -39,6 +39,12 @@ static enum bc_chunked_state size_line_end(struct bc_chunked *c)
     return c->left ? BC_CH_DATA : BC_CH_TRAILER;
 }
 
+/*
+ * One switch over the states, kept whole: each case is one state of
+ * enum bc_chunked_state (chunked_int.h) and a few lines long, so the
+ * transitions read side by side; a helper per state would add a call per
+ * framing byte.
+ */
 enum bc_chunked_status bc_chunked_decode(struct bc_chunked *c, const char *in,
                                          size_t n, size_t *used,
                                          const char **data, size_t *data_len)

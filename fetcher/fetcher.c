@@ -394,24 +394,68 @@ static long clamp_long(uint64_t v)
     return v > (uint64_t)LONG_MAX ? LONG_MAX : (long)v;
 }
 
+/* A config bc_fetcher_create takes: on_done set, the arrays there when
+ * their counts say so, every resolve entry, header and the proxy (when
+ * not empty) well formed. */
+static bool config_ok(const struct bc_fetcher_config *config)
+{
+    if (!config->on_done || (config->resolve_count && !config->resolve))
+        return false;
+    for (size_t i = 0; i < config->resolve_count; i++) {
+        if (!bc_fetcher_check_resolve(config->resolve[i]))
+            return false;
+    }
+    if (config->header_count && !config->headers)
+        return false;
+    for (size_t i = 0; i < config->header_count; i++) {
+        if (!bc_fetcher_check_header(config->headers[i]))
+            return false;
+    }
+    return !(config->proxy && *config->proxy &&
+             !bc_fetcher_check_proxy(config->proxy));
+}
+
+/* Append n strings to *list (curl copies each); false when out of
+ * memory, with *list holding those appended so far. */
+static bool slist_append_all(struct curl_slist **list, const char *const *items,
+                             size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct curl_slist *l = curl_slist_append(*list, items[i]);
+        if (!l)
+            return false;
+        *list = l;
+    }
+    return true;
+}
+
+/* The multi handle (HTTP/2 multiplexing, the connection limits) and the
+ * share handle (the DNS cache and TLS sessions every transfer uses);
+ * false when curl cannot make them. */
+static bool init_curl_handles(struct bc_fetcher *f)
+{
+    f->multi = curl_multi_init();
+    if (!f->multi)
+        return false;
+    curl_multi_setopt(f->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+    curl_multi_setopt(f->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
+                      clamp_long(f->cfg.max_connections));
+    curl_multi_setopt(f->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
+                      clamp_long(f->cfg.max_host_connections));
+
+    f->share = curl_share_init();
+    if (!f->share)
+        return false;
+    return curl_share_setopt(f->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) ==
+               CURLSHE_OK &&
+           curl_share_setopt(f->share, CURLSHOPT_SHARE,
+                             CURL_LOCK_DATA_SSL_SESSION) == CURLSHE_OK;
+}
+
 enum bc_status bc_fetcher_create(const struct bc_fetcher_config *config,
                                  struct bc_fetcher **out)
 {
-    if (!config || !out || !config->on_done ||
-        (config->resolve_count && !config->resolve))
-        return BC_ERR_INVALID_ARG;
-    for (size_t i = 0; i < config->resolve_count; i++) {
-        if (!bc_fetcher_check_resolve(config->resolve[i]))
-            return BC_ERR_INVALID_ARG;
-    }
-    if (config->header_count && !config->headers)
-        return BC_ERR_INVALID_ARG;
-    for (size_t i = 0; i < config->header_count; i++) {
-        if (!bc_fetcher_check_header(config->headers[i]))
-            return BC_ERR_INVALID_ARG;
-    }
-    if (config->proxy && *config->proxy &&
-        !bc_fetcher_check_proxy(config->proxy))
+    if (!config || !out || !config_ok(config))
         return BC_ERR_INVALID_ARG;
 
     struct bc_fetcher *f = calloc(1, sizeof(*f));
@@ -433,42 +477,17 @@ enum bc_status bc_fetcher_create(const struct bc_fetcher_config *config,
         goto out_free;
     f->cfg.user_agent = f->user_agent;
     f->cfg.proxy = f->proxy;
-    for (size_t i = 0; i < config->resolve_count; i++) {
-        struct curl_slist *l =
-            curl_slist_append(f->resolve, config->resolve[i]);
-        if (!l)
-            goto out_free;
-        f->resolve = l;
-    }
-    f->cfg.resolve = NULL; /* the caller's array is not kept */
+    /* The caller's arrays are not kept: curl's lists hold copies. */
+    f->cfg.resolve = NULL;
+    f->cfg.headers = NULL;
+    if (!slist_append_all(&f->resolve, config->resolve, config->resolve_count))
+        goto out_free;
     f->zbuf = malloc(BC_FETCHER_ZBUF);
     if (!f->zbuf)
         goto out_free;
-    for (size_t i = 0; i < config->header_count; i++) {
-        struct curl_slist *l =
-            curl_slist_append(f->headers, config->headers[i]);
-        if (!l)
-            goto out_free;
-        f->headers = l;
-    }
-    f->cfg.headers = NULL;
-
-    f->multi = curl_multi_init();
-    if (!f->multi)
+    if (!slist_append_all(&f->headers, config->headers, config->header_count))
         goto out_free;
-    curl_multi_setopt(f->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
-    curl_multi_setopt(f->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
-                      clamp_long(config->max_connections));
-    curl_multi_setopt(f->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
-                      clamp_long(config->max_host_connections));
-
-    f->share = curl_share_init();
-    if (!f->share)
-        goto out_free;
-    if (curl_share_setopt(f->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) !=
-            CURLSHE_OK ||
-        curl_share_setopt(f->share, CURLSHOPT_SHARE,
-                          CURL_LOCK_DATA_SSL_SESSION) != CURLSHE_OK)
+    if (!init_curl_handles(f))
         goto out_free;
     *out = f;
     return BC_OK;
@@ -861,73 +880,111 @@ static void parse_transfer_encoding(struct transfer *t, const char *v, size_t n)
     }
 }
 
-static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
+/* Count a header line against max_header_bytes; false (the transfer
+ * fails) past the limit. */
+static bool header_within_limit(struct transfer *t, size_t n)
 {
-    struct transfer *t = ud;
-    size_t n = size * nmemb;
-    size_t len;
-    const char *v;
-
-    if (t->window_ms == 0) /* the response has begun: low-speed watch */
-        t->window_ms = clock_ms();
-
     if (n > t->f->cfg.max_header_bytes - t->header_bytes) {
         t->abort_why = BC_ERR_FETCH_HEADERS;
         snprintf(t->why, sizeof(t->why), "headers over the %zu-byte limit",
                  t->f->cfg.max_header_bytes);
-        return 0;
+        return false;
     }
     t->header_bytes += n;
-    if (t->abort_why != BC_OK) /* on_debug ran out of memory */
-        return 0;
+    return true;
+}
+
+/* Keep the header line for on_wire_head, until the head is handed out;
+ * false when out of memory. */
+static bool keep_wire_head(struct transfer *t, const char *data, size_t n,
+                           bool status_line)
+{
+    if (!t->f->cfg.on_wire_head || t->wire_sent)
+        return true;
+    if (status_line) /* a new response (after 1xx): its head alone */
+        bc_buf_clear(&t->resp);
+    if (bc_buf_append(&t->resp, data, n) != BC_OK) {
+        fail(t, BC_ERR_NOMEM, "out of memory (response head)");
+        return false;
+    }
+    return true;
+}
+
+/*
+ * The blank line: the end of a response's headers; a final one unless its
+ * status is 1xx. Asks on_headers whether the body is wanted and hands out
+ * the wire head; false when on_headers declined (stop: no body, no wire
+ * head).
+ */
+static bool headers_end(struct transfer *t)
+{
     const struct bc_fetcher_config *c = &t->f->cfg;
-    bool status_line = ascii_prefix(data, n, "http/");
-    if (c->on_wire_head && !t->wire_sent) {
-        if (status_line) /* a new response (after 1xx): its head alone */
-            bc_buf_clear(&t->resp);
-        if (bc_buf_append(&t->resp, data, n) != BC_OK) {
-            fail(t, BC_ERR_NOMEM, "out of memory (response head)");
-            return 0;
+    long code = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
+    t->headers_done = code >= 200;
+    if (!t->headers_done)
+        return true;
+    if (c->on_headers) {
+        char *ct = NULL;
+        curl_easy_getinfo(t->easy, CURLINFO_CONTENT_TYPE, &ct);
+        if (!c->on_headers(c->ctx, t->user, (int)code, ct)) {
+            t->skipped = true;
+            return false;
         }
     }
+    if (c->on_wire_head && !t->wire_sent) {
+        char *ip = NULL;
+        curl_easy_getinfo(t->easy, CURLINFO_PRIMARY_IP, &ip);
+        struct bc_fetch_wire_head h = {
+            .request = t->req.data ? t->req.data : "",
+            .request_len = t->req.len,
+            .response = t->resp.data ? t->resp.data : "",
+            .response_len = t->resp.len,
+            .ip = ip ? ip : "",
+            .http_status = (int)code,
+        };
+        t->wire_sent = true;
+        c->on_wire_head(c->ctx, t->user, &h);
+    }
+    return true;
+}
 
-    if (n > 0 && n <= 2 && (data[0] == '\r' || data[0] == '\n')) {
-        /* The blank line: the end of a response's headers; a final one
-         * unless its status is 1xx. */
-        long code = 0;
-        curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
-        t->headers_done = code >= 200;
-        if (t->headers_done && c->on_headers) {
-            char *ct = NULL;
-            curl_easy_getinfo(t->easy, CURLINFO_CONTENT_TYPE, &ct);
-            if (!c->on_headers(c->ctx, t->user, (int)code, ct)) {
-                t->skipped = true; /* stop here: no body, no wire head */
-                return 0;
-            }
-        }
-        if (t->headers_done && c->on_wire_head && !t->wire_sent) {
-            char *ip = NULL;
-            curl_easy_getinfo(t->easy, CURLINFO_PRIMARY_IP, &ip);
-            struct bc_fetch_wire_head h = {
-                .request = t->req.data ? t->req.data : "",
-                .request_len = t->req.len,
-                .response = t->resp.data ? t->resp.data : "",
-                .response_len = t->resp.len,
-                .ip = ip ? ip : "",
-                .http_status = (int)code,
-            };
-            t->wire_sent = true;
-            c->on_wire_head(c->ctx, t->user, &h);
-        }
-    } else if (status_line) {
-        /* A new response (after 1xx): forget the previous one's. */
-        free(t->location);
-        t->location = NULL;
-        t->location_len = 0;
-        t->has_retry_after = false;
-        t->coding = CODING_IDENTITY;
-        t->chunked = false;
-    } else if (ascii_prefix(data, n, "content-encoding:")) {
+/* A new response (after 1xx): forget the previous one's fields. */
+static void response_restart(struct transfer *t)
+{
+    free(t->location);
+    t->location = NULL;
+    t->location_len = 0;
+    t->has_retry_after = false;
+    t->coding = CODING_IDENTITY;
+    t->chunked = false;
+}
+
+/* Keep a copy of the Location header's value v..v+len; false when out of
+ * memory. */
+static bool keep_location(struct transfer *t, const char *v, size_t len)
+{
+    char *copy = malloc(len + 1);
+    if (!copy) {
+        fail(t, BC_ERR_NOMEM, "out of memory (Location)");
+        return false;
+    }
+    memcpy(copy, v, len);
+    copy[len] = 0;
+    free(t->location);
+    t->location = copy;
+    t->location_len = len;
+    return true;
+}
+
+/* A header field line: read the fields the fetcher uses, ignore the
+ * others; false when out of memory. */
+static bool header_field(struct transfer *t, const char *data, size_t n)
+{
+    size_t len;
+    const char *v;
+
+    if (ascii_prefix(data, n, "content-encoding:")) {
         v = header_value(data, n, 17, &len);
         parse_content_encoding(t, v, len);
     } else if (ascii_prefix(data, n, "transfer-encoding:")) {
@@ -935,21 +992,39 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
         parse_transfer_encoding(t, v, len);
     } else if (ascii_prefix(data, n, "location:")) {
         v = header_value(data, n, 9, &len);
-        char *copy = malloc(len + 1);
-        if (!copy) {
-            fail(t, BC_ERR_NOMEM, "out of memory (Location)");
-            return 0;
-        }
-        memcpy(copy, v, len);
-        copy[len] = 0;
-        free(t->location);
-        t->location = copy;
-        t->location_len = len;
+        return keep_location(t, v, len);
     } else if (ascii_prefix(data, n, "retry-after:")) {
         v = header_value(data, n, 12, &len);
         t->has_retry_after = parse_retry_after(v, len, &t->retry_after_ms);
     }
-    return n;
+    return true;
+}
+
+/* curl's header callback: one line of a response head (status line,
+ * field line or the blank line), for every response, 1xx included.
+ * Returns n to go on, 0 to stop the transfer. */
+static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct transfer *t = ud;
+    size_t n = size * nmemb;
+
+    if (t->window_ms == 0) /* the response has begun: low-speed watch */
+        t->window_ms = clock_ms();
+    if (!header_within_limit(t, n))
+        return 0;
+    if (t->abort_why != BC_OK) /* on_debug ran out of memory */
+        return 0;
+    bool status_line = ascii_prefix(data, n, "http/");
+    if (!keep_wire_head(t, data, n, status_line))
+        return 0;
+
+    if (n > 0 && n <= 2 && (data[0] == '\r' || data[0] == '\n'))
+        return headers_end(t) ? n : 0;
+    if (status_line) {
+        response_restart(t);
+        return n;
+    }
+    return header_field(t, data, n) ? n : 0;
 }
 
 /* text/html or application/xhtml+xml, parameters ignored. */

@@ -791,6 +791,10 @@ static bool markup_decl_char(struct bc_html_tokenizer *t, unsigned c)
  * transitions, run in one tight loop with the state in a register,
  * since nothing is stored. Returns where it stopped: after the tag's
  * '>' (the tag emitted) or at end.
+ *
+ * One switch over the states, kept whole: each case is one state of the
+ * standard, and the loop's speed comes from the state staying in a local
+ * variable, which a helper per state would give up.
  */
 static const unsigned char *skip_tag(struct bc_html_tokenizer *t,
                                      const unsigned char *p,
@@ -893,6 +897,14 @@ static void text_nul(struct bc_html_tokenizer *t)
     emit_chars(t, replacement, 3);
 }
 
+/*
+ * One switch over the states, kept whole: each case is one state of
+ * 13.2.5 (or a few that share their code), in about the standard's
+ * order, so a case reads against its section; the fast paths jump from
+ * case to case (goto data_state) with p and c in local variables, which
+ * helpers returning the next state would give up. The work states share
+ * is in the helpers above (tag_begin, attr_*, ref_*, emit_*).
+ */
 void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
                             size_t len)
 {
@@ -1653,6 +1665,12 @@ void bc_html_tokenizer_feed(struct bc_html_tokenizer *t, const void *data,
     }
 }
 
+/*
+ * One switch over the states, kept whole: the end-of-file rule of every
+ * state (13.2.5, "EOF" in each), listed so that the compiler checks no
+ * state is forgotten; a character reference state flushes what it read
+ * and goes round again in the state it returns to.
+ */
 void bc_html_tokenizer_finish(struct bc_html_tokenizer *t)
 {
     for (;;) {

@@ -1133,6 +1133,130 @@ static bool copy_base_prefix(struct writer *w, const struct bc_url *base,
 }
 
 /*
+ * How the cleaned href s..e starts: its scheme (parse_scheme's answer in
+ * *scheme) and whether it is relative to base (*relative). *p receives
+ * where the rest begins: after the scheme's ':', or s.
+ */
+static enum bc_status classify_href(const struct bc_url *base, const char *s,
+                                    const char *e, int *scheme, bool *relative,
+                                    const char **p)
+{
+    const char *rest = NULL;
+
+    *p = s;
+    *scheme = parse_scheme(s, e, &rest);
+    if (*scheme < 0)
+        return BC_ERR_URL_SCHEME;
+    if (*scheme > 0) {
+        *p = rest;
+        /* "http:g" against an http base is relative (RFC 3986 5.2.2,
+         * browsers); "http:g" elsewhere has the authority "g". */
+        *relative = base != NULL && base->https == (*scheme == 2) &&
+                    !(e - rest >= 2 && is_slash(rest[0]) && is_slash(rest[1]));
+        return BC_OK;
+    }
+    if (s == e && base == NULL)
+        return BC_ERR_URL_EMPTY;
+    if (base == NULL)
+        return BC_ERR_URL_NO_BASE;
+    *relative = !(e - s >= 2 && is_slash(s[0]) && is_slash(s[1]));
+    return BC_OK;
+}
+
+/*
+ * An href with an authority of its own ("http://h/x", "//h/x"), whose
+ * slashes begin at *p: write the scheme (the href's, or the base's for
+ * "//h"), the authority and the path; *p is left after the path, *root
+ * receives the offset of the path's '/'.
+ */
+static enum bc_status write_absolute(const struct bc_url *base, int scheme,
+                                     const char **p, const char *e,
+                                     struct bc_url_idn_cache *cache,
+                                     struct writer *w, struct bc_url *u,
+                                     size_t *root)
+{
+    const char *q = *p;
+
+    u->https = scheme > 0 ? scheme == 2 : base->https;
+    if (!put_bytes(w, u->https ? "https://" : "http://", u->https ? 8 : 7))
+        return w->full;
+    u->scheme.off = 0;
+    u->scheme.len = u->https ? 5 : 4;
+    /* Browsers skip any number of slashes here. */
+    while (q < e && is_slash(*q))
+        q++;
+    /* The authority ends at '/', '\', '?' or '#'; note its last '@' on
+     * the way. */
+    const char *a = q, *at = NULL;
+    for (;;) {
+        while (q < e && !(url_class[(unsigned char)*q] & CL_AUTH))
+            q++;
+        if (q < e && *q == '@') {
+            at = q++;
+            continue;
+        }
+        break;
+    }
+    enum bc_status st = write_authority(w, a, q, at, cache, u);
+    if (st != BC_OK)
+        return st;
+    *root = w->pos;
+    if (!put_char(w, '/'))
+        return w->full;
+    if (q < e && is_slash(*q))
+        q++;
+    *p = q;
+    if (!write_path(w, *root, p, e))
+        return w->full;
+    return BC_OK;
+}
+
+/*
+ * An href relative to base (its scheme, if any, already read): write
+ * the base's scheme and authority, then the path: the href's absolute
+ * path, the base's path (and query, unless the href has one) when the
+ * href has none, or the href's path merged with the base's directory.
+ * *p is left after the href's path, *root receives the offset of the
+ * path's '/'. False when w is full.
+ */
+static bool write_relative(const struct bc_url *base, const char **p,
+                           const char *e, struct writer *w, struct bc_url *u,
+                           size_t *root)
+{
+    const char *q = *p;
+
+    if (!copy_base_prefix(w, base, u))
+        return false;
+    if (q < e && is_slash(*q)) {
+        /* Absolute path. */
+        *root = w->pos;
+        (*p)++;
+        return put_char(w, '/') && write_path(w, *root, p, e);
+    }
+    *root = base->path.off;
+    if (q == e || *q == '?' || *q == '#') {
+        /* No path: the base's path, and its query unless the href has
+         * one. */
+        if (!put_bytes(w, base->href + base->path.off, base->path.len))
+            return false;
+        if ((q == e || *q == '#') && base->query.len > 0) {
+            u->query.off = w->pos + 1;
+            u->query.len = base->query.len;
+            if (!put_bytes(w, base->href + base->query.off - 1,
+                           base->query.len + 1))
+                return false;
+        }
+        return true;
+    }
+    /* Relative path: merge with the base's directory. */
+    size_t dir = base->path.len;
+    while (base->href[base->path.off + dir - 1] != '/')
+        dir--;
+    return put_bytes(w, base->href + base->path.off, dir) &&
+           write_path(w, *root, p, e);
+}
+
+/*
  * Resolve and normalize the cleaned href s..e (trimmed, no TAB/CR/LF)
  * against base (may be NULL) into w; fill u.
  */
@@ -1140,94 +1264,21 @@ static enum bc_status resolve(const struct bc_url *base, const char *s,
                               const char *e, struct bc_url_idn_cache *cache,
                               struct writer *w, struct bc_url *u)
 {
-    const char *p = s, *rest = NULL;
+    const char *p;
     size_t root;
-    enum bc_status st;
+    int scheme;
     bool relative;
 
     u->query.off = u->query.len = 0;
-    int scheme = parse_scheme(s, e, &rest);
-    if (scheme < 0)
-        return BC_ERR_URL_SCHEME;
-    if (scheme > 0) {
-        p = rest;
-        /* "http:g" against an http base is relative (RFC 3986 5.2.2,
-         * browsers); "http:g" elsewhere has the authority "g". */
-        relative = base != NULL && base->https == (scheme == 2) &&
-                   !(e - p >= 2 && is_slash(p[0]) && is_slash(p[1]));
-    } else {
-        if (s == e && base == NULL)
-            return BC_ERR_URL_EMPTY;
-        if (base == NULL)
-            return BC_ERR_URL_NO_BASE;
-        relative = !(e - p >= 2 && is_slash(p[0]) && is_slash(p[1]));
-    }
-
+    enum bc_status st = classify_href(base, s, e, &scheme, &relative, &p);
+    if (st != BC_OK)
+        return st;
     if (!relative) {
-        /* Scheme and authority from the href (or the base's scheme for
-         * "//host"). Browsers skip any number of slashes here. */
-        u->https = scheme > 0 ? scheme == 2 : base->https;
-        if (!put_bytes(w, u->https ? "https://" : "http://", u->https ? 8 : 7))
-            return w->full;
-        u->scheme.off = 0;
-        u->scheme.len = u->https ? 5 : 4;
-        while (p < e && is_slash(*p))
-            p++;
-        /* The authority ends at '/', '\', '?' or '#'; note its last
-         * '@' on the way. */
-        const char *a = p, *at = NULL;
-        for (;;) {
-            while (p < e && !(url_class[(unsigned char)*p] & CL_AUTH))
-                p++;
-            if (p < e && *p == '@') {
-                at = p++;
-                continue;
-            }
-            break;
-        }
-        st = write_authority(w, a, p, at, cache, u);
+        st = write_absolute(base, scheme, &p, e, cache, w, u, &root);
         if (st != BC_OK)
             return st;
-        root = w->pos;
-        if (!put_char(w, '/'))
-            return w->full;
-        if (p < e && is_slash(*p))
-            p++;
-        if (!write_path(w, root, &p, e))
-            return w->full;
-    } else if (p < e && is_slash(*p)) {
-        /* Absolute path: the base's authority. */
-        if (!copy_base_prefix(w, base, u))
-            return w->full;
-        root = w->pos;
-        p++;
-        if (!put_char(w, '/') || !write_path(w, root, &p, e))
-            return w->full;
-    } else if (p == e || *p == '?' || *p == '#') {
-        /* No path: the base's path, and its query unless the href has
-         * one. */
-        if (!copy_base_prefix(w, base, u) ||
-            !put_bytes(w, base->href + base->path.off, base->path.len))
-            return w->full;
-        root = base->path.off;
-        if ((p == e || *p == '#') && base->query.len > 0) {
-            u->query.off = w->pos + 1;
-            u->query.len = base->query.len;
-            if (!put_bytes(w, base->href + base->query.off - 1,
-                           base->query.len + 1))
-                return w->full;
-        }
-    } else {
-        /* Relative path: merge with the base's directory. */
-        size_t dir = base->path.len;
-        while (base->href[base->path.off + dir - 1] != '/')
-            dir--;
-        if (!copy_base_prefix(w, base, u) ||
-            !put_bytes(w, base->href + base->path.off, dir))
-            return w->full;
-        root = base->path.off;
-        if (!write_path(w, root, &p, e))
-            return w->full;
+    } else if (!write_relative(base, &p, e, w, u, &root)) {
+        return w->full;
     }
     u->path.off = root;
     u->path.len = (u->query.len > 0 ? u->query.off - 1 : w->pos) - root;

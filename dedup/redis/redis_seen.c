@@ -432,26 +432,25 @@ static enum bc_status append_command(struct bc_redis_seen *rs, uint64_t j,
     return BC_OK;
 }
 
-static enum bc_status run_batch(struct bc_redis_seen *rs,
-                                const void *const *keys, const size_t *lens,
-                                size_t count,
-                                enum bc_redis_seen_answer *answers, bool set)
+/* The batch's arguments as the public functions document them. */
+static bool batch_args_ok(const struct bc_redis_seen *rs,
+                          const void *const *keys, const size_t *lens,
+                          size_t count,
+                          const enum bc_redis_seen_answer *answers)
 {
     if (!rs || (count > 0 && (!keys || !lens || !answers)))
-        return BC_ERR_INVALID_ARG;
+        return false;
     for (size_t i = 0; i < count; i++)
         if (!keys[i] && lens[i] > 0)
-            return BC_ERR_INVALID_ARG;
-    if (count == 0)
-        return BC_OK;
-    enum bc_status st = bc_redis_seen_connect(rs);
-    if (st != BC_OK)
-        return st;
-    st = grow_scratch(rs, count);
-    if (st != BC_OK)
-        return st;
-    rs->errmsg[0] = '\0';
+            return false;
+    return true;
+}
 
+/* Each key's hash, its string and the offset of its block in the
+ * string. */
+static void hash_keys(struct bc_redis_seen *rs, const void *const *keys,
+                      const size_t *lens, size_t count)
+{
     for (size_t i = 0; i < count; i++) {
         XXH128_hash_t h = XXH3_128bits_withSeed(keys[i], lens[i], rs->seed);
         struct bc_hash128 hh = {h.low64, h.high64};
@@ -461,41 +460,62 @@ static enum bc_status run_batch(struct bc_redis_seen *rs,
         rs->offsets[i] = (uint32_t)((block % BC_REDIS_SEEN_KEY_BLOCKS) *
                                     BC_BLOOM_BLOCK_BITS);
     }
+}
 
-    /* Commands: per chunk of keys, one per string in the order the
-     * strings first appear; a key's operations keep the batch's order
-     * within its string. A key is taken when a command of its chunk is
-     * on its string already. */
-    struct bc_redis_sigpipe g;
-    bc_redis_sigpipe_hold(&g);
-    size_t ncmd = 0, filled = 0;
+/*
+ * The keys of the next command of the chunk [from, to): the untaken keys
+ * on the string of its first untaken key, appended to rs->order from
+ * *filled on, in the batch's order. A key is taken when a command since
+ * the chunk's first (those ending after start) is on its string already.
+ * Returns the command's string.
+ */
+static uint64_t next_command_keys(struct bc_redis_seen *rs, size_t from,
+                                  size_t to, size_t start, size_t ncmd,
+                                  size_t *filled)
+{
+    uint64_t j = UINT64_MAX;
+    for (size_t i = from; i < to; i++) {
+        bool taken = false;
+        for (size_t c = ncmd; c > 0 && rs->cmd_end[c - 1] > start; c--)
+            if (rs->cmd_string[c - 1] == rs->strings[i])
+                taken = true;
+        if (taken)
+            continue;
+        if (j == UINT64_MAX)
+            j = rs->strings[i];
+        if (rs->strings[i] == j)
+            rs->order[(*filled)++] = i;
+    }
+    return j;
+}
+
+/*
+ * Format and send the batch's BITFIELD commands (SIGPIPE held by the
+ * caller): per chunk of keys, one per string in the order the strings
+ * first appear; a key's operations keep the batch's order within its
+ * string. rs->cmd_string and rs->cmd_end describe them, *ncmd receives
+ * their number. On an error the connection is dropped: commands may be
+ * half sent.
+ */
+static enum bc_status send_commands(struct bc_redis_seen *rs, size_t count,
+                                    bool set, size_t *ncmd)
+{
+    size_t filled = 0;
+    *ncmd = 0;
     for (size_t from = 0; from < count; from += BC_REDIS_SEEN_CHUNK) {
         size_t to = from + BC_REDIS_SEEN_CHUNK < count
                         ? from + BC_REDIS_SEEN_CHUNK
                         : count;
         size_t start = filled;
         while (filled - start < to - from) {
-            uint64_t j = UINT64_MAX;
             size_t cmd_from = filled;
-            for (size_t i = from; i < to; i++) {
-                bool taken = false;
-                for (size_t c = ncmd; c > 0 && rs->cmd_end[c - 1] > start; c--)
-                    if (rs->cmd_string[c - 1] == rs->strings[i])
-                        taken = true;
-                if (taken)
-                    continue;
-                if (j == UINT64_MAX)
-                    j = rs->strings[i];
-                if (rs->strings[i] == j)
-                    rs->order[filled++] = i;
-            }
-            rs->cmd_string[ncmd] = j;
-            rs->cmd_end[ncmd] = filled;
-            ncmd++;
-            st = append_command(rs, j, cmd_from, filled, set);
+            uint64_t j = next_command_keys(rs, from, to, start, *ncmd, &filled);
+            rs->cmd_string[*ncmd] = j;
+            rs->cmd_end[*ncmd] = filled;
+            ++*ncmd;
+            enum bc_status st = append_command(rs, j, cmd_from, filled, set);
             if (st != BC_OK) {
                 disconnect(rs); /* commands half queued */
-                bc_redis_sigpipe_release(&g);
                 return st;
             }
             /* Send each command as soon as it is formatted: the server
@@ -504,23 +524,43 @@ static enum bc_status run_batch(struct bc_redis_seen *rs,
              * deadlock. */
             int done = 0;
             while (!done)
-                if (redisBufferWrite(rs->ctx, &done) != REDIS_OK) {
-                    st = lost(rs);
-                    bc_redis_sigpipe_release(&g);
-                    return st;
-                }
+                if (redisBufferWrite(rs->ctx, &done) != REDIS_OK)
+                    return lost(rs);
         }
     }
+    return BC_OK;
+}
 
+/* Whether all k bits of each of the nkeys keys of one BITFIELD reply are
+ * set, staged in rs->all_set (answers[] is written only on success). */
+static void stage_reply(struct bc_redis_seen *rs, const redisReply *r, size_t x,
+                        size_t nkeys)
+{
+    for (size_t e = 0; e < nkeys; e++) {
+        bool all = true;
+        for (unsigned p = 0; p < rs->k; p++) {
+            redisReply *bit = r->element[e * rs->k + p];
+            if (bit->type != REDIS_REPLY_INTEGER || bit->integer == 0)
+                all = false;
+        }
+        rs->all_set[rs->order[x + e]] = all;
+    }
+}
+
+/*
+ * Read the ncmd replies. Every reply is read even after a bad one, so
+ * the connection stays in step; the first error is returned, except
+ * that a lost connection or no memory stops at once.
+ */
+static enum bc_status read_replies(struct bc_redis_seen *rs, size_t ncmd)
+{
     enum bc_status result = BC_OK;
     size_t x = 0;
     for (size_t c = 0; c < ncmd; c++) {
         redisReply *r = NULL;
-        st = get_reply(rs, &r);
-        if (st == BC_ERR_REDIS_LOST || st == BC_ERR_NOMEM) {
-            result = st;
-            break;
-        }
+        enum bc_status st = get_reply(rs, &r);
+        if (st == BC_ERR_REDIS_LOST || st == BC_ERR_NOMEM)
+            return st;
         if (st != BC_OK) {
             if (result == BC_OK)
                 result = st;
@@ -533,23 +573,43 @@ static enum bc_status run_batch(struct bc_redis_seen *rs,
             if (result == BC_OK)
                 result = BC_ERR_REDIS_REPLY;
         } else if (result == BC_OK) {
-            for (size_t e = 0; e < nkeys; e++) {
-                bool all = true;
-                for (unsigned p = 0; p < rs->k; p++) {
-                    redisReply *bit = r->element[e * rs->k + p];
-                    if (bit->type != REDIS_REPLY_INTEGER || bit->integer == 0)
-                        all = false;
-                }
-                /* answers[] is written only on success: stage. */
-                rs->all_set[rs->order[x + e]] = all;
-            }
+            stage_reply(rs, r, x, nkeys);
         }
         x = rs->cmd_end[c];
         freeReplyObject(r);
     }
+    return result;
+}
+
+/* test_and_add (set) or test: hash the keys, send one BITFIELD command
+ * per string and chunk, read the replies, then answer. */
+static enum bc_status run_batch(struct bc_redis_seen *rs,
+                                const void *const *keys, const size_t *lens,
+                                size_t count,
+                                enum bc_redis_seen_answer *answers, bool set)
+{
+    if (!batch_args_ok(rs, keys, lens, count, answers))
+        return BC_ERR_INVALID_ARG;
+    if (count == 0)
+        return BC_OK;
+    enum bc_status st = bc_redis_seen_connect(rs);
+    if (st != BC_OK)
+        return st;
+    st = grow_scratch(rs, count);
+    if (st != BC_OK)
+        return st;
+    rs->errmsg[0] = '\0';
+    hash_keys(rs, keys, lens, count);
+
+    struct bc_redis_sigpipe g;
+    bc_redis_sigpipe_hold(&g);
+    size_t ncmd;
+    st = send_commands(rs, count, set, &ncmd);
+    if (st == BC_OK)
+        st = read_replies(rs, ncmd);
     bc_redis_sigpipe_release(&g);
-    if (result != BC_OK)
-        return result;
+    if (st != BC_OK)
+        return st;
     for (size_t i = 0; i < count; i++)
         answers[i] =
             rs->all_set[i] ? BC_REDIS_SEEN_DUPLICATE : BC_REDIS_SEEN_NEW;
