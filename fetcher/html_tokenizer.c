@@ -79,6 +79,7 @@
 #endif
 
 #include "html_tokenizer_int.h"
+#include "bc_hex.h"
 
 struct bc_html_entity {
     const char *name;
@@ -180,7 +181,7 @@ static bool is_alnum(unsigned c)
 
 static bool is_hex(unsigned c)
 {
-    return is_digit(c) || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+    return bc_hex_value((int)c) >= 0;
 }
 
 static unsigned char lower(unsigned c)
@@ -719,7 +720,7 @@ static void ref_numeric_done(struct bc_html_tokenizer *t)
 
 static void ref_digit(struct bc_html_tokenizer *t, unsigned c)
 {
-    unsigned d = is_digit(c) ? c - '0' : (c | 0x20) - 'a' + 10;
+    unsigned d = (unsigned)bc_hex_value((int)c); /* a digit, checked */
     /* Past 0x10FFFF the value only matters as "too large": it stays at
      * 0x110000, so 0x110000 * 16 + 15 bounds the product. */
     if (t->ref_code > 0x10FFFF)

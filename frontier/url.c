@@ -214,6 +214,7 @@
 /* The byte classes (url_class), hex helpers and the percent-encoding
  * rule, shared with robots.c. */
 #include "pct_int.h"
+#include "bc_hex.h"
 
 /* A host is decoded (escapes, IDNA) in a stack buffer of this size; a host
  * that does not fit is rejected (BC_ERR_URL_HOST). Only a host padded with
@@ -632,7 +633,7 @@ static bool write_ipv6(struct writer *w, const uint16_t group[8])
             if (d == 0 && lead && shift > 0)
                 continue;
             lead = false;
-            tmp[n++] = "0123456789abcdef"[d];
+            tmp[n++] = bc_hex_lower[d];
         }
         if (i < 7)
             tmp[n++] = ':';
