@@ -266,16 +266,24 @@ static void heap_down(struct bc_frontier *f, size_t i)
     heap_set(f, i, h);
 }
 
+/* Room for one more host in the heap (doubling). */
+static bool heap_reserve(struct bc_frontier *f, size_t n)
+{
+    if (n <= f->heap_cap)
+        return true;
+    size_t cap = f->heap_cap ? 2 * f->heap_cap : 64;
+    struct host **heap = realloc(f->heap, cap * sizeof(*heap));
+    if (!heap)
+        return false;
+    f->heap = heap;
+    f->heap_cap = cap;
+    return true;
+}
+
 static bool heap_push(struct bc_frontier *f, struct host *h)
 {
-    if (f->heap_len == f->heap_cap) {
-        size_t cap = f->heap_cap ? 2 * f->heap_cap : 64;
-        struct host **heap = realloc(f->heap, cap * sizeof(*heap));
-        if (!heap)
-            return false;
-        f->heap = heap;
-        f->heap_cap = cap;
-    }
+    if (!heap_reserve(f, f->heap_len + 1))
+        return false;
     heap_set(f, f->heap_len++, h);
     heap_up(f, f->heap_len - 1);
     return true;
@@ -490,14 +498,8 @@ struct host *bc_fr_host_get(struct bc_frontier *f, const char *origin,
     struct host *h = bc_fr_host_find(f, origin, len);
     if (h)
         return h;
-    if (f->host_count + 1 > f->heap_cap) { /* reserve its heap slot now */
-        size_t cap = f->heap_cap ? 2 * f->heap_cap : 64;
-        struct host **heap = realloc(f->heap, cap * sizeof(*heap));
-        if (!heap)
-            return NULL;
-        f->heap = heap;
-        f->heap_cap = cap;
-    }
+    if (!heap_reserve(f, f->host_count + 1)) /* its heap slot, now */
+        return NULL;
     h = calloc(1, sizeof(*h));
     if (!h)
         return NULL;
@@ -877,6 +879,18 @@ static double rng_unit(struct bc_frontier *f)
     return (double)(z >> 11) * (1.0 / 9007199254740992.0);
 }
 
+/* The wait a 429 or 503 asks for: its Retry-After, or the configured
+ * backoff without one, at most max_retry_after_ms; 0 for any other
+ * answer. */
+static uint64_t retry_after_wait(const struct bc_frontier *f,
+                                 const struct bc_frontier_outcome *o)
+{
+    if (o->http_status != 429 && o->http_status != 503)
+        return 0;
+    uint64_t wait = o->retry_after_ms ? o->retry_after_ms : f->cfg.backoff_ms;
+    return wait > f->cfg.max_retry_after_ms ? f->cfg.max_retry_after_ms : wait;
+}
+
 /*
  * The wait before retry n + 1 of a URL retried n times so far, after a
  * transient fault answered o:
@@ -896,15 +910,8 @@ uint64_t bc_fr_retry_delay(struct bc_frontier *f, unsigned n,
     if (f->cfg.retry_jitter > 0.0)
         d *= 1.0 + f->cfg.retry_jitter * (2.0 * rng_unit(f) - 1.0);
     uint64_t delay = d >= 1e15 ? (uint64_t)1e15 : (uint64_t)(d + 0.5);
-    if (o->http_status == 429 || o->http_status == 503) {
-        uint64_t wait =
-            o->retry_after_ms ? o->retry_after_ms : f->cfg.backoff_ms;
-        if (wait > f->cfg.max_retry_after_ms)
-            wait = f->cfg.max_retry_after_ms;
-        if (wait > delay)
-            delay = wait;
-    }
-    return delay;
+    uint64_t wait = retry_after_wait(f, o);
+    return wait > delay ? wait : delay;
 }
 
 /* Give the host up as down at now: its queue drains as DROP jobs at once
@@ -993,10 +1000,7 @@ uint64_t bc_fr_after_request(struct bc_frontier *f, struct host *h,
     if (by_response > (double)delay)
         delay = by_response > 1e15 ? (uint64_t)1e15 : (uint64_t)by_response;
     if (o->http_status == 429 || o->http_status == 503) {
-        uint64_t wait =
-            o->retry_after_ms ? o->retry_after_ms : f->cfg.backoff_ms;
-        if (wait > f->cfg.max_retry_after_ms)
-            wait = f->cfg.max_retry_after_ms;
+        uint64_t wait = retry_after_wait(f, o);
         if (wait > delay)
             delay = wait;
         h->blocked_until = now + delay;
