@@ -38,22 +38,39 @@ if command -v clang >/dev/null &&
         -DBC_BUILD_BENCH=OFF -DBC_BUILD_EXAMPLES=OFF >/dev/null
     cmake --build build-fuzz -j "$jobs"
     secs=${BC_FUZZ_SECONDS:-30}
-    for f in "$root"/build-fuzz/tests/fuzz/fuzz_*; do
-        [ -x "$f" ] || continue
+    # One fuzzer per core at a time: each runs secs seconds of its own.
+    fuzz_one() {
+        local f=$1 name work corpus
         name=$(basename "$f")
         corpus="$root/tests/fuzz/corpus/${name#fuzz_}"
         work=$(mktemp -d)
         [ -d "$corpus" ] && cp -r "$corpus/." "$work/"
-        echo "-- $name for ${secs}s"
-        (cd "$work" && "$f" -max_total_time="$secs" -print_final_stats=0 \
-            -close_fd_mask=3 "$work" 2>"$work/log") || {
+        if (cd "$work" && "$f" -max_total_time="$secs" -print_final_stats=0 \
+            -close_fd_mask=3 "$work" 2>"$work/log"); then
+            echo "-- $name for ${secs}s: $(grep -E '^#[0-9]+.*DONE' \
+                "$work/log" | tail -1)"
+            rm -rf "$work"
+        else
             tail -50 "$work/log"
             echo "FUZZ FAILURE: $name" >&2
-            exit 1
-        }
-        grep -E '^#[0-9]+.*DONE' "$work/log" | tail -1 || true
-        rm -rf "$work"
+            return 1
+        fi
+    }
+    pids=()
+    fuzz_failed=0
+    for f in "$root"/build-fuzz/tests/fuzz/fuzz_*; do
+        [ -x "$f" ] || continue
+        if [ ${#pids[@]} -ge "$jobs" ]; then
+            wait "${pids[0]}" || fuzz_failed=1
+            pids=("${pids[@]:1}")
+        fi
+        fuzz_one "$f" &
+        pids+=($!)
     done
+    for p in "${pids[@]}"; do
+        wait "$p" || fuzz_failed=1
+    done
+    [ "$fuzz_failed" -eq 0 ] || exit 1
 else
     echo "== fuzzers skipped: clang with libFuzzer is not installed"
 fi
