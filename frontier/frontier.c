@@ -1151,6 +1151,12 @@ enum bc_status bc_frontier_giveback(struct bc_frontier *f,
 void bc_frontier_stats(const struct bc_frontier *f, uint64_t now,
                        struct bc_frontier_stats *out)
 {
+    if (!out)
+        return;
+    if (!f) {
+        memset(out, 0, sizeof(*out));
+        return;
+    }
     struct bc_frontier_stats s = f->totals; /* the totals; gauges 0 */
     s.queued = f->queued;
     s.in_flight = f->in_flight;

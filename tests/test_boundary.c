@@ -22,6 +22,7 @@
 
 #include "bloomcrawl/bloom.h"
 #include "bloomcrawl/cbloom.h"
+#include "bloomcrawl/frontier.h"
 #include "bloomcrawl/lru.h"
 #include "bloomcrawl/redis_seen.h"
 #include "bloomcrawl/robots.h"
@@ -656,6 +657,22 @@ static void test_robots_huge_length(void **state)
 
 /* Enum and flag values outside their sets, NaN rates, sizes whose
  * products overflow. */
+/* The frontier's stats calls take a NULL frontier (zeros) and a NULL out
+ * (nothing), as their siblings do; bc_frontier_stats(NULL) crashed. */
+static void test_frontier_null_stats(void **state)
+{
+    (void)state;
+    struct bc_frontier_stats s;
+    memset(&s, 0xab, sizeof(s));
+    bc_frontier_stats(NULL, 0, &s);
+    assert_int_equal(s.added, 0);
+    assert_int_equal(s.queued, 0);
+    memset(&s, 0xab, sizeof(s));
+    bc_frontier_counters(NULL, &s); /* leaves out as it was */
+    bc_frontier_stats(NULL, 0, NULL);
+    bc_frontier_counters(NULL, NULL);
+}
+
 static void test_bad_values(void **state)
 {
     (void)state;
@@ -768,6 +785,7 @@ int main(void)
         cmocka_unit_test(test_redis_seen_edges),
         cmocka_unit_test(test_robots_edges),
         cmocka_unit_test(test_robots_huge_length),
+        cmocka_unit_test(test_frontier_null_stats),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_save_paths),
     };

@@ -726,7 +726,8 @@ struct bc_frontier_stats {
     struct bc_seen_stats seen; /* the seen-test's counters */
 };
 
-/* Fill *out at time now_ms. Cost O(hosts) plus the Bloom popcount. */
+/* Fill *out at time now_ms (all zero for a NULL frontier; a NULL out is a
+ * no-op). Cost O(hosts) plus the Bloom popcount. */
 void bc_frontier_stats(const struct bc_frontier *frontier, uint64_t now_ms,
                        struct bc_frontier_stats *out);
 
