@@ -58,6 +58,7 @@
 #include <hiredis/hiredis.h>
 #include <xxhash.h>
 
+#include "bc_buf.h"
 #include "bloom_int.h"
 #include "bloomcrawl/redis_conn.h"
 #include "bloomcrawl/redis_seen.h"
@@ -74,8 +75,7 @@ struct bc_redis_seen {
     char errmsg[256];
 
     /* Scratch of one batch, grown as needed. */
-    char *cmd; /* one RESP command */
-    size_t cmd_cap;
+    struct bc_buf cmd; /* one RESP command, written in place */
     uint64_t *strings; /* the string index j of each key */
     uint32_t *offsets; /* its bit offset (b mod kb) * 512 in the string */
     struct bc_hash128 *hashes;
@@ -112,6 +112,7 @@ static enum bc_status create(const char *where, const char *prefix,
     struct bc_redis_seen *rs = calloc(1, sizeof *rs);
     if (!rs)
         return BC_ERR_NOMEM;
+    bc_buf_init(&rs->cmd, 0);
     enum bc_status st = bc_redis_where_parse(where, &rs->where);
     if (st != BC_OK)
         goto out_free;
@@ -177,7 +178,7 @@ void bc_redis_seen_free(struct bc_redis_seen *rs)
         return;
     disconnect(rs);
     free(rs->prefix);
-    free(rs->cmd);
+    bc_buf_free(&rs->cmd);
     free(rs->strings);
     free(rs->offsets);
     free(rs->hashes);
@@ -377,14 +378,10 @@ static enum bc_status append_command(struct bc_redis_seen *rs, uint64_t j,
     size_t ops = (to - from) * rs->k;
     /* An operation is at most 4 bulks of 3 + 20 + 2 + 20 + 2 bytes. */
     size_t need = 64 + rs->prefix_len + 2 * 20 + ops * 4 * 48;
-    if (need > rs->cmd_cap) {
-        char *cmd = realloc(rs->cmd, need);
-        if (!cmd)
-            return BC_ERR_NOMEM;
-        rs->cmd = cmd;
-        rs->cmd_cap = need;
-    }
-    char *b = rs->cmd;
+    bc_buf_clear(&rs->cmd);
+    if (bc_buf_reserve(&rs->cmd, need) != BC_OK)
+        return BC_ERR_NOMEM;
+    char *b = rs->cmd.data;
     size_t o = 0;
     b[o++] = '*';
     o += put_u64(b + o, 2 + ops * (set ? 4 : 3));
