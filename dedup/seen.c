@@ -605,6 +605,20 @@ static uint64_t lru_hash(struct bc_hash128 h)
  * copy of the verdict drawn at the top of this file. The LRU's key is the
  * hash itself, its 16 bytes (the fingerprint), not the URL.
  */
+/* Tier 2's verdict on a key tier 1 may have seen (h its hash): the LRU
+ * holds it (DUPLICATE), or a complete LRU proves tier 1 wrong (NEW: a
+ * false positive), or nothing can tell (PROBABLY_SEEN). A test refreshes
+ * a key the LRU holds (touch); a peek leaves the LRU as it is. */
+static enum bc_seen_verdict tier2_verdict(const struct bc_seen *seen,
+                                          struct bc_hash128 h, bool touch)
+{
+    bool held = touch ? bc_lru_find(seen->lru, &h, sizeof(h), lru_hash(h))
+                      : bc_lru_contains(seen->lru, &h, sizeof(h), lru_hash(h));
+    if (held)
+        return BC_SEEN_DUPLICATE;
+    return lru_complete(seen) ? BC_SEEN_NEW : BC_SEEN_PROBABLY_SEEN;
+}
+
 static enum bc_status test_and_add_hashed(struct bc_seen *seen, const void *key,
                                           size_t len, struct bc_hash128 h,
                                           enum bc_seen_verdict *verdict)
@@ -613,14 +627,15 @@ static enum bc_status test_and_add_hashed(struct bc_seen *seen, const void *key,
     seen->tested++;
     bool fresh = ops->test_and_add(seen, key, len, h);
     if (!fresh) {
-        if (bc_lru_find(seen->lru, &h, sizeof(h), lru_hash(h))) {
+        enum bc_seen_verdict v = tier2_verdict(seen, h, true);
+        if (v == BC_SEEN_DUPLICATE) {
             seen->duplicate++;
-            *verdict = BC_SEEN_DUPLICATE;
+            *verdict = v;
             return BC_OK;
         }
-        if (!lru_complete(seen)) {
+        if (v == BC_SEEN_PROBABLY_SEEN) {
             seen->probably_seen++;
-            *verdict = BC_SEEN_PROBABLY_SEEN;
+            *verdict = v;
             return BC_OK;
         }
         seen->fp_caught++;
@@ -706,12 +721,9 @@ enum bc_status bc_seen_peek(const struct bc_seen *seen, const void *key,
     if (!seen || !verdict || (!key && len > 0))
         return BC_ERR_INVALID_ARG;
     struct bc_hash128 h = seen->ops->hash(seen, key, len);
-    if (!seen->ops->contains(seen, key, len, h))
-        *verdict = BC_SEEN_NEW;
-    else if (bc_lru_contains(seen->lru, &h, sizeof(h), lru_hash(h)))
-        *verdict = BC_SEEN_DUPLICATE;
-    else
-        *verdict = lru_complete(seen) ? BC_SEEN_NEW : BC_SEEN_PROBABLY_SEEN;
+    *verdict = seen->ops->contains(seen, key, len, h)
+                   ? tier2_verdict(seen, h, false)
+                   : BC_SEEN_NEW;
     return BC_OK;
 }
 
