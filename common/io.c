@@ -14,21 +14,31 @@
 
 enum bc_status bc_write_all(int fd, const void *data, size_t len)
 {
+    return bc_write_all_count(fd, data, len, NULL);
+}
+
+enum bc_status bc_write_all_count(int fd, const void *data, size_t len,
+                                  size_t *written)
+{
     const unsigned char *p = data;
-    while (len > 0) {
-        ssize_t w = write(fd, p, len > PIECE ? PIECE : len);
+    size_t put = 0;
+    enum bc_status st = BC_OK;
+    while (put < len) {
+        size_t rest = len - put;
+        ssize_t w = write(fd, p + put, rest > PIECE ? PIECE : rest);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w < 0)
-            return BC_ERR_IO;
-        if (w == 0) {
-            errno = EIO;
-            return BC_ERR_IO;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            st = BC_ERR_IO;
+            break;
         }
-        p += w;
-        len -= (size_t)w;
+        put += (size_t)w;
     }
-    return BC_OK;
+    if (written)
+        *written = put;
+    return st;
 }
 
 enum bc_status bc_read_all(int fd, void *data, size_t len)

@@ -1982,33 +1982,34 @@ enum bc_status bc_crawler_pin(const struct bc_crawler_config *config,
     return st;
 }
 
-enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
-                                 struct bc_crawler **out)
+/* Whether config is one bc_crawler_create() takes (crawler.h): the
+ * fetcher's callbacks and ctx are left to the crawler, a type list with a
+ * count has its array, and each of its entries is a media type. */
+static bool config_ok(const struct bc_crawler_config *config)
 {
-    if (!config || !out || config->concurrency == 0 ||
-        config->fetcher.on_done || config->fetcher.on_link ||
-        config->fetcher.on_body || config->fetcher.on_headers ||
-        config->fetcher.on_wire_head || config->fetcher.on_wire_body ||
-        config->fetcher.on_wire_payload || config->fetcher.ctx ||
+    if (config->concurrency == 0 || config->fetcher.on_done ||
+        config->fetcher.on_link || config->fetcher.on_body ||
+        config->fetcher.on_headers || config->fetcher.on_wire_head ||
+        config->fetcher.on_wire_body || config->fetcher.on_wire_payload ||
+        config->fetcher.ctx ||
         (config->accept_type_count && !config->accept_types) ||
         (config->reject_type_count && !config->reject_types))
-        return BC_ERR_INVALID_ARG;
+        return false;
     for (size_t i = 0; i < config->accept_type_count; i++)
         if (!bc_crawler_media_type_ok(config->accept_types[i]))
-            return BC_ERR_INVALID_ARG;
+            return false;
     for (size_t i = 0; i < config->reject_type_count; i++)
         if (!bc_crawler_media_type_ok(config->reject_types[i]))
-            return BC_ERR_INVALID_ARG;
-    /* Before anything is built: a changed pinned setting is refused
-     * (the state's message names it). */
-    if (config->state) {
-        enum bc_status pst = bc_crawler_pin(config, NULL);
-        if (pst != BC_OK)
-            return pst;
-    }
-    struct bc_crawler *c = calloc(1, sizeof(*c));
-    if (!c)
-        return BC_ERR_NOMEM;
+            return false;
+    return true;
+}
+
+/* The crawler's copy of config's limits, callbacks and borrowed handles
+ * (the state, the WARC writer, the type lists: the caller's, kept alive
+ * by it). */
+static void settings_copy(struct bc_crawler *c,
+                          const struct bc_crawler_config *config)
+{
     c->concurrency = config->concurrency;
     c->intake = config->concurrency;
     c->local_wait_ms = config->local_wait_ms;
@@ -2024,41 +2025,72 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
     c->reject_type_count = config->reject_type_count;
     c->state = config->state;
     c->warc = config->warc;
+}
+
+/* The frontier's config: config->frontier, and for a crawl with
+ * recrawl_after_ms a seen-test that is a time window of that length (c's
+ * recrawl clock set, and the state told its time). */
+static struct bc_frontier_config
+frontier_config_of(struct bc_crawler *c, const struct bc_crawler_config *config)
+{
     struct bc_frontier_config fc = config->frontier;
-    if (config->recrawl_after_ms) {
-        c->recrawl_clock =
-            config->recrawl_clock ? config->recrawl_clock : realtime_ms;
-        fc.seen.kind = BC_SEEN_WINDOW_TIME;
-        fc.seen.window = config->recrawl_after_ms;
-        /* A crawl admits in bursts (a run admits its URLs within hours of
-         * a week's window): each generation (window / (G - 1)) is sized
-         * for all of frontier.seen.expected, so the window for (G - 1)
-         * times as many (window.h sizes a time window for capacity keys
-         * spread over it). */
-        unsigned g = fc.seen.window_generations ? fc.seen.window_generations
-                                                : BC_WINDOW_DEFAULT_GENERATIONS;
-        fc.seen.expected = fc.seen.expected > UINT64_MAX / (g - 1)
-                               ? UINT64_MAX
-                               : fc.seen.expected * (g - 1);
-        if (c->state)
-            bc_crawl_state_set_seen_clock(c->state, c->recrawl_clock(c->ctx));
-    }
+    if (!config->recrawl_after_ms)
+        return fc;
+    c->recrawl_clock =
+        config->recrawl_clock ? config->recrawl_clock : realtime_ms;
+    fc.seen.kind = BC_SEEN_WINDOW_TIME;
+    fc.seen.window = config->recrawl_after_ms;
+    /* A crawl admits in bursts (a run admits its URLs within hours of
+     * a week's window): each generation (window / (G - 1)) is sized
+     * for all of frontier.seen.expected, so the window for (G - 1)
+     * times as many (window.h sizes a time window for capacity keys
+     * spread over it). */
+    unsigned g = fc.seen.window_generations ? fc.seen.window_generations
+                                            : BC_WINDOW_DEFAULT_GENERATIONS;
+    fc.seen.expected = fc.seen.expected > UINT64_MAX / (g - 1)
+                           ? UINT64_MAX
+                           : fc.seen.expected * (g - 1);
+    if (c->state)
+        bc_crawl_state_set_seen_clock(c->state, c->recrawl_clock(c->ctx));
+    return fc;
+}
+
+/* Build c's frontier: a new one, or with a crawl state the one it saved,
+ * with the crawler's counters and per-host stats as the state has them.
+ * On failure c has no frontier and no host stats. */
+static enum bc_status frontier_open(struct bc_crawler *c,
+                                    const struct bc_crawler_config *config)
+{
+    struct bc_frontier_config fc = frontier_config_of(c, config);
     enum bc_status st =
         c->state
             ? bc_crawl_state_frontier(c->state, &fc, 0, now_ms(c), &c->frontier)
             : bc_frontier_create(&fc, &c->frontier);
+    if (st != BC_OK || !c->state)
+        return st;
+    counters_load(c);
+    struct host_load l = {c, BC_OK};
+    st = bc_crawl_state_host_stats(c->state, host_unblob, &l);
+    if (st == BC_OK)
+        st = l.st;
     if (st != BC_OK)
-        goto out_free;
-    if (c->state) {
-        counters_load(c);
-        struct host_load l = {c, BC_OK};
-        st = bc_crawl_state_host_stats(c->state, host_unblob, &l);
-        if (st == BC_OK)
-            st = l.st;
-        if (st != BC_OK)
-            goto out_free_frontier;
-        c->last_snapshot = now_ms(c);
-    }
+        goto out_free_frontier;
+    c->last_snapshot = now_ms(c);
+    return BC_OK;
+
+out_free_frontier:
+    hosts_free(c);
+    bc_frontier_free(c->frontier);
+    c->frontier = NULL;
+    return st;
+}
+
+/* The fetcher's config: config->fetcher with the crawler's callbacks (the
+ * WARC's wire callbacks only with a WARC writer, on_headers only with a
+ * type list) and the frontier's user agent when it names none. */
+static struct bc_fetcher_config
+fetcher_config_of(struct bc_crawler *c, const struct bc_crawler_config *config)
+{
     struct bc_fetcher_config xc = config->fetcher;
     if (!xc.user_agent || !*xc.user_agent)
         xc.user_agent = config->frontier.user_agent;
@@ -2073,6 +2105,29 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
     if (c->accept_type_count || c->reject_type_count)
         xc.on_headers = on_headers;
     xc.ctx = c;
+    return xc;
+}
+
+enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
+                                 struct bc_crawler **out)
+{
+    if (!config || !out || !config_ok(config))
+        return BC_ERR_INVALID_ARG;
+    /* Before anything is built: a changed pinned setting is refused
+     * (the state's message names it). */
+    if (config->state) {
+        enum bc_status pst = bc_crawler_pin(config, NULL);
+        if (pst != BC_OK)
+            return pst;
+    }
+    struct bc_crawler *c = calloc(1, sizeof(*c));
+    if (!c)
+        return BC_ERR_NOMEM;
+    settings_copy(c, config);
+    enum bc_status st = frontier_open(c, config);
+    if (st != BC_OK)
+        goto out_free;
+    struct bc_fetcher_config xc = fetcher_config_of(c, config);
     st = bc_fetcher_create(&xc, &c->fetcher);
     if (st != BC_OK)
         goto out_free_frontier;

@@ -1617,6 +1617,170 @@ static enum bc_status begin_run(struct bc_crawl_state *s)
     return bc_crawl_state_commit(s, NULL);
 }
 
+/*
+ * What dir is (db_path its crawl.db): *fresh true for a state to make (dir
+ * created now, or holding nothing but what dir_is_fresh() allows), false
+ * for one to resume. Each failure names the file and says why (errno's
+ * text): a directory the user may not read is "Permission denied", not
+ * "not a crawl state", and "cannot create" only when dir was being
+ * created. Nothing is written but the directory made for a new state.
+ */
+static enum bc_status dir_examine(const char *dir, const char *db_path,
+                                  bool *fresh, struct bc_crawl_state_error *err)
+{
+    struct stat sb;
+    int dir_errno = 0;
+    if (stat(dir, &sb) != 0) {
+        if (errno != ENOENT) {
+            set_err(err->text, sizeof(err->text),
+                    "cannot access the directory: %s", strerror(errno));
+            return BC_ERR_IO;
+        }
+        if (mkdir(dir, 0700) != 0) {
+            set_err(err->text, sizeof(err->text),
+                    "cannot create the directory: %s", strerror(errno));
+            return BC_ERR_IO;
+        }
+        *fresh = true;
+    } else if (!S_ISDIR(sb.st_mode)) {
+        set_err(err->text, sizeof(err->text),
+                "not a crawl state (not a directory)");
+        return BC_ERR_FORMAT;
+    } else if (stat(db_path, &sb) == 0) {
+        *fresh = false;
+    } else if (errno != ENOENT) {
+        set_err(err->text, sizeof(err->text), "cannot access crawl.db: %s",
+                strerror(errno));
+        return BC_ERR_IO;
+    } else if (dir_is_fresh(dir, &dir_errno)) {
+        *fresh = true;
+    } else if (dir_errno != 0) {
+        set_err(err->text, sizeof(err->text), "cannot read the directory: %s",
+                strerror(dir_errno));
+        return BC_ERR_IO;
+    } else {
+        set_err(err->text, sizeof(err->text),
+                "not a crawl state (no crawl.db in a directory that is not "
+                "empty)");
+        return BC_ERR_FORMAT;
+    }
+    /* A crawl.db without a lock file beside it was never opened as a
+     * state: look before the lock is created, so a foreign one is left
+     * exactly as it was. */
+    if (!*fresh && !dir_has(dir, "lock") && !looks_ours(db_path)) {
+        set_err(err->text, sizeof(err->text),
+                "not a crawl state (crawl.db is not a crawl state database)");
+        return BC_ERR_FORMAT;
+    }
+    return BC_OK;
+}
+
+/* Open crawl.db (db_path) read-write as s->db, made first (with fixed's
+ * settings) when fresh. Called with the lock held. */
+static enum bc_status db_open(struct bc_crawl_state *s, const char *db_path,
+                              bool fresh,
+                              const struct bc_crawl_state_option *fixed,
+                              size_t count, struct bc_crawl_state_error *err)
+{
+    enum bc_status st;
+    if (fresh &&
+        (st = create_atomically(s, db_path, fixed, count, err)) != BC_OK)
+        return st;
+    if (sqlite3_open_v2(db_path, &s->db, SQLITE_OPEN_READWRITE, NULL) !=
+        SQLITE_OK) {
+        set_err(err->text, sizeof(err->text), "cannot open crawl.db: %s",
+                s->db ? db_text(s, s->errmsg, sizeof(s->errmsg))
+                      : "out of memory");
+        return BC_ERR_IO;
+    }
+    return BC_OK;
+}
+
+/* A new state's database: WAL, its statements prepared. */
+static enum bc_status db_start(struct bc_crawl_state *s,
+                               struct bc_crawl_state_error *err)
+{
+    s->next_seq = 1; /* a URL's seq is its id for the frontier: not 0 */
+    if (exec(s, "PRAGMA journal_mode = WAL") != BC_OK ||
+        prepare_all(s) != BC_OK) {
+        snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
+        return BC_ERR_IO;
+    }
+    return BC_OK;
+}
+
+/* A state to resume: its database checked, the settings pinned in it
+ * compared with fixed's, WAL, its statements prepared, and what it holds
+ * loaded into s. */
+static enum bc_status db_resume(struct bc_crawl_state *s,
+                                const struct bc_crawl_state_option *fixed,
+                                size_t count, struct bc_crawl_state_error *err)
+{
+    s->resumed = true;
+    enum bc_status st = check_db(s, err);
+    if (st == BC_OK)
+        st = check_config(s, fixed, count, err);
+    if (st == BC_OK && (exec(s, "PRAGMA journal_mode = WAL") != BC_OK ||
+                        prepare_all(s) != BC_OK)) {
+        snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
+        st = BC_ERR_IO;
+    }
+    if (st == BC_OK) {
+        st = load_state(s);
+        if (st != BC_OK)
+            snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
+    }
+    return st;
+}
+
+/* The connection's settings, for new and resumed states alike. */
+static enum bc_status db_tune(struct bc_crawl_state *s,
+                              struct bc_crawl_state_error *err)
+{
+    if (exec(s, "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;"
+                "PRAGMA wal_autocheckpoint = " WAL_AUTOCHECKPOINT ";"
+                "PRAGMA journal_size_limit = " WAL_SIZE_LIMIT) != BC_OK) {
+        snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
+        return BC_ERR_IO;
+    }
+    return BC_OK;
+}
+
+/* This open is a run (count_run()), timed from now on top of the time of
+ * the runs before. */
+static enum bc_status run_open(struct bc_crawl_state *s,
+                               struct bc_crawl_state_error *err)
+{
+    enum bc_status st = count_run(s);
+    if (st != BC_OK) {
+        snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
+        return st;
+    }
+    /* Kept as meta elapsed_ms; a state from before kept it as crawl's
+     * counter crawl.elapsed_ms. */
+    s->opened_ms = mono_ms();
+    if (s->resumed)
+        s->elapsed_before = (uint64_t)get_meta(
+            s, "elapsed_ms",
+            (sqlite3_int64)bc_crawl_state_counter_get(s, "crawl.elapsed_ms"));
+    return BC_OK;
+}
+
+/* Copies of the names of the pinned settings (s->fixed_names, with
+ * s->fixed_count of them: as many as were copied when one fails). */
+static enum bc_status
+fixed_names_copy(struct bc_crawl_state *s,
+                 const struct bc_crawl_state_option *fixed, size_t count)
+{
+    if (count > 0 && !(s->fixed_names = calloc(count, sizeof(char *))))
+        return BC_ERR_NOMEM;
+    for (; s->fixed_count < count; s->fixed_count++)
+        if (!(s->fixed_names[s->fixed_count] =
+                  strdup(fixed[s->fixed_count].name)))
+            return BC_ERR_NOMEM;
+    return BC_OK;
+}
+
 enum bc_status bc_crawl_state_open(const char *dir,
                                    const struct bc_crawl_state_option *fixed,
                                    size_t count, struct bc_crawl_state **out,
@@ -1639,135 +1803,34 @@ enum bc_status bc_crawl_state_open(const char *dir,
     char *db_path = s->dir ? path_join(dir, "crawl.db") : NULL;
     enum bc_status st = BC_ERR_NOMEM;
     if (!db_path)
-        goto out_fail;
-
-    struct stat sb;
-    bool fresh;
-    int dir_errno = 0;
-    /* Each failure names the file and says why (errno's text): a
-     * directory the user may not read is "Permission denied", not "not a
-     * crawl state", and "cannot create" only when dir was being created. */
-    if (stat(dir, &sb) != 0) {
-        if (errno != ENOENT) {
-            set_err(err->text, sizeof(err->text),
-                    "cannot access the directory: %s", strerror(errno));
-            st = BC_ERR_IO;
-            goto out_fail;
-        }
-        if (mkdir(dir, 0700) != 0) {
-            set_err(err->text, sizeof(err->text),
-                    "cannot create the directory: %s", strerror(errno));
-            st = BC_ERR_IO;
-            goto out_fail;
-        }
-        fresh = true;
-    } else if (!S_ISDIR(sb.st_mode)) {
-        set_err(err->text, sizeof(err->text),
-                "not a crawl state (not a directory)");
-        st = BC_ERR_FORMAT;
-        goto out_fail;
-    } else if (stat(db_path, &sb) == 0) {
-        fresh = false;
-    } else if (errno != ENOENT) {
-        set_err(err->text, sizeof(err->text), "cannot access crawl.db: %s",
-                strerror(errno));
-        st = BC_ERR_IO;
-        goto out_fail;
-    } else if (dir_is_fresh(dir, &dir_errno)) {
-        fresh = true;
-    } else if (dir_errno != 0) {
-        set_err(err->text, sizeof(err->text), "cannot read the directory: %s",
-                strerror(dir_errno));
-        st = BC_ERR_IO;
-        goto out_fail;
-    } else {
-        set_err(err->text, sizeof(err->text),
-                "not a crawl state (no crawl.db in a directory that is not "
-                "empty)");
-        st = BC_ERR_FORMAT;
-        goto out_fail;
-    }
-    /* A crawl.db without a lock file beside it was never opened as a
-     * state: look before creating the lock, so a foreign one is left
-     * exactly as it was. */
-    if (!fresh && !dir_has(dir, "lock") && !looks_ours(db_path)) {
-        set_err(err->text, sizeof(err->text),
-                "not a crawl state (crawl.db is not a crawl state database)");
-        st = BC_ERR_FORMAT;
-        goto out_fail;
-    }
+        goto out_close_state;
+    bool fresh = false;
+    st = dir_examine(dir, db_path, &fresh, err);
+    if (st != BC_OK)
+        goto out_close_state;
     st = take_lock(s, err);
     if (st != BC_OK)
-        goto out_fail;
-    if (fresh &&
-        (st = create_atomically(s, db_path, fixed, count, err)) != BC_OK)
-        goto out_fail;
-    if (sqlite3_open_v2(db_path, &s->db, SQLITE_OPEN_READWRITE, NULL) !=
-        SQLITE_OK) {
-        set_err(err->text, sizeof(err->text), "cannot open crawl.db: %s",
-                s->db ? db_text(s, s->errmsg, sizeof(s->errmsg))
-                      : "out of memory");
-        st = BC_ERR_IO;
-        goto out_fail;
-    }
-    if (fresh) {
-        s->next_seq = 1; /* a URL's seq is its id for the frontier: not 0 */
-        if (exec(s, "PRAGMA journal_mode = WAL") != BC_OK ||
-            prepare_all(s) != BC_OK) {
-            snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
-            st = BC_ERR_IO;
-        }
-    } else {
-        s->resumed = true;
-        st = check_db(s, err);
-        if (st == BC_OK)
-            st = check_config(s, fixed, count, err);
-        if (st == BC_OK && (exec(s, "PRAGMA journal_mode = WAL") != BC_OK ||
-                            prepare_all(s) != BC_OK)) {
-            snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
-            st = BC_ERR_IO;
-        }
-        if (st == BC_OK) {
-            st = load_state(s);
-            if (st != BC_OK)
-                snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
-        }
-    }
+        goto out_close_state;
+    st = db_open(s, db_path, fresh, fixed, count, err);
     if (st != BC_OK)
-        goto out_fail;
-    if (exec(s, "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;"
-                "PRAGMA wal_autocheckpoint = " WAL_AUTOCHECKPOINT ";"
-                "PRAGMA journal_size_limit = " WAL_SIZE_LIMIT) != BC_OK) {
-        snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
-        st = st != BC_OK ? st : BC_ERR_IO;
-        goto out_fail;
-    }
-    if ((st = count_run(s)) != BC_OK) {
-        snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
-        goto out_fail;
-    }
-    /* Kept as meta elapsed_ms; a state from before kept it as crawl's
-     * counter crawl.elapsed_ms. */
-    s->opened_ms = mono_ms();
-    if (s->resumed)
-        s->elapsed_before = (uint64_t)get_meta(
-            s, "elapsed_ms",
-            (sqlite3_int64)bc_crawl_state_counter_get(s, "crawl.elapsed_ms"));
-    if (count > 0 && !(s->fixed_names = calloc(count, sizeof(char *)))) {
-        st = BC_ERR_NOMEM;
-        goto out_fail;
-    }
-    for (; s->fixed_count < count; s->fixed_count++)
-        if (!(s->fixed_names[s->fixed_count] =
-                  strdup(fixed[s->fixed_count].name))) {
-            st = BC_ERR_NOMEM;
-            goto out_fail;
-        }
+        goto out_close_state;
+    st = fresh ? db_start(s, err) : db_resume(s, fixed, count, err);
+    if (st != BC_OK)
+        goto out_close_state;
+    st = db_tune(s, err);
+    if (st != BC_OK)
+        goto out_close_state;
+    st = run_open(s, err);
+    if (st != BC_OK)
+        goto out_close_state;
+    st = fixed_names_copy(s, fixed, count);
+    if (st != BC_OK)
+        goto out_close_state;
     free(db_path);
     *out = s;
     return BC_OK;
 
-out_fail:
+out_close_state:
     free(db_path);
     bc_crawl_state_close(s);
     return st;

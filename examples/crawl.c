@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "bc_io.h"
 #include "bloomcrawl/crawler.h"
 #include "bloomcrawl/redis_conn.h"
 #include "bloomcrawl/version.h"
@@ -816,21 +817,7 @@ static void json_string(FILE *f, const char *s, size_t len)
  * that no caller reads 0 as a failure.) */
 static int write_fully(int fd, const char *buf, size_t len, size_t *done)
 {
-    size_t put = 0;
-    int err = 0;
-    while (put < len) {
-        ssize_t n = write(fd, buf + put, len - put);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            err = n < 0 ? errno : EIO;
-            break;
-        }
-        put += (size_t)n;
-    }
-    if (done)
-        *done = put;
-    return err;
+    return bc_write_all_count(fd, buf, len, done) == BC_OK ? 0 : errno;
 }
 
 /*

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -331,6 +332,55 @@ static void test_io_file(void **state)
     close(fd);
 }
 
+/* bc_write_all_count(): the bytes written, all of them, none (a full
+ * device) or those before the write that failed (a full non-blocking
+ * pipe: the first write(2) fills it, the next fails with EAGAIN). */
+static void test_io_write_count(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    size_t n = 1 << 20; /* more than a pipe holds (64 KiB by default) */
+    unsigned char *out = malloc(n), *in = malloc(n);
+    assert_non_null(out);
+    assert_non_null(in);
+    for (size_t i = 0; i < n; i++)
+        out[i] = (unsigned char)(i * 13 + 5);
+    size_t written = 12345;
+    assert_int_equal(bc_write_all_count(fds[1], out, 1000, &written), BC_OK);
+    assert_int_equal(written, 1000);
+    assert_int_equal(bc_read_all(fds[0], in, 1000), BC_OK);
+    assert_memory_equal(in, out, 1000);
+    assert_int_equal(bc_write_all_count(fds[1], out, 0, &written), BC_OK);
+    assert_int_equal(written, 0);
+    /* Cut short: written counts what the pipe took, which is out's head. */
+    int fl = fcntl(fds[1], F_GETFL);
+    assert_int_equal(fcntl(fds[1], F_SETFL, fl | O_NONBLOCK), 0);
+    errno = 0;
+    assert_int_equal(bc_write_all_count(fds[1], out, n, &written), BC_ERR_IO);
+    assert_int_equal(errno, EAGAIN);
+    assert_true(written > 0 && written < n);
+    close(fds[1]);
+    assert_int_equal(bc_read_all(fds[0], in, written), BC_OK);
+    assert_memory_equal(in, out, written);
+    assert_int_equal(bc_read_all(fds[0], in, 1), BC_ERR_TRUNCATED);
+    close(fds[0]);
+    /* A device that takes nothing: 0 written, errno its reason. */
+    int full = open("/dev/full", O_WRONLY);
+    if (full >= 0) {
+        written = 12345;
+        errno = 0;
+        assert_int_equal(bc_write_all_count(full, out, 10, &written),
+                         BC_ERR_IO);
+        assert_int_equal(errno, ENOSPC);
+        assert_int_equal(written, 0);
+        assert_int_equal(bc_write_all_count(full, out, 10, NULL), BC_ERR_IO);
+        close(full);
+    }
+    free(out);
+    free(in);
+}
+
 /* ---- bc_bigarray ---- */
 
 static bool all_zero(const unsigned char *p, size_t n)
@@ -503,6 +553,7 @@ int main(void)
         cmocka_unit_test(test_hex),
         cmocka_unit_test(test_io_pipe),
         cmocka_unit_test(test_io_file),
+        cmocka_unit_test(test_io_write_count),
         cmocka_unit_test(test_bigarray),
         cmocka_unit_test(test_counter_types),
         cmocka_unit_test(test_strerror),

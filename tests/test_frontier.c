@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bloomcrawl/crawler.h"
 #include "bloomcrawl/frontier.h"
 #include "bloomcrawl/frontier_store.h"
 
@@ -88,28 +89,14 @@ static struct bc_frontier_job expect_fetch(struct bc_frontier *f, uint64_t now,
     return job;
 }
 
-/* The fault of an answer, as bc_crawler_fault_of() classes it. */
-static enum bc_fault fault_of(int status)
-{
-    switch (status) {
-    case 408:
-    case 429:
-    case 500:
-    case 502:
-    case 503:
-    case 504:
-        return BC_FAULT_TRANSIENT;
-    default:
-        return BC_FAULT_NONE;
-    }
-}
-
 static void done(struct bc_frontier *f, struct bc_frontier_job *job,
                  uint64_t now, int status, uint64_t response_ms,
                  uint64_t retry_after_ms)
 {
+    /* The answer's fault as a crawl classes it (the crawler's one table,
+     * DESIGN 3.4). */
     struct bc_frontier_outcome o = {status, response_ms, retry_after_ms,
-                                    fault_of(status)};
+                                    bc_crawler_fault_of(BC_OK, status, 0)};
     assert_int_equal(bc_frontier_done(f, job, &o, now), BC_OK);
 }
 
@@ -1945,7 +1932,8 @@ static bool step(struct bc_frontier *f, uint64_t *clock, char *log, size_t cap,
             }
         }
         int status = n > 5 && strcmp(j.url + n - 5, "retry") == 0 ? 429 : 200;
-        struct bc_frontier_outcome o = {status, 5, 100, fault_of(status)};
+        struct bc_frontier_outcome o = {status, 5, 100,
+                                        bc_crawler_fault_of(BC_OK, status, 0)};
         assert_int_equal(bc_frontier_done(f, &j, &o, *clock), BC_OK);
         /* The end of a FETCH is the caller's to record (unless it was
          * queued again). */

@@ -755,19 +755,13 @@ static void load_budget(struct bc_workers *w, const redisReply *h)
     w->budget_seq = seq;
 }
 
-enum bc_status bc_workers_create(const struct bc_workers_config *config,
-                                 struct bc_workers **out)
+/* Parse config's Redis address into w->where and check the crawl id (id)
+ * and the worker numbers: BC_OK, or BC_ERR_INVALID_ARG with w's message
+ * saying which is wrong and what it should be. */
+static enum bc_status config_read(struct bc_workers *w,
+                                  const struct bc_workers_config *config,
+                                  const char *id)
 {
-    if (!out)
-        return BC_ERR_INVALID_ARG;
-    *out = NULL;
-    if (!config)
-        return BC_ERR_INVALID_ARG;
-    struct bc_workers *w = alloc_workers(config);
-    if (!w)
-        return BC_ERR_NOMEM;
-    *out = w;
-    const char *id = config->crawl_id ? config->crawl_id : "default";
     if (!config->where ||
         bc_redis_where_parse(config->where, &w->where) != BC_OK) {
         set_err(w,
@@ -788,30 +782,44 @@ enum bc_status bc_workers_create(const struct bc_workers_config *config,
                 config->index, config->workers, BC_WORKERS_MAX);
         return BC_ERR_INVALID_ARG;
     }
+    return BC_OK;
+}
+
+/* Name the crawl's keys (P is "bc:<id>:", workers.h) and this worker's
+ * consumer, worker index of crawl id. */
+static void keys_name(struct bc_workers *w, const char *id, unsigned index)
+{
     snprintf(w->crawl_id, sizeof w->crawl_id, "%s", id);
     snprintf(w->key_prefix, sizeof w->key_prefix, "bc:%s:", id);
     snprintf(w->key_meta, sizeof w->key_meta, "bc:%s:meta", id);
-    snprintf(w->key_w, sizeof w->key_w, "bc:%s:w:%u", id, config->index);
-    snprintf(w->key_in, sizeof w->key_in, "bc:%s:in:%u", id, config->index);
+    snprintf(w->key_w, sizeof w->key_w, "bc:%s:w:%u", id, index);
+    snprintf(w->key_in, sizeof w->key_in, "bc:%s:in:%u", id, index);
     snprintf(w->key_seeds, sizeof w->key_seeds, "bc:%s:seeds", id);
     snprintf(w->key_pages, sizeof w->key_pages, "bc:%s:pages", id);
     snprintf(w->key_done, sizeof w->key_done, "bc:%s:done", id);
-    snprintf(w->consumer, sizeof w->consumer, "w%u", config->index);
+    snprintf(w->consumer, sizeof w->consumer, "w%u", index);
+}
+
+/* The snapshot's two arrays (5 numbers per worker and the pages taken:
+ * snapshot()) and, when config->send_cache is not 0, the sender cache.
+ * false: out of memory (what was allocated is w's, freed with it). */
+static bool buffers_alloc(struct bc_workers *w,
+                          const struct bc_workers_config *config)
+{
     size_t nsnap = 5 * (size_t)config->workers + 1;
     w->snap = calloc(nsnap, sizeof *w->snap);
     w->snap_prev = calloc(nsnap, sizeof *w->snap_prev);
-    if (!w->snap || !w->snap_prev) {
-        bc_workers_free(w);
-        *out = NULL;
-        return BC_ERR_NOMEM;
-    }
-    if (config->send_cache > 0 &&
-        bc_lru_create(config->send_cache, SIZE_MAX, &w->cache) != BC_OK) {
-        bc_workers_free(w);
-        *out = NULL;
-        return BC_ERR_NOMEM;
-    }
+    if (!w->snap || !w->snap_prev)
+        return false;
+    return config->send_cache == 0 ||
+           bc_lru_create(config->send_cache, SIZE_MAX, &w->cache) == BC_OK;
+}
 
+/* Connect, check the crawl's meta (created by the first worker) and,
+ * unless the crawl is over, register this worker and read its budget
+ * back. On failure w is left unconnected, its message saying why. */
+static enum bc_status join_crawl(struct bc_workers *w)
+{
     char err[256];
     enum bc_status st = bc_redis_connect(&w->where, COMMAND_TIMEOUT_MS, &w->ctx,
                                          err, sizeof err);
@@ -844,6 +852,35 @@ enum bc_status bc_workers_create(const struct bc_workers_config *config,
     }
     free_replies(w);
     return BC_OK;
+}
+
+enum bc_status bc_workers_create(const struct bc_workers_config *config,
+                                 struct bc_workers **out)
+{
+    if (!out)
+        return BC_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!config)
+        return BC_ERR_INVALID_ARG;
+    struct bc_workers *w = alloc_workers(config);
+    if (!w)
+        return BC_ERR_NOMEM;
+    /* From here *out is w, failed or not, to say why (workers.h); a
+     * failure to allocate its buffers frees it. */
+    *out = w;
+    const char *id = config->crawl_id ? config->crawl_id : "default";
+    enum bc_status st = config_read(w, config, id);
+    if (st != BC_OK)
+        return st;
+    keys_name(w, id, config->index);
+    if (!buffers_alloc(w, config))
+        goto out_free_workers;
+    return join_crawl(w);
+
+out_free_workers:
+    bc_workers_free(w);
+    *out = NULL;
+    return BC_ERR_NOMEM;
 }
 
 void bc_workers_free(struct bc_workers *w)
@@ -1419,11 +1456,12 @@ static enum bc_status read_inbox(struct bc_workers *w, uint64_t block_ms)
     return st;
 }
 
-static enum bc_status read_once(struct bc_workers *w, uint64_t block_ms)
+/* Send one read as a round: the scope's size (SCARD seeds) and up to
+ * READ_COUNT entries of the inbox (XREADGROUP: in the pending phase those
+ * delivered after pending_after, else new ones, waiting up to block_ms
+ * for them). false when the round failed (counted): nothing to read. */
+static bool read_send(struct bc_workers *w, uint64_t block_ms)
 {
-    w->last_read_empty = false;
-    if (!ensure_conn(w))
-        return BC_OK;
     char count[16], block[24];
     snprintf(count, sizeof count, "%u", READ_COUNT);
     snprintf(block, sizeof block, "%llu", (unsigned long long)block_ms);
@@ -1447,27 +1485,56 @@ static enum bc_status read_once(struct bc_workers *w, uint64_t block_ms)
         lens[i] = strlen(argv[i]);
     if (!cmd(w, "SCARD %s", w->key_seeds) || !cmd_argv(w, argc, argv, lens)) {
         append_failed(w, "read");
-        return BC_OK;
+        return false;
     }
-    if (!round_trip(w, "read"))
+    return round_trip(w, "read");
+}
+
+/* The read's reply r was an error: a consumer group that is gone (a Redis
+ * without our data) is created again; any other error is counted and the
+ * pending list read again. Frees the replies, r with them. */
+static void read_error(struct bc_workers *w, const redisReply *r)
+{
+    if (strncmp(r->str, "NOGROUP", 7) == 0) {
+        free_replies(w);
+        if (cmd(w, "XGROUP CREATE %s workers 0 MKSTREAM", w->key_in))
+            round_trip(w, "group");
+        free_replies(w);
+        return;
+    }
+    set_err(w, "Redis: read: %s", r->str);
+    w->stats.redis_errors++;
+    free_replies(w);
+    rewind_pending(w); /* cheap, and nothing is assumed of the error */
+}
+
+/* The entries of an XREADGROUP reply for one stream, [[key, [entry...]]];
+ * NULL for none (a nil reply after BLOCK) or a reply of another shape. */
+static const redisReply *read_entries(const redisReply *r)
+{
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 1)
+        return NULL;
+    const redisReply *s = r->element[0];
+    if (s->type == REDIS_REPLY_ARRAY && s->elements == 2 &&
+        s->element[1]->type == REDIS_REPLY_ARRAY)
+        return s->element[1];
+    return NULL;
+}
+
+/* One read of the inbox (read_inbox()): the scope loaded again when the
+ * seed set's size changed, and the entries that came admitted. Redis
+ * trouble is not an error here (counted, in w's message): BC_OK. */
+static enum bc_status read_once(struct bc_workers *w, uint64_t block_ms)
+{
+    w->last_read_empty = false;
+    if (!ensure_conn(w) || !read_send(w, block_ms))
         return BC_OK;
     uint64_t scard = 0;
     bool scope_changed = reply_int(w->replies[0], &scard) &&
                          (long long)scard != w->seeds_loaded && scard > 0;
     redisReply *r = w->replies[1];
     if (r->type == REDIS_REPLY_ERROR) {
-        if (strncmp(r->str, "NOGROUP", 7) == 0) {
-            /* The group is gone (a Redis without our data): again. */
-            free_replies(w);
-            if (cmd(w, "XGROUP CREATE %s workers 0 MKSTREAM", w->key_in))
-                round_trip(w, "group");
-            free_replies(w);
-            return BC_OK;
-        }
-        set_err(w, "Redis: read: %s", r->str);
-        w->stats.redis_errors++;
-        free_replies(w);
-        rewind_pending(w); /* cheap, and nothing is assumed of the error */
+        read_error(w, r);
         return BC_OK;
     }
     /* Keep the reply: loading the scope runs another round. */
@@ -1476,13 +1543,7 @@ static enum bc_status read_once(struct bc_workers *w, uint64_t block_ms)
     enum bc_status st = BC_OK;
     if (scope_changed)
         st = load_scope(w, (long long)scard);
-    const redisReply *entries = NULL;
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 1) {
-        const redisReply *s = r->element[0];
-        if (s->type == REDIS_REPLY_ARRAY && s->elements == 2 &&
-            s->element[1]->type == REDIS_REPLY_ARRAY)
-            entries = s->element[1];
-    }
+    const redisReply *entries = read_entries(r);
     size_t n = entries ? entries->elements : 0;
     if (st == BC_OK && scope_changed && w->seeds_loaded != (long long)scard) {
         /* The scope could not be loaded (Redis trouble): admit nothing
@@ -1742,6 +1803,101 @@ static enum bc_status finish(struct bc_workers *w)
     return st;
 }
 
+/* Step the crawler (up to timeout_ms; *done as bc_crawler_step() says:
+ * its crawl is over for now), acknowledge the entries its commit covers
+ * and flush the state's outbox to the other workers' inboxes; *outbox:
+ * what is left in it. */
+static enum bc_status crawler_step(struct bc_workers *w, uint64_t timeout_ms,
+                                   bool *done, uint64_t *outbox)
+{
+    enum bc_status st = bc_crawler_step(w->crawler, timeout_ms, done);
+    if (st != BC_OK)
+        return st;
+    w->crawler_done = *done;
+    /* Everything read before this step is committed now. */
+    w->n_committed = w->n_unacked;
+    ack(w);
+    st = flush_outbox(w);
+    if (st != BC_OK)
+        return st;
+    *outbox = bc_crawl_state_outbox_count(w->state);
+    w->stats.outbox = *outbox;
+    if (*outbox > w->stats.outbox_max)
+        w->stats.outbox_max = *outbox;
+    return BC_OK;
+}
+
+/* A stopping worker's step after the crawler's: whether it is over (the
+ * crawler done, and every entry it held acknowledged or Redis away), then
+ * published "stopped". */
+static bool stop_if_drained(struct bc_workers *w, bool done)
+{
+    if (!done || (w->n_unacked != 0 && w->ctx))
+        return false;
+    if (w->ctx || ensure_conn(w)) {
+        heartbeat(w, "stopped");
+        free_replies(w);
+    }
+    return true;
+}
+
+/* Read the inbox when it is due: a busy worker reads it every
+ * READ_EVERY_MS, not after every step (a step may last microseconds, and
+ * each read is a round trip that the crawl waits for); an idle one (done,
+ * nothing held, an empty outbox: it waits for entries up to timeout_ms,
+ * at most BLOCK_MAX_MS), one re-reading its pending entries, or one whose
+ * last read found entries reads at once. */
+static enum bc_status read_if_due(struct bc_workers *w, uint64_t timeout_ms,
+                                  bool done, uint64_t outbox)
+{
+    uint64_t wait = 0;
+    if (done && !w->pending_phase && w->n_unacked == 0 && outbox == 0)
+        wait = timeout_ms < BLOCK_MAX_MS ? timeout_ms : BLOCK_MAX_MS;
+    bool read_due = wait > 0 || w->pending_phase || !w->last_read_empty ||
+                    mono_ms() - w->last_read >= READ_EVERY_MS;
+    if (read_due && (w->ctx || ensure_conn(w))) {
+        w->last_read = mono_ms();
+        return read_inbox(w, wait);
+    }
+    if (read_due && wait > 0)
+        sleep_ms(wait); /* idle, Redis away: do not spin */
+    return BC_OK;
+}
+
+/* Tell the others what this worker is: busy again, its heartbeat every
+ * HEARTBEAT_MS, and, when it is idle, idle once and then a snapshot of
+ * the crawl every SNAPSHOT_MS (which may find the crawl over). */
+static void publish(struct bc_workers *w)
+{
+    uint64_t now = mono_ms();
+    bool idle = locally_idle(w);
+    if (w->published_idle && !idle)
+        publish_busy(w);
+    if (now - w->last_heartbeat >= HEARTBEAT_MS && (w->ctx || ensure_conn(w))) {
+        heartbeat(w, w->published_idle ? "idle" : "crawling");
+        w->last_heartbeat = now;
+    }
+    if (!idle || w->over || !w->ctx)
+        return;
+    if (!w->published_idle) {
+        /* With the row's counters of now, not of the last heartbeat
+         * (idle beside a stale queue in crawl --status). */
+        if (!append_row(w, "idle") || !cmd(w, "HSET %s idle 1", w->key_w)) {
+            append_failed(w, "idle");
+        } else if (round_trip(w, "idle")) {
+            w->published_idle = true;
+            w->snap_prev_valid = false;
+            w->last_snapshot = 0;
+        }
+        free_replies(w);
+    }
+    if (w->published_idle && w->ctx &&
+        (w->last_snapshot == 0 || now - w->last_snapshot >= SNAPSHOT_MS)) {
+        snapshot(w);
+        w->last_snapshot = now;
+    }
+}
+
 enum bc_status bc_workers_step(struct bc_workers *w, uint64_t timeout_ms,
                                bool *over)
 {
@@ -1754,81 +1910,21 @@ enum bc_status bc_workers_step(struct bc_workers *w, uint64_t timeout_ms,
             *over = true;
         return BC_OK;
     }
-    bool was_idle = locally_idle(w);
     bool done = false;
+    uint64_t outbox = 0;
     enum bc_status st =
-        bc_crawler_step(w->crawler, was_idle ? 0 : timeout_ms, &done);
+        crawler_step(w, locally_idle(w) ? 0 : timeout_ms, &done, &outbox);
     if (st != BC_OK)
         return st;
-    w->crawler_done = done;
-    /* Everything read before this step is committed now. */
-    w->n_committed = w->n_unacked;
-    ack(w);
-    st = flush_outbox(w);
-    if (st != BC_OK)
-        return st;
-    uint64_t outbox = bc_crawl_state_outbox_count(w->state);
-    w->stats.outbox = outbox;
-    if (outbox > w->stats.outbox_max)
-        w->stats.outbox_max = outbox;
-
     if (w->stopping) {
-        if (done && (w->n_unacked == 0 || !w->ctx)) {
-            if (w->ctx || ensure_conn(w)) {
-                heartbeat(w, "stopped");
-                free_replies(w);
-            }
-            if (over)
-                *over = true;
-        }
+        if (stop_if_drained(w, done) && over)
+            *over = true;
         return BC_OK;
     }
-
-    uint64_t wait = 0;
-    if (done && !w->pending_phase && w->n_unacked == 0 && outbox == 0)
-        wait = timeout_ms < BLOCK_MAX_MS ? timeout_ms : BLOCK_MAX_MS;
-    /* A busy worker reads its inbox every READ_EVERY_MS, not after every
-     * step (a step may last microseconds, and each read is a round trip
-     * that the crawl waits for); an idle one, one re-reading its pending
-     * entries, or one whose last read found entries reads at once. */
-    bool read_due = wait > 0 || w->pending_phase || !w->last_read_empty ||
-                    mono_ms() - w->last_read >= READ_EVERY_MS;
-    if (read_due && (w->ctx || ensure_conn(w))) {
-        w->last_read = mono_ms();
-        st = read_inbox(w, wait);
-        if (st != BC_OK)
-            return st;
-    } else if (read_due && wait > 0) {
-        sleep_ms(wait); /* idle, Redis away: do not spin */
-    }
-
-    uint64_t now = mono_ms();
-    bool idle = locally_idle(w);
-    if (w->published_idle && !idle)
-        publish_busy(w);
-    if (now - w->last_heartbeat >= HEARTBEAT_MS && (w->ctx || ensure_conn(w))) {
-        heartbeat(w, w->published_idle ? "idle" : "crawling");
-        w->last_heartbeat = now;
-    }
-    if (idle && !w->over && w->ctx) {
-        if (!w->published_idle) {
-            /* With the row's counters of now, not of the last heartbeat
-             * (idle beside a stale queue in crawl --status). */
-            if (!append_row(w, "idle") || !cmd(w, "HSET %s idle 1", w->key_w)) {
-                append_failed(w, "idle");
-            } else if (round_trip(w, "idle")) {
-                w->published_idle = true;
-                w->snap_prev_valid = false;
-                w->last_snapshot = 0;
-            }
-            free_replies(w);
-        }
-        if (w->published_idle && w->ctx &&
-            (w->last_snapshot == 0 || now - w->last_snapshot >= SNAPSHOT_MS)) {
-            snapshot(w);
-            w->last_snapshot = now;
-        }
-    }
+    st = read_if_due(w, timeout_ms, done, outbox);
+    if (st != BC_OK)
+        return st;
+    publish(w);
     if (w->over) {
         st = finish(w);
         if (st != BC_OK)
