@@ -212,6 +212,7 @@
 #include "bloomcrawl/robots.h"
 #include "bloomcrawl/url.h"
 #include "bc_buf.h"
+#include "bc_clock.h"
 #include "latency_int.h"
 #include "state_int.h"
 
@@ -461,9 +462,7 @@ struct bc_crawler {
 static uint64_t monotonic_ms(void *ctx)
 {
     (void)ctx;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return bc_mono_ms();
 }
 
 static uint64_t now_ms(const struct bc_crawler *c)
@@ -474,9 +473,7 @@ static uint64_t now_ms(const struct bc_crawler *c)
 static uint64_t realtime_ms(void *ctx)
 {
     (void)ctx;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return bc_wall_ms();
 }
 
 /* A recrawl window reads the time of each admission: set it before one. */

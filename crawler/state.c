@@ -162,6 +162,7 @@
 #include "bloomcrawl/crawl_state.h"
 #include "bloomcrawl/frontier_store.h"
 #include "bloomcrawl/seen.h"
+#include "bc_clock.h"
 #include "state_int.h"
 
 #define APP_ID       0x62437374 /* "bCst" */
@@ -391,17 +392,13 @@ static const char *snap_reason(enum bc_status st, int err)
 
 static uint64_t wall_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return bc_wall_ms();
 }
 
 /* Milliseconds on the monotonic clock: durations within one run. */
 static uint64_t mono_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return bc_mono_ms();
 }
 
 /* ---- small SQL helpers ----------------------------------------------- */

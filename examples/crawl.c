@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "bc_clock.h"
 #include "bc_io.h"
 #include "bloomcrawl/crawler.h"
 #include "bloomcrawl/redis_conn.h"
@@ -788,9 +789,7 @@ static void on_signal(int sig)
 
 static uint64_t now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return bc_mono_ms();
 }
 
 /* ---- output ------------------------------------------------------------ */
@@ -2734,9 +2733,7 @@ static int open_workers(struct crawl *c)
 
 static uint64_t wall_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return bc_wall_ms();
 }
 
 /* A worker whose heartbeat (every second) is older than this is shown

@@ -50,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bc_clock.h"
 #include "args.h"
 #include "bloomcrawl/seen.h"
 #include "bloomcrawl/url.h"
@@ -517,9 +518,7 @@ static void check_saturation(struct run *r, bool full)
 /* The system clock in ms since the epoch: what a time window reads. */
 static uint64_t now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+    return bc_wall_ms();
 }
 
 /* Test the pending lines and write the new ones, in input order. */

@@ -181,6 +181,7 @@
 #include <zlib.h>
 
 #include "bc_buf.h"
+#include "bc_clock.h"
 #include "bloomcrawl/fetcher.h"
 #include "bloomcrawl/links.h"
 #include "bloomcrawl/sitemap.h"
@@ -775,9 +776,7 @@ static bool parse_retry_after(const char *v, size_t n, uint64_t *ms)
 
 static uint64_t clock_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return bc_mono_ms();
 }
 
 /* Bytes received so far: header lines and body as it came on the wire. */

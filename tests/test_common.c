@@ -18,10 +18,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bc_bigarray.h"
 #include "bc_buf.h"
+#include "bc_clock.h"
 #include "bc_hex.h"
 #include "bc_io.h"
 #include "bloomcrawl/counter.h"
@@ -541,6 +543,24 @@ static void test_strerror(void **state)
                         "unknown status");
 }
 
+/* ---- bc_clock ---- */
+
+/* The wall clock is the epoch's (within a second of time()), the
+ * monotonic one never goes back and moves with a sleep. */
+static void test_clocks(void **state)
+{
+    (void)state;
+    uint64_t t = (uint64_t)time(NULL) * 1000u;
+    uint64_t w = bc_wall_ms();
+    assert_true(w + 2000 >= t && w <= t + 2000);
+    uint64_t a = bc_mono_ms();
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    uint64_t b = bc_mono_ms();
+    assert_true(b >= a + 19);
+    assert_true(b < a + 5000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -554,6 +574,7 @@ int main(void)
         cmocka_unit_test(test_io_pipe),
         cmocka_unit_test(test_io_file),
         cmocka_unit_test(test_io_write_count),
+        cmocka_unit_test(test_clocks),
         cmocka_unit_test(test_bigarray),
         cmocka_unit_test(test_counter_types),
         cmocka_unit_test(test_strerror),

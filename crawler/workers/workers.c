@@ -155,6 +155,7 @@
 #include "bloomcrawl/redis_conn.h"
 #include "bloomcrawl/workers.h"
 #include "bc_buf.h"
+#include "bc_clock.h"
 #include "state_int.h"
 
 #define COMMAND_TIMEOUT_MS 2000u
@@ -254,16 +255,12 @@ struct bc_workers {
 
 static uint64_t mono_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return bc_mono_ms();
 }
 
 static uint64_t wall_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return bc_wall_ms();
 }
 
 static void sleep_ms(uint64_t ms)
