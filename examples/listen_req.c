@@ -80,7 +80,7 @@ enum listen_route listen_route_of(const char *method, const char *path,
         /* libmicrohttpd decodes %2F in the path: an origin arrives with
          * its "://" as such. Accept exactly one, as in "http://a:1". */
         const char *sep = strstr(seg, "://");
-        if (!sep || sep >= seg + seg_len ||
+        if (!sep || sep + 3 > seg + seg_len ||
             memchr(sep + 3, '/', (size_t)(seg + seg_len - sep - 3)) ||
             memchr(seg, '/', (size_t)(sep - seg)))
             return LISTEN_NOT_FOUND;
