@@ -27,6 +27,10 @@ the three in parallel, each well under a minute):
               unaffected: its exit status and check_crawl.py as without
               --listen.
 
+  poll        (tests/tsan_listen.sh, with crawl built with
+              -fsanitize=thread) two readers and a controller on every
+              endpoint every 50 ms during a crawl: no data race reported.
+
 usage: e2e_listen.py BINDIR PART   (BINDIR holds crawl)
 """
 import http.client
@@ -468,11 +472,81 @@ def security_part(work):
         server.stop()
 
 
+# ---- poll (tests/tsan_listen.sh) ----------------------------------------
+
+def poll_part(work):
+    """A crawl with a poller on every endpoint, reads and control, every
+    50 ms from two threads: built with -fsanitize=thread by
+    tests/tsan_listen.sh, ThreadSanitizer must say nothing."""
+    import threading
+    sitedir = gensite(work)
+    log, out = os.path.join(work, "access.log"), os.path.join(work, "o")
+    server = Server(sitedir, log)
+    origin = urllib.parse.quote(server.args[-1].split("/")[2], safe="")
+    try:
+        crawl = Crawl(["--quiet", "--out", out, "--delay", "20", "--scope",
+                       "host", "--max-depth", "6", *CRAWL_ARGS,
+                       *server.args], work, "poll", timeout=240)
+        done, answers, errors = threading.Event(), [], []
+
+        def reader():
+            paths = ("/", "/metrics", "/status", "/hosts?sort=errors",
+                     "/hosts?sort=queued&limit=3")
+            i = 0
+            while not done.is_set():
+                try:
+                    h = {"Accept": "application/openmetrics-text"} \
+                        if i % 7 == 0 else None
+                    answers.append(crawl.http("GET", paths[i % len(paths)],
+                                              headers=h)[0])
+                except OSError as e:
+                    errors.append(e)
+                i += 1
+                time.sleep(0.05)
+
+        def controller():
+            cmds = (("/pause", None), ("/resume", None),
+                    ("/hosts/%s/delay" % origin, b"30"),
+                    ("/seeds", b"http://a.test/\nftp://x/\n"))
+            i = 0
+            while not done.is_set():
+                try:
+                    answers.append(crawl.http("POST", cmds[i % 4][0],
+                                              cmds[i % 4][1])[0])
+                except OSError as e:
+                    errors.append(e)
+                i += 1
+                time.sleep(0.05)
+
+        threads = [threading.Thread(target=reader),
+                   threading.Thread(target=reader),
+                   threading.Thread(target=controller)]
+        for t in threads:
+            t.start()
+        time.sleep(4)
+        crawl.json("POST", "/resume")
+        done.set()
+        for t in threads:
+            t.join()
+        crawl.json("POST", "/resume")
+        rc = crawl.wait()
+        err = crawl.stderr()
+        check("ThreadSanitizer" not in err and crawl.sane(),
+              "poll: no sanitizer report (%d answers, %d refused)%s"
+              % (len(answers), len(errors),
+                 "" if "Sanitizer" not in err else "\n" + err[-3000:]))
+        check(rc in (0, 4) and set(answers) <= {200, 404},
+              "poll: the crawl ends (%s); answers %s"
+              % (rc, sorted(set(answers))))
+    finally:
+        server.stop()
+
+
 def main():
     parts = {"prometheus": prometheus_part, "control": control_part,
-             "security": security_part}
+             "security": security_part, "poll": poll_part}
     if PART not in parts:
-        print("usage: e2e_listen.py BINDIR prometheus|control|security")
+        print("usage: e2e_listen.py BINDIR prometheus|control|security|poll")
         return 2
     t = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="bc_listen.") as work:
