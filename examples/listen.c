@@ -41,6 +41,9 @@ struct listen_server {
     bool wanted;         /* a reader asked since the last one */
     struct listen_command *head, *tail; /* queued, not taken */
     bool closing;
+    /* Commands answered whose response is not delivered yet (their
+     * connection not completed): listen_stop() waits for them. */
+    unsigned delivering;
     char *token;
     size_t token_len;
     bool reads_need_token;
@@ -58,7 +61,8 @@ struct req {
     char *body;
     size_t len;
     bool too_big;
-    bool answered; /* a refusal was queued at the first call */
+    bool answered;   /* a refusal was queued at the first call */
+    bool delivering; /* a command's answer, counted in s->delivering */
 };
 
 static uint64_t mono_ms(void)
@@ -366,6 +370,7 @@ static enum MHD_Result answer_command(struct listen_server *s,
         return refuse(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
                       "the crawl did not answer in time");
     }
+    r->delivering = true; /* counted by reply_locked() */
     pthread_mutex_unlock(&s->mu);
     char *reply = cmd->reply;
     size_t reply_len = cmd->reply_len;
@@ -444,8 +449,15 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
 static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                       enum MHD_RequestTerminationCode toe)
 {
-    (void)cls, (void)conn, (void)toe;
+    (void)conn, (void)toe;
+    struct listen_server *s = cls;
     struct req *r = *con_cls;
+    if (r && r->delivering) {
+        pthread_mutex_lock(&s->mu);
+        s->delivering--;
+        pthread_cond_broadcast(&s->cond);
+        pthread_mutex_unlock(&s->mu);
+    }
     if (r) {
         free(r->body);
         free(r);
@@ -575,6 +587,7 @@ static void reply_locked(struct listen_server *s, struct listen_command *cmd,
     cmd->reply = reply;
     cmd->reply_len = reply ? reply_len : 0;
     cmd->done = true;
+    s->delivering++; /* until its connection completes */
     pthread_cond_broadcast(&s->cond);
 }
 
@@ -610,6 +623,11 @@ void listen_stop(struct listen_server *s)
     }
     s->tail = NULL;
     pthread_cond_broadcast(&s->cond);
+    /* The answers given (a POST /stop's last of all) reach their clients
+     * before the connections are closed: a second at most. */
+    uint64_t deadline = mono_ms() + 1000;
+    while (s->delivering > 0 && mono_ms() < deadline)
+        wait_until(s, deadline);
     pthread_mutex_unlock(&s->mu);
     if (s->daemon)
         MHD_stop_daemon(s->daemon); /* joins the connections' threads */

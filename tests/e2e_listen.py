@@ -179,7 +179,9 @@ def same(a, b):
         return b != b or b in (float("inf"), float("-inf"))
     if isinstance(a, bool):
         a = int(a)
-    return abs(float(a) - b) <= 1e-6 * max(1.0, abs(b))
+    # --stats-json writes a double with %.6g: six significant digits, off
+    # by at most half a unit of the sixth (5e-6 of the value).
+    return abs(float(a) - b) <= 5e-6 * abs(b) + 1e-12
 
 
 def counters_agree(stats, text):
@@ -220,7 +222,7 @@ def prometheus_part(work):
     prom = None
     try:
         crawl = Crawl(["--quiet", "--out", out, "--stats-json", stats,
-                       "--delay", "30", "--listen-linger", "40s",
+                       "--delay", "30", "--listen-linger", "60s",
                        *CRAWL_ARGS, *server.args], work, "prom")
         cfg = os.path.join(work, "prometheus.yml")
         with open(cfg, "w") as f:
