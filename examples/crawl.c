@@ -236,8 +236,8 @@ static void usage(FILE *f)
         "                       the error kind of a failed fetch (timeout,\n"
         "                       connect, ...) or skipped:content_type; an\n"
         "                       attempt to be retried ends in \":retry\"\n"
-        "                       (connect:retry; retry alone for a 503)\n"
-        "                       and a statistics line (below)\n"
+        "                       (connect:retry; retry alone for a 503);\n"
+        "                       statistics lines too (below)\n"
         "  -v                   the same lines on stderr\n"
         "  --quiet              no progress line, no report\n"
         "  --help               this text\n"
@@ -423,7 +423,7 @@ struct options {
     uint64_t timeout_ms, max_body;
     uint64_t local_wait_ms; /* --local-wait */
     const char *out_file, *stats_file;
-    uint64_t stats_interval_ms; /* --stats-interval, 0: at the end only */
+    uint64_t stats_interval_ms; /* --stats-interval; 0: never by itself */
     const char *warc_file;
     uint64_t warc_max_size;
     const char *state_dir;
