@@ -3322,6 +3322,14 @@ int main(int argc, char **argv)
     const struct options *o = &c.opt;
     if (o->status)
         return o->redis ? show_status(o) : show_state_status(o);
+    /* SIGUSR1 and SIGHUP only set flags, acted on once the crawl runs:
+     * caught from here on, so that one sent early (a logrotate at the
+     * wrong moment) does not kill the crawl, their default action. */
+    struct sigaction usr;
+    memset(&usr, 0, sizeof(usr));
+    usr.sa_handler = on_stats_signal;
+    sigaction(SIGUSR1, &usr, NULL);
+    sigaction(SIGHUP, &usr, NULL);
     if (o->redis && (rc = open_workers(&c)) != 0)
         goto out_close;
     if (open_files(&c) != 0) {
@@ -3522,9 +3530,6 @@ int main(int argc, char **argv)
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    sa.sa_handler = on_stats_signal;
-    sigaction(SIGUSR1, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
     /* The first live --stats-json: FILE parses from the start on. */
     c.last_stats = now_ms();
     c.last_pages = c.pages_before;
