@@ -21,6 +21,8 @@ watched while it runs:
   usr1    --stats-interval 0: FILE is written at the start and then not
           again, until SIGUSR1 has it written at once (within a second);
           SIGINT ends the crawl with "interrupted", exit 130 in FILE.
+  early   SIGUSR1 and SIGHUP while the crawl starts (reading --seeds from
+          a FIFO): caught, the crawl goes on.
   usage   a bad --stats-interval, --status without --redis or --state
           (exit 2), --status --state on a directory that is no state (1).
 
@@ -294,6 +296,37 @@ def test_usr1(work, server):
           % (rc, s3.get("outcome")))
 
 
+def test_early(work, server):
+    """SIGUSR1 and SIGHUP while the crawl starts (here: reading --seeds
+    from a FIFO, before the crawl loop) only set their flags: the crawl
+    goes on (before they were caught from the loop's start on, their
+    default action killed it)."""
+    d = os.path.join(work, "early")
+    os.mkdir(d)
+    stats, fifo = os.path.join(d, "stats.json"), os.path.join(d, "seeds")
+    os.mkfifo(fifo)
+    seed = server.args[-1]
+    run = Run([CRAWL, "--stats-json", stats, "--log",
+               os.path.join(d, "fetch.log"), "--seeds", fifo,
+               *SLOW, "--max-pages", "3", *server.args[:-1]], d,
+              "early")
+    # The crawl has opened the FIFO once this open returns: it is in
+    # main(), reading its seeds.
+    try:
+        with open(fifo, "w") as f:
+            run.proc.send_signal(signal.SIGUSR1)
+            run.proc.send_signal(signal.SIGHUP)
+            time.sleep(0.3)
+            f.write(seed + "\n")
+    except BrokenPipeError:
+        pass  # killed by the signal: no reader left
+    rc = run.wait()
+    s = read_stats(stats)
+    check(rc == 0 and s.get("outcome") == "limit" and s.get("pages") == 3,
+          "early: SIGUSR1 and SIGHUP while the seeds are read do not kill "
+          "the crawl (exit %r, %r)" % (rc, s.get("outcome")))
+
+
 def test_usage(work):
     p = subprocess.run([CRAWL, "--stats-interval", "x", "http://a.test/"],
                        capture_output=True, text=True, timeout=30)
@@ -330,6 +363,7 @@ def main():
         parts.run("live", test_live, work, server)
         parts.run("kill9", test_kill9, work, server)
         parts.run("usr1", test_usr1, work, server)
+        parts.run("early", test_early, work, server)
         parts.run("usage", test_usage, work)
     finally:
         if server:
