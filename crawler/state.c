@@ -2732,11 +2732,13 @@ enum bc_status bc_crawl_state_peek(const char *dir,
         goto out_close;
     }
     /* The queue as the frontier rebuilds it (I3): each host's URLs after
-     * its cursor (a range of urls_queue per host), and the requeued
-     * flight rows; in flight: the flight rows not requeued. */
+     * its cursor (a range of urls_queue per host: CROSS JOIN keeps hosts
+     * the outer loop, where the planner would scan the whole journal),
+     * and the requeued flight rows; in flight: the flight rows not
+     * requeued. */
     ok = ok &&
          peek_int(db,
-                  "SELECT (SELECT count(*) FROM hosts h JOIN urls u"
+                  "SELECT (SELECT count(*) FROM hosts h CROSS JOIN urls u"
                   " ON u.host = h.id AND u.seq > h.cursor)"
                   " + (SELECT count(*) FROM flight WHERE requeued = 1)",
                   &sum.queued) &&
