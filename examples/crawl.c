@@ -792,6 +792,7 @@ struct crawl {
     bool seed_lost; /* a worker's seed found no Redis (add_seed) */
     FILE *seeds_in;
     char *stats_tmp;        /* --stats-json's FILE.tmp, renamed over FILE */
+    int stats_fd;           /* the descriptor kept for it: -1 without */
     bool stats_warned;      /* a live --stats-json write failed: said once */
     uint64_t last_stats;    /* when the last statistics were written */
     uint64_t last_pages;    /* pages then: the rate of the --log line */
@@ -2505,10 +2506,9 @@ static int open_files(struct crawl *c)
             if (!err && stat(o->stats_file, &st) == 0 && S_ISDIR(st.st_mode))
                 err = EISDIR;
         }
-        if (fd >= 0) {
-            close(fd);
+        if (fd >= 0)
             unlink(c->stats_tmp);
-        }
+        c->stats_fd = fd; /* kept: write_stats_file() */
         if (err) {
             fprintf(stderr, "crawl: --stats-json %s: %s\n", o->stats_file,
                     strerror(err));
@@ -3054,6 +3054,13 @@ static int show_state_status(const struct options *o)
  * at any moment (even -9) leaves the last complete one (and perhaps a
  * FILE.tmp, which the next write truncates). Returns 0 or errno; FILE is
  * then as it was.
+ *
+ * A descriptor is kept for it from the start (c->stats_fd: the one of
+ * open_files()' check, then the last FILE.tmp's, FILE once renamed; never
+ * written through again) and closed just before FILE.tmp is opened,
+ * which takes its slot: a crawl that has used every other descriptor
+ * (EMFILE: tests/e2e_fds.py) still writes its statistics, as it did when
+ * FILE was held open from the start.
  */
 static int write_stats_file(struct crawl *c, uint64_t now, const char *outcome,
                             int exit_status)
@@ -3070,15 +3077,16 @@ static int write_stats_file(struct crawl *c, uint64_t now, const char *outcome,
         free(buf);
         return ENOMEM;
     }
-    int fd = open(c->stats_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (c->stats_fd >= 0)
+        close(c->stats_fd);
+    int fd = c->stats_fd =
+        open(c->stats_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         err = errno;
         goto out_free;
     }
     err = write_fully(fd, buf, len, NULL);
     if (!err && fsync(fd) != 0)
-        err = errno;
-    if (close(fd) != 0 && !err)
         err = errno;
     if (!err && rename(c->stats_tmp, c->opt.stats_file) != 0)
         err = errno;
@@ -3310,6 +3318,7 @@ int main(int argc, char **argv)
     c.argc = argc;
     c.argv = argv;
     c.log_fd = -1;
+    c.stats_fd = -1;
     int rc = parse_options(argc, argv, &c.opt);
     if (rc == 1)
         usage(stdout);
@@ -3653,6 +3662,8 @@ out_close:
         close(c.out_fd);
     if (c.log_fd >= 0)
         close(c.log_fd);
+    if (c.stats_fd >= 0)
+        close(c.stats_fd);
     free(c.stats_tmp);
     if (c.seeds_in)
         fclose(c.seeds_in);
