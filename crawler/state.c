@@ -1032,6 +1032,9 @@ static bool looks_ours(const char *path)
     return ours;
 }
 
+#define LOCK_RETRIES  50
+#define LOCK_RETRY_MS 2
+
 /* Take DIR/lock (flock, non-blocking) and write our pid into it. */
 static enum bc_status take_lock(struct bc_crawl_state *s,
                                 struct bc_crawl_state_error *err)
@@ -1046,7 +1049,16 @@ static enum bc_status take_lock(struct bc_crawl_state *s,
                 strerror(errno));
         return BC_ERR_IO;
     }
-    if (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    /* A reader's probe (bc_crawl_state_peek()) holds a shared lock for
+     * microseconds: it is waited for, LOCK_RETRIES times LOCK_RETRY_MS;
+     * a crawl holds its lock for the whole run. */
+    int locked, tries = 0;
+    while ((locked = flock(s->lock_fd, LOCK_EX | LOCK_NB)) != 0 &&
+           errno == EWOULDBLOCK && ++tries < LOCK_RETRIES) {
+        struct timespec ts = {0, LOCK_RETRY_MS * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (locked != 0) {
         if (errno != EWOULDBLOCK) {
             set_err(err->text, sizeof(err->text), "cannot lock: %s",
                     strerror(errno));
@@ -2602,6 +2614,9 @@ enum bc_status bc_crawl_state_commit(struct bc_crawl_state *s,
         st = set_meta(
             s, "elapsed_ms",
             (sqlite3_int64)(s->elapsed_before + mono_ms() - s->opened_ms));
+    /* When, on the wall clock: bc_crawl_state_peek()'s last commit. */
+    if (st == BC_OK)
+        st = set_meta(s, "committed_ms", (sqlite3_int64)wall_ms());
     if (st == BC_OK)
         st = exec(s, "COMMIT"); /* the turn, whole (I4) */
     if (st != BC_OK) {
@@ -2671,4 +2686,175 @@ enum bc_status bc_crawl_state_snapshot(struct bc_crawl_state *s,
     s->in_txn = false;
     s->snapshot_pos = s->committed_journal;
     return BC_OK;
+}
+
+/* ---- a look from outside (crawl --status --state DIR) ----------------- */
+
+/*
+ * Whether a process holds DIR/lock, and its pid (the lock file's). The
+ * probe is a shared flock taken without waiting and dropped at once: it
+ * fails exactly while a crawl holds its exclusive lock. A crawl opening
+ * the state in those microseconds waits for it (take_lock()'s retries).
+ * A missing lock file: nobody has the state open.
+ */
+static enum bc_status peek_lock(const char *dir, bool *running, long *pid,
+                                struct bc_crawl_state_error *err)
+{
+    *running = false;
+    *pid = 0;
+    char *path = path_join(dir, "lock");
+    if (!path)
+        return BC_ERR_NOMEM;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    free(path);
+    if (fd < 0 && errno == ENOENT)
+        return BC_OK;
+    if (fd < 0) {
+        set_err(err->text, sizeof(err->text), "cannot open lock: %s",
+                strerror(errno));
+        return BC_ERR_IO;
+    }
+    enum bc_status st = BC_OK;
+    if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+        flock(fd, LOCK_UN);
+    } else if (errno == EWOULDBLOCK) {
+        char buf[32] = "";
+        ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+        buf[n > 0 ? n : 0] = '\0';
+        *running = true;
+        *pid = strtol(buf, NULL, 10);
+    } else {
+        set_err(err->text, sizeof(err->text), "cannot lock: %s",
+                strerror(errno));
+        st = BC_ERR_IO;
+    }
+    close(fd);
+    return st;
+}
+
+/* One integer of a read-only query of db; 0 when the query has no row. */
+static bool peek_int(sqlite3 *db, const char *sql, uint64_t *out)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+        return false;
+    int rc = sqlite3_step(q);
+    *out = rc == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(q, 0) : 0;
+    sqlite3_finalize(q);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE;
+}
+
+enum bc_status bc_crawl_state_peek(const char *dir,
+                                   struct bc_crawl_state_summary *out,
+                                   struct bc_crawl_state_error *err)
+{
+    if (!dir || !out || !err)
+        return BC_ERR_INVALID_ARG;
+    memset(err, 0, sizeof(*err));
+    struct bc_crawl_state_summary sum;
+    memset(&sum, 0, sizeof(sum));
+    struct stat sb;
+    if (stat(dir, &sb) != 0) {
+        int e = errno;
+        set_err(err->text, sizeof(err->text), "%s", strerror(e));
+        return e == ENOENT ? BC_ERR_NOT_FOUND : BC_ERR_IO;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        set_err(err->text, sizeof(err->text), "not a directory");
+        return BC_ERR_FORMAT;
+    }
+    char *db_path = path_join(dir, "crawl.db");
+    if (!db_path)
+        return BC_ERR_NOMEM;
+    if (stat(db_path, &sb) != 0) {
+        free(db_path);
+        set_err(err->text, sizeof(err->text),
+                "not a crawl state (no crawl.db)");
+        return BC_ERR_FORMAT;
+    }
+    enum bc_status st = peek_lock(dir, &sum.running, &sum.pid, err);
+    if (st != BC_OK) {
+        free(db_path);
+        return st;
+    }
+    /* Read-only: SQLite's shared read lock in WAL mode is all it takes,
+     * and it blocks no writer (a checkpoint that would need the reader
+     * gone waits, and the crawl's snapshot falls back to a passive one:
+     * bc_crawl_state_snapshot()). One read transaction: every number is
+     * of the same commit. */
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL);
+    free(db_path);
+    if (rc != SQLITE_OK) {
+        set_err(err->text, sizeof(err->text), "cannot open crawl.db: %s",
+                db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close(db);
+        return db ? BC_ERR_IO : BC_ERR_NOMEM;
+    }
+    sqlite3_busy_timeout(db, 2000);
+    uint64_t app = 0, version = 0, failed_table = 0;
+    bool ok = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK &&
+              peek_int(db, "PRAGMA application_id", &app);
+    if (ok && app != APP_ID) {
+        set_err(err->text, sizeof(err->text),
+                "crawl.db is not a crawl state database");
+        st = BC_ERR_FORMAT;
+        goto out_close;
+    }
+    ok = ok && peek_int(db, "PRAGMA user_version", &version);
+    if (ok && version != BC_CRAWL_STATE_VERSION) {
+        set_err(err->text, sizeof(err->text),
+                "crawl state format version %llu, this build reads version "
+                "%d only",
+                (unsigned long long)version, BC_CRAWL_STATE_VERSION);
+        st = BC_ERR_VERSION;
+        goto out_close;
+    }
+    /* The queue as the frontier rebuilds it (I3): each host's URLs after
+     * its cursor (a range of urls_queue per host: CROSS JOIN keeps hosts
+     * the outer loop, where the planner would scan the whole journal),
+     * and the requeued flight rows; in flight: the flight rows not
+     * requeued. */
+    ok = ok &&
+         peek_int(db,
+                  "SELECT (SELECT count(*) FROM hosts h CROSS JOIN urls u"
+                  " ON u.host = h.id AND u.seq > h.cursor)"
+                  " + (SELECT count(*) FROM flight WHERE requeued = 1)",
+                  &sum.queued) &&
+         peek_int(db, "SELECT count(*) FROM flight WHERE requeued = 0",
+                  &sum.in_flight) &&
+         peek_int(db, "SELECT coalesce(max(id), 0) FROM urls", &sum.admitted) &&
+         peek_int(db, "SELECT count(*) FROM hosts", &sum.hosts) &&
+         peek_int(db, "SELECT value FROM counters WHERE name = 'crawler.pages'",
+                  &sum.pages) &&
+         peek_int(db,
+                  "SELECT coalesce(sum(value), 0) FROM counters"
+                  " WHERE name LIKE 'crawler.errors.%'",
+                  &sum.errors) &&
+         peek_int(db, "SELECT value FROM meta WHERE key = 'runs'", &sum.runs) &&
+         peek_int(db, "SELECT value FROM meta WHERE key = 'elapsed_ms'",
+                  &sum.elapsed_ms) &&
+         peek_int(db, "SELECT value FROM meta WHERE key = 'created'",
+                  &sum.created_ms) &&
+         peek_int(db, "SELECT value FROM meta WHERE key = 'committed_ms'",
+                  &sum.committed_ms) &&
+         peek_int(db,
+                  "SELECT count(*) FROM sqlite_master"
+                  " WHERE type = 'table' AND name = 'failed'",
+                  &failed_table) &&
+         (!failed_table ||
+          peek_int(db, "SELECT count(*) FROM failed", &sum.given_up));
+    if (!ok) {
+        set_err(err->text, sizeof(err->text), "cannot read crawl.db: %s",
+                sqlite3_errmsg(db));
+        st = sqlite3_errcode(db) == SQLITE_NOMEM    ? BC_ERR_NOMEM
+             : sqlite3_errcode(db) == SQLITE_NOTADB ? BC_ERR_FORMAT
+                                                    : BC_ERR_IO;
+        goto out_close;
+    }
+    *out = sum;
+out_close:
+    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(db);
+    return st;
 }

@@ -73,6 +73,12 @@
 #define CRAWL_MAX_DELAY_MS 3600000u
 #define CRAWL_MAX_PAGES    1000000000000u
 
+/* --stats-interval: --stats-json rewritten and a statistics line in --log
+ * every 10 s by default (Heritrix's progress-statistics.log: every 20 s);
+ * at most once a day. */
+#define STATS_INTERVAL_MS    10000u
+#define STATS_INTERVAL_MAX_S 86400u
+
 #define DEFAULT_USER_AGENT                                                     \
     "bloomcrawl/" BC_VERSION_STRING                                            \
     " (sample crawler; +https://example.invalid/contact)"
@@ -85,6 +91,7 @@ static void usage(FILE *f)
         "       crawl --redis URL --workers N --worker I --state DIR "
         "[options] [URL...]\n"
         "       crawl --redis URL [--crawl-id NAME] --status\n"
+        "       crawl --state DIR --status\n"
         "\n"
         "Crawl from the seed URLs, politely: robots.txt first, one request\n"
         "at a time per host, a delay between requests to a host.\n"
@@ -209,9 +216,10 @@ static void usage(FILE *f)
         "                       to the hard one) allows, with a note\n"
         "Output:\n"
         "  --out FILE           one JSON object per fetched URL\n"
-        "  --stats-json FILE    all counters as one JSON object at the end\n"
-        "                       (with \"per_host\": every host, and\n"
-        "                       \"counters\": every counter of --counters)\n"
+        "  --stats-json FILE    all counters as one JSON object (with\n"
+        "                       \"per_host\": every host, and \"counters\":\n"
+        "                       every counter of --counters), rewritten\n"
+        "                       while the crawl runs (below)\n"
         "  --counters           list every counter (name, kind, unit, what\n"
         "                       it counts, labels) and exit\n"
         "  --warc FILE          archive every transfer (pages, robots.txt,\n"
@@ -235,7 +243,8 @@ static void usage(FILE *f)
         "                       the error kind of a failed fetch (timeout,\n"
         "                       connect, ...) or skipped:content_type; an\n"
         "                       attempt to be retried ends in \":retry\"\n"
-        "                       (connect:retry; retry alone for a 503)\n"
+        "                       (connect:retry; retry alone for a 503);\n"
+        "                       statistics lines too (below)\n"
         "  -v                   the same lines on stderr\n"
         "  --quiet              no progress line, no report\n"
         "  --help               this text\n"
@@ -284,6 +293,34 @@ static void usage(FILE *f)
         "  --listen-linger D    after the crawl, keep serving its final\n"
         "                       numbers for D (\"30s\"), or until POST /stop\n",
         f);
+    fputs("\n"
+          "Live statistics (no server needed):\n"
+          "  --stats-interval S   every S seconds (10; 0..86400; 0: only at\n"
+          "                       the start, on SIGUSR1 and at the end):\n"
+          "                       --stats-json is written whole to\n"
+          "                       FILE.tmp, fsync'ed and renamed over FILE\n"
+          "                       (a reader never sees half a document; a\n"
+          "                       kill -9 leaves the last whole one), with\n"
+          "                       \"outcome\": \"running\", \"exit_status\":\n"
+          "                       null and \"updated_at\" while it runs; and\n"
+          "                       --log gets a line TIME stats KEY=VALUE...:\n"
+          "                       elapsed_s pages pages_per_s bytes queued\n"
+          "                       in_flight hosts errors given_up new\n"
+          "                       duplicate probably_seen fill fpr (keys\n"
+          "                       only added at the end), at the end too\n"
+          "  SIGUSR1              write them now\n"
+          "  SIGHUP               reopen --log by its name (logrotate:\n"
+          "                       create with postrotate kill -HUP, or\n"
+          "                       copytruncate); --out is not reopened\n"
+          "  --status             with --state DIR: the state of a running\n"
+          "                       or stopped crawl, read-only, its lock not\n"
+          "                       taken: running (pid) or stopped, pages,\n"
+          "                       queued, in flight, errors, given up,\n"
+          "                       admitted, hosts, runs, elapsed, created,\n"
+          "                       last commit; redrawn every second on a\n"
+          "                       terminal while it runs; exit 1 if DIR is\n"
+          "                       not a crawl state\n",
+          f);
     /* Split: a C11 compiler need not support a string literal over 4,095
      * bytes (-Woverlength-strings); no format, the text has no '%'. */
     fprintf(
@@ -432,6 +469,7 @@ struct options {
     uint64_t timeout_ms, max_body;
     uint64_t local_wait_ms; /* --local-wait */
     const char *out_file, *stats_file;
+    uint64_t stats_interval_ms; /* --stats-interval; 0: never by itself */
     const char *warc_file;
     uint64_t warc_max_size;
     const char *state_dir;
@@ -578,6 +616,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         .host_failures = BC_FRONTIER_DEFAULT_HOST_FAILURES,
         .host_give_up_ms = BC_FRONTIER_DEFAULT_HOST_GIVE_UP_MS,
         .max_redirects = BC_FRONTIER_DEFAULT_MAX_REDIRECTS,
+        .stats_interval_ms = STATS_INTERVAL_MS,
         .crawl_id = "default",
         .metrics_hosts = 20};
     for (int i = 1; i < argc; i++) {
@@ -702,7 +741,10 @@ static int parse_options(int argc, char **argv, struct options *o)
         else if (!strcmp(a, "--out"))
             o->out_file = v;
         else if (!strcmp(a, "--stats-json"))
-            o->stats_file = v;
+            o->stats_file = v, bad = *v == '\0';
+        else if (!strcmp(a, "--stats-interval"))
+            bad = args_count(v, true, &n) || n > STATS_INTERVAL_MAX_S,
+            o->stats_interval_ms = n * 1000u, range = "0..86400 s";
         else if (!strcmp(a, "--warc"))
             o->warc_file = v, bad = *v == '\0' || strpbrk(v, "\r\n") != NULL;
         else if (!strcmp(a, "--warc-max-size"))
@@ -779,8 +821,9 @@ static int parse_options(int argc, char **argv, struct options *o)
         i += takes;
     }
     if (o->status) {
-        if (!o->redis) {
-            fprintf(stderr, "crawl: --status needs --redis URL\n");
+        if (!o->redis && !o->state_dir) {
+            fprintf(stderr,
+                    "crawl: --status needs --redis URL or --state DIR\n");
             return -1;
         }
         return 0;
@@ -849,7 +892,12 @@ struct crawl {
     uint64_t revisit_known, revisit_due; /* --revisit at the start */
     bool saturation_warned;
     bool seed_lost; /* a worker's seed found no Redis (add_seed) */
-    FILE *stats, *seeds_in;
+    FILE *seeds_in;
+    char *stats_tmp;        /* --stats-json's FILE.tmp, renamed over FILE */
+    int stats_fd;           /* the descriptor kept for it: -1 without */
+    bool stats_warned;      /* a live --stats-json write failed: said once */
+    uint64_t last_stats;    /* when the last statistics were written */
+    uint64_t last_pages;    /* pages then: the rate of the --log line */
     uint64_t last_progress; /* when the progress line was last written */
     bool stderr_tty;        /* refresh one line, or print one every 5 s */
     /* The recent rate: (time, pages) at the last RATE_SAMPLES progress
@@ -886,6 +934,7 @@ struct crawl {
 };
 
 static volatile sig_atomic_t interrupted, stop_signal;
+static volatile sig_atomic_t stats_asked, log_reopen;
 
 /* SIGINT and SIGTERM: the first stops the crawl cleanly, the second
  * abandons the transfers in flight. The exit status is 128 + the first. */
@@ -894,6 +943,18 @@ static void on_signal(int sig)
     if (!interrupted)
         stop_signal = sig;
     interrupted++;
+}
+
+/* SIGUSR1: write --stats-json (and a --log statistics line) now; SIGHUP:
+ * reopen --log (logrotate). A handler only sets a flag (async-signal-
+ * safe); the loop does the work between steps (live_stats()), within the
+ * step's wait (at most 1 s). */
+static void on_stats_signal(int sig)
+{
+    if (sig == SIGUSR1)
+        stats_asked = 1;
+    else
+        log_reopen = 1;
 }
 
 static uint64_t now_ms(void)
@@ -2177,6 +2238,22 @@ static unsigned clamp_concurrency(const struct crawl *c, unsigned want)
     return n;
 }
 
+/* An ISO 8601 UTC time of the wall clock, now: 2026-01-02T03:04:05Z. */
+static void utc_now(char when[32])
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(when, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/*
+ * The --stats-json document, into f (a file, or memory: open_memstream).
+ * now is now_ms(); outcome and exit_status are the crawl's at its end
+ * (main()), or "running" and -1 while it runs: then "exit_status" is
+ * null (a crawl in progress has none yet). "updated_at" is the wall
+ * clock when it was written.
+ */
 static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
                              const char *outcome, int exit_status)
 {
@@ -2185,10 +2262,15 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
     struct bc_crawler_stats k;
     bc_crawler_stats(c->crawler, &k);
     const struct bc_seen_stats *v = &s.seen;
+    char when[32], status[16] = "null";
+    utc_now(when);
+    if (exit_status >= 0)
+        snprintf(status, sizeof(status), "%d", exit_status);
     fprintf(f,
-            "{\"outcome\": \"%s\", \"exit_status\": %d, \"elapsed_ms\": %llu, "
+            "{\"outcome\": \"%s\", \"exit_status\": %s, "
+            "\"updated_at\": \"%s\", \"elapsed_ms\": %llu, "
             "\"pages\": %llu, \"bytes\": %llu, ",
-            outcome, exit_status, (unsigned long long)(now - c->start_ms),
+            outcome, status, when, (unsigned long long)(now - c->start_ms),
             (unsigned long long)k.pages, (unsigned long long)k.bytes);
     if (c->state) {
         struct bc_crawl_state_info si;
@@ -2512,10 +2594,28 @@ static int open_files(struct crawl *c)
         fprintf(stderr, "crawl: --log %s: %s\n", o->log_file, strerror(errno));
         return -1;
     }
-    if (o->stats_file && !(c->stats = fopen(o->stats_file, "w"))) {
-        fprintf(stderr, "crawl: --stats-json %s: %s\n", o->stats_file,
-                strerror(errno));
-        return -1;
+    /* --stats-json is written to FILE.tmp and renamed over FILE
+     * (write_stats_file()): FILE.tmp must be creatable, FILE no
+     * directory. FILE itself is left as it is until the crawl starts. */
+    if (o->stats_file) {
+        size_t n = strlen(o->stats_file) + sizeof(".tmp");
+        int fd = -1, err = ENOMEM;
+        if ((c->stats_tmp = malloc(n)) != NULL) {
+            snprintf(c->stats_tmp, n, "%s.tmp", o->stats_file);
+            fd = open(c->stats_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                      0644);
+            err = fd < 0 ? errno : 0;
+            if (!err && stat(o->stats_file, &st) == 0 && S_ISDIR(st.st_mode))
+                err = EISDIR;
+        }
+        if (fd >= 0)
+            unlink(c->stats_tmp);
+        c->stats_fd = fd; /* kept: write_stats_file() */
+        if (err) {
+            fprintf(stderr, "crawl: --stats-json %s: %s\n", o->stats_file,
+                    strerror(err));
+            return -1;
+        }
     }
     return 0;
 }
@@ -2981,29 +3081,131 @@ static char *stats_json_text(struct crawl *c, uint64_t now, const char *outcome,
     return buf;
 }
 
+/* A wall-clock time in ms as ISO 8601 UTC, or "-" for 0 (unknown). */
+static const char *utc_of_ms(char when[32], uint64_t ms)
+{
+    if (!ms)
+        return "-";
+    time_t t = (time_t)(ms / 1000u);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(when, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return when;
+}
+
+/* The table of crawl --status --state DIR (bc_crawl_state_peek()). */
+static void print_state_status(FILE *f, const char *dir,
+                               const struct bc_crawl_state_summary *m)
+{
+    char created[32], committed[32], ago[48] = "";
+    uint64_t now = wall_ms();
+    if (m->committed_ms && now >= m->committed_ms)
+        snprintf(ago, sizeof(ago), " (%.1f s ago)",
+                 (double)(now - m->committed_ms) / 1000.0);
+    fprintf(f, "crawl state %s: ", dir);
+    if (m->running)
+        fprintf(f, "running (pid %ld)\n", m->pid);
+    else
+        fputs("stopped\n", f);
+    fprintf(f,
+            "  pages        %llu\n"
+            "  queued       %llu\n"
+            "  in flight    %llu\n"
+            "  errors       %llu\n"
+            "  given up     %llu\n"
+            "  admitted     %llu\n"
+            "  hosts        %llu\n"
+            "  runs         %llu\n"
+            "  elapsed      %.1f s\n"
+            "  created      %s\n"
+            "  last commit  %s%s\n",
+            (unsigned long long)m->pages, (unsigned long long)m->queued,
+            (unsigned long long)m->in_flight, (unsigned long long)m->errors,
+            (unsigned long long)m->given_up, (unsigned long long)m->admitted,
+            (unsigned long long)m->hosts, (unsigned long long)m->runs,
+            (double)m->elapsed_ms / 1000.0, utc_of_ms(created, m->created_ms),
+            utc_of_ms(committed, m->committed_ms), ago);
+}
+
 /*
- * --stats-json, at the end: formatted in memory, then written with one
- * write(2) and closed, so that a full disk or a file-size limit is seen
- * with its errno (stdio's buffer would report it at fclose(), errno
- * lost). The file was opened at the start (a wrong path costs nothing).
- * Returns 0 or errno; closes c->stats either way.
+ * crawl --status --state DIR: a single-process crawl's state, read-only
+ * and without its lock (bc_crawl_state_peek()), so the crawl may be
+ * running: printed once, or on a terminal redrawn every second until the
+ * crawl stops or a signal ends it, as --status of --redis workers.
+ * Returns the exit status: 0, or 1 after a message (no crawl state).
  */
-static int write_stats(struct crawl *c, uint64_t end, const char *outcome,
-                       int rc)
+static int show_state_status(const struct options *o)
+{
+    bool tty = isatty(STDOUT_FILENO);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    for (;;) {
+        struct bc_crawl_state_summary m;
+        struct bc_crawl_state_error err;
+        enum bc_status st = bc_crawl_state_peek(o->state_dir, &m, &err);
+        if (st != BC_OK) {
+            fprintf(stderr, "crawl: --state %s: %s\n", o->state_dir,
+                    *err.text ? err.text : bc_strerror(st));
+            return 1;
+        }
+        if (tty)
+            fputs("\033[H\033[2J", stdout); /* home, clear the screen */
+        print_state_status(stdout, o->state_dir, &m);
+        fflush(stdout);
+        if (!tty || !m.running || interrupted)
+            return 0;
+        struct timespec second = {1, 0};
+        nanosleep(&second, NULL);
+        if (interrupted)
+            return 0;
+    }
+}
+
+/*
+ * --stats-json FILE: the document formatted in memory (write_stats_json()),
+ * written whole to FILE.tmp in one write(2) (a full disk or a file-size
+ * limit is seen with its errno, which stdio's buffer would lose), fsync'ed,
+ * then renamed over FILE. rename(2) replaces FILE atomically: a reader
+ * opens the old document or the new one, never a part of one, and a kill
+ * at any moment (even -9) leaves the last complete one (and perhaps a
+ * FILE.tmp, which the next write truncates). Returns 0 or errno; FILE is
+ * then as it was.
+ *
+ * A descriptor is kept for it from the start (c->stats_fd: the one of
+ * open_files()' check, then the last FILE.tmp's, FILE once renamed; never
+ * written through again) and closed just before FILE.tmp is opened,
+ * which takes its slot: a crawl that has used every other descriptor
+ * (EMFILE: tests/e2e_fds.py) still writes its statistics, as it did when
+ * FILE was held open from the start.
+ */
+static int write_stats_file(struct crawl *c, uint64_t now, const char *outcome,
+                            int exit_status)
 {
     size_t len;
     int err = 0;
-    char *buf = stats_json_text(c, end, outcome, rc, &len);
-    if (!buf) {
-        err = ENOMEM;
-        goto out_close;
-    }
-    err = write_fully(fileno(c->stats), buf, len, NULL);
-    free(buf);
-out_close:
-    if (fclose(c->stats) != 0 && !err)
+    char *buf = stats_json_text(c, now, outcome, exit_status, &len);
+    if (!buf)
+        return ENOMEM;
+    if (c->stats_fd >= 0)
+        close(c->stats_fd);
+    int fd = c->stats_fd =
+        open(c->stats_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
         err = errno;
-    c->stats = NULL;
+        goto out_free;
+    }
+    err = write_fully(fd, buf, len, NULL);
+    if (!err && fsync(fd) != 0)
+        err = errno;
+    if (!err && rename(c->stats_tmp, c->opt.stats_file) != 0)
+        err = errno;
+    if (err)
+        (void)unlink(c->stats_tmp); /* a part of a document: never read */
+out_free:
+    free(buf);
     return err;
 }
 
@@ -3588,6 +3790,139 @@ static void listen_close(struct crawl *c, uint64_t end, const char *outcome,
     c->listen = NULL;
 }
 
+/*
+ * The --log statistics line, every --stats-interval and at the end (as
+ * Heritrix's progress-statistics.log, in the same file as the fetches):
+ * TIME "stats" then space-separated key=value pairs, in this order (keys
+ * may be added at the end, never renamed):
+ *   elapsed_s    seconds since this run started
+ *   pages        pages fetched (all runs, with --state)
+ *   pages_per_s  pages per second since the previous statistics line
+ *                (or the start of the run)
+ *   bytes        body bytes fetched
+ *   queued       URLs waiting in the frontier
+ *   in_flight    transfers under way
+ *   hosts        hosts known to the frontier
+ *   errors       fetches ended by an error (timeout, connect, ...)
+ *   given_up     URLs given up to transient faults
+ *   new, duplicate, probably_seen  the seen-test's verdicts
+ *   fill         the seen-test's filter's fill, 0..1 (the Bloom filter's
+ *                bits set; with --recrawl-after the window's live keys
+ *                over its capacity)
+ *   fpr          its estimated false-positive rate (the window's
+ *                predicted one)
+ * A fetch line's second field is a 3-digit status, so "stats" tells the
+ * two apart. Written whole in one write(2), like a fetch line.
+ */
+static void log_stats(struct crawl *c, uint64_t now)
+{
+    if (c->log_fd < 0 || c->write_failed)
+        return;
+    struct bc_frontier_stats s;
+    bc_frontier_stats(c->frontier, now, &s);
+    struct bc_crawler_stats k;
+    bc_crawler_stats(c->crawler, &k);
+    const struct bc_seen_stats *v = &s.seen;
+    uint64_t since = c->last_stats > c->start_ms ? c->last_stats : c->start_ms;
+    double secs = (double)(now - since) / 1000.0;
+    double rate = secs > 0 && k.pages >= c->last_pages
+                      ? (double)(k.pages - c->last_pages) / secs
+                      : 0.0;
+    uint64_t errors = 0;
+    for (int e = 0; e < BC_CRAWLER_ERR_KIND_COUNT; e++)
+        errors += k.errors[e];
+    bool window = v->kind == BC_SEEN_WINDOW_TIME;
+    double fill = !window ? v->bloom.fill
+                  : v->window.capacity
+                      ? (double)v->window.live_keys / (double)v->window.capacity
+                      : 0.0;
+    double fpr = window ? v->window.fpr_predicted : v->bloom.fpr_estimated;
+    char when[32], line[640];
+    utc_now(when);
+    int n = snprintf(
+        line, sizeof(line),
+        "%s stats elapsed_s=%.1f pages=%llu pages_per_s=%.2f bytes=%llu "
+        "queued=%zu in_flight=%zu hosts=%zu errors=%llu given_up=%llu "
+        "new=%llu duplicate=%llu probably_seen=%llu fill=%.6f fpr=%.3g\n",
+        when, (double)(now - c->start_ms) / 1000.0, (unsigned long long)k.pages,
+        rate, (unsigned long long)k.bytes, s.queued, k.in_flight, s.hosts,
+        (unsigned long long)errors, (unsigned long long)given_up_of(c).total,
+        (unsigned long long)v->verdict_new, (unsigned long long)v->duplicate,
+        (unsigned long long)v->probably_seen, fill, isfinite(fpr) ? fpr : 0.0);
+    c->last_pages = k.pages;
+    if (n < 0 || (size_t)n >= sizeof(line))
+        return; /* cannot be: the fields are numbers */
+    size_t put;
+    int err = write_fully(c->log_fd, line, (size_t)n, &put);
+    if (err) {
+        struct stat sb; /* a line cut short is cut off, as on_fetch() */
+        if (put > 0 && fstat(c->log_fd, &sb) == 0 &&
+            (uint64_t)sb.st_size >= put)
+            (void)!ftruncate(c->log_fd, sb.st_size - (off_t)put);
+        write_failed(c, c->opt.log_file, err);
+    }
+}
+
+/*
+ * SIGHUP: open --log again by its name, so that logrotate can rename the
+ * file and have the crawl write a new one at the old name (its "create"
+ * mode, with "postrotate kill -HUP PID"; "copytruncate" works without a
+ * signal too, the file being O_APPEND). The next line goes to the new
+ * file; a line is written whole to one file or the other. A file that
+ * cannot be opened is said once and the old one kept. --out is not
+ * reopened: it is the crawl's output, not a log (with --state its length
+ * is part of what a commit records), and the WARC rotates itself
+ * (--warc-max-size).
+ */
+static void reopen_log(struct crawl *c)
+{
+    if (c->log_fd < 0 || c->write_failed)
+        return;
+    int fd =
+        open(c->opt.log_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        fprintf(stderr,
+                "%scrawl: warning: SIGHUP: cannot reopen --log %s (%s): "
+                "still writing the file open before\n",
+                c->stderr_tty && !c->opt.quiet ? "\r\033[K" : "",
+                c->opt.log_file, strerror(errno));
+        return;
+    }
+    close(c->log_fd);
+    c->log_fd = fd;
+}
+
+/*
+ * Between steps: reopen --log after a SIGHUP; every --stats-interval, or
+ * at once after a SIGUSR1, rewrite --stats-json ("outcome": "running")
+ * and add a --log statistics line. A live --stats-json that cannot be
+ * written is said once on stderr and the crawl goes on (the last complete
+ * document stays; the one at the end must be written, or exit 1).
+ */
+static void live_stats(struct crawl *c, uint64_t now)
+{
+    if (log_reopen) {
+        log_reopen = 0;
+        reopen_log(c);
+    }
+    bool due = c->opt.stats_interval_ms &&
+               now - c->last_stats >= c->opt.stats_interval_ms;
+    if (!due && !stats_asked)
+        return;
+    stats_asked = 0;
+    log_stats(c, now);
+    c->last_stats = now;
+    int err = c->opt.stats_file ? write_stats_file(c, now, "running", -1) : 0;
+    if (err && !c->stats_warned) {
+        c->stats_warned = true;
+        fprintf(stderr,
+                "%scrawl: warning: writing %s: %s (the crawl goes on; "
+                "tried again every --stats-interval)\n",
+                c->stderr_tty && !c->opt.quiet ? "\r\033[K" : "",
+                c->opt.stats_file, strerror(err));
+    }
+}
+
 /* ---- the loop ----------------------------------------------------------- */
 
 /*
@@ -3669,6 +4004,7 @@ static int run(struct crawl *c)
         check_saturation(c, false);
         uint64_t now = now_ms();
         progress(c, now, false);
+        live_stats(c, now);
     }
 }
 
@@ -3680,6 +4016,7 @@ int main(int argc, char **argv)
     c.argc = argc;
     c.argv = argv;
     c.log_fd = -1;
+    c.stats_fd = -1;
     int rc = parse_options(argc, argv, &c.opt);
     if (rc == 1)
         usage(stdout);
@@ -3691,7 +4028,15 @@ int main(int argc, char **argv)
         return rc > 0 ? 0 : 2;
     const struct options *o = &c.opt;
     if (o->status)
-        return show_status(o);
+        return o->redis ? show_status(o) : show_state_status(o);
+    /* SIGUSR1 and SIGHUP only set flags, acted on once the crawl runs:
+     * caught from here on, so that one sent early (a logrotate at the
+     * wrong moment) does not kill the crawl, their default action. */
+    struct sigaction usr;
+    memset(&usr, 0, sizeof(usr));
+    usr.sa_handler = on_stats_signal;
+    sigaction(SIGUSR1, &usr, NULL);
+    sigaction(SIGHUP, &usr, NULL);
     if (o->redis && (rc = open_workers(&c)) != 0)
         goto out_close;
     if (open_files(&c) != 0) {
@@ -3897,6 +4242,19 @@ int main(int argc, char **argv)
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* The first live --stats-json: FILE parses from the start on. */
+    c.last_stats = now_ms();
+    c.last_pages = c.pages_before;
+    if (o->stats_file) {
+        int err = write_stats_file(&c, c.last_stats, "running", -1);
+        if (err) {
+            c.stats_warned = true;
+            fprintf(stderr,
+                    "crawl: warning: writing %s: %s (the crawl goes on; "
+                    "tried again every --stats-interval)\n",
+                    o->stats_file, strerror(err));
+        }
+    }
 
     /* The outcome and the exit status (see usage()). */
     const char *outcome = "complete";
@@ -3969,6 +4327,7 @@ int main(int argc, char **argv)
                 bc_crawler_resource_name(k.local_errno),
                 strerror(k.local_errno));
     uint64_t end = now_ms();
+    log_stats(&c, end); /* the run's last statistics line */
     check_saturation(&c, true);
     progress(&c, end, true);
     if (interrupted && !o->quiet)
@@ -3980,8 +4339,8 @@ int main(int argc, char **argv)
         outcome = "failed";
         rc = 1;
     }
-    if (c.stats) {
-        int err = write_stats(&c, end, outcome, rc);
+    if (o->stats_file) {
+        int err = write_stats_file(&c, end, outcome, rc);
         if (err) {
             fprintf(stderr, "crawl: writing %s: %s\n", o->stats_file,
                     strerror(err));
@@ -4008,8 +4367,9 @@ out_close:
         close(c.out_fd);
     if (c.log_fd >= 0)
         close(c.log_fd);
-    if (c.stats)
-        fclose(c.stats);
+    if (c.stats_fd >= 0)
+        close(c.stats_fd);
+    free(c.stats_tmp);
     if (c.seeds_in)
         fclose(c.seeds_in);
     return rc;

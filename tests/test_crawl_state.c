@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -371,6 +373,147 @@ static void test_info_at_open(void **state)
             bc_crawl_state_close(s);
     }
     bc_crawl_state_close(s);
+}
+
+/* Hold a shared flock on DIR/lock in a child for ms milliseconds (as
+ * bc_crawl_state_peek()'s probe does for microseconds); returns the child
+ * once it holds it. */
+static pid_t hold_shared_lock(const char *d, int ms)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char p[400];
+        snprintf(p, sizeof(p), "%s/lock", d);
+        int fd = open(p, O_RDONLY);
+        if (fd < 0 || flock(fd, LOCK_SH) != 0)
+            _exit(1);
+        (void)!write(fds[1], "x", 1);
+        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        _exit(0);
+    }
+    close(fds[1]);
+    char c;
+    assert_int_equal(read(fds[0], &c, 1), 1);
+    close(fds[0]);
+    return pid;
+}
+
+/*
+ * bc_crawl_state_peek(): a state seen from outside, the crawl holding it
+ * (a child, killed -9 at the end) or not; the numbers of the last commit,
+ * read-only; the lock probed, not taken; and a crawl opening the state
+ * while a probe holds its shared lock waits it out instead of being
+ * refused (before take_lock()'s retries: BC_ERR_LOCKED).
+ */
+static void test_peek(void **state)
+{
+    (void)state;
+    struct bc_crawl_state_summary m;
+    struct bc_crawl_state_error err;
+    const char *d = new_dir();
+    assert_int_equal(bc_crawl_state_peek(d, &m, &err), BC_ERR_NOT_FOUND);
+    assert_int_equal(mkdir(d, 0700), 0);
+    assert_int_equal(bc_crawl_state_peek(d, &m, &err), BC_ERR_FORMAT);
+    assert_int_equal(bc_crawl_state_peek(NULL, &m, &err), BC_ERR_INVALID_ARG);
+    assert_int_equal(rmdir(d), 0);
+
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t before = (uint64_t)ts.tv_sec * 1000u - 1000u;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) { /* the crawl: 5 URLs of 2 hosts, 1 done, 1 in flight */
+        struct bc_crawl_state *s = NULL;
+        struct bc_frontier_config c = config();
+        struct bc_frontier *f = NULL;
+        if (bc_crawl_state_open(d, fixed, NFIXED, &s, NULL) != BC_OK ||
+            bc_crawl_state_frontier(s, &c, 4, 0, &f) != BC_OK)
+            _exit(10);
+        const char *urls[] = {"http://a.test/1", "http://a.test/2",
+                              "http://a.test/3", "http://b.test/1",
+                              "http://b.test/2"};
+        for (int i = 0; i < 5; i++) {
+            enum bc_frontier_reason r;
+            if (bc_frontier_add(f, urls[i], strlen(urls[i]), NULL, 0, 1, &r,
+                                NULL) != BC_OK)
+                _exit(11);
+        }
+        struct bc_frontier_job j;
+        struct bc_frontier_outcome o = {200, 5, 0, BC_FAULT_NONE};
+        if (bc_frontier_next(f, 0, &j) != BC_OK ||
+            bc_frontier_done(f, &j, &o, 0) != BC_OK ||
+            bc_crawl_state_page_done(s, j.id) != BC_OK ||
+            bc_frontier_next(f, 0, &j) != BC_OK)
+            _exit(12);
+        if (bc_crawl_state_counter_set(s, "crawler.pages", 7) != BC_OK ||
+            bc_crawl_state_counter_set(s, "crawler.errors.timeout", 2) !=
+                BC_OK ||
+            bc_crawl_state_counter_set(s, "crawler.errors.dns", 1) != BC_OK ||
+            bc_crawl_state_counter_set(s, "crawler.bytes", 99) != BC_OK ||
+            bc_crawl_state_commit(s, f) != BC_OK)
+            _exit(13);
+        (void)!write(fds[1], "x", 1);
+        pause(); /* until the parent kills it */
+        _exit(14);
+    }
+    close(fds[1]);
+    char ch;
+    assert_int_equal(read(fds[0], &ch, 1), 1);
+    close(fds[0]);
+
+    for (int pass = 0; pass < 2; pass++) {
+        memset(&m, 0xff, sizeof(m));
+        enum bc_status st = bc_crawl_state_peek(d, &m, &err);
+        if (st != BC_OK)
+            print_error("peek: %s: %s\n", bc_strerror(st), err.text);
+        assert_int_equal(st, BC_OK);
+        assert_int_equal(m.running, pass == 0);
+        assert_int_equal(m.pid, pass == 0 ? (long)pid : 0);
+        assert_int_equal(m.runs, 1);
+        assert_int_equal(m.pages, 7);
+        assert_int_equal(m.errors, 3); /* crawler.errors.*, not bytes */
+        assert_int_equal(m.given_up, 0);
+        assert_int_equal(m.admitted, 5);
+        assert_int_equal(m.queued, 3);
+        assert_int_equal(m.in_flight, 1);
+        assert_int_equal(m.hosts, 2);
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t after = (uint64_t)ts.tv_sec * 1000u + 1000u;
+        assert_true(m.created_ms >= before && m.created_ms <= after);
+        assert_true(m.committed_ms >= m.created_ms && m.committed_ms <= after);
+        if (pass == 0) { /* the crawl killed: its lock goes with it */
+            int status;
+            kill(pid, SIGKILL);
+            assert_int_equal(waitpid(pid, &status, 0), pid);
+        }
+    }
+
+    /* The resume counts the URL in flight at the kill as queued again:
+     * what peek() called queued + in flight. */
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_crawl_state_info info;
+    bc_crawl_state_info(s, &info);
+    assert_int_equal(info.queued + info.refetched_now, 4);
+    bc_crawl_state_close(s);
+
+    /* A probe's shared lock (30 ms here) is waited for; a lock held
+     * longer than the retries (take_lock(): 100 ms) is a crawl's. */
+    pid_t holder = hold_shared_lock(d, 30);
+    s = open_ok(d);
+    bc_crawl_state_close(s);
+    int status;
+    assert_int_equal(waitpid(holder, &status, 0), holder);
+    holder = hold_shared_lock(d, 1000);
+    struct bc_crawl_state *s2 = NULL;
+    assert_int_equal(bc_crawl_state_open(d, fixed, NFIXED, &s2, &err),
+                     BC_ERR_LOCKED);
+    assert_int_equal(waitpid(holder, &status, 0), holder);
 }
 
 static void test_not_a_state(void **state)
@@ -1564,6 +1707,7 @@ int main(void)
         cmocka_unit_test(test_sitemap_jobs_survive),
         cmocka_unit_test(test_config_mismatch),
         cmocka_unit_test(test_lock),
+        cmocka_unit_test(test_peek),
         cmocka_unit_test(test_not_a_state),
         cmocka_unit_test(test_unreadable),
         cmocka_unit_test(test_damaged),

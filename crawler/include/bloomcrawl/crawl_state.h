@@ -166,6 +166,49 @@ enum bc_status bc_crawl_state_retry_failed(struct bc_crawl_state *state,
 void bc_crawl_state_set_out_offset(struct bc_crawl_state *state,
                                    uint64_t offset);
 
+/* A crawl state seen from outside, as of its last commit
+ * (bc_crawl_state_peek()). Counts are over all runs. */
+struct bc_crawl_state_summary {
+    /* A process holds the state (DIR/lock), and its pid (the lock file's;
+     * 0 when none does). */
+    bool running;
+    long pid;
+    uint64_t runs;       /* runs of the state (meta runs) */
+    uint64_t pages;      /* pages fetched (the counter crawler.pages) */
+    uint64_t errors;     /* fetches ended by an error (crawler.errors.*) */
+    uint64_t given_up;   /* URLs given up to transient faults */
+    uint64_t queued;     /* URLs waiting (a resume would queue them) */
+    uint64_t in_flight;  /* URLs handed out and not done at the commit */
+    uint64_t admitted;   /* URLs ever admitted (the journal's length) */
+    uint64_t hosts;      /* hosts known */
+    uint64_t elapsed_ms; /* the time the state was open, all runs */
+    /* Wall clock, ms since 1970: the state's creation, and its last
+     * commit (0 if unknown: last committed by a build before issue 22). */
+    uint64_t created_ms;
+    uint64_t committed_ms;
+};
+
+/*
+ * Read the state in dir without opening it for a crawl: crawl.db opened
+ * read-only (SQLite's shared read lock of WAL mode, which stops no
+ * writer), DIR/lock probed, not taken (a shared lock tried without
+ * waiting and dropped at once; a crawl opening the state at that moment
+ * waits the microseconds out). So it may run beside the crawl that has
+ * the state open, as often as one likes, and changes nothing in dir
+ * (but for SQLite's side files: a stopped state gets an empty
+ * crawl.db-wal and its index crawl.db-shm, as any reader makes them).
+ * The numbers are those of one commit: at most one turn of the crawl
+ * loop old. No integrity check (bc_crawl_state_open() has one).
+ * Returns BC_OK (*out filled), or with err->text saying why and *out
+ * unchanged: BC_ERR_NOT_FOUND (no dir), BC_ERR_FORMAT (not a crawl
+ * state), BC_ERR_VERSION, BC_ERR_IO (cannot read), BC_ERR_NOMEM,
+ * BC_ERR_INVALID_ARG (a NULL). O(queued URLs + hosts): the queue is
+ * counted, a range of an index per host.
+ */
+enum bc_status bc_crawl_state_peek(const char *dir,
+                                   struct bc_crawl_state_summary *out,
+                                   struct bc_crawl_state_error *err);
+
 #ifdef __cplusplus
 }
 #endif
