@@ -2744,15 +2744,11 @@ static bool peek_int(sqlite3 *db, const char *sql, uint64_t *out)
     return rc == SQLITE_ROW || rc == SQLITE_DONE;
 }
 
-enum bc_status bc_crawl_state_peek(const char *dir,
-                                   struct bc_crawl_state_summary *out,
+/* The path of DIR's crawl.db (malloc'd) in *db_path, after checking that
+ * DIR is a directory holding one. */
+static enum bc_status peek_db_path(const char *dir, char **db_path,
                                    struct bc_crawl_state_error *err)
 {
-    if (!dir || !out || !err)
-        return BC_ERR_INVALID_ARG;
-    memset(err, 0, sizeof(*err));
-    struct bc_crawl_state_summary sum;
-    memset(&sum, 0, sizeof(sum));
     struct stat sb;
     if (stat(dir, &sb) != 0) {
         int e = errno;
@@ -2763,16 +2759,99 @@ enum bc_status bc_crawl_state_peek(const char *dir,
         set_err(err->text, sizeof(err->text), "not a directory");
         return BC_ERR_FORMAT;
     }
-    char *db_path = path_join(dir, "crawl.db");
-    if (!db_path)
+    char *path = path_join(dir, "crawl.db");
+    if (!path)
         return BC_ERR_NOMEM;
-    if (stat(db_path, &sb) != 0) {
-        free(db_path);
+    if (stat(path, &sb) != 0) {
+        free(path);
         set_err(err->text, sizeof(err->text),
                 "not a crawl state (no crawl.db)");
         return BC_ERR_FORMAT;
     }
-    enum bc_status st = peek_lock(dir, &sum.running, &sum.pid, err);
+    *db_path = path;
+    return BC_OK;
+}
+
+/* Is db a crawl state of the version this build reads? BC_OK, or
+ * BC_ERR_FORMAT / BC_ERR_VERSION with the text in err, or BC_ERR_IO with
+ * *ok false (a query failed: the caller says how). */
+static enum bc_status peek_format(sqlite3 *db, bool *ok,
+                                  struct bc_crawl_state_error *err)
+{
+    uint64_t app = 0, version = 0;
+    *ok = peek_int(db, "PRAGMA application_id", &app);
+    if (*ok && app != APP_ID) {
+        set_err(err->text, sizeof(err->text),
+                "crawl.db is not a crawl state database");
+        return BC_ERR_FORMAT;
+    }
+    *ok = *ok && peek_int(db, "PRAGMA user_version", &version);
+    if (*ok && version != BC_CRAWL_STATE_VERSION) {
+        set_err(err->text, sizeof(err->text),
+                "crawl state format version %llu, this build reads version "
+                "%d only",
+                (unsigned long long)version, BC_CRAWL_STATE_VERSION);
+        return BC_ERR_VERSION;
+    }
+    return *ok ? BC_OK : BC_ERR_IO;
+}
+
+/* The summary's numbers, read in the caller's one transaction; false when
+ * a query failed. */
+static bool peek_numbers(sqlite3 *db, struct bc_crawl_state_summary *sum)
+{
+    uint64_t failed_table = 0;
+    /* The queue as the frontier rebuilds it (I3): each host's URLs after
+     * its cursor (a range of urls_queue per host: CROSS JOIN keeps hosts
+     * the outer loop, where the planner would scan the whole journal),
+     * and the requeued flight rows; in flight: the flight rows not
+     * requeued. */
+    return peek_int(db,
+                    "SELECT (SELECT count(*) FROM hosts h CROSS JOIN urls u"
+                    " ON u.host = h.id AND u.seq > h.cursor)"
+                    " + (SELECT count(*) FROM flight WHERE requeued = 1)",
+                    &sum->queued) &&
+           peek_int(db, "SELECT count(*) FROM flight WHERE requeued = 0",
+                    &sum->in_flight) &&
+           peek_int(db, "SELECT coalesce(max(id), 0) FROM urls",
+                    &sum->admitted) &&
+           peek_int(db, "SELECT count(*) FROM hosts", &sum->hosts) &&
+           peek_int(db,
+                    "SELECT value FROM counters WHERE name = 'crawler.pages'",
+                    &sum->pages) &&
+           peek_int(db,
+                    "SELECT coalesce(sum(value), 0) FROM counters"
+                    " WHERE name LIKE 'crawler.errors.%'",
+                    &sum->errors) &&
+           peek_int(db, "SELECT value FROM meta WHERE key = 'runs'",
+                    &sum->runs) &&
+           peek_int(db, "SELECT value FROM meta WHERE key = 'elapsed_ms'",
+                    &sum->elapsed_ms) &&
+           peek_int(db, "SELECT value FROM meta WHERE key = 'created'",
+                    &sum->created_ms) &&
+           peek_int(db, "SELECT value FROM meta WHERE key = 'committed_ms'",
+                    &sum->committed_ms) &&
+           peek_int(db,
+                    "SELECT count(*) FROM sqlite_master"
+                    " WHERE type = 'table' AND name = 'failed'",
+                    &failed_table) &&
+           (!failed_table ||
+            peek_int(db, "SELECT count(*) FROM failed", &sum->given_up));
+}
+
+enum bc_status bc_crawl_state_peek(const char *dir,
+                                   struct bc_crawl_state_summary *out,
+                                   struct bc_crawl_state_error *err)
+{
+    if (!dir || !out || !err)
+        return BC_ERR_INVALID_ARG;
+    memset(err, 0, sizeof(*err));
+    struct bc_crawl_state_summary sum;
+    memset(&sum, 0, sizeof(sum));
+    char *db_path = NULL;
+    enum bc_status st = peek_db_path(dir, &db_path, err);
+    if (st == BC_OK)
+        st = peek_lock(dir, &sum.running, &sum.pid, err);
     if (st != BC_OK) {
         free(db_path);
         return st;
@@ -2792,58 +2871,13 @@ enum bc_status bc_crawl_state_peek(const char *dir,
         return db ? BC_ERR_IO : BC_ERR_NOMEM;
     }
     sqlite3_busy_timeout(db, 2000);
-    uint64_t app = 0, version = 0, failed_table = 0;
-    bool ok = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK &&
-              peek_int(db, "PRAGMA application_id", &app);
-    if (ok && app != APP_ID) {
-        set_err(err->text, sizeof(err->text),
-                "crawl.db is not a crawl state database");
-        st = BC_ERR_FORMAT;
-        goto out_close;
+    bool ok = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+    if (ok) {
+        st = peek_format(db, &ok, err);
+        if (st != BC_OK && ok)
+            goto out_close;
     }
-    ok = ok && peek_int(db, "PRAGMA user_version", &version);
-    if (ok && version != BC_CRAWL_STATE_VERSION) {
-        set_err(err->text, sizeof(err->text),
-                "crawl state format version %llu, this build reads version "
-                "%d only",
-                (unsigned long long)version, BC_CRAWL_STATE_VERSION);
-        st = BC_ERR_VERSION;
-        goto out_close;
-    }
-    /* The queue as the frontier rebuilds it (I3): each host's URLs after
-     * its cursor (a range of urls_queue per host: CROSS JOIN keeps hosts
-     * the outer loop, where the planner would scan the whole journal),
-     * and the requeued flight rows; in flight: the flight rows not
-     * requeued. */
-    ok = ok &&
-         peek_int(db,
-                  "SELECT (SELECT count(*) FROM hosts h CROSS JOIN urls u"
-                  " ON u.host = h.id AND u.seq > h.cursor)"
-                  " + (SELECT count(*) FROM flight WHERE requeued = 1)",
-                  &sum.queued) &&
-         peek_int(db, "SELECT count(*) FROM flight WHERE requeued = 0",
-                  &sum.in_flight) &&
-         peek_int(db, "SELECT coalesce(max(id), 0) FROM urls", &sum.admitted) &&
-         peek_int(db, "SELECT count(*) FROM hosts", &sum.hosts) &&
-         peek_int(db, "SELECT value FROM counters WHERE name = 'crawler.pages'",
-                  &sum.pages) &&
-         peek_int(db,
-                  "SELECT coalesce(sum(value), 0) FROM counters"
-                  " WHERE name LIKE 'crawler.errors.%'",
-                  &sum.errors) &&
-         peek_int(db, "SELECT value FROM meta WHERE key = 'runs'", &sum.runs) &&
-         peek_int(db, "SELECT value FROM meta WHERE key = 'elapsed_ms'",
-                  &sum.elapsed_ms) &&
-         peek_int(db, "SELECT value FROM meta WHERE key = 'created'",
-                  &sum.created_ms) &&
-         peek_int(db, "SELECT value FROM meta WHERE key = 'committed_ms'",
-                  &sum.committed_ms) &&
-         peek_int(db,
-                  "SELECT count(*) FROM sqlite_master"
-                  " WHERE type = 'table' AND name = 'failed'",
-                  &failed_table) &&
-         (!failed_table ||
-          peek_int(db, "SELECT count(*) FROM failed", &sum.given_up));
+    ok = ok && peek_numbers(db, &sum);
     if (!ok) {
         set_err(err->text, sizeof(err->text), "cannot read crawl.db: %s",
                 sqlite3_errmsg(db));
@@ -2852,6 +2886,7 @@ enum bc_status bc_crawl_state_peek(const char *dir,
                                                     : BC_ERR_IO;
         goto out_close;
     }
+    st = BC_OK;
     *out = sum;
 out_close:
     sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
