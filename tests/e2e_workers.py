@@ -369,7 +369,11 @@ class Crawl:
         check(all((s.get("outcome"), s.get("exit_status")) ==
                   (("incomplete", 4) if finished_rc(s) else ("complete", 0))
                   for s in stats) and
-              sum(s.get("given_up", {}).get("total", 0) for s in stats) ==
+              # given up: pages (each a record with a transient fault)
+              # and sitemaps (no record: a loaded machine may time one
+              # out on every try)
+              sum(s.get("given_up", {}).get("total", 0) -
+                  s.get("given_up", {}).get("sitemaps", 0) for s in stats) ==
               sum(r.get("fault") == "transient" for rs in recs for r in rs),
               "%s: each --stats-json says outcome complete, exit status 0, "
               "or incomplete, 4, for the worker that gave up the site's "
