@@ -1880,9 +1880,9 @@ static enum bc_status fake_refill(void *ctx, struct bc_frontier *f,
 static struct bc_frontier_store fake_store_of(struct fake_store *fs,
                                               size_t window)
 {
-    struct bc_frontier_store st = {fs,        window,           fake_queued,
-                                   fake_left, fake_host_hook,   fake_refill,
-                                   NULL,      fake_circuit_hook};
+    struct bc_frontier_store st = {
+        fs,          window, fake_queued,       fake_left, fake_host_hook,
+        fake_refill, NULL,   fake_circuit_hook, NULL};
     return st;
 }
 
