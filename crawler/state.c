@@ -17,6 +17,7 @@
  *     urls:   id (admission order) | host | seq (FIFO position) | url ...
  *             | referrer (the page it was found on; NULL for a seed)
  *     hosts:  id | origin | robots.txt outcome ... | cursor
+ *             | delay_override (bc_frontier_set_host_delay(), ms; 0: none)
  *     flight: seq | host | requeued      (handed out, not completed)
  *     host_stats: origin | data          (the crawler's per-host counters,
  *                                          a blob it defines, per commit)
@@ -134,8 +135,9 @@
  * and host_stats, version 3 the outbox: an older state is refused with a
  * message saying which version made it; there is no migration; the
  * tables sitemaps, circuits and failed came later and are made when
- * missing, so no version was needed). PRAGMA quick_check runs before
- * anything is written (a truncated or byte-flipped database is refused).
+ * missing, the column hosts.delay_override added, so no version was
+ * needed). PRAGMA quick_check runs before anything is written (a
+ * truncated or byte-flipped database is refused).
  * bloom.snap carries its own checksum (bc_bloom_load).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -826,7 +828,8 @@ static enum bc_status add_column(struct bc_crawl_state *s, const char *table,
     return exec(s, sql);
 }
 
-/* The tables sitemaps, circuits and failed, with every column. */
+/* The tables sitemaps, circuits and failed, with every column, and the
+ * columns added to hosts. */
 static enum bc_status make_fault_tables(struct bc_crawl_state *s)
 {
     enum bc_status st = exec(s, sitemaps_sql);
@@ -837,7 +840,25 @@ static enum bc_status make_fault_tables(struct bc_crawl_state *s)
     if (st == BC_OK)
         st = add_column(s, "circuits", "retry_until",
                         "INTEGER NOT NULL DEFAULT 0");
+    if (st == BC_OK)
+        st = add_column(s, "hosts", "delay_override",
+                        "INTEGER NOT NULL DEFAULT 0");
     return st;
+}
+
+/* A host's delay override was set (or removed: 0), through the turn's
+ * transaction like every other change (I4): durable at the next commit. */
+static enum bc_status hook_delay(void *ctx, const char *origin, size_t len,
+                                 uint64_t delay_ms)
+{
+    struct bc_crawl_state *s = ctx;
+    struct shost *h;
+    enum bc_status st = host_hook_begin(s, origin, len, &h);
+    if (st != BC_OK)
+        return st;
+    const sqlite3_int64 v[] = {clamp64(delay_ms), h->id};
+    return run_ints(s, "UPDATE hosts SET delay_override = ? WHERE id = ?", v,
+                    2);
 }
 
 /* A sitemap job was queued (a row), or is done (marked). Rare (a few
@@ -968,6 +989,7 @@ void bc_crawl_state_store(struct bc_crawl_state *s, size_t window,
     out->refill = hook_refill;
     out->sitemap = hook_sitemap;
     out->circuit = hook_circuit;
+    out->delay = hook_delay;
 }
 
 /* ---- open ------------------------------------------------------------ */
@@ -1953,7 +1975,8 @@ static enum bc_status restore_hosts(struct bc_crawl_state *s,
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(s->db,
                            "SELECT origin, robots, robots_body, robots_expires,"
-                           " robots_failures, given_up_lost, id FROM hosts",
+                           " robots_failures, given_up_lost, id,"
+                           " delay_override FROM hosts",
                            -1, &q, NULL) != SQLITE_OK)
         return db_fail(s, "hosts");
     uint64_t wall = wall_ms();
@@ -1983,6 +2006,8 @@ static enum bc_status restore_hosts(struct bc_crawl_state *s,
             hs.robots = BC_FRONTIER_ROBOTS_UNKNOWN; /* ask again */
         hs.robots_failures = (unsigned)sqlite3_column_int(q, 4);
         hs.given_up_lost = (uint64_t)sqlite3_column_int64(q, 5);
+        sqlite3_int64 delay = sqlite3_column_int64(q, 7);
+        hs.delay_override_ms = delay > 0 ? (uint64_t)delay : 0;
         struct shost *h;
         HASH_FIND(hh, s->hosts, hs.origin, hs.origin_len, h);
         if (!hs.origin || !h) {

@@ -276,8 +276,9 @@ static void usage(FILE *f)
         "                       with --state, committed before the answer\n"
         "    POST /hosts/HOST/delay  the host's delay in ms (body or ?ms=;\n"
         "                       0: back to --delay), never below its\n"
-        "                       robots.txt Crawl-delay; this run only, not\n"
-        "                       kept by --state\n"
+        "                       robots.txt Crawl-delay; with --state,\n"
+        "                       committed before the answer and kept by a\n"
+        "                       resume\n"
         "    POST /stop         the clean stop of SIGINT (exit 130)\n"
         "                       POST needs \"Authorization: Bearer TOKEN\";\n"
         "                       GET too on an address not loopback. 401\n"
@@ -880,7 +881,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 #define RATE_WINDOW_MS 10000u
 #define RATE_SAMPLES   64u
 
-/* POST /seeds commands waiting for a commit at once (more: 503). */
+/* POST /seeds and /hosts/HOST/delay commands waiting for a commit at
+ * once (more: 503). */
 #define LISTEN_PENDING_MAX 16u
 
 struct crawl {
@@ -924,7 +926,8 @@ struct crawl {
     bool over;                  /* the crawl is over for all its workers */
     bool over_at_start;         /* ... already when this worker started */
     /* --listen: the server, the control token, paused by POST /pause,
-     * and the POST /seeds answered after the next step's commit. */
+     * and the POST /seeds and delays answered after the next step's
+     * commit. */
     struct listen_server *listen;
     char listen_token[256];
     bool listen_paused;
@@ -3575,7 +3578,8 @@ static void listen_seeds(struct crawl *c, struct listen_command *cmd)
 }
 
 /* POST /hosts/HOST/delay: HOST an origin ("http://a.test:8080") or a
- * host[:port], tried as http:// then https://. */
+ * host[:port], tried as http:// then https://. Answered, as POST /seeds,
+ * once the next step has committed it (durable with --state). */
 static void listen_delay(struct crawl *c, struct listen_command *cmd)
 {
     char origin[LISTEN_HOST_MAX + 16];
@@ -3592,8 +3596,12 @@ static void listen_delay(struct crawl *c, struct listen_command *cmd)
     size_t len = 0;
     char *r;
     if (st != BC_OK) {
-        r = reply_text(&len, "{\"error\": \"no such host in the crawl\"}\n");
-        listen_reply(c->listen, cmd, 404, r, len);
+        r = st == BC_ERR_NOT_FOUND
+                ? reply_text(&len,
+                             "{\"error\": \"no such host in the crawl\"}\n")
+                : reply_text(&len, "{\"error\": \"%s\"}\n", bc_strerror(st));
+        listen_reply(c->listen, cmd, st == BC_ERR_NOT_FOUND ? 404 : 500, r,
+                     len);
         return;
     }
     r = reply_text(&len,
@@ -3601,7 +3609,9 @@ static void listen_delay(struct crawl *c, struct listen_command *cmd)
                    "\"effective_ms\": %llu}\n",
                    origin, (unsigned long long)cmd->delay_ms,
                    (unsigned long long)eff);
-    listen_reply(c->listen, cmd, 200, r, len);
+    c->listen_buf[c->listen_pending] = r;
+    c->listen_len[c->listen_pending] = len;
+    c->listen_cmd[c->listen_pending++] = cmd;
 }
 
 /* Carry out the queued commands; over: the crawl is over (they are
@@ -3628,18 +3638,19 @@ static bool listen_commands(struct crawl *c, bool over)
             r = reply_text(&len, "{\"paused\": %s}\n",
                            c->listen_paused ? "true" : "false");
             listen_reply(c->listen, cmd, 200, r, len);
-        } else if (cmd->kind == LISTEN_CMD_DELAY)
-            listen_delay(c, cmd);
-        else if (c->listen_pending == LISTEN_PENDING_MAX) {
+        } else if (c->listen_pending == LISTEN_PENDING_MAX) {
             r = reply_text(&len, "{\"error\": \"busy: try again\"}\n");
             listen_reply(c->listen, cmd, 503, r, len);
-        } else
+        } else if (cmd->kind == LISTEN_CMD_DELAY)
+            listen_delay(c, cmd);
+        else
             listen_seeds(c, cmd);
     }
     return stop;
 }
 
-/* Answer the POST /seeds that waited for a step's commit. */
+/* Answer the POST /seeds and /hosts/HOST/delay that waited for a step's
+ * commit. */
 static void listen_committed(struct crawl *c)
 {
     for (size_t i = 0; i < c->listen_pending; i++)
@@ -3998,7 +4009,7 @@ static int run(struct crawl *c)
             fprintf(stderr, "crawl: fetcher: %s\n", bc_strerror(st));
             return -1;
         }
-        if (c->listen) /* the seeds of POST /seeds are committed */
+        if (c->listen) /* POST /seeds' seeds and delays are committed */
             listen_committed(c);
         if (done)
             return 0;

@@ -1218,10 +1218,12 @@ enum bc_status bc_frontier_set_host_delay(struct bc_frontier *f,
     struct host *h = bc_fr_host_find(f, origin, len);
     if (!h)
         return BC_ERR_NOT_FOUND;
+    if (f->store_status != BC_OK)
+        return f->store_status;
     h->delay_override_ms = delay_ms;
     if (effective_ms)
         *effective_ms = base_delay(f, h);
-    return BC_OK;
+    return bc_fr_store_delay(f, h);
 }
 
 size_t bc_frontier_hosts(const struct bc_frontier *f,

@@ -333,5 +333,8 @@ enum bc_status bc_fr_store_host(struct bc_frontier *f, const struct host *h,
                                 uint64_t now, const void *body, size_t len);
 enum bc_status bc_fr_store_circuit(struct bc_frontier *f, const struct host *h,
                                    uint64_t now);
+/* Tell the store h's delay override (0: none); a failure is sticky. No
+ * store, or no delay hook: BC_OK. */
+enum bc_status bc_fr_store_delay(struct bc_frontier *f, const struct host *h);
 
 #endif /* BC_FRONTIER_FRONTIER_INT_H */

@@ -6,9 +6,10 @@
  * The frontier does no I/O. A store (crawler/state.c's, in SQLite) gets
  * a hook call for every change that must survive a kill -9 - a URL
  * queued or leaving its queue, a host's robots.txt outcome, its circuit
- * breaker, a sitemap queued or done - and a resumed crawl rebuilds a
- * frontier from what the store kept: hosts, circuits, scope, sitemaps,
- * admissions after the seen-test's snapshot, counters.
+ * breaker, its delay override, a sitemap queued or done - and a resumed
+ * crawl rebuilds a frontier from what the store kept: hosts (with their
+ * overrides), circuits, scope, sitemaps, admissions after the
+ * seen-test's snapshot, counters.
  *
  * WHY A WINDOW
  * With a store a host keeps only a window of its queue in memory (a
@@ -70,6 +71,7 @@ enum bc_status bc_fr_store_host(struct bc_frontier *f, const struct host *h,
     st.given_up_lost = h->given_up_lost;
     st.admitted = h->admitted;
     st.queued = h->queued;
+    st.delay_override_ms = h->delay_override_ms;
     enum bc_status r = f->store.host(f->store.ctx, &st);
     if (r != BC_OK)
         f->store_status = r;
@@ -97,6 +99,17 @@ enum bc_status bc_fr_store_circuit(struct bc_frontier *f, const struct host *h,
     c.retry_ms = h->blocked_until > now ? h->blocked_until - now : 0;
     enum bc_status r =
         f->store.circuit(f->store.ctx, h->origin, h->origin_len, &c);
+    if (r != BC_OK)
+        f->store_status = r;
+    return r;
+}
+
+enum bc_status bc_fr_store_delay(struct bc_frontier *f, const struct host *h)
+{
+    if (!f->store.queued || !f->store.delay)
+        return BC_OK;
+    enum bc_status r = f->store.delay(f->store.ctx, h->origin, h->origin_len,
+                                      h->delay_override_ms);
     if (r != BC_OK)
         f->store_status = r;
     return r;
@@ -176,6 +189,9 @@ enum bc_status bc_frontier_restore_host(struct bc_frontier *f,
     h->robots_failures = s->robots_failures;
     h->given_up_lost = s->given_up_lost;
     h->admitted = s->admitted;
+    /* The delay used is still never below the Crawl-delay: base_delay()
+     * takes the larger, with whatever robots.txt is read from here on. */
+    h->delay_override_ms = s->delay_override_ms;
     switch (s->robots) {
     case BC_FRONTIER_ROBOTS_PARSED: {
         uint64_t cd;

@@ -18,8 +18,9 @@ the three in parallel, each well under a minute):
               answered with its reason (queued, excluded, bad_url); kill -9
               and a resume of the --state: the seed added through the API
               is fetched; /hosts/HOST/delay: the log's spacing follows the
-              override, never below what it says; /stop: the clean stop of
-              SIGINT (exit 130, outcome "interrupted").
+              override, never below what it says, and still after another
+              kill -9 and resume; /stop: the clean stop of SIGINT (exit
+              130, outcome "interrupted").
   security    no token, a wrong token: 401; 404, 405, 400; a body over
               64 KiB: 413; a slow client is dropped after the server's
               timeout; 1,000 connections at once are bounded (the reads
@@ -349,14 +350,21 @@ def control_part(work):
         code, body = crawl.json("POST", "/hosts/%s/delay" % host, b"400\n")
         check(code == 200 and body.get("effective_ms") == 400,
               "control: POST /hosts/HOST/delay 400 (%s %s)" % (code, body))
-        t_set = time.time()
-        time.sleep(3)
-        times = [e["start"] for e in pages_in_log(log)
-                 if e["start"] > t_set + 0.5]
-        gaps = [b - a for a, b in zip(times, times[1:])]
-        check(len(gaps) >= 2 and min(gaps) >= 0.38,
-              "control: the log's spacing follows the override (%s s)"
-              % ", ".join("%.2f" % g for g in gaps))
+        def spacing(what):
+            t_set = time.time()
+            time.sleep(3)
+            times = [e["start"] for e in pages_in_log(log)
+                     if e["start"] > t_set + 0.5]
+            gaps = [b - a for a, b in zip(times, times[1:])]
+            check(len(gaps) >= 2 and min(gaps) >= 0.38,
+                  "control: %s (%s s)"
+                  % (what, ", ".join("%.2f" % g for g in gaps)))
+        spacing("the log's spacing follows the override")
+        # Answered after its commit: the override survives a kill -9.
+        crawl.kill()
+        crawl = Crawl(args, work, "control3")
+        spacing("the override survived kill -9: the resumed crawl's "
+                "spacing still follows it")
         code, body = crawl.json("POST", "/hosts/nowhere.test/delay?ms=5")
         check(code == 404, "control: a host the crawl does not know: 404")
         code, body = crawl.json("POST", "/hosts/%s/delay?ms=0" % host)

@@ -1560,6 +1560,149 @@ static void test_retry_wait_survives_kill(void **state)
     bc_crawl_state_close(s);
 }
 
+/* ---- a host's delay override across a kill (issue 22) ----------------- */
+
+/* The delay in force for origin (bc_frontier_host_info.delay_ms). */
+struct host_delay {
+    const char *origin;
+    uint64_t delay_ms;
+    bool found;
+};
+
+static void host_delay_of(void *ctx, const struct bc_frontier_host_info *i)
+{
+    struct host_delay *hd = ctx;
+    if (strcmp(i->origin, hd->origin) == 0) {
+        hd->delay_ms = i->delay_ms;
+        hd->found = true;
+    }
+}
+
+static uint64_t delay_of(struct bc_frontier *f, const char *origin)
+{
+    struct host_delay hd = {origin, 0, false};
+    bc_frontier_hosts(f, host_delay_of, &hd);
+    assert_true(hd.found);
+    return hd.delay_ms;
+}
+
+static struct bc_frontier_config delay_config(void)
+{
+    struct bc_frontier_config c = config();
+    c.min_delay_ms = 100;
+    return c;
+}
+
+/* A child: the overrides set (a.test 2500 ms, b.test 700 ms then
+ * removed) and committed, then killed; c.test's 900 ms set after the
+ * commit dies with the process. */
+static void delay_child(const char *d)
+{
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier_config c = delay_config();
+    struct bc_frontier *f = NULL;
+    uint64_t eff = 0;
+    if (bc_crawl_state_frontier(s, &c, 4, 0, &f) != BC_OK)
+        _exit(10);
+    add(f, "http://a.test/1");
+    add(f, "http://b.test/1");
+    add(f, "http://c.test/1");
+    if (bc_frontier_set_host_delay(f, "http://a.test", 13, 2500, &eff) !=
+            BC_OK ||
+        eff != 2500)
+        _exit(11);
+    if (bc_frontier_set_host_delay(f, "http://b.test", 13, 700, &eff) !=
+            BC_OK ||
+        bc_frontier_set_host_delay(f, "http://b.test", 13, 0, &eff) != BC_OK ||
+        eff != 100)
+        _exit(12);
+    if (bc_crawl_state_commit(s, f) != BC_OK)
+        _exit(13);
+    if (bc_frontier_set_host_delay(f, "http://c.test", 13, 900, &eff) != BC_OK)
+        _exit(14);
+    kill(getpid(), SIGKILL);
+    _exit(15);
+}
+
+/*
+ * POST /hosts/HOST/delay's override survives kill -9 (hosts.delay_override,
+ * committed like any change of the turn): a.test comes back at 2500 ms,
+ * b.test's removed override at the default, c.test's uncommitted one not
+ * at all. A later removal is committed too; and a state of the build
+ * before (no column) opens, every host at the default.
+ */
+static void test_delay_override_survives_kill(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        delay_child(d);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFSIGNALED(status))
+        print_error("child exit %d\n", WEXITSTATUS(status));
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGKILL);
+
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier_config c = delay_config();
+    struct bc_frontier *f = NULL;
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
+    assert_int_equal(delay_of(f, "http://a.test"), 2500);
+    assert_int_equal(delay_of(f, "http://b.test"), 100);
+    assert_int_equal(delay_of(f, "http://c.test"), 100);
+    /* The override spaces a.test's requests: none before 2500 ms. */
+    struct bc_frontier_job j = fetch(f);
+    assert_string_equal(j.url, "http://a.test/1");
+    add(f, "http://a.test/2");
+    done(s, f, &j);
+    struct bc_frontier_job k;
+    for (;;) {
+        assert_int_equal(bc_frontier_next(f, 0, &k), BC_OK);
+        if (k.action != BC_FRONTIER_FETCH)
+            break;
+        assert_string_not_equal(k.url, "http://a.test/2");
+        done(s, f, &k);
+    }
+    assert_int_equal(k.action, BC_FRONTIER_WAIT);
+    assert_int_equal(k.wait_until_ms, 2500);
+    /* Removed, and that committed: the default after the next resume. */
+    uint64_t eff = 0;
+    assert_int_equal(
+        bc_frontier_set_host_delay(f, "http://a.test", 13, 0, &eff), BC_OK);
+    assert_int_equal(eff, 100);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+    s = open_ok(d);
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
+    assert_int_equal(delay_of(f, "http://a.test"), 100);
+    assert_int_equal(
+        bc_frontier_set_host_delay(f, "http://b.test", 13, 3000, &eff), BC_OK);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+
+    /* As a state of the build before: without the column. */
+    char p[512];
+    snprintf(p, sizeof(p), "%s/crawl.db", d);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "ALTER TABLE hosts DROP COLUMN "
+                                  "delay_override",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    s = open_ok(d);
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
+    assert_int_equal(delay_of(f, "http://b.test"), 100);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+}
+
 /* ---- a recrawl window across a kill and a resume (issue 14) ---------- */
 
 static struct bc_frontier *window_frontier(struct bc_crawl_state *s)
@@ -1720,6 +1863,7 @@ int main(void)
         cmocka_unit_test(test_transient_survives_kill),
         cmocka_unit_test(test_given_up_retry_failed),
         cmocka_unit_test(test_retry_wait_survives_kill),
+        cmocka_unit_test(test_delay_override_survives_kill),
         cmocka_unit_test(test_sitemap_given_up_survives),
         cmocka_unit_test(test_outbox),
     };

@@ -1732,6 +1732,7 @@ struct fake_store {
         char body[256];
         struct bc_frontier_circuit_state circuit;
         size_t circuit_calls;
+        size_t delay_calls;
     } hosts[16];
     size_t host_count;
     size_t refills, max_refill_skip;
@@ -1833,6 +1834,18 @@ fake_circuit_hook(void *ctx, const char *origin, size_t len,
     return BC_OK;
 }
 
+static enum bc_status fake_delay_hook(void *ctx, const char *origin, size_t len,
+                                      uint64_t delay_ms)
+{
+    struct fake_store *fs = ctx;
+    if (fs->fail)
+        return BC_ERR_IO;
+    size_t h = fake_host(fs, origin, len);
+    fs->hosts[h].st.delay_override_ms = delay_ms;
+    fs->hosts[h].delay_calls++;
+    return BC_OK;
+}
+
 /* The queued URL of origin with the smallest seq above after (or NULL). */
 static struct fake_url *fake_after(struct fake_store *fs, const char *origin,
                                    long after)
@@ -1880,9 +1893,9 @@ static enum bc_status fake_refill(void *ctx, struct bc_frontier *f,
 static struct bc_frontier_store fake_store_of(struct fake_store *fs,
                                               size_t window)
 {
-    struct bc_frontier_store st = {fs,        window,           fake_queued,
-                                   fake_left, fake_host_hook,   fake_refill,
-                                   NULL,      fake_circuit_hook};
+    struct bc_frontier_store st = {
+        fs,          window, fake_queued,       fake_left,      fake_host_hook,
+        fake_refill, NULL,   fake_circuit_hook, fake_delay_hook};
     return st;
 }
 
@@ -2708,6 +2721,69 @@ static void test_store_restore_robots(void **state)
            NULL);
     expect_fetch(f, 100000 + c.robots_retry_ms + c.min_delay_ms,
                  "http://c.test/");
+    bc_frontier_free(f);
+}
+
+static void delay_of_host(void *ctx, const struct bc_frontier_host_info *i)
+{
+    uint64_t *d = ctx;
+    d[i->origin[7] - 'a'] = i->delay_ms; /* "http://a.test": d[0] */
+}
+
+/* The delay override goes to the store's delay hook (set, and removed
+ * with 0) and comes back with bc_frontier_restore_host(), where the
+ * Crawl-delay of the stored robots.txt still wins when larger. A failing
+ * hook is sticky: the next call changes nothing. */
+static void test_store_delay_override(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = store_config();
+    static struct fake_store fs;
+    memset(&fs, 0, sizeof(fs));
+    struct bc_frontier *f = make(&c);
+    struct bc_frontier_store st = fake_store_of(&fs, 2);
+    assert_int_equal(bc_frontier_set_store(f, &st), BC_OK);
+    seed(f, "http://a.test/");
+    seed(f, "http://b.test/");
+    seed(f, "http://c.test/");
+    robots(f, 0, "http://a.test/robots.txt", 404, NULL);
+    robots(f, 0, "http://c.test/robots.txt", 404, NULL);
+    robots(f, 0, "http://b.test/robots.txt", 200,
+           "User-agent: *\nCrawl-delay: 2\n");
+    uint64_t eff = 0;
+    assert_int_equal(
+        bc_frontier_set_host_delay(f, "http://a.test", 13, 700, &eff), BC_OK);
+    assert_int_equal(eff, 700);
+    assert_int_equal(
+        bc_frontier_set_host_delay(f, "http://b.test", 13, 500, &eff), BC_OK);
+    assert_int_equal(eff, 2000);
+    assert_int_equal(
+        bc_frontier_set_host_delay(f, "http://c.test", 13, 900, &eff), BC_OK);
+    assert_int_equal(
+        bc_frontier_set_host_delay(f, "http://c.test", 13, 0, &eff), BC_OK);
+    assert_int_equal(eff, 10);
+    assert_int_equal(fs.hosts[0].st.delay_override_ms, 700);
+    assert_int_equal(fs.hosts[1].st.delay_override_ms, 500);
+    assert_int_equal(fs.hosts[2].st.delay_override_ms, 0);
+    assert_int_equal(fs.hosts[2].delay_calls, 2);
+    bc_frontier_free(f);
+
+    f = fake_resume(&fs, &c, 2, "http://a.test/", 5000);
+    uint64_t d[3] = {0, 0, 0};
+    assert_int_equal(bc_frontier_hosts(f, delay_of_host, d), 3);
+    assert_int_equal(d[0], 700);
+    assert_int_equal(d[1], 2000); /* its Crawl-delay, above the 500 */
+    assert_int_equal(d[2], 10);
+    fs.fail = true;
+    assert_int_equal(
+        bc_frontier_set_host_delay(f, "http://a.test", 13, 100, &eff),
+        BC_ERR_IO);
+    assert_int_equal(bc_frontier_store_status(f), BC_ERR_IO);
+    assert_int_equal(
+        bc_frontier_set_host_delay(f, "http://c.test", 13, 100, &eff),
+        BC_ERR_IO);
+    bc_frontier_hosts(f, delay_of_host, d);
+    assert_int_equal(d[2], 10); /* unchanged */
     bc_frontier_free(f);
 }
 
@@ -3545,6 +3621,7 @@ int main(void)
         cmocka_unit_test(test_store_window_fifo),
         cmocka_unit_test(test_store_restore),
         cmocka_unit_test(test_store_restore_robots),
+        cmocka_unit_test(test_store_delay_override),
         cmocka_unit_test(test_store_error),
         cmocka_unit_test(test_sitemaps_from_robots),
         cmocka_unit_test(test_sitemap_default_and_scope),

@@ -826,9 +826,13 @@ size_t bc_frontier_hosts(const struct bc_frontier *frontier,
  * host's robots.txt Crawl-delay (as capped), however small delay_ms is;
  * *effective_ms (may be NULL) gets the delay now in force. It applies
  * from the host's next request on (the one already scheduled keeps its
- * time). Kept in memory only: a crawl state does not record it. Returns
- * BC_OK, BC_ERR_NOT_FOUND (no host of that origin: "http://a.test:8080",
- * as bc_frontier_hosts() spells it) or BC_ERR_INVALID_ARG. Cost O(1).
+ * time). With a store that has the delay hook (a crawl state's), the
+ * store is told, so the override is committed with the next commit and
+ * a resume gives it back. Returns BC_OK, BC_ERR_NOT_FOUND (no host of
+ * that origin: "http://a.test:8080", as bc_frontier_hosts() spells it),
+ * BC_ERR_INVALID_ARG, or the store's error (sticky: after a store's
+ * failure nothing is changed; when the hook itself fails, the override
+ * is in force in memory only). Cost O(1) and the hook.
  */
 enum bc_status bc_frontier_set_host_delay(struct bc_frontier *frontier,
                                           const char *origin, size_t len,

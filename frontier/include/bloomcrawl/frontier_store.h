@@ -54,6 +54,9 @@ extern "C" {
  *   circuit  (optional) a host's circuit breaker changed (transient
  *            faults, given up as down); a resume gives it back with
  *            bc_frontier_restore_circuit().
+ *   delay    (optional) a host's delay override was set, or removed
+ *            (bc_frontier_set_host_delay(); 0: removed); a resume gives
+ *            it back with bc_frontier_restore_host() (delay_override_ms).
  *   sitemap  (optional) a sitemap job was queued, or is done. A resume
  *            gives every sitemap back (bc_frontier_restore_sitemap()):
  *            the done ones only to the set of sitemaps seen, the others
@@ -124,6 +127,9 @@ struct bc_frontier_host_state {
     uint64_t given_up_lost;   /* GIVEN_UP: URLs dropped */
     uint64_t admitted;        /* URLs admitted, for the host budget */
     uint64_t queued;          /* URLs in the host's queue */
+    /* The delay override of bc_frontier_set_host_delay() (0: none); the
+     * delay hook reports its changes. */
+    uint64_t delay_override_ms;
 };
 
 struct bc_frontier_store {
@@ -148,6 +154,10 @@ struct bc_frontier_store {
      * as down, a URL lost while down). */
     enum bc_status (*circuit)(void *ctx, const char *origin, size_t origin_len,
                               const struct bc_frontier_circuit_state *c);
+    /* Optional (NULL: overrides are not kept): the host's delay override
+     * was set to delay_ms, or removed (0), by bc_frontier_set_host_delay(). */
+    enum bc_status (*delay)(void *ctx, const char *origin, size_t origin_len,
+                            uint64_t delay_ms);
 };
 
 /*
@@ -181,10 +191,12 @@ bc_frontier_create_with_seen(const struct bc_frontier_config *config,
 /*
  * Rebuild a host from its stored state at time now_ms: robots.txt outcome
  * (the body parsed again; ttl counted from now_ms), failures, lost count,
- * budget count, and st->queued URLs the store holds in its queue (they
- * come back through refill, without the seen-test; needs a store when
- * non-zero). Once per host, before any work. Returns BC_OK,
- * BC_ERR_INVALID_ARG, BC_ERR_NOMEM, or an error of bc_robots_parse().
+ * budget count, delay override (the delay used never below the
+ * robots.txt Crawl-delay, as with bc_frontier_set_host_delay()), and
+ * st->queued URLs the store holds in its queue (they come back through
+ * refill, without the seen-test; needs a store when non-zero). Once per
+ * host, before any work. Returns BC_OK, BC_ERR_INVALID_ARG, BC_ERR_NOMEM,
+ * or an error of bc_robots_parse().
  */
 enum bc_status bc_frontier_restore_host(struct bc_frontier *frontier,
                                         const struct bc_frontier_host_state *st,
