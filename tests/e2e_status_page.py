@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""e2e_status_page.py - the live status page in a real browser.
+
+Headless Chromium loads GET / of a crawl of the sample site on 127.0.0.1
+while the crawl runs, and the test reads the DOM it rendered (--dump-dom
+after --virtual-time-budget ms of the page's own time: its one-second
+polls of /status and /hosts run meanwhile): every chart drew points
+(each SVG says how many in data-points), the totals and the per-host
+table hold the crawl's numbers (its hosts, each with pages > 0; the
+table's pages add up to no more than the crawl's), and the page fetched
+nothing but the crawl's own server.  A screenshot of the page is kept in
+the build directory (status_page.png).
+
+The crawl: `crawl --listen 0` when crawl has --listen (the page is the
+one compiled into crawl).  Without it, a fixture server plays the crawl:
+it serves examples/status_page.html at / and, at /status and /hosts, a
+real crawl's --stats-json with every count scaled by the share of the
+fixture's time gone by (so the charts move).
+
+Skipped (exit 77) when chromium is not installed.
+
+usage: e2e_status_page.py [BINDIR [SCREENSHOT]]
+       (BINDIR holds crawl; default build/examples)
+"""
+import html.parser
+import http.server
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_check import check, summary  # noqa: E402
+import sample_site  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SITE = os.path.join(ROOT, "examples", "site")
+BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build",
+                                                         "examples")
+SHOT = (sys.argv[2] if len(sys.argv) > 2
+        else os.path.join(BIN, "status_page.png"))
+CRAWL = os.path.join(BIN, "crawl")
+PAGE = os.path.join(ROOT, "examples", "status_page.html")
+CHARTS = ["c-pages", "c-queue", "c-fill", "c-fpr", "c-verdicts", "c-lru",
+          "c-errors"]
+# The page's own time Chromium lets pass before it dumps the DOM: eight
+# polls of /status, four of /hosts.
+BUDGET_MS = 8000
+
+
+def browser():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def chromium(exe, profile, url, *mode):
+    """Run headless Chromium on url (mode: --dump-dom or --screenshot=F);
+    its stdout."""
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu",
+           "--user-data-dir=" + profile, "--no-first-run",
+           "--disable-extensions", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync",
+           "--window-size=1400,1900", "--hide-scrollbars",
+           "--virtual-time-budget=%d" % BUDGET_MS, *mode, url]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, "chromium %s: exit 0 (%d)%s"
+          % (mode[0].split("=")[0], p.returncode,
+             "" if p.returncode == 0 else "\n" + p.stderr[-800:]))
+    return p.stdout
+
+
+class Dom(html.parser.HTMLParser):
+    """What the test reads from the dumped DOM: elements by id (their
+    attributes and text), the host table's rows and any URL the page
+    names in src or href."""
+
+    def __init__(self):
+        super().__init__()
+        self.ids, self.rows, self.links = {}, [], []
+        self.stack = []  # [(tag, id or None)]
+        self.cell = None  # (row dict, data-key) while in a cell
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        for k in ("src", "href"):
+            if a.get(k):
+                self.links.append(a[k])
+        if tag == "tr" and "data-host" in a:
+            self.rows.append({"host": a["data-host"]})
+        if tag in ("td", "th") and self.rows and "data-key" in a and \
+                any(t == "tr" for t, _ in self.stack):
+            self.cell = (self.rows[-1], a["data-key"])
+            self.rows[-1][a["data-key"]] = ""
+        if a.get("id"):
+            self.ids[a["id"]] = {"attrs": a, "text": ""}
+        if tag not in ("br", "meta", "link", "img", "input", "path", "line"):
+            self.stack.append((tag, a.get("id")))
+
+    def handle_endtag(self, tag):
+        while self.stack:
+            t, _ = self.stack.pop()
+            if t == tag:
+                break
+        if tag in ("td", "th"):
+            self.cell = None
+
+    def handle_data(self, data):
+        for _, i in self.stack:
+            if i:
+                self.ids[i]["text"] += data
+        if self.cell:
+            row, key = self.cell
+            row[key] += data
+
+
+def count(text):
+    """'1,234' -> 1234 (None if not a count)."""
+    t = text.strip().replace(",", "")
+    return int(t) if re.fullmatch(r"\d+", t) else None
+
+
+class Fixture:
+    """Plays a crawl's server for the page: / is the page, /status and
+    /hosts a real crawl's --stats-json (stats) with its counts scaled by
+    the share of `span` seconds gone by since start; 127.0.0.1 only.
+    Every path asked for is recorded in paths."""
+
+    def __init__(self, stats, span=6.0):
+        self.stats, self.span, self.start = stats, span, time.monotonic()
+        self.paths = []
+        fixture = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                fixture.paths.append(self.path)
+                path = self.path.split("?")[0]
+                if path == "/":
+                    with open(PAGE, "rb") as f:
+                        body, kind = f.read(), "text/html; charset=utf-8"
+                elif path in ("/status", "/hosts"):
+                    doc = fixture.now()
+                    if path == "/hosts":
+                        doc = doc.get("per_host", [])
+                    body = json.dumps(doc).encode()
+                    kind = "application/json"
+                else:
+                    self.send_error(404)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                                     Handler)
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever,
+                         daemon=True).start()
+
+    def now(self):
+        gone = time.monotonic() - self.start
+        share = min(1.0, 0.05 + gone / self.span)
+
+        def scale(v):
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                if isinstance(v, dict):
+                    return {k: scale(x) for k, x in v.items()}
+                if isinstance(v, list):
+                    return [scale(x) for x in v]
+                return v
+            return type(v)(v * share)
+        doc = scale(self.stats)
+        doc["elapsed_ms"] = int(gone * 1000)
+        doc["outcome"] = "running" if share < 1 else self.stats["outcome"]
+        return doc
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def has_listen():
+    p = subprocess.run([CRAWL, "--help"], capture_output=True, text=True,
+                       timeout=30)
+    return "--listen" in p.stdout + p.stderr
+
+
+def check_page(dom, label, hosts_expected, pages_max):
+    """The checks on one dumped DOM; returns the table's rows."""
+    d = Dom()
+    d.feed(dom)
+    for c in CHARTS:
+        pts = int(d.ids.get(c, {}).get("attrs", {}).get("data-points", "0"))
+        # the first sample has no rate: a rate chart draws one point less
+        check(pts >= 3, "%s: chart %s drew points (%d)" % (label, c, pts))
+    conn = d.ids.get("conn", {}).get("text", "")
+    check(conn.startswith("crawling") or conn.startswith("finished"),
+          "%s: the page reached the crawl (%r)" % (label, conn))
+    pages = count(d.ids.get("t-pages", {}).get("text", ""))
+    check(pages is not None and 0 < pages <= pages_max,
+          "%s: total pages shown, 0 < %s <= %d" % (label, pages, pages_max))
+    rows = d.rows
+    hosts = sorted(r["host"] for r in rows)
+    check(hosts and set(hosts) <= set(hosts_expected),
+          "%s: the host table's hosts are the crawl's (%s)" % (label, hosts))
+    bad = [r for r in rows if not (count(r.get("pages", "")) or 0) > 0]
+    check(rows and not bad,
+          "%s: every host row has pages > 0 (%s)" % (label, bad[:2]))
+    in_table = sum(count(r.get("pages", "")) or 0 for r in rows)
+    check(0 < in_table <= pages_max,
+          "%s: the table's pages add up to 0 < %d <= %d"
+          % (label, in_table, pages_max))
+    external = [u for u in d.links
+                if re.match(r"(?i)^(https?:)?//", u)]
+    check(not external, "%s: the page names no other server (%s)"
+          % (label, external))
+    return rows
+
+
+def crawl_cmd(work, server, *extra):
+    return [CRAWL, "--delay", "0", "--timeout", "3000", "--concurrency", "4",
+            "--per-host", "2", "--scope", "any", "--exclude", "*/slow*",
+            "--out", os.path.join(work, "out.jsonl"), *extra, *server.args]
+
+
+def run_fixture(exe, work, server):
+    """The page against the fixture server fed by a real crawl's
+    --stats-json."""
+    stats = os.path.join(work, "stats.json")
+    p = subprocess.run(crawl_cmd(work, server, "--stats-json", stats),
+                       capture_output=True, text=True, timeout=120)
+    ok = p.returncode in (0, 4)
+    check(ok, "the crawl for the fixture: exit 0 or 4 (%d)%s"
+          % (p.returncode, "" if ok else "\n" + p.stderr[-600:]))
+    with open(stats) as f:
+        st = json.load(f)
+    hosts = [h["host"] for h in st["per_host"]]
+    fx = Fixture(st)
+    try:
+        url = "http://127.0.0.1:%d/" % fx.port
+        dom = chromium(exe, os.path.join(work, "profile"), url,
+                       "--dump-dom")
+        check_page(dom, "fixture", hosts, st["pages"])
+        chromium(exe, os.path.join(work, "profile2"), url,
+                 "--screenshot=" + SHOT)
+        check(os.path.getsize(SHOT) > 10000,
+              "fixture: the screenshot %s" % SHOT)
+        asked = sorted({q.split("?")[0] for q in fx.paths})
+        check(asked == ["/", "/hosts", "/status"],
+              "fixture: the page asked for /, /status and /hosts only (%s)"
+              % asked)
+    finally:
+        fx.stop()
+
+
+def main():
+    exe = browser()
+    if not exe:
+        print("skip: chromium is not installed (scripts/deps.sh test)")
+        return 77
+    with tempfile.TemporaryDirectory(prefix="bc_page.") as work:
+        sitedir = os.path.join(work, "site")
+        subprocess.run([sys.executable, os.path.join(SITE, "gensite.py"),
+                        sitedir, "--pages", "150"], check=True,
+                       capture_output=True)
+        server = sample_site.Server(sitedir, os.path.join(work, "access.log"))
+        try:
+            run_fixture(exe, work, server)
+        finally:
+            server.stop()
+    return summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
