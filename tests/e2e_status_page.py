@@ -48,6 +48,11 @@ CRAWL = os.path.join(BIN, "crawl")
 PAGE = os.path.join(ROOT, "examples", "status_page.html")
 CHARTS = ["c-pages", "c-queue", "c-fill", "c-fpr", "c-verdicts", "c-lru",
           "c-errors"]
+# The --fp-rate of the test's crawls: the page's target line.
+FP_RATE = 0.001
+# What the fixture does not scale: settings, not counts.
+FIXED = {"fpr_target", "bloom_fpr_predicted", "bloom_k", "bloom_m_bits",
+         "bloom_n_expected", "lru_capacity", "k", "m_bits"}
 # The page's own time Chromium lets pass before it dumps the DOM: eight
 # polls of /status, four of /hosts.
 BUDGET_MS = 8000
@@ -175,7 +180,8 @@ class Fixture:
         def scale(v):
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 if isinstance(v, dict):
-                    return {k: scale(x) for k, x in v.items()}
+                    return {k: x if k in FIXED else scale(x)
+                            for k, x in v.items()}
                 if isinstance(v, list):
                     return [scale(x) for x in v]
                 return v
@@ -221,6 +227,10 @@ def check_page(dom, label, hosts_expected, pages_max):
     check(0 < in_table <= pages_max,
           "%s: the table's pages add up to 0 < %d <= %d"
           % (label, in_table, pages_max))
+    fpr = d.ids.get("n-fpr", {}).get("text", "")
+    check("(target %g)" % FP_RATE in fpr,
+          "%s: the false-positive chart's target is --fp-rate %g (%r)"
+          % (label, FP_RATE, fpr))
     external = [u for u in d.links
                 if re.match(r"(?i)^(https?:)?//", u)]
     check(not external, "%s: the page names no other server (%s)"
@@ -231,6 +241,7 @@ def check_page(dom, label, hosts_expected, pages_max):
 def crawl_cmd(work, server, *extra):
     return [CRAWL, "--delay", "0", "--timeout", "3000", "--concurrency", "4",
             "--per-host", "2", "--scope", "any", "--exclude", "*/slow*",
+            "--fp-rate", str(FP_RATE),
             "--out", os.path.join(work, "out.jsonl"), *extra, *server.args]
 
 
@@ -245,6 +256,9 @@ def run_fixture(exe, work, server):
           % (p.returncode, "" if ok else "\n" + p.stderr[-600:]))
     with open(stats) as f:
         st = json.load(f)
+    target = st.get("seen", {}).get("bloom", {}).get("fpr_target")
+    check(target == FP_RATE, "--stats-json: seen.bloom.fpr_target is "
+          "--fp-rate (%s)" % target)
     hosts = [h["host"] for h in st["per_host"]]
     fx = Fixture(st)
     try:
