@@ -33,6 +33,8 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_check import check, summary  # noqa: E402
@@ -278,6 +280,130 @@ def run_fixture(exe, work, server):
         fx.stop()
 
 
+def http(port, path, token=None, method="GET"):
+    """(status, parsed JSON or text) of path on 127.0.0.1:port."""
+    req = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path),
+                                 method=method,
+                                 data=b"" if method == "POST" else None)
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            body = r.read().decode()
+            kind = r.headers.get("Content-Type", "")
+            return r.status, json.loads(body) if "json" in kind else body
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def hosts_of(doc):
+    rows = doc if isinstance(doc, list) else doc.get("hosts", [])
+    return {h["host"]: h for h in rows}
+
+
+def documented_metrics():
+    """The metric names README.md's "Watching a crawl" and the Grafana
+    dashboard (docs/grafana-bloomcrawl.json) use."""
+    with open(os.path.join(ROOT, "README.md")) as f:
+        readme = f.read()
+    sec = readme.split("## Watching a crawl", 1)[1].split("\n## ", 1)[0]
+    with open(os.path.join(ROOT, "docs", "grafana-bloomcrawl.json")) as f:
+        dash = json.load(f)
+    exprs = " ".join(t["expr"] for p in dash["panels"]
+                     for t in p.get("targets", []))
+    names = set(re.findall(r"\bbloomcrawl_[a-z0-9_]*[a-z0-9]", sec + exprs))
+    return names
+
+
+def check_metric_names(port):
+    """Every metric the README and the dashboard name is one that
+    /metrics exposes."""
+    code, text = http(port, "/metrics")
+    check(code == 200, "live: /metrics answers 200 (%d)" % code)
+    have = set(re.findall(r"^(bloomcrawl_[a-z0-9_]+)", text, re.M))
+    names = documented_metrics()
+    missing = sorted(names - have)
+    check(len(names) > 20 and not missing,
+          "live: the %d metrics README.md and docs/grafana-bloomcrawl.json "
+          "name are in /metrics (missing %s)" % (len(names), missing))
+
+
+def run_live(exe, work, server):
+    """The page served by crawl --listen during a crawl of the sample
+    site, slowed down (--delay, one transfer per host) so that it runs
+    while the browser watches; --listen-linger keeps the final numbers
+    served until POST /stop."""
+    err = open(os.path.join(work, "crawl.err"), "w+")
+    crawl = subprocess.Popen(
+        crawl_cmd(work, server, "--listen", "0", "--listen-linger", "60s",
+                  "--stats-json", os.path.join(work, "live.json"))
+        + ["--delay", "25", "--per-host", "1"],
+        stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        port = token = None
+        deadline = time.monotonic() + 10
+        while port is None and time.monotonic() < deadline:
+            err.seek(0)
+            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/ "
+                          r"\(control token: (\w+)\)", err.read())
+            if m:
+                port, token = int(m.group(1)), m.group(2)
+            elif crawl.poll() is not None:
+                break
+            time.sleep(0.05)
+        check(port is not None, "live: crawl --listen said its URL")
+        if port is None:
+            return
+        # Let the crawl get going: the charts start from a moving crawl.
+        before = {}
+        while time.monotonic() < deadline + 10:
+            code, before = http(port, "/status")
+            if code == 200 and before.get("pages", 0) >= 20:
+                break
+            time.sleep(0.1)
+        check(before.get("outcome") == "running",
+              "live: the crawl runs when the browser loads the page (%s, "
+              "%s pages)" % (before.get("outcome"), before.get("pages")))
+        url = "http://127.0.0.1:%d/" % port
+        dom = chromium(exe, os.path.join(work, "profile"), url, "--dump-dom")
+        code, after = http(port, "/status")
+        hcode, hdoc = http(port, "/hosts?sort=pages&limit=100")
+        check(code == 200 and hcode == 200, "live: /status and /hosts "
+              "answer 200 (%d, %d)" % (code, hcode))
+        live_hosts = hosts_of(hdoc)
+        rows = check_page(dom, "live", list(live_hosts), after["pages"])
+        d = Dom()
+        d.feed(dom)
+        shown = count(d.ids["t-pages"]["text"]) or 0
+        check(before["pages"] <= shown <= after["pages"],
+              "live: the page's pages are the live count (%d <= %d <= %d)"
+              % (before["pages"], shown, after["pages"]))
+        bad = [r["host"] for r in rows
+               if not (count(r["pages"]) or 0) <=
+               live_hosts[r["host"]]["pages"]]
+        check(not bad, "live: each host row's pages within /hosts' (%s)"
+              % bad)
+        chromium(exe, os.path.join(work, "profile2"), url,
+                 "--screenshot=" + SHOT)
+        check(os.path.getsize(SHOT) > 10000,
+              "live: the screenshot %s" % SHOT)
+        check_metric_names(port)
+        code, _ = http(port, "/stop", token, "POST")
+        check(code == 200, "live: POST /stop ends the linger (%d)" % code)
+        rc = sample_site.stop_process(crawl, timeout=20)
+        check(rc is not None, "live: the crawl ended (exit %s)" % rc)
+    finally:
+        if crawl.poll() is None:
+            crawl.kill()
+            crawl.wait()
+        err.seek(0)
+        text = err.read()
+        err.close()
+        check("Sanitizer" not in text and "runtime error:" not in text,
+              "live: no sanitizer report" + ("" if "Sanitizer" not in text
+                                             else "\n" + text[-800:]))
+
+
 def main():
     exe = browser()
     if not exe:
@@ -290,7 +416,12 @@ def main():
                        capture_output=True)
         server = sample_site.Server(sitedir, os.path.join(work, "access.log"))
         try:
-            run_fixture(exe, work, server)
+            if has_listen():
+                run_live(exe, work, server)
+            else:
+                print("note: crawl has no --listen yet: the page runs "
+                      "against a fixture server")
+                run_fixture(exe, work, server)
         finally:
             server.stop()
     return summary()
