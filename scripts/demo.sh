@@ -16,9 +16,8 @@
 # settings fit for a local demo (with --listen: the URL of the live status
 # page is printed first, to open in a browser), archives every transfer in
 # a WARC file (build/demo/crawl.warc.gz: one gzip member per record),
-# prints the
-# crawler's report of every tier, the checker's verdict and what the WARC
-# holds, and stops the server. The second crawl, with
+# prints the crawler's report of every tier, the checker's verdict and what
+# the WARC holds, and stops the server. The second crawl, with
 # a filter far too small, is checked with check_crawl.py --lossy, which
 # counts the pages lost. The third, with --state DIR, is killed with SIGKILL
 # halfway and resumed with the same command; the checker then confirms
