@@ -2,14 +2,17 @@
 """e2e_status_page.py - the live status page in a real browser.
 
 Headless Chromium loads GET / of a crawl of the sample site on 127.0.0.1
-while the crawl runs, and the test reads the DOM it rendered (--dump-dom
-after --virtual-time-budget ms of the page's own time: its one-second
-polls of /status and /hosts run meanwhile): every chart drew points
-(each SVG says how many in data-points), the totals and the per-host
-table hold the crawl's numbers (its hosts, each with pages > 0; the
-table's pages add up to no more than the crawl's), and the page fetched
-nothing but the crawl's own server.  A screenshot of the page is kept in
-the build directory (status_page.png).
+while the crawl runs, driven through its DevTools protocol over a pipe
+(stdlib only), in real time: the page polls /status and /hosts once a
+second until every chart has drawn 3 points or more (each SVG says how
+many in data-points).  The test then reads the DOM: the totals and the
+per-host table hold the crawl's numbers (its hosts, each with pages > 0,
+within what /hosts said after; the page's pages between two /status
+reads around it), the false-positive chart's target is --fp-rate, the
+page names no other server; a click on a column's name sorts the table.
+A screenshot of the page is kept in the build directory
+(status_page.png), and every metric README.md and
+docs/grafana-bloomcrawl.json name is checked against GET /metrics.
 
 The crawl: `crawl --listen 0` when crawl has --listen (the page is the
 one compiled into crawl).  Without it, a fixture server plays the crawl:
@@ -22,7 +25,10 @@ Skipped (exit 77) when chromium is not installed.
 usage: e2e_status_page.py [BINDIR [SCREENSHOT]]
        (BINDIR holds crawl; default build/examples)
 """
+import base64
+import fcntl
 import html.parser
+import http.client
 import http.server
 import json
 import os
@@ -55,9 +61,6 @@ FP_RATE = 0.001
 # What the fixture does not scale: settings, not counts.
 FIXED = {"fpr_target", "bloom_fpr_predicted", "bloom_k", "bloom_m_bits",
          "bloom_n_expected", "lru_capacity", "k", "m_bits"}
-# The page's own time Chromium lets pass before it dumps the DOM: eight
-# polls of /status, four of /hosts.
-BUDGET_MS = 8000
 
 
 def browser():
@@ -67,20 +70,94 @@ def browser():
     return None
 
 
-def chromium(exe, profile, url, *mode):
-    """Run headless Chromium on url (mode: --dump-dom or --screenshot=F);
-    its stdout."""
-    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu",
-           "--user-data-dir=" + profile, "--no-first-run",
-           "--disable-extensions", "--disable-background-networking",
-           "--disable-component-update", "--disable-sync",
-           "--window-size=1400,1900", "--hide-scrollbars",
-           "--virtual-time-budget=%d" % BUDGET_MS, *mode, url]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-    check(p.returncode == 0, "chromium %s: exit 0 (%d)%s"
-          % (mode[0].split("=")[0], p.returncode,
-             "" if p.returncode == 0 else "\n" + p.stderr[-800:]))
-    return p.stdout
+class Browser:
+    """Headless Chromium driven through its DevTools protocol over a pipe
+    (--remote-debugging-pipe: JSON messages, each ended by a NUL byte, read
+    by Chromium on its fd 3 and written on its fd 4), stdlib only: open a
+    page, evaluate JavaScript in it while it runs in real time, take a
+    screenshot."""
+
+    def __init__(self, exe, profile, width=1400, height=1900):
+        to_r, to_w = os.pipe()
+        from_r, from_w = os.pipe()
+
+        def child_fds():  # fd 3: Chromium reads; fd 4: it writes
+            a = fcntl.fcntl(to_r, fcntl.F_DUPFD, 10)  # clear of 3 and 4
+            b = fcntl.fcntl(from_w, fcntl.F_DUPFD, 10)
+            os.dup2(a, 3)
+            os.dup2(b, 4)
+        self.proc = subprocess.Popen(
+            [exe, "--headless", "--no-sandbox", "--disable-gpu",
+             "--user-data-dir=" + profile, "--no-first-run",
+             "--disable-extensions", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync",
+             "--hide-scrollbars", "--remote-debugging-pipe", "about:blank"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, preexec_fn=child_fds,
+            close_fds=False)
+        os.close(to_r)
+        os.close(from_w)
+        self.w, self.r = os.fdopen(to_w, "wb"), os.fdopen(from_r, "rb")
+        self.next_id, self.buf, self.session = 0, b"", None
+        self.size = (width, height)
+
+    def call(self, method, timeout=20, **params):
+        """Send a command (to the page once attached); its result."""
+        self.next_id += 1
+        msg = {"id": self.next_id, "method": method, "params": params}
+        if self.session and not method.startswith("Target."):
+            msg["sessionId"] = self.session
+        self.w.write(json.dumps(msg).encode() + b"\0")
+        self.w.flush()
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            while b"\0" not in self.buf:
+                chunk = os.read(self.r.fileno(), 1 << 16)
+                if not chunk:
+                    raise RuntimeError("chromium closed its pipe")
+                self.buf += chunk
+            line, self.buf = self.buf.split(b"\0", 1)
+            reply = json.loads(line)
+            if reply.get("id") == self.next_id:
+                if "error" in reply:
+                    raise RuntimeError("%s: %s" % (method, reply["error"]))
+                return reply.get("result", {})
+        raise RuntimeError("%s: no answer in %d s" % (method, timeout))
+
+    def open(self, url):
+        target = self.call("Target.createTarget", url="about:blank")
+        self.session = self.call("Target.attachToTarget",
+                                 targetId=target["targetId"],
+                                 flatten=True)["sessionId"]
+        self.call("Emulation.setDeviceMetricsOverride", width=self.size[0],
+                  height=self.size[1], deviceScaleFactor=1, mobile=False)
+        self.call("Page.navigate", url=url)
+
+    def eval(self, expression):
+        r = self.call("Runtime.evaluate", expression=expression,
+                      returnByValue=True)
+        return r.get("result", {}).get("value")
+
+    def screenshot(self, path):
+        data = self.call("Page.captureScreenshot", format="png")["data"]
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(data))
+
+    def close(self):
+        try:
+            self.call("Browser.close", timeout=5)
+        except (RuntimeError, OSError):
+            pass
+        for f in (self.w, self.r):
+            try:
+                f.close()
+            except OSError:
+                pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
 
 
 class Dom(html.parser.HTMLParser):
@@ -156,8 +233,10 @@ class Fixture:
                         body, kind = f.read(), "text/html; charset=utf-8"
                 elif path in ("/status", "/hosts"):
                     doc = fixture.now()
-                    if path == "/hosts":
-                        doc = doc.get("per_host", [])
+                    if path == "/hosts":  # as crawl --listen answers
+                        rows = doc.get("per_host", [])
+                        doc = {"sort": "pages", "hosts": len(rows),
+                               "per_host": rows}
                     body = json.dumps(doc).encode()
                     kind = "application/json"
                 else:
@@ -265,13 +344,15 @@ def run_fixture(exe, work, server):
     fx = Fixture(st)
     try:
         url = "http://127.0.0.1:%d/" % fx.port
-        dom = chromium(exe, os.path.join(work, "profile"), url,
-                       "--dump-dom")
-        check_page(dom, "fixture", hosts, st["pages"])
-        chromium(exe, os.path.join(work, "profile2"), url,
-                 "--screenshot=" + SHOT)
-        check(os.path.getsize(SHOT) > 10000,
-              "fixture: the screenshot %s" % SHOT)
+        b, dom = watch(exe, work, url, "fixture")
+        try:
+            check_page(dom, "fixture", hosts, st["pages"])
+            b.screenshot(SHOT)
+            check(os.path.getsize(SHOT) > 10000,
+                  "fixture: the screenshot %s" % SHOT)
+            check_sorting(b, "fixture")
+        finally:
+            b.close()
         asked = sorted({q.split("?")[0] for q in fx.paths})
         check(asked == ["/", "/hosts", "/status"],
               "fixture: the page asked for /, /status and /hosts only (%s)"
@@ -280,7 +361,59 @@ def run_fixture(exe, work, server):
         fx.stop()
 
 
-def http(port, path, token=None, method="GET"):
+# What the page shows now, read by the test: each chart's points, the
+# connection badge, the rows' hosts in table order.
+PROBE = """JSON.stringify({
+  points: Object.fromEntries(%s.map(function (id) {
+    return [id, +(document.getElementById(id).getAttribute('data-points')
+                  || 0)]; })),
+  conn: document.getElementById('conn').textContent,
+  hosts: Array.from(document.querySelectorAll('#hosts-body tr'))
+    .map(function (tr) { return tr.getAttribute('data-host'); })
+})""" % json.dumps(CHARTS)
+
+
+def watch(exe, work, url, label):
+    """Open url in headless Chromium and let it run in real time until
+    every chart has 3 points or more (the page polls once a second; 25 s
+    at most). Returns the browser (the caller closes it) and the DOM."""
+    b = Browser(exe, os.path.join(work, "profile-" + label))
+    b.open(url)
+    end, probe = time.monotonic() + 25, {}
+    while time.monotonic() < end:
+        time.sleep(0.5)
+        probe = json.loads(b.eval(PROBE) or "{}")
+        if probe and min(probe["points"].values()) >= 3 and probe["hosts"]:
+            break
+    dom = b.eval("document.documentElement.outerHTML")
+    check(bool(dom), "%s: the browser rendered the page (%s)"
+          % (label, probe.get("conn")))
+    return b, dom or ""
+
+
+def check_sorting(b, label):
+    """Clicking a column's name sorts the table by it: Host ascending, then
+    Pages descending; aria-sort says which."""
+    def order(key):
+        b.eval("document.querySelector('th[data-key=%s] button').click()"
+               % key)
+        return json.loads(b.eval(
+            "JSON.stringify([Array.from(document.querySelectorAll("
+            "'#hosts-body tr [data-key=%s]')).map(function (c) {"
+            " return c.textContent; }), document.querySelector("
+            "'th[data-key=%s]').getAttribute('aria-sort')])" % (key, key)))
+    hosts, sort = order("host")
+    check(hosts == sorted(hosts) and sort == "ascending",
+          "%s: a click on Host sorts by host, ascending (%s, %s)"
+          % (label, hosts, sort))
+    pages, sort = order("pages")
+    counts = [count(p) for p in pages]
+    check(counts == sorted(counts, reverse=True) and sort == "descending",
+          "%s: a click on Pages sorts by pages, descending (%s, %s)"
+          % (label, counts, sort))
+
+
+def ask(port, path, token=None, method="GET"):
     """(status, parsed JSON or text) of path on 127.0.0.1:port."""
     req = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path),
                                  method=method,
@@ -297,8 +430,8 @@ def http(port, path, token=None, method="GET"):
 
 
 def hosts_of(doc):
-    rows = doc if isinstance(doc, list) else doc.get("hosts", [])
-    return {h["host"]: h for h in rows}
+    """/hosts's rows by host: {"sort", "hosts": N, "per_host": [rows]}."""
+    return {h["host"]: h for h in doc["per_host"]}
 
 
 def documented_metrics():
@@ -318,7 +451,7 @@ def documented_metrics():
 def check_metric_names(port):
     """Every metric the README and the dashboard name is one that
     /metrics exposes."""
-    code, text = http(port, "/metrics")
+    code, text = ask(port, "/metrics")
     check(code == 200, "live: /metrics answers 200 (%d)" % code)
     have = set(re.findall(r"^(bloomcrawl_[a-z0-9_]+)", text, re.M))
     names = documented_metrics()
@@ -337,7 +470,7 @@ def run_live(exe, work, server):
     crawl = subprocess.Popen(
         crawl_cmd(work, server, "--listen", "0", "--listen-linger", "60s",
                   "--stats-json", os.path.join(work, "live.json"))
-        + ["--delay", "25", "--per-host", "1"],
+        + ["--delay", "60", "--per-host", "1"],
         stdout=subprocess.DEVNULL, stderr=err)
     try:
         port = token = None
@@ -357,7 +490,7 @@ def run_live(exe, work, server):
         # Let the crawl get going: the charts start from a moving crawl.
         before = {}
         while time.monotonic() < deadline + 10:
-            code, before = http(port, "/status")
+            code, before = ask(port, "/status")
             if code == 200 and before.get("pages", 0) >= 20:
                 break
             time.sleep(0.1)
@@ -365,9 +498,9 @@ def run_live(exe, work, server):
               "live: the crawl runs when the browser loads the page (%s, "
               "%s pages)" % (before.get("outcome"), before.get("pages")))
         url = "http://127.0.0.1:%d/" % port
-        dom = chromium(exe, os.path.join(work, "profile"), url, "--dump-dom")
-        code, after = http(port, "/status")
-        hcode, hdoc = http(port, "/hosts?sort=pages&limit=100")
+        b, dom = watch(exe, work, url, "live")
+        code, after = ask(port, "/status")
+        hcode, hdoc = ask(port, "/hosts?sort=pages&limit=100")
         check(code == 200 and hcode == 200, "live: /status and /hosts "
               "answer 200 (%d, %d)" % (code, hcode))
         live_hosts = hosts_of(hdoc)
@@ -383,15 +516,31 @@ def run_live(exe, work, server):
                live_hosts[r["host"]]["pages"]]
         check(not bad, "live: each host row's pages within /hosts' (%s)"
               % bad)
-        chromium(exe, os.path.join(work, "profile2"), url,
-                 "--screenshot=" + SHOT)
-        check(os.path.getsize(SHOT) > 10000,
-              "live: the screenshot %s" % SHOT)
+        try:
+            b.screenshot(SHOT)
+            check(os.path.getsize(SHOT) > 10000,
+                  "live: the screenshot %s" % SHOT)
+            check_sorting(b, "live")
+        finally:
+            b.close()
         check_metric_names(port)
-        code, _ = http(port, "/stop", token, "POST")
-        check(code == 200, "live: POST /stop ends the linger (%d)" % code)
-        rc = sample_site.stop_process(crawl, timeout=20)
-        check(rc is not None, "live: the crawl ended (exit %s)" % rc)
+        # POST /stop: the clean stop of the crawl if it still runs, the
+        # end of --listen-linger once it is over.
+        for _ in range(3):
+            try:
+                code, _ = ask(port, "/stop", token, "POST")
+                check(code == 200, "live: POST /stop answered 200 (%d)"
+                      % code)
+            except (OSError, http.client.HTTPException):
+                pass  # it ended as it answered
+            try:
+                crawl.wait(timeout=10)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+        check(crawl.poll() is not None,
+              "live: the crawl ended after POST /stop (exit %s)"
+              % crawl.poll())
     finally:
         if crawl.poll() is None:
             crawl.kill()
