@@ -55,7 +55,7 @@ SHOT = (sys.argv[2] if len(sys.argv) > 2
 CRAWL = os.path.join(BIN, "crawl")
 PAGE = os.path.join(ROOT, "examples", "status_page.html")
 CHARTS = ["c-pages", "c-queue", "c-fill", "c-fpr", "c-verdicts", "c-lru",
-          "c-errors"]
+          "c-errors", "c-reasons"]
 # The --fp-rate of the test's crawls: the page's target line.
 FP_RATE = 0.001
 # What the fixture does not scale: settings, not counts.
