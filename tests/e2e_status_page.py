@@ -283,14 +283,22 @@ def has_listen():
     return "--listen" in p.stdout + p.stderr
 
 
-def check_page(dom, label, hosts_expected, pages_max):
-    """The checks on one dumped DOM; returns the table's rows."""
+def check_page(dom, label, hosts_expected, pages_max, elapsed_ms):
+    """The checks on one dumped DOM, of a crawl that had run elapsed_ms
+    when it was read; returns the table's rows."""
     d = Dom()
     d.feed(dom)
     for c in CHARTS:
-        pts = int(d.ids.get(c, {}).get("attrs", {}).get("data-points", "0"))
+        attrs = d.ids.get(c, {}).get("attrs", {})
+        pts = int(attrs.get("data-points", "0"))
+        span = int(attrs.get("data-span-ms", "0"))
         # the first sample has no rate: a rate chart draws one point less
         check(pts >= 3, "%s: chart %s drew points (%d)" % (label, c, pts))
+        # the time axis is the crawl's clock (a first sample at 0 ms once
+        # took the wall clock: an axis of 500,000 hours)
+        check(1000 <= span <= elapsed_ms,
+              "%s: chart %s spans 1 s to the crawl's %d ms (%d)"
+              % (label, c, elapsed_ms, span))
     conn = d.ids.get("conn", {}).get("text", "")
     check(conn.startswith("crawling") or conn.startswith("finished"),
           "%s: the page reached the crawl (%r)" % (label, conn))
@@ -346,7 +354,8 @@ def run_fixture(exe, work, server):
         url = "http://127.0.0.1:%d/" % fx.port
         b, dom = watch(exe, work, url, "fixture")
         try:
-            check_page(dom, "fixture", hosts, st["pages"])
+            check_page(dom, "fixture", hosts, st["pages"],
+                       fx.now()["elapsed_ms"])
             b.screenshot(SHOT)
             check(os.path.getsize(SHOT) > 10000,
                   "fixture: the screenshot %s" % SHOT)
@@ -504,7 +513,8 @@ def run_live(exe, work, server):
         check(code == 200 and hcode == 200, "live: /status and /hosts "
               "answer 200 (%d, %d)" % (code, hcode))
         live_hosts = hosts_of(hdoc)
-        rows = check_page(dom, "live", list(live_hosts), after["pages"])
+        rows = check_page(dom, "live", list(live_hosts), after["pages"],
+                          after["elapsed_ms"])
         d = Dom()
         d.feed(dom)
         shown = count(d.ids["t-pages"]["text"]) or 0
