@@ -99,6 +99,7 @@ class Browser:
         os.close(from_w)
         self.w, self.r = os.fdopen(to_w, "wb"), os.fdopen(from_r, "rb")
         self.next_id, self.buf, self.session = 0, b"", None
+        self.errors = []  # the page's uncaught script errors
         self.size = (width, height)
 
     def call(self, method, timeout=20, **params):
@@ -118,6 +119,10 @@ class Browser:
                 self.buf += chunk
             line, self.buf = self.buf.split(b"\0", 1)
             reply = json.loads(line)
+            if reply.get("method") == "Runtime.exceptionThrown":
+                d = reply["params"]["exceptionDetails"]
+                self.errors.append(d.get("exception", {}).get(
+                    "description", d.get("text")))
             if reply.get("id") == self.next_id:
                 if "error" in reply:
                     raise RuntimeError("%s: %s" % (method, reply["error"]))
@@ -131,6 +136,7 @@ class Browser:
                                  flatten=True)["sessionId"]
         self.call("Emulation.setDeviceMetricsOverride", width=self.size[0],
                   height=self.size[1], deviceScaleFactor=1, mobile=False)
+        self.call("Runtime.enable")  # its exceptions come as events
         self.call("Page.navigate", url=url)
 
     def eval(self, expression):
@@ -397,6 +403,8 @@ def watch(exe, work, url, label):
     dom = b.eval("document.documentElement.outerHTML")
     check(bool(dom), "%s: the browser rendered the page (%s)"
           % (label, probe.get("conn")))
+    check(not b.errors, "%s: no script error in the page (%s)"
+          % (label, b.errors[:3]))
     return b, dom or ""
 
 
