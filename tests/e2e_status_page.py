@@ -12,7 +12,10 @@ reads around it), the false-positive chart's target is --fp-rate, the
 page names no other server; a click on a column's name sorts the table.
 A screenshot of the page is kept in the build directory
 (status_page.png), and every metric README.md and
-docs/grafana-bloomcrawl.json name is checked against GET /metrics.
+docs/grafana-bloomcrawl.json name is checked against GET /metrics; with
+Debian's prometheus installed, README.md's scrape configuration passes
+promtool check config and each of the dashboard's queries is valid PromQL
+(a Prometheus on 127.0.0.1 answers it).
 
 The crawl: `crawl --listen 0` when crawl has --listen (the page is the
 one compiled into crawl).  Without it, a fixture server plays the crawl:
@@ -34,12 +37,14 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -478,6 +483,64 @@ def check_metric_names(port):
           "name are in /metrics (missing %s)" % (len(names), missing))
 
 
+def check_queries(work):
+    """README.md's scrape configuration passes promtool check config, and
+    every query of the Grafana dashboard is valid PromQL: a Prometheus
+    (no target, 127.0.0.1, a free port) answers each with success."""
+    if not (shutil.which("prometheus") and shutil.which("promtool")):
+        print("skip: the dashboard's queries (no prometheus, promtool)")
+        return
+    with open(os.path.join(ROOT, "README.md")) as f:
+        sec = f.read().split("## Watching a crawl", 1)[1]
+    conf = os.path.join(work, "readme-prometheus.yml")
+    with open(conf, "w") as f:
+        f.write(sec.split("```yaml\n", 1)[1].split("```", 1)[0])
+    p = subprocess.run(["promtool", "check", "config", conf],
+                       capture_output=True, text=True, timeout=30)
+    check(p.returncode == 0, "README.md's scrape configuration passes "
+          "promtool check config%s" % ("" if p.returncode == 0
+                                       else "\n" + p.stdout + p.stderr))
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    empty = os.path.join(work, "empty-prometheus.yml")
+    with open(empty, "w") as f:
+        f.write("scrape_configs: []\n")
+    prom = subprocess.Popen(
+        ["prometheus", "--config.file=" + empty,
+         "--storage.tsdb.path=" + os.path.join(work, "prometheus"),
+         "--web.listen-address=127.0.0.1:%d" % port],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        end = time.monotonic() + 20
+        while time.monotonic() < end:
+            try:
+                if ask(port, "/-/ready")[0] == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.2)
+        with open(os.path.join(ROOT, "docs", "grafana-bloomcrawl.json")) as f:
+            dash = json.load(f)
+        exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
+        bad = []
+        for e in exprs:
+            q = urllib.parse.urlencode({"query":
+                                        e.replace("$instance", ".*")})
+            try:
+                code, r = ask(port, "/api/v1/query?" + q)
+            except OSError as err:
+                code, r = 0, str(err)
+            if code != 200 or r.get("status") != "success":
+                bad.append((e, r))
+        check(len(exprs) > 15 and not bad,
+              "the dashboard's %d queries are valid PromQL (bad: %s)"
+              % (len(exprs), bad[:2]))
+    finally:
+        sample_site.stop_process(prom)
+
+
 def run_live(exe, work, server):
     """The page served by crawl --listen during a crawl of the sample
     site, slowed down (--delay, one transfer per host) so that it runs
@@ -581,6 +644,7 @@ def main():
         subprocess.run([sys.executable, os.path.join(SITE, "gensite.py"),
                         sitedir, "--pages", "150"], check=True,
                        capture_output=True)
+        check_queries(work)
         server = sample_site.Server(sitedir, os.path.join(work, "access.log"))
         try:
             if has_listen():
