@@ -431,6 +431,7 @@ struct bc_crawler {
     struct transfer *transfers;     /* in flight */
     struct bc_crawler_stats stats;
     bool stopping;
+    bool paused;  /* bc_crawler_pause(): no job handed out */
     bool in_step; /* inside bc_crawler_step: step, run and free refused */
     struct bc_crawl_state *state; /* or NULL */
     enum bc_status state_status;  /* the first state error, sticky */
@@ -1714,6 +1715,8 @@ static uint64_t dispatch(struct bc_crawler *c, uint64_t now, bool *over)
         }
         if (now < c->pause_until || c->local_status != BC_OK)
             return c->pause_until; /* after a local failure: a pause */
+        if (c->paused)
+            return 0; /* bc_crawler_pause(): until resumed */
         struct bc_frontier_job job;
         if (bc_frontier_next(c->frontier, now, &job) != BC_OK) {
             if (bc_frontier_store_status(c->frontier) != BC_OK)
@@ -1872,6 +1875,19 @@ void bc_crawler_stop(struct bc_crawler *c)
 {
     if (c)
         c->stopping = true;
+}
+
+void bc_crawler_pause(struct bc_crawler *c, bool paused)
+{
+    if (c)
+        c->paused = paused;
+}
+
+enum bc_status bc_crawler_wakeup(struct bc_crawler *c)
+{
+    if (!c)
+        return BC_ERR_INVALID_ARG;
+    return bc_fetcher_wakeup(c->fetcher);
 }
 
 /* ---- create, free, seeds, stats ------------------------------------------- */

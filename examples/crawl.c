@@ -43,6 +43,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,15 +51,19 @@
 #include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "args.h"
+#include "bc_hex.h"
 #include "bloomcrawl/crawler.h"
 #include "bloomcrawl/redis_conn.h"
 #include "bloomcrawl/version.h"
 #include "bloomcrawl/workers.h"
+#include "listen.h"
+#include "status_page.h"
 
 /* Bounds of option values: a --delay beyond an hour is a mistake (1e15
  * would make the crawl wait for ever), and so is a page limit beyond
@@ -238,6 +243,45 @@ static void usage(FILE *f)
         "output files and --seeds are opened before the crawl starts. A\n"
         "warning says when the Bloom filter holds more URLs than --expect.\n",
         f);
+    fputs(
+        "\n"
+        "Watching and steering (an HTTP server in the crawl; not with\n"
+        "--redis):\n"
+        "  --listen [ADDR:]PORT serve on ADDR (127.0.0.1 unless named; an\n"
+        "                       IPv6 address in brackets) port PORT (0: any\n"
+        "                       free port; the URL is said on stderr):\n"
+        "    GET  /             the live status page\n"
+        "    GET  /metrics      Prometheus text format 0.0.4 (OpenMetrics\n"
+        "                       1.0 when Accept asks for it): every counter\n"
+        "                       of crawl --counters as bloomcrawl_GROUP_NAME,\n"
+        "                       bloomcrawl_pages_fetched_total and others\n"
+        "    GET  /status       the --stats-json document, live\n"
+        "    GET  /hosts?sort=pages|bytes|errors|queued&limit=N\n"
+        "                       the per-host table (limit 100 by default)\n"
+        "    POST /pause        hand out no job; transfers in flight finish\n"
+        "    POST /resume       hand jobs out again\n"
+        "    POST /seeds        the body's URLs (one a line) admitted as\n"
+        "                       --seeds lines, each answered with its reason;\n"
+        "                       with --state, committed before the answer\n"
+        "    POST /hosts/HOST/delay  the host's delay in ms (body or ?ms=;\n"
+        "                       0: back to --delay), never below its\n"
+        "                       robots.txt Crawl-delay; this run only, not\n"
+        "                       kept by --state\n"
+        "    POST /stop         the clean stop of SIGINT (exit 130)\n"
+        "                       POST needs \"Authorization: Bearer TOKEN\";\n"
+        "                       GET too on an address not loopback. 401\n"
+        "                       without it, 404 unknown path, 405 wrong\n"
+        "                       method, 413 a body over 64 KiB, 400 bad\n"
+        "                       values. The token is random, written 0600 to\n"
+        "                       DIR/listen.token with --state, else printed\n"
+        "                       once on stderr\n"
+        "  --listen-token-file FILE  the token: FILE's first line (16\n"
+        "                       characters at least)\n"
+        "  --metrics-hosts N    per-host series for the top N hosts by pages\n"
+        "                       (20; 0..10000)\n"
+        "  --listen-linger D    after the crawl, keep serving its final\n"
+        "                       numbers for D (\"30s\"), or until POST /stop\n",
+        f);
     /* Split: a C11 compiler need not support a string literal over 4,095
      * bytes (-Woverlength-strings); no format, the text has no '%'. */
     fprintf(
@@ -403,7 +447,13 @@ struct options {
     bool worker_given;     /* --worker was given */
     const char *crawl_id;  /* --crawl-id, "default" */
     bool crawl_id_given;
-    bool status; /* --status */
+    bool status;                   /* --status */
+    const char *listen;            /* --listen as given, or NULL */
+    char listen_addr[64];          /* its address, "127.0.0.1" by default */
+    uint16_t listen_port;          /* its port (0: any free one) */
+    const char *listen_token_file; /* --listen-token-file */
+    uint64_t metrics_hosts;        /* --metrics-hosts N (20) */
+    uint64_t listen_linger_ms;     /* --listen-linger D (0) */
 };
 
 static int add_to_list(const char **list, size_t *count, const char *v)
@@ -432,6 +482,32 @@ static bool redis_option(struct options *o, const char *v)
 }
 
 /* A --crawl-id: [A-Za-z0-9._-]{1,64} (it is part of Redis keys). */
+/* --listen PORT (on 127.0.0.1), ADDR:PORT or [ADDR6]:PORT: a numeric
+ * address (another than loopback must be named), a port 0 to 65535 (0:
+ * any free one, said on stderr). Returns false when malformed. */
+static bool listen_option(struct options *o, const char *v)
+{
+    const char *colon = strrchr(v, ':');
+    const char *port = colon ? colon + 1 : v;
+    size_t alen = colon ? (size_t)(colon - v) : 0;
+    const char *addr = v;
+    if (alen >= 2 && v[0] == '[' && v[alen - 1] == ']')
+        addr++, alen -= 2;
+    if (colon && (alen == 0 || alen >= sizeof(o->listen_addr)))
+        return false;
+    if (!colon)
+        addr = "127.0.0.1", alen = 9;
+    uint64_t n = 0;
+    if (!*port || strspn(port, "0123456789") != strlen(port) ||
+        strlen(port) > 5 || (n = strtoull(port, NULL, 10)) > 65535)
+        return false;
+    memcpy(o->listen_addr, addr, alen);
+    o->listen_addr[alen] = '\0';
+    o->listen_port = (uint16_t)n;
+    o->listen = v;
+    return true;
+}
+
 static bool crawl_id_ok(const char *v)
 {
     size_t n = strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -500,7 +576,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         .host_failures = BC_FRONTIER_DEFAULT_HOST_FAILURES,
         .host_give_up_ms = BC_FRONTIER_DEFAULT_HOST_GIVE_UP_MS,
         .max_redirects = BC_FRONTIER_DEFAULT_MAX_REDIRECTS,
-        .crawl_id = "default"};
+        .crawl_id = "default",
+        .metrics_hosts = 20};
     for (int i = 1; i < argc; i++) {
         char name[32];
         const char *inline_v;
@@ -659,6 +736,16 @@ static int parse_options(int argc, char **argv, struct options *o)
             o->worker_given = true;
         else if (!strcmp(a, "--crawl-id"))
             o->crawl_id = v, o->crawl_id_given = true, bad = !crawl_id_ok(v);
+        else if (!strcmp(a, "--listen"))
+            bad = !listen_option(o, v);
+        else if (!strcmp(a, "--listen-token-file"))
+            o->listen_token_file = v, bad = *v == '\0';
+        else if (!strcmp(a, "--metrics-hosts"))
+            bad = args_count(v, true, &o->metrics_hosts) ||
+                  o->metrics_hosts > 10000,
+            range = "0..10000";
+        else if (!strcmp(a, "--listen-linger"))
+            bad = args_duration(v, &o->listen_linger_ms);
         else
             unknown = 1;
         if (unknown) {
@@ -713,6 +800,16 @@ static int parse_options(int argc, char **argv, struct options *o)
                 o->worker, o->workers - 1, o->workers);
         return -1;
     }
+    if (!o->listen && (o->listen_token_file || o->listen_linger_ms)) {
+        fprintf(stderr, "crawl: --listen-token-file and --listen-linger "
+                        "need --listen\n");
+        return -1;
+    }
+    if (o->listen && o->redis) {
+        fprintf(stderr, "crawl: --listen is for a crawl of one process, "
+                        "not with --redis\n");
+        return -1;
+    }
     if (o->retry_failed && !o->state_dir) {
         fprintf(stderr, "crawl: --retry-failed needs --state DIR\n");
         return -1;
@@ -736,6 +833,9 @@ static int parse_options(int argc, char **argv, struct options *o)
  * progress line (every 0.5 s on a terminal, every 5 s otherwise). */
 #define RATE_WINDOW_MS 10000u
 #define RATE_SAMPLES   64u
+
+/* POST /seeds commands waiting for a commit at once (more: 503). */
+#define LISTEN_PENDING_MAX 16u
 
 struct crawl {
     struct options opt;
@@ -772,6 +872,15 @@ struct crawl {
     struct bc_workers *workers; /* --redis: this worker of the crawl */
     bool over;                  /* the crawl is over for all its workers */
     bool over_at_start;         /* ... already when this worker started */
+    /* --listen: the server, the control token, paused by POST /pause,
+     * and the POST /seeds answered after the next step's commit. */
+    struct listen_server *listen;
+    char listen_token[256];
+    bool listen_paused;
+    size_t listen_pending;
+    struct listen_command *listen_cmd[LISTEN_PENDING_MAX];
+    char *listen_buf[LISTEN_PENDING_MAX];
+    size_t listen_len[LISTEN_PENDING_MAX];
 };
 
 static volatile sig_atomic_t interrupted, stop_signal;
@@ -1389,38 +1498,45 @@ static const char *circuit_name(enum bc_frontier_circuit circuit)
 }
 
 /* --stats-json's "per_host": every host, in the table's order. */
+/* One host's object of "per_host" (and of crawl --listen's GET /hosts). */
+static void write_host_json(const struct crawl *c, FILE *f,
+                            const struct bc_crawler_host *h)
+{
+    fputs("{\"host\": ", f);
+    json_string(f, h->origin, h->origin_len);
+    fprintf(f, ", \"pages\": %llu, \"bytes\": %llu, \"errors\": {",
+            (unsigned long long)h->pages, (unsigned long long)h->bytes);
+    print_counts(f, h->errors, BC_CRAWLER_ERR_KIND_COUNT, 0, error_kind_name,
+                 true);
+    fprintf(f,
+            "}, \"status\": {\"2xx\": %llu, \"3xx\": %llu, \"4xx\": "
+            "%llu, \"5xx\": %llu}, \"robots\": \"%s\", "
+            "\"ms_mean\": %.1f, \"ms_p95\": %llu, \"queued\": %zu, "
+            "\"given_up\": %s, \"given_up_urls\": %llu, "
+            "\"circuit\": \"%s\", \"failures\": %u, \"down\": %s, "
+            "\"down_urls\": %llu, \"retries_exhausted\": %llu, "
+            "\"delay_ms\": %llu, \"crawl_delay_ms\": %llu}",
+            (unsigned long long)h->status_class[2],
+            (unsigned long long)h->status_class[3],
+            (unsigned long long)h->status_class[4],
+            (unsigned long long)h->status_class[5], robots_word(c, h),
+            h->ms_mean, (unsigned long long)h->ms_p95, h->queued,
+            h->given_up ? "true" : "false", (unsigned long long)h->lost,
+            circuit_name(h->circuit), h->failures, h->down ? "true" : "false",
+            (unsigned long long)h->down_lost, (unsigned long long)h->exhausted,
+            (unsigned long long)h->delay_ms,
+            (unsigned long long)h->crawl_delay_ms);
+}
+
 static void write_hosts_json(struct crawl *c, FILE *f)
 {
     struct host_table t;
     host_table_fill(c, &t);
     fputs("\"per_host\": [", f);
     for (size_t i = 0; i < t.count; i++) {
-        const struct bc_crawler_host *h = &t.row[i];
-        fputs(i ? ", {\"host\": " : "{\"host\": ", f);
-        json_string(f, h->origin, h->origin_len);
-        fprintf(f, ", \"pages\": %llu, \"bytes\": %llu, \"errors\": {",
-                (unsigned long long)h->pages, (unsigned long long)h->bytes);
-        print_counts(f, h->errors, BC_CRAWLER_ERR_KIND_COUNT, 0,
-                     error_kind_name, true);
-        fprintf(f,
-                "}, \"status\": {\"2xx\": %llu, \"3xx\": %llu, \"4xx\": "
-                "%llu, \"5xx\": %llu}, \"robots\": \"%s\", "
-                "\"ms_mean\": %.1f, \"ms_p95\": %llu, \"queued\": %zu, "
-                "\"given_up\": %s, \"given_up_urls\": %llu, "
-                "\"circuit\": \"%s\", \"failures\": %u, \"down\": %s, "
-                "\"down_urls\": %llu, \"retries_exhausted\": %llu, "
-                "\"delay_ms\": %llu, \"crawl_delay_ms\": %llu}",
-                (unsigned long long)h->status_class[2],
-                (unsigned long long)h->status_class[3],
-                (unsigned long long)h->status_class[4],
-                (unsigned long long)h->status_class[5], robots_word(c, h),
-                h->ms_mean, (unsigned long long)h->ms_p95, h->queued,
-                h->given_up ? "true" : "false", (unsigned long long)h->lost,
-                circuit_name(h->circuit), h->failures,
-                h->down ? "true" : "false", (unsigned long long)h->down_lost,
-                (unsigned long long)h->exhausted,
-                (unsigned long long)h->delay_ms,
-                (unsigned long long)h->crawl_delay_ms);
+        if (i)
+            fputs(", ", f);
+        write_host_json(c, f, &t.row[i]);
     }
     fputs("]", f);
     free(t.row);
@@ -2863,6 +2979,25 @@ static int show_status(const struct options *o)
     return rc;
 }
 
+/* The --stats-json document in memory (malloc'd, *len bytes), as the
+ * file (write_stats()) and crawl --listen's GET /status give it; NULL
+ * when out of memory. */
+static char *stats_json_text(struct crawl *c, uint64_t now, const char *outcome,
+                             int rc, size_t *len)
+{
+    char *buf = NULL;
+    FILE *m = open_memstream(&buf, len);
+    if (!m)
+        return NULL;
+    write_stats_json(c, m, now, outcome, rc);
+    bool ok = !ferror(m);
+    if (fclose(m) != 0 || !ok) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
 /*
  * --stats-json, at the end: formatted in memory, then written with one
  * write(2) and closed, so that a full disk or a file-size limit is seen
@@ -2873,28 +3008,601 @@ static int show_status(const struct options *o)
 static int write_stats(struct crawl *c, uint64_t end, const char *outcome,
                        int rc)
 {
-    char *buf = NULL;
-    size_t len = 0;
+    size_t len;
     int err = 0;
-    FILE *m = open_memstream(&buf, &len);
-    if (!m) {
-        err = errno;
+    char *buf = stats_json_text(c, end, outcome, rc, &len);
+    if (!buf) {
+        err = ENOMEM;
         goto out_close;
     }
-    write_stats_json(c, m, end, outcome, rc);
-    bool ok = !ferror(m);
-    if (fclose(m) != 0 || !ok) {
-        err = ENOMEM;
-        goto out_free;
-    }
     err = write_fully(fileno(c->stats), buf, len, NULL);
-out_free:
     free(buf);
 out_close:
     if (fclose(c->stats) != 0 && !err)
         err = errno;
     c->stats = NULL;
     return err;
+}
+
+/* ---- crawl --listen: the HTTP server's side in the loop ------------------
+ *
+ * The server (listen.c) runs on threads of its own and never reads the
+ * crawl: the loop formats a snapshot when a reader asked for one
+ * (listen_wanted()) and carries out the commands it queued, between two
+ * steps (listen_turn()). */
+
+/* A Prometheus sample value: integers as such, doubles with every digit,
+ * NaN and infinities as the exposition formats spell them. */
+static void metric_value(FILE *f, const struct bc_counter *c, const void *stats,
+                         size_t i)
+{
+    double d = bc_counter_value(c, stats, i);
+    if (c->type != BC_COUNTER_DOUBLE)
+        fprintf(f, "%llu", (unsigned long long)bc_counter_u64(c, stats, i));
+    else if (isnan(d))
+        fputs("NaN", f);
+    else if (isinf(d))
+        fputs(d > 0 ? "+Inf" : "-Inf", f);
+    else
+        fprintf(f, "%.17g", d);
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), t = strlen(tail);
+    return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+/*
+ * The Prometheus name of counter c of group g, as
+ * https://prometheus.io/docs/practices/naming/ and promtool's linter ask:
+ * bloomcrawl_GROUP_NAME, where NAME's words that the linter reads as a
+ * unit or a summary's suffix are spelled out ("m", the size of a filter,
+ * becomes "size"; "bits" "bit_slots"; a last "count" "entries"), then the
+ * unit when it is a base unit (bytes, seconds, ratio) that NAME does not
+ * end with, then _total for a counter (a TOTAL or RUN_TOTAL row):
+ * "seen.bloom_fill" (ratio) is bloomcrawl_seen_bloom_fill_ratio,
+ * "crawler.bytes" bloomcrawl_crawler_bytes_total, "seen.bloom_m_bits"
+ * bloomcrawl_seen_bloom_size_bit_slots. Each family's HELP ends with the
+ * counter's name as crawl --counters spells it ("[seen.bloom_m_bits]"),
+ * for a reader (and tests/e2e_listen.py) to find it. family: the name
+ * without _total (OpenMetrics' TYPE line).
+ */
+static void metric_name(char name[128], char family[128], const char *group,
+                        const struct bc_counter *c)
+{
+    static const char *const base_units[] = {"bytes", "seconds", "ratio"};
+    int n = snprintf(family, 128, "bloomcrawl_%s", group);
+    const char *w = c->name;
+    while (*w && n < 128) {
+        size_t len = strcspn(w, "_");
+        const char *word = w;
+        int wl = (int)len;
+        if (len == 1 && *w == 'm')
+            word = "size", wl = 4;
+        else if (len == 4 && memcmp(w, "bits", 4) == 0)
+            word = "bit_slots", wl = 9;
+        else if (len == 5 && memcmp(w, "count", 5) == 0 && !w[5])
+            word = "entries", wl = 7;
+        n += snprintf(family + n, 128 - (size_t)n, "_%.*s", wl, word);
+        w += len + (w[len] == '_');
+    }
+    for (size_t u = 0; u < 3 && n < 128; u++) {
+        char tail[16];
+        snprintf(tail, sizeof(tail), "_%s", base_units[u]);
+        if (strcmp(c->unit, base_units[u]) == 0 && !ends_with(family, tail))
+            n += snprintf(family + n, 128 - (size_t)n, "%s", tail);
+    }
+    snprintf(name, 128, "%s%s", family,
+             c->kind == BC_COUNTER_GAUGE ? "" : "_total");
+}
+
+/* A label value, escaped as both formats ask (\\, \" and \n). */
+static void label_value(FILE *f, const char *v, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (v[i] == '\\' || v[i] == '"')
+            fputc('\\', f);
+        if (v[i] == '\n')
+            fputs("\\n", f);
+        else
+            fputc(v[i], f);
+    }
+}
+
+/* One family's HELP and TYPE lines (OpenMetrics: family without _total). */
+static void metric_head(FILE *f, bool om, const char *name, const char *family,
+                        bool counter, const char *help)
+{
+    const char *n = om ? family : name;
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", n, help, n,
+            counter ? "counter" : "gauge");
+}
+
+/* A named metric of one sample (no label). */
+static void metric_one(FILE *f, bool om, const char *family, bool counter,
+                       const char *help, double v)
+{
+    char name[128];
+    snprintf(name, sizeof(name), "%s%s", family, counter ? "_total" : "");
+    metric_head(f, om, name, family, counter, help);
+    if (isnan(v))
+        fprintf(f, "%s NaN\n", name);
+    else
+        fprintf(f, "%s %.17g\n", name, v);
+}
+
+/* The per-host series of the top hosts (by pages), at most
+ * --metrics-hosts of them: label cardinality stays bounded however many
+ * hosts the crawl meets. */
+static void write_host_metrics(struct crawl *c, FILE *f, bool om,
+                               const struct host_table *t)
+{
+    static const struct {
+        const char *family, *help;
+        bool counter;
+    } m[] = {
+        {"bloomcrawl_host_pages", "Pages fetched from the host", true},
+        {"bloomcrawl_host_bytes", "Body bytes fetched from the host", true},
+        {"bloomcrawl_host_errors", "Failed pages of the host", true},
+        {"bloomcrawl_host_queued_urls", "URLs of the host still queued", false},
+        {"bloomcrawl_host_delay_seconds",
+         "Delay between two requests to the host", false},
+        {"bloomcrawl_host_response_mean_seconds",
+         "Mean response time of the host's pages", false},
+    };
+    size_t n = t->count < c->opt.metrics_hosts ? t->count
+                                               : (size_t)c->opt.metrics_hosts;
+    for (size_t k = 0; k < sizeof(m) / sizeof(m[0]) && n > 0; k++) {
+        char name[128];
+        snprintf(name, sizeof(name), "%s%s", m[k].family,
+                 m[k].counter ? "_total" : "");
+        metric_head(f, om, name, m[k].family, m[k].counter, m[k].help);
+        for (size_t i = 0; i < n; i++) {
+            const struct bc_crawler_host *h = &t->row[i];
+            double v = k == 0   ? (double)h->pages
+                       : k == 1 ? (double)h->bytes
+                       : k == 2 ? (double)host_errors(h)
+                       : k == 3 ? (double)h->queued
+                       : k == 4 ? (double)h->delay_ms / 1000.0
+                                : h->ms_mean / 1000.0;
+            fprintf(f, "%s{host=\"", name);
+            label_value(f, h->origin, h->origin_len);
+            fprintf(f, "\"} %.17g\n", v);
+        }
+    }
+}
+
+/* GET /metrics: every counter of the tables (bloomcrawl_GROUP_*), the
+ * named ones a dashboard starts from, the top hosts' series; the text
+ * format 0.0.4, or OpenMetrics 1.0 (om). */
+static void write_metrics(struct crawl *c, FILE *f, bool om, uint64_t now,
+                          const struct host_table *t)
+{
+    struct bc_frontier_stats s;
+    bc_frontier_stats(c->frontier, now, &s);
+    struct bc_crawler_stats k;
+    bc_crawler_stats(c->crawler, &k);
+    metric_one(f, om, "bloomcrawl_pages_fetched", true,
+               "Pages fetched (a response or an error)", (double)k.pages);
+    metric_one(f, om, "bloomcrawl_fetched_bytes", true,
+               "Body bytes of the pages fetched", (double)k.bytes);
+    metric_one(f, om, "bloomcrawl_elapsed_seconds", false,
+               "Time since this run started", (now - c->start_ms) / 1000.0);
+    metric_one(f, om, "bloomcrawl_queued_urls", false,
+               "URLs queued in the frontier", (double)s.queued);
+    metric_one(f, om, "bloomcrawl_in_flight_transfers", false,
+               "Transfers in flight", (double)k.in_flight);
+    metric_one(f, om, "bloomcrawl_paused", false,
+               "1 while paused by POST /pause", c->listen_paused ? 1 : 0);
+    metric_one(f, om, "bloomcrawl_bloom_fill_ratio", false,
+               "Fraction of the Bloom filter's bits set", s.seen.bloom.fill);
+    metric_one(f, om, "bloomcrawl_bloom_fpr_estimated_ratio", false,
+               "The Bloom filter's false-positive rate, estimated from its "
+               "fill",
+               s.seen.bloom.fpr_estimated);
+    metric_one(f, om, "bloomcrawl_bloom_fpr_target_ratio", false,
+               "The false-positive rate the filter was sized for (--fp-rate)",
+               c->opt.fp_rate);
+    metric_one(f, om, "bloomcrawl_lru_entries", false,
+               "Keys in the seen-test's LRU", (double)s.seen.lru.count);
+    uint64_t lookups = s.seen.lru.hits + s.seen.lru.misses;
+    metric_one(f, om, "bloomcrawl_lru_hit_ratio", false,
+               "LRU hits over LRU lookups (NaN before the first)",
+               lookups ? (double)s.seen.lru.hits / (double)lookups : NAN);
+    metric_one(f, om, "bloomcrawl_warc_bytes", true, "Bytes written to WARC",
+               (double)k.warc_bytes);
+    metric_head(f, om, "bloomcrawl_seen_tests_total", "bloomcrawl_seen_tests",
+                true, "Seen-tests of URLs by verdict");
+    fprintf(f,
+            "bloomcrawl_seen_tests_total{verdict=\"new\"} %llu\n"
+            "bloomcrawl_seen_tests_total{verdict=\"duplicate\"} %llu\n"
+            "bloomcrawl_seen_tests_total{verdict=\"probably_seen\"} %llu\n",
+            (unsigned long long)s.seen.verdict_new,
+            (unsigned long long)s.seen.duplicate,
+            (unsigned long long)s.seen.probably_seen);
+    /* Hosts by robots.txt state, a label each. */
+    static const char *const robots[] = {
+        "parsed", "unavailable", "unreachable", "pending", "none", "disabled"};
+    size_t by_robots[6] = {0};
+    for (size_t i = 0; i < t->count; i++) {
+        const char *w = robots_word(c, &t->row[i]);
+        for (size_t r = 0; r < 6; r++)
+            if (strcmp(w, robots[r]) == 0)
+                by_robots[r]++;
+    }
+    metric_head(f, om, "bloomcrawl_hosts", "bloomcrawl_hosts", false,
+                "Hosts by robots.txt state");
+    for (size_t r = 0; r < 6; r++)
+        fprintf(f, "bloomcrawl_hosts{robots=\"%s\"} %zu\n", robots[r],
+                by_robots[r]);
+    /* Every counter of the tables. */
+    struct counter_group g[4];
+    size_t ng = counter_groups(g, &s, &k, NULL);
+    for (size_t a = 0; a < ng; a++)
+        for (size_t r = 0; r < g[a].n; r++) {
+            const struct bc_counter *ct = &g[a].t[r];
+            char name[128], family[128];
+            metric_name(name, family, g[a].name, ct);
+            char help[512];
+            snprintf(help, sizeof(help), "%s [%s.%s]", ct->help, g[a].name,
+                     ct->name);
+            metric_head(f, om, name, family, ct->kind != BC_COUNTER_GAUGE,
+                        help);
+            for (size_t i = 0; i < ct->count; i++) {
+                fputs(name, f);
+                if (ct->label)
+                    fprintf(f, "{%s=\"%s\"}", ct->label, ct->label_value(i));
+                fputc(' ', f);
+                metric_value(f, ct, g[a].stats, i);
+                fputc('\n', f);
+            }
+        }
+    write_host_metrics(c, f, om, t);
+    if (om)
+        fputs("# EOF\n", f);
+}
+
+/* Format text with fn into a malloc'd buffer; false when out of memory. */
+static bool format_into(char **buf, size_t *len, struct crawl *c, bool om,
+                        uint64_t now, const struct host_table *t)
+{
+    *buf = NULL;
+    FILE *m = open_memstream(buf, len);
+    if (!m)
+        return false;
+    write_metrics(c, m, om, now, t);
+    bool ok = !ferror(m);
+    if (fclose(m) != 0 || !ok) {
+        free(*buf);
+        *buf = NULL;
+        return false;
+    }
+    return true;
+}
+
+/* Publish a snapshot: the metrics in both formats, the --stats-json
+ * document (its outcome "running" until the end), the hosts' rows. */
+static void listen_publish_now(struct crawl *c, uint64_t now,
+                               const char *outcome, int rc)
+{
+    struct listen_snapshot snap;
+    memset(&snap, 0, sizeof(snap));
+    struct host_table t;
+    host_table_fill(c, &t);
+    bool ok =
+        format_into(&snap.metrics, &snap.metrics_len, c, false, now, &t) &&
+        format_into(&snap.openmetrics, &snap.openmetrics_len, c, true, now,
+                    &t) &&
+        (snap.status = stats_json_text(c, now, outcome, rc, &snap.status_len));
+    if (ok && t.count && !(snap.hosts = calloc(t.count, sizeof(*snap.hosts))))
+        ok = false;
+    for (size_t i = 0; ok && i < t.count; i++) {
+        struct listen_host *lh = &snap.hosts[i];
+        FILE *m = open_memstream(&lh->json, &lh->json_len);
+        if (!m) {
+            ok = false;
+            break;
+        }
+        write_host_json(c, m, &t.row[i]);
+        ok = !ferror(m) && fclose(m) == 0;
+        snap.host_count = i + 1;
+        lh->key[LISTEN_SORT_PAGES] = t.row[i].pages;
+        lh->key[LISTEN_SORT_BYTES] = t.row[i].bytes;
+        lh->key[LISTEN_SORT_ERRORS] = host_errors(&t.row[i]);
+        lh->key[LISTEN_SORT_QUEUED] = t.row[i].queued;
+    }
+    free(t.row);
+    if (ok)
+        listen_publish(c->listen, &snap);
+    else { /* out of memory: the readers keep the last one */
+        free(snap.metrics);
+        free(snap.openmetrics);
+        free(snap.status);
+        for (size_t i = 0; i < snap.host_count; i++)
+            free(snap.hosts[i].json);
+        free(snap.hosts);
+    }
+}
+
+/* A reply's JSON into a malloc'd buffer, or NULL (the server then answers
+ * with an empty body). */
+static char *reply_text(size_t *len, const char *fmt, ...)
+{
+    char *buf = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || !(buf = malloc((size_t)n + 1)))
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(buf, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    *len = (size_t)n;
+    return buf;
+}
+
+/* POST /seeds: each line admitted as a --seeds line is (bc_crawler_add_seed:
+ * durable with --state once the next step commits), answered with its
+ * admission reason: {"seeds": [{"url": U, "reason": R[, "detail": D]}],
+ * "queued": N}. */
+static void listen_seeds(struct crawl *c, struct listen_command *cmd)
+{
+    char *buf = NULL;
+    size_t len = 0, pos = 0, queued = 0, url_len;
+    const char *url;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) {
+        listen_reply(c->listen, cmd, 500, NULL, 0);
+        return;
+    }
+    fputs("{\"seeds\": [", m);
+    for (size_t n = 0; listen_seeds_next(cmd->body ? cmd->body : "",
+                                         cmd->body_len, &pos, &url, &url_len);
+         n++) {
+        enum bc_frontier_reason reason = BC_ADMIT_NOMEM;
+        enum bc_status ust = BC_OK;
+        enum bc_status st =
+            bc_crawler_add_seed(c->crawler, url, url_len, &reason, &ust);
+        if (reason == BC_ADMIT_STORE_ERROR)
+            ust = st;
+        queued += reason == BC_ADMIT_QUEUED;
+        fputs(n ? ", {\"url\": " : "{\"url\": ", m);
+        json_string(m, url, url_len);
+        fprintf(m, ", \"reason\": \"%s\"", bc_frontier_reason_name(reason));
+        if (reason == BC_ADMIT_BAD_URL || reason == BC_ADMIT_STORE_ERROR)
+            fprintf(m, ", \"detail\": \"%s\"", bc_strerror(ust));
+        fputc('}', m);
+    }
+    fprintf(m, "], \"queued\": %zu}\n", queued);
+    bool ok = !ferror(m);
+    if (fclose(m) != 0 || !ok) {
+        free(buf);
+        listen_reply(c->listen, cmd, 500, NULL, 0);
+        return;
+    }
+    /* Answered once the next step has committed them (with --state). */
+    c->listen_buf[c->listen_pending] = buf;
+    c->listen_len[c->listen_pending] = len;
+    c->listen_cmd[c->listen_pending++] = cmd;
+}
+
+/* POST /hosts/HOST/delay: HOST an origin ("http://a.test:8080") or a
+ * host[:port], tried as http:// then https://. */
+static void listen_delay(struct crawl *c, struct listen_command *cmd)
+{
+    char origin[LISTEN_HOST_MAX + 16];
+    uint64_t eff = 0;
+    enum bc_status st = BC_ERR_NOT_FOUND;
+    static const char *const schemes[] = {"", "http://", "https://"};
+    bool has_scheme = strstr(cmd->host, "://") != NULL;
+    for (size_t i = has_scheme ? 0 : 1;
+         i < (has_scheme ? 1u : 3u) && st == BC_ERR_NOT_FOUND; i++) {
+        snprintf(origin, sizeof(origin), "%s%s", schemes[i], cmd->host);
+        st = bc_frontier_set_host_delay(c->frontier, origin, strlen(origin),
+                                        cmd->delay_ms, &eff);
+    }
+    size_t len = 0;
+    char *r;
+    if (st != BC_OK) {
+        r = reply_text(&len, "{\"error\": \"no such host in the crawl\"}\n");
+        listen_reply(c->listen, cmd, 404, r, len);
+        return;
+    }
+    r = reply_text(&len,
+                   "{\"host\": \"%s\", \"delay_ms\": %llu, "
+                   "\"effective_ms\": %llu}\n",
+                   origin, (unsigned long long)cmd->delay_ms,
+                   (unsigned long long)eff);
+    listen_reply(c->listen, cmd, 200, r, len);
+}
+
+/* Carry out the queued commands; over: the crawl is over (they are
+ * refused, but /stop, which ends the lingering). Returns true when a
+ * /stop came. */
+static bool listen_commands(struct crawl *c, bool over)
+{
+    bool stop = false;
+    struct listen_command *cmd;
+    while ((cmd = listen_take(c->listen))) {
+        size_t len = 0;
+        char *r;
+        if (cmd->kind == LISTEN_CMD_STOP) {
+            stop = true;
+            r = reply_text(&len, "{\"stopping\": true}\n");
+            listen_reply(c->listen, cmd, 200, r, len);
+        } else if (over) {
+            r = reply_text(&len, "{\"error\": \"the crawl is over\"}\n");
+            listen_reply(c->listen, cmd, 409, r, len);
+        } else if (cmd->kind == LISTEN_CMD_PAUSE ||
+                   cmd->kind == LISTEN_CMD_RESUME) {
+            c->listen_paused = cmd->kind == LISTEN_CMD_PAUSE;
+            bc_crawler_pause(c->crawler, c->listen_paused);
+            r = reply_text(&len, "{\"paused\": %s}\n",
+                           c->listen_paused ? "true" : "false");
+            listen_reply(c->listen, cmd, 200, r, len);
+        } else if (cmd->kind == LISTEN_CMD_DELAY)
+            listen_delay(c, cmd);
+        else if (c->listen_pending == LISTEN_PENDING_MAX) {
+            r = reply_text(&len, "{\"error\": \"busy: try again\"}\n");
+            listen_reply(c->listen, cmd, 503, r, len);
+        } else
+            listen_seeds(c, cmd);
+    }
+    return stop;
+}
+
+/* Answer the POST /seeds that waited for a step's commit. */
+static void listen_committed(struct crawl *c)
+{
+    for (size_t i = 0; i < c->listen_pending; i++)
+        listen_reply(c->listen, c->listen_cmd[i], 200, c->listen_buf[i],
+                     c->listen_len[i]);
+    c->listen_pending = 0;
+}
+
+/* One turn of the loop's server work: the commands, then a snapshot when
+ * a reader asked (after them: a GET right after a POST sees its effect). */
+static void listen_turn(struct crawl *c, uint64_t now)
+{
+    if (listen_commands(c, false) && !interrupted) {
+        interrupted = 1; /* the clean stop of SIGINT */
+        stop_signal = SIGINT;
+    }
+    if (listen_wanted(c->listen))
+        listen_publish_now(c, now, "running", 0);
+}
+
+/* bc_crawler_wakeup() for the server's threads. */
+static void listen_wake(void *ctx)
+{
+    struct crawl *c = ctx;
+    (void)bc_crawler_wakeup(c->crawler);
+}
+
+/* The control token: --listen-token-file's first line, or 32 random bytes
+ * from getrandom(2) in hex, written 0600 to DIR/listen.token with
+ * --state, else printed once on stderr. Returns 0 or -1 after a message. */
+static int listen_token(struct crawl *c, bool *print)
+{
+    const struct options *o = &c->opt;
+    *print = false;
+    if (o->listen_token_file) {
+        FILE *f = fopen(o->listen_token_file, "r");
+        if (!f || !fgets(c->listen_token, sizeof(c->listen_token), f)) {
+            fprintf(stderr, "crawl: --listen-token-file %s: %s\n",
+                    o->listen_token_file, f ? "empty" : strerror(errno));
+            if (f)
+                fclose(f);
+            return -1;
+        }
+        fclose(f);
+        c->listen_token[strcspn(c->listen_token, "\r\n")] = '\0';
+        if (strlen(c->listen_token) < 16) {
+            fprintf(stderr,
+                    "crawl: --listen-token-file %s: the token is 16 "
+                    "characters at least\n",
+                    o->listen_token_file);
+            return -1;
+        }
+        return 0;
+    }
+    unsigned char r[32];
+    if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+        fprintf(stderr, "crawl: --listen: getrandom: %s\n", strerror(errno));
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof(r); i++) {
+        c->listen_token[2 * i] = bc_hex_lower[r[i] >> 4];
+        c->listen_token[2 * i + 1] = bc_hex_lower[r[i] & 15];
+    }
+    c->listen_token[2 * sizeof(r)] = '\0';
+    if (!o->state_dir) {
+        *print = true;
+        return 0;
+    }
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/listen.token", o->state_dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    size_t n = strlen(c->listen_token);
+    c->listen_token[n] = '\n';
+    int err = fd < 0 ? errno
+              : fchmod(fd, 0600) != 0
+                  ? errno
+                  : write_fully(fd, c->listen_token, n + 1, NULL);
+    c->listen_token[n] = '\0';
+    if (fd >= 0 && close(fd) != 0 && !err)
+        err = errno;
+    if (err) {
+        fprintf(stderr, "crawl: --listen: writing %s: %s\n", path,
+                strerror(err));
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether a numeric address is a loopback one (127.0.0.0/8, ::1). */
+static bool loopback_address(const char *a)
+{
+    return strncmp(a, "127.", 4) == 0 || strcmp(a, "::1") == 0;
+}
+
+/* Start the server (--listen). Returns 0 or -1 after a message. */
+static int listen_open(struct crawl *c)
+{
+    const struct options *o = &c->opt;
+    bool print;
+    if (listen_token(c, &print) != 0)
+        return -1;
+    struct listen_config lc = {
+        .address = o->listen_addr,
+        .port = o->listen_port,
+        .token = c->listen_token,
+        .token_len = strlen(c->listen_token),
+        .reads_need_token = !loopback_address(o->listen_addr),
+        .wake = listen_wake,
+        .wake_ctx = c,
+    };
+    lc.page = crawl_status_page(&lc.page_len);
+    char err[256];
+    if (!(c->listen = listen_start(&lc, err, sizeof(err)))) {
+        fprintf(stderr, "crawl: --listen %s: %s\n", o->listen, err);
+        return -1;
+    }
+    bool v6 = strchr(o->listen_addr, ':') != NULL;
+    fprintf(stderr, "crawl: listening on http://%s%s%s:%u/", v6 ? "[" : "",
+            o->listen_addr, v6 ? "]" : "", (unsigned)listen_port(c->listen));
+    if (print)
+        fprintf(stderr, " (control token: %s)\n", c->listen_token);
+    else if (o->listen_token_file)
+        fprintf(stderr, " (control token from %s)\n", o->listen_token_file);
+    else
+        fprintf(stderr, " (control token in %s/listen.token)\n", o->state_dir);
+    return 0;
+}
+
+/* After the crawl: the final snapshot (its outcome and exit status), kept
+ * served for --listen-linger or until POST /stop or a signal; then the
+ * server stops. */
+static void listen_close(struct crawl *c, uint64_t end, const char *outcome,
+                         int rc)
+{
+    if (!c->listen)
+        return;
+    listen_committed(c);
+    listen_publish_now(c, end, outcome, rc);
+    uint64_t until = now_ms() + c->opt.listen_linger_ms;
+    int seen = interrupted;
+    while (interrupted == seen && now_ms() < until) {
+        if (listen_commands(c, true))
+            break;
+        if (listen_wanted(c->listen))
+            listen_publish_now(c, end, outcome, rc);
+        listen_wait(c->listen, 100);
+    }
+    listen_stop(c->listen);
+    c->listen = NULL;
 }
 
 /* ---- the loop ----------------------------------------------------------- */
@@ -2932,6 +3640,8 @@ static int run(struct crawl *c)
 {
     bool stopped = false;
     for (;;) {
+        if (c->listen)
+            listen_turn(c, now_ms());
         if (interrupted && !stopped) {
             if (c->workers)
                 bc_workers_stop(c->workers); /* stops its crawler */
@@ -2946,9 +3656,10 @@ static int run(struct crawl *c)
          * steps, 100 ms apart at most when idle) until the whole crawl is
          * over, or, stopped, until nothing of its own is in flight (the
          * crawl goes on without it). */
-        enum bc_status st = c->workers
-                                ? bc_workers_step(c->workers, 100, &done)
-                                : bc_crawler_step(c->crawler, 1000, &done);
+        enum bc_status st =
+            c->workers
+                ? bc_workers_step(c->workers, 100, &done)
+                : bc_crawler_step(c->crawler, c->listen ? 100 : 1000, &done);
         if (c->workers && done && !stopped)
             c->over = true;
         if (st != BC_OK && write_error(c, st))
@@ -2968,6 +3679,8 @@ static int run(struct crawl *c)
             fprintf(stderr, "crawl: fetcher: %s\n", bc_strerror(st));
             return -1;
         }
+        if (c->listen) /* the seeds of POST /seeds are committed */
+            listen_committed(c);
         if (done)
             return 0;
         check_saturation(c, false);
@@ -3191,6 +3904,11 @@ int main(int argc, char **argv)
         goto out_free;
     }
 
+    if (o->listen && listen_open(&c) != 0) {
+        rc = 2;
+        goto out_free;
+    }
+
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
@@ -3287,8 +4005,10 @@ int main(int argc, char **argv)
             rc = 1;
         }
     }
+    listen_close(&c, end, outcome, rc);
 
 out_free:
+    listen_close(&c, now_ms(), "failed", rc); /* a failed start */
     bc_crawler_free(c.crawler); /* the worker outlives its crawler */
     bc_workers_free(c.workers);
     c.workers = NULL;

@@ -1198,6 +1198,22 @@ size_t bc_frontier_given_up_hosts(const struct bc_frontier *f,
     return n;
 }
 
+enum bc_status bc_frontier_set_host_delay(struct bc_frontier *f,
+                                          const char *origin, size_t len,
+                                          uint64_t delay_ms,
+                                          uint64_t *effective_ms)
+{
+    if (!f || !origin)
+        return BC_ERR_INVALID_ARG;
+    struct host *h = bc_fr_host_find(f, origin, len);
+    if (!h)
+        return BC_ERR_NOT_FOUND;
+    h->delay_override_ms = delay_ms;
+    if (effective_ms)
+        *effective_ms = base_delay(f, h);
+    return BC_OK;
+}
+
 size_t bc_frontier_hosts(const struct bc_frontier *f,
                          void (*fn)(void *ctx,
                                     const struct bc_frontier_host_info *info),

@@ -105,7 +105,8 @@ struct host {
     enum robots_state robots_state;
     struct bc_robots *robots;
     uint64_t robots_expires;
-    uint64_t crawl_delay_ms; /* from robots.txt, capped */
+    uint64_t crawl_delay_ms;    /* from robots.txt, capped */
+    uint64_t delay_override_ms; /* bc_frontier_set_host_delay(); 0: none */
     unsigned robots_redirects;
     unsigned robots_failures;        /* unreachable outcomes in a row */
     enum robots_state robots_before; /* while FETCHING: the state before,
@@ -235,11 +236,13 @@ static inline bool in_memory_next(const struct bc_frontier *f,
     return !f->store.queued || (h->spilled == 0 && h->queued < f->window);
 }
 
-/* The delay between two requests to a host, before the response factor. */
+/* The delay between two requests to a host, before the response factor:
+ * min_delay_ms or the host's override, never below its Crawl-delay. */
 static inline uint64_t base_delay(const struct bc_frontier *f,
                                   const struct host *h)
 {
-    uint64_t d = f->cfg.min_delay_ms;
+    uint64_t d =
+        h->delay_override_ms ? h->delay_override_ms : f->cfg.min_delay_ms;
     return h->crawl_delay_ms > d ? h->crawl_delay_ms : d;
 }
 

@@ -17,11 +17,9 @@ Debian's prometheus installed, README.md's scrape configuration passes
 promtool check config and each of the dashboard's queries is valid PromQL
 (a Prometheus on 127.0.0.1 answers it).
 
-The crawl: `crawl --listen 0` when crawl has --listen (the page is the
-one compiled into crawl).  Without it, a fixture server plays the crawl:
-it serves examples/status_page.html at / and, at /status and /hosts, a
-real crawl's --stats-json with every count scaled by the share of the
-fixture's time gone by (so the charts move).
+The crawl: `crawl --listen 0` (the page is the one compiled into crawl),
+slowed down (--delay 60, one transfer per host) so that it runs while the
+browser watches, and kept serving by --listen-linger until POST /stop.
 
 Skipped (exit 77) when chromium is not installed.
 
@@ -32,7 +30,6 @@ import base64
 import fcntl
 import html.parser
 import http.client
-import http.server
 import json
 import os
 import re
@@ -41,7 +38,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.parse
@@ -58,14 +54,10 @@ BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build",
 SHOT = (sys.argv[2] if len(sys.argv) > 2
         else os.path.join(BIN, "status_page.png"))
 CRAWL = os.path.join(BIN, "crawl")
-PAGE = os.path.join(ROOT, "examples", "status_page.html")
 CHARTS = ["c-pages", "c-queue", "c-fill", "c-fpr", "c-verdicts", "c-lru",
           "c-errors", "c-reasons"]
 # The --fp-rate of the test's crawls: the page's target line.
 FP_RATE = 0.001
-# What the fixture does not scale: settings, not counts.
-FIXED = {"fpr_target", "bloom_fpr_predicted", "bloom_k", "bloom_m_bits",
-         "bloom_n_expected", "lru_capacity", "k", "m_bits"}
 
 
 def browser():
@@ -221,79 +213,6 @@ def count(text):
     return int(t) if re.fullmatch(r"\d+", t) else None
 
 
-class Fixture:
-    """Plays a crawl's server for the page: / is the page, /status and
-    /hosts a real crawl's --stats-json (stats) with its counts scaled by
-    the share of `span` seconds gone by since start; 127.0.0.1 only.
-    Every path asked for is recorded in paths."""
-
-    def __init__(self, stats, span=6.0):
-        self.stats, self.span, self.start = stats, span, time.monotonic()
-        self.paths = []
-        fixture = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                fixture.paths.append(self.path)
-                path = self.path.split("?")[0]
-                if path == "/":
-                    with open(PAGE, "rb") as f:
-                        body, kind = f.read(), "text/html; charset=utf-8"
-                elif path in ("/status", "/hosts"):
-                    doc = fixture.now()
-                    if path == "/hosts":  # as crawl --listen answers
-                        rows = doc.get("per_host", [])
-                        doc = {"sort": "pages", "hosts": len(rows),
-                               "per_host": rows}
-                    body = json.dumps(doc).encode()
-                    kind = "application/json"
-                else:
-                    self.send_error(404)
-                    return
-                self.send_response(200)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                                     Handler)
-        self.port = self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever,
-                         daemon=True).start()
-
-    def now(self):
-        gone = time.monotonic() - self.start
-        share = min(1.0, 0.05 + gone / self.span)
-
-        def scale(v):
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                if isinstance(v, dict):
-                    return {k: x if k in FIXED else scale(x)
-                            for k, x in v.items()}
-                if isinstance(v, list):
-                    return [scale(x) for x in v]
-                return v
-            return type(v)(v * share)
-        doc = scale(self.stats)
-        doc["elapsed_ms"] = int(gone * 1000)
-        doc["outcome"] = "running" if share < 1 else self.stats["outcome"]
-        return doc
-
-    def stop(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-def has_listen():
-    p = subprocess.run([CRAWL, "--help"], capture_output=True, text=True,
-                       timeout=30)
-    return "--listen" in p.stdout + p.stderr
-
-
 def check_page(dom, label, hosts_expected, pages_max, elapsed_ms):
     """The checks on one dumped DOM, of a crawl that had run elapsed_ms
     when it was read; returns the table's rows."""
@@ -343,42 +262,6 @@ def crawl_cmd(work, server, *extra):
             "--per-host", "2", "--scope", "any", "--exclude", "*/slow*",
             "--fp-rate", str(FP_RATE),
             "--out", os.path.join(work, "out.jsonl"), *extra, *server.args]
-
-
-def run_fixture(exe, work, server):
-    """The page against the fixture server fed by a real crawl's
-    --stats-json."""
-    stats = os.path.join(work, "stats.json")
-    p = subprocess.run(crawl_cmd(work, server, "--stats-json", stats),
-                       capture_output=True, text=True, timeout=120)
-    ok = p.returncode in (0, 4)
-    check(ok, "the crawl for the fixture: exit 0 or 4 (%d)%s"
-          % (p.returncode, "" if ok else "\n" + p.stderr[-600:]))
-    with open(stats) as f:
-        st = json.load(f)
-    target = st.get("seen", {}).get("bloom", {}).get("fpr_target")
-    check(target == FP_RATE, "--stats-json: seen.bloom.fpr_target is "
-          "--fp-rate (%s)" % target)
-    hosts = [h["host"] for h in st["per_host"]]
-    fx = Fixture(st)
-    try:
-        url = "http://127.0.0.1:%d/" % fx.port
-        b, dom = watch(exe, work, url, "fixture")
-        try:
-            check_page(dom, "fixture", hosts, st["pages"],
-                       fx.now()["elapsed_ms"])
-            b.screenshot(SHOT)
-            check(os.path.getsize(SHOT) > 10000,
-                  "fixture: the screenshot %s" % SHOT)
-            check_sorting(b, "fixture")
-        finally:
-            b.close()
-        asked = sorted({q.split("?")[0] for q in fx.paths})
-        check(asked == ["/", "/hosts", "/status"],
-              "fixture: the page asked for /, /status and /hosts only (%s)"
-              % asked)
-    finally:
-        fx.stop()
 
 
 # What the page shows now, read by the test: each chart's points, the
@@ -584,6 +467,9 @@ def run_live(exe, work, server):
         check(code == 200 and hcode == 200, "live: /status and /hosts "
               "answer 200 (%d, %d)" % (code, hcode))
         live_hosts = hosts_of(hdoc)
+        target = after.get("seen", {}).get("bloom", {}).get("fpr_target")
+        check(target == FP_RATE, "live: /status's seen.bloom.fpr_target is "
+              "--fp-rate (%s)" % target)
         rows = check_page(dom, "live", list(live_hosts), after["pages"],
                           after["elapsed_ms"])
         d = Dom()
@@ -647,12 +533,7 @@ def main():
         check_queries(work)
         server = sample_site.Server(sitedir, os.path.join(work, "access.log"))
         try:
-            if has_listen():
-                run_live(exe, work, server)
-            else:
-                print("note: crawl has no --listen yet: the page runs "
-                      "against a fixture server")
-                run_fixture(exe, work, server)
+            run_live(exe, work, server)
         finally:
             server.stop()
     return summary()

@@ -80,6 +80,7 @@ struct run {
     struct seen_page page[MAX_PAGES];
     size_t pages;
     size_t stop_after;      /* on_page calls bc_crawler_stop() at this count */
+    size_t pause_after;     /* on_page calls bc_crawler_pause() at this count */
     uint64_t seeds;         /* seeds added */
     bool check_one_event;   /* compare the frontier's adds in on_page */
     enum bc_status step_in; /* bc_crawler_step() from on_page */
@@ -146,6 +147,8 @@ static void on_page(void *ctx, const struct bc_crawler_page *p)
     r->step_in = bc_crawler_step(r->crawler, 0, NULL);
     if (r->stop_after && r->pages == r->stop_after)
         bc_crawler_stop(r->crawler);
+    if (r->pause_after && r->pages == r->pause_after)
+        bc_crawler_pause(r->crawler, true);
 }
 
 static void on_fetch(void *ctx, const struct bc_crawler_page *p)
@@ -347,6 +350,68 @@ static void test_redirect_chain(void **state)
 }
 
 /* ---- a clean stop in the middle of an endless site -------------------- */
+
+/* bc_crawler_pause(): nothing handed out while paused, from the start or
+ * mid-crawl (the transfers in flight finish and are reported), the crawl
+ * not over while paused; resumed, it goes on; a stop while paused ends
+ * it. */
+static void test_pause(void **state)
+{
+    (void)state;
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    struct bc_crawler_config cfg;
+    config_for_server(&cfg, &r);
+    cfg.concurrency = 4;
+    cfg.frontier.per_host_concurrency = 4;
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    add_seed(&r, "/fan/1");
+    bc_crawler_pause(r.crawler, true);
+    bool done = true;
+    struct bc_crawler_stats s;
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(bc_crawler_step(r.crawler, 20, &done), BC_OK);
+        assert_false(done);
+    }
+    bc_crawler_stats(r.crawler, &s);
+    assert_int_equal(r.fetches, 0); /* not even robots.txt */
+    assert_int_equal(s.handed_out, 0);
+
+    /* Resumed, then paused from on_page at the tenth page. */
+    r.pause_after = 10;
+    bc_crawler_pause(r.crawler, false);
+    while (r.pages < 10) {
+        assert_int_equal(bc_crawler_step(r.crawler, 100, &done), BC_OK);
+        assert_false(done);
+    }
+    for (int i = 0; i < 20; i++) /* the transfers in flight finish */
+        assert_int_equal(bc_crawler_step(r.crawler, 20, &done), BC_OK);
+    assert_false(done);
+    bc_crawler_stats(r.crawler, &s);
+    assert_int_equal(s.in_flight, 0);
+    assert_true(r.pages >= 10 && r.pages <= 10 + 3);
+    assert_int_equal(s.handed_out, r.pages);
+    uint64_t fetches = r.fetches;
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(bc_crawler_step(r.crawler, 20, &done), BC_OK);
+    assert_false(done);
+    assert_int_equal(r.fetches, fetches); /* nothing while paused */
+
+    /* Resumed: pages again; stopped while paused: over. */
+    bc_crawler_pause(r.crawler, false);
+    size_t before = r.pages;
+    while (r.pages < before + 3)
+        assert_int_equal(bc_crawler_step(r.crawler, 100, &done), BC_OK);
+    bc_crawler_pause(r.crawler, true);
+    bc_crawler_stop(r.crawler);
+    for (int i = 0; i < 50 && !done; i++)
+        assert_int_equal(bc_crawler_step(r.crawler, 100, &done), BC_OK);
+    assert_true(done);
+    bc_crawler_pause(NULL, true); /* a no-op */
+    assert_int_equal(bc_crawler_wakeup(NULL), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_crawler_wakeup(r.crawler), BC_OK);
+    bc_crawler_free(r.crawler);
+}
 
 static void test_stop_mid_crawl(void **state)
 {
@@ -2372,6 +2437,7 @@ int main(void)
         cmocka_unit_test(test_sitemap_retried),
         cmocka_unit_test(test_redirect_chain),
         cmocka_unit_test(test_stop_mid_crawl),
+        cmocka_unit_test(test_pause),
         cmocka_unit_test(test_step_own_loop_fake_clock),
         cmocka_unit_test(test_free_in_flight),
         cmocka_unit_test(test_error_kind),

@@ -257,6 +257,57 @@ static void test_crawl_delay_and_cap(void **state)
     bc_frontier_free(f);
 }
 
+/* bc_frontier_set_host_delay(): a host's min_delay_ms overridden, never
+ * below its robots.txt Crawl-delay; 0 removes the override. */
+static void test_host_delay_override(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.scope = BC_SCOPE_ANY;
+    c.min_delay_ms = 1000;
+    struct bc_frontier *f = make(&c);
+    seed(f, "http://a.test/1");
+    seed(f, "http://b.test/1");
+    seed(f, "http://b.test/2");
+    seed(f, "http://b.test/3");
+    robots(f, 0, "http://a.test/robots.txt", 200,
+           "User-agent: *\nCrawl-delay: 2\n");
+    robots(f, 0, "http://b.test/robots.txt", 200, "User-agent: *\n");
+    uint64_t eff = 0;
+    assert_int_equal(
+        bc_frontier_set_host_delay(f, "http://c.test", 13, 5, &eff),
+        BC_ERR_NOT_FOUND);
+    assert_int_equal(bc_frontier_set_host_delay(f, NULL, 0, 5, &eff),
+                     BC_ERR_INVALID_ARG);
+    /* a: 100 ms asked, its Crawl-delay (2 s) holds; 5 s is above it. */
+    assert_int_equal(
+        bc_frontier_set_host_delay(f, "http://a.test", 13, 100, &eff), BC_OK);
+    assert_int_equal(eff, 2000);
+    assert_int_equal(
+        bc_frontier_set_host_delay(f, "http://a.test", 13, 5000, &eff), BC_OK);
+    assert_int_equal(eff, 5000);
+    /* b: 300 ms from its next request on (the one scheduled by its
+     * robots.txt at 0 + 1 s keeps its time). */
+    assert_int_equal(
+        bc_frontier_set_host_delay(f, "http://b.test", 13, 300, &eff), BC_OK);
+    assert_int_equal(eff, 300);
+    struct bc_frontier_job j = expect_fetch(f, 1000, "http://b.test/1");
+    done(f, &j, 1000, 200, 10, 0);
+    expect_wait(f, 1000, 1300);
+    j = expect_fetch(f, 1300, "http://b.test/2");
+    /* 0: back to min_delay_ms. */
+    assert_int_equal(
+        bc_frontier_set_host_delay(f, "http://b.test", 13, 0, &eff), BC_OK);
+    assert_int_equal(eff, 1000);
+    done(f, &j, 1300, 200, 10, 0);
+    expect_wait(f, 1300, 2000); /* a's Crawl-delay comes first */
+    j = expect_fetch(f, 2000, "http://a.test/1");
+    done(f, &j, 2000, 200, 10, 0);
+    expect_wait(f, 2000, 2300);
+    expect_fetch(f, 2300, "http://b.test/3");
+    bc_frontier_free(f);
+}
+
 /* The response-time factor: a slow server gets a longer pause. */
 static void test_response_factor(void **state)
 {
@@ -3472,6 +3523,7 @@ int main(void)
         cmocka_unit_test(test_hosts_interleave),
         cmocka_unit_test(test_per_host_concurrency),
         cmocka_unit_test(test_crawl_delay_and_cap),
+        cmocka_unit_test(test_host_delay_override),
         cmocka_unit_test(test_response_factor),
         cmocka_unit_test(test_retry_after),
         cmocka_unit_test(test_robots_disallow),

@@ -581,6 +581,25 @@ enum bc_status bc_crawler_run(struct bc_crawler *crawler);
 void bc_crawler_stop(struct bc_crawler *crawler);
 
 /*
+ * Pause (paused true) or resume: while paused no job is handed out (no
+ * page, robots.txt or sitemap transfer starts); the transfers in flight
+ * finish as usual, and the crawl is not over while paused (a step waits
+ * its timeout). A stop while paused ends the crawl. May be called from
+ * on_page. NULL is a no-op. Not for signal handlers nor other threads.
+ */
+void bc_crawler_pause(struct bc_crawler *crawler, bool paused);
+
+/*
+ * Make a bc_crawler_step() that waits for its transfers return early
+ * (bc_fetcher_wakeup()): the one call that is safe from another thread,
+ * for an embedder whose other threads queue work for the loop. A step
+ * that sleeps with no transfer in flight (only politeness to wait for)
+ * sleeps on: give such steps a short timeout. Returns BC_OK or
+ * BC_ERR_INVALID_ARG (NULL).
+ */
+enum bc_status bc_crawler_wakeup(struct bc_crawler *crawler);
+
+/*
  * With a crawl state: commit what is not committed yet and snapshot the
  * seen-test (a clean stop calls it last). Without one: BC_OK. Returns
  * BC_OK, BC_ERR_INVALID_ARG (NULL, or called from a callback), the WARC

@@ -819,6 +819,21 @@ size_t bc_frontier_hosts(const struct bc_frontier *frontier,
                                     const struct bc_frontier_host_info *info),
                          void *ctx);
 
+/*
+ * Override one known host's politeness delay (min_delay_ms) with
+ * delay_ms; 0 removes the override. The delay used is never below the
+ * host's robots.txt Crawl-delay (as capped), however small delay_ms is;
+ * *effective_ms (may be NULL) gets the delay now in force. It applies
+ * from the host's next request on (the one already scheduled keeps its
+ * time). Kept in memory only: a crawl state does not record it. Returns
+ * BC_OK, BC_ERR_NOT_FOUND (no host of that origin: "http://a.test:8080",
+ * as bc_frontier_hosts() spells it) or BC_ERR_INVALID_ARG. Cost O(1).
+ */
+enum bc_status bc_frontier_set_host_delay(struct bc_frontier *frontier,
+                                          const char *origin, size_t len,
+                                          uint64_t delay_ms,
+                                          uint64_t *effective_ms);
+
 /* The sticky store error, BC_OK while there is none (BC_ERR_INVALID_ARG
  * for NULL). */
 enum bc_status bc_frontier_store_status(const struct bc_frontier *frontier);
