@@ -18,7 +18,7 @@ promtool check config and each of the dashboard's queries is valid PromQL
 (a Prometheus on 127.0.0.1 answers it).
 
 The crawl: `crawl --listen 0` (the page is the one compiled into crawl),
-slowed down (--delay 60, one transfer per host) so that it runs while the
+slowed down (--delay 100, one transfer per host) so that it runs while the
 browser watches, and kept serving by --listen-linger until POST /stop.
 
 Skipped (exit 77) when chromium is not installed.
@@ -433,7 +433,7 @@ def run_live(exe, work, server):
     crawl = subprocess.Popen(
         crawl_cmd(work, server, "--listen", "0", "--listen-linger", "60s",
                   "--stats-json", os.path.join(work, "live.json"))
-        + ["--delay", "60", "--per-host", "1"],
+        + ["--delay", "100", "--per-host", "1"],
         stdout=subprocess.DEVNULL, stderr=err)
     try:
         port = token = None
@@ -454,7 +454,7 @@ def run_live(exe, work, server):
         before = {}
         while time.monotonic() < deadline + 10:
             code, before = ask(port, "/status")
-            if code == 200 and before.get("pages", 0) >= 20:
+            if code == 200 and before.get("pages", 0) >= 10:
                 break
             time.sleep(0.1)
         check(before.get("outcome") == "running",
