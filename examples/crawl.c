@@ -2376,12 +2376,13 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
     fprintf(f,
             "\"bloom\": {\"layout\": \"%s\", \"m_bits\": %llu, "
             "\"bytes\": %llu, \"k\": %u, \"inserts\": %llu, "
-            "\"fill\": %.6f, \"fpr_estimated\": %.6g}}, ",
+            "\"fill\": %.6f, \"fpr_estimated\": %.6g, "
+            "\"fpr_target\": %.6g}}, ",
             v->bloom.layout == BC_BLOOM_CLASSIC ? "classic" : "blocked",
             (unsigned long long)v->bloom.m_bits,
             (unsigned long long)v->bloom.bytes, v->bloom.k,
             (unsigned long long)v->bloom.inserts, v->bloom.fill,
-            v->bloom.fpr_estimated);
+            v->bloom.fpr_estimated, c->opt.fp_rate);
     if (v->kind == BC_SEEN_WINDOW_TIME)
         fprintf(f,
                 "\"seen_window\": {\"ms\": %llu, \"generations\": %u, "

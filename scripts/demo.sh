@@ -13,10 +13,11 @@
 # site: generates it (examples/site/gensite.py, ~2,000 pages on three
 # virtual hosts, with equivalent spellings, redirects, robots.txt, errors
 # and a spider trap), serves it on a free port of 127.0.0.1, crawls it with
-# settings fit for a local demo, archives every transfer in a WARC file
-# (build/demo/crawl.warc.gz: one gzip member per record), prints the
-# crawler's report of every tier, the checker's verdict and what the WARC
-# holds, and stops the server. The second crawl, with
+# settings fit for a local demo (with --listen: the URL of the live status
+# page is printed first, to open in a browser), archives every transfer in
+# a WARC file (build/demo/crawl.warc.gz: one gzip member per record),
+# prints the crawler's report of every tier, the checker's verdict and what
+# the WARC holds, and stops the server. The second crawl, with
 # a filter far too small, is checked with check_crawl.py --lossy, which
 # counts the pages lost. The third, with --state DIR, is killed with SIGKILL
 # halfway and resumed with the same command; the checker then confirms
@@ -204,12 +205,27 @@ cat >&2 <<MSG
    our own server), a 1.5 s timeout and a 1 MB body limit (to meet the
    site's slow and huge pages), depth limit 8, every transfer archived
    in $demo/crawl.warc.gz
-\$ crawl ${common[*]} --out $demo/crawl.jsonl \\
+MSG
+# Watch it: crawl --listen serves the live status page (GET /), /metrics
+# and /status on 127.0.0.1, on a port free now. On a terminal the page
+# stays up 20 s after the crawl (--listen-linger) so that there is time
+# to look at the end.
+listen=()
+if "$bin/crawl" --help 2>&1 | grep -q -- '--listen '; then
+    lport=$(python3 -c 'import socket; s = socket.socket()
+s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    listen=(--listen "$lport")
+    [ -t 1 ] && listen+=(--listen-linger 20s)
+    echo "== watch it live: open http://127.0.0.1:$lport/ in a browser" \
+        "(Prometheus metrics at /metrics)" >&2
+fi
+cat >&2 <<MSG
+\$ crawl ${common[*]} ${listen[*]} --out $demo/crawl.jsonl \\
     --warc $demo/crawl.warc.gz ${site_args[*]}
 MSG
-finished "$bin/crawl" "${common[@]}" --out "$demo/crawl.jsonl" \
-    --stats-json "$demo/stats.json" --warc "$demo/crawl.warc.gz" \
-    "${site_args[@]}"
+finished "$bin/crawl" "${common[@]}" "${listen[@]}" \
+    --out "$demo/crawl.jsonl" --stats-json "$demo/stats.json" \
+    --warc "$demo/crawl.warc.gz" "${site_args[@]}"
 stop_server
 
 echo

@@ -13,13 +13,14 @@ want_build=(build-essential cmake pkg-config python3
     libhiredis-dev libmicrohttpd-dev)
 want_test=(clang-format libcmocka-dev curl
     postgresql-doc-15 python3.11-doc nodejs npm groff-base man-db
-    redis-server prometheus)
+    redis-server prometheus chromium)
 # (the two manuals are corpora of the parse5 differential test, diff_parse5,
 # and the tree e2e_warc crawls; node and npm run parse5 and the WARC reader
 # warcio.js; groff renders the manual pages for test_manpages;
 # test_redis_seen and bench_redis_seen start their own redis-server;
 # e2e_listen_prometheus starts prometheus and runs promtool; crawl --listen
-# serves with libmicrohttpd)
+# serves with libmicrohttpd; e2e_status_page renders its page in headless
+# chromium)
 # Nice to have: the fuzzers need clang and its runtime; e2e_warc serves the
 # manual with nginx's gzip (else python3 -m http.server, no gzip). Tests
 # skip or fall back without them.
