@@ -21,14 +21,17 @@ going for the checks.
             "I",workers="2",crawl_id="..."} 1; promtool check metrics
             accepts it (when promtool is installed).
   status    GET /status: that worker's document ("workers"."index").
+  (P is paused first, while it surely has work left; the checks below
+  run during its pause.)
   seeds     POST /seeds to worker P: a new URL of its own host is
             "queued", one of the other worker's host "routed" (and that
             worker fetches it: the site's log shows it).
   delay     POST /hosts/HOST/delay to P for a host the other worker owns:
             409 naming the owner; to the other worker (its owner): 200.
-  pause     POST /pause to P: once its transfers in flight are done, the
-            site's log shows no request to P's hosts for 2 s while the
-            other worker's hosts still get some; bloomcrawl_paused 1.
+  pause     POST /pause to P: for 2.5 s the site's log shows no request
+            to P's hosts started after the pause was answered (the log's
+            "start" times), while P holds queued URLs and the other
+            worker's hosts still get requests; bloomcrawl_paused 1.
             POST /resume: P's hosts are requested again.
   stop      POST /stop to each: the clean stop of SIGINT for a worker
             (exit 130, its --stats-json says "interrupted").
@@ -215,24 +218,38 @@ def main():
     return 1
 
 
-def requests_by_worker(log, hosts):
-    """Requests in the site's log so far, per owner of their host."""
+def requests_by_worker(log, hosts, since=0.0):
+    """Requests in the site's log that started after since (time.time()),
+    per owner of their host."""
     n = [0] * N
     for e in read_log(log):
         o = hosts.get(e["host"].lower())
-        if o is not None:
+        if o is not None and e.get("start", 0) > since:
             n[o] += 1
     return n
 
 
-def run(workers, hosts, log):
-    # Both workers under way: each has requests in the log.
-    ok = False
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and not ok:
-        ok = all(requests_by_worker(log, hosts))
+def wait_for(pred, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
         time.sleep(0.1)
-    check(ok, "both workers fetch their hosts")
+    return pred()
+
+
+def run(workers, hosts, log):
+    check(wait_for(lambda: all(requests_by_worker(log, hosts)), 20),
+          "both workers fetch their hosts")
+
+    # P: the worker that is paused; Q: the other.  Paused first, while it
+    # surely has work left; the other checks run during its pause.
+    p, q = workers[0], workers[1]
+    p_host = next(h for h, o in hosts.items() if o == p.i)
+    q_host = next(h for h, o in hosts.items() if o == q.i)
+    st, r = p.json("POST", "/pause")
+    paused_at = time.time()  # no transfer of P starts after this
+    check(st == 200 and r.get("paused") is True, "pause: answered")
 
     # metrics and status
     for w in workers:
@@ -254,61 +271,53 @@ def run(workers, hosts, log):
               "worker %d: the workers group is named bloomcrawl_workers_*"
               % w.i)
         if shutil.which("promtool"):
-            p = subprocess.run(["promtool", "check", "metrics"], input=text,
-                               capture_output=True, text=True, timeout=30)
-            check(p.returncode == 0, "worker %d: promtool check metrics "
-                  "accepts /metrics (%s)" % (w.i, p.stdout + p.stderr))
+            pt = subprocess.run(["promtool", "check", "metrics"], input=text,
+                                capture_output=True, text=True, timeout=30)
+            check(pt.returncode == 0, "worker %d: promtool check metrics "
+                  "accepts /metrics (%s)" % (w.i, pt.stdout + pt.stderr))
 
-    # P: the worker that is paused; Q: the other.
-    p, q = workers[0], workers[1]
-    p_host = next(h for h, o in hosts.items() if o == p.i)
-    q_host = next(h for h, o in hosts.items() if o == q.i)
-
-    # seeds: own host queued, the other's routed (and fetched by it).
-    body = "http://%s/listen-seed-own\nhttp://%s/listen-seed-routed\n" % (
-        p_host, q_host)
+    # seeds: own host queued (fetched once P resumes), the other's routed
+    # (and fetched by Q).
     routed = p.json("GET", "/status")[1]["counters"]["workers"][
         "routed_seeds"]
+    body = "http://%s/listen-seed-own\nhttp://%s/listen-seed-routed\n" % (
+        p_host, q_host)
     st, r = p.json("POST", "/seeds", body)
-    reasons = [s.get("reason") for s in r.get("seeds", [])]
+    reasons = [x.get("reason") for x in r.get("seeds", [])]
     check(st == 200 and reasons == ["queued", "routed"],
           "seeds: P's own host queued, Q's routed (%d %s)" % (st, reasons))
 
-    # delay for a host Q owns, asked of P: 409 naming Q.
-    # (The origin with its scheme: a bare HOST:PORT is tried as http://
-    # then https://, and the two may have different owners.)
+    # delay for a host Q owns, asked of P: 409 naming Q.  (The origin with
+    # its scheme: a bare HOST:PORT is tried as http:// then https://, and
+    # the two may have different owners.)
     q_origin = urllib.parse.quote("http://" + q_host, safe="")
     st, r = p.json("POST", "/hosts/%s/delay?ms=500" % q_origin)
     check(st == 409 and r.get("owner") == q.i,
           "delay: a host of worker %d asked of worker %d: 409 naming its "
           "owner (%d %s)" % (q.i, p.i, st, r))
 
-    # pause P: no request to its hosts while Q goes on.
-    st, r = p.json("POST", "/pause")
-    check(st == 200 and r.get("paused") is True, "pause: answered")
-    time.sleep(1.0)  # its transfers in flight end and are logged
-    before = requests_by_worker(log, hosts)
-    time.sleep(2.0)
-    after = requests_by_worker(log, hosts)
+    # The pause: 2.5 s at least, then no request of P's hosts started
+    # since it was answered, while Q's still got some.
+    time.sleep(max(0.0, paused_at + 2.5 - time.time()))
     _, text = p.http("GET", "/metrics")
     check("bloomcrawl_paused 1" in text.splitlines(),
           "pause: P's /metrics says bloomcrawl_paused 1")
     queued = re.search(r"^bloomcrawl_queued_urls (\d+)$", text, re.M)
     check(queued and int(queued.group(1)) > 0,
-          "pause: P held queued URLs all along (%s): its silence is the "
-          "pause's" % (queued and queued.group(1)))
-    check(after[p.i] == before[p.i] and after[q.i] > before[q.i],
-          "pause: no request to P's hosts for 2 s (%d -> %d) while Q's "
-          "still get some (%d -> %d)" % (before[p.i], after[p.i],
-                                         before[q.i], after[q.i]))
+          "pause: P holds queued URLs (%s): its silence is the pause's"
+          % (queued and queued.group(1)))
+    time.sleep(0.3)  # the requests in progress are logged
+    n = requests_by_worker(log, hosts, paused_at)
+    check(n[p.i] == 0 and n[q.i] > 0,
+          "pause: no request to P's hosts started in the %.1f s since the "
+          "pause (%d) while Q's got %d" % (time.time() - paused_at, n[p.i],
+                                           n[q.i]))
     st, r = p.json("POST", "/resume")
+    resumed_at = time.time()
     check(st == 200 and r.get("paused") is False, "resume: answered")
-    ok = False
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and not ok:
-        ok = requests_by_worker(log, hosts)[p.i] > after[p.i]
-        time.sleep(0.1)
-    check(ok, "resume: P's hosts are requested again")
+    check(wait_for(lambda: requests_by_worker(log, hosts,
+                                              resumed_at)[p.i] > 0, 10),
+          "resume: P's hosts are requested again")
 
     # The seed routed to Q is fetched by Q (its host is Q's), behind the
     # URLs Q had queued: Q's delay for that host is cut (Q owns it: 200)
@@ -320,12 +329,10 @@ def run(workers, hosts, log):
     check("bloomcrawl_workers_routed_seeds_total %d" % (routed + 1)
           in text.splitlines(), "seeds: P counts the seed it routed (%d "
           "before)" % routed)
-    ok = False
-    deadline = time.monotonic() + 25
-    while time.monotonic() < deadline and not ok:
-        ok = any(e["path"] == "/listen-seed-routed" for e in read_log(log))
-        time.sleep(0.1)
-    check(ok, "seeds: the URL routed to Q is fetched")
+    check(wait_for(lambda: any(e["path"] == "/listen-seed-routed"
+                               and e["host"].lower() == q_host
+                               for e in read_log(log)), 25),
+          "seeds: the URL routed to Q is fetched")
 
     # stop: each worker's clean stop (exit 130, "interrupted").
     for w in workers:
@@ -338,7 +345,6 @@ def run(workers, hosts, log):
         check(rc == 130 and outcome == "interrupted" and w.sane(),
               "stop: worker %d exits 130 (%r), outcome %r"
               % (w.i, rc, outcome))
-
 
 if __name__ == "__main__":
     sys.exit(main())
