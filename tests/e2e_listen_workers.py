@@ -247,9 +247,14 @@ def run(workers, hosts, log):
     p, q = workers[0], workers[1]
     p_host = next(h for h, o in hosts.items() if o == p.i)
     q_host = next(h for h, o in hosts.items() if o == q.i)
+    t = time.monotonic()
     st, r = p.json("POST", "/pause")
     paused_at = time.time()  # no transfer of P starts after this
-    check(st == 200 and r.get("paused") is True, "pause: answered")
+    ms = (time.monotonic() - t) * 1000
+    # The worker's loop steps 100 ms at most (bc_crawler_wakeup() cuts a
+    # busy step; an idle worker's inbox wait is 100 ms at most).
+    check(st == 200 and r.get("paused") is True and ms < 1000,
+          "pause: answered in %.0f ms" % ms)
 
     # metrics and status
     for w in workers:
@@ -312,9 +317,12 @@ def run(workers, hosts, log):
           "pause: no request to P's hosts started in the %.1f s since the "
           "pause (%d) while Q's got %d" % (time.time() - paused_at, n[p.i],
                                            n[q.i]))
+    t = time.monotonic()
     st, r = p.json("POST", "/resume")
     resumed_at = time.time()
-    check(st == 200 and r.get("paused") is False, "resume: answered")
+    ms = (time.monotonic() - t) * 1000
+    check(st == 200 and r.get("paused") is False and ms < 1000,
+          "resume: answered in %.0f ms" % ms)
     check(wait_for(lambda: requests_by_worker(log, hosts,
                                               resumed_at)[p.i] > 0, 10),
           "resume: P's hosts are requested again")
