@@ -256,8 +256,8 @@ static void usage(FILE *f)
         f);
     fputs(
         "\n"
-        "Watching and steering (an HTTP server in the crawl; not with\n"
-        "--redis):\n"
+        "Watching and steering (an HTTP server in the crawl; with --redis\n"
+        "each worker serves its own, on a port of its own):\n"
         "  --listen [ADDR:]PORT serve on ADDR (127.0.0.1 unless named; an\n"
         "                       IPv6 address in brackets) port PORT (0: any\n"
         "                       free port; the URL is said on stderr):\n"
@@ -292,7 +292,15 @@ static void usage(FILE *f)
         "  --metrics-hosts N    per-host series for the top N hosts by pages\n"
         "                       (20; 0..10000)\n"
         "  --listen-linger D    after the crawl, keep serving its final\n"
-        "                       numbers for D (\"30s\"), or until POST /stop\n",
+        "                       numbers for D (\"30s\"), or until POST /stop\n"
+        "  A crawl worker's     /metrics adds its counters\n"
+        "  endpoints            (bloomcrawl_workers_*) and\n"
+        "                       "
+        "bloomcrawl_worker_info{index,workers,crawl_id};\n"
+        "                       /pause, /resume and /stop act on this worker\n"
+        "                       (the crawl waits for a paused one); /seeds\n"
+        "                       go as its --seeds do (to their owners through\n"
+        "                       Redis); a host another worker owns: 409\n",
         f);
     fputs("\n"
           "Live statistics (no server needed):\n"
@@ -850,11 +858,6 @@ static int parse_options(int argc, char **argv, struct options *o)
     if (!o->listen && (o->listen_token_file || o->listen_linger_ms)) {
         fprintf(stderr, "crawl: --listen-token-file and --listen-linger "
                         "need --listen\n");
-        return -1;
-    }
-    if (o->listen && o->redis) {
-        fprintf(stderr, "crawl: --listen is for a crawl of one process, "
-                        "not with --redis\n");
         return -1;
     }
     if (o->retry_failed && !o->state_dir) {
@@ -3426,9 +3429,27 @@ static void write_metrics(struct crawl *c, FILE *f, bool om, uint64_t now,
     for (size_t r = 0; r < 6; r++)
         fprintf(f, "bloomcrawl_hosts{robots=\"%s\"} %zu\n", robots[r],
                 by_robots[r]);
-    /* Every counter of the tables. */
+    /* A crawl worker: which one, as a constant series to join on (several
+     * workers' endpoints scraped into one Prometheus tell their series
+     * apart by their instance label; this one says which worker an
+     * instance is), and its own group of counters below. */
+    struct bc_workers_stats ws;
+    if (c->workers) {
+        bc_workers_stats(c->workers, &ws);
+        metric_head(f, om, "bloomcrawl_worker_info", "bloomcrawl_worker_info",
+                    false,
+                    "This crawl worker (--redis): 1, its labels say "
+                    "which");
+        fprintf(f,
+                "bloomcrawl_worker_info{index=\"%u\",workers=\"%u\","
+                "crawl_id=\"",
+                ws.index, ws.workers);
+        label_value(f, c->opt.crawl_id, strlen(c->opt.crawl_id));
+        fputs("\"} 1\n", f);
+    }
+    /* Every counter of the tables (a worker's own among them). */
     struct counter_group g[4];
-    size_t ng = counter_groups(g, &s, &k, NULL);
+    size_t ng = counter_groups(g, &s, &k, c->workers ? &ws : NULL);
     for (size_t a = 0; a < ng; a++)
         for (size_t r = 0; r < g[a].n; r++) {
             const struct bc_counter *ct = &g[a].t[r];
@@ -3553,8 +3574,13 @@ static void listen_seeds(struct crawl *c, struct listen_command *cmd)
          n++) {
         enum bc_frontier_reason reason = BC_ADMIT_NOMEM;
         enum bc_status ust = BC_OK;
+        /* A worker's seed as add_seed() gives it (into Redis's scope,
+         * then admitted here or routed to its owner), tried once: Redis
+         * away answers store_error with its reason, to be sent again. */
         enum bc_status st =
-            bc_crawler_add_seed(c->crawler, url, url_len, &reason, &ust);
+            c->workers
+                ? bc_workers_add_seed(c->workers, url, url_len, &reason, &ust)
+                : bc_crawler_add_seed(c->crawler, url, url_len, &reason, &ust);
         if (reason == BC_ADMIT_STORE_ERROR)
             ust = st;
         queued += reason == BC_ADMIT_QUEUED;
@@ -3615,6 +3641,29 @@ static void listen_delay(struct crawl *c, struct listen_command *cmd)
     c->listen_cmd[c->listen_pending++] = cmd;
 }
 
+/* POST /hosts/HOST/delay to a crawl worker: the worker that owns HOST
+ * (bc_workers_owner() of its origin, tried as listen_delay() tries it: as
+ * given when it names its scheme, else as http:// then https://). This
+ * worker's index when it owns one of them: a host another worker owns
+ * is never in this worker's frontier, and its delay is set through that
+ * worker's --listen. */
+static unsigned delay_owner(const struct crawl *c, const char *host)
+{
+    static const char *const schemes[] = {"", "http://", "https://"};
+    bool has_scheme = strstr(host, "://") != NULL;
+    unsigned first = c->opt.worker;
+    for (size_t i = has_scheme ? 0 : 1; i < (has_scheme ? 1u : 3u); i++) {
+        char origin[LISTEN_HOST_MAX + 16];
+        int n = snprintf(origin, sizeof(origin), "%s%s", schemes[i], host);
+        unsigned w = bc_workers_owner(origin, (size_t)n, c->opt.workers);
+        if (w == c->opt.worker)
+            return w;
+        if (i == (has_scheme ? 0u : 1u))
+            first = w;
+    }
+    return first;
+}
+
 /* Carry out the queued commands; over: the crawl is over (they are
  * refused, but /stop, which ends the lingering). Returns true when a
  * /stop came. */
@@ -3625,6 +3674,7 @@ static bool listen_commands(struct crawl *c, bool over)
     while ((cmd = listen_take(c->listen))) {
         size_t len = 0;
         char *r;
+        unsigned owner; /* a crawl worker's POST /hosts/HOST/delay */
         if (cmd->kind == LISTEN_CMD_STOP) {
             stop = true;
             r = reply_text(&len, "{\"stopping\": true}\n");
@@ -3639,6 +3689,14 @@ static bool listen_commands(struct crawl *c, bool over)
             r = reply_text(&len, "{\"paused\": %s}\n",
                            c->listen_paused ? "true" : "false");
             listen_reply(c->listen, cmd, 200, r, len);
+        } else if (cmd->kind == LISTEN_CMD_DELAY && c->workers &&
+                   (owner = delay_owner(c, cmd->host)) != c->opt.worker) {
+            r = reply_text(&len,
+                           "{\"error\": \"the host is worker %u's, not "
+                           "this worker's (%u): ask worker %u's --listen\", "
+                           "\"owner\": %u}\n",
+                           owner, c->opt.worker, owner, owner);
+            listen_reply(c->listen, cmd, 409, r, len);
         } else if (c->listen_pending == LISTEN_PENDING_MAX) {
             r = reply_text(&len, "{\"error\": \"busy: try again\"}\n");
             listen_reply(c->listen, cmd, 503, r, len);
