@@ -12,6 +12,7 @@ bc_status enumerator's name (e.g. "BC_ERR_URL_SCHEME") and bc_strerror()'s
 message. Arguments of the wrong type raise TypeError, out-of-range numbers
 ValueError or OverflowError, before any C call.
 """
+import array
 import enum
 import os
 import threading
@@ -293,6 +294,10 @@ class Verdict(enum.IntEnum):
 
 
 _VERDICTS = {int(v): v for v in Verdict}
+_VERDICT_OF = tuple(_VERDICTS[i] for i in range(len(_VERDICTS)))
+# The array typecode of size_t (the lengths of a batch, read in place).
+_SIZE_T = next(t for t in "LQ"
+               if array.array(t).itemsize == ffi.sizeof("size_t"))
 
 
 class Seen:
@@ -357,19 +362,36 @@ class Seen:
         the GIL (the same verdicts as single calls)."""
         if isinstance(keys, (str, bytes)):
             raise TypeError("keys must be a list of str or bytes")
-        ks = [_key(k) for k in keys]
-        n = len(ks)
+        if not isinstance(keys, (list, tuple)):
+            keys = list(keys)
+        n = len(keys)
         if n == 0:
             return []
-        lens = ffi.new("size_t[]", [len(k) for k in ks])
-        buf = b"".join(ks)
-        out = ffi.new("unsigned char[]", n)
+        buf = None
+        try:
+            # All str and all ASCII (the common case, URLs): one join and
+            # one encode, and a key's length in bytes is its length in
+            # characters. A key of another type makes the join raise.
+            joined = "".join(keys)
+            if joined.isascii():
+                buf = joined.encode("ascii")
+                lens = array.array(_SIZE_T, map(len, keys))
+            del joined
+        except TypeError:
+            pass
+        if buf is None:
+            ks = [_key(k) for k in keys]
+            lens = array.array(_SIZE_T, map(len, ks))
+            buf = b"".join(ks)
+            del ks
+        out = bytearray(n)
         with self._lock:
-            st = lib.bcpy_seen_batch(self._h, buf, lens, n, out)
+            st = lib.bcpy_seen_batch(self._h, buf,
+                                     ffi.from_buffer("size_t[]", lens), n,
+                                     ffi.from_buffer("unsigned char[]", out))
         if st != lib.BC_OK:
             _raise(st, "Seen.test_and_add_batch")
-        v = _VERDICTS
-        return [v[x] for x in ffi.buffer(out, n)[:]]
+        return list(map(_VERDICT_OF.__getitem__, out))
 
     def peek(self, key: Key) -> Verdict:
         """The verdict test_and_add would give now, changing nothing."""

@@ -161,6 +161,13 @@ def test_seen_batch_same_as_singles():
     assert batch[2000:] == [Verdict.NEW, Verdict.NEW, Verdict.DUPLICATE,
                             Verdict.DUPLICATE]
     assert a.test_and_add_batch([]) == []
+    # The all-ASCII path (one join) and the other one (a key each) agree.
+    mixed = ["caf\u00e9", "caf\u00e9".encode(), "ascii", bytearray(b"ascii"),
+             memoryview(b"x\0y"), "x\0y"]
+    c, d = Seen(100, 0.01), Seen(100, 0.01)
+    assert c.test_and_add_batch(mixed) == [d.test_and_add(k) for k in mixed]
+    assert c.test_and_add_batch(("caf\u00e9", "ascii", "new")) == [
+        Verdict.DUPLICATE, Verdict.DUPLICATE, Verdict.NEW]
     assert a.test_and_add_batch(iter(["fresh"])) == [Verdict.NEW]
 
 
