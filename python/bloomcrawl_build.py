@@ -20,7 +20,8 @@ Usage: bloomcrawl_build.py OUTDIR
   PYTHONPATH=OUTDIR python3 -c 'import bloomcrawl' then works. The one
   generated header the sources need (html_entities.h) is generated into
   OUTDIR/tmp by fetcher/gen_entities.py, as the CMake build does.
-CMake runs it (target bloomcrawl_python, python/CMakeLists.txt).
+CMake runs it (target bloomcrawl_python, python/CMakeLists.txt). setup.py
+reads its ffibuilder instead (pip install --no-build-isolation ./python).
 """
 import os
 import shutil
@@ -335,3 +336,15 @@ def main(argv):
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
+else:
+    # Read by setup.py's cffi_modules ("bloomcrawl_build.py:ffibuilder",
+    # for pip install ./python): html_entities.h is generated into a
+    # temporary directory removed when the build's process ends.
+    import atexit
+    import tempfile
+    _generated = tempfile.mkdtemp(prefix="bloomcrawl-gen-")
+    atexit.register(shutil.rmtree, _generated, True)
+    subprocess.run([sys.executable,
+                    os.path.join(ROOT, "fetcher", "gen_entities.py"),
+                    os.path.join(_generated, "html_entities.h")], check=True)
+    ffibuilder = make_builder([_generated])
