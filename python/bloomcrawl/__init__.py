@@ -15,8 +15,9 @@ ValueError or OverflowError, before any C call.
 import array
 import enum
 import os
+import sys
 import threading
-from typing import Iterable, List, Optional, Sequence, Union
+from typing import Dict, Iterable, List, Optional, Sequence, Union
 
 from ._native import ffi, lib
 
@@ -25,6 +26,7 @@ __all__ = ["Error", "InvalidArgumentError", "URLError", "FileError",
            "Seen", "Verdict", "Robots", "links"]
 
 Key = Union[str, bytes, bytearray, memoryview]
+Path = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
 # The longest URL normalize() accepts as max_len (16 MiB): larger asks
 # would make the output buffer the allocation, not the URL.
@@ -101,7 +103,7 @@ def _key(key: Key, what: str = "key") -> bytes:
                     % (what, type(key).__name__))
 
 
-def _path(path: Union[str, bytes, "os.PathLike[str]"]) -> bytes:
+def _path(path: Path) -> bytes:
     p = os.fsencode(path)
     if b"\0" in p:
         raise ValueError("path contains a NUL byte")
@@ -232,7 +234,7 @@ class BloomFilter:
         self._lock = threading.Lock()
 
     @classmethod
-    def load(cls, path) -> "BloomFilter":
+    def load(cls, path: Path) -> "BloomFilter":
         """A filter saved by save() (checked: magic, version, checksum)."""
         out = ffi.new("struct bc_bloom **")
         st = lib.bc_bloom_load(_path(path), 0, out)
@@ -242,7 +244,7 @@ class BloomFilter:
         self._init(out[0])
         return self
 
-    def save(self, path) -> None:
+    def save(self, path: Path) -> None:
         """Save atomically (bc_bloom_save: a temporary file renamed)."""
         p = _path(path)
         with self._lock:
@@ -270,7 +272,7 @@ class BloomFilter:
         with self._lock:
             return int(lib.bc_bloom_inserts(self._h))
 
-    def stats(self) -> dict:
+    def stats(self) -> Dict[str, Union[int, float, bool]]:
         """bc_bloom_stats as a dict (O(m): a popcount of the array)."""
         s = ffi.new("struct bc_bloom_stats *")
         with self._lock:
@@ -331,7 +333,7 @@ class Seen:
         self._lock = threading.Lock()
 
     @classmethod
-    def load(cls, path, *, lru: int = 50000) -> "Seen":
+    def load(cls, path: Path, *, lru: int = 50000) -> "Seen":
         config = cls._config(lru)
         out = ffi.new("struct bc_seen **")
         st = lib.bc_seen_load(_path(path), config, out)
@@ -341,7 +343,7 @@ class Seen:
         self._init(out[0])
         return self
 
-    def save(self, path) -> None:
+    def save(self, path: Path) -> None:
         p = _path(path)
         with self._lock:
             st = lib.bc_seen_save(self._h, p)
@@ -406,7 +408,7 @@ class Seen:
     def __contains__(self, key: Key) -> bool:
         return self.peek(key) != Verdict.NEW
 
-    def stats(self) -> dict:
+    def stats(self) -> Dict[str, Union[int, float, bool]]:
         s = ffi.new("struct bc_seen_stats *")
         with self._lock:
             lib.bc_seen_stats(self._h, s)
@@ -463,6 +465,8 @@ class Robots:
 
 # --- link extraction -----------------------------------------------------
 
+_ORDER = sys.byteorder  # bcpy_links writes its uint64 fields natively
+
 def links(html: Key, base: Key, *, nofollow: bool = False) -> List[str]:
     """The links of an HTML page (bytes as fetched) whose URL is base,
     resolved and normalized, in document order (duplicates kept). Links
@@ -490,11 +494,11 @@ def links(html: Key, base: Key, *, nofollow: bool = False) -> List[str]:
     pos = 0
     end = len(data)
     while pos < end:
-        flags = int.from_bytes(data[pos:pos + 8], "little")
-        hl = int.from_bytes(data[pos + 8:pos + 16], "little")
+        flags = int.from_bytes(data[pos:pos + 8], _ORDER)
+        hl = int.from_bytes(data[pos + 8:pos + 16], _ORDER)
         href = data[pos + 16:pos + 16 + hl]
         pos += 16 + hl
-        bl = int.from_bytes(data[pos:pos + 8], "little")
+        bl = int.from_bytes(data[pos:pos + 8], _ORDER)
         b = data[pos + 8:pos + 8 + bl]
         pos += 8 + bl
         if flags & skip:

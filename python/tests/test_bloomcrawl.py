@@ -319,6 +319,35 @@ def test_links_large_page():
     assert len(out) == 50000 and out[-1] == "http://h.com/p49999"
 
 
+def test_links_releases_the_gil():
+    # As test_seen_batch_releases_the_gil: a thread ticks while the
+    # extractor runs in C on a 12 MB page. The page has no link, so no
+    # other C call (the normalizing of each link, which releases the GIL
+    # too) runs: the ticks are the extractor's.
+    page = b"<p>" + b"<i class='x'>text</i> <b>more text</b> " * 300000
+    ticks = []
+    stop = threading.Event()
+
+    def tick():
+        while not stop.is_set():
+            ticks.append(1)
+            stop.wait(0.0005)
+    old = sys.getswitchinterval()
+    t = threading.Thread(target=tick)
+    t.start()
+    sys.setswitchinterval(100)
+    try:
+        before = len(ticks)
+        found = links(page, "http://h.com/", nofollow=True)
+        during = len(ticks) - before
+    finally:
+        sys.setswitchinterval(old)
+        stop.set()
+        t.join()
+    assert found == []
+    assert during >= 2
+
+
 def test_links_bad_input():
     with pytest.raises(TypeError):
         links(None, "http://h.com/")
