@@ -71,7 +71,8 @@ fi
 shared=$build/install-shared
 cmake -S "$src" -B "$shared" -DCMAKE_C_COMPILER="$cc" \
     -DCMAKE_BUILD_TYPE=Debug -DBUILD_SHARED_LIBS=ON -DBUILD_TESTING=OFF \
-    -DBC_BUILD_EXAMPLES=OFF -DBC_BUILD_BENCH=OFF -DBC_SANITIZE= >/dev/null
+    -DBC_BUILD_EXAMPLES=OFF -DBC_BUILD_BENCH=OFF -DBC_BUILD_PYTHON=OFF \
+    -DBC_SANITIZE= >/dev/null
 cmake --build "$shared" -j 2 >"$tmp/log" 2>&1 || {
     tail -20 "$tmp/log"
     fail "shared: the library builds with -DBUILD_SHARED_LIBS=ON"
