@@ -475,9 +475,7 @@ static size_t queue_pop(struct bc_frontier *f, struct host *h, char *buf,
     m->depth = (unsigned)p[2] | (unsigned)p[3] << 8;
     m->redirects = p[4];
     m->retries = p[5];
-    slot_read(p, &m->ref, &m->pl);
-    m->payload = m->pl ? m->pl->data : NULL;
-    m->payload_len = m->pl ? m->pl->len : 0;
+    slot_read(p, &m->ref, &m->pl); /* m->payload is not set: m->pl says */
     m->id = 0;
     if (f->entry_header > ENTRY_HEADER)
         memcpy(&m->id, p + ENTRY_HEADER, ENTRY_ID);
@@ -655,7 +653,8 @@ static void job_urls_free(struct job_url *u)
         struct job_url *next = u->next;
         bc_fr_referrer_release(u->from);
         bc_fr_referrer_release(u->as_referrer);
-        free(u->pl);
+        if (u->pl) /* rare: no call to free() for most */
+            free(u->pl);
         free(u);
         u = next;
     }

@@ -351,12 +351,14 @@ static enum bc_frontier_reason admit_seen(struct bc_frontier *f,
 }
 
 /* Queue a new URL at h's tail (the store first, which gives it its id),
- * counted in the host's budget. */
+ * counted in the host's budget; pl is its payload box (NULL: none, or the
+ * store holds it), taken. */
 static enum bc_frontier_reason
 admit_enqueue(struct bc_frontier *f, struct host *h, const struct bc_url *u,
-              const struct entry_meta *m, bool to_memory)
+              const struct entry_meta *m, struct payload *pl, bool to_memory)
 {
     struct entry_meta em = *m;
+    em.pl = pl;
     if (f->store.queued) {
         struct bc_frontier_entry e = {
             u->href, u->len, m->depth, m->redirects, m->retries,
@@ -423,16 +425,16 @@ static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
         return BC_ADMIT_NOMEM;
     /* A payload queued in memory needs its box (PAYLOADS in frontier.c);
      * one the store holds comes back with the refill. */
-    struct entry_meta em = *m;
+    struct payload *pl = NULL;
     if (to_memory && m->payload_len > 0 &&
-        !(em.pl = bc_fr_payload_new(m->payload, m->payload_len)))
+        !(pl = bc_fr_payload_new(m->payload, m->payload_len)))
         return BC_ADMIT_NOMEM;
     r = admit_seen(f, &u);
     if (r != BC_ADMIT_QUEUED) {
-        free(em.pl);
+        free(pl);
         return r;
     }
-    return admit_enqueue(f, h, &u, &em, to_memory);
+    return admit_enqueue(f, h, &u, m, pl, to_memory);
 }
 
 enum bc_status bc_fr_add_common(struct bc_frontier *f, const char *href,
