@@ -177,9 +177,10 @@ struct entry_meta {
      * frontier.c's queue_pop() hands one out. */
     struct referrer *ref;
     /* The caller's payload (bc_frontier_add_payload()): its bytes, for
-     * the store (NULL and 0: none), and the box that holds them in
-     * memory (NULL: none; bc_fr_queue_push() takes it, queue_pop() hands
-     * it out). */
+     * the store and the box (NULL and 0: none; set by the add calls and
+     * requeue, not by queue_pop()), and the box that holds them in memory
+     * (NULL: none; bc_fr_queue_push() takes it, queue_pop() hands it
+     * out). */
     const void *payload;
     size_t payload_len;
     struct payload *pl;

@@ -1275,6 +1275,40 @@ static void test_referrer_nomem(void **state)
     bc_frontier_free(f);
 }
 
+/* Out of memory for a payload's box: the add says BC_ERR_NOMEM and the
+ * URL neither queued nor in the seen-test (the box is made before it),
+ * so the same add succeeds later. */
+static void test_payload_nomem(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    long before = alloc_calls;
+    struct bc_frontier *f = make(&c);
+    if (alloc_calls == before) {
+        bc_frontier_free(f);
+        BC_SKIP(); /* not linked with --wrap */
+    }
+    seed(f, "http://a.test/"); /* the host and its first chunk exist */
+    enum bc_frontier_reason r;
+    fail_after = 0;
+    assert_int_equal(bc_frontier_add_payload(f, "http://a.test/1", 15, NULL, 0,
+                                             1, "p\0q", 3, &r, NULL),
+                     BC_ERR_NOMEM);
+    fail_after = -1;
+    assert_int_equal(r, BC_ADMIT_NOMEM);
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 0, &s);
+    assert_int_equal(s.queued, 1);
+    assert_int_equal(add_payload(f, "http://a.test/1", "p\0q", 3),
+                     BC_ADMIT_QUEUED);
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/");
+    done(f, &j, 1, 200, 1, 0);
+    j = expect_fetch(f, 2000, "http://a.test/1");
+    expect_payload(&j, "p\0q", 3);
+    bc_frontier_free(f);
+}
+
 struct host_seen {
     char origin[64];
     struct bc_frontier_host_info info;
@@ -3790,6 +3824,7 @@ int main(void)
         cmocka_unit_test(test_retry_url),
         cmocka_unit_test(test_giveback),
         cmocka_unit_test(test_payload),
+        cmocka_unit_test(test_payload_nomem),
         cmocka_unit_test(test_giveback_store),
         cmocka_unit_test(test_payload_store),
         cmocka_unit_test(test_retry_transient),
