@@ -142,10 +142,11 @@
  * otherwise holds the referrer, points to the box with its low bit set
  * (malloc() returns pointers aligned to 8 or more, so a real referrer's
  * low bit is 0); the box holds the referrer instead. So an entry keeps
- * its size, a URL without a payload costs the same bytes and the same
- * instructions but one test of a bit, and the box moves with the URL
- * from queue to job (job.payload points into it) and back on a retry or
- * a give-back, never copied.
+ * its size, a URL without a payload costs the same bytes and a few
+ * instructions more (a test of a bit at push and pop, two more job
+ * fields: docs/DESIGN.md 3.3 has the count), and the box moves with the
+ * URL from queue to job (job.payload points into it) and back on a retry
+ * or a give-back, never copied.
  *
  * TIME
  * The caller passes now_ms to every call that needs time. The frontier
