@@ -16,6 +16,8 @@
  *
  *     urls:   id (admission order) | host | seq (FIFO position) | url ...
  *             | referrer (the page it was found on; NULL for a seed)
+ *             | payload (the caller's bytes, bc_frontier_add_payload();
+ *             NULL for none)
  *     hosts:  id | origin | robots.txt outcome ... | cursor
  *             | delay_override (bc_frontier_set_host_delay(), ms; 0: none)
  *     flight: seq | host | requeued      (handed out, not completed)
@@ -135,8 +137,8 @@
  * and host_stats, version 3 the outbox: an older state is refused with a
  * message saying which version made it; there is no migration; the
  * tables sitemaps, circuits and failed came later and are made when
- * missing, the column hosts.delay_override added, so no version was
- * needed). PRAGMA quick_check runs before anything is written (a
+ * missing, the columns hosts.delay_override and urls.payload added, so no
+ * version was needed). PRAGMA quick_check runs before anything is written (a
  * truncated or byte-flipped database is refused).
  * bloom.snap carries its own checksum (bc_bloom_load).
  */
@@ -220,15 +222,15 @@ enum stmt_id {
 };
 
 static const char *const stmt_sql[S_COUNT] = {
-    "INSERT INTO urls(host, seq, depth, redirects, retries, url, referrer) "
-    "VALUES(?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO urls(host, seq, depth, redirects, retries, url, referrer, "
+    "payload) VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
     "UPDATE urls SET seq = ?, retries = ? WHERE host = ? AND seq = ?",
     "INSERT INTO flight(seq, host, requeued) VALUES(?, ?, 0)",
     "DELETE FROM flight WHERE seq = ?",
     "UPDATE flight SET requeued = 0 WHERE seq = ?",
-    "SELECT seq, url, depth, redirects, retries, referrer FROM urls "
+    "SELECT seq, url, depth, redirects, retries, referrer, payload FROM urls "
     "WHERE host = ? AND seq > ? ORDER BY seq LIMIT ? OFFSET ?",
-    "SELECT seq, url, depth, redirects, retries, referrer FROM urls "
+    "SELECT seq, url, depth, redirects, retries, referrer, payload FROM urls "
     "WHERE host = ? AND seq = ?",
     "UPDATE hosts SET cursor = ? WHERE id = ?",
     "INSERT INTO hosts(origin) VALUES(?)",
@@ -290,7 +292,7 @@ static const char schema_sql[] =
     "CREATE TABLE urls(id INTEGER PRIMARY KEY, host INTEGER NOT NULL,"
     " seq INTEGER NOT NULL, depth INTEGER NOT NULL,"
     " redirects INTEGER NOT NULL, retries INTEGER NOT NULL,"
-    " url TEXT NOT NULL, referrer TEXT);"
+    " url TEXT NOT NULL, referrer TEXT, payload BLOB);"
     "CREATE UNIQUE INDEX urls_queue ON urls(host, seq);"
     "CREATE TABLE flight(seq INTEGER PRIMARY KEY, host INTEGER NOT NULL,"
     " requeued INTEGER NOT NULL);"
@@ -591,7 +593,8 @@ static enum bc_status hook_queued(void *ctx, const char *origin, size_t len,
     if (requeue) {
         /* Handed out, then retried (a transient fault) or given back: to
          * the tail, no longer in flight (I1); the row keeps its id, only
-         * seq and retries change (I2). */
+         * seq and retries change (I2): its payload stays in the row, so
+         * e->payload is not written again. */
         q = s->stmt[S_REQUEUE];
         sqlite3_bind_int64(q, 1, seq);
         sqlite3_bind_int(q, 2, (int)e->retries);
@@ -615,6 +618,14 @@ static enum bc_status hook_queued(void *ctx, const char *origin, size_t len,
                               SQLITE_STATIC);
         else
             sqlite3_bind_null(q, 7);
+        /* The payload beside its URL, in the same row (I2: written once,
+         * here); a zero-length blob for an empty one would read back as
+         * NULL anyway, so none is NULL. */
+        if (e->payload_len > 0)
+            sqlite3_bind_blob(q, 8, e->payload, (int)e->payload_len,
+                              SQLITE_STATIC);
+        else
+            sqlite3_bind_null(q, 8);
         st = run(s, S_INS_URL);
     }
     if (st != BC_OK) {
@@ -902,8 +913,8 @@ hook_sitemap(void *ctx, const struct bc_frontier_sitemap *sm, bool done)
     return BC_OK;
 }
 
-/* Push the URL row of q (seq, url, depth, redirects, retries, referrer)
- * back. */
+/* Push the URL row of q (seq, url, depth, redirects, retries, referrer,
+ * payload) back. */
 static enum bc_status refill_row(struct bc_crawl_state *s, sqlite3_stmt *q,
                                  struct bc_frontier *f, const char *origin,
                                  size_t len)
@@ -917,6 +928,8 @@ static enum bc_status refill_row(struct bc_crawl_state *s, sqlite3_stmt *q,
     e.retries = (unsigned)sqlite3_column_int(q, 4);
     e.referrer = (const char *)sqlite3_column_text(q, 5); /* NULL: none */
     e.referrer_len = e.referrer ? (size_t)sqlite3_column_bytes(q, 5) : 0;
+    e.payload = sqlite3_column_blob(q, 6); /* NULL: none */
+    e.payload_len = e.payload ? (size_t)sqlite3_column_bytes(q, 6) : 0;
     enum bc_status st =
         e.url ? bc_frontier_refill(f, origin, len, &e) : BC_ERR_NOMEM;
     if (st != BC_OK)
@@ -1751,7 +1764,11 @@ static enum bc_status db_resume(struct bc_crawl_state *s,
     enum bc_status st = check_db(s, err);
     if (st == BC_OK)
         st = check_config(s, fixed, count, err);
+    /* urls.payload came after version 3: a state made before opens with
+     * the column added, NULL in every row (no payloads). Before the
+     * statements that name it are prepared. */
     if (st == BC_OK && (exec(s, "PRAGMA journal_mode = WAL") != BC_OK ||
+                        add_column(s, "urls", "payload", "BLOB") != BC_OK ||
                         prepare_all(s) != BC_OK)) {
         snprintf(err->text, sizeof(err->text), "%s", s->errmsg);
         st = BC_ERR_IO;

@@ -133,6 +133,21 @@
  * sitemap) keeps its last referrer and shares it with the next call that
  * names the same one.
  *
+ * PAYLOADS
+ * A caller may queue bytes of its own beside a URL
+ * (bc_frontier_add_payload(): a serialized request, say) and get them
+ * back with the job. Most URLs carry none, and they must not pay for the
+ * few that do: the payload lives in a box of its own (struct payload,
+ * one malloc() of 16 + len bytes), and the entry's pointer slot, which
+ * otherwise holds the referrer, points to the box with its low bit set
+ * (malloc() returns pointers aligned to 8 or more, so a real referrer's
+ * low bit is 0); the box holds the referrer instead. So an entry keeps
+ * its size, a URL without a payload costs the same bytes and a few
+ * instructions more (a test of a bit at push and pop, two more job
+ * fields: docs/DESIGN.md 3.3 has the count), and the box moves with the
+ * URL from queue to job (job.payload points into it) and back on a retry
+ * or a give-back, never copied.
+ *
  * TIME
  * The caller passes now_ms to every call that needs time. The frontier
  * never reads a clock and never sleeps: the tests drive it with a fake
@@ -220,6 +235,7 @@ void bc_frontier_config_init(struct bc_frontier_config *c)
     c->max_depth = BC_FRONTIER_DEFAULT_MAX_DEPTH;
     c->max_redirects = BC_FRONTIER_DEFAULT_MAX_REDIRECTS;
     c->max_url_len = BC_URL_MAX_LEN_DEFAULT;
+    c->max_payload = BC_FRONTIER_DEFAULT_MAX_PAYLOAD;
     c->max_segments = BC_FRONTIER_DEFAULT_MAX_SEGMENTS;
     bc_seen_config_init(&c->seen);
 }
@@ -342,6 +358,47 @@ void bc_fr_referrer_release(struct referrer *r)
         free(r);
 }
 
+/* A payload box holding a copy of len bytes at data, no referrer yet;
+ * NULL when out of memory. */
+struct payload *bc_fr_payload_new(const void *data, size_t len)
+{
+    struct payload *pl = malloc(sizeof(*pl) + len);
+    if (!pl)
+        return NULL;
+    pl->ref = NULL;
+    pl->len = len;
+    memcpy(pl->data, data, len);
+    return pl;
+}
+
+/* The entry's pointer slot (PAYLOADS): its referrer, or its payload box
+ * tagged with the low bit. */
+static void slot_write(unsigned char *p, struct referrer *ref,
+                       struct payload *pl)
+{
+    uintptr_t v = (uintptr_t)ref;
+    if (pl) {
+        pl->ref = ref;
+        v = (uintptr_t)pl | 1u;
+    }
+    memcpy(p + ENTRY_REF_AT, &v, sizeof(v));
+}
+
+static void slot_read(const unsigned char *p, struct referrer **ref,
+                      struct payload **pl)
+{
+    uintptr_t v;
+    memcpy(&v, p + ENTRY_REF_AT, sizeof(v));
+    if (v & 1u) {
+        *pl = (struct payload *)(v & ~(uintptr_t)1u);
+        *ref = (*pl)->ref;
+        (*pl)->ref = NULL;
+    } else {
+        *pl = NULL;
+        *ref = (struct referrer *)v;
+    }
+}
+
 /* Make room for an entry of len URL bytes at the host's tail. */
 bool bc_fr_queue_reserve(struct bc_frontier *f, struct host *h, size_t len)
 {
@@ -386,7 +443,7 @@ void bc_fr_queue_push(struct bc_frontier *f, struct host *h, const char *url,
     p[3] = (unsigned char)(m->depth >> 8);
     p[4] = (unsigned char)m->redirects;
     p[5] = (unsigned char)m->retries;
-    memcpy(p + ENTRY_REF_AT, &m->ref, sizeof(m->ref));
+    slot_write(p, m->ref, m->pl);
     if (m->ref)
         m->ref->refs++;
     if (f->entry_header > ENTRY_HEADER)
@@ -408,7 +465,8 @@ static const char *queue_peek(const struct bc_frontier *f, const struct host *h,
     return (const char *)p + f->entry_header;
 }
 
-/* Take the head entry into buf (NUL-terminated); returns its length. */
+/* Take the head entry into buf (NUL-terminated); returns its length. The
+ * caller owns m->ref's reference and m->pl. */
 static size_t queue_pop(struct bc_frontier *f, struct host *h, char *buf,
                         struct entry_meta *m)
 {
@@ -418,7 +476,7 @@ static size_t queue_pop(struct bc_frontier *f, struct host *h, char *buf,
     m->depth = (unsigned)p[2] | (unsigned)p[3] << 8;
     m->redirects = p[4];
     m->retries = p[5];
-    memcpy(&m->ref, p + ENTRY_REF_AT, sizeof(m->ref));
+    slot_read(p, &m->ref, &m->pl); /* m->payload is not set: m->pl says */
     m->id = 0;
     if (f->entry_header > ENTRY_HEADER)
         memcpy(&m->id, p + ENTRY_HEADER, ENTRY_ID);
@@ -464,8 +522,10 @@ static void host_free(const struct bc_frontier *f, struct host *h)
         for (uint32_t at = c->head; at < c->tail;) {
             const unsigned char *p = c->data + at;
             struct referrer *r;
-            memcpy(&r, p + ENTRY_REF_AT, sizeof(r));
+            struct payload *pl;
+            slot_read(p, &r, &pl);
             bc_fr_referrer_release(r);
+            free(pl);
             at += (uint32_t)(f->entry_header +
                              ((size_t)p[0] | (size_t)p[1] << 8));
         }
@@ -528,6 +588,7 @@ enum bc_status bc_frontier_create(const struct bc_frontier_config *config,
     if (!config || !out || config->per_host_concurrency == 0 ||
         config->max_url_len == 0 ||
         config->max_url_len > BC_FRONTIER_MAX_URL_LEN ||
+        config->max_payload > BC_FRONTIER_MAX_PAYLOAD ||
         config->max_depth > 65535 || config->max_redirects > 255 ||
         config->max_retries > 255 || !config->user_agent ||
         !(config->retry_jitter >= 0.0 && config->retry_jitter <= 1.0) ||
@@ -593,6 +654,8 @@ static void job_urls_free(struct job_url *u)
         struct job_url *next = u->next;
         bc_fr_referrer_release(u->from);
         bc_fr_referrer_release(u->as_referrer);
+        if (u->pl) /* rare: no call to free() for most */
+            free(u->pl);
         free(u);
         u = next;
     }
@@ -650,6 +713,7 @@ char *bc_fr_job_url_new(struct bc_frontier *f, size_t len)
     if (!u)
         return NULL;
     u->from = u->as_referrer = NULL;
+    u->pl = NULL;
     u->len = len;
     u->prev = NULL;
     u->next = f->jobs_out;
@@ -736,6 +800,7 @@ static enum bc_status next_drop(struct bc_frontier *f, struct host *h,
     struct entry_meta m;
     size_t len = queue_pop(f, h, f->drop_buf, &m);
     bc_fr_referrer_release(m.ref);
+    free(m.pl); /* dropped with its URL */
     f->totals.reasons[why]++;
     if (why == BC_ADMIT_HOST_GIVEN_UP)
         h->given_up_lost++;
@@ -779,6 +844,7 @@ static enum bc_status next_fetch(struct bc_frontier *f, struct host *h,
         return BC_ERR_NOMEM;
     queue_pop(f, h, url, &m);
     job_url_of(url)->from = m.ref; /* the entry's reference, now the job's */
+    job_url_of(url)->pl = m.pl;    /* and its payload */
     h->in_flight++;
     f->in_flight++;
     f->totals.handed_out++;
@@ -807,6 +873,8 @@ static enum bc_status next_fetch(struct bc_frontier *f, struct host *h,
     j->id = m.id;
     j->referrer = m.ref ? m.ref->text : NULL;
     j->referrer_len = m.ref ? m.ref->len : 0;
+    j->payload = m.pl ? m.pl->data : NULL;
+    j->payload_len = m.pl ? m.pl->len : 0;
     j->origin = h->origin;
     j->origin_len = h->origin_len;
     return BC_OK;
@@ -1019,8 +1087,13 @@ static enum bc_status requeue(struct bc_frontier *f, struct host *h,
                               const struct bc_frontier_job *job,
                               unsigned retries)
 {
+    struct job_url *u = job_url_of(job->internal.owned);
     struct entry_meta m = {job->depth, job->redirects, retries, job->id,
-                           job_url_of(job->internal.owned)->from};
+                           u->from,    NULL,           0,       NULL};
+    if (u->pl) {
+        m.payload = u->pl->data;
+        m.payload_len = u->pl->len;
+    }
     bool to_memory = in_memory_next(f, h);
     if (to_memory && !bc_fr_queue_reserve(f, h, job->url_len)) {
         f->totals.reasons[BC_ADMIT_NOMEM]++;
@@ -1028,18 +1101,24 @@ static enum bc_status requeue(struct bc_frontier *f, struct host *h,
     }
     if (f->store.queued) {
         struct bc_frontier_entry e = {
-            job->url,  job->url_len, m.depth, m.redirects,
-            m.retries, job->id,      NULL,    0};
+            job->url, job->url_len, m.depth, m.redirects, m.retries,
+            job->id,  NULL,         0,       NULL,        0};
         if (m.ref) {
             e.referrer = m.ref->text;
             e.referrer_len = m.ref->len;
         }
+        e.payload = m.payload;
+        e.payload_len = m.payload_len;
         enum bc_status st = f->store.queued(f->store.ctx, h->origin,
                                             h->origin_len, &e, true, &m.id);
         if (st != BC_OK) {
             f->store_status = st;
             return st;
         }
+    }
+    if (to_memory) { /* the box goes back to the queue with its URL */
+        m.pl = u->pl;
+        u->pl = NULL;
     }
     bc_fr_enqueue(f, h, job->url, job->url_len, &m, to_memory);
     return BC_OK;

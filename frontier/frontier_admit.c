@@ -292,8 +292,9 @@ admit_route(struct bc_frontier *f, const struct bc_url *u, const char *origin,
             size_t olen, const struct entry_meta *m, bool seed)
 {
     const struct bc_frontier_partition *part = &f->cfg.partition;
-    struct bc_frontier_entry e = {u->href, u->len, m->depth, m->redirects,
-                                  0,       0,      NULL,     0};
+    struct bc_frontier_entry e = {
+        u->href, u->len, m->depth, m->redirects, 0,
+        0,       NULL,   0,        m->payload,   m->payload_len};
     if (m->ref) {
         e.referrer = m->ref->text;
         e.referrer_len = m->ref->len;
@@ -350,27 +351,33 @@ static enum bc_frontier_reason admit_seen(struct bc_frontier *f,
 }
 
 /* Queue a new URL at h's tail (the store first, which gives it its id),
- * counted in the host's budget. */
+ * counted in the host's budget; pl is its payload box (NULL: none, or the
+ * store holds it), taken. */
 static enum bc_frontier_reason
 admit_enqueue(struct bc_frontier *f, struct host *h, const struct bc_url *u,
-              const struct entry_meta *m, bool to_memory)
+              const struct entry_meta *m, struct payload *pl, bool to_memory)
 {
     struct entry_meta em = *m;
+    em.pl = pl;
     if (f->store.queued) {
         struct bc_frontier_entry e = {
-            u->href, u->len, m->depth, m->redirects, m->retries, 0, NULL, 0};
+            u->href, u->len, m->depth, m->redirects, m->retries,
+            0,       NULL,   0,        NULL,         0};
         if (m->ref) {
             e.referrer = m->ref->text;
             e.referrer_len = m->ref->len;
         }
+        e.payload = m->payload;
+        e.payload_len = m->payload_len;
         enum bc_status st = f->store.queued(f->store.ctx, h->origin,
                                             h->origin_len, &e, false, &em.id);
         if (st != BC_OK) {
+            free(em.pl);
             f->store_status = st;
             return BC_ADMIT_STORE_ERROR;
         }
     }
-    bc_fr_enqueue(f, h, u->href, u->len, &em, to_memory);
+    bc_fr_enqueue(f, h, u->href, u->len, &em, to_memory); /* takes em.pl */
     h->admitted++;
     bc_fr_host_schedule(f, h);
     return BC_ADMIT_QUEUED;
@@ -416,10 +423,18 @@ static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
     bool to_memory = in_memory_next(f, h);
     if (to_memory && !bc_fr_queue_reserve(f, h, u.len))
         return BC_ADMIT_NOMEM;
+    /* A payload queued in memory needs its box (PAYLOADS in frontier.c);
+     * one the store holds comes back with the refill. */
+    struct payload *pl = NULL;
+    if (to_memory && m->payload_len > 0 &&
+        !(pl = bc_fr_payload_new(m->payload, m->payload_len)))
+        return BC_ADMIT_NOMEM;
     r = admit_seen(f, &u);
-    if (r != BC_ADMIT_QUEUED)
+    if (r != BC_ADMIT_QUEUED) {
+        free(pl);
         return r;
-    return admit_enqueue(f, h, &u, m, to_memory);
+    }
+    return admit_enqueue(f, h, &u, m, pl, to_memory);
 }
 
 enum bc_status bc_fr_add_common(struct bc_frontier *f, const char *href,
@@ -455,7 +470,25 @@ enum bc_status bc_frontier_add(struct bc_frontier *f, const char *href,
                                enum bc_frontier_reason *reason,
                                enum bc_status *url_status)
 {
-    struct entry_meta m = {depth, 0, 0, 0, NULL};
+    struct entry_meta m = {depth, 0, 0, 0, NULL, NULL, 0, NULL};
+    return bc_fr_add_common(f, href, href_len, base, base_len, &m, false,
+                            reason, url_status);
+}
+
+enum bc_status bc_frontier_add_payload(struct bc_frontier *f, const char *href,
+                                       size_t href_len, const char *base,
+                                       size_t base_len, unsigned depth,
+                                       const void *payload, size_t payload_len,
+                                       enum bc_frontier_reason *reason,
+                                       enum bc_status *url_status)
+{
+    if (!f || !reason || (!payload && payload_len > 0))
+        return BC_ERR_INVALID_ARG;
+    if (payload_len > f->cfg.max_payload) {
+        *reason = BC_ADMIT_TOO_LONG;
+        return BC_ERR_TOO_LARGE;
+    }
+    struct entry_meta m = {depth, 0, 0, 0, NULL, payload, payload_len, NULL};
     return bc_fr_add_common(f, href, href_len, base, base_len, &m, false,
                             reason, url_status);
 }
@@ -500,7 +533,7 @@ enum bc_status bc_frontier_add_link(struct bc_frontier *f,
 {
     if (!link_job_ok(f, job, reason))
         return BC_ERR_INVALID_ARG;
-    struct entry_meta m = {job->depth + 1, 0, 0, 0, NULL};
+    struct entry_meta m = {job->depth + 1, 0, 0, 0, NULL, NULL, 0, NULL};
     if (f->store_status == BC_OK) {
         enum bc_status st = page_referrer(f, job, reason, &m.ref);
         if (st != BC_OK)
@@ -520,7 +553,8 @@ enum bc_status bc_frontier_add_redirect(struct bc_frontier *f,
 {
     if (!link_job_ok(f, job, reason) || !base)
         return BC_ERR_INVALID_ARG;
-    struct entry_meta m = {job->depth, job->redirects + 1, 0, 0, NULL};
+    struct entry_meta m = {job->depth, job->redirects + 1, 0, 0, NULL, NULL, 0,
+                           NULL};
     if (f->store_status == BC_OK) {
         enum bc_status st = page_referrer(f, job, reason, &m.ref);
         if (st != BC_OK)
@@ -566,7 +600,7 @@ enum bc_status bc_frontier_add_with_referrer(
     if (!f || !reason || (!referrer && referrer_len > 0) ||
         referrer_len > f->cfg.max_url_len)
         return BC_ERR_INVALID_ARG;
-    struct entry_meta m = {depth, 0, 0, 0, NULL};
+    struct entry_meta m = {depth, 0, 0, 0, NULL, NULL, 0, NULL};
     if (!bc_fr_text_referrer(f, referrer, referrer_len, &m, reason))
         return BC_ERR_NOMEM;
     return bc_fr_add_common(f, href, href_len, base, base_len, &m, false,
@@ -583,7 +617,7 @@ enum bc_status bc_frontier_add_routed(struct bc_frontier *f, const char *url,
     if (!f || !reason || (!referrer && referrer_len > 0) ||
         referrer_len > f->cfg.max_url_len)
         return BC_ERR_INVALID_ARG;
-    struct entry_meta m = {depth, redirects, 0, 0, NULL};
+    struct entry_meta m = {depth, redirects, 0, 0, NULL, NULL, 0, NULL};
     if (!bc_fr_text_referrer(f, referrer, referrer_len, &m, reason))
         return BC_ERR_NOMEM;
     return bc_fr_add_common(f, url, len, NULL, 0, &m, false, reason,
@@ -594,6 +628,6 @@ enum bc_status bc_frontier_add_seed(struct bc_frontier *f, const char *url,
                                     size_t len, enum bc_frontier_reason *reason,
                                     enum bc_status *url_status)
 {
-    struct entry_meta m = {0, 0, 0, 0, NULL};
+    struct entry_meta m = {0, 0, 0, 0, NULL, NULL, 0, NULL};
     return bc_fr_add_common(f, url, len, NULL, 0, &m, true, reason, url_status);
 }

@@ -162,6 +162,7 @@ struct referrer {
 struct job_url {
     struct job_url *prev, *next;
     struct referrer *from, *as_referrer;
+    struct payload *pl; /* the job's payload, or NULL (job.payload) */
     size_t len;
     char text[];
 };
@@ -175,6 +176,26 @@ struct entry_meta {
     /* Its referrer or NULL: bc_fr_queue_push() takes a reference,
      * frontier.c's queue_pop() hands one out. */
     struct referrer *ref;
+    /* The caller's payload (bc_frontier_add_payload()): its bytes, for
+     * the store and the box (NULL and 0: none; set by the add calls and
+     * requeue, not by queue_pop()), and the box that holds them in memory
+     * (NULL: none; bc_fr_queue_push() takes it, queue_pop() hands it
+     * out). */
+    const void *payload;
+    size_t payload_len;
+    struct payload *pl;
+};
+
+/*
+ * A queued URL's payload (frontier.c: PAYLOADS). The entry's pointer
+ * slot (ENTRY_REF_AT) holds either its referrer or, tagged with its low
+ * bit set, a payload box that holds the referrer in ref: a URL without
+ * a payload costs nothing more. Owned by one entry or one job at a time.
+ */
+struct payload {
+    struct referrer *ref; /* while queued: the entry's referrer */
+    size_t len;
+    unsigned char data[];
 };
 
 /* A string set (seed hosts and domains). */
@@ -274,6 +295,7 @@ struct host *bc_fr_host_get(struct bc_frontier *f, const char *origin,
                             size_t len);
 struct referrer *bc_fr_referrer_new(const char *text, size_t len);
 void bc_fr_referrer_release(struct referrer *r);
+struct payload *bc_fr_payload_new(const void *data, size_t len);
 bool bc_fr_queue_reserve(struct bc_frontier *f, struct host *h, size_t len);
 void bc_fr_queue_push(struct bc_frontier *f, struct host *h, const char *url,
                       size_t len, const struct entry_meta *m);

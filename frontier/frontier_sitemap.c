@@ -362,7 +362,7 @@ enum bc_status bc_frontier_add_from_sitemap(struct bc_frontier *f,
 {
     if (!is_sitemap_job(job))
         return BC_ERR_INVALID_ARG;
-    struct entry_meta m = {0, 0, 0, 0, NULL};
+    struct entry_meta m = {0, 0, 0, 0, NULL, NULL, 0, NULL};
     /* The sitemap is the referrer of the pages it lists. */
     if (f && reason &&
         !bc_fr_text_referrer(f, job->url, job->url_len, &m, reason))

@@ -137,7 +137,9 @@ enum bc_status bc_frontier_refill(struct bc_frontier *f, const char *origin,
 {
     if (!f || !origin || !e || (!e->url && e->url_len > 0) ||
         (!e->referrer && e->referrer_len > 0) ||
-        e->referrer_len > f->cfg.max_url_len || !f->store.queued)
+        e->referrer_len > f->cfg.max_url_len ||
+        (!e->payload && e->payload_len > 0) ||
+        e->payload_len > f->cfg.max_payload || !f->store.queued)
         return BC_ERR_INVALID_ARG;
     struct host *h = bc_fr_host_find(f, origin, origin_len);
     if (!h || h->spilled == 0 || e->url_len > f->cfg.max_url_len ||
@@ -145,10 +147,16 @@ enum bc_status bc_frontier_refill(struct bc_frontier *f, const char *origin,
         return BC_ERR_INVALID_ARG;
     if (!bc_fr_queue_reserve(f, h, e->url_len))
         return BC_ERR_NOMEM;
-    struct entry_meta m = {e->depth, e->redirects, e->retries, e->id, NULL};
-    if (e->referrer &&
-        !(m.ref = bc_fr_referrer_new(e->referrer, e->referrer_len)))
+    struct entry_meta m = {e->depth, e->redirects, e->retries,     e->id,
+                           NULL,     e->payload,   e->payload_len, NULL};
+    if (e->payload_len > 0 &&
+        !(m.pl = bc_fr_payload_new(e->payload, e->payload_len)))
         return BC_ERR_NOMEM;
+    if (e->referrer &&
+        !(m.ref = bc_fr_referrer_new(e->referrer, e->referrer_len))) {
+        free(m.pl);
+        return BC_ERR_NOMEM;
+    }
     h->spilled--;
     h->queued--;
     f->queued--;

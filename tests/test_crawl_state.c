@@ -375,6 +375,152 @@ static void test_info_at_open(void **state)
     bc_crawl_state_close(s);
 }
 
+/* The payload of test URL i (NUL and 0xff bytes in it; URL 2 has none):
+ * its length. */
+static size_t payload_of(int i, unsigned char *buf)
+{
+    if (i == 2)
+        return 0;
+    size_t n = 0;
+    for (int k = 0; k <= i; k++) {
+        buf[n++] = 'p';
+        buf[n++] = 0;
+        buf[n++] = (unsigned char)('a' + i);
+        buf[n++] = 0xff;
+    }
+    return n;
+}
+
+/* Hand out every URL left and check each one's payload; returns how many
+ * there were (each URL once). */
+static int fetch_payloads(struct bc_crawl_state *s, struct bc_frontier *f,
+                          const char *host)
+{
+    bool got[8] = {false};
+    int n = 0;
+    struct bc_frontier_job j;
+    while (bc_frontier_next(f, 0, &j) == BC_OK &&
+           j.action == BC_FRONTIER_FETCH) {
+        char prefix[64];
+        int plen = snprintf(prefix, sizeof(prefix), "http://%s/u/", host);
+        assert_int_equal(strncmp(j.url, prefix, (size_t)plen), 0);
+        int i = atoi(j.url + plen);
+        assert_true(i >= 0 && i < 8 && !got[i]);
+        got[i] = true;
+        unsigned char want[64];
+        size_t len = payload_of(i, want);
+        assert_int_equal(j.payload_len, len);
+        if (len)
+            assert_memory_equal(j.payload, want, len);
+        else
+            assert_null(j.payload);
+        done(s, f, &j);
+        n++;
+    }
+    return n;
+}
+
+/* Payloads (bc_frontier_add_payload()) are kept with their URLs' journal
+ * rows: after a commit and a kill -9, the resumed frontier hands each
+ * URL left out with its payload, byte for byte - those in flight at the
+ * kill (queued again, I7) and those queued, in memory (the window of 4)
+ * or only in the store. */
+static void test_payload_kill(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct bc_crawl_state *s = NULL;
+        if (bc_crawl_state_open(d, fixed, NFIXED, &s, NULL) != BC_OK)
+            _exit(10);
+        struct bc_frontier_config c = config();
+        c.per_host_concurrency = 3;
+        struct bc_frontier *f = NULL;
+        if (bc_crawl_state_frontier(s, &c, 4, 0, &f) != BC_OK)
+            _exit(12);
+        char url[64];
+        unsigned char pl[64];
+        for (int i = 0; i < 8; i++) {
+            enum bc_frontier_reason r;
+            snprintf(url, sizeof(url), "http://a.test/u/%d", i);
+            size_t n = payload_of(i, pl);
+            if (bc_frontier_add_payload(f, url, strlen(url), NULL, 0, 1, pl, n,
+                                        &r, NULL) != BC_OK ||
+                r != BC_ADMIT_QUEUED)
+                _exit(13);
+        }
+        struct bc_frontier_job j;
+        uint64_t first = 0;
+        for (int i = 0; i < 3; i++) { /* u/0 done; u/1, u/2 in flight */
+            if (bc_frontier_next(f, 0, &j) != BC_OK ||
+                j.action != BC_FRONTIER_FETCH)
+                _exit(14);
+            if (i == 0)
+                first = j.id;
+        }
+        if (bc_crawl_state_page_done(s, first) != BC_OK)
+            _exit(15);
+        if (bc_crawl_state_commit(s, f) != BC_OK)
+            _exit(16);
+        kill(getpid(), SIGKILL);
+        _exit(17);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (WIFEXITED(status))
+        print_error("child exited %d\n", WEXITSTATUS(status));
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGKILL);
+
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier *f = frontier_of(s);
+    assert_int_equal(fetch_payloads(s, f, "a.test"), 7); /* all but u/0 */
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+}
+
+/* A state made before urls.payload opens: the column is added, its rows
+ * have no payload, and payloads queued from then on are kept. */
+static void test_payload_old_state(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier *f = frontier_of(s);
+    assert_int_equal(add(f, "http://b.test/u/2"), BC_ADMIT_QUEUED);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+    char p[400];
+    snprintf(p, sizeof(p), "%s/crawl.db", d);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "ALTER TABLE urls DROP COLUMN payload",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+
+    s = open_ok(d);
+    f = frontier_of(s);
+    unsigned char pl[64];
+    size_t n = payload_of(5, pl);
+    enum bc_frontier_reason r;
+    assert_int_equal(bc_frontier_add_payload(f, "http://b.test/u/5", 17, NULL,
+                                             0, 1, pl, n, &r, NULL),
+                     BC_OK);
+    assert_int_equal(r, BC_ADMIT_QUEUED);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+    s = open_ok(d);
+    f = frontier_of(s);
+    assert_int_equal(fetch_payloads(s, f, "b.test"), 2);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+}
+
 /* Hold a shared flock on DIR/lock in a child for ms milliseconds (as
  * bc_crawl_state_peek()'s probe does for microseconds); returns the child
  * once it holds it. */
@@ -1847,6 +1993,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_create_resume),
         cmocka_unit_test(test_info_at_open),
+        cmocka_unit_test(test_payload_kill),
+        cmocka_unit_test(test_payload_old_state),
         cmocka_unit_test(test_sitemap_jobs_survive),
         cmocka_unit_test(test_config_mismatch),
         cmocka_unit_test(test_lock),

@@ -802,6 +802,126 @@ static void test_giveback(void **state)
     bc_frontier_free(f);
 }
 
+static enum bc_frontier_reason
+add_payload(struct bc_frontier *f, const char *url, const void *p, size_t n)
+{
+    enum bc_frontier_reason r;
+    assert_int_equal(bc_frontier_add_payload(f, url, strlen(url), NULL, 0, 1, p,
+                                             n, &r, NULL),
+                     BC_OK);
+    return r;
+}
+
+static void expect_payload(const struct bc_frontier_job *j, const void *p,
+                           size_t n)
+{
+    assert_int_equal(j->payload_len, n);
+    if (n == 0)
+        assert_null(j->payload);
+    else
+        assert_memory_equal(j->payload, p, n);
+}
+
+/* A URL's payload (bc_frontier_add_payload()) comes back byte for byte
+ * with its FETCH job, NUL bytes included, and stays with it through a
+ * retry and a give-back; a URL without one gets NULL and 0; a payload
+ * over max_payload is refused before anything is counted. Leaks (a
+ * payload dropped, refused as a duplicate, queued or out at free()) are
+ * the sanitizer build's to see. */
+static void test_payload(void **state)
+{
+    (void)state;
+    static const unsigned char p1[] = {'r', 0, 'e', 0, 0, 'q', 0xff};
+    static const unsigned char p3[] = {0};
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    c.min_delay_ms = 0;
+    c.max_retries = 2;
+    c.max_payload = 16;
+    struct bc_frontier *f = make(&c);
+    seed(f, "http://a.test/");
+    assert_int_equal(add_payload(f, "http://a.test/p1", p1, sizeof(p1)),
+                     BC_ADMIT_QUEUED);
+    assert_int_equal(add_payload(f, "http://a.test/p2", NULL, 0),
+                     BC_ADMIT_QUEUED);
+    assert_int_equal(add_payload(f, "http://a.test/p3", p3, sizeof(p3)),
+                     BC_ADMIT_QUEUED);
+    /* A duplicate's payload is dropped with it. */
+    assert_int_equal(add_payload(f, "http://a.test/p1", p3, sizeof(p3)),
+                     BC_ADMIT_DUPLICATE);
+    /* max_payload bytes pass, one more is refused, nothing counted. */
+    unsigned char big[17];
+    memset(big, 'x', sizeof(big));
+    struct bc_frontier_stats before, after;
+    bc_frontier_stats(f, 0, &before);
+    enum bc_frontier_reason r;
+    assert_int_equal(bc_frontier_add_payload(f, "http://a.test/big", 17, NULL,
+                                             0, 1, big, 17, &r, NULL),
+                     BC_ERR_TOO_LARGE);
+    assert_int_equal(r, BC_ADMIT_TOO_LONG);
+    bc_frontier_stats(f, 0, &after);
+    assert_int_equal(after.added, before.added);
+    assert_int_equal(after.queued, before.queued);
+    assert_int_equal(bc_frontier_add_payload(f, "http://a.test/big", 17, NULL,
+                                             0, 1, NULL, 3, &r, NULL),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(add_payload(f, "http://a.test/big", big, 16),
+                     BC_ADMIT_QUEUED);
+
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/");
+    expect_payload(&j, NULL, 0); /* a seed has none */
+    done(f, &j, 1, 200, 1, 0);
+    j = expect_fetch(f, 1, "http://a.test/p1");
+    expect_payload(&j, p1, sizeof(p1));
+    done(f, &j, 2, 503, 1, 10); /* retried: to the tail with its payload */
+    j = expect_fetch(f, 5000, "http://a.test/p2");
+    expect_payload(&j, NULL, 0);
+    done(f, &j, 5001, 200, 1, 0);
+    j = expect_fetch(f, 5001, "http://a.test/p3");
+    expect_payload(&j, p3, sizeof(p3));
+    assert_int_equal(bc_frontier_giveback(f, &j, 5002), BC_OK);
+    j = expect_fetch(f, 5002, "http://a.test/big");
+    expect_payload(&j, big, 16);
+    done(f, &j, 5003, 200, 1, 0);
+    j = expect_fetch(f, 5003, "http://a.test/p1");
+    assert_int_equal(j.retries, 1);
+    expect_payload(&j, p1, sizeof(p1));
+    done(f, &j, 5004, 200, 1, 0);
+    j = expect_fetch(f, 5004, "http://a.test/p3");
+    expect_payload(&j, p3, sizeof(p3));
+    /* Freed with one payload in flight and one queued. */
+    assert_int_equal(add_payload(f, "http://a.test/p4", p1, sizeof(p1)),
+                     BC_ADMIT_QUEUED);
+    bc_frontier_free(f);
+
+    /* A payload queued with a URL that robots.txt then refuses goes with
+     * its DROP. */
+    c = defaults();
+    f = make(&c);
+    seed(f, "http://a.test/");
+    assert_int_equal(add_payload(f, "http://a.test/private/x", p1, sizeof(p1)),
+                     BC_ADMIT_QUEUED);
+    robots(f, 0, "http://a.test/robots.txt", 200,
+           "User-agent: *\nDisallow: /private\n");
+    j = expect_fetch(f, 1000, "http://a.test/");
+    done(f, &j, 1001, 200, 1, 0);
+    j = next(f, 2001);
+    assert_int_equal(j.action, BC_FRONTIER_DROP);
+    assert_int_equal(j.reason, BC_ADMIT_ROBOTS);
+    assert_null(j.payload);
+    bc_frontier_free(f);
+
+    /* max_payload 0: no payloads; over the hard limit: refused. */
+    c.max_payload = 0;
+    f = make(&c);
+    assert_int_equal(bc_frontier_add_payload(f, "http://a.test/", 14, NULL, 0,
+                                             0, p3, 1, &r, NULL),
+                     BC_ERR_TOO_LARGE);
+    bc_frontier_free(f);
+    c.max_payload = BC_FRONTIER_MAX_PAYLOAD + 1;
+    assert_int_equal(bc_frontier_create(&c, &f), BC_ERR_INVALID_ARG);
+}
+
 /* Budget, depth, segment and trap limits, scope, patterns, queue size. */
 static void test_admission_limits(void **state)
 {
@@ -1152,6 +1272,40 @@ static void test_referrer_nomem(void **state)
         bc_frontier_add_link(f, &j, "/1", 2, j.url, j.url_len, &r, NULL),
         BC_OK);
     assert_int_equal(r, BC_ADMIT_QUEUED);
+    bc_frontier_free(f);
+}
+
+/* Out of memory for a payload's box: the add says BC_ERR_NOMEM and the
+ * URL neither queued nor in the seen-test (the box is made before it),
+ * so the same add succeeds later. */
+static void test_payload_nomem(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    long before = alloc_calls;
+    struct bc_frontier *f = make(&c);
+    if (alloc_calls == before) {
+        bc_frontier_free(f);
+        BC_SKIP(); /* not linked with --wrap */
+    }
+    seed(f, "http://a.test/"); /* the host and its first chunk exist */
+    enum bc_frontier_reason r;
+    fail_after = 0;
+    assert_int_equal(bc_frontier_add_payload(f, "http://a.test/1", 15, NULL, 0,
+                                             1, "p\0q", 3, &r, NULL),
+                     BC_ERR_NOMEM);
+    fail_after = -1;
+    assert_int_equal(r, BC_ADMIT_NOMEM);
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 0, &s);
+    assert_int_equal(s.queued, 1);
+    assert_int_equal(add_payload(f, "http://a.test/1", "p\0q", 3),
+                     BC_ADMIT_QUEUED);
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/");
+    done(f, &j, 1, 200, 1, 0);
+    j = expect_fetch(f, 2000, "http://a.test/1");
+    expect_payload(&j, "p\0q", 3);
     bc_frontier_free(f);
 }
 
@@ -1717,6 +1871,8 @@ static void test_header_sketch(void **state)
  * 2 done or dropped; seq orders a host's FIFO. */
 struct fake_url {
     char origin[64], url[128], referrer[128]; /* referrer "": none */
+    unsigned char payload[64];                /* payload_len 0: none */
+    size_t payload_len;
     unsigned depth, redirects, retries;
     int state;
     long seq;
@@ -1776,8 +1932,16 @@ static enum bc_status fake_queued(void *ctx, const char *origin, size_t len,
         assert_true(e->referrer_len < sizeof(u->referrer));
         if (e->referrer)
             memcpy(u->referrer, e->referrer, e->referrer_len);
+        assert_true(e->payload_len <= sizeof(u->payload));
+        if (e->payload_len)
+            memcpy(u->payload, e->payload, e->payload_len);
+        u->payload_len = e->payload_len;
         fs->hosts[h].st.admitted++;
     }
+    /* A URL queued again keeps its payload. */
+    assert_int_equal(e->payload_len, u->payload_len);
+    if (u->payload_len)
+        assert_memory_equal(e->payload, u->payload, u->payload_len);
     /* A URL queued again keeps its referrer. */
     assert_int_equal(strlen(u->referrer), e->referrer ? e->referrer_len : 0);
     u->depth = e->depth;
@@ -1878,12 +2042,18 @@ static enum bc_status fake_refill(void *ctx, struct bc_frontier *f,
         after = u->seq;
         if (i < skip)
             continue;
-        struct bc_frontier_entry e = {
-            u->url,     strlen(u->url),           u->depth, u->redirects,
-            u->retries, (uint64_t)(u - fs->urls), NULL,     0};
+        struct bc_frontier_entry e = {u->url,     strlen(u->url),
+                                      u->depth,   u->redirects,
+                                      u->retries, (uint64_t)(u - fs->urls),
+                                      NULL,       0,
+                                      NULL,       0};
         if (u->referrer[0]) {
             e.referrer = u->referrer;
             e.referrer_len = strlen(u->referrer);
+        }
+        if (u->payload_len) {
+            e.payload = u->payload;
+            e.payload_len = u->payload_len;
         }
         assert_int_equal(bc_frontier_refill(f, origin, len, &e), BC_OK);
     }
@@ -2128,6 +2298,62 @@ static void test_giveback_store(void **state)
     fs.fail = true;
     assert_int_equal(bc_frontier_giveback(f, &j, 1010), BC_ERR_IO);
     assert_int_equal(bc_frontier_store_status(f), BC_ERR_IO);
+    bc_frontier_free(f);
+}
+
+/* With a store, a payload goes to the store with its URL's admission,
+ * and comes back with it from memory and from the store alike (a window
+ * of 2: the third URL on is spilled and refilled), through a give-back,
+ * and after a crash and a resume. */
+static void test_payload_store(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    c.min_delay_ms = 0;
+    static struct fake_store fs;
+    memset(&fs, 0, sizeof(fs));
+    struct bc_frontier *f = make(&c);
+    struct bc_frontier_store st = fake_store_of(&fs, 2);
+    assert_int_equal(bc_frontier_set_store(f, &st), BC_OK);
+    seed(f, "http://a.test/");
+    static const char *const pl[] = {"one\0x", "", "three", "\0\0\0\0"};
+    static const size_t pn[] = {5, 0, 5, 4};
+    char url[64];
+    for (int i = 0; i < 4; i++) {
+        snprintf(url, sizeof(url), "http://a.test/p%d", i);
+        assert_int_equal(add_payload(f, url, pl[i], pn[i]), BC_ADMIT_QUEUED);
+        assert_int_equal(fs.urls[fs.count].payload_len, pn[i]);
+    }
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/");
+    done(f, &j, 1, 200, 1, 0);
+    fs.urls[j.id].state = 2; /* a done is the caller's to record */
+    j = expect_fetch(f, 1, "http://a.test/p0");
+    expect_payload(&j, pl[0], pn[0]);
+    /* Given back with the window full: the store holds it (and its
+     * payload, fake_queued checks) at the tail. */
+    assert_int_equal(bc_frontier_giveback(f, &j, 2), BC_OK);
+    j = expect_fetch(f, 2, "http://a.test/p1");
+    expect_payload(&j, NULL, 0);
+    done(f, &j, 3, 200, 1, 0);
+    fs.urls[j.id].state = 2;
+    j = expect_fetch(f, 3, "http://a.test/p2"); /* refilled */
+    expect_payload(&j, pl[2], pn[2]);
+    /* A crash with p2 in flight: the resumed frontier hands out p2, p3
+     * and p0 with their payloads, all from the store. */
+    bc_frontier_free(f);
+    fake_crash(&fs);
+    f = fake_resume(&fs, &c, 2, "http://a.test/", 100);
+    j = expect_fetch(f, 100, "http://a.test/p2");
+    expect_payload(&j, pl[2], pn[2]);
+    done(f, &j, 101, 200, 1, 0);
+    j = expect_fetch(f, 101, "http://a.test/p3");
+    expect_payload(&j, pl[3], pn[3]);
+    done(f, &j, 102, 200, 1, 0);
+    j = expect_fetch(f, 102, "http://a.test/p0");
+    expect_payload(&j, pl[0], pn[0]);
+    done(f, &j, 103, 200, 1, 0);
+    assert_int_equal(next(f, 200).action, BC_FRONTIER_DONE);
     bc_frontier_free(f);
 }
 
@@ -3597,7 +3823,10 @@ int main(void)
         cmocka_unit_test(test_redirect_hops),
         cmocka_unit_test(test_retry_url),
         cmocka_unit_test(test_giveback),
+        cmocka_unit_test(test_payload),
+        cmocka_unit_test(test_payload_nomem),
         cmocka_unit_test(test_giveback_store),
+        cmocka_unit_test(test_payload_store),
         cmocka_unit_test(test_retry_transient),
         cmocka_unit_test(test_retry_jitter),
         cmocka_unit_test(test_circuit_breaker),

@@ -176,6 +176,8 @@ const char *bc_frontier_reason_name(enum bc_frontier_reason reason);
 #define BC_FRONTIER_DEFAULT_BACKOFF_MS          (60u * 1000u)
 #define BC_FRONTIER_MAX_URL_LEN                 65535u /* hard limit of the queue format */
 #define BC_FRONTIER_DEFAULT_SITEMAPS_PER_HOST   1000u
+#define BC_FRONTIER_DEFAULT_MAX_PAYLOAD         (64u * 1024u)
+#define BC_FRONTIER_MAX_PAYLOAD                 (16u * 1024u * 1024u)
 #define BC_FRONTIER_MAX_SITEMAP_LEVEL           2u
 
 struct bc_frontier_entry; /* below */
@@ -199,7 +201,7 @@ struct bc_frontier_partition {
      * NUL-terminated) this frontier's? NULL: all are. */
     bool (*owns)(void *ctx, const char *origin, size_t origin_len);
     /* Take a URL whose origin is another's: e (canonical url, depth,
-     * redirects, referrer; id 0, retries 0; valid during the call), seed
+     * redirects, referrer, payload; id 0, retries 0; valid during the call), seed
      * true for bc_frontier_add_seed(). Returns BC_OK, BC_ERR_NOMEM (the
      * add: BC_ADMIT_NOMEM) or any other error (the add:
      * BC_ADMIT_STORE_ERROR, sticky like a store error). Must be set when
@@ -248,9 +250,12 @@ struct bc_frontier_config {
     unsigned max_depth;           /* seeds are depth 0 (16) */
     unsigned max_redirects;       /* hops of a redirect chain, 0..255 (20) */
     size_t max_url_len;           /* bytes (2048) */
-    unsigned max_segments;        /* path segments (32) */
-    uint64_t host_budget;         /* URLs admitted per host (0) */
-    size_t queue_capacity;        /* URLs queued in all (0) */
+    /* bytes of a URL's payload (bc_frontier_add_payload()), at most
+     * BC_FRONTIER_MAX_PAYLOAD (64 KiB; 0: no payloads) */
+    size_t max_payload;
+    unsigned max_segments; /* path segments (32) */
+    uint64_t host_budget;  /* URLs admitted per host (0) */
+    size_t queue_capacity; /* URLs queued in all (0) */
     /* Include/exclude patterns on the fetch URL: '*' matches any run of
      * bytes, everything else itself; a URL must match some include (when
      * any is given) and no exclude. Not copied: must outlive the frontier. */
@@ -366,6 +371,31 @@ enum bc_status bc_frontier_add_with_referrer(
     enum bc_status *url_status);
 
 /*
+ * Admit a URL with a payload: as bc_frontier_add(), and payload_len bytes
+ * at payload (any bytes, NUL included; copied) travel with the URL. They
+ * come back byte for byte in the FETCH job that hands it out
+ * (job.payload, job.payload_len), stay with it when it is queued again
+ * (a retry after a transient fault, bc_frontier_giveback()), are dropped
+ * with it (a DROP job, a duplicate refused at admission) and, with a
+ * store, are kept beside it (bc_frontier_entry.payload), so a resumed
+ * crawl hands them out too. A caller queues its own request data so
+ * (a serialized request: method, headers, body, callback). payload_len 0
+ * is bc_frontier_add(). Memory: a URL with a payload costs a box of 16 +
+ * payload_len bytes (one malloc()); one without costs nothing more.
+ * Returns as bc_frontier_add(); BC_ERR_INVALID_ARG also for a NULL
+ * payload with a length, BC_ERR_TOO_LARGE (*reason BC_ADMIT_TOO_LONG;
+ * nothing queued, nor counted, the seen-test untouched) for payload_len
+ * over max_payload.
+ */
+enum bc_status bc_frontier_add_payload(struct bc_frontier *frontier,
+                                       const char *href, size_t href_len,
+                                       const char *base, size_t base_len,
+                                       unsigned depth, const void *payload,
+                                       size_t payload_len,
+                                       enum bc_frontier_reason *reason,
+                                       enum bc_status *url_status);
+
+/*
  * Admit a seed: an absolute URL at depth 0, whose host and registrable
  * domain enter the scope (BC_SCOPE_HOST, BC_SCOPE_DOMAIN). Otherwise as
  * bc_frontier_add().
@@ -428,6 +458,11 @@ struct bc_frontier_job {
      * for a seed or a URL added with bc_frontier_add(). Valid as url. */
     const char *referrer;
     size_t referrer_len;
+    /* FETCH: the URL's payload (bc_frontier_add_payload()), byte for
+     * byte, or NULL and 0 for none. Owned by the frontier, valid until
+     * the job's done() or giveback() (not after, unlike url). */
+    const void *payload;
+    size_t payload_len;
     /* FETCH, FETCH_ROBOTS, DROP: the host's origin ("http://a.test:8080",
      * NUL-terminated), valid until bc_frontier_free(). */
     const char *origin;
@@ -764,6 +799,11 @@ struct bc_frontier_entry {
      * to bc_frontier_refill(). */
     const char *referrer;
     size_t referrer_len;
+    /* The payload (job.payload; bc_frontier_add_payload()), NULL (and 0)
+     * for none. The store keeps it with the URL and gives it back to
+     * bc_frontier_refill(). */
+    const void *payload;
+    size_t payload_len;
 };
 
 /* A host's robots.txt outcome, as a store keeps it. */

@@ -38,7 +38,10 @@ extern "C" {
  *            after a transient fault or given back (requeue true; e->id
  *            is the id it had). The store
  *            records it at the tail of the origin's FIFO and writes its id
- *            (non-zero) to *id.
+ *            (non-zero) to *id. e->payload is the URL's payload
+ *            (bc_frontier_add_payload(); NULL for none), the same bytes
+ *            at a requeue as at the admission: a store keeps it with
+ *            the URL and gives it back to bc_frontier_refill().
  *   left     the URL with this id left the origin's queue: handed out as a
  *            FETCH job (reason BC_ADMIT_QUEUED), or DROPped (reason;
  *            BC_ADMIT_HOST_DOWN and BC_ADMIT_HOST_GIVEN_UP: lost to
@@ -171,9 +174,10 @@ enum bc_status bc_frontier_set_store(struct bc_frontier *frontier,
 
 /*
  * For the refill hook: push the next URL e of the origin's queue back into
- * memory, at the window's tail. Returns BC_OK, BC_ERR_INVALID_ARG (no
- * store, an unknown origin, more URLs than the store held for it, limits
- * exceeded) or BC_ERR_NOMEM (nothing changed). O(URL length).
+ * memory, at the window's tail, with its referrer and payload (copied).
+ * Returns BC_OK, BC_ERR_INVALID_ARG (no store, an unknown origin, more URLs
+ * than the store held for it, limits exceeded: max_url_len, max_payload)
+ * or BC_ERR_NOMEM (nothing changed). O(URL length + payload length).
  */
 enum bc_status bc_frontier_refill(struct bc_frontier *frontier,
                                   const char *origin, size_t origin_len,
