@@ -69,13 +69,13 @@ def run_set(n):
     return t, cpu, rss_kib() - before, peak_kib(before)
 
 
-def run_seen(n):
+def run_seen(n, lru=50000):
     import bloomcrawl
     keys = urls(n)
     before = rss_kib()
     t0 = time.perf_counter()
     c0 = time.process_time()
-    seen = bloomcrawl.Seen(n, 0.01)
+    seen = bloomcrawl.Seen(n, 0.01, lru=lru)
     verdicts = seen.test_and_add_batch(keys)
     t = time.perf_counter() - t0
     cpu = time.process_time() - c0
@@ -91,24 +91,19 @@ def run_seen(n):
 
 
 def run_seen_parts(n):
-    """The Seen side's RSS growth, part by part."""
-    import bloomcrawl
-    keys = urls(n)
-    r0 = rss_kib()
-    bloom = bloomcrawl.Seen(n, 0.01, lru=0)
-    bloom.test_and_add_batch(keys)
-    r1 = rss_kib()
-    del bloom
-    r2 = rss_kib()
-    seen = bloomcrawl.Seen(n, 0.01)
-    r3 = rss_kib()
-    verdicts = seen.test_and_add_batch(keys)
-    r4 = rss_kib()
-    del verdicts
-    r5 = rss_kib()
-    print("filter alone, filled (lru=0): %d KiB" % (r1 - r0))
-    print("Seen with its LRU, made: %+d KiB; after the batch: %+d KiB; "
-          "without the verdicts: %+d KiB" % (r3 - r2, r4 - r2, r5 - r2))
+    """What the Seen side's RSS growth is made of: the same run with no
+    LRU (lru=0: the Bloom filter alone) and with the default LRU, each in
+    its own process (in one process, the second Seen would reuse pages
+    the first one freed)."""
+    res = {}
+    for mode in ("seen", "seen-lru0"):
+        out = subprocess.run([sys.executable, __file__, mode, str(n)],
+                             check=True, capture_output=True, text=True)
+        res[mode] = int(out.stdout.split()[2])
+    print("Seen(%d, 0.01): %d KiB RSS growth; with lru=0 (the filter "
+          "alone): %d KiB; so the LRU of 50,000: %d KiB"
+          % (n, res["seen"], res["seen-lru0"],
+             res["seen"] - res["seen-lru0"]))
 
 
 def median(xs):
@@ -117,9 +112,13 @@ def median(xs):
 
 
 def main():
-    if len(sys.argv) == 3 and sys.argv[1] in ("set", "seen"):
-        fn = run_set if sys.argv[1] == "set" else run_seen
-        t, cpu, kib, peak = fn(int(sys.argv[2]))
+    if len(sys.argv) == 3 and sys.argv[1] in ("set", "seen", "seen-lru0"):
+        n = int(sys.argv[2])
+        if sys.argv[1] == "set":
+            t, cpu, kib, peak = run_set(n)
+        else:
+            t, cpu, kib, peak = run_seen(n, 0 if "lru0" in sys.argv[1]
+                                         else 50000)
         print("%.3f %.3f %d %d" % (t, cpu, kib, peak))
         return
     if len(sys.argv) >= 2 and sys.argv[1] == "seen-parts":
