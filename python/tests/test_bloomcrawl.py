@@ -161,7 +161,7 @@ def test_seen_batch_same_as_singles():
     assert batch[2000:] == [Verdict.NEW, Verdict.NEW, Verdict.DUPLICATE,
                             Verdict.DUPLICATE]
     assert a.test_and_add_batch([]) == []
-    # The all-ASCII path (one join) and the other one (a key each) agree.
+    # The str path (NUL-joined slices) and the other one (a key each) agree.
     mixed = ["caf\u00e9", "caf\u00e9".encode(), "ascii", bytearray(b"ascii"),
              memoryview(b"x\0y"), "x\0y"]
     c, d = Seen(100, 0.01), Seen(100, 0.01)
