@@ -218,9 +218,8 @@ static enum bc_status bcpy_seen_batch(struct bc_seen *seen, const char *buf,
  * that no key holds a NUL; if buf (len bytes) still does not split into
  * exactly count keys, nothing is tested: BC_ERR_INVALID_ARG.
  */
-static enum bc_status bcpy_seen_batch_nul(struct bc_seen *seen,
-                                          const char *buf, size_t len,
-                                          size_t count,
+static enum bc_status bcpy_seen_batch_nul(struct bc_seen *seen, const char *buf,
+                                          size_t len, size_t count,
                                           unsigned char *verdicts)
 {
     enum { CHUNK = 1024 };
