@@ -429,7 +429,8 @@ class Seen:
         sequence of Verdict read from one byte per key. A key of the wrong
         type (TypeError) or a str that UTF-8 cannot encode (a lone
         surrogate: UnicodeEncodeError) refuses the whole batch before any
-        key is tested."""
+        key is tested. The list is read twice (a check pass, then the C
+        calls), not copied: another thread must not change it meanwhile."""
         if isinstance(keys, (str, bytes)):
             raise TypeError("keys must be a list of str or bytes")
         if not isinstance(keys, (list, tuple)):
