@@ -132,6 +132,9 @@ void bc_seen_stats(const struct bc_seen *seen, struct bc_seen_stats *out);
 enum bc_status bcpy_seen_batch(struct bc_seen *seen, const char *buf,
                                const size_t *lens, size_t count,
                                unsigned char *verdicts);
+enum bc_status bcpy_seen_batch_nul(struct bc_seen *seen, const char *buf,
+                                   size_t len, size_t count,
+                                   unsigned char *verdicts);
 
 struct bc_robots;
 enum bc_status bc_robots_parse(const void *body, size_t len,
@@ -198,6 +201,48 @@ static enum bc_status bcpy_seen_batch(struct bc_seen *seen, const char *buf,
         }
         enum bc_status st =
             bc_seen_test_and_add_batch(seen, keys, lens + done, n, v);
+        if (st == BC_ERR_INVALID_ARG)
+            return st;
+        if (st != BC_OK)
+            worst = st;
+        for (size_t i = 0; i < n; i++)
+            verdicts[done + i] = (unsigned char)v[i];
+        done += n;
+    }
+    return worst;
+}
+
+/*
+ * bcpy_seen_batch() for count keys joined by NUL bytes ("a\0b\0c": no
+ * lengths to pass, the split is a memchr per key). The caller checked
+ * that no key holds a NUL; if buf (len bytes) still does not split into
+ * exactly count keys, nothing is tested: BC_ERR_INVALID_ARG.
+ */
+static enum bc_status bcpy_seen_batch_nul(struct bc_seen *seen, const char *buf,
+                                          size_t len, size_t count,
+                                          unsigned char *verdicts)
+{
+    enum { CHUNK = 1024 };
+    const char *keys[CHUNK];
+    size_t lens[CHUNK];
+    enum bc_seen_verdict v[CHUNK];
+    enum bc_status worst = BC_OK;
+    const char *end = buf + len;
+    size_t nuls = 0;
+    for (const char *p = buf; (p = memchr(p, 0, (size_t)(end - p))); p++)
+        nuls++;
+    if (count == 0 || nuls != count - 1)
+        return BC_ERR_INVALID_ARG;
+    for (size_t done = 0; done < count;) {
+        size_t n = count - done < CHUNK ? count - done : CHUNK;
+        for (size_t i = 0; i < n; i++) {
+            const char *nul = memchr(buf, 0, (size_t)(end - buf));
+            const char *stop = nul ? nul : end;
+            keys[i] = buf;
+            lens[i] = (size_t)(stop - buf);
+            buf = nul ? nul + 1 : end;
+        }
+        enum bc_status st = bc_seen_test_and_add_batch(seen, keys, lens, n, v);
         if (st == BC_ERR_INVALID_ARG)
             return st;
         if (st != BC_OK)

@@ -161,7 +161,7 @@ def test_seen_batch_same_as_singles():
     assert batch[2000:] == [Verdict.NEW, Verdict.NEW, Verdict.DUPLICATE,
                             Verdict.DUPLICATE]
     assert a.test_and_add_batch([]) == []
-    # The all-ASCII path (one join) and the other one (a key each) agree.
+    # The str path (NUL-joined slices) and the other one (a key each) agree.
     mixed = ["caf\u00e9", "caf\u00e9".encode(), "ascii", bytearray(b"ascii"),
              memoryview(b"x\0y"), "x\0y"]
     c, d = Seen(100, 0.01), Seen(100, 0.01)
@@ -169,6 +169,65 @@ def test_seen_batch_same_as_singles():
     assert c.test_and_add_batch(("caf\u00e9", "ascii", "new")) == [
         Verdict.DUPLICATE, Verdict.DUPLICATE, Verdict.NEW]
     assert a.test_and_add_batch(iter(["fresh"])) == [Verdict.NEW]
+
+
+def test_seen_batch_slices_same_as_singles():
+    # Batches longer than one slice (_BATCH_SLICE keys per C call): the
+    # str path (NUL-joined slices, ASCII and not) and the path of a key
+    # each (a bytes key or a str holding a NUL sends the batch there)
+    # give the single calls' verdicts, in order, across slice borders.
+    step = bloomcrawl._BATCH_SLICE
+    n = 2 * step + 123
+    base = ["http://h%d.com/p%d" % (i % 50, i % (step + 7)) for i in range(n)]
+    cases = [base, ["\u00e9%d" % (i % 3000) for i in range(n)],
+             base[:-1] + [b"bytes"], base[:-1] + ["nul\0key"],
+             base[:step] + [""] * 3 + base[step:]]
+    for keys in cases:
+        a, b = Seen(20000, 0.01, lru=500), Seen(20000, 0.01, lru=500)
+        batch = a.test_and_add_batch(keys)
+        singles = [b.test_and_add(k) for k in keys]
+        assert len(batch) == len(keys)
+        assert batch == singles and list(batch) == singles
+        assert bytes(batch.codes) == bytes(int(v) for v in singles)
+        assert batch[step - 1] is singles[step - 1]
+        assert batch[-1] is singles[-1]
+        for v in Verdict:
+            assert batch.count(v) == singles.count(v)
+        assert a.stats() == b.stats()
+
+
+def test_seen_batch_verdicts_sequence():
+    s = Seen(100, 0.01)
+    v = s.test_and_add_batch(["a", "b", "a"])
+    assert isinstance(v, bloomcrawl.Verdicts) and len(v) == 3
+    assert v[0] is Verdict.NEW and v[2] is Verdict.DUPLICATE
+    assert v[1:] == [Verdict.NEW, Verdict.DUPLICATE]
+    assert v == (Verdict.NEW, Verdict.NEW, Verdict.DUPLICATE)
+    assert v != [Verdict.NEW] * 3 and v != [Verdict.NEW] * 2
+    assert v.count(Verdict.NEW) == 2 and v.count(0) == 2
+    assert v.count("x") == 0 and v.index(Verdict.DUPLICATE) == 2
+    assert Verdict.DUPLICATE in v and Verdict.PROBABLY_SEEN not in v
+    assert list(reversed(v))[0] is Verdict.DUPLICATE
+    assert v.codes.readonly and v.codes.tolist() == [0, 0, 1]
+    with pytest.raises(IndexError):
+        v[3]
+    with pytest.raises(TypeError):
+        v[0] = Verdict.NEW
+    assert repr(v).startswith("Verdicts([")
+
+
+def test_seen_batch_refused_before_testing():
+    # A bad key after the first slice still refuses the whole batch.
+    step = bloomcrawl._BATCH_SLICE
+    s = Seen(100000, 0.01)
+    good = ["k%d" % i for i in range(2 * step)]
+    with pytest.raises(TypeError):
+        s.test_and_add_batch(good + [None])
+    with pytest.raises(UnicodeEncodeError):
+        s.test_and_add_batch(good + ["\ud800"])
+    with pytest.raises(UnicodeEncodeError):
+        s.test_and_add_batch(good + ["\0", "\ud800"])
+    assert s.stats()["tested"] == 0
 
 
 def test_seen_batch_releases_the_gil():
