@@ -2,7 +2,7 @@
 test_scrapy_site.py in a subprocess (a Twisted reactor runs once a
 process):
 
-    python3 scrapy_site_spider.py SEED AGENT DOMAIN OUT.jsonl DUPEFILTER DEPTH
+    python3 scrapy_site_spider.py SEED AGENT DOMAIN OUT.jsonl DUPEFILTER DEPTH [JOBDIR]
 
 Every name of the site is resolved to 127.0.0.1 (LocalResolver), so
 nothing leaves the machine. Follows every link within DOMAIN, obeys
@@ -84,6 +84,8 @@ def main():
         "LOG_LEVEL": "INFO",
         "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7",
     }
+    if len(sys.argv) > 7:
+        settings["JOBDIR"] = sys.argv[7]
     with open(out_path, "w") as out:
         process = CrawlerProcess(settings)
         crawler = process.create_crawler(SiteSpider)

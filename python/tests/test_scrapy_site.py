@@ -9,6 +9,7 @@ its canonical URL (bloomcrawl.normalize) and:
   - with BloomDupeFilter no canonical URL is fetched twice (so no
     spelling group twice), nothing robots.txt disallows is fetched, and
     every page reachable by links within the depth limit is fetched;
+    run again with the same JOBDIR, it fetches nothing;
   - with RFPDupeFilter the same crawl fetches some URLs twice (spellings
     its SHA-1 of w3lib's canonicalize_url does not merge): counted and
     printed, and asserted to be more than bloomcrawl's (none), so the
@@ -48,20 +49,23 @@ def site(tmp_path_factory):
         return d, json.load(f)
 
 
-def crawl(site, tmp_path, dupefilter):
-    """Serve the site, crawl it with Scrapy and dupefilter, stop the
-    server. Returns (canonical URL of each page request of the access
+def crawl(site, tmp_path, dupefilter, jobdir=None, port=0):
+    """Serve the site (on port, if given: a resumed crawl's URLs must be
+    the same), crawl it with Scrapy and dupefilter (and JOBDIR jobdir, if
+    given), stop the server. Returns (canonical URL of each page request of the access
     log in order, the spider's stats, the port)."""
     sitedir, manifest = site
-    log = str(tmp_path / "access.jsonl")
-    out = str(tmp_path / "out.jsonl")
-    server = sample_site.Server(sitedir, log)
+    n = len([x for x in os.listdir(tmp_path) if x.startswith("access")])
+    log = str(tmp_path / ("access%d.jsonl" % n))
+    out = str(tmp_path / ("out%d.jsonl" % n))
+    server = sample_site.Server(sitedir, log,
+                                options=["--port", str(port)] if port else [])
     try:
         seed = server.args[-1]
         c = subprocess.run(
             [sys.executable, os.path.join(HERE, "scrapy_site_spider.py"),
              seed, manifest["agent"], "bloomcrawl.test", out, dupefilter,
-             str(DEPTH)],
+             str(DEPTH)] + ([jobdir] if jobdir else []),
             capture_output=True, text=True, timeout=120,
             env=dict(os.environ, PYTHONPATH=os.pathsep.join(
                 p for p in (os.environ.get("PYTHONPATH"), HERE) if p)))
@@ -103,8 +107,9 @@ def report(name, fetched, stats, manifest, port):
 
 def test_bloom_dupefilter_fetches_each_spelling_group_once(site, tmp_path):
     _, manifest = site
+    jobdir = str(tmp_path / "job")
     fetched, stats, port = crawl(
-        site, tmp_path, "bloomcrawl.scrapy.BloomDupeFilter")
+        site, tmp_path, "bloomcrawl.scrapy.BloomDupeFilter", jobdir)
     rep = report("BloomDupeFilter", fetched, stats, manifest, port)
     assert rep == {}
     assert stats.get("dupefilter/probably_seen", 0) == 0
@@ -114,6 +119,16 @@ def test_bloom_dupefilter_fetches_each_spelling_group_once(site, tmp_path):
     assert disallowed & set(fetched) == set()
     missing = required_pages(manifest, port) - set(fetched)
     assert missing == set()
+    # The same command again: the crawl finished, its seen-test was saved
+    # in JOBDIR on close and is loaded on open, so the seed is filtered
+    # (PROBABLY_SEEN: the saved filter knows it, the LRU starts empty)
+    # and nothing is fetched again.
+    assert os.path.exists(os.path.join(jobdir, "requests.seen.bloom"))
+    again, stats, _ = crawl(
+        site, tmp_path, "bloomcrawl.scrapy.BloomDupeFilter", jobdir, port)
+    assert again == []
+    assert stats["dupefilter/filtered"] == 1
+    assert stats["dupefilter/probably_seen"] == 1
 
 
 def test_rfp_dupefilter_fetches_spellings_twice(site, tmp_path):
