@@ -53,8 +53,11 @@ class BloomDupeFilter(BaseDupeFilter):
     DUPLICATE (found in the exact LRU of recent keys) filters it; so does
     PROBABLY_SEEN (the Bloom filter says yes and the LRU, having evicted,
     cannot tell): then the request is counted also in the stats key
-    "dupefilter/probably_seen", at most a fraction BLOOMCRAWL_FP_RATE of
-    the new requests, the price of the filter's size. Every filtered
+    "dupefilter/probably_seen". Those are repeats of requests older than
+    the LRU (rightly filtered) and new requests lost to a false positive
+    (about a fraction BLOOMCRAWL_FP_RATE of the new ones while the crawl
+    stays within BLOOMCRAWL_EXPECT): the count bounds from above what the
+    filter's size costs. Every filtered
     request counts in "dupefilter/filtered" (Scrapy's key, incremented by
     log() as RFPDupeFilter does); on close "dupefilter/fp_caught" is how
     many Bloom false positives the LRU caught (requests admitted that a
@@ -164,7 +167,8 @@ class BloomDupeFilter(BaseDupeFilter):
 
     def log(self, request: Request, spider: Spider) -> None:
         if self.debug:
-            msg = "Filtered duplicate request: %(request)s (referer: %(referer)s)"
+            msg = ("Filtered duplicate request: %(request)s"
+                   " (referer: %(referer)s)")
             args = {"request": request, "referer": referer_str(request)}
             self.logger.debug(msg, args, extra={"spider": spider})
         elif self.logdupes:

@@ -2,13 +2,15 @@
 test_scrapy_site.py in a subprocess (a Twisted reactor runs once a
 process):
 
-    python3 scrapy_site_spider.py SEED AGENT DOMAIN OUT.jsonl DUPEFILTER DEPTH [JOBDIR]
+    python3 scrapy_site_spider.py SEED AGENT DOMAIN OUT.jsonl DUPEFILTER \
+        DEPTH [JOBDIR]
 
 Every name of the site is resolved to 127.0.0.1 (LocalResolver), so
 nothing leaves the machine. Follows every link within DOMAIN, obeys
-robots.txt for AGENT, goes at most DEPTH links deep, retries nothing (a retry would be a second fetch
-the dupefilter did not admit). Writes one JSON object per response to
-OUT.jsonl (url, status, depth) and, last, {"stats": crawler's stats}.
+robots.txt for AGENT, goes at most DEPTH links deep, retries nothing (a
+retry would be a second fetch the dupefilter did not admit). Writes one
+JSON object per response to OUT.jsonl (url, status, depth) and, last,
+{"stats": the crawler's stats}. With JOBDIR, Scrapy's JOBDIR setting.
 """
 import json
 import sys

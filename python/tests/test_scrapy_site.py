@@ -52,8 +52,8 @@ def site(tmp_path_factory):
 def crawl(site, tmp_path, dupefilter, jobdir=None, port=0):
     """Serve the site (on port, if given: a resumed crawl's URLs must be
     the same), crawl it with Scrapy and dupefilter (and JOBDIR jobdir, if
-    given), stop the server. Returns (canonical URL of each page request of the access
-    log in order, the spider's stats, the port)."""
+    given), stop the server. Returns (canonical URL of each page request
+    of the access log in order, the spider's stats, the port)."""
     sitedir, manifest = site
     n = len([x for x in os.listdir(tmp_path) if x.startswith("access")])
     log = str(tmp_path / ("access%d.jsonl" % n))
