@@ -378,6 +378,17 @@ def control_part(work):
 # ---- security -----------------------------------------------------------
 
 def security_part(work):
+    # A --listen-token-file whose first line is longer than a token may be
+    # is refused with a reason, not cut to its first 255 characters.
+    long_token = os.path.join(work, "long.token")
+    with open(long_token, "w") as f:
+        f.write("a" * 300 + "\n")
+    p = subprocess.run([CRAWL, "--listen", "0", "--listen-token-file",
+                        long_token, "--quiet", "http://127.0.0.1:9/"],
+                       capture_output=True, text=True, timeout=30)
+    check(p.returncode != 0 and "255 characters at most" in p.stderr,
+          "security: a 300-character token file refused (%s: %s)"
+          % (p.returncode, p.stderr.strip()[-200:]))
     sitedir = gensite(work)
     log, out, stats = (os.path.join(work, n)
                        for n in ("access.log", "out.jsonl", "stats.json"))
@@ -392,8 +403,31 @@ def security_part(work):
             st, hdr, _ = crawl.http("POST", "/pause", token=token)
             check(st == 401 and hdr.get("WWW-Authenticate") == "Bearer",
                   "security: POST /pause with %s: 401 (%s)" % (what, st))
-        st, _, _ = crawl.http("GET", "/status", token=None)
+        st, _, body = crawl.http("GET", "/status", token=None)
         check(st == 200, "security: reads on loopback need no token")
+        # While running, "exit_status" is null as in --stats-json's file
+        # (it said 0 once).
+        live = json.loads(body)
+        written = read_stats(stats) if os.path.exists(stats) else {}
+        check(live.get("outcome") == "running" and
+              live.get("exit_status", 0) is None and
+              (written.get("outcome") != "running" or
+               written.get("exit_status", 0) is None),
+              "security: GET /status while running: exit_status null, as "
+              "the file's (%r, file %r)" % (live.get("exit_status", 0),
+                                            written.get("exit_status", 0)))
+        # 405's Allow names the path's methods, whatever the refused one.
+        for method, path, allow in (("PUT", "/metrics", "GET, HEAD"),
+                                    ("DELETE", "/status", "GET, HEAD"),
+                                    ("POST", "/hosts", "GET, HEAD"),
+                                    ("GET", "/stop", "POST"),
+                                    ("PUT", "/pause", "POST"),
+                                    ("DELETE", "/hosts/a.test/delay",
+                                     "POST")):
+            st, hdr, _ = crawl.http(method, path)
+            check(st == 405 and hdr.get("Allow") == allow,
+                  "security: %s %s: 405, Allow: %s (%s, %r)"
+                  % (method, path, allow, st, hdr.get("Allow")))
         for method, path, want in (("GET", "/nope", 404),
                                    ("GET", "/pause", 405),
                                    ("POST", "/metrics", 405),
