@@ -3818,6 +3818,11 @@ static int listen_open(struct crawl *c)
         .wake_ctx = c,
     };
     lc.page = crawl_status_page(&lc.page_len);
+    /* A request's whole time: LISTEN_REQUEST_MAX_MS, or (for the tests:
+     * tests/e2e_listen.py's trickling clients) BC_LISTEN_REQUEST_MAX_MS. */
+    const char *req_max = getenv("BC_LISTEN_REQUEST_MAX_MS");
+    if (req_max)
+        lc.request_max_ms = strtoull(req_max, NULL, 10);
     char err[256];
     if (!(c->listen = listen_start(&lc, err, sizeof(err)))) {
         fprintf(stderr, "crawl: --listen %s: %s\n", o->listen, err);

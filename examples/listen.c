@@ -26,6 +26,14 @@
 #include <sys/socket.h>
 #include <time.h>
 
+/* A connection open, for the watchdog: since when its request runs. */
+struct conn_rec {
+    int fd;
+    uint64_t since_ms; /* its accept, or its previous request's end */
+    bool cut;          /* shut down by the watchdog */
+    struct conn_rec *prev, *next;
+};
+
 /* A published snapshot, shared by the document slots that point to it
  * and by the responses that serve from it (each holds a reference, given
  * back by response_done() when libmicrohttpd destroys the response): a
@@ -61,6 +69,12 @@ struct listen_server {
     void *wake_ctx;
     const char *page;
     size_t page_len;
+    /* The connections open (their conn_rec), and the watchdog thread
+     * that cuts those whose request is older than request_max_ms. */
+    struct conn_rec *conns;
+    uint64_t request_max_ms;
+    pthread_t watchdog;
+    bool watching;
 };
 
 /* One request, over answer()'s calls. */
@@ -521,20 +535,86 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
 static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                       enum MHD_RequestTerminationCode toe)
 {
-    (void)conn, (void)toe;
+    (void)toe;
     struct listen_server *s = cls;
     struct req *r = *con_cls;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct conn_rec *rec = ci ? ci->socket_context : NULL;
+    pthread_mutex_lock(&s->mu);
+    if (rec) /* the next request's time starts now */
+        rec->since_ms = mono_ms();
     if (r && r->delivering) {
-        pthread_mutex_lock(&s->mu);
         s->delivering--;
         pthread_cond_broadcast(&s->cond);
-        pthread_mutex_unlock(&s->mu);
     }
+    pthread_mutex_unlock(&s->mu);
     if (r) {
         free(r->body);
         free(r);
         *con_cls = NULL;
     }
+}
+
+/* A connection opens (its record is its socket context) or closes
+ * (libmicrohttpd closes its socket after this: the watchdog never shuts
+ * down a descriptor reused by another file). */
+static void notify_connection(void *cls, struct MHD_Connection *conn,
+                              void **socket_context,
+                              enum MHD_ConnectionNotificationCode code)
+{
+    struct listen_server *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        struct conn_rec *rec = ci ? calloc(1, sizeof(*rec)) : NULL;
+        *socket_context = rec;
+        if (!rec)
+            return; /* not watched: its idle timeout still holds */
+        rec->fd = ci->connect_fd;
+        pthread_mutex_lock(&s->mu);
+        rec->since_ms = mono_ms();
+        rec->next = s->conns;
+        if (s->conns)
+            s->conns->prev = rec;
+        s->conns = rec;
+        pthread_mutex_unlock(&s->mu);
+        return;
+    }
+    struct conn_rec *rec = *socket_context;
+    if (!rec)
+        return;
+    pthread_mutex_lock(&s->mu);
+    if (rec->prev)
+        rec->prev->next = rec->next;
+    else
+        s->conns = rec->next;
+    if (rec->next)
+        rec->next->prev = rec->prev;
+    pthread_mutex_unlock(&s->mu);
+    free(rec);
+    *socket_context = NULL;
+}
+
+/* The watchdog: every tenth of the limit (100 ms at least), shut down
+ * the sockets of connections whose request has run request_max_ms; the
+ * connection's thread then sees the end of its stream and closes it. */
+static void *watchdog_main(void *arg)
+{
+    struct listen_server *s = arg;
+    uint64_t step = s->request_max_ms / 10 > 100 ? s->request_max_ms / 10 : 100;
+    pthread_mutex_lock(&s->mu);
+    while (!s->closing) {
+        wait_until(s, mono_ms() + step);
+        uint64_t now = mono_ms();
+        for (struct conn_rec *c = s->conns; c; c = c->next)
+            if (!c->cut && now - c->since_ms >= s->request_max_ms) {
+                shutdown(c->fd, SHUT_RDWR);
+                c->cut = true;
+            }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
 }
 
 /* ---- the module --------------------------------------------------------- */
@@ -574,6 +654,8 @@ struct listen_server *listen_start(const struct listen_config *cfg, char *err,
     s->wake_ctx = cfg->wake_ctx;
     s->page = cfg->page;
     s->page_len = cfg->page_len;
+    s->request_max_ms =
+        cfg->request_max_ms ? cfg->request_max_ms : LISTEN_REQUEST_MAX_MS;
     pthread_mutex_init(&s->mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -587,7 +669,7 @@ struct listen_server *listen_start(const struct listen_config *cfg, char *err,
         (unsigned)(LISTEN_CONNECTIONS / 4), MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)LISTEN_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t)LISTEN_HEADER_MAX, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
-        MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_CONNECTION, notify_connection, s, MHD_OPTION_END);
     if (!s->daemon) {
         int e = errno;
         snprintf(err, cap, "cannot listen on %s port %u: %s", cfg->address,
@@ -598,6 +680,13 @@ struct listen_server *listen_start(const struct listen_config *cfg, char *err,
     const union MHD_DaemonInfo *info =
         MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info ? info->port : cfg->port;
+    int e = pthread_create(&s->watchdog, NULL, watchdog_main, s);
+    if (e) {
+        snprintf(err, cap, "cannot start the watchdog: %s", strerror(e));
+        listen_stop(s);
+        return NULL;
+    }
+    s->watching = true;
     return s;
 }
 
@@ -709,6 +798,8 @@ void listen_stop(struct listen_server *s)
     while (s->delivering > 0 && mono_ms() < deadline)
         wait_until(s, deadline);
     pthread_mutex_unlock(&s->mu);
+    if (s->watching)
+        pthread_join(s->watchdog, NULL); /* it sees closing */
     if (s->daemon)
         MHD_stop_daemon(s->daemon); /* joins the connections' threads */
     for (unsigned k = 0; k < DOCS; k++)

@@ -29,8 +29,11 @@
  * BOUNDS. Connections (LISTEN_CONNECTIONS at once, LISTEN_CONNECTIONS / 4
  * per client address), a connection's memory (its request line and headers:
  * LISTEN_HEADER_MAX), a request body (LISTEN_BODY_MAX: 413 beyond), a
- * connection's idle time (LISTEN_TIMEOUT_S). A route or token error is
- * answered before the body is read.
+ * connection's idle time (LISTEN_TIMEOUT_S) and a request's whole time
+ * (LISTEN_REQUEST_MAX_MS from the connection's accept or its previous
+ * request's end: a client that trickles a header line now and then is
+ * not idle, yet is cut there; a watchdog thread shuts its socket down).
+ * A route or token error is answered before the body is read.
  */
 #ifndef BC_EXAMPLES_LISTEN_H
 #define BC_EXAMPLES_LISTEN_H
@@ -48,6 +51,8 @@
 #define LISTEN_HEADER_MAX      (16u * 1024u)
 #define LISTEN_BODY_MAX        (64u * 1024u)
 #define LISTEN_TIMEOUT_S       10u
+/* Above LISTEN_COMMAND_WAIT_MS: a command's answer comes before it. */
+#define LISTEN_REQUEST_MAX_MS 30000u
 
 struct listen_config {
     /* Where: a numeric IPv4 or IPv6 address and a port (0: any free
@@ -63,6 +68,9 @@ struct listen_config {
      * snapshot wanted: must be thread-safe (bc_crawler_wakeup()). */
     void (*wake)(void *ctx);
     void *wake_ctx;
+    /* A request's whole time, 0 for LISTEN_REQUEST_MAX_MS (tests set it
+     * shorter). */
+    uint64_t request_max_ms;
     /* GET /: the page and its length (status_page.h). */
     const char *page;
     size_t page_len;

@@ -389,6 +389,7 @@ def security_part(work):
     check(p.returncode != 0 and "255 characters at most" in p.stderr,
           "security: a 300-character token file refused (%s: %s)"
           % (p.returncode, p.stderr.strip()[-200:]))
+    trickle_part(work)
     sitedir = gensite(work)
     log, out, stats = (os.path.join(work, n)
                        for n in ("access.log", "out.jsonl", "stats.json"))
@@ -504,6 +505,71 @@ def security_part(work):
             sitedir, log, out, ["--scope", "host", "--max-depth", "6"])
         check(code == 0, "security: check_crawl.py passes" +
               ("" if code == 0 else "\n" + report[-1500:]))
+    finally:
+        server.stop()
+
+
+def trickle_part(work):
+    """16 clients from one address (its limit) each send a header line
+    every second and never end their request: never idle, so the idle
+    timeout spares them; the request time limit (3 s here, through
+    BC_LISTEN_REQUEST_MAX_MS) cuts them, and that address is served
+    again."""
+    os.makedirs(os.path.join(work, "trickle"))
+    sitedir = gensite(os.path.join(work, "trickle"))
+    log = os.path.join(work, "trickle.log")
+    server = Server(sitedir, log)
+    os.environ["BC_LISTEN_REQUEST_MAX_MS"] = "3000"
+    try:
+        # --delay 300: running still when the clients are cut.
+        crawl = Crawl(["--quiet", "--delay", "300", *CRAWL_ARGS,
+                       *server.args], work, "trickle")
+    finally:
+        del os.environ["BC_LISTEN_REQUEST_MAX_MS"]
+    try:
+        src = "127.0.0.3"
+        conns = []
+        for _ in range(16):
+            c = socket.create_connection(("127.0.0.1", crawl.port),
+                                         timeout=2, source_address=(src, 0))
+            c.sendall(b"GET /status HTTP/1.1\r\nHost: x\r\n")
+            conns.append(c)
+        t0 = time.monotonic()
+        cut = set()
+        while time.monotonic() - t0 < 6 and len(cut) < len(conns):
+            time.sleep(1)
+            for i, c in enumerate(conns):
+                if i in cut:
+                    continue
+                try:
+                    c.sendall(b"X-Trickle: %d\r\n" % i)
+                except OSError:
+                    cut.add(i)
+                    continue
+                c.setblocking(False)
+                try:
+                    if c.recv(100) == b"":
+                        cut.add(i)
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    cut.add(i)
+                c.setblocking(True)
+        waited = time.monotonic() - t0
+        check(len(cut) == 16 and waited < 6,
+              "security: 16 trickling clients cut at the request time limit "
+              "(%d cut in %.1f s)" % (len(cut), waited))
+        try:
+            st, _, _ = crawl.http("GET", "/status", source=src, timeout=5)
+        except OSError as e:
+            st = repr(e)
+        check(st == 200, "security: their address is served again (%s)"
+              % st)
+        for c in conns:
+            c.close()
+        code, _ = crawl.json("POST", "/stop")
+        crawl.wait()
+        check(code == 200, "security: the trickled crawl stops (%s)" % code)
     finally:
         server.stop()
 
