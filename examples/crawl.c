@@ -1548,30 +1548,36 @@ static const char *circuit_name(enum bc_frontier_circuit circuit)
 static void write_host_json(const struct crawl *c, FILE *f,
                             const struct bc_crawler_host *h)
 {
+    /* "next_fetch_in_ms": how long until a request to it may start (0:
+     * it may now, whether it has a URL queued or not). */
+    uint64_t now = now_ms();
     fputs("{\"host\": ", f);
     json_string(f, h->origin, h->origin_len);
     fprintf(f, ", \"pages\": %llu, \"bytes\": %llu, \"errors\": {",
             (unsigned long long)h->pages, (unsigned long long)h->bytes);
     print_counts(f, h->errors, BC_CRAWLER_ERR_KIND_COUNT, 0, error_kind_name,
                  true);
-    fprintf(f,
-            "}, \"status\": {\"2xx\": %llu, \"3xx\": %llu, \"4xx\": "
-            "%llu, \"5xx\": %llu}, \"robots\": \"%s\", "
-            "\"ms_mean\": %.1f, \"ms_p95\": %llu, \"queued\": %zu, "
-            "\"given_up\": %s, \"given_up_urls\": %llu, "
-            "\"circuit\": \"%s\", \"failures\": %u, \"down\": %s, "
-            "\"down_urls\": %llu, \"retries_exhausted\": %llu, "
-            "\"delay_ms\": %llu, \"crawl_delay_ms\": %llu}",
-            (unsigned long long)h->status_class[2],
-            (unsigned long long)h->status_class[3],
-            (unsigned long long)h->status_class[4],
-            (unsigned long long)h->status_class[5], robots_word(c, h),
-            h->ms_mean, (unsigned long long)h->ms_p95, h->queued,
-            h->given_up ? "true" : "false", (unsigned long long)h->lost,
-            circuit_name(h->circuit), h->failures, h->down ? "true" : "false",
-            (unsigned long long)h->down_lost, (unsigned long long)h->exhausted,
-            (unsigned long long)h->delay_ms,
-            (unsigned long long)h->crawl_delay_ms);
+    fprintf(
+        f,
+        "}, \"status\": {\"2xx\": %llu, \"3xx\": %llu, \"4xx\": "
+        "%llu, \"5xx\": %llu}, \"robots\": \"%s\", "
+        "\"ms_mean\": %.1f, \"ms_p95\": %llu, \"queued\": %zu, "
+        "\"given_up\": %s, \"given_up_urls\": %llu, "
+        "\"circuit\": \"%s\", \"failures\": %u, \"down\": %s, "
+        "\"down_urls\": %llu, \"retries_exhausted\": %llu, "
+        "\"delay_ms\": %llu, \"crawl_delay_ms\": %llu, "
+        "\"next_fetch_in_ms\": %llu}",
+        (unsigned long long)h->status_class[2],
+        (unsigned long long)h->status_class[3],
+        (unsigned long long)h->status_class[4],
+        (unsigned long long)h->status_class[5], robots_word(c, h), h->ms_mean,
+        (unsigned long long)h->ms_p95, h->queued,
+        h->given_up ? "true" : "false", (unsigned long long)h->lost,
+        circuit_name(h->circuit), h->failures, h->down ? "true" : "false",
+        (unsigned long long)h->down_lost, (unsigned long long)h->exhausted,
+        (unsigned long long)h->delay_ms, (unsigned long long)h->crawl_delay_ms,
+        (unsigned long long)(h->next_contact_ms > now ? h->next_contact_ms - now
+                                                      : 0));
 }
 
 /* --stats-json's "per_host": every host, in the table's order. */

@@ -417,6 +417,13 @@ def security_part(work):
               "security: GET /status while running: exit_status null, as "
               "the file's (%r, file %r)" % (live.get("exit_status", 0),
                                             written.get("exit_status", 0)))
+        # /hosts rows say when the host may be asked next.
+        st, rows = crawl.json("GET", "/hosts?limit=1")
+        row = (rows.get("per_host") or [{}])[0]
+        check(st == 200 and isinstance(row.get("next_fetch_in_ms"), int) and
+              0 <= row["next_fetch_in_ms"] <= 60000,
+              "security: a /hosts row has next_fetch_in_ms (%r)"
+              % row.get("next_fetch_in_ms"))
         # 405's Allow names the path's methods, whatever the refused one.
         for method, path, allow in (("PUT", "/metrics", "GET, HEAD"),
                                     ("DELETE", "/status", "GET, HEAD"),
