@@ -3475,9 +3475,10 @@ static bool format_into(char **buf, size_t *len, struct crawl *c, bool om,
 
 /* The table's rows put in order (host_order) as far as its first n:
  * those are the n first of the whole order, sorted; the rest in any
- * order. Quickselect (three-way partitions around the middle row) then a
- * sort of n rows: about count + n log n comparisons, where sorting the
- * table is count log count. */
+ * order. Quickselect (three-way partitions around the middle row: each
+ * keeps the side holding the n-th row) then a sort of the n rows: O(count)
+ * comparisons on average plus n log n, where sorting the table is
+ * count log count. */
 static void host_table_top(struct host_table *t, size_t n)
 {
     struct bc_crawler_host *row = t->row;

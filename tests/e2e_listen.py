@@ -528,9 +528,13 @@ def trickle_part(work):
     server = Server(sitedir, log)
     os.environ["BC_LISTEN_REQUEST_MAX_MS"] = "3000"
     try:
-        # --delay 300: running still when the clients are cut.
-        crawl = Crawl(["--quiet", "--delay", "300", *CRAWL_ARGS,
-                       *server.args], work, "trickle")
+        # --delay 300: running still when the clients are cut. 40 more
+        # hosts (closed ports: a page each, an error) for the top
+        # --metrics-hosts selection.
+        crawl = Crawl(["--quiet", "--delay", "300", "--metrics-hosts", "5",
+                       *CRAWL_ARGS, *server.args] +
+                      ["http://127.0.0.1:%d/" % p for p in range(1, 41)],
+                      work, "trickle")
     finally:
         del os.environ["BC_LISTEN_REQUEST_MAX_MS"]
     try:
@@ -574,6 +578,22 @@ def trickle_part(work):
               % st)
         for c in conns:
             c.close()
+
+        # /metrics' per-host series are the --metrics-hosts first rows of
+        # /hosts (pages descending, then origin), chosen without sorting
+        # every host.
+        def top_agree():
+            _, _, m = crawl.http("GET", "/metrics")
+            got = re.findall(r'^bloomcrawl_host_pages_total\{host="([^"]+)"'
+                             r'\} (\S+)$', m.decode(), re.M)
+            _, rows = crawl.json("GET", "/hosts?limit=5")
+            want = [(h["host"], h["pages"])
+                    for h in rows.get("per_host", [])]
+            return ([(h, int(float(v))) for h, v in got] == want and
+                    len(want) == 5 and rows.get("hosts") == 41, got, want)
+        ok = wait_for(lambda: top_agree()[0], 10, 0.5)
+        check(ok, "security: /metrics' 5 host series are /hosts' first 5 "
+              "of 41 hosts %r" % (top_agree()[1:],))
         code, _ = crawl.json("POST", "/stop")
         crawl.wait()
         check(code == 200, "security: the trickled crawl stops (%s)" % code)
