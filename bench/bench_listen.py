@@ -14,7 +14,13 @@ crawled, politeness off, 32 transfers, in three ways, in rotating order:
 and prints the median pages/s of each (pages from --stats-json, over the
 wall time of the process).
 
-usage: bench_listen.py CRAWL [--pages N] [--runs N]
+With --hosts N, instead: a crawl of N seeds http://hK.invalid/ (N hosts
+at once, their names never resolving), and what one GET of each document
+takes (its median time over 5) and what polling /metrics every 100 ms
+costs the crawl's process (CPU seconds per second, against 10 s without
+readers): the cost of a scrape as hosts grow.
+
+usage: bench_listen.py CRAWL [--pages N] [--runs N] [--hosts N]
        (CRAWL: a crawl binary, best a Release build)
 """
 import argparse
@@ -109,12 +115,73 @@ def crawl(binary, seed, work, mode):
     return pages / wall, pages, polls[0]
 
 
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def many_hosts(binary, hosts):
+    with tempfile.TemporaryDirectory(prefix="bc_bench_hosts.") as tmp:
+        seeds = os.path.join(tmp, "seeds.txt")
+        with open(seeds, "w") as f:
+            f.writelines("http://h%d.invalid/\n" % i for i in range(hosts))
+        p = subprocess.Popen([binary, "--listen", "0", "--quiet",
+                              "--no-robots", "--retries", "0", "--expect",
+                              str(max(hosts * 20, 100000)), "--seeds", seeds],
+                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                             text=True)
+        m = None
+        while not m:  # seed refusals may come first
+            line = p.stderr.readline()
+            if not line:
+                raise SystemExit("crawl --listen did not say its URL")
+            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/", line)
+        port = int(m.group(1))
+        threading.Thread(target=p.stderr.read, daemon=True).start()
+
+        def get(path):
+            t0 = time.monotonic()
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            c.request("GET", path)
+            n = len(c.getresponse().read())
+            c.close()
+            return time.monotonic() - t0, n
+        try:
+            time.sleep(8)  # the seeds admitted
+            for path in ("/metrics", "/hosts?limit=1", "/status"):
+                runs = []
+                for _ in range(5):
+                    runs.append(get(path))
+                    time.sleep(0.3)  # past LISTEN_FRESH_MS: built anew
+                print("%-16s median %.3f s, %d bytes"
+                      % (path, statistics.median(r[0] for r in runs),
+                         runs[-1][1]), flush=True)
+            c0, t0 = cpu_seconds(p.pid), time.monotonic()
+            while time.monotonic() - t0 < 10:
+                get("/metrics")
+                time.sleep(0.1)
+            polled = (cpu_seconds(p.pid) - c0) / (time.monotonic() - t0)
+            c0, t0 = cpu_seconds(p.pid), time.monotonic()
+            time.sleep(10)
+            idle = (cpu_seconds(p.pid) - c0) / (time.monotonic() - t0)
+            print("crawl CPU: %.3f s/s with /metrics every 100 ms, %.3f s/s "
+                  "without readers (%d hosts)" % (polled, idle, hosts))
+        finally:
+            p.kill()
+            p.wait()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("crawl")
     ap.add_argument("--pages", type=int, default=5000)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--hosts", type=int, default=0)
     a = ap.parse_args()
+    if a.hosts:
+        many_hosts(a.crawl, a.hosts)
+        return
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     os.umask(0o022)  # nginx's workers (user nobody) read the site
     with tempfile.TemporaryDirectory(prefix="bc_bench_listen.") as tmp:

@@ -741,6 +741,7 @@ static void host_of_frontier(void *ctx, const struct bc_frontier_host_info *i)
     out.exhausted = i->exhausted;
     out.crawl_delay_ms = i->crawl_delay_ms;
     out.delay_ms = i->delay_ms;
+    out.next_contact_ms = i->next_contact_ms;
     const struct host_stats *h;
     HASH_FIND(hh, w->c->hosts, i->origin, i->origin_len, h);
     if (h) {

@@ -1551,37 +1551,43 @@ static const char *circuit_name(enum bc_frontier_circuit circuit)
     return "unknown";
 }
 
-/* --stats-json's "per_host": every host, in the table's order. */
 /* One host's object of "per_host" (and of crawl --listen's GET /hosts). */
 static void write_host_json(const struct crawl *c, FILE *f,
                             const struct bc_crawler_host *h)
 {
+    /* "next_fetch_in_ms": how long until a request to it may start (0:
+     * it may now, whether it has a URL queued or not). */
+    uint64_t now = now_ms();
     fputs("{\"host\": ", f);
     json_string(f, h->origin, h->origin_len);
     fprintf(f, ", \"pages\": %llu, \"bytes\": %llu, \"errors\": {",
             (unsigned long long)h->pages, (unsigned long long)h->bytes);
     print_counts(f, h->errors, BC_CRAWLER_ERR_KIND_COUNT, 0, error_kind_name,
                  true);
-    fprintf(f,
-            "}, \"status\": {\"2xx\": %llu, \"3xx\": %llu, \"4xx\": "
-            "%llu, \"5xx\": %llu}, \"robots\": \"%s\", "
-            "\"ms_mean\": %.1f, \"ms_p95\": %llu, \"queued\": %zu, "
-            "\"given_up\": %s, \"given_up_urls\": %llu, "
-            "\"circuit\": \"%s\", \"failures\": %u, \"down\": %s, "
-            "\"down_urls\": %llu, \"retries_exhausted\": %llu, "
-            "\"delay_ms\": %llu, \"crawl_delay_ms\": %llu}",
-            (unsigned long long)h->status_class[2],
-            (unsigned long long)h->status_class[3],
-            (unsigned long long)h->status_class[4],
-            (unsigned long long)h->status_class[5], robots_word(c, h),
-            h->ms_mean, (unsigned long long)h->ms_p95, h->queued,
-            h->given_up ? "true" : "false", (unsigned long long)h->lost,
-            circuit_name(h->circuit), h->failures, h->down ? "true" : "false",
-            (unsigned long long)h->down_lost, (unsigned long long)h->exhausted,
-            (unsigned long long)h->delay_ms,
-            (unsigned long long)h->crawl_delay_ms);
+    fprintf(
+        f,
+        "}, \"status\": {\"2xx\": %llu, \"3xx\": %llu, \"4xx\": "
+        "%llu, \"5xx\": %llu}, \"robots\": \"%s\", "
+        "\"ms_mean\": %.1f, \"ms_p95\": %llu, \"queued\": %zu, "
+        "\"given_up\": %s, \"given_up_urls\": %llu, "
+        "\"circuit\": \"%s\", \"failures\": %u, \"down\": %s, "
+        "\"down_urls\": %llu, \"retries_exhausted\": %llu, "
+        "\"delay_ms\": %llu, \"crawl_delay_ms\": %llu, "
+        "\"next_fetch_in_ms\": %llu}",
+        (unsigned long long)h->status_class[2],
+        (unsigned long long)h->status_class[3],
+        (unsigned long long)h->status_class[4],
+        (unsigned long long)h->status_class[5], robots_word(c, h), h->ms_mean,
+        (unsigned long long)h->ms_p95, h->queued,
+        h->given_up ? "true" : "false", (unsigned long long)h->lost,
+        circuit_name(h->circuit), h->failures, h->down ? "true" : "false",
+        (unsigned long long)h->down_lost, (unsigned long long)h->exhausted,
+        (unsigned long long)h->delay_ms, (unsigned long long)h->crawl_delay_ms,
+        (unsigned long long)(h->next_contact_ms > now ? h->next_contact_ms - now
+                                                      : 0));
 }
 
+/* --stats-json's "per_host": every host, in the table's order. */
 static void write_hosts_json(struct crawl *c, FILE *f)
 {
     struct host_table t;
@@ -3474,7 +3480,8 @@ static void write_metrics(struct crawl *c, FILE *f, bool om, uint64_t now,
         fputs("# EOF\n", f);
 }
 
-/* Format text with fn into a malloc'd buffer; false when out of memory. */
+/* The metrics (write_metrics()) into a malloc'd buffer; false when out
+ * of memory. */
 static bool format_into(char **buf, size_t *len, struct crawl *c, bool om,
                         uint64_t now, const struct host_table *t)
 {
@@ -3492,23 +3499,75 @@ static bool format_into(char **buf, size_t *len, struct crawl *c, bool om,
     return true;
 }
 
-/* Publish a snapshot: the metrics in both formats, the --stats-json
- * document (its outcome "running" until the end), the hosts' rows. */
+/* The table's rows put in order (host_order) as far as its first n:
+ * those are the n first of the whole order, sorted; the rest in any
+ * order. Quickselect (three-way partitions around the middle row: each
+ * keeps the side holding the n-th row) then a sort of the n rows: O(count)
+ * comparisons on average plus n log n, where sorting the table is
+ * count log count. */
+static void host_table_top(struct host_table *t, size_t n)
+{
+    struct bc_crawler_host *row = t->row;
+    size_t lo = 0, hi = t->count;
+    if (n > hi)
+        n = hi;
+    while (n > lo && hi - lo > 1) {
+        /* [lo, lt) before the pivot, [lt, gt) equal, [gt, hi) after. */
+        struct bc_crawler_host pivot = row[lo + (hi - lo) / 2], tmp;
+        size_t lt = lo, i = lo, gt = hi;
+        while (i < gt) {
+            int o = host_order(&row[i], &pivot);
+            if (o < 0) {
+                tmp = row[lt], row[lt++] = row[i], row[i++] = tmp;
+            } else if (o > 0) {
+                tmp = row[--gt], row[gt] = row[i], row[i] = tmp;
+            } else {
+                i++;
+            }
+        }
+        if (n <= lt)
+            hi = lt;
+        else if (n >= gt)
+            lo = gt;
+        else
+            break; /* the n-th row is among the equal ones */
+    }
+    if (n > 1)
+        qsort(row, n, sizeof(*row), host_order);
+}
+
+/* Publish a snapshot of the documents docs (LISTEN_DOC_*: those readers
+ * asked for, or all at the end): the metrics in either format, the
+ * --stats-json document (its outcome "running" until the end), the
+ * hosts' rows. Only what is asked is formatted: /metrics' per-host series
+ * take the top --metrics-hosts hosts without sorting all of them. */
 static void listen_publish_now(struct crawl *c, uint64_t now,
-                               const char *outcome, int rc)
+                               const char *outcome, int rc, unsigned docs)
 {
     struct listen_snapshot snap;
     memset(&snap, 0, sizeof(snap));
+    snap.docs = docs;
     struct host_table t;
-    host_table_fill(c, &t);
-    bool ok =
-        format_into(&snap.metrics, &snap.metrics_len, c, false, now, &t) &&
-        format_into(&snap.openmetrics, &snap.openmetrics_len, c, true, now,
-                    &t) &&
-        (snap.status = stats_json_text(c, now, outcome, rc, &snap.status_len));
-    if (ok && t.count && !(snap.hosts = calloc(t.count, sizeof(*snap.hosts))))
+    memset(&t, 0, sizeof(t));
+    if (docs & LISTEN_DOC_HOSTS)
+        host_table_fill(c, &t);
+    else if (docs & (LISTEN_DOC_METRICS | LISTEN_DOC_OPENMETRICS)) {
+        bc_crawler_hosts(c->crawler, host_table_add, &t);
+        host_table_top(&t, (size_t)c->opt.metrics_hosts);
+    }
+    bool ok = !t.nomem;
+    if (ok && (docs & LISTEN_DOC_METRICS))
+        ok = format_into(&snap.metrics, &snap.metrics_len, c, false, now, &t);
+    if (ok && (docs & LISTEN_DOC_OPENMETRICS))
+        ok = format_into(&snap.openmetrics, &snap.openmetrics_len, c, true, now,
+                         &t);
+    if (ok && (docs & LISTEN_DOC_STATUS))
+        ok = (snap.status =
+                  stats_json_text(c, now, outcome, rc, &snap.status_len));
+    if (ok && (docs & LISTEN_DOC_HOSTS) && t.count &&
+        !(snap.hosts = calloc(t.count, sizeof(*snap.hosts))))
         ok = false;
-    for (size_t i = 0; ok && i < t.count; i++) {
+    for (size_t i = 0; ok && (docs & LISTEN_DOC_HOSTS) && i < t.count; i++) {
         struct listen_host *lh = &snap.hosts[i];
         FILE *m = open_memstream(&lh->json, &lh->json_len);
         if (!m) {
@@ -3726,8 +3785,9 @@ static void listen_turn(struct crawl *c, uint64_t now)
         interrupted = 1; /* the clean stop of SIGINT */
         stop_signal = SIGINT;
     }
-    if (listen_wanted(c->listen))
-        listen_publish_now(c, now, "running", 0);
+    unsigned docs = listen_wanted(c->listen);
+    if (docs) /* "exit_status": null while running, as in the file */
+        listen_publish_now(c, now, "running", -1, docs);
 }
 
 /* bc_crawler_wakeup() for the server's threads. */
@@ -3746,15 +3806,30 @@ static int listen_token(struct crawl *c, bool *print)
     *print = false;
     if (o->listen_token_file) {
         FILE *f = fopen(o->listen_token_file, "r");
-        if (!f || !fgets(c->listen_token, sizeof(c->listen_token), f)) {
+        char *line = NULL;
+        size_t cap = 0;
+        if (!f || getline(&line, &cap, f) <= 0) {
             fprintf(stderr, "crawl: --listen-token-file %s: %s\n",
                     o->listen_token_file, f ? "empty" : strerror(errno));
+            free(line);
             if (f)
                 fclose(f);
             return -1;
         }
         fclose(f);
-        c->listen_token[strcspn(c->listen_token, "\r\n")] = '\0';
+        /* The whole first line: a longer token is refused, not cut. */
+        size_t len = strcspn(line, "\r\n");
+        if (len >= sizeof(c->listen_token)) {
+            fprintf(stderr,
+                    "crawl: --listen-token-file %s: the token is %zu "
+                    "characters at most (its first line has %zu)\n",
+                    o->listen_token_file, sizeof(c->listen_token) - 1, len);
+            free(line);
+            return -1;
+        }
+        memcpy(c->listen_token, line, len);
+        c->listen_token[len] = '\0';
+        free(line);
         if (strlen(c->listen_token) < 16) {
             fprintf(stderr,
                     "crawl: --listen-token-file %s: the token is 16 "
@@ -3821,6 +3896,11 @@ static int listen_open(struct crawl *c)
         .wake_ctx = c,
     };
     lc.page = crawl_status_page(&lc.page_len);
+    /* A request's whole time: LISTEN_REQUEST_MAX_MS, or (for the tests:
+     * tests/e2e_listen.py's trickling clients) BC_LISTEN_REQUEST_MAX_MS. */
+    const char *req_max = getenv("BC_LISTEN_REQUEST_MAX_MS");
+    if (req_max)
+        lc.request_max_ms = strtoull(req_max, NULL, 10);
     char err[256];
     if (!(c->listen = listen_start(&lc, err, sizeof(err)))) {
         fprintf(stderr, "crawl: --listen %s: %s\n", o->listen, err);
@@ -3847,14 +3927,15 @@ static void listen_close(struct crawl *c, uint64_t end, const char *outcome,
     if (!c->listen)
         return;
     listen_committed(c);
-    listen_publish_now(c, end, outcome, rc);
+    listen_publish_now(c, end, outcome, rc, LISTEN_DOC_ALL);
     uint64_t until = now_ms() + c->opt.listen_linger_ms;
     int seen = interrupted;
     while (interrupted == seen && now_ms() < until) {
         if (listen_commands(c, true))
             break;
-        if (listen_wanted(c->listen))
-            listen_publish_now(c, end, outcome, rc);
+        unsigned docs = listen_wanted(c->listen);
+        if (docs)
+            listen_publish_now(c, end, outcome, rc, docs);
         listen_wait(c->listen, 100);
     }
     listen_stop(c->listen);

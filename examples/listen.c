@@ -26,21 +26,37 @@
 #include <sys/socket.h>
 #include <time.h>
 
-/* A published snapshot, shared by the readers that hold a reference. */
+/* A connection open, for the watchdog: since when its request runs. */
+struct conn_rec {
+    int fd;
+    uint64_t since_ms; /* its accept, or its previous request's end */
+    bool cut;          /* shut down by the watchdog */
+    struct conn_rec *prev, *next;
+};
+
+/* A published snapshot, shared by the document slots that point to it
+ * and by the responses that serve from it (each holds a reference, given
+ * back by response_done() when libmicrohttpd destroys the response): a
+ * response's body is never a copy. */
 struct snap {
     struct listen_snapshot s;
     unsigned refs;
     uint64_t at_ms;
 };
 
+/* The documents, a slot each: LISTEN_DOC_* is 1 << its slot. */
+#define DOCS 4u
+
 struct listen_server {
     struct MHD_Daemon *daemon;
     uint16_t port;
     pthread_mutex_t mu;
     pthread_cond_t cond; /* any change: snapshot, command, answer, stop */
-    struct snap *cur;    /* the last published, or NULL */
-    uint64_t seq;        /* publications so far */
-    bool wanted;         /* a reader asked since the last one */
+    /* By document: the last snapshot published with it, or NULL; how
+     * many such publications so far. */
+    struct snap *cur[DOCS];
+    uint64_t seq[DOCS];
+    unsigned wanted; /* LISTEN_DOC_* a reader asked for since */
     struct listen_command *head, *tail; /* queued, not taken */
     bool closing;
     /* Commands answered whose response is not delivered yet (their
@@ -53,6 +69,12 @@ struct listen_server {
     void *wake_ctx;
     const char *page;
     size_t page_len;
+    /* The connections open (their conn_rec), and the watchdog thread
+     * that cuts those whose request is older than request_max_ms. */
+    struct conn_rec *conns;
+    uint64_t request_max_ms;
+    pthread_t watchdog;
+    bool watching;
 };
 
 /* One request, over answer()'s calls. */
@@ -80,14 +102,19 @@ static void wait_until(struct listen_server *s, uint64_t deadline)
     pthread_cond_timedwait(&s->cond, &s->mu, &ts);
 }
 
+static void snap_free_parts(struct listen_snapshot *s)
+{
+    free(s->metrics);
+    free(s->openmetrics);
+    free(s->status);
+    for (size_t i = 0; i < s->host_count; i++)
+        free(s->hosts[i].json);
+    free(s->hosts);
+}
+
 static void snap_free(struct snap *p)
 {
-    free(p->s.metrics);
-    free(p->s.openmetrics);
-    free(p->s.status);
-    for (size_t i = 0; i < p->s.host_count; i++)
-        free(p->s.hosts[i].json);
-    free(p->s.hosts);
+    snap_free_parts(&p->s);
     free(p);
 }
 
@@ -127,6 +154,48 @@ static enum MHD_Result respond(struct MHD_Connection *conn, unsigned status,
     return respond_allow(conn, status, type, body, len, NULL);
 }
 
+/* A response's reference to a snapshot. */
+struct hold {
+    struct listen_server *s;
+    struct snap *p;
+};
+
+static void snap_release(struct listen_server *s, struct snap *p);
+
+/* libmicrohttpd destroys a response served from a snapshot. */
+static void response_done(void *cls)
+{
+    struct hold *h = cls;
+    snap_release(h->s, h->p);
+    free(h);
+}
+
+/* 200 with len bytes at body, inside snapshot p: the response takes over
+ * the caller's reference to p. */
+static enum MHD_Result respond_snap(struct listen_server *s,
+                                    struct MHD_Connection *conn,
+                                    const char *type, struct snap *p,
+                                    const char *body, size_t len)
+{
+    struct hold *h = malloc(sizeof(*h));
+    struct MHD_Response *r =
+        h ? MHD_create_response_from_buffer_with_free_callback_cls(
+                len, (void *)body, response_done, h)
+          : NULL;
+    if (!r) {
+        free(h);
+        snap_release(s, p);
+        return MHD_NO;
+    }
+    h->s = s;
+    h->p = p;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
+    MHD_destroy_response(r); /* response_done() once delivered */
+    return ret;
+}
+
 /* A short JSON error: {"error": "why"}, with an Allow header or not. */
 static enum MHD_Result refuse_allow(struct MHD_Connection *conn,
                                     unsigned status, const char *why,
@@ -146,35 +215,39 @@ static enum MHD_Result refuse(struct MHD_Connection *conn, unsigned status,
     return refuse_allow(conn, status, why, NULL);
 }
 
-static char *dup_bytes(const char *p, size_t len)
-{
-    char *d = malloc(len ? len : 1);
-    if (d && len)
-        memcpy(d, p, len);
-    return d;
-}
-
 /* ---- reads -------------------------------------------------------------- */
 
-/* A reference to a snapshot at most LISTEN_FRESH_MS old, after waking the
- * loop and waiting for one if need be (the one there is otherwise, or
- * NULL before the first). Release with snap_release(). */
-static struct snap *snap_fresh(struct listen_server *s)
+/* The slot of a document (one LISTEN_DOC_* bit). */
+static unsigned doc_slot(unsigned doc)
 {
+    unsigned k = 0;
+    while (k < DOCS - 1 && !(doc & (1u << k)))
+        k++;
+    return k;
+}
+
+/* A reference to a snapshot holding doc (one LISTEN_DOC_*) at most
+ * LISTEN_FRESH_MS old, after asking the loop for it and waiting if need
+ * be (the one there is otherwise, or NULL before the first). Release
+ * with snap_release(). */
+static struct snap *snap_fresh(struct listen_server *s, unsigned doc)
+{
+    unsigned k = doc_slot(doc);
     pthread_mutex_lock(&s->mu);
     uint64_t now = mono_ms();
-    if (!s->closing && (!s->cur || now - s->cur->at_ms >= LISTEN_FRESH_MS)) {
-        uint64_t seq = s->seq;
-        s->wanted = true;
+    if (!s->closing &&
+        (!s->cur[k] || now - s->cur[k]->at_ms >= LISTEN_FRESH_MS)) {
+        uint64_t seq = s->seq[k];
+        s->wanted |= doc;
         pthread_cond_broadcast(&s->cond); /* a lingering loop waits */
         pthread_mutex_unlock(&s->mu);
         s->wake(s->wake_ctx);
         pthread_mutex_lock(&s->mu);
         uint64_t deadline = now + LISTEN_FRESH_WAIT_MS;
-        while (s->seq == seq && !s->closing && mono_ms() < deadline)
+        while (s->seq[k] == seq && !s->closing && mono_ms() < deadline)
             wait_until(s, deadline);
     }
-    struct snap *p = s->cur;
+    struct snap *p = s->cur[k];
     if (p)
         p->refs++;
     pthread_mutex_unlock(&s->mu);
@@ -197,7 +270,8 @@ static int host_cmp(const void *pa, const void *pb)
     const struct listen_host *b = *(const struct listen_host *const *)pb;
     if (a->key[sort_by] != b->key[sort_by])
         return a->key[sort_by] > b->key[sort_by] ? -1 : 1;
-    return a < b ? -1 : a > b; /* the snapshot's order: by origin */
+    /* Then the snapshot's order: pages descending, then origin. */
+    return a < b ? -1 : a > b;
 }
 
 /* GET /hosts: {"sort": "...", "hosts": N, "per_host": [rows]}. */
@@ -247,9 +321,18 @@ static enum MHD_Result answer_read(struct listen_server *s,
                                    struct MHD_Connection *conn,
                                    const struct req *r)
 {
-    if (r->route == LISTEN_PAGE)
-        return respond(conn, MHD_HTTP_OK, "text/html; charset=utf-8",
-                       dup_bytes(s->page, s->page_len), s->page_len);
+    if (r->route == LISTEN_PAGE) { /* compiled in: served in place */
+        struct MHD_Response *pr = MHD_create_response_from_buffer(
+            s->page_len, (void *)s->page, MHD_RESPMEM_PERSISTENT);
+        if (!pr)
+            return MHD_NO;
+        MHD_add_response_header(pr, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                "text/html; charset=utf-8");
+        MHD_add_response_header(pr, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+        enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_OK, pr);
+        MHD_destroy_response(pr);
+        return ret;
+    }
     enum listen_sort by = LISTEN_SORT_PAGES;
     size_t limit = 0;
     if (r->route == LISTEN_HOSTS &&
@@ -260,30 +343,34 @@ static enum MHD_Result answer_read(struct listen_server *s,
         return refuse(conn, MHD_HTTP_BAD_REQUEST,
                       "sort is pages, bytes, errors or queued; limit 1 to "
                       "100000");
-    struct snap *p = snap_fresh(s);
+    bool om = r->route == LISTEN_METRICS &&
+              listen_wants_openmetrics(MHD_lookup_connection_value(
+                  conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
+    unsigned doc = r->route == LISTEN_HOSTS    ? LISTEN_DOC_HOSTS
+                   : r->route == LISTEN_STATUS ? LISTEN_DOC_STATUS
+                   : om                        ? LISTEN_DOC_OPENMETRICS
+                                               : LISTEN_DOC_METRICS;
+    struct snap *p = snap_fresh(s, doc);
     if (!p) {
         return refuse(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
                       "no snapshot yet: try again");
     }
-    enum MHD_Result ret;
-    if (r->route == LISTEN_HOSTS)
-        ret = answer_hosts(conn, p, by, limit);
-    else if (r->route == LISTEN_STATUS)
-        ret = respond(conn, MHD_HTTP_OK, "application/json",
-                      dup_bytes(p->s.status, p->s.status_len), p->s.status_len);
-    else if (listen_wants_openmetrics(MHD_lookup_connection_value(
-                 conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT)))
-        ret = respond(conn, MHD_HTTP_OK,
-                      "application/openmetrics-text; version=1.0.0; "
-                      "charset=utf-8",
-                      dup_bytes(p->s.openmetrics, p->s.openmetrics_len),
-                      p->s.openmetrics_len);
-    else
-        ret = respond(conn, MHD_HTTP_OK, "text/plain; version=0.0.4",
-                      dup_bytes(p->s.metrics, p->s.metrics_len),
-                      p->s.metrics_len);
-    snap_release(s, p);
-    return ret;
+    if (r->route == LISTEN_HOSTS) {
+        enum MHD_Result ret = answer_hosts(conn, p, by, limit);
+        snap_release(s, p);
+        return ret;
+    }
+    /* The response serves the snapshot's text and keeps the reference. */
+    if (r->route == LISTEN_STATUS)
+        return respond_snap(s, conn, "application/json", p, p->s.status,
+                            p->s.status_len);
+    if (om)
+        return respond_snap(s, conn,
+                            "application/openmetrics-text; version=1.0.0; "
+                            "charset=utf-8",
+                            p, p->s.openmetrics, p->s.openmetrics_len);
+    return respond_snap(s, conn, "text/plain; version=0.0.4", p, p->s.metrics,
+                        p->s.metrics_len);
 }
 
 /* ---- commands ----------------------------------------------------------- */
@@ -400,9 +487,8 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
             return refuse(conn, MHD_HTTP_NOT_FOUND, "no such path");
         if (r->route == LISTEN_BAD_METHOD)
             /* The read paths take GET and HEAD, the control ones POST. */
-            return refuse_allow(
-                conn, MHD_HTTP_METHOD_NOT_ALLOWED, "not with this method",
-                strcmp(method, "POST") == 0 ? "GET, HEAD" : "POST");
+            return refuse_allow(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                                "not with this method", listen_allow_of(url));
         if (r->route == LISTEN_BAD_PATH)
             return refuse(conn, MHD_HTTP_BAD_REQUEST, "bad host in the path");
         if ((listen_route_is_control(r->route) || s->reads_need_token) &&
@@ -449,20 +535,86 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
 static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                       enum MHD_RequestTerminationCode toe)
 {
-    (void)conn, (void)toe;
+    (void)toe;
     struct listen_server *s = cls;
     struct req *r = *con_cls;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct conn_rec *rec = ci ? ci->socket_context : NULL;
+    pthread_mutex_lock(&s->mu);
+    if (rec) /* the next request's time starts now */
+        rec->since_ms = mono_ms();
     if (r && r->delivering) {
-        pthread_mutex_lock(&s->mu);
         s->delivering--;
         pthread_cond_broadcast(&s->cond);
-        pthread_mutex_unlock(&s->mu);
     }
+    pthread_mutex_unlock(&s->mu);
     if (r) {
         free(r->body);
         free(r);
         *con_cls = NULL;
     }
+}
+
+/* A connection opens (its record is its socket context) or closes
+ * (libmicrohttpd closes its socket after this: the watchdog never shuts
+ * down a descriptor reused by another file). */
+static void notify_connection(void *cls, struct MHD_Connection *conn,
+                              void **socket_context,
+                              enum MHD_ConnectionNotificationCode code)
+{
+    struct listen_server *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        struct conn_rec *rec = ci ? calloc(1, sizeof(*rec)) : NULL;
+        *socket_context = rec;
+        if (!rec)
+            return; /* not watched: its idle timeout still holds */
+        rec->fd = ci->connect_fd;
+        pthread_mutex_lock(&s->mu);
+        rec->since_ms = mono_ms();
+        rec->next = s->conns;
+        if (s->conns)
+            s->conns->prev = rec;
+        s->conns = rec;
+        pthread_mutex_unlock(&s->mu);
+        return;
+    }
+    struct conn_rec *rec = *socket_context;
+    if (!rec)
+        return;
+    pthread_mutex_lock(&s->mu);
+    if (rec->prev)
+        rec->prev->next = rec->next;
+    else
+        s->conns = rec->next;
+    if (rec->next)
+        rec->next->prev = rec->prev;
+    pthread_mutex_unlock(&s->mu);
+    free(rec);
+    *socket_context = NULL;
+}
+
+/* The watchdog: every tenth of the limit (100 ms at least), shut down
+ * the sockets of connections whose request has run request_max_ms; the
+ * connection's thread then sees the end of its stream and closes it. */
+static void *watchdog_main(void *arg)
+{
+    struct listen_server *s = arg;
+    uint64_t step = s->request_max_ms / 10 > 100 ? s->request_max_ms / 10 : 100;
+    pthread_mutex_lock(&s->mu);
+    while (!s->closing) {
+        wait_until(s, mono_ms() + step);
+        uint64_t now = mono_ms();
+        for (struct conn_rec *c = s->conns; c; c = c->next)
+            if (!c->cut && now - c->since_ms >= s->request_max_ms) {
+                shutdown(c->fd, SHUT_RDWR);
+                c->cut = true;
+            }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
 }
 
 /* ---- the module --------------------------------------------------------- */
@@ -502,6 +654,8 @@ struct listen_server *listen_start(const struct listen_config *cfg, char *err,
     s->wake_ctx = cfg->wake_ctx;
     s->page = cfg->page;
     s->page_len = cfg->page_len;
+    s->request_max_ms =
+        cfg->request_max_ms ? cfg->request_max_ms : LISTEN_REQUEST_MAX_MS;
     pthread_mutex_init(&s->mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -515,7 +669,7 @@ struct listen_server *listen_start(const struct listen_config *cfg, char *err,
         (unsigned)(LISTEN_CONNECTIONS / 4), MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)LISTEN_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t)LISTEN_HEADER_MAX, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
-        MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_CONNECTION, notify_connection, s, MHD_OPTION_END);
     if (!s->daemon) {
         int e = errno;
         snprintf(err, cap, "cannot listen on %s port %u: %s", cfg->address,
@@ -526,6 +680,13 @@ struct listen_server *listen_start(const struct listen_config *cfg, char *err,
     const union MHD_DaemonInfo *info =
         MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info ? info->port : cfg->port;
+    int e = pthread_create(&s->watchdog, NULL, watchdog_main, s);
+    if (e) {
+        snprintf(err, cap, "cannot start the watchdog: %s", strerror(e));
+        listen_stop(s);
+        return NULL;
+    }
+    s->watching = true;
     return s;
 }
 
@@ -537,25 +698,33 @@ uint16_t listen_port(const struct listen_server *s)
 void listen_publish(struct listen_server *s, struct listen_snapshot *snap)
 {
     struct snap *p = calloc(1, sizeof(*p));
-    if (!p)
-        return; /* the old one stays; the buffers are freed below */
+    if (!p) { /* the old ones stay */
+        snap_free_parts(snap);
+        memset(snap, 0, sizeof(*snap));
+        return;
+    }
     p->s = *snap;
     memset(snap, 0, sizeof(*snap));
-    p->refs = 1;
     p->at_ms = mono_ms();
     pthread_mutex_lock(&s->mu);
-    snap_unref(s->cur);
-    s->cur = p;
-    s->seq++;
-    s->wanted = false;
+    for (unsigned k = 0; k < DOCS; k++)
+        if (p->s.docs & (1u << k)) {
+            p->refs++;
+            snap_unref(s->cur[k]);
+            s->cur[k] = p;
+            s->seq[k]++;
+        }
+    s->wanted &= ~p->s.docs;
+    if (p->refs == 0)
+        snap_free(p); /* it held no document */
     pthread_cond_broadcast(&s->cond);
     pthread_mutex_unlock(&s->mu);
 }
 
-bool listen_wanted(struct listen_server *s)
+unsigned listen_wanted(struct listen_server *s)
 {
     pthread_mutex_lock(&s->mu);
-    bool w = s->wanted || !s->cur;
+    unsigned w = s->wanted;
     pthread_mutex_unlock(&s->mu);
     return w;
 }
@@ -603,7 +772,7 @@ void listen_wait(struct listen_server *s, uint64_t ms)
 {
     pthread_mutex_lock(&s->mu);
     uint64_t deadline = mono_ms() + ms;
-    while (!s->head && !s->wanted && s->cur && mono_ms() < deadline)
+    while (!s->head && !s->wanted && mono_ms() < deadline)
         wait_until(s, deadline);
     pthread_mutex_unlock(&s->mu);
 }
@@ -629,10 +798,12 @@ void listen_stop(struct listen_server *s)
     while (s->delivering > 0 && mono_ms() < deadline)
         wait_until(s, deadline);
     pthread_mutex_unlock(&s->mu);
+    if (s->watching)
+        pthread_join(s->watchdog, NULL); /* it sees closing */
     if (s->daemon)
         MHD_stop_daemon(s->daemon); /* joins the connections' threads */
-    if (s->cur)
-        snap_free(s->cur);
+    for (unsigned k = 0; k < DOCS; k++)
+        snap_unref(s->cur[k]);
     pthread_cond_destroy(&s->cond);
     pthread_mutex_destroy(&s->mu);
     free(s->token);

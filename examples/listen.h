@@ -6,12 +6,15 @@
  * share nothing but this module's state, under one mutex:
  *
  *   reads     GET /metrics, /status, /hosts answer from the last SNAPSHOT
- *             the loop published (listen_publish(): text it formatted,
- *             immutable, reference-counted). A reader that finds it older
- *             than LISTEN_FRESH_MS asks for a new one (listen_wanted()),
- *             wakes the loop and waits up to LISTEN_FRESH_WAIT_MS for it,
- *             so a crawl without readers formats nothing, and a poller
- *             gets numbers at most LISTEN_FRESH_MS old.
+ *             the loop published with their DOCUMENT (listen_publish():
+ *             text it formatted, immutable, reference-counted; a response
+ *             serves from it in place and holds a reference until sent).
+ *             A reader that finds its document older than LISTEN_FRESH_MS
+ *             asks for it (listen_wanted(): a LISTEN_DOC_* bit), wakes the
+ *             loop and waits up to LISTEN_FRESH_WAIT_MS for it, so a crawl
+ *             without readers formats nothing, a reader of /metrics does
+ *             not pay for /status, and a poller gets numbers at most
+ *             LISTEN_FRESH_MS old.
  *   control   POST /pause, ... become COMMANDS queued for the loop, which
  *             takes them between two steps (listen_take()), carries them
  *             out and answers (listen_reply()); the connection's thread
@@ -20,14 +23,17 @@
  *             wait for its current step's timeout.
  *
  * The crawl's data is never read by a server thread: whatever a response
- * holds was formatted by the loop. ThreadSanitizer checks it
- * (tests/tsan_listen.sh).
+ * holds was formatted by the loop. tests/tsan_listen.sh checks it under
+ * ThreadSanitizer (run by hand: it is not part of scripts/test.sh).
  *
- * BOUNDS. Connections (LISTEN_CONNECTIONS at once, 8 per client
- * address), a connection's memory (its request line and headers:
+ * BOUNDS. Connections (LISTEN_CONNECTIONS at once, LISTEN_CONNECTIONS / 4
+ * per client address), a connection's memory (its request line and headers:
  * LISTEN_HEADER_MAX), a request body (LISTEN_BODY_MAX: 413 beyond), a
- * connection's idle time (LISTEN_TIMEOUT_S). A route or token error is
- * answered before the body is read.
+ * connection's idle time (LISTEN_TIMEOUT_S) and a request's whole time
+ * (LISTEN_REQUEST_MAX_MS from the connection's accept or its previous
+ * request's end: a client that trickles a header line now and then is
+ * not idle, yet is cut there; a watchdog thread shuts its socket down).
+ * A route or token error is answered before the body is read.
  */
 #ifndef BC_EXAMPLES_LISTEN_H
 #define BC_EXAMPLES_LISTEN_H
@@ -45,6 +51,8 @@
 #define LISTEN_HEADER_MAX      (16u * 1024u)
 #define LISTEN_BODY_MAX        (64u * 1024u)
 #define LISTEN_TIMEOUT_S       10u
+/* Above LISTEN_COMMAND_WAIT_MS: a command's answer comes before it. */
+#define LISTEN_REQUEST_MAX_MS 30000u
 
 struct listen_config {
     /* Where: a numeric IPv4 or IPv6 address and a port (0: any free
@@ -60,6 +68,9 @@ struct listen_config {
      * snapshot wanted: must be thread-safe (bc_crawler_wakeup()). */
     void (*wake)(void *ctx);
     void *wake_ctx;
+    /* A request's whole time, 0 for LISTEN_REQUEST_MAX_MS (tests set it
+     * shorter). */
+    uint64_t request_max_ms;
     /* GET /: the page and its length (status_page.h). */
     const char *page;
     size_t page_len;
@@ -72,9 +83,18 @@ struct listen_host {
     uint64_t key[4]; /* by enum listen_sort */
 };
 
-/* What the loop publishes: every buffer malloc'd, owned by the module
- * once published. */
+/* The documents a snapshot may hold (bits of listen_wanted()). */
+#define LISTEN_DOC_METRICS     1u /* metrics */
+#define LISTEN_DOC_OPENMETRICS 2u /* openmetrics */
+#define LISTEN_DOC_STATUS      4u /* status */
+#define LISTEN_DOC_HOSTS       8u /* hosts, host_count */
+#define LISTEN_DOC_ALL         15u
+
+/* What the loop publishes: the documents named in docs (the others'
+ * fields NULL/0), every buffer malloc'd, owned by the module once
+ * published. */
 struct listen_snapshot {
+    unsigned docs; /* LISTEN_DOC_* */
     char *metrics; /* text format 0.0.4 */
     size_t metrics_len;
     char *openmetrics; /* OpenMetrics 1.0 */
@@ -114,7 +134,8 @@ struct listen_server;
 /*
  * Start serving. Returns the server, or NULL with a reason in err (cap
  * bytes): the address, a bind failure (the port taken), no memory.
- * The configuration's strings are copied.
+ * The configuration's token is copied; page is kept by pointer (it must
+ * outlive the server: the compiled-in page does).
  */
 struct listen_server *listen_start(const struct listen_config *config,
                                    char *err, size_t cap);
@@ -122,13 +143,14 @@ struct listen_server *listen_start(const struct listen_config *config,
 /* The port it listens on (the one chosen for port 0). */
 uint16_t listen_port(const struct listen_server *server);
 
-/* Publish a snapshot (ownership of its buffers passes; *snap is zeroed).
- * Readers that asked are woken. */
+/* Publish a snapshot (ownership of its buffers passes; *snap is zeroed):
+ * it becomes the current one of each document in snap->docs, the others
+ * stay. Readers that asked are woken. */
 void listen_publish(struct listen_server *server, struct listen_snapshot *snap);
 
-/* Whether a reader asked for a snapshot since the last publication (or
- * none was published yet). */
-bool listen_wanted(struct listen_server *server);
+/* The documents (LISTEN_DOC_* bits) readers asked for and not yet
+ * published since; 0 when none. */
+unsigned listen_wanted(struct listen_server *server);
 
 /* The next queued command, or NULL. */
 struct listen_command *listen_take(struct listen_server *server);

@@ -92,6 +92,15 @@ enum listen_route listen_route_of(const char *method, const char *path,
     return LISTEN_HOST_DELAY;
 }
 
+const char *listen_allow_of(const char *path)
+{
+    char host[LISTEN_HOST_MAX + 1];
+    size_t host_len;
+    return listen_route_of("GET", path, host, &host_len) == LISTEN_BAD_METHOD
+               ? "POST"
+               : "GET, HEAD";
+}
+
 bool listen_route_is_control(enum listen_route route)
 {
     switch (route) {

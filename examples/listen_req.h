@@ -56,6 +56,11 @@ enum listen_route listen_route_of(const char *method, const char *path,
                                   char host[LISTEN_HOST_MAX + 1],
                                   size_t *host_len);
 
+/* The Allow header of a 405 on path (its route LISTEN_BAD_METHOD): the
+ * methods of the path's route, "GET, HEAD" for a read path, "POST" for a
+ * control one, whatever the method refused. */
+const char *listen_allow_of(const char *path);
+
 /* Whether route is a control endpoint (POST: the token is required). */
 bool listen_route_is_control(enum listen_route route);
 

@@ -1337,6 +1337,8 @@ size_t bc_frontier_hosts(const struct bc_frontier *f,
         info.exhausted = h->exhausted;
         info.crawl_delay_ms = h->crawl_delay_ms;
         info.delay_ms = base_delay(f, h);
+        info.next_contact_ms =
+            h->blocked_until > h->next_ms ? h->blocked_until : h->next_ms;
         fn(ctx, &info);
     }
     return n;

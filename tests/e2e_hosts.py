@@ -148,7 +148,7 @@ def test_report(d, sitedir, manifest):
                          "robots", "ms_mean", "ms_p95", "queued",
                          "given_up", "given_up_urls", "circuit", "failures",
                          "down", "down_urls", "retries_exhausted",
-                         "delay_ms", "crawl_delay_ms"},
+                         "delay_ms", "crawl_delay_ms", "next_fetch_in_ms"},
               "report: %s: the contract's keys %s" % (origin, sorted(g)))
     rows = s.get("per_host", [])
     check(rows == sorted(rows, key=lambda h: (-h["pages"], h["host"])),

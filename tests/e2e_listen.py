@@ -386,6 +386,18 @@ def control_part(work):
 # ---- security -----------------------------------------------------------
 
 def security_part(work):
+    # A --listen-token-file whose first line is longer than a token may be
+    # is refused with a reason, not cut to its first 255 characters.
+    long_token = os.path.join(work, "long.token")
+    with open(long_token, "w") as f:
+        f.write("a" * 300 + "\n")
+    p = subprocess.run([CRAWL, "--listen", "0", "--listen-token-file",
+                        long_token, "--quiet", "http://127.0.0.1:9/"],
+                       capture_output=True, text=True, timeout=30)
+    check(p.returncode != 0 and "255 characters at most" in p.stderr,
+          "security: a 300-character token file refused (%s: %s)"
+          % (p.returncode, p.stderr.strip()[-200:]))
+    trickle_part(work)
     sitedir = gensite(work)
     log, out, stats = (os.path.join(work, n)
                        for n in ("access.log", "out.jsonl", "stats.json"))
@@ -400,8 +412,38 @@ def security_part(work):
             st, hdr, _ = crawl.http("POST", "/pause", token=token)
             check(st == 401 and hdr.get("WWW-Authenticate") == "Bearer",
                   "security: POST /pause with %s: 401 (%s)" % (what, st))
-        st, _, _ = crawl.http("GET", "/status", token=None)
+        st, _, body = crawl.http("GET", "/status", token=None)
         check(st == 200, "security: reads on loopback need no token")
+        # While running, "exit_status" is null as in --stats-json's file
+        # (it said 0 once).
+        live = json.loads(body)
+        written = read_stats(stats) if os.path.exists(stats) else {}
+        check(live.get("outcome") == "running" and
+              live.get("exit_status", 0) is None and
+              (written.get("outcome") != "running" or
+               written.get("exit_status", 0) is None),
+              "security: GET /status while running: exit_status null, as "
+              "the file's (%r, file %r)" % (live.get("exit_status", 0),
+                                            written.get("exit_status", 0)))
+        # /hosts rows say when the host may be asked next.
+        st, rows = crawl.json("GET", "/hosts?limit=1")
+        row = (rows.get("per_host") or [{}])[0]
+        check(st == 200 and isinstance(row.get("next_fetch_in_ms"), int) and
+              0 <= row["next_fetch_in_ms"] <= 60000,
+              "security: a /hosts row has next_fetch_in_ms (%r)"
+              % row.get("next_fetch_in_ms"))
+        # 405's Allow names the path's methods, whatever the refused one.
+        for method, path, allow in (("PUT", "/metrics", "GET, HEAD"),
+                                    ("DELETE", "/status", "GET, HEAD"),
+                                    ("POST", "/hosts", "GET, HEAD"),
+                                    ("GET", "/stop", "POST"),
+                                    ("PUT", "/pause", "POST"),
+                                    ("DELETE", "/hosts/a.test/delay",
+                                     "POST")):
+            st, hdr, _ = crawl.http(method, path)
+            check(st == 405 and hdr.get("Allow") == allow,
+                  "security: %s %s: 405, Allow: %s (%s, %r)"
+                  % (method, path, allow, st, hdr.get("Allow")))
         for method, path, want in (("GET", "/nope", 404),
                                    ("GET", "/pause", 405),
                                    ("POST", "/metrics", 405),
@@ -478,6 +520,91 @@ def security_part(work):
             sitedir, log, out, ["--scope", "host", "--max-depth", "6"])
         check(code == 0, "security: check_crawl.py passes" +
               ("" if code == 0 else "\n" + report[-1500:]))
+    finally:
+        server.stop()
+
+
+def trickle_part(work):
+    """16 clients from one address (its limit) each send a header line
+    every second and never end their request: never idle, so the idle
+    timeout spares them; the request time limit (3 s here, through
+    BC_LISTEN_REQUEST_MAX_MS) cuts them, and that address is served
+    again."""
+    os.makedirs(os.path.join(work, "trickle"))
+    sitedir = gensite(os.path.join(work, "trickle"))
+    log = os.path.join(work, "trickle.log")
+    server = Server(sitedir, log)
+    os.environ["BC_LISTEN_REQUEST_MAX_MS"] = "3000"
+    try:
+        # --delay 300: running still when the clients are cut. 40 more
+        # hosts (closed ports: a page each, an error) for the top
+        # --metrics-hosts selection.
+        crawl = Crawl(["--quiet", "--delay", "300", "--metrics-hosts", "5",
+                       *CRAWL_ARGS, *server.args] +
+                      ["http://127.0.0.1:%d/" % p for p in range(1, 41)],
+                      work, "trickle")
+    finally:
+        del os.environ["BC_LISTEN_REQUEST_MAX_MS"]
+    try:
+        src = "127.0.0.3"
+        conns = []
+        for _ in range(16):
+            c = socket.create_connection(("127.0.0.1", crawl.port),
+                                         timeout=2, source_address=(src, 0))
+            c.sendall(b"GET /status HTTP/1.1\r\nHost: x\r\n")
+            conns.append(c)
+        t0 = time.monotonic()
+        cut = set()
+        while time.monotonic() - t0 < 6 and len(cut) < len(conns):
+            time.sleep(1)
+            for i, c in enumerate(conns):
+                if i in cut:
+                    continue
+                try:
+                    c.sendall(b"X-Trickle: %d\r\n" % i)
+                except OSError:
+                    cut.add(i)
+                    continue
+                c.setblocking(False)
+                try:
+                    if c.recv(100) == b"":
+                        cut.add(i)
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    cut.add(i)
+                c.setblocking(True)
+        waited = time.monotonic() - t0
+        check(len(cut) == 16 and waited < 6,
+              "security: 16 trickling clients cut at the request time limit "
+              "(%d cut in %.1f s)" % (len(cut), waited))
+        try:
+            st, _, _ = crawl.http("GET", "/status", source=src, timeout=5)
+        except OSError as e:
+            st = repr(e)
+        check(st == 200, "security: their address is served again (%s)"
+              % st)
+        for c in conns:
+            c.close()
+
+        # /metrics' per-host series are the --metrics-hosts first rows of
+        # /hosts (pages descending, then origin), chosen without sorting
+        # every host.
+        def top_agree():
+            _, _, m = crawl.http("GET", "/metrics")
+            got = re.findall(r'^bloomcrawl_host_pages_total\{host="([^"]+)"'
+                             r'\} (\S+)$', m.decode(), re.M)
+            _, rows = crawl.json("GET", "/hosts?limit=5")
+            want = [(h["host"], h["pages"])
+                    for h in rows.get("per_host", [])]
+            return ([(h, int(float(v))) for h, v in got] == want and
+                    len(want) == 5 and rows.get("hosts") == 41, got, want)
+        ok = wait_for(lambda: top_agree()[0], 10, 0.5)
+        check(ok, "security: /metrics' 5 host series are /hosts' first 5 "
+              "of 41 hosts %r" % (top_agree()[1:],))
+        code, _ = crawl.json("POST", "/stop")
+        crawl.wait()
+        check(code == 200, "security: the trickled crawl stops (%s)" % code)
     finally:
         server.stop()
 

@@ -1400,6 +1400,46 @@ static void test_hosts_iteration(void **state)
     bc_frontier_free(f);
 }
 
+/* The next contact time of the only host (bc_frontier_hosts()). */
+static void next_contact_of(void *ctx, const struct bc_frontier_host_info *i)
+{
+    *(uint64_t *)ctx = i->next_contact_ms;
+}
+
+/* bc_frontier_host_info.next_contact_ms: when the host's next request may
+ * start, the time the frontier's WAIT names, after a request's spacing
+ * and after a 503's block (the later of next_ms and blocked_until). */
+static void test_hosts_next_contact(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    c.min_delay_ms = 100;
+    struct bc_frontier *f = make(&c);
+    seed(f, "http://a.test/");
+    add(f, "/1", "http://a.test/", 1);
+    add(f, "/2", "http://a.test/", 1);
+    uint64_t at = 0;
+    struct bc_frontier_job a = expect_fetch(f, 1000, "http://a.test/");
+    assert_int_equal(bc_frontier_hosts(f, next_contact_of, &at), 1);
+    assert_int_equal(at, 1000 + 100); /* its start plus the delay */
+    done(f, &a, 1050, 200, 50, 0);
+    bc_frontier_hosts(f, next_contact_of, &at);
+    struct bc_frontier_job w = next(f, 1050);
+    assert_int_equal(w.action, BC_FRONTIER_WAIT);
+    assert_int_equal(at, w.wait_until_ms);
+    struct bc_frontier_job b = expect_fetch(f, at, "http://a.test/1");
+    /* A 503 with Retry-After: 5 s blocks the host past its spacing. */
+    done(f, &b, at + 10, 503, 10, 5000);
+    uint64_t blocked;
+    bc_frontier_hosts(f, next_contact_of, &blocked);
+    assert_true(blocked >= at + 10 + 5000);
+    w = next(f, at + 10);
+    assert_int_equal(w.action, BC_FRONTIER_WAIT);
+    assert_int_equal(blocked, w.wait_until_ms);
+    bc_frontier_free(f);
+}
+
 static void test_bad_arguments(void **state)
 {
     (void)state;
@@ -3840,6 +3880,7 @@ int main(void)
         cmocka_unit_test(test_referrer_nomem),
         cmocka_unit_test(test_referrer_given),
         cmocka_unit_test(test_hosts_iteration),
+        cmocka_unit_test(test_hosts_next_contact),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_allocation_failure),
         cmocka_unit_test(test_robots_redirect_nomem),

@@ -49,6 +49,10 @@ static void test_routes(void **state)
         assert_int_equal(route(right, t[i].path), t[i].r);
         assert_int_equal(route(wrong, t[i].path), LISTEN_BAD_METHOD);
         assert_int_equal(route("PUT", t[i].path), LISTEN_BAD_METHOD);
+        /* Allow names the route's methods, not the refused one's
+         * opposite: PUT /metrics is "GET, HEAD", not "POST". */
+        assert_string_equal(listen_allow_of(t[i].path),
+                            t[i].post ? "POST" : "GET, HEAD");
         assert_int_equal(listen_route_is_control(t[i].r), t[i].post);
         if (!t[i].post)
             assert_int_equal(route("HEAD", t[i].path), t[i].r);

@@ -705,9 +705,12 @@ struct bc_crawler_host {
     uint64_t down_lost;
     uint64_t exhausted;
     /* Politeness (bc_frontier_host_info): its robots.txt Crawl-delay (0:
-     * none) and the delay between two requests to it. */
+     * none), the delay between two requests to it, and when a request
+     * to it may start next (next_contact_ms, the crawler's clock:
+     * bc_mono_ms()). */
     uint64_t crawl_delay_ms;
     uint64_t delay_ms;
+    uint64_t next_contact_ms;
 };
 
 /*

@@ -847,6 +847,10 @@ struct bc_frontier_host_info {
      * slow response, a 429 or 503 can make one wait longer). */
     uint64_t crawl_delay_ms;
     uint64_t delay_ms;
+    /* When a request to it may start next (the clock of the now
+     * arguments): the later of its spacing's next slot (a request's start
+     * plus the delay) and the end of a 429 or 503's block. */
+    uint64_t next_contact_ms;
 };
 
 /*
