@@ -24,7 +24,7 @@
  *
  * The crawl's data is never read by a server thread: whatever a response
  * holds was formatted by the loop. tests/tsan_listen.sh checks it under
- * ThreadSanitizer (run by hand: it is not part of scripts/test.sh).
+ * ThreadSanitizer (ctest's e2e_listen_tsan).
  *
  * BOUNDS. Connections (LISTEN_CONNECTIONS at once, LISTEN_CONNECTIONS / 4
  * per client address), a connection's memory (its request line and headers:
