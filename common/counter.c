@@ -11,7 +11,7 @@ static const unsigned char *at(const struct bc_counter *c, const void *stats,
     return (const unsigned char *)stats + c->offset + i * size;
 }
 
-static size_t type_size(enum bc_counter_type t)
+size_t bc_counter_type_size(enum bc_counter_type t)
 {
     switch (t) {
     case BC_COUNTER_U64:
@@ -27,7 +27,7 @@ static size_t type_size(enum bc_counter_type t)
     case BC_COUNTER_DOUBLE:
         return sizeof(double);
     }
-    return 1;
+    return 0;
 }
 
 /* A value as read: unsigned, signed or floating. */
@@ -40,7 +40,7 @@ struct raw {
 
 static struct raw load(const struct bc_counter *c, const void *stats, size_t i)
 {
-    const unsigned char *p = at(c, stats, i, type_size(c->type));
+    const unsigned char *p = at(c, stats, i, bc_counter_type_size(c->type));
     struct raw r = {RAW_UNSIGNED, 0, 0, 0.0};
     switch (c->type) {
     case BC_COUNTER_U64:
@@ -117,7 +117,7 @@ void bc_counter_set(const struct bc_counter *c, void *stats, size_t i,
                     uint64_t v)
 {
     unsigned char *p =
-        (unsigned char *)stats + c->offset + i * type_size(c->type);
+        (unsigned char *)stats + c->offset + i * bc_counter_type_size(c->type);
     switch (c->type) {
     case BC_COUNTER_U64:
         memcpy(p, &v, sizeof(v));

@@ -54,25 +54,6 @@ static bool fragment_ok(const char *s)
     return true;
 }
 
-static size_t type_size(enum bc_counter_type t)
-{
-    switch (t) {
-    case BC_COUNTER_U64:
-        return sizeof(uint64_t);
-    case BC_COUNTER_SIZE:
-        return sizeof(size_t);
-    case BC_COUNTER_UINT:
-        return sizeof(unsigned);
-    case BC_COUNTER_INT:
-        return sizeof(int);
-    case BC_COUNTER_BOOL:
-        return sizeof(bool);
-    case BC_COUNTER_DOUBLE:
-        return sizeof(double);
-    }
-    return 0;
-}
-
 /* Is the 8-byte word at offset w of group's stats struct one a table
  * leaves out: a configuration, not a count (seen: the tier-1 kind, the
  * filter's layout, the window's kind, the hash seed), or another table's
@@ -140,7 +121,7 @@ static void test_tables_sound(void **state)
             /* A TOTAL is saved and restored as an integer. */
             if (c->kind == BC_COUNTER_TOTAL)
                 assert_int_equal(c->type, BC_COUNTER_U64);
-            size_t size = type_size(c->type);
+            size_t size = bc_counter_type_size(c->type);
             assert_true(size > 0);
             assert_true(c->count >= 1);
             assert_int_equal(c->offset % size, 0); /* aligned */

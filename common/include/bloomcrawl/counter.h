@@ -121,6 +121,10 @@ void bc_counter_set(const struct bc_counter *c, void *stats, size_t i,
 bool bc_counter_key(const struct bc_counter *c, const char *group, size_t i,
                     char *buf, size_t size);
 
+/* The size in bytes of a value of type t (sizeof(uint64_t), ...), 0 for a
+ * value outside the enum. */
+size_t bc_counter_type_size(enum bc_counter_type t);
+
 /* Names of the kinds: "total", "run_total", "gauge". */
 const char *bc_counter_kind_name(enum bc_counter_kind kind);
 
