@@ -12,7 +12,7 @@ want_build=(build-essential cmake pkg-config python3
     libicu-dev libpsl-dev libsqlite3-dev zlib1g-dev libssl-dev libxml2-dev
     libhiredis-dev libmicrohttpd-dev)
 want_test=(clang-format libcmocka-dev curl python3-cffi python3-pytest
-    python3-venv
+    python3-venv python3-scrapy
     postgresql-doc-15 python3.11-doc nodejs npm groff-base man-db
     redis-server prometheus chromium)
 # (the two manuals are corpora of the parse5 differential test, diff_parse5,
@@ -22,8 +22,9 @@ want_test=(clang-format libcmocka-dev curl python3-cffi python3-pytest
 # e2e_listen_prometheus starts prometheus and runs promtool; crawl --listen
 # serves with libmicrohttpd; e2e_status_page renders its page in headless
 # chromium; python3-cffi builds the Python package, python3-pytest runs
-# its tests, python_bloomcrawl, and python3-venv the venv of
-# python_pip_install)
+# its tests, python_bloomcrawl, python3-scrapy the Scrapy components' tests
+# (Debian's Scrapy 2.8; they skip without it), and python3-venv the venv
+# of python_pip_install)
 # Nice to have: the fuzzers need clang and its runtime; e2e_warc serves the
 # manual with nginx's gzip (else python3 -m http.server, no gzip). Tests
 # skip or fall back without them.
