@@ -4002,7 +4002,13 @@ static void test_add_request_unfiltered(void **state)
     assert_int_equal(add_req(f, &req, BC_OK), BC_ADMIT_HOST_BUDGET);
 
     /* The seen URL comes back with its payload, then again without. */
+    size_t in_flight = 9;
+    assert_int_equal(bc_frontier_queued(f, &in_flight), 3);
+    assert_int_equal(in_flight, 0);
     j = expect_fetch(f, 0, "http://a.test/");
+    assert_int_equal(bc_frontier_queued(f, &in_flight), 2);
+    assert_int_equal(in_flight, 1);
+    assert_int_equal(bc_frontier_queued(f, NULL), 2);
     assert_int_equal(j.depth, 1);
     expect_payload(&j, p1, sizeof(p1));
     done(f, &j, 0, 200, 1, 0);
@@ -4016,6 +4022,9 @@ static void test_add_request_unfiltered(void **state)
     bc_frontier_stats(f, 0, &s);
     assert_int_equal(s.admitted, 4);
     assert_int_equal(s.reasons[BC_ADMIT_DUPLICATE], 2);
+    assert_int_equal(bc_frontier_queued(f, &in_flight), 0);
+    assert_int_equal(in_flight, 0);
+    assert_int_equal(bc_frontier_queued(NULL, &in_flight), 0);
     bc_frontier_free(f);
 }
 

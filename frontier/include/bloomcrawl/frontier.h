@@ -964,6 +964,14 @@ enum bc_status bc_frontier_restore_scope(struct bc_frontier *frontier,
 void bc_frontier_counters(const struct bc_frontier *frontier,
                           struct bc_frontier_stats *out);
 
+/* The gauges queued and in_flight of bc_frontier_stats() (URLs waiting in
+ * host queues, in memory or in a store; FETCH and FETCH_ROBOTS jobs not
+ * done) without its O(hosts) walk, for a caller that asks on every turn
+ * (a scheduler's "anything pending?"); in_flight may be NULL. 0 for a
+ * NULL frontier. O(1). */
+size_t bc_frontier_queued(const struct bc_frontier *frontier,
+                          size_t *in_flight);
+
 #ifdef __cplusplus
 }
 #endif
