@@ -348,6 +348,40 @@ def test_now_ms_and_threads():
     assert f.done(job, 200) is False
 
 
+def test_threads_share_a_state_frontier(tmp_path):
+    # Each object holds a lock (the state's and its frontier's is one):
+    # threads adding, fetching and committing at once take turns.
+    import threading
+    st = CrawlState(tmp_path / "s")
+    f = st.frontier(obey_robots=False, min_delay=0.0, expected=10_000,
+                    per_host=1000)
+    fetched = []
+    errors = []
+
+    def work(k):
+        try:
+            for i in range(300):
+                f.add("http://t%d.test/%d" % (k, i), payload=b"%d" % i)
+                job = f.next(0)
+                if job.action == "fetch":
+                    f.done(job, 200, now_ms=0)
+                    fetched.append(job.url)
+                if i % 50 == 0:
+                    st.commit()
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    fetched += [u for u, _ in drain(f)]
+    assert len(fetched) == len(set(fetched)) == 1200
+    st.close()
+
+
 # --- CrawlState -----------------------------------------------------------
 
 FR = dict(obey_robots=False, min_delay=0.0, expected=10_000, per_host=8)
