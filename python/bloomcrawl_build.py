@@ -249,7 +249,8 @@ enum bc_status bc_frontier_robots_done(struct bc_frontier *frontier,
                                        size_t location_len, uint64_t now_ms);
 enum bc_status bc_frontier_add_sitemap(
     struct bc_frontier *frontier, const struct bc_frontier_job *job,
-    const char *href, size_t href_len, enum bc_frontier_sitemap_reason *reason);
+    const char *href, size_t href_len,
+    enum bc_frontier_sitemap_reason *reason);
 enum bc_status bc_frontier_add_from_sitemap(struct bc_frontier *frontier,
                                             const struct bc_frontier_job *job,
                                             const char *href, size_t href_len,
