@@ -495,6 +495,17 @@ def test_state_failed_page_is_not_refetched(tmp_path):
         assert st.info()["queued"] == 0
         f = st.frontier(max_retries=0, **FR)
         assert f.next(0).action == "done"
+    # Recorded as given up to a transient fault (page_failed: the state's
+    # table of those, which crawl --retry-failed queues again), the other
+    # as done only.
+    import sqlite3
+    db = sqlite3.connect("file:%s/crawl.db?mode=ro" % d, uri=True)
+    try:
+        rows = db.execute("SELECT u.url FROM failed f JOIN urls u"
+                          " ON u.seq = f.seq").fetchall()
+    finally:
+        db.close()
+    assert rows == [("http://a.test/t",)]
 
 
 def test_state_locked(tmp_path):
