@@ -1267,6 +1267,13 @@ void bc_frontier_stats(const struct bc_frontier *f, uint64_t now,
     *out = s;
 }
 
+size_t bc_frontier_queued(const struct bc_frontier *f, size_t *in_flight)
+{
+    if (in_flight)
+        *in_flight = f ? f->in_flight : 0;
+    return f ? f->queued : 0;
+}
+
 size_t bc_frontier_given_up_hosts(const struct bc_frontier *f,
                                   void (*fn)(void *ctx, const char *origin,
                                              size_t origin_len, uint64_t lost),

@@ -2,10 +2,11 @@
  * frontier_admit.c - admission: which discovered URL enters the frontier.
  *
  * THE JOB
- * Every link a crawler finds comes through here (bc_frontier_add() and
- * its siblings, which differ only in what travels with the URL: depth,
- * redirect hops, referrer). The answer is one enum bc_frontier_reason:
- * queued, or the first check the URL failed. Most links are refused
+ * Every link a crawler finds comes through here: bc_frontier_add_request()
+ * and its shorthands (bc_frontier_add() and its siblings, which differ
+ * only in what travels with the URL: depth, redirect hops, referrer,
+ * payload; whether it is a seed, or unfiltered). The answer is one enum
+ * bc_frontier_reason: queued, or the first check the URL failed. Most links are refused
  * (duplicates, out of scope), so the order of the checks is the cost of
  * a crawl, and what is refused must not leave a trace.
  *
@@ -330,9 +331,11 @@ static enum bc_frontier_reason admit_host_checks(const struct bc_frontier *f,
 }
 
 /* The seen-test on the URL's seen-key: BC_ADMIT_QUEUED for a new one (now
- * added), else why not. It cannot be undone: it comes last. */
-static enum bc_frontier_reason admit_seen(struct bc_frontier *f,
-                                          const struct bc_url *u)
+ * added), else why not; unfiltered (bc_frontier_request): the key is
+ * added all the same and its verdict ignored. It cannot be undone: it
+ * comes last. */
+static enum bc_frontier_reason
+admit_seen(struct bc_frontier *f, const struct bc_url *u, bool unfiltered)
 {
     size_t key_len;
     enum bc_status st = bc_url_seen_key(u, &f->cfg.url_policy, f->key_buf,
@@ -343,6 +346,8 @@ static enum bc_frontier_reason admit_seen(struct bc_frontier *f,
     st = bc_seen_test_and_add(f->seen, f->key_buf, key_len, &v);
     if (st != BC_OK && st != BC_ERR_NOMEM) /* NOMEM: verdict still valid */
         return BC_ADMIT_NOMEM;
+    if (unfiltered)
+        return BC_ADMIT_QUEUED;
     if (v == BC_SEEN_DUPLICATE)
         return BC_ADMIT_DUPLICATE;
     if (v == BC_SEEN_PROBABLY_SEEN)
@@ -385,11 +390,10 @@ admit_enqueue(struct bc_frontier *f, struct host *h, const struct bc_url *u,
 
 /* The ladder of ADMISSION (above): each rung returns BC_ADMIT_QUEUED to
  * go on, or the reason the URL stops there. */
-static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
-                                     size_t href_len, const char *base,
-                                     size_t base_len,
-                                     const struct entry_meta *m, bool seed,
-                                     enum bc_status *url_status)
+static enum bc_frontier_reason
+admit(struct bc_frontier *f, const char *href, size_t href_len,
+      const char *base, size_t base_len, const struct entry_meta *m, bool seed,
+      bool unfiltered, enum bc_status *url_status)
 {
     struct bc_url u;
     enum bc_frontier_reason r =
@@ -429,7 +433,7 @@ static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
     if (to_memory && m->payload_len > 0 &&
         !(pl = bc_fr_payload_new(m->payload, m->payload_len)))
         return BC_ADMIT_NOMEM;
-    r = admit_seen(f, &u);
+    r = admit_seen(f, &u, unfiltered);
     if (r != BC_ADMIT_QUEUED) {
         free(pl);
         return r;
@@ -440,7 +444,8 @@ static enum bc_frontier_reason admit(struct bc_frontier *f, const char *href,
 enum bc_status bc_fr_add_common(struct bc_frontier *f, const char *href,
                                 size_t href_len, const char *base,
                                 size_t base_len, const struct entry_meta *m,
-                                bool seed, enum bc_frontier_reason *reason,
+                                bool seed, bool unfiltered,
+                                enum bc_frontier_reason *reason,
                                 enum bc_status *url_status)
 {
     if (!f || !reason || (!href && href_len > 0) || (!base && base_len > 0))
@@ -450,8 +455,8 @@ enum bc_status bc_fr_add_common(struct bc_frontier *f, const char *href,
         return f->store_status;
     }
     enum bc_status ust;
-    enum bc_frontier_reason r =
-        admit(f, href ? href : "", href_len, base, base_len, m, seed, &ust);
+    enum bc_frontier_reason r = admit(f, href ? href : "", href_len, base,
+                                      base_len, m, seed, unfiltered, &ust);
     f->totals.added++;
     f->totals.reasons[r]++;
     if (r == BC_ADMIT_QUEUED)
@@ -464,15 +469,42 @@ enum bc_status bc_fr_add_common(struct bc_frontier *f, const char *href,
     return r == BC_ADMIT_NOMEM ? BC_ERR_NOMEM : BC_OK;
 }
 
+/* The one admission call: the add calls below are its wrappers. */
+enum bc_status bc_frontier_add_request(struct bc_frontier *f,
+                                       const struct bc_frontier_request *req,
+                                       enum bc_frontier_reason *reason,
+                                       enum bc_status *url_status)
+{
+    if (!f || !req || !reason || (!req->payload && req->payload_len > 0) ||
+        (!req->referrer && req->referrer_len > 0) ||
+        req->referrer_len > f->cfg.max_url_len)
+        return BC_ERR_INVALID_ARG;
+    if (req->payload_len > f->cfg.max_payload) {
+        *reason = BC_ADMIT_TOO_LONG;
+        return BC_ERR_TOO_LARGE;
+    }
+    struct entry_meta m = {req->depth,   req->redirects,   0,   0, NULL,
+                           req->payload, req->payload_len, NULL};
+    if (!bc_fr_text_referrer(f, req->referrer, req->referrer_len, &m, reason))
+        return BC_ERR_NOMEM;
+    return bc_fr_add_common(f, req->href, req->href_len, req->base,
+                            req->base_len, &m, req->seed, req->unfiltered,
+                            reason, url_status);
+}
+
 enum bc_status bc_frontier_add(struct bc_frontier *f, const char *href,
                                size_t href_len, const char *base,
                                size_t base_len, unsigned depth,
                                enum bc_frontier_reason *reason,
                                enum bc_status *url_status)
 {
-    struct entry_meta m = {depth, 0, 0, 0, NULL, NULL, 0, NULL};
-    return bc_fr_add_common(f, href, href_len, base, base_len, &m, false,
-                            reason, url_status);
+    struct bc_frontier_request req = {0};
+    req.href = href;
+    req.href_len = href_len;
+    req.base = base;
+    req.base_len = base_len;
+    req.depth = depth;
+    return bc_frontier_add_request(f, &req, reason, url_status);
 }
 
 enum bc_status bc_frontier_add_payload(struct bc_frontier *f, const char *href,
@@ -482,15 +514,15 @@ enum bc_status bc_frontier_add_payload(struct bc_frontier *f, const char *href,
                                        enum bc_frontier_reason *reason,
                                        enum bc_status *url_status)
 {
-    if (!f || !reason || (!payload && payload_len > 0))
-        return BC_ERR_INVALID_ARG;
-    if (payload_len > f->cfg.max_payload) {
-        *reason = BC_ADMIT_TOO_LONG;
-        return BC_ERR_TOO_LARGE;
-    }
-    struct entry_meta m = {depth, 0, 0, 0, NULL, payload, payload_len, NULL};
-    return bc_fr_add_common(f, href, href_len, base, base_len, &m, false,
-                            reason, url_status);
+    struct bc_frontier_request req = {0};
+    req.href = href;
+    req.href_len = href_len;
+    req.base = base;
+    req.base_len = base_len;
+    req.depth = depth;
+    req.payload = payload;
+    req.payload_len = payload_len;
+    return bc_frontier_add_request(f, &req, reason, url_status);
 }
 
 /* The referrer that the URLs admitted from a FETCH job's page share: its
@@ -539,7 +571,7 @@ enum bc_status bc_frontier_add_link(struct bc_frontier *f,
         if (st != BC_OK)
             return st;
     }
-    return bc_fr_add_common(f, href, href_len, base, base_len, &m, false,
+    return bc_fr_add_common(f, href, href_len, base, base_len, &m, false, false,
                             reason, url_status);
 }
 
@@ -561,7 +593,7 @@ enum bc_status bc_frontier_add_redirect(struct bc_frontier *f,
             return st;
     }
     return bc_fr_add_common(f, location, location_len, base, base_len, &m,
-                            false, reason, url_status);
+                            false, false, reason, url_status);
 }
 
 /* The shared referrer for a referrer given as text (NULL: none): the
@@ -597,14 +629,15 @@ enum bc_status bc_frontier_add_with_referrer(
     size_t base_len, unsigned depth, const char *referrer, size_t referrer_len,
     enum bc_frontier_reason *reason, enum bc_status *url_status)
 {
-    if (!f || !reason || (!referrer && referrer_len > 0) ||
-        referrer_len > f->cfg.max_url_len)
-        return BC_ERR_INVALID_ARG;
-    struct entry_meta m = {depth, 0, 0, 0, NULL, NULL, 0, NULL};
-    if (!bc_fr_text_referrer(f, referrer, referrer_len, &m, reason))
-        return BC_ERR_NOMEM;
-    return bc_fr_add_common(f, href, href_len, base, base_len, &m, false,
-                            reason, url_status);
+    struct bc_frontier_request req = {0};
+    req.href = href;
+    req.href_len = href_len;
+    req.base = base;
+    req.base_len = base_len;
+    req.depth = depth;
+    req.referrer = referrer;
+    req.referrer_len = referrer_len;
+    return bc_frontier_add_request(f, &req, reason, url_status);
 }
 
 enum bc_status bc_frontier_add_routed(struct bc_frontier *f, const char *url,
@@ -614,20 +647,23 @@ enum bc_status bc_frontier_add_routed(struct bc_frontier *f, const char *url,
                                       enum bc_frontier_reason *reason,
                                       enum bc_status *url_status)
 {
-    if (!f || !reason || (!referrer && referrer_len > 0) ||
-        referrer_len > f->cfg.max_url_len)
-        return BC_ERR_INVALID_ARG;
-    struct entry_meta m = {depth, redirects, 0, 0, NULL, NULL, 0, NULL};
-    if (!bc_fr_text_referrer(f, referrer, referrer_len, &m, reason))
-        return BC_ERR_NOMEM;
-    return bc_fr_add_common(f, url, len, NULL, 0, &m, false, reason,
-                            url_status);
+    struct bc_frontier_request req = {0};
+    req.href = url;
+    req.href_len = len;
+    req.depth = depth;
+    req.redirects = redirects;
+    req.referrer = referrer;
+    req.referrer_len = referrer_len;
+    return bc_frontier_add_request(f, &req, reason, url_status);
 }
 
 enum bc_status bc_frontier_add_seed(struct bc_frontier *f, const char *url,
                                     size_t len, enum bc_frontier_reason *reason,
                                     enum bc_status *url_status)
 {
-    struct entry_meta m = {0, 0, 0, 0, NULL, NULL, 0, NULL};
-    return bc_fr_add_common(f, url, len, NULL, 0, &m, true, reason, url_status);
+    struct bc_frontier_request req = {0};
+    req.href = url;
+    req.href_len = len;
+    req.seed = true;
+    return bc_frontier_add_request(f, &req, reason, url_status);
 }

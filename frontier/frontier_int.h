@@ -321,7 +321,8 @@ bool bc_fr_in_scope(const struct bc_frontier *f, const struct bc_url *u);
 enum bc_status bc_fr_add_common(struct bc_frontier *f, const char *href,
                                 size_t href_len, const char *base,
                                 size_t base_len, const struct entry_meta *m,
-                                bool seed, enum bc_frontier_reason *reason,
+                                bool seed, bool unfiltered,
+                                enum bc_frontier_reason *reason,
                                 enum bc_status *url_status);
 bool bc_fr_text_referrer(struct bc_frontier *f, const char *referrer,
                          size_t referrer_len, struct entry_meta *m,

@@ -373,7 +373,7 @@ enum bc_status bc_frontier_add_from_sitemap(struct bc_frontier *f,
     }
     enum bc_status st =
         bc_fr_add_common(f, href, href_len, job->url, job->url_len, &m, false,
-                         reason, url_status);
+                         false, reason, url_status);
     if (f)
         f->admit_prefix = NULL;
     return st;

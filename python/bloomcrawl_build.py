@@ -7,23 +7,26 @@ comes from the headers, never from a copy typed here (a field declared
 below with "...;" has its offset taken from the compiler).
 
 The extension, bloomcrawl._native, is compiled together with the C
-sources of the modules it binds (common, dedup, frontier's url.c and
-robots.c, fetcher's links extractor), with the compiler's default flags
-for extensions (-fPIC, no sanitizer). Linking the project's static
-libraries instead does not work in two builds out of two: they are not
-position-independent (a shared object cannot take them), and
-scripts/test.sh builds them with ASan, which a plain python3 cannot
-load. Compiling the dozen files once more costs about 10 s of CPU time.
+sources of the modules it binds (common, dedup, the frontier, fetcher's
+links extractor, the crawl state crawler/state.c), with the compiler's
+default flags for extensions (-fPIC, no sanitizer). Linking the
+project's static libraries instead does not work in two builds out of
+two: they are not position-independent (a shared object cannot take
+them), and scripts/test.sh builds them with ASan, which a plain python3
+cannot load. Compiling the 25 files once more costs about 11 s of CPU
+time.
 
 Usage: bloomcrawl_build.py OUTDIR
   OUTDIR receives the package: OUTDIR/bloomcrawl/*.py and the extension;
-  PYTHONPATH=OUTDIR python3 -c 'import bloomcrawl' then works. The one
-  generated header the sources need (html_entities.h) is generated into
-  OUTDIR/tmp by fetcher/gen_entities.py, as the CMake build does.
+  PYTHONPATH=OUTDIR python3 -c 'import bloomcrawl' then works. The
+  generated headers the sources need (html_entities.h, by
+  fetcher/gen_entities.py; bloomcrawl/version.h, from its template) are
+  generated into OUTDIR/tmp, as the CMake build does.
 CMake runs it (target bloomcrawl_python, python/CMakeLists.txt). setup.py
 reads its ffibuilder instead (pip install --no-build-isolation ./python).
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -41,12 +44,19 @@ SOURCES = [
     "dedup/seen.c", "dedup/seen_counters.c", "dedup/window.c",
     "frontier/url.c", "frontier/robots.c",
     "fetcher/links.c", "fetcher/html_tokenizer.c",
+    # frontier and crawl state
+    "frontier/frontier.c", "frontier/frontier_admit.c",
+    "frontier/frontier_counters.c", "frontier/frontier_robots.c",
+    "frontier/frontier_sitemap.c", "frontier/frontier_store.c",
+    "crawler/state.c",
 ]
 INCLUDES = [
     "common/include", "common/internal", "dedup/include", "dedup",
     "frontier/include", "frontier", "fetcher/include", "fetcher",
+    "crawler/include", "crawler",
 ]
 PKGS = ["libxxhash", "icu-uc"]
+PKGS += ["libpsl", "sqlite3"]  # frontier and crawl state
 
 # The declarations the bindings call. Structs end in "...;" and enums in
 # "...": cffi asks the compiler for the real layout and values.
@@ -151,6 +161,156 @@ bool bc_robots_crawl_delay(const struct bc_robots *robots, uint64_t *ms);
 enum bc_status bcpy_links(const char *html, size_t len, const char *doc,
                           size_t doc_len, char **out, size_t *out_len);
 void bcpy_free(void *p);
+
+"""
+
+# frontier and crawl state
+CDEF += """
+uint64_t bc_mono_ms(void);
+
+enum bc_counter_type { BC_COUNTER_U64, BC_COUNTER_DOUBLE, ... };
+struct bc_counter {
+    const char *name; enum bc_counter_type type; size_t count;
+    const char *(*label_value)(size_t i); ...;
+};
+uint64_t bc_counter_u64(const struct bc_counter *c, const void *stats,
+                        size_t i);
+
+enum bc_frontier_scope { BC_SCOPE_HOST, BC_SCOPE_DOMAIN, BC_SCOPE_ANY, ... };
+enum bc_frontier_reason { BC_ADMIT_QUEUED, BC_ADMIT_REASON_COUNT, ... };
+enum bc_frontier_action { BC_FRONTIER_FETCH, BC_FRONTIER_FETCH_ROBOTS,
+                          BC_FRONTIER_DROP, BC_FRONTIER_WAIT,
+                          BC_FRONTIER_DONE, BC_FRONTIER_FETCH_SITEMAP, ... };
+enum bc_fault { BC_FAULT_NONE, BC_FAULT_PERMANENT, BC_FAULT_TRANSIENT,
+                BC_FAULT_LOCAL, ... };
+enum bc_frontier_sitemap_reason { BC_FRONTIER_SITEMAP_QUEUED,
+                                  BC_FRONTIER_SITEMAP_REASON_COUNT, ... };
+#define BC_FRONTIER_MAX_PAYLOAD ...
+#define BC_FRONTIER_MAX_URL_LEN ...
+struct bc_frontier_config {
+    const char *user_agent; unsigned per_host_concurrency;
+    uint64_t min_delay_ms; uint64_t max_crawl_delay_ms; unsigned max_retries;
+    uint64_t retry_delay_ms; bool obey_robots; enum bc_frontier_scope scope;
+    unsigned max_depth; unsigned max_redirects; size_t max_payload;
+    uint64_t host_budget; size_t queue_capacity;
+    const char *const *include; size_t include_count;
+    const char *const *exclude; size_t exclude_count; bool sitemaps;
+    struct bc_seen_config seen; ...;
+};
+struct bc_frontier;
+struct bc_frontier_request {
+    const char *href; size_t href_len; const char *base; size_t base_len;
+    unsigned depth; unsigned redirects;
+    const char *referrer; size_t referrer_len;
+    const void *payload; size_t payload_len; bool seed; bool unfiltered; ...;
+};
+struct bc_frontier_job {
+    enum bc_frontier_action action; const char *url; size_t url_len;
+    unsigned depth; unsigned redirects; unsigned retries;
+    enum bc_frontier_reason reason; uint64_t wait_until_ms; uint64_t id;
+    const char *referrer; size_t referrer_len;
+    const void *payload; size_t payload_len;
+    const char *origin; size_t origin_len;
+    const char *scope; size_t scope_len; unsigned level;
+    bool requeued; uint64_t retry_at_ms; ...;
+};
+struct bc_frontier_outcome {
+    int http_status; uint64_t response_ms; uint64_t retry_after_ms;
+    enum bc_fault fault; ...;
+};
+struct bc_frontier_stats { size_t queued; ...; };
+void bc_frontier_config_init(struct bc_frontier_config *config);
+enum bc_status bc_frontier_create(const struct bc_frontier_config *config,
+                                  struct bc_frontier **out);
+void bc_frontier_free(struct bc_frontier *frontier);
+enum bc_status bc_frontier_add_request(struct bc_frontier *frontier,
+                                       const struct bc_frontier_request *req,
+                                       enum bc_frontier_reason *reason,
+                                       enum bc_status *url_status);
+const char *bc_frontier_last_url(const struct bc_frontier *frontier,
+                                 size_t *len);
+const char *bc_frontier_reason_name(enum bc_frontier_reason reason);
+const char *bc_fault_name(enum bc_fault fault);
+const char *
+bc_frontier_sitemap_reason_name(enum bc_frontier_sitemap_reason reason);
+enum bc_status bc_frontier_next(struct bc_frontier *frontier, uint64_t now_ms,
+                                struct bc_frontier_job *job);
+enum bc_status bc_frontier_done(struct bc_frontier *frontier,
+                                struct bc_frontier_job *job,
+                                const struct bc_frontier_outcome *outcome,
+                                uint64_t now_ms);
+enum bc_status bc_frontier_giveback(struct bc_frontier *frontier,
+                                    struct bc_frontier_job *job,
+                                    uint64_t now_ms);
+enum bc_status bc_frontier_robots_done(struct bc_frontier *frontier,
+                                       struct bc_frontier_job *job,
+                                       int http_status, const void *body,
+                                       size_t len, const char *location,
+                                       size_t location_len, uint64_t now_ms);
+enum bc_status bc_frontier_add_sitemap(
+    struct bc_frontier *frontier, const struct bc_frontier_job *job,
+    const char *href, size_t href_len,
+    enum bc_frontier_sitemap_reason *reason);
+enum bc_status bc_frontier_add_from_sitemap(struct bc_frontier *frontier,
+                                            const struct bc_frontier_job *job,
+                                            const char *href, size_t href_len,
+                                            enum bc_frontier_reason *reason,
+                                            enum bc_status *url_status);
+enum bc_status bc_frontier_sitemap_done(struct bc_frontier *frontier,
+                                        struct bc_frontier_job *job,
+                                        const struct bc_frontier_outcome *o,
+                                        uint64_t now_ms);
+void bc_frontier_stats(const struct bc_frontier *frontier, uint64_t now_ms,
+                       struct bc_frontier_stats *out);
+const struct bc_counter *bc_frontier_counter_table(size_t *n);
+size_t bc_frontier_queued(const struct bc_frontier *frontier,
+                          size_t *in_flight);
+enum bc_status bc_frontier_set_host_delay(struct bc_frontier *frontier,
+                                          const char *origin, size_t len,
+                                          uint64_t delay_ms,
+                                          uint64_t *effective_ms);
+
+struct bc_crawl_state;
+struct bc_crawl_state_option { const char *name; const char *value; };
+struct bc_crawl_state_error {
+    char text[512]; char option[64]; char was[256]; char now[256]; long pid;
+    ...;
+};
+struct bc_crawl_state_info {
+    bool resumed; uint64_t runs; uint64_t refetched_now; uint64_t refetched;
+    uint64_t queued; uint64_t journal; uint64_t snapshot_pos;
+    uint64_t elapsed_before_ms; ...;
+};
+enum bc_status bc_crawl_state_open(const char *dir,
+                                   const struct bc_crawl_state_option *fixed,
+                                   size_t count, struct bc_crawl_state **out,
+                                   struct bc_crawl_state_error *err);
+void bc_crawl_state_close(struct bc_crawl_state *state);
+const char *bc_crawl_state_errmsg(const struct bc_crawl_state *state);
+void bc_crawl_state_info(const struct bc_crawl_state *state,
+                         struct bc_crawl_state_info *out);
+enum bc_status bc_crawl_state_pin(struct bc_crawl_state *state,
+                                  const struct bc_crawl_state_option *pins,
+                                  size_t n, struct bc_crawl_state_error *err);
+enum bc_status bc_crawl_state_frontier(struct bc_crawl_state *state,
+                                       const struct bc_frontier_config *config,
+                                       size_t window, uint64_t now_ms,
+                                       struct bc_frontier **out);
+enum bc_status bc_crawl_state_add_seed(struct bc_crawl_state *state,
+                                       const char *url, size_t len);
+enum bc_status bc_crawl_state_page_done(struct bc_crawl_state *state,
+                                        uint64_t id);
+enum bc_status bc_crawl_state_page_failed(struct bc_crawl_state *state,
+                                          uint64_t id);
+enum bc_status bc_crawl_state_counter_set(struct bc_crawl_state *state,
+                                          const char *name, uint64_t value);
+uint64_t bc_crawl_state_counter_get(const struct bc_crawl_state *state,
+                                    const char *name);
+bool bc_crawl_state_pending(const struct bc_crawl_state *state);
+enum bc_status bc_crawl_state_commit(struct bc_crawl_state *state,
+                                     const struct bc_frontier *frontier);
+enum bc_status bc_crawl_state_snapshot(struct bc_crawl_state *state,
+                                       struct bc_frontier *frontier);
 """
 
 # C compiled into the extension beside the declarations' headers: the
@@ -331,7 +491,34 @@ static void bcpy_free(void *p)
 {
     free(p);
 }
+
+/* frontier and crawl state (the state's private doors: docs/DESIGN.md 16) */
+#include "bc_clock.h"
+#include "bloomcrawl/counter.h"
+#include "bloomcrawl/frontier.h"
+#include "bloomcrawl/crawl_state.h"
+#include "state_int.h"
 """
+
+
+def write_version_h(generated):
+    """bloomcrawl/version.h (frontier.c includes it) from its template,
+    with the version of project(... VERSION x.y.z), as CMake's
+    configure_file() makes it."""
+    with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
+        version = re.search(r"project\(bloomcrawl VERSION ([0-9]+)\.([0-9]+)"
+                            r"\.([0-9]+)", f.read()).groups()
+    with open(os.path.join(ROOT, "common", "include", "bloomcrawl",
+                           "version.h.in")) as f:
+        text = f.read()
+    for name, value in (("PROJECT_VERSION_MAJOR", version[0]),
+                        ("PROJECT_VERSION_MINOR", version[1]),
+                        ("PROJECT_VERSION_PATCH", version[2]),
+                        ("PROJECT_VERSION", ".".join(version))):
+        text = text.replace("@%s@" % name, value)
+    os.makedirs(os.path.join(generated, "bloomcrawl"), exist_ok=True)
+    with open(os.path.join(generated, "bloomcrawl", "version.h"), "w") as f:
+        f.write(text)
 
 
 def pkg_config(args):
@@ -372,6 +559,7 @@ def main(argv):
     subprocess.run([sys.executable,
                     os.path.join(ROOT, "fetcher", "gen_entities.py"),
                     os.path.join(generated, "html_entities.h")], check=True)
+    write_version_h(generated)
     ffi = make_builder([generated])
     ffi.compile(tmpdir=tmp, verbose=False,
                 target=os.path.join(out, "bloomcrawl",
@@ -392,4 +580,5 @@ else:
     subprocess.run([sys.executable,
                     os.path.join(ROOT, "fetcher", "gen_entities.py"),
                     os.path.join(_generated, "html_entities.h")], check=True)
+    write_version_h(_generated)
     ffibuilder = make_builder([_generated])

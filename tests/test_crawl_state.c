@@ -481,6 +481,63 @@ static void test_payload_kill(void **state)
     bc_crawl_state_close(s);
 }
 
+/* An unfiltered admission (bc_frontier_request.unfiltered, Scrapy's
+ * dont_filter) of a URL already journaled and fetched is a journal row of
+ * its own: committed, it survives a close and comes back queued, with its
+ * payload, in the rebuilt frontier; the resumed seen-test still says seen
+ * for a filtered add of it. */
+static void test_unfiltered_resume(void **state)
+{
+    (void)state;
+    static const unsigned char pl[] = {'d', 0, 'f', 0xff};
+    const char *d = new_dir();
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier *f = frontier_of(s);
+    assert_int_equal(add(f, "http://a.test/x"), BC_ADMIT_QUEUED);
+    struct bc_frontier_job j = fetch(f);
+    assert_string_equal(j.url, "http://a.test/x");
+    done(s, f, &j);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    assert_int_equal(bc_crawl_state_snapshot(s, f), BC_OK);
+    assert_int_equal(add(f, "http://a.test/x"), BC_ADMIT_DUPLICATE);
+    struct bc_frontier_request req = {0};
+    req.href = "http://a.test/x";
+    req.href_len = strlen(req.href);
+    req.depth = 2;
+    req.payload = pl;
+    req.payload_len = sizeof(pl);
+    req.unfiltered = true;
+    enum bc_frontier_reason r;
+    assert_int_equal(bc_frontier_add_request(f, &req, &r, NULL), BC_OK);
+    assert_int_equal(r, BC_ADMIT_QUEUED);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+
+    s = open_ok(d);
+    struct bc_crawl_state_info info;
+    bc_crawl_state_info(s, &info);
+    assert_true(info.resumed);
+    assert_int_equal(info.journal, 2);
+    assert_int_equal(info.queued, 1);
+    assert_int_equal(info.refetched_now, 0);
+    f = frontier_of(s);
+    j = fetch(f);
+    assert_string_equal(j.url, "http://a.test/x");
+    assert_int_equal(j.depth, 2);
+    assert_int_equal(j.payload_len, sizeof(pl));
+    assert_memory_equal(j.payload, pl, sizeof(pl));
+    done(s, f, &j);
+    assert_int_equal(bc_frontier_next(f, 0, &j), BC_OK);
+    assert_int_equal(j.action, BC_FRONTIER_DONE);
+    /* The exact tier starts empty on resume: the Bloom filter says it. */
+    r = add(f, "http://a.test/x");
+    assert_true(r == BC_ADMIT_DUPLICATE || r == BC_ADMIT_PROBABLY_SEEN);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+}
+
 /* A state made before urls.payload opens: the column is added, its rows
  * have no payload, and payloads queued from then on are kept. */
 static void test_payload_old_state(void **state)
@@ -1995,6 +2052,7 @@ int main(void)
         cmocka_unit_test(test_info_at_open),
         cmocka_unit_test(test_payload_kill),
         cmocka_unit_test(test_payload_old_state),
+        cmocka_unit_test(test_unfiltered_resume),
         cmocka_unit_test(test_sitemap_jobs_survive),
         cmocka_unit_test(test_config_mismatch),
         cmocka_unit_test(test_lock),

@@ -3846,6 +3846,188 @@ static void test_add_routed(void **state)
     bc_frontier_free(f);
 }
 
+/* bc_frontier_add_request() for req (the reason; its status asserted). */
+static enum bc_frontier_reason add_req(struct bc_frontier *f,
+                                       const struct bc_frontier_request *req,
+                                       enum bc_status want)
+{
+    enum bc_frontier_reason r = BC_ADMIT_QUEUED;
+    assert_int_equal(bc_frontier_add_request(f, req, &r, NULL), want);
+    return r;
+}
+
+static struct bc_frontier_request request(const char *url, unsigned depth)
+{
+    struct bc_frontier_request req = {0};
+    req.href = url;
+    req.href_len = strlen(url);
+    req.depth = depth;
+    return req;
+}
+
+/* A request carries what no shorthand can: a seed with a payload (the
+ * seed's host enters the scope), a routed URL with its hops, referrer and
+ * payload; a relative href against a base. Bad arguments are refused
+ * before anything is counted. */
+static void test_add_request_payload(void **state)
+{
+    (void)state;
+    static const unsigned char p1[] = {'s', 0, 'e', 'e', 'd', 0xfe};
+    static const unsigned char p2[] = {0, 0, 'r', 0};
+    struct bc_frontier_config c = defaults();
+    c.obey_robots = false;
+    c.min_delay_ms = 0;
+    c.scope = BC_SCOPE_HOST;
+    c.max_payload = 8;
+    struct bc_frontier *f = make(&c);
+
+    struct bc_frontier_request req = request("http://a.test/", 0);
+    req.seed = true;
+    req.payload = p1;
+    req.payload_len = sizeof(p1);
+    assert_int_equal(add_req(f, &req, BC_OK), BC_ADMIT_QUEUED);
+    /* Only the seed's host is in scope. */
+    req = request("http://b.test/", 1);
+    assert_int_equal(add_req(f, &req, BC_OK), BC_ADMIT_OUT_OF_SCOPE);
+    static const char ref[] = "http://elsewhere.test/page";
+    req = request("http://a.test/moved", 3);
+    req.redirects = 2;
+    req.referrer = ref;
+    req.referrer_len = strlen(ref);
+    req.payload = p2;
+    req.payload_len = sizeof(p2);
+    assert_int_equal(add_req(f, &req, BC_OK), BC_ADMIT_QUEUED);
+    req = request("rel", 1);
+    req.base = "http://a.test/dir/";
+    req.base_len = strlen(req.base);
+    assert_int_equal(add_req(f, &req, BC_OK), BC_ADMIT_QUEUED);
+
+    /* Refused before anything is counted. */
+    struct bc_frontier_stats before, after;
+    bc_frontier_stats(f, 0, &before);
+    enum bc_frontier_reason r;
+    assert_int_equal(bc_frontier_add_request(f, NULL, &r, NULL),
+                     BC_ERR_INVALID_ARG);
+    req = request("http://a.test/x", 1);
+    assert_int_equal(bc_frontier_add_request(NULL, &req, &r, NULL),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_frontier_add_request(f, &req, NULL, NULL),
+                     BC_ERR_INVALID_ARG);
+    req.payload_len = 1;
+    assert_int_equal(bc_frontier_add_request(f, &req, &r, NULL),
+                     BC_ERR_INVALID_ARG);
+    req.payload_len = 0;
+    req.referrer_len = 1;
+    assert_int_equal(bc_frontier_add_request(f, &req, &r, NULL),
+                     BC_ERR_INVALID_ARG);
+    req.referrer_len = 0;
+    req.href = NULL;
+    req.href_len = 3;
+    assert_int_equal(bc_frontier_add_request(f, &req, &r, NULL),
+                     BC_ERR_INVALID_ARG);
+    req = request("http://a.test/big", 1);
+    unsigned char big[9] = {0};
+    req.payload = big;
+    req.payload_len = sizeof(big);
+    assert_int_equal(add_req(f, &req, BC_ERR_TOO_LARGE), BC_ADMIT_TOO_LONG);
+    bc_frontier_stats(f, 0, &after);
+    assert_int_equal(after.added, before.added);
+    assert_int_equal(after.queued, before.queued);
+
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/");
+    assert_int_equal(j.depth, 0);
+    assert_null(j.referrer);
+    expect_payload(&j, p1, sizeof(p1));
+    done(f, &j, 0, 200, 1, 0);
+    j = expect_fetch(f, 0, "http://a.test/moved");
+    assert_int_equal(j.depth, 3);
+    assert_int_equal(j.redirects, 2);
+    assert_string_equal(j.referrer, ref);
+    expect_payload(&j, p2, sizeof(p2));
+    done(f, &j, 0, 200, 1, 0);
+    j = expect_fetch(f, 0, "http://a.test/dir/rel");
+    expect_payload(&j, NULL, 0);
+    done(f, &j, 0, 200, 1, 0);
+    assert_int_equal(next(f, 0).action, BC_FRONTIER_DONE);
+    bc_frontier_free(f);
+}
+
+/* An unfiltered request (Scrapy's dont_filter) queues a URL seen before,
+ * with its own payload, and enters the seen-test like any admission; it
+ * skips the seen-test's verdict only: robots.txt, scope, depth and the
+ * host budget still refuse it. */
+static void test_add_request_unfiltered(void **state)
+{
+    (void)state;
+    static const unsigned char p1[] = {'a', 0, 'g', 'a', 'i', 'n'};
+    struct bc_frontier_config c = defaults();
+    c.min_delay_ms = 0;
+    c.scope = BC_SCOPE_HOST;
+    c.max_depth = 2;
+    c.host_budget = 4;
+    struct bc_frontier *f = make(&c);
+    assert_int_equal(seed(f, "http://a.test/"), BC_ADMIT_QUEUED);
+    robots(f, 0, "http://a.test/robots.txt", 200,
+           "User-agent: *\nDisallow: /private\n");
+    struct bc_frontier_job j = expect_fetch(f, 0, "http://a.test/");
+    done(f, &j, 0, 200, 1, 0);
+
+    /* Seen before: refused filtered, queued unfiltered (budget: 2 of 4). */
+    struct bc_frontier_request req = request("http://a.test/", 1);
+    assert_int_equal(add_req(f, &req, BC_OK), BC_ADMIT_DUPLICATE);
+    req.unfiltered = true;
+    req.payload = p1;
+    req.payload_len = sizeof(p1);
+    assert_int_equal(add_req(f, &req, BC_OK), BC_ADMIT_QUEUED);
+    /* A new URL unfiltered enters the seen-test (budget: 3 of 4). */
+    req = request("http://a.test/new", 1);
+    req.unfiltered = true;
+    assert_int_equal(add_req(f, &req, BC_OK), BC_ADMIT_QUEUED);
+    req.unfiltered = false;
+    assert_int_equal(add_req(f, &req, BC_OK), BC_ADMIT_DUPLICATE);
+
+    /* Every other check still holds. */
+    req = request("http://a.test/private/x", 1);
+    req.unfiltered = true;
+    assert_int_equal(add_req(f, &req, BC_OK), BC_ADMIT_ROBOTS);
+    req = request("http://b.test/", 1);
+    req.unfiltered = true;
+    assert_int_equal(add_req(f, &req, BC_OK), BC_ADMIT_OUT_OF_SCOPE);
+    req = request("http://a.test/deep", 3);
+    req.unfiltered = true;
+    assert_int_equal(add_req(f, &req, BC_OK), BC_ADMIT_TOO_DEEP);
+    req = request("http://a.test/", 1);
+    req.unfiltered = true;
+    assert_int_equal(add_req(f, &req, BC_OK), BC_ADMIT_QUEUED); /* 4 of 4 */
+    assert_int_equal(add_req(f, &req, BC_OK), BC_ADMIT_HOST_BUDGET);
+
+    /* The seen URL comes back with its payload, then again without. */
+    size_t in_flight = 9;
+    assert_int_equal(bc_frontier_queued(f, &in_flight), 3);
+    assert_int_equal(in_flight, 0);
+    j = expect_fetch(f, 0, "http://a.test/");
+    assert_int_equal(bc_frontier_queued(f, &in_flight), 2);
+    assert_int_equal(in_flight, 1);
+    assert_int_equal(bc_frontier_queued(f, NULL), 2);
+    assert_int_equal(j.depth, 1);
+    expect_payload(&j, p1, sizeof(p1));
+    done(f, &j, 0, 200, 1, 0);
+    j = expect_fetch(f, 0, "http://a.test/new");
+    done(f, &j, 0, 200, 1, 0);
+    j = expect_fetch(f, 0, "http://a.test/");
+    expect_payload(&j, NULL, 0);
+    done(f, &j, 0, 200, 1, 0);
+    assert_int_equal(next(f, 0).action, BC_FRONTIER_DONE);
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 0, &s);
+    assert_int_equal(s.admitted, 4);
+    assert_int_equal(s.reasons[BC_ADMIT_DUPLICATE], 2);
+    assert_int_equal(bc_frontier_queued(f, &in_flight), 0);
+    assert_int_equal(in_flight, 0);
+    assert_int_equal(bc_frontier_queued(NULL, &in_flight), 0);
+    bc_frontier_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -3902,6 +4084,8 @@ int main(void)
         cmocka_unit_test(test_partition_route),
         cmocka_unit_test(test_partition_route_errors),
         cmocka_unit_test(test_add_routed),
+        cmocka_unit_test(test_add_request_payload),
+        cmocka_unit_test(test_add_request_unfiltered),
         cmocka_unit_test(test_name_tables),
     };
     return bc_test_status(cmocka_run_group_tests(tests, NULL, NULL));

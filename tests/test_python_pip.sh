@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/src"
 (cd "$src" && tar cf - CMakeLists.txt python/setup.py \
     python/bloomcrawl_build.py python/bloomcrawl common dedup frontier \
-    fetcher) | tar xf - -C "$tmp/src"
+    fetcher crawler) | tar xf - -C "$tmp/src"
 if ! "$py" -m venv --system-site-packages "$tmp/venv" >"$tmp/venv.log" 2>&1
 then
     cat "$tmp/venv.log"

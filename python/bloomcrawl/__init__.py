@@ -620,3 +620,12 @@ def links(html: Key, base: Key, *, nofollow: bool = False) -> List[str]:
         result.append(ffi.string(u.href).decode("ascii"))
     del doc_buf
     return result
+
+
+# --- frontier and crawl state (bloomcrawl/_frontier.py) -----------------
+
+from ._frontier import (CrawlState, Frontier, Job,  # noqa: E402
+                        StateLockedError, StateMismatchError, now_ms)
+
+__all__ += ["Job", "Frontier", "CrawlState", "StateLockedError",
+            "StateMismatchError", "now_ms"]

@@ -421,6 +421,69 @@ enum bc_status bc_frontier_add_routed(struct bc_frontier *frontier,
                                       enum bc_status *url_status);
 
 /*
+ * THE ONE ADMISSION CALL. Every add call above is a shorthand for
+ * bc_frontier_add_request() with some fields of a bc_frontier_request set
+ * (bc_frontier_add_link() and _add_redirect() fill them from a job).
+ * A caller with more to say than one shorthand allows (a seed with a
+ * payload, a routed URL with its payload, a URL to fetch again) fills the
+ * request itself. It is what an embedder's scheduler calls: each field is
+ * something a crawler's request carries beside its URL.
+ *
+ *  - payload: the caller's bytes for the URL (bc_frontier_add_payload()):
+ *    URLFrontier's per-URL "metadata", or a serialized Scrapy Request
+ *    (method, headers, body, callback, meta), so the scheduler of another
+ *    crawler can keep its whole queue in the frontier and get each
+ *    request back, byte for byte, when its URL is due; with a store, also
+ *    after a restart.
+ *  - unfiltered: Scrapy's Request(dont_filter=True). The seen-test is
+ *    still asked (the URL is added to it), but its verdict does not
+ *    refuse the URL: a URL seen before is queued again. That is how a
+ *    caller fetches a URL again on purpose (its own retry of a failed
+ *    request, a form posted twice, a page to check again), while every
+ *    other check still holds: scope, include/exclude, depth, redirect
+ *    hops, the trap guard, the host budget (each admission counts), the
+ *    queue's capacity and robots.txt. With a store, each unfiltered
+ *    admission is a row of its own in the journal, as a recrawl's is, so
+ *    a resumed crawl queues it again if it was not handed out before the
+ *    stop. With a partition, a URL routed to another worker leaves
+ *    without its unfiltered flag: the owner's seen-test decides.
+ */
+struct bc_frontier_request {
+    const char *href; /* required (not NUL-terminated) */
+    size_t href_len;
+    const char *base; /* NULL and 0: href is absolute */
+    size_t base_len;
+    unsigned depth;       /* as bc_frontier_add() */
+    unsigned redirects;   /* hops so far (as bc_frontier_add_routed()) */
+    const char *referrer; /* NULL and 0: none (copied) */
+    size_t referrer_len;
+    const void *payload; /* NULL and 0: none (copied) */
+    size_t payload_len;
+    /* A seed: its host and registrable domain enter the scope (as
+     * bc_frontier_add_seed(); depth 0 is not implied: set depth). */
+    bool seed;
+    /* Skip the seen-test's verdict (the URL is still added to it):
+     * admitted even if seen before; every other check applies. */
+    bool unfiltered;
+};
+
+/*
+ * Admit the URL of *req (zero it, or = {0}, and set what applies): as
+ * bc_frontier_add(), with everything the request carries (above).
+ * Returns as bc_frontier_add(); BC_ERR_INVALID_ARG also for a NULL req,
+ * a NULL referrer or payload with a length, a referrer longer than
+ * max_url_len; BC_ERR_TOO_LARGE (*reason BC_ADMIT_TOO_LONG; nothing
+ * queued, nor counted, the seen-test untouched) for payload_len over
+ * max_payload. *req's strings are copied: they need not outlive the
+ * call. Cost: as bc_frontier_add(), plus copying the referrer (when it
+ * differs from the last call's) and the payload.
+ */
+enum bc_status bc_frontier_add_request(struct bc_frontier *frontier,
+                                       const struct bc_frontier_request *req,
+                                       enum bc_frontier_reason *reason,
+                                       enum bc_status *url_status);
+
+/*
  * The canonical fetch URL of the last bc_frontier_add() or _add_seed()
  * call, when it got past normalization (NULL otherwise): owned by the
  * frontier, valid until the next add. *len receives its length.
@@ -900,6 +963,14 @@ enum bc_status bc_frontier_restore_scope(struct bc_frontier *frontier,
  * O(1). */
 void bc_frontier_counters(const struct bc_frontier *frontier,
                           struct bc_frontier_stats *out);
+
+/* The gauges queued and in_flight of bc_frontier_stats() (URLs waiting in
+ * host queues, in memory or in a store; FETCH and FETCH_ROBOTS jobs not
+ * done) without its O(hosts) walk, for a caller that asks on every turn
+ * (a scheduler's "anything pending?"); in_flight may be NULL. 0 for a
+ * NULL frontier. O(1). */
+size_t bc_frontier_queued(const struct bc_frontier *frontier,
+                          size_t *in_flight);
 
 #ifdef __cplusplus
 }
