@@ -620,3 +620,13 @@ def links(html: Key, base: Key, *, nofollow: bool = False) -> List[str]:
         result.append(ffi.string(u.href).decode("ascii"))
     del doc_buf
     return result
+
+
+# --- the Redis seen-test (bloomcrawl/_redis.py) -------------------------
+
+from ._redis import (RedisConnectError, RedisError,  # noqa: E402
+                     RedisLostError, RedisMismatchError, RedisReplyError,
+                     RedisSeen, RedisTimeoutError)
+
+__all__ += ["RedisSeen", "RedisError", "RedisConnectError", "RedisLostError",
+            "RedisTimeoutError", "RedisReplyError", "RedisMismatchError"]
