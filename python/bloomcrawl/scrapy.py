@@ -8,6 +8,10 @@ instead of a Python set of SHA-1 fingerprints:
     DUPEFILTER_CLASS = "bloomcrawl.scrapy.BloomDupeFilter"
     BLOOMCRAWL_EXPECT = 10_000_000          # requests the crawl may see
 
+With BLOOMCRAWL_REDIS_URL the seen-test is a bloomcrawl.RedisSeen that
+several Scrapy processes share: each request is admitted once among them
+(see BloomDupeFilter's docstring, "Redis mode").
+
 This module imports scrapy; `import bloomcrawl` does not.
 """
 import hashlib
@@ -22,7 +26,7 @@ from scrapy.spiders import Spider
 from scrapy.utils.job import job_dir
 from scrapy.utils.request import referer_str
 
-from . import Seen, URLError, Verdict, normalize
+from . import RedisError, RedisSeen, Seen, URLError, Verdict, normalize
 
 __all__ = ["BloomDupeFilter"]
 
@@ -81,13 +85,68 @@ class BloomDupeFilter(BaseDupeFilter):
     lost: pages never fetched. Saved on close only, the file stays as old
     as the queue it belongs to. Turn it on with a scheduler that persists
     its queue at least as often.
+
+    Redis mode. With BLOOMCRAWL_REDIS_URL (e.g. "redis://127.0.0.1:6379/0",
+    "redis://:password@host:6379/0" or "unix:/path/redis.sock") the keys
+    go instead through a bloomcrawl.RedisSeen (bloomcrawl/redis_seen.h):
+    a Bloom filter of BLOOMCRAWL_EXPECT keys at BLOOMCRAWL_FP_RATE whose
+    bits live in that server under the key prefix BLOOMCRAWL_REDIS_KEY
+    (default "bloomcrawl:" + the spider's name): "PREFIX:meta" records
+    its sizing, "PREFIX:0", "PREFIX:1", ... hold 64 MiB of bits each.
+    Every Scrapy process given the same URL and prefix shares one filter,
+    and test-and-add is one BITFIELD command on the server (it sets the
+    key's bits and replies with their old values, and Redis runs a command
+    whole), so of several processes offering one request at the same
+    moment exactly one is told new: each request is admitted once among
+    them, with no check-then-set race. Every process must use the same
+    BLOOMCRAWL_EXPECT and BLOOMCRAWL_FP_RATE (a different sizing under the
+    prefix is refused when the spider opens). There is no LRU: a "seen"
+    is final, so a false positive (about BLOOMCRAWL_FP_RATE of the new
+    requests while the crawl stays within BLOOMCRAWL_EXPECT) filters a new
+    request, counted in "dupefilter/filtered" with the rest. The filter
+    outlives the crawl (a second run of the spider filters what the first
+    admitted); delete it with bloomcrawl.RedisSeen(url, prefix=...).clear()
+    or UNLINK of its keys. JOBDIR keeps no file of the dupefilter in this
+    mode: the set lives in Redis (Scrapy's scheduler still keeps its queue
+    there). BLOOMCRAWL_REDIS_TIMEOUT (seconds, default 5) bounds each wait
+    on the server.
+
+    When Redis fails: open() connects, so an unreachable server, a
+    refused AUTH or a filter of another sizing under the prefix stops the
+    crawl before it starts, with the cause in the exception. When Redis
+    fails during the crawl (the server gone, killed or restarted, no
+    answer within the timeout, a command refused), the dupefilter logs an
+    ERROR naming the cause, counts "bloomcrawl/redis_errors", and closes
+    the spider with the finish reason "bloomcrawl_redis_error"; no request
+    is filtered for it: the request being tested, and any other the spider
+    yields while it closes, is admitted without asking Redis again (a
+    request lost for a failure would be silent; one admitted twice is
+    not), so with JOBDIR it is saved in the scheduler's queue and fetched
+    when the crawl is resumed. That request may be fetched a second time
+    across processes if the failed command had reached the server.
     """
 
     def __init__(self, path: Optional[str] = None, debug: bool = False, *,
                  expect: int = 1000000, fp_rate: float = 0.01,
                  lru: int = 50000, save_interval: float = 0.0,
                  normalize_rules: Optional[Dict[str, Any]] = None,
-                 stats=None) -> None:
+                 stats=None, redis_url: Optional[str] = None,
+                 redis_key: str = "bloomcrawl:dupefilter",
+                 redis_timeout: float = 5.0, crawler=None) -> None:
+        # Redis mode: the set lives in the server, JOBDIR keeps no file.
+        self.redis_url = redis_url or None
+        self.redis_key = redis_key
+        self.redis_timeout = redis_timeout
+        self.crawler = crawler
+        self.redis: Optional[RedisSeen] = None
+        self.redis_failed: Optional[str] = None  # the cause, once failed
+        if self.redis_url:
+            path = None
+            if not isinstance(redis_key, str) or not redis_key:
+                raise ValueError("BLOOMCRAWL_REDIS_KEY must be a non-empty "
+                                 "string")
+            if redis_timeout < 0:
+                raise ValueError("BLOOMCRAWL_REDIS_TIMEOUT must be >= 0")
         self.file = os.path.join(path, SEEN_FILE) if path else None
         self.debug = debug
         self.logdupes = True
@@ -104,7 +163,10 @@ class BloomDupeFilter(BaseDupeFilter):
             raise ValueError("BLOOMCRAWL_SAVE_INTERVAL must be >= 0")
 
     @classmethod
-    def from_settings(cls, settings, *, stats=None) -> "BloomDupeFilter":
+    def from_settings(cls, settings, *, stats=None,
+                      crawler=None) -> "BloomDupeFilter":
+        spider = getattr(crawler, "spider", None)
+        name = getattr(spider, "name", None) or "dupefilter"
         return cls(job_dir(settings), settings.getbool("DUPEFILTER_DEBUG"),
                    expect=settings.getint("BLOOMCRAWL_EXPECT", 1000000),
                    fp_rate=settings.getfloat("BLOOMCRAWL_FP_RATE", 0.01),
@@ -112,11 +174,18 @@ class BloomDupeFilter(BaseDupeFilter):
                    save_interval=settings.getfloat(
                        "BLOOMCRAWL_SAVE_INTERVAL", 0.0),
                    normalize_rules=settings.getdict("BLOOMCRAWL_NORMALIZE"),
-                   stats=stats)
+                   stats=stats,
+                   redis_url=settings.get("BLOOMCRAWL_REDIS_URL"),
+                   redis_key=settings.get("BLOOMCRAWL_REDIS_KEY",
+                                          "bloomcrawl:" + name),
+                   redis_timeout=settings.getfloat(
+                       "BLOOMCRAWL_REDIS_TIMEOUT", 5.0),
+                   crawler=crawler)
 
     @classmethod
     def from_crawler(cls, crawler) -> "BloomDupeFilter":
-        return cls.from_settings(crawler.settings, stats=crawler.stats)
+        return cls.from_settings(crawler.settings, stats=crawler.stats,
+                                 crawler=crawler)
 
     def request_key(self, request: Request) -> str:
         """The seen-test's key of request (see the class's docstring)."""
@@ -130,6 +199,17 @@ class BloomDupeFilter(BaseDupeFilter):
             request.body, digest_size=16).hexdigest())
 
     def open(self) -> None:
+        if self.redis_url:
+            if self.redis is None:
+                # Connects: a wrong address or sizing fails here, before
+                # the crawl starts (the exception names the cause).
+                self.redis = RedisSeen(self.redis_url, prefix=self.redis_key,
+                                       expected=self.expect,
+                                       fp_rate=self.fp_rate,
+                                       timeout=self.redis_timeout or None)
+                self.logger.info("Seen-test in Redis under %s:*",
+                                 self.redis_key)
+            return
         if self.seen is not None:
             return
         if self.file and os.path.exists(self.file):
@@ -139,7 +219,53 @@ class BloomDupeFilter(BaseDupeFilter):
             self.seen = Seen(self.expect, self.fp_rate, lru=self.lru)
         self._last_save = time.monotonic()
 
+    def _redis_seen(self, request: Request) -> bool:
+        """request_seen in Redis mode (the class's docstring)."""
+        if self.redis_failed is not None:
+            return False  # closing for a failure: admitted, never lost
+        try:
+            if self.redis is None:
+                self.open()
+            return not self.redis.test_and_add(self.request_key(request))
+        except RedisError as e:
+            self._redis_failure(e, request)
+            return False
+
+    def _redis_failure(self, error: Exception, request: Request) -> None:
+        """Log the cause, count it, close the spider (once)."""
+        self.redis_failed = str(error)
+        if self.stats is not None:
+            self.stats.inc_value("bloomcrawl/redis_errors")
+        self.logger.error(
+            "The Redis seen-test failed: %(error)s. Closing the spider "
+            "(finish reason bloomcrawl_redis_error); %(request)s and any "
+            "request yielded while it closes are admitted unchecked, not "
+            "filtered", {"error": error, "request": request})
+        crawler = self.crawler
+        if crawler is None:
+            return
+
+        def close() -> None:
+            engine, spider = crawler.engine, crawler.spider
+            if engine is not None and engine.slot is not None and \
+                    spider is not None:
+                engine.close_spider(spider, "bloomcrawl_redis_error")
+
+        # Now, while a response's callback output is being enqueued (its
+        # request is in the engine's inprogress set, so closing cannot
+        # complete under our feet, and the engine hands out no request
+        # admitted unchecked from here on); else, as for a start request,
+        # from the reactor's next turn, not from inside enqueue_request.
+        slot = getattr(crawler.engine, "slot", None)
+        if slot is not None and slot.inprogress:
+            close()
+        else:
+            from twisted.internet import reactor
+            reactor.callLater(0, close)
+
     def request_seen(self, request: Request) -> bool:
+        if self.redis_url:
+            return self._redis_seen(request)
         if self.seen is None:
             self.open()
         verdict = self.seen.test_and_add(self.request_key(request))
@@ -158,6 +284,9 @@ class BloomDupeFilter(BaseDupeFilter):
             self._last_save = time.monotonic()
 
     def close(self, reason: str) -> None:
+        if self.redis is not None:
+            self.redis.close()  # the set stays in Redis
+            return
         if self.seen is None:
             return
         if self.stats is not None:
