@@ -6,6 +6,7 @@ answering mid-crawl) named, counted and never turned into "filtered".
 The crawls of two Scrapy processes are test_scrapy_redis_crawl.py."""
 import logging
 import os
+import pickle
 import signal
 import time
 
@@ -15,8 +16,9 @@ pytest.importorskip("scrapy")
 
 from scrapy import Request  # noqa: E402
 
-from bloomcrawl import RedisConnectError, RedisMismatchError  # noqa: E402
-from bloomcrawl.scrapy import SEEN_FILE  # noqa: E402
+from bloomcrawl import (RedisConnectError, RedisMismatchError,  # noqa: E402
+                        RedisSeen)
+from bloomcrawl.scrapy import PENDING_FILE, SEEN_FILE  # noqa: E402
 
 import redis_server  # noqa: E402
 from test_scrapy_dupefilter import make, seen  # noqa: E402
@@ -91,25 +93,34 @@ def test_no_server_at_open_raises():
     assert "Connection refused" in str(e.value)
 
 
-def test_redis_failure_mid_crawl_is_named_not_filtered(server, caplog):
+def test_redis_failure_mid_crawl_is_named_not_filtered(server, caplog,
+                                                       tmp_path):
+    jobdir = str(tmp_path / "job")
     df, crawler = make({"BLOOMCRAWL_REDIS_URL": server.url,
                         "BLOOMCRAWL_REDIS_KEY": "fail",
-                        "BLOOMCRAWL_REDIS_TIMEOUT": 0.3})
+                        "BLOOMCRAWL_REDIS_TIMEOUT": 0.3, "JOBDIR": jobdir})
     assert not seen(df, crawler, Request("http://example.com/1"))
     assert seen(df, crawler, Request("http://example.com/1"))
     os.kill(server.proc.pid, signal.SIGSTOP)
     try:
-        with caplog.at_level(logging.ERROR, logger="bloomcrawl.scrapy"):
+        with caplog.at_level(logging.WARNING, logger="bloomcrawl.scrapy"):
             t0 = time.monotonic()
-            # Admitted (not seen), not filtered, with the cause logged.
+            # Timed out: admitted (its bits may be set), not filtered,
+            # the cause logged.
             assert not seen(df, crawler, Request("http://example.com/2"))
             took = time.monotonic() - t0
-            # Then every request is admitted at once, Redis not asked
-            # again while the spider closes (even a repeat: a duplicate
-            # is visible, a loss would not be).
+            # Then each request is kept for the resume at once, Redis not
+            # asked again while the spider closes: not queued, not
+            # counted as filtered.
             t1 = time.monotonic()
-            assert not seen(df, crawler, Request("http://example.com/1"))
+            kept = [Request("http://example.com/1"),
+                    Request("http://example.com/3", method="POST",
+                            body=b"x=1", meta={"depth": 2})]
+            assert all(df.request_seen(r) for r in kept)
+            for r in kept:
+                df.log(r, crawler.spider)
             assert time.monotonic() - t1 < 0.1
+            df.close("bloomcrawl_redis_error")
     finally:
         os.kill(server.proc.pid, signal.SIGCONT)
     assert 0.25 <= took < 3
@@ -120,6 +131,30 @@ def test_redis_failure_mid_crawl_is_named_not_filtered(server, caplog):
     assert "bloomcrawl_redis_error" in errors[0]
     assert crawler.stats.get_value("bloomcrawl/redis_errors") == 1
     assert crawler.stats.get_value("dupefilter/filtered") == 1
+    assert crawler.stats.get_value("bloomcrawl/redis_pending") == 2
     assert "did not answer" in df.redis_failed
-    df.redis.clear()
+    # Kept in JOBDIR as Scrapy's disk queues keep requests.
+    with open(os.path.join(jobdir, PENDING_FILE), "rb") as f:
+        dicts = pickle.load(f)
+    assert [(d["url"], d["method"], d["body"], d["meta"]) for d in dicts] == \
+        [("http://example.com/1", "GET", b"", {}),
+         ("http://example.com/3", "POST", b"x=1", {"depth": 2})]
+    assert any("2 requests yielded after the Redis failure are kept" in
+               r.getMessage() for r in caplog.records)
+    RedisSeen(server.url, prefix="fail").clear()
+
+
+def test_refused_command_is_kept_not_admitted(server, tmp_path):
+    """WRONGTYPE: the command was refused, nothing set, so the request is
+    kept to be asked on resume (not admitted unchecked); without JOBDIR
+    the kept requests are dropped with a warning, counted."""
+    df, crawler = make({"BLOOMCRAWL_REDIS_URL": server.url,
+                        "BLOOMCRAWL_REDIS_KEY": "wrong"})
+    server.command("DEL", "wrong:0")
+    assert server.command("RPUSH", "wrong:0", "x") == ":1"
+    assert seen(df, crawler, Request("http://example.com/a"))
+    assert "WRONGTYPE" in df.redis_failed
+    assert crawler.stats.get_value("dupefilter/filtered") is None
     df.close("bloomcrawl_redis_error")
+    assert crawler.stats.get_value("bloomcrawl/redis_pending") == 1
+    server.command("DEL", "wrong:0")

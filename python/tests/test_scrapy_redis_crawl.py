@@ -18,6 +18,7 @@ robots rule on the access log, as test_scrapy_site.py does.)
 import glob
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -39,19 +40,21 @@ pytestmark = pytest.mark.skipif(not redis_server.AVAILABLE,
 DUPEFILTER = "bloomcrawl.scrapy.BloomDupeFilter"
 
 
-def spider(seeds, manifest, out, redis_url, key, go=""):
+def spider(seeds, manifest, out, redis_url, key, go="", jobdir=None,
+           timeout=5.0):
     """Start scrapy_site_spider.py on seeds with the Redis dupefilter
-    (waiting for the file go before its start requests, if given)."""
+    (waiting for the file go before its start requests, if given; with
+    JOBDIR jobdir; BLOOMCRAWL_REDIS_TIMEOUT timeout)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         p for p in (os.environ.get("PYTHONPATH"), HERE) if p),
         SCRAPY_SITE_GO=go,
         SCRAPY_SITE_SETTINGS=json.dumps({
             "BLOOMCRAWL_REDIS_URL": redis_url, "BLOOMCRAWL_REDIS_KEY": key,
-            "BLOOMCRAWL_EXPECT": 10000}))
+            "BLOOMCRAWL_EXPECT": 10000, "BLOOMCRAWL_REDIS_TIMEOUT": timeout}))
     return subprocess.Popen(
         [sys.executable, os.path.join(HERE, "scrapy_site_spider.py"),
          " ".join(seeds), manifest["agent"], "bloomcrawl.test", out,
-         DUPEFILTER, str(DEPTH)],
+         DUPEFILTER, str(DEPTH)] + ([jobdir] if jobdir else []),
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         env=env)
 
@@ -151,3 +154,76 @@ def test_redis_killed_mid_crawl_closes_the_spider(site, tmp_path):
     assert repeats(fetched) == {}, err[-6000:]
     # It stopped: far from the whole site.
     assert len(fetched) < len(required_pages(manifest, server.port))
+
+
+def wait_for_requests(log, proc, n):
+    """Until the access log has n entries (or proc ended, or 60 s)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if os.path.exists(log):
+            with open(log) as f:
+                if sum(1 for _ in f) >= n:
+                    return
+        time.sleep(0.02)
+
+
+def test_redis_stopped_then_resumed_with_jobdir(site, tmp_path):
+    """redis-server stops answering (SIGSTOP) mid-crawl: the spider
+    closes after the timeout, naming it; the request whose command failed
+    is in JOBDIR's queue, those yielded while the spider closed in
+    JOBDIR/requests.redis-pending. Redis back, the same command checks
+    those and finishes the crawl: every reachable page fetched, none
+    twice but, possibly, the one whose command failed (it is admitted
+    unchecked: its bits may have been set)."""
+    sitedir, manifest = site
+    redis = redis_server.RedisServer()
+    jobdir = str(tmp_path / "job")
+    logs = [str(tmp_path / ("access%d.jsonl" % i)) for i in (0, 1)]
+    outs = [str(tmp_path / ("out%d.jsonl" % i)) for i in (0, 1)]
+    errs = []
+    try:
+        server = sample_site.Server(sitedir, logs[0])
+        port, seed = server.port, server.args[-1]
+        try:
+            p = spider([seed], manifest, outs[0], redis.url, "stopped",
+                       jobdir=jobdir, timeout=0.5)
+            wait_for_requests(logs[0], p, 20)
+            os.kill(redis.proc.pid, signal.SIGSTOP)
+            try:
+                errs.append(p.communicate(timeout=60)[1])
+            finally:
+                os.kill(redis.proc.pid, signal.SIGCONT)
+            assert p.returncode == 0, errs[0][-3000:]
+        finally:
+            server.stop()
+        server = sample_site.Server(sitedir, logs[1],
+                                    options=["--port", str(port)])
+        try:
+            p = spider([seed], manifest, outs[1], redis.url, "stopped",
+                       jobdir=jobdir, timeout=0.5)
+            errs.append(p.communicate(timeout=120)[1])
+            assert p.returncode == 0, errs[1][-3000:]
+        finally:
+            server.stop()
+    finally:
+        redis.stop()
+    stats = [results(o)[1] for o in outs]
+    fetched = [[bloomcrawl.normalize("http://%s%s" % r)
+                for r in sample_site.page_requests(log)] for log in logs]
+    both = fetched[0] + fetched[1]
+    rep = repeats(both)
+    print("Redis stopped after ~20 requests: %d pages fetched, %d "
+          "requests kept; after the resume %d fetched; fetched twice %s; "
+          "finish reasons %s"
+          % (len(fetched[0]), stats[0].get("bloomcrawl/redis_pending", 0),
+             len(fetched[1]), rep,
+             [st.get("finish_reason") for st in stats]))
+    assert stats[0]["finish_reason"] == "bloomcrawl_redis_error"
+    assert "Redis did not answer within 500 ms" in errs[0]
+    assert stats[1]["finish_reason"] == "finished"
+    assert stats[1].get("bloomcrawl/redis_errors") is None
+    assert stats[1].get("bloomcrawl/redis_replayed", 0) == \
+        stats[0].get("bloomcrawl/redis_pending", 0)
+    assert not os.path.exists(os.path.join(jobdir, "requests.redis-pending"))
+    assert len(rep) <= 1 and all(n == 2 for n in rep.values())
+    assert required_pages(manifest, port) - set(both) == set()
