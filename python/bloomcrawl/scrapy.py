@@ -129,16 +129,18 @@ class BloomDupeFilter(BaseDupeFilter):
     command may have set its bits, so asking again later could wrongly
     say "seen"): with JOBDIR it is saved in the scheduler's queue and
     fetched on resume, at worst twice among the processes; when the
-    command was refused or never sent, it is kept as the next ones are. The requests the spider yields while it
-    closes (the rest of the responses in progress) are not asked about
-    (each would wait out the timeout) but kept aside, neither queued nor
-    counted as filtered: with JOBDIR they are written on close to
-    JOBDIR/requests.redis-pending (Request.to_dict, pickled, as Scrapy's
-    disk queues do; counted in "bloomcrawl/redis_pending"), and the
-    resumed crawl (the same command, Redis back) hands each to the engine
-    when the spider opens, so it goes through the seen-test then: nothing
-    lost, nothing fetched twice. Without JOBDIR they are dropped with the
-    scheduler's memory queue, counted and logged.
+    command was refused or never sent, it is kept as the next ones are.
+    The requests the spider yields while it closes (the rest of the
+    responses in progress) are not asked about (each would wait out the
+    timeout) but kept aside, neither queued nor counted as filtered: with
+    JOBDIR they are written on close to JOBDIR/requests.redis-pending
+    (Request.to_dict, pickled, as Scrapy's disk queues do; counted in
+    "bloomcrawl/redis_pending"), and the resumed crawl (the same command,
+    Redis back) hands each to the engine when the spider opens, so it
+    goes through the seen-test then: none lost, none fetched twice.
+    Without JOBDIR they are dropped with the scheduler's memory queue,
+    counted and logged. A kill -9 while the spider closes loses them, as
+    it loses Scrapy's own queue.
     """
 
     def __init__(self, path: Optional[str] = None, debug: bool = False, *,
