@@ -15,7 +15,6 @@ import time
 
 import pytest
 
-import bloomcrawl
 from bloomcrawl import (InvalidArgumentError, RedisConnectError, RedisError,
                         RedisLostError, RedisMismatchError, RedisReplyError,
                         RedisSeen, RedisTimeoutError)
