@@ -167,6 +167,7 @@ struct bc_bloom_sizing {
     uint64_t n; double p; uint64_t m_bits; uint64_t bytes; unsigned k;
     double fpr_predicted; ...;
 };
+#define BC_REDIS_SEEN_MAX_TIMEOUT_MS ...
 enum bc_redis_seen_answer { BC_REDIS_SEEN_DUPLICATE, BC_REDIS_SEEN_NEW,
                             ... };
 struct bc_redis_seen;

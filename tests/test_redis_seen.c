@@ -503,6 +503,14 @@ static void test_timeout(void **state)
     struct bc_redis_seen *rs = NULL;
     assert_int_equal(
         bc_redis_seen_create(server.where, "to", 1000, 0.01, 1, &rs), BC_OK);
+    /* Both sides of the limit: the longest works, one more is refused
+     * and changes nothing. */
+    assert_int_equal(
+        bc_redis_seen_set_timeout(rs, BC_REDIS_SEEN_MAX_TIMEOUT_MS + 1),
+        BC_ERR_INVALID_ARG);
+    assert_int_equal(
+        bc_redis_seen_set_timeout(rs, BC_REDIS_SEEN_MAX_TIMEOUT_MS), BC_OK);
+    assert_int_equal(bc_redis_seen_connect(rs), BC_OK);
     assert_int_equal(bc_redis_seen_set_timeout(rs, 300), BC_OK);
     const void *keys[1] = {"a"};
     size_t lens[1] = {1};

@@ -178,7 +178,7 @@ static void disconnect(struct bc_redis_seen *rs)
 enum bc_status bc_redis_seen_set_timeout(struct bc_redis_seen *rs,
                                          uint64_t timeout_ms)
 {
-    if (!rs)
+    if (!rs || timeout_ms > BC_REDIS_SEEN_MAX_TIMEOUT_MS)
         return BC_ERR_INVALID_ARG;
     rs->timeout_ms = timeout_ms;
     if (rs->ctx) {

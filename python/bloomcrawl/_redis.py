@@ -131,9 +131,10 @@ class RedisSeen:
             ms = 0
         elif isinstance(timeout, (int, float)) and \
                 not isinstance(timeout, bool):
-            if not 0 <= timeout <= 86400 * 365:
-                raise ValueError("timeout must be in 0..1 year of seconds,"
-                                 " not %r" % (timeout,))
+            if not 0 <= timeout <= lib.BC_REDIS_SEEN_MAX_TIMEOUT_MS / 1000:
+                raise ValueError("timeout must be 0..%d s, not %r"
+                                 % (lib.BC_REDIS_SEEN_MAX_TIMEOUT_MS // 1000,
+                                    timeout))
             ms = int(round(timeout * 1000)) or (1 if timeout > 0 else 0)
         else:
             raise TypeError("timeout must be seconds (a float) or None")

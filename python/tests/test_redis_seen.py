@@ -103,6 +103,9 @@ def test_bad_arguments(server):
         RedisSeen(server.url, timeout="1")
     with pytest.raises(ValueError):
         RedisSeen(server.url, timeout=-1)
+    with pytest.raises(ValueError):
+        RedisSeen(server.url, timeout=366 * 86400 + 1)
+    RedisSeen(server.url, prefix="bad", timeout=366 * 86400).close()
     rs = RedisSeen(server.url, prefix="bad", timeout=None)
     assert rs.timeout is None
     for key in (5, None, 1.0, ["a"]):

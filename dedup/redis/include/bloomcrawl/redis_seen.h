@@ -63,6 +63,8 @@ extern "C" {
 #define BC_REDIS_SEEN_KEY_BLOCKS (UINT64_C(1) << 20)
 /* Keys per BITFIELD command; larger batches are pipelined commands. */
 #define BC_REDIS_SEEN_CHUNK 1024u
+/* The longest timeout bc_redis_seen_set_timeout() takes: 366 days. */
+#define BC_REDIS_SEEN_MAX_TIMEOUT_MS (UINT64_C(366) * 24 * 3600 * 1000)
 /* The version in "P:meta". */
 #define BC_REDIS_SEEN_VERSION 1u
 
@@ -119,7 +121,10 @@ enum bc_status bc_redis_seen_connect(struct bc_redis_seen *rs);
  * for any BC_ERR_REDIS_LOST some keys of that batch may have been added.
  * Applies to the current connection at once (if hiredis cannot set it
  * there, the connection is dropped and the next call reconnects with it)
- * and to every later one. Errors: BC_ERR_INVALID_ARG (NULL rs). O(1).
+ * and to every later one. Errors: BC_ERR_INVALID_ARG (NULL rs, or
+ * timeout_ms above BC_REDIS_SEEN_MAX_TIMEOUT_MS, which no wait needs:
+ * hiredis refuses to connect past about 9 x 10^15 s, its milliseconds
+ * must fit a long; the handle is left unchanged). O(1).
  */
 enum bc_status bc_redis_seen_set_timeout(struct bc_redis_seen *rs,
                                          uint64_t timeout_ms);
