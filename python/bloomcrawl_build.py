@@ -8,13 +8,13 @@ below with "...;" has its offset taken from the compiler).
 
 The extension, bloomcrawl._native, is compiled together with the C
 sources of the modules it binds (common, dedup, the frontier, fetcher's
-links extractor, the crawl state crawler/state.c), with the compiler's
-default flags for extensions (-fPIC, no sanitizer). Linking the
-project's static libraries instead does not work in two builds out of
-two: they are not position-independent (a shared object cannot take
-them), and scripts/test.sh builds them with ASan, which a plain python3
-cannot load. Compiling the 25 files once more costs about 11 s of CPU
-time.
+links extractor, the crawl state crawler/state.c, the Redis seen-test on
+hiredis), with the compiler's default flags for extensions (-fPIC, no
+sanitizer). Linking the project's static libraries instead does not
+work in two builds out of two: they are not position-independent (a
+shared object cannot take them), and scripts/test.sh builds them with
+ASan, which a plain python3 cannot load. Compiling the 27 files once
+more costs about 12 s of CPU time.
 
 Usage: bloomcrawl_build.py OUTDIR
   OUTDIR receives the package: OUTDIR/bloomcrawl/*.py and the extension;
@@ -57,6 +57,14 @@ INCLUDES = [
 ]
 PKGS = ["libxxhash", "icu-uc"]
 PKGS += ["libpsl", "sqlite3"]  # frontier and crawl state
+# The Redis seen-test (bloomcrawl.RedisSeen): bc_redis_seen and the
+# address parsing it shares with the crawl workers, on hiredis.
+REDIS_SOURCES = ["dedup/redis/redis_conn.c", "dedup/redis/redis_seen.c"]
+REDIS_INCLUDES = ["dedup/redis/include"]
+REDIS_PKGS = ["hiredis"]
+SOURCES += REDIS_SOURCES
+INCLUDES += REDIS_INCLUDES
+PKGS += REDIS_PKGS
 
 # The declarations the bindings call. Structs end in "...;" and enums in
 # "...": cffi asks the compiler for the real layout and values.
@@ -313,6 +321,33 @@ enum bc_status bc_crawl_state_snapshot(struct bc_crawl_state *state,
                                        struct bc_frontier *frontier);
 """
 
+# Redis seen-test
+CDEF += """
+struct bc_bloom_sizing {
+    uint64_t n; double p; uint64_t m_bits; uint64_t bytes; unsigned k;
+    double fpr_predicted; ...;
+};
+#define BC_REDIS_SEEN_MAX_TIMEOUT_MS ...
+enum bc_redis_seen_answer { BC_REDIS_SEEN_DUPLICATE, BC_REDIS_SEEN_NEW,
+                            ... };
+struct bc_redis_seen;
+enum bc_status bc_redis_seen_create(const char *where, const char *prefix,
+                                    uint64_t n, double p, uint64_t seed,
+                                    struct bc_redis_seen **out);
+enum bc_status bc_redis_seen_connect(struct bc_redis_seen *rs);
+enum bc_status bc_redis_seen_set_timeout(struct bc_redis_seen *rs,
+                                         uint64_t timeout_ms);
+void bc_redis_seen_free(struct bc_redis_seen *rs);
+void bc_redis_seen_sizing(const struct bc_redis_seen *rs,
+                          struct bc_bloom_sizing *out);
+enum bc_status bc_redis_seen_clear(struct bc_redis_seen *rs);
+const char *bc_redis_seen_errmsg(const struct bc_redis_seen *rs);
+enum bc_status bcpy_redis_seen_batch(struct bc_redis_seen *rs,
+                                     const char *buf, const size_t *lens,
+                                     size_t count, unsigned char *answers,
+                                     int add);
+"""
+
 # C compiled into the extension beside the declarations' headers: the
 # status names (the header's X-macro list, so never a copy that drifts).
 SOURCE = r"""
@@ -498,6 +533,46 @@ static void bcpy_free(void *p)
 #include "bloomcrawl/frontier.h"
 #include "bloomcrawl/crawl_state.h"
 #include "state_int.h"
+"""
+
+# Redis seen-test
+SOURCE += r"""
+#include "bloomcrawl/redis_seen.h"
+
+/*
+ * bc_redis_seen_test_and_add() (add) or _contains() over count keys laid
+ * end to end in buf (key i is lens[i] bytes), answers as bytes
+ * (BC_REDIS_SEEN_NEW 1, _DUPLICATE 0): the key pointers are made here,
+ * all at once, so that the whole batch is one pipeline. Called without
+ * the GIL. answers is written only on success.
+ */
+static enum bc_status bcpy_redis_seen_batch(struct bc_redis_seen *rs,
+                                            const char *buf,
+                                            const size_t *lens, size_t count,
+                                            unsigned char *answers, int add)
+{
+    if (count == 0)
+        return BC_OK;
+    if (count > SIZE_MAX / sizeof(enum bc_redis_seen_answer))
+        return BC_ERR_TOO_LARGE;
+    const void **keys = malloc(count * sizeof *keys);
+    enum bc_redis_seen_answer *a = malloc(count * sizeof *a);
+    enum bc_status st = BC_ERR_NOMEM;
+    if (keys && a) {
+        for (size_t i = 0; i < count; i++) {
+            keys[i] = buf;
+            buf += lens[i];
+        }
+        st = add ? bc_redis_seen_test_and_add(rs, keys, lens, count, a)
+                 : bc_redis_seen_contains(rs, keys, lens, count, a);
+        if (st == BC_OK)
+            for (size_t i = 0; i < count; i++)
+                answers[i] = (unsigned char)a[i];
+    }
+    free(keys);
+    free(a);
+    return st;
+}
 """
 
 

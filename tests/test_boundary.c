@@ -534,6 +534,7 @@ static void test_redis_seen_edges(void **state)
     /* A NULL handle. */
     bc_redis_seen_free(NULL);
     assert_int_equal(bc_redis_seen_connect(NULL), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_redis_seen_set_timeout(NULL, 1), BC_ERR_INVALID_ARG);
     struct bc_bloom_sizing sz;
     memset(&sz, 0xff, sizeof(sz));
     bc_redis_seen_sizing(NULL, &sz);

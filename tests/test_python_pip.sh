@@ -3,9 +3,9 @@
 # the Python package, `pip install --no-build-isolation ./python`, into a
 # fresh venv (with the system's site packages: cffi, pytest), from a copy
 # of the sources (pip builds in the tree: the checkout stays clean), then
-# python/tests against the installed package (but the Scrapy crawl of the
-# sample site, which python_bloomcrawl runs: it tests the same code, and
-# takes most of a minute).
+# python/tests against the installed package (but the Scrapy crawls of the
+# sample site, which python_bloomcrawl and python_scrapy_redis run: they
+# test the same code, and take most of a minute).
 set -euo pipefail
 src=$1
 py=$2
@@ -29,4 +29,5 @@ assert bloomcrawl.__file__.startswith(sys.argv[1]), bloomcrawl.__file__
 print("installed:", bloomcrawl.__file__)' "$tmp/venv"
 PYTHONDONTWRITEBYTECODE=1 "$tmp/venv/bin/python" -m pytest -q \
     -p no:cacheprovider --ignore="$src/python/tests/test_scrapy_site.py" \
+    --ignore="$src/python/tests/test_scrapy_redis_crawl.py" \
     "$src/python/tests"

@@ -480,6 +480,78 @@ static void test_wrong_type(void **state)
     bc_redis_seen_free(rs);
 }
 
+static uint64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/*
+ * A server that stops answering (SIGSTOP: the socket stays open, the
+ * kernel still accepts connections) makes a call with a timeout fail
+ * within about the limit, with a message that says so; a fresh connect
+ * times out the same way (the connection is accepted, its SET NX never
+ * answered). Without bc_redis_seen_set_timeout() such a call would block
+ * until the server resumed.
+ */
+static void test_timeout(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    assert_int_equal(bc_redis_seen_set_timeout(NULL, 1), BC_ERR_INVALID_ARG);
+    struct bc_redis_seen *rs = NULL;
+    assert_int_equal(
+        bc_redis_seen_create(server.where, "to", 1000, 0.01, 1, &rs), BC_OK);
+    /* Both sides of the limit: the longest works, one more is refused
+     * and changes nothing. */
+    assert_int_equal(
+        bc_redis_seen_set_timeout(rs, BC_REDIS_SEEN_MAX_TIMEOUT_MS + 1),
+        BC_ERR_INVALID_ARG);
+    assert_int_equal(
+        bc_redis_seen_set_timeout(rs, BC_REDIS_SEEN_MAX_TIMEOUT_MS), BC_OK);
+    assert_int_equal(bc_redis_seen_connect(rs), BC_OK);
+    assert_int_equal(bc_redis_seen_set_timeout(rs, 300), BC_OK);
+    const void *keys[1] = {"a"};
+    size_t lens[1] = {1};
+    enum bc_redis_seen_answer ans[1] = {BC_REDIS_SEEN_DUPLICATE};
+    assert_int_equal(bc_redis_seen_test_and_add(rs, keys, lens, 1, ans), BC_OK);
+    assert_int_equal(ans[0], BC_REDIS_SEEN_NEW);
+
+    kill(server.pid, SIGSTOP);
+    uint64_t t0 = now_ms();
+    enum bc_status st = bc_redis_seen_test_and_add(rs, keys, lens, 1, ans);
+    uint64_t took = now_ms() - t0;
+    /* A fresh connection to the stopped server. */
+    struct bc_redis_seen *fresh = NULL;
+    assert_int_equal(
+        bc_redis_seen_create(server.where, "to", 1000, 0.01, 1, &fresh), BC_OK);
+    assert_int_equal(bc_redis_seen_set_timeout(fresh, 200), BC_OK);
+    uint64_t t1 = now_ms();
+    enum bc_status fst = bc_redis_seen_connect(fresh);
+    uint64_t ftook = now_ms() - t1;
+    kill(server.pid, SIGCONT);
+
+    assert_int_equal(st, BC_ERR_REDIS_LOST);
+    assert_true(took >= 250 && took < 3000);
+    assert_string_equal(bc_redis_seen_errmsg(rs),
+                        "Redis did not answer within 300 ms (timeout; "
+                        "connection dropped)");
+    assert_int_equal(fst, BC_ERR_REDIS_LOST);
+    assert_true(ftook >= 150 && ftook < 3000);
+    assert_non_null(strstr(bc_redis_seen_errmsg(fresh), "within 200 ms"));
+    /* Resumed: the next calls reconnect and see the key added before. */
+    assert_int_equal(bc_redis_seen_test_and_add(rs, keys, lens, 1, ans), BC_OK);
+    assert_int_equal(ans[0], BC_REDIS_SEEN_DUPLICATE);
+    assert_int_equal(bc_redis_seen_connect(fresh), BC_OK);
+    /* 0 lifts the limit on the live connection. */
+    assert_int_equal(bc_redis_seen_set_timeout(rs, 0), BC_OK);
+    assert_int_equal(bc_redis_seen_test_and_add(rs, keys, lens, 1, ans), BC_OK);
+    assert_int_equal(bc_redis_seen_clear(rs), BC_OK);
+    bc_redis_seen_free(fresh);
+    bc_redis_seen_free(rs);
+}
+
 /*
  * The server drops the client mid-batch: the output buffer limit of normal
  * clients is set to 64 kB, and a batch of 200 commands whose replies
@@ -624,6 +696,7 @@ int main(void)
         cmocka_unit_test(test_two_strings),
         cmocka_unit_test(test_unreachable),
         cmocka_unit_test(test_wrong_type),
+        cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_server_gone_mid_batch),
         cmocka_unit_test(test_race),
     };

@@ -51,9 +51,11 @@
  * bc_redis_sigpipe_hold() and _release() (redis_conn.h).
  */
 #define _POSIX_C_SOURCE 200809L /* strdup */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
 #include <hiredis/hiredis.h>
 #include <xxhash.h>
@@ -71,7 +73,8 @@ struct bc_redis_seen {
     uint64_t blocks; /* m / 512 */
     unsigned k;
     uint64_t seed;
-    redisContext *ctx; /* NULL when not connected */
+    uint64_t timeout_ms; /* bc_redis_seen_set_timeout(); 0: none */
+    redisContext *ctx;   /* NULL when not connected */
     char errmsg[256];
 
     /* Scratch of one batch, grown as needed. */
@@ -172,6 +175,22 @@ static void disconnect(struct bc_redis_seen *rs)
     rs->ctx = NULL;
 }
 
+enum bc_status bc_redis_seen_set_timeout(struct bc_redis_seen *rs,
+                                         uint64_t timeout_ms)
+{
+    if (!rs || timeout_ms > BC_REDIS_SEEN_MAX_TIMEOUT_MS)
+        return BC_ERR_INVALID_ARG;
+    rs->timeout_ms = timeout_ms;
+    if (rs->ctx) {
+        /* tv 0 clears the limit (SO_RCVTIMEO of zero means none). */
+        struct timeval tv = {(time_t)(timeout_ms / 1000),
+                             (suseconds_t)(timeout_ms % 1000) * 1000};
+        if (redisSetTimeout(rs->ctx, tv) != REDIS_OK)
+            disconnect(rs);
+    }
+    return BC_OK;
+}
+
 void bc_redis_seen_free(struct bc_redis_seen *rs)
 {
     if (!rs)
@@ -208,12 +227,34 @@ const char *bc_redis_seen_errmsg(const struct bc_redis_seen *rs)
 
 /* ---- replies ------------------------------------------------------- */
 
-/* The status of a failed redisGetReply(); the connection is dropped. */
+/*
+ * The status of a failed redisGetReply() or redisBufferWrite(); the
+ * connection is dropped. Called right after the failure, so errno is
+ * still the read's or write's: with a timeout set, hiredis's blocking
+ * socket (SO_RCVTIMEO, SO_SNDTIMEO) fails with EAGAIN when the limit
+ * passes, which hiredis 0.14 reports as a plain I/O error (1.x as
+ * REDIS_ERR_TIMEOUT).
+ */
 static enum bc_status lost(struct bc_redis_seen *rs)
 {
+    int err = errno;
+    bool timed_out = rs->timeout_ms != 0 && rs->ctx->err == REDIS_ERR_IO &&
+                     (err == EAGAIN || err == EWOULDBLOCK);
+#ifdef REDIS_ERR_TIMEOUT
+    timed_out = timed_out || rs->ctx->err == REDIS_ERR_TIMEOUT;
+#endif
     enum bc_status st =
         rs->ctx->err == REDIS_ERR_OOM ? BC_ERR_NOMEM : BC_ERR_REDIS_LOST;
-    set_err(rs, "Redis connection lost", rs->ctx->errstr);
+    if (timed_out) {
+        char ms[64];
+        snprintf(ms, sizeof ms, "%llu ms (timeout; connection dropped)",
+                 (unsigned long long)rs->timeout_ms);
+        set_err(rs, "Redis did not answer within ", NULL);
+        size_t o = strlen(rs->errmsg);
+        snprintf(rs->errmsg + o, sizeof rs->errmsg - o, "%s", ms);
+    } else {
+        set_err(rs, "Redis connection lost", rs->ctx->errstr);
+    }
     disconnect(rs);
     return st;
 }
@@ -284,8 +325,8 @@ enum bc_status bc_redis_seen_connect(struct bc_redis_seen *rs)
         return BC_OK;
     rs->errmsg[0] = '\0';
     redisContext *c = NULL;
-    enum bc_status st =
-        bc_redis_connect(&rs->where, 0, &c, rs->errmsg, sizeof rs->errmsg);
+    enum bc_status st = bc_redis_connect(&rs->where, rs->timeout_ms, &c,
+                                         rs->errmsg, sizeof rs->errmsg);
     if (st != BC_OK)
         return st;
     rs->ctx = c;

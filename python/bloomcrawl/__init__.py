@@ -629,3 +629,13 @@ from ._frontier import (CrawlState, Frontier, Job,  # noqa: E402
 
 __all__ += ["Job", "Frontier", "CrawlState", "StateLockedError",
             "StateMismatchError", "now_ms"]
+
+
+# --- the Redis seen-test (bloomcrawl/_redis.py) -------------------------
+
+from ._redis import (RedisConnectError, RedisError,  # noqa: E402
+                     RedisLostError, RedisMismatchError, RedisReplyError,
+                     RedisSeen, RedisTimeoutError)
+
+__all__ += ["RedisSeen", "RedisError", "RedisConnectError", "RedisLostError",
+            "RedisTimeoutError", "RedisReplyError", "RedisMismatchError"]

@@ -11,9 +11,17 @@ robots.txt for AGENT, goes at most DEPTH links deep, retries nothing (a
 retry would be a second fetch the dupefilter did not admit). Writes one
 JSON object per response to OUT.jsonl (url, status, depth) and, last,
 {"stats": the crawler's stats}. With JOBDIR, Scrapy's JOBDIR setting.
+SEED may be several URLs separated by spaces (start requests in that
+order); the environment's SCRAPY_SITE_SETTINGS, a JSON object, adds
+settings or overrides these (e.g. BLOOMCRAWL_REDIS_URL). With
+SCRAPY_SITE_GO=PATH in the environment, the spider, once open, creates
+PATH.ready.PID and waits (at most 60 s) for PATH to exist before its first
+start request: a start barrier for several processes.
 """
 import json
+import os
 import sys
+import time
 
 from scrapy import Request
 from scrapy.crawler import CrawlerProcess
@@ -44,12 +52,18 @@ class SiteSpider(CrawlSpider):
                   callback="parse_page", follow=True),)
 
     def __init__(self, seed, domain, out, **kw):
-        self.start_urls = [seed]
+        self.start_urls = seed.split()
         self.allowed_domains = [domain]
         self.out = out
         super().__init__(**kw)
 
     def start_requests(self):
+        go = os.environ.get("SCRAPY_SITE_GO")
+        if go:
+            open("%s.ready.%d" % (go, os.getpid()), "w").close()
+            deadline = time.monotonic() + 60
+            while not os.path.exists(go) and time.monotonic() < deadline:
+                time.sleep(0.01)
         # Scrapy's start requests are dont_filter=True: they bypass any
         # dupefilter, and the seed, linked again from the site, would be
         # fetched twice. Through the dupefilter, it is fetched once.
@@ -88,6 +102,7 @@ def main():
     }
     if len(sys.argv) > 7:
         settings["JOBDIR"] = sys.argv[7]
+    settings.update(json.loads(os.environ.get("SCRAPY_SITE_SETTINGS", "{}")))
     with open(out_path, "w") as out:
         process = CrawlerProcess(settings)
         crawler = process.create_crawler(SiteSpider)

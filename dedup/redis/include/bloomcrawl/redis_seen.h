@@ -40,9 +40,10 @@
  * batch may have been added without the caller learning it (they will
  * answer DUPLICATE from then on). The next call reconnects.
  *
- * Calls block until the server answers (hiredis's blocking API, no
- * timeout). Thread safety: one handle is one connection; use one handle
- * per thread.
+ * Calls block until the server answers (hiredis's blocking API): with
+ * no limit by default, or for at most the limit bc_redis_seen_set_timeout()
+ * sets on each wait. Thread safety: one handle is one connection; use one
+ * handle per thread.
  */
 #ifndef BC_REDIS_REDIS_SEEN_H
 #define BC_REDIS_REDIS_SEEN_H
@@ -62,6 +63,8 @@ extern "C" {
 #define BC_REDIS_SEEN_KEY_BLOCKS (UINT64_C(1) << 20)
 /* Keys per BITFIELD command; larger batches are pipelined commands. */
 #define BC_REDIS_SEEN_CHUNK 1024u
+/* The longest timeout bc_redis_seen_set_timeout() takes: 366 days. */
+#define BC_REDIS_SEEN_MAX_TIMEOUT_MS (UINT64_C(366) * 24 * 3600 * 1000)
 /* The version in "P:meta". */
 #define BC_REDIS_SEEN_VERSION 1u
 
@@ -107,6 +110,24 @@ enum bc_status bc_redis_seen_create_mk(const char *where, const char *prefix,
  * connection and two round trips.
  */
 enum bc_status bc_redis_seen_connect(struct bc_redis_seen *rs);
+
+/*
+ * Limit each wait on the server to timeout_ms (0: no limit, the default):
+ * the connect, and every read or write of a command's bytes (so a call
+ * that keeps getting bytes may take longer in all). A call that waits in
+ * vain fails with BC_ERR_REDIS_LOST and bc_redis_seen_errmsg() "Redis did
+ * not answer within <timeout_ms> ms" (a server stopped or overloaded); the
+ * connection is dropped, since a late reply would be out of step, and as
+ * for any BC_ERR_REDIS_LOST some keys of that batch may have been added.
+ * Applies to the current connection at once (if hiredis cannot set it
+ * there, the connection is dropped and the next call reconnects with it)
+ * and to every later one. Errors: BC_ERR_INVALID_ARG (NULL rs, or
+ * timeout_ms above BC_REDIS_SEEN_MAX_TIMEOUT_MS, which no wait needs:
+ * hiredis refuses to connect past about 9 x 10^15 s, its milliseconds
+ * must fit a long; the handle is left unchanged). O(1).
+ */
+enum bc_status bc_redis_seen_set_timeout(struct bc_redis_seen *rs,
+                                         uint64_t timeout_ms);
 
 /* Close the connection and free the handle; NULL is a no-op. Keys in
  * Redis stay. */
