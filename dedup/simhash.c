@@ -131,15 +131,16 @@
  *
  * and memory is t entries per fingerprint. More blocks trade memory for
  * probes: for k = 3 and n = 10^7, b = 4 gives 4 tables of 16-bit keys and
- * 4 x 152.6 = 610 probes; b = 5 gives 10 tables of 25- or 26-bit keys and
- * 10 x 0.3 probes but 2.5 times the memory; b = 6, 20 tables of 32 bits.
- * A probe is a popcount on a contiguous array (well under a nanosecond);
- * a table costs a cache miss or two. bc_simhash_index_layout() takes the
- * fewest tables (the least memory) whose probes per table stay below
- * max_probes (256) at n_expected, within 64 tables; for k = 3 that is
- * b = 4 up to n = 1.7 10^7 (256 x 2^16), b = 5 beyond. b blocks of 64 / b
- * bits: the first 64 mod b blocks get one bit more; k = 0 is one table
- * keyed on all 64 bits.
+ * 4 x 152.6 = 610 probes; b = 5 gives 10 tables of 25- or 26-bit keys,
+ * 10 x 0.3 probes if every key had a bucket (10 x 9.5 with the buckets
+ * of about 16 below), for 2.1 times the memory; b = 6, 20 tables of 31
+ * to 33 bits. A probe is a popcount on a contiguous array (well under a
+ * nanosecond); a table costs a cache miss or two. bc_simhash_index_layout()
+ * takes the fewest tables (the least memory) whose probes per table stay
+ * at or below max_probes (256) at n_expected, within 64 tables; for k = 3
+ * that is b = 4 up to n = 256 x 2^16 = 1.7 10^7, b = 5 beyond. b blocks
+ * of 64 / b bits: the first 64 mod b blocks get one bit more (b = 5:
+ * 13, 13, 13, 13, 12); k = 0 is one table keyed on all 64 bits.
  *
  * BUCKETS, NOT SORTED ARRAYS
  * The paper's tables are sorted arrays built in batch. A crawl adds one
@@ -203,6 +204,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -380,4 +382,613 @@ bool bc_simhash_final(const struct bc_simhash *state, uint64_t *fp)
 unsigned bc_simhash_distance(uint64_t a, uint64_t b)
 {
     return (unsigned)__builtin_popcountll(a ^ b);
+}
+
+/* ---- the index: layout ----------------------------------------------- */
+
+/* Buckets aim at about this many fingerprints each when the keys allow
+ * more buckets than that (THE INDEX: BUCKETS, NOT SORTED ARRAYS). */
+#define BUCKET_FILL      16u
+#define BUCKET_BITS_MIN  4u
+#define BUCKET_BITS_MAX  26u
+#define MAX_SEGMENTS     (BC_SIMHASH_MAX_K + 1)
+#define MULTIPLY_SHIFT_C UINT64_C(0x9e3779b97f4a7c15)
+
+/* A run of adjacent blocks of one table's key: width bits from shift. */
+struct segment {
+    unsigned shift, width;
+};
+
+struct table_layout {
+    struct segment seg[MAX_SEGMENTS];
+    unsigned nseg;
+    unsigned key_bits;
+    unsigned bucket_bits;
+};
+
+static uint64_t binomial(unsigned n, unsigned k)
+{
+    uint64_t c = 1;
+    for (unsigned i = 1; i <= k; i++)
+        c = c * (n - k + i) / i; /* exact: C(n-k+i, i) at every step */
+    return c;
+}
+
+/* Bits of block i of b: 64 / b, one more for the first 64 mod b. */
+static unsigned block_bits(unsigned b, unsigned i)
+{
+    return 64 / b + (i < 64 % b ? 1 : 0);
+}
+
+/* The fewest key bits of a table: b - k blocks, the smallest ones. */
+static unsigned min_key_bits(unsigned b, unsigned k)
+{
+    unsigned sum = 0;
+    for (unsigned i = k; i < b; i++) /* blocks sorted by size, largest 1st */
+        sum += block_bits(b, i);
+    return sum;
+}
+
+/* ceil(log2(n / BUCKET_FILL)), clamped to BUCKET_BITS_MIN..MAX. */
+static unsigned bucket_bits_for(uint64_t n)
+{
+    unsigned bits = 0;
+    while (bits < BUCKET_BITS_MAX &&
+           ((uint64_t)BUCKET_FILL << bits) < n) /* 16 * 2^bits < n */
+        bits++;
+    return bits < BUCKET_BITS_MIN ? BUCKET_BITS_MIN : bits;
+}
+
+/* The table of the idx-th k-subset of omitted blocks (in lexicographic
+ * order, omit[] updated to the next one); false when there is none. */
+static bool next_subset(unsigned *omit, unsigned k, unsigned b)
+{
+    if (k == 0)
+        return false;
+    int i = (int)k - 1;
+    while (i >= 0 && omit[i] == b - k + (unsigned)i)
+        i--;
+    if (i < 0)
+        return false;
+    omit[i]++;
+    for (unsigned j = (unsigned)i + 1; j < k; j++)
+        omit[j] = omit[j - 1] + 1;
+    return true;
+}
+
+/* The key of the table that leaves out the blocks omit[0..k-1]. */
+static void table_of(unsigned b, unsigned k, const unsigned *omit,
+                     unsigned cap_bits, struct table_layout *t)
+{
+    memset(t, 0, sizeof(*t));
+    unsigned start = 0, o = 0;
+    bool in_run = false;
+    for (unsigned i = 0; i < b; i++) {
+        unsigned w = block_bits(b, i);
+        if (o < k && omit[o] == i) {
+            o++;
+            in_run = false;
+        } else if (in_run) {
+            t->seg[t->nseg - 1].width += w;
+            t->key_bits += w;
+        } else {
+            t->seg[t->nseg].shift = start;
+            t->seg[t->nseg].width = w;
+            t->nseg++;
+            t->key_bits += w;
+            in_run = true;
+        }
+        start += w;
+    }
+    t->bucket_bits = t->key_bits < cap_bits ? t->key_bits : cap_bits;
+}
+
+static enum bc_status choose_blocks(const struct bc_simhash_index_config *c,
+                                    unsigned *blocks)
+{
+    if (c->k > BC_SIMHASH_MAX_K || c->n_expected < 1)
+        return BC_ERR_INVALID_ARG;
+    if (c->k == 0) { /* one table keyed on everything */
+        if (c->blocks > 1)
+            return BC_ERR_INVALID_ARG;
+        *blocks = 1;
+        return BC_OK;
+    }
+    if (c->blocks) {
+        if (c->blocks <= c->k || c->blocks > 64 ||
+            binomial(c->blocks, c->k) > BC_SIMHASH_MAX_TABLES)
+            return BC_ERR_INVALID_ARG;
+        *blocks = c->blocks;
+        return BC_OK;
+    }
+    uint64_t max_probes =
+        c->max_probes ? c->max_probes : BC_SIMHASH_DEFAULT_MAX_PROBES;
+    unsigned cap = bucket_bits_for(c->n_expected);
+    unsigned best = c->k + 1;
+    for (unsigned b = c->k + 1; b <= 64; b++) {
+        if (binomial(b, c->k) > BC_SIMHASH_MAX_TABLES)
+            break;
+        best = b;
+        unsigned bits = min_key_bits(b, c->k);
+        if (bits > cap)
+            bits = cap;
+        /* probes per table, n / 2^bits, within the target */
+        if (ldexp((double)c->n_expected, -(int)bits) <= (double)max_probes)
+            break;
+    }
+    *blocks = best;
+    return BC_OK;
+}
+
+enum bc_status
+bc_simhash_index_layout(const struct bc_simhash_index_config *config,
+                        struct bc_simhash_layout *out)
+{
+    struct bc_simhash_index_config def;
+    if (!out)
+        return BC_ERR_INVALID_ARG;
+    if (!config) {
+        bc_simhash_index_config_init(&def);
+        config = &def;
+    }
+    unsigned b;
+    enum bc_status st = choose_blocks(config, &b);
+    if (st != BC_OK)
+        return st;
+    unsigned k = config->k, cap = bucket_bits_for(config->n_expected);
+    unsigned omit[BC_SIMHASH_MAX_K] = {0};
+    for (unsigned i = 0; i < k; i++)
+        omit[i] = i;
+    struct bc_simhash_layout l = {.k = k, .blocks = b, .key_bits = 64};
+    do {
+        struct table_layout t;
+        table_of(b, k, omit, cap, &t);
+        l.tables++;
+        if (t.key_bits < l.key_bits)
+            l.key_bits = t.key_bits;
+        if (t.bucket_bits > l.bucket_bits)
+            l.bucket_bits = t.bucket_bits;
+        l.probes += ldexp((double)config->n_expected, -(int)t.bucket_bits);
+    } while (next_subset(omit, k, b));
+    l.bytes_per_fp = 16 + 12 * l.tables;
+    *out = l;
+    return BC_OK;
+}
+
+void bc_simhash_index_config_init(struct bc_simhash_index_config *config)
+{
+    if (!config)
+        return;
+    config->k = BC_SIMHASH_DEFAULT_K;
+    config->n_expected = 1000000;
+    config->blocks = 0;
+    config->max_probes = 0;
+}
+
+/* ---- the index: tables ----------------------------------------------- */
+
+/* A bucket: this header, then cap fingerprints, then cap rows. */
+struct bucket {
+    uint32_t len, cap;
+};
+
+static uint64_t *bucket_fps(struct bucket *b)
+{
+    return (uint64_t *)(void *)(b + 1);
+}
+
+static uint32_t *bucket_rows(struct bucket *b)
+{
+    return (uint32_t *)(void *)(bucket_fps(b) + b->cap);
+}
+
+static size_t bucket_bytes(uint32_t cap)
+{
+    return sizeof(struct bucket) + (size_t)cap * (8 + 4);
+}
+
+struct table {
+    struct table_layout l;
+    struct bucket **buckets; /* 2^bucket_bits, in mem */
+    struct bc_bigarray mem;
+};
+
+struct row {
+    uint64_t fp, id;
+};
+
+struct bc_simhash_index {
+    struct bc_simhash_index_config config; /* blocks resolved */
+    struct bc_simhash_layout layout;
+    struct table *tables;
+    struct row *rows;
+    size_t count, cap;
+    size_t bucket_mem; /* bytes of all buckets */
+};
+
+/* The bucket of fp in table t: its key bits gathered, taken as they are
+ * when they fit, else hashed down by multiply-shift. */
+static uint64_t bucket_index(const struct table *t, uint64_t fp)
+{
+    uint64_t key = 0;
+    for (unsigned s = 0; s < t->l.nseg; s++) {
+        unsigned w = t->l.seg[s].width;
+        uint64_t part =
+            w == 64 ? fp : (fp >> t->l.seg[s].shift) & ((UINT64_C(1) << w) - 1);
+        key = w == 64 ? part : (key << w) | part;
+    }
+    if (t->l.key_bits == t->l.bucket_bits)
+        return key;
+    return (key * MULTIPLY_SHIFT_C) >> (64 - t->l.bucket_bits);
+}
+
+void bc_simhash_index_free(struct bc_simhash_index *index)
+{
+    if (!index)
+        return;
+    if (index->tables) {
+        for (unsigned i = 0; i < index->layout.tables; i++) {
+            struct table *t = &index->tables[i];
+            if (!t->buckets)
+                continue;
+            size_t nb = (size_t)1 << t->l.bucket_bits;
+            for (size_t j = 0; j < nb; j++)
+                free(t->buckets[j]);
+            bc_bigarray_free(&t->mem);
+        }
+        free(index->tables);
+    }
+    free(index->rows);
+    free(index);
+}
+
+enum bc_status
+bc_simhash_index_create(const struct bc_simhash_index_config *config,
+                        struct bc_simhash_index **out)
+{
+    struct bc_simhash_index_config def;
+    if (!out)
+        return BC_ERR_INVALID_ARG;
+    if (!config) {
+        bc_simhash_index_config_init(&def);
+        config = &def;
+    }
+    struct bc_simhash_layout l;
+    enum bc_status st = bc_simhash_index_layout(config, &l);
+    if (st != BC_OK)
+        return st;
+    struct bc_simhash_index *x = calloc(1, sizeof(*x));
+    if (!x)
+        return BC_ERR_NOMEM;
+    x->config = *config;
+    x->config.blocks = l.blocks;
+    x->layout = l;
+    x->tables = calloc(l.tables, sizeof(*x->tables));
+    if (!x->tables)
+        goto out_nomem;
+    unsigned omit[BC_SIMHASH_MAX_K] = {0};
+    for (unsigned i = 0; i < l.k; i++)
+        omit[i] = i;
+    unsigned cap = bucket_bits_for(config->n_expected);
+    for (unsigned i = 0; i < l.tables; i++) {
+        struct table *t = &x->tables[i];
+        table_of(l.blocks, l.k, omit, cap, &t->l);
+        next_subset(omit, l.k, l.blocks);
+        if (!bc_bigarray_alloc(&t->mem, sizeof(struct bucket *)
+                                            << t->l.bucket_bits))
+            goto out_nomem;
+        t->buckets = t->mem.p;
+    }
+    *out = x;
+    return BC_OK;
+out_nomem:
+    bc_simhash_index_free(x);
+    return BC_ERR_NOMEM;
+}
+
+/* Room for one more entry in *slot; false when out of memory (the bucket
+ * is then as it was). */
+static bool bucket_reserve(struct bc_simhash_index *x, struct bucket **slot)
+{
+    struct bucket *b = *slot;
+    if (b && b->len < b->cap)
+        return true;
+    uint32_t old = b ? b->cap : 0;
+    if (old == UINT32_MAX)
+        return false;
+    uint64_t want = old < 4 ? 4 : (uint64_t)old + old / 2;
+    uint32_t cap = want > UINT32_MAX ? UINT32_MAX : (uint32_t)want;
+    struct bucket *nb = malloc(bucket_bytes(cap));
+    if (!nb)
+        return false;
+    nb->len = old ? b->len : 0;
+    nb->cap = cap;
+    if (b) {
+        memcpy(bucket_fps(nb), bucket_fps(b), (size_t)b->len * 8);
+        memcpy(bucket_rows(nb), bucket_rows(b), (size_t)b->len * 4);
+        x->bucket_mem -= bucket_bytes(b->cap);
+        free(b);
+    }
+    x->bucket_mem += bucket_bytes(cap);
+    *slot = nb;
+    return true;
+}
+
+enum bc_status bc_simhash_index_add(struct bc_simhash_index *index, uint64_t fp,
+                                    uint64_t id)
+{
+    if (!index)
+        return BC_ERR_INVALID_ARG;
+    struct bc_simhash_index *x = index;
+    if (x->count >= BC_SIMHASH_MAX_COUNT)
+        return BC_ERR_TOO_LARGE;
+    if (x->count == x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 1024;
+        if (cap > BC_SIMHASH_MAX_COUNT)
+            cap = BC_SIMHASH_MAX_COUNT;
+        if (cap > SIZE_MAX / sizeof(struct row))
+            return BC_ERR_TOO_LARGE;
+        struct row *r = realloc(x->rows, cap * sizeof(struct row));
+        if (!r)
+            return BC_ERR_NOMEM;
+        x->rows = r;
+        x->cap = cap;
+    }
+    struct bucket **slot[BC_SIMHASH_MAX_TABLES];
+    for (unsigned i = 0; i < x->layout.tables; i++) {
+        struct table *t = &x->tables[i];
+        slot[i] = &t->buckets[bucket_index(t, fp)];
+        if (!bucket_reserve(x, slot[i]))
+            return BC_ERR_NOMEM; /* grown buckets: spare room, no change */
+    }
+    uint32_t row = (uint32_t)x->count;
+    for (unsigned i = 0; i < x->layout.tables; i++) {
+        struct bucket *b = *slot[i];
+        bucket_fps(b)[b->len] = fp;
+        bucket_rows(b)[b->len] = row;
+        b->len++;
+    }
+    x->rows[x->count].fp = fp;
+    x->rows[x->count].id = id;
+    x->count++;
+    return BC_OK;
+}
+
+/* The scan of one bucket: the nearest within k so far in *best_d (k + 1:
+ * none) and *best_row. */
+static void scan_bucket(struct bucket *b, uint64_t fp, unsigned k,
+                        unsigned *best_d, uint32_t *best_row)
+{
+    const uint64_t *fps = bucket_fps(b);
+    for (uint32_t i = 0; i < b->len; i++) {
+        unsigned d = (unsigned)__builtin_popcountll(fps[i] ^ fp);
+        if (d > k)
+            continue;
+        uint32_t r = bucket_rows(b)[i];
+        if (d < *best_d || (d == *best_d && r < *best_row)) {
+            *best_d = d;
+            *best_row = r;
+        }
+    }
+}
+
+bool bc_simhash_index_query(const struct bc_simhash_index *index, uint64_t fp,
+                            struct bc_simhash_match *match, uint64_t *probes)
+{
+    uint64_t compared = 0;
+    unsigned best_d = 65;
+    uint32_t best_row = UINT32_MAX;
+    if (index) {
+        const struct bc_simhash_index *x = index;
+        struct bucket *b[BC_SIMHASH_MAX_TABLES];
+        unsigned nt = x->layout.tables;
+        for (unsigned i = 0; i < nt; i++) {
+            b[i] = x->tables[i].buckets[bucket_index(&x->tables[i], fp)];
+            if (b[i])
+                __builtin_prefetch(b[i]);
+        }
+        for (unsigned i = 0; i < nt && best_d != 0; i++) {
+            if (!b[i])
+                continue;
+            scan_bucket(b[i], fp, x->layout.k, &best_d, &best_row);
+            compared += b[i]->len;
+        }
+        if (best_d <= x->layout.k && match) {
+            match->fp = x->rows[best_row].fp;
+            match->id = x->rows[best_row].id;
+            match->distance = best_d;
+        }
+    }
+    if (probes)
+        *probes = compared;
+    return best_d <= 64; /* 65: none within k */
+}
+
+enum bc_status bc_simhash_index_test_and_add(struct bc_simhash_index *index,
+                                             uint64_t fp, uint64_t id,
+                                             struct bc_simhash_match *match,
+                                             bool *found)
+{
+    if (!index || !found)
+        return BC_ERR_INVALID_ARG;
+    struct bc_simhash_match m;
+    if (bc_simhash_index_query(index, fp, &m, NULL)) {
+        if (match)
+            *match = m;
+        *found = true;
+        return BC_OK;
+    }
+    enum bc_status st = bc_simhash_index_add(index, fp, id);
+    if (st == BC_OK)
+        *found = false;
+    return st;
+}
+
+size_t bc_simhash_index_count(const struct bc_simhash_index *index)
+{
+    return index ? index->count : 0;
+}
+
+size_t bc_simhash_index_memory(const struct bc_simhash_index *index)
+{
+    if (!index)
+        return 0;
+    size_t bytes = sizeof(*index) + index->bucket_mem +
+                   index->cap * sizeof(struct row) +
+                   index->layout.tables * sizeof(struct table);
+    for (unsigned i = 0; i < index->layout.tables; i++)
+        bytes += index->tables[i].mem.bytes;
+    return bytes;
+}
+
+void bc_simhash_index_get_layout(const struct bc_simhash_index *index,
+                                 struct bc_simhash_layout *out)
+{
+    if (!out)
+        return;
+    if (!index) {
+        memset(out, 0, sizeof(*out));
+        return;
+    }
+    *out = index->layout;
+}
+
+/* ---- the index: its file --------------------------------------------- */
+
+#define FILE_MAGIC         "BCSIMHX"
+#define FILE_VERSION       1u
+#define FILE_HEADER_BYTES  64u
+#define FILE_TRAILER_BYTES 8u
+#define FILE_ROW_BYTES     16u
+#define FILE_MAX_BYTES                                                         \
+    (FILE_HEADER_BYTES + FILE_ROW_BYTES * BC_SIMHASH_MAX_COUNT +               \
+     FILE_TRAILER_BYTES)
+/* Rows converted per write. */
+#define WRITE_ROWS 4096u
+
+static void encode_header(const struct bc_simhash_index *x,
+                          unsigned char hdr[FILE_HEADER_BYTES])
+{
+    memset(hdr, 0, FILE_HEADER_BYTES);
+    memcpy(hdr, FILE_MAGIC, sizeof(FILE_MAGIC)); /* with its NUL: 8 bytes */
+    bc_put_le32(hdr + 8, FILE_VERSION);
+    bc_put_le32(hdr + 12, x->layout.k);
+    bc_put_le32(hdr + 16, x->layout.blocks);
+    bc_put_le64(hdr + 24, x->config.n_expected);
+    bc_put_le64(hdr + 32, x->config.max_probes);
+    bc_put_le64(hdr + 40, (uint64_t)x->count);
+}
+
+static enum bc_status write_index(int fd, const void *ctx)
+{
+    const struct bc_simhash_index *x = ctx;
+    unsigned char hdr[FILE_HEADER_BYTES];
+    encode_header(x, hdr);
+    XXH64_state_t state;
+    XXH64_reset(&state, 0);
+    XXH64_update(&state, hdr, sizeof(hdr));
+    enum bc_status st = bc_write_all(fd, hdr, sizeof(hdr));
+    unsigned char *buf = malloc(WRITE_ROWS * FILE_ROW_BYTES);
+    if (!buf)
+        return BC_ERR_NOMEM;
+    for (size_t i = 0; st == BC_OK && i < x->count; i += WRITE_ROWS) {
+        size_t n = x->count - i < WRITE_ROWS ? x->count - i : WRITE_ROWS;
+        for (size_t j = 0; j < n; j++) {
+            bc_put_le64(buf + FILE_ROW_BYTES * j, x->rows[i + j].fp);
+            bc_put_le64(buf + FILE_ROW_BYTES * j + 8, x->rows[i + j].id);
+        }
+        XXH64_update(&state, buf, n * FILE_ROW_BYTES);
+        st = bc_write_all(fd, buf, n * FILE_ROW_BYTES);
+    }
+    free(buf);
+    if (st != BC_OK)
+        return st;
+    unsigned char trailer[FILE_TRAILER_BYTES];
+    bc_put_le64(trailer, XXH64_digest(&state));
+    return bc_write_all(fd, trailer, sizeof(trailer));
+}
+
+enum bc_status bc_simhash_index_save(const struct bc_simhash_index *index,
+                                     const char *path)
+{
+    if (!index || !path)
+        return BC_ERR_INVALID_ARG;
+    return bc_save_atomic(path, write_index, index);
+}
+
+static bool all_zero(const unsigned char *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+enum bc_status bc_simhash_index_load_mem(const void *data, size_t len,
+                                         struct bc_simhash_index **out)
+{
+    if (!data || !out)
+        return BC_ERR_INVALID_ARG;
+    const unsigned char *p = data;
+    size_t magic_len = sizeof(FILE_MAGIC);
+    if (len < magic_len)
+        return memcmp(p, FILE_MAGIC, len) == 0 ? BC_ERR_TRUNCATED
+                                               : BC_ERR_FORMAT;
+    if (memcmp(p, FILE_MAGIC, magic_len) != 0)
+        return BC_ERR_FORMAT;
+    if (len < FILE_HEADER_BYTES + FILE_TRAILER_BYTES)
+        return BC_ERR_TRUNCATED;
+    if (bc_get_le32(p + 8) != FILE_VERSION)
+        return BC_ERR_VERSION;
+    uint64_t count = bc_get_le64(p + 40);
+    if (count > BC_SIMHASH_MAX_COUNT)
+        return BC_ERR_CORRUPT;
+    uint64_t want =
+        FILE_HEADER_BYTES + FILE_ROW_BYTES * count + FILE_TRAILER_BYTES;
+    if ((uint64_t)len < want)
+        return BC_ERR_TRUNCATED;
+    if ((uint64_t)len > want)
+        return BC_ERR_CORRUPT;
+    struct bc_simhash_index_config c = {
+        .k = bc_get_le32(p + 12),
+        .blocks = bc_get_le32(p + 16),
+        .n_expected = bc_get_le64(p + 24),
+        .max_probes = bc_get_le64(p + 32),
+    };
+    struct bc_simhash_layout l;
+    if (!all_zero(p + 20, 4) || !all_zero(p + 48, 16) || c.blocks == 0 ||
+        bc_simhash_index_layout(&c, &l) != BC_OK)
+        return BC_ERR_CORRUPT;
+    size_t body = (size_t)(want - FILE_TRAILER_BYTES);
+    if (XXH64(p, body, 0) != bc_get_le64(p + body))
+        return BC_ERR_CHECKSUM;
+    struct bc_simhash_index *x;
+    enum bc_status st = bc_simhash_index_create(&c, &x);
+    if (st != BC_OK)
+        return st;
+    for (uint64_t i = 0; i < count; i++) {
+        const unsigned char *r = p + FILE_HEADER_BYTES + FILE_ROW_BYTES * i;
+        st = bc_simhash_index_add(x, bc_get_le64(r), bc_get_le64(r + 8));
+        if (st != BC_OK) {
+            bc_simhash_index_free(x);
+            return st;
+        }
+    }
+    *out = x;
+    return BC_OK;
+}
+
+enum bc_status bc_simhash_index_load(const char *path,
+                                     struct bc_simhash_index **out)
+{
+    if (!path || !out)
+        return BC_ERR_INVALID_ARG;
+    unsigned char *data;
+    size_t len;
+    enum bc_status st = bc_read_file(path, FILE_MAX_BYTES, &data, &len);
+    if (st != BC_OK)
+        return st;
+    st = bc_simhash_index_load_mem(data, len, out);
+    free(data);
+    return st;
 }

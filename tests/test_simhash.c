@@ -489,6 +489,356 @@ static void test_edit_formula(void **unused)
     }
 }
 
+/* ---- the index ------------------------------------------------------- */
+
+static struct bc_simhash_index_config icfg(unsigned k, uint64_t n,
+                                           unsigned blocks)
+{
+    struct bc_simhash_index_config c;
+    bc_simhash_index_config_init(&c);
+    c.k = k;
+    c.n_expected = n;
+    c.blocks = blocks;
+    return c;
+}
+
+static struct bc_simhash_layout layout_of(unsigned k, uint64_t n,
+                                          unsigned blocks)
+{
+    struct bc_simhash_index_config c = icfg(k, n, blocks);
+    struct bc_simhash_layout l;
+    assert_int_equal(bc_simhash_index_layout(&c, &l), BC_OK);
+    return l;
+}
+
+/* THE INDEX: the layouts the comment names, and the probes formula. */
+static void test_layout(void **unused)
+{
+    (void)unused;
+    struct bc_simhash_index_config c;
+    bc_simhash_index_config_init(&c);
+    assert_int_equal(c.k, 3);
+    assert_int_equal(c.n_expected, 1000000);
+    assert_int_equal(c.blocks, 0);
+    assert_int_equal(c.max_probes, 0);
+
+    /* k = 3, n = 10^7: 4 blocks of 16, 4 tables, 4 x 152.6 = 610 probes,
+     * 16 + 12 x 4 = 64 bytes a fingerprint. */
+    struct bc_simhash_layout l = layout_of(3, 10000000, 0);
+    assert_int_equal(l.k, 3);
+    assert_int_equal(l.blocks, 4);
+    assert_int_equal(l.tables, 4);
+    assert_int_equal(l.key_bits, 16);
+    assert_int_equal(l.bucket_bits, 16);
+    assert_true(fabs(l.probes / 4 - 152.6) < 0.05);
+    assert_true(fabs(l.probes - 610.4) < 0.1);
+    assert_int_equal(l.bytes_per_fp, 64);
+    /* b = 5: 10 tables, keys of 25 or 26 bits (13+12 at least), 0.3 probes
+     * a table with a bucket per key, 9.5 with buckets of about 16 (2^20
+     * buckets at 10^7); 136 bytes, 2.1 times 64. */
+    l = layout_of(3, 10000000, 5);
+    assert_int_equal(l.tables, 10);
+    assert_int_equal(l.key_bits, 25);
+    assert_true(fabs(ldexp(1e7, -25) - 0.3) < 0.01);
+    assert_int_equal(l.bucket_bits, 20);
+    assert_true(fabs(l.probes / 10 - 9.5) < 0.05);
+    assert_int_equal(l.bytes_per_fp, 136);
+    assert_true(fabs(136.0 / 64 - 2.1) < 0.05);
+    /* b = 6: 20 tables of 31- to 33-bit keys (11,11,11,11,10,10). */
+    l = layout_of(3, 10000000, 6);
+    assert_int_equal(l.tables, 20);
+    assert_int_equal(l.key_bits, 31);
+    /* b = 4 up to 256 x 2^16 fingerprints, b = 5 beyond. */
+    assert_int_equal(layout_of(3, 256 * 65536, 0).blocks, 4);
+    assert_int_equal(layout_of(3, 256 * 65536 + 1, 0).blocks, 5);
+    assert_true(fabs(256 * 65536 / 1.7e7 - 1) < 0.02);
+    /* k = 0: one table on all 64 bits; k = 1: 2 halves; k = 2: 3 thirds
+     * (22, 21, 21 bits: each table keyed on one of them). */
+    l = layout_of(0, 1000, 0);
+    assert_int_equal(l.blocks, 1);
+    assert_int_equal(l.tables, 1);
+    assert_int_equal(l.key_bits, 64);
+    l = layout_of(1, 1000, 0);
+    assert_int_equal(l.tables, 2);
+    assert_int_equal(l.key_bits, 32);
+    l = layout_of(2, 1000, 0);
+    assert_int_equal(l.tables, 3);
+    assert_int_equal(l.key_bits, 21);
+    /* Buckets: ceil(log2(n / 16)), 4..26, never more bits than the key. */
+    assert_int_equal(layout_of(1, 1, 0).bucket_bits, 4);
+    assert_int_equal(layout_of(1, 16 << 10, 0).bucket_bits, 10);
+    assert_int_equal(layout_of(1, (16 << 10) + 1, 0).bucket_bits, 11);
+    assert_int_equal(layout_of(0, UINT64_C(1) << 40, 0).bucket_bits, 26);
+    /* Every k up to 8 has a layout of at most 64 tables, C(b, k) each. */
+    for (unsigned k = 0; k <= BC_SIMHASH_MAX_K; k++) {
+        for (uint64_t n = 1; n <= UINT64_C(1) << 32; n *= 16) {
+            l = layout_of(k, n, 0);
+            assert_true(l.tables >= 1 && l.tables <= 64);
+            assert_true(l.blocks > k || (k == 0 && l.blocks == 1));
+            double binom = 1;
+            for (unsigned i = 1; i <= k; i++)
+                binom = binom * (l.blocks - k + i) / i;
+            assert_true(binom == l.tables);
+        }
+    }
+    /* Refused: k > 8, n = 0, b <= k, b > 64, more than 64 tables. */
+    c = icfg(9, 10, 0);
+    assert_int_equal(bc_simhash_index_layout(&c, &l), BC_ERR_INVALID_ARG);
+    c = icfg(3, 0, 0);
+    assert_int_equal(bc_simhash_index_layout(&c, &l), BC_ERR_INVALID_ARG);
+    c = icfg(3, 10, 3);
+    assert_int_equal(bc_simhash_index_layout(&c, &l), BC_ERR_INVALID_ARG);
+    c = icfg(1, 10, 65);
+    assert_int_equal(bc_simhash_index_layout(&c, &l), BC_ERR_INVALID_ARG);
+    c = icfg(3, 10, 8); /* C(8, 3) = 56 */
+    assert_int_equal(bc_simhash_index_layout(&c, &l), BC_OK);
+    c = icfg(3, 10, 9); /* C(9, 3) = 84 */
+    assert_int_equal(bc_simhash_index_layout(&c, &l), BC_ERR_INVALID_ARG);
+    c = icfg(0, 10, 2);
+    assert_int_equal(bc_simhash_index_layout(&c, &l), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_simhash_index_layout(&c, NULL), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_simhash_index_layout(NULL, &l), BC_OK);
+    assert_int_equal(l.tables, 4); /* the defaults: k = 3, 10^6 */
+}
+
+/* The probes formula against queries: random fingerprints compare, on
+ * average, sum n / 2^bucket_bits others (keys taken as they are, and
+ * keys hashed by multiply-shift into fewer buckets). */
+static void test_probes(void **unused)
+{
+    (void)unused;
+    static const unsigned blocks[] = {4, 5};
+    for (size_t bi = 0; bi < 2; bi++) {
+        const uint64_t n = 200000;
+        struct bc_simhash_index_config c = icfg(3, n, blocks[bi]);
+        struct bc_simhash_index *x = NULL;
+        assert_int_equal(bc_simhash_index_create(&c, &x), BC_OK);
+        uint64_t rng = 5 + bi;
+        for (uint64_t i = 0; i < n; i++)
+            assert_int_equal(bc_simhash_index_add(x, splitmix(&rng), i), BC_OK);
+        struct bc_simhash_layout l;
+        bc_simhash_index_get_layout(x, &l);
+        double sum = 0;
+        const unsigned queries = 20000;
+        for (unsigned q = 0; q < queries; q++) {
+            uint64_t probes = 0;
+            (void)bc_simhash_index_query(x, splitmix(&rng), NULL, &probes);
+            sum += (double)probes;
+        }
+        /* Within 4 % (the mean of 20,000 Poisson-like counts). */
+        assert_true(fabs(sum / queries / l.probes - 1) < 0.04);
+        bc_simhash_index_free(x);
+    }
+}
+
+/* The naive model: the nearest of fps[0..n) within k, ties the first. */
+static bool brute_nearest(const uint64_t *fps, size_t n, uint64_t q, unsigned k,
+                          size_t *row, unsigned *dist)
+{
+    bool found = false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned d = bc_simhash_distance(fps[i], q);
+        if (d <= k && (!found || d < *dist)) {
+            found = true;
+            *dist = d;
+            *row = i;
+        }
+    }
+    return found;
+}
+
+/* A fingerprint near base: d random bits flipped (d distinct bits). */
+static uint64_t flip_bits(uint64_t *rng, uint64_t base, unsigned d)
+{
+    uint64_t mask = 0;
+    while ((unsigned)__builtin_popcountll(mask) < d)
+        mask |= UINT64_C(1) << (splitmix(rng) & 63);
+    return base ^ mask;
+}
+
+/* Queries against a brute-force scan: every fingerprint within k found
+ * (the nearest, ties the first added), none beyond; fingerprints in
+ * clusters, so that distances 0..k+2 all occur. */
+static void check_against_brute(unsigned k, size_t n, unsigned blocks,
+                                uint64_t seed)
+{
+    struct bc_simhash_index_config c = icfg(k, n, blocks);
+    struct bc_simhash_index *x = NULL;
+    assert_int_equal(bc_simhash_index_create(&c, &x), BC_OK);
+    uint64_t *fps = malloc(n * sizeof(*fps));
+    assert_non_null(fps);
+    uint64_t rng = seed;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && splitmix(&rng) % 4 != 0)
+            fps[i] = flip_bits(&rng, fps[splitmix(&rng) % i],
+                               (unsigned)(splitmix(&rng) % (k + 3)));
+        else
+            fps[i] = splitmix(&rng);
+        assert_int_equal(bc_simhash_index_add(x, fps[i], i * 7 + 1), BC_OK);
+    }
+    assert_int_equal(bc_simhash_index_count(x), n);
+    size_t hits = 0;
+    for (size_t qi = 0; qi < 3 * n; qi++) {
+        uint64_t q = qi % 3 == 2
+                         ? splitmix(&rng)
+                         : flip_bits(&rng, fps[splitmix(&rng) % n],
+                                     (unsigned)(splitmix(&rng) % (k + 3)));
+        size_t row = 0;
+        unsigned dist = 0;
+        bool want = brute_nearest(fps, n, q, k, &row, &dist);
+        struct bc_simhash_match m = {0, 0, 99};
+        bool got = bc_simhash_index_query(x, q, &m, NULL);
+        assert_int_equal(got, want);
+        if (want) {
+            hits++;
+            assert_int_equal(m.distance, dist);
+            assert_true(m.fp == fps[row]);
+            assert_true(m.id == row * 7 + 1);
+        } else {
+            assert_int_equal(m.distance, 99); /* untouched */
+        }
+    }
+    assert_true(hits > n / 10 && hits < 3 * n); /* both sides met */
+    bc_simhash_index_free(x);
+    free(fps);
+}
+
+static void test_brute_force(void **unused)
+{
+    (void)unused;
+    static const struct {
+        unsigned k, blocks;
+        size_t n;
+    } cases[] = {
+        {0, 0, 2000}, {1, 0, 2000}, {2, 0, 3000}, {3, 0, 1000},
+        {3, 0, 5000}, {3, 5, 3000}, {3, 6, 2000}, {2, 5, 2000},
+        {4, 0, 3000}, {6, 0, 2000}, {8, 0, 1500}, {1, 7, 1000},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++)
+        check_against_brute(cases[i].k, cases[i].n, cases[i].blocks, 100 + i);
+}
+
+/* test_and_add against the model: found when the scan finds one within
+ * k (nothing added), else added. */
+static void test_test_and_add(void **unused)
+{
+    (void)unused;
+    const size_t n = 4000;
+    struct bc_simhash_index *x = NULL;
+    struct bc_simhash_index_config c = icfg(3, n, 0);
+    assert_int_equal(bc_simhash_index_create(&c, &x), BC_OK);
+    uint64_t *kept = malloc(n * sizeof(*kept));
+    uint64_t *ids = malloc(n * sizeof(*ids));
+    assert_non_null(kept);
+    assert_non_null(ids);
+    size_t nk = 0;
+    uint64_t rng = 9;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t fp = nk && splitmix(&rng) % 2
+                          ? flip_bits(&rng, kept[splitmix(&rng) % nk],
+                                      (unsigned)(splitmix(&rng) % 6))
+                          : splitmix(&rng);
+        size_t row = 0;
+        unsigned dist = 0;
+        bool want = brute_nearest(kept, nk, fp, 3, &row, &dist);
+        struct bc_simhash_match m;
+        bool found = !want;
+        assert_int_equal(bc_simhash_index_test_and_add(x, fp, i, &m, &found),
+                         BC_OK);
+        assert_int_equal(found, want);
+        if (want) {
+            assert_true(m.fp == kept[row]);
+            assert_true(m.id == ids[row]);
+            assert_int_equal(m.distance, dist);
+        } else {
+            kept[nk] = fp;
+            ids[nk++] = i;
+        }
+        assert_int_equal(bc_simhash_index_count(x), nk);
+    }
+    assert_true(nk > n / 3 && nk < n);
+    /* An exact copy added twice by add: the first is found. */
+    assert_int_equal(bc_simhash_index_add(x, kept[0], 111), BC_OK);
+    struct bc_simhash_match m;
+    assert_true(bc_simhash_index_query(x, kept[0], &m, NULL));
+    assert_true(m.id == ids[0]);
+    assert_int_equal(m.distance, 0);
+    /* match may be NULL. */
+    bool found = false;
+    assert_int_equal(bc_simhash_index_test_and_add(x, kept[0], 5, NULL, &found),
+                     BC_OK);
+    assert_true(found);
+    bc_simhash_index_free(x);
+    free(kept);
+    free(ids);
+}
+
+/* Memory: bytes_per_fp per fingerprint at least, with up to half again
+ * for the buckets' spare room, plus 8 bytes a bucket. */
+static void test_memory(void **unused)
+{
+    (void)unused;
+    const size_t n = 100000;
+    struct bc_simhash_index *x = NULL;
+    struct bc_simhash_index_config c = icfg(3, n, 0);
+    assert_int_equal(bc_simhash_index_create(&c, &x), BC_OK);
+    struct bc_simhash_layout l;
+    bc_simhash_index_get_layout(x, &l);
+    size_t empty = bc_simhash_index_memory(x);
+    size_t buckets = (size_t)l.tables * 8 << l.bucket_bits;
+    assert_true(empty >= buckets && empty < buckets + 4096);
+    uint64_t rng = 3;
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(bc_simhash_index_add(x, splitmix(&rng), i), BC_OK);
+    double per = (double)(bc_simhash_index_memory(x) - empty) / n;
+    assert_true(per >= l.bytes_per_fp);
+    assert_true(per <= 1.5 * l.bytes_per_fp + 8 * l.tables);
+    bc_simhash_index_free(x);
+}
+
+static void test_index_args(void **unused)
+{
+    (void)unused;
+    struct bc_simhash_index *x = NULL;
+    struct bc_simhash_index_config c = icfg(9, 10, 0);
+    assert_int_equal(bc_simhash_index_create(&c, &x), BC_ERR_INVALID_ARG);
+    assert_null(x);
+    assert_int_equal(bc_simhash_index_create(NULL, NULL), BC_ERR_INVALID_ARG);
+    bc_simhash_index_free(NULL);
+    assert_int_equal(bc_simhash_index_add(NULL, 1, 1), BC_ERR_INVALID_ARG);
+    struct bc_simhash_match m = {1, 2, 3};
+    uint64_t probes = 9;
+    assert_false(bc_simhash_index_query(NULL, 1, &m, &probes));
+    assert_int_equal(probes, 0);
+    assert_int_equal(m.distance, 3);
+    bool found = true;
+    assert_int_equal(bc_simhash_index_test_and_add(NULL, 1, 1, &m, &found),
+                     BC_ERR_INVALID_ARG);
+    assert_true(found);
+    assert_int_equal(bc_simhash_index_count(NULL), 0);
+    assert_int_equal(bc_simhash_index_memory(NULL), 0);
+    struct bc_simhash_layout l;
+    memset(&l, 0xff, sizeof(l));
+    bc_simhash_index_get_layout(NULL, &l);
+    assert_int_equal(l.tables, 0);
+    bc_simhash_index_get_layout(NULL, NULL);
+    assert_int_equal(bc_simhash_index_save(NULL, "x"), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_simhash_index_load(NULL, &x), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_simhash_index_load("x", NULL), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_simhash_index_load_mem(NULL, 0, &x),
+                     BC_ERR_INVALID_ARG);
+
+    /* The defaults; an empty index finds nothing, compares nothing. */
+    assert_int_equal(bc_simhash_index_create(NULL, &x), BC_OK);
+    assert_false(bc_simhash_index_query(x, 42, NULL, &probes));
+    assert_int_equal(probes, 0);
+    assert_int_equal(bc_simhash_index_test_and_add(x, 42, 1, NULL, NULL),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_simhash_index_count(x), 0);
+    assert_int_equal(bc_simhash_index_save(x, NULL), BC_ERR_INVALID_ARG);
+    bc_simhash_index_free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -501,6 +851,12 @@ int main(void)
         cmocka_unit_test(test_angle),
         cmocka_unit_test(test_unrelated),
         cmocka_unit_test(test_edit_formula),
+        cmocka_unit_test(test_layout),
+        cmocka_unit_test(test_probes),
+        cmocka_unit_test(test_brute_force),
+        cmocka_unit_test(test_test_and_add),
+        cmocka_unit_test(test_memory),
+        cmocka_unit_test(test_index_args),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

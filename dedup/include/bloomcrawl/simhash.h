@@ -17,7 +17,7 @@
  *         bc_simhash_feed_text(&sh, chunk, len);
  *     uint64_t fp;
  *     if (bc_simhash_final(&sh, &fp))  (false: too short, no fingerprint)
- *         ... compare fp with earlier fingerprints ...
+ *         bc_simhash_index_test_and_add(index, fp, page_id, &m, &found);
  *
  * Chunks may split a word anywhere (in the middle of a UTF-8 sequence,
  * too): the fingerprint depends on the text's bytes only, never on where
@@ -28,6 +28,13 @@
  * and not case-folded); every other byte separates words. A feature is a
  * shingle of shingle_words consecutive words (3 by default), hashed with
  * XXH3-64; every shingle weighs 1.
+ *
+ * The index keeps (fingerprint, id) pairs; the id is the caller's
+ * reference to the page (a row, a journal id), returned on a match. Not
+ * thread-safe. A NULL index is an empty index: queries find nothing, the
+ * count and memory are 0; calls that change it return BC_ERR_INVALID_ARG.
+ * Functions returning enum bc_status write their outputs only on BC_OK
+ * and leave the index unchanged on failure.
  */
 #ifndef BC_DEDUP_SIMHASH_H
 #define BC_DEDUP_SIMHASH_H
@@ -57,7 +64,7 @@ struct bc_simhash_config {
     unsigned shingle_words; /* 1..BC_SIMHASH_MAX_SHINGLE_WORDS */
     uint64_t min_shingles;  /* >= 1; fewer shingles: no fingerprint */
     uint64_t seed;          /* XXH3 seed of the word and shingle hashes;
-                               fingerprints compare only under one seed */
+                             fingerprints compare only under one seed */
 };
 
 /* The defaults: 3 words a shingle, 32 shingles at least, seed 0. */
@@ -117,6 +124,136 @@ uint64_t bc_simhash_shingles(const struct bc_simhash *state);
 /* The Hamming distance of two fingerprints: the bits in which they differ
  * (0..64). */
 unsigned bc_simhash_distance(uint64_t a, uint64_t b);
+
+/* ---- the index ------------------------------------------------------- */
+
+/* Hamming distance searched: 3 by default, 0 to 8 accepted. */
+#define BC_SIMHASH_DEFAULT_K 3u
+#define BC_SIMHASH_MAX_K     8u
+/* Fingerprints compared per table, at n_expected, that the layout aims
+ * below (see bc_simhash_index_layout()). */
+#define BC_SIMHASH_DEFAULT_MAX_PROBES 256u
+/* The most tables a layout may have, and fingerprints an index holds. */
+#define BC_SIMHASH_MAX_TABLES 64u
+#define BC_SIMHASH_MAX_COUNT  (UINT64_C(0xffffffff))
+
+struct bc_simhash_index_config {
+    unsigned k;          /* find fingerprints within k bits; 0..8 */
+    uint64_t n_expected; /* fingerprints expected; >= 1 (more may be added,
+                          each query then compares more) */
+    unsigned blocks;     /* 0: chosen from k and n_expected; else the
+                            number of blocks b, k < b <= 64 with
+                            C(b, k) <= 64 tables (k = 0: 1 block) */
+    uint64_t max_probes; /* 0: BC_SIMHASH_DEFAULT_MAX_PROBES */
+};
+
+/* The defaults: k = 3, n_expected = 10^6, blocks chosen, max_probes 256. */
+void bc_simhash_index_config_init(struct bc_simhash_index_config *config);
+
+/* The layout a configuration gives (simhash.c, THE INDEX). */
+struct bc_simhash_layout {
+    unsigned k;
+    unsigned blocks;      /* b: the 64 bits cut into b blocks */
+    unsigned tables;      /* t = C(b, k): one per choice of b - k blocks */
+    unsigned key_bits;    /* the fewest key bits of a table */
+    unsigned bucket_bits; /* the most bucket bits of a table */
+    /* Fingerprints one query compares at n_expected:
+   * sum over tables of n_expected / 2^(that table's bucket bits). */
+    double probes;
+    /* Bytes per fingerprint, buckets full: 16 + 12 t. */
+    unsigned bytes_per_fp;
+};
+
+/*
+ * Derive the layout of config (NULL: the defaults) into *out. BC_OK;
+ * BC_ERR_INVALID_ARG for k > 8, n_expected 0, blocks <= k or > 64, or a
+ * layout of more than BC_SIMHASH_MAX_TABLES tables asked for by blocks.
+ */
+enum bc_status
+bc_simhash_index_layout(const struct bc_simhash_index_config *config,
+                        struct bc_simhash_layout *out);
+
+struct bc_simhash_index;
+
+/*
+ * Create an empty index (config NULL: the defaults), to be freed with
+ * bc_simhash_index_free(). BC_OK, BC_ERR_INVALID_ARG (as
+ * bc_simhash_index_layout(), or out NULL), BC_ERR_NOMEM. It allocates
+ * 8 bytes per bucket of every table at once (2^bucket_bits per table).
+ */
+enum bc_status
+bc_simhash_index_create(const struct bc_simhash_index_config *config,
+                        struct bc_simhash_index **out);
+
+/* Free an index; NULL is a no-op. */
+void bc_simhash_index_free(struct bc_simhash_index *index);
+
+/* A fingerprint found by a query. */
+struct bc_simhash_match {
+    uint64_t fp;       /* the earlier fingerprint */
+    uint64_t id;       /* its id, as added */
+    unsigned distance; /* bc_simhash_distance(query, fp) <= k */
+};
+
+/*
+ * Add fp with the caller's id (any value; the same fp may be added more
+ * than once). BC_OK, BC_ERR_INVALID_ARG (NULL index), BC_ERR_TOO_LARGE
+ * (BC_SIMHASH_MAX_COUNT fingerprints already), BC_ERR_NOMEM. Cost:
+ * one append to one bucket per table.
+ */
+enum bc_status bc_simhash_index_add(struct bc_simhash_index *index, uint64_t fp,
+                                    uint64_t id);
+
+/*
+ * Find the NEAREST fingerprint within k bits of fp (ties: the one added
+ * first). true with *match written (match may be NULL), false when none
+ * is within k. probes (may be NULL) gets the fingerprints compared, what
+ * the layout's probes predicts. Cost: one bucket per table.
+ */
+bool bc_simhash_index_query(const struct bc_simhash_index *index, uint64_t fp,
+                            struct bc_simhash_match *match, uint64_t *probes);
+
+/*
+ * The seen-test for content: query fp, and add (fp, id) only if nothing
+ * within k was found. BC_OK with *found (true: *match written, nothing
+ * added; false: added) - match may be NULL; the errors of add.
+ */
+enum bc_status bc_simhash_index_test_and_add(struct bc_simhash_index *index,
+                                             uint64_t fp, uint64_t id,
+                                             struct bc_simhash_match *match,
+                                             bool *found);
+
+/* Fingerprints added. */
+size_t bc_simhash_index_count(const struct bc_simhash_index *index);
+
+/* Bytes the index holds: its struct, bucket arrays, buckets (with their
+ * spare capacity) and the table of added pairs. */
+size_t bc_simhash_index_memory(const struct bc_simhash_index *index);
+
+/* The layout of index into *out (zeros for a NULL index). */
+void bc_simhash_index_get_layout(const struct bc_simhash_index *index,
+                                 struct bc_simhash_layout *out);
+
+/*
+ * Save to path atomically (a temporary file renamed over it; simhash.c
+ * has the format). BC_OK, BC_ERR_INVALID_ARG, BC_ERR_IO (errno set),
+ * BC_ERR_NOMEM.
+ */
+enum bc_status bc_simhash_index_save(const struct bc_simhash_index *index,
+                                     const char *path);
+
+/*
+ * Load an index saved by bc_simhash_index_save() (from a file, or from
+ * len bytes in memory), to be freed with bc_simhash_index_free(). BC_OK,
+ * BC_ERR_INVALID_ARG, BC_ERR_IO, BC_ERR_NOMEM, and for a bad file
+ * BC_ERR_FORMAT (magic), BC_ERR_VERSION, BC_ERR_TRUNCATED, BC_ERR_CORRUPT
+ * (header fields, length) or BC_ERR_CHECKSUM; nothing is handed out then.
+ * Cost: every pair is added again (the tables are rebuilt).
+ */
+enum bc_status bc_simhash_index_load(const char *path,
+                                     struct bc_simhash_index **out);
+enum bc_status bc_simhash_index_load_mem(const void *data, size_t len,
+                                         struct bc_simhash_index **out);
 
 #ifdef __cplusplus
 }
