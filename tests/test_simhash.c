@@ -19,6 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include "bloomcrawl/simhash.h"
 
 /* ---- helpers --------------------------------------------------------- */
@@ -839,6 +842,263 @@ static void test_index_args(void **unused)
     bc_simhash_index_free(x);
 }
 
+/* ---- the file -------------------------------------------------------- */
+
+static void tmp_path(char *buf, size_t cap, const char *name)
+{
+    snprintf(buf, cap, "/tmp/test_simhash.%ld.%s", (long)getpid(), name);
+}
+
+/* An index of n clustered fingerprints (ids 3i + 2), and them in fps. */
+static struct bc_simhash_index *clustered(unsigned k, size_t n, unsigned blocks,
+                                          uint64_t *fps)
+{
+    struct bc_simhash_index_config c = icfg(k, n ? n : 1, blocks);
+    struct bc_simhash_index *x = NULL;
+    assert_int_equal(bc_simhash_index_create(&c, &x), BC_OK);
+    uint64_t rng = 31 + n;
+    for (size_t i = 0; i < n; i++) {
+        fps[i] = i && splitmix(&rng) % 2
+                     ? flip_bits(&rng, fps[splitmix(&rng) % i],
+                                 (unsigned)(splitmix(&rng) % (k + 2)))
+                     : splitmix(&rng);
+        assert_int_equal(bc_simhash_index_add(x, fps[i], 3 * i + 2), BC_OK);
+    }
+    return x;
+}
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+/* Save, load: the same layout, count and answers (ties included). */
+static void test_save_load(void **unused)
+{
+    (void)unused;
+    static const struct {
+        unsigned k, blocks;
+        size_t n;
+    } cases[] = {{3, 0, 3000}, {3, 5, 2000}, {0, 0, 1000}, {3, 0, 0}};
+    char path[128];
+    tmp_path(path, sizeof(path), "idx");
+    uint64_t *fps = malloc(3000 * sizeof(*fps));
+    assert_non_null(fps);
+    for (size_t ci = 0; ci < sizeof(cases) / sizeof(*cases); ci++) {
+        size_t n = cases[ci].n;
+        struct bc_simhash_index *x =
+            clustered(cases[ci].k, n, cases[ci].blocks, fps);
+        assert_int_equal(bc_simhash_index_save(x, path), BC_OK);
+        size_t len;
+        free(slurp(path, &len));
+        assert_int_equal(len, 64 + 16 * n + 8);
+        struct bc_simhash_index *y = NULL;
+        assert_int_equal(bc_simhash_index_load(path, &y), BC_OK);
+        assert_int_equal(bc_simhash_index_count(y), n);
+        struct bc_simhash_layout lx, ly;
+        bc_simhash_index_get_layout(x, &lx);
+        bc_simhash_index_get_layout(y, &ly);
+        assert_int_equal(lx.k, ly.k);
+        assert_int_equal(lx.blocks, ly.blocks);
+        assert_int_equal(lx.tables, ly.tables);
+        assert_int_equal(lx.key_bits, ly.key_bits);
+        assert_int_equal(lx.bucket_bits, ly.bucket_bits);
+        assert_true(lx.probes == ly.probes);
+        assert_int_equal(lx.bytes_per_fp, ly.bytes_per_fp);
+        uint64_t rng = 8;
+        for (size_t q = 0; q < 2 * n + 100; q++) {
+            uint64_t fp = n && q % 2 ? flip_bits(&rng, fps[splitmix(&rng) % n],
+                                                 (unsigned)(q % 5))
+                                     : splitmix(&rng);
+            struct bc_simhash_match mx = {0, 0, 0}, my = {0, 0, 0};
+            uint64_t px, py;
+            bool fx = bc_simhash_index_query(x, fp, &mx, &px);
+            bool fy = bc_simhash_index_query(y, fp, &my, &py);
+            assert_int_equal(fx, fy);
+            assert_true(mx.fp == my.fp && mx.id == my.id);
+            assert_int_equal(mx.distance, my.distance);
+            assert_int_equal(px, py);
+        }
+        /* Saved again, the same bytes. */
+        char path2[128];
+        tmp_path(path2, sizeof(path2), "idx2");
+        assert_int_equal(bc_simhash_index_save(y, path2), BC_OK);
+        size_t l1, l2;
+        unsigned char *a = slurp(path, &l1), *b = slurp(path2, &l2);
+        assert_int_equal(l1, l2);
+        assert_memory_equal(a, b, l1);
+        free(a);
+        free(b);
+        unlink(path2);
+        bc_simhash_index_free(x);
+        bc_simhash_index_free(y);
+    }
+    unlink(path);
+    free(fps);
+    /* Nowhere to write; nothing to read. */
+    struct bc_simhash_index *x = NULL;
+    assert_int_equal(bc_simhash_index_create(NULL, &x), BC_OK);
+    assert_int_equal(bc_simhash_index_save(x, "/nonexistent-dir/idx"),
+                     BC_ERR_IO);
+    bc_simhash_index_free(x);
+    x = NULL;
+    assert_int_equal(bc_simhash_index_load("/nonexistent-dir/idx", &x),
+                     BC_ERR_IO);
+    assert_null(x);
+}
+
+/* The checksum of a damaged image made right again, so that the check
+ * of the field changed is the one that answers. */
+static void fix_sum(unsigned char *p, size_t len)
+{
+    uint64_t h = XXH64(p, len - 8, 0);
+    for (int i = 0; i < 8; i++)
+        p[len - 8 + (size_t)i] = (unsigned char)(h >> (8 * i));
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* One damaged copy of the image: edit it, fix the checksum or not, and
+ * load it from memory and from a file. */
+static void expect_load(const unsigned char *img, size_t len,
+                        void (*edit)(unsigned char *p, uintptr_t arg),
+                        uintptr_t arg, bool fix, enum bc_status want)
+{
+    unsigned char *p = malloc(len + 1);
+    assert_non_null(p);
+    memcpy(p, img, len);
+    if (edit)
+        edit(p, arg);
+    if (fix)
+        fix_sum(p, len);
+    struct bc_simhash_index *x = NULL;
+    enum bc_status st = bc_simhash_index_load_mem(p, len, &x);
+    if (st != want)
+        fail_msg("load_mem: %s, not %s", bc_strerror(st), bc_strerror(want));
+    if (st == BC_OK)
+        bc_simhash_index_free(x);
+    else
+        assert_null(x);
+    char path[128];
+    tmp_path(path, sizeof(path), "bad");
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(p, 1, len, f), len);
+    fclose(f);
+    x = NULL;
+    assert_int_equal(bc_simhash_index_load(path, &x), want);
+    bc_simhash_index_free(x);
+    unlink(path);
+    free(p);
+}
+
+static void edit_byte(unsigned char *p, uintptr_t at)
+{
+    p[at] ^= 0x40;
+}
+static void edit_version(unsigned char *p, uintptr_t v)
+{
+    put32(p + 8, (uint32_t)v);
+}
+static void edit_k(unsigned char *p, uintptr_t v)
+{
+    put32(p + 12, (uint32_t)v);
+}
+static void edit_blocks(unsigned char *p, uintptr_t v)
+{
+    put32(p + 16, (uint32_t)v);
+}
+static void edit_n(unsigned char *p, uintptr_t v)
+{
+    put64(p + 24, (uint64_t)v);
+}
+static void edit_max_probes(unsigned char *p, uintptr_t v)
+{
+    put64(p + 32, (uint64_t)v);
+}
+static void edit_count(unsigned char *p, uintptr_t v)
+{
+    put64(p + 40, (uint64_t)v);
+}
+static void edit_count_huge(unsigned char *p, uintptr_t shift)
+{
+    put64(p + 40, UINT64_C(1) << shift);
+}
+
+static void test_load_damaged(void **unused)
+{
+    (void)unused;
+    uint64_t fps[40];
+    struct bc_simhash_index *x = clustered(3, 40, 0, fps);
+    char path[128];
+    tmp_path(path, sizeof(path), "img");
+    assert_int_equal(bc_simhash_index_save(x, path), BC_OK);
+    bc_simhash_index_free(x);
+    size_t len;
+    unsigned char *img = slurp(path, &len);
+    unlink(path);
+    assert_int_equal(len, 64 + 16 * 40 + 8);
+
+    expect_load(img, len, NULL, 0, false, BC_OK);
+    /* Each header field. */
+    for (uintptr_t at = 0; at < 8; at++)
+        expect_load(img, len, edit_byte, at, true, BC_ERR_FORMAT);
+    expect_load(img, len, edit_version, 2, true, BC_ERR_VERSION);
+    expect_load(img, len, edit_version, 0, true, BC_ERR_VERSION);
+    expect_load(img, len, edit_k, 9, true, BC_ERR_CORRUPT);
+    expect_load(img, len, edit_k, 2, true, BC_OK); /* 4 blocks, k = 2 */
+    expect_load(img, len, edit_blocks, 0, true, BC_ERR_CORRUPT);
+    expect_load(img, len, edit_blocks, 3, true, BC_ERR_CORRUPT); /* <= k */
+    expect_load(img, len, edit_blocks, 9, true, BC_ERR_CORRUPT); /* 84 t */
+    expect_load(img, len, edit_blocks, 65, true, BC_ERR_CORRUPT);
+    expect_load(img, len, edit_blocks, 5, true, BC_OK);
+    for (uintptr_t at = 20; at < 24; at++)
+        expect_load(img, len, edit_byte, at, true, BC_ERR_CORRUPT);
+    for (uintptr_t at = 48; at < 64; at++)
+        expect_load(img, len, edit_byte, at, true, BC_ERR_CORRUPT);
+    expect_load(img, len, edit_n, 0, true, BC_ERR_CORRUPT);
+    expect_load(img, len, edit_max_probes, 7, true, BC_OK); /* advisory */
+    expect_load(img, len, edit_count, 41, true, BC_ERR_TRUNCATED);
+    expect_load(img, len, edit_count, 39, true, BC_ERR_CORRUPT);
+    expect_load(img, len, edit_count_huge, 32, true, BC_ERR_CORRUPT);
+    expect_load(img, len, edit_count_huge, 60, true, BC_ERR_CORRUPT);
+    /* The checksum: a field, a pair, the checksum itself. */
+    expect_load(img, len, edit_max_probes, 7, false, BC_ERR_CHECKSUM);
+    for (uintptr_t at = 64; at < len; at += 13)
+        expect_load(img, len, edit_byte, at, false, BC_ERR_CHECKSUM);
+    expect_load(img, len, edit_byte, len - 1, false, BC_ERR_CHECKSUM);
+    /* Truncated anywhere, or one byte too long. */
+    for (size_t cut = 0; cut < len; cut++)
+        expect_load(img, cut, NULL, 0, false, BC_ERR_TRUNCATED);
+    unsigned char *longer = malloc(len + 1);
+    assert_non_null(longer);
+    memcpy(longer, img, len);
+    longer[len] = 0;
+    expect_load(longer, len + 1, NULL, 0, false, BC_ERR_CORRUPT);
+    free(longer);
+    free(img);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -857,6 +1117,8 @@ int main(void)
         cmocka_unit_test(test_test_and_add),
         cmocka_unit_test(test_memory),
         cmocka_unit_test(test_index_args),
+        cmocka_unit_test(test_save_load),
+        cmocka_unit_test(test_load_damaged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
