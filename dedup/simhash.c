@@ -56,9 +56,12 @@
  * beside it; both rare enough to leave). ASCII folding makes "Next Page"
  * and "next page," one shingle: markup changes case and punctuation more
  * than it changes words. A word is hashed with XXH3-64 (the project's
- * hash, as bloom.c); a word longer than 32 bytes is hashed in 32-byte
- * pieces, each piece's hash the seed of the next, so a word of any length
- * is one word and the state stays small.
+ * hash, as bloom.c): a word of up to 16 bytes (almost all) zero-padded to
+ * 16 with its length in the seed, so that every short word takes the same
+ * path through XXH3 and no branch is mispredicted on its length; a longer
+ * one as it is, in 32-byte pieces chained (each piece's hash the seed of
+ * the next) beyond 32 bytes, so a word of any length is one word and the
+ * state stays small.
  *
  * A shingle is w = 3 consecutive words (Broder's w-shingles), hashed with
  * XXH3-64 over its words' hashes. Single words (w = 1) ignore order: two
@@ -76,11 +79,20 @@
  * kept as 64 byte-wide counters packed in eight 64-bit words (lanes):
  * byte i of lane j counts bit 8j+i. A table maps each byte value of a
  * hash to its bits spread one per byte (0x05 -> 0x0000000000010001),
- * so a shingle costs eight loads and eight additions. Every 255
- * shingles, before a byte could overflow, the lanes are added into 64-bit
- * counters and cleared. The state lives on the caller's stack (under
- * 800 bytes); feeding allocates nothing and never fails. Chunks may split a
- * word anywhere: the word's bytes wait in the state.
+ * so a shingle costs eight loads and eight additions, in registers.
+ * Every 255 shingles, before a byte could overflow, the lanes are added
+ * into 64-bit counters and cleared.
+ *
+ * THE SCAN
+ * Text is read 64 bytes at a time: each byte folded and classified (word
+ * byte or not) into a 64-bit mask - 16 bytes per step with SSE2 on
+ * x86-64, a table elsewhere - and the words are the runs of ones, found
+ * with count-trailing-zeros: a branch per word, not per byte. Words inside
+ * the block are hashed where they lie; a word that touches the block's end
+ * may go on in the next bytes (or the next call), so its bytes wait in the
+ * state (32 bytes of them, then chained as above). Chunks may split a word
+ * anywhere. The state lives on the caller's stack (under 1 KB); feeding
+ * allocates nothing and never fails. Cost: BENCHMARKS.md section 10.
  *
  * WHY k = 3 IN 64 BITS (Manku, Jain, Das Sarma, WWW 2007)
  * Google's crawler used 64-bit simhash over 8 billion pages, and a human-
@@ -211,6 +223,10 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "bc_bigarray.h"
 #include "bloom_int.h"
 #include "bloomcrawl/simhash.h"
@@ -291,30 +307,233 @@ static void flush_lanes(struct bc_simhash *st)
     st->lane_fill = 0;
 }
 
-static void count_shingle(struct bc_simhash *st, uint64_t h)
+/* Count n shingle hashes: the lanes in registers for up to 255 of them,
+ * then back in the state (flushed when full). */
+static void count_shingles(struct bc_simhash *st, const uint64_t *h, size_t n)
 {
-    for (unsigned j = 0; j < 8; j++)
-        st->lanes[j] += spread[(h >> (8 * j)) & 0xff];
-    st->shingles++;
-    if (++st->lane_fill == LANE_MAX)
-        flush_lanes(st);
+    while (n > 0) {
+        size_t m = LANE_MAX - st->lane_fill;
+        if (m > n)
+            m = n;
+        uint64_t l0 = st->lanes[0], l1 = st->lanes[1], l2 = st->lanes[2],
+                 l3 = st->lanes[3], l4 = st->lanes[4], l5 = st->lanes[5],
+                 l6 = st->lanes[6], l7 = st->lanes[7];
+        for (size_t i = 0; i < m; i++) {
+            uint64_t x = h[i];
+            l0 += spread[x & 0xff];
+            l1 += spread[(x >> 8) & 0xff];
+            l2 += spread[(x >> 16) & 0xff];
+            l3 += spread[(x >> 24) & 0xff];
+            l4 += spread[(x >> 32) & 0xff];
+            l5 += spread[(x >> 40) & 0xff];
+            l6 += spread[(x >> 48) & 0xff];
+            l7 += spread[x >> 56];
+        }
+        st->lanes[0] = l0;
+        st->lanes[1] = l1;
+        st->lanes[2] = l2;
+        st->lanes[3] = l3;
+        st->lanes[4] = l4;
+        st->lanes[5] = l5;
+        st->lanes[6] = l6;
+        st->lanes[7] = l7;
+        st->shingles += m;
+        st->lane_fill += (unsigned)m;
+        if (st->lane_fill == LANE_MAX)
+            flush_lanes(st);
+        h += m;
+        n -= m;
+    }
 }
 
-/* The current word (len bytes in st->word, after the pieces chained into
- * st->piece_seed) has ended: slide it into the window, count a shingle. */
-static void end_word(struct bc_simhash *st, unsigned len)
+/* A word's hash has come: put it in the window, and when w words are
+ * there, hash the last w of them (oldest first, as little-endian bytes)
+ * into *shingle and return true. */
+static inline bool push_word(struct bc_simhash *st, uint64_t h,
+                             uint64_t *shingle)
 {
-    uint64_t h = XXH3_64bits_withSeed(st->word, len, st->piece_seed);
-    unsigned w = st->shingle_words;
-    st->piece_seed = st->seed;
-    memmove(st->window, st->window + 1, (w - 1) * sizeof(st->window[0]));
-    st->window[w - 1] = h;
+    unsigned w = st->shingle_words, pos = st->window_pos;
+    st->window[pos] = h;
+    st->window[pos + w] = h;
+    pos = pos + 1 == w ? 0 : pos + 1;
+    st->window_pos = pos;
     if (++st->words < w)
-        return;
-    unsigned char buf[8 * BC_SIMHASH_MAX_SHINGLE_WORDS];
+        return false;
+    const uint64_t *last = st->window + pos; /* the last w, oldest first */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const void *bytes = last;
+#else
+    unsigned char bytes[8 * BC_SIMHASH_MAX_SHINGLE_WORDS];
     for (unsigned i = 0; i < w; i++)
-        bc_put_le64(buf + 8 * i, st->window[i]);
-    count_shingle(st, XXH3_64bits_withSeed(buf, 8 * (size_t)w, st->seed));
+        bc_put_le64(bytes + 8 * i, last[i]);
+#endif
+    *shingle = XXH3_64bits_withSeed(bytes, 8 * (size_t)w, st->seed);
+    return true;
+}
+
+/* Words of up to this many bytes are hashed as one 16-byte block. */
+#define SHORT_WORD 16u
+
+/*
+ * The hash of a whole word of len folded bytes at p, where 16 bytes are
+ * readable from p whatever len is. Up to 16 bytes: the bytes zero-padded
+ * to 16, hashed with the length xor'ed into the seed (so "a" and "a\0"
+ * differ) - one XXH3 call of a fixed length, whose path does not depend
+ * on the word (no branch mispredicted per word). Longer: 32-byte pieces
+ * chained, each piece's hash the seed of the next, then the last piece
+ * (17 to 32 bytes, or fewer after a piece) hashed with the seed they
+ * left.
+ */
+static inline uint64_t word_hash(const unsigned char *p, size_t len,
+                                 uint64_t seed)
+{
+    if (len <= SHORT_WORD) {
+        unsigned char pad[SHORT_WORD];
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        uint64_t lo, hi;
+        memcpy(&lo, p, 8);
+        memcpy(&hi, p + 8, 8);
+        /* keep the first len bytes: masks of len and len - 8 bytes */
+        unsigned bl = len >= 8 ? 64 : 8 * (unsigned)len;
+        unsigned bh = len <= 8 ? 0 : 8 * (unsigned)(len - 8);
+        lo &= bl == 64 ? ~UINT64_C(0) : (UINT64_C(1) << bl) - 1;
+        hi &= bh == 64 ? ~UINT64_C(0) : (UINT64_C(1) << bh) - 1;
+        memcpy(pad, &lo, 8);
+        memcpy(pad + 8, &hi, 8);
+#else
+        memset(pad, 0, sizeof(pad));
+        memcpy(pad, p, len);
+#endif
+        return XXH3_64bits_withSeed(pad, SHORT_WORD, seed ^ len);
+    }
+    while (len > BC_SIMHASH_WORD_PIECE) {
+        seed = XXH3_64bits_withSeed(p, BC_SIMHASH_WORD_PIECE, seed);
+        p += BC_SIMHASH_WORD_PIECE;
+        len -= BC_SIMHASH_WORD_PIECE;
+    }
+    return XXH3_64bits_withSeed(p, len, seed);
+}
+
+/* Bytes of a word that may go on in the next chunk: into st->word; a full
+ * piece is chained into st->piece_seed when more bytes come, as
+ * word_hash() chains it. */
+static void word_append(struct bc_simhash *st, const unsigned char *p, size_t n)
+{
+    if (st->word_len + n <= SHORT_WORD) {
+        /* The common case: a fixed-size copy (p has 16 readable bytes,
+         * st->word room for them), without a call to memcpy. */
+        memcpy(st->word + st->word_len, p, SHORT_WORD);
+        st->word_len += (unsigned)n;
+        return;
+    }
+    while (n > 0) {
+        if (st->word_len == BC_SIMHASH_WORD_PIECE) {
+            st->piece_seed = XXH3_64bits_withSeed(
+                st->word, BC_SIMHASH_WORD_PIECE, st->piece_seed);
+            st->word_len = 0;
+            st->chained = 1;
+        }
+        size_t k = BC_SIMHASH_WORD_PIECE - st->word_len;
+        if (k > n)
+            k = n;
+        memcpy(st->word + st->word_len, p, k);
+        st->word_len += (unsigned)k;
+        p += k;
+        n -= k;
+    }
+}
+
+/* The word waiting in st->word has ended. */
+static void word_end(struct bc_simhash *st)
+{
+    /* st->word holds 32 bytes: word_hash() may read 16 of them whatever
+     * the length. After chained pieces, the last piece is hashed by its
+     * length, as word_hash() hashes it. */
+    uint64_t h = st->chained ? XXH3_64bits_withSeed(st->word, st->word_len,
+                                                    st->piece_seed)
+                             : word_hash(st->word, st->word_len, st->seed);
+    st->chained = 0;
+    st->piece_seed = st->seed;
+    st->word_len = 0;
+    uint64_t shingle;
+    if (push_word(st, h, &shingle))
+        count_shingles(st, &shingle, 1);
+}
+
+/*
+ * Classify n <= 64 bytes at p: out gets them folded (word bytes as the
+ * word keeps them, separators anything), and bit i of the result is set
+ * when byte i is a word byte. With SSE2 (every x86-64), 16 bytes at a
+ * time: 'A'..'Z' get 0x20 added; then the bytes in '0'..'9' or 'a'..'z'
+ * (signed compares, in which bytes >= 0x80 are negative and outside
+ * both) and the bytes >= 0x80 (their sign bit) are word bytes - the same
+ * answer as the table fold[], which does the rest.
+ */
+static uint64_t classify(const unsigned char *p, size_t n, unsigned char *out)
+{
+    uint64_t mask = 0;
+    size_t i = 0;
+#if defined(__SSE2__)
+    const __m128i a1 = _mm_set1_epi8(0x40), z1 = _mm_set1_epi8(0x5b);
+    const __m128i la = _mm_set1_epi8(0x60), lz = _mm_set1_epi8(0x7b);
+    const __m128i d0 = _mm_set1_epi8(0x2f), d9 = _mm_set1_epi8(0x3a);
+    const __m128i x20 = _mm_set1_epi8(0x20);
+    for (; i + 16 <= n; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+        __m128i up =
+            _mm_and_si128(_mm_cmpgt_epi8(v, a1), _mm_cmplt_epi8(v, z1));
+        __m128i f = _mm_add_epi8(v, _mm_and_si128(up, x20));
+        __m128i lo =
+            _mm_and_si128(_mm_cmpgt_epi8(f, la), _mm_cmplt_epi8(f, lz));
+        __m128i dg =
+            _mm_and_si128(_mm_cmpgt_epi8(f, d0), _mm_cmplt_epi8(f, d9));
+        _mm_storeu_si128((__m128i *)(void *)(out + i), f);
+        uint64_t m =
+            (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(lo, dg), v));
+        mask |= m << i;
+    }
+#endif
+    for (; i < n; i++) {
+        out[i] = fold[p[i]];
+        mask |= (uint64_t)(out[i] != 0) << i;
+    }
+    return mask;
+}
+
+/* The words of n <= 64 classified bytes f (word bytes where mask has a
+ * 1). A word touching the end may go on: it waits in st->word. The block's
+ * shingles (at most 32: a word and its separator take 2 bytes) are
+ * counted together. */
+static void feed_block(struct bc_simhash *st, const unsigned char *f, size_t n,
+                       uint64_t mask)
+{
+    uint64_t shingles[32];
+    size_t ns = 0;
+    unsigned s = 0;
+    if (st->word_len > 0) { /* the word of earlier bytes goes on */
+        uint64_t run = ~mask;
+        unsigned e = run ? (unsigned)__builtin_ctzll(run) : 64;
+        if (e >= n) {
+            word_append(st, f, n);
+            return;
+        }
+        word_append(st, f, e);
+        word_end(st);
+        s = e;
+    }
+    mask &= ~UINT64_C(0) << s; /* s < n <= 64 */
+    while (mask) {
+        s = (unsigned)__builtin_ctzll(mask);
+        uint64_t rest = ~(mask >> s);
+        unsigned e = rest ? s + (unsigned)__builtin_ctzll(rest) : 64;
+        if (e >= n) { /* may go on in the next block */
+            word_append(st, f + s, n - s);
+            break;
+        }
+        ns += push_word(st, word_hash(f + s, e - s, st->seed), &shingles[ns]);
+        mask &= ~UINT64_C(0) << e; /* e < n <= 64 */
+    }
+    count_shingles(st, shingles, ns);
 }
 
 void bc_simhash_feed_text(struct bc_simhash *state, const char *text,
@@ -323,34 +542,25 @@ void bc_simhash_feed_text(struct bc_simhash *state, const char *text,
     if (!state || !state->ready || (!text && len > 0))
         return;
     const unsigned char *p = (const unsigned char *)text;
-    const unsigned char *end = p + len;
-    unsigned wl = state->word_len; /* > 0 exactly while inside a word */
-    while (p < end) {
-        unsigned char c = fold[*p++];
-        if (c) {
-            if (wl == BC_SIMHASH_WORD_PIECE) {
-                /* A long word: hash the full piece into the next's seed. */
-                state->piece_seed = XXH3_64bits_withSeed(
-                    state->word, BC_SIMHASH_WORD_PIECE, state->piece_seed);
-                wl = 0;
-            }
-            state->word[wl++] = c;
-        } else if (wl) {
-            end_word(state, wl);
-            wl = 0;
-        }
+    /* word_hash() and word_append() read 16 bytes from a word's start:
+     * the 16 after the block are zeroed, so that they read no garbage. */
+    unsigned char folded[64 + SHORT_WORD];
+    while (len > 0) {
+        size_t n = len < 64 ? len : 64;
+        uint64_t mask = classify(p, n, folded);
+        memset(folded + n, 0, SHORT_WORD);
+        feed_block(state, folded, n, mask);
+        p += n;
+        len -= n;
     }
-    state->word_len = wl;
 }
 
 /* A copy of state with its last word ended, as final() sees it. */
 static void finished(const struct bc_simhash *state, struct bc_simhash *out)
 {
     *out = *state;
-    if (out->word_len) {
-        end_word(out, out->word_len);
-        out->word_len = 0;
-    }
+    if (out->word_len)
+        word_end(out);
 }
 
 uint64_t bc_simhash_shingles(const struct bc_simhash *state)

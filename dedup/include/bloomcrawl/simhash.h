@@ -11,7 +11,7 @@
  *
  * The fingerprint is computed while the text streams in:
  *
- *     struct bc_simhash sh;            (on the caller's stack, < 800 bytes)
+ *     struct bc_simhash sh;            (on the caller's stack, < 1 KB)
  *     bc_simhash_init(&sh, NULL);      (NULL: the default configuration)
  *     for each text chunk of the page:
  *         bc_simhash_feed_text(&sh, chunk, len);
@@ -83,11 +83,15 @@ struct bc_simhash {
     uint64_t piece_seed; /* chained hash of the word's earlier pieces */
     uint64_t seed;
     uint64_t min_shingles;
-    uint64_t window[BC_SIMHASH_MAX_SHINGLE_WORDS]; /* last words' hashes */
+    /* The last words' hashes, each written twice (at i and i + w) so
+     * that the last w are always contiguous, from window[window_pos]. */
+    uint64_t window[2 * BC_SIMHASH_MAX_SHINGLE_WORDS];
+    unsigned window_pos;
     unsigned shingle_words;
     unsigned lane_fill; /* shingles in lanes since the last flush */
     unsigned word_len;  /* bytes of the current word in word[] */
     unsigned ready;     /* set by a successful init */
+    unsigned chained;   /* the current word has hashed pieces */
     unsigned char word[BC_SIMHASH_WORD_PIECE];
 };
 
