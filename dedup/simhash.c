@@ -145,7 +145,7 @@
  * probes: for k = 3 and n = 10^7, b = 4 gives 4 tables of 16-bit keys and
  * 4 x 152.6 = 610 probes; b = 5 gives 10 tables of 25- or 26-bit keys,
  * 10 x 0.3 probes if every key had a bucket (10 x 9.5 with the buckets
- * of about 16 below), for 2.1 times the memory; b = 6, 20 tables of 31
+ * of about 16 below), for 2 times the memory; b = 6, 20 tables of 31
  * to 33 bits. A probe is a popcount on a contiguous array (well under a
  * nanosecond); a table costs a cache miss or two. bc_simhash_index_layout()
  * takes the fewest tables (the least memory) whose probes per table stay
@@ -164,22 +164,41 @@
  * whole key (the key taken as it is) when there are enough fingerprints,
  * and a multiply-shift hash of the key into fewer buckets (about 16
  * fingerprints each) when there are not, to keep the bucket array small.
- * A bucket is one allocation, grown by half when full:
+ * A table is an array of 2^bucket_bits buckets of 16 bytes; a bucket's
+ * entries are one allocation, grown by half when full:
  *
- *     bucket:  | len | cap | fp[0] ... fp[cap-1] | row[0] ... row[cap-1] |
- *                 4     4     8 bytes each          4 bytes each
+ *     table:   | sig -> | len | cap |  ... 2^bucket_bits of them
+ *                  |
+ *                  v
+ *     entries: | sig[0] ... sig[cap-1] | row[0] ... row[cap-1] |
+ *                 4 bytes each            4 bytes each
  *     rows:    | fp | id |  per fingerprint, 16 bytes, in order of adds
  *
- * Queries scan the fps (contiguous, 8 bytes each) and read a row only on
- * a match. Insert: one append per table. Memory per fingerprint:
- * 16 + 12 t bytes with full buckets (64 for t = 4, 136 for t = 10), plus
- * up to half of the buckets' part as spare capacity, plus 8 bytes per
- * bucket per table and malloc's header per bucket. A query returns the
- * nearest match (ties: the earliest added), and stops after a table in
- * which it found distance 0 (every exact copy is in every table's bucket
- * of q). test_and_add adds only fingerprints it did not find: a session-
- * ID space of 10^5 copies of one page is one entry, not 10^5 in one
- * bucket of every table.
+ * A bucket keeps each fingerprint folded to 32 bits, sig = low ^ high
+ * (bit i is bit i xor bit i + 32). Folding never adds a difference: a sig
+ * bit differs only if exactly one of its two fingerprint bits does, so
+ * popcount(sig ^ sig') <= popcount(fp ^ fp'), and every fingerprint
+ * within k of q has a sig within k of q's - none is missed. A far one
+ * passes with probability sum_{i<=k} C(32, i) / 2^32 = 1.3e-6 (k = 3,
+ * b = 4: bits i and i + 32 are never both key bits of one table, so all
+ * 32 sig bits vary inside a bucket; with longer keys a few pairs are, and
+ * the rate is somewhat higher), and its row, read to take the whole
+ * distance, turns it away. Half the bytes to scan and to keep, for one
+ * more read per match.
+ *
+ * A query computes its t buckets, prefetches them and their first
+ * entries (so that the t cache misses overlap), then scans each bucket's
+ * sigs - contiguous, a popcount each - and reads a row only when a sig is
+ * within k. An add appends to one bucket per table, its tails prefetched
+ * the same way. Memory per fingerprint: 16 + 8 t bytes with full buckets
+ * (48 for t = 4, 96 for t = 10), plus up to half of the entries' part as
+ * spare capacity and the rows' up to doubling, plus malloc's header per
+ * bucket; and 16 bytes per bucket per table from the start (4 MiB for
+ * t = 4 and 16-bit buckets). A query returns the nearest match (ties: the
+ * earliest added), and stops after a table in which it found distance 0
+ * (every exact copy is in every table's bucket of q). test_and_add adds
+ * only fingerprints it did not find: a session-ID space of 10^5 copies of
+ * one page is one entry, not 10^5 in one bucket of every table.
  *
  * FILE FORMAT (version 1; all integers little-endian)
  *
@@ -760,7 +779,7 @@ bc_simhash_index_layout(const struct bc_simhash_index_config *config,
             l.bucket_bits = t.bucket_bits;
         l.probes += ldexp((double)config->n_expected, -(int)t.bucket_bits);
     } while (next_subset(omit, k, b));
-    l.bytes_per_fp = 16 + 12 * l.tables;
+    l.bytes_per_fp = 16 + 8 * l.tables;
     *out = l;
     return BC_OK;
 }
@@ -777,34 +796,37 @@ void bc_simhash_index_config_init(struct bc_simhash_index_config *config)
 
 /* ---- the index: tables ----------------------------------------------- */
 
-/* A bucket: this header, then cap fingerprints, then cap rows. */
+struct row {
+    uint64_t fp, id;
+};
+
+/* A bucket, as the table holds it (16 bytes): its entries live in one
+ * allocation, cap signatures then cap rows. */
 struct bucket {
+    uint32_t *sig; /* NULL while empty */
     uint32_t len, cap;
 };
 
-static uint64_t *bucket_fps(struct bucket *b)
+static uint32_t *bucket_rows(const struct bucket *b)
 {
-    return (uint64_t *)(void *)(b + 1);
+    return b->sig + b->cap;
 }
 
-static uint32_t *bucket_rows(struct bucket *b)
+static size_t entries_bytes(uint32_t cap)
 {
-    return (uint32_t *)(void *)(bucket_fps(b) + b->cap);
+    return (size_t)cap * (4 + 4);
 }
 
-static size_t bucket_bytes(uint32_t cap)
+/* A fingerprint folded to 32 bits: bit i is bit i xor bit i + 32. */
+static inline uint32_t fold32(uint64_t fp)
 {
-    return sizeof(struct bucket) + (size_t)cap * (8 + 4);
+    return (uint32_t)(fp ^ (fp >> 32));
 }
 
 struct table {
     struct table_layout l;
-    struct bucket **buckets; /* 2^bucket_bits, in mem */
+    struct bucket *buckets; /* 2^bucket_bits, in mem */
     struct bc_bigarray mem;
-};
-
-struct row {
-    uint64_t fp, id;
 };
 
 struct bc_simhash_index {
@@ -813,7 +835,7 @@ struct bc_simhash_index {
     struct table *tables;
     struct row *rows;
     size_t count, cap;
-    size_t bucket_mem; /* bytes of all buckets */
+    size_t bucket_mem; /* bytes of all buckets' entries */
 };
 
 /* The bucket of fp in table t: its key bits gathered, taken as they are
@@ -832,6 +854,68 @@ static uint64_t bucket_index(const struct table *t, uint64_t fp)
     return (key * MULTIPLY_SHIFT_C) >> (64 - t->l.bucket_bits);
 }
 
+/* Candidate i of a bucket, its sig within k of q's: the whole distance
+ * from its row, kept when nearest (ties: the earliest added). */
+static inline void verify(const struct bucket *b, const struct row *rows,
+                          uint32_t i, uint64_t fp, unsigned k, unsigned *best_d,
+                          uint32_t *best_row)
+{
+    uint32_t r = bucket_rows(b)[i];
+    unsigned d = (unsigned)__builtin_popcountll(rows[r].fp ^ fp);
+    if (d <= k && (d < *best_d || (d == *best_d && r < *best_row))) {
+        *best_d = d;
+        *best_row = r;
+    }
+}
+
+/*
+ * Scan one bucket for the nearest within k of fp (the best so far in
+ * *best_d, k + 1 or more for none, and *best_row). A sig is a candidate
+ * when popcount(sig ^ q) <= k, that is when clearing its lowest set bit k
+ * times (x &= x - 1) leaves 0. With SSE2 that test runs on 16 sigs at a
+ * time with neither a popcount instruction (x86-64's baseline has none:
+ * the compiler would call a library routine per sig) nor a branch per
+ * sig; elsewhere, one popcount per sig.
+ */
+static void scan_bucket(const struct bucket *b, const struct row *rows,
+                        uint64_t fp, unsigned k, unsigned *best_d,
+                        uint32_t *best_row)
+{
+    const uint32_t *sig = b->sig;
+    uint32_t q = fold32(fp), n = b->len, i = 0;
+#if defined(__SSE2__)
+    const __m128i vq = _mm_set1_epi32((int)q), one = _mm_set1_epi32(1);
+    const __m128i zero = _mm_setzero_si128();
+    const __m128i *v = (const __m128i *)(const void *)sig;
+    for (; i + 16 <= n; i += 16, v += 4) { /* 16 sigs, one branch */
+        __m128i x0 = _mm_xor_si128(_mm_loadu_si128(v), vq);
+        __m128i x1 = _mm_xor_si128(_mm_loadu_si128(v + 1), vq);
+        __m128i x2 = _mm_xor_si128(_mm_loadu_si128(v + 2), vq);
+        __m128i x3 = _mm_xor_si128(_mm_loadu_si128(v + 3), vq);
+        for (unsigned j = 0; j < k; j++) {
+            x0 = _mm_and_si128(x0, _mm_sub_epi32(x0, one));
+            x1 = _mm_and_si128(x1, _mm_sub_epi32(x1, one));
+            x2 = _mm_and_si128(x2, _mm_sub_epi32(x2, one));
+            x3 = _mm_and_si128(x3, _mm_sub_epi32(x3, one));
+        }
+        __m128i lo = _mm_packs_epi32(_mm_cmpeq_epi32(x0, zero),
+                                     _mm_cmpeq_epi32(x1, zero));
+        __m128i hi = _mm_packs_epi32(_mm_cmpeq_epi32(x2, zero),
+                                     _mm_cmpeq_epi32(x3, zero));
+        unsigned hit =
+            (unsigned)_mm_movemask_epi8(_mm_packs_epi16(lo, hi)); /* 16 */
+        while (hit) {
+            verify(b, rows, i + (unsigned)__builtin_ctz(hit), fp, k, best_d,
+                   best_row);
+            hit &= hit - 1;
+        }
+    }
+#endif
+    for (; i < n; i++)
+        if ((unsigned)__builtin_popcount(sig[i] ^ q) <= k)
+            verify(b, rows, i, fp, k, best_d, best_row);
+}
+
 void bc_simhash_index_free(struct bc_simhash_index *index)
 {
     if (!index)
@@ -843,7 +927,7 @@ void bc_simhash_index_free(struct bc_simhash_index *index)
                 continue;
             size_t nb = (size_t)1 << t->l.bucket_bits;
             for (size_t j = 0; j < nb; j++)
-                free(t->buckets[j]);
+                free(t->buckets[j].sig);
             bc_bigarray_free(&t->mem);
         }
         free(index->tables);
@@ -884,7 +968,7 @@ bc_simhash_index_create(const struct bc_simhash_index_config *config,
         struct table *t = &x->tables[i];
         table_of(l.blocks, l.k, omit, cap, &t->l);
         next_subset(omit, l.k, l.blocks);
-        if (!bc_bigarray_alloc(&t->mem, sizeof(struct bucket *)
+        if (!bc_bigarray_alloc(&t->mem, sizeof(struct bucket)
                                             << t->l.bucket_bits))
             goto out_nomem;
         t->buckets = t->mem.p;
@@ -896,31 +980,28 @@ out_nomem:
     return BC_ERR_NOMEM;
 }
 
-/* Room for one more entry in *slot; false when out of memory (the bucket
- * is then as it was). */
-static bool bucket_reserve(struct bc_simhash_index *x, struct bucket **slot)
+/* Room for one more entry in b; false when out of memory (the bucket is
+ * then as it was). Grows by half (at least to 4). */
+static bool bucket_reserve(struct bc_simhash_index *x, struct bucket *b)
 {
-    struct bucket *b = *slot;
-    if (b && b->len < b->cap)
+    if (b->len < b->cap)
         return true;
-    uint32_t old = b ? b->cap : 0;
+    uint32_t old = b->cap;
     if (old == UINT32_MAX)
         return false;
     uint64_t want = old < 4 ? 4 : (uint64_t)old + old / 2;
     uint32_t cap = want > UINT32_MAX ? UINT32_MAX : (uint32_t)want;
-    struct bucket *nb = malloc(bucket_bytes(cap));
-    if (!nb)
+    uint32_t *sig = malloc(entries_bytes(cap));
+    if (!sig)
         return false;
-    nb->len = old ? b->len : 0;
-    nb->cap = cap;
-    if (b) {
-        memcpy(bucket_fps(nb), bucket_fps(b), (size_t)b->len * 8);
-        memcpy(bucket_rows(nb), bucket_rows(b), (size_t)b->len * 4);
-        x->bucket_mem -= bucket_bytes(b->cap);
-        free(b);
+    if (b->sig) {
+        memcpy(sig, b->sig, (size_t)b->len * 4);
+        memcpy(sig + cap, bucket_rows(b), (size_t)b->len * 4);
+        free(b->sig);
     }
-    x->bucket_mem += bucket_bytes(cap);
-    *slot = nb;
+    x->bucket_mem += entries_bytes(cap) - entries_bytes(old);
+    b->sig = sig;
+    b->cap = cap;
     return true;
 }
 
@@ -944,42 +1025,32 @@ enum bc_status bc_simhash_index_add(struct bc_simhash_index *index, uint64_t fp,
         x->rows = r;
         x->cap = cap;
     }
-    struct bucket **slot[BC_SIMHASH_MAX_TABLES];
-    for (unsigned i = 0; i < x->layout.tables; i++) {
-        struct table *t = &x->tables[i];
-        slot[i] = &t->buckets[bucket_index(t, fp)];
-        if (!bucket_reserve(x, slot[i]))
-            return BC_ERR_NOMEM; /* grown buckets: spare room, no change */
+    unsigned nt = x->layout.tables;
+    struct bucket *b[BC_SIMHASH_MAX_TABLES];
+    for (unsigned i = 0; i < nt; i++) {
+        b[i] = &x->tables[i].buckets[bucket_index(&x->tables[i], fp)];
+        __builtin_prefetch(b[i], 1);
     }
-    uint32_t row = (uint32_t)x->count;
-    for (unsigned i = 0; i < x->layout.tables; i++) {
-        struct bucket *b = *slot[i];
-        bucket_fps(b)[b->len] = fp;
-        bucket_rows(b)[b->len] = row;
-        b->len++;
+    /* The tails written next: their misses overlap. */
+    for (unsigned i = 0; i < nt; i++) {
+        if (b[i]->len < b[i]->cap) {
+            __builtin_prefetch(b[i]->sig + b[i]->len, 1);
+            __builtin_prefetch(bucket_rows(b[i]) + b[i]->len, 1);
+        }
+    }
+    for (unsigned i = 0; i < nt; i++)
+        if (!bucket_reserve(x, b[i]))
+            return BC_ERR_NOMEM; /* grown buckets: spare room, no change */
+    uint32_t row = (uint32_t)x->count, sig = fold32(fp);
+    for (unsigned i = 0; i < nt; i++) {
+        b[i]->sig[b[i]->len] = sig;
+        bucket_rows(b[i])[b[i]->len] = row;
+        b[i]->len++;
     }
     x->rows[x->count].fp = fp;
     x->rows[x->count].id = id;
     x->count++;
     return BC_OK;
-}
-
-/* The scan of one bucket: the nearest within k so far in *best_d (k + 1:
- * none) and *best_row. */
-static void scan_bucket(struct bucket *b, uint64_t fp, unsigned k,
-                        unsigned *best_d, uint32_t *best_row)
-{
-    const uint64_t *fps = bucket_fps(b);
-    for (uint32_t i = 0; i < b->len; i++) {
-        unsigned d = (unsigned)__builtin_popcountll(fps[i] ^ fp);
-        if (d > k)
-            continue;
-        uint32_t r = bucket_rows(b)[i];
-        if (d < *best_d || (d == *best_d && r < *best_row)) {
-            *best_d = d;
-            *best_row = r;
-        }
-    }
 }
 
 bool bc_simhash_index_query(const struct bc_simhash_index *index, uint64_t fp,
@@ -990,17 +1061,21 @@ bool bc_simhash_index_query(const struct bc_simhash_index *index, uint64_t fp,
     uint32_t best_row = UINT32_MAX;
     if (index) {
         const struct bc_simhash_index *x = index;
-        struct bucket *b[BC_SIMHASH_MAX_TABLES];
+        const struct bucket *b[BC_SIMHASH_MAX_TABLES];
         unsigned nt = x->layout.tables;
         for (unsigned i = 0; i < nt; i++) {
-            b[i] = x->tables[i].buckets[bucket_index(&x->tables[i], fp)];
-            if (b[i])
-                __builtin_prefetch(b[i]);
+            b[i] = &x->tables[i].buckets[bucket_index(&x->tables[i], fp)];
+            __builtin_prefetch(b[i]);
+        }
+        /* Every line of every table's bucket at once: the misses
+         * overlap instead of coming one bucket after another. */
+        for (unsigned i = 0; i < nt; i++) {
+            const char *p = (const char *)b[i]->sig;
+            for (size_t off = 0; off < (size_t)b[i]->len * 4; off += 64)
+                __builtin_prefetch(p + off);
         }
         for (unsigned i = 0; i < nt && best_d != 0; i++) {
-            if (!b[i])
-                continue;
-            scan_bucket(b[i], fp, x->layout.k, &best_d, &best_row);
+            scan_bucket(b[i], x->rows, fp, x->layout.k, &best_d, &best_row);
             compared += b[i]->len;
         }
         if (best_d <= x->layout.k && match) {

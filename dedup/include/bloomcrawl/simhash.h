@@ -164,7 +164,7 @@ struct bc_simhash_layout {
     /* Fingerprints one query compares at n_expected:
    * sum over tables of n_expected / 2^(that table's bucket bits). */
     double probes;
-    /* Bytes per fingerprint, buckets full: 16 + 12 t. */
+    /* Bytes per fingerprint, buckets full: 16 + 8 t. */
     unsigned bytes_per_fp;
 };
 
@@ -183,7 +183,7 @@ struct bc_simhash_index;
  * Create an empty index (config NULL: the defaults), to be freed with
  * bc_simhash_index_free(). BC_OK, BC_ERR_INVALID_ARG (as
  * bc_simhash_index_layout(), or out NULL), BC_ERR_NOMEM. It allocates
- * 8 bytes per bucket of every table at once (2^bucket_bits per table).
+ * 16 bytes per bucket of every table at once (2^bucket_bits per table).
  */
 enum bc_status
 bc_simhash_index_create(const struct bc_simhash_index_config *config,
