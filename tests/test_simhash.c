@@ -275,6 +275,61 @@ static void test_classify(void **unused)
     }
 }
 
+/* The hashing as simhash.c describes it, recomputed here: a word of up
+ * to 16 bytes zero-padded to 16 with its length xor'ed into the seed; 17
+ * to 32 bytes as they are; longer, 32-byte pieces chained, each hash the
+ * seed of the next. A shingle: XXH3-64 of its words' hashes as
+ * little-endian bytes. With one shingle (w = 1, one word) V[i] = +-1, so
+ * the fingerprint is the shingle's hash itself - which also checks the
+ * counters' spread table on every byte of it. */
+static uint64_t model_word(const char *p, size_t len, uint64_t seed)
+{
+    if (len <= 16) {
+        unsigned char pad[16] = {0};
+        memcpy(pad, p, len);
+        return XXH3_64bits_withSeed(pad, 16, seed ^ len);
+    }
+    while (len > 32) {
+        seed = XXH3_64bits_withSeed(p, 32, seed);
+        p += 32;
+        len -= 32;
+    }
+    return XXH3_64bits_withSeed(p, len, seed);
+}
+
+static void test_hash_scheme(void **unused)
+{
+    (void)unused;
+    char word[100];
+    for (unsigned i = 0; i < sizeof(word); i++)
+        word[i] = (char)('a' + (i * 7) % 26);
+    for (uint64_t seed = 0; seed < 3; seed++) {
+        struct bc_simhash_config c = cfg_min(1, 1);
+        c.seed = seed * 0x1234567;
+        for (size_t len = 1; len <= sizeof(word); len++) {
+            uint64_t wh = model_word(word, len, c.seed);
+            unsigned char le[8];
+            for (int b = 0; b < 8; b++)
+                le[b] = (unsigned char)(wh >> (8 * b));
+            uint64_t want = XXH3_64bits_withSeed(le, 8, c.seed), fp;
+            assert_true(fp_of(word, len, &c, &fp));
+            assert_true(fp == want);
+        }
+        /* w = 3: one shingle of three words, oldest first. */
+        c.shingle_words = 3;
+        uint64_t h[3] = {model_word("one", 3, c.seed),
+                         model_word("two", 3, c.seed),
+                         model_word("three", 5, c.seed)};
+        unsigned char le[24];
+        for (int w = 0; w < 3; w++)
+            for (int b = 0; b < 8; b++)
+                le[8 * w + b] = (unsigned char)(h[w] >> (8 * b));
+        uint64_t fp;
+        assert_true(fp_of("One, two; THREE", 15, &c, &fp));
+        assert_true(fp == XXH3_64bits_withSeed(le, 24, c.seed));
+    }
+}
+
 /* Streaming: the same fingerprint for every cut of a text into two or
  * three chunks, and byte by byte - cuts inside words, inside UTF-8, inside
  * long words at the piece boundaries. */
@@ -584,6 +639,7 @@ static void test_layout(void **unused)
     assert_int_equal(l.bucket_bits, 20);
     assert_true(fabs(l.probes / 10 - 9.5) < 0.05);
     assert_int_equal(l.bytes_per_fp, 96);
+    assert_int_equal(l.bytes_per_fp, 2 * 48); /* "2 times the memory" */
     /* b = 6: 20 tables of 31- to 33-bit keys (11,11,11,11,10,10). */
     l = layout_of(3, 10000000, 6);
     assert_int_equal(l.tables, 20);
@@ -1165,6 +1221,7 @@ int main(void)
         cmocka_unit_test(test_tokenization),
         cmocka_unit_test(test_long_words),
         cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_hash_scheme),
         cmocka_unit_test(test_streaming),
         cmocka_unit_test(test_counters),
         cmocka_unit_test(test_too_short),
