@@ -146,8 +146,9 @@
  * 4 x 152.6 = 610 probes; b = 5 gives 10 tables of 25- or 26-bit keys,
  * 10 x 0.3 probes if every key had a bucket (10 x 9.5 with the buckets
  * of about 16 below), for 2 times the memory; b = 6, 20 tables of 31
- * to 33 bits. A probe is a popcount on a contiguous array (well under a
- * nanosecond); a table costs a cache miss or two. bc_simhash_index_layout()
+ * to 33 bits. A probe is a test of 4 bytes in a contiguous array (16 at a
+ * time, well under a nanosecond each); a table costs a cache miss or two
+ * (BENCHMARKS.md section 10 measures both layouts). bc_simhash_index_layout()
  * takes the fewest tables (the least memory) whose probes per table stay
  * at or below max_probes (256) at n_expected, within 64 tables; for k = 3
  * that is b = 4 up to n = 256 x 2^16 = 1.7 10^7, b = 5 beyond. b blocks
@@ -186,19 +187,20 @@
  * distance, turns it away. Half the bytes to scan and to keep, for one
  * more read per match.
  *
- * A query computes its t buckets, prefetches them and their first
- * entries (so that the t cache misses overlap), then scans each bucket's
- * sigs - contiguous, a popcount each - and reads a row only when a sig is
- * within k. An add appends to one bucket per table, its tails prefetched
- * the same way. Memory per fingerprint: 16 + 8 t bytes with full buckets
- * (48 for t = 4, 96 for t = 10), plus up to half of the entries' part as
- * spare capacity and the rows' up to doubling, plus malloc's header per
- * bucket; and 16 bytes per bucket per table from the start (4 MiB for
- * t = 4 and 16-bit buckets). A query returns the nearest match (ties: the
- * earliest added), and stops after a table in which it found distance 0
- * (every exact copy is in every table's bucket of q). test_and_add adds
- * only fingerprints it did not find: a session-ID space of 10^5 copies of
- * one page is one entry, not 10^5 in one bucket of every table.
+ * A query computes its t buckets, prefetches them and then every line of
+ * their entries (so that the cache misses overlap), scans each bucket's
+ * sigs - contiguous, 16 tested at a time (scan_bucket()) - and reads a row
+ * only when a sig is within k. An add appends to one bucket per table,
+ * its tails prefetched the same way. Memory per fingerprint: 16 + 8 t
+ * bytes with full buckets (48 for t = 4, 96 for t = 10), plus up to half
+ * of the entries' part as spare capacity and the rows' up to doubling,
+ * plus malloc's header per bucket; and 16 bytes per bucket per table from
+ * the start (4 MiB for t = 4 and 16-bit buckets). A query returns the
+ * nearest match (ties: the earliest added), and stops after a table in
+ * which it found distance 0 (every exact copy is in every table's bucket
+ * of q). test_and_add adds only fingerprints it did not find: a session-
+ * ID space of 10^5 copies of one page is one entry, not 10^5 in one
+ * bucket of every table.
  *
  * FILE FORMAT (version 1; all integers little-endian)
  *

@@ -24,6 +24,9 @@
 
 #include "bloomcrawl/simhash.h"
 
+#include "alloc_fail.h"
+#include "skip.h"
+
 /* ---- helpers --------------------------------------------------------- */
 
 static uint64_t splitmix(uint64_t *s)
@@ -1214,6 +1217,100 @@ static void test_load_damaged(void **unused)
     free(img);
 }
 
+/* ---- allocation failures --------------------------------------------- */
+
+/* Every allocation of create, add, save and load failed in turn: each
+ * failure is BC_ERR_NOMEM, leaves the output or the index as it was, and
+ * leaks nothing (the sanitizer build checks the leaks). */
+static void test_allocation_failure(void **unused)
+{
+    (void)unused;
+    struct bc_simhash_index_config c = icfg(3, 1000, 0);
+    struct bc_simhash_index *const sentinel =
+        (struct bc_simhash_index *)&sentinel;
+    struct bc_simhash_index *x = NULL;
+    long before = alloc_calls;
+    assert_int_equal(bc_simhash_index_create(&c, &x), BC_OK);
+    if (alloc_calls == before) {
+        bc_simhash_index_free(x);
+        BC_SKIP(); /* not linked with --wrap */
+        return;
+    }
+    bc_simhash_index_free(x);
+
+    /* create: the handle, the tables, each table's bucket array. */
+    long n;
+    for (n = 0;; n++) {
+        struct bc_simhash_index *out = sentinel;
+        fail_after = n;
+        enum bc_status st = bc_simhash_index_create(&c, &out);
+        fail_after = -1;
+        if (st == BC_OK) {
+            bc_simhash_index_free(out);
+            break;
+        }
+        assert_int_equal(st, BC_ERR_NOMEM);
+        assert_ptr_equal(out, sentinel);
+    }
+    assert_true(n >= 6); /* handle, tables, 4 bucket arrays */
+
+    /* add: the pair table's growth and every bucket's; a failed add
+     * changes nothing, and the same add succeeds afterwards. */
+    uint64_t fps[300];
+    assert_int_equal(bc_simhash_index_create(&c, &x), BC_OK);
+    uint64_t rng = 12;
+    size_t failures = 0;
+    for (size_t i = 0; i < 300; i++) {
+        fps[i] = i % 3 ? flip_bits(&rng, fps[i - 1], 2) : splitmix(&rng);
+        for (n = 0;; n++) {
+            fail_after = n;
+            enum bc_status st = bc_simhash_index_add(x, fps[i], i);
+            fail_after = -1;
+            if (st == BC_OK)
+                break;
+            assert_int_equal(st, BC_ERR_NOMEM);
+            assert_int_equal(bc_simhash_index_count(x), i);
+            failures++;
+        }
+    }
+    assert_true(failures > 300); /* every new bucket, the pair table */
+    for (size_t i = 0; i < 300; i++) {
+        size_t row = 0;
+        unsigned dist = 0;
+        uint64_t q = flip_bits(&rng, fps[i], 1);
+        assert_true(brute_nearest(fps, 300, q, 3, &row, &dist));
+        struct bc_simhash_match m;
+        assert_true(bc_simhash_index_query(x, q, &m, NULL));
+        assert_true(m.id == row);
+        assert_int_equal(m.distance, dist);
+    }
+
+    /* save (its buffer) and load (the image, the index, its adds). */
+    char path[128];
+    tmp_path(path, sizeof(path), "nomem");
+    fail_after = 0;
+    assert_int_equal(bc_simhash_index_save(x, path), BC_ERR_NOMEM);
+    fail_after = -1;
+    assert_int_equal(access(path, F_OK), -1); /* nothing left behind */
+    assert_int_equal(bc_simhash_index_save(x, path), BC_OK);
+    for (n = 0;; n++) {
+        struct bc_simhash_index *out = sentinel;
+        fail_after = n;
+        enum bc_status st = bc_simhash_index_load(path, &out);
+        fail_after = -1;
+        if (st == BC_OK) {
+            assert_int_equal(bc_simhash_index_count(out), 300);
+            bc_simhash_index_free(out);
+            break;
+        }
+        assert_int_equal(st, BC_ERR_NOMEM);
+        assert_ptr_equal(out, sentinel);
+    }
+    assert_true(n > 300);
+    unlink(path);
+    bc_simhash_index_free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1237,6 +1334,7 @@ int main(void)
         cmocka_unit_test(test_index_args),
         cmocka_unit_test(test_save_load),
         cmocka_unit_test(test_load_damaged),
+        cmocka_unit_test(test_allocation_failure),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return bc_test_status(cmocka_run_group_tests(tests, NULL, NULL));
 }
