@@ -464,8 +464,9 @@ static void word_append(struct bc_simhash *st, const unsigned char *p, size_t n)
     }
 }
 
-/* The word waiting in st->word has ended. */
-static void word_end(struct bc_simhash *st)
+/* The word waiting in st->word has ended: its shingle, if it makes one,
+ * goes to *shingle (true) to be counted by the caller. */
+static bool word_end(struct bc_simhash *st, uint64_t *shingle)
 {
     /* st->word holds 32 bytes: word_hash() may read 16 of them whatever
      * the length. After chained pieces, the last piece is hashed by its
@@ -476,45 +477,79 @@ static void word_end(struct bc_simhash *st)
     st->chained = 0;
     st->piece_seed = st->seed;
     st->word_len = 0;
-    uint64_t shingle;
-    if (push_word(st, h, &shingle))
-        count_shingles(st, &shingle, 1);
+    return push_word(st, h, shingle);
 }
+
+#if defined(__SSE2__)
+/* 16 bytes classified at once: *folded gets them with 'A'..'Z' + 0x20;
+ * bit i of the result is set when byte i is a word byte: in '0'..'9' or
+ * 'a'..'z' once folded (signed compares, in which bytes >= 0x80 are
+ * negative and outside both), or >= 0x80 (its sign bit). */
+static inline unsigned classify16(__m128i v, __m128i *folded)
+{
+    const __m128i a1 = _mm_set1_epi8(0x40), z1 = _mm_set1_epi8(0x5b);
+    const __m128i la = _mm_set1_epi8(0x60), lz = _mm_set1_epi8(0x7b);
+    const __m128i d0 = _mm_set1_epi8(0x2f), d9 = _mm_set1_epi8(0x3a);
+    __m128i up = _mm_and_si128(_mm_cmpgt_epi8(v, a1), _mm_cmplt_epi8(v, z1));
+    __m128i f = _mm_add_epi8(v, _mm_and_si128(up, _mm_set1_epi8(0x20)));
+    __m128i lo = _mm_and_si128(_mm_cmpgt_epi8(f, la), _mm_cmplt_epi8(f, lz));
+    __m128i dg = _mm_and_si128(_mm_cmpgt_epi8(f, d0), _mm_cmplt_epi8(f, d9));
+    *folded = f;
+    return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(lo, dg), v));
+}
+#endif
 
 /*
  * Classify n <= 64 bytes at p: out gets them folded (word bytes as the
  * word keeps them, separators anything), and bit i of the result is set
- * when byte i is a word byte. With SSE2 (every x86-64), 16 bytes at a
- * time: 'A'..'Z' get 0x20 added; then the bytes in '0'..'9' or 'a'..'z'
- * (signed compares, in which bytes >= 0x80 are negative and outside
- * both) and the bytes >= 0x80 (their sign bit) are word bytes - the same
- * answer as the table fold[], which does the rest.
+ * when byte i is a word byte - the answer of the table fold[]. With SSE2
+ * (every x86-64), 16 bytes at a time, the last 16 again when n is not a
+ * multiple (the same answer twice for the bytes in both); under 16
+ * bytes - the text between two tags is often that short - the first and
+ * last 8 (or 4) bytes side by side in one register, overlapping.
  */
 static uint64_t classify(const unsigned char *p, size_t n, unsigned char *out)
 {
-    uint64_t mask = 0;
-    size_t i = 0;
 #if defined(__SSE2__)
-    const __m128i a1 = _mm_set1_epi8(0x40), z1 = _mm_set1_epi8(0x5b);
-    const __m128i la = _mm_set1_epi8(0x60), lz = _mm_set1_epi8(0x7b);
-    const __m128i d0 = _mm_set1_epi8(0x2f), d9 = _mm_set1_epi8(0x3a);
-    const __m128i x20 = _mm_set1_epi8(0x20);
-    for (; i + 16 <= n; i += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
-        __m128i up =
-            _mm_and_si128(_mm_cmpgt_epi8(v, a1), _mm_cmplt_epi8(v, z1));
-        __m128i f = _mm_add_epi8(v, _mm_and_si128(up, x20));
-        __m128i lo =
-            _mm_and_si128(_mm_cmpgt_epi8(f, la), _mm_cmplt_epi8(f, lz));
-        __m128i dg =
-            _mm_and_si128(_mm_cmpgt_epi8(f, d0), _mm_cmplt_epi8(f, d9));
-        _mm_storeu_si128((__m128i *)(void *)(out + i), f);
-        uint64_t m =
-            (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(lo, dg), v));
-        mask |= m << i;
+    __m128i f;
+    if (n >= 16) {
+        uint64_t mask = 0;
+        for (size_t i = 0;; i += 16) {
+            if (i + 16 > n)
+                i = n - 16;
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+            mask |= (uint64_t)classify16(v, &f) << i;
+            _mm_storeu_si128((__m128i *)(void *)(out + i), f);
+            if (i + 16 == n)
+                return mask;
+        }
+    }
+    if (n >= 8) {
+        __m128i v = _mm_unpacklo_epi64(
+            _mm_loadl_epi64((const __m128i *)(const void *)p),
+            _mm_loadl_epi64((const __m128i *)(const void *)(p + n - 8)));
+        unsigned m = classify16(v, &f);
+        _mm_storel_epi64((__m128i *)(void *)out, f);
+        _mm_storel_epi64((__m128i *)(void *)(out + n - 8),
+                         _mm_unpackhi_epi64(f, f));
+        return (m & 0xffu) | (uint64_t)(m >> 8) << (n - 8);
+    }
+    if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, p, 4);
+        memcpy(&b, p + n - 4, 4);
+        __m128i v = _mm_unpacklo_epi32(_mm_cvtsi32_si128((int)a),
+                                       _mm_cvtsi32_si128((int)b));
+        unsigned m = classify16(v, &f);
+        a = (uint32_t)_mm_cvtsi128_si32(f);
+        b = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(f, 4));
+        memcpy(out, &a, 4);
+        memcpy(out + n - 4, &b, 4);
+        return (m & 0xfu) | (uint64_t)((m >> 4) & 0xfu) << (n - 4);
     }
 #endif
-    for (; i < n; i++) {
+    uint64_t mask = 0;
+    for (size_t i = 0; i < n; i++) {
         out[i] = fold[p[i]];
         mask |= (uint64_t)(out[i] != 0) << i;
     }
@@ -523,8 +558,8 @@ static uint64_t classify(const unsigned char *p, size_t n, unsigned char *out)
 
 /* The words of n <= 64 classified bytes f (word bytes where mask has a
  * 1). A word touching the end may go on: it waits in st->word. The block's
- * shingles (at most 32: a word and its separator take 2 bytes) are
- * counted together. */
+ * shingles (at most 32: a word ending here and its separator take 2
+ * bytes, or 1 for the word of earlier bytes) are counted together. */
 static void feed_block(struct bc_simhash *st, const unsigned char *f, size_t n,
                        uint64_t mask)
 {
@@ -539,7 +574,7 @@ static void feed_block(struct bc_simhash *st, const unsigned char *f, size_t n,
             return;
         }
         word_append(st, f, e);
-        word_end(st);
+        ns += word_end(st, &shingles[ns]);
         s = e;
     }
     mask &= ~UINT64_C(0) << s; /* s < n <= 64 */
@@ -580,8 +615,9 @@ void bc_simhash_feed_text(struct bc_simhash *state, const char *text,
 static void finished(const struct bc_simhash *state, struct bc_simhash *out)
 {
     *out = *state;
-    if (out->word_len)
-        word_end(out);
+    uint64_t shingle;
+    if (out->word_len && word_end(out, &shingle))
+        count_shingles(out, &shingle, 1);
 }
 
 uint64_t bc_simhash_shingles(const struct bc_simhash *state)
