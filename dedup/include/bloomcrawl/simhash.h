@@ -106,7 +106,8 @@ enum bc_status bc_simhash_init(struct bc_simhash *state,
 
 /*
  * Feed the next len bytes of text (any bytes; NUL is a separator). A NULL
- * or uninitialised state, or NULL text with len > 0, is ignored. Cost:
+ * state, a state bc_simhash_init() refused, or NULL text with len > 0 is
+ * ignored (a state never initialised is not detected: init it). Cost:
  * linear in len, no allocation (BENCHMARKS.md section 10: 2.6 ns per
  * byte of text fed whole, 4.0 fed in 15-byte runs, on a 2.45 GHz VM).
  */
