@@ -4,7 +4,7 @@ process):
 
     python3 scrapy_site_spider.py SEED AGENT DOMAIN OUT.jsonl DUPEFILTER \
         DEPTH [JOBDIR] [--scheduler CLASS] [--checker] [--delay S] \
-        [--per-host N] [--concurrency N]
+        [--per-host N] [--concurrency N] [--set NAME=JSON ...]
 
 Every name of the site is resolved to 127.0.0.1 (LocalResolver), so
 nothing leaves the machine. Follows every link within DOMAIN, obeys
@@ -26,6 +26,7 @@ page); links are extracted by bloomcrawl.links (BloomLinkExtractor).
 The output file is opened for appending, so the records of a crawl
 killed and resumed add up.
 --concurrency: CONCURRENT_REQUESTS (and _PER_DOMAIN), 16 by default.
+--set NAME=JSON: any Scrapy setting (last, over the above).
 """
 import json
 import sys
@@ -131,10 +132,15 @@ class SiteSpider(CrawlSpider):
 
 def main():
     args, opts, i = [], {}, 1
+    sets = {}
     while i < len(sys.argv):
         a = sys.argv[i]
         if a == "--checker":
             opts[a] = True
+        elif a == "--set":
+            name, _, value = sys.argv[i + 1].partition("=")
+            sets[name] = json.loads(value)
+            i += 1
         elif a.startswith("--"):
             opts[a] = sys.argv[i + 1]
             i += 1
@@ -172,6 +178,7 @@ def main():
     checker = "--checker" in opts
     if checker:
         settings["REDIRECT_ENABLED"] = False
+    settings.update(sets)
     with open(out_path, "a" if checker else "w") as out:
         process = CrawlerProcess(settings)
         crawler = process.create_crawler(SiteSpider)
