@@ -8,12 +8,13 @@ below with "...;" has its offset taken from the compiler).
 
 The extension, bloomcrawl._native, is compiled together with the C
 sources of the modules it binds (common, dedup, the frontier, fetcher's
-links extractor, the crawl state crawler/state.c), with the compiler's default flags
-for extensions (-fPIC, no sanitizer). Linking the project's static
-libraries instead does not work in two builds out of two: they are not
-position-independent (a shared object cannot take them), and
-scripts/test.sh builds them with ASan, which a plain python3 cannot
-load. Compiling the dozen files once more costs about 10 s of CPU time.
+links extractor, the crawl state crawler/state.c), with the compiler's
+default flags for extensions (-fPIC, no sanitizer). Linking the
+project's static libraries instead does not work in two builds out of
+two: they are not position-independent (a shared object cannot take
+them), and scripts/test.sh builds them with ASan, which a plain python3
+cannot load. Compiling the 25 files once more costs about 11 s of CPU
+time.
 
 Usage: bloomcrawl_build.py OUTDIR
   OUTDIR receives the package: OUTDIR/bloomcrawl/*.py and the extension;
@@ -246,10 +247,10 @@ enum bc_status bc_frontier_robots_done(struct bc_frontier *frontier,
                                        int http_status, const void *body,
                                        size_t len, const char *location,
                                        size_t location_len, uint64_t now_ms);
-enum bc_status bc_frontier_add_sitemap(struct bc_frontier *frontier,
-                                       const struct bc_frontier_job *job,
-                                       const char *href, size_t href_len,
-                                       enum bc_frontier_sitemap_reason *reason);
+enum bc_status bc_frontier_add_sitemap(
+    struct bc_frontier *frontier, const struct bc_frontier_job *job,
+    const char *href, size_t href_len,
+    enum bc_frontier_sitemap_reason *reason);
 enum bc_status bc_frontier_add_from_sitemap(struct bc_frontier *frontier,
                                             const struct bc_frontier_job *job,
                                             const char *href, size_t href_len,

@@ -348,6 +348,40 @@ def test_now_ms_and_threads():
     assert f.done(job, 200) is False
 
 
+def test_threads_share_a_state_frontier(tmp_path):
+    # Each object holds a lock (the state's and its frontier's is one):
+    # threads adding, fetching and committing at once take turns.
+    import threading
+    st = CrawlState(tmp_path / "s")
+    f = st.frontier(obey_robots=False, min_delay=0.0, expected=10_000,
+                    per_host=1000)
+    fetched = []
+    errors = []
+
+    def work(k):
+        try:
+            for i in range(300):
+                f.add("http://t%d.test/%d" % (k, i), payload=b"%d" % i)
+                job = f.next(0)
+                if job.action == "fetch":
+                    f.done(job, 200, now_ms=0)
+                    fetched.append(job.url)
+                if i % 50 == 0:
+                    st.commit()
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    fetched += [u for u, _ in drain(f)]
+    assert len(fetched) == len(set(fetched)) == 1200
+    st.close()
+
+
 # --- CrawlState -----------------------------------------------------------
 
 FR = dict(obey_robots=False, min_delay=0.0, expected=10_000, per_host=8)
@@ -461,6 +495,17 @@ def test_state_failed_page_is_not_refetched(tmp_path):
         assert st.info()["queued"] == 0
         f = st.frontier(max_retries=0, **FR)
         assert f.next(0).action == "done"
+    # Recorded as given up to a transient fault (page_failed: the state's
+    # table of those, which crawl --retry-failed queues again), the other
+    # as done only.
+    import sqlite3
+    db = sqlite3.connect("file:%s/crawl.db?mode=ro" % d, uri=True)
+    try:
+        rows = db.execute("SELECT u.url FROM failed f JOIN urls u"
+                          " ON u.seq = f.seq").fetchall()
+    finally:
+        db.close()
+    assert rows == [("http://a.test/t",)]
 
 
 def test_state_locked(tmp_path):
