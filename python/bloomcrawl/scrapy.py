@@ -522,6 +522,7 @@ class FrontierScheduler(BaseScheduler):
                     continue
                 self._jobs[request] = job
                 self._dirty = True
+                self._commit_soon()
                 self._inc("scheduler/dequeued")
                 self._inc("scheduler/dequeued/bloomcrawl")
                 return request
@@ -529,6 +530,7 @@ class FrontierScheduler(BaseScheduler):
                 request = self._robots_request(job)
                 self._jobs[request] = job
                 self._dirty = True
+                self._commit_soon()
                 return request
             if job.action == "drop":
                 self._dirty = True
@@ -579,10 +581,13 @@ class FrontierScheduler(BaseScheduler):
             self._dirty = False
 
     def _commit_soon(self) -> None:
-        """Commit once the reactor's current turn is over: the dones of
-        one turn go in one transaction. Not left to next_request(): the
-        engine does not call it while the downloader is full, and a page
-        done but not committed is fetched again after a kill."""
+        """Commit once the reactor's current turn is over: the dones and
+        hand-outs of one turn go in one transaction. Not left to
+        next_request(): the engine does not call it while the downloader
+        is full, and a page done but not committed is fetched again after
+        a kill. A hand-out committed is counted in bloomcrawl/refetched
+        if a kill comes before its done (one not committed yet is queued
+        again all the same, uncounted)."""
         from twisted.internet import reactor
         if self.state is not None and self._commit_call is None:
             self._commit_call = reactor.callLater(0, self._commit)

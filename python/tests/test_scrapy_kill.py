@@ -1,26 +1,30 @@
 """kill -9 of a real Scrapy crawl of the sample site (examples/site), at
 5 random moments, each time resumed with the same command and JOBDIR
-until it finishes (issue 23 section 3; DESIGN 16.2). Its own ctest
-entry (python_scrapy_kill): it takes about a minute.
+until it finishes (issue 23 section 3; DESIGN 16.3). Its own ctest
+entry (python_scrapy_kill): about 35 s.
 
 With bloomcrawl.scrapy.FrontierScheduler: every page reachable within
 the depth limit is fetched (the "every reachable page" rule of
 examples/site/check_crawl.py, judged from the server's access log), and
-a page is fetched twice only when it was in flight at a kill: the
+a request is sent twice only when it was in flight at a kill: the
 repeats are counted, printed, and at most kills x CONCURRENT_REQUESTS.
 
-With Scrapy's own scheduler (SCHEDULER left alone, JOBDIR set) the same
-kills lose pages: its disk queue's index (requests.queue/active.json) is
-written on close only, so a resume starts with an empty queue, while
-RFPDupeFilter's requests.seen, appended as the crawl goes, filters the
-pages rediscovered. The pages missing after the resumes are printed and
-asserted as a KNOWN LOSS, so the contrast stays visible in the output
-(should a seed lose nothing, the test is xfailed with the reason).
+With Scrapy's own scheduler (SCHEDULER left alone, JOBDIR set, its
+RFPDupeFilter) the same kills show the loss this package fixes: its disk
+queue's index (requests.queue/active.json) is written on close only, so
+each resume starts with an empty queue (asserted: Scrapy logs no
+"Resuming crawl"), and the crawl starts again from its start request:
+pages whose fingerprints reached requests.seen are filtered and what
+only they led to is never fetched, the others are fetched again. Both
+are printed and asserted as a KNOWN LOSS (one of them at least), so the
+contrast stays visible in the output; should a seed show neither, the
+test is xfailed with the reason.
 
 The kill moments are random but seeded: BLOOMCRAWL_KILL_SEED=N replays
 a run (the seed is printed). A kill comes after a random number of
 requests in the access log since the (re)start, so it falls mid-crawl.
 """
+import json
 import os
 import random
 import re
@@ -41,8 +45,10 @@ from test_scrapy_site import (DEPTH, required_pages, sample_site,  # noqa
 
 KILLS = 5
 CONCURRENCY = 8
-# FrontierScheduler's log line on resume.
+HOSTS = ("www.bloomcrawl.test", "blog.bloomcrawl.test")  # in DEPTH# FrontierScheduler's log line on resume, and Scrapy's scheduler's (only
+# when its queue is not empty).
 RESUMED = re.compile(r"Resuming crawl from .* (\d+) of them in flight")
+SCRAPY_RESUMED = re.compile(r"Resuming crawl \((\d+) requests scheduled\)")
 
 
 def log_lines(path):
@@ -57,12 +63,13 @@ def killed_crawl(sitedir, manifest, tmp_path, scheduler, rng, name):
     """Crawl with scheduler and a JOBDIR, kill -9 it KILLS times (after a
     random 5..30 requests of each run), resume it with the same command
     until it exits. Returns (canonical URLs of the page requests in
-    order, robots.txt requests, kills made, the port)."""
+    order, the host of each robots.txt request, kills made, the port,
+    the log (stderr) of each run)."""
     log = str(tmp_path / ("%s-access.jsonl" % name))
     out = str(tmp_path / ("%s-out.jsonl" % name))
     jobdir = str(tmp_path / ("%s-job" % name))
     server = sample_site.Server(sitedir, log)
-    kills, runs, refetched = 0, 0, []
+    kills, runs, logs = 0, 0, []
     try:
         cmd = [sys.executable, os.path.join(HERE, "scrapy_site_spider.py"),
                server.args[-1], manifest["agent"], "bloomcrawl.test", out,
@@ -99,22 +106,21 @@ def killed_crawl(sitedir, manifest, tmp_path, scheduler, rng, name):
                 pytest.fail("%s: run %d did not end" % (name, runs))
             with open(errlog) as f:
                 err = f.read()
-            m = RESUMED.search(err)
-            if m:
-                refetched.append(int(m.group(1)))
+            logs.append(err)
             if proc.returncode == -signal.SIGKILL:
                 continue
+            # Finished: after the last kill, or before its kill moment.
             assert proc.returncode == 0, err[-3000:]
-            if target is None or kills >= KILLS:
-                break
-            # It finished before the kill moment: the kills are done.
             break
     finally:
         server.stop()
     reqs = sample_site.page_requests(log)
-    robots = log_lines(log) - len(reqs)
+    with open(log) as f:
+        entries = [json.loads(x) for x in f if x.strip()]
+    robots = [e["host"].lower() for e in entries
+              if e["path"] == "/robots.txt"]
     return ([bloomcrawl.normalize("http://%s%s" % r) for r in reqs],
-            robots, kills, server.port, refetched)
+            robots, kills, server.port, logs)
 
 
 @pytest.fixture(scope="module")
@@ -127,44 +133,70 @@ def rng_seed():
 
 def test_frontier_scheduler_loses_nothing(site, tmp_path, rng_seed):
     sitedir, manifest = site
-    fetched, robots, kills, port, refetched = killed_crawl(
+    fetched, robots, kills, port, logs = killed_crawl(
         sitedir, manifest, tmp_path, "bloomcrawl.scrapy.FrontierScheduler",
         random.Random(rng_seed), "frontier")
-    print("in flight at each kill, queued again on resume: %s" % refetched)
+    refetched = [int(m.group(1)) for m in map(RESUMED.search, logs) if m]
+    print("in flight at the last commit before each kill, queued again "
+          "on resume: %s" % refetched)
     missing = required_pages(manifest, port) - set(fetched)
     repeats = len(fetched) - len(set(fetched))
+    robots_repeats = len(robots) - len(set(robots))
     print("FrontierScheduler (seed %d): %d kills, %d page requests, %d "
-          "distinct, %d fetched again after a kill (bound %d), %d "
-          "robots.txt requests, %d reachable pages missing"
+          "distinct, %d fetched again after a kill and %d robots.txt "
+          "(bound %d), %d reachable pages missing"
           % (rng_seed, kills, len(fetched), len(set(fetched)), repeats,
-             kills * CONCURRENCY, robots, len(missing)))
+             robots_repeats, kills * CONCURRENCY, len(missing)))
     assert kills == KILLS
     assert missing == set(), sorted(missing)
-    # Fetched again: only what was in flight at the last commit before a
-    # kill (some of it may not have reached the server), at most
-    # CONCURRENT_REQUESTS (BLOOMCRAWL_MAX_IN_PROGRESS's default) a kill.
+    # Fetched again: only what was in flight at a kill, at most
+    # CONCURRENT_REQUESTS (BLOOMCRAWL_MAX_IN_PROGRESS's default) a kill,
+    # robots.txt included (a request handed out is committed at the end
+    # of the reactor's turn: one that reached the server before that is
+    # in flight at the kill too, and queued again, but not in the
+    # frontier's refetched count).
     assert len(refetched) == kills
     assert all(n <= CONCURRENCY for n in refetched)
-    assert repeats <= sum(refetched)
-    assert repeats <= kills * CONCURRENCY
+    assert repeats + robots_repeats <= kills * CONCURRENCY
     disallowed = {u.replace("{PORT}", str(port))
                   for u in manifest["disallowed"]}
     assert disallowed & set(fetched) == set()
 
 
 def test_scrapy_scheduler_known_loss(site, tmp_path, rng_seed):
+    """Scrapy's scheduler after each kill: the queue it resumes with
+    (logged by Scrapy when not empty), the pages fetched again beyond
+    what was in flight (the queue lost: the crawl starts again from its
+    start request) and the pages never fetched (filtered by the
+    fingerprints requests.seen kept). Pages RFPDupeFilter never fetches
+    even without a kill (w3lib's canonicalize_url sorts the query and
+    merges two pages of the site: test_scrapy_site.py) are set apart."""
+    from w3lib.url import canonicalize_url
     sitedir, manifest = site
-    fetched, robots, kills, port, _ = killed_crawl(
+    fetched, robots, kills, port, logs = killed_crawl(
         sitedir, manifest, tmp_path, None, random.Random(rng_seed),
         "scrapy")
+    queues = [int(m.group(1)) if m else 0
+              for m in map(SCRAPY_RESUMED.search, logs[1:])]
     missing = required_pages(manifest, port) - set(fetched)
-    print("KNOWN LOSS: Scrapy's scheduler with JOBDIR (seed %d): %d "
-          "kills, %d page requests, %d distinct, %d of %d reachable "
-          "pages never fetched after the resumes"
-          % (rng_seed, kills, len(fetched), len(set(fetched)),
-             len(missing), len(required_pages(manifest, port))))
-    if not missing:
-        pytest.xfail("seed %d: Scrapy's scheduler lost no page this time "
-                     "(%d kills); the loss shows on most seeds"
-                     % (rng_seed, kills))
-    assert missing
+    merged = {u for u in missing if canonicalize_url(u) in
+              {canonicalize_url(f) for f in fetched}}
+    lost = missing - merged
+    repeats = len(fetched) - len(set(fetched))
+    beyond = max(0, repeats - kills * CONCURRENCY)
+    print("KNOWN LOSS: Scrapy's scheduler with JOBDIR (seed %d): %d kills, "
+          "requests queued at each resume %s, %d page requests for %d "
+          "pages: %d fetched again beyond the in-flight bound (%d), %d "
+          "reachable pages never fetched (and %d its dupefilter merges "
+          "anyway)" % (rng_seed, kills, queues, len(fetched),
+                       len(set(fetched)), beyond, kills * CONCURRENCY,
+                       len(lost), len(merged)))
+    # Its disk queue's index is written on close only: after kill -9 it
+    # resumes with no queue at all.
+    assert queues == [0] * len(queues)
+    if kills == 0 or not (lost or beyond):
+        pytest.xfail("seed %d: Scrapy's scheduler, though it lost its "
+                     "queue at each of %d kills, lost no page and "
+                     "fetched nothing again beyond the in-flight bound "
+                     "this time" % (rng_seed, kills))
+    assert lost or beyond

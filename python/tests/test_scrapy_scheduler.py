@@ -267,7 +267,8 @@ def test_robots_obeyed_crawl_delay_honoured_engine_woken(tmp_path):
           % (delay, len(times), min(gaps), max(gaps), elapsed))
     assert min(gaps) >= delay - 0.01
     # Woken when the delay ends: a wait left to the engine's 5 s
-    # heartbeat would make a gap of up to 5 s, and the crawl
-    # pages x 5 s long.
-    assert max(gaps) < delay + 1.0
-    assert elapsed < pages * delay + 6
+    # heartbeat makes gaps of 5 s (measured: 4.995 to 5.007 s with the
+    # wake-up taken out), and the crawl pages x 5 s long. The margins
+    # are for a loaded machine (here: 0.41 s gaps, a 4.6 s crawl).
+    assert max(gaps) < delay + 2.5
+    assert elapsed < pages * 5 / 2
