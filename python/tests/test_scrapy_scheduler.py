@@ -193,11 +193,13 @@ def test_jobdir_keeps_the_queue_and_the_seen_test(tmp_path):
 
 class TinyHost(http.server.ThreadingHTTPServer):
     """127.0.0.1 on a free port: robots.txt (Disallow: /private,
-    Crawl-delay: delay), / links to /p0 .. /p{n-1} and /private/x; each
-    request's path and time.monotonic() go to self.log."""
+    Crawl-delay: delay), / links to /p0 .. /p{n-1} and /private/x (with
+    extra, also to /old, a 301 to /p0, and /busy, a 503 with
+    Retry-After: 1); each request's path and time.monotonic() go to
+    self.log."""
 
-    def __init__(self, pages, delay):
-        self.pages, self.delay, self.log = pages, delay, []
+    def __init__(self, pages, delay, extra=False):
+        self.pages, self.delay, self.extra, self.log = pages, delay, extra, []
         super().__init__(("127.0.0.1", 0), TinyHandler)
         threading.Thread(target=self.serve_forever, daemon=True).start()
 
@@ -206,6 +208,15 @@ class TinyHandler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         srv = self.server
         srv.log.append((self.path, time.monotonic()))
+        if srv.extra and self.path in ("/old", "/busy"):
+            self.send_response(301 if self.path == "/old" else 503)
+            if self.path == "/old":
+                self.send_header("Location", "/p0")
+            else:
+                self.send_header("Retry-After", "1")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if self.path == "/robots.txt":
             body = ("User-agent: *\nDisallow: /private\nCrawl-delay: %s\n"
                     % srv.delay).encode()
@@ -213,6 +224,9 @@ class TinyHandler(http.server.BaseHTTPRequestHandler):
         else:
             links = "".join('<a href="/p%d">p</a>' % i
                             for i in range(srv.pages))
+            if srv.extra:
+                links = ('<a href="/busy">b</a>' + links +
+                         '<a href="/old">o</a>')
             body = ("<html><body>%s<a href='/private/x'>x</a></body>"
                     "</html>" % links).encode()
             ctype = "text/html"
@@ -226,8 +240,9 @@ class TinyHandler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def tiny_crawl(tmp_path, pages, delay, extra=()):
-    host = TinyHost(pages, delay)
+def tiny_crawl(tmp_path, pages, delay, options=("--checker",),
+               extra=False):
+    host = TinyHost(pages, delay, extra)
     try:
         out = str(tmp_path / "out.jsonl")
         seed = "http://127.0.0.1:%d/" % host.server_address[1]
@@ -235,17 +250,17 @@ def tiny_crawl(tmp_path, pages, delay, extra=()):
         c = subprocess.run(
             [sys.executable, os.path.join(HERE, "scrapy_site_spider.py"),
              seed, "testbot", "127.0.0.1", out,
-             "bloomcrawl.scrapy.BloomDupeFilter", "3", "--checker",
+             "bloomcrawl.scrapy.BloomDupeFilter", "3", *options,
              "--scheduler", "bloomcrawl.scrapy.FrontierScheduler",
-             "--per-host", "1", *extra],
+             "--per-host", "1"],
             capture_output=True, text=True, timeout=60)
         elapsed = time.monotonic() - t0
         assert c.returncode == 0, c.stderr[-3000:]
     finally:
         host.shutdown()
         host.server_close()
-    with open(out + ".stats") as f:
-        stats = json.loads(f.readline())["stats"]
+    with open(out + ".stats" if "--checker" in options else out) as f:
+        stats = json.loads(f.readlines()[-1])["stats"]
     return host.log, stats, elapsed
 
 
@@ -272,3 +287,24 @@ def test_robots_obeyed_crawl_delay_honoured_engine_woken(tmp_path):
     # are for a loaded machine (here: 0.41 s gaps, a 4.6 s crawl).
     assert max(gaps) < delay + 2.5
     assert elapsed < pages * 5 / 2
+
+
+def test_redirect_followed_once_and_retry_after_obeyed(tmp_path):
+    """Scrapy's RedirectMiddleware on (the spider without --checker):
+    /old's 301 to /p0, also linked, is a new request through the
+    frontier's seen-test, so /p0 is fetched once; /busy's 503 with
+    Retry-After: 1 (seen by the scheduler through response_downloaded)
+    holds the host for 1 s (not the frontier's 60 s backoff of a 503
+    without it)."""
+    log, stats, _ = tiny_crawl(tmp_path, 3, 0, options=(), extra=True)
+    paths = [p for p, _ in log]
+    assert sorted(paths) == sorted(["/robots.txt", "/", "/p0", "/p1",
+                                    "/p2", "/old", "/busy"])
+    busy = [t for p, t in log if p == "/busy"][0]
+    after = [t for p, t in log if t > busy]
+    print("after the 503 with Retry-After: 1, the next request %.2f s "
+          "later" % (min(after) - busy))
+    # Retry-After, not the 60 s backoff of a 503 without one.
+    assert len(after) == 4 and 0.95 <= min(after) - busy < 5
+    assert stats["scheduler/dequeued/bloomcrawl"] == \
+        stats["scheduler/enqueued/bloomcrawl"]
