@@ -203,7 +203,7 @@ MEMORY_PAYLOAD = b"mem:"
 
 
 class FrontierScheduler(BaseScheduler):
-    """Scrapy's SCHEDULER on bloomcrawl's frontier (DESIGN 16.2).
+    """Scrapy's SCHEDULER on bloomcrawl's frontier (DESIGN 16.3).
 
     enqueue_request() admits a request to the frontier: its URL is
     normalized and goes through robots.txt (when its host's is known),
@@ -243,9 +243,10 @@ class FrontierScheduler(BaseScheduler):
     and so is its durability.
 
     JOBDIR: the frontier lives in the crawl state JOBDIR/bloomcrawl
-    (bloomcrawl.CrawlState), committed before each request handed out
-    once something changed, snapshotted every BLOOMCRAWL_SNAPSHOT_INTERVAL
-    seconds and on close. After kill -9 the same command resumes: the
+    (bloomcrawl.CrawlState), committed before a request is handed out
+    and at the end of each reactor turn in which requests were done or
+    handed out (when something changed), and on close; snapshotted every
+    BLOOMCRAWL_SNAPSHOT_INTERVAL seconds and on close. After kill -9 the same command resumes: the
     requests queued at the last commit are queued again, and so are
     those in flight then (fetched twice: at most BLOOMCRAWL_MAX_IN_PROGRESS
     a kill); the stats key bloomcrawl/refetched counts them.
