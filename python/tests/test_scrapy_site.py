@@ -16,6 +16,10 @@ its canonical URL (bloomcrawl.normalize) and:
     contrast stays visible in the test output; and it never fetches a
     page whose query differs from another's only in order (it sorts the
     query), also printed.
+And with both components, SCHEDULER = bloomcrawl.scrapy.FrontierScheduler
+and BloomDupeFilter (DESIGN 16.3), examples/site/check_crawl.py passes
+on the crawl: every reachable page once, robots.txt first and once per
+host, nothing disallowed, each spelling group once.
 """
 import json
 import os
