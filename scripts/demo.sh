@@ -5,6 +5,8 @@
 #   scripts/demo.sh            crawl the bundled sample site on 127.0.0.1
 #   scripts/demo.sh --workers N  the same with N crawl workers (crawl
 #                              --redis) sharing a private redis-server
+#   scripts/demo.sh --scrapy   crawl it with Scrapy (Debian's 2.8) and
+#                              bloomcrawl's scheduler and dupefilter
 #   scripts/demo.sh URL...     crawl those URLs instead, with the polite
 #                              defaults (1 request at a time per host, 1 s
 #                              apart, robots.txt obeyed); stop with Ctrl-C
@@ -34,11 +36,26 @@
 # --state and --out; the seed given to worker 0 only), shows crawl
 # --status while they run and once they are done, then the checker's
 # verdict on the union of their --out files.
+#
+# With --scrapy: builds the Python package (build/python), serves the
+# sample site, crawls it with a Scrapy CrawlSpider
+# (python/tests/scrapy_site_spider.py: every link within the site's
+# domain, depth limit 8) whose settings name SCHEDULER =
+# bloomcrawl.scrapy.FrontierScheduler and DUPEFILTER_CLASS =
+# bloomcrawl.scrapy.BloomDupeFilter (robots.txt fetched and obeyed by the
+# frontier), prints Scrapy's scheduler, dupefilter and bloomcrawl stats,
+# then the checker's verdict on the server's log and the spider's output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 
 workers=0
+scrapy=0
+if [ "${1:-}" = --scrapy ]; then
+    scrapy=1
+    shift
+    [ $# -eq 0 ] || { echo "demo: --scrapy takes nothing more" >&2; exit 2; }
+fi
 if [ "${1:-}" = --workers ]; then
     workers=${2:-}
     case $workers in
@@ -54,6 +71,9 @@ fi
 
 if [ "$workers" -gt 0 ]; then
     scripts/deps.sh workers
+elif [ "$scrapy" -eq 1 ]; then
+    scripts/deps.sh build
+    scripts/deps.sh scrapy
 else
     scripts/deps.sh build
 fi
@@ -68,6 +88,7 @@ fi
 
 demo=build/demo
 [ "$workers" -gt 0 ] && demo=build/demo-workers
+[ "$scrapy" -eq 1 ] && demo=build/demo-scrapy
 rm -rf "$demo"
 mkdir -p "$demo"
 echo "== generating the sample site in $demo/site" >&2
@@ -195,6 +216,57 @@ PY
     echo "Files: $demo/w*.jsonl (each worker's pages), $demo/w*.json (their"
     echo "counters, with \"workers\"), $demo/access.log (the server's log)."
     exit "$failed"
+fi
+
+if [ "$scrapy" -eq 1 ]; then
+    [ -f build/python/bloomcrawl/__init__.py ] || {
+        echo "demo: the Python package was not built (python3-cffi?)" >&2
+        exit 1
+    }
+    start_server "$demo/access.log"
+    # /usr/bin/python3: Debian's, where python3-scrapy is installed.
+    py=/usr/bin/python3
+    cat >&2 <<MSG
+== serving the sample site on 127.0.0.1:$port
+== crawling it with Scrapy: a CrawlSpider whose settings say
+       SCHEDULER = "bloomcrawl.scrapy.FrontierScheduler"
+       DUPEFILTER_CLASS = "bloomcrawl.scrapy.BloomDupeFilter"
+       ROBOTSTXT_OBEY = False       # the frontier fetches and obeys robots.txt
+       BLOOMCRAWL_DELAY = 0         # our own server: no delay,
+       BLOOMCRAWL_PER_HOST = 4      # 4 requests at a time per host
+       DEPTH_LIMIT = 8
+\$ PYTHONPATH=build/python $py python/tests/scrapy_site_spider.py \\
+    ${site_args[-1]} bloomcrawl bloomcrawl.test $demo/scrapy.jsonl \\
+    bloomcrawl.scrapy.BloomDupeFilter 8 --checker \\
+    --scheduler bloomcrawl.scrapy.FrontierScheduler --per-host 4
+MSG
+    PYTHONPATH=build/python${PYTHONPATH:+:$PYTHONPATH} "$py" \
+        python/tests/scrapy_site_spider.py "${site_args[-1]}" bloomcrawl \
+        bloomcrawl.test "$demo/scrapy.jsonl" \
+        bloomcrawl.scrapy.BloomDupeFilter 8 --checker \
+        --scheduler bloomcrawl.scrapy.FrontierScheduler --per-host 4 \
+        2>"$demo/scrapy.log" || {
+        tail -20 "$demo/scrapy.log" >&2
+        exit 1
+    }
+    stop_server
+    echo
+    echo "== Scrapy's stats of the crawl (full log: $demo/scrapy.log)"
+    "$py" - "$demo/scrapy.jsonl.stats" <<'PY'
+import json, sys
+stats = json.loads(open(sys.argv[1]).readline())["stats"]
+for k in sorted(stats):
+    if k.startswith(("scheduler/", "dupefilter/", "bloomcrawl/")) or k in (
+            "response_received_count", "elapsed_time_seconds",
+            "finish_reason"):
+        print("  %-40s %s" % (k, stats[k]))
+PY
+    echo
+    echo "== checking the crawl against the site's answer key and the server's log"
+    "$py" examples/site/check_crawl.py --manifest "$demo/site/manifest.json" \
+        --log "$demo/access.log" --out "$demo/scrapy.jsonl" --scope domain \
+        --max-depth 8 --no-sitemaps
+    exit
 fi
 
 start_server "$demo/access.log"

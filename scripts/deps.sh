@@ -34,6 +34,7 @@ mode=${1:-build}
 pkgs=("${want_build[@]}")
 [ "$mode" = test ] && pkgs+=("${want_test[@]}")
 [ "$mode" = workers ] && pkgs+=(redis-server)
+[ "$mode" = scrapy ] && pkgs+=(python3-cffi python3-scrapy)
 
 # have PACKAGE: installed, or (nodejs, npm) its command is on the PATH from
 # another source (NodeSource's nodejs bundles npm; Debian's npm would

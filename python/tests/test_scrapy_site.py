@@ -16,6 +16,10 @@ its canonical URL (bloomcrawl.normalize) and:
     contrast stays visible in the test output; and it never fetches a
     page whose query differs from another's only in order (it sorts the
     query), also printed.
+And with both components, SCHEDULER = bloomcrawl.scrapy.FrontierScheduler
+and BloomDupeFilter (DESIGN 16.3), examples/site/check_crawl.py passes
+on the crawl: every reachable page once, robots.txt first and once per
+host, nothing disallowed, each spelling group once.
 """
 import json
 import os
@@ -49,11 +53,13 @@ def site(tmp_path_factory):
         return d, json.load(f)
 
 
-def crawl(site, tmp_path, dupefilter, jobdir=None, port=0):
+def crawl(site, tmp_path, dupefilter, jobdir=None, port=0, options=()):
     """Serve the site (on port, if given: a resumed crawl's URLs must be
     the same), crawl it with Scrapy and dupefilter (and JOBDIR jobdir, if
-    given), stop the server. Returns (canonical URL of each page request
-    of the access log in order, the spider's stats, the port)."""
+    given; more scrapy_site_spider.py options in options), stop the
+    server. Returns (canonical URL of each page request of the access log
+    in order, the spider's stats, the port); with --checker in options,
+    (the access log, the spider's output, its stats, the port)."""
     sitedir, manifest = site
     n = len([x for x in os.listdir(tmp_path) if x.startswith("access")])
     log = str(tmp_path / ("access%d.jsonl" % n))
@@ -65,13 +71,16 @@ def crawl(site, tmp_path, dupefilter, jobdir=None, port=0):
         c = subprocess.run(
             [sys.executable, os.path.join(HERE, "scrapy_site_spider.py"),
              seed, manifest["agent"], "bloomcrawl.test", out, dupefilter,
-             str(DEPTH)] + ([jobdir] if jobdir else []),
+             str(DEPTH)] + ([jobdir] if jobdir else []) + list(options),
             capture_output=True, text=True, timeout=120,
             env=dict(os.environ, PYTHONPATH=os.pathsep.join(
                 p for p in (os.environ.get("PYTHONPATH"), HERE) if p)))
         assert c.returncode == 0, c.stderr[-3000:]
     finally:
         server.stop()
+    if "--checker" in options:
+        with open(out + ".stats") as f:
+            return log, out, json.loads(f.readline())["stats"], server.port
     with open(out) as f:
         stats = [json.loads(x) for x in f][-1]["stats"]
     reqs = sample_site.page_requests(log)
@@ -148,3 +157,28 @@ def test_rfp_dupefilter_fetches_spellings_twice(site, tmp_path):
     print("RFPDupeFilter: %d reachable pages never fetched: %s"
           % (len(missing), sorted(missing)))
     assert all(canonicalize_url(u) in merged for u in missing)
+
+
+def test_frontier_scheduler_passes_the_checker(site, tmp_path):
+    """SCHEDULER = FrontierScheduler and DUPEFILTER_CLASS =
+    BloomDupeFilter, ROBOTSTXT_OBEY off (the frontier fetches and obeys
+    robots.txt): examples/site/check_crawl.py passes on the crawl (every
+    reachable page once, robots.txt first on each host and once, nothing
+    disallowed, each spelling group once, redirects and errors
+    recorded)."""
+    sitedir, manifest = site
+    log, out, stats, port = crawl(
+        site, tmp_path, "bloomcrawl.scrapy.BloomDupeFilter",
+        options=["--checker", "--scheduler",
+                 "bloomcrawl.scrapy.FrontierScheduler", "--per-host", "8"])
+    rc, text = sample_site.run_checker(
+        sitedir, log, out, ["--scope", "domain", "--max-depth", str(DEPTH),
+                            "--no-sitemaps", "--port", str(port)])
+    print(text)
+    print("FrontierScheduler: %s requests handed out, %s enqueued, %s "
+          "filtered" % (stats.get("scheduler/dequeued"),
+                        stats.get("scheduler/enqueued"),
+                        stats.get("dupefilter/filtered")))
+    assert rc == 0, text
+    assert stats["scheduler/dequeued/bloomcrawl"] == \
+        stats["scheduler/enqueued/bloomcrawl"]
