@@ -1,15 +1,39 @@
 /*
- * bench_redis_seen.c - the seen-test shared in Redis: test-and-add per
- * second from one client over loopback TCP, and the measured false-positive
+ * bench_redis_seen.c - the seen-test shared in Redis against its peers on
+ * the same redis-server: test-and-add per second from one client, the
+ * server's and the client's CPU per key, and the measured false-positive
  * rate against the prediction.
  *
- *   bench_redis_seen [--full] [--port P]
+ *   [REDISBLOOM_SRC=dir] bench_redis_seen [--full | --n N] [--rounds R]
+ *                                         [--tcp] [--port P]
  *
- * Starts its own redis-server on 127.0.0.1:P (default 6390) and a unix
- * socket in a temporary directory. Default n = 10^6 at p = 1 %; --full
- * n = 10^7 (the goal's size). Test-and-add runs in batches of 10^4 keys
- * (10 pipelined BITFIELD commands), then n other keys are queried with
- * contains: the share answered DUPLICATE is the measured rate.
+ * Starts its own redis-server (127.0.0.1:P, default 6390, and a unix
+ * socket in a temporary directory; the client talks over the socket, or
+ * over TCP with --tcp). Default n = 10^6 new keys at p = 1 %; --full
+ * n = 10^7 (the goal's size); --n N any other. Each round (default 5,
+ * 3 at n >= 10^7: a round of --full takes 3-4 minutes here) runs, in an
+ * order that alternates from round to round, each of:
+ *
+ *   bc_redis_seen  test-and-add in batches of 10^4 keys;
+ *   SADD           one command per key, pipelined 10^4 at a time (the
+ *                  exact set of scrapy-redis);
+ *   BF.MADD        RedisBloom, BF.RESERVE n at 1 %, then calls of 1,024
+ *                  keys, pipelined 10^4 keys at a time;
+ *   Lua per block  the candidate lua_block_script below on min(n, 10^6)
+ *                  random keys, 1,024 keys an EVALSHA;
+ *
+ * each on a fresh key and deleted after, and the medians are printed with
+ * the ratio of bc_redis_seen to the others. Before the rounds, a probe
+ * measures what one redis.call costs (a script that only GETRANGEs). The
+ * CPU of the server is INFO cpu's, read over the socket before and after.
+ * BF.MADD runs only when REDISBLOOM_SRC names a RedisBloom source tree
+ * (the project does not vendor it): the benchmark compiles its
+ * redisbloom.so from it with cc into a temporary directory
+ * (deps/t-digest-c and deps/readies must be checked out) and starts the
+ * server with --loadmodule; without it that comparison is skipped, and
+ * the benchmark says so. After the rounds, n other keys are queried with
+ * bc_redis_seen_contains: the share answered DUPLICATE is the measured
+ * rate.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -23,7 +47,9 @@
 #include "bench_redis.h"
 #include "bloomcrawl/redis_seen.h"
 
-#define BATCH 10000u
+#define BATCH      10000u
+#define MADD_KEYS  1024u
+#define MAX_ROUNDS 15
 
 static double now(void)
 {
@@ -32,24 +58,32 @@ static double now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Run count keys "u/<first + i>" through test-and-add (set) or contains;
- * returns the DUPLICATE answers, or -1 on error. */
-static long long run(struct bc_redis_seen *rs, unsigned long long first,
-                     unsigned long long count, bool set)
+/* The keys of one batch: "https://h/<first + i>". */
+static char key_buf[BATCH][32];
+static const void *keys[BATCH];
+static size_t lens[BATCH];
+
+static size_t make_keys(unsigned long long first, unsigned long long left)
 {
-    static char buf[BATCH][32];
-    static const void *keys[BATCH];
-    static size_t lens[BATCH];
+    size_t n = left < BATCH ? (size_t)left : BATCH;
+    for (size_t i = 0; i < n; i++) {
+        int len = snprintf(key_buf[i], sizeof key_buf[i], "https://h/%llu",
+                           first + i);
+        keys[i] = key_buf[i];
+        lens[i] = (size_t)len;
+    }
+    return n;
+}
+
+/* Run count keys from first through test-and-add (set) or contains;
+ * returns the DUPLICATE answers, or -1 on error. */
+static long long run_seen(struct bc_redis_seen *rs, unsigned long long first,
+                          unsigned long long count, bool set)
+{
     static enum bc_redis_seen_answer ans[BATCH];
     long long dups = 0;
     for (unsigned long long done = 0; done < count; done += BATCH) {
-        size_t n = count - done < BATCH ? (size_t)(count - done) : BATCH;
-        for (size_t i = 0; i < n; i++) {
-            int len = snprintf(buf[i], sizeof buf[i], "https://h/%llu",
-                               first + done + i);
-            keys[i] = buf[i];
-            lens[i] = (size_t)len;
-        }
+        size_t n = make_keys(first + done, count - done);
         enum bc_status st =
             set ? bc_redis_seen_test_and_add(rs, keys, lens, n, ans)
                 : bc_redis_seen_contains(rs, keys, lens, n, ans);
@@ -64,67 +98,494 @@ static long long run(struct bc_redis_seen *rs, unsigned long long first,
     return dups;
 }
 
+/* Read n pipelined replies; returns the integer replies that were 0 (the
+ * key was there), or -1 on an error. */
+static long long read_replies(redisContext *c, size_t n, bool array)
+{
+    long long zeros = 0;
+    for (size_t i = 0; i < n; i++) {
+        void *v = NULL;
+        if (redisGetReply(c, &v) != REDIS_OK) {
+            fprintf(stderr, "bench_redis_seen: %s\n", c->errstr);
+            return -1;
+        }
+        redisReply *r = v;
+        bool bad = r->type == REDIS_REPLY_ERROR;
+        if (bad)
+            fprintf(stderr, "bench_redis_seen: %s\n", r->str);
+        else if (array)
+            for (size_t e = 0; e < r->elements; e++)
+                zeros += r->element[e]->integer == 0;
+        else
+            zeros += r->integer == 0;
+        freeReplyObject(r);
+        if (bad)
+            return -1;
+    }
+    return zeros;
+}
+
+/* SADD key k per key, pipelined a batch at a time; -1 on error. */
+static long long run_sadd(redisContext *c, const char *key,
+                          unsigned long long count)
+{
+    long long dups = 0;
+    for (unsigned long long done = 0; done < count; done += BATCH) {
+        size_t n = make_keys(done, count - done);
+        for (size_t i = 0; i < n; i++) {
+            const char *argv[3] = {"SADD", key, keys[i]};
+            size_t argl[3] = {4, strlen(key), lens[i]};
+            if (redisAppendCommandArgv(c, 3, argv, argl) != REDIS_OK)
+                return -1;
+        }
+        long long z = read_replies(c, n, false);
+        if (z < 0)
+            return -1;
+        dups += z;
+    }
+    return dups;
+}
+
+/* BF.MADD key k1 .. k1024, pipelined a batch at a time; -1 on error. */
+static long long run_madd(redisContext *c, const char *key,
+                          unsigned long long count)
+{
+    static const char *argv[2 + MADD_KEYS];
+    static size_t argl[2 + MADD_KEYS];
+    long long dups = 0;
+    for (unsigned long long done = 0; done < count; done += BATCH) {
+        size_t n = make_keys(done, count - done), calls = 0;
+        for (size_t from = 0; from < n; from += MADD_KEYS, calls++) {
+            size_t to = from + MADD_KEYS < n ? from + MADD_KEYS : n;
+            argv[0] = "BF.MADD";
+            argl[0] = 7;
+            argv[1] = key;
+            argl[1] = strlen(key);
+            for (size_t i = from; i < to; i++) {
+                argv[2 + i - from] = keys[i];
+                argl[2 + i - from] = lens[i];
+            }
+            if (redisAppendCommandArgv(c, (int)(2 + to - from), argv, argl) !=
+                REDIS_OK)
+                return -1;
+        }
+        long long z = read_replies(c, calls, true);
+        if (z < 0)
+            return -1;
+        dups += z;
+    }
+    return dups;
+}
+
+/* Compile RedisBloom's module from the tree src into dir/redisbloom.so
+ * (its Makefile needs the readies build system and the network: the
+ * sources of the 2.4 branch's Makefile are compiled directly). Returns
+ * false, saying why, when the tree lacks a file or cc fails. */
+static bool build_redisbloom(const char *src, const char *dir, char *so,
+                             size_t size)
+{
+    static const char *const need[] = {"src/rebloom.c", "src/redismodule.h",
+                                       "deps/t-digest-c/src/tdigest.c",
+                                       "deps/readies/cetara/diag/gdb.h"};
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", src, need[i]);
+        FILE *f = fopen(path, "r");
+        if (!f) {
+            fprintf(stderr,
+                    "bench_redis_seen: %s missing (a submodule not checked "
+                    "out?): BF.MADD skipped\n",
+                    path);
+            return false;
+        }
+        fclose(f);
+    }
+    snprintf(so, size, "%s/redisbloom.so", dir);
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && cc -O3 -flto=auto -fPIC -shared -std=gnu99 -w "
+             "-D_GNU_SOURCE -DREDIS_MODULE_TARGET "
+             "-DREDISMODULE_EXPERIMENTAL_API -I. -Isrc -Ideps "
+             "-Ideps/murmur2 -Ideps/t-digest-c/src deps/bloom/bloom.c "
+             "deps/murmur2/MurmurHash2.c deps/rmutil/util.c src/rebloom.c "
+             "src/sb.c src/cf.c src/rm_topk.c src/rm_tdigest.c src/topk.c "
+             "src/rm_cms.c src/cms.c deps/t-digest-c/src/tdigest.c -lm "
+             "-o '%s'",
+             src, so);
+    printf("# building RedisBloom: %s\n", cmd);
+    fflush(stdout);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "bench_redis_seen: cc failed: BF.MADD skipped\n");
+        return false;
+    }
+    return true;
+}
+
+/* bc_redis_server_begin() with --loadmodule so: the same directory,
+ * socket and options (tests/redis_server.h). */
+static bool start_with_module(struct bc_redis_server *s, int port,
+                              const char *so)
+{
+    snprintf(s->dir, sizeof s->dir, "/tmp/bc_redis.XXXXXX");
+    if (!mkdtemp(s->dir))
+        return false;
+    snprintf(s->sock, sizeof s->sock, "%s/redis.sock", s->dir);
+    snprintf(s->where, sizeof s->where, "unix:%s", s->sock);
+    s->tcp_port = port;
+    s->appendonly = false;
+    char portstr[16];
+    snprintf(portstr, sizeof portstr, "%d", port);
+    s->pid = fork();
+    if (s->pid < 0)
+        return false;
+    if (s->pid == 0) {
+        if (!freopen("/dev/null", "w", stdout))
+            _exit(127);
+        execlp("redis-server", "redis-server", "--port", portstr, "--bind",
+               "127.0.0.1", "--unixsocket", s->sock, "--unixsocketperm", "700",
+               "--dir", s->dir, "--save", "", "--appendonly", "no",
+               "--daemonize", "no", "--logfile", "", "--loadmodule", so,
+               (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 2000; i++) {
+        if (bc_redis_sock_answers(s->sock))
+            return true;
+        struct timespec ten_ms = {0, 10 * 1000 * 1000};
+        nanosleep(&ten_ms, NULL);
+    }
+    return false;
+}
+
+/*
+ * The candidate the benchmark measures besides the library: a Lua script
+ * (EVALSHA, loaded once) that tests and sets each key's 512-bit block with
+ * one GETRANGE and, when a bit was clear, one SETRANGE - atomic, as a
+ * script runs whole. ARGV[1] holds each key's k (byte, mask) pairs, ARGV[2]
+ * k, then each key's block as its first and last byte offsets in decimal
+ * (passed as strings: a Lua number given to redis.call is formatted with
+ * "%.14g", which cost 30 % of the server's time in a first version).
+ */
+static const char lua_block_script[] =
+    "local key, a, k = KEYS[1], ARGV[1], tonumber(ARGV[2])\n"
+    "local band, bor, sbyte, schar = bit.band, bit.bor, string.byte, "
+    "string.char\n"
+    "local out, p = {}, 1\n"
+    "for x = 3, #ARGV, 2 do\n"
+    "  local s = redis.call('GETRANGE', key, ARGV[x], ARGV[x + 1])\n"
+    "  local t = {sbyte(s, 1, 64)}\n"
+    "  for i = #t + 1, 64 do t[i] = 0 end\n"
+    "  local new = false\n"
+    "  for q = p, p + 2 * k - 1, 2 do\n"
+    "    local i, m = sbyte(a, q, q + 1)\n"
+    "    local v = t[i + 1]\n"
+    "    if band(v, m) == 0 then t[i + 1] = bor(v, m); new = true end\n"
+    "  end\n"
+    "  p = p + 2 * k\n"
+    "  if new then redis.call('SETRANGE', key, ARGV[x], schar(unpack(t))) "
+    "end\n"
+    "  out[#out + 1] = new and '1' or '0'\n"
+    "end\n"
+    "return table.concat(out)\n";
+
+/* Its floor: one GETRANGE per key and nothing else. */
+static const char lua_getrange_script[] =
+    "for x = 1, #ARGV, 2 do redis.call('GETRANGE', KEYS[1], ARGV[x], "
+    "ARGV[x + 1]) end\n"
+    "return 0\n";
+
+/* Run count random keys (blocks of a filter of `blocks` blocks, k bits)
+ * through the script sha in calls of MADD_KEYS keys, pipelined a batch at
+ * a time; block: the argument layout of lua_block_script (else that of
+ * lua_getrange_script). Returns false on an error. */
+static bool run_lua(redisContext *c, const char *sha, bool block,
+                    uint64_t blocks, unsigned k, unsigned long long count)
+{
+    static char offs[2 * MADD_KEYS][24];
+    static unsigned char pairs[MADD_KEYS * 2 * BC_BLOOM_MAX_K];
+    static const char *argv[6 + 2 * MADD_KEYS];
+    static size_t argl[6 + 2 * MADD_KEYS];
+    static char kstr[8];
+    uint64_t x = 88172645463325252u; /* xorshift64, a fixed sequence */
+    snprintf(kstr, sizeof kstr, "%u", k);
+    for (unsigned long long done = 0; done < count; done += BATCH) {
+        size_t n = count - done < BATCH ? (size_t)(count - done) : BATCH;
+        size_t calls = 0;
+        for (size_t from = 0; from < n; from += MADD_KEYS, calls++) {
+            size_t to = from + MADD_KEYS < n ? from + MADD_KEYS : n, a = 0;
+            argv[a] = "EVALSHA", argl[a++] = 7;
+            argv[a] = sha, argl[a++] = 40;
+            argv[a] = "1", argl[a++] = 1;
+            argv[a] = "probe:0", argl[a++] = 7;
+            if (block) {
+                argv[a] = (const char *)pairs, argl[a++] = (to - from) * 2 * k;
+                argv[a] = kstr, argl[a++] = strlen(kstr);
+            }
+            for (size_t i = 0; i < to - from; i++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                uint64_t b = (x >> 20) % blocks;
+                for (unsigned j = 0; j < k; j++) {
+                    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                    unsigned bit = (unsigned)(x >> 40) & 511;
+                    pairs[(i * k + j) * 2] = (unsigned char)(bit >> 3);
+                    pairs[(i * k + j) * 2 + 1] =
+                        (unsigned char)(128u >> (bit & 7));
+                }
+                argl[a] = (size_t)snprintf(offs[2 * i], 24, "%llu",
+                                           (unsigned long long)(b * 64));
+                argv[a] = offs[2 * i], a++;
+                argl[a] = (size_t)snprintf(offs[2 * i + 1], 24, "%llu",
+                                           (unsigned long long)(b * 64 + 63));
+                argv[a] = offs[2 * i + 1], a++;
+            }
+            if (redisAppendCommandArgv(c, (int)a, argv, argl) != REDIS_OK)
+                return false;
+        }
+        for (size_t i = 0; i < calls; i++) {
+            void *v = NULL;
+            if (redisGetReply(c, &v) != REDIS_OK)
+                return false;
+            redisReply *r = v;
+            bool bad = r->type == REDIS_REPLY_ERROR;
+            if (bad)
+                fprintf(stderr, "bench_redis_seen: %s\n", r->str);
+            freeReplyObject(r);
+            if (bad)
+                return false;
+        }
+    }
+    return true;
+}
+
+/* SCRIPT LOAD script: its SHA1 into sha[41]; false on an error. */
+static bool load_script(redisContext *c, const char *script, char *sha)
+{
+    redisReply *r = redisCommand(c, "SCRIPT LOAD %s", script);
+    bool ok = r && r->type == REDIS_REPLY_STRING && r->len == 40;
+    if (ok)
+        memcpy(sha, r->str, 41);
+    else
+        fprintf(stderr, "bench_redis_seen: SCRIPT LOAD: %s\n",
+                r && r->str ? r->str : "no reply");
+    freeReplyObject(r);
+    return ok;
+}
+
+/* Load script, run it over count keys, print its rate and CPU per key. */
+static bool probe_lua(redisContext *c, const char *sock, const char *name,
+                      const char *script, bool block, uint64_t blocks,
+                      unsigned k, unsigned long long count)
+{
+    char sha[41];
+    if (!load_script(c, script, sha))
+        return false;
+    double s0 = bench_redis_cpu(sock), c0 = bench_cpu_self(), t0 = now();
+    bool ok = run_lua(c, sha, block, blocks, k, count);
+    double t1 = now(), s1 = bench_redis_cpu(sock), c1 = bench_cpu_self();
+    if (ok)
+        printf("probe %-22s %9.0f keys/s  cpu ns/key server %5.0f client "
+               "%5.0f\n",
+               name, (double)count / (t1 - t0), (s1 - s0) * 1e9 / (double)count,
+               (c1 - c0) * 1e9 / (double)count);
+    freeReplyObject(redisCommand(c, "DEL probe:0"));
+    return ok;
+}
+
+/* One measured run: keys/s and CPU ns per key. */
+struct sample {
+    double per_s, server_ns, client_ns;
+};
+
+static double median(double *v, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+enum method { SEEN, SADD, MADD, LUA, METHODS };
+static const char *const method_name[METHODS] = {"bc_redis_seen", "SADD",
+                                                 "BF.MADD", "Lua per block"};
+
 int main(int argc, char **argv)
 {
     unsigned long long n = 1000000;
-    int port = 6390;
+    int port = 6390, rounds = -1; /* 5, or 3 with --full */
+    bool tcp = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--full") == 0)
             n = 10000000;
         else if (strcmp(argv[i], "--port") == 0 && i + 1 < argc)
             port = atoi(argv[++i]);
-        else {
-            fprintf(stderr, "usage: bench_redis_seen [--full] [--port P]\n");
-            return 2;
-        }
+        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+            rounds = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--n") == 0 && i + 1 < argc)
+            n = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--tcp") == 0)
+            tcp = true;
+        else
+            rounds = 0;
+    }
+    if (rounds == -1)
+        rounds = n >= 10000000 ? 3 : 5;
+    if (rounds < 1 || rounds > MAX_ROUNDS || n < 1) {
+        fprintf(stderr,
+                "usage: [REDISBLOOM_SRC=dir] bench_redis_seen "
+                "[--full | --n N] [--rounds 1..15] [--tcp] [--port P]\n");
+        return 2;
     }
     if (!bc_redis_server_available()) {
         fprintf(stderr, "bench_redis_seen: redis-server not installed\n");
         return 77;
     }
     struct bc_redis_server server;
-    if (!bc_redis_server_start(&server, port))
+    const char *rb_src = getenv("REDISBLOOM_SRC");
+    char so[256] = "", so_dir[] = "/tmp/bc_redisbloom.XXXXXX";
+    bool madd = false;
+    if (rb_src && *rb_src) {
+        if (mkdtemp(so_dir) && build_redisbloom(rb_src, so_dir, so, sizeof so))
+            madd = true;
+    } else {
+        printf("# REDISBLOOM_SRC not set: the BF.MADD comparison is "
+               "skipped\n");
+    }
+    fflush(stdout); /* before fork(): the child must not repeat it */
+    bool up = madd ? start_with_module(&server, port, so)
+                   : bc_redis_server_start(&server, port);
+    if (so[0])
+        remove(so); /* loaded (or not) by now */
+    if (rb_src && *rb_src)
+        remove(so_dir);
+    if (!up)
         return 1;
     int rc = 1;
-    char where[64];
-    snprintf(where, sizeof where, "redis://127.0.0.1:%d", port);
+    char where[160];
+    if (tcp)
+        snprintf(where, sizeof where, "redis://127.0.0.1:%d", port);
+    else
+        snprintf(where, sizeof where, "%s", server.where);
+    redisContext *c =
+        tcp ? redisConnect("127.0.0.1", port) : redisConnectUnix(server.sock);
     struct bc_redis_seen *rs = NULL;
     enum bc_status st = bc_redis_seen_create(where, "bench", n, 0.01, 1, &rs);
     if (st == BC_OK)
         st = bc_redis_seen_connect(rs);
-    if (st != BC_OK) {
+    if (st != BC_OK || !c || c->err) {
         fprintf(stderr, "bench_redis_seen: %s: %s\n", bc_strerror(st),
                 rs ? bc_redis_seen_errmsg(rs) : "");
         goto out_stop;
     }
     struct bc_bloom_sizing sz;
     bc_redis_seen_sizing(rs, &sz);
+    printf("n=%llu p=0.01 m=%llu k=%u batch=%u chunk=%u transport=%s "
+           "rounds=%d\n",
+           n, (unsigned long long)sz.m_bits, sz.k, BATCH, BC_REDIS_SEEN_CHUNK,
+           tcp ? "tcp 127.0.0.1" : "unix socket", rounds);
 
-    double s0 = bench_redis_cpu(server.sock), c0 = bench_cpu_self();
-    double t0 = now();
-    long long dup_in = run(rs, 0, n, true);
-    double t1 = now();
-    double s1 = bench_redis_cpu(server.sock), c1 = bench_cpu_self();
-    long long fp = run(rs, n, n, false);
-    double t2 = now();
-    if (dup_in < 0 || fp < 0)
+    /* The Lua candidate: 10^6 keys at most (its cost per key does not
+     * depend on n), in one string of the filter's blocks. */
+    unsigned long long lua_n = n < 1000000 ? n : 1000000;
+    uint64_t blocks = sz.m_bits / 512;
+    if (blocks > BC_REDIS_SEEN_KEY_BLOCKS)
+        blocks = BC_REDIS_SEEN_KEY_BLOCKS;
+    char lua_sha[41];
+    if (!load_script(c, lua_block_script, lua_sha) ||
+        !probe_lua(c, server.sock, "GETRANGE per key (Lua)",
+                   lua_getrange_script, false, blocks, sz.k, lua_n))
         goto out_stop;
-    double rate = (double)n / (t1 - t0);
+    printf("(keys/s of Lua per block and of the GETRANGE probe: %llu keys "
+           "a run)\n",
+           lua_n);
+
+    struct sample s[METHODS][MAX_ROUNDS];
+    long long dup_in = 0;
+    for (int r = 0; r < rounds; r++) {
+        for (int x = 0; x < METHODS; x++) {
+            /* alternate: forward on even rounds, backward on odd ones */
+            enum method m = (enum method)(r % 2 ? METHODS - 1 - x : x);
+            if (m == MADD && !madd)
+                continue;
+            if (m == MADD) {
+                redisReply *rr = redisCommand(c, "BF.RESERVE bf 0.01 %llu", n);
+                bool ok = rr && rr->type != REDIS_REPLY_ERROR;
+                freeReplyObject(rr);
+                if (!ok)
+                    goto out_stop;
+            }
+            double s0 = bench_redis_cpu(server.sock), c0 = bench_cpu_self();
+            double t0 = now();
+            unsigned long long count = m == LUA ? lua_n : n;
+            long long d = m == SEEN   ? run_seen(rs, 0, n, true)
+                          : m == SADD ? run_sadd(c, "seen", n)
+                          : m == MADD ? run_madd(c, "bf", n)
+                          : run_lua(c, lua_sha, true, blocks, sz.k, lua_n) ? 0
+                                                                           : -1;
+            double t1 = now();
+            double s1 = bench_redis_cpu(server.sock), c1 = bench_cpu_self();
+            if (d < 0)
+                goto out_stop;
+            s[m][r].per_s = (double)count / (t1 - t0);
+            s[m][r].server_ns = (s1 - s0) * 1e9 / (double)count;
+            s[m][r].client_ns = (c1 - c0) * 1e9 / (double)count;
+            printf("round %d %-13s %9.0f keys/s  cpu ns/key server %5.0f "
+                   "client %5.0f",
+                   r + 1, method_name[m], s[m][r].per_s, s[m][r].server_ns,
+                   s[m][r].client_ns);
+            if (m != LUA)
+                printf("  duplicates %lld", d);
+            printf("\n");
+            fflush(stdout);
+            if (m == SEEN) {
+                dup_in = d;
+                if (r + 1 < rounds && bc_redis_seen_clear(rs) != BC_OK)
+                    goto out_stop;
+            } else {
+                freeReplyObject(redisCommand(c, "DEL %s",
+                                             m == SADD   ? "seen"
+                                             : m == MADD ? "bf"
+                                                         : "probe:0"));
+            }
+        }
+    }
+    double med[METHODS][3];
+    for (int m = 0; m < METHODS; m++) {
+        if (m == MADD && !madd)
+            continue;
+        double v[3][MAX_ROUNDS];
+        for (int r = 0; r < rounds; r++) {
+            v[0][r] = s[m][r].per_s;
+            v[1][r] = s[m][r].server_ns;
+            v[2][r] = s[m][r].client_ns;
+        }
+        for (int q = 0; q < 3; q++)
+            med[m][q] = median(v[q], rounds);
+        printf("median %-13s %9.0f keys/s  cpu ns/key server %5.0f client "
+               "%5.0f  bc_redis_seen/this %.2fx keys/s\n",
+               method_name[m], med[m][0], med[m][1], med[m][2],
+               med[SEEN][0] / med[m][0]);
+    }
+    if (!madd)
+        printf("BF.MADD: not measured (REDISBLOOM_SRC not given or not "
+               "built)\n");
+
+    double t2 = now();
+    long long fp = run_seen(rs, n, n, false);
+    double t3 = now();
+    if (fp < 0)
+        goto out_stop;
     double fpr = (double)fp / (double)n;
-    printf("n=%llu p=0.01 m=%llu k=%u batch=%u chunk=%u transport=tcp "
-           "127.0.0.1\n",
-           n, (unsigned long long)sz.m_bits, sz.k, BATCH, BC_REDIS_SEEN_CHUNK);
-    printf("test_and_add_per_s=%.0f (goal 500000; RedisBloom BF.ADD ~510000)\n",
-           rate);
-    printf("test_and_add_cpu_ns_per_key client=%.0f server=%.0f\n",
-           (c1 - c0) * 1e9 / (double)n, (s1 - s0) * 1e9 / (double)n);
-    printf("contains_per_s=%.0f\n", (double)n / (t2 - t1));
+    printf("contains_per_s=%.0f\n", (double)n / (t3 - t2));
     printf("duplicates_among_new_keys=%lld\n", dup_in);
     printf("fpr_measured=%.6f fpr_predicted=%.6f ratio=%.4f (goal within "
            "5%%)\n",
            fpr, sz.fpr_predicted, fpr / sz.fpr_predicted);
     rc = 0;
 out_stop:
+    redisFree(c);
     bc_redis_seen_free(rs);
     bc_redis_server_stop(&server);
     return rc;
