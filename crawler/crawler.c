@@ -1137,9 +1137,10 @@ static bool on_wire_payload(void *ctx, void *user, const void *data, size_t len,
     struct bc_crawler *c = ctx;
     struct transfer *t = user;
     t->payload_len += len;
-    if (c->payloads && !c->warc && len > 0) {
+    if (c->payloads && !c->warc && len > 0 && !t->robots && !t->sitemap) {
         /* No writer hashes the payload: the crawler does, in the same
-         * pass (IDENTICAL PAYLOADS). No memory for the context is a
+         * pass, for pages (IDENTICAL PAYLOADS). No memory for the context
+         * is a
          * local failure: the page is fetched again later. */
         if (!t->payload_md &&
             (!(t->payload_md = EVP_MD_CTX_new()) ||
