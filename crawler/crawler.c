@@ -1140,8 +1140,7 @@ static bool on_wire_payload(void *ctx, void *user, const void *data, size_t len,
     if (c->payloads && !c->warc && len > 0 && !t->robots && !t->sitemap) {
         /* No writer hashes the payload: the crawler does, in the same
          * pass, for pages (IDENTICAL PAYLOADS). No memory for the context
-         * is a
-         * local failure: the page is fetched again later. */
+         * is a local failure: the page is fetched again later. */
         if (!t->payload_md &&
             (!(t->payload_md = EVP_MD_CTX_new()) ||
              EVP_DigestInit_ex(t->payload_md, EVP_sha1(), NULL) != 1)) {
@@ -1248,7 +1247,7 @@ enum bc_status bc_crawler_warc_error(const struct bc_crawler *c, int *err_no)
     return c ? c->warc_status : BC_OK;
 }
 
-/* ---- identical payloads (IDENTICAL PAYLOADS above) ------------------------ */
+/* ---- identical payloads (IDENTICAL PAYLOADS above) ----------------------- */
 
 /* Whether a finished transfer's payload is indexed: a page's whole 2xx
  * response with at least one payload byte (IDENTICAL PAYLOADS says why
@@ -2277,7 +2276,8 @@ out_free_frontier:
 
 /* The fetcher's config: config->fetcher with the crawler's callbacks (the
  * WARC's wire callbacks only with a WARC writer, the payload's also with
- * payload_dedup, on_headers only with a type list) and the frontier's user agent when it names none. */
+ * payload_dedup, on_headers only with a type list) and the frontier's
+ * user agent when it names none. */
 static struct bc_fetcher_config
 fetcher_config_of(struct bc_crawler *c, const struct bc_crawler_config *config)
 {

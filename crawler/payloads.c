@@ -32,8 +32,9 @@
  * by bc_payloads_memory(): 146.5 bytes an entry beside its URL at 10^5
  * entries (tests/test_payloads.c checks 137 to 152), to which malloc
  * adds about 16 bytes an allocation: 10^6 distinct payloads with 60-byte
- * URLs hold about 220 MB. The crawl state keeps the same rows on disk (crawler/state.c's
- * payloads table), read back into this index when a crawl resumes.
+ * URLs hold about 220 MB. The crawl state keeps the same rows on disk
+ * (crawler/state.c's payloads table), read back into this index when a
+ * crawl resumes.
  */
 #include "payloads_int.h"
 
