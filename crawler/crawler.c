@@ -165,6 +165,36 @@
  * FAILURES). A write error of the WARC file is sticky: no more records,
  * and the crawl stops before the next commit.
  *
+ * IDENTICAL PAYLOADS (config.payload_dedup)
+ * The same bytes come under URLs no normalization can merge (mirrors,
+ * session IDs in paths, index.html beside its directory). The crawl keeps
+ * an index of payload digests (payloads.c): for each SHA-1 of a page's
+ * payload, the first page that had it and its response record. The
+ * digest is the one WARC-Payload-Digest carries: the WARC writer's, asked
+ * before the record ends (bc_warc_record_payload_sha1()); without a
+ * writer the crawler hashes the payload itself from on_wire_payload, in
+ * the same pass as the fetcher reads it. At completion (payload_lookup(),
+ * before the records are written) a payload found in the index makes the
+ * response a revisit record naming the first one's record
+ * (bc_warc_record_end_revisit()), and the page's report names the first
+ * URL (duplicate_of); a new one enters the index, and with a state its row
+ * (payload_put()) is written in the turn's transaction with the page, so
+ * the index on disk is exactly the committed pages' and a kill loses
+ * nothing it did not also lose of the WARC and --out, which are cut back
+ * to the same commit. A resume reads the rows back (bc_crawler_create()),
+ * and so does a recrawl of the same state: a page fetched again with the
+ * bytes it had is a revisit of its first record.
+ * Indexed: a page's whole response (no error, not cut), 2xx, with at least
+ * one payload byte. Not an empty body, nor a 404, 410 or 500: every empty
+ * body and every error page of a site would be "a duplicate" of the first
+ * one, though they say nothing about content; nor a redirect: its body is
+ * boilerplate and its meaning is in its Location, which a revisit would
+ * keep but which duplicate_of would blur (two redirects to different
+ * targets with the same "Moved" body are not the same page). Robots.txt
+ * and sitemaps are not pages: archived whole. An entry first indexed
+ * without a WARC record (a run without a writer, with the same state)
+ * gets the first record written for its payload.
+ *
  * THE EMBEDDER'S WRITE ERRORS (bc_crawler_fail)
  * What on_page writes (crawl's --out record) belongs to the page's
  * transaction as the WARC records do: a callback that could not write it
@@ -207,6 +237,7 @@
 #include <time.h>
 
 #define HASH_NONFATAL_OOM 1
+#include <openssl/evp.h>
 #include <uthash.h>
 
 #include "bloomcrawl/robots.h"
@@ -214,6 +245,7 @@
 #include "bc_buf.h"
 #include "bc_clock.h"
 #include "latency_int.h"
+#include "payloads_int.h"
 #include "state_int.h"
 
 /* Time between two snapshots of the seen-test with a crawl state. */
@@ -396,6 +428,16 @@ struct transfer {
     const char *warc_file; /* where its response record went */
     uint64_t warc_offset;
     int local_errno; /* its WARC spool failed (a local failure), or 0 */
+    /* Identical payloads (IDENTICAL PAYLOADS above): the payload's
+     * length, its SHA-1 as it streams in when no WARC writer hashes it,
+     * the digest once the page is whole (has_digest), and, for a payload
+     * seen before, its first response (first) and whether this one was
+     * archived as a revisit of it. */
+    uint64_t payload_len;
+    EVP_MD_CTX *payload_md;
+    bool has_digest, duplicate, revisit;
+    unsigned char digest[BC_PAYLOAD_DIGEST_SIZE];
+    struct bc_payload_ref first;
 };
 
 /* The counters of one host (PER-HOST COUNTERS). */
@@ -458,6 +500,9 @@ struct bc_crawler {
     uint64_t local_for_ms;
     /* The warc_* counters of the runs before (with a state). */
     uint64_t warc_files0, warc_records0, warc_bytes0;
+    /* The index of payload digests (IDENTICAL PAYLOADS), or NULL when
+     * config.payload_dedup is off. */
+    struct bc_payloads *payloads;
 };
 
 static uint64_t monotonic_ms(void *ctx)
@@ -490,6 +535,7 @@ static void transfer_free(struct transfer *t)
     if (!t)
         return;
     bc_warc_record_abort(t->rec);
+    EVP_MD_CTX_free(t->payload_md);
     free(t->req_head);
     free(t->base_raw);
     free(t->base_url);
@@ -1083,12 +1129,26 @@ static bool on_wire_body(void *ctx, void *user, const void *data, size_t len)
 }
 
 /* The fetcher's wire callback: the payload (the body without its chunk
- * framing, decoded once, by the fetcher), for the payload digest. */
+ * framing, decoded once, by the fetcher), for the payload digest: the
+ * WARC record's, or the crawler's own without a writer. */
 static bool on_wire_payload(void *ctx, void *user, const void *data, size_t len,
                             bool end)
 {
     struct bc_crawler *c = ctx;
     struct transfer *t = user;
+    t->payload_len += len;
+    if (c->payloads && !c->warc && len > 0 && !t->robots && !t->sitemap) {
+        /* No writer hashes the payload: the crawler does, in the same
+         * pass, for pages (IDENTICAL PAYLOADS). No memory for the context
+         * is a local failure: the page is fetched again later. */
+        if (!t->payload_md &&
+            (!(t->payload_md = EVP_MD_CTX_new()) ||
+             EVP_DigestInit_ex(t->payload_md, EVP_sha1(), NULL) != 1)) {
+            t->local_errno = ENOMEM;
+            return false;
+        }
+        EVP_DigestUpdate(t->payload_md, data, len);
+    }
     if (t->rec && c->warc_status == BC_OK) {
         enum bc_status st = bc_warc_record_payload(t->rec, data, len, end);
         if (st != BC_OK) {
@@ -1149,8 +1209,18 @@ static int warc_complete(struct bc_crawler *c, struct transfer *t,
         bc_warc_record_abort(resp);
         return 0;
     }
-    st = bc_warc_record_end(resp, cut || r->truncated, &t->warc_file,
-                            &t->warc_offset);
+    if (t->duplicate && t->first.id[0]) {
+        /* Archived before: a revisit record naming the original. */
+        struct bc_warc_refers of = {t->first.id, t->first.url, t->first.date};
+        st = bc_warc_record_end_revisit(resp, &of, &t->warc_file,
+                                        &t->warc_offset);
+        if (st == BC_ERR_INVALID_ARG) /* refused, left open: a bug */
+            bc_warc_record_abort(resp);
+        t->revisit = st == BC_OK;
+    } else {
+        st = bc_warc_record_end(resp, cut || r->truncated, &t->warc_file,
+                                &t->warc_offset);
+    }
     if (st != BC_OK) {
         t->warc_file = NULL;
         t->warc_offset = 0;
@@ -1175,6 +1245,108 @@ enum bc_status bc_crawler_warc_error(const struct bc_crawler *c, int *err_no)
     if (err_no)
         *err_no = c ? c->warc_errno : 0;
     return c ? c->warc_status : BC_OK;
+}
+
+/* ---- identical payloads (IDENTICAL PAYLOADS above) ----------------------- */
+
+/* Whether a finished transfer's payload is indexed: a page's whole 2xx
+ * response with at least one payload byte (IDENTICAL PAYLOADS says why
+ * the others are not). */
+static bool payload_indexed(const struct bc_crawler *c,
+                            const struct transfer *t,
+                            const struct bc_fetch_result *r)
+{
+    return c->payloads && !t->robots && !t->sitemap && r->status == BC_OK &&
+           !r->truncated && !r->skipped && r->http_status >= 200 &&
+           r->http_status <= 299 && t->payload_len > 0;
+}
+
+/* A transfer finished with a response: its payload's digest (the WARC
+ * record's, or the crawler's own), and whether the index has it. Before
+ * its records are written: a payload seen before is a revisit. No
+ * digest (no memory to copy the writer's SHA-1 state) leaves the page
+ * unindexed, archived whole: nothing lost, nothing claimed. */
+static void payload_lookup(struct bc_crawler *c, struct transfer *t,
+                           const struct bc_fetch_result *r)
+{
+    if (!payload_indexed(c, t, r))
+        return;
+    if (c->warc) {
+        if (!t->rec || c->warc_status != BC_OK ||
+            bc_warc_record_payload_sha1(t->rec, t->digest) != BC_OK)
+            return;
+    } else {
+        unsigned int n = 0;
+        if (!t->payload_md ||
+            EVP_DigestFinal_ex(t->payload_md, t->digest, &n) != 1 ||
+            n != BC_PAYLOAD_DIGEST_SIZE)
+            return;
+    }
+    t->has_digest = true;
+    t->duplicate = bc_payloads_find(c->payloads, t->digest, &t->first);
+}
+
+/* With a state: write digest's row of the index in the open transaction,
+ * with its page (a failure is sticky, as page_done's). */
+static void payload_put(struct bc_crawler *c, const unsigned char *digest,
+                        const struct bc_payload_ref *ref)
+{
+    if (!c->state || c->state_status != BC_OK)
+        return;
+    struct bc_crawl_state_payload row = {
+        .digest = digest,
+        .url = ref->url,
+        .url_len = strlen(ref->url),
+        .record_id = ref->id,
+        .date = (int64_t)ref->date,
+    };
+    enum bc_status st = bc_crawl_state_payload_put(c->state, &row);
+    if (st != BC_OK)
+        c->state_status = st;
+}
+
+/* A page with a final outcome and a digest: a duplicate is counted and
+ * named in its report; a new payload enters the index (in memory, and in
+ * the state with its page). An entry first indexed without a WARC record
+ * gets the first record written for it. */
+static void payload_done(struct bc_crawler *c, struct transfer *t,
+                         struct bc_crawler_page *page)
+{
+    if (!t->has_digest)
+        return;
+    const char *id = t->warc_file ? t->resp_id : "";
+    if (t->duplicate) {
+        c->stats.duplicates++;
+        if (t->revisit || !c->warc)
+            c->stats.duplicate_bytes += t->payload_len;
+        page->duplicate_of = t->first.url;
+        page->duplicate_of_len = strlen(t->first.url);
+        if (!t->first.id[0] && *id &&
+            bc_payloads_set_record(c->payloads, t->digest, id, t->fetched_at) ==
+                BC_OK) {
+            struct bc_payload_ref ref;
+            (void)bc_payloads_find(c->payloads, t->digest, &ref);
+            payload_put(c, t->digest, &ref);
+        }
+        return;
+    }
+    if (c->warc && !*id)
+        return; /* its record failed: the crawl stops before a commit */
+    /* No memory for the entry: the page stays unindexed (a later copy is
+     * archived whole); the state's row still makes a resume index it. */
+    (void)bc_payloads_add(c->payloads, t->digest, t->job.url, t->job.url_len,
+                          id, t->fetched_at);
+    struct bc_payload_ref ref = {t->job.url, id, t->fetched_at};
+    payload_put(c, t->digest, &ref);
+}
+
+/* The state's payload rows into the index, on resume. */
+static enum bc_status payload_load_row(void *ctx,
+                                       const struct bc_crawl_state_payload *p)
+{
+    struct bc_crawler *c = ctx;
+    return bc_payloads_add(c->payloads, p->digest, p->url, p->url_len,
+                           p->record_id, (time_t)p->date);
 }
 
 /* ---- local failures (LOCAL FAILURES above) --------------------------------- */
@@ -1459,6 +1631,7 @@ static void complete_page(struct bc_crawler *c, struct transfer *t,
         s->skipped_content_type++;
     if (page.fault == BC_FAULT_TRANSIENT)
         s->transient_given_up++;
+    payload_done(c, t, &page);
     host_count_page(c, &page);
     if (c->on_page)
         c->on_page(c->ctx, &page);
@@ -1486,8 +1659,10 @@ static void on_done(void *ctx, const struct bc_fetch_result *r)
         local = r->os_errno                 ? r->os_errno
                 : r->status == BC_ERR_NOMEM ? ENOMEM
                                             : EIO;
-    if (!local)
+    if (!local) {
+        payload_lookup(c, t, r);
         local = warc_complete(c, t, r);
+    }
     if (local) {
         if (t->job.action == BC_FRONTIER_FETCH) {
             /* As if not handed out: max_pages and the shared budget
@@ -2100,8 +2275,9 @@ out_free_frontier:
 }
 
 /* The fetcher's config: config->fetcher with the crawler's callbacks (the
- * WARC's wire callbacks only with a WARC writer, on_headers only with a
- * type list) and the frontier's user agent when it names none. */
+ * WARC's wire callbacks only with a WARC writer, the payload's also with
+ * payload_dedup, on_headers only with a type list) and the frontier's
+ * user agent when it names none. */
 static struct bc_fetcher_config
 fetcher_config_of(struct bc_crawler *c, const struct bc_crawler_config *config)
 {
@@ -2114,8 +2290,9 @@ fetcher_config_of(struct bc_crawler *c, const struct bc_crawler_config *config)
     if (c->warc) {
         xc.on_wire_head = on_wire_head;
         xc.on_wire_body = on_wire_body;
-        xc.on_wire_payload = on_wire_payload;
     }
+    if (c->warc || c->payloads)
+        xc.on_wire_payload = on_wire_payload;
     if (c->accept_type_count || c->reject_type_count)
         xc.on_headers = on_headers;
     xc.ctx = c;
@@ -2141,14 +2318,22 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
     enum bc_status st = frontier_open(c, config);
     if (st != BC_OK)
         goto out_free;
+    if (config->payload_dedup) {
+        st = bc_payloads_create(&c->payloads);
+        if (st == BC_OK && c->state)
+            st = bc_crawl_state_payloads(c->state, payload_load_row, c);
+        if (st != BC_OK)
+            goto out_free_payloads;
+    }
     struct bc_fetcher_config xc = fetcher_config_of(c, config);
     st = bc_fetcher_create(&xc, &c->fetcher);
     if (st != BC_OK)
-        goto out_free_frontier;
+        goto out_free_payloads;
     *out = c;
     return BC_OK;
 
-out_free_frontier:
+out_free_payloads:
+    bc_payloads_free(c->payloads);
     hosts_free(c);
     bc_frontier_free(c->frontier);
 out_free:
@@ -2169,6 +2354,7 @@ void bc_crawler_free(struct bc_crawler *c)
     }
     hosts_free(c);
     bc_frontier_free(c->frontier);
+    bc_payloads_free(c->payloads);
     free(c);
 }
 
@@ -2300,6 +2486,7 @@ void bc_crawler_stats(const struct bc_crawler *c, struct bc_crawler_stats *out)
     out->routed_out = routed_out(c);
     out->in_flight = bc_fetcher_in_flight(c->fetcher);
     out->intake = c->intake;
+    out->payload_digests = bc_payloads_count(c->payloads);
 }
 
 struct bc_frontier *bc_crawler_frontier(struct bc_crawler *c)

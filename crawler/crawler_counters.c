@@ -123,6 +123,12 @@ static const struct bc_counter table[] = {
     ROW(routed_out, TOTAL, U64, "urls", "URLs handed to another crawl worker"),
     ROW(routed_in, TOTAL, U64, "urls",
         "URLs taken from other crawl workers (bc_crawler_add_routed)"),
+    ROW(duplicates, TOTAL, U64, "pages",
+        "Pages whose payload an earlier page had (identical payload digest)"),
+    ROW(duplicate_bytes, TOTAL, U64, "bytes",
+        "Payload bytes of duplicate pages not stored again"),
+    ROW(payload_digests, GAUGE, SIZE, "payloads",
+        "Distinct payloads in the crawl's index now"),
 };
 
 const struct bc_counter *bc_crawler_counter_table(size_t *n)

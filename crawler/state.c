@@ -136,8 +136,8 @@
  * state, another version as incompatible (version 2 added urls.referrer
  * and host_stats, version 3 the outbox: an older state is refused with a
  * message saying which version made it; there is no migration; the
- * tables sitemaps, circuits and failed came later and are made when
- * missing, the columns hosts.delay_override and urls.payload added, so no
+ * tables sitemaps, circuits, failed and payloads came later and are made
+ * when missing, the columns hosts.delay_override and urls.payload added, so no
  * version was needed). PRAGMA quick_check runs before anything is written (a
  * truncated or byte-flipped database is refused).
  * bloom.snap carries its own checksum (bc_bloom_load).
@@ -255,10 +255,11 @@ struct bc_crawl_state {
     bool in_txn;
     bool failed; /* a write failed: only close is left */
     char errmsg[512];
-    struct shost *hosts;      /* by origin */
-    struct shost *dirty;      /* hosts whose cursor moved */
-    struct counter *counters; /* by name */
-    sqlite3_int64 next_seq;   /* the next queue position given out */
+    struct shost *hosts;       /* by origin */
+    struct shost *dirty;       /* hosts whose cursor moved */
+    struct counter *counters;  /* by name */
+    sqlite3_stmt *payload_put; /* prepared at its first use (PAYLOADS) */
+    sqlite3_int64 next_seq;    /* the next queue position given out */
     uint64_t journal, committed_journal, snapshot_pos;
     uint64_t out_offset, runs, refetched, refetched_now, queued;
     struct bc_warc_position warc; /* the WARC writer's, at the next commit */
@@ -839,11 +840,24 @@ static enum bc_status add_column(struct bc_crawl_state *s, const char *table,
     return exec(s, sql);
 }
 
-/* The tables sitemaps, circuits and failed, with every column, and the
- * columns added to hosts. */
+/* PAYLOADS: the crawl's index of payload digests (crawler.c, IDENTICAL
+ * PAYLOADS): per SHA-1 of a payload, the first URL that had it and its
+ * WARC response record (its id, "" when none was written, and date). A
+ * row is written in the turn's transaction with its page, so the index
+ * on disk holds exactly the committed pages' payloads. Made, if missing,
+ * by begin_run: a state of an earlier crawl gains it, empty. */
+static const char payloads_sql[] =
+    "CREATE TABLE IF NOT EXISTS payloads(digest BLOB PRIMARY KEY,"
+    " url TEXT NOT NULL, record_id TEXT NOT NULL, date INTEGER NOT NULL)"
+    " WITHOUT ROWID";
+
+/* The tables sitemaps, circuits, failed and payloads, with every column,
+ * and the columns added to hosts. */
 static enum bc_status make_fault_tables(struct bc_crawl_state *s)
 {
     enum bc_status st = exec(s, sitemaps_sql);
+    if (st == BC_OK)
+        st = exec(s, payloads_sql);
     if (st == BC_OK)
         st = exec(s, faults_sql);
     if (st == BC_OK)
@@ -1890,6 +1904,7 @@ void bc_crawl_state_close(struct bc_crawl_state *s)
         return;
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(s->stmt[i]);
+    sqlite3_finalize(s->payload_put);
     if (s->db) {
         if (s->in_txn)
             sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
@@ -2505,6 +2520,82 @@ bc_crawl_state_host_stats(struct bc_crawl_state *s,
     }
     sqlite3_finalize(q);
     return rc == SQLITE_DONE ? BC_OK : db_fail(s, "host_stats");
+}
+
+/* ---- payloads (PAYLOADS above) ---------------------------------------- */
+
+enum bc_status
+bc_crawl_state_payload_put(struct bc_crawl_state *s,
+                           const struct bc_crawl_state_payload *p)
+{
+    if (!s || !p || !p->digest || !p->url || !p->record_id ||
+        p->url_len > INT32_MAX)
+        return BC_ERR_INVALID_ARG;
+    enum bc_status st = ensure_txn(s);
+    if (st != BC_OK)
+        return st;
+    if (!s->payload_put &&
+        sqlite3_prepare_v3(s->db,
+                           "INSERT OR REPLACE INTO payloads(digest, url,"
+                           " record_id, date) VALUES(?, ?, ?, ?)",
+                           -1, SQLITE_PREPARE_PERSISTENT, &s->payload_put,
+                           NULL) != SQLITE_OK) {
+        s->failed = true;
+        return db_fail(s, "payloads");
+    }
+    sqlite3_stmt *q = s->payload_put;
+    sqlite3_bind_blob(q, 1, p->digest, BC_CRAWL_STATE_DIGEST_SIZE,
+                      SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, p->url, (int)p->url_len, SQLITE_STATIC);
+    sqlite3_bind_text(q, 3, p->record_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 4, (sqlite3_int64)p->date);
+    int rc = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (rc != SQLITE_DONE) {
+        s->failed = true;
+        return db_fail(s, "payloads");
+    }
+    return BC_OK;
+}
+
+enum bc_status bc_crawl_state_payloads(
+    struct bc_crawl_state *s,
+    enum bc_status (*fn)(void *ctx, const struct bc_crawl_state_payload *p),
+    void *ctx)
+{
+    if (!s || !fn)
+        return BC_ERR_INVALID_ARG;
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT digest, url, record_id, date FROM payloads",
+                           -1, &q, NULL) != SQLITE_OK)
+        return db_fail(s, "payloads");
+    int rc;
+    enum bc_status st = BC_OK;
+    while (st == BC_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const unsigned char *d = sqlite3_column_blob(q, 0);
+        const char *url = (const char *)sqlite3_column_text(q, 1);
+        const char *id = (const char *)sqlite3_column_text(q, 2);
+        if (!d || sqlite3_column_bytes(q, 0) != BC_CRAWL_STATE_DIGEST_SIZE ||
+            !url || !id) {
+            st = BC_ERR_CORRUPT;
+            set_err(s->errmsg, sizeof(s->errmsg),
+                    "crawl.db: a payloads row is malformed");
+            break;
+        }
+        struct bc_crawl_state_payload p = {
+            .digest = d,
+            .url = url,
+            .url_len = (size_t)sqlite3_column_bytes(q, 1),
+            .record_id = id,
+            .date = sqlite3_column_int64(q, 3),
+        };
+        st = fn(ctx, &p);
+    }
+    sqlite3_finalize(q);
+    if (st == BC_OK && rc != SQLITE_DONE)
+        st = db_fail(s, "payloads");
+    return st;
 }
 
 /* ---- the outbox ------------------------------------------------------ */

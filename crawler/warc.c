@@ -63,6 +63,19 @@
  * framing cannot judge (no length, read to the close; a transfer coding
  * whose end was not reported) is marked as the caller says.
  *
+ * REVISIT: a response whose payload the crawl archived before is written
+ * as a revisit record of profile identical-payload-digest (WARC 1.1
+ * section 6.7.2): the same fields as a response, plus WARC-Profile and
+ * WARC-Refers-To, -Target-URI and -Date naming the original, and only
+ * the HTTP head as its block. Whether it is a revisit is known only once
+ * the whole payload is hashed, after the body was spooled; so the body
+ * is spooled as for any response, and the revisit copies only the spool's
+ * first head_len bytes. Its WARC-Block-Digest is the head's: the block
+ * digest's SHA-1 state is copied (head_md) when the first body byte
+ * comes, before that byte joins it, so no second pass over the head is
+ * made. WARC-Payload-Digest stays the whole payload's: it is what a reader
+ * compares with the original's.
+ *
  * gzip: a .warc.gz record is one gzip member (deflateInit2 with
  * windowBits 15 + 16), reset for each record, so a record starts at a
  * member boundary and the offset a caller keeps can be seeked to.
@@ -131,6 +144,10 @@ struct bc_warc_record {
     uint64_t body_len;       /* body bytes appended */
     bool payload_apart;      /* the payload comes by bc_warc_record_payload */
     bool payload_end;        /* ... and its message's end came */
+    /* The head alone, for a revisit record (REVISIT): its length and the
+     * block digest's state at the first body byte (NULL before it). */
+    uint64_t head_len;
+    EVP_MD_CTX *head_md;
 };
 
 static void sha1_base32(EVP_MD_CTX *md, char out[33])
@@ -221,10 +238,11 @@ static enum bc_status emit(struct bc_warc *w, const void *data, size_t len,
     }
 }
 
-/* Write a whole record from a header text and the spool (NULL: block is
- * the given text). */
+/* Write a whole record from a header text and the spool's first
+ * spool_len bytes (NULL: block is the given text). */
 static enum bc_status write_record(struct bc_warc *w, const char *header,
-                                   const char *block, FILE *spool)
+                                   const char *block, FILE *spool,
+                                   uint64_t spool_len)
 {
     if (w->gz && deflateReset(&w->z) != Z_OK)
         return BC_ERR_IO;
@@ -234,9 +252,14 @@ static enum bc_status write_record(struct bc_warc *w, const char *header,
     if (st == BC_OK && spool) {
         rewind(spool);
         size_t n;
-        while (st == BC_OK && (n = fread(w->buf, 1, COPY_SIZE, spool)) > 0)
+        while (st == BC_OK && spool_len > 0 &&
+               (n = fread(w->buf, 1,
+                          spool_len < COPY_SIZE ? (size_t)spool_len : COPY_SIZE,
+                          spool)) > 0) {
             st = emit(w, w->buf, n, false);
-        if (st == BC_OK && ferror(spool))
+            spool_len -= n;
+        }
+        if (st == BC_OK && (ferror(spool) || spool_len > 0))
             st = BC_ERR_IO;
     }
     if (st == BC_OK)
@@ -288,7 +311,7 @@ static enum bc_status write_warcinfo(struct bc_warc *w)
              "Content-Length: %zu\r\n"
              "\r\n",
              id, date, base, digest, len);
-    enum bc_status st = write_record(w, header, w->warcinfo, NULL);
+    enum bc_status st = write_record(w, header, w->warcinfo, NULL, 0);
     free(header);
     return st;
 }
@@ -540,6 +563,7 @@ static void record_free(struct bc_warc_record *r)
         fclose(r->spool);
     EVP_MD_CTX_free(r->block_md);
     EVP_MD_CTX_free(r->payload_md);
+    EVP_MD_CTX_free(r->head_md);
     free(r);
     errno = e;
 }
@@ -742,19 +766,28 @@ static enum bc_status append(struct bc_warc_record *r, const void *data,
         return BC_OK;
     if (!body && bc_buf_reserve(&r->head, len) != BC_OK)
         return BC_ERR_NOMEM;
+    if (body && !r->in_body) {
+        /* REVISIT: the head's length and block digest, kept before the
+         * first body byte joins the block's. */
+        r->head_md = EVP_MD_CTX_new();
+        if (!r->head_md || EVP_MD_CTX_copy_ex(r->head_md, r->block_md) != 1) {
+            EVP_MD_CTX_free(r->head_md);
+            r->head_md = NULL;
+            return BC_ERR_NOMEM;
+        }
+        r->head_len = r->len;
+        r->coded = head_coded(r->head.data, r->head.len);
+        r->has_length =
+            head_length(r->head.data, r->head.len, &r->content_length);
+        bc_buf_free(&r->head);
+        r->in_body = true;
+    }
     if (fwrite(data, 1, len, r->spool) != len)
         return BC_ERR_IO;
     EVP_DigestUpdate(r->block_md, data, len);
     if (!body) {
         (void)bc_buf_append(&r->head, data, len); /* reserved above */
     } else {
-        if (!r->in_body) {
-            r->coded = head_coded(r->head.data, r->head.len);
-            r->has_length =
-                head_length(r->head.data, r->head.len, &r->content_length);
-            bc_buf_free(&r->head);
-            r->in_body = true;
-        }
         if (!r->payload_apart && !r->coded)
             EVP_DigestUpdate(r->payload_md, data, len);
         r->body_len += len;
@@ -788,16 +821,49 @@ enum bc_status bc_warc_record_body(struct bc_warc_record *r, const void *data,
     return append(r, data, len, true);
 }
 
-enum bc_status bc_warc_record_end(struct bc_warc_record *r, bool truncated,
-                                  const char **file, uint64_t *offset)
+/* The SHA-1 of what md has hashed so far, md left as it is. */
+static bool md_peek(const EVP_MD_CTX *md, unsigned char out[20])
 {
-    if (!r)
+    EVP_MD_CTX *copy = EVP_MD_CTX_new();
+    unsigned int n = 0;
+    bool ok = copy && EVP_MD_CTX_copy_ex(copy, md) == 1 &&
+              EVP_DigestFinal_ex(copy, out, &n) == 1 && n == 20;
+    EVP_MD_CTX_free(copy);
+    return ok;
+}
+
+/* Whether the record has a payload digest (PAYLOAD above). */
+static bool has_payload_digest(const struct bc_warc_record *r)
+{
+    return r->payload_apart || !r->coded;
+}
+
+enum bc_status bc_warc_record_payload_sha1(const struct bc_warc_record *r,
+                                           unsigned char out[20])
+{
+    if (!r || !out || r->type != BC_WARC_RESPONSE)
         return BC_ERR_INVALID_ARG;
+    if (!has_payload_digest(r))
+        return BC_ERR_NOT_FOUND;
+    return md_peek(r->payload_md, out) ? BC_OK : BC_ERR_NOMEM;
+}
+
+/* Write record r (a revisit of REFERS when not NULL: REVISIT) and free
+ * it: bc_warc_record_end() and bc_warc_record_end_revisit(). */
+static enum bc_status record_write(struct bc_warc_record *r, bool truncated,
+                                   const struct bc_warc_refers *refers,
+                                   const char **file, uint64_t *offset)
+{
     struct bc_warc *w = r->w;
-    char date[32], block[33], payload[33];
+    char date[32], block[33], payload[33], ref_date[32];
     iso_date(r->date, date);
-    sha1_base32(r->block_md, block);
+    /* A revisit's block is the head alone: its digest as it was at the
+     * first body byte (or the whole block's, when no body came). */
+    bool revisit = refers != NULL;
+    bool head_only = revisit && r->in_body;
+    sha1_base32(head_only ? r->head_md : r->block_md, block);
     sha1_base32(r->payload_md, payload);
+    uint64_t block_len = head_only ? r->head_len : r->len;
     enum bc_status st = fflush(r->spool) == 0 ? BC_OK : BC_ERR_IO;
     /* ROTATION: a record linked to the one just written (a response to
      * its request) follows it in the same file. */
@@ -806,20 +872,23 @@ enum bc_status bc_warc_record_end(struct bc_warc_record *r, bool truncated,
     w->last_id[0] = '\0';
     if (st == BC_OK && !pair)
         st = ensure_file(w);
-    size_t n = strlen(r->uri) + (r->ip ? strlen(r->ip) : 0) + 1024;
+    size_t n = strlen(r->uri) + (r->ip ? strlen(r->ip) : 0) +
+               (revisit ? strlen(refers->target_uri) : 0) + 1024;
     char *header = st == BC_OK ? malloc(n) : NULL;
     if (st == BC_OK && !header)
         st = BC_ERR_NOMEM;
     if (st == BC_OK) {
         bool response = r->type == BC_WARC_RESPONSE;
-        int k =
-            snprintf(header, n,
-                     "WARC/1.1\r\n"
-                     "WARC-Type: %s\r\n"
-                     "WARC-Record-ID: %s\r\n"
-                     "WARC-Date: %s\r\n"
-                     "WARC-Target-URI: %s\r\n",
-                     response ? "response" : "request", r->id, date, r->uri);
+        int k = snprintf(header, n,
+                         "WARC/1.1\r\n"
+                         "WARC-Type: %s\r\n"
+                         "WARC-Record-ID: %s\r\n"
+                         "WARC-Date: %s\r\n"
+                         "WARC-Target-URI: %s\r\n",
+                         revisit    ? "revisit"
+                         : response ? "response"
+                                    : "request",
+                         r->id, date, r->uri);
         if (r->ip)
             k += snprintf(header + k, n - (size_t)k, "WARC-IP-Address: %s\r\n",
                           r->ip);
@@ -829,21 +898,31 @@ enum bc_status bc_warc_record_end(struct bc_warc_record *r, bool truncated,
         if (w->info_id[0])
             k += snprintf(header + k, n - (size_t)k, "WARC-Warcinfo-ID: %s\r\n",
                           w->info_id);
+        if (revisit) {
+            iso_date(refers->date, ref_date);
+            k += snprintf(header + k, n - (size_t)k,
+                          "WARC-Profile: " BC_WARC_PROFILE_IDENTICAL "\r\n"
+                          "WARC-Refers-To: %s\r\n"
+                          "WARC-Refers-To-Target-URI: %s\r\n"
+                          "WARC-Refers-To-Date: %s\r\n",
+                          refers->id, refers->target_uri, ref_date);
+        }
         if (truncated && !body_whole(r)) /* WHOLE BODY */
             k += snprintf(header + k, n - (size_t)k,
                           "WARC-Truncated: length\r\n");
         k += snprintf(header + k, n - (size_t)k,
                       "WARC-Block-Digest: sha1:%s\r\n", block);
-        if (r->payload_apart || !r->coded)
+        if (has_payload_digest(r))
             k += snprintf(header + k, n - (size_t)k,
                           "WARC-Payload-Digest: sha1:%s\r\n", payload);
         snprintf(header + k, n - (size_t)k,
                  "Content-Type: application/http;msgtype=%s\r\n"
                  "Content-Length: %llu\r\n"
                  "\r\n",
-                 response ? "response" : "request", (unsigned long long)r->len);
+                 response ? "response" : "request",
+                 (unsigned long long)block_len);
         uint64_t start = w->size;
-        st = write_record(w, header, NULL, r->spool);
+        st = write_record(w, header, NULL, r->spool, block_len);
         if (st == BC_OK) {
             w->records++;
             memcpy(w->last_id, r->id, sizeof(w->last_id));
@@ -856,6 +935,26 @@ enum bc_status bc_warc_record_end(struct bc_warc_record *r, bool truncated,
     free(header);
     record_free(r);
     return st;
+}
+
+enum bc_status bc_warc_record_end(struct bc_warc_record *r, bool truncated,
+                                  const char **file, uint64_t *offset)
+{
+    if (!r)
+        return BC_ERR_INVALID_ARG;
+    return record_write(r, truncated, NULL, file, offset);
+}
+
+enum bc_status bc_warc_record_end_revisit(struct bc_warc_record *r,
+                                          const struct bc_warc_refers *refers,
+                                          const char **file, uint64_t *offset)
+{
+    if (!r || !refers || !refers->id || !refers->target_uri ||
+        r->type != BC_WARC_RESPONSE || !has_payload_digest(r) ||
+        has_crlf(refers->id) || has_crlf(refers->target_uri) ||
+        strlen(refers->id) >= BC_WARC_ID_SIZE)
+        return BC_ERR_INVALID_ARG;
+    return record_write(r, false, refers, file, offset);
 }
 
 void bc_warc_record_abort(struct bc_warc_record *r)

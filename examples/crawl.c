@@ -229,7 +229,10 @@ static void usage(FILE *f)
         "                       gzip member per record, any other name is\n"
         "                       plain. --out records then give warc_file\n"
         "                       and warc_offset of each page's response\n"
-        "                       record\n"
+        "                       record; a page whose payload an earlier\n"
+        "                       page had is a revisit record naming it\n"
+        "  --no-payload-dedup   do not index payload digests: no\n"
+        "                       duplicate_of, no revisit records\n"
         "  --warc-max-size BYTES  rotate: FILE-00000.warc.gz,\n"
         "                       FILE-00001.warc.gz, ... each about BYTES\n"
         "                       (K, M, G suffixes: KiB, MiB, GiB); 0: one\n"
@@ -466,7 +469,8 @@ struct options {
     const char *recrawl_text;
     bool no_robots;
     bool no_sitemaps;
-    bool revisit; /* --revisit */
+    bool revisit;          /* --revisit */
+    bool no_payload_dedup; /* --no-payload-dedup */
     uint64_t robots_retries, robots_retry_ms, max_retry_after_ms;
     uint64_t max_retries, max_redirects;
     uint64_t retry_delay_ms, host_failures, host_give_up_ms;
@@ -656,6 +660,8 @@ static int parse_options(int argc, char **argv, struct options *o)
             o->no_sitemaps = true, is_flag = 1;
         else if (!strcmp(a, "--revisit"))
             o->revisit = true, is_flag = 1;
+        else if (!strcmp(a, "--no-payload-dedup"))
+            o->no_payload_dedup = true, is_flag = 1;
         else if (!strcmp(a, "--retry-failed"))
             o->retry_failed = true, is_flag = 1;
         else if (!strcmp(a, "--quiet"))
@@ -1129,6 +1135,10 @@ static void on_page(void *ctx, const struct bc_crawler_page *p)
     if (p->location) {
         fputs(", \"location\": ", f);
         json_string(f, p->location, p->location_len);
+    }
+    if (p->duplicate_of) {
+        fputs(", \"duplicate_of\": ", f);
+        json_string(f, p->duplicate_of, p->duplicate_of_len);
     }
     if (p->failed) {
         const char *kind = bc_crawler_error_kind_name(p->error_kind);
@@ -1984,6 +1994,15 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
                 (unsigned long long)k.warc_records,
                 (unsigned long long)k.warc_files,
                 (double)k.warc_bytes / 1048576.0);
+    if (!c->opt.no_payload_dedup)
+        fprintf(f,
+                "identical payloads   %llu pages had an earlier page's "
+                "payload (%s), %.2f MiB not stored again; %llu distinct "
+                "payloads\n",
+                (unsigned long long)k.duplicates,
+                c->warc ? "revisit records" : "duplicate_of in --out",
+                (double)k.duplicate_bytes / 1048576.0,
+                (unsigned long long)k.payload_digests);
     if (c->workers)
         report_workers(c, f, &k);
     fprintf(f, "\nadmission (frontier)\n");
@@ -4287,6 +4306,7 @@ int main(int argc, char **argv)
     if ((rc = open_warc(&c)) != 0)
         goto out_free;
     cc.warc = c.warc;
+    cc.payload_dedup = !o->no_payload_dedup;
     cc.concurrency = clamp_concurrency(&c, cc.concurrency);
     /* Idle keep-alive connections count against the descriptors too: at
      * most one connection per transfer in flight (curl closes the oldest

@@ -41,10 +41,14 @@ The parts:
             --warc FILE.warc.gz (issue 13): after the last one every gzip
             member is whole (no torn record), every record's length and
             digests check out (hashlib), one warcinfo opens the file and
-            no other follows, requests and responses pair by
-            WARC-Concurrent-To, and each --out record with a warc_file has
+            no other follows, requests and responses (or revisit
+            records, issue 24) pair by WARC-Concurrent-To, each revisit
+            names a response record of the file with its payload digest,
+            URI and date, and each --out record with a warc_file has
             exactly one response record for its URL in the file, the one
-            at its warc_offset; the finished run again leaves the WARC as
+            at its warc_offset (a revisit when the record has
+            duplicate_of, naming that URL); the finished run again leaves
+            the WARC as
             it was; every --out record has fetched_at, the WARC-Date of its
             response record.  (tests/e2e_warc.py reads it with an outside
             reader.)
@@ -282,7 +286,10 @@ def read_warc(path):
         ok = lines[0] == "WARC/1.1" and sep and len(rest) == n + 4 and \
             rest[n:] == b"\r\n\r\n" and \
             fields.get("WARC-Block-Digest") == b32sha1(block)
-        if ok and "WARC-Payload-Digest" in fields:
+        # A revisit record's block is the HTTP head alone: its payload
+        # digest is its original's (check_warc compares them).
+        if ok and "WARC-Payload-Digest" in fields and \
+                fields.get("WARC-Type") != "revisit":
             ok = fields["WARC-Payload-Digest"] == b32sha1(
                 block.partition(b"\r\n\r\n")[2])
         if not ok:
@@ -307,13 +314,30 @@ def check_warc(name, out, warc):
     unpaired = [f.get("WARC-Record-ID") for _, f, _ in recs[1:]
                 if by_id.get(f.get("WARC-Concurrent-To"), {}).get(
                     "WARC-Concurrent-To") != f.get("WARC-Record-ID")]
-    check(not unpaired and types.count("request") == types.count("response"),
-          "%s: requests and responses pair both ways (%d unpaired)"
-          % (name, len(unpaired)))
+    check(not unpaired and types.count("request") ==
+          types.count("response") + types.count("revisit"),
+          "%s: requests and responses (or revisits) pair both ways (%d "
+          "unpaired)" % (name, len(unpaired)))
+    # Issue 24: a revisit names a response record of this file with the
+    # same payload digest, URI and date (the original survived the kills).
+    orphans = [f.get("WARC-Target-URI") for _, f, _ in recs
+               if f.get("WARC-Type") == "revisit" and not (
+                   by_id.get(f.get("WARC-Refers-To"), {}).get("WARC-Type") ==
+                   "response" and
+                   by_id[f["WARC-Refers-To"]].get("WARC-Payload-Digest") ==
+                   f.get("WARC-Payload-Digest") and
+                   by_id[f["WARC-Refers-To"]].get("WARC-Target-URI") ==
+                   f.get("WARC-Refers-To-Target-URI") and
+                   by_id[f["WARC-Refers-To"]].get("WARC-Date") ==
+                   f.get("WARC-Refers-To-Date"))]
+    check(not orphans,
+          "%s: %d revisit records, each naming a response of the file with "
+          "its payload digest, URI and date (%d not: %s)"
+          % (name, types.count("revisit"), len(orphans), orphans[:3]))
     at = {pos: f for pos, f, _ in recs}
     responses = collections.Counter(
         f.get("WARC-Target-URI") for _, f, _ in recs
-        if f.get("WARC-Type") == "response")
+        if f.get("WARC-Type") in ("response", "revisit"))
     bad, records = [], 0
     with open(out, "rb") as f:
         for line in f:
@@ -327,8 +351,11 @@ def check_warc(name, out, warc):
                 continue
             records += 1
             rec = at.get(r["warc_offset"], {})
+            want = "revisit" if "duplicate_of" in r else "response"
             if r["warc_file"] != warc or \
-                    rec.get("WARC-Type") != "response" or \
+                    rec.get("WARC-Type") != want or \
+                    rec.get("WARC-Refers-To-Target-URI") != \
+                    r.get("duplicate_of") or \
                     rec.get("WARC-Target-URI") != r["url"] or \
                     rec.get("WARC-Date") != r["fetched_at"] or \
                     not 1 <= responses[r["url"]] <= 1 + r.get("retries", 0):

@@ -34,6 +34,12 @@ Every crawl's files are checked for (the "common checks"):
     name; its fields name the software
     bloomcrawl/VERSION (crawl --version), "format: WARC File Format 1.1",
     the user agent and the robots policy ("obey");
+  - revisit records (issue 24: a page whose payload an earlier page had):
+    profile identical-payload-digest, the HTTP head alone as block, and a
+    WARC-Refers-To naming a response record of the files with the same
+    payload digest (verified on its bytes), URI and date; they count as
+    responses below, and a page's --out record has duplicate_of (the
+    original's URI) exactly when its record is a revisit;
   - WARC-Concurrent-To pairs each response with one request record (and
     back, when the request names its response): same Target-URI and
     WARC-Date; no request or response left without its pair (failed
@@ -466,6 +472,7 @@ def verify(name, reader, files, out_path, version, gz=True, robots=True,
     check_warcinfo(name, files, v.records, version, robots, resumed)
     reqs, resps = check_pairs(v, bad)
     outs, seeks = check_out(name, reader, v, out_path, robots, bad)
+    resolve_revisits(v.records, bad)
     check(not bad.list, "%s: %d records (%d responses, %d requests), %d "
           "--out records, %d seeks: ids, dates, lengths, both digests, "
           "pairs, request lines and User-Agent, --out's warc_file/"
@@ -526,11 +533,19 @@ def check_records(recs, bad):
                  "computed %s" % (w.get("warc-block-digest"),
                                   r["block_sha1"]))
         t = w.get("warc-type")
-        if t not in ("request", "response"):
+        if t not in ("request", "response", "revisit"):
             continue
-        bad.need(r["payload_digest_ok"] is True, r,
-                 "WARC-Payload-Digest %r, computed %s" % (
-                     w.get("warc-payload-digest"), r["payload_sha1"]))
+        if t == "revisit":
+            # Issue 24: the HTTP head alone; its payload digest is its
+            # original's (resolve_revisits() compares them).
+            bad.need(w.get("warc-profile") == PROFILE, r,
+                     "WARC-Profile %r" % w.get("warc-profile"))
+            bad.need(payload(r) == b"", r, "a revisit block with a body")
+            t = "response"
+        else:
+            bad.need(r["payload_digest_ok"] is True, r,
+                     "WARC-Payload-Digest %r, computed %s" % (
+                         w.get("warc-payload-digest"), r["payload_sha1"]))
         bad.need("http" in r and r.get("head_agrees") is True, r,
                  "warcio's HTTP head does not end at the block's CRLF CRLF")
         bad.need(w.get("warc-ip-address") == "127.0.0.1", r,
@@ -540,6 +555,32 @@ def check_records(recs, bad):
                  "msgtype=" + t in ct, r, "Content-Type %r" % ct)
         bad.need(w.get("warc-target-uri", "").startswith("http://"), r,
                  "WARC-Target-URI %r" % w.get("warc-target-uri"))
+
+
+def resolve_revisits(recs, bad):
+    """Issue 24: every revisit record names by WARC-Refers-To a response
+    record of these files, with its payload digest (warcio read both; the
+    original's digest was verified against its bytes by check_records),
+    its Target-URI and its Date."""
+    by_id = {r["warc"].get("warc-record-id"): r for r in recs}
+    for r in recs:
+        w = r["warc"]
+        if w.get("warc-type") != "revisit":
+            continue
+        o = by_id.get(w.get("warc-refers-to"))
+        if not bad.need(o is not None and
+                        o["warc"].get("warc-type") == "response", r,
+                        "WARC-Refers-To %r names no response record"
+                        % w.get("warc-refers-to")):
+            continue
+        ow = o["warc"]
+        bad.need(ow.get("warc-payload-digest") ==
+                 w.get("warc-payload-digest") and o["payload_digest_ok"] and
+                 ow.get("warc-target-uri") ==
+                 w.get("warc-refers-to-target-uri") and
+                 ow.get("warc-date") == w.get("warc-refers-to-date"), r,
+                 "its original %s has another payload digest, URI or date"
+                 % ow.get("warc-target-uri"))
 
 
 def check_warcinfo(name, files, recs, version, robots, resumed):
@@ -575,7 +616,8 @@ def check_pairs(v, bad):
     recs = v.records
     reqs = {r["warc"]["warc-record-id"]: r for r in recs
             if r["warc"].get("warc-type") == "request"}
-    resps = [r for r in recs if r["warc"].get("warc-type") == "response"]
+    resps = [r for r in recs
+             if r["warc"].get("warc-type") in ("response", "revisit")]
     paired = set()
     for r in resps:
         to = r["warc"].get("warc-concurrent-to", "")
@@ -640,6 +682,11 @@ def check_out(name, reader, v, out_path, robots, bad):
         seeks.append((o, r))
         bad.need(r["warc"].get("warc-target-uri") == o["url"], r,
                  "--out says it is %s's" % o["url"])
+        revisit = r["warc"].get("warc-type") == "revisit"
+        bad.need(revisit == ("duplicate_of" in o) and (
+            not revisit or r["warc"].get("warc-refers-to-target-uri") ==
+            o["duplicate_of"]), r, "--out's duplicate_of %r, the record "
+            "a %s" % (o.get("duplicate_of"), r["warc"].get("warc-type")))
         bad.need(r["warc"].get("warc-date") == fa, r,
                  "WARC-Date is not --out's fetched_at %s" % fa)
         bad.need(http_line(r).split(" ")[1:2] == [str(o.get("status"))], r,
@@ -682,7 +729,9 @@ def check_out(name, reader, v, out_path, robots, bad):
             if "error" in g or \
                     g["warc"].get("warc-record-id") != \
                     r["warc"]["warc-record-id"] or \
-                    not g["block_digest_ok"] or not g["payload_digest_ok"]:
+                    not g["block_digest_ok"] or \
+                    not (g["payload_digest_ok"] or
+                         g["warc"].get("warc-type") == "revisit"):
                 bad.add("--out %s: a reader seeking to %s@%s does not "
                         "read its record (%s)" % (
                             o["url"], o["warc_file"], o["warc_offset"],
@@ -743,6 +792,9 @@ def first_difference(a, b):
                 min(len(a), len(b)))
 
 
+PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+
+
 def payload(rec):
     return base64.b64decode(rec.get("payload_b64", ""))
 
@@ -765,6 +817,12 @@ def sample_bodies(name, v, site):
             if r["warc"].get("warc-truncated"):
                 reasons["cut by --max-body"] = reasons.get(
                     "cut by --max-body", 0) + 1
+                excepted += 1
+                continue
+            if r["warc"].get("warc-type") == "revisit":
+                # Its body is its original's, compared there (and
+                # resolve_revisits() checked they are the same payload).
+                reasons["revisit"] = reasons.get("revisit", 0) + 1
                 excepted += 1
                 continue
             body = payload(r)
@@ -856,7 +914,8 @@ def rotation(name, files):
         after = recs[1:]
         types = [r[2].get("warc-type") for r in after]
         pairs = len(after) % 2 == 0 and all(
-            types[k] == "request" and types[k + 1] == "response" and
+            types[k] == "request" and
+            types[k + 1] in ("response", "revisit") and
             after[k + 1][2].get("warc-concurrent-to") ==
             after[k][2].get("warc-record-id")
             for k in range(0, len(after), 2))
@@ -979,9 +1038,14 @@ def docs(reader, work, version):
     if v is None:
         return
     same, gzipped, html, bad, skipped = 0, 0, 0, [], 0
+    by_id = {r["warc"].get("warc-record-id"): r for r in v.records}
     for uri, rs in sorted(v.responses.items()):
         r = rs[0]
         status = (http_line(r).split(" ") + [""])[1]
+        if r["warc"].get("warc-type") == "revisit":
+            # Issue 24: the body its original holds (the same payload:
+            # resolve_revisits()), with the original's coding.
+            r = by_id[r["warc"]["warc-refers-to"]]
         u = urllib.parse.urlsplit(uri)
         rel = urllib.parse.unquote(u.path).lstrip("/")
         if status != "200" or u.path == "/robots.txt":

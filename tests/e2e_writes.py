@@ -33,8 +33,8 @@ under a file-size limit (RLIMIT_FSIZE with SIGXFSZ ignored: EFBIG):
   warc      --warc FILE.warc.gz on a 96 KiB tmpfs: exit 1, "crawl: --warc
             FILE: writing failed: No space left on device"; grown: the
             resume completes as for out, and every gzip member of the WARC
-            is whole, one response record per --out record at its
-            warc_offset.
+            is whole, one response (or revisit) record per --out record
+            at its warc_offset.
   state     --state DIR on a tmpfs that fills up (a Bloom filter small
             enough that crawl.db and its WAL fill it): exit 1 with "crawl:
             --state DIR: ... No space left on device"; the tmpfs then grown
@@ -379,7 +379,9 @@ def check_warc(name, out, warc):
             check(False, "%s: record at %d has its Content-Length" % (name,
                                                                        pos))
             return
-        if fields.get("WARC-Type") == "response":
+        # A page whose payload an earlier page had is a revisit record
+        # (issue 24): its response record here.
+        if fields.get("WARC-Type") in ("response", "revisit"):
             responses.setdefault(fields["WARC-Target-URI"], []).append(pos)
     bad = []
     n = 0

@@ -4,7 +4,7 @@
  * its Content-Length and both digests recomputed here (OpenSSL's one-shot
  * SHA1() and a base32 encoder of this file, checked against a known
  * vector), request/response linking with both records open at once,
- * WARC-Truncated, rotation, misuse.
+ * WARC-Truncated, rotation, revisit records, misuse.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
@@ -718,6 +718,137 @@ static void test_misuse(void **state)
     assert_int_equal(bc_warc_free(NULL), BC_OK);
 }
 
+/* A response and a later one with the same payload in other framing
+ * (chunked), written as a revisit record of the first: its block is its
+ * HTTP head alone (the reader checks the block digest over it), its
+ * payload digest the whole payload's and equal to the original's, and it
+ * names the original by id, URI and date; one gzip member per record. */
+static void test_revisit(void **state)
+{
+    (void)state;
+    static const char body[] = "same body";
+    static const char h1[] = "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n";
+    static const char h2[] = "HTTP/1.1 200 OK\r\nETag: \"b\"\r\n"
+                             "Transfer-Encoding: chunked\r\n\r\n";
+    static const char chunked[] = "4\r\nsame\r\n5\r\n body\r\n0\r\n\r\n";
+    const char *name = new_path(".warc.gz");
+    struct bc_warc *w = NULL;
+    struct bc_warc_record *a = NULL, *b = NULL;
+    unsigned char da[20], db[20], want[20];
+    char id_a[BC_WARC_ID_SIZE];
+    assert_int_equal(bc_warc_new_id(id_a), BC_OK);
+    assert_int_equal(bc_warc_create(name, 0, info, &w), BC_OK);
+    assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, "http://x/a",
+                                          "127.0.0.1", 1700000000, id_a, NULL,
+                                          &a),
+                     BC_OK);
+    assert_int_equal(bc_warc_record_head(a, h1, strlen(h1)), BC_OK);
+    assert_int_equal(bc_warc_record_body(a, body, 4), BC_OK);
+    assert_int_equal(bc_warc_record_body(a, body + 4, 5), BC_OK);
+    assert_int_equal(bc_warc_record_payload_sha1(a, da), BC_OK);
+    /* Asking leaves the record as it was: its digests still come out
+     * right when it ends (the reader checks them). */
+    assert_int_equal(bc_warc_record_end(a, false, NULL, NULL), BC_OK);
+    SHA1((const unsigned char *)body, 9, want);
+    assert_memory_equal(da, want, 20);
+
+    assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, "http://x/b",
+                                          "127.0.0.1", 1700000100, NULL, NULL,
+                                          &b),
+                     BC_OK);
+    assert_int_equal(bc_warc_record_head(b, h2, strlen(h2)), BC_OK);
+    assert_int_equal(bc_warc_record_payload(b, NULL, 0, false), BC_OK);
+    assert_int_equal(bc_warc_record_body(b, chunked, strlen(chunked)), BC_OK);
+    assert_int_equal(bc_warc_record_payload(b, "same", 4, false), BC_OK);
+    assert_int_equal(bc_warc_record_payload(b, " body", 5, true), BC_OK);
+    assert_int_equal(bc_warc_record_payload_sha1(b, db), BC_OK);
+    assert_memory_equal(db, da, 20);
+    /* Refused, the record left open: a field with CR. */
+    struct bc_warc_refers bad = {id_a, "http://x/a\r\nX: y", 1700000000};
+    assert_int_equal(bc_warc_record_end_revisit(b, &bad, NULL, NULL),
+                     BC_ERR_INVALID_ARG);
+    struct bc_warc_refers of = {id_a, "http://x/a", 1700000000};
+    const char *file = NULL;
+    uint64_t offset = 0;
+    assert_int_equal(bc_warc_record_end_revisit(b, &of, &file, &offset), BC_OK);
+    assert_string_equal(file, name);
+    assert_true(offset > 0);
+    assert_int_equal(bc_warc_free(w), BC_OK);
+
+    struct rec recs[8];
+    int count = 0;
+    unsigned char *raw, *plain;
+    read_gz(name, recs, &count, &raw, &plain); /* a member per record */
+    assert_int_equal(count, 3);
+    assert_string_equal(recs[1].type, "response");
+    assert_string_equal(recs[1].id, id_a);
+    assert_string_equal(recs[2].type, "revisit");
+    assert_string_equal(recs[2].uri, "http://x/b");
+    assert_string_equal(recs[2].payload_digest, recs[1].payload_digest);
+    assert_string_equal(recs[2].refers_to, id_a);
+    assert_string_equal(recs[2].refers_uri, "http://x/a");
+    assert_string_equal(recs[2].refers_date, recs[1].date);
+    assert_string_equal(recs[2].refers_date, "2023-11-14T22:13:20Z");
+    assert_string_equal(recs[2].date, "2023-11-14T22:15:00Z");
+    assert_int_equal(recs[2].block_len, strlen(h2));
+    assert_memory_equal(recs[2].block, h2, strlen(h2));
+    free(plain);
+    free(raw);
+}
+
+/* The revisit's misuse: a request record has no payload to compare; a
+ * response whose head names a transfer coding and was given no payload
+ * apart has no payload digest (so no revisit); NULL arguments. A refused
+ * record stays open and is aborted. A response with no body byte is a
+ * revisit whose block is its whole head. */
+static void test_revisit_misuse(void **state)
+{
+    (void)state;
+    static const char coded[] =
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    static const char empty[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+    struct bc_warc *w = NULL;
+    struct bc_warc_record *q = NULL, *r = NULL;
+    unsigned char d[20];
+    struct bc_warc_refers of = {"<urn:uuid:x>", "http://x/a", 1700000000};
+    const char *name = new_path(".warc");
+    assert_int_equal(bc_warc_create(name, 0, info, &w), BC_OK);
+    assert_int_equal(bc_warc_record_begin(w, BC_WARC_REQUEST, "http://x/a",
+                                          NULL, 1700000000, NULL, NULL, &q),
+                     BC_OK);
+    assert_int_equal(bc_warc_record_payload_sha1(q, d), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_warc_record_end_revisit(q, &of, NULL, NULL),
+                     BC_ERR_INVALID_ARG);
+    bc_warc_record_abort(q);
+    assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, "http://x/a",
+                                          NULL, 1700000000, NULL, NULL, &r),
+                     BC_OK);
+    assert_int_equal(bc_warc_record_head(r, coded, strlen(coded)), BC_OK);
+    assert_int_equal(bc_warc_record_body(r, "0\r\n\r\n", 5), BC_OK);
+    assert_int_equal(bc_warc_record_payload_sha1(r, d), BC_ERR_NOT_FOUND);
+    assert_int_equal(bc_warc_record_end_revisit(r, &of, NULL, NULL),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_warc_record_end_revisit(r, NULL, NULL, NULL),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_warc_record_end_revisit(NULL, &of, NULL, NULL),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_warc_record_payload_sha1(NULL, d), BC_ERR_INVALID_ARG);
+    bc_warc_record_abort(r);
+    assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, "http://x/e",
+                                          NULL, 1700000000, NULL, NULL, &r),
+                     BC_OK);
+    assert_int_equal(bc_warc_record_head(r, empty, strlen(empty)), BC_OK);
+    assert_int_equal(bc_warc_record_end_revisit(r, &of, NULL, NULL), BC_OK);
+    assert_int_equal(bc_warc_free(w), BC_OK);
+    size_t n;
+    unsigned char *raw = slurp(name, &n);
+    struct rec recs[4];
+    assert_int_equal(parse(raw, n, recs, 4), 2);
+    assert_string_equal(recs[1].type, "revisit");
+    assert_int_equal(recs[1].block_len, strlen(empty));
+    free(raw);
+}
+
 int main(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -737,6 +868,8 @@ int main(void)
         cmocka_unit_test(test_payload_digest_chunked),
         cmocka_unit_test(test_payload_misuse),
         cmocka_unit_test(test_spool_beside_warc),
+        cmocka_unit_test(test_revisit),
+        cmocka_unit_test(test_revisit_misuse),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[400];

@@ -15,7 +15,8 @@
 //    "payload_sha1" ("sha1:" + base32 of the SHA-1 of the block and of the
 //    bytes after the HTTP head, de-chunked when chunked, computed here:
 //    warcio.js reads digests but does not verify them), "block_digest_ok", "payload_digest_ok" (null
-//    when the record has no such field), "http" (request/response: the
+//    when the record has no such field, and for a revisit record, whose
+//    payload digest is its original's), "http" (request/response: the
 //    status or request line and header fields as warcio parsed them, names
 //    lower-cased), "payload_b64" (the HTTP body as archived, from warcio's
 //    raw reader after its HTTP parse), "head_agrees" (that body equals the
@@ -145,7 +146,11 @@ async function readFile(WARCParser, arg) {
         const h = http[i];
         const warc = fields(rec.warcHeaders.headers);
         const type = warc['warc-type'];
-        const isHttp = type === 'request' || type === 'response';
+        // A revisit record's block is an HTTP head too (issue 24), with
+        // no body: its payload digest is its original's, which the caller
+        // resolves by WARC-Refers-To (payload_digest_ok null here).
+        const revisit = type === 'revisit';
+        const isHttp = type === 'request' || type === 'response' || revisit;
         const end = isHttp ? headEnd(block) : -1;
         const payload = end >= 0 ? block.subarray(end) : null;
         const blockSha1 = sha1(block);
@@ -159,8 +164,8 @@ async function readFile(WARCParser, arg) {
             block_length: block.length, block_sha1: blockSha1,
             payload_sha1: payloadSha1,
             block_digest_ok: digestOk(warc['warc-block-digest'], blockSha1),
-            payload_digest_ok: digestOk(warc['warc-payload-digest'],
-                                        payloadSha1),
+            payload_digest_ok: revisit ? null :
+                digestOk(warc['warc-payload-digest'], payloadSha1),
             warnings: raw[i].warnings.concat(h.warnings),
         };
         if (h.rec.httpHeaders) {

@@ -111,6 +111,11 @@ struct rec {
     char block_digest[64];
     char payload_digest[64];
     char warcinfo_id[64];
+    /* A revisit record's (WARC 1.1 section 6.7.2); "" in others. */
+    char profile[96];
+    char refers_to[64];
+    char refers_uri[256];
+    char refers_date[32];
     const unsigned char *block;
     size_t block_len;
 };
@@ -242,6 +247,12 @@ static int parse(const unsigned char *p, size_t n, struct rec *recs, int max)
          * file's; a stream of one file starts with it). */
         field(h, hn, "WARC-Warcinfo-ID", r->warcinfo_id,
               sizeof(r->warcinfo_id));
+        field(h, hn, "WARC-Profile", r->profile, sizeof(r->profile));
+        field(h, hn, "WARC-Refers-To", r->refers_to, sizeof(r->refers_to));
+        field(h, hn, "WARC-Refers-To-Target-URI", r->refers_uri,
+              sizeof(r->refers_uri));
+        field(h, hn, "WARC-Refers-To-Date", r->refers_date,
+              sizeof(r->refers_date));
         if (strcmp(r->type, "warcinfo") == 0)
             strcpy(info_id, r->id);
         else
@@ -252,7 +263,22 @@ static int parse(const unsigned char *p, size_t n, struct rec *recs, int max)
         strcpy(want, "sha1:");
         sha1_b32(r->block, r->block_len, want + 5);
         assert_string_equal(r->block_digest, want);
-        if (strcmp(r->type, "warcinfo") != 0) {
+        bool revisit = strcmp(r->type, "revisit") == 0;
+        if (revisit) {
+            /* Its block is the HTTP head alone, ending in its empty line;
+             * its payload digest is the original's, checked by the
+             * caller against that record. */
+            size_t i = 0;
+            while (i + 4 <= r->block_len &&
+                   memcmp(r->block + i, "\r\n\r\n", 4) != 0)
+                i++;
+            assert_int_equal(i + 4, r->block_len);
+            assert_memory_equal(r->payload_digest, "sha1:", 5);
+            assert_string_equal(r->profile,
+                                "http://netpreserve.org/warc/1.1/revisit/"
+                                "identical-payload-digest");
+        }
+        if (strcmp(r->type, "warcinfo") != 0 && !revisit) {
             const unsigned char *body = r->block;
             size_t blen = r->block_len;
             for (size_t i = 0; i + 4 <= r->block_len; i++)

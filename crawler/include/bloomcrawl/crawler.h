@@ -163,6 +163,12 @@ struct bc_crawler_page {
      * crawler's clock); no on_page call for it. */
     bool retry;
     uint64_t retry_at_ms;
+    /* With config.payload_dedup: the canonical URL (NUL-terminated) of
+     * the first page whose 2xx response had the same payload (its SHA-1,
+     * WARC-Payload-Digest's) when this one's is a duplicate, in this run
+     * or, with a state, an earlier one; NULL otherwise. */
+    const char *duplicate_of;
+    size_t duplicate_of_len;
 };
 
 /* The loop's counters (the frontier keeps its own: bc_crawler_frontier()).
@@ -245,6 +251,13 @@ struct bc_crawler_stats {
      * (the frontier's BC_ADMIT_ROUTED, seeds included), and
      * bc_crawler_add_routed() calls. */
     uint64_t routed_out, routed_in;
+    /* With config.payload_dedup: pages whose payload a page before them
+     * had (page.duplicate_of), and their payload bytes not stored again
+     * (archived as revisit records, or no WARC writer; a duplicate whose
+     * original has no record is archived whole and not counted here);
+     * the distinct payloads in the index now (a gauge). */
+    uint64_t duplicates, duplicate_bytes;
+    size_t payload_digests;
 };
 
 /* What the crawler is configured with; bc_crawler_config_init() fills the
@@ -325,6 +338,14 @@ struct bc_crawler_config {
      * (bc_crawler_warc_error()). Not owned: free it after
      * bc_crawler_free(). */
     struct bc_warc *warc;
+    /* Identical payloads (crawler.c, IDENTICAL PAYLOADS; default false):
+     * index the SHA-1 of every page's whole 2xx payload of at least one
+     * byte (the WARC writer's payload digest, or the crawler's own
+     * without a writer), in memory and, with a state, in it; a page whose
+     * payload is indexed already is reported with duplicate_of and, with
+     * a WARC writer, archived as a revisit record (profile
+     * identical-payload-digest) naming the first response's record. */
+    bool payload_dedup;
     /* Recrawl after a window (DESIGN 2.5): a URL stays a duplicate for
      * recrawl_after_ms after its admission; once older than that and the
      * window's slack (at most ceil(recrawl_after_ms / 3) more: window.h,

@@ -61,6 +61,10 @@
  * Every record after a warcinfo carries WARC-Warcinfo-ID, the id of its
  * file's warcinfo record (read back from the file when reopened).
  *
+ * Revisits: a response whose payload was archived before can be written
+ * as a revisit record instead (bc_warc_record_end_revisit()): its head
+ * only, naming the original record, as Heritrix and wget --warc-dedup do.
+ *
  * The library never prints; not thread-safe: one writer and its records,
  * one thread.
  */
@@ -223,6 +227,51 @@ enum bc_status bc_warc_record_payload(struct bc_warc_record *r,
  */
 enum bc_status bc_warc_record_end(struct bc_warc_record *r, bool truncated,
                                   const char **file, uint64_t *offset);
+
+/* The WARC-Profile of a revisit record whose payload is identical to its
+ * original's (WARC 1.1 section 6.7.2). */
+#define BC_WARC_PROFILE_IDENTICAL                                              \
+    "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+
+/* The original record a revisit record refers to. */
+struct bc_warc_refers {
+    const char *id;         /* its WARC-Record-ID, "<urn:uuid:...>" */
+    const char *target_uri; /* its WARC-Target-URI */
+    time_t date;            /* its WARC-Date */
+};
+
+/*
+ * The SHA-1 of a response record's payload so far (what its
+ * WARC-Payload-Digest would say if it ended now) into out, the record
+ * left as it is: the caller that read the whole body asks whether it was
+ * archived before. Returns BC_OK, BC_ERR_INVALID_ARG (NULL argument, a
+ * request record), BC_ERR_NOT_FOUND (the record will have no payload
+ * digest: its head names a transfer coding and no payload was given
+ * apart) or BC_ERR_NOMEM. Cost: O(1) (a copy of the SHA-1 state).
+ */
+enum bc_status bc_warc_record_payload_sha1(const struct bc_warc_record *r,
+                                           unsigned char out[20]);
+
+/*
+ * Write a response record as a revisit record of profile
+ * BC_WARC_PROFILE_IDENTICAL (WARC 1.1 section 6.7.2) and free it, as
+ * bc_warc_record_end() does: its payload was archived before, in the
+ * record REFERS names (WARC-Refers-To, WARC-Refers-To-Target-URI,
+ * WARC-Refers-To-Date, all copied into the header). Its block is the
+ * HTTP head alone (status line, header lines, empty line; Content-Type
+ * application/http;msgtype=response), with the head's WARC-Block-Digest
+ * and the whole payload's WARC-Payload-Digest, which a reader compares
+ * with the original's. The caller checked the payloads are the same
+ * (bc_warc_record_payload_sha1()); a body cut short is no payload to
+ * deduplicate, so there is no truncated flag. *file and *offset as for
+ * bc_warc_record_end(). Returns BC_ERR_INVALID_ARG (NULL argument or
+ * field, a request record, a record with no payload digest, CR or LF in
+ * refers' strings, an id too long: the record is left open, to end or
+ * abort), else as bc_warc_record_end(). Cost: O(head size).
+ */
+enum bc_status bc_warc_record_end_revisit(struct bc_warc_record *r,
+                                          const struct bc_warc_refers *refers,
+                                          const char **file, uint64_t *offset);
 
 /*
  * Free a record without writing it (a failed fetch). NULL is a no-op.
