@@ -4,7 +4,7 @@
  *
  *   bench_scale [--sizes N,N,...] [--exact-max N] [--runs R]
  *               [--structures bloom,seen,exact] [--calls scalar,batch]
- *               [--csv FILE]
+ *               [--layout classic|blocked] [--cpu-time] [--csv FILE]
  *   bench_scale --billion [--layout classic|blocked] [--n N] [--fresh N]
  *               [--csv FILE]
  *
@@ -26,7 +26,11 @@
  *     same URL strings: ns per insert, ns per lookup (absent) and bytes per
  *     URL from mallinfo2() (entries, key copies and the bucket array).
  * --structures picks which of the three run, --calls which kinds of call
- * (default: all; the exact set's calls are scalar). At n = 10^9 the
+ * (default: all; the exact set's calls are scalar), --layout only the
+ * filters and seen-tests of one layout (default: both). --cpu-time times
+ * with the process's CPU clock instead of the wall clock: on a shared,
+ * loaded machine a preempted run's wall clock runs on, its CPU clock does
+ * not (other processes' use of the shared caches still shows). At n = 10^9 the
  * scalar rows take ~40 minutes - every probe waits for DRAM - so
  * scripts/bench.sh runs them as a step of their own.
  * URLs are generated in chunks outside the timed region; each number is
@@ -67,10 +71,13 @@
 #define CHUNK   8192
 #define URL_MAX 96
 
+/* CLOCK_PROCESS_CPUTIME_ID with --cpu-time (default mode only). */
+static clockid_t timing_clock = CLOCK_MONOTONIC;
+
 static double now_ns(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(timing_clock, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
@@ -232,10 +239,15 @@ static void row(uint64_t n, const char *structure, const char *calls,
     }
 }
 
+/* The layouts the default mode runs (--layout). */
+static bool run_classic = true, run_blocked = true;
+
 static void bench_filters(uint64_t n, int runs, bool run_scalar, bool run_batch)
 {
     for (int li = 0; li < 2; li++) {
         enum bc_bloom_layout layout = li ? BC_BLOOM_BLOCKED : BC_BLOOM_CLASSIC;
+        if (li ? !run_blocked : !run_classic)
+            continue;
         for (int v = 0; v < 4; v++) {
             bool batch = v & 1, prehashed = v >= 2;
             if (batch ? !run_batch : !run_scalar)
@@ -335,6 +347,8 @@ static void bench_seen(uint64_t n, int runs, bool run_scalar, bool run_batch)
 {
     for (int li = 0; li < 2; li++) {
         enum bc_bloom_layout layout = li ? BC_BLOOM_BLOCKED : BC_BLOOM_CLASSIC;
+        if (li ? !run_blocked : !run_classic)
+            continue;
         for (int batch = 0; batch < 2; batch++) {
             if (batch ? !run_batch : !run_scalar)
                 continue;
@@ -530,7 +544,8 @@ static int usage(void)
 {
     fprintf(stderr, "usage: bench_scale [--sizes N,N,...] [--exact-max N] "
                     "[--runs R] [--structures bloom,seen,exact] "
-                    "[--calls scalar,batch] [--csv FILE]\n"
+                    "[--calls scalar,batch] [--layout classic|blocked] "
+                    "[--cpu-time] [--csv FILE]\n"
                     "       bench_scale --billion [--layout classic|blocked] "
                     "[--n N] [--fresh N] [--csv FILE]\n");
     return 2;
@@ -544,6 +559,7 @@ int main(int argc, char **argv)
     bool billion = false, run_bloom = true, run_seen = true, run_exact = true;
     bool run_scalar = true, run_batch = true;
     enum bc_bloom_layout layout = BC_BLOOM_CLASSIC;
+    bool layout_given = false, cpu_time = false;
     const char *csv_path = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
@@ -577,6 +593,8 @@ int main(int argc, char **argv)
             billion = true;
         else if (strcmp(argv[i], "--n") == 0 && i + 1 < argc)
             big_n = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--cpu-time") == 0)
+            cpu_time = true;
         else if (strcmp(argv[i], "--fresh") == 0 && i + 1 < argc)
             fresh = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--layout") == 0 && i + 1 < argc) {
@@ -587,8 +605,15 @@ int main(int argc, char **argv)
                 layout = BC_BLOOM_BLOCKED;
             else
                 return usage();
+            layout_given = true;
         } else
             return usage();
+    }
+    if (cpu_time && !billion)
+        timing_clock = CLOCK_PROCESS_CPUTIME_ID;
+    if (layout_given) {
+        run_classic = layout == BC_BLOOM_CLASSIC;
+        run_blocked = layout == BC_BLOOM_BLOCKED;
     }
     if (runs < 1 || runs > 16 || big_n == 0 || fresh == 0)
         return usage();

@@ -198,6 +198,15 @@ struct bc_lru {
  * for a moment during an add, so the capacity must leave it that room. */
 #define LRU_MAX_CAPACITY ((size_t)UINT_MAX - 1)
 
+/*
+ * A function that only prefetches has no effect C can see, and GCC 12 at
+ * -O1 and above deletes the calls to such a static function as dead code
+ * unless it inlines it first: until issue 25, prefetch_evictions() below
+ * compiled to nothing. A helper that only prefetches is therefore always
+ * inlined into its callers, where the prefetches survive.
+ */
+#define LRU_PREFETCHER static inline __attribute__((always_inline)) void
+
 /* The caller's 64-bit hash, folded to uthash's `unsigned`. */
 static unsigned fold_hash(uint64_t hash)
 {
@@ -515,7 +524,7 @@ enum bc_status bc_lru_push(struct bc_lru *lru, const void *key, size_t len,
  * entry this walk reads was fetched by an earlier call (or is in the cache
  * anyway). Hits that move back entries to the front only waste a fetch.
  */
-static void prefetch_evictions(const struct bc_lru *lru)
+LRU_PREFETCHER prefetch_evictions(const struct bc_lru *lru)
 {
     const struct lru_entry *e = lru->back;
 
