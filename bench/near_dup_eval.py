@@ -537,6 +537,19 @@ def smoke(neardup):
     check(abs(expected_distance(1.0)) < 1e-12 and
           abs(expected_distance(0.0) - 32) < 1e-12,
           "E[d] is 0 for J = 1 and 32 for J = 0")
+    # the values HOW-IT-WORKS section 16 and BENCHMARKS 10.1 quote
+    quoted = {0.98: 2.9, 0.95: 4.6, 0.9: 6.6, 0.8: 9.7, 0.5: 17.1}
+    check(all(round(expected_distance(j), 1) == d
+              for j, d in quoted.items()), "E[d] at J = 0.98, 0.95, 0.9, "
+          "0.8, 0.5: %s" % [round(expected_distance(j), 2) for j in quoted])
+    lo, hi = 0.5, 1.0
+    for _ in range(50):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if expected_distance(mid) > 3 else (lo, mid)
+    check(round(lo, 3) == 0.979, "E[d] = 3 at J = %.4f (0.979)" % lo)
+    check(round(64 * math.acos(495 / 498) / math.pi, 1) == 2.2 and
+          round(64 * math.acos(97 / 100) / math.pi, 1) == 5.0,
+          "one word among 498 shingles: 2.2 bits; among 100: 5.0")
     # prefix filtering finds what all pairs find
     sets = []
     for i in range(60):
