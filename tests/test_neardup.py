@@ -283,7 +283,8 @@ try:
           "cut and the next input read" % (err.strip()[:120], n - 1))
     # A WARC written here: a resource record of an HTML page is a page;
     # a warcinfo, a 404, an image, a revisit and a response in a
-    # transfer coding other than chunked are not.
+    # transfer coding other than chunked alone ("gzip", "gzip, chunked")
+    # are not.
     def record(kind, uri, ctype, block):
         head = ("WARC/1.1\r\nWARC-Type: %s\r\nWARC-Record-ID: <urn:uuid:"
                 "%s>\r\n" % (kind, "0" * 36))
@@ -313,16 +314,22 @@ try:
         f.write(record("response", "http://r.test/te", http, response(
             b"200 OK", b"text/html", gzip.compress(PAGES["a.html"]),
             b"Transfer-Encoding: gzip\r\n")))
+        gz = gzip.compress(PAGES["a.html"])
+        f.write(record("response", "http://r.test/te2", http, (
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+            b"Transfer-Encoding: gzip, chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n"
+            % (len(gz), gz))))
         f.write(record("response", "http://r.test/ok", http, response(
             b"200 OK", b"application/xhtml+xml", PAGES["a_edit.html"])))
     rc, out, err = run("--fingerprints", hand)
     check(rc == 0 and out.splitlines() == [
         "%s\t%s\thttp://r.test/page" % tuple(fps["b.html"][:2]),
         "%s\t%s\thttp://r.test/ok" % tuple(fps["a_edit.html"][:2])] and
-        "7 WARC records, 5 not HTML pages" in err,
+        "8 WARC records, 6 not HTML pages" in err,
         "a WARC's pages: a resource record of HTML and a 200 of "
         "application/xhtml+xml; not a warcinfo, a 404, an image, a "
-        "revisit, a gzip transfer coding:\n%s%s" % (out, err))
+        "revisit, a gzip transfer coding (chunked or not):\n%s%s"
+        % (out, err))
 
     bad = os.path.join(work, "bad.warc")
     with open(bad, "wb") as f:
