@@ -11,8 +11,8 @@ want_build=(build-essential cmake pkg-config python3
     libxxhash-dev uthash-dev libcurl4-openssl-dev
     libicu-dev libpsl-dev libsqlite3-dev zlib1g-dev libssl-dev libxml2-dev
     libhiredis-dev libmicrohttpd-dev)
-want_test=(clang-format libcmocka-dev curl python3-cffi python3-pytest
-    python3-venv python3-scrapy
+want_test=(clang-format libcmocka-dev curl python3-cffi python3-dev
+    python3-pytest python3-venv python3-scrapy
     postgresql-doc-15 python3.11-doc nodejs npm groff-base man-db
     redis-server prometheus chromium)
 # (the two manuals are corpora of the parse5 differential test, diff_parse5,
@@ -21,7 +21,8 @@ want_test=(clang-format libcmocka-dev curl python3-cffi python3-pytest
 # test_redis_seen and bench_redis_seen start their own redis-server;
 # e2e_listen_prometheus starts prometheus and runs promtool; crawl --listen
 # serves with libmicrohttpd; e2e_status_page renders its page in headless
-# chromium; python3-cffi builds the Python package, python3-pytest runs
+# chromium; python3-cffi and python3-dev (Python.h: cffi's API mode
+# compiles a C extension) build the Python package, python3-pytest runs
 # its tests, python_bloomcrawl, python3-scrapy the Scrapy components' tests
 # (Debian's Scrapy 2.8; they skip without it), and python3-venv the venv
 # of python_pip_install)
@@ -34,7 +35,7 @@ mode=${1:-build}
 pkgs=("${want_build[@]}")
 [ "$mode" = test ] && pkgs+=("${want_test[@]}")
 [ "$mode" = workers ] && pkgs+=(redis-server)
-[ "$mode" = scrapy ] && pkgs+=(python3-cffi python3-scrapy)
+[ "$mode" = scrapy ] && pkgs+=(python3-cffi python3-dev python3-scrapy)
 
 # have PACKAGE: installed, or (nodejs, npm) its command is on the PATH from
 # another source (NodeSource's nodejs bundles npm; Debian's npm would

@@ -319,9 +319,11 @@ class Frontier:
                             % type(job).__name__)
         cj = self._out.get(job)
         if cj is None:
+            # A Job made without next() (Job.__new__) has no fields.
             raise InvalidArgumentError(
                 _INVALID, "Frontier.%s: the job is not out (done already, "
-                "a %s job, or another frontier's)" % (what, job.action))
+                "a %s job, or another frontier's)"
+                % (what, getattr(job, "action", "hand-made")))
         if cj.action not in actions:
             raise InvalidArgumentError(
                 _INVALID, "Frontier.%s: not for a %s job" % (what, job.action))

@@ -290,6 +290,9 @@ def test_job_misuse_raises():
     forged = Job(action="fetch", url="http://a.test/")
     with pytest.raises(InvalidArgumentError):
         f.done(forged, 200)
+    empty = Job.__new__(Job)  # no fields at all: was AttributeError
+    with pytest.raises(InvalidArgumentError):
+        f.done(empty, 200)
 
 
 def test_bad_arguments_raise():
