@@ -283,8 +283,12 @@ static enum bc_status lost(struct bc_redis_seen *rs)
 static enum bc_status get_reply(struct bc_redis_seen *rs, redisReply **out)
 {
     void *r = NULL;
-    if (redisGetReply(rs->ctx, &r) != REDIS_OK)
-        return lost(rs);
+    if (redisGetReply(rs->ctx, &r) != REDIS_OK || !r) {
+        enum bc_status st = lost(rs);
+        /* lost() is never BC_OK; said here so that the compiler sees
+         * that a reply is always set when BC_OK is returned */
+        return st == BC_OK ? BC_ERR_REDIS_LOST : st;
+    }
     redisReply *reply = r;
     if (reply->type == REDIS_REPLY_ERROR) {
         set_err(rs, "Redis error", reply->str);
