@@ -1015,12 +1015,14 @@ static bool keep_location(struct transfer *t, const char *v, size_t len)
 
 /* Keep a copy of a validator's value v..v+len in *out (ETag,
  * Last-Modified: a conditional request's next time); false when out of
- * memory. A value with a NUL byte is not kept: no request could carry
- * it. */
+ * memory. A value with a NUL, CR or LF byte inside (curl splits header
+ * lines at LF only: a bare CR stays in the value) is not kept: no request
+ * line could carry it back (bc_fetcher_add_with_headers() refuses it). */
 static bool keep_validator(struct transfer *t, char **out, const char *v,
                            size_t len)
 {
-    if (len == 0 || memchr(v, 0, len))
+    if (len == 0 || memchr(v, 0, len) || memchr(v, '\r', len) ||
+        memchr(v, '\n', len))
         return true;
     char *copy = malloc(len + 1);
     if (!copy) {

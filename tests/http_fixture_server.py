@@ -21,6 +21,7 @@ connection. Each route shows one kind of result the fetcher must report:
   /stall          200 headers and 10 bytes of a 100000-byte body, then
                   nothing for 5 s (low-speed abort)
   /ua             200 text/plain: the request's User-Agent
+  /validator-cr   200 whose ETag and Last-Modified have a bare CR inside
   /conditional    ETag "v1": 304 to If-None-Match "v1", else 200 (with
                   Last-Modified) echoing X-Bc-Test|If-None-Match|
                   If-Modified-Since
@@ -441,6 +442,10 @@ class Handler(BaseHTTPRequestHandler):
                            ("%s|%s" % (self.headers.get("X-Bc-Test", ""),
                                        self.headers.get("Accept", ""))
                             ).encode())
+        elif path == "/validator-cr":
+            # an ETag with a bare CR inside: no request could send it back
+            self.send_body(200, "text/plain", b"x",
+                           [("ETag", '"a\rb"'), ("Last-Modified", "x\ry")])
         elif path == "/conditional":
             # ETag "v1": 304 to a matching If-None-Match, else 200 whose
             # body echoes X-Bc-Test, If-None-Match and If-Modified-Since

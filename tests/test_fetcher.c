@@ -1022,6 +1022,16 @@ static void test_transfer_headers(void **state)
     assert_int_equal(g.body_bytes, 0);
     assert_string_equal(g.etag, "\"v1\"");
     assert_string_equal(g.last_modified, "");
+    /* A validator no request could carry (a bare CR inside) is not
+     * returned. */
+    char cr[256];
+    url_of(cr, sizeof(cr), "/validator-cr");
+    memset(&g, 0, sizeof(g));
+    assert_int_equal(bc_fetcher_add(f, cr, strlen(cr), 0, &g), BC_OK);
+    run_all(f);
+    assert_int_equal(g.http, 200);
+    assert_string_equal(g.etag, "");
+    assert_string_equal(g.last_modified, "");
     const char *const bad[] = {"X-A: b\r\nX-B: c"};
     assert_int_equal(
         bc_fetcher_add_with_headers(f, url, strlen(url), 0, bad, 1, &g),
