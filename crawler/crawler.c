@@ -1993,6 +1993,13 @@ static bool start(struct bc_crawler *c, const struct bc_frontier_job *job,
             st = bc_fetcher_add_with_headers(c->fetcher, job->url, job->url_len,
                                              0, (const char *const *)q.lines,
                                              q.n, t);
+            if (st == BC_ERR_INVALID_ARG && q.n > 0) {
+                /* A row's value no request line can carry (the fetcher
+                 * keeps none such: a state written by other hands): the
+                 * page is fetched whole, not failed. */
+                t->conditional = false;
+                st = bc_fetcher_add(c->fetcher, job->url, job->url_len, 0, t);
+            }
             for (size_t i = 0; i < q.n; i++)
                 free(q.lines[i]);
             if (st == BC_OK && t->conditional)

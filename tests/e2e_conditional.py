@@ -41,6 +41,11 @@ past its window and its slack: e2e_recrawl.py).
   run 3   /d's request carries run 2's ETag "d2" and is a 304 whose
           revisit names run 2's response record of /d.
   run 4   --no-conditional: no request carries a validator, no 304.
+  memory  without --state, one run of --recrawl-after 1s from /mem/,
+          which links to /a and /mem/late; /mem/late answers after 1.6 s
+          and links to /a again, now past its window: /a is fetched a
+          second time in the run, with the ETag and Last-Modified of its
+          first fetch kept in memory, and answered 304.
 Without node and npm, or without the registry for warcio's first install,
 the test is skipped (exit 77). WARCIO_DIR: a directory where warcio is
 installed already (tests/e2e_warc.py's), used if it holds it.
@@ -109,6 +114,11 @@ class Site:
             return (None, None, True, body)
         if path == "/f":
             return ('"f"', None, False, body)
+        if path == "/mem/":
+            return (None, None, True,
+                    b'<a href="/a">a</a><a href="/mem/late">late</a>')
+        if path == "/mem/late":
+            return (None, None, True, b'<a href="/a">a again</a>')
         return None
 
     def requests(self, start=0):
@@ -139,6 +149,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         s = self.site
         inm = self.headers.get("If-None-Match")
         ims = self.headers.get("If-Modified-Since")
+        if self.path == "/mem/late":
+            time.sleep(1.6)  # /a's window (1 s and its slack) passes
         with s.lock:
             p = s.page(self.path)
         if p is None:
@@ -391,6 +403,30 @@ def main():
                   for _, i, m, s in log4),
               "run 4: --no-conditional: no validator sent, every page "
               "200 (%s)" % log4)
+        # Memory: no state, /a recrawled within the run.
+        m = os.path.join(WORKDIR, "memory")
+        os.makedirs(m)
+        start = len(site.requests())
+        cmd = [CRAWL, "--quiet", "--delay", "0", "--concurrency", "1",
+               "--per-host", "1", "--no-robots", "--no-sitemaps",
+               "--timeout", "10000", "--scope", "host",
+               "--recrawl-after", "1s", "--out", os.path.join(m, "out.jsonl"),
+               "--stats-json", os.path.join(m, "stats.json"),
+               base + "/mem/"]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        log = [(p, i, mm, st) for p, i, mm, st in site.requests(start)
+               if p == "/a"]
+        check(r.returncode == 0 and
+              log == [("/a", None, None, 200), ("/a", '"a"', LM, 304)],
+              "memory: /a fetched twice in one run without a state, the "
+              "second time with its first fetch's validators, 304 (%s)"
+              % log)
+        out = read_out(m)
+        check([x.get("not_modified") for x in out
+               if x["url"] == base + "/a"] == [None, True] and
+              counter(m, "not_modified") == 1,
+              "memory: --out says not_modified on /a's second record, "
+              "not_modified 1")
     except Exception as e:  # reported as a failure
         import traceback
         traceback.print_exc()
