@@ -195,6 +195,33 @@
  * without a WARC record (a run without a writer, with the same state)
  * gets the first record written for its payload.
  *
+ * CONDITIONAL RECRAWLS (config.conditional)
+ * A page fetched again (a recrawl after the window, or a --revisit at
+ * start) is most often unchanged; HTTP lets the server say so in a few
+ * bytes (RFC 9110 13.1). For each page whose whole 2xx response had an
+ * ETag or a Last-Modified, the crawl keeps them per URL with the WARC
+ * record holding that page's payload (its own response, or, for an
+ * identical payload, the original's that its revisit names): in the
+ * state's validators table, written in the turn's transaction with the
+ * page (so a resume knows exactly the committed pages'), or without a
+ * state in memory (validators.c), only when recrawl_after_ms is set:
+ * without it no page is fetched twice in a run. A page's fetch looks its
+ * URL up (conditional_lookup(), one B-tree or hash lookup); a URL with a
+ * row was fetched before with a 2xx, so this is a recrawl, and its
+ * request carries If-None-Match and/or If-Modified-Since
+ * (bc_fetcher_add_with_headers()). A 304 to it is the page's outcome:
+ * not_modified in its report, counted apart, not an error, and with a
+ * WARC writer a revisit record of profile server-not-modified naming the
+ * last fetch's record (bc_warc_record_end_not_modified()). A 304 has no
+ * body, so no links are extracted: those of the last fetch were admitted
+ * then, and each of them is recrawled by its own age in the window, not
+ * by this page's. Its row stays as it was (the record named is still the
+ * last whole response). A server that ignores the validators answers
+ * 200: a normal fetch, whose new validators replace the row (and whose
+ * payload may be a duplicate: IDENTICAL PAYLOADS). A 2xx without
+ * validators empties a URL's row, so stale ones are never sent. Robots.txt
+ * and sitemaps are fetched whole, as before.
+ *
  * THE EMBEDDER'S WRITE ERRORS (bc_crawler_fail)
  * What on_page writes (crawl's --out record) belongs to the page's
  * transaction as the WARC records do: a callback that could not write it
@@ -247,6 +274,7 @@
 #include "latency_int.h"
 #include "payloads_int.h"
 #include "state_int.h"
+#include "validators_int.h"
 
 /* Time between two snapshots of the seen-test with a crawl state. */
 #define SNAPSHOT_MS 2000u
@@ -438,6 +466,13 @@ struct transfer {
     bool has_digest, duplicate, revisit;
     unsigned char digest[BC_PAYLOAD_DIGEST_SIZE];
     struct bc_payload_ref first;
+    /* Conditional recrawls (CONDITIONAL RECRAWLS above): the request
+     * carried the last 2xx fetch's validators, and that fetch's record
+     * (id, "" when unknown; URI; date). */
+    bool conditional;
+    char last_id[BC_WARC_ID_SIZE];
+    char *last_uri;
+    time_t last_date;
 };
 
 /* The counters of one host (PER-HOST COUNTERS). */
@@ -503,6 +538,10 @@ struct bc_crawler {
     /* The index of payload digests (IDENTICAL PAYLOADS), or NULL when
      * config.payload_dedup is off. */
     struct bc_payloads *payloads;
+    /* Conditional recrawls (CONDITIONAL RECRAWLS): on, and the
+     * validators in memory (no state, a recrawl window) or NULL. */
+    bool conditional;
+    struct bc_validators *validators;
 };
 
 static uint64_t monotonic_ms(void *ctx)
@@ -536,6 +575,7 @@ static void transfer_free(struct transfer *t)
         return;
     bc_warc_record_abort(t->rec);
     EVP_MD_CTX_free(t->payload_md);
+    free(t->last_uri);
     free(t->req_head);
     free(t->base_raw);
     free(t->base_url);
@@ -1209,7 +1249,14 @@ static int warc_complete(struct bc_crawler *c, struct transfer *t,
         bc_warc_record_abort(resp);
         return 0;
     }
-    if (t->duplicate && t->first.id[0]) {
+    if (t->conditional && r->http_status == 304) {
+        /* Unchanged since the last fetch: a revisit naming its record. */
+        struct bc_warc_refers of = {t->last_id, t->last_uri, t->last_date};
+        st = bc_warc_record_end_not_modified(resp, &of, &t->warc_file,
+                                             &t->warc_offset);
+        if (st == BC_ERR_INVALID_ARG) /* refused, left open: a bug */
+            bc_warc_record_abort(resp);
+    } else if (t->duplicate && t->first.id[0]) {
         /* Archived before: a revisit record naming the original. */
         struct bc_warc_refers of = {t->first.id, t->first.url, t->first.date};
         st = bc_warc_record_end_revisit(resp, &of, &t->warc_file,
@@ -1347,6 +1394,133 @@ static enum bc_status payload_load_row(void *ctx,
     struct bc_crawler *c = ctx;
     return bc_payloads_add(c->payloads, p->digest, p->url, p->url_len,
                            p->record_id, (time_t)p->date);
+}
+
+/* ---- conditional recrawls (CONDITIONAL RECRAWLS above) ------------------- */
+
+/* A validators row found for a transfer: its request's header lines. */
+struct conditional_req {
+    struct transfer *t;
+    char *lines[2];
+    size_t n;
+};
+
+/* Make "name: value" into q's next line; false when out of memory. */
+static bool conditional_line(struct conditional_req *q, const char *name,
+                             const char *value)
+{
+    size_t len = strlen(name) + 2 + strlen(value) + 1;
+    char *line = malloc(len);
+    if (!line)
+        return false;
+    snprintf(line, len, "%s: %s", name, value);
+    q->lines[q->n++] = line;
+    return true;
+}
+
+static enum bc_status conditional_row(void *ctx,
+                                      const struct bc_crawl_state_validators *v)
+{
+    struct conditional_req *q = ctx;
+    struct transfer *t = q->t;
+    if (!*v->etag && !*v->last_modified)
+        return BC_ERR_NOT_FOUND; /* emptied by a 2xx without them */
+    if (strlen(v->record_id) >= sizeof(t->last_id))
+        return BC_ERR_NOT_FOUND; /* not a record id of ours */
+    if ((*v->etag && !conditional_line(q, "If-None-Match", v->etag)) ||
+        (*v->last_modified &&
+         !conditional_line(q, "If-Modified-Since", v->last_modified)) ||
+        !(t->last_uri = strdup(v->record_uri)))
+        return BC_ERR_NOMEM;
+    memcpy(t->last_id, v->record_id, strlen(v->record_id) + 1);
+    t->last_date = (time_t)v->date;
+    return BC_OK;
+}
+
+/* A page's fetch: the header lines of its conditional request into q
+ * (q->n 0: an unconditional one) when its URL has validators. No memory
+ * for them is an unconditional fetch: nothing lost. A state's read
+ * error is sticky, as a write's. */
+static void conditional_lookup(struct bc_crawler *c, struct transfer *t,
+                               struct conditional_req *q)
+{
+    q->t = t;
+    q->n = 0;
+    if (!c->conditional || t->robots || t->sitemap)
+        return;
+    enum bc_status st = BC_ERR_NOT_FOUND;
+    if (c->state && c->state_status == BC_OK)
+        st = bc_crawl_state_validators_find(c->state, t->job.url,
+                                            t->job.url_len, conditional_row, q);
+    else if (c->validators)
+        st = bc_validators_find(c->validators, t->job.url, t->job.url_len,
+                                conditional_row, q);
+    if (st == BC_OK) {
+        t->conditional = true;
+        return;
+    }
+    if (st == BC_ERR_IO || st == BC_ERR_CORRUPT)
+        c->state_status = st;
+    for (size_t i = 0; i < q->n; i++)
+        free(q->lines[i]);
+    q->n = 0;
+    free(t->last_uri);
+    t->last_uri = NULL;
+}
+
+/* Write a validators row: in the state's transaction, or in memory. A
+ * state's failure is sticky (as page_done's); no memory leaves the URL
+ * without a row (its next fetch is unconditional). */
+static void validators_put(struct bc_crawler *c,
+                           const struct bc_crawl_state_validators *v)
+{
+    if (c->state) {
+        if (c->state_status != BC_OK)
+            return;
+        enum bc_status st = bc_crawl_state_validators_put(c->state, v);
+        if (st != BC_OK)
+            c->state_status = st;
+    } else if (c->validators) {
+        (void)bc_validators_put(c->validators, v);
+    }
+}
+
+/* A page with a final outcome: a 304 to its conditional request is
+ * reported and counted as not modified (its row kept); a whole 2xx keeps
+ * its validators for the next recrawl, with the record that holds its
+ * payload (its own response, or the original its revisit names); a 2xx
+ * without them empties a row the URL had. */
+static void conditional_done(struct bc_crawler *c, struct transfer *t,
+                             const struct bc_fetch_result *r,
+                             struct bc_crawler_page *page)
+{
+    if (!c->conditional || page->failed || r->status != BC_OK)
+        return;
+    if (t->conditional && r->http_status == 304) {
+        page->not_modified = true;
+        c->stats.not_modified++;
+        return;
+    }
+    if (r->http_status < 200 || r->http_status > 299 || r->truncated ||
+        r->skipped || (!r->etag && !r->last_modified && !t->conditional))
+        return;
+    if (c->warc && !t->warc_file)
+        return; /* its record failed: the crawl stops before a commit */
+    struct bc_crawl_state_validators v = {
+        .url = t->job.url,
+        .url_len = t->job.url_len,
+        .etag = r->etag ? r->etag : "",
+        .last_modified = r->last_modified ? r->last_modified : "",
+        .record_id = t->warc_file ? t->resp_id : "",
+        .record_uri = t->job.url,
+        .date = (int64_t)t->fetched_at,
+    };
+    if (t->revisit) {
+        v.record_id = t->first.id;
+        v.record_uri = t->first.url;
+        v.date = (int64_t)t->first.date;
+    }
+    validators_put(c, &v);
 }
 
 /* ---- local failures (LOCAL FAILURES above) --------------------------------- */
@@ -1632,6 +1806,7 @@ static void complete_page(struct bc_crawler *c, struct transfer *t,
     if (page.fault == BC_FAULT_TRANSIENT)
         s->transient_given_up++;
     payload_done(c, t, &page);
+    conditional_done(c, t, r, &page);
     host_count_page(c, &page);
     if (c->on_page)
         c->on_page(c->ctx, &page);
@@ -1812,8 +1987,24 @@ static bool start(struct bc_crawler *c, const struct bc_frontier_job *job,
                 bc_fetcher_add_truncated(c->fetcher, job->url, job->url_len,
                                          BC_FETCH_NO_LINKS | BC_FETCH_BODY_2XX,
                                          (uint64_t)BC_SITEMAP_MAX_BYTES + 1, t);
-        else
-            st = bc_fetcher_add(c->fetcher, job->url, job->url_len, 0, t);
+        else {
+            struct conditional_req q;
+            conditional_lookup(c, t, &q);
+            st = bc_fetcher_add_with_headers(c->fetcher, job->url, job->url_len,
+                                             0, (const char *const *)q.lines,
+                                             q.n, t);
+            if (st == BC_ERR_INVALID_ARG && q.n > 0) {
+                /* A row's value no request line can carry (the fetcher
+                 * keeps none such: a state written by other hands): the
+                 * page is fetched whole, not failed. */
+                t->conditional = false;
+                st = bc_fetcher_add(c->fetcher, job->url, job->url_len, 0, t);
+            }
+            for (size_t i = 0; i < q.n; i++)
+                free(q.lines[i]);
+            if (st == BC_OK && t->conditional)
+                c->stats.conditional_requests++;
+        }
     }
     if (st == BC_ERR_NOMEM) {
         /* No memory to start it: a local failure, the job goes back. */
@@ -2325,6 +2516,10 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
         if (st != BC_OK)
             goto out_free_payloads;
     }
+    c->conditional = config->conditional;
+    if (c->conditional && !c->state && config->recrawl_after_ms &&
+        (st = bc_validators_create(&c->validators)) != BC_OK)
+        goto out_free_payloads;
     struct bc_fetcher_config xc = fetcher_config_of(c, config);
     st = bc_fetcher_create(&xc, &c->fetcher);
     if (st != BC_OK)
@@ -2333,6 +2528,7 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
     return BC_OK;
 
 out_free_payloads:
+    bc_validators_free(c->validators);
     bc_payloads_free(c->payloads);
     hosts_free(c);
     bc_frontier_free(c->frontier);
@@ -2355,6 +2551,7 @@ void bc_crawler_free(struct bc_crawler *c)
     hosts_free(c);
     bc_frontier_free(c->frontier);
     bc_payloads_free(c->payloads);
+    bc_validators_free(c->validators);
     free(c);
 }
 

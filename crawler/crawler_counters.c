@@ -129,6 +129,10 @@ static const struct bc_counter table[] = {
         "Payload bytes of duplicate pages not stored again"),
     ROW(payload_digests, GAUGE, SIZE, "payloads",
         "Distinct payloads in the crawl's index now"),
+    ROW(conditional_requests, TOTAL, U64, "pages",
+        "Recrawled pages requested with their last fetch's validators"),
+    ROW(not_modified, TOTAL, U64, "pages",
+        "Recrawled pages answered 304 Not Modified (unchanged)"),
 };
 
 const struct bc_counter *bc_crawler_counter_table(size_t *n)

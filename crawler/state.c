@@ -136,8 +136,8 @@
  * state, another version as incompatible (version 2 added urls.referrer
  * and host_stats, version 3 the outbox: an older state is refused with a
  * message saying which version made it; there is no migration; the
- * tables sitemaps, circuits, failed and payloads came later and are made
- * when missing, the columns hosts.delay_override and urls.payload added, so no
+ * tables sitemaps, circuits, failed, payloads and validators came later
+ * and are made when missing, the columns hosts.delay_override and urls.payload added, so no
  * version was needed). PRAGMA quick_check runs before anything is written (a
  * truncated or byte-flipped database is refused).
  * bloom.snap carries its own checksum (bc_bloom_load).
@@ -259,7 +259,9 @@ struct bc_crawl_state {
     struct shost *dirty;       /* hosts whose cursor moved */
     struct counter *counters;  /* by name */
     sqlite3_stmt *payload_put; /* prepared at its first use (PAYLOADS) */
-    sqlite3_int64 next_seq;    /* the next queue position given out */
+    /* Prepared at their first use (VALIDATORS). */
+    sqlite3_stmt *validators_put, *validators_find;
+    sqlite3_int64 next_seq; /* the next queue position given out */
     uint64_t journal, committed_journal, snapshot_pos;
     uint64_t out_offset, runs, refetched, refetched_now, queued;
     struct bc_warc_position warc; /* the WARC writer's, at the next commit */
@@ -851,13 +853,29 @@ static const char payloads_sql[] =
     " url TEXT NOT NULL, record_id TEXT NOT NULL, date INTEGER NOT NULL)"
     " WITHOUT ROWID";
 
-/* The tables sitemaps, circuits, failed and payloads, with every column,
- * and the columns added to hosts. */
+/* VALIDATORS: per URL, the ETag and Last-Modified of its last 2xx page
+ * that had either ("" for the one it lacked), and the WARC response
+ * record that holds that page's payload (its id, "" when none was
+ * written, its WARC-Target-URI and date): what a recrawl's conditional
+ * request sends, and what a 304's revisit record names (crawler.c,
+ * CONDITIONAL RECRAWLS). Written in the turn's transaction with its page;
+ * made, if missing, by begin_run: a state of an earlier crawl gains it,
+ * empty. */
+static const char validators_sql[] =
+    "CREATE TABLE IF NOT EXISTS validators(url TEXT PRIMARY KEY,"
+    " etag TEXT NOT NULL, last_modified TEXT NOT NULL,"
+    " record_id TEXT NOT NULL, record_uri TEXT NOT NULL,"
+    " date INTEGER NOT NULL) WITHOUT ROWID";
+
+/* The tables sitemaps, circuits, failed, payloads and validators, with
+ * every column, and the columns added to hosts. */
 static enum bc_status make_fault_tables(struct bc_crawl_state *s)
 {
     enum bc_status st = exec(s, sitemaps_sql);
     if (st == BC_OK)
         st = exec(s, payloads_sql);
+    if (st == BC_OK)
+        st = exec(s, validators_sql);
     if (st == BC_OK)
         st = exec(s, faults_sql);
     if (st == BC_OK)
@@ -1905,6 +1923,8 @@ void bc_crawl_state_close(struct bc_crawl_state *s)
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(s->stmt[i]);
     sqlite3_finalize(s->payload_put);
+    sqlite3_finalize(s->validators_put);
+    sqlite3_finalize(s->validators_find);
     if (s->db) {
         if (s->in_txn)
             sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
@@ -2595,6 +2615,93 @@ enum bc_status bc_crawl_state_payloads(
     sqlite3_finalize(q);
     if (st == BC_OK && rc != SQLITE_DONE)
         st = db_fail(s, "payloads");
+    return st;
+}
+
+/* ---- validators (VALIDATORS above) ---------------------------------- */
+
+/* Prepare *q once (SQLITE_PREPARE_PERSISTENT); false (sticky) when it
+ * cannot be. */
+static bool prepare_once(struct bc_crawl_state *s, sqlite3_stmt **q,
+                         const char *sql)
+{
+    if (*q)
+        return true;
+    if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, q,
+                           NULL) == SQLITE_OK)
+        return true;
+    s->failed = true;
+    return false;
+}
+
+enum bc_status
+bc_crawl_state_validators_put(struct bc_crawl_state *s,
+                              const struct bc_crawl_state_validators *v)
+{
+    if (!s || !v || !v->url || !v->etag || !v->last_modified || !v->record_id ||
+        !v->record_uri || v->url_len > INT32_MAX)
+        return BC_ERR_INVALID_ARG;
+    enum bc_status st = ensure_txn(s);
+    if (st != BC_OK)
+        return st;
+    if (!prepare_once(s, &s->validators_put,
+                      "INSERT OR REPLACE INTO validators(url, etag,"
+                      " last_modified, record_id, record_uri, date)"
+                      " VALUES(?, ?, ?, ?, ?, ?)"))
+        return db_fail(s, "validators");
+    sqlite3_stmt *q = s->validators_put;
+    sqlite3_bind_text(q, 1, v->url, (int)v->url_len, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, v->etag, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 3, v->last_modified, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 4, v->record_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 5, v->record_uri, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 6, (sqlite3_int64)v->date);
+    int rc = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (rc != SQLITE_DONE) {
+        s->failed = true;
+        return db_fail(s, "validators");
+    }
+    return BC_OK;
+}
+
+enum bc_status bc_crawl_state_validators_find(
+    struct bc_crawl_state *s, const char *url, size_t url_len,
+    enum bc_status (*fn)(void *ctx, const struct bc_crawl_state_validators *v),
+    void *ctx)
+{
+    if (!s || !url || !fn || url_len > INT32_MAX)
+        return BC_ERR_INVALID_ARG;
+    if (!prepare_once(s, &s->validators_find,
+                      "SELECT etag, last_modified, record_id, record_uri,"
+                      " date FROM validators WHERE url = ?"))
+        return db_fail(s, "validators");
+    sqlite3_stmt *q = s->validators_find;
+    sqlite3_bind_text(q, 1, url, (int)url_len, SQLITE_STATIC);
+    int rc = sqlite3_step(q);
+    enum bc_status st = BC_ERR_NOT_FOUND;
+    if (rc == SQLITE_ROW) {
+        struct bc_crawl_state_validators v = {
+            .url = url,
+            .url_len = url_len,
+            .etag = (const char *)sqlite3_column_text(q, 0),
+            .last_modified = (const char *)sqlite3_column_text(q, 1),
+            .record_id = (const char *)sqlite3_column_text(q, 2),
+            .record_uri = (const char *)sqlite3_column_text(q, 3),
+            .date = sqlite3_column_int64(q, 4),
+        };
+        if (!v.etag || !v.last_modified || !v.record_id || !v.record_uri) {
+            st = BC_ERR_CORRUPT;
+            set_err(s->errmsg, sizeof(s->errmsg),
+                    "crawl.db: a validators row is malformed");
+        } else {
+            st = fn(ctx, &v);
+        }
+    } else if (rc != SQLITE_DONE) {
+        st = db_fail(s, "validators");
+    }
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
     return st;
 }
 

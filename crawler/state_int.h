@@ -289,4 +289,41 @@ enum bc_status bc_crawl_state_payloads(
     enum bc_status (*fn)(void *ctx, const struct bc_crawl_state_payload *p),
     void *ctx);
 
+/* A row of the validators table (crawler.c, CONDITIONAL RECRAWLS): the
+ * ETag and Last-Modified of url's last 2xx page that had either (""
+ * for the one it lacked; NUL-terminated), and the WARC response record
+ * holding that page's payload: its id ("" when none was written), its
+ * WARC-Target-URI and WARC-Date (seconds since the epoch). The strings
+ * are valid only during a callback. */
+struct bc_crawl_state_validators {
+    const char *url; /* not NUL-terminated */
+    size_t url_len;
+    const char *etag;
+    const char *last_modified;
+    const char *record_id;
+    const char *record_uri;
+    int64_t date;
+};
+
+/*
+ * Write validators row v (replacing url's row) in the open transaction:
+ * durable at the next commit, with the page it came with. Returns BC_OK,
+ * BC_ERR_INVALID_ARG (NULL argument or field) or BC_ERR_IO (sticky).
+ * Cost: one B-tree insert.
+ */
+enum bc_status
+bc_crawl_state_validators_put(struct bc_crawl_state *state,
+                              const struct bc_crawl_state_validators *v);
+
+/*
+ * Call fn once with url's validators row (the open transaction's rows
+ * included) and return what it returns. Returns BC_ERR_NOT_FOUND when
+ * url has none, BC_ERR_INVALID_ARG, BC_ERR_CORRUPT (a NULL column: the
+ * state's errmsg says so) or BC_ERR_IO. Cost: one B-tree lookup.
+ */
+enum bc_status bc_crawl_state_validators_find(
+    struct bc_crawl_state *state, const char *url, size_t url_len,
+    enum bc_status (*fn)(void *ctx, const struct bc_crawl_state_validators *v),
+    void *ctx);
+
 #endif /* BC_CRAWLER_STATE_INT_H */

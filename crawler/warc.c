@@ -74,7 +74,11 @@
  * digest's SHA-1 state is copied (head_md) when the first body byte
  * comes, before that byte joins it, so no second pass over the head is
  * made. WARC-Payload-Digest stays the whole payload's: it is what a reader
- * compares with the original's.
+ * compares with the original's. A 304 Not Modified to a conditional
+ * request is a revisit of profile server-not-modified (WARC 1.1 section
+ * 6.7.3): the same record, with no WARC-Payload-Digest (a 304 has no
+ * payload to compare) and WARC-Refers-To only when the caller knows the
+ * record of the last fetch.
  *
  * gzip: a .warc.gz record is one gzip member (deflateInit2 with
  * windowBits 15 + 16), reset for each record, so a record starts at a
@@ -848,11 +852,14 @@ enum bc_status bc_warc_record_payload_sha1(const struct bc_warc_record *r,
     return md_peek(r->payload_md, out) ? BC_OK : BC_ERR_NOMEM;
 }
 
-/* Write record r (a revisit of REFERS when not NULL: REVISIT) and free
- * it: bc_warc_record_end() and bc_warc_record_end_revisit(). */
+/* Write record r (a revisit of REFERS when not NULL, of PROFILE: REVISIT)
+ * and free it: bc_warc_record_end(), bc_warc_record_end_revisit() and
+ * bc_warc_record_end_not_modified(). A server-not-modified revisit has
+ * no payload to digest and may name no record (refers->id NULL). */
 static enum bc_status record_write(struct bc_warc_record *r, bool truncated,
                                    const struct bc_warc_refers *refers,
-                                   const char **file, uint64_t *offset)
+                                   const char *profile, const char **file,
+                                   uint64_t *offset)
 {
     struct bc_warc *w = r->w;
     char date[32], block[33], payload[33], ref_date[32];
@@ -861,6 +868,8 @@ static enum bc_status record_write(struct bc_warc_record *r, bool truncated,
      * first body byte (or the whole block's, when no body came). */
     bool revisit = refers != NULL;
     bool head_only = revisit && r->in_body;
+    bool not_modified =
+        revisit && strcmp(profile, BC_WARC_PROFILE_NOT_MODIFIED) == 0;
     sha1_base32(head_only ? r->head_md : r->block_md, block);
     sha1_base32(r->payload_md, payload);
     uint64_t block_len = head_only ? r->head_len : r->len;
@@ -900,19 +909,22 @@ static enum bc_status record_write(struct bc_warc_record *r, bool truncated,
                           w->info_id);
         if (revisit) {
             iso_date(refers->date, ref_date);
+            k += snprintf(header + k, n - (size_t)k, "WARC-Profile: %s\r\n",
+                          profile);
+            if (refers->id && refers->id[0])
+                k += snprintf(header + k, n - (size_t)k,
+                              "WARC-Refers-To: %s\r\n", refers->id);
             k += snprintf(header + k, n - (size_t)k,
-                          "WARC-Profile: " BC_WARC_PROFILE_IDENTICAL "\r\n"
-                          "WARC-Refers-To: %s\r\n"
                           "WARC-Refers-To-Target-URI: %s\r\n"
                           "WARC-Refers-To-Date: %s\r\n",
-                          refers->id, refers->target_uri, ref_date);
+                          refers->target_uri, ref_date);
         }
         if (truncated && !body_whole(r)) /* WHOLE BODY */
             k += snprintf(header + k, n - (size_t)k,
                           "WARC-Truncated: length\r\n");
         k += snprintf(header + k, n - (size_t)k,
                       "WARC-Block-Digest: sha1:%s\r\n", block);
-        if (has_payload_digest(r))
+        if (has_payload_digest(r) && !not_modified)
             k += snprintf(header + k, n - (size_t)k,
                           "WARC-Payload-Digest: sha1:%s\r\n", payload);
         snprintf(header + k, n - (size_t)k,
@@ -942,7 +954,7 @@ enum bc_status bc_warc_record_end(struct bc_warc_record *r, bool truncated,
 {
     if (!r)
         return BC_ERR_INVALID_ARG;
-    return record_write(r, truncated, NULL, file, offset);
+    return record_write(r, truncated, NULL, NULL, file, offset);
 }
 
 enum bc_status bc_warc_record_end_revisit(struct bc_warc_record *r,
@@ -954,7 +966,22 @@ enum bc_status bc_warc_record_end_revisit(struct bc_warc_record *r,
         has_crlf(refers->id) || has_crlf(refers->target_uri) ||
         strlen(refers->id) >= BC_WARC_ID_SIZE)
         return BC_ERR_INVALID_ARG;
-    return record_write(r, false, refers, file, offset);
+    return record_write(r, false, refers, BC_WARC_PROFILE_IDENTICAL, file,
+                        offset);
+}
+
+enum bc_status
+bc_warc_record_end_not_modified(struct bc_warc_record *r,
+                                const struct bc_warc_refers *refers,
+                                const char **file, uint64_t *offset)
+{
+    if (!r || !refers || !refers->target_uri || r->type != BC_WARC_RESPONSE ||
+        has_crlf(refers->target_uri) ||
+        (refers->id &&
+         (has_crlf(refers->id) || strlen(refers->id) >= BC_WARC_ID_SIZE)))
+        return BC_ERR_INVALID_ARG;
+    return record_write(r, false, refers, BC_WARC_PROFILE_NOT_MODIFIED, file,
+                        offset);
 }
 
 void bc_warc_record_abort(struct bc_warc_record *r)

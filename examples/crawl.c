@@ -233,30 +233,35 @@ static void usage(FILE *f)
         "                       page had is a revisit record naming it\n"
         "  --no-payload-dedup   do not index payload digests: no\n"
         "                       duplicate_of, no revisit records\n"
-        "  --warc-max-size BYTES  rotate: FILE-00000.warc.gz,\n"
-        "                       FILE-00001.warc.gz, ... each about BYTES\n"
-        "                       (K, M, G suffixes: KiB, MiB, GiB); 0: one\n"
-        "                       file (0)\n"
-        "  --log FILE           one line per finished fetch (pages,\n"
-        "                       robots.txt, sitemaps), appended to FILE:\n"
-        "                       TIME STATUS BYTES MS URL [ERROR]\n"
-        "                       TIME the UTC end (2026-01-02T03:04:05Z),\n"
-        "                       STATUS the HTTP status (000: none), BYTES\n"
-        "                       the body bytes, MS the transfer time, ERROR\n"
-        "                       the error kind of a failed fetch (timeout,\n"
-        "                       connect, ...) or skipped:content_type; an\n"
-        "                       attempt to be retried ends in \":retry\"\n"
-        "                       (connect:retry; retry alone for a 503);\n"
-        "                       statistics lines too (below)\n"
-        "  -v                   the same lines on stderr\n"
-        "  --quiet              no progress line, no report\n"
-        "  --help               this text\n"
-        "  --version            the version\n"
-        "\n"
-        "A bad seed is reported (with its line in --seeds) and skipped. The\n"
-        "output files and --seeds are opened before the crawl starts. A\n"
-        "warning says when the Bloom filter holds more URLs than --expect.\n",
+        "  --no-conditional     a recrawl (--recrawl-after, --revisit)\n"
+        "                       fetches pages whole: no If-None-Match or\n"
+        "                       If-Modified-Since from the last fetch, no\n"
+        "                       304 revisit records (not_modified)\n",
         f);
+    fputs("  --warc-max-size BYTES  rotate: FILE-00000.warc.gz,\n"
+          "                       FILE-00001.warc.gz, ... each about BYTES\n"
+          "                       (K, M, G suffixes: KiB, MiB, GiB); 0: one\n"
+          "                       file (0)\n"
+          "  --log FILE           one line per finished fetch (pages,\n"
+          "                       robots.txt, sitemaps), appended to FILE:\n"
+          "                       TIME STATUS BYTES MS URL [ERROR]\n"
+          "                       TIME the UTC end (2026-01-02T03:04:05Z),\n"
+          "                       STATUS the HTTP status (000: none), BYTES\n"
+          "                       the body bytes, MS the transfer time, ERROR\n"
+          "                       the error kind of a failed fetch (timeout,\n"
+          "                       connect, ...) or skipped:content_type; an\n"
+          "                       attempt to be retried ends in \":retry\"\n"
+          "                       (connect:retry; retry alone for a 503);\n"
+          "                       statistics lines too (below)\n"
+          "  -v                   the same lines on stderr\n"
+          "  --quiet              no progress line, no report\n"
+          "  --help               this text\n"
+          "  --version            the version\n"
+          "\n"
+          "A bad seed is reported (with its line in --seeds) and skipped. The\n"
+          "output files and --seeds are opened before the crawl starts. A\n"
+          "warning says when the Bloom filter holds more URLs than --expect.\n",
+          f);
     fputs(
         "\n"
         "Watching and steering (an HTTP server in the crawl; with --redis\n"
@@ -471,6 +476,7 @@ struct options {
     bool no_sitemaps;
     bool revisit;          /* --revisit */
     bool no_payload_dedup; /* --no-payload-dedup */
+    bool no_conditional;   /* --no-conditional */
     uint64_t robots_retries, robots_retry_ms, max_retry_after_ms;
     uint64_t max_retries, max_redirects;
     uint64_t retry_delay_ms, host_failures, host_give_up_ms;
@@ -662,6 +668,8 @@ static int parse_options(int argc, char **argv, struct options *o)
             o->revisit = true, is_flag = 1;
         else if (!strcmp(a, "--no-payload-dedup"))
             o->no_payload_dedup = true, is_flag = 1;
+        else if (!strcmp(a, "--no-conditional"))
+            o->no_conditional = true, is_flag = 1;
         else if (!strcmp(a, "--retry-failed"))
             o->retry_failed = true, is_flag = 1;
         else if (!strcmp(a, "--quiet"))
@@ -1140,6 +1148,8 @@ static void on_page(void *ctx, const struct bc_crawler_page *p)
         fputs(", \"duplicate_of\": ", f);
         json_string(f, p->duplicate_of, p->duplicate_of_len);
     }
+    if (p->not_modified)
+        fputs(", \"not_modified\": true", f);
     if (p->failed) {
         const char *kind = bc_crawler_error_kind_name(p->error_kind);
         const char *text = p->error_kind == BC_CRAWLER_ERR_TOO_MANY_REDIRECTS
@@ -2003,6 +2013,12 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
                 c->warc ? "revisit records" : "duplicate_of in --out",
                 (double)k.duplicate_bytes / 1048576.0,
                 (unsigned long long)k.payload_digests);
+    if (!c->opt.no_conditional && k.conditional_requests)
+        fprintf(f,
+                "conditional requests %llu recrawled pages sent with their "
+                "validators, %llu answered 304 Not Modified\n",
+                (unsigned long long)k.conditional_requests,
+                (unsigned long long)k.not_modified);
     if (c->workers)
         report_workers(c, f, &k);
     fprintf(f, "\nadmission (frontier)\n");
@@ -4307,6 +4323,7 @@ int main(int argc, char **argv)
         goto out_free;
     cc.warc = c.warc;
     cc.payload_dedup = !o->no_payload_dedup;
+    cc.conditional = !o->no_conditional;
     cc.concurrency = clamp_concurrency(&c, cc.concurrency);
     /* Idle keep-alive connections count against the descriptors too: at
      * most one connection per transfer in flight (curl closes the oldest

@@ -230,6 +230,7 @@ struct transfer {
     uint64_t window_bytes; /* bytes received when the window started */
     char *location;
     size_t location_len;
+    char *etag, *last_modified; /* the response's validators, or NULL */
     bool has_retry_after;
     uint64_t retry_after_ms;
     struct bc_links *links;
@@ -242,8 +243,11 @@ struct transfer {
     bool z_ready, z_end, z_raw;
     /* The wire hand-over (with on_wire_head). */
     struct bc_buf req, resp; /* request and response heads */
-    bool req_done;           /* req ends with its empty line */
-    bool wire_sent;          /* on_wire_head was called */
+    /* bc_fetcher_add_with_headers: the fetcher's headers and the
+     * transfer's own (NULL: the fetcher's alone). */
+    struct curl_slist *headers;
+    bool req_done;  /* req ends with its empty line */
+    bool wire_sent; /* on_wire_head was called */
     char errbuf[CURL_ERROR_SIZE];
     /* Why a callback stopped the transfer: curl then writes its own
      * "Failure writing output" into errbuf, which this replaces. */
@@ -506,9 +510,12 @@ static void transfer_clear(struct transfer *t)
 {
     bc_links_free(t->links);
     free(t->location);
+    free(t->etag);
+    free(t->last_modified);
     free(t->url);
     bc_buf_free(&t->req);
     bc_buf_free(&t->resp);
+    curl_slist_free_all(t->headers);
     if (t->z_ready)
         inflateEnd(&t->z);
     struct bc_fetcher *f = t->f;
@@ -602,7 +609,9 @@ static bool transfer_setup(struct bc_fetcher *f, struct transfer *t)
     SET(CURLOPT_TIMEOUT_MS, clamp_long(c->timeout_ms));
     if (f->resolve)
         SET(CURLOPT_RESOLVE, f->resolve);
-    if (f->headers)
+    if (t->headers)
+        SET(CURLOPT_HTTPHEADER, t->headers);
+    else if (f->headers)
         SET(CURLOPT_HTTPHEADER, f->headers);
     if (c->http2) {
         SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
@@ -628,10 +637,16 @@ static bool scheme_ok(const char *url)
 
 static enum bc_status add_transfer(struct bc_fetcher *f, const char *url,
                                    size_t len, unsigned flags,
-                                   uint64_t keep_bytes, void *user)
+                                   uint64_t keep_bytes,
+                                   const char *const *headers,
+                                   size_t header_count, void *user)
 {
-    if (!f || !url || len == 0 || memchr(url, 0, len))
+    if (!f || !url || len == 0 || memchr(url, 0, len) ||
+        (header_count > 0 && !headers))
         return BC_ERR_INVALID_ARG;
+    for (size_t i = 0; i < header_count; i++)
+        if (!headers[i] || strpbrk(headers[i], "\r\n"))
+            return BC_ERR_INVALID_ARG;
     if (len == SIZE_MAX)
         return BC_ERR_TOO_LARGE;
 
@@ -659,6 +674,15 @@ static enum bc_status add_transfer(struct bc_fetcher *f, const char *url,
     t->user = user;
     t->flags = flags;
     t->keep_bytes = keep_bytes;
+    if (header_count > 0) {
+        /* The transfer's own list: the fetcher's lines, then its own. */
+        for (const struct curl_slist *l = f->headers; l; l = l->next)
+            if (!slist_append_all(&t->headers, (const char *const *)&l->data,
+                                  1))
+                goto out_recycle;
+        if (!slist_append_all(&t->headers, headers, header_count))
+            goto out_recycle;
+    }
     if (!scheme_ok(t->url)) {
         /* curl would guess http:// for "host/path": refuse instead. */
         t->abort_why = BC_ERR_FETCH_URL;
@@ -689,7 +713,16 @@ out_free_transfer:
 enum bc_status bc_fetcher_add(struct bc_fetcher *f, const char *url, size_t len,
                               unsigned flags, void *user)
 {
-    return add_transfer(f, url, len, flags, 0, user);
+    return add_transfer(f, url, len, flags, 0, NULL, 0, user);
+}
+
+enum bc_status bc_fetcher_add_with_headers(struct bc_fetcher *f,
+                                           const char *url, size_t len,
+                                           unsigned flags,
+                                           const char *const *headers,
+                                           size_t header_count, void *user)
+{
+    return add_transfer(f, url, len, flags, 0, headers, header_count, user);
 }
 
 enum bc_status bc_fetcher_add_truncated(struct bc_fetcher *f, const char *url,
@@ -698,7 +731,7 @@ enum bc_status bc_fetcher_add_truncated(struct bc_fetcher *f, const char *url,
 {
     if (keep_bytes == 0)
         return BC_ERR_INVALID_ARG;
-    return add_transfer(f, url, len, flags, keep_bytes, user);
+    return add_transfer(f, url, len, flags, keep_bytes, NULL, 0, user);
 }
 
 /* --------------------------------------------------------------------- */
@@ -954,6 +987,10 @@ static void response_restart(struct transfer *t)
     free(t->location);
     t->location = NULL;
     t->location_len = 0;
+    free(t->etag);
+    t->etag = NULL;
+    free(t->last_modified);
+    t->last_modified = NULL;
     t->has_retry_after = false;
     t->coding = CODING_IDENTITY;
     t->chunked = false;
@@ -976,6 +1013,29 @@ static bool keep_location(struct transfer *t, const char *v, size_t len)
     return true;
 }
 
+/* Keep a copy of a validator's value v..v+len in *out (ETag,
+ * Last-Modified: a conditional request's next time); false when out of
+ * memory. A value with a NUL, CR or LF byte inside (curl splits header
+ * lines at LF only: a bare CR stays in the value) is not kept: no request
+ * line could carry it back (bc_fetcher_add_with_headers() refuses it). */
+static bool keep_validator(struct transfer *t, char **out, const char *v,
+                           size_t len)
+{
+    if (len == 0 || memchr(v, 0, len) || memchr(v, '\r', len) ||
+        memchr(v, '\n', len))
+        return true;
+    char *copy = malloc(len + 1);
+    if (!copy) {
+        fail(t, BC_ERR_NOMEM, "out of memory (validator)");
+        return false;
+    }
+    memcpy(copy, v, len);
+    copy[len] = 0;
+    free(*out);
+    *out = copy;
+    return true;
+}
+
 /* A header field line: read the fields the fetcher uses, ignore the
  * others; false when out of memory. */
 static bool header_field(struct transfer *t, const char *data, size_t n)
@@ -992,6 +1052,12 @@ static bool header_field(struct transfer *t, const char *data, size_t n)
     } else if (ascii_prefix(data, n, "location:")) {
         v = header_value(data, n, 9, &len);
         return keep_location(t, v, len);
+    } else if (ascii_prefix(data, n, "etag:")) {
+        v = header_value(data, n, 5, &len);
+        return keep_validator(t, &t->etag, v, len);
+    } else if (ascii_prefix(data, n, "last-modified:")) {
+        v = header_value(data, n, 14, &len);
+        return keep_validator(t, &t->last_modified, v, len);
     } else if (ascii_prefix(data, n, "retry-after:")) {
         v = header_value(data, n, 12, &len);
         t->has_retry_after = parse_retry_after(v, len, &t->retry_after_ms);
@@ -1455,6 +1521,8 @@ static void finish(struct bc_fetcher *f, struct transfer *t, CURLcode code)
     r.location = t->location;
     r.location_len = t->location ? t->location_len : 0;
     r.location_base = t->location ? r.final_url : NULL;
+    r.etag = t->etag;
+    r.last_modified = t->last_modified;
 
     if (t->links) {
         /*

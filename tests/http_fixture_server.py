@@ -21,6 +21,10 @@ connection. Each route shows one kind of result the fetcher must report:
   /stall          200 headers and 10 bytes of a 100000-byte body, then
                   nothing for 5 s (low-speed abort)
   /ua             200 text/plain: the request's User-Agent
+  /validator-cr   200 whose ETag and Last-Modified have a bare CR inside
+  /conditional    ETag "v1": 304 to If-None-Match "v1", else 200 (with
+                  Last-Modified) echoing X-Bc-Test|If-None-Match|
+                  If-Modified-Since
   /peer           200 text/plain "PORT": the client's port (keep-alive)
   /trickle        200 headers, then 1 byte of 100000 every 0.25 s (4 B/s)
   /header-line-huge  200 with one header line of 1 MiB
@@ -438,6 +442,26 @@ class Handler(BaseHTTPRequestHandler):
                            ("%s|%s" % (self.headers.get("X-Bc-Test", ""),
                                        self.headers.get("Accept", ""))
                             ).encode())
+        elif path == "/validator-cr":
+            # an ETag with a bare CR inside: no request could send it back
+            self.send_body(200, "text/plain", b"x",
+                           [("ETag", '"a\rb"'), ("Last-Modified", "x\ry")])
+        elif path == "/conditional":
+            # ETag "v1": 304 to a matching If-None-Match, else 200 whose
+            # body echoes X-Bc-Test, If-None-Match and If-Modified-Since
+            if self.headers.get("If-None-Match", "") == '"v1"':
+                self.send_response(304)
+                self.send_header("ETag", '"v1"')
+                self.end_headers()
+            else:
+                self.send_body(200, "text/plain",
+                               ("%s|%s|%s" % (
+                                   self.headers.get("X-Bc-Test", ""),
+                                   self.headers.get("If-None-Match", ""),
+                                   self.headers.get("If-Modified-Since", ""))
+                                ).encode(),
+                               [("ETag", '"v1"'), ("Last-Modified",
+                                 "Mon, 07 Nov 1994 08:49:37 GMT")])
         elif path.startswith("http://"):
             # absolute-form request target: we are being used as a proxy
             self.send_body(200, "text/plain", ("proxied " + path).encode())

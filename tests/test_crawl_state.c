@@ -668,6 +668,109 @@ static void test_payload_digests(void **state)
     bc_crawl_state_close(s);
 }
 
+/* A validators row, copied (CONDITIONAL RECRAWLS, crawler.c). */
+struct validators_row {
+    char etag[64], lm[64], id[64], uri[64];
+    int64_t date;
+};
+
+static enum bc_status validators_row(void *ctx,
+                                     const struct bc_crawl_state_validators *v)
+{
+    struct validators_row *o = ctx;
+    assert_true(strlen(v->etag) < 64 && strlen(v->last_modified) < 64 &&
+                strlen(v->record_id) < 64 && strlen(v->record_uri) < 64);
+    strcpy(o->etag, v->etag);
+    strcpy(o->lm, v->last_modified);
+    strcpy(o->id, v->record_id);
+    strcpy(o->uri, v->record_uri);
+    o->date = v->date;
+    return BC_OK;
+}
+
+/* A validators row is durable with the commit of its turn, like the page
+ * it came with: one committed comes back after a reopen, one written
+ * after the last commit (a kill) does not; a find sees the open
+ * transaction's rows, a put replaces the URL's row; a URL without a row
+ * is BC_ERR_NOT_FOUND. A state made before the table existed gains it,
+ * empty, when opened. */
+static void test_validators(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier *f = frontier_of(s);
+    struct validators_row o;
+    struct bc_crawl_state_validators v = {
+        "http://a.test/x", 15, "\"v1\"", "", "", "http://a.test/x", 1700};
+    assert_int_equal(bc_crawl_state_validators_put(s, &v), BC_OK);
+    memset(&o, 0, sizeof(o));
+    assert_int_equal(bc_crawl_state_validators_find(s, "http://a.test/x", 15,
+                                                    validators_row, &o),
+                     BC_OK);
+    assert_string_equal(o.etag, "\"v1\"");
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    v = (struct bc_crawl_state_validators){"http://a.test/x",
+                                           15,
+                                           "\"v2\"",
+                                           "Mon, 07 Nov 1994 08:49:37 GMT",
+                                           "<urn:uuid:1>",
+                                           "http://a.test/z",
+                                           1800};
+    assert_int_equal(bc_crawl_state_validators_put(s, &v), BC_OK);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    v = (struct bc_crawl_state_validators){
+        "http://a.test/y", 15, "\"y\"", "", "", "http://a.test/y", 1900};
+    assert_int_equal(bc_crawl_state_validators_put(s, &v), BC_OK);
+    v.etag = NULL;
+    assert_int_equal(bc_crawl_state_validators_put(s, &v), BC_ERR_INVALID_ARG);
+    assert_int_equal(
+        bc_crawl_state_validators_find(s, "http://a.test/x", 15, NULL, NULL),
+        BC_ERR_INVALID_ARG);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s); /* y's row never committed: a kill */
+
+    s = open_ok(d);
+    f = frontier_of(s);
+    memset(&o, 0, sizeof(o));
+    assert_int_equal(bc_crawl_state_validators_find(s, "http://a.test/x", 15,
+                                                    validators_row, &o),
+                     BC_OK);
+    assert_string_equal(o.etag, "\"v2\"");
+    assert_string_equal(o.lm, "Mon, 07 Nov 1994 08:49:37 GMT");
+    assert_string_equal(o.id, "<urn:uuid:1>");
+    assert_string_equal(o.uri, "http://a.test/z");
+    assert_int_equal(o.date, 1800);
+    assert_int_equal(bc_crawl_state_validators_find(s, "http://a.test/y", 15,
+                                                    validators_row, &o),
+                     BC_ERR_NOT_FOUND);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+
+    /* A state of a build before the table: made when opened. */
+    char p[400];
+    snprintf(p, sizeof(p), "%s/crawl.db", d);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db, "DROP TABLE validators", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    s = open_ok(d);
+    f = frontier_of(s);
+    assert_int_equal(bc_crawl_state_validators_find(s, "http://a.test/x", 15,
+                                                    validators_row, &o),
+                     BC_ERR_NOT_FOUND);
+    v = (struct bc_crawl_state_validators){
+        "http://a.test/y", 15, "\"y\"", "", "", "http://a.test/y", 1900};
+    assert_int_equal(bc_crawl_state_validators_put(s, &v), BC_OK);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    assert_int_equal(bc_crawl_state_validators_find(s, "http://a.test/y", 15,
+                                                    validators_row, &o),
+                     BC_OK);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+}
+
 /* Hold a shared flock on DIR/lock in a child for ms milliseconds (as
  * bc_crawl_state_peek()'s probe does for microseconds); returns the child
  * once it holds it. */
@@ -2143,6 +2246,7 @@ int main(void)
         cmocka_unit_test(test_payload_kill),
         cmocka_unit_test(test_payload_old_state),
         cmocka_unit_test(test_payload_digests),
+        cmocka_unit_test(test_validators),
         cmocka_unit_test(test_unfiltered_resume),
         cmocka_unit_test(test_sitemap_jobs_survive),
         cmocka_unit_test(test_config_mismatch),

@@ -65,6 +65,7 @@ struct got {
     int http;
     char error[TEXT], url[TEXT], final_url[TEXT], ctype[TEXT];
     char location[TEXT], location_base[TEXT];
+    char etag[TEXT], last_modified[TEXT]; /* "" when none */
     bool has_location, has_retry, parsed, truncated;
     uint64_t retry_ms, body_bytes, time_ms, links, skipped;
     unsigned page;
@@ -135,6 +136,9 @@ static void on_done(void *c, const struct bc_fetch_result *r)
     copy(g->location, r->location, r->location_len);
     copy(g->location_base, r->location_base,
          r->location_base ? strlen(r->location_base) : 0);
+    copy(g->etag, r->etag, r->etag ? strlen(r->etag) : 0);
+    copy(g->last_modified, r->last_modified,
+         r->last_modified ? strlen(r->last_modified) : 0);
     g->has_retry = r->has_retry_after;
     g->retry_ms = r->retry_after_ms;
     g->body_bytes = r->body_bytes;
@@ -968,6 +972,77 @@ static void test_extra_headers(void **state)
     assert_int_equal(bc_fetcher_create(&cfg, &f), BC_ERR_INVALID_ARG);
 }
 
+/* bc_fetcher_add_with_headers: a transfer's own header lines follow the
+ * fetcher's and reach the server (a 304 to a matching If-None-Match is
+ * a result like any other); the result carries the response's ETag and
+ * Last-Modified (validators); the next transfer, on the recycled handle,
+ * sends the fetcher's alone; a line with CR or LF is refused. */
+static void test_transfer_headers(void **state)
+{
+    (void)state;
+    struct ctx ctx = {0};
+    struct bc_fetcher_config cfg;
+    config_for_tests(&cfg, &ctx);
+    const char *const common[] = {"X-Bc-Test: all"};
+    cfg.headers = common;
+    cfg.header_count = 1;
+    struct bc_fetcher *f = NULL;
+    assert_int_equal(bc_fetcher_create(&cfg, &f), BC_OK);
+    ctx.f = f;
+    char url[256];
+    url_of(url, sizeof(url), "/conditional");
+    const char *const cond[] = {"If-None-Match: \"v0\"",
+                                "If-Modified-Since: "
+                                "Sun, 06 Nov 1994 08:49:37 GMT"};
+    struct got g;
+    memset(&g, 0, sizeof(g));
+    assert_int_equal(
+        bc_fetcher_add_with_headers(f, url, strlen(url), 0, cond, 2, &g),
+        BC_OK);
+    run_all(f);
+    assert_int_equal(g.status, BC_OK);
+    assert_int_equal(g.http, 200);
+    assert_string_equal(g.body, "all|\"v0\"|Sun, 06 Nov 1994 08:49:37 GMT");
+    assert_string_equal(g.etag, "\"v1\"");
+    assert_string_equal(g.last_modified, "Mon, 07 Nov 1994 08:49:37 GMT");
+    /* The handle is reused: its own lines are gone. */
+    memset(&g, 0, sizeof(g));
+    assert_int_equal(bc_fetcher_add(f, url, strlen(url), 0, &g), BC_OK);
+    run_all(f);
+    assert_int_equal(g.http, 200);
+    assert_string_equal(g.body, "all||");
+    const char *const match[] = {"If-None-Match: \"v1\""};
+    memset(&g, 0, sizeof(g));
+    assert_int_equal(
+        bc_fetcher_add_with_headers(f, url, strlen(url), 0, match, 1, &g),
+        BC_OK);
+    run_all(f);
+    assert_int_equal(g.status, BC_OK);
+    assert_int_equal(g.http, 304);
+    assert_int_equal(g.body_bytes, 0);
+    assert_string_equal(g.etag, "\"v1\"");
+    assert_string_equal(g.last_modified, "");
+    /* A validator no request could carry (a bare CR inside) is not
+     * returned. */
+    char cr[256];
+    url_of(cr, sizeof(cr), "/validator-cr");
+    memset(&g, 0, sizeof(g));
+    assert_int_equal(bc_fetcher_add(f, cr, strlen(cr), 0, &g), BC_OK);
+    run_all(f);
+    assert_int_equal(g.http, 200);
+    assert_string_equal(g.etag, "");
+    assert_string_equal(g.last_modified, "");
+    const char *const bad[] = {"X-A: b\r\nX-B: c"};
+    assert_int_equal(
+        bc_fetcher_add_with_headers(f, url, strlen(url), 0, bad, 1, &g),
+        BC_ERR_INVALID_ARG);
+    assert_int_equal(
+        bc_fetcher_add_with_headers(f, url, strlen(url), 0, NULL, 1, &g),
+        BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_fetcher_in_flight(f), 0);
+    bc_fetcher_free(f);
+}
+
 /* Through a proxy, the request goes to the proxy in absolute form: the
  * fixture, acting as one, answers for a host that does not exist. */
 static void test_proxy(void **state)
@@ -1600,6 +1675,7 @@ int main(void)
         cmocka_unit_test(test_check_functions),
         cmocka_unit_test(test_user_agent),
         cmocka_unit_test(test_extra_headers),
+        cmocka_unit_test(test_transfer_headers),
         cmocka_unit_test(test_proxy),
         cmocka_unit_test(test_on_headers_stop),
         cmocka_unit_test(test_many_at_once),

@@ -796,6 +796,61 @@ static void test_revisit(void **state)
     free(raw);
 }
 
+/* A 304 Not Modified to a conditional request, written as a revisit of
+ * profile server-not-modified: its block is the 304's head (the reader
+ * checks its digest), no payload digest, and it names the last fetch's
+ * record by id, URI and date; without an id, no WARC-Refers-To. A field
+ * with CR is refused, the record left open. */
+static void test_revisit_not_modified(void **state)
+{
+    (void)state;
+    static const char h304[] = "HTTP/1.1 304 Not Modified\r\n"
+                               "ETag: \"v1\"\r\n\r\n";
+    const char *name = new_path(".warc");
+    struct bc_warc *w = NULL;
+    struct bc_warc_record *r = NULL;
+    char id_a[BC_WARC_ID_SIZE];
+    assert_int_equal(bc_warc_new_id(id_a), BC_OK);
+    assert_int_equal(bc_warc_create(name, 0, info, &w), BC_OK);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, "http://x/a",
+                                              "127.0.0.1", 1700000100, NULL,
+                                              NULL, &r),
+                         BC_OK);
+        assert_int_equal(bc_warc_record_head(r, h304, strlen(h304)), BC_OK);
+        struct bc_warc_refers bad = {id_a, "http://x/a\nX: y", 1700000000};
+        assert_int_equal(bc_warc_record_end_not_modified(r, &bad, NULL, NULL),
+                         BC_ERR_INVALID_ARG);
+        assert_int_equal(bc_warc_record_end_not_modified(r, NULL, NULL, NULL),
+                         BC_ERR_INVALID_ARG);
+        struct bc_warc_refers of = {i == 0 ? id_a : NULL, "http://x/a",
+                                    1700000000};
+        assert_int_equal(bc_warc_record_end_not_modified(r, &of, NULL, NULL),
+                         BC_OK);
+    }
+    assert_int_equal(bc_warc_record_end_not_modified(NULL, NULL, NULL, NULL),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_warc_free(w), BC_OK);
+    size_t n;
+    unsigned char *raw = slurp(name, &n);
+    struct rec recs[4];
+    assert_int_equal(parse(raw, n, recs, 4), 3);
+    for (int i = 1; i < 3; i++) {
+        assert_string_equal(recs[i].type, "revisit");
+        assert_string_equal(recs[i].profile,
+                            "http://netpreserve.org/warc/1.1/revisit/"
+                            "server-not-modified");
+        assert_string_equal(recs[i].payload_digest, "");
+        assert_string_equal(recs[i].refers_uri, "http://x/a");
+        assert_string_equal(recs[i].refers_date, "2023-11-14T22:13:20Z");
+        assert_int_equal(recs[i].block_len, strlen(h304));
+        assert_memory_equal(recs[i].block, h304, strlen(h304));
+    }
+    assert_string_equal(recs[1].refers_to, id_a);
+    assert_string_equal(recs[2].refers_to, "");
+    free(raw);
+}
+
 /* The revisit's misuse: a request record has no payload to compare; a
  * response whose head names a transfer coding and was given no payload
  * apart has no payload digest (so no revisit); NULL arguments. A refused
@@ -870,6 +925,7 @@ int main(void)
         cmocka_unit_test(test_spool_beside_warc),
         cmocka_unit_test(test_revisit),
         cmocka_unit_test(test_revisit_misuse),
+        cmocka_unit_test(test_revisit_not_modified),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[400];

@@ -169,6 +169,12 @@ struct bc_crawler_page {
      * or, with a state, an earlier one; NULL otherwise. */
     const char *duplicate_of;
     size_t duplicate_of_len;
+    /* With config.conditional: the request carried the validators of the
+     * URL's last 2xx page (If-None-Match, If-Modified-Since) and the
+     * server answered 304 Not Modified: the page is unchanged since that
+     * fetch (http_status 304, no body, no links: those of the last fetch
+     * were admitted then). Not a failure. */
+    bool not_modified;
 };
 
 /* The loop's counters (the frontier keeps its own: bc_crawler_frontier()).
@@ -258,6 +264,9 @@ struct bc_crawler_stats {
      * the distinct payloads in the index now (a gauge). */
     uint64_t duplicates, duplicate_bytes;
     size_t payload_digests;
+    /* With config.conditional: recrawled pages sent with their last
+     * fetch's validators, and those answered 304 (page.not_modified). */
+    uint64_t conditional_requests, not_modified;
 };
 
 /* What the crawler is configured with; bc_crawler_config_init() fills the
@@ -346,6 +355,16 @@ struct bc_crawler_config {
      * a WARC writer, archived as a revisit record (profile
      * identical-payload-digest) naming the first response's record. */
     bool payload_dedup;
+    /* Conditional recrawls (crawler.c, CONDITIONAL RECRAWLS; default
+     * false): keep the ETag and Last-Modified of each page's last 2xx
+     * response (with a state, in it; without one, in memory when
+     * recrawl_after_ms is set: no page is fetched twice otherwise), and
+     * send them as If-None-Match and If-Modified-Since when the page is
+     * fetched again (a recrawl, bc_crawler_revisit()); a 304 is reported
+     * with not_modified and, with a WARC writer, archived as a revisit
+     * record of profile server-not-modified naming the last fetch's
+     * record. */
+    bool conditional;
     /* Recrawl after a window (DESIGN 2.5): a URL stays a duplicate for
      * recrawl_after_ms after its admission; once older than that and the
      * window's slack (at most ceil(recrawl_after_ms / 3) more: window.h,

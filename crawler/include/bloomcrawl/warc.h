@@ -233,9 +233,15 @@ enum bc_status bc_warc_record_end(struct bc_warc_record *r, bool truncated,
 #define BC_WARC_PROFILE_IDENTICAL                                              \
     "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 
+/* The WARC-Profile of a revisit record of a 304 Not Modified answer to
+ * a conditional request (WARC 1.1 section 6.7.3). */
+#define BC_WARC_PROFILE_NOT_MODIFIED                                           \
+    "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+
 /* The original record a revisit record refers to. */
 struct bc_warc_refers {
-    const char *id;         /* its WARC-Record-ID, "<urn:uuid:...>" */
+    const char *id;         /* its WARC-Record-ID, "<urn:uuid:...>" (NULL or ""
+                       for bc_warc_record_end_not_modified: unknown) */
     const char *target_uri; /* its WARC-Target-URI */
     time_t date;            /* its WARC-Date */
 };
@@ -272,6 +278,24 @@ enum bc_status bc_warc_record_payload_sha1(const struct bc_warc_record *r,
 enum bc_status bc_warc_record_end_revisit(struct bc_warc_record *r,
                                           const struct bc_warc_refers *refers,
                                           const char **file, uint64_t *offset);
+
+/*
+ * Write a response record, a 304 Not Modified to a conditional request,
+ * as a revisit record of profile BC_WARC_PROFILE_NOT_MODIFIED (WARC 1.1
+ * section 6.7.3) and free it, as bc_warc_record_end() does: the page is
+ * the one fetched at refers->date from refers->target_uri, archived in
+ * record refers->id (NULL or "": not known, and no WARC-Refers-To is
+ * written). Its block is the 304's HTTP head, with its WARC-Block-Digest
+ * and no WARC-Payload-Digest (a 304 has no payload). *file and *offset
+ * as for bc_warc_record_end(). Returns BC_ERR_INVALID_ARG (NULL argument
+ * or target_uri, a request record, CR or LF in refers' strings, an id
+ * too long: the record is left open, to end or abort), else as
+ * bc_warc_record_end(). Cost: O(head size).
+ */
+enum bc_status
+bc_warc_record_end_not_modified(struct bc_warc_record *r,
+                                const struct bc_warc_refers *refers,
+                                const char **file, uint64_t *offset);
 
 /*
  * Free a record without writing it (a failed fetch). NULL is a no-op.

@@ -99,6 +99,9 @@ struct bc_fetch_result {
     const char *location;      /* raw Location header value, or NULL */
     size_t location_len;       /* its length in bytes */
     const char *location_base; /* the URL location is relative to */
+    const char *etag;          /* the final response's ETag value (as sent,
+                                  quotes kept), or NULL */
+    const char *last_modified; /* its Last-Modified value, or NULL */
     bool parsed;               /* the body went through the link extractor */
     uint64_t links;            /* links reported through on_link */
     uint64_t links_skipped;    /* links skipped as too long */
@@ -304,6 +307,21 @@ enum bc_status bc_fetcher_add_truncated(struct bc_fetcher *fetcher,
                                         const char *url, size_t len,
                                         unsigned flags, uint64_t keep_bytes,
                                         void *user);
+
+/*
+ * Queue a transfer as bc_fetcher_add() does, whose request also carries
+ * header_count extra header lines (each "Name: value", no CR or LF; a
+ * conditional request's If-None-Match and If-Modified-Since), sent after
+ * the configuration's headers. The lines are copied. header_count 0 is
+ * bc_fetcher_add(). Returns as bc_fetcher_add(); BC_ERR_INVALID_ARG also
+ * for a NULL headers with header_count > 0, a NULL line or one with CR or
+ * LF (nothing queued).
+ */
+enum bc_status bc_fetcher_add_with_headers(struct bc_fetcher *fetcher,
+                                           const char *url, size_t len,
+                                           unsigned flags,
+                                           const char *const *headers,
+                                           size_t header_count, void *user);
 
 /*
  * Drive the transfers: start the queued ones, wait up to timeout_ms for
