@@ -104,7 +104,8 @@
  * runs, BENCHMARKS-crawl.md): the WARC is 4,768 bytes per page at level
  * 1, 4,656 at 3 and 4,522 at 6 (+5.4 % for level 1 against 6; zlib's
  * default level 6 wrote 4,525), while the crawl's CPU with --warc was
- * 0.28 s at level 1 against 0.44 s at 6. Compression is still the largest
+ * 0.34 s at level 1 against 0.52 s at 6 in one run, 0.26 s against 0.39 s
+ * at 3 in another (the bare crawl: 0.14 s). Compression is still the largest
  * part of the writer's cost (a third of the crawl's CPU at level 1): the
  * bytes of every page go through it once.
  */
