@@ -5,18 +5,31 @@
  * SHA-1 digests of its block, yet the block (an HTTP response of any
  * size) arrives in pieces after the header would have to be written.
  *
- * The choice: spool. Every appended piece is hashed (two SHA-1 contexts:
- * the block, and the payload, which is the body after the HTTP head
- * without its transfer coding: PAYLOAD below) and written to the
- * record's spool file (an
- * unlinked file beside the WARC: open_spool()) in one pass. When the
- * record ends its length and digests are known: the header is written,
- * then the spool is copied after it. The alternatives were worse:
- * holding the block in memory breaks on a 5 GB body; writing a
- * placeholder header and patching it cannot work inside a gzip member;
- * two passes over the network are not possible. The spool costs one
- * extra write and read of each record (mostly in the OS's page cache)
- * and disk for the open records.
+ * The choice: hold, then spool. Every appended piece is hashed (two SHA-1
+ * contexts: the block, and the payload, which is the body after the HTTP
+ * head without its transfer coding: PAYLOAD below) and kept, in one pass.
+ * When the record ends its length and digests are known: the header is
+ * written, then the block after it. Writing a placeholder header and
+ * patching it cannot work inside a gzip member, and two passes over the
+ * network are not possible: the block must be kept until its end.
+ *
+ * MEMORY FIRST: the block is kept in memory (struct bc_warc_record.mem)
+ * while it fits MEM_MAX, 1 MiB, and only a block that grows past it goes
+ * to a spool file (an unlinked file beside the WARC: open_spool()), the
+ * bytes held so far first. Holding every block in memory would break on
+ * a 5 GB body; spooling every block, as this writer did first, cost two
+ * file creations, a write, a read and two unlinks per transfer (request
+ * and response) in the output directory: in a perf profile of a crawl
+ * of the PostgreSQL manual with --warc to a .warc.gz, 29 % of its CPU was
+ * the kernel's (ext4's inode and block allocation among it) and 45 %
+ * zlib's (bench/bench_warc.sh --perf, BENCHMARKS-crawl.md). Memory
+ * stays bounded: at
+ * most MEM_MAX per open record, so concurrency x 1 MiB for the crawl's
+ * records (16 MiB at 16 transfers), plus the writer's two buffers of one
+ * record (the text and its gzip member, about 2 x 1 MiB), kept from
+ * record to record. A web page is a few tens of KiB: a crawl of pages
+ * opens no spool at all, and a spool that cannot be opened (EMFILE) now
+ * fails only a record past 1 MiB, at the append that crosses it.
  *
  * PAYLOAD: WARC-Payload-Digest is the digest of the payload, which for
  * an application/http block is its entity body (WARC 1.1, under
@@ -80,9 +93,25 @@
  * payload to compare) and WARC-Refers-To only when the caller knows the
  * record of the last fetch.
  *
- * gzip: a .warc.gz record is one gzip member (deflateInit2 with
- * windowBits 15 + 16), reset for each record, so a record starts at a
- * member boundary and the offset a caller keeps can be seeked to.
+ * gzip: a .warc.gz record is one gzip member, so a record starts at a
+ * member boundary and the offset a caller keeps can be seeked to. A
+ * record held in memory is compressed whole, in one call, by libdeflate
+ * (write_whole()): its text (header, block, \r\n\r\n) is laid out in
+ * one buffer and libdeflate_gzip_compress() makes the member, several
+ * times faster than zlib's deflate() for a whole buffer. A spooled record
+ * streams through zlib (deflateInit2 with windowBits 15 + 16, reset for
+ * each record: emit()), as libdeflate has no streaming interface. Both
+ * write standard members; a reader cannot tell them apart.
+ *
+ * LEVEL: libdeflate's level 1 (DEFLATE_LEVEL), chosen by measurement on
+ * the PostgreSQL manual (bench/bench_warc.sh, medians of 7 alternating
+ * runs, BENCHMARKS-crawl.md): the WARC is 4,768 bytes per page at level
+ * 1, 4,656 at 3 and 4,522 at 6 (+5.4 % for level 1 against 6; zlib's
+ * default level 6 wrote 4,525), while the crawl's CPU with --warc was
+ * 0.34 s at level 1 against 0.52 s at 6 in one run, 0.26 s against 0.39 s
+ * at 3 in another (the bare crawl: 0.14 s). Compression is still the largest
+ * part of the writer's cost (a third of the crawl's CPU at level 1): the
+ * bytes of every page go through it once.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "bloomcrawl/warc.h"
@@ -95,6 +124,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <libdeflate.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <zlib.h>
@@ -102,6 +132,12 @@
 #include "bc_buf.h"
 
 #define COPY_SIZE (64 * 1024)
+
+/* The most bytes of a block held in memory (MEMORY FIRST): 1 MiB. */
+#define MEM_MAX ((size_t)1 << 20)
+
+/* libdeflate's level for a record in memory (gzip below). */
+#define DEFLATE_LEVEL 1
 
 struct bc_warc {
     char *path;        /* as given */
@@ -123,6 +159,13 @@ struct bc_warc {
     bool z_ready;
     unsigned char *buf; /* COPY_SIZE, then the deflate output */
     unsigned char *zbuf;
+    /* A record in memory, whole (MEMORY FIRST): its text, and its gzip
+     * member; both kept from record to record, at most MEM_MAX and a
+     * header more (and the compression bound of that). */
+    struct libdeflate_compressor *dc;
+    struct bc_buf text;
+    unsigned char *member;
+    size_t member_cap;
 };
 
 /* A record being appended to: its fields, its spool, its digests. */
@@ -136,7 +179,8 @@ struct bc_warc_record {
     char id[BC_WARC_ID_SIZE];
     time_t date;
     uint64_t len;
-    FILE *spool;
+    struct bc_buf mem; /* the block while it fits MEM_MAX (MEMORY FIRST) */
+    FILE *spool;       /* then (NULL until) its spool file */
     EVP_MD_CTX *block_md;
     EVP_MD_CTX *payload_md;
     /* The HTTP head, kept until the first body byte to learn its
@@ -242,19 +286,62 @@ static enum bc_status emit(struct bc_warc *w, const void *data, size_t len,
     }
 }
 
-/* Write a whole record from a header text and the spool's first
- * spool_len bytes (NULL: block is the given text). */
-static enum bc_status write_record(struct bc_warc *w, const char *header,
-                                   const char *block, FILE *spool,
-                                   uint64_t spool_len)
+/* Write a record held in memory (MEMORY FIRST): header, block and the
+ * trailing \r\n\r\n, as one gzip member compressed in one call
+ * (libdeflate), or plain. */
+static enum bc_status write_whole(struct bc_warc *w, const char *header,
+                                  const void *block, size_t block_len)
 {
-    if (w->gz && deflateReset(&w->z) != Z_OK)
+    size_t header_len = strlen(header);
+    if (!w->gz) {
+        if (fwrite(header, 1, header_len, w->out) != header_len ||
+            (block_len && fwrite(block, 1, block_len, w->out) != block_len) ||
+            fwrite("\r\n\r\n", 1, 4, w->out) != 4)
+            return BC_ERR_IO;
+        w->size += header_len + block_len + 4;
+        w->stats.bytes += header_len + block_len + 4;
+        return BC_OK;
+    }
+    bc_buf_clear(&w->text);
+    if (bc_buf_append(&w->text, header, header_len) != BC_OK ||
+        bc_buf_append(&w->text, block, block_len) != BC_OK ||
+        bc_buf_append(&w->text, "\r\n\r\n", 4) != BC_OK)
+        return BC_ERR_NOMEM;
+    size_t bound = libdeflate_gzip_compress_bound(w->dc, w->text.len);
+    if (bound > w->member_cap) {
+        unsigned char *m = realloc(w->member, bound);
+        if (!m)
+            return BC_ERR_NOMEM;
+        w->member = m;
+        w->member_cap = bound;
+    }
+    size_t n = libdeflate_gzip_compress(w->dc, w->text.data, w->text.len,
+                                        w->member, w->member_cap);
+    if (n == 0) /* cannot happen within the bound */
         return BC_ERR_IO;
-    enum bc_status st = emit(w, header, strlen(header), false);
-    if (st == BC_OK && block)
-        st = emit(w, block, strlen(block), false);
-    if (st == BC_OK && spool) {
-        rewind(spool);
+    if (fwrite(w->member, 1, n, w->out) != n)
+        return BC_ERR_IO;
+    w->size += n;
+    w->stats.bytes += n;
+    return BC_OK;
+}
+
+/* Write a whole record from a header text and either BLOCK_LEN bytes at
+ * BLOCK (a record in memory) or the spool's first spool_len bytes (a
+ * record spooled: streamed through zlib's deflate). */
+static enum bc_status write_record(struct bc_warc *w, const char *header,
+                                   const void *block, size_t block_len,
+                                   FILE *spool, uint64_t spool_len)
+{
+    enum bc_status st;
+    if (!spool) {
+        st = write_whole(w, header, block, block_len);
+    } else {
+        st = w->gz && deflateReset(&w->z) != Z_OK ? BC_ERR_IO : BC_OK;
+        if (st == BC_OK)
+            st = emit(w, header, strlen(header), false);
+        if (st == BC_OK)
+            rewind(spool);
         size_t n;
         while (st == BC_OK && spool_len > 0 &&
                (n = fread(w->buf, 1,
@@ -265,9 +352,9 @@ static enum bc_status write_record(struct bc_warc *w, const char *header,
         }
         if (st == BC_OK && (ferror(spool) || spool_len > 0))
             st = BC_ERR_IO;
+        if (st == BC_OK)
+            st = emit(w, "\r\n\r\n", 4, true);
     }
-    if (st == BC_OK)
-        st = emit(w, "\r\n\r\n", 4, true);
     if (st == BC_OK && fflush(w->out) != 0)
         st = BC_ERR_IO;
     if (st == BC_OK)
@@ -315,7 +402,7 @@ static enum bc_status write_warcinfo(struct bc_warc *w)
              "Content-Length: %zu\r\n"
              "\r\n",
              id, date, base, digest, len);
-    enum bc_status st = write_record(w, header, w->warcinfo, NULL, 0);
+    enum bc_status st = write_record(w, header, w->warcinfo, len, NULL, 0);
     free(header);
     return st;
 }
@@ -367,8 +454,11 @@ static enum bc_status writer_new(const char *path, uint64_t max_size,
     w->warcinfo = strdup(warcinfo);
     w->buf = malloc(COPY_SIZE);
     w->zbuf = malloc(COPY_SIZE);
+    bc_buf_init(&w->text, 0); /* a header and at most MEM_MAX */
+    if (w->gz)
+        w->dc = libdeflate_alloc_compressor(DEFLATE_LEVEL);
     enum bc_status st = BC_OK;
-    if (!w->path || !w->warcinfo || !w->buf || !w->zbuf)
+    if (!w->path || !w->warcinfo || !w->buf || !w->zbuf || (w->gz && !w->dc))
         st = BC_ERR_NOMEM;
     if (st == BC_OK && w->gz) {
         if (deflateInit2(&w->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
@@ -560,6 +650,7 @@ static void record_free(struct bc_warc_record *r)
         return;
     int e = errno; /* a failed write's, which the caller reports */
     bc_buf_free(&r->head);
+    bc_buf_free(&r->mem);
     free(r->uri);
     free(r->ip);
     free(r->concurrent_to);
@@ -622,6 +713,7 @@ enum bc_status bc_warc_record_begin(struct bc_warc *w, enum bc_warc_type type,
     r->w = w;
     r->type = type;
     bc_buf_init(&r->head, 0); /* a head: bounded by its fetcher */
+    bc_buf_init(&r->mem, MEM_MAX);
     r->date = date;
     r->uri = strdup(target_uri);
     r->ip = ip && *ip ? strdup(ip) : NULL;
@@ -638,8 +730,6 @@ enum bc_status bc_warc_record_begin(struct bc_warc *w, enum bc_warc_type type,
         else
             st = bc_warc_new_id(r->id);
     }
-    if (st == BC_OK && !(r->spool = open_spool(w)))
-        st = BC_ERR_IO;
     if (st == BC_OK &&
         (EVP_DigestInit_ex(r->block_md, EVP_sha1(), NULL) != 1 ||
          EVP_DigestInit_ex(r->payload_md, EVP_sha1(), NULL) != 1))
@@ -761,6 +851,30 @@ static bool body_whole(const struct bc_warc_record *r)
     return !r->coded && r->has_length && r->body_len == r->content_length;
 }
 
+/* Keep LEN more bytes of r's block: in memory while the block fits
+ * MEM_MAX, else in its spool, opened then with the bytes held so far
+ * (MEMORY FIRST). */
+static enum bc_status keep(struct bc_warc_record *r, const void *data,
+                           size_t len)
+{
+    if (!r->spool && len <= MEM_MAX - r->mem.len)
+        return bc_buf_append(&r->mem, data, len);
+    if (!r->spool) {
+        FILE *f = open_spool(r->w);
+        if (!f)
+            return BC_ERR_IO;
+        if (r->mem.len && fwrite(r->mem.data, 1, r->mem.len, f) != r->mem.len) {
+            int e = errno;
+            fclose(f);
+            errno = e;
+            return BC_ERR_IO;
+        }
+        r->spool = f;
+        bc_buf_free(&r->mem);
+    }
+    return fwrite(data, 1, len, r->spool) == len ? BC_OK : BC_ERR_IO;
+}
+
 static enum bc_status append(struct bc_warc_record *r, const void *data,
                              size_t len, bool body)
 {
@@ -786,8 +900,9 @@ static enum bc_status append(struct bc_warc_record *r, const void *data,
         bc_buf_free(&r->head);
         r->in_body = true;
     }
-    if (fwrite(data, 1, len, r->spool) != len)
-        return BC_ERR_IO;
+    enum bc_status st = keep(r, data, len);
+    if (st != BC_OK)
+        return st;
     EVP_DigestUpdate(r->block_md, data, len);
     if (!body) {
         (void)bc_buf_append(&r->head, data, len); /* reserved above */
@@ -873,7 +988,7 @@ static enum bc_status record_write(struct bc_warc_record *r, bool truncated,
     sha1_base32(head_only ? r->head_md : r->block_md, block);
     sha1_base32(r->payload_md, payload);
     uint64_t block_len = head_only ? r->head_len : r->len;
-    enum bc_status st = fflush(r->spool) == 0 ? BC_OK : BC_ERR_IO;
+    enum bc_status st = !r->spool || fflush(r->spool) == 0 ? BC_OK : BC_ERR_IO;
     /* ROTATION: a record linked to the one just written (a response to
      * its request) follows it in the same file. */
     bool pair = w->out && r->concurrent_to && w->last_id[0] &&
@@ -934,7 +1049,8 @@ static enum bc_status record_write(struct bc_warc_record *r, bool truncated,
                  response ? "response" : "request",
                  (unsigned long long)block_len);
         uint64_t start = w->size;
-        st = write_record(w, header, NULL, r->spool, block_len);
+        st = write_record(w, header, r->mem.data, (size_t)block_len, r->spool,
+                          block_len);
         if (st == BC_OK) {
             w->records++;
             memcpy(w->last_id, r->id, sizeof(w->last_id));
@@ -1001,6 +1117,9 @@ enum bc_status bc_warc_free(struct bc_warc *w)
     }
     if (w->z_ready)
         deflateEnd(&w->z);
+    libdeflate_free_compressor(w->dc);
+    bc_buf_free(&w->text);
+    free(w->member);
     free(w->buf);
     free(w->zbuf);
     free(w->warcinfo);

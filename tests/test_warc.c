@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -126,9 +127,8 @@ static char *make_body(size_t n)
     return b;
 }
 
-static void run_format(const char *ext, bool gz)
+static void run_format(const char *ext, bool gz, size_t body_len)
 {
-    size_t body_len = 300 * 1000 + 17; /* several spool copy pieces */
     char *body = make_body(body_len);
     struct bc_warc *w = NULL;
     const char *name = new_path(ext);
@@ -165,16 +165,33 @@ static void run_format(const char *ext, bool gz)
     free(body);
 }
 
+/* A body of 300 KB: its record is held in memory and written whole
+ * (warc.c, MEMORY FIRST). */
 static void test_gzip(void **state)
 {
     (void)state;
-    run_format(".warc.gz", true);
+    run_format(".warc.gz", true, 300 * 1000 + 17);
 }
 
 static void test_plain(void **state)
 {
     (void)state;
-    run_format(".warc", false);
+    run_format(".warc", false, 300 * 1000 + 17);
+}
+
+/* A body over the 1 MiB bound: its record goes to a spool file at the
+ * crossing and is streamed back through zlib in 64 KiB pieces; the same
+ * checks hold. */
+static void test_gzip_spooled(void **state)
+{
+    (void)state;
+    run_format(".warc.gz", true, (1u << 20) + 300 * 1000 + 17);
+}
+
+static void test_plain_spooled(void **state)
+{
+    (void)state;
+    run_format(".warc", false, (1u << 20) + 300 * 1000 + 17);
 }
 
 /* max_size 1: every file holds its warcinfo and one record. */
@@ -625,10 +642,38 @@ static void test_payload_misuse(void **state)
     assert_int_equal(bc_warc_free(w), BC_OK);
 }
 
-/* The spool of an open record: an unlinked file in the WARC's own
- * directory (the archive's file system, sized for it), not in /tmp, which
- * is often a tmpfs: a 5 GB body there would sit in memory. Seen through
- * /proc/self/fd: the one "(deleted)" file open besides those before. */
+/* The "(deleted)" files open in this process, and how many of them are
+ * in directory DIR (/proc/self/fd). */
+static int deleted_files(const char *dir, int *beside)
+{
+    int deleted = 0;
+    *beside = 0;
+    DIR *fds = opendir("/proc/self/fd");
+    assert_non_null(fds);
+    struct dirent *e;
+    while ((e = readdir(fds)) != NULL) {
+        char link[300], target[600];
+        snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(link, target, sizeof(target) - 1);
+        if (n <= 0)
+            continue;
+        target[n] = '\0';
+        if (strstr(target, " (deleted)")) {
+            deleted++;
+            *beside += strncmp(target, dir, strlen(dir)) == 0 &&
+                       target[strlen(dir)] == '/';
+        }
+    }
+    closedir(fds);
+    return deleted;
+}
+
+/* A record is held in memory while its block fits 1 MiB (MEMORY FIRST),
+ * then spooled: an unlinked file in the WARC's own directory (the
+ * archive's file system, sized for it), not in /tmp, which is often a
+ * tmpfs: a 5 GB body there would sit in memory. Seen through
+ * /proc/self/fd: no "(deleted)" file at 1 MiB of block, one beside the
+ * WARC at one byte more. */
 static void test_spool_beside_warc(void **state)
 {
     (void)state;
@@ -644,37 +689,67 @@ static void test_spool_beside_warc(void **state)
                                           NULL, 1700000000, NULL, NULL, &r),
                      BC_OK);
     assert_int_equal(bc_warc_record_head(r, head, strlen(head)), BC_OK);
-    int deleted = 0, beside = 0;
-    DIR *fds = opendir("/proc/self/fd");
-    assert_non_null(fds);
-    struct dirent *e;
-    while ((e = readdir(fds)) != NULL) {
-        char link[300], target[600];
-        snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
-        ssize_t n = readlink(link, target, sizeof(target) - 1);
-        if (n <= 0)
-            continue;
-        target[n] = '\0';
-        if (strstr(target, " (deleted)")) {
-            deleted++;
-            beside += strncmp(target, dir, strlen(dir)) == 0 &&
-                      target[strlen(dir)] == '/';
-        }
-    }
-    closedir(fds);
-    assert_int_equal(deleted, 1);
+    size_t mem = ((size_t)1 << 20) - strlen(head);
+    char *body = make_body(mem + 1);
+    assert_int_equal(bc_warc_record_body(r, body, mem), BC_OK);
+    int beside = 0;
+    assert_int_equal(deleted_files(dir, &beside), 0);
+    assert_int_equal(bc_warc_record_body(r, body + mem, 1), BC_OK);
+    assert_int_equal(deleted_files(dir, &beside), 1);
     assert_int_equal(beside, 1);
     assert_int_equal(bc_warc_record_end(r, false, NULL, NULL), BC_OK);
     assert_int_equal(bc_warc_free(w), BC_OK);
+    free(body);
     /* Nothing is left in the directory but the WARC. */
     DIR *dd = opendir(dir);
     assert_non_null(dd);
+    struct dirent *e;
     int files = 0;
     while ((e = readdir(dd)) != NULL)
         files += e->d_name[0] != '.' ||
                  (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."));
     closedir(dd);
     assert_int_equal(files, 1);
+}
+
+/* A spool that cannot be opened (no descriptor left: EMFILE) fails the
+ * append that crosses 1 MiB with BC_ERR_IO and errno EMFILE (the crawler
+ * makes that a local failure of the transfer); a record under the bound
+ * needs no descriptor and is written. */
+static void test_spool_emfile(void **state)
+{
+    (void)state;
+    struct bc_warc *w = NULL;
+    struct bc_warc_record *r = NULL, *small = NULL;
+    snprintf(path, sizeof(path), "%s/emfile.warc", base);
+    assert_int_equal(bc_warc_create(path, 0, info, &w), BC_OK);
+    size_t n = ((size_t)1 << 20) + 1;
+    char *body = make_body(n);
+    assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, "http://x/e",
+                                          NULL, 1700000000, NULL, NULL, &r),
+                     BC_OK);
+    assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, "http://x/f",
+                                          NULL, 1700000000, NULL, NULL, &small),
+                     BC_OK);
+    assert_int_equal(bc_warc_record_head(r, head, strlen(head)), BC_OK);
+    assert_int_equal(bc_warc_record_head(small, head, strlen(head)), BC_OK);
+    struct rlimit saved, none;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+    none = saved;
+    none.rlim_cur = 0; /* every descriptor number is over the limit */
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &none), 0);
+    errno = 0;
+    enum bc_status st = bc_warc_record_body(r, body, n);
+    int err = errno;
+    enum bc_status st_small = bc_warc_record_body(small, body, 100);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+    assert_int_equal(st, BC_ERR_IO);
+    assert_int_equal(err, EMFILE);
+    assert_int_equal(st_small, BC_OK);
+    bc_warc_record_abort(r);
+    assert_int_equal(bc_warc_record_end(small, false, NULL, NULL), BC_OK);
+    assert_int_equal(bc_warc_free(w), BC_OK);
+    free(body);
 }
 
 static void test_misuse(void **state)
@@ -914,6 +989,9 @@ int main(void)
         cmocka_unit_test(test_base32_vector),
         cmocka_unit_test(test_gzip),
         cmocka_unit_test(test_plain),
+        cmocka_unit_test(test_gzip_spooled),
+        cmocka_unit_test(test_plain_spooled),
+        cmocka_unit_test(test_spool_emfile),
         cmocka_unit_test(test_rotation),
         cmocka_unit_test(test_rotation_unlinked),
         cmocka_unit_test(test_truncated_only_when_cut),

@@ -25,16 +25,18 @@
  * (a digest of the framed body would be a wrong one).
  *
  * Streaming: both Content-Length and the digests must be in the header,
- * before the block, but the writer never holds a block in memory. A record
+ * before the block, so the block is kept until the record ends. A record
  * is opened (bc_warc_record_begin()), its bytes are appended in pieces of
- * any size: they go to the record's spool file (an unlinked file in the
- * WARC's directory: on the archive's file system, not /tmp's tmpfs)
- * while SHA-1 contexts hash them in the same pass. Ending the record
- * (bc_warc_record_end()) writes the header, then copies the spool to the
- * WARC in 64 KiB pieces: memory is O(64 KiB) per writer plus the open
- * records' stdio buffers, whatever the bodies' sizes; disk is one extra
- * copy of each open record. Many records may be open at once (one per
- * transfer in flight); each goes to the file whole, when it ends.
+ * any size while SHA-1 contexts hash them in the same pass: they are held
+ * in memory while the block is at most 1 MiB, and go to the record's
+ * spool file (an unlinked file in the WARC's directory: on the archive's
+ * file system, not /tmp's tmpfs) from the append that takes it past
+ * 1 MiB. Ending the record (bc_warc_record_end()) writes the header, then
+ * the block: a held block at once (compressed in one call), a spooled one
+ * copied in 64 KiB pieces. Memory is at most 1 MiB per open record plus
+ * about 2 MiB per writer, whatever the bodies' sizes; disk is one extra
+ * copy of each open record past 1 MiB. Many records may be open at once
+ * (one per transfer in flight); each goes to the file whole, when it ends.
  *
  * Compression: a name ending in ".warc.gz" gets one gzip member per
  * record (header, block and the trailing \r\n\r\n), so readers can seek to
@@ -171,7 +173,7 @@ enum bc_status bc_warc_new_id(char id[BC_WARC_ID_SIZE]);
  * by the caller until bc_warc_record_end() or bc_warc_record_abort() (one
  * of them must be called, before bc_warc_free()). Returns BC_OK,
  * BC_ERR_INVALID_ARG (a NULL writer, uri or out, a string with CR or LF,
- * an id too long), BC_ERR_NOMEM or BC_ERR_IO (no spool file). Cost: O(1).
+ * an id too long) or BC_ERR_NOMEM. Cost: O(1).
  */
 enum bc_status bc_warc_record_begin(struct bc_warc *w, enum bc_warc_type type,
                                     const char *target_uri, const char *ip,
@@ -186,7 +188,9 @@ enum bc_status bc_warc_record_begin(struct bc_warc *w, enum bc_warc_type type,
  * head is kept in memory until then (its Transfer-Encoding decides how
  * the payload is digested).
  * Returns BC_OK, BC_ERR_INVALID_ARG (NULL record, NULL data with len > 0,
- * head after body) or BC_ERR_IO (the spool). Cost: O(len).
+ * head after body), BC_ERR_NOMEM (the block held in memory) or BC_ERR_IO
+ * (the spool, opened by the append that takes the block past 1 MiB, could
+ * not be opened or written; errno says why). Cost: O(len).
  */
 enum bc_status bc_warc_record_head(struct bc_warc_record *r, const void *data,
                                    size_t len);

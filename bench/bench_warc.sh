@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# bench/bench_warc.sh - what `crawl --warc` costs (issue 25 section 1):
+# the same crawl bare and with --warc FILE.warc.gz, alternately, on the
+# PostgreSQL 15 HTML manual or the generated site, served by a private
+# nginx on 127.0.0.1; medians of CPU (user+sys) and wall time, and the
+# ratio --warc / bare. Goal: CPU ratio <= 1.5.
+#
+#   bench/bench_warc.sh [--site postgres | --site generated] [--runs N]
+#                       [--pages N] [--base CRAWL] [--perf]
+#
+#   --site S     postgres (default): the manual (Debian postgresql-doc-15,
+#                ~1,170 pages), 16 transfers; generated: the site of
+#                bench/gen_static_site.py --hosts (--pages articles,
+#                default 20000: ~21,800 pages on each of 4 ports, every
+#                port a host), 32 transfers
+#   --runs N     rounds (default 7); each round runs every variant once,
+#                in rotating order
+#   --base CRAWL a second crawl binary (e.g. the main branch's, built in
+#                another tree): its bare and --warc crawls join each
+#                round, so before and after are measured in the same run
+#   --perf       record one more --warc crawl of this tree's binary with
+#                perf and print its top functions and libraries
+#
+# Prints a table of medians (and the bytes of WARC per page) to stdout;
+# writes nothing in the tree. Builds this tree's crawler in build-rel/
+# (Release). Needs nginx and /usr/bin/time (bench/bench_crawl.sh installs
+# them). Nothing is contacted outside 127.0.0.1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+umask 022
+
+site=postgres
+runs=7
+pages=20000
+base=
+perf=0
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --site) site=${2:-}; shift 2 || true ;;
+    --runs) runs=${2:-}; shift 2 || true ;;
+    --pages) pages=${2:-}; shift 2 || true ;;
+    --base) base=${2:-}; shift 2 || true ;;
+    --perf) perf=1; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage >&2; exit 2 ;;
+    esac
+done
+case "$site" in
+postgres) transfers=16 ;;
+generated) transfers=32 ;;
+*) usage >&2; exit 2 ;;
+esac
+die() { echo "bench_warc: $*" >&2; exit 1; }
+nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+[ -x "$nginx_bin" ] || die "nginx not found (bench/bench_crawl.sh installs it)"
+[ -x /usr/bin/time ] || die "/usr/bin/time not found"
+pgdoc=/usr/share/doc/postgresql-doc-15/html
+[ "$site" != postgres ] || [ -f "$pgdoc/index.html" ] ||
+    die "$pgdoc missing (apt-get install postgresql-doc-15)"
+
+cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
+cmake --build build-rel -j2 --target crawl >/dev/null
+new_bin=$PWD/build-rel/examples/crawl
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-warc.XXXXXX")
+chmod 755 "$tmp"
+mkdir -p "$tmp/nginx" "$tmp/www" "$tmp/runs"
+nginx_pid=
+cleanup() {
+    if [ -n "$nginx_pid" ]; then
+        kill -QUIT "$nginx_pid" 2>/dev/null || true
+        wait "$nginx_pid" 2>/dev/null || true
+    fi
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ports=($(python3 -c '
+import socket
+ss = [socket.socket() for _ in range(4)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))'))
+port=${ports[0]}
+seeds=("http://127.0.0.1:$port/")
+listen="listen 127.0.0.1:$port;"
+if [ "$site" = postgres ]; then
+    cp -R "$pgdoc/." "$tmp/www/"
+else
+    # the same files on 4 ports, each a host of its own, every host's "/"
+    # a seed (as bench/bench_workers.sh crawls it)
+    hosts=$(IFS=,; echo "${ports[*]}")
+    python3 bench/gen_static_site.py "$tmp/site" --port "$port" \
+        --hosts "$hosts" --pages "$pages" >/dev/null
+    rmdir "$tmp/www"
+    ln -s "$tmp/site/www" "$tmp/www"
+    listen= seeds=()
+    for p in "${ports[@]}"; do
+        listen="$listen listen 127.0.0.1:$p;"
+        seeds+=("http://127.0.0.1:$p/")
+    done
+fi
+cat >"$tmp/nginx/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $tmp/nginx/nginx.pid;
+error_log $tmp/nginx/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path $tmp/nginx/body;
+    proxy_temp_path $tmp/nginx/proxy;
+    fastcgi_temp_path $tmp/nginx/fastcgi;
+    uwsgi_temp_path $tmp/nginx/uwsgi;
+    scgi_temp_path $tmp/nginx/scgi;
+    types { text/html html; }
+    default_type application/octet-stream;
+    sendfile on;
+    keepalive_requests 1000000;
+    server { $listen root $tmp/www; index index.html; etag off; gzip off; }
+}
+CONF
+"$nginx_bin" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" 2>"$tmp/nginx/stderr" &
+nginx_pid=$!
+for _ in $(seq 50); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+    sleep 0.1
+done
+(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null ||
+    die "nginx did not start: $(cat "$tmp/nginx/stderr")"
+
+common=(--no-robots --delay 0 --concurrency "$transfers" --per-host
+    "$transfers" --max-depth 100 --quiet --expect 100000)
+variants=("new bare" "new warc")
+bins=("$new_bin" "$new_bin")
+[ -z "$base" ] || {
+    variants+=("base bare" "base warc")
+    bins+=("$base" "$base")
+}
+nv=${#variants[@]}
+
+run_one() { # $1 variant index, $2 round; appends "variant cpu wall bytes pages"
+    local dir="$tmp/runs/$1.$2" extra=()
+    mkdir -p "$dir"
+    case "${variants[$1]}" in *warc) extra=(--warc "$dir/out.warc.gz") ;; esac
+    /usr/bin/time -o "$dir/time" -f '%U %S %e' "${bins[$1]}" "${common[@]}" \
+        "${extra[@]}" --stats-json "$dir/stats.json" "${seeds[@]}" \
+        >/dev/null 2>"$dir/stderr" || die "${variants[$1]}: $(tail -3 "$dir/stderr")"
+    local u s e bytes=0 n
+    read -r u s e <"$dir/time"
+    [ ! -f "$dir/out.warc.gz" ] || bytes=$(stat -c %s "$dir/out.warc.gz")
+    n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pages"])' "$dir/stats.json" 2>/dev/null || echo 0)
+    echo "$1 $(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }') $e $bytes $n" >>"$tmp/results"
+    rm -rf "$dir"
+}
+
+echo "site $site, $runs rounds, $transfers transfers, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+for r in $(seq "$runs"); do
+    for k in $(seq 0 $((nv - 1))); do
+        run_one $(((k + r) % nv)) "$r"
+    done
+    echo "  round $r done" >&2
+done
+
+python3 - "$tmp/results" "$nv" "${variants[@]}" <<'PY'
+import statistics, sys
+path, nv, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+rows = [l.split() for l in open(path)]
+med = {}
+for i, name in enumerate(names):
+    mine = [r for r in rows if int(r[0]) == i]
+    med[name] = tuple(statistics.median(float(r[k]) for r in mine)
+                      for k in (1, 2, 3, 4))
+print("| crawl | CPU s (median) | wall s (median) | WARC bytes/page | pages |")
+print("|---|---:|---:|---:|---:|")
+for name in names:
+    cpu, wall, b, n = med[name]
+    bpp = "%.0f" % (b / n) if b and n else "-"
+    print("| %s | %.3f | %.3f | %s | %.0f |" % (name, cpu, wall, bpp, n))
+for who in ("new", "base"):
+    if who + " warc" in med:
+        c = med[who + " warc"][0] / med[who + " bare"][0]
+        w = med[who + " warc"][1] / med[who + " bare"][1]
+        print("%s: --warc / bare = %.2fx CPU, %.2fx wall (goal: <= 1.5x CPU)"
+              % (who, c, w))
+if "base warc" in med:
+    print("new --warc / base --warc CPU = %.2fx"
+          % (med["new warc"][0] / med["base warc"][0]))
+PY
+
+if [ "$perf" = 1 ]; then
+    command -v perf >/dev/null || die "perf not found"
+    perf record -q -o "$tmp/perf.data" -- "$new_bin" "${common[@]}" \
+        --warc "$tmp/p.warc.gz" "${seeds[@]}" >/dev/null 2>&1
+    echo "--warc crawl, by library (self CPU):"
+    perf report -i "$tmp/perf.data" --sort dso --stdio 2>/dev/null |
+        grep '%' | head -12 || true
+    echo "--warc crawl, top functions (self CPU):"
+    perf report -i "$tmp/perf.data" --sort dso,sym --stdio 2>/dev/null |
+        grep '%' | head -30 || true
+fi
