@@ -107,6 +107,19 @@ class Server:
         time.sleep(settle)
         return os.path.getsize(self.log) if os.path.exists(self.log) else 0
 
+    def requests_since(self, t, settle=0.3):
+        """The log's records of the requests that arrived at wall time t
+        or later (their "start"), once the requests in progress are
+        logged. A request is logged when its answer ends, so a /slow one
+        that a crawl before t gave up on is logged seconds later: counting
+        bytes of the log would take it for a new request."""
+        time.sleep(settle)
+        if not os.path.exists(self.log):
+            return []
+        with open(self.log, encoding="utf-8") as f:
+            recs = [json.loads(line) for line in f if line.strip()]
+        return [r for r in recs if r.get("start", r.get("time", 0)) >= t]
+
     def stop(self, settle=0.2):
         """Stop it settle seconds from now (the last requests are logged);
         the slow request it may still serve is woken, logged."""
