@@ -89,6 +89,7 @@
  *         base href (first one)                         --> new base
  *         meta name=robots content                      --> page flags
  *         title, textarea, script, svg, ...             --> tokenizer state
+ *         text outside script, style, template, ...     --> on_text()
  *
  * WHAT IS A LINK
  * a/area href and frame/iframe src always (an svg <a> without href uses
@@ -103,6 +104,20 @@
  * the tokenizer decoded them (character references resolved, NUL as
  * U+FFFD): whitespace, javascript: and mailto: included - deciding what
  * is fetchable is the normalizer's job, in one place.
+ *
+ * TEXT (on_text)
+ * Near-duplicate detection (dedup/simhash.c) wants a page's visible text,
+ * and the tokenizer reads every byte of it anyway. With an on_text
+ * callback the tokenizer reports character tokens (character references
+ * decoded) and on_chars() passes on those a browser shows: not the text
+ * of script, style, noscript, noembed, noframes and iframe (a browser
+ * that runs scripts and shows frames never renders it), of a template's
+ * contents, of a frameset document, or of an svg or math script or
+ * style. Those elements are found by the start tags already watched for
+ * the tokenizer's switches; the end of a hidden raw-text element is its
+ * end tag, the only one the tokenizer emits in that state, so end tags
+ * are asked for until it comes (hide_text()). Without on_text none of
+ * this runs: the tokenizer skips text unread, as before.
  *
  * ENCODINGS: BYTES IN, BYTES OUT
  * Every byte that matters to the tokenizer ('<', '>', '&', quotes, '=',
@@ -187,6 +202,7 @@ enum frameset_mode {
 
 struct bc_links {
     bc_links_link_fn on_link;
+    bc_links_text_fn on_text;
     void *user;
     size_t max_href;
     char *doc_url; /* the document URL, NUL-terminated */
@@ -216,6 +232,8 @@ struct bc_links {
     bool head_closed; /* </head> came: "after head" */
     size_t fs_depth;
     size_t template_depth; /* open HTML <template>s: not in the tree */
+    bool text_hidden;      /* in a script, style, ... whose text is no
+                              page text (on_text only) */
     bool big_endian;
     bool odd_held; /* the first byte of a unit waits in odd */
     unsigned char odd;
@@ -652,7 +670,8 @@ static void tok_sync(struct bc_links *p)
     bc_html_tokenizer_set_foreign(&p->tok, f);
     bc_html_tokenizer_set_end_tags(
         &p->tok, p->foreign_len > 0 || p->foreign_over > 0 ||
-                     p->template_depth > 0 || p->fs == FS_IN || fs_watch);
+                     p->template_depth > 0 || p->fs == FS_IN || fs_watch ||
+                     p->text_hidden);
     bc_html_tokenizer_watch_text(&p->tok, fs_watch);
 }
 
@@ -752,6 +771,31 @@ static void frameset_start(struct bc_links *p, const struct bc_html_token *tok,
         bc_html_tokenizer_set_state(&p->tok, BC_HTML_STATE_RAWTEXT);
 }
 
+/*
+ * The elements whose text is no page text (links.h, bc_links_text_fn):
+ * script, style, iframe, noembed, noframes and noscript - the raw-text
+ * elements but xmp, which a browser shows. title, textarea (RCDATA)
+ * and plaintext are shown.
+ */
+static bool text_hidden_in(const struct bc_html_token *tok, enum tag_kind kind)
+{
+    if (kind == K_SCRIPT || kind == K_IFRAME)
+        return true;
+    return kind == K_RAWTEXT && !name_is(tok->data, tok->len, "xmp");
+}
+
+/*
+ * The tokenizer is in a hidden element's text: leave it out until the
+ * element's end tag, the only end tag the tokenizer emits in raw text
+ * and script data (any other is text), which on_end() sees because end
+ * tags are wanted meanwhile.
+ */
+static void hide_text(struct bc_links *p)
+{
+    p->text_hidden = true;
+    bc_html_tokenizer_set_end_tags(&p->tok, true);
+}
+
 /* An HTML start tag: the text states it switches the tokenizer to. */
 static void html_start(struct bc_links *p, const struct bc_html_token *tok,
                        enum tag_kind kind)
@@ -768,8 +812,11 @@ static void html_start(struct bc_links *p, const struct bc_html_token *tok,
                          tok->len);
         return;
     }
-    if (kind == K_IFRAME || kind >= K_RCDATA)
+    if (kind == K_IFRAME || kind >= K_RCDATA) {
         bc_html_tokenizer_set_state(&p->tok, text[kind]);
+        if (p->on_text && text_hidden_in(tok, kind))
+            hide_text(p);
+    }
     /* A template's contents are not in the tree (even <template/>: the
      * self-closing flag of a non-void HTML element is ignored). */
     if (kind == K_TEMPLATE)
@@ -903,6 +950,8 @@ static void foreign_end(struct bc_links *p, const struct bc_html_token *tok)
 
 static void on_end(struct bc_links *p, const struct bc_html_token *tok)
 {
+    /* A hidden element's end: its text is over (hide_text()). */
+    p->text_hidden = false;
     if (p->fs != FS_NONE) {
         /* "in frameset": </frameset> closes one; the last one ends it. */
         if (p->fs == FS_IN && name_is(tok->data, tok->len, "frameset") &&
@@ -933,6 +982,25 @@ static void on_end(struct bc_links *p, const struct bc_html_token *tok)
     tok_sync(p);
 }
 
+/*
+ * Characters (only with on_text): the page's text unless they are in a
+ * hidden element, a template's contents, a frameset document (where the
+ * tree builder drops text) or an svg or math <script> or <style>, whose
+ * text is character data of the data state.
+ */
+static void on_chars(struct bc_links *p, const struct bc_html_token *tok)
+{
+    if (p->text_hidden || p->template_depth > 0 || p->fs != FS_NONE)
+        return;
+    if (p->foreign_len > 0) {
+        const struct foreign_el *e = &p->foreign[p->foreign_len - 1];
+        if (e->ns != NS_HTML &&
+            (strcmp(e->name, "script") == 0 || strcmp(e->name, "style") == 0))
+            return;
+    }
+    p->on_text(p->user, tok->data, tok->len);
+}
+
 static void on_token(void *user, const struct bc_html_token *tok)
 {
     struct bc_links *p = user;
@@ -942,6 +1010,8 @@ static void on_token(void *user, const struct bc_html_token *tok)
         on_start(p, tok);
     else if (tok->type == BC_HTML_END_TAG)
         on_end(p, tok);
+    else if (tok->type == BC_HTML_CHARS)
+        on_chars(p, tok);
 }
 
 /* ------------------------------------------------------------------ */
@@ -968,12 +1038,16 @@ enum bc_status bc_links_create(const struct bc_links_config *config,
     p->doc_url[doc_len] = 0;
     p->doc_len = doc_len;
     p->on_link = config->on_link;
+    p->on_text = config->on_text;
     p->user = config->user;
     p->max_href = config->max_href_bytes;
     /* Keep one byte more than the cap, so that "over" is visible. */
     size_t value_cap =
         p->max_href < ((size_t)1 << 30) ? p->max_href + 1 : (size_t)1 << 30;
-    if (!bc_html_tokenizer_init(&p->tok, on_token, p, 0, value_cap,
+    /* Characters are tokenized only for on_text: without it the text
+     * between tags is skipped unread (html_tokenizer.c, SPEED). */
+    if (!bc_html_tokenizer_init(&p->tok, on_token, p,
+                                p->on_text ? BC_HTML_EMIT_CHARS : 0u, value_cap,
                                 4 * value_cap + 65536))
         goto out_free_url;
     bc_html_tokenizer_set_filter(&p->tok, want_attrs);

@@ -20,7 +20,8 @@ import threading
 
 BIN = sys.argv[1]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TOOLS = ("bloomcalc", "crawl", "urldedup", "robotstxt", "seendemo")
+TOOLS = ("bloomcalc", "crawl", "urldedup", "robotstxt", "seendemo",
+         "neardup")
 failures = 0
 passes = 0
 
@@ -233,7 +234,8 @@ for tool in TOOLS:
 
 # A value option without its value names the option.
 for tool, opt in (("crawl", "--max-pages"), ("urldedup", "--expect"),
-                  ("bloomcalc", "-n"), ("seendemo", "--pages")):
+                  ("bloomcalc", "-n"), ("seendemo", "--pages"),
+                  ("neardup", "--k")):
     rc, _, err = run(tool, opt)
     check(rc == 2 and ("%s needs a value" % opt) in err,
           "%s %s without a value: '%s needs a value'" % (tool, opt, opt))
@@ -278,6 +280,9 @@ bad_values = [
     ("urldedup", ["--lru", "x"], "--lru"),
     ("bloomcalc", ["-n", "1e12", "-p", "1e-300"], "-p"),
     ("seendemo", ["--expect", "1e12", "--fp-rate", "1e-300"], "--fp-rate"),
+    ("neardup", ["--k", "9", "."], "--k"),
+    ("neardup", ["--shingle-words", "0", "."], "--shingle-words"),
+    ("neardup", ["--min-shingles", "x", "."], "--min-shingles"),
 ]
 for tool, args, opt in bad_values:
     rc, _, err = run(tool, *args, stdin=b"http://a.test/\n", timeout=20)

@@ -906,6 +906,198 @@ static void test_utf16(void **state)
     free(c.out.p);
 }
 
+/* ------------------------------------------------------------------ */
+/* The text sink: on_text gets the visible text.                       */
+
+/* Links in c->out, text in text (each run checked non-empty). */
+struct text_collect {
+    struct collect links;
+    struct strbuf text;
+    size_t runs;
+};
+
+static void on_link_tc(void *user, const char *href, size_t len,
+                       const char *base, size_t base_len, unsigned flags)
+{
+    struct text_collect *tc = user;
+    on_link(&tc->links, href, len, base, base_len, flags);
+}
+
+static void on_text(void *user, const char *text, size_t len)
+{
+    struct text_collect *tc = user;
+    assert_true(len > 0);
+    tc->runs++;
+    strbuf_add(&tc->text, text, len);
+}
+
+/*
+ * Extract with a text sink, cut at the given points (ncut of them, in
+ * order): the text and the links into *tc (which the caller frees).
+ */
+static void extract_text(const char *html, size_t len, const size_t *cuts,
+                         size_t ncut, struct text_collect *tc)
+{
+    struct bc_links_config cfg;
+    struct bc_links *p;
+    memset(tc, 0, sizeof(*tc));
+    strbuf_add(&tc->links.out, "", 0);
+    strbuf_add(&tc->text, "", 0);
+    bc_links_config_init(&cfg);
+    assert_null(cfg.on_text);
+    cfg.on_link = on_link_tc;
+    cfg.on_text = on_text;
+    cfg.user = tc;
+    assert_int_equal(bc_links_create(&cfg, DOC_URL, strlen(DOC_URL), &p),
+                     BC_OK);
+    size_t off = 0;
+    for (size_t i = 0; i <= ncut; i++) {
+        size_t to = i < ncut ? cuts[i] : len;
+        assert_int_equal(bc_links_feed(p, html + off, to - off), BC_OK);
+        off = to;
+    }
+    assert_int_equal(bc_links_finish(p), BC_OK);
+    bc_links_free(p);
+}
+
+static void text_free(struct text_collect *tc)
+{
+    free(tc->links.out.p);
+    free(tc->text.p);
+}
+
+/* Every element whose text is kept or left out (links.h), entities. */
+static const char text_page[] =
+    "<!DOCTYPE html><html><head><title>Caf&eacute; &amp; bar</title>"
+    "<style>p { color: red }</style><script>var a = \"<p>no</p>\";</script>"
+    "<noscript>enable scripts</noscript></head>"
+    "<body><!-- a comment --><h1>Fish&nbsp;&#38; chips</h1>"
+    "<p>One <b>W</b>ord, &lt;tag&gt; &#x263A;</p><a href=/x>link</a>"
+    "<template><p>stamped later</p><script>x</script></template>"
+    "<iframe src=/f>no frames</iframe><textarea>typed &amp; kept</textarea>"
+    "<xmp>shown <b>raw</b></xmp>"
+    "<svg><style>.x{}</style><script>s()</script><text>drawn</text>"
+    "<![CDATA[ and cdata ]]></svg>"
+    "<script><!--<script></script>still script--></script>end"
+    "<noembed>e</noembed><noframes>f</noframes>"
+    "<plaintext>last <p> &amp;";
+
+static const char text_want[] = "Caf\xc3\xa9 & bar"
+                                "Fish\xc2\xa0& chips"
+                                "One Word, <tag> \xe2\x98\xba"
+                                "link"
+                                "typed & kept"
+                                "shown <b>raw</b>"
+                                "drawn"
+                                " and cdata "
+                                "end"
+                                "last <p> &amp;";
+
+static void test_text(void **state)
+{
+    (void)state;
+    size_t len = sizeof(text_page) - 1;
+    struct text_collect whole;
+    extract_text(text_page, len, NULL, 0, &whole);
+    assert_string_equal(whole.text.p, text_want);
+    assert_string_equal(whole.links.out.p, "link\tANCHOR\t/x\t-\n"
+                                           "link\tFRAME\t/f\t-\n");
+
+    /* Any cut, and every byte apart, gives the same text and links. */
+    for (size_t cut = 1; cut < len; cut++) {
+        struct text_collect c;
+        extract_text(text_page, len, &cut, 1, &c);
+        if (strcmp(c.text.p, text_want) != 0)
+            fail_msg("split at %zu:\n%s", cut, c.text.p);
+        assert_string_equal(c.links.out.p, whole.links.out.p);
+        text_free(&c);
+    }
+    size_t *cuts = malloc(len * sizeof(*cuts));
+    assert_non_null(cuts);
+    for (size_t i = 0; i + 1 < len; i++)
+        cuts[i] = i + 1;
+    struct text_collect bytes;
+    extract_text(text_page, len, cuts, len - 1, &bytes);
+    free(cuts);
+    assert_string_equal(bytes.text.p, text_want);
+    assert_string_equal(bytes.links.out.p, whole.links.out.p);
+    assert_true(bytes.runs > whole.runs);
+    text_free(&bytes);
+    text_free(&whole);
+
+    /* A frameset document drops text after its <frameset>; one that
+     * comes after text is ignored, and the text goes on. */
+    static const struct {
+        const char *html, *text;
+    } cases[] = {
+        {"<title>T</title><frameset><frame src=a><noframes>no</noframes>"
+         "x</frameset>y",
+         "T"},
+        {"<p>x</p><frameset><frame src=/a></frameset>y", "xy"},
+        {"a<template>b<template>c</template>d</template>e", "ae"},
+        {"<math><mi>m</mi><style>s</style></math>z", "mz"},
+        {"<svg><foreignObject><style>s</style>t</foreignObject></svg>u", "tu"},
+        {"<script>a</script b></script>c", "c"},
+        {"<style>a</STYLE>b<iframe>c</iframe >d", "bd"},
+        {"<title>a&b</title>", "a&b"},
+        {"x\xef\xbb\xbfy", "x\xef\xbb\xbfy"},
+        {"\xef\xbb\xbfz", "z"},
+        {"<p>no end", "no end"},
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct text_collect c;
+        extract_text(cases[i].html, strlen(cases[i].html), NULL, 0, &c);
+        if (strcmp(c.text.p, cases[i].text) != 0)
+            fail_msg("%s: got \"%s\", want \"%s\"", cases[i].html, c.text.p,
+                     cases[i].text);
+        text_free(&c);
+    }
+}
+
+/*
+ * The text sink changes no link: every fixture and tag-soup case gives
+ * the same links and page flags with on_text as without, and its text
+ * fed in 7-byte chunks is the text fed whole.
+ */
+static void check_text_same_links(const char *html, size_t len,
+                                  const char *what)
+{
+    struct collect plain = {0};
+    strbuf_add(&plain.out, "", 0);
+    extract(html, len, 0, 0, &plain, NULL, NULL);
+    struct text_collect whole, chunked;
+    extract_text(html, len, NULL, 0, &whole);
+    size_t cuts[4096], n = 0;
+    for (size_t at = 7; at < len && n < 4096; at += 7)
+        cuts[n++] = at;
+    extract_text(html, len, cuts, n, &chunked);
+    if (strcmp(whole.links.out.p, plain.out.p) != 0)
+        fail_msg("%s: links with on_text:\n%s--- without\n%s", what,
+                 whole.links.out.p, plain.out.p);
+    if (strcmp(chunked.text.p, whole.text.p) != 0)
+        fail_msg("%s: text in 7-byte chunks differs", what);
+    free(plain.out.p);
+    text_free(&whole);
+    text_free(&chunked);
+}
+
+static void test_text_same_links(void **state)
+{
+    (void)state;
+    for (size_t i = 0; fixtures[i]; i++) {
+        char path[512];
+        size_t len;
+        snprintf(path, sizeof(path), HTML_DIR "%s.html", fixtures[i]);
+        char *html = read_file(path, &len);
+        check_text_same_links(html, len, fixtures[i]);
+        free(html);
+    }
+    for (size_t i = 0; i < sizeof(soup_cases) / sizeof(soup_cases[0]); i++)
+        check_text_same_links(soup_cases[i].html, strlen(soup_cases[i].html),
+                              soup_cases[i].what);
+}
+
 int main(void)
 {
     bc_links_global_init();
@@ -923,6 +1115,8 @@ int main(void)
         cmocka_unit_test(test_browser_soup),
         cmocka_unit_test(test_chunk_invariance),
         cmocka_unit_test(test_utf16),
+        cmocka_unit_test(test_text),
+        cmocka_unit_test(test_text_same_links),
     };
     return bc_test_status(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -3,8 +3,8 @@
 
     python3 tests/test_manpages.py BUILD_EXAMPLES_DIR MAN_DIR
 
-For crawl, urldedup, bloomcalc, robotstxt and seendemo (each whose binary
-is built):
+For crawl, urldedup, bloomcalc, robotstxt, seendemo and neardup (each
+whose binary is built):
   - the page renders without a warning: `groff -man -ww -z` (every
     warning category) exits 0 and prints nothing; without groff the test
     is skipped (exit 77; scripts/deps.sh test installs groff-base);
@@ -31,7 +31,8 @@ import sys
 
 SKIP = 77
 BIN, MAN = sys.argv[1], sys.argv[2]
-TOOLS = ("crawl", "urldedup", "bloomcalc", "robotstxt", "seendemo")
+TOOLS = ("crawl", "urldedup", "bloomcalc", "robotstxt", "seendemo",
+         "neardup")
 # Issue 13's options (the helpers' shared contract): documented in
 # crawl.1 from the start, in crawl --help once each part is merged.
 ISSUE13 = {"--warc", "--warc-max-size", "--sitemaps", "--no-sitemaps",

@@ -46,6 +46,11 @@
  * (byte order mark, or '<' and NUL as its first two bytes) is decoded
  * and its hrefs reported as UTF-8.
  *
+ * Text: with an on_text callback the extractor also hands over the
+ * page's visible text, the character data a browser's document holds
+ * outside the elements it never renders, run by run as the tokenizer
+ * reads it (bc_links_text_fn says which text is left out, and why).
+ *
  * Thread safety: one extractor must be used by one thread at a time;
  * different extractors may run in different threads. There is no
  * process-wide state.
@@ -92,13 +97,47 @@ typedef void (*bc_links_link_fn)(void *user, const char *href, size_t len,
                                  const char *base, size_t base_len,
                                  unsigned flags);
 
+/*
+ * Called with each run of the page's visible text, in document order:
+ * the character data of the document as the tokenizer reads it,
+ * character references decoded (to UTF-8). A NUL byte stays NUL in
+ * ordinary text (a browser drops it there) and is U+FFFD in the text of
+ * title, textarea, xmp and plaintext (the tokenizer replaces it). The
+ * runs are the DOM's textContent cut into pieces: they follow one another with nothing between them, and a run
+ * may end anywhere (at a tag, a character reference, a chunk's end, in
+ * the middle of a UTF-8 sequence). A tag is not a space: "<b>W</b>ord"
+ * is the word "Word", and "<li>a</li><li>b</li>" with no whitespace
+ * between is "ab", as in textContent. Bytes: UTF-8 for UTF-8 and
+ * UTF-16 pages; a page in another ASCII-compatible encoding gives its
+ * own bytes (and UTF-8 for its character references).
+ *
+ * Left out, because a browser never renders it as the page's text:
+ *   - <script>, <style>, and svg or math <script>/<style> contents;
+ *   - <noscript> (RAWTEXT with scripting on, as the links are read),
+ *     <noembed>, <noframes> and <iframe> contents (fallbacks a browser
+ *     that supports scripts, embeds, frames and iframes does not show);
+ *   - <template> contents (a fragment outside the document);
+ *   - everything in a frameset document after its <frameset> (the tree
+ *     builder ignores text there);
+ *   - comments, DOCTYPEs, tags and attribute values.
+ * Kept: the text of <title> (what a page calls itself, and what a
+ * search engine shows), <textarea>, <xmp>, <plaintext>, CDATA sections
+ * in svg and math, and whitespace as written (CR included). text is not
+ * NUL-terminated, len >= 1, valid only during the call; the callback
+ * must not call back into the same extractor.
+ */
+typedef void (*bc_links_text_fn)(void *user, const char *text, size_t len);
+
 /* Default maximum length of an href (and of a <base href>): 8 KiB. */
 #define BC_LINKS_DEFAULT_MAX_HREF 8192u
 
 struct bc_links_config {
     bc_links_link_fn on_link; /* may be NULL: only count */
-    void *user;               /* first argument of on_link */
+    void *user;               /* first argument of on_link and on_text */
     size_t max_href_bytes;    /* longer hrefs are skipped and counted */
+    bc_links_text_fn on_text; /* may be NULL (the default): no text is
+                                 reported, and extraction costs what it
+                                 did without it */
 };
 
 /* Counters of one extractor. */
@@ -119,7 +158,7 @@ struct bc_links;
  */
 void bc_links_global_init(void);
 
-/* Fill *config with the defaults: no callback, 8 KiB href cap. */
+/* Fill *config with the defaults: no callbacks, 8 KiB href cap. */
 void bc_links_config_init(struct bc_links_config *config);
 
 /*

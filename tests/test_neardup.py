@@ -1,0 +1,294 @@
+#!/usr/bin/env python3
+"""neardup end to end: HTML files made here, and a WARC that crawl --warc
+writes of a small site served on 127.0.0.1 (docs/DESIGN.md 5, neardup).
+
+    python3 tests/test_neardup.py BUILD_EXAMPLES_DIR
+
+The pages (a seeded text of 1,500 words in paragraphs, with a script, a
+style, a comment and a template around it):
+  a.html         the page
+  a_copy.html    a byte-for-byte copy: distance 0
+  a_edit.html    one word of the text changed: 2 bits away
+  a_script.html  other script, style, comment and template contents: the
+                 text sink leaves them out, so the same fingerprint
+  b.html         an unrelated text: no cluster
+  short.html     ten words: too short for a fingerprint
+
+Checked on the files: the clusters (one of four pages, distances as
+above, nothing else printed), --all (b alone, short with "-"),
+--fingerprints (one line per page; the short page "-" with its shingle
+count), --k 0 (the edited page leaves the cluster), the summary, and the
+exit statuses (2 for a missing input, a bad --k, no input).
+
+Checked on the WARC: the same pages served by a server of this test, each
+in another framing (plain, chunked, gzip, chunked and gzip, deflate; a
+mirror copy under /mirror/), crawled by crawl --warc into a .warc.gz and
+into a plain .warc: every page's fingerprint from the WARC is its file's
+(the chunks and codings were taken off), the cluster holds the four pages
+and the mirror, and a .warc.gz cut short is exit 1, named, with the pages
+before the cut still read.
+"""
+import gzip
+import http.server
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import zlib
+
+BIN = sys.argv[1]
+NEARDUP = os.path.join(BIN, "neardup")
+CRAWL = os.path.join(BIN, "crawl")
+failures = passes = 0
+
+
+def check(cond, what):
+    global failures, passes
+    if cond:
+        passes += 1
+        print("ok:", what)
+    else:
+        failures += 1
+        print("FAIL:", what)
+    return cond
+
+
+def run(*args, timeout=60):
+    p = subprocess.run([NEARDUP, *args], capture_output=True, timeout=timeout)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def words(seed, n):
+    rng = random.Random(seed)
+    vocab = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz")
+                     for _ in range(rng.randint(2, 9))) for _ in range(3000)]
+    return [rng.choice(vocab) for _ in range(n)]
+
+
+def page(title, text, css="p { margin: 0 }", js="var x = 1;",
+         comment="built", template="<p>stamped later</p>"):
+    paras = "\n".join("<p>%s</p>" % " ".join(text[i:i + 50])
+                      for i in range(0, len(text), 50))
+    return ("<!DOCTYPE html>\n<html><head><title>%s</title>"
+            "<style>%s</style><script>%s</script></head>\n<body>"
+            "<nav><a href=\"/\">Home</a></nav>\n%s\n<!-- %s -->"
+            "<template>%s</template></body></html>\n"
+            % (title, css, js, paras, comment, template)).encode()
+
+
+text_a = words(24, 1500)
+text_e = list(text_a)
+# One word of 1,500: 3 of 1,498 shingles change, E[d] = 64 acos(1495 /
+# 1498) / pi = 1.3 bits. Word 707, where the fingerprint moves by 2 (at
+# 700 it happens not to move: 0 bits), so that --k 0 has a page to split.
+text_e[707] = "changedword"
+PAGES = {
+    "a.html": page("Page A", text_a),
+    "a_copy.html": page("Page A", text_a),
+    "a_edit.html": page("Page A", text_e),
+    "a_script.html": page("Page A", text_a, css="body { color: red }",
+                          js="document.write('<p>other words here</p>')",
+                          comment="another build",
+                          template="<p>a whole other template</p>"),
+    "b.html": page("Page B", words(25, 1500)),
+    "short.html": page("Short", words(26, 10)),
+}
+
+work = tempfile.mkdtemp(prefix="test_neardup.")
+try:
+    site = os.path.join(work, "site")
+    os.makedirs(site)
+    for name, body in PAGES.items():
+        with open(os.path.join(site, name), "wb") as f:
+            f.write(body)
+
+    # ---- HTML files -------------------------------------------------
+    rc, out, err = run("--fingerprints", site)
+    lines = [l.split("\t") for l in out.splitlines()]
+    check(rc == 0 and len(lines) == 6 and all(len(l) == 3 for l in lines),
+          "--fingerprints: one line per page, three fields (rc %s)" % rc)
+    fps = {os.path.basename(l[2]): l for l in lines}
+    check(sorted(fps) == sorted(PAGES) and
+          [os.path.basename(l[2]) for l in lines] == sorted(PAGES),
+          "--fingerprints: every page, in the directory's name order")
+    check(fps.get("short.html", ["x"])[0] == "-" and
+          int(fps["short.html"][1]) == 12 - 3 + 1,
+          "--fingerprints: the short page has no fingerprint, and its "
+          "shingles counted (title, nav and ten words: 12 words, 10 "
+          "shingles: %s)"
+          % fps.get("short.html"))
+    hexfp = {n: int(l[0], 16) for n, l in fps.items() if l[0] != "-"}
+    check(all(re.fullmatch(r"[0-9a-f]{16}", l[0]) for n, l in fps.items()
+              if n != "short.html"), "--fingerprints: 16 hex digits")
+
+    def dist(a, b):
+        return bin(hexfp[a] ^ hexfp[b]).count("1")
+
+    check(hexfp["a.html"] == hexfp["a_copy.html"] ==
+          hexfp["a_script.html"],
+          "a copy, and a page that differs only in script, style, comment "
+          "and template, have the page's fingerprint")
+    d_edit = dist("a.html", "a_edit.html")
+    check(d_edit == 2, "one word changed in 1,500: %d bits (2)" % d_edit)
+    check(dist("a.html", "b.html") > 10, "an unrelated page: %d bits"
+          % dist("a.html", "b.html"))
+
+    rc, out, err = run(site)
+    want = ["1\t0\t%s/a.html" % site, "1\t0\t%s/a_copy.html" % site,
+            "1\t%d\t%s/a_edit.html" % (d_edit, site),
+            "1\t0\t%s/a_script.html" % site]
+    check(rc == 0 and out.splitlines() == want,
+          "clusters: the four pages of A, distances to a.html (rc %s):\n%s"
+          % (rc, out))
+    check("6 pages" in err and "1 too short" in err and
+          "1 clusters of 2 or more holding 4 pages" in err and
+          "1 pages alone" in err, "the summary on stderr: %r" % err)
+
+    rc, out, err = run("--all", "--quiet", site)
+    check(rc == 0 and err == "" and out.splitlines() == want + [
+        "2\t0\t%s/b.html" % site, "-\t-\t%s/short.html" % site],
+        "--all: b alone as cluster 2, short with '-'; --quiet: no "
+        "summary:\n%s" % out)
+
+    rc, out, _ = run("--k", "0", "--all", site)
+    check(rc == 0 and "2\t0\t%s/a_edit.html" % site in out.splitlines(),
+          "--k 0: the edited page is a cluster of its own")
+
+    rc, out, _ = run(os.path.join(site, "b.html"),
+                     os.path.join(site, "a.html"), "--k=3",
+                     os.path.join(site, "a_edit.html"))
+    check(rc == 0 and out.splitlines() == [
+        "1\t0\t%s/a.html" % site, "1\t%d\t%s/a_edit.html" % (d_edit, site)],
+        "files in the order given, options among them")
+
+    rc, out, err = run(site, os.path.join(work, "missing.html"))
+    check(rc == 2 and out == "" and "missing.html" in err,
+          "a missing input: exit 2 before any output")
+    rc, _, err = run()
+    check(rc == 2 and "no input" in err, "no input: exit 2")
+    rc, _, err = run("--k", "9", site)
+    check(rc == 2 and "--k" in err, "--k 9: exit 2")
+
+    # ---- a WARC of the same pages, as crawl --warc writes it -----------
+    def chunked(body, size=777):
+        out = b""
+        for i in range(0, len(body), size):
+            part = body[i:i + size]
+            out += b"%x\r\n%s\r\n" % (len(part), part)
+        return out + b"0\r\n\r\n"
+
+    # path -> (file, content coding, chunked)
+    ROUTES = {
+        "/a.html": ("a.html", "gzip", True),
+        "/mirror/a.html": ("a.html", None, False),
+        "/a_copy.html": ("a_copy.html", None, True),
+        "/a_edit.html": ("a_edit.html", "gzip", False),
+        "/a_script.html": ("a_script.html", "deflate", True),
+        "/b.html": ("b.html", None, False),
+        "/short.html": ("short.html", "gzip", True),
+    }
+    index = ("<html><body>%s</body></html>" % "".join(
+        "<a href=\"%s\">%s</a> " % (p, p) for p in ROUTES)).encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            path = self.path.split("?")[0]
+            if path == "/":
+                name, coding, chunk, body = None, None, False, index
+            elif path in ROUTES:
+                name, coding, chunk = ROUTES[path]
+                body = PAGES[name]
+            else:
+                self.send_response(404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            if coding == "gzip":
+                body = gzip.compress(body)
+            elif coding == "deflate":
+                body = zlib.compress(body)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            if coding:
+                self.send_header("Content-Encoding", coding)
+            if chunk:
+                self.send_header("Transfer-Encoding", "chunked")
+                body = chunked(body)
+            else:
+                self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    base = "http://127.0.0.1:%d" % httpd.server_address[1]
+    warcs = {}
+    try:
+        for ext in (".warc.gz", ".warc"):
+            path = os.path.join(work, "site" + ext)
+            p = subprocess.run([CRAWL, "--warc", path, "--quiet", "--delay",
+                                "0", "--max-pages", "50", base + "/"],
+                               capture_output=True, timeout=60)
+            check(p.returncode == 0 and os.path.exists(path),
+                  "crawl --warc %s exits 0 (%s: %s)"
+                  % (ext, p.returncode, p.stderr.decode()[-300:]))
+            warcs[ext] = path
+    finally:
+        httpd.shutdown()
+
+    for ext, path in warcs.items():
+        rc, out, err = run("--fingerprints", path)
+        got = {l.split("\t")[2]: l.split("\t")[0] for l in out.splitlines()}
+        want_fp = {base + p: fps[f][0] for p, (f, _, _) in ROUTES.items()}
+        check(rc == 0 and all(got.get(u) == fp for u, fp in want_fp.items()),
+              "%s: every page's fingerprint is its file's (plain, chunked, "
+              "gzip, deflate taken off): %s" % (ext, sorted(
+                  u for u in want_fp if got.get(u) != want_fp[u])))
+        check(set(got) == set(want_fp) | {base + "/"},
+              "%s: the pages are the 2xx HTML responses (robots.txt's 404 "
+              "skipped): %s" % (ext, sorted(set(got) ^ (set(want_fp) |
+                                                       {base + "/"}))))
+        rc, out, err = run(path)
+        rows = [l.split("\t") for l in out.splitlines()]
+        cluster = {r[2] for r in rows}
+        check(rc == 0 and cluster == {base + p for p in (
+            "/a.html", "/mirror/a.html", "/a_copy.html", "/a_edit.html",
+            "/a_script.html")} and {r[0] for r in rows} == {"1"},
+            "%s: one cluster, the page, its mirror, copy, edit and "
+            "script variant:\n%s" % (ext, out))
+        check("WARC records" in err and "not HTML pages" in err,
+              "%s: the summary counts the records skipped: %r" % (ext, err))
+
+    # A .warc.gz cut short: exit 1, the file and offset named, the pages
+    # of the records before the cut read, and the other inputs too.
+    with open(warcs[".warc.gz"], "rb") as f:
+        data = f.read()
+    cut = os.path.join(work, "cut.warc.gz")
+    with open(cut, "wb") as f:
+        f.write(data[:len(data) * 2 // 3])
+    rc, out, err = run("--fingerprints", cut, os.path.join(site, "b.html"))
+    n = len(out.splitlines())
+    check(rc == 1 and "cut.warc.gz: at byte" in err and n >= 2 and
+          out.splitlines()[-1].endswith("/b.html"),
+          "a .warc.gz cut short: exit 1, named (%r), %d pages before the "
+          "cut and the next input read" % (err.strip()[:120], n - 1))
+    bad = os.path.join(work, "bad.warc")
+    with open(bad, "wb") as f:
+        f.write(b"WARC/1.1\r\nWARC-Type: response\r\n\r\nno length")
+    rc, _, err = run(bad)
+    check(rc == 1 and "Content-Length" in err,
+          "a WARC record without Content-Length: exit 1 (%r)" % err.strip())
+finally:
+    shutil.rmtree(work, ignore_errors=True)
+
+print("%d passed, %d failed" % (passes, failures))
+sys.exit(1 if failures else 0)
