@@ -497,8 +497,8 @@ static bool body_start(struct body *b, const char *head)
     if (!field(head, "Content-Type", v, sizeof(v)) || !html_type(v))
         return false;
     if (field(head, "Transfer-Encoding", v, sizeof(v))) {
-        if (!has_token(v, "chunked"))
-            return false; /* a coding nobody here decodes */
+        if (strcasecmp(v, "chunked") != 0)
+            return false; /* another transfer coding: not decoded here */
         b->chunked = true;
         bc_chunked_init(&b->ch);
     }

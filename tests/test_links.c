@@ -1045,6 +1045,15 @@ static void test_text(void **state)
         {"<p>no end", "no end"},
         {"", ""},
     };
+    /* NUL: as it is in ordinary text, U+FFFD in a title (links.h). */
+    static const char nul_page[] = "a\0b<title>c\0d</title>";
+    static const char nul_text[] = "a\0bc\xef\xbf\xbd"
+                                   "d";
+    struct text_collect nc;
+    extract_text(nul_page, sizeof(nul_page) - 1, NULL, 0, &nc);
+    assert_int_equal(nc.text.len, sizeof(nul_text) - 1);
+    assert_memory_equal(nc.text.p, nul_text, sizeof(nul_text) - 1);
+    text_free(&nc);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct text_collect c;
         extract_text(cases[i].html, strlen(cases[i].html), NULL, 0, &c);

@@ -281,6 +281,56 @@ try:
           out.splitlines()[-1].endswith("/b.html"),
           "a .warc.gz cut short: exit 1, named (%r), %d pages before the "
           "cut and the next input read" % (err.strip()[:120], n - 1))
+    # A WARC written here: a resource record of an HTML page is a page;
+    # a warcinfo, a 404, an image, a revisit and a response in a
+    # transfer coding other than chunked alone ("gzip", "gzip, chunked")
+    # are not.
+    def record(kind, uri, ctype, block):
+        head = ("WARC/1.1\r\nWARC-Type: %s\r\nWARC-Record-ID: <urn:uuid:"
+                "%s>\r\n" % (kind, "0" * 36))
+        if uri:
+            head += "WARC-Target-URI: %s\r\n" % uri
+        head += "Content-Type: %s\r\nContent-Length: %d\r\n\r\n" % (
+            ctype, len(block))
+        return head.encode() + block + b"\r\n\r\n"
+
+    def response(status, ctype, body, extra=b""):
+        return (b"HTTP/1.1 %s\r\nContent-Type: %s\r\n%sContent-Length: %d"
+                b"\r\n\r\n" % (status, ctype, extra, len(body))) + body
+
+    http = "application/http; msgtype=response"
+    hand = os.path.join(work, "hand.warc")
+    with open(hand, "wb") as f:
+        f.write(record("warcinfo", None, "application/warc-fields",
+                       b"software: test\r\n"))
+        f.write(record("resource", "http://r.test/page", "text/html",
+                       PAGES["b.html"]))
+        f.write(record("response", "http://r.test/404", http, response(
+            b"404 Not Found", b"text/html", PAGES["a.html"])))
+        f.write(record("response", "http://r.test/img", http, response(
+            b"200 OK", b"image/png", PAGES["a.html"])))
+        f.write(record("revisit", "http://r.test/again", http, response(
+            b"200 OK", b"text/html", b"")))
+        f.write(record("response", "http://r.test/te", http, response(
+            b"200 OK", b"text/html", gzip.compress(PAGES["a.html"]),
+            b"Transfer-Encoding: gzip\r\n")))
+        gz = gzip.compress(PAGES["a.html"])
+        f.write(record("response", "http://r.test/te2", http, (
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+            b"Transfer-Encoding: gzip, chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n"
+            % (len(gz), gz))))
+        f.write(record("response", "http://r.test/ok", http, response(
+            b"200 OK", b"application/xhtml+xml", PAGES["a_edit.html"])))
+    rc, out, err = run("--fingerprints", hand)
+    check(rc == 0 and out.splitlines() == [
+        "%s\t%s\thttp://r.test/page" % tuple(fps["b.html"][:2]),
+        "%s\t%s\thttp://r.test/ok" % tuple(fps["a_edit.html"][:2])] and
+        "8 WARC records, 6 not HTML pages" in err,
+        "a WARC's pages: a resource record of HTML and a 200 of "
+        "application/xhtml+xml; not a warcinfo, a 404, an image, a "
+        "revisit, a gzip transfer coding (chunked or not):\n%s%s"
+        % (out, err))
+
     bad = os.path.join(work, "bad.warc")
     with open(bad, "wb") as f:
         f.write(b"WARC/1.1\r\nWARC-Type: response\r\n\r\nno length")

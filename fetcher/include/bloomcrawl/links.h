@@ -102,14 +102,16 @@ typedef void (*bc_links_link_fn)(void *user, const char *href, size_t len,
  * the character data of the document as the tokenizer reads it,
  * character references decoded (to UTF-8). A NUL byte stays NUL in
  * ordinary text (a browser drops it there) and is U+FFFD in the text of
- * title, textarea, xmp and plaintext (the tokenizer replaces it). The
- * runs are the DOM's textContent cut into pieces: they follow one another with nothing between them, and a run
- * may end anywhere (at a tag, a character reference, a chunk's end, in
- * the middle of a UTF-8 sequence). A tag is not a space: "<b>W</b>ord"
- * is the word "Word", and "<li>a</li><li>b</li>" with no whitespace
- * between is "ab", as in textContent. Bytes: UTF-8 for UTF-8 and
- * UTF-16 pages; a page in another ASCII-compatible encoding gives its
- * own bytes (and UTF-8 for its character references).
+ * title, textarea, xmp and plaintext (the tokenizer replaces it).
+ * Concatenated, the runs are the document's textContent without the
+ * elements left out below: they follow one another with nothing between
+ * them, and a run may end anywhere (at a tag, a character reference, a
+ * chunk's end, in the middle of a UTF-8 sequence). A tag is not a
+ * space: "<b>W</b>ord" is the word "Word", and "<li>a</li><li>b</li>"
+ * with no whitespace between is "ab", as in textContent. Bytes: UTF-8
+ * for UTF-8 and UTF-16 pages; a page in another ASCII-compatible
+ * encoding gives its own bytes (and UTF-8 for its character
+ * references).
  *
  * Left out, because a browser never renders it as the page's text:
  *   - <script>, <style>, and svg or math <script>/<style> contents;
