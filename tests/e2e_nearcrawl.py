@@ -34,6 +34,10 @@ The parts:
              near_links_skipped counts 4 (/edit's and /dup's link too: an
              exact copy's links are a copy's).
   off        --no-near-dedup: no near_duplicate_of, near_duplicates 0.
+  site       the sample site's content duplicates (examples/site): within
+             each group at most 3 bits apart, groups more than 3 apart
+             (neardup --fingerprints on the generated files), so that
+             check_crawl.py's D1 and D2 hold for any crawl order and port.
 """
 import json
 import os
@@ -243,6 +247,53 @@ def off(port, site):
           "off: --no-near-dedup: no near_duplicate_of, near_duplicates 0")
 
 
+def site_groups():
+    """The sample site's content duplicates (examples/site/gensite.py,
+    content_duplicates), fingerprinted by neardup from the generated files:
+    every two pages of a group within 3 bits (whichever a crawl fetches
+    first), every two pages of different groups farther apart. The
+    footers of these pages leave the URL (and so the port) out, so the
+    distances are the text's alone."""
+    site = os.path.join(WORKDIR, "site")
+    gen = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                       "examples", "site", "gensite.py")
+    subprocess.run([sys.executable, gen, site, "--pages", "200"],
+                   check=True, capture_output=True, timeout=60)
+    with open(os.path.join(site, "manifest.json")) as f:
+        groups = [g for g in json.load(f)["content_duplicates"]
+                  if g["kind"] != "index_html"]
+    root = os.path.join(site, "hosts", "www.bloomcrawl.test")
+    files = [os.path.join(root, u.split("}", 1)[1].lstrip("/"))
+             for g in groups for u in g["urls"]]
+    r = subprocess.run([os.path.join(BIN, "neardup"), "--fingerprints",
+                        *files], capture_output=True, text=True, timeout=60)
+    fp = {}
+    for line in r.stdout.splitlines():
+        f = line.split("\t")
+        if f[0] != "-":
+            fp[f[2]] = int(f[0], 16)
+    check(r.returncode == 0 and len(fp) == len(files),
+          "site: neardup fingerprints the %d pages of %d groups"
+          % (len(files), len(groups)))
+    inside, across, k = 0, 64, 0
+    where = {}
+    for i, g in enumerate(groups):
+        for _ in g["urls"]:
+            where[files[k]] = i
+            k += 1
+    for a in files:
+        for b in files:
+            if a < b and a in fp and b in fp:
+                d = bin(fp[a] ^ fp[b]).count("1")
+                if where[a] == where[b]:
+                    inside = max(inside, d)
+                else:
+                    across = min(across, d)
+    check(inside <= 3 and across > 3,
+          "site: within a group at most %d bits apart (<= 3), across groups "
+          "at least %d (> 3)" % (inside, across))
+
+
 def main():
     if os.path.isdir(WORKDIR):
         shutil.rmtree(WORKDIR)
@@ -255,9 +306,10 @@ def main():
     port = httpd.server_address[1]
     t0 = time.monotonic()
     try:
-        for name, fn in (("kill9", kill9), ("skip", skip), ("off", off)):
+        for name, fn in (("kill9", kill9), ("skip", skip), ("off", off),
+                         ("site", None)):
             try:
-                fn(port, site)
+                fn(port, site) if fn else site_groups()
             except Exception as e:
                 import traceback
                 traceback.print_exc()
