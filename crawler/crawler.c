@@ -228,8 +228,11 @@
  * of its own, so clusters do not drift. The simhash configuration is the
  * default (3-word shingles, seed 0) in every run: fingerprints of a state
  * compare with the resume's.
+ * A page's own earlier fetch (a recrawl, --recrawl-after) is no copy of
+ * it: a match naming the page's own URL is not reported, and nothing is
+ * added (the first fetch's fingerprint stays).
  * near_mode BC_CRAWLER_NEAR_SKIP_LINKS: the links of a near-duplicate or
- * duplicate page are not admitted (counted in near_links_skipped): a
+ * duplicate page (of another URL) are not admitted (counted in near_links_skipped): a
  * space of session IDs or calendar days, each page a copy of the first
  * with links to more copies, stops at the first copy. The links of the
  * first page of a cluster are admitted, so nothing it reaches is lost
@@ -1462,8 +1465,12 @@ static void near_check(struct bc_crawler *c, struct transfer *t,
     }
     struct bc_simhash_match m;
     if (bc_simhash_index_query(c->near, fp, &m, NULL)) {
+        const char *first = c->near_urls.data + m.id;
+        if (strlen(first) == t->job.url_len &&
+            !memcmp(first, t->job.url, t->job.url_len))
+            return; /* its own earlier fetch (a recrawl): no copy */
         c->stats.near_duplicates++;
-        page->near_duplicate_of = c->near_urls.data + m.id;
+        page->near_duplicate_of = first;
         page->near_duplicate_of_len = strlen(page->near_duplicate_of);
         page->near_distance = m.distance;
         return;
@@ -1475,6 +1482,15 @@ static void near_check(struct bc_crawler *c, struct transfer *t,
     enum bc_status st = bc_crawl_state_fingerprint_put(c->state, &row);
     if (st != BC_OK)
         c->state_status = st;
+}
+
+/* Whether t's payload is an earlier page's under another URL: an
+ * identical duplicate of its own earlier fetch (a recrawl of a page that
+ * did not change) is no copy, and skip-links admits its links. */
+static bool copy_of_other(const struct transfer *t)
+{
+    return t->duplicate && (strlen(t->first.url) != t->job.url_len ||
+                            memcmp(t->first.url, t->job.url, t->job.url_len));
 }
 
 /* The state's fingerprint rows into the index, on resume. */
@@ -1738,7 +1754,7 @@ static void complete_page(struct bc_crawler *c, struct transfer *t,
 
     near_check(c, t, r, &page);
     if (c->near_mode == BC_CRAWLER_NEAR_SKIP_LINKS &&
-        (page.near_duplicate_of || t->duplicate)) {
+        (page.near_duplicate_of || copy_of_other(t))) {
         /* A copy's links: not admitted (NEAR-DUPLICATES). */
         page.near_links_skipped = t->links_found - t->nofollow - t->links_nomem;
         s->near_links_skipped += page.near_links_skipped;

@@ -34,6 +34,12 @@ The parts:
              near_links_skipped counts 4 (/edit's and /dup's link too: an
              exact copy's links are a copy's).
   off        --no-near-dedup: no near_duplicate_of, near_duplicates 0.
+  recrawl    --state with --recrawl-after 1s and skip-links, then the
+             same command with --revisit: no page fetched again is reported
+             a near-duplicate of its own URL (/orig has a new comment, so
+             its payload differs and its text does not), and the root
+             page, unchanged
+             (its payload the first fetch's), has its links admitted.
   site       the sample site's content duplicates (examples/site): within
              each group at most 3 bits apart, groups more than 3 apart
              (neardup --fingerprints on the generated files), so that
@@ -102,6 +108,7 @@ class Site:
         self.hold = threading.Event()
         self.release = threading.Event()
         self.arrived = threading.Event()
+        self.comment = False  # /orig gains a comment (bytes, not text)
 
     def requests(self, path):
         with self.lock:
@@ -133,6 +140,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 '<a href="%s">%s</a>' % (p, p) for p in LINKS)).encode()
         else:
             body = BODIES.get(self.path)
+        if self.path == "/orig" and s.comment:
+            body = body.replace(b"</body>", b"<!-- again --></body>")
         self.send_response(200 if body else 404)
         body = body or b"<html><body>no</body></html>"
         self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -247,6 +256,42 @@ def off(port, site):
           "off: --no-near-dedup: no near_duplicate_of, near_duplicates 0")
 
 
+def recrawl(port, site):
+    """A recrawl of the same state (--recrawl-after, --revisit) with
+    skip-links: a page fetched again is no copy of its own first fetch."""
+    d = os.path.join(WORKDIR, "recrawl")
+    os.makedirs(d)
+    cmd = crawl_cmd(port, d, "--state", os.path.join(d, "state"),
+                    "--recrawl-after", "1s", "--near-duplicates",
+                    "skip-links")
+    r1 = subprocess.run(cmd, stderr=subprocess.PIPE, timeout=60)
+    time.sleep(2.5)  # past the window and its slack (1/3 s)
+    site.clear()
+    site.comment = True  # /orig's bytes change, its text does not
+    r2 = subprocess.run(cmd + ["--revisit"], stderr=subprocess.PIPE,
+                        timeout=60)
+    site.comment = False
+    base = "http://127.0.0.1:%d" % port
+    with open(os.path.join(d, "out.jsonl")) as f:
+        recs = [json.loads(x) for x in f if x.strip()]
+    again = [r for r in recs[len(LINKS) + 1:]]
+    self_near = [r["url"] for r in recs
+                 if r.get("near_duplicate_of") == r["url"]]
+    check(r1.returncode == 0 and r2.returncode == 0 and
+          site.requests("/orig") == 1 and len(again) > 1 and not self_near,
+          "recrawl: the pages fetched again (%d records; /orig with a new "
+          "comment: other bytes, the same text) name no earlier fetch of "
+          "their own URL as near_duplicate_of (%s)"
+          % (len(again), self_near))
+    skipped = [r["url"] for r in again if r.get("links_skipped") and
+               r.get("duplicate_of", r.get("near_duplicate_of")) is None]
+    root = [r for r in again if r["url"] == base + "/"]
+    check(not skipped and root and not root[0].get("links_skipped"),
+          "recrawl: skip-links keeps the links of a page unchanged since "
+          "its first fetch (/ fetched again, its links admitted; %s)"
+          % skipped)
+
+
 def site_groups():
     """The sample site's content duplicates (examples/site/gensite.py,
     content_duplicates), fingerprinted by neardup from the generated files:
@@ -307,7 +352,7 @@ def main():
     t0 = time.monotonic()
     try:
         for name, fn in (("kill9", kill9), ("skip", skip), ("off", off),
-                         ("site", None)):
+                         ("recrawl", recrawl), ("site", None)):
             try:
                 fn(port, site) if fn else site_groups()
             except Exception as e:
