@@ -222,6 +222,49 @@
  * validators empties a URL's row, so stale ones are never sent. Robots.txt
  * and sitemaps are fetched whole, as before.
  *
+ * NEAR-DUPLICATES (config.near_dedup)
+ * Identical payloads miss the copies that differ in a byte: a session ID
+ * in the page's own links, a print version's frame, a timestamp, a
+ * banner, a soft 404 that names the URL it was asked for. The crawl takes
+ * a 64-bit simhash (dedup/simhash.c) of each page's visible text while
+ * the link extractor reads the body for links: the fetcher hands the
+ * extractor's text runs (links.h, on_text: no script, style, template)
+ * to on_text, which feeds bc_simhash_feed_text() - the same pass over the
+ * same tokens, no copy of the body, no second parse. At completion
+ * (near_check(), in complete_page() before the page's links are admitted)
+ * the fingerprint is looked up in a bc_simhash_index of the earlier
+ * pages' (bc_simhash_index_test_and_add(), within near_k bits): one
+ * within k makes the page a near-duplicate of that page, reported in
+ * near_duplicate_of with the distance; none makes it the first page of a
+ * cluster, added to the index. An id in the index is the offset of the
+ * first page's URL in near_urls (a buffer of NUL-terminated URLs, one per
+ * fingerprint), so a match names it at no other cost. With a state the
+ * fingerprint's row (state.c, FINGERPRINTS) is written in the turn's
+ * transaction with its page, as a payload's is: a kill loses exactly what
+ * it loses of the pages, and a resume reads the rows back in their order
+ * (bc_crawler_create()), so a copy fetched after a kill -9 still names
+ * the original fetched before it.
+ * Fingerprinted: a page's whole 2xx HTML response (the pages the link
+ * extractor reads) with at least BC_SIMHASH_DEFAULT_MIN_SHINGLES shingles
+ * of text; a shorter one is counted (too_short) and neither reported nor
+ * indexed (simhash.c, WHAT IS LOST). A page whose payload is an identical
+ * duplicate (IDENTICAL PAYLOADS) is not fingerprinted: it is reported
+ * with duplicate_of only, and its original's fingerprint is the index's
+ * already. The index keeps the first page of each cluster only: a page
+ * near a near-duplicate but beyond k of the first page starts a cluster
+ * of its own, so clusters do not drift. The simhash configuration is the
+ * default (3-word shingles, seed 0) in every run: fingerprints of a state
+ * compare with the resume's.
+ * A page's own earlier fetch (a recrawl, --recrawl-after) is no copy of
+ * it: a match naming the page's own URL is not reported, and nothing is
+ * added (the first fetch's fingerprint stays).
+ * near_mode BC_CRAWLER_NEAR_SKIP_LINKS: the links of a near-duplicate or
+ * duplicate page (of another URL) are not admitted (counted in near_links_skipped): a
+ * space of session IDs or calendar days, each page a copy of the first
+ * with links to more copies, stops at the first copy. The links of the
+ * first page of a cluster are admitted, so nothing it reaches is lost
+ * that a copy would have reached through the same links.
+ *
  * THE EMBEDDER'S WRITE ERRORS (bc_crawler_fail)
  * What on_page writes (crawl's --out record) belongs to the page's
  * transaction as the WARC records do: a callback that could not write it
@@ -261,6 +304,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #define HASH_NONFATAL_OOM 1
@@ -268,6 +312,7 @@
 #include <uthash.h>
 
 #include "bloomcrawl/robots.h"
+#include "bloomcrawl/simhash.h"
 #include "bloomcrawl/url.h"
 #include "bc_buf.h"
 #include "bc_clock.h"
@@ -473,6 +518,9 @@ struct transfer {
     char last_id[BC_WARC_ID_SIZE];
     char *last_uri;
     time_t last_date;
+    /* Near-duplicates (NEAR-DUPLICATES above): the page's simhash as its
+     * text streams in (initialised for pages when config.near_dedup). */
+    struct bc_simhash sh;
 };
 
 /* The counters of one host (PER-HOST COUNTERS). */
@@ -542,6 +590,13 @@ struct bc_crawler {
      * validators in memory (no state, a recrawl window) or NULL. */
     bool conditional;
     struct bc_validators *validators;
+    /* The index of fingerprints (NEAR-DUPLICATES), or NULL when
+     * config.near_dedup is off; the first pages' URLs, NUL-terminated, at
+     * the offsets the index's ids give; what a near-duplicate's links
+     * become. */
+    struct bc_simhash_index *near;
+    struct bc_buf near_urls;
+    enum bc_crawler_near_mode near_mode;
 };
 
 static uint64_t monotonic_ms(void *ctx)
@@ -1523,6 +1578,102 @@ static void conditional_done(struct bc_crawler *c, struct transfer *t,
     validators_put(c, &v);
 }
 
+/* ---- near-duplicates (NEAR-DUPLICATES above) ------------------------------ */
+
+/* The fetcher's text callback: the page's visible text, run by run. */
+static void on_text(void *ctx, void *user, const char *text, size_t len)
+{
+    (void)ctx;
+    struct transfer *t = user;
+    bc_simhash_feed_text(&t->sh, text, len);
+}
+
+/* Whether Content-Type ct names HTML, as the fetcher's extractor takes
+ * it (text/html or application/xhtml+xml, any case, parameters after). */
+static bool html_type(const char *ct)
+{
+    if (!ct)
+        return false;
+    while (*ct == ' ' || *ct == '\t')
+        ct++;
+    size_t n = strcspn(ct, "; \t");
+    return (n == 9 && !strncasecmp(ct, "text/html", 9)) ||
+           (n == 21 && !strncasecmp(ct, "application/xhtml+xml", 21));
+}
+
+/* Add fp as the first page of a cluster at URL (in memory, and with a
+ * state in the open transaction); id is where the URL goes in near_urls.
+ * BC_OK or BC_ERR_NOMEM (the index and near_urls unchanged). */
+static enum bc_status near_add(struct bc_crawler *c, uint64_t fp,
+                               const char *url, size_t url_len)
+{
+    size_t id = c->near_urls.len;
+    enum bc_status st = bc_buf_append(&c->near_urls, url, url_len);
+    if (st == BC_OK)
+        st = bc_buf_putc(&c->near_urls, '\0');
+    if (st == BC_OK)
+        st = bc_simhash_index_add(c->near, fp, id);
+    if (st != BC_OK)
+        bc_buf_truncate(&c->near_urls, id);
+    return st;
+}
+
+/* A page with a final outcome, before its links are admitted: its
+ * fingerprint, if it has one, looked up among the earlier pages'. A
+ * near-duplicate is counted and named in its report; a new one starts a
+ * cluster (its row written in the state with its page). No memory for
+ * the entry leaves the page unindexed (a later copy is not reported):
+ * nothing claimed that is not so. */
+static void near_check(struct bc_crawler *c, struct transfer *t,
+                       const struct bc_fetch_result *r,
+                       struct bc_crawler_page *page)
+{
+    if (!c->near || t->duplicate || r->status != BC_OK || r->truncated ||
+        r->skipped || r->http_status < 200 || r->http_status > 299 ||
+        !html_type(r->content_type))
+        return;
+    uint64_t fp;
+    if (!bc_simhash_final(&t->sh, &fp)) {
+        c->stats.too_short++;
+        return;
+    }
+    struct bc_simhash_match m;
+    if (bc_simhash_index_query(c->near, fp, &m, NULL)) {
+        const char *first = c->near_urls.data + m.id;
+        if (strlen(first) == t->job.url_len &&
+            !memcmp(first, t->job.url, t->job.url_len))
+            return; /* its own earlier fetch (a recrawl): no copy */
+        c->stats.near_duplicates++;
+        page->near_duplicate_of = first;
+        page->near_duplicate_of_len = strlen(page->near_duplicate_of);
+        page->near_distance = m.distance;
+        return;
+    }
+    if (near_add(c, fp, t->job.url, t->job.url_len) != BC_OK || !c->state ||
+        c->state_status != BC_OK)
+        return;
+    struct bc_crawl_state_fingerprint row = {fp, t->job.url, t->job.url_len};
+    enum bc_status st = bc_crawl_state_fingerprint_put(c->state, &row);
+    if (st != BC_OK)
+        c->state_status = st;
+}
+
+/* Whether t's payload is an earlier page's under another URL: an
+ * identical duplicate of its own earlier fetch (a recrawl of a page that
+ * did not change) is no copy, and skip-links admits its links. */
+static bool copy_of_other(const struct transfer *t)
+{
+    return t->duplicate && (strlen(t->first.url) != t->job.url_len ||
+                            memcmp(t->first.url, t->job.url, t->job.url_len));
+}
+
+/* The state's fingerprint rows into the index, on resume. */
+static enum bc_status near_load_row(void *ctx,
+                                    const struct bc_crawl_state_fingerprint *f)
+{
+    return near_add(ctx, f->fp, f->url, f->url_len);
+}
+
 /* ---- local failures (LOCAL FAILURES above) --------------------------------- */
 
 const char *bc_crawler_resource_name(int err_no)
@@ -1775,7 +1926,15 @@ static void complete_page(struct bc_crawler *c, struct transfer *t,
         return;
     }
 
-    admit_links(c, t);
+    near_check(c, t, r, &page);
+    if (c->near_mode == BC_CRAWLER_NEAR_SKIP_LINKS &&
+        (page.near_duplicate_of || copy_of_other(t))) {
+        /* A copy's links: not admitted (NEAR-DUPLICATES). */
+        page.near_links_skipped = t->links_found - t->nofollow - t->links_nomem;
+        s->near_links_skipped += page.near_links_skipped;
+    } else {
+        admit_links(c, t);
+    }
     s->links += t->links_found;
     s->nofollow_skipped += t->nofollow;
     s->links_nomem += t->links_nomem;
@@ -1978,6 +2137,8 @@ static bool start(struct bc_crawler *c, const struct bc_frontier_job *job,
         t->base_at = SIZE_MAX;
         bc_buf_init(&t->links, 0);
         t->fetched_at = time(NULL);
+        if (c->near && !robots && !sitemap)
+            (void)bc_simhash_init(&t->sh, NULL); /* the defaults: BC_OK */
         if (robots)
             st = bc_fetcher_add_truncated(c->fetcher, job->url, job->url_len,
                                           BC_FETCH_NO_LINKS,
@@ -2260,6 +2421,7 @@ void bc_crawler_config_init(struct bc_crawler_config *config)
     bc_fetcher_config_init(&config->fetcher);
     config->concurrency = BC_CRAWLER_DEFAULT_CONCURRENCY;
     config->local_wait_ms = BC_CRAWLER_DEFAULT_LOCAL_WAIT_MS;
+    config->near_k = BC_SIMHASH_DEFAULT_K;
 }
 
 /*
@@ -2368,10 +2530,10 @@ enum bc_status bc_crawler_pin(const struct bc_crawler_config *config,
 static bool config_ok(const struct bc_crawler_config *config)
 {
     if (config->concurrency == 0 || config->fetcher.on_done ||
-        config->fetcher.on_link || config->fetcher.on_body ||
-        config->fetcher.on_headers || config->fetcher.on_wire_head ||
-        config->fetcher.on_wire_body || config->fetcher.on_wire_payload ||
-        config->fetcher.ctx ||
+        config->fetcher.on_link || config->fetcher.on_text ||
+        config->fetcher.on_body || config->fetcher.on_headers ||
+        config->fetcher.on_wire_head || config->fetcher.on_wire_body ||
+        config->fetcher.on_wire_payload || config->fetcher.ctx ||
         (config->accept_type_count && !config->accept_types) ||
         (config->reject_type_count && !config->reject_types))
         return false;
@@ -2484,6 +2646,8 @@ fetcher_config_of(struct bc_crawler *c, const struct bc_crawler_config *config)
     }
     if (c->warc || c->payloads)
         xc.on_wire_payload = on_wire_payload;
+    if (c->near)
+        xc.on_text = on_text;
     if (c->accept_type_count || c->reject_type_count)
         xc.on_headers = on_headers;
     xc.ctx = c;
@@ -2520,6 +2684,23 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
     if (c->conditional && !c->state && config->recrawl_after_ms &&
         (st = bc_validators_create(&c->validators)) != BC_OK)
         goto out_free_payloads;
+
+    c->near_mode = config->near_mode;
+    bc_buf_init(&c->near_urls, 0);
+    if (config->near_dedup) {
+        struct bc_simhash_index_config ic;
+        bc_simhash_index_config_init(&ic);
+        ic.k = config->near_k;
+        /* Sized for the seen-test's expected URLs: a fingerprint per
+         * page at most (4 tables, 4 MiB of buckets at 10^6 for k = 3). */
+        if (config->frontier.seen.expected)
+            ic.n_expected = config->frontier.seen.expected;
+        st = bc_simhash_index_create(&ic, &c->near);
+        if (st == BC_OK && c->state)
+            st = bc_crawl_state_fingerprints(c->state, near_load_row, c);
+        if (st != BC_OK)
+            goto out_free_payloads;
+    }
     struct bc_fetcher_config xc = fetcher_config_of(c, config);
     st = bc_fetcher_create(&xc, &c->fetcher);
     if (st != BC_OK)
@@ -2529,6 +2710,8 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
 
 out_free_payloads:
     bc_validators_free(c->validators);
+    bc_simhash_index_free(c->near);
+    bc_buf_free(&c->near_urls);
     bc_payloads_free(c->payloads);
     hosts_free(c);
     bc_frontier_free(c->frontier);
@@ -2552,6 +2735,8 @@ void bc_crawler_free(struct bc_crawler *c)
     bc_frontier_free(c->frontier);
     bc_payloads_free(c->payloads);
     bc_validators_free(c->validators);
+    bc_simhash_index_free(c->near);
+    bc_buf_free(&c->near_urls);
     free(c);
 }
 
@@ -2684,6 +2869,7 @@ void bc_crawler_stats(const struct bc_crawler *c, struct bc_crawler_stats *out)
     out->in_flight = bc_fetcher_in_flight(c->fetcher);
     out->intake = c->intake;
     out->payload_digests = bc_payloads_count(c->payloads);
+    out->fingerprints = bc_simhash_index_count(c->near);
 }
 
 struct bc_frontier *bc_crawler_frontier(struct bc_crawler *c)

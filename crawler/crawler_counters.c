@@ -133,6 +133,14 @@ static const struct bc_counter table[] = {
         "Recrawled pages requested with their last fetch's validators"),
     ROW(not_modified, TOTAL, U64, "pages",
         "Recrawled pages answered 304 Not Modified (unchanged)"),
+    ROW(near_duplicates, TOTAL, U64, "pages",
+        "Pages whose text's simhash lies within k bits of an earlier page's"),
+    ROW(too_short, TOTAL, U64, "pages",
+        "HTML pages with too little text to fingerprint"),
+    ROW(near_links_skipped, TOTAL, U64, "links",
+        "Links of (near-)duplicate pages not admitted (skip-links)"),
+    ROW(fingerprints, GAUGE, SIZE, "fingerprints",
+        "Simhash fingerprints in the crawl's index now (one per cluster)"),
 };
 
 const struct bc_counter *bc_crawler_counter_table(size_t *n)

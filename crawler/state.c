@@ -136,7 +136,8 @@
  * state, another version as incompatible (version 2 added urls.referrer
  * and host_stats, version 3 the outbox: an older state is refused with a
  * message saying which version made it; there is no migration; the
- * tables sitemaps, circuits, failed, payloads and validators came later
+ * tables sitemaps, circuits, failed, payloads, validators and
+ * fingerprints came later
  * and are made when missing, the columns hosts.delay_override and urls.payload added, so no
  * version was needed). PRAGMA quick_check runs before anything is written (a
  * truncated or byte-flipped database is refused).
@@ -261,7 +262,8 @@ struct bc_crawl_state {
     sqlite3_stmt *payload_put; /* prepared at its first use (PAYLOADS) */
     /* Prepared at their first use (VALIDATORS). */
     sqlite3_stmt *validators_put, *validators_find;
-    sqlite3_int64 next_seq; /* the next queue position given out */
+    sqlite3_stmt *fingerprint_put; /* prepared at its first use */
+    sqlite3_int64 next_seq;        /* the next queue position given out */
     uint64_t journal, committed_journal, snapshot_pos;
     uint64_t out_offset, runs, refetched, refetched_now, queued;
     struct bc_warc_position warc; /* the WARC writer's, at the next commit */
@@ -867,8 +869,19 @@ static const char validators_sql[] =
     " record_id TEXT NOT NULL, record_uri TEXT NOT NULL,"
     " date INTEGER NOT NULL) WITHOUT ROWID";
 
-/* The tables sitemaps, circuits, failed, payloads and validators, with
- * every column, and the columns added to hosts. */
+/* FINGERPRINTS: the crawl's index of near-duplicates (crawler.c,
+ * NEAR-DUPLICATES): the simhash of each page that started a cluster
+ * (none earlier within k bits), as a signed 64-bit integer (SQLite has no
+ * unsigned one; the bits are kept), and its URL, in the order they were
+ * found (the rowid), which is the order a resume adds them back in. A row
+ * is written in the turn's transaction with its page. Made, if missing,
+ * by begin_run: a state of an earlier crawl gains it, empty. */
+static const char fingerprints_sql[] =
+    "CREATE TABLE IF NOT EXISTS fingerprints(fp INTEGER NOT NULL,"
+    " url TEXT NOT NULL)";
+
+/* The tables sitemaps, circuits, failed, payloads, validators and
+ * fingerprints, with every column, and the columns added to hosts. */
 static enum bc_status make_fault_tables(struct bc_crawl_state *s)
 {
     enum bc_status st = exec(s, sitemaps_sql);
@@ -876,6 +889,8 @@ static enum bc_status make_fault_tables(struct bc_crawl_state *s)
         st = exec(s, payloads_sql);
     if (st == BC_OK)
         st = exec(s, validators_sql);
+    if (st == BC_OK)
+        st = exec(s, fingerprints_sql);
     if (st == BC_OK)
         st = exec(s, faults_sql);
     if (st == BC_OK)
@@ -1925,6 +1940,7 @@ void bc_crawl_state_close(struct bc_crawl_state *s)
     sqlite3_finalize(s->payload_put);
     sqlite3_finalize(s->validators_put);
     sqlite3_finalize(s->validators_find);
+    sqlite3_finalize(s->fingerprint_put);
     if (s->db) {
         if (s->in_txn)
             sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
@@ -2702,6 +2718,72 @@ enum bc_status bc_crawl_state_validators_find(
     }
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
+    return st;
+}
+
+/* ---- fingerprints (FINGERPRINTS above) ------------------------------- */
+
+enum bc_status
+bc_crawl_state_fingerprint_put(struct bc_crawl_state *s,
+                               const struct bc_crawl_state_fingerprint *f)
+{
+    if (!s || !f || !f->url || f->url_len > INT32_MAX)
+        return BC_ERR_INVALID_ARG;
+    enum bc_status st = ensure_txn(s);
+    if (st != BC_OK)
+        return st;
+    if (!s->fingerprint_put &&
+        sqlite3_prepare_v3(s->db,
+                           "INSERT INTO fingerprints(fp, url) VALUES(?, ?)", -1,
+                           SQLITE_PREPARE_PERSISTENT, &s->fingerprint_put,
+                           NULL) != SQLITE_OK) {
+        s->failed = true;
+        return db_fail(s, "fingerprints");
+    }
+    sqlite3_stmt *q = s->fingerprint_put;
+    sqlite3_bind_int64(q, 1, (sqlite3_int64)f->fp);
+    sqlite3_bind_text(q, 2, f->url, (int)f->url_len, SQLITE_STATIC);
+    int rc = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (rc != SQLITE_DONE) {
+        s->failed = true;
+        return db_fail(s, "fingerprints");
+    }
+    return BC_OK;
+}
+
+enum bc_status bc_crawl_state_fingerprints(
+    struct bc_crawl_state *s,
+    enum bc_status (*fn)(void *ctx, const struct bc_crawl_state_fingerprint *f),
+    void *ctx)
+{
+    if (!s || !fn)
+        return BC_ERR_INVALID_ARG;
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT fp, url FROM fingerprints ORDER BY rowid",
+                           -1, &q, NULL) != SQLITE_OK)
+        return db_fail(s, "fingerprints");
+    int rc;
+    enum bc_status st = BC_OK;
+    while (st == BC_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *url = (const char *)sqlite3_column_text(q, 1);
+        if (!url || sqlite3_column_type(q, 0) != SQLITE_INTEGER) {
+            st = BC_ERR_CORRUPT;
+            set_err(s->errmsg, sizeof(s->errmsg),
+                    "crawl.db: a fingerprints row is malformed");
+            break;
+        }
+        struct bc_crawl_state_fingerprint f = {
+            .fp = (uint64_t)sqlite3_column_int64(q, 0),
+            .url = url,
+            .url_len = (size_t)sqlite3_column_bytes(q, 1),
+        };
+        st = fn(ctx, &f);
+    }
+    sqlite3_finalize(q);
+    if (st == BC_OK && rc != SQLITE_DONE)
+        st = db_fail(s, "fingerprints");
     return st;
 }
 

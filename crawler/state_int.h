@@ -326,4 +326,33 @@ enum bc_status bc_crawl_state_validators_find(
     enum bc_status (*fn)(void *ctx, const struct bc_crawl_state_validators *v),
     void *ctx);
 
+/* A row of the fingerprints table (crawler.c, NEAR-DUPLICATES): a page's
+ * 64-bit simhash, the first of its near-duplicate cluster, and its URL.
+ * The URL is valid only during a callback. */
+struct bc_crawl_state_fingerprint {
+    uint64_t fp;
+    const char *url; /* not NUL-terminated in a put */
+    size_t url_len;
+};
+
+/*
+ * Append fingerprint row f in the open transaction: durable at the next
+ * commit, with the page it came with. Returns BC_OK, BC_ERR_INVALID_ARG
+ * (NULL argument or URL) or BC_ERR_IO (sticky). Cost: one B-tree append.
+ */
+enum bc_status
+bc_crawl_state_fingerprint_put(struct bc_crawl_state *state,
+                               const struct bc_crawl_state_fingerprint *f);
+
+/*
+ * Call fn with every committed fingerprint row, in the order they were
+ * put, until it returns an error, which is returned. Returns BC_OK,
+ * BC_ERR_INVALID_ARG, BC_ERR_CORRUPT (a row without its URL: the state's
+ * errmsg says so) or BC_ERR_IO. Cost: O(rows).
+ */
+enum bc_status bc_crawl_state_fingerprints(
+    struct bc_crawl_state *state,
+    enum bc_status (*fn)(void *ctx, const struct bc_crawl_state_fingerprint *f),
+    void *ctx);
+
 #endif /* BC_CRAWLER_STATE_INT_H */

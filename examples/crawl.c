@@ -62,6 +62,7 @@
 #include "bc_io.h"
 #include "bloomcrawl/crawler.h"
 #include "bloomcrawl/redis_conn.h"
+#include "bloomcrawl/simhash.h"
 #include "bloomcrawl/version.h"
 #include "bloomcrawl/workers.h"
 #include "listen.h"
@@ -237,6 +238,18 @@ static void usage(FILE *f)
         "                       fetches pages whole: no If-None-Match or\n"
         "                       If-Modified-Since from the last fetch, no\n"
         "                       304 revisit records (not_modified)\n",
+        f);
+    fputs(
+        "  --near-duplicates follow|skip-links  a page whose visible\n"
+        "                       text's simhash lies within --near-k bits of\n"
+        "                       an earlier page's is reported with\n"
+        "                       near_duplicate_of (the first page's URL) and\n"
+        "                       near_duplicate_distance in --out; skip-links:\n"
+        "                       the links of a near-duplicate or duplicate\n"
+        "                       page are not admitted, counted (follow)\n"
+        "  --near-k K           Hamming distance of a near-duplicate, 0..8\n"
+        "                       (3)\n"
+        "  --no-near-dedup      take no simhash: no near_duplicate_of\n",
         f);
     fputs("  --warc-max-size BYTES  rotate: FILE-00000.warc.gz,\n"
           "                       FILE-00001.warc.gz, ... each about BYTES\n"
@@ -477,6 +490,9 @@ struct options {
     bool revisit;          /* --revisit */
     bool no_payload_dedup; /* --no-payload-dedup */
     bool no_conditional;   /* --no-conditional */
+    bool no_near_dedup;    /* --no-near-dedup */
+    bool near_skip_links;  /* --near-duplicates skip-links */
+    unsigned near_k;       /* --near-k */
     uint64_t robots_retries, robots_retry_ms, max_retry_after_ms;
     uint64_t max_retries, max_redirects;
     uint64_t retry_delay_ms, host_failures, host_give_up_ms;
@@ -622,6 +638,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         .delay_ms = 1000,
         .user_agent = DEFAULT_USER_AGENT,
         .expect = BC_SEEN_DEFAULT_EXPECTED,
+        .near_k = BC_SIMHASH_DEFAULT_K,
         .fp_rate = BC_SEEN_DEFAULT_FP_RATE,
         .layout = BC_BLOOM_BLOCKED,
         .lru = BC_SEEN_DEFAULT_LRU,
@@ -670,6 +687,8 @@ static int parse_options(int argc, char **argv, struct options *o)
             o->no_payload_dedup = true, is_flag = 1;
         else if (!strcmp(a, "--no-conditional"))
             o->no_conditional = true, is_flag = 1;
+        else if (!strcmp(a, "--no-near-dedup"))
+            o->no_near_dedup = true, is_flag = 1;
         else if (!strcmp(a, "--retry-failed"))
             o->retry_failed = true, is_flag = 1;
         else if (!strcmp(a, "--quiet"))
@@ -690,7 +709,17 @@ static int parse_options(int argc, char **argv, struct options *o)
         else if (!strcmp(a, "--max-depth"))
             bad = args_count(v, true, &n) || n > 65535,
             o->max_depth = (unsigned)n, range = "0..65535";
-        else if (!strcmp(a, "--scope")) {
+        else if (!strcmp(a, "--near-k"))
+            bad = args_count(v, true, &n) || n > BC_SIMHASH_MAX_K,
+            o->near_k = (unsigned)n, range = "0..8";
+        else if (!strcmp(a, "--near-duplicates")) {
+            if (!strcmp(v, "follow"))
+                o->near_skip_links = false;
+            else if (!strcmp(v, "skip-links"))
+                o->near_skip_links = true;
+            else
+                bad = 1, range = "follow or skip-links";
+        } else if (!strcmp(a, "--scope")) {
             if (!strcmp(v, "host"))
                 o->scope = BC_SCOPE_HOST;
             else if (!strcmp(v, "domain"))
@@ -902,8 +931,98 @@ static int parse_options(int argc, char **argv, struct options *o)
  * once (more: 503). */
 #define LISTEN_PENDING_MAX 16u
 
+/*
+ * The near-duplicate clusters of this run, for the report: the first
+ * page's URL and its near-duplicates met in this run (a resumed crawl
+ * counts the copies it fetched itself). An open-addressing table of
+ * FNV-1a hashes, doubled at half full; no memory for it only leaves the
+ * report's list short.
+ */
+struct cluster {
+    char *url; /* NULL: an empty slot */
+    uint64_t copies;
+};
+
+struct clusters {
+    struct cluster *slot;
+    size_t cap, used; /* cap: a power of two, or 0 */
+};
+
+static uint64_t fnv1a(const char *s, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3u;
+    return h;
+}
+
+static struct cluster *clusters_slot(struct cluster *slot, size_t cap,
+                                     const char *url, size_t len)
+{
+    size_t i = (size_t)fnv1a(url, len) & (cap - 1);
+    while (slot[i].url &&
+           (strlen(slot[i].url) != len || memcmp(slot[i].url, url, len)))
+        i = (i + 1) & (cap - 1);
+    return &slot[i];
+}
+
+static void clusters_count(struct clusters *t, const char *url, size_t len)
+{
+    if (2 * (t->used + 1) > t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        struct cluster *slot = calloc(cap, sizeof(*slot));
+        if (!slot)
+            return;
+        for (size_t i = 0; i < t->cap; i++)
+            if (t->slot[i].url)
+                *clusters_slot(slot, cap, t->slot[i].url,
+                               strlen(t->slot[i].url)) = t->slot[i];
+        free(t->slot);
+        t->slot = slot;
+        t->cap = cap;
+    }
+    struct cluster *e = clusters_slot(t->slot, t->cap, url, len);
+    if (!e->url) {
+        if (!(e->url = strndup(url, len)))
+            return;
+        t->used++;
+    }
+    e->copies++;
+}
+
+static void clusters_free(struct clusters *t)
+{
+    for (size_t i = 0; i < t->cap; i++)
+        free(t->slot[i].url);
+    free(t->slot);
+}
+
+/* The report's lines of the largest clusters (at most 5: a selection
+ * over the table, 5 passes). */
+static void clusters_report(const struct clusters *t, FILE *f)
+{
+    const struct cluster *shown[5] = {0};
+    for (size_t n = 0; n < 5; n++) {
+        const struct cluster *best = NULL;
+        for (size_t i = 0; i < t->cap; i++) {
+            const struct cluster *e = &t->slot[i];
+            bool taken = false;
+            for (size_t j = 0; j < n; j++)
+                taken |= shown[j] == e;
+            if (e->url && !taken && (!best || e->copies > best->copies))
+                best = e;
+        }
+        if (!best)
+            break;
+        shown[n] = best;
+        fprintf(f, "  %8llu copies of %s\n", (unsigned long long)best->copies,
+                best->url);
+    }
+}
+
 struct crawl {
     struct options opt;
+    struct clusters clusters;     /* near-duplicates, for the report */
     struct bc_crawler *crawler;   /* the loop: bloomcrawl/crawler.h */
     struct bc_frontier *frontier; /* the crawler's, for its counters */
     int out_fd;                   /* --out, O_APPEND; -1 without */
@@ -1108,6 +1227,9 @@ static void on_fetch(void *ctx, const struct bc_crawler_page *p)
 static void on_page(void *ctx, const struct bc_crawler_page *p)
 {
     struct crawl *c = ctx;
+    if (p->near_duplicate_of)
+        clusters_count(&c->clusters, p->near_duplicate_of,
+                       p->near_duplicate_of_len);
     if (c->out_fd < 0 || c->write_failed)
         return;
     char *buf = NULL;
@@ -1150,6 +1272,14 @@ static void on_page(void *ctx, const struct bc_crawler_page *p)
     }
     if (p->not_modified)
         fputs(", \"not_modified\": true", f);
+    if (p->near_duplicate_of) {
+        fputs(", \"near_duplicate_of\": ", f);
+        json_string(f, p->near_duplicate_of, p->near_duplicate_of_len);
+        fprintf(f, ", \"near_duplicate_distance\": %u", p->near_distance);
+    }
+    if (p->near_links_skipped)
+        fprintf(f, ", \"links_skipped\": %llu",
+                (unsigned long long)p->near_links_skipped);
     if (p->failed) {
         const char *kind = bc_crawler_error_kind_name(p->error_kind);
         const char *text = p->error_kind == BC_CRAWLER_ERR_TOO_MANY_REDIRECTS
@@ -2019,6 +2149,24 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
                 "validators, %llu answered 304 Not Modified\n",
                 (unsigned long long)k.conditional_requests,
                 (unsigned long long)k.not_modified);
+
+    if (!c->opt.no_near_dedup) {
+        fprintf(f,
+                "near-duplicates      %llu pages within %u bits of an "
+                "earlier page's simhash (near_duplicate_of in --out); %llu "
+                "fingerprints, %llu pages too short to take one",
+                (unsigned long long)k.near_duplicates, c->opt.near_k,
+                (unsigned long long)k.fingerprints,
+                (unsigned long long)k.too_short);
+        if (c->opt.near_skip_links)
+            fprintf(f, "; %llu links of copies not followed",
+                    (unsigned long long)k.near_links_skipped);
+        fputc('\n', f);
+        if (c->clusters.used) {
+            fprintf(f, "  largest clusters (this run's copies):\n");
+            clusters_report(&c->clusters, f);
+        }
+    }
     if (c->workers)
         report_workers(c, f, &k);
     fprintf(f, "\nadmission (frontier)\n");
@@ -4324,6 +4472,10 @@ int main(int argc, char **argv)
     cc.warc = c.warc;
     cc.payload_dedup = !o->no_payload_dedup;
     cc.conditional = !o->no_conditional;
+    cc.near_dedup = !o->no_near_dedup;
+    cc.near_k = o->near_k;
+    cc.near_mode = o->near_skip_links ? BC_CRAWLER_NEAR_SKIP_LINKS
+                                      : BC_CRAWLER_NEAR_FOLLOW;
     cc.concurrency = clamp_concurrency(&c, cc.concurrency);
     /* Idle keep-alive connections count against the descriptors too: at
      * most one connection per transfer in flight (curl closes the oldest
@@ -4559,6 +4711,7 @@ out_close:
     if (c.stats_fd >= 0)
         close(c.stats_fd);
     free(c.stats_tmp);
+    clusters_free(&c.clusters);
     if (c.seeds_in)
         fclose(c.seeds_in);
     return rc;

@@ -1112,6 +1112,13 @@ static void link_bridge(void *ud, const char *href, size_t len,
     c->on_link(c->ctx, t->user, href, len, base, base_len, flags);
 }
 
+static void text_bridge(void *ud, const char *text, size_t len)
+{
+    struct transfer *t = ud;
+    const struct bc_fetcher_config *c = &t->f->cfg;
+    c->on_text(c->ctx, t->user, text, len);
+}
+
 /* First body chunk: decide whether this body goes to the extractor.
  * false: no memory for the extractor (the transfer fails: its links would
  * be lost, OUT OF MEMORY above). */
@@ -1125,7 +1132,7 @@ static bool start_body(struct transfer *t)
     t->body_seen = true;
     curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
     t->body_2xx = code >= 200 && code <= 299;
-    if (!c->on_link || (t->flags & BC_FETCH_NO_LINKS))
+    if ((!c->on_link && !c->on_text) || (t->flags & BC_FETCH_NO_LINKS))
         return true;
     curl_easy_getinfo(t->easy, CURLINFO_CONTENT_TYPE, &ct);
     if (code < 200 || code > 299 || !is_html(ct))
@@ -1136,7 +1143,8 @@ static bool start_body(struct transfer *t)
 
     struct bc_links_config lc;
     bc_links_config_init(&lc);
-    lc.on_link = link_bridge;
+    lc.on_link = c->on_link ? link_bridge : NULL;
+    lc.on_text = c->on_text ? text_bridge : NULL;
     lc.user = t;
     lc.max_href_bytes = c->max_href_bytes;
     enum bc_status st = bc_links_create(&lc, eff, strlen(eff), &t->links);

@@ -18,6 +18,12 @@ connection. Each route shows one kind of result the fetcher must report:
   /500, /404      those statuses, with an HTML body that has a link
   /headers-huge   200 with 200 header lines of 1000 bytes each
   /text           200 text/plain that looks like HTML (not parsed)
+  /near/NAME      near-duplicates (test_crawler's test_near_duplicates):
+                  /near/index links orig, edit, sid1, other and short;
+                  orig has 400 words of text, edit the same with one
+                  word changed, sid1 orig's text with links to
+                  /near/sid1/x and /near/sid1/y (two words each), other
+                  400 other words, short five words
   /stall          200 headers and 10 bytes of a 100000-byte body, then
                   nothing for 5 s (low-speed abort)
   /ua             200 text/plain: the request's User-Agent
@@ -150,6 +156,42 @@ FLAKY = {}  # /flaky/ path -> requests so far
 FLAKY_LOCK = threading.Lock()
 
 
+def near_words(seed, n):
+    """n pseudo-random words of a 500-word vocabulary (an LCG: the same
+    on every Python)."""
+    out, x = [], seed
+    for _ in range(n):
+        x = (x * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+        out.append("w%03d" % ((x >> 33) % 500))
+    return out
+
+
+def near_page(name):
+    """The body of /near/NAME, or None."""
+    words, links = None, []
+    if name == "index":
+        words = ["index"]
+        links = ["/near/" + n for n in ("orig", "edit", "sid1", "other",
+                                         "short")]
+    elif name in ("orig", "edit", "sid1"):
+        words = near_words(24, 400)
+        if name == "edit":
+            words[100] = "changed"
+        if name == "sid1":
+            links = ["/near/sid1/x", "/near/sid1/y"]
+    elif name == "other":
+        words = near_words(42, 400)
+    elif name == "short":
+        words = ["five", "words", "are", "too", "short"]
+    elif name in ("sid1/x", "sid1/y"):
+        words = ["copy", name[-1]]
+    if words is None:
+        return None
+    return ("<html><head><style>p { margin: 0 }</style></head><body><p>%s"
+            "</p>%s</body></html>" % (" ".join(words), "".join(
+                '<a href="%s"></a>' % h for h in links))).encode()
+
+
 def big_text(size):
     head = b"User-agent: *\nDisallow: /private\n"
     filler = b"# " + b"x" * 77 + b"\n"
@@ -262,6 +304,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_body(200, "text/plain", big_text(600 << 10))
         elif path.startswith("/flaky/"):
             self.flaky(path)
+        elif path.startswith("/near/") and near_page(path[6:]):
+            self.send_body(200, html, near_page(path[6:]))
         elif path.startswith("/big-text/"):
             body = big_text(int(path.rsplit("/", 1)[1]))
             if "chunked=1" in query:

@@ -35,7 +35,9 @@ Runs without the C crawler, in well under 20 s, touching only 127.0.0.1:
    the log are spoiled one way at a time (a page missing, a script link
    fetched, a spelling fetched twice, robots.txt fetched twice, the wrong
    scope, a trap limit too low, a page only a sitemap lists missing, a
-   sitemap fetched twice or never), and each must fail with the rule named;
+   sitemap fetched twice or never, a content copy not reported as one, a
+   page reported a copy of an unrelated page), and each must fail with the
+   rule named;
    with --lossy, pages lost (as a too-small Bloom filter loses them) only
    warn.
 
@@ -398,6 +400,53 @@ def main():
             ("a page asked before robots.txt (logged after it)", ["L2"],
              None, lambda lg: arrived_first(lg, "/robots.txt", False)),
         ]
+        # Content duplicates (D1, D2): the reference crawl reports none,
+        # so the rules are not judged on it (--content-dups auto); its out
+        # file annotated as a crawler that reports them would be passes,
+        # and spoiled, fails.
+        def annotate(o, skip=None):
+            o = [dict(r) for r in o]
+            by = {r["url"]: r for r in o}
+            for g in m["content_duplicates"]:
+                got = [u for u in g["urls"] if u in by]
+                for u in got[1:]:
+                    if u != skip:
+                        by[u]["near_duplicate_of"] = got[0]
+                        by[u]["near_duplicate_distance"] = 1
+            return o
+
+        copy_of = {g["kind"]: g["urls"] for g in m["content_duplicates"]}
+        cases += [
+            ("a session-ID copy not reported", ["D1"],
+             lambda o: annotate(o, skip=copy_of["session_id"][1]), None),
+            ("a page reported a near-duplicate of an unrelated page",
+             ["D2"], lambda o: [dict(r, near_duplicate_of=copy_of[
+                 "soft_404"][0]) if r["url"] == req else r
+                 for r in annotate(o)], None),
+            ("a copy reported a duplicate of another group's page", ["D2"],
+             lambda o: [dict(r, near_duplicate_of=copy_of[
+                 "print_version"][0]) if r["url"] == copy_of[
+                 "session_id"][1] else r for r in annotate(o)], None),
+        ]
+        o2 = os.path.join(tmp, "annotated-out.jsonl")
+        spoil(out, o2, annotate)
+        ok, p, failed = run_check(base + ["--log", log, "--out", o2], 0)
+        if not ok or "ok   D1" not in p.stdout or "ok   D2" not in p.stdout:
+            fail("the content duplicates reported rightly: exit %d, failed "
+                 "%s" % (p.returncode, sorted(failed)))
+        else:
+            print("ok   the content duplicates reported rightly pass D1 "
+                  "and D2")
+        ok, p, failed = run_check(
+            base + ["--log", log, "--out", out, "--content-dups", "on"], 1,
+            ["D1"])
+        if not ok:
+            fail("--content-dups on, none reported: exit %d, failed %s"
+                 % (p.returncode, sorted(failed)))
+        else:
+            print("ok   caught with --content-dups on: no copy reported "
+                  "(D1)")
+
         def www_lines(lg):
             return [i for i, r in enumerate(lg)
                     if r["host"].startswith("www.")]

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "bloomcrawl/crawler.h"
+#include "bloomcrawl/simhash.h"
 #include "alloc_fail.h"
 #include "fd_limit.h"
 #include "fixture_server.h"
@@ -73,6 +74,9 @@ struct seen_page {
     unsigned retries;
     enum bc_fault fault;
     unsigned retry_fetches; /* on_fetch calls with retry before this page */
+    char near_of[128];      /* near_duplicate_of's path, "" for none */
+    unsigned near_distance;
+    uint64_t near_links_skipped;
 };
 
 struct run {
@@ -131,6 +135,15 @@ static void on_page(void *ctx, const struct bc_crawler_page *p)
                  p->location);
     assert_non_null(p->error_text);
     assert_true(p->failed == (p->error_text[0] != 0));
+    if (p->near_duplicate_of) {
+        assert_int_equal(strlen(p->near_duplicate_of),
+                         p->near_duplicate_of_len);
+        assert_null(p->duplicate_of); /* exact, or near: never both */
+        snprintf(s->near_of, sizeof(s->near_of), "%s",
+                 strchr(p->near_duplicate_of + strlen("http://"), '/'));
+    }
+    s->near_distance = p->near_distance;
+    s->near_links_skipped = p->near_links_skipped;
 
     struct bc_crawler_stats st;
     bc_crawler_stats(r->crawler, &st);
@@ -300,6 +313,86 @@ static void test_small_site(void **state)
     /* on_page may not step the crawler it is called from. */
     assert_int_equal(r.step_in, BC_ERR_INVALID_ARG);
     bc_crawler_free(r.crawler);
+}
+
+/* ---- near-duplicates (crawler.c, NEAR-DUPLICATES) --------------------- */
+
+/* Crawl the fixture's /near/ pages (one at a time, in link order) with
+ * near_dedup on (mode), or off. */
+static void near_crawl(struct run *r, bool on, enum bc_crawler_near_mode mode)
+{
+    memset(r, 0, sizeof(*r));
+    struct bc_crawler_config cfg;
+    config_for_server(&cfg, r);
+    cfg.concurrency = 1;
+    cfg.frontier.per_host_concurrency = 1;
+    cfg.near_dedup = on;
+    cfg.near_mode = mode;
+    assert_int_equal(bc_crawler_create(&cfg, &r->crawler), BC_OK);
+    add_seed(r, "/near/index");
+    assert_int_equal(bc_crawler_run(r->crawler), BC_OK);
+}
+
+/* The crawler's bookkeeping of near-duplicates: /near/edit (one word of
+ * 400 changed) and /near/sid1 (the same text, other links) name
+ * /near/orig, the first page of their cluster, with their distances (the
+ * fixture's edit is 1 bit, the copy 0); /near/other starts a cluster of
+ * its own; the pages of fewer than 32 shingles (the index, /near/short,
+ * the copy's two pages) are counted too short. The index holds one
+ * fingerprint per cluster. SKIP_LINKS: the copy's two links are not
+ * admitted (counted on the page and in the stats), so its pages are
+ * never fetched. Off: nothing reported, nothing counted. */
+static void test_near_duplicates(void **state)
+{
+    (void)state;
+    static struct run r;
+    near_crawl(&r, true, BC_CRAWLER_NEAR_FOLLOW);
+    assert_int_equal(r.pages, 8);
+    assert_string_equal(find(&r, "/near/orig")->near_of, "");
+    assert_string_equal(find(&r, "/near/edit")->near_of, "/near/orig");
+    assert_int_equal(find(&r, "/near/edit")->near_distance, 1);
+    assert_string_equal(find(&r, "/near/sid1")->near_of, "/near/orig");
+    assert_int_equal(find(&r, "/near/sid1")->near_distance, 0);
+    assert_int_equal(find(&r, "/near/sid1")->near_links_skipped, 0);
+    assert_string_equal(find(&r, "/near/other")->near_of, "");
+    assert_string_equal(find(&r, "/near/short")->near_of, "");
+    assert_true(find(&r, "/near/sid1/x") != &no_page);
+    struct bc_crawler_stats s;
+    bc_crawler_stats(r.crawler, &s);
+    assert_int_equal(s.near_duplicates, 2);
+    assert_int_equal(s.fingerprints, 2);
+    assert_int_equal(s.too_short, 4);
+    assert_int_equal(s.near_links_skipped, 0);
+    bc_crawler_free(r.crawler);
+
+    near_crawl(&r, true, BC_CRAWLER_NEAR_SKIP_LINKS);
+    assert_int_equal(r.pages, 6);
+    assert_true(find(&r, "/near/sid1/x") == &no_page);
+    assert_true(find(&r, "/near/sid1/y") == &no_page);
+    assert_int_equal(find(&r, "/near/sid1")->near_links_skipped, 2);
+    assert_int_equal(find(&r, "/near/sid1")->links, 2); /* found */
+    bc_crawler_stats(r.crawler, &s);
+    assert_int_equal(s.near_duplicates, 2);
+    assert_int_equal(s.near_links_skipped, 2);
+    assert_int_equal(s.too_short, 2);
+    bc_crawler_free(r.crawler);
+
+    near_crawl(&r, false, BC_CRAWLER_NEAR_FOLLOW);
+    assert_int_equal(r.pages, 8);
+    assert_string_equal(find(&r, "/near/edit")->near_of, "");
+    assert_string_equal(find(&r, "/near/sid1")->near_of, "");
+    bc_crawler_stats(r.crawler, &s);
+    assert_int_equal(s.near_duplicates + s.fingerprints + s.too_short, 0);
+    bc_crawler_free(r.crawler);
+
+    /* near_k beyond BC_SIMHASH_MAX_K: refused by the index. */
+    struct bc_crawler_config cfg;
+    config_for_server(&cfg, &r);
+    cfg.near_dedup = true;
+    cfg.near_k = BC_SIMHASH_MAX_K + 1;
+    struct bc_crawler *c = NULL;
+    assert_int_equal(bc_crawler_create(&cfg, &c), BC_ERR_INVALID_ARG);
+    assert_null(c);
 }
 
 /* ---- redirects: admitted as URLs, hop counts, the chain cut ----------- */
@@ -2433,6 +2526,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_site),
+        cmocka_unit_test(test_near_duplicates),
         cmocka_unit_test(test_sitemaps),
         cmocka_unit_test(test_sitemap_retried),
         cmocka_unit_test(test_redirect_chain),

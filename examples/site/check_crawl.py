@@ -4,7 +4,8 @@
     python3 examples/site/check_crawl.py --manifest SITEDIR/manifest.json \\
         --log ACCESS_LOG --out CRAWL_OUT.jsonl [--port N] [--scope domain] \\
         [--max-depth D] [--trap-limit 200] [--no-timeout-check] \\
-        [--no-too-large-check] [--refetch-tolerance N] [--verbose]
+        [--no-too-large-check] [--refetch-tolerance N]
+        [--content-dups auto|on|off] [--verbose]
     python3 examples/site/check_crawl.py --manifest M --port N --resolve-args
 
 Inputs: the manifest written by gensite.py, the access log written by
@@ -84,6 +85,22 @@ Records of the --out file:
     about pages not fetched (their number is the loss); every other rule,
     fetched-once above all, still holds: a false positive can lose a page,
     never fetch one twice.
+
+Content duplicates (the manifest's content_duplicates: groups of URLs
+that serve one content under URLs no normalization can merge - session
+IDs in the path, a print version, a timestamp or a banner, a soft 404,
+/docs/ and /docs/index.html), judged from --out's duplicate_of and
+near_duplicate_of when the crawler writes them (--content-dups auto, the
+default: some record has one of them; on: always; off: never; a crawler
+that reports neither, as Scrapy's output, is not judged):
+
+ D1 reported: of a group's pages the crawl fetched, at most one (the
+    first fetched, the original) has neither duplicate_of nor
+    near_duplicate_of.  Which one is first depends on the crawl's order,
+    so the rule does not name it.
+ D2 nothing unrelated: every page reported as a copy is a copy of a page
+    of its own group.  A page said to be a near-duplicate of an unrelated
+    page fails, as does one outside every group.
 
 The server's access log (the server's own account, independent of what the
 crawler says about itself):
@@ -417,6 +434,35 @@ def check(a):
             bad.append("%s: a seed at depth %d" % (r["url"], d))
     rep.rule("O11", "depths within the limit", bad)
 
+    # -- D1 / D2: content duplicates -------------------------------------
+    groups = m.get("content_duplicates", [])
+    said = {r["url"]: r.get("duplicate_of", r.get("near_duplicate_of"))
+            for r in recs if "duplicate_of" in r or "near_duplicate_of" in r}
+    on = a.content_dups == "on" or (a.content_dups == "auto" and said)
+    if on and groups:
+        group_of = {u: i for i, g in enumerate(groups) for u in g["urls"]}
+        bad = []
+        for g in groups:
+            fetched = [u for u in g["urls"] if u in got]
+            plain = [u for u in fetched if u not in said]
+            if len(plain) > 1:
+                bad.append("%s: %s fetched, reported as no copy"
+                           % (g["kind"], ", ".join(plain[1:])))
+        rep.rule("D1", "content duplicates reported", bad,
+                 "%d groups" % len(groups))
+        bad = []
+        for u, of in sorted(said.items()):
+            if not isinstance(of, str) or group_of.get(u) is None or \
+                    group_of.get(u) != group_of.get(of):
+                bad.append("%s: reported a copy of %s, not of its content"
+                           % (u, of))
+        rep.rule("D2", "no unrelated page reported a copy", bad)
+    elif groups:
+        rep.warn("D1, D2 not checked: no --out record has duplicate_of or "
+                 "near_duplicate_of (--content-dups on checks anyway)"
+                 if a.content_dups == "auto" else
+                 "D1, D2 not checked (--content-dups off)")
+
     # -- the access log ------------------------------------------------------
     bad1, reqs = [], []
     for n, rec in log:
@@ -596,6 +642,10 @@ def main(argv=None):
                     help="the crawl was killed and resumed: at most N "
                          "requests (pages or robots.txt) may repeat an "
                          "earlier one (in flight at a kill)")
+    ap.add_argument("--content-dups", choices=("auto", "on", "off"),
+                    default="auto",
+                    help="rules D1 and D2; auto: when some --out record "
+                         "has duplicate_of or near_duplicate_of")
     ap.add_argument("--resolve-args", action="store_true",
                     help="print --resolve flags and the seed, then exit")
     ap.add_argument("--verbose", "-v", action="store_true",

@@ -82,6 +82,11 @@ What is on it, and what each feature tests
   <area href> and <link rel=canonical|alternate|next|prev> are links.
 - Links with other schemes (mailto:, javascript:, tel:, data:, ftp:) that are
   never fetched.
+- Content duplicates (/features/copies.html): one article under three
+  session IDs in the path, a print version, a report that differs in a
+  timestamp or a banner, a soft 404 (200, the same "not found" page for
+  three URLs); see content_duplicates() and the manifest's
+  content_duplicates.
 
 The manifest (format "bloomcrawl-site-manifest/1")
 --------------------------------------------------
@@ -108,6 +113,10 @@ The manifest (format "bloomcrawl-site-manifest/1")
     equivalence_groups [{"canonical": url, "spellings": [{"base", "href"}]}]
     expected_errors {"not_found": [...], "server_error": [...],
                     "timeout": [...], "too_large": [...]}
+    content_duplicates [{"kind", "urls"}] pages of one content under
+                   URLs no normalization merges (session_id,
+                   print_version, timestamp_banner, soft_404, index_html):
+                   a crawl reports all but the first fetched as copies
 
 Depth: the seed is 0; a link or a redirect adds 1.  ``depth`` is the
 shortest such path (breadth-first), within the scope, through allowed pages.
@@ -232,6 +241,7 @@ class Page:
         self.sections = []        # (heading, [Link | str])
         self.raw_blocks = []      # (html, [Link]) script/comment blocks
         self.rng = random.Random("%s|%s" % (site.seed, url))
+        self.footer_url = True  # the page's URL in its footer's text
 
     def section(self, heading):
         items = []
@@ -314,8 +324,9 @@ class Page:
             h.append("</ul>\n</%s>\n" % tag)
         for block, _ in self.raw_blocks:
             h.append(block + "\n")
-        h.append("<footer><p>bloomcrawl sample site &middot; %s</p>"
-                 "</footer>\n</body>\n</html>\n" % e(self.url))
+        h.append("<footer><p>bloomcrawl sample site%s</p>"
+                 "</footer>\n</body>\n</html>\n"
+                 % (" &middot; " + e(self.url) if self.footer_url else ""))
         return "".join(h)
 
 
@@ -665,7 +676,7 @@ def build(seed, npages, agent):
     fi = feat.section("Features")
     for name in ("spellings", "entities", "nofollow-meta", "nofollow-rel",
                  "base", "script-comment", "embeds", "redirects", "errors",
-                 "files", "scopes"):
+                 "files", "scopes", "copies"):
         feat.link(fi, W("/features/%s.html" % name), name)
 
     sp = site.page(W("/features/spellings.html"), "One URL, many spellings")
@@ -867,6 +878,9 @@ def build(seed, npages, agent):
     sc2.link(it, B("/drafts/public-preview.html"), "blog preview (allowed)")
     sc2.link(it, O("/"), "other.example")
 
+    # -- www: content duplicates no normalizer can merge ------------------
+    content_duplicates(site, W)
+
     # -- www: the trap entry, non-HTML feeds -----------------------------
     site.add(W("/calendar/"), "trap")
     site.file(W("/feed.xml"), rss(arts[-20:]), "application/rss+xml")
@@ -920,6 +934,94 @@ def build(seed, npages, agent):
 
     add_sitemaps(site, W, B, O)
     return site
+
+
+# -- content duplicates ----------------------------------------------------
+
+def prose(key, n):
+    """n words of seeded prose from WORDS (its own generator: the rest of
+    the site does not move when it changes)."""
+    rng = random.Random("prose|%s" % key)
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+def content_duplicates(site, W):
+    """The same content under URLs that no normalization can merge
+    (issue 24 section 3), linked from /features/copies.html. Each group of
+    site.content_groups is one content: whichever of its pages a crawl
+    fetches first is the original, and every other one it fetches must
+    be reported duplicate_of or near_duplicate_of a page of the group
+    (check_crawl.py, rule D1); no page may be reported a copy of a page
+    outside its group (D2). Their footers leave out the page's URL, which
+    holds the port a crawl serves it on: with it, the fingerprints of two
+    copies moved with the port, up to 7 bits apart on some ports. Without
+    it the pages of a group differ in their links' spellings and markup
+    only (the session copies, the print version, the soft 404s: distance
+    0), in a timestamp's seconds (1 word) or in a 2-word banner, in 4,000
+    words (distance 1; tests/e2e_nearcrawl.py checks every group within
+    3 bits and every two groups farther apart)."""
+    hub = site.page(W("/features/copies.html"), "The same page, other URLs")
+    it = hub.section("Copies")
+    groups = site.content_groups = []
+
+    def article(url, title, text, nav=True, extra=()):
+        p = site.page(url, title, nav=nav)
+        p.footer_url = False  # the port would move the fingerprints
+        items = p.section("Text")
+        for x in extra:
+            items.append("<strong>%s</strong>" % html.escape(x))
+        items.append("<p>%s</p>" % text)
+        return p
+
+    # Session IDs in the path: one article under three sessions; each copy
+    # links on within its own session, as such sites do.
+    text = prose("session", 4000)
+    urls = [W("/copies/s/%s/article.html" % sid)
+            for sid in ("SID123", "SID456", "SID789")]
+    for url in urls:
+        p = article(url, "A session-bound article", text)
+        p.link(p.section("Session"), url, "this page in this session",
+               style="abs_path")
+        hub.link(it, url, "session " + url.split("/")[-2], style="abs_path")
+    groups.append({"kind": "session_id", "urls": urls})
+
+    # A print version: the same text in another frame (a print style sheet
+    # and a script that prints it, neither of them text).
+    text = prose("print", 4000)
+    orig, printed = W("/copies/article-7.html"), W("/copies/article-7.html"
+                                                   "?print=1")
+    article(orig, "Article 7", text)
+    pp = article(printed, "Article 7", text)
+    pp.raw_blocks.append(("<style>@media print { nav, footer { display: "
+                          "none } }</style><script>window.print();</script>",
+                          []))
+    hub.link(it, orig, "article 7", style="abs_path")
+    hub.link(it, printed, "article 7, print version", style="abs_path")
+    groups.append({"kind": "print_version", "urls": [orig, printed]})
+
+    # A timestamp and a banner: the same report generated at other times.
+    text = prose("report", 4000)
+    urls = [W("/copies/report.html"), W("/copies/report-latest.html"),
+            W("/copies/report-sale.html")]
+    article(urls[0], "Daily report", text,
+            extra=["Generated 2026-01-01 06:00:00 UTC"])
+    article(urls[1], "Daily report", text,
+            extra=["Generated 2026-01-01 06:00:41 UTC"])
+    article(urls[2], "Daily report", text,
+            extra=["Generated 2026-01-01 06:00:00 UTC", "Sale today"])
+    for url in urls:
+        hub.link(it, url, url.split("/")[-1], style="abs_path")
+    groups.append({"kind": "timestamp_banner", "urls": urls})
+
+    # A soft 404: 200 with a "not found" page, the same for every URL.
+    text = ("We looked everywhere for the page you asked for, but it is "
+            "not here any more. Perhaps one of these topics helps: " +
+            prose("soft404", 4000))
+    urls = [W("/copies/gone/%d.html" % i) for i in (1, 2, 3)]
+    for url in urls:
+        article(url, "Page not found", text)
+        hub.link(it, url, "a page that is gone", style="abs_path")
+    groups.append({"kind": "soft_404", "urls": urls})
 
 
 # -- sitemaps ------------------------------------------------------------
@@ -1279,6 +1381,9 @@ def write(site, outdir, port):
         "must_not_fetch": dict(sorted(mnf.items())),
         "equivalence_groups": groups,
         "expected_errors": errors,
+        "content_duplicates": site.content_groups + [
+            {"kind": "index_html",
+             "urls": [u(WWW, "/docs/"), u(WWW, "/docs/index.html")]}],
     }
 
     # -- files -------------------------------------------------------------

@@ -175,6 +175,19 @@ struct bc_crawler_page {
      * fetch (http_status 304, no body, no links: those of the last fetch
      * were admitted then). Not a failure. */
     bool not_modified;
+
+    /* With config.near_dedup: the canonical URL (NUL-terminated) of the
+     * first page whose visible text's simhash lies within near_k bits of
+     * this one's (crawler.c, NEAR-DUPLICATES), in this run or, with a
+     * state, an earlier one, and the Hamming distance between the two;
+     * NULL and 0 otherwise. Never set beside duplicate_of: a page with a
+     * payload seen before is an exact duplicate, not also a near one.
+     * near_links_skipped: its links not admitted (near_mode SKIP_LINKS;
+     * counted in links as found). */
+    const char *near_duplicate_of;
+    size_t near_duplicate_of_len;
+    unsigned near_distance;
+    uint64_t near_links_skipped;
 };
 
 /* The loop's counters (the frontier keeps its own: bc_crawler_frontier()).
@@ -267,6 +280,23 @@ struct bc_crawler_stats {
     /* With config.conditional: recrawled pages sent with their last
      * fetch's validators, and those answered 304 (page.not_modified). */
     uint64_t conditional_requests, not_modified;
+
+    /* With config.near_dedup: pages reported with near_duplicate_of,
+     * HTML pages whose text was too short to fingerprint (fewer than
+     * BC_SIMHASH_DEFAULT_MIN_SHINGLES shingles), and the links of
+     * near-duplicate (or duplicate) pages not admitted under
+     * BC_CRAWLER_NEAR_SKIP_LINKS; the fingerprints in the index now (a
+     * gauge: the first page of each near-duplicate cluster). */
+    uint64_t near_duplicates, too_short, near_links_skipped;
+    size_t fingerprints;
+};
+
+/* What a near-duplicate page's links become (config.near_mode). */
+enum bc_crawler_near_mode {
+    BC_CRAWLER_NEAR_FOLLOW = 0, /* admitted as any page's (the default) */
+    BC_CRAWLER_NEAR_SKIP_LINKS  /* not admitted, counted: a session-ID
+                                   space or a calendar ends at its first
+                                   copy */
 };
 
 /* What the crawler is configured with; bc_crawler_config_init() fills the
@@ -365,6 +395,19 @@ struct bc_crawler_config {
      * record of profile server-not-modified naming the last fetch's
      * record. */
     bool conditional;
+
+    /* Near-duplicates (crawler.c, NEAR-DUPLICATES; default false): take a
+     * 64-bit simhash of every whole 2xx HTML page's visible text while the
+     * link extractor reads it (no second pass), and look it up among the
+     * earlier pages' (a bc_simhash_index, in memory and, with a state, in
+     * it): a page within near_k bits of an earlier one is reported with
+     * near_duplicate_of and near_distance, and under near_mode
+     * BC_CRAWLER_NEAR_SKIP_LINKS its links are not admitted. near_k: 0 to
+     * BC_SIMHASH_MAX_K (8); bc_crawler_config_init() sets
+     * BC_SIMHASH_DEFAULT_K (3). */
+    bool near_dedup;
+    unsigned near_k;
+    enum bc_crawler_near_mode near_mode;
     /* Recrawl after a window (DESIGN 2.5): a URL stays a duplicate for
      * recrawl_after_ms after its admission; once older than that and the
      * window's slack (at most ceil(recrawl_after_ms / 3) more: window.h,

@@ -6,7 +6,8 @@
  * bc_fetcher_run(), which delivers each finished transfer to the on_done
  * callback. Bodies stream through: HTML (text/html, application/xhtml+xml)
  * of 2xx responses goes chunk by chunk through the link extractor
- * (bloomcrawl/links.h), whose links arrive at on_link; every body chunk
+ * (bloomcrawl/links.h), whose links arrive at on_link (and its visible
+ * text at on_text, for a fingerprint of the page); every body chunk
  * can also be seen through on_body. Bodies are never buffered whole.
  *
  * Content coding: the fetcher offers "Accept-Encoding: gzip, deflate" and
@@ -174,6 +175,12 @@ struct bc_fetcher_config {
      * user pointer (see links.h for the arguments); may be NULL. */
     void (*on_link)(void *ctx, void *user, const char *href, size_t len,
                     const char *base, size_t base_len, unsigned flags);
+    /* Called with the visible text of the same HTML bodies, run by run
+     * as the link extractor reads it (links.h, on_text: no script,
+     * style, template, ...), with the transfer's user pointer; may be
+     * NULL (the default: the extractor skips text as without it). Either
+     * on_link or on_text runs the extractor. */
+    void (*on_text)(void *ctx, void *user, const char *text, size_t len);
     /* Called with every body chunk of every response (any status, any
      * type; after decoding); return false to abort the transfer with
      * BC_ERR_FETCH_ABORTED. May be NULL. */
