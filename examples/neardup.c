@@ -26,9 +26,29 @@
  * over the wire (crawler/warc.c, PAYLOAD): the chunked framing is taken
  * off with the fetcher's decoder (fetcher/chunked.c) and a gzip or deflate
  * Content-Encoding inflated here, as the fetcher does for the live page.
- * Every other record (request, warcinfo, revisit, metadata, a 404, an
- * image) is skipped and counted. A page's name is its WARC-Target-URI, or
- * the path of its HTML file as given (joined with the directory walk).
+ *
+ * REVISITS: crawl --warc archives a page whose payload it archived before
+ * as a revisit record of profile identical-payload-digest (crawler/warc.c,
+ * REVISIT): its block is the HTTP head alone, and WARC-Refers-To names
+ * the original's response record. A 304 to a conditional recrawl is a
+ * revisit of profile server-not-modified, which names the record of the
+ * last whole fetch the same way. Either is the same page as the record it
+ * refers to: each response record taken as a page is remembered by its
+ * WARC-Record-ID (a uthash table: the id, the fingerprint, the page), and
+ * a revisit of one read earlier, in this input or an earlier one, is a
+ * page with that record's fingerprint, in its cluster at its distance (0
+ * from the record itself). An identical-payload-digest revisit is a page
+ * when its head would make a response one (2xx, HTML); a
+ * server-not-modified one when its head is a 304 (which need not carry a
+ * Content-Type: the page is its original's). A revisit whose original
+ * was not read (in an input not given, or given after it; or not an HTML
+ * page), or that names none (no WARC-Refers-To), has no fingerprint to
+ * take: it is counted apart, in the summary.
+ *
+ * Every other record (request, warcinfo, metadata, a revisit of another
+ * profile, a 404, an image) is skipped and counted. A page's name is its
+ * WARC-Target-URI, or the path of its HTML file as given (joined with the
+ * directory walk).
  *
  * Pages with fewer than --min-shingles shingles get no fingerprint (too
  * short: simhash.c, WHAT IS LOST) and join no cluster.
@@ -58,9 +78,16 @@
 #include "bloomcrawl/simhash.h"
 #include "chunked_int.h"
 
+#define HASH_NONFATAL_OOM 1
+#include <uthash.h>
+
 #define READ_BUF    (64u << 10) /* the input buffer */
 #define MAX_HEADER  (1u << 20)  /* longest WARC header or HTTP head */
 #define INFLATE_BUF (16u << 10) /* inflated bytes handed on at a time */
+
+/* The revisit profiles taken (REVISITS above), WARC 1.1's and 1.0's. */
+#define PROFILE_IDENTICAL    "/revisit/identical-payload-digest"
+#define PROFILE_NOT_MODIFIED "/revisit/server-not-modified"
 
 static void usage(FILE *f)
 {
@@ -69,7 +96,8 @@ static void usage(FILE *f)
         "usage: neardup [options] FILE|DIR...\n"
         "\n"
         "Finds near-duplicate pages. Reads WARC files (.warc.gz or .warc:\n"
-        "their 2xx HTML response records, de-chunked and inflated) and HTML\n"
+        "their 2xx HTML response records, de-chunked and inflated, and\n"
+        "revisit records as the page of the record they refer to) and HTML\n"
         "files; a directory is walked in name order for *.warc, *.warc.gz,\n"
         "*.html, *.htm and *.xhtml. Each page's visible text (no script,\n"
         "style or template) gets a 64-bit simhash; a page within --k bits\n"
@@ -119,9 +147,20 @@ struct page {
     unsigned distance;
 };
 
+/* A response record taken as a page, by its WARC-Record-ID (REVISITS). */
+struct record {
+    UT_hash_handle hh;
+    uint64_t fp, shingles;
+    bool has_fp;
+    size_t page; /* its index in run.pages (not kept with --fingerprints) */
+    char id[];   /* the key, NUL-terminated */
+};
+
 struct counters {
     uint64_t warc_files, html_files, records, pages_warc;
-    uint64_t skipped; /* records that are no HTML page */
+    uint64_t revisits;   /* of them, revisit records of a page read */
+    uint64_t unresolved; /* revisit records of a record not read */
+    uint64_t skipped;    /* records that are no HTML page */
     uint64_t too_short;
     uint64_t failed_inputs;
 };
@@ -132,6 +171,7 @@ struct run {
     struct page *pages;
     size_t n_pages, cap_pages;
     struct bc_simhash_index *index;
+    struct record *records; /* uthash table of the pages' record ids */
     bool nomem;
     bool write_failed;
     unsigned char *buf; /* READ_BUF */
@@ -202,14 +242,12 @@ static void print_fingerprint(struct run *r, const struct page *pg)
  * The page is complete: take its fingerprint, find its cluster, keep it.
  * Frees the extractor. Returns BC_OK or BC_ERR_NOMEM.
  */
-static enum bc_status fp_end(struct fingerprinter *f, struct run *r,
-                             const char *name)
+/* A new page named name at the end of r->pages, zeroed but for its name
+ * and leader (itself); not counted in r->n_pages yet. Returns BC_OK or
+ * BC_ERR_NOMEM. */
+static enum bc_status new_page(struct run *r, const char *name,
+                               struct page **out)
 {
-    enum bc_status st = bc_links_finish(f->links);
-    bc_links_free(f->links);
-    f->links = NULL;
-    if (st != BC_OK)
-        return st;
     if (r->n_pages == r->cap_pages) {
         size_t cap = r->cap_pages ? 2 * r->cap_pages : 1024;
         struct page *p = realloc(r->pages, cap * sizeof(*p));
@@ -223,9 +261,104 @@ static enum bc_status fp_end(struct fingerprinter *f, struct run *r,
     pg->name = strdup(name);
     if (pg->name == NULL)
         return BC_ERR_NOMEM;
+    pg->leader = r->n_pages;
+    *out = pg;
+    return BC_OK;
+}
+
+/* The page is kept: counted, or with --fingerprints printed and
+ * forgotten. */
+static void keep_page(struct run *r, struct page *pg)
+{
+    r->n_pages++;
+    if (r->opt->fingerprints) {
+        print_fingerprint(r, pg);
+        free(pg->name);
+        r->n_pages--;
+    }
+}
+
+/*
+ * Remember the page just kept (r->pages[r->n_pages - 1], or pg with
+ * --fingerprints) as the page of WARC record id (REVISITS). An id seen
+ * before keeps its first page. Returns BC_OK or BC_ERR_NOMEM.
+ */
+static enum bc_status remember_record(struct run *r, const char *id,
+                                      const struct page *pg)
+{
+    size_t len = strlen(id);
+    struct record *e;
+    HASH_FIND(hh, r->records, id, len, e);
+    if (e != NULL)
+        return BC_OK;
+    e = malloc(sizeof(*e) + len + 1);
+    if (e == NULL)
+        return BC_ERR_NOMEM;
+    memset(e, 0, sizeof(*e));
+    memcpy(e->id, id, len + 1);
+    e->fp = pg->fp;
+    e->shingles = pg->shingles;
+    e->has_fp = pg->has_fp;
+    e->page = r->n_pages - (r->opt->fingerprints ? 0 : 1);
+    HASH_ADD_KEYPTR(hh, r->records, e->id, len, e);
+    if (e->hh.tbl == NULL) {
+        /* uthash could not allocate its first table (HASH_NONFATAL_OOM),
+         * so the table is still empty. */
+        free(e);
+        return BC_ERR_NOMEM;
+    }
+    return BC_OK;
+}
+
+/*
+ * A revisit record of the record id: when that record was read, a page
+ * named name with its fingerprint, in its cluster at its distance
+ * (true in *found); otherwise nothing. Returns BC_OK or BC_ERR_NOMEM.
+ */
+static enum bc_status revisit_page(struct run *r, const char *id,
+                                   const char *name, bool *found)
+{
+    struct record *e;
+    struct page *pg;
+    HASH_FIND(hh, r->records, id, strlen(id), e);
+    *found = e != NULL;
+    if (e == NULL)
+        return BC_OK;
+    enum bc_status st = new_page(r, name, &pg);
+    if (st != BC_OK)
+        return st;
+    pg->fp = e->fp;
+    pg->shingles = e->shingles;
+    pg->has_fp = e->has_fp;
+    if (!pg->has_fp) {
+        r->count.too_short++;
+    } else if (!r->opt->fingerprints) {
+        pg->leader = r->pages[e->page].leader;
+        pg->distance = r->pages[e->page].distance;
+    }
+    keep_page(r, pg);
+    return BC_OK;
+}
+
+/*
+ * The page is complete: take its fingerprint, find its cluster, keep it;
+ * remember it as the page of WARC record id when id is not NULL. Frees
+ * the extractor. Returns BC_OK or BC_ERR_NOMEM.
+ */
+static enum bc_status fp_end(struct fingerprinter *f, struct run *r,
+                             const char *name, const char *id)
+{
+    struct page *pg;
+    enum bc_status st = bc_links_finish(f->links);
+    bc_links_free(f->links);
+    f->links = NULL;
+    if (st != BC_OK)
+        return st;
+    st = new_page(r, name, &pg);
+    if (st != BC_OK)
+        return st;
     pg->shingles = bc_simhash_shingles(&f->sh);
     pg->has_fp = bc_simhash_final(&f->sh, &pg->fp);
-    pg->leader = r->n_pages;
     if (!pg->has_fp) {
         r->count.too_short++;
     } else if (!r->opt->fingerprints) {
@@ -242,14 +375,8 @@ static enum bc_status fp_end(struct fingerprinter *f, struct run *r,
             pg->distance = m.distance;
         }
     }
-    r->n_pages++;
-    if (r->opt->fingerprints) {
-        /* Printed as it comes, and forgotten. */
-        print_fingerprint(r, pg);
-        free(pg->name);
-        r->n_pages--;
-    }
-    return BC_OK;
+    keep_page(r, pg);
+    return id != NULL && id[0] != '\0' ? remember_record(r, id, pg) : BC_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -384,6 +511,13 @@ static bool has_token(const char *s, const char *tok)
     return false;
 }
 
+/* Does s end with suffix (any case)? */
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
 /* Is this media type HTML (text/html, application/xhtml+xml)? */
 static bool html_type(const char *type)
 {
@@ -512,6 +646,26 @@ static bool body_start(struct body *b, const char *head)
     return true;
 }
 
+/*
+ * Is the head of a revisit record of profile a page (REVISITS)? An
+ * identical-payload-digest revisit when a response with this head would
+ * be one (2xx, HTML: its payload is the original's, so no coding is
+ * decoded); a server-not-modified revisit when its head is a 304.
+ */
+static bool revisit_start(const char *head, const char *profile)
+{
+    unsigned status = 0;
+    const char *sp = strchr(head, ' ');
+    if (strncmp(head, "HTTP/", 5) != 0 || sp == NULL ||
+        sscanf(sp + 1, "%3u", &status) != 1)
+        return false;
+    if (ends_with(profile, PROFILE_NOT_MODIFIED))
+        return status == 304;
+    char v[256];
+    return status >= 200 && status <= 299 &&
+           field(head, "Content-Type", v, sizeof(v)) && html_type(v);
+}
+
 /* ------------------------------------------------------------------ */
 /* WARC files.                                                         */
 
@@ -556,17 +710,26 @@ static enum bc_status warc_block(struct run *r, struct reader *rd,
                                  const char *whead, uint64_t len, char **hbuf,
                                  size_t *hcap)
 {
-    char type[64], ctype[256], uri[8192];
+    char type[64], ctype[256], uri[8192], id[512], refers[512], profile[256];
     bool cut = false;
     enum bc_status st = BC_OK;
     if (!field(whead, "WARC-Type", type, sizeof(type)))
         type[0] = '\0';
     if (!field(whead, "Content-Type", ctype, sizeof(ctype)))
         ctype[0] = '\0';
-    bool response = strcmp(type, "response") == 0 &&
-                    strncasecmp(ctype, "application/http", 16) == 0;
+    if (!field(whead, "WARC-Record-ID", id, sizeof(id)))
+        id[0] = '\0';
+    if (!field(whead, "WARC-Refers-To", refers, sizeof(refers)))
+        refers[0] = '\0';
+    if (!field(whead, "WARC-Profile", profile, sizeof(profile)))
+        profile[0] = '\0';
+    bool http = strncasecmp(ctype, "application/http", 16) == 0;
+    bool response = strcmp(type, "response") == 0 && http;
     bool resource = strcmp(type, "resource") == 0 && html_type(ctype);
-    if ((!response && !resource) ||
+    bool revisit = strcmp(type, "revisit") == 0 && http &&
+                   (ends_with(profile, PROFILE_IDENTICAL) ||
+                    ends_with(profile, PROFILE_NOT_MODIFIED));
+    if ((!response && !resource && !revisit) ||
         !field(whead, "WARC-Target-URI", uri, sizeof(uri))) {
         r->count.skipped++;
         st = consume_block(rd, len, NULL, &cut);
@@ -575,7 +738,7 @@ static enum bc_status warc_block(struct run *r, struct reader *rd,
     struct body b;
     memset(&b, 0, sizeof(b));
     uint64_t left = len;
-    if (response) {
+    if (response || revisit) {
         /* The HTTP head: up to its empty line, inside the block. */
         size_t hlen = 0;
         uint64_t limit = len < MAX_HEADER ? len : MAX_HEADER;
@@ -591,6 +754,26 @@ static enum bc_status warc_block(struct run *r, struct reader *rd,
             r->count.skipped++;
             st = consume_block(rd, left, NULL, &cut);
             return st != BC_OK ? st : cut ? BC_ERR_TRUNCATED : BC_OK;
+        }
+        if (revisit) {
+            /* The head says whether it is a page; the rest of the block
+             * (nothing, as crawl writes it) is not read. */
+            bool page = revisit_start(*hbuf, profile);
+            st = consume_block(rd, left, NULL, &cut);
+            if (st != BC_OK || cut)
+                return st != BC_OK ? st : BC_ERR_TRUNCATED;
+            bool found = false;
+            if (page)
+                st = revisit_page(r, refers, uri, &found);
+            if (!page)
+                r->count.skipped++;
+            else if (!found)
+                r->count.unresolved++;
+            else
+                r->count.revisits++;
+            if (found)
+                r->count.pages_warc++;
+            return st;
         }
         if (!body_start(&b, *hbuf)) {
             r->count.skipped++;
@@ -611,7 +794,7 @@ static enum bc_status warc_block(struct run *r, struct reader *rd,
         st = consume_block(rd, left, &b, &cut);
     }
     if (b.started && st == BC_OK && !cut) {
-        st = fp_end(&b.fp, r, uri);
+        st = fp_end(&b.fp, r, uri, response ? id : NULL);
         r->count.pages_warc++;
     } else if (b.started) {
         bc_links_free(b.fp.links);
@@ -702,12 +885,6 @@ static bool read_warc(struct run *r, struct reader *rd)
 /* ------------------------------------------------------------------ */
 /* Files and directories.                                              */
 
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcasecmp(s + n - m, suffix) == 0;
-}
-
 /* The names a directory walk takes. */
 static bool wanted_name(const char *name)
 {
@@ -750,7 +927,7 @@ static void read_file(struct run *r, const char *path)
             input_error(r, path, rd.offset, "read error or damaged gzip");
             bc_links_free(f.links);
         } else if (st == BC_OK) {
-            st = fp_end(&f, r, path);
+            st = fp_end(&f, r, path, NULL);
         } else {
             bc_links_free(f.links);
         }
@@ -1052,6 +1229,13 @@ int main(int argc, char **argv)
                     "; %" PRIu64 " WARC records, %" PRIu64 " not HTML pages",
                     r.count.records, r.count.skipped);
         fputc('\n', stderr);
+        if (r.count.revisits + r.count.unresolved > 0)
+            fprintf(stderr,
+                    "neardup: %" PRIu64 " revisit records: %" PRIu64
+                    " read as their original's page, %" PRIu64
+                    " of a record not read (no page)\n",
+                    r.count.revisits + r.count.unresolved, r.count.revisits,
+                    r.count.unresolved);
         if (!opt.fingerprints)
             fprintf(stderr,
                     "neardup: k %u: %zu clusters of 2 or more holding %zu "
@@ -1064,6 +1248,12 @@ int main(int argc, char **argv)
 out_free:
     for (size_t i = 0; i < r.n_pages; i++)
         free(r.pages[i].name);
+    struct record *e, *tmp;
+    HASH_ITER(hh, r.records, e, tmp)
+    {
+        HASH_DEL(r.records, e);
+        free(e);
+    }
     free(r.pages);
     bc_simhash_index_free(r.index);
     free(r.buf);

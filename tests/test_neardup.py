@@ -26,7 +26,17 @@ mirror copy under /mirror/), crawled by crawl --warc into a .warc.gz and
 into a plain .warc: every page's fingerprint from the WARC is its file's
 (the chunks and codings were taken off), the cluster holds the four pages
 and the mirror, and a .warc.gz cut short is exit 1, named, with the pages
-before the cut still read.
+before the cut still read. /mirror/a.html and /a_copy.html have one
+payload (the same bytes, chunked or not), so the crawl archives the later
+of them as a revisit record of the other: that copy is in its original's
+cluster at distance 0, with its fingerprint, and the summary counts it.
+
+Checked on a WARC written here: revisit records of profiles
+identical-payload-digest and server-not-modified are pages of the record
+they refer to (its fingerprint, its cluster, its distance to the
+cluster's first page); a revisit of a record not read, or of none, is
+counted apart in the summary; one whose head is not a 2xx HTML page, or
+of another profile, is not a page.
 """
 import gzip
 import http.server
@@ -245,7 +255,53 @@ try:
     finally:
         httpd.shutdown()
 
+    def warc_records(path):
+        """The WARC headers of a file, as dicts of their fields."""
+        with open(path, "rb") as f:
+            data = f.read()
+        if path.endswith(".gz"):
+            data = gzip.decompress(data)
+        heads = []
+        for m in re.finditer(rb"WARC/1\.[01]\r\n(.*?)\r\n\r\n", data,
+                             re.S):
+            fields = {}
+            for line in m.group(1).split(b"\r\n"):
+                k, _, v = line.decode().partition(":")
+                fields[k.strip()] = v.strip()
+            if "WARC-Type" in fields:
+                heads.append(fields)
+        return heads
+
     for ext, path in warcs.items():
+        # The copy the crawl archived as a revisit (the later of
+        # /mirror/a.html and /a_copy.html) is a page, in the cluster of
+        # the record it refers to at distance 0.
+        recs = warc_records(path)
+        ids = {r.get("WARC-Record-ID"): r for r in recs}
+        revisits = [r for r in recs if r["WARC-Type"] == "revisit"]
+        copies = {base + "/mirror/a.html", base + "/a_copy.html"}
+        check(len(revisits) == 1 and
+              revisits[0].get("WARC-Target-URI") in copies and
+              revisits[0].get("WARC-Profile", "").endswith(
+                  "/revisit/identical-payload-digest") and
+              ids.get(revisits[0].get("WARC-Refers-To"), {}).get(
+                  "WARC-Target-URI") in copies,
+              "%s: the crawl archived one copy as a revisit of the other: "
+              "%s" % (ext, revisits))
+        rc, out, err = run("--all", path)
+        rows = {l.split("\t")[2]: l.split("\t")[:2]
+                for l in out.splitlines()}
+        if revisits:
+            orig = ids.get(revisits[0].get("WARC-Refers-To"), {}).get(
+                "WARC-Target-URI")
+            copy = revisits[0].get("WARC-Target-URI")
+            check(rc == 0 and copy in rows and rows[copy] == ["1", "0"] and
+                  rows.get(orig) == ["1", "0"],
+                  "%s: the revisit %s is in its original's cluster at "
+                  "distance 0:\n%s" % (ext, copy, out))
+            check("1 revisit records: 1 read as their original's page, "
+                  "0 of a record not read" in err,
+                  "%s: the summary counts the revisit: %r" % (ext, err))
         rc, out, err = run("--fingerprints", path)
         got = {l.split("\t")[2]: l.split("\t")[0] for l in out.splitlines()}
         want_fp = {base + p: fps[f][0] for p, (f, _, _) in ROUTES.items()}
@@ -330,6 +386,78 @@ try:
         "application/xhtml+xml; not a warcinfo, a 404, an image, a "
         "revisit, a gzip transfer coding (chunked or not):\n%s%s"
         % (out, err))
+
+    # Revisit records written here: pages of the record they refer to.
+    def revisit(uri, profile, refers, head):
+        rec = record("revisit", uri, http, head)
+        return rec.replace(b"Content-Type:", (
+            "WARC-Profile: http://netpreserve.org/warc/1.1/revisit/%s\r\n"
+            "WARC-Refers-To: <urn:uuid:%s>\r\nContent-Type:"
+            % (profile, refers)).encode(), 1)
+
+    def with_id(rec, uid):
+        return rec.replace(b"0" * 36, uid.encode(), 1)
+
+    ID_A, ID_E, ID_B = ("%036d" % i for i in (1, 2, 3))
+    ok_head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n"
+    revs = os.path.join(work, "revisits.warc")
+    with open(revs, "wb") as f:
+        f.write(with_id(record("response", "http://v.test/a", http, response(
+            b"200 OK", b"text/html", PAGES["a.html"])), ID_A))
+        f.write(with_id(record("response", "http://v.test/e", http, response(
+            b"200 OK", b"text/html", PAGES["a_edit.html"])), ID_E))
+        f.write(with_id(record("response", "http://v.test/b", http, response(
+            b"200 OK", b"text/html", PAGES["b.html"])), ID_B))
+        # A copy of a, of the edit (2 bits from a), and a 304 of b.
+        f.write(revisit("http://v.test/a2", "identical-payload-digest", ID_A,
+                        ok_head))
+        f.write(revisit("http://v.test/e2", "identical-payload-digest", ID_E,
+                        ok_head))
+        f.write(revisit("http://v.test/b2", "server-not-modified", ID_B,
+                        b"HTTP/1.1 304 Not Modified\r\n\r\n"))
+        # Of a record not read, and of none: counted apart.
+        f.write(revisit("http://v.test/x", "identical-payload-digest",
+                        "9" * 36, ok_head))
+        f.write(revisit("http://v.test/y", "identical-payload-digest",
+                        "9" * 36, ok_head).replace(
+                            b"WARC-Refers-To: <urn:uuid:%s>\r\n" % (
+                                b"9" * 36), b""))
+        # A 404 and an image with a's payload, a 200 that says
+        # server-not-modified, another profile: not pages.
+        f.write(revisit("http://v.test/404", "identical-payload-digest",
+                        ID_A, b"HTTP/1.1 404 Not Found\r\n"
+                        b"Content-Type: text/html\r\n\r\n"))
+        f.write(revisit("http://v.test/img", "identical-payload-digest",
+                        ID_A, b"HTTP/1.1 200 OK\r\n"
+                        b"Content-Type: image/png\r\n\r\n"))
+        f.write(revisit("http://v.test/nm", "server-not-modified", ID_A,
+                        ok_head))
+        f.write(revisit("http://v.test/other", "uri-agnostic-identical-"
+                        "payload-digest", ID_A, ok_head))
+    rc, out, err = run("--all", revs)
+    check(rc == 0 and out.splitlines() == [
+        "1\t0\thttp://v.test/a", "1\t%d\thttp://v.test/e" % d_edit,
+        "1\t0\thttp://v.test/a2", "1\t%d\thttp://v.test/e2" % d_edit,
+        "2\t0\thttp://v.test/b", "2\t0\thttp://v.test/b2"],
+        "revisits: a copy in its original's cluster at distance 0, a copy "
+        "of the edit at the edit's distance, a 304 with its page:\n%s"
+        % out)
+    check("6 pages (6 from 1 WARC files" in err and
+          "12 WARC records, 4 not HTML pages" in err and
+          "5 revisit records: 3 read as their original's page, 2 of a "
+          "record not read" in err,
+          "revisits: the summary counts them: %r" % err)
+    rc, out, err = run("--fingerprints", revs, revs)
+    lines = out.splitlines()
+    check(rc == 0 and len(lines) == 12 and
+          lines[3] == "%s\t%s\thttp://v.test/a2" % tuple(fps["a.html"][:2])
+          and lines[5] == "%s\t%s\thttp://v.test/b2"
+          % tuple(fps["b.html"][:2]) and
+          "10 revisit records: 6 read as their original's page, 4 of a "
+          "record not read" in err,
+          "revisits --fingerprints: the original's fingerprint; the file "
+          "given twice, its revisits of x and of none unread both times:\n%s%s"
+          % (out, err))
 
     bad = os.path.join(work, "bad.warc")
     with open(bad, "wb") as f:
