@@ -5,18 +5,25 @@ check(cond, what) prints "ok: what" or "FAIL: what" and counts it;
 summary() prints the totals and returns the script's exit status (1 when
 anything failed).  Run is one crawl process whose hang fails the test
 instead of hanging it; read_stats and count_lines read its files; Parts
-runs the parts of a test, one's exception failing that part only.  Shared
-by the tests/e2e_*.py scripts.
+runs the parts of a test, one's exception failing that part only.
+setup_warcio and warcio_read drive the independent WARC reader, warcio.js
+(npm, tests only), through tests/warc_read.mjs.  Shared by the
+tests/e2e_*.py scripts.
 """
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
+import sys
 import time
 import traceback
 
 RUN_TIMEOUT = 120    # seconds a crawl may take before it is called hung
+SKIP = 77            # ctest's SKIP_RETURN_CODE for these scripts
+WARCIO = "warcio@2.4.11"  # the npm package of the independent WARC reader
+HERE = os.path.dirname(os.path.abspath(__file__))
 SANITIZER = re.compile(r"AddressSanitizer|LeakSanitizer|runtime error:")
 
 passes = failures = 0
@@ -36,6 +43,40 @@ def check(cond, what):
 def summary():
     print("%d passed, %d failed" % (passes, failures))
     return 1 if failures else 0
+
+
+def setup_warcio(install_dir, *found_dirs):
+    """(node, a directory holding node_modules/warcio): the first of
+    found_dirs and install_dir that has it (e2e_warc's install serves the
+    other tests), else install_dir after npm installs it there. Exits
+    SKIP when node or npm is missing or the install fails."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if not node or not npm:
+        print("SKIP: node and npm are needed for the WARC reader warcio.js "
+              "(scripts/deps.sh test installs them)")
+        sys.exit(SKIP)
+    for d in (*found_dirs, install_dir):
+        if d and os.path.isdir(os.path.join(d, "node_modules", "warcio")):
+            return node, d
+    os.makedirs(install_dir, exist_ok=True)
+    r = subprocess.run([npm, "install", "--prefix", install_dir, "--no-audit",
+                        "--no-fund", "--no-save", WARCIO],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        print("SKIP: npm install %s failed:\n%s" % (WARCIO, r.stderr[-2000:]))
+        sys.exit(SKIP)
+    return node, install_dir
+
+
+def warcio_read(reader, args):
+    """warc_read.mjs on args (FILE or FILE@OFFSET): its records (dicts)."""
+    node, d = reader
+    r = subprocess.run([node, os.path.join(HERE, "warc_read.mjs"), d, *args],
+                       capture_output=True, timeout=RUN_TIMEOUT)
+    if r.returncode != 0:
+        raise RuntimeError("warc_read.mjs failed (%d): %s" % (
+            r.returncode, r.stderr.decode(errors="replace")[-2000:]))
+    return [json.loads(x) for x in r.stdout.decode().splitlines() if x]
 
 
 def read_stats(path):

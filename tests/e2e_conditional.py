@@ -61,10 +61,11 @@ import subprocess
 import sys
 import threading
 import time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_check import check, setup_warcio, warcio_read  # noqa: E402
+import e2e_check  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SKIP = 77
-WARCIO = "warcio@2.4.11"  # as tests/e2e_warc.py
 BIN, WORKDIR = sys.argv[1], sys.argv[2]
 WARCIO_DIR = sys.argv[3] if len(sys.argv) > 3 else None
 CRAWL = os.path.join(BIN, "crawl")
@@ -73,20 +74,6 @@ IDENTICAL = ("http://netpreserve.org/warc/1.1/revisit/"
              "identical-payload-digest")
 LM = "Mon, 07 Nov 2022 08:49:37 GMT"
 PAGES = ["/", "/a", "/b", "/c", "/d", "/e", "/f"]
-
-passes = failures = 0
-
-
-def check(cond, what):
-    global passes, failures
-    if cond:
-        passes += 1
-        print("ok:", what)
-    else:
-        failures += 1
-        print("FAIL:", what)
-    return cond
-
 
 class Site:
     def __init__(self):
@@ -183,36 +170,6 @@ def serve(site):
     return httpd, httpd.server_address[1]
 
 
-def setup_warcio():
-    """(node, dir holding node_modules/warcio); exits 77 without them."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if not node or not npm:
-        print("SKIP: node and npm are needed for the WARC reader warcio.js")
-        sys.exit(SKIP)
-    for d in (WARCIO_DIR, os.path.join(WORKDIR, "warcio")):
-        if d and os.path.isdir(os.path.join(d, "node_modules", "warcio")):
-            return node, d
-    d = os.path.join(WORKDIR, "warcio")
-    os.makedirs(d, exist_ok=True)
-    r = subprocess.run([npm, "install", "--prefix", d, "--no-audit",
-                        "--no-fund", "--no-save", WARCIO],
-                       capture_output=True, text=True, timeout=300)
-    if r.returncode != 0:
-        print("SKIP: npm install %s failed:\n%s" % (WARCIO, r.stderr[-2000:]))
-        sys.exit(SKIP)
-    return node, d
-
-
-def warcio_read(reader, paths):
-    node, d = reader
-    r = subprocess.run([node, os.path.join(HERE, "warc_read.mjs"), d,
-                        *paths], capture_output=True, timeout=60)
-    if r.returncode != 0:
-        raise RuntimeError("warc_read.mjs failed: %s"
-                           % r.stderr.decode(errors="replace")[-2000:])
-    return [json.loads(x) for x in r.stdout.decode().splitlines() if x]
-
-
 def crawl(port, d, *extra):
     cmd = [CRAWL, "--quiet", "--delay", "0", "--concurrency", "1",
            "--per-host", "1", "--no-robots", "--no-sitemaps",
@@ -271,7 +228,7 @@ def main():
     if os.path.isdir(WORKDIR):
         shutil.rmtree(WORKDIR)
     os.makedirs(WORKDIR)
-    reader = setup_warcio()
+    reader = setup_warcio(os.path.join(WORKDIR, "warcio"), WARCIO_DIR)
     site = Site()
     httpd, port = serve(site)
     base = "http://127.0.0.1:%d" % port
@@ -433,9 +390,10 @@ def main():
         check(False, "the test raised %r" % e)
     finally:
         httpd.shutdown()
-    print("%.1f s; %d passed, %d failed" % (time.monotonic() - t0, passes,
-                                             failures))
-    return 1 if failures else 0
+    print("%.1f s; %d passed, %d failed" % (time.monotonic() - t0,
+                                             e2e_check.passes,
+                                             e2e_check.failures))
+    return 1 if e2e_check.failures else 0
 
 
 if __name__ == "__main__":

@@ -56,6 +56,9 @@ import subprocess
 import sys
 import threading
 import time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_check import check  # noqa: E402
+import e2e_check  # noqa: E402
 
 BIN, WORKDIR = sys.argv[1], sys.argv[2]
 CRAWL = os.path.join(BIN, "crawl")
@@ -86,20 +89,6 @@ BODIES = {
     "/s/SID123/more2": page(["more", "two"]),
 }
 BODIES["/dup"] = BODIES["/orig"]
-
-passes = failures = 0
-
-
-def check(cond, what):
-    global passes, failures
-    if cond:
-        passes += 1
-        print("ok:", what)
-    else:
-        failures += 1
-        print("FAIL:", what)
-    return cond
-
 
 class Site:
     def __init__(self):
@@ -362,9 +351,10 @@ def main():
     finally:
         site.release.set()
         httpd.shutdown()
-    print("%.1f s; %d passed, %d failed" % (time.monotonic() - t0, passes,
-                                             failures))
-    return 1 if failures else 0
+    print("%.1f s; %d passed, %d failed" % (time.monotonic() - t0,
+                                             e2e_check.passes,
+                                             e2e_check.failures))
+    return 1 if e2e_check.failures else 0
 
 
 if __name__ == "__main__":

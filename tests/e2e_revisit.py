@@ -60,10 +60,11 @@ import subprocess
 import sys
 import threading
 import time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_check import check, setup_warcio, warcio_read  # noqa: E402
+import e2e_check  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SKIP = 77
-WARCIO = "warcio@2.4.11"  # as tests/e2e_warc.py
 BIN, WORKDIR = sys.argv[1], sys.argv[2]
 WARCIO_DIR = sys.argv[3] if len(sys.argv) > 3 else None
 CRAWL = os.path.join(BIN, "crawl")
@@ -75,20 +76,6 @@ MISSING = b"<html><body>Not here.</body></html>\n"
 MOVED = b"<html><body>Moved.</body></html>\n"
 LINKS = ["/a", "/b", "/c", "/d", "/empty1", "/empty2", "/missing1",
          "/missing2", "/r1", "/r2"]
-
-passes = failures = 0
-
-
-def check(cond, what):
-    global passes, failures
-    if cond:
-        passes += 1
-        print("ok:", what)
-    else:
-        failures += 1
-        print("FAIL:", what)
-    return cond
-
 
 class Site:
     """The site's state: its access log, and the gate that holds /b."""
@@ -165,36 +152,6 @@ def serve(site):
     return httpd, httpd.server_address[1]
 
 
-def setup_warcio():
-    """(node, dir holding node_modules/warcio); exits 77 without them."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if not node or not npm:
-        print("SKIP: node and npm are needed for the WARC reader warcio.js")
-        sys.exit(SKIP)
-    for d in (WARCIO_DIR, os.path.join(WORKDIR, "warcio")):
-        if d and os.path.isdir(os.path.join(d, "node_modules", "warcio")):
-            return node, d
-    d = os.path.join(WORKDIR, "warcio")
-    os.makedirs(d, exist_ok=True)
-    r = subprocess.run([npm, "install", "--prefix", d, "--no-audit",
-                        "--no-fund", "--no-save", WARCIO],
-                       capture_output=True, text=True, timeout=300)
-    if r.returncode != 0:
-        print("SKIP: npm install %s failed:\n%s" % (WARCIO, r.stderr[-2000:]))
-        sys.exit(SKIP)
-    return node, d
-
-
-def warcio_read(reader, path):
-    node, d = reader
-    r = subprocess.run([node, os.path.join(HERE, "warc_read.mjs"), d, path],
-                       capture_output=True, timeout=60)
-    if r.returncode != 0:
-        raise RuntimeError("warc_read.mjs failed: %s"
-                           % r.stderr.decode(errors="replace")[-2000:])
-    return [json.loads(x) for x in r.stdout.decode().splitlines() if x]
-
-
 def crawl_cmd(port, d, *extra):
     return [CRAWL, "--quiet", "--delay", "0", "--concurrency", "1",
             "--per-host", "1", "--no-robots", "--no-sitemaps",
@@ -257,7 +214,7 @@ def kill9(reader, port, site):
     base = "http://127.0.0.1:%d" % port
     check_dups("kill9", read_out(d), base)
 
-    recs = warcio_read(reader, warc)
+    recs = warcio_read(reader, [warc])
     check(recs and all("error" not in x and x.get("block_digest_ok")
                        for x in recs),
           "kill9: warcio.js reads %d records, every block digest right"
@@ -325,7 +282,7 @@ def off(reader, port):
                                  "--no-payload-dedup"),
                        stderr=subprocess.PIPE, timeout=60)
     out = read_out(d)
-    types = [x["warc"].get("warc-type") for x in warcio_read(reader, warc)]
+    types = [x["warc"].get("warc-type") for x in warcio_read(reader, [warc])]
     check(r.returncode == 0 and not any("duplicate_of" in x
                                         for x in out.values()) and
           "revisit" not in types and
@@ -339,7 +296,7 @@ def main():
     if os.path.isdir(WORKDIR):
         shutil.rmtree(WORKDIR)
     os.makedirs(WORKDIR)
-    reader = setup_warcio()
+    reader = setup_warcio(os.path.join(WORKDIR, "warcio"), WARCIO_DIR)
     site = Site()
     httpd, port = serve(site)
     t0 = time.monotonic()
@@ -356,9 +313,10 @@ def main():
     finally:
         site.release.set()
         httpd.shutdown()
-    print("%.1f s; %d passed, %d failed" % (time.monotonic() - t0, passes,
-                                             failures))
-    return 1 if failures else 0
+    print("%.1f s; %d passed, %d failed" % (time.monotonic() - t0,
+                                             e2e_check.passes,
+                                             e2e_check.failures))
+    return 1 if e2e_check.failures else 0
 
 
 if __name__ == "__main__":

@@ -121,7 +121,8 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_check import (RUN_TIMEOUT, SANITIZER, Parts, Run,  # noqa: E402
-                       check, read_stats, summary)
+                       check, read_stats, setup_warcio, summary,
+                       warcio_read)
 import sample_site  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -131,8 +132,6 @@ sys.path.insert(0, SITE)
 sys.dont_write_bytecode = True
 import sitelib  # noqa: E402
 
-SKIP = 77
-WARCIO = "warcio@2.4.11"
 PAGES = 600            # gensite.py --pages
 SLOW_SECONDS = 3       # serve.py's /slow; the crawl's timeout is below it
 CONC = 8               # --concurrency
@@ -166,38 +165,6 @@ CRAWL = os.path.join(BIN, "crawl")
 
 
 # -- the reader: warcio.js, installed once ------------------------------------
-
-def setup_warcio():
-    """node and WORKDIR/warcio holding node_modules/warcio; exits 77 when
-    node or npm are missing or the first install fails."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if not node or not npm:
-        print("SKIP: node and npm are needed for the WARC reader warcio.js "
-              "(scripts/deps.sh test installs them)")
-        sys.exit(SKIP)
-    d = os.path.join(WORKDIR, "warcio")
-    if not os.path.isdir(os.path.join(d, "node_modules", "warcio")):
-        os.makedirs(d, exist_ok=True)
-        r = subprocess.run([npm, "install", "--prefix", d, "--no-audit",
-                            "--no-fund", "--no-save", WARCIO],
-                           capture_output=True, text=True, timeout=300)
-        if r.returncode != 0:
-            print("SKIP: npm install %s failed:\n%s" % (WARCIO,
-                                                        r.stderr[-2000:]))
-            sys.exit(SKIP)
-    return node, d
-
-
-def warcio_read(reader, args):
-    """warc_read.mjs on args (FILE or FILE@OFFSET): its records (dicts)."""
-    node, d = reader
-    r = subprocess.run([node, os.path.join(HERE, "warc_read.mjs"), d, *args],
-                       capture_output=True, timeout=RUN_TIMEOUT)
-    if r.returncode != 0:
-        raise RuntimeError("warc_read.mjs failed (%d): %s" % (
-            r.returncode, r.stderr.decode(errors="replace")[-2000:]))
-    return [json.loads(x) for x in r.stdout.decode().splitlines() if x]
-
 
 # -- framing, independently of warcio -----------------------------------------
 
@@ -1172,7 +1139,7 @@ def main():
         return summary() or 1
     version = subprocess.run([CRAWL, "--version"], capture_output=True,
                              text=True).stdout.split()[-1]
-    reader = setup_warcio()
+    reader = setup_warcio(os.path.join(WORKDIR, "warcio"))
     print("e2e_warc: seed %d (again: %s %s %s %d)" % (
         SEED, sys.argv[0], BIN, WORKDIR, SEED))
     t0 = time.monotonic()
