@@ -498,12 +498,11 @@ enum bc_status bc_frontier_add(struct bc_frontier *f, const char *href,
                                enum bc_frontier_reason *reason,
                                enum bc_status *url_status)
 {
-    struct bc_frontier_request req = {0};
-    req.href = href;
-    req.href_len = href_len;
-    req.base = base;
-    req.base_len = base_len;
-    req.depth = depth;
+    struct bc_frontier_request req = {.href = href,
+                                      .href_len = href_len,
+                                      .base = base,
+                                      .base_len = base_len,
+                                      .depth = depth};
     return bc_frontier_add_request(f, &req, reason, url_status);
 }
 
@@ -514,14 +513,13 @@ enum bc_status bc_frontier_add_payload(struct bc_frontier *f, const char *href,
                                        enum bc_frontier_reason *reason,
                                        enum bc_status *url_status)
 {
-    struct bc_frontier_request req = {0};
-    req.href = href;
-    req.href_len = href_len;
-    req.base = base;
-    req.base_len = base_len;
-    req.depth = depth;
-    req.payload = payload;
-    req.payload_len = payload_len;
+    struct bc_frontier_request req = {.href = href,
+                                      .href_len = href_len,
+                                      .base = base,
+                                      .base_len = base_len,
+                                      .depth = depth,
+                                      .payload = payload,
+                                      .payload_len = payload_len};
     return bc_frontier_add_request(f, &req, reason, url_status);
 }
 
@@ -629,14 +627,13 @@ enum bc_status bc_frontier_add_with_referrer(
     size_t base_len, unsigned depth, const char *referrer, size_t referrer_len,
     enum bc_frontier_reason *reason, enum bc_status *url_status)
 {
-    struct bc_frontier_request req = {0};
-    req.href = href;
-    req.href_len = href_len;
-    req.base = base;
-    req.base_len = base_len;
-    req.depth = depth;
-    req.referrer = referrer;
-    req.referrer_len = referrer_len;
+    struct bc_frontier_request req = {.href = href,
+                                      .href_len = href_len,
+                                      .base = base,
+                                      .base_len = base_len,
+                                      .depth = depth,
+                                      .referrer = referrer,
+                                      .referrer_len = referrer_len};
     return bc_frontier_add_request(f, &req, reason, url_status);
 }
 
@@ -647,13 +644,12 @@ enum bc_status bc_frontier_add_routed(struct bc_frontier *f, const char *url,
                                       enum bc_frontier_reason *reason,
                                       enum bc_status *url_status)
 {
-    struct bc_frontier_request req = {0};
-    req.href = url;
-    req.href_len = len;
-    req.depth = depth;
-    req.redirects = redirects;
-    req.referrer = referrer;
-    req.referrer_len = referrer_len;
+    struct bc_frontier_request req = {.href = url,
+                                      .href_len = len,
+                                      .depth = depth,
+                                      .redirects = redirects,
+                                      .referrer = referrer,
+                                      .referrer_len = referrer_len};
     return bc_frontier_add_request(f, &req, reason, url_status);
 }
 
@@ -661,9 +657,7 @@ enum bc_status bc_frontier_add_seed(struct bc_frontier *f, const char *url,
                                     size_t len, enum bc_frontier_reason *reason,
                                     enum bc_status *url_status)
 {
-    struct bc_frontier_request req = {0};
-    req.href = url;
-    req.href_len = len;
-    req.seed = true;
+    struct bc_frontier_request req = {
+        .href = url, .href_len = len, .seed = true};
     return bc_frontier_add_request(f, &req, reason, url_status);
 }
