@@ -18,13 +18,13 @@
  *   parser,files,bytes,links,rounds,median_s,ns_per_byte,mb_per_s
  */
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
+#include "bench_html_files.h"
 #include "bloomcrawl/links.h"
 
 #ifdef BC_BENCH_LIBXML2
@@ -40,8 +40,9 @@ struct page {
 static struct page *pages;
 static size_t n_pages, cap_pages, total_bytes;
 
-static void add_file(const char *path)
+static void add_file(const char *path, size_t size)
 {
+    (void)size;
     FILE *f = fopen(path, "rb");
     if (!f)
         return;
@@ -67,29 +68,6 @@ static void add_file(const char *path)
     pages[n_pages].len = (size_t)st.st_size;
     n_pages++;
     total_bytes += (size_t)st.st_size;
-}
-
-static void walk(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (stat(path, &st) != 0)
-            continue;
-        size_t n = strlen(e->d_name);
-        if (S_ISDIR(st.st_mode))
-            walk(path);
-        else if (n > 5 && strcmp(e->d_name + n - 5, ".html") == 0)
-            add_file(path);
-    }
-    closedir(d);
 }
 
 static double now(void)
@@ -222,7 +200,7 @@ int main(int argc, char **argv)
         return 2;
     }
     for (; i < argc; i++)
-        walk(argv[i]);
+        bench_html_files(argv[i], add_file);
     if (n_pages == 0) {
         fprintf(stderr, "bench_links: no .html files\n");
         return 1;

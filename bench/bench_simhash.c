@@ -29,7 +29,6 @@
  * and the memory per fingerprint.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +39,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "bench_html_files.h"
 #include "bloomcrawl/simhash.h"
 #ifdef BC_BENCH_LINKS
 #include "bloomcrawl/links.h"
@@ -146,29 +146,6 @@ static void add_file(const char *path, size_t size)
     extract(p);
     html_bytes += got;
     text_bytes += p->text_len;
-}
-
-static void walk(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (stat(path, &st) != 0)
-            continue;
-        size_t n = strlen(e->d_name);
-        if (S_ISDIR(st.st_mode))
-            walk(path);
-        else if (n > 5 && strcmp(e->d_name + n - 5, ".html") == 0)
-            add_file(path, (size_t)st.st_size);
-    }
-    closedir(d);
 }
 
 static double cpu_now(void)
@@ -452,7 +429,7 @@ int main(int argc, char **argv)
     }
     if (!only || strcmp(only, "text") == 0) {
         for (; i < argc; i++)
-            walk(argv[i]);
+            bench_html_files(argv[i], add_file);
         if (n_pages == 0) {
             fprintf(stderr, "bench_simhash: no .html files\n");
             return 1;
