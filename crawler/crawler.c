@@ -204,8 +204,10 @@
  * identical payload, the original's that its revisit names): in the
  * state's validators table, written in the turn's transaction with the
  * page (so a resume knows exactly the committed pages'), or without a
- * state in memory (validators.c), only when recrawl_after_ms is set:
- * without it no page is fetched twice in a run. A page's fetch looks its
+ * state in memory (validators.c); only when recrawl_after_ms is set:
+ * without it no page is fetched twice, in a run or in a resume of its
+ * state (the window is pinned), so neither the rows nor the lookup on
+ * every fetch would ever serve. A page's fetch looks its
  * URL up (conditional_lookup(), one B-tree or hash lookup); a URL with a
  * row was fetched before with a 2xx, so this is a recrawl, and its
  * request carries If-None-Match and/or If-Modified-Since
@@ -2680,8 +2682,10 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
         if (st != BC_OK)
             goto out_free_payloads;
     }
-    c->conditional = config->conditional;
-    if (c->conditional && !c->state && config->recrawl_after_ms &&
+    /* Without a recrawl window no page is fetched twice, in this run or
+     * a resume of its state (which pins the window): no row is kept. */
+    c->conditional = config->conditional && config->recrawl_after_ms;
+    if (c->conditional && !c->state &&
         (st = bc_validators_create(&c->validators)) != BC_OK)
         goto out_free_payloads;
 

@@ -386,9 +386,10 @@ struct bc_crawler_config {
      * identical-payload-digest) naming the first response's record. */
     bool payload_dedup;
     /* Conditional recrawls (crawler.c, CONDITIONAL RECRAWLS; default
-     * false): keep the ETag and Last-Modified of each page's last 2xx
-     * response (with a state, in it; without one, in memory when
-     * recrawl_after_ms is set: no page is fetched twice otherwise), and
+     * false; it applies only with recrawl_after_ms, without which no
+     * page is fetched twice): keep the ETag and Last-Modified of each
+     * page's last 2xx response (with a state, in it; without one, in
+     * memory), and
      * send them as If-None-Match and If-Modified-Since when the page is
      * fetched again (a recrawl, bc_crawler_revisit()); a 304 is reported
      * with not_modified and, with a WARC writer, archived as a revisit
