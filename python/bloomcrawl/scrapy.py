@@ -38,8 +38,8 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.misc import create_instance, load_object
 from scrapy.utils.request import referer_str, request_from_dict
 
-from . import (RedisError, RedisLostError, RedisSeen, Seen, URLError,
-               Verdict, normalize)
+from . import (Error, RedisError, RedisLostError, RedisSeen, Seen,
+               URLError, Verdict, normalize)
 
 __all__ = ["BloomDupeFilter", "FrontierScheduler"]
 
@@ -490,6 +490,7 @@ class FrontierScheduler(BaseScheduler):
         self.spider: Optional[Spider] = None
         self.slot = None         # the engine's slot (inprogress, nextcall)
         self.state = None
+        self.state_failed: Optional[str] = None  # the cause, once failed
         self.frontier = None
         # Request handed out -> its Job (fetch or robots); the request
         # -> (status, Retry-After ms) of the response the downloader got.
@@ -605,9 +606,10 @@ class FrontierScheduler(BaseScheduler):
                 if value:
                     self._set("bloomcrawl/" + name, value)
         if self.state is not None:
-            self.state.commit()
-            self.state.snapshot()
-            self.state.close()
+            if not self.state_failed:
+                self.state.commit()
+                self.state.snapshot()
+            self.state.close()  # after a failure: back to the last commit
             self.state = None
         self.frontier = None
         self.crawler.signals.disconnect(self._downloaded,
@@ -734,10 +736,15 @@ class FrontierScheduler(BaseScheduler):
             return None
         if self.state is not None:
             self._commit()
-            if (time.monotonic() - self._last_snapshot >=
-                    self.snapshot_interval):
-                self.state.snapshot()
+            if (not self.state_failed and time.monotonic() -
+                    self._last_snapshot >= self.snapshot_interval):
+                try:
+                    self.state.snapshot()
+                except Error as e:
+                    self._state_failure(e)
                 self._last_snapshot = time.monotonic()
+            if self.state_failed:
+                return None
         while True:
             job = self.frontier.next()
             if job.action == "fetch":
@@ -800,9 +807,42 @@ class FrontierScheduler(BaseScheduler):
         """Commit the crawl state if anything changed since the last
         commit (one SQLite transaction, WAL, no fsync)."""
         self._commit_call = None
-        if self.state is not None and self._dirty:
-            self.state.commit()
+        if self.state is not None and self._dirty and not self.state_failed:
+            try:
+                self.state.commit()
+            except Error as e:
+                self._state_failure(e)
+                return
             self._dirty = False
+
+    def _state_failure(self, error: Exception) -> None:
+        """The crawl state (JOBDIR) could not be written (a full disk, a
+        file size limit, an I/O error: the message names it). Log the
+        cause, count it and close the spider (finish reason
+        bloomcrawl_state_error), once: nothing more is handed out, and
+        what was done since the last commit is fetched again when the
+        same command resumes from that commit, once the cause is gone.
+        Never a crawl that goes on as if it were durable."""
+        if self.state_failed is not None:
+            return
+        self.state_failed = str(error)
+        self._inc("bloomcrawl/state_errors")
+        self.logger.error(
+            "The crawl state in %(dir)s failed: %(error)s. Closing the "
+            "spider (finish reason bloomcrawl_state_error); the same "
+            "command resumes from the last commit",
+            {"dir": self.jobdir, "error": error})
+        crawler = self.crawler
+        from twisted.internet import reactor
+
+        def close() -> None:
+            engine = getattr(crawler, "engine", None)
+            spider = getattr(crawler, "spider", None)
+            if engine is not None and engine.slot is not None and \
+                    spider is not None:
+                engine.close_spider(spider, "bloomcrawl_state_error")
+
+        reactor.callLater(0, close)
 
     def _commit_soon(self) -> None:
         """Commit once the reactor's current turn is over: the dones and
@@ -842,7 +882,10 @@ class FrontierScheduler(BaseScheduler):
             self.frontier.done(job, status,
                                fault="none" if status else "permanent",
                                retry_after_ms=retry_after)
-        except Exception:
+        except Exception as e:
+            if isinstance(e, Error) and self.state is not None:
+                self._state_failure(e)  # the state's store refused it
+                return
             self.logger.exception("bloomcrawl: done() of %(request)s "
                                   "failed", {"request": request},
                                   extra={"spider": self.spider})

@@ -308,3 +308,40 @@ def test_redirect_followed_once_and_retry_after_obeyed(tmp_path):
     assert len(after) == 4 and 0.95 <= min(after) - busy < 5
     assert stats["scheduler/dequeued/bloomcrawl"] == \
         stats["scheduler/enqueued/bloomcrawl"]
+
+
+def test_state_write_failure_closes_the_spider(tmp_path):
+    """A crawl state that cannot be written (here a file size limit, as a
+    full disk would: the writes fail with EFBIG) stops the crawl with the
+    cause in the log and finish reason bloomcrawl_state_error; it does
+    not go on as if it were durable."""
+    import resource
+    import signal as sig
+
+    host = TinyHost(200, 0.0)
+    jobdir = str(tmp_path / "job")
+    out = str(tmp_path / "out.jsonl")
+
+    def limit():
+        sig.signal(sig.SIGXFSZ, sig.SIG_IGN)  # a write fails: EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (160 << 10, 160 << 10))
+
+    try:
+        seed = "http://127.0.0.1:%d/" % host.server_address[1]
+        c = subprocess.run(
+            [sys.executable, os.path.join(HERE, "scrapy_site_spider.py"),
+             seed, "testbot", "127.0.0.1", out,
+             "bloomcrawl.scrapy.BloomDupeFilter", "3", jobdir, "--checker",
+             "--scheduler", "bloomcrawl.scrapy.FrontierScheduler",
+             "--per-host", "1"],
+            capture_output=True, text=True, timeout=60, preexec_fn=limit)
+    finally:
+        host.shutdown()
+        host.server_close()
+    with open(out + ".stats") as f:
+        stats = json.loads(f.readlines()[-1])["stats"]
+    assert stats.get("finish_reason") == "bloomcrawl_state_error", \
+        (stats, c.stderr[-3000:])
+    assert stats.get("bloomcrawl/state_errors") == 1
+    assert "The crawl state in" in c.stderr and "failed" in c.stderr
+    assert len(host.log) < 200  # stopped, not crawled to the end
