@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# bench/bench_warc.sh - what `crawl --warc` costs (issue 25 section 1):
-# the same crawl bare and with --warc FILE.warc.gz, alternately, on the
-# PostgreSQL 15 HTML manual or the generated site, served by a private
-# nginx on 127.0.0.1; medians of CPU (user+sys) and wall time, and the
-# ratio --warc / bare. Goal: CPU ratio <= 1.5.
+# bench/bench_warc.sh - what `crawl --warc` and `crawl --state` cost
+# (issue 25 sections 1 and 2): the same crawl bare, with --warc
+# FILE.warc.gz, with --state DIR (a fresh state each run), or with both,
+# alternately, on the PostgreSQL 15 HTML manual or the generated site,
+# served by a private nginx on 127.0.0.1; medians of CPU (user+sys) and
+# wall time, and each variant's ratios to bare. Goals: --warc <= 1.5x
+# the bare crawl's CPU, --state <= 1.1x its wall time.
 #
 #   bench/bench_warc.sh [--site postgres | --site generated] [--runs N]
-#                       [--pages N] [--base CRAWL] [--perf]
+#                       [--pages N] [--variants LIST] [--base CRAWL]
+#                       [--csv FILE] [--perf]
 #
 #   --site S     postgres (default): the manual (Debian postgresql-doc-15,
 #                ~1,170 pages), 16 transfers; generated: the site of
@@ -15,14 +18,19 @@
 #                port a host), 32 transfers
 #   --runs N     rounds (default 7); each round runs every variant once,
 #                in rotating order
+#   --variants L which crawls, comma-separated, from bare, warc, state
+#                and all (--warc and --state together); default bare,warc
+#                (bare is always run: the ratios are to it)
 #   --base CRAWL a second crawl binary (e.g. the main branch's, built in
 #                another tree): its bare and --warc crawls join each
 #                round, so before and after are measured in the same run
+#   --csv FILE   also write every run as CSV (site, build, variant, round,
+#                cpu_s, wall_s, warc_bytes, pages), for bench/summarize.py
 #   --perf       record one more --warc crawl of this tree's binary with
 #                perf and print its top functions and libraries
 #
 # Prints a table of medians (and the bytes of WARC per page) to stdout;
-# writes nothing in the tree. Builds this tree's crawler in build-rel/
+# writes nothing in the tree but the --csv file. Builds this tree's crawler in build-rel/
 # (Release). Needs nginx and /usr/bin/time (bench/bench_crawl.sh installs
 # them). Nothing is contacted outside 127.0.0.1.
 set -euo pipefail
@@ -34,6 +42,8 @@ runs=7
 pages=20000
 base=
 perf=0
+csv=
+kinds=bare,warc
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -41,6 +51,8 @@ while [ $# -gt 0 ]; do
     --runs) runs=${2:-}; shift 2 || true ;;
     --pages) pages=${2:-}; shift 2 || true ;;
     --base) base=${2:-}; shift 2 || true ;;
+    --variants) kinds=${2:-}; shift 2 || true ;;
+    --csv) csv=${2:-}; shift 2 || true ;;
     --perf) perf=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
@@ -52,6 +64,14 @@ generated) transfers=32 ;;
 *) usage >&2; exit 2 ;;
 esac
 die() { echo "bench_warc: $*" >&2; exit 1; }
+kind_list=(bare)
+for k in ${kinds//,/ }; do
+    case "$k" in
+    bare) ;;
+    warc | state | all) kind_list+=("$k") ;;
+    *) usage >&2; exit 2 ;;
+    esac
+done
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$nginx_bin" ] || die "nginx not found (bench/bench_crawl.sh installs it)"
 [ -x /usr/bin/time ] || die "/usr/bin/time not found"
@@ -132,18 +152,23 @@ done
 
 common=(--no-robots --delay 0 --concurrency "$transfers" --per-host
     "$transfers" --max-depth 100 --quiet --expect 100000)
-variants=("new bare" "new warc")
-bins=("$new_bin" "$new_bin")
-[ -z "$base" ] || {
-    variants+=("base bare" "base warc")
-    bins+=("$base" "$base")
-}
+variants=() bins=()
+for k in "${kind_list[@]}"; do
+    variants+=("new $k") bins+=("$new_bin")
+done
+[ -z "$base" ] || for k in "${kind_list[@]}"; do
+    variants+=("base $k") bins+=("$base")
+done
 nv=${#variants[@]}
 
 run_one() { # $1 variant index, $2 round; appends "variant cpu wall bytes pages"
     local dir="$tmp/runs/$1.$2" extra=()
     mkdir -p "$dir"
-    case "${variants[$1]}" in *warc) extra=(--warc "$dir/out.warc.gz") ;; esac
+    case "${variants[$1]}" in
+    *warc) extra=(--warc "$dir/out.warc.gz") ;;
+    *state) extra=(--state "$dir/state") ;;
+    *all) extra=(--warc "$dir/out.warc.gz" --state "$dir/state") ;;
+    esac
     /usr/bin/time -o "$dir/time" -f '%U %S %e' "${bins[$1]}" "${common[@]}" \
         "${extra[@]}" --stats-json "$dir/stats.json" "${seeds[@]}" \
         >/dev/null 2>"$dir/stderr" || die "${variants[$1]}: $(tail -3 "$dir/stderr")"
@@ -151,7 +176,7 @@ run_one() { # $1 variant index, $2 round; appends "variant cpu wall bytes pages"
     read -r u s e <"$dir/time"
     [ ! -f "$dir/out.warc.gz" ] || bytes=$(stat -c %s "$dir/out.warc.gz")
     n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pages"])' "$dir/stats.json" 2>/dev/null || echo 0)
-    echo "$1 $(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }') $e $bytes $n" >>"$tmp/results"
+    echo "$1 $2 $(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }') $e $bytes $n" >>"$tmp/results"
     rm -rf "$dir"
 }
 
@@ -163,30 +188,41 @@ for r in $(seq "$runs"); do
     echo "  round $r done" >&2
 done
 
-python3 - "$tmp/results" "$nv" "${variants[@]}" <<'PY'
+python3 - "$tmp/results" "$site" "$csv" "${variants[@]}" <<'PY'
 import statistics, sys
-path, nv, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+path, site, csv, names = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 rows = [l.split() for l in open(path)]
+if csv:
+    with open(csv, "w") as f:
+        f.write("site,build,variant,round,cpu_s,wall_s,warc_bytes,pages\n")
+        for r in rows:
+            build, kind = names[int(r[0])].split()
+            f.write(",".join([site, build, kind] + r[1:]) + "\n")
 med = {}
 for i, name in enumerate(names):
     mine = [r for r in rows if int(r[0]) == i]
     med[name] = tuple(statistics.median(float(r[k]) for r in mine)
-                      for k in (1, 2, 3, 4))
+                      for k in (2, 3, 4, 5))
 print("| crawl | CPU s (median) | wall s (median) | WARC bytes/page | pages |")
 print("|---|---:|---:|---:|---:|")
 for name in names:
     cpu, wall, b, n = med[name]
     bpp = "%.0f" % (b / n) if b and n else "-"
     print("| %s | %.3f | %.3f | %s | %.0f |" % (name, cpu, wall, bpp, n))
+goal = {"warc": "goal: <= 1.5x CPU", "state": "goal: <= 1.1x wall",
+        "all": "no goal of its own"}
 for who in ("new", "base"):
-    if who + " warc" in med:
-        c = med[who + " warc"][0] / med[who + " bare"][0]
-        w = med[who + " warc"][1] / med[who + " bare"][1]
-        print("%s: --warc / bare = %.2fx CPU, %.2fx wall (goal: <= 1.5x CPU)"
-              % (who, c, w))
-if "base warc" in med:
-    print("new --warc / base --warc CPU = %.2fx"
-          % (med["new warc"][0] / med["base warc"][0]))
+    for kind in ("warc", "state", "all"):
+        if "%s %s" % (who, kind) not in med:
+            continue
+        mine, bare = med["%s %s" % (who, kind)], med[who + " bare"]
+        flag = "--warc --state" if kind == "all" else "--" + kind
+        print("%s: %s / bare = %.2fx CPU, %.2fx wall (%s)"
+              % (who, flag, mine[0] / bare[0], mine[1] / bare[1], goal[kind]))
+for kind in ("warc", "state", "all"):
+    if "base " + kind in med:
+        print("new %s / base %s CPU = %.2fx" % (kind, kind,
+              med["new " + kind][0] / med["base " + kind][0]))
 PY
 
 if [ "$perf" = 1 ]; then

@@ -5,15 +5,19 @@
 
 Reads the CSVs the benchmarks wrote into the results folder (dedup.csv,
 scale*.csv, fpr.csv, url.csv, urldedup.csv, frontier.csv, crawl.csv,
-billion-*.csv, window.csv, runs.csv) and writes summary.md there: the machine, how and
-when each CSV was made, every goal of issues 2-6 and 14 beside the measured
-number with its verdict (missed goals say by how much), and the tables and
-pictures. A CSV that is missing gives "not measured" rows, never a guess.
+crawl-postgres.csv, features-*.csv, state.csv, billion-*.csv, window.csv,
+runs.csv) and the printed tables of the steps that write no CSV
+(redis_seen.md, links.md, simhash.md), and writes summary.md there: the
+machine, how and when each result was made, every goal of issues 2-6, 12,
+14, 24 and 25 beside the measured number with its verdict (missed goals
+say by how much), and the tables and pictures. A result that is missing
+gives "not measured" rows, never a guess.
 """
 import csv
 import datetime
 import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -158,6 +162,71 @@ def fmt_or_dash(v, fmt):
     return "-" if v is None else fmt.format(v)
 
 
+def read_lines(path):
+    """The lines of a step's printed output; [] when the file is missing."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return f.read().splitlines()
+
+
+def features_medians(rows):
+    """features-<site>.csv (bench_warc.sh --csv): per variant of this
+    tree's build ("new"), the medians of CPU and wall seconds over the
+    rounds, and the rounds counted."""
+    by = {}
+    for r in rows:
+        if r["build"] == "new":
+            by.setdefault(r["variant"], []).append(r)
+    return {v: {"cpu": statistics.median(float(r["cpu_s"]) for r in rs),
+                "wall": statistics.median(float(r["wall_s"]) for r in rs),
+                "rounds": len(rs),
+                "warc_bytes": statistics.median(float(r["warc_bytes"])
+                                                for r in rs),
+                "pages": statistics.median(float(r["pages"]) for r in rs)}
+            for v, rs in by.items()}
+
+
+def redis_medians(lines):
+    """redis_seen.md: the "median NAME keys/s ... server N" lines of
+    bench_redis_seen's comparison rounds -> {name: (keys/s, server ns)}."""
+    out = {}
+    for line in lines:
+        m = re.match(r"median (.+?)\s+(\d+) keys/s\s+cpu ns/key server\s+"
+                     r"(\d+)", line)
+        if m:
+            out[m.group(1)] = (float(m.group(2)), float(m.group(3)))
+    return out
+
+
+def simhash_rows(lines):
+    """simhash.md (bench_simhash's CSV lines): {what: row} for the text
+    rows (ns_per_byte) and the index rows (median_ns_per_op)."""
+    out = {}
+    for line in lines:
+        f = line.split(",")
+        if f[0] == "text" and len(f) == 7 and f[1] != "what":
+            out[f[1]] = num(f[6])
+        elif f[0] == "index" and len(f) == 7 and f[1] != "what":
+            out[f[1]] = num(f[5])
+            if f[1].startswith("add_up_to_"):
+                out["add_last"] = num(f[5])  # the last stage: the fullest
+    return out
+
+
+def links_medians(lines):
+    """links.md (bench_links.sh): the "manual,parser,median" lines after
+    its per-run CSV -> {(manual, parser): ns/byte or ratio}."""
+    out = {}
+    for line in lines:
+        f = line.split(",")
+        if len(f) == 3 and f[1] in ("bloomcrawl", "libxml2", "ratio"):
+            v = num(f[2].rstrip("x"))
+            if v is not None:
+                out[(f[0], f[1])] = v
+    return out
+
+
 def main():
     results = sys.argv[1] if len(sys.argv) > 1 else "bench/results"
     m = machine()
@@ -168,6 +237,14 @@ def main():
     window = read_long(os.path.join(results, "window.csv"))
     urldedup = read_csv(os.path.join(results, "urldedup.csv"))
     crawl = read_csv(os.path.join(results, "crawl.csv"))
+    crawl_pg = read_csv(os.path.join(results, "crawl-postgres.csv"))
+    features = {site: features_medians(read_csv(os.path.join(
+        results, f"features-{site}.csv"))) for site in ("postgres",
+                                                       "generated")}
+    state = read_long(os.path.join(results, "state.csv"))
+    redis = redis_medians(read_lines(os.path.join(results, "redis_seen.md")))
+    simhash = simhash_rows(read_lines(os.path.join(results, "simhash.md")))
+    links = links_medians(read_lines(os.path.join(results, "links.md")))
     runs = read_csv(os.path.join(results, "runs.csv"))
     scale = scale_rows(results)
     billion = {lay: read_csv(os.path.join(results, f"billion-{lay}.csv"))
@@ -205,6 +282,7 @@ def main():
 
     # ---- goals ----------------------------------------------------------
     g = Goals()
+    n10 = 10000000
     # bench_dedup's n: 10^7 in a full run (the n of the goals), smaller with
     # --quick; its --billion rows are not this table's.
     dedup_ns = {int(k.split("/")[1]) for k in dedup
@@ -347,7 +425,6 @@ def main():
               fmt_or_dash(win, "{:.1f}") + " against " +
               fmt_or_dash(bare_w, "{:.1f}") + " ns, one run (window.csv)")
     # issue 14, section 3: the two-tier test at Bloom speed
-    n10 = 10000000
     two = scale_get(scale, n10, "seen-blocked", "batch", "strings",
                     "ns_insert")
     bare = scale_get(scale, n10, "blocked", "batch", "strings", "ns_insert")
@@ -387,7 +464,91 @@ def main():
     else:
         g.add(14, "bench_fpr: no point beyond 3 standard errors", None, "",
               "<=", 0)
-    w("## Goals of issues 2-6 and 14\n")
+    # issue 12: the real-site crawl and link extraction
+    med_pg = crawl_medians(crawl_pg)
+    if "bloomcrawl" in med_pg and "wget2 --spider" in med_pg:
+        bc, wg = med_pg["bloomcrawl"], med_pg["wget2 --spider"]
+        g.add(12, "PostgreSQL manual crawl: CPU per page <= 0.8x wget2 "
+              "--spider's", bc["cpu_ms_per_page"] / wg["cpu_ms_per_page"],
+              "{:.2f}x", "<=", 0.8,
+              f"{bc['cpu_ms_per_page']:.3f} against "
+              f"{wg['cpu_ms_per_page']:.3f} CPU s per 1,000 pages")
+        g.add(12, "PostgreSQL manual crawl: wall time <= wget2 --spider's",
+              bc["wall_s"] / wg["wall_s"], "{:.2f}x", "<=", 1.0,
+              f"{bc['wall_s']:.3f} s against {wg['wall_s']:.3f} s")
+    else:
+        g.add(12, "PostgreSQL manual crawl against wget2 --spider", None, "",
+              "<=", 0)
+    for manual, what in (("postgresql-doc-15", "PostgreSQL 15"),
+                         ("python3.11", "Python 3.11")):
+        b_ns, ratio = links.get((manual, "bloomcrawl")), \
+            links.get((manual, "ratio"))
+        g.add(12, f"link extraction, {what} manual, ns per byte", b_ns,
+              "{:.3f} ns", "<=", 1.5, "bench_links.sh, medians")
+        g.add(12, f"link extraction, {what} manual, against libxml2", ratio,
+              "{:.1f}x", ">=", 10, "libxml2's time / ours")
+    # issue 24: simhash (bench_simhash at n = its --n, 10^7 in a full run)
+    g.add(24, "simhash index insert at 10^7 fingerprints",
+          None if "add_last" not in simhash else simhash["add_last"] / 1000,
+          "{:.2f} us", "<=", 1, "the last tenth of the fill")
+    for what, key in (("query, no match", "query_miss"),
+                      ("query, a match within 3 bits", "query_hit_d1_3")):
+        v = simhash.get(key)
+        g.add(24, f"simhash index {what}, 10^7 fingerprints",
+              None if v is None else v / 1000, "{:.2f} us", "<=", 1,
+              "bench_simhash")
+    g.add(24, "simhash fingerprint, ns per byte of HTML (text fed in runs, "
+          "as the crawl feeds it), on top of link extraction",
+          simhash.get("simhash_runs_per_html_byte"), "{:.2f} ns", "<=", 2,
+          "per byte of text: " + fmt_or_dash(
+              simhash.get("simhash_runs_per_text_byte"), "{:.2f} ns") +
+          " in runs, " + fmt_or_dash(
+              simhash.get("simhash_whole_per_text_byte"), "{:.2f} ns") +
+          " whole")
+    # issue 25, sections 1 and 2: the crawl with --warc and with --state
+    for site, what in (("postgres", "PostgreSQL manual"),
+                       ("generated", "generated site")):
+        f = features[site]
+        bare = f.get("bare")
+        for variant, flag, key, target, unit in (
+                ("warc", "--warc", "cpu", 1.5, "CPU"),
+                ("state", "--state", "wall", 1.1, "wall time")):
+            v = f.get(variant)
+            g.add(25, f"crawl {flag} / bare, {unit}, {what}",
+                  None if v is None or bare is None else
+                  v[key] / bare[key], "{:.2f}x", "<=", target,
+                  "" if v is None or bare is None else
+                  f"{v[key]:.3f} s against {bare[key]:.3f} s, medians of "
+                  f"{v['rounds']} alternating rounds (features-{site}.md)")
+    g.add(25, "crawl state: admissions to the store per second, 10^7 URLs "
+          "over 10^5 hosts", state.get("state/adds_per_s"), "{:,.0f}", ">=",
+          200000, "bench_state")
+    # issue 25, section 3: the two-tier seen-test within 2x its filter
+    for n, label in ((n10, "10^7"), (n9, "10^9")):
+        for lay in ("blocked", "classic"):
+            two = scale_get(scale, n, f"seen-{lay}", "batch", "strings",
+                            "ns_insert")
+            one = scale_get(scale, n, lay, "batch", "strings", "ns_insert")
+            g.add(25, f"two-tier seen-test ({lay}) / its filter, batch, "
+                  f"n = {label}", None if two is None or one is None else
+                  two / one, "{:.2f}x", "<=", 2,
+                  "" if two is None or one is None else
+                  f"{two:.1f} ns against {one:.1f} ns, one bench_scale run")
+    # issue 25, section 4: the Redis seen-test against RedisBloom
+    ours, theirs = redis.get("bc_redis_seen"), redis.get("BF.MADD")
+    if ours and not theirs:
+        g.add_text(25, "Redis seen-test keys/s >= RedisBloom BF.MADD's "
+                   "(>= 0.5x if a stock server cannot)", "not measured",
+                   "**not measured**", "REDISBLOOM_SRC was not set")
+    else:
+        note = "" if not ours or not theirs else \
+            f"{ours[0]:,.0f} against {theirs[0]:,.0f} keys/s; server CPU " \
+            f"{ours[1]:,.0f} against {theirs[1]:,.0f} ns a key"
+        for target, what in ((1, "at least"), (0.5, "at least half of")):
+            g.add(25, f"Redis seen-test keys/s {what} RedisBloom BF.MADD's, "
+                  "n = 10^7", None if not ours or not theirs else
+                  ours[0] / theirs[0], "{:.2f}x", ">=", target, note)
+    w("## Goals of issues 2-6, 12, 14, 24 and 25\n")
     w(g.markdown())
     w("")
 
@@ -606,6 +767,33 @@ def main():
         w("")
     else:
         w("Not measured: run `scripts/bench.sh --only crawl`.\n")
+
+    # ---- the crawl with everything on ----------------------------------------
+    w("## 6b. The crawl with --warc and --state (bench_warc.sh)\n")
+    if any(features.values()):
+        w("The same crawl bare, with `--warc`, with `--state` (a fresh state "
+          "each run) and with both, in rotating order; medians over the "
+          "rounds. Printed tables: features-postgres.md, "
+          "features-generated.md.\n")
+        w("| site | crawl | rounds | CPU s | wall s | CPU / bare | wall / "
+          "bare | WARC bytes per page |")
+        w("|---|---|---:|---:|---:|---:|---:|---:|")
+        for site, f in features.items():
+            bare = f.get("bare")
+            for variant in ("bare", "warc", "state", "all"):
+                v = f.get(variant)
+                if v is None or bare is None:
+                    continue
+                name = {"bare": "bare", "warc": "--warc", "state": "--state",
+                        "all": "--warc --state"}[variant]
+                bpp = f"{v['warc_bytes'] / v['pages']:,.0f}" \
+                    if v["warc_bytes"] and v["pages"] else "-"
+                w(f"| {site} | {name} | {v['rounds']} | {v['cpu']:.3f} | "
+                  f"{v['wall']:.3f} | {v['cpu'] / bare['cpu']:.2f}x | "
+                  f"{v['wall'] / bare['wall']:.2f}x | {bpp} |")
+        w("")
+    else:
+        w("Not measured: run `scripts/bench.sh --only features`.\n")
 
     # ---- billion -------------------------------------------------------------
     w("## 7. The billion-URL run (`scripts/bench.sh --billion`)\n")

@@ -10,9 +10,11 @@
 #   --quick     small sizes, to check this script itself (numbers are not
 #               meaningful; the results go to bench/results-quick/)
 #   --no-crawl  skip the crawls: against wget2 (it needs nginx and wget2),
-#               and the crawl workers' (nginx and redis-server)
+#               the crawl with --warc and --state, and the crawl
+#               workers' (nginx and redis-server)
 #   --only S    run only the steps named (dedup, scale, fpr, window,
-#               redis_seen, handoff, url, urldedup, frontier, crawl,
+#               redis_seen, handoff, url, urldedup, frontier, state,
+#               links, simhash, crawl, crawl-postgres, features,
 #               workers; with
 #               --billion scale-big, scale-big-scalar, billion) and then
 #               the report;
@@ -25,10 +27,15 @@
 #   runs.csv          when (start, UTC), at which commit and with which
 #                     command each CSV was made, and how long it took
 #   summary.md        the machine (CPU, cores, memory, date), every goal of
-#                     issues 2-6 beside the measured number, the tables
+#                     issues 2-6, 12, 14, 24 and 25 beside the measured
+#                     number, the tables
 #   fpr.png, ns_per_url.png, bytes_per_url.png   the pictures (gnuplot)
 # Every benchmark runs its baseline in the same process or script. The
-# default run takes 10-15 minutes on a 2-core machine.
+# default run takes 25-35 minutes on a 2-core machine. With the
+# environment variable REDISBLOOM_SRC set to a RedisBloom source tree (not
+# vendored; bench/results/redis_seen.md says how to get it), the Redis
+# step measures RedisBloom's BF.MADD beside the seen-test in the same run;
+# without it that comparison is skipped and the summary says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -87,7 +94,13 @@ url_runs=7
 urldedup_lines=10000000
 urldedup_runs=5
 frontier_args=(--runs 3)
+state_args=()
+links_runs=5
+simhash_args=(--rounds 5)
 crawl_args=(--runs 3 --no-profile)
+crawl_pg_args=(--runs 7 --no-profile)
+features_pg_args=(--runs 7)
+features_gen_args=(--runs 3)
 big_sizes=1000000000
 billion_args=()
 if [ "$quick" = 1 ]; then
@@ -101,7 +114,13 @@ if [ "$quick" = 1 ]; then
     urldedup_lines=200000
     urldedup_runs=3
     frontier_args=(--runs 1 --urls 200000 --hosts 2000)
+    state_args=(--urls 200000 --hosts 2000 --drain 50000)
+    links_runs=1
+    simhash_args=(--rounds 1 --n 100000 --queries 10000)
     crawl_args=(--runs 1 --no-profile --pages 500)
+    crawl_pg_args=(--runs 1 --no-profile)
+    features_pg_args=(--runs 1)
+    features_gen_args=(--runs 1 --pages 500)
     big_sizes=10000000
     billion_args=(--n 10000000 --fresh 1000000)
 fi
@@ -232,6 +251,31 @@ fi
 want frontier && step frontier "$bin/bench/bench_frontier" \
     "${frontier_args[@]}" --csv "$out/frontier.csv"
 
+# ---- the crawl state's store: admissions per second (issue 25 sect. 2) --
+want state && step state "$bin/bench/bench_state" --dir "$tmp/state" \
+    "${state_args[@]}" --csv "$out/state.csv"
+rm -rf "$tmp/state"
+
+# ---- link extraction against libxml2, two manuals (issue 12) ------------
+# (bench_links.sh builds its own Release tree with libxml2, build-bench/)
+if want links; then
+    shown_cmd="bench/bench_links.sh $links_runs"
+    step links bench/bench_links.sh "$links_runs"
+    shown_cmd=
+fi
+
+# ---- simhash: the fingerprint per byte, the index at 10^7 (issue 24) ----
+if want simhash; then
+    pg=/usr/share/doc/postgresql-doc-15/html
+    py=/usr/share/doc/python3.11/html
+    if [ -d "$pg" ] && [ -d "$py" ]; then
+        step simhash "$bin/bench/bench_simhash" "${simhash_args[@]}" "$pg" "$py"
+    else
+        say "simhash: skipped, $pg or $py missing (bench/bench_links.sh" \
+            "installs them)"
+    fi
+fi
+
 # ---- the crawl against wget2 (writes crawl.md and crawl.csv itself) ----
 if [ "$crawl" = 1 ] && want crawl; then
     started=$(date -u '+%Y-%m-%d %H:%M')
@@ -246,6 +290,33 @@ if [ "$crawl" = 1 ] && want crawl; then
         record_run crawl "$started" $((SECONDS - t0)) \
             "bench/bench_crawl.sh ${crawl_args[*]}"
     fi
+fi
+
+# ---- the PostgreSQL manual against wget2 (writes crawl-postgres.md/.csv) --
+if [ "$crawl" = 1 ] && want crawl-postgres; then
+    started=$(date -u '+%Y-%m-%d %H:%M')
+    if [ "$quick" = 1 ]; then
+        say "crawl-postgres (quick): not run, bench_crawl.sh always writes" \
+            "bench/results/; run it alone to check it"
+    else
+        say "crawl-postgres: bench/bench_crawl.sh --site postgres" \
+            "${crawl_pg_args[*]}"
+        t0=$SECONDS
+        bench/bench_crawl.sh --site postgres "${crawl_pg_args[@]}" >/dev/null
+        record_run crawl-postgres "$started" $((SECONDS - t0)) \
+            "bench/bench_crawl.sh --site postgres ${crawl_pg_args[*]}"
+    fi
+fi
+
+# ---- the crawl bare, with --warc, --state and both (issue 25) -----------
+if [ "$crawl" = 1 ] && want features; then
+    for site in postgres generated; do
+        args=("${features_pg_args[@]}")
+        [ "$site" = postgres ] || args=("${features_gen_args[@]}")
+        step "features-$site" bench/bench_warc.sh --site "$site" \
+            "${args[@]}" --variants warc,state,all \
+            --csv "$out/features-$site.csv"
+    done
 fi
 
 # ---- crawl workers: 1 against 2 (writes workers.md and .csv itself) ------
@@ -297,5 +368,16 @@ fi
 # ---- the report and the pictures ---------------------------------------
 say "summary and plots in $out/"
 python3 bench/summarize.py "$out"
-gnuplot -e "results='$out'" bench/plots.gp
+# The pictures need every CSV they draw from; a first run with --only
+# has some of them only.
+plot_csvs=(fpr.csv scale.csv window-fpr.csv)
+plot_missing=()
+for f in "${plot_csvs[@]}"; do
+    [ -f "$out/$f" ] || plot_missing+=("$f")
+done
+if [ ${#plot_missing[@]} -eq 0 ]; then
+    gnuplot -e "results='$out'" bench/plots.gp
+else
+    say "pictures not drawn: no ${plot_missing[*]} in $out/ yet"
+fi
 say "done: $out/summary.md"
