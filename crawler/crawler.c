@@ -326,6 +326,10 @@
 /* Time between two snapshots of the seen-test with a crawl state. */
 #define SNAPSHOT_MS 2000u
 
+/* The most fingerprints the near-duplicate index is sized for (see
+ * bc_crawler_create()). */
+#define NEAR_EXPECTED_MAX 10000000u
+
 /* The pause after a local failure, doubled for each one in a row up to
  * the maximum (LOCAL FAILURES). */
 #define LOCAL_PAUSE_MS     100u
@@ -2695,10 +2699,19 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
         struct bc_simhash_index_config ic;
         bc_simhash_index_config_init(&ic);
         ic.k = config->near_k;
-        /* Sized for the seen-test's expected URLs: a fingerprint per
-         * page at most (4 tables, 4 MiB of buckets at 10^6 for k = 3). */
+        /* Sized for the seen-test's expected URLs (a fingerprint per
+         * page at most), but for no more than NEAR_EXPECTED_MAX: the
+         * index's bucket arrays are allocated whole at the start and
+         * touched at random, so an --expect of 10^9 would reserve 10
+         * tables of 2^25 or 2^26 buckets (8.6 GB) before the first
+         * page. At
+         * 10^7 and k = 3 it is 4 tables of 2^16 buckets, 4 MiB; more
+         * pages than that only make a query compare more fingerprints
+         * (n / 2^16 a table). */
         if (config->frontier.seen.expected)
             ic.n_expected = config->frontier.seen.expected;
+        if (ic.n_expected > NEAR_EXPECTED_MAX)
+            ic.n_expected = NEAR_EXPECTED_MAX;
         st = bc_simhash_index_create(&ic, &c->near);
         if (st == BC_OK && c->state)
             st = bc_crawl_state_fingerprints(c->state, near_load_row, c);

@@ -14,6 +14,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
 #include <stddef.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
@@ -393,6 +394,46 @@ static void test_near_duplicates(void **state)
     struct bc_crawler *c = NULL;
     assert_int_equal(bc_crawler_create(&cfg, &c), BC_ERR_INVALID_ARG);
     assert_null(c);
+}
+
+/* The process's virtual size in bytes (VmSize of /proc/self/status). */
+static uint64_t vm_size(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    assert_non_null(f);
+    char line[256];
+    uint64_t kib = 0;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmSize: %" SCNu64, &kib) == 1)
+            break;
+    fclose(f);
+    assert_true(kib > 0);
+    return kib * 1024;
+}
+
+/* What bc_crawler_create() reserves for a crawl that expects 10^9 URLs. */
+static uint64_t reserved_at_expect_1e9(bool near)
+{
+    struct bc_crawler_config cfg;
+    bc_crawler_config_init(&cfg);
+    cfg.frontier.seen.expected = 1000000000;
+    cfg.near_dedup = near;
+    uint64_t before = vm_size();
+    struct bc_crawler *c;
+    assert_int_equal(bc_crawler_create(&cfg, &c), BC_OK);
+    uint64_t grown = vm_size() - before;
+    bc_crawler_free(c);
+    return grown;
+}
+
+/* The near-duplicate index is sized for at most 10^7 fingerprints: a
+ * large --expect sizes the seen-test, not 8.6 GB of buckets (it did). */
+static void test_near_index_bounded(void **state)
+{
+    (void)state;
+    uint64_t off = reserved_at_expect_1e9(false);
+    uint64_t on = reserved_at_expect_1e9(true);
+    assert_true(on < off + (uint64_t)64 * 1024 * 1024);
 }
 
 /* ---- redirects: admitted as URLs, hop counts, the chain cut ----------- */
@@ -2527,6 +2568,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_site),
         cmocka_unit_test(test_near_duplicates),
+        cmocka_unit_test(test_near_index_bounded),
         cmocka_unit_test(test_sitemaps),
         cmocka_unit_test(test_sitemap_retried),
         cmocka_unit_test(test_redirect_chain),
