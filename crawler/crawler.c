@@ -1423,6 +1423,14 @@ static void payload_done(struct bc_crawler *c, struct transfer *t,
     if (!t->has_digest)
         return;
     const char *id = t->warc_file ? t->resp_id : "";
+    if (t->duplicate && strcmp(t->first.url, t->job.url) == 0) {
+        /* A recrawl whose payload is its own last fetch's: unchanged,
+         * not a duplicate of another page (as a near-duplicate is never
+         * its own). Its revisit record, if any, names that fetch. */
+        c->stats.unchanged++;
+        page->unchanged = true;
+        return;
+    }
     if (t->duplicate) {
         c->stats.duplicates++;
         if (t->revisit || !c->warc)

@@ -129,6 +129,8 @@ static const struct bc_counter table[] = {
         "Payload bytes of duplicate pages not stored again"),
     ROW(payload_digests, GAUGE, SIZE, "payloads",
         "Distinct payloads in the crawl's index now"),
+    ROW(unchanged, TOTAL, U64, "pages",
+        "Recrawled pages answered in full with their own last payload"),
     ROW(conditional_requests, TOTAL, U64, "pages",
         "Recrawled pages requested with their last fetch's validators"),
     ROW(not_modified, TOTAL, U64, "pages",

@@ -1272,6 +1272,8 @@ static void on_page(void *ctx, const struct bc_crawler_page *p)
     }
     if (p->not_modified)
         fputs(", \"not_modified\": true", f);
+    if (p->unchanged)
+        fputs(", \"unchanged\": true", f);
     if (p->near_duplicate_of) {
         fputs(", \"near_duplicate_of\": ", f);
         json_string(f, p->near_duplicate_of, p->near_duplicate_of_len);
@@ -2134,15 +2136,20 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
                 (unsigned long long)k.warc_records,
                 (unsigned long long)k.warc_files,
                 (double)k.warc_bytes / 1048576.0);
-    if (!c->opt.no_payload_dedup)
+    if (!c->opt.no_payload_dedup) {
         fprintf(f,
                 "identical payloads   %llu pages had an earlier page's "
-                "payload (%s), %.2f MiB not stored again; %llu distinct "
-                "payloads\n",
+                "payload (%s), %.2f MiB %s; %llu distinct payloads",
                 (unsigned long long)k.duplicates,
                 c->warc ? "revisit records" : "duplicate_of in --out",
                 (double)k.duplicate_bytes / 1048576.0,
+                c->warc ? "not stored again" : "of duplicate payloads",
                 (unsigned long long)k.payload_digests);
+        if (k.unchanged)
+            fprintf(f, "; %llu recrawled pages unchanged (unchanged in --out)",
+                    (unsigned long long)k.unchanged);
+        fputc('\n', f);
+    }
     if (!c->opt.no_conditional && k.conditional_requests)
         fprintf(f,
                 "conditional requests %llu recrawled pages sent with their "

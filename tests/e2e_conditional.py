@@ -35,9 +35,11 @@ past its window and its slack: e2e_recrawl.py).
           and /f (validators ignored) are fetched whole: /d a response
           record, /e and /f (their payloads unchanged) revisit records of
           profile identical-payload-digest naming run 1's records;
-          the root's links were not re-extracted (its 304 has no body) and
-          each page was still fetched once, by --revisit; --stats-json
-          counts conditional_requests 6 and not_modified 4.
+          --out says unchanged on /e and /f, not duplicate_of their own
+          URL; the root's links were not re-extracted (its 304 has no
+          body) and each page was still fetched once, by --revisit;
+          --stats-json counts conditional_requests 6, not_modified 4,
+          unchanged 2 and duplicates 0.
   run 3   /d's request carries run 2's ETag "d2" and is a 304 whose
           revisit names run 2's response record of /d.
   run 4   --no-conditional: no request carries a validator, no 304.
@@ -284,6 +286,17 @@ def main():
                   not out2[base + p].get("not_modified")
                   for p in ("/d", "/e", "/f")),
               "run 2: /d, /e, /f fetched whole (200)")
+        check(all(out2.get(base + p, {}).get("unchanged") is True and
+                  "duplicate_of" not in out2[base + p]
+                  for p in ("/e", "/f")) and
+              not any(x.get("unchanged") or "duplicate_of" in x
+                      for u, x in out2.items()
+                      if u not in (base + "/e", base + "/f")),
+              "run 2: --out says unchanged on /e and /f (their own last "
+              "payload), and no page is a duplicate_of its own URL")
+        check(counter(d, "unchanged") == 2 and counter(d, "duplicates") == 0,
+              "run 2: --stats-json unchanged 2 (%s), duplicates 0 (%s)"
+              % (counter(d, "unchanged"), counter(d, "duplicates")))
         check(out2.get(base + "/", {}).get("links") == 0,
               "run 2: the root's links were not re-extracted (links %s)"
               % out2.get(base + "/", {}).get("links"))

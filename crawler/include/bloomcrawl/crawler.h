@@ -169,6 +169,11 @@ struct bc_crawler_page {
      * or, with a state, an earlier one; NULL otherwise. */
     const char *duplicate_of;
     size_t duplicate_of_len;
+    /* With config.payload_dedup: a recrawl of this URL answered in full
+     * (2xx) with the payload of its own last fetch. Not a duplicate (no
+     * duplicate_of): the page did not change; with a WARC writer it is
+     * archived as an identical-payload revisit of that fetch's record. */
+    bool unchanged;
     /* With config.conditional: the request carried the validators of the
      * URL's last 2xx page (If-None-Match, If-Modified-Since) and the
      * server answered 304 Not Modified: the page is unchanged since that
@@ -277,6 +282,9 @@ struct bc_crawler_stats {
      * the distinct payloads in the index now (a gauge). */
     uint64_t duplicates, duplicate_bytes;
     size_t payload_digests;
+    /* Recrawled pages answered in full with their own last payload
+     * (page.unchanged); not in duplicates. */
+    uint64_t unchanged;
     /* With config.conditional: recrawled pages sent with their last
      * fetch's validators, and those answered 304 (page.not_modified). */
     uint64_t conditional_requests, not_modified;
