@@ -50,6 +50,13 @@
  * WARC-Target-URI, or the path of its HTML file as given (joined with the
  * directory walk).
  *
+ * RECRAWLS: a URI is one page, its first record's. A later record of the
+ * same URI (a recrawl's response or revisit, in this input or a later
+ * one) is no page of its own - else an unchanged page would cluster with
+ * itself, which the crawler never reports (crawler.c, NEAR-DUPLICATES) -
+ * and is counted apart; a response among them is still remembered by its
+ * id, as the URI's page, so that a revisit naming it resolves.
+ *
  * Pages with fewer than --min-shingles shingles get no fingerprint (too
  * short: simhash.c, WHAT IS LOST) and join no cluster.
  *
@@ -156,8 +163,16 @@ struct record {
     char id[];   /* the key, NUL-terminated */
 };
 
+/* A page's name, to take each URI once (RECRAWLS). */
+struct name_seen {
+    UT_hash_handle hh;
+    size_t page; /* its index in run.pages (not kept with --fingerprints) */
+    char name[]; /* the key, NUL-terminated */
+};
+
 struct counters {
     uint64_t warc_files, html_files, records, pages_warc;
+    uint64_t refetched;  /* records of a URI already taken (RECRAWLS) */
     uint64_t revisits;   /* of them, revisit records of a page read */
     uint64_t unresolved; /* revisit records of a record not read */
     uint64_t skipped;    /* records that are no HTML page */
@@ -171,7 +186,8 @@ struct run {
     struct page *pages;
     size_t n_pages, cap_pages;
     struct bc_simhash_index *index;
-    struct record *records; /* uthash table of the pages' record ids */
+    struct record *records;  /* uthash table of the pages' record ids */
+    struct name_seen *names; /* uthash table of the pages' names */
     bool nomem;
     bool write_failed;
     unsigned char *buf; /* READ_BUF */
@@ -256,6 +272,17 @@ static enum bc_status new_page(struct run *r, const char *name,
         r->pages = p;
         r->cap_pages = cap;
     }
+    size_t len = strlen(name);
+    struct name_seen *n = malloc(sizeof(*n) + len + 1);
+    if (n == NULL)
+        return BC_ERR_NOMEM;
+    n->page = r->n_pages;
+    memcpy(n->name, name, len + 1);
+    HASH_ADD_KEYPTR(hh, r->names, n->name, len, n);
+    if (n->hh.tbl == NULL) {
+        free(n); /* no first table (HASH_NONFATAL_OOM) */
+        return BC_ERR_NOMEM;
+    }
     struct page *pg = &r->pages[r->n_pages];
     memset(pg, 0, sizeof(*pg));
     pg->name = strdup(name);
@@ -264,6 +291,14 @@ static enum bc_status new_page(struct run *r, const char *name,
     pg->leader = r->n_pages;
     *out = pg;
     return BC_OK;
+}
+
+/* The page already taken under name (RECRAWLS), or NULL. */
+static const struct name_seen *name_taken(const struct run *r, const char *name)
+{
+    struct name_seen *n;
+    HASH_FIND(hh, r->names, name, strlen(name), n);
+    return n;
 }
 
 /* The page is kept: counted, or with --fingerprints printed and
@@ -279,12 +314,12 @@ static void keep_page(struct run *r, struct page *pg)
 }
 
 /*
- * Remember the page just kept (r->pages[r->n_pages - 1], or pg with
- * --fingerprints) as the page of WARC record id (REVISITS). An id seen
+ * Remember pg, the page at index page of r->pages (not kept with
+ * --fingerprints), as the page of WARC record id (REVISITS). An id seen
  * before keeps its first page. Returns BC_OK or BC_ERR_NOMEM.
  */
 static enum bc_status remember_record(struct run *r, const char *id,
-                                      const struct page *pg)
+                                      const struct page *pg, size_t page)
 {
     size_t len = strlen(id);
     struct record *e;
@@ -299,7 +334,7 @@ static enum bc_status remember_record(struct run *r, const char *id,
     e->fp = pg->fp;
     e->shingles = pg->shingles;
     e->has_fp = pg->has_fp;
-    e->page = r->n_pages - (r->opt->fingerprints ? 0 : 1);
+    e->page = page;
     HASH_ADD_KEYPTR(hh, r->records, e->id, len, e);
     if (e->hh.tbl == NULL) {
         /* uthash could not allocate its first table (HASH_NONFATAL_OOM),
@@ -324,6 +359,10 @@ static enum bc_status revisit_page(struct run *r, const char *id,
     *found = e != NULL;
     if (e == NULL)
         return BC_OK;
+    if (name_taken(r, name)) {
+        r->count.refetched++; /* its URI's page is taken (RECRAWLS) */
+        return BC_OK;
+    }
     enum bc_status st = new_page(r, name, &pg);
     if (st != BC_OK)
         return st;
@@ -354,9 +393,21 @@ static enum bc_status fp_end(struct fingerprinter *f, struct run *r,
     f->links = NULL;
     if (st != BC_OK)
         return st;
+    const struct name_seen *taken = name_taken(r, name);
+    if (taken) {
+        /* A recrawl of a URI already taken: no page; its response is the
+         * URI's page for the revisits that name it (RECRAWLS). */
+        r->count.refetched++;
+        struct page again = {.shingles = bc_simhash_shingles(&f->sh)};
+        again.has_fp = bc_simhash_final(&f->sh, &again.fp);
+        return id != NULL && id[0] != '\0'
+                   ? remember_record(r, id, &again, taken->page)
+                   : BC_OK;
+    }
     st = new_page(r, name, &pg);
     if (st != BC_OK)
         return st;
+    size_t page = r->n_pages;
     pg->shingles = bc_simhash_shingles(&f->sh);
     pg->has_fp = bc_simhash_final(&f->sh, &pg->fp);
     if (!pg->has_fp) {
@@ -376,7 +427,8 @@ static enum bc_status fp_end(struct fingerprinter *f, struct run *r,
         }
     }
     keep_page(r, pg);
-    return id != NULL && id[0] != '\0' ? remember_record(r, id, pg) : BC_OK;
+    return id != NULL && id[0] != '\0' ? remember_record(r, id, pg, page)
+                                       : BC_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -763,15 +815,16 @@ static enum bc_status warc_block(struct run *r, struct reader *rd,
             if (st != BC_OK || cut)
                 return st != BC_OK ? st : BC_ERR_TRUNCATED;
             bool found = false;
+            uint64_t refetched = r->count.refetched;
             if (page)
                 st = revisit_page(r, refers, uri, &found);
             if (!page)
                 r->count.skipped++;
             else if (!found)
                 r->count.unresolved++;
-            else
+            else if (r->count.refetched == refetched)
                 r->count.revisits++;
-            if (found)
+            if (found && r->count.refetched == refetched)
                 r->count.pages_warc++;
             return st;
         }
@@ -794,8 +847,9 @@ static enum bc_status warc_block(struct run *r, struct reader *rd,
         st = consume_block(rd, left, &b, &cut);
     }
     if (b.started && st == BC_OK && !cut) {
+        uint64_t refetched = r->count.refetched;
         st = fp_end(&b.fp, r, uri, response ? id : NULL);
-        r->count.pages_warc++;
+        r->count.pages_warc += r->count.refetched == refetched;
     } else if (b.started) {
         bc_links_free(b.fp.links);
     }
@@ -1229,6 +1283,11 @@ int main(int argc, char **argv)
                     "; %" PRIu64 " WARC records, %" PRIu64 " not HTML pages",
                     r.count.records, r.count.skipped);
         fputc('\n', stderr);
+        if (r.count.refetched > 0)
+            fprintf(stderr,
+                    "neardup: %" PRIu64 " records of a URI read before "
+                    "(recrawls: no page of their own)\n",
+                    r.count.refetched);
         if (r.count.revisits + r.count.unresolved > 0)
             fprintf(stderr,
                     "neardup: %" PRIu64 " revisit records: %" PRIu64
@@ -1253,6 +1312,12 @@ out_free:
     {
         HASH_DEL(r.records, e);
         free(e);
+    }
+    struct name_seen *n, *ntmp;
+    HASH_ITER(hh, r.names, n, ntmp)
+    {
+        HASH_DEL(r.names, n);
+        free(n);
     }
     free(r.pages);
     bc_simhash_index_free(r.index);

@@ -36,7 +36,9 @@ identical-payload-digest and server-not-modified are pages of the record
 they refer to (its fingerprint, its cluster, its distance to the
 cluster's first page); a revisit of a record not read, or of none, is
 counted apart in the summary; one whose head is not a 2xx HTML page, or
-of another profile, is not a page.
+of another profile, is not a page. A URI is one page: in a recrawl's
+WARC a 304 of a page's own record and a second response of a URI are
+counted apart, not clustered with their own page (they were).
 """
 import gzip
 import http.server
@@ -449,15 +451,44 @@ try:
           "revisits: the summary counts them: %r" % err)
     rc, out, err = run("--fingerprints", revs, revs)
     lines = out.splitlines()
-    check(rc == 0 and len(lines) == 12 and
+    check(rc == 0 and len(lines) == 6 and
           lines[3] == "%s\t%s\thttp://v.test/a2" % tuple(fps["a.html"][:2])
           and lines[5] == "%s\t%s\thttp://v.test/b2"
           % tuple(fps["b.html"][:2]) and
-          "10 revisit records: 6 read as their original's page, 4 of a "
+          "6 records of a URI read before" in err and
+          "7 revisit records: 3 read as their original's page, 4 of a "
           "record not read" in err,
           "revisits --fingerprints: the original's fingerprint; the file "
-          "given twice, its revisits of x and of none unread both times:\n%s%s"
-          % (out, err))
+          "given twice, its pages' URIs taken the first time (6 records "
+          "read before), its revisits of x and of none unread both "
+          "times:\n%s%s" % (out, err))
+
+    # A recrawl's WARC: a 304 revisit of a's own record and a changed b
+    # fetched whole again are no pages of their own (their URI is taken,
+    # as the crawler never makes a page its own near-duplicate); c, a
+    # copy of b's second response, resolves to b's page and cluster.
+    ID_B2 = "%036d" % 4
+    recrawl = os.path.join(work, "recrawl.warc")
+    with open(recrawl, "wb") as f:
+        f.write(with_id(record("response", "http://v.test/a", http, response(
+            b"200 OK", b"text/html", PAGES["a.html"])), ID_A))
+        f.write(with_id(record("response", "http://v.test/b", http, response(
+            b"200 OK", b"text/html", PAGES["b.html"])), ID_B))
+        f.write(revisit("http://v.test/a", "server-not-modified", ID_A,
+                        b"HTTP/1.1 304 Not Modified\r\n\r\n"))
+        f.write(with_id(record("response", "http://v.test/b", http, response(
+            b"200 OK", b"text/html", PAGES["a_edit.html"])), ID_B2))
+        f.write(revisit("http://v.test/c", "identical-payload-digest", ID_B2,
+                        ok_head))
+    rc, out, err = run("--all", recrawl)
+    check(rc == 0 and out.splitlines() == [
+        "1\t0\thttp://v.test/a", "2\t0\thttp://v.test/b",
+        "2\t0\thttp://v.test/c"] and
+        "3 pages (3 from 1 WARC files" in err and
+        "2 records of a URI read before" in err,
+        "a recrawl: each URI one page, no page clustered with itself, a "
+        "revisit of a recrawled record in its URI's cluster:\n%s%s"
+        % (out, err))
 
     bad = os.path.join(work, "bad.warc")
     with open(bad, "wb") as f:
