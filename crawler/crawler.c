@@ -235,10 +235,10 @@
  * same tokens, no copy of the body, no second parse. At completion
  * (near_check(), in complete_page() before the page's links are admitted)
  * the fingerprint is looked up in a bc_simhash_index of the earlier
- * pages' (bc_simhash_index_test_and_add(), within near_k bits): one
- * within k makes the page a near-duplicate of that page, reported in
+ * pages' (bc_simhash_index_query(), within near_k bits): one within k
+ * makes the page a near-duplicate of that page, reported in
  * near_duplicate_of with the distance; none makes it the first page of a
- * cluster, added to the index. An id in the index is the offset of the
+ * cluster, added to the index (near_add()). An id in the index is the offset of the
  * first page's URL in near_urls (a buffer of NUL-terminated URLs, one per
  * fingerprint), so a match names it at no other cost. With a state the
  * fingerprint's row (state.c, FINGERPRINTS) is written in the turn's
@@ -251,8 +251,9 @@
  * of text; a shorter one is counted (too_short) and neither reported nor
  * indexed (simhash.c, WHAT IS LOST). A page whose payload is an identical
  * duplicate (IDENTICAL PAYLOADS) is not fingerprinted: it is reported
- * with duplicate_of only, and its original's fingerprint is the index's
- * already. The index keeps the first page of each cluster only: a page
+ * with duplicate_of only (its original was fingerprinted when fetched:
+ * the first of a cluster, a near-duplicate, too short, or fetched with
+ * near_dedup off; the copy joins none of those). The index keeps the first page of each cluster only: a page
  * near a near-duplicate but beyond k of the first page starts a cluster
  * of its own, so clusters do not drift. The simhash configuration is the
  * default (3-word shingles, seed 0) in every run: fingerprints of a state
