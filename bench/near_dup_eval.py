@@ -18,8 +18,9 @@ from a page chosen at random; the edit kind in the file name).
 The oracle, independent of the C code: each page's visible text with
 Python's html.parser (character references decoded; the contents of
 script, style, noscript, noembed, noframes, iframe and template left out,
-comments too, the title kept; the text of the runs concatenated, a tag
-being no space: links.h's rules), words as dedup/simhash.c defines them
+comments too, the title kept; the text of the runs concatenated, with
+a space where a tag of any element but the inline and boxless ones comes
+between two of them: links.h's rules), words as dedup/simhash.c defines them
 (runs of ASCII letters and digits, folded to lower case, and bytes >=
 0x80 of the UTF-8 text), shingles of 3 consecutive words, and the exact
 Jaccard similarity |A & B| / |A | B| of the shingle SETS of two pages.
@@ -64,6 +65,14 @@ DOC_TREES = ["/usr/share/doc/postgresql-doc-15/html",
              "/usr/share/doc/python3.11/html"]
 HIDDEN = {"script", "style", "noscript", "noembed", "noframes", "iframe",
           "template"}
+# Elements whose tags do not break words (links.h): the inline text-level
+# ones and those with no box; any other HTML tag between two pieces of
+# text puts a space between them.
+JOINING = set("a abbr b bdi bdo big cite code data del dfn em font i ins kbd "
+              "mark nobr q rp rt ruby s samp small span strike strong sub "
+              "sup time tt u var wbr html head body base link meta script "
+              "style template noscript noembed noframes frameset frame svg "
+              "math".split())
 W = 3  # words per shingle (simhash.c's default)
 K = 3  # the Hamming distance of a near-duplicate
 T_NEAR = 0.9  # Jaccard of a near-duplicate (the ground truth)
@@ -73,24 +82,47 @@ HTML_NAME = re.compile(r"\.(html|htm|xhtml)$", re.I)
 
 
 class Text(html.parser.HTMLParser):
-    """The visible text of a page: the data outside HIDDEN elements."""
+    """The visible text of a page: the data outside HIDDEN elements, a
+    space where a tag of an element not in JOINING (outside svg and math)
+    comes between two pieces of it."""
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
         self.hidden = 0
+        self.foreign = 0
+        self.since_break = False
+        self.pending = False
         self.parts = []
 
+    def tag(self, tag):
+        if self.hidden == 0 and self.foreign == 0 and self.since_break and \
+                tag not in JOINING:
+            self.since_break, self.pending = False, True
+
     def handle_starttag(self, tag, attrs):
+        self.tag(tag)
         if tag in HIDDEN:
             self.hidden += 1
+        if tag in ("svg", "math"):
+            self.foreign += 1
+
+    def handle_startendtag(self, tag, attrs):
+        self.tag(tag)  # <br/>: one break; <svg/>: no element to close
 
     def handle_endtag(self, tag):
+        self.tag(tag)
         if tag in HIDDEN and self.hidden > 0:
             self.hidden -= 1
+        if tag in ("svg", "math") and self.foreign > 0:
+            self.foreign -= 1
 
     def handle_data(self, data):
         if self.hidden == 0:
+            if self.pending:
+                self.parts.append(" ")
+                self.pending = False
             self.parts.append(data)
+            self.since_break = True
 
 
 def visible_text(raw):
@@ -509,7 +541,10 @@ def smoke(neardup):
                      b"</style><script>a b</script><p>One <b>W</b>ord"
                      b"<!-- no --><template>t</template><noscript>n"
                      b"</noscript>end</p>")
-    check(t == "Caf\u00e9 & barOne Wordend", "visible text: %r" % t)
+    check(t == "Caf\u00e9 & bar One Wordend", "visible text: %r" % t)
+    t = visible_text(b"<ul><li>Alpha</li><li>Beta</li></ul>Hello<br/>world"
+                     b"<svg><text>a</text><text>b</text></svg>")
+    check(t == "Alpha Beta Hello worldab", "words apart at tags: %r" % t)
     check(words_of("Caf\u00e9, NEXT page-2") ==
           [b"caf\xc3\xa9", b"next", b"page", b"2"], "words")
     rng = random.Random(7)

@@ -115,9 +115,16 @@
  * contents, of a frameset document, or of an svg or math script or
  * style. Those elements are found by the start tags already watched for
  * the tokenizer's switches; the end of a hidden raw-text element is its
- * end tag, the only one the tokenizer emits in that state, so end tags
- * are asked for until it comes (hide_text()). Without on_text none of
- * this runs: the tokenizer skips text unread, as before.
+ * end tag, the only one the tokenizer emits in that state. Words are
+ * kept apart as rendering keeps them, not run together as textContent
+ * runs them: "<td>one</td><td>two</td>" is two words, not "onetwo"
+ * (minified pages have no whitespace between blocks, and would lose
+ * words and shingles). A start or end tag of any element but the inline
+ * text-level ones and those with no box (joins_words(), links.h) owes a
+ * space before the next visible text (text_tag()); so with on_text the
+ * tokenizer reports every end tag and those start tags, without their
+ * attributes. Without on_text none of this runs: the tokenizer skips
+ * text and those tags unread, as before.
  *
  * ENCODINGS: BYTES IN, BYTES OUT
  * Every byte that matters to the tokenizer ('<', '>', '&', quotes, '=',
@@ -234,6 +241,8 @@ struct bc_links {
     size_t template_depth; /* open HTML <template>s: not in the tree */
     bool text_hidden;      /* in a script, style, ... whose text is no
                               page text (on_text only) */
+    bool text_since_break; /* text reported since the last word break */
+    bool break_pending;    /* a word break is owed before the next text */
     bool big_endian;
     bool odd_held; /* the first byte of a unit waits in odd */
     unsigned char odd;
@@ -475,6 +484,8 @@ static void watch_update(struct bc_links *p)
  * complete: store the attributes of these tags only. The kind is kept
  * for on_start, which comes next for the same tag.
  */
+static bool joins_words(const char *name, size_t len);
+
 static enum bc_html_want want_attrs(void *user, const char *name, size_t len)
 {
     struct bc_links *p = user;
@@ -501,7 +512,9 @@ static enum bc_html_want want_attrs(void *user, const char *name, size_t len)
                        ? BC_HTML_WANT_ATTRS
                        : BC_HTML_WANT_TAG;
         if (!foreign)
-            return BC_HTML_WANT_NONE;
+            /* With on_text, a tag that breaks words is a word break. */
+            return p->on_text && !joins_words(name, len) ? BC_HTML_WANT_TAG
+                                                         : BC_HTML_WANT_NONE;
         return len == 14 && memcmp(name, "annotation-xml", 14) == 0
                    ? BC_HTML_WANT_ATTRS
                    : BC_HTML_WANT_TAG;
@@ -671,7 +684,7 @@ static void tok_sync(struct bc_links *p)
     bc_html_tokenizer_set_end_tags(
         &p->tok, p->foreign_len > 0 || p->foreign_over > 0 ||
                      p->template_depth > 0 || p->fs == FS_IN || fs_watch ||
-                     p->text_hidden);
+                     p->text_hidden || p->on_text);
     bc_html_tokenizer_watch_text(&p->tok, fs_watch);
 }
 
@@ -983,22 +996,86 @@ static void on_end(struct bc_links *p, const struct bc_html_token *tok)
 }
 
 /*
- * Characters (only with on_text): the page's text unless they are in a
- * hidden element, a template's contents, a frameset document (where the
- * tree builder drops text) or an svg or math <script> or <style>, whose
- * text is character data of the data state.
+ * Text is reported (only with on_text) unless it is in a hidden element,
+ * a template's contents, a frameset document (where the tree builder
+ * drops text) or an svg or math <script> or <style>, whose text is
+ * character data of the data state.
  */
-static void on_chars(struct bc_links *p, const struct bc_html_token *tok)
+static bool text_shown(const struct bc_links *p)
 {
     if (p->text_hidden || p->template_depth > 0 || p->fs != FS_NONE)
-        return;
+        return false;
     if (p->foreign_len > 0) {
         const struct foreign_el *e = &p->foreign[p->foreign_len - 1];
         if (e->ns != NS_HTML &&
             (strcmp(e->name, "script") == 0 || strcmp(e->name, "style") == 0))
-            return;
+            return false;
     }
+    return true;
+}
+
+static void on_chars(struct bc_links *p, const struct bc_html_token *tok)
+{
+    if (!text_shown(p))
+        return;
+    if (p->break_pending) {
+        p->break_pending = false;
+        p->on_text(p->user, " ", 1);
+    }
+    p->text_since_break = true;
     p->on_text(p->user, tok->data, tok->len);
+}
+
+/*
+ * Whether an HTML element's tags leave its text joined to its
+ * neighbours' (TEXT above): the text-level elements that render inline,
+ * and those that render nothing (no box: no break either).
+ */
+static bool joins_words(const char *name, size_t len)
+{
+    /* By first letter: space-separated names. */
+    static const char *const by_letter[26] = {
+        ['a' - 'a'] = "a abbr",
+        ['b' - 'a'] = "b bdi bdo big body base",
+        ['c' - 'a'] = "cite code",
+        ['d' - 'a'] = "data del dfn",
+        ['e' - 'a'] = "em",
+        ['f' - 'a'] = "font frameset frame",
+        ['h' - 'a'] = "html head",
+        ['i' - 'a'] = "i ins",
+        ['k' - 'a'] = "kbd",
+        ['l' - 'a'] = "link",
+        ['m' - 'a'] = "mark math meta",
+        ['n' - 'a'] = "nobr noscript noembed noframes",
+        ['q' - 'a'] = "q",
+        ['r' - 'a'] = "rp rt ruby",
+        ['s' - 'a'] = "s samp small span strike strong sub sup script style "
+                      "svg",
+        ['t' - 'a'] = "time tt template",
+        ['u' - 'a'] = "u",
+        ['v' - 'a'] = "var",
+        ['w' - 'a'] = "wbr"};
+    if (len == 0 || name[0] < 'a' || name[0] > 'z')
+        return false;
+    const char *l = by_letter[name[0] - 'a'];
+    while (l && *l) {
+        size_t n = strcspn(l, " ");
+        if (n == len && memcmp(l, name, n) == 0)
+            return true;
+        l += n + (l[n] == ' ');
+    }
+    return false;
+}
+
+/* A start or end tag (only with on_text): one that breaks words owes a
+ * space before the next text, if any text came since the last one. */
+static void text_tag(struct bc_links *p, const struct bc_html_token *tok)
+{
+    if (p->foreign_len > 0 || !p->text_since_break || !text_shown(p) ||
+        joins_words(tok->data, tok->len))
+        return;
+    p->text_since_break = false;
+    p->break_pending = true;
 }
 
 static void on_token(void *user, const struct bc_html_token *tok)
@@ -1006,6 +1083,9 @@ static void on_token(void *user, const struct bc_html_token *tok)
     struct bc_links *p = user;
     if (p->tok.text_seen)
         text_seen(p);
+    if (p->on_text &&
+        (tok->type == BC_HTML_START_TAG || tok->type == BC_HTML_END_TAG))
+        text_tag(p, tok);
     if (tok->type == BC_HTML_START_TAG)
         on_start(p, tok);
     else if (tok->type == BC_HTML_END_TAG)

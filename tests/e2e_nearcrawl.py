@@ -69,7 +69,7 @@ VOCAB = ["w%03d" % i for i in range(400)]
 WORDS = [rng.choice(VOCAB) for _ in range(800)]
 OTHER = [rng.choice(VOCAB) for _ in range(800)]
 EDITED = list(WORDS)
-EDITED[400] = "changed"
+EDITED[500] = "changed"  # 2 bits from /orig (0 is possible for an edit)
 
 
 def page(words, links=()):

@@ -103,12 +103,20 @@ typedef void (*bc_links_link_fn)(void *user, const char *href, size_t len,
  * character references decoded (to UTF-8). A NUL byte stays NUL in
  * ordinary text (a browser drops it there) and is U+FFFD in the text of
  * title, textarea, xmp and plaintext (the tokenizer replaces it).
- * Concatenated, the runs are the document's textContent without the
- * elements left out below: they follow one another with nothing between
- * them, and a run may end anywhere (at a tag, a character reference, a
- * chunk's end, in the middle of a UTF-8 sequence). A tag is not a
- * space: "<b>W</b>ord" is the word "Word", and "<li>a</li><li>b</li>"
- * with no whitespace between is "ab", as in textContent. Bytes: UTF-8
+ * Concatenated, the runs are the document's text as rendering separates
+ * its words: textContent without the elements left out below, and one
+ * space (a run of its own, " ") where a tag between two pieces of text
+ * breaks words - any HTML start or end tag but those of the inline
+ * text-level elements (a, abbr, b, bdi, bdo, big, cite, code, data, del,
+ * dfn, em, font, i, ins, kbd, mark, nobr, q, rp, rt, ruby, s, samp,
+ * small, span, strike, strong, sub, sup, time, tt, u, var, wbr) and of
+ * those with no box (html, head, body, base, link, meta, script, style,
+ * template, noscript, noembed, noframes, frameset, frame, svg, math);
+ * tags inside svg and math break nothing. So "<b>W</b>ord" is the word
+ * "Word", and "<li>a</li><li>b</li>" is "a b" where textContent has
+ * "ab"; no space comes before the first text or after the last. A run
+ * may end anywhere (at a tag, a character reference, a chunk's end, in
+ * the middle of a UTF-8 sequence). Bytes: UTF-8
  * for UTF-8 and UTF-16 pages; a page in another ASCII-compatible
  * encoding gives its own bytes (and UTF-8 for its character
  * references).
