@@ -11,8 +11,8 @@
  * socket in a temporary directory; the client talks over the socket, or
  * over TCP with --tcp). Default n = 10^6 new keys at p = 1 %; --full
  * n = 10^7 (the goal's size); --n N any other. Each round (default 5,
- * 3 at n >= 10^7: a round of --full takes 3-4 minutes here) runs, in an
- * order that alternates from round to round, each of:
+ * 3 at n >= 10^7: a round of --full took 7-8 minutes at load 6-9) runs, in
+ * an order that alternates from round to round, each of:
  *
  *   bc_redis_seen  test-and-add in batches of 10^4 keys;
  *   SADD           one command per key, pipelined 10^4 at a time (the
