@@ -5,14 +5,14 @@
  * rate against the prediction.
  *
  *   [REDISBLOOM_SRC=dir] bench_redis_seen [--full | --n N] [--rounds R]
- *                                         [--tcp] [--port P]
+ *                                         [--few-k K] [--tcp] [--port P]
  *
  * Starts its own redis-server (127.0.0.1:P, default 6390, and a unix
  * socket in a temporary directory; the client talks over the socket, or
  * over TCP with --tcp). Default n = 10^6 new keys at p = 1 %; --full
  * n = 10^7 (the goal's size); --n N any other. Each round (default 5,
- * 3 at n >= 10^7: a round of --full takes 3-4 minutes here) runs, in an
- * order that alternates from round to round, each of:
+ * 3 at n >= 10^7: a round of --full took 7-8 minutes at load 6-9) runs, in
+ * an order that alternates from round to round, each of:
  *
  *   bc_redis_seen  test-and-add in batches of 10^4 keys;
  *   SADD           one command per key, pipelined 10^4 at a time (the
@@ -21,10 +21,19 @@
  *                  keys, pipelined 10^4 keys at a time;
  *   Lua per block  the candidate lua_block_script below on min(n, 10^6)
  *                  random keys, 1,024 keys an EVALSHA;
+ *   Lua per word   the candidate lua_word_script below (a key's k bits in
+ *                  one 48-bit word, one BITFIELD_RO and one BITFIELD per
+ *                  EVALSHA of 1,024 keys) on min(n, 10^6) random keys;
+ *   seen k=K       bc_redis_seen made with bc_redis_seen_create_mk() at
+ *                  k = K (--few-k, default 3) and the m that gives p at
+ *                  that k (fewer BITFIELD arguments a key for more
+ *                  memory);
  *
  * each on a fresh key and deleted after, and the medians are printed with
- * the ratio of bc_redis_seen to the others. Before the rounds, a probe
- * measures what one redis.call costs (a script that only GETRANGEs). The
+ * the ratio of bc_redis_seen to the others. Before the rounds, two probes
+ * measure what the scripts' redis.calls cost alone: a script that only
+ * GETRANGEs each key's block, and one that only reads each key's word
+ * with one BITFIELD_RO a call (the floor of Lua per word). The
  * CPU of the server is INFO cpu's, read over the socket before and after.
  * BF.MADD runs only when REDISBLOOM_SRC names a RedisBloom source tree
  * (the project does not vendor it): the benchmark compiles its
@@ -33,9 +42,11 @@
  * server with --loadmodule; without it that comparison is skipped, and
  * the benchmark says so. After the rounds, n other keys are queried with
  * bc_redis_seen_contains: the share answered DUPLICATE is the measured
- * rate.
+ * rate (of both bc_redis_seen filters); the rate of the word layout is
+ * measured on a copy in memory (word_fpr()).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +61,15 @@
 #define BATCH      10000u
 #define MADD_KEYS  1024u
 #define MAX_ROUNDS 15
+/* The word layout of Lua per word: WORD_K distinct bits of one WORD_BITS
+ * word a key, WORD_BITS_PER_KEY bits of filter a key (the sizing that
+ * bench/results/redis_seen.md derives for p = 1 %; word_fpr() measures
+ * it). */
+#define WORD_BITS         48u
+#define WORD_K            5u
+#define WORD_BITS_PER_KEY 12.57
+/* The fewer probes of "seen k=K" (--few-k). */
+static unsigned few_k = 3;
 
 static double now(void)
 {
@@ -294,6 +314,170 @@ static const char lua_getrange_script[] =
     "ARGV[x + 1]) end\n"
     "return 0\n";
 
+/*
+ * The candidate of issue 25 section 4: a key's WORD_K bits lie in one
+ * 48-bit word, which BITFIELD reads and writes as one integer that Lua
+ * holds exactly (a double is exact to 2^53; Redis's bit library is 32-bit,
+ * so a word is split into two 24-bit halves). One EVALSHA per 1,024 keys:
+ * ARGV[1] holds each key's mask (6 bytes, big-endian), ARGV[2..] each
+ * key's word as "#<index>" (BITFIELD's offset in units of the type). The
+ * script reads every word with ONE BITFIELD_RO, decides in Lua which keys
+ * are new (two keys of one word merged), writes the changed words with
+ * ONE BITFIELD, and returns a '1' (new) or '0' per key. 3 arguments a key
+ * read and 4 a new key written, instead of 4k; 1,024 keys make 3,072 and
+ * 4,096 values for unpack(), below Lua's C-stack limit of about 7,900.
+ */
+static const char lua_word_script[] =
+    "local key, m = KEYS[1], ARGV[1]\n"
+    "local band, bor, sbyte, floor = bit.band, bit.bor, string.byte, "
+    "math.floor\n"
+    "local nk = #ARGV - 1\n"
+    "local get = {}\n"
+    "for i = 1, nk do\n"
+    "  get[3 * i - 2] = 'GET'; get[3 * i - 1] = 'u48'; get[3 * i] = "
+    "ARGV[i + 1]\n"
+    "end\n"
+    "local words = redis.call('BITFIELD_RO', key, unpack(get))\n"
+    "local hi, lo, dirty, nd, out = {}, {}, {}, 0, {}\n"
+    "for i = 1, nk do\n"
+    "  local o = ARGV[i + 1]\n"
+    "  local h, l = hi[o], lo[o]\n"
+    "  if not h then\n"
+    "    local w = words[i]\n"
+    "    h = floor(w / 16777216); l = w % 16777216\n"
+    "  end\n"
+    "  local a, b, c, d, e, f = sbyte(m, 6 * i - 5, 6 * i)\n"
+    "  local mh, ml = (a * 256 + b) * 256 + c, (d * 256 + e) * 256 + f\n"
+    "  if band(h, mh) == mh and band(l, ml) == ml then\n"
+    "    out[i] = '0'\n"
+    "  else\n"
+    "    h = bor(h, mh); l = bor(l, ml); out[i] = '1'\n"
+    "    if not dirty[o] then dirty[o] = true; nd = nd + 1; dirty[nd] = o "
+    "end\n"
+    "  end\n"
+    "  hi[o] = h; lo[o] = l\n"
+    "end\n"
+    "if nd > 0 then\n"
+    "  local set = {}\n"
+    "  for x = 1, nd do\n"
+    "    local o = dirty[x]\n"
+    "    set[4 * x - 3] = 'SET'; set[4 * x - 2] = 'u48'; set[4 * x - 1] = o\n"
+    "    set[4 * x] = hi[o] * 16777216 + lo[o]\n"
+    "  end\n"
+    "  redis.call('BITFIELD', key, unpack(set))\n"
+    "end\n"
+    "return table.concat(out)\n";
+
+/* Its floor: the one BITFIELD_RO of the same arguments and nothing else. */
+static const char lua_word_read_script[] =
+    "local get = {}\n"
+    "for i = 1, #ARGV - 1 do\n"
+    "  get[3 * i - 2] = 'GET'; get[3 * i - 1] = 'u48'; get[3 * i] = "
+    "ARGV[i + 1]\n"
+    "end\n"
+    "redis.call('BITFIELD_RO', KEYS[1], unpack(get))\n"
+    "return 0\n";
+
+/* xorshift64: the random keys of the Lua candidates, a fixed sequence. */
+static uint64_t xorshift(uint64_t *x)
+{
+    *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+    return *x;
+}
+
+/* A random key of the word layout: its word in [0, words) and a mask of
+ * WORD_K distinct bits of WORD_BITS. */
+static uint64_t word_key(uint64_t *x, uint64_t words, uint64_t *mask)
+{
+    uint64_t w = (xorshift(x) >> 20) % words, mk = 0;
+    for (unsigned got = 0; got < WORD_K;) {
+        unsigned b = (unsigned)((xorshift(x) >> 40) % WORD_BITS);
+        if (!(mk >> b & 1)) {
+            mk |= UINT64_C(1) << b;
+            got++;
+        }
+    }
+    *mask = mk;
+    return w;
+}
+
+/* Run count random keys of the word layout (a filter of `words` words)
+ * through the script sha (lua_word_script or its floor) in calls of
+ * MADD_KEYS keys, pipelined a batch at a time. Returns the keys answered
+ * '0' (not new), or -1 on an error. */
+static long long run_word(redisContext *c, const char *sha, uint64_t words,
+                          unsigned long long count)
+{
+    static char offs[MADD_KEYS][24];
+    static unsigned char masks[MADD_KEYS * 6];
+    static const char *argv[5 + MADD_KEYS];
+    static size_t argl[5 + MADD_KEYS];
+    uint64_t x = 88172645463325252u;
+    long long dups = 0;
+    for (unsigned long long done = 0; done < count; done += BATCH) {
+        size_t n = count - done < BATCH ? (size_t)(count - done) : BATCH;
+        size_t calls = 0;
+        for (size_t from = 0; from < n; from += MADD_KEYS, calls++) {
+            size_t to = from + MADD_KEYS < n ? from + MADD_KEYS : n, a = 0;
+            argv[a] = "EVALSHA", argl[a++] = 7;
+            argv[a] = sha, argl[a++] = 40;
+            argv[a] = "1", argl[a++] = 1;
+            argv[a] = "probe:0", argl[a++] = 7;
+            argv[a] = (const char *)masks, argl[a++] = (to - from) * 6;
+            for (size_t i = 0; i < to - from; i++) {
+                uint64_t mk, w = word_key(&x, words, &mk);
+                for (int b = 0; b < 6; b++)
+                    masks[i * 6 + (size_t)b] =
+                        (unsigned char)(mk >> (40 - 8 * b));
+                argl[a] = (size_t)snprintf(offs[i], sizeof offs[i], "#%llu",
+                                           (unsigned long long)w);
+                argv[a] = offs[i], a++;
+            }
+            if (redisAppendCommandArgv(c, (int)a, argv, argl) != REDIS_OK)
+                return -1;
+        }
+        for (size_t i = 0; i < calls; i++) {
+            void *v = NULL;
+            if (redisGetReply(c, &v) != REDIS_OK)
+                return -1;
+            redisReply *r = v;
+            bool bad = r->type == REDIS_REPLY_ERROR;
+            if (bad)
+                fprintf(stderr, "bench_redis_seen: %s\n", r->str);
+            else if (r->type == REDIS_REPLY_STRING)
+                for (size_t e = 0; e < r->len; e++)
+                    dups += r->str[e] == '0';
+            freeReplyObject(r);
+            if (bad)
+                return -1;
+        }
+    }
+    return dups;
+}
+
+/* The false-positive rate of the word layout at WORD_BITS_PER_KEY bits a
+ * key, measured on a copy in memory: n random keys added, n others
+ * queried. NAN when the words do not fit in memory. */
+static double word_fpr(unsigned long long n)
+{
+    uint64_t words = (uint64_t)((double)n * WORD_BITS_PER_KEY / WORD_BITS);
+    uint64_t *f = calloc(words ? words : 1, sizeof *f);
+    if (!f)
+        return NAN;
+    uint64_t x = 2463534242u, mk;
+    for (unsigned long long i = 0; i < n; i++) {
+        uint64_t w = word_key(&x, words, &mk);
+        f[w] |= mk;
+    }
+    unsigned long long fp = 0;
+    for (unsigned long long i = 0; i < n; i++) {
+        uint64_t w = word_key(&x, words, &mk);
+        fp += (f[w] & mk) == mk;
+    }
+    free(f);
+    return (double)fp / (double)n;
+}
+
 /* Run count random keys (blocks of a filter of `blocks` blocks, k bits)
  * through the script sha in calls of MADD_KEYS keys, pipelined a batch at
  * a time; block: the argument layout of lua_block_script (else that of
@@ -407,9 +591,28 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-enum method { SEEN, SADD, MADD, LUA, METHODS };
-static const char *const method_name[METHODS] = {"bc_redis_seen", "SADD",
-                                                 "BF.MADD", "Lua per block"};
+enum method { SEEN, SEEN_FEW, SADD, MADD, LUA, WORD, METHODS };
+static char few_name[16] = "seen k=3"; /* with --few-k's K */
+static const char *const method_name[METHODS] = {
+    "bc_redis_seen", few_name,        "SADD",
+    "BF.MADD",       "Lua per block", "Lua per word"};
+
+/* The smallest m (whole blocks) at which few_k probes give rate p to n
+ * keys in the blocked layout (bc_bloom_fpr_blocked falls as m grows). */
+static uint64_t few_k_bits(unsigned long long n, double p)
+{
+    uint64_t lo = 1, hi = 1;
+    while (bc_bloom_fpr_blocked((double)n, (double)hi * 512, few_k) > p)
+        hi *= 2;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (bc_bloom_fpr_blocked((double)n, (double)mid * 512, few_k) > p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return hi * 512;
+}
 
 int main(int argc, char **argv)
 {
@@ -425,6 +628,8 @@ int main(int argc, char **argv)
             rounds = atoi(argv[++i]);
         else if (strcmp(argv[i], "--n") == 0 && i + 1 < argc)
             n = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--few-k") == 0 && i + 1 < argc)
+            few_k = (unsigned)atoi(argv[++i]);
         else if (strcmp(argv[i], "--tcp") == 0)
             tcp = true;
         else
@@ -432,12 +637,16 @@ int main(int argc, char **argv)
     }
     if (rounds == -1)
         rounds = n >= 10000000 ? 3 : 5;
-    if (rounds < 1 || rounds > MAX_ROUNDS || n < 1) {
+    if (rounds < 1 || rounds > MAX_ROUNDS || n < 1 || few_k < 1 ||
+        few_k > BC_BLOOM_MAX_K) {
         fprintf(stderr,
                 "usage: [REDISBLOOM_SRC=dir] bench_redis_seen "
-                "[--full | --n N] [--rounds 1..15] [--tcp] [--port P]\n");
+                "[--full | --n N] [--rounds 1..15] [--few-k 1..%u] [--tcp] "
+                "[--port P]\n",
+                BC_BLOOM_MAX_K);
         return 2;
     }
+    snprintf(few_name, sizeof few_name, "seen k=%u", few_k);
     if (!bc_redis_server_available()) {
         fprintf(stderr, "bench_redis_seen: redis-server not installed\n");
         return 77;
@@ -470,13 +679,19 @@ int main(int argc, char **argv)
         snprintf(where, sizeof where, "%s", server.where);
     redisContext *c =
         tcp ? redisConnect("127.0.0.1", port) : redisConnectUnix(server.sock);
-    struct bc_redis_seen *rs = NULL;
+    struct bc_redis_seen *rs = NULL, *rs_few = NULL;
+    uint64_t few_m = few_k_bits(n, 0.01);
     enum bc_status st = bc_redis_seen_create(where, "bench", n, 0.01, 1, &rs);
     if (st == BC_OK)
         st = bc_redis_seen_connect(rs);
+    if (st == BC_OK)
+        st = bc_redis_seen_create_mk(where, "few", few_m, few_k, 1, &rs_few);
+    if (st == BC_OK)
+        st = bc_redis_seen_connect(rs_few);
     if (st != BC_OK || !c || c->err) {
-        fprintf(stderr, "bench_redis_seen: %s: %s\n", bc_strerror(st),
-                rs ? bc_redis_seen_errmsg(rs) : "");
+        fprintf(stderr, "bench_redis_seen: %s: %s %s\n", bc_strerror(st),
+                rs ? bc_redis_seen_errmsg(rs) : "",
+                rs_few ? bc_redis_seen_errmsg(rs_few) : "");
         goto out_stop;
     }
     struct bc_bloom_sizing sz;
@@ -485,6 +700,19 @@ int main(int argc, char **argv)
            "rounds=%d\n",
            n, (unsigned long long)sz.m_bits, sz.k, BATCH, BC_REDIS_SEEN_CHUNK,
            tcp ? "tcp 127.0.0.1" : "unix socket", rounds);
+    printf("%s: m=%llu (%.2f bits a key, %.2fx bc_redis_seen's) "
+           "fpr_predicted=%.6f\n",
+           few_name, (unsigned long long)few_m, (double)few_m / (double)n,
+           (double)few_m / (double)sz.m_bits,
+           bc_bloom_fpr_blocked((double)n, (double)few_m, few_k));
+    uint64_t words = (uint64_t)((double)n * WORD_BITS_PER_KEY / WORD_BITS);
+    if (words > (UINT64_C(1) << 32) / WORD_BITS)
+        words = (UINT64_C(1) << 32) / WORD_BITS; /* one string */
+    printf("Lua per word: %u-bit words, k=%u, %.2f bits a key (%.2fx "
+           "bc_redis_seen's), %llu words\n",
+           WORD_BITS, WORD_K, WORD_BITS_PER_KEY,
+           WORD_BITS_PER_KEY * (double)n / (double)sz.m_bits,
+           (unsigned long long)words);
 
     /* The Lua candidate: 10^6 keys at most (its cost per key does not
      * depend on n), in one string of the filter's blocks. */
@@ -492,13 +720,29 @@ int main(int argc, char **argv)
     uint64_t blocks = sz.m_bits / 512;
     if (blocks > BC_REDIS_SEEN_KEY_BLOCKS)
         blocks = BC_REDIS_SEEN_KEY_BLOCKS;
-    char lua_sha[41];
+    char lua_sha[41], word_sha[41], word_read_sha[41];
     if (!load_script(c, lua_block_script, lua_sha) ||
+        !load_script(c, lua_word_script, word_sha) ||
+        !load_script(c, lua_word_read_script, word_read_sha) ||
         !probe_lua(c, server.sock, "GETRANGE per key (Lua)",
                    lua_getrange_script, false, blocks, sz.k, lua_n))
         goto out_stop;
-    printf("(keys/s of Lua per block and of the GETRANGE probe: %llu keys "
-           "a run)\n",
+    /* the words read from a string of the filter's size, as in the
+     * candidate (an absent key would answer zeros without reading) */
+    freeReplyObject(redisCommand(c, "SETBIT probe:0 %llu 0",
+                                 (unsigned long long)(words * WORD_BITS - 1)));
+    double w0 = bench_redis_cpu(server.sock), wc0 = bench_cpu_self();
+    double wt0 = now();
+    bool word_ok = run_word(c, word_read_sha, words, lua_n) >= 0;
+    double wt1 = now();
+    double w1 = bench_redis_cpu(server.sock), wc1 = bench_cpu_self();
+    freeReplyObject(redisCommand(c, "DEL probe:0"));
+    if (!word_ok)
+        goto out_stop;
+    printf("probe %-22s %9.0f keys/s  cpu ns/key server %5.0f client %5.0f\n",
+           "BITFIELD_RO a call (Lua)", (double)lua_n / (wt1 - wt0),
+           (w1 - w0) * 1e9 / (double)lua_n, (wc1 - wc0) * 1e9 / (double)lua_n);
+    printf("(keys/s of the Lua candidates and probes: %llu keys a run)\n",
            lua_n);
 
     struct sample s[METHODS][MAX_ROUNDS];
@@ -518,10 +762,12 @@ int main(int argc, char **argv)
             }
             double s0 = bench_redis_cpu(server.sock), c0 = bench_cpu_self();
             double t0 = now();
-            unsigned long long count = m == LUA ? lua_n : n;
-            long long d = m == SEEN   ? run_seen(rs, 0, n, true)
-                          : m == SADD ? run_sadd(c, "seen", n)
-                          : m == MADD ? run_madd(c, "bf", n)
+            unsigned long long count = m == LUA || m == WORD ? lua_n : n;
+            long long d = m == SEEN       ? run_seen(rs, 0, n, true)
+                          : m == SEEN_FEW ? run_seen(rs_few, 0, n, true)
+                          : m == SADD     ? run_sadd(c, "seen", n)
+                          : m == MADD     ? run_madd(c, "bf", n)
+                          : m == WORD     ? run_word(c, word_sha, words, lua_n)
                           : run_lua(c, lua_sha, true, blocks, sz.k, lua_n) ? 0
                                                                            : -1;
             double t1 = now();
@@ -539,9 +785,11 @@ int main(int argc, char **argv)
                 printf("  duplicates %lld", d);
             printf("\n");
             fflush(stdout);
-            if (m == SEEN) {
-                dup_in = d;
-                if (r + 1 < rounds && bc_redis_seen_clear(rs) != BC_OK)
+            if (m == SEEN || m == SEEN_FEW) {
+                if (m == SEEN)
+                    dup_in = d;
+                if (r + 1 < rounds &&
+                    bc_redis_seen_clear(m == SEEN ? rs : rs_few) != BC_OK)
                     goto out_stop;
             } else {
                 freeReplyObject(redisCommand(c, "DEL %s",
@@ -583,10 +831,21 @@ int main(int argc, char **argv)
     printf("fpr_measured=%.6f fpr_predicted=%.6f ratio=%.4f (goal within "
            "5%%)\n",
            fpr, sz.fpr_predicted, fpr / sz.fpr_predicted);
+    long long fp_few = run_seen(rs_few, n, n, false);
+    if (fp_few < 0)
+        goto out_stop;
+    double few_pred = bc_bloom_fpr_blocked((double)n, (double)few_m, few_k);
+    printf("%s: fpr_measured=%.6f fpr_predicted=%.6f ratio=%.4f\n", few_name,
+           (double)fp_few / (double)n, few_pred,
+           (double)fp_few / (double)n / few_pred);
+    printf("Lua per word: fpr_measured (in memory, n keys) = %.6f (p = 0.01 "
+           "at %.2f bits a key)\n",
+           word_fpr(n), WORD_BITS_PER_KEY);
     rc = 0;
 out_stop:
     redisFree(c);
     bc_redis_seen_free(rs);
+    bc_redis_seen_free(rs_few);
     bc_redis_server_stop(&server);
     return rc;
 }

@@ -62,8 +62,20 @@
  * neighbouring blocks into one GETRANGE/SETRANGE pays only where a batch
  * covers its string densely; at n = 10^7 a batch of 10^4 keys touches
  * one block in 19, and a prototype that merged them spent 4.5 us per key
- * or more, building the new string in Lua. So the test-and-add stays one
- * BITFIELD.
+ * or more, building the new string in Lua. Nor does a layout made for
+ * Lua pay: with a key's bits in one 48-bit word (an integer Lua holds
+ * exactly), one BITFIELD_RO reads a whole batch's words in one redis.call
+ * and one BITFIELD writes the changed ones (3 arguments a key read, 4 a
+ * new key written, instead of 24), but each argument a script passes to
+ * redis.call costs the server more than one the client sends: the read
+ * alone measured about 1.5 us a key, the whole script 4-5 us, more than
+ * BITFIELD's 24 arguments (bench_redis_seen's "Lua per word"; it also
+ * needs 27 % more bits for 1 %). So the test-and-add stays one BITFIELD.
+ * What does pay is fewer probes: the server's time is about linear in k,
+ * and bc_redis_seen_create_mk() at k = 3, with the m that gives the same
+ * rate (27 % more bits), cuts it from 3.7 to 2.0 us a key (the
+ * benchmark's "seen k=3"), still a quarter of BF.MADD's keys per second;
+ * the default stays the k that bc_bloom_size() picks for the least memory.
  *
  * SIGPIPE
  * hiredis writes with write(2): a server gone mid-batch would raise
