@@ -177,7 +177,10 @@ static void usage(FILE *f)
         "                       window (its next fetch is due D after its\n"
         "                       admission); the others wait for a later\n"
         "                       run: the run ends when nothing due is left\n"
-        "                       (run it from cron; it never waits)\n"
+        "                       (run it from cron; it never waits). The\n"
+        "                       sitemaps are read again: a page whose\n"
+        "                       <lastmod> is later than its last fetch is\n"
+        "                       due at once (lastmod_due)\n"
         "Fetching:\n"
         "  --timeout MS         per transfer (30000)\n"
         "  --max-body BYTES     abort bodies larger than this (10485760;\n"
@@ -1029,6 +1032,7 @@ struct crawl {
     uint64_t start_ms;
     uint64_t pages_before; /* pages of earlier runs of a --state crawl */
     uint64_t revisit_known, revisit_due; /* --revisit at the start */
+    uint64_t revisit_sitemaps; /* sitemaps queued again by --revisit */
     bool saturation_warned;
     bool seed_lost; /* a worker's seed found no Redis (add_seed) */
     FILE *seeds_in;
@@ -2122,9 +2126,12 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
     if (c->opt.revisit)
         fprintf(f,
                 "revisit              %llu due of %llu known pages (queued "
-                "again at the start of this run)\n",
+                "again at the start of this run), %llu sitemaps read again; "
+                "%llu pages due by a sitemap's newer lastmod\n",
                 (unsigned long long)c->revisit_due,
-                (unsigned long long)c->revisit_known);
+                (unsigned long long)c->revisit_known,
+                (unsigned long long)c->revisit_sitemaps,
+                (unsigned long long)k.lastmod_due);
     if (c->warc)
         fprintf(f,
                 "warc                 %s%s: %llu records in %llu files, "
@@ -4466,6 +4473,18 @@ int main(int argc, char **argv)
                 "crawl: --retry-failed: %llu URLs given up to transient "
                 "faults queued again\n",
                 (unsigned long long)n);
+    }
+    /* A recrawl run reads the sitemaps again, for the <lastmod>s written
+     * since (DESIGN 11.3): a page listed as changed is due at once. */
+    if (o->revisit && !o->no_sitemaps) {
+        uint64_t n = 0;
+        st = bc_crawl_state_sitemaps_again(c.state, &n);
+        if (st != BC_OK) {
+            state_error(&c, st);
+            rc = 1;
+            goto out_free;
+        }
+        c.revisit_sitemaps = n;
     }
     if ((rc = open_warc(&c)) != 0)
         goto out_free;
