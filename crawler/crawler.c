@@ -239,7 +239,7 @@
  * is fetched again. The row is also stamped with the time a page is
  * queued to be fetched again (by a newer <lastmod> here, or as due by
  * bc_crawler_revisit()), so a page listed by two sitemaps, or already
- * due, is queued once. A <lastmod> no later than the row is ignored, as
+ * queued by the revisit, is queued once. A <lastmod> no later than the row is ignored, as
  * is one later than the recrawl clock now (a date in the future says
  * nothing of a change that happened; honoured, it would make the page due
  * in every run until that date), and a URL without a row (never fetched
