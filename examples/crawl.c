@@ -1129,7 +1129,8 @@ struct crawl {
     uint64_t start_ms;
     uint64_t pages_before; /* pages of earlier runs of a --state crawl */
     uint64_t revisit_known, revisit_due; /* --revisit at the start */
-    uint64_t revisit_sitemaps; /* sitemaps queued again by --revisit */
+    uint64_t revisit_sitemaps;   /* sitemaps queued again by --revisit */
+    uint64_t lastmod_due_before; /* lastmod_due of the runs before */
     bool saturation_warned;
     bool seed_lost; /* a worker's seed found no Redis (add_seed) */
     FILE *seeds_in;
@@ -2224,11 +2225,11 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
         fprintf(f,
                 "revisit              %llu due of %llu known pages (queued "
                 "again at the start of this run), %llu sitemaps read again; "
-                "%llu pages due by a sitemap's newer lastmod\n",
+                "%llu pages due by a sitemap's newer lastmod in this run\n",
                 (unsigned long long)c->revisit_due,
                 (unsigned long long)c->revisit_known,
                 (unsigned long long)c->revisit_sitemaps,
-                (unsigned long long)k.lastmod_due);
+                (unsigned long long)(k.lastmod_due - c->lastmod_due_before));
     if (c->warc)
         fprintf(f,
                 "warc                 %s%s: %llu records in %llu files, "
@@ -4715,6 +4716,7 @@ int main(int argc, char **argv)
     struct bc_crawler_stats at_start;
     bc_crawler_stats(c.crawler, &at_start);
     c.pages_before = at_start.pages;
+    c.lastmod_due_before = at_start.lastmod_due;
     c.stderr_tty = isatty(STDERR_FILENO);
     if (o->revisit) {
         enum bc_status vst =

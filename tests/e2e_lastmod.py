@@ -33,7 +33,10 @@ and / links to all of them. Every run: crawl --state DIR --recrawl-after
           revisit found no page due by its window.
   run 3   --revisit again, nothing changed: the sitemap again, no page
           (/a's last fetch, in run 2, is now later than its <lastmod>);
-          lastmod_due still 1 (a state's counters are over all runs).
+          lastmod_due still 1 (a state's counters are over all runs);
+          the report's revisit line: 7 known pages (run 2's refetch of /a
+          is a journal row of its own), 1 sitemap read again, 0 pages due
+          by a newer lastmod in this run.
 """
 import datetime
 import json
@@ -123,8 +126,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def crawl(port, d, *extra):
-    cmd = [CRAWL, "--quiet", "--delay", "0", "--concurrency", "1",
+def crawl(port, d, *extra, quiet=True):
+    cmd = [CRAWL, *(["--quiet"] if quiet else []), "--delay", "0", "--concurrency", "1",
            "--per-host", "1", "--no-robots", "--timeout", "10000",
            "--scope", "host", "--state", os.path.join(d, "state"),
            "--recrawl-after", "1h", "--out", os.path.join(d, "out.jsonl"),
@@ -212,7 +215,7 @@ def main():
               % (s["counters"]["crawler"].get("lastmod_due"), s.get("revisit")))
 
         start, n_out = len(site.requests()), out_len(d)
-        r = crawl(port, d, "--revisit")
+        r = crawl(port, d, "--revisit", quiet=False)
         log3 = site.requests(start)
         check(r.returncode == 0 and [p for p, _, _ in log3] ==
               ["/sitemap.xml"],
@@ -222,6 +225,11 @@ def main():
               stats(d)["counters"]["crawler"].get("lastmod_due") == 1,
               "run 3: --out unchanged, lastmod_due still 1 (a state's "
               "counters are over all its runs)")
+        check("0 due of 7 known pages (queued again at the start of this "
+              "run), 1 sitemaps read again; 0 pages due by a sitemap's newer "
+              "lastmod in this run" in r.stdout,
+              "run 3: the report's revisit line says this run's (%s)"
+              % [x for x in r.stdout.splitlines() if "revisit" in x])
 
     finally:
         httpd.shutdown()
