@@ -239,17 +239,17 @@
  * is fetched again. The row is also stamped with the time a page is
  * queued to be fetched again (by a newer <lastmod> here, or as due by
  * bc_crawler_revisit()), so a page listed by two sitemaps, or already
- * queued by the revisit, is queued once. A <lastmod> no later than the row is ignored, as
- * is one later than the recrawl clock now (a date in the future says
- * nothing of a change that happened; honoured, it would make the page due
- * in every run until that date), and a URL without a row (never fetched
- * whole: new, an error page, or fetched before this table existed) is
- * admitted or refused by the seen-test alone. The lookup is one B-tree
- * probe per sitemap entry with a <lastmod> that the seen-test calls seen;
- * the write, one row per page fetched. Only with a state, the only way a
- * sitemap is read again after its pages were fetched: a sitemap is
- * fetched once per run, before the pages of its host, and a run over the
- * state that should read it again asks for it
+ * queued by the revisit, is queued once. A <lastmod> no later than the
+ * row is ignored, as is one later than the recrawl clock now (a date in
+ * the future says nothing of a change that happened; honoured, it would
+ * make the page due in every run until that date), and a URL without a
+ * row (never fetched whole: new, an error page, or fetched before this
+ * table existed) is admitted or refused by the seen-test alone. The
+ * lookup is one B-tree probe per sitemap entry with a <lastmod> that the
+ * seen-test calls seen; the write, one row per page fetched. Only with a
+ * state, the only way a sitemap is read again after its pages were
+ * fetched: a sitemap is fetched once per run, before the pages of its
+ * host, and a run over the state that should read it again asks for it
  * (bc_crawl_state_sitemaps_again(), crawl --revisit). Counted:
  * lastmod_due.
  *

@@ -127,7 +127,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 def crawl(port, d, *extra, quiet=True):
-    cmd = [CRAWL, *(["--quiet"] if quiet else []), "--delay", "0", "--concurrency", "1",
+    cmd = [CRAWL, *(["--quiet"] if quiet else []), "--delay", "0",
+           "--concurrency", "1",
            "--per-host", "1", "--no-robots", "--timeout", "10000",
            "--scope", "host", "--state", os.path.join(d, "state"),
            "--recrawl-after", "1h", "--out", os.path.join(d, "out.jsonl"),
@@ -212,7 +213,8 @@ def main():
         check(s["counters"]["crawler"].get("lastmod_due") == 1 and
               s.get("revisit") == {"known": 6, "due": 0},
               "run 2: lastmod_due 1, no page due by its window (%s, %s)"
-              % (s["counters"]["crawler"].get("lastmod_due"), s.get("revisit")))
+              % (s["counters"]["crawler"].get("lastmod_due"),
+                 s.get("revisit")))
 
         start, n_out = len(site.requests()), out_len(d)
         r = crawl(port, d, "--revisit", quiet=False)

@@ -600,10 +600,12 @@ enum bc_status bc_crawler_add_scope(struct bc_crawler *crawler, const char *url,
  * reads the sitemaps again (with frontier.sitemaps; DESIGN 11.3). A page
  * queued here has its last-fetch time stamped now, so a sitemap read in
  * this run does not queue it twice. *known (may be NULL) counts the rows
- * offered, *due (may be NULL) those queued. Needs a state and recrawl_after_ms; call it before
- * the first step. Returns BC_OK, BC_ERR_INVALID_ARG (NULL crawler, no
- * state, no recrawl_after_ms, or inside a step), BC_ERR_IO,
- * BC_ERR_NOMEM. Cost: O(journal) rows read and seen-tests.
+ * offered, *due (may be NULL) those queued. Needs a state and
+ * recrawl_after_ms; call it before the first step. Returns BC_OK,
+ * BC_ERR_INVALID_ARG (NULL crawler, no state, no recrawl_after_ms, or
+ * inside a step), BC_ERR_IO, BC_ERR_NOMEM. Cost: O(journal) rows read and
+ * seen-tests, and with a sitemap's <lastmod> (above) a row written per
+ * page queued.
  */
 enum bc_status bc_crawler_revisit(struct bc_crawler *crawler, uint64_t *known,
                                   uint64_t *due);
