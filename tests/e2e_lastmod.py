@@ -8,8 +8,8 @@ young in its window; an older one does not.
 A tiny site, served by this script on a free port of 127.0.0.1 (one
 thread per connection, HTTP/1.1), which logs every request (path,
 If-None-Match) and answers 304 to a matching If-None-Match. Its
-/sitemap.xml lists five pages, whose <lastmod>s the test changes between
-runs:
+/sitemap.xml lists five pages (/a twice), whose <lastmod>s the test
+changes between runs:
     /a   changed on the server after run 1 (new body, ETag "a2"); its
          <lastmod> moved to the time of the change, written with the
          zone +01:00
@@ -29,6 +29,8 @@ and / links to all of them. Every run: crawl --state DIR --recrawl-after
           conditional request as any), and answered 200; / and /b to /e
           are not requested (inside the 1 h window, their <lastmod> not
           later than their fetch, in the future, malformed or absent);
+          /a once, though listed twice (made due, its row is stamped with
+          the time it was queued);
           --out has /a only; the counters say lastmod_due 1 and the
           revisit found no page due by its window.
   run 3   --revisit again, nothing changed: the sitemap again, no page
@@ -37,6 +39,11 @@ and / links to all of them. Every run: crawl --state DIR --recrawl-after
           the report's revisit line: 7 known pages (run 2's refetch of /a
           is a journal row of its own), 1 sitemap read again, 0 pages due
           by a newer lastmod in this run.
+  window  another state, --recrawl-after 1s: run 1, then 1.5 s later
+          (past the window and its slack) /a's <lastmod> moved to now
+          and --revisit: every page due by its window, queued by the
+          revisit, which stamps each row; so /a, listed as changed, is
+          requested once, not twice; lastmod_due 0.
 """
 import datetime
 import json
@@ -66,7 +73,7 @@ class Site:
 
     def sitemap(self):
         urls = []
-        for p in PAGES[1:]:
+        for p in PAGES[1:] + ["/a"]:  # /a twice
             lm = self.lastmod.get(p)
             urls.append("<url><loc>http://%s%s</loc>%s</url>" % (
                 self.host, p, "<lastmod>%s</lastmod>" % lm if lm else ""))
@@ -126,12 +133,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def crawl(port, d, *extra, quiet=True):
+def crawl(port, d, *extra, quiet=True, window="1h"):
     cmd = [CRAWL, *(["--quiet"] if quiet else []), "--delay", "0",
            "--concurrency", "1",
            "--per-host", "1", "--no-robots", "--timeout", "10000",
            "--scope", "host", "--state", os.path.join(d, "state"),
-           "--recrawl-after", "1h", "--out", os.path.join(d, "out.jsonl"),
+           "--recrawl-after", window, "--out", os.path.join(d, "out.jsonl"),
            "--stats-json", os.path.join(d, "stats.json"), *extra]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     if "Sanitizer" in r.stderr or "runtime error:" in r.stderr:
@@ -233,6 +240,31 @@ def main():
               "run 3: the report's revisit line says this run's (%s)"
               % [x for x in r.stdout.splitlines() if "revisit" in x])
 
+        # A page queued by the revisit is not queued again by a newer
+        # <lastmod> read in the same run.
+        w = os.path.join(d, "window")
+        os.makedirs(w)
+        with site.lock:
+            site.lastmod["/a"] = "2020-05-01T10:00:00Z"
+        start = len(site.requests())
+        r = crawl(port, w, base + "/", window="1s")
+        check(r.returncode == 0 and len(site.requests(start)) == 7,
+              "window: run 1 fetched the sitemap and the six pages (%d: %s)"
+              % (r.returncode, site.requests(start)))
+        time.sleep(1.5)
+        with site.lock:
+            site.a_version = 3
+            site.lastmod["/a"] = w3c(int(time.time()), 0)
+        start = len(site.requests())
+        r = crawl(port, w, "--revisit", window="1s")
+        logw = site.requests(start)
+        check(r.returncode == 0 and
+              sorted(p for p, _, _ in logw) == sorted(PAGES + ["/sitemap.xml"])
+              and stats(w).get("revisit") == {"known": 6, "due": 6} and
+              stats(w)["counters"]["crawler"].get("lastmod_due") == 0,
+              "window: --revisit past the window: each page once, /a not "
+              "twice though listed as changed (%s; %s; %s)"
+              % (logw, stats(w).get("revisit"), r.stderr[-300:]))
     finally:
         httpd.shutdown()
     return summary()
