@@ -224,6 +224,35 @@
  * validators empties a URL's row, so stale ones are never sent. Robots.txt
  * and sitemaps are fetched whole, as before.
  *
+ * LASTMOD (a state, recrawl_after_ms, frontier.sitemaps)
+ * The window makes a page due by its age alone; a site that lists its
+ * pages in a sitemap says which changed: a <url>'s <lastmod>. A page
+ * whose <lastmod> is later than its last fetch is due at once, however
+ * young in its window: it is admitted though the seen-test says seen
+ * (bc_frontier_add_from_sitemap_due()), and fetched as any recrawl is
+ * (conditionally, with its validators). "Its last fetch" is the state's
+ * fetched row (state.c, FETCHED): the time its request was started, on
+ * the recrawl clock in seconds, written in the turn's transaction with
+ * the page when it was answered with a whole 2xx or a 304 (a 3xx, 4xx,
+ * 5xx or a failure leaves the row as it was: the page is not known
+ * fresh). Its start, not its end: a page changed while it was in flight
+ * is fetched again. The row is also stamped with the time a page is
+ * queued to be fetched again (by a newer <lastmod> here, or as due by
+ * bc_crawler_revisit()), so a page listed by two sitemaps, or already
+ * queued by the revisit, is queued once. A <lastmod> no later than the
+ * row is ignored, as is one later than the recrawl clock now (a date in
+ * the future says nothing of a change that happened; honoured, it would
+ * make the page due in every run until that date), and a URL without a
+ * row (never fetched whole: new, an error page, or fetched before this
+ * table existed) is admitted or refused by the seen-test alone. The
+ * lookup is one B-tree probe per sitemap entry with a <lastmod> that the
+ * seen-test calls seen; the write, one row per page fetched. Only with a
+ * state, the only way a sitemap is read again after its pages were
+ * fetched: a sitemap is fetched once per run, before the pages of its
+ * host, and a run over the state that should read it again asks for it
+ * (bc_crawl_state_sitemaps_again(), crawl --revisit). Counted:
+ * lastmod_due.
+ *
  * NEAR-DUPLICATES (config.near_dedup)
  * Identical payloads miss the copies that differ in a byte: a session ID
  * in the page's own links, a print version's frame, a timestamp, a
@@ -499,7 +528,8 @@ struct transfer {
     size_t base_at; /* offset of the last LINK_BASE record (SIZE_MAX: none) */
     uint64_t links_found, nofollow, links_nomem;
     /* Archiving (config.warc): see ARCHIVING above. */
-    time_t fetched_at;          /* wall clock when it was started */
+    time_t fetched_at; /* wall clock when it was started */
+    int64_t started_s; /* LASTMOD: the recrawl clock then, in seconds */
     struct bc_warc_record *rec; /* the response record, once the head came */
     char *req_head;             /* the request head as sent */
     size_t req_len;
@@ -604,6 +634,11 @@ struct bc_crawler {
     struct bc_simhash_index *near;
     struct bc_buf near_urls;
     enum bc_crawler_near_mode near_mode;
+    /* LASTMOD: a sitemap's newer <lastmod> makes a page due (a state, a
+     * recrawl window and sitemaps); the <lastmod> of the entry being
+     * admitted, for lastmod_due(). */
+    bool lastmod;
+    int64_t entry_lastmod;
 };
 
 static uint64_t monotonic_ms(void *ctx)
@@ -1084,8 +1119,46 @@ static bool on_headers(void *ctx, void *user, int http_status,
     return type_allowed(c, content_type);
 }
 
+/* LASTMOD: the recrawl clock now, in seconds. */
+static int64_t recrawl_now_s(struct bc_crawler *c)
+{
+    return (int64_t)(c->recrawl_clock(c->ctx) / 1000);
+}
+
+/* Stamp url's fetched row with time, in the turn's transaction (LASTMOD);
+ * a state's failure is sticky. */
+static void fetched_put(struct bc_crawler *c, const char *url, size_t len,
+                        int64_t time)
+{
+    if (c->state_status != BC_OK)
+        return;
+    enum bc_status st = bc_crawl_state_fetched_put(c->state, url, len, time);
+    if (st != BC_OK)
+        c->state_status = st;
+}
+
+/* The frontier's question for a sitemap entry the seen-test calls seen
+ * (bc_frontier_due_fn): due when its <lastmod> is later than the page's
+ * last fetch (LASTMOD); then stamped as queued now and counted. */
+static bool lastmod_due(void *ctx, const char *url, size_t len)
+{
+    struct bc_crawler *c = ctx;
+    int64_t last;
+    if (c->state_status != BC_OK)
+        return false;
+    enum bc_status st = bc_crawl_state_fetched_find(c->state, url, len, &last);
+    if (st == BC_ERR_IO || st == BC_ERR_CORRUPT)
+        c->state_status = st;
+    if (st != BC_OK || c->entry_lastmod <= last)
+        return false;
+    fetched_put(c, url, len, recrawl_now_s(c));
+    c->stats.lastmod_due++;
+    return true;
+}
+
 /* A sitemap's entry, as it streams in: a page (urlset) is admitted at
- * depth 0 within the sitemap's scope, a sitemap (index) queued. */
+ * depth 0 within the sitemap's scope (or, seen before, when its <lastmod>
+ * makes it due: LASTMOD), a sitemap (index) queued. */
 static void on_sitemap_entry(void *user, const struct bc_sitemap_entry *e)
 {
     struct transfer *t = user;
@@ -1101,8 +1174,12 @@ static void on_sitemap_entry(void *user, const struct bc_sitemap_entry *e)
     enum bc_frontier_reason reason;
     enum bc_status ust = BC_OK;
     c->stats.sitemap_urls++;
-    if (bc_frontier_add_from_sitemap(c->frontier, &t->job, e->loc, e->loc_len,
-                                     &reason, &ust) != BC_OK)
+    /* A <lastmod> in the future is ignored (LASTMOD). */
+    bool due = c->lastmod && e->has_lastmod && e->lastmod <= recrawl_now_s(c);
+    c->entry_lastmod = e->lastmod;
+    if (bc_frontier_add_from_sitemap_due(c->frontier, &t->job, e->loc,
+                                         e->loc_len, due ? lastmod_due : NULL,
+                                         c, &reason, &ust) != BC_OK)
         reason = BC_ADMIT_NOMEM;
     if (reason == BC_ADMIT_QUEUED)
         c->stats.sitemap_admitted++;
@@ -1593,6 +1670,20 @@ static void conditional_done(struct bc_crawler *c, struct transfer *t,
     validators_put(c, &v);
 }
 
+/* A page with a final outcome (LASTMOD): a whole 2xx or a 304 is a fetch
+ * of the page as it is now, its fetched row the time it was started. */
+static void lastmod_done(struct bc_crawler *c, struct transfer *t,
+                         const struct bc_fetch_result *r,
+                         const struct bc_crawler_page *page)
+{
+    if (!c->lastmod || page->failed || r->status != BC_OK || r->truncated ||
+        r->skipped ||
+        !(r->http_status == 304 ||
+          (r->http_status >= 200 && r->http_status <= 299)))
+        return;
+    fetched_put(c, t->job.url, t->job.url_len, t->started_s);
+}
+
 /* ---- near-duplicates (NEAR-DUPLICATES above) ------------------------------ */
 
 /* The fetcher's text callback: the page's visible text, run by run. */
@@ -1981,6 +2072,7 @@ static void complete_page(struct bc_crawler *c, struct transfer *t,
         s->transient_given_up++;
     payload_done(c, t, &page);
     conditional_done(c, t, r, &page);
+    lastmod_done(c, t, r, &page);
     host_count_page(c, &page);
     if (c->on_page)
         c->on_page(c->ctx, &page);
@@ -2152,6 +2244,8 @@ static bool start(struct bc_crawler *c, const struct bc_frontier_job *job,
         t->base_at = SIZE_MAX;
         bc_buf_init(&t->links, 0);
         t->fetched_at = time(NULL);
+        if (c->lastmod)
+            t->started_s = recrawl_now_s(c);
         if (c->near && !robots && !sitemap)
             (void)bc_simhash_init(&t->sh, NULL); /* the defaults: BC_OK */
         if (robots)
@@ -2698,6 +2792,8 @@ enum bc_status bc_crawler_create(const struct bc_crawler_config *config,
     /* Without a recrawl window no page is fetched twice, in this run or
      * a resume of its state (which pins the window): no row is kept. */
     c->conditional = config->conditional && config->recrawl_after_ms;
+    c->lastmod =
+        c->state && config->recrawl_after_ms && config->frontier.sitemaps;
     if (c->conditional && !c->state &&
         (st = bc_validators_create(&c->validators)) != BC_OK)
         goto out_free_payloads;
@@ -2859,10 +2955,19 @@ static void revisit_one(void *ctx, const char *url, size_t len, unsigned depth)
     recrawl_tick(r->c);
     enum bc_status st =
         bc_frontier_add(r->c->frontier, url, len, NULL, 0, depth, &why, NULL);
-    if (st == BC_ERR_NOMEM)
+    if (st == BC_ERR_NOMEM) {
         r->st = st;
-    else if (why == BC_ADMIT_QUEUED)
+    } else if (why == BC_ADMIT_QUEUED) {
         r->due++;
+        /* Queued to be fetched now: a sitemap's <lastmod> before now
+         * need not queue it again (LASTMOD). */
+        if (r->c->lastmod) {
+            size_t n;
+            const char *u = bc_frontier_last_url(r->c->frontier, &n);
+            if (u)
+                fetched_put(r->c, u, n, recrawl_now_s(r->c));
+        }
+    }
 }
 
 enum bc_status bc_crawler_revisit(struct bc_crawler *c, uint64_t *known,

@@ -135,6 +135,8 @@ static const struct bc_counter table[] = {
         "Recrawled pages requested with their last fetch's validators"),
     ROW(not_modified, TOTAL, U64, "pages",
         "Recrawled pages answered 304 Not Modified (unchanged)"),
+    ROW(lastmod_due, TOTAL, U64, "pages",
+        "Pages made due by a sitemap's lastmod later than their last fetch"),
     ROW(near_duplicates, TOTAL, U64, "pages",
         "Pages whose text's simhash lies within k bits of an earlier page's"),
     ROW(too_short, TOTAL, U64, "pages",

@@ -136,8 +136,8 @@
  * state, another version as incompatible (version 2 added urls.referrer
  * and host_stats, version 3 the outbox: an older state is refused with a
  * message saying which version made it; there is no migration; the
- * tables sitemaps, circuits, failed, payloads, validators and
- * fingerprints came later
+ * tables sitemaps, circuits, failed, payloads, validators,
+ * fingerprints and fetched came later
  * and are made when missing, the columns hosts.delay_override and urls.payload added, so no
  * version was needed). PRAGMA quick_check runs before anything is written (a
  * truncated or byte-flipped database is refused).
@@ -262,6 +262,7 @@ struct bc_crawl_state {
     sqlite3_stmt *payload_put; /* prepared at its first use (PAYLOADS) */
     /* Prepared at their first use (VALIDATORS). */
     sqlite3_stmt *validators_put, *validators_find;
+    sqlite3_stmt *fetched_put, *fetched_find;
     sqlite3_stmt *fingerprint_put; /* prepared at its first use */
     sqlite3_int64 next_seq;        /* the next queue position given out */
     uint64_t journal, committed_journal, snapshot_pos;
@@ -869,6 +870,17 @@ static const char validators_sql[] =
     " record_id TEXT NOT NULL, record_uri TEXT NOT NULL,"
     " date INTEGER NOT NULL) WITHOUT ROWID";
 
+/* FETCHED: per URL, when its page was last fetched (its request sent)
+ * with a whole 2xx or a 304 answer, or queued to be fetched again (by a
+ * sitemap's newer <lastmod>, or by a revisit), in seconds since the epoch:
+ * what a sitemap's <lastmod> is compared with (crawler.c, LASTMOD). Kept
+ * only in a crawl with a recrawl window that reads sitemaps. Written in
+ * the turn's transaction with its page; made, if missing, by begin_run: a
+ * state of an earlier crawl gains it, empty. */
+static const char fetched_sql[] =
+    "CREATE TABLE IF NOT EXISTS fetched(url TEXT PRIMARY KEY,"
+    " time INTEGER NOT NULL) WITHOUT ROWID";
+
 /* FINGERPRINTS: the crawl's index of near-duplicates (crawler.c,
  * NEAR-DUPLICATES): the simhash of each page that started a cluster
  * (none earlier within k bits), as a signed 64-bit integer (SQLite has no
@@ -880,8 +892,9 @@ static const char fingerprints_sql[] =
     "CREATE TABLE IF NOT EXISTS fingerprints(fp INTEGER NOT NULL,"
     " url TEXT NOT NULL)";
 
-/* The tables sitemaps, circuits, failed, payloads, validators and
- * fingerprints, with every column, and the columns added to hosts. */
+/* The tables sitemaps, circuits, failed, payloads, validators,
+ * fingerprints and fetched, with every column, and the columns added to
+ * hosts. */
 static enum bc_status make_fault_tables(struct bc_crawl_state *s)
 {
     enum bc_status st = exec(s, sitemaps_sql);
@@ -891,6 +904,8 @@ static enum bc_status make_fault_tables(struct bc_crawl_state *s)
         st = exec(s, validators_sql);
     if (st == BC_OK)
         st = exec(s, fingerprints_sql);
+    if (st == BC_OK)
+        st = exec(s, fetched_sql);
     if (st == BC_OK)
         st = exec(s, faults_sql);
     if (st == BC_OK)
@@ -1940,6 +1955,8 @@ void bc_crawl_state_close(struct bc_crawl_state *s)
     sqlite3_finalize(s->payload_put);
     sqlite3_finalize(s->validators_put);
     sqlite3_finalize(s->validators_find);
+    sqlite3_finalize(s->fetched_put);
+    sqlite3_finalize(s->fetched_find);
     sqlite3_finalize(s->fingerprint_put);
     if (s->db) {
         if (s->in_txn)
@@ -2462,6 +2479,30 @@ enum bc_status bc_crawl_state_retry_failed(struct bc_crawl_state *s,
     return st;
 }
 
+enum bc_status bc_crawl_state_sitemaps_again(struct bc_crawl_state *s,
+                                             uint64_t *n)
+{
+    if (!s || !n || s->frontier_made || s->failed)
+        return BC_ERR_INVALID_ARG;
+    enum bc_status st = ensure_txn(s);
+    if (st == BC_OK)
+        st = make_fault_tables(s);
+    /* Done ones only (1): one given up to transient faults (2) waits for
+     * --retry-failed, as its host's URLs do. */
+    if (st == BC_OK)
+        st = exec(s, "UPDATE sitemaps SET done = 0, retries = 0"
+                     " WHERE done = 1");
+    uint64_t count = st == BC_OK ? (uint64_t)sqlite3_changes(s->db) : 0;
+    if (st != BC_OK) {
+        s->failed = true;
+        return st;
+    }
+    st = bc_crawl_state_commit(s, NULL);
+    if (st == BC_OK)
+        *n = count;
+    return st;
+}
+
 enum bc_status bc_crawl_state_counter_set(struct bc_crawl_state *s,
                                           const char *name, uint64_t value)
 {
@@ -2715,6 +2756,56 @@ enum bc_status bc_crawl_state_validators_find(
         }
     } else if (rc != SQLITE_DONE) {
         st = db_fail(s, "validators");
+    }
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return st;
+}
+
+/* ---- fetched (FETCHED above) ----------------------------------------- */
+
+enum bc_status bc_crawl_state_fetched_put(struct bc_crawl_state *s,
+                                          const char *url, size_t url_len,
+                                          int64_t time)
+{
+    if (!s || !url || url_len > INT32_MAX)
+        return BC_ERR_INVALID_ARG;
+    enum bc_status st = ensure_txn(s);
+    if (st != BC_OK)
+        return st;
+    if (!prepare_once(s, &s->fetched_put,
+                      "INSERT OR REPLACE INTO fetched(url, time) VALUES(?, ?)"))
+        return db_fail(s, "fetched");
+    sqlite3_stmt *q = s->fetched_put;
+    sqlite3_bind_text(q, 1, url, (int)url_len, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 2, (sqlite3_int64)time);
+    int rc = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (rc != SQLITE_DONE) {
+        s->failed = true;
+        return db_fail(s, "fetched");
+    }
+    return BC_OK;
+}
+
+enum bc_status bc_crawl_state_fetched_find(struct bc_crawl_state *s,
+                                           const char *url, size_t url_len,
+                                           int64_t *time)
+{
+    if (!s || !url || !time || url_len > INT32_MAX)
+        return BC_ERR_INVALID_ARG;
+    if (!prepare_once(s, &s->fetched_find,
+                      "SELECT time FROM fetched WHERE url = ?"))
+        return db_fail(s, "fetched");
+    sqlite3_stmt *q = s->fetched_find;
+    sqlite3_bind_text(q, 1, url, (int)url_len, SQLITE_STATIC);
+    int rc = sqlite3_step(q);
+    enum bc_status st = BC_ERR_NOT_FOUND;
+    if (rc == SQLITE_ROW) {
+        *time = sqlite3_column_int64(q, 0);
+        st = BC_OK;
+    } else if (rc != SQLITE_DONE) {
+        st = db_fail(s, "fetched");
     }
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);

@@ -355,4 +355,25 @@ enum bc_status bc_crawl_state_fingerprints(
     enum bc_status (*fn)(void *ctx, const struct bc_crawl_state_fingerprint *f),
     void *ctx);
 
+/*
+ * Write url's fetched row (FETCHED in state.c: when its page was last
+ * fetched, or queued to be fetched again; time in seconds since the
+ * epoch), replacing the one it had, in the open transaction: durable at
+ * the next commit, with the page it came with. Returns BC_OK,
+ * BC_ERR_INVALID_ARG (NULL argument) or BC_ERR_IO (sticky). Cost: one
+ * B-tree insert.
+ */
+enum bc_status bc_crawl_state_fetched_put(struct bc_crawl_state *state,
+                                          const char *url, size_t url_len,
+                                          int64_t time);
+
+/*
+ * url's fetched row into *time (the open transaction's rows included).
+ * Returns BC_OK, BC_ERR_NOT_FOUND (none: *time untouched),
+ * BC_ERR_INVALID_ARG or BC_ERR_IO. Cost: one B-tree lookup.
+ */
+enum bc_status bc_crawl_state_fetched_find(struct bc_crawl_state *state,
+                                           const char *url, size_t url_len,
+                                           int64_t *time);
+
 #endif /* BC_CRAWLER_STATE_INT_H */

@@ -177,7 +177,10 @@ static void usage(FILE *f)
         "                       window (its next fetch is due D after its\n"
         "                       admission); the others wait for a later\n"
         "                       run: the run ends when nothing due is left\n"
-        "                       (run it from cron; it never waits)\n"
+        "                       (run it from cron; it never waits). The\n"
+        "                       sitemaps are read again: a page whose\n"
+        "                       <lastmod> is later than its last fetch is\n"
+        "                       due at once (lastmod_due)\n"
         "Fetching:\n"
         "  --timeout MS         per transfer (30000)\n"
         "  --max-body BYTES     abort bodies larger than this (10485760;\n"
@@ -932,11 +935,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 #define LISTEN_PENDING_MAX 16u
 
 /*
- * The near-duplicate clusters of this run, for the report: the first
- * page's URL and its near-duplicates met in this run (a resumed crawl
- * counts the copies it fetched itself). An open-addressing table of
- * FNV-1a hashes, doubled at half full; no memory for it only leaves the
- * report's list short.
+ * The near-duplicate clusters of this run, for the report and
+ * --stats-json: the first page's URL and its near-duplicates met in this
+ * run (a resumed crawl counts the copies it fetched itself), and the same
+ * by host: a near-duplicate page counts under its own host (the origin of
+ * its URL: a mirror's copies under the mirror, naming the original on
+ * its own host), in a second table keyed "ORIGIN ORIGINAL-URL" (a space
+ * is in no canonical URL). Open-addressing tables of FNV-1a hashes,
+ * doubled at half full; no memory for them only leaves the report's lists
+ * short.
  */
 struct cluster {
     char *url; /* NULL: an empty slot */
@@ -966,7 +973,9 @@ static struct cluster *clusters_slot(struct cluster *slot, size_t cap,
     return &slot[i];
 }
 
-static void clusters_count(struct clusters *t, const char *url, size_t len)
+/* n more copies under key url (len bytes). */
+static void clusters_add(struct clusters *t, const char *url, size_t len,
+                         uint64_t n)
 {
     if (2 * (t->used + 1) > t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 64;
@@ -987,7 +996,7 @@ static void clusters_count(struct clusters *t, const char *url, size_t len)
             return;
         t->used++;
     }
-    e->copies++;
+    e->copies += n;
 }
 
 static void clusters_free(struct clusters *t)
@@ -997,38 +1006,131 @@ static void clusters_free(struct clusters *t)
     free(t->slot);
 }
 
-/* The report's lines of the largest clusters (at most 5: a selection
- * over the table, 5 passes). */
-static void clusters_report(const struct clusters *t, FILE *f)
+/* The origin of canonical URL u (scheme://authority): its length. */
+static size_t origin_len(const char *u, size_t len)
 {
-    const struct cluster *shown[5] = {0};
-    for (size_t n = 0; n < 5; n++) {
+    const char *p = memchr(u, ':', len);
+    if (!p || (size_t)(p - u) + 3 > len || memcmp(p, "://", 3) != 0)
+        return len;
+    const char *slash = memchr(p + 3, '/', len - (size_t)(p + 3 - u));
+    return slash ? (size_t)(slash - u) : len;
+}
+
+/* A near-duplicate page at url (len bytes) of the cluster whose first
+ * page is orig: counted in both tables. */
+static void clusters_count(struct clusters *t, struct clusters *by_host,
+                           const char *url, size_t len, const char *orig,
+                           size_t orig_len)
+{
+    clusters_add(t, orig, orig_len, 1);
+    size_t o = origin_len(url, len);
+    char *key = malloc(o + 1 + orig_len);
+    if (!key)
+        return;
+    memcpy(key, url, o);
+    key[o] = ' ';
+    memcpy(key + o + 1, orig, orig_len);
+    clusters_add(by_host, key, o + 1 + orig_len, 1);
+    free(key);
+}
+
+/* The at most k entries of t with the most copies whose key starts with
+ * prefix (plen bytes; 0: all), most first, ties in the keys' byte order
+ * (a selection: k passes over the table). Returns how many. */
+static size_t clusters_top(const struct clusters *t, const char *prefix,
+                           size_t plen, const struct cluster **out, size_t k)
+{
+    size_t n = 0;
+    for (; n < k; n++) {
         const struct cluster *best = NULL;
         for (size_t i = 0; i < t->cap; i++) {
             const struct cluster *e = &t->slot[i];
-            bool taken = false;
-            for (size_t j = 0; j < n; j++)
-                taken |= shown[j] == e;
-            if (e->url && !taken && (!best || e->copies > best->copies))
+            if (!e->url || (plen && strncmp(e->url, prefix, plen) != 0))
+                continue;
+            /* Below the last one taken, in the order of the list. */
+            const struct cluster *last = n ? out[n - 1] : NULL;
+            if (last &&
+                (e->copies > last->copies ||
+                 (e->copies == last->copies && strcmp(e->url, last->url) <= 0)))
+                continue;
+            if (!best || e->copies > best->copies ||
+                (e->copies == best->copies && strcmp(e->url, best->url) < 0))
                 best = e;
         }
         if (!best)
             break;
-        shown[n] = best;
-        fprintf(f, "  %8llu copies of %s\n", (unsigned long long)best->copies,
-                best->url);
+        out[n] = best;
     }
+    return n;
+}
+
+#define NEAR_TOP_CLUSTERS  5 /* the largest clusters of the crawl */
+#define NEAR_TOP_HOSTS     5 /* the hosts with the most near-duplicates */
+#define NEAR_HOST_CLUSTERS 3 /* and the largest clusters of each */
+
+/* The hosts' totals of by_host (the table "ORIGIN ORIGINAL" above) into
+ * hosts, keyed by origin. */
+static void clusters_hosts(const struct clusters *by_host,
+                           struct clusters *hosts)
+{
+    for (size_t i = 0; i < by_host->cap; i++) {
+        const struct cluster *e = &by_host->slot[i];
+        if (e->url)
+            clusters_add(hosts, e->url, strcspn(e->url, " "), e->copies);
+    }
+}
+
+/* The report's lines of the largest clusters, and of the hosts with the
+ * most near-duplicate pages with their largest clusters. */
+static void clusters_report(const struct clusters *t,
+                            const struct clusters *by_host, FILE *f)
+{
+    const struct cluster *top[NEAR_TOP_CLUSTERS];
+    size_t n = clusters_top(t, NULL, 0, top, NEAR_TOP_CLUSTERS);
+    if (n)
+        fprintf(f, "  largest clusters (this run's copies):\n");
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "  %8llu copies of %s\n", (unsigned long long)top[i]->copies,
+                top[i]->url);
+    struct clusters hosts = {0};
+    clusters_hosts(by_host, &hosts);
+    const struct cluster *h[NEAR_TOP_HOSTS];
+    size_t nh = clusters_top(&hosts, NULL, 0, h, NEAR_TOP_HOSTS);
+    if (nh)
+        fprintf(f, "  by host (this run's near-duplicate pages, %zu hosts):\n",
+                hosts.used);
+    for (size_t i = 0; i < nh; i++) {
+        fprintf(f, "  %8llu pages on %s\n", (unsigned long long)h[i]->copies,
+                h[i]->url);
+        size_t plen = strlen(h[i]->url);
+        char *prefix = malloc(plen + 2);
+        if (!prefix)
+            continue;
+        memcpy(prefix, h[i]->url, plen);
+        memcpy(prefix + plen, " ", 2);
+        const struct cluster *c[NEAR_HOST_CLUSTERS];
+        size_t nc =
+            clusters_top(by_host, prefix, plen + 1, c, NEAR_HOST_CLUSTERS);
+        for (size_t j = 0; j < nc; j++)
+            fprintf(f, "  %12llu copies of %s\n",
+                    (unsigned long long)c[j]->copies, c[j]->url + plen + 1);
+        free(prefix);
+    }
+    clusters_free(&hosts);
 }
 
 struct crawl {
     struct options opt;
     struct clusters clusters;     /* near-duplicates, for the report */
+    struct clusters near_by_host; /* the same, by the copies' hosts */
     struct bc_crawler *crawler;   /* the loop: bloomcrawl/crawler.h */
     struct bc_frontier *frontier; /* the crawler's, for its counters */
     int out_fd;                   /* --out, O_APPEND; -1 without */
     uint64_t start_ms;
     uint64_t pages_before; /* pages of earlier runs of a --state crawl */
     uint64_t revisit_known, revisit_due; /* --revisit at the start */
+    uint64_t revisit_sitemaps;   /* sitemaps queued again by --revisit */
+    uint64_t lastmod_due_before; /* lastmod_due of the runs before */
     bool saturation_warned;
     bool seed_lost; /* a worker's seed found no Redis (add_seed) */
     FILE *seeds_in;
@@ -1228,8 +1330,8 @@ static void on_page(void *ctx, const struct bc_crawler_page *p)
 {
     struct crawl *c = ctx;
     if (p->near_duplicate_of)
-        clusters_count(&c->clusters, p->near_duplicate_of,
-                       p->near_duplicate_of_len);
+        clusters_count(&c->clusters, &c->near_by_host, p->url, p->url_len,
+                       p->near_duplicate_of, p->near_duplicate_of_len);
     if (c->out_fd < 0 || c->write_failed)
         return;
     char *buf = NULL;
@@ -2124,9 +2226,12 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
     if (c->opt.revisit)
         fprintf(f,
                 "revisit              %llu due of %llu known pages (queued "
-                "again at the start of this run)\n",
+                "again at the start of this run), %llu sitemaps read again; "
+                "%llu pages due by a sitemap's newer lastmod in this run\n",
                 (unsigned long long)c->revisit_due,
-                (unsigned long long)c->revisit_known);
+                (unsigned long long)c->revisit_known,
+                (unsigned long long)c->revisit_sitemaps,
+                (unsigned long long)(k.lastmod_due - c->lastmod_due_before));
     if (c->warc)
         fprintf(f,
                 "warc                 %s%s: %llu records in %llu files, "
@@ -2169,10 +2274,7 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
             fprintf(f, "; %llu links of copies not followed",
                     (unsigned long long)k.near_links_skipped);
         fputc('\n', f);
-        if (c->clusters.used) {
-            fprintf(f, "  largest clusters (this run's copies):\n");
-            clusters_report(&c->clusters, f);
-        }
+        clusters_report(&c->clusters, &c->near_by_host, f);
     }
     if (c->workers)
         report_workers(c, f, &k);
@@ -2457,6 +2559,57 @@ static void utc_now(char when[32])
  * null (a crawl in progress has none yet). "updated_at" is the wall
  * clock when it was written.
  */
+/* --stats-json's "near_duplicates" (DESIGN 11.4): this run's
+ * near-duplicate pages, the hosts they are on, the largest clusters, and
+ * the hosts with the most with their largest clusters. */
+static void clusters_json(const struct clusters *t,
+                          const struct clusters *by_host, FILE *f)
+{
+    uint64_t pages = 0;
+    for (size_t i = 0; i < t->cap; i++)
+        pages += t->slot[i].url ? t->slot[i].copies : 0;
+    struct clusters hosts = {0};
+    clusters_hosts(by_host, &hosts);
+    fprintf(f,
+            "\"near_duplicates\": {\"pages\": %llu, \"hosts\": %zu, "
+            "\"largest\": [",
+            (unsigned long long)pages, hosts.used);
+    const struct cluster *top[NEAR_TOP_CLUSTERS];
+    size_t n = clusters_top(t, NULL, 0, top, NEAR_TOP_CLUSTERS);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ", {\"url\": " : "{\"url\": ", f);
+        json_string(f, top[i]->url, strlen(top[i]->url));
+        fprintf(f, ", \"copies\": %llu}", (unsigned long long)top[i]->copies);
+    }
+    fputs("], \"by_host\": [", f);
+    const struct cluster *h[NEAR_TOP_HOSTS];
+    size_t nh = clusters_top(&hosts, NULL, 0, h, NEAR_TOP_HOSTS);
+    for (size_t i = 0; i < nh; i++) {
+        size_t plen = strlen(h[i]->url);
+        fputs(i ? ", {\"host\": " : "{\"host\": ", f);
+        json_string(f, h[i]->url, plen);
+        fprintf(f, ", \"pages\": %llu, \"clusters\": [",
+                (unsigned long long)h[i]->copies);
+        char *prefix = malloc(plen + 2);
+        size_t nc = 0;
+        const struct cluster *c[NEAR_HOST_CLUSTERS];
+        if (prefix) {
+            memcpy(prefix, h[i]->url, plen);
+            memcpy(prefix + plen, " ", 2);
+            nc = clusters_top(by_host, prefix, plen + 1, c, NEAR_HOST_CLUSTERS);
+            free(prefix);
+        }
+        for (size_t j = 0; j < nc; j++) {
+            fputs(j ? ", {\"url\": " : "{\"url\": ", f);
+            json_string(f, c[j]->url + plen + 1, strlen(c[j]->url) - plen - 1);
+            fprintf(f, ", \"copies\": %llu}", (unsigned long long)c[j]->copies);
+        }
+        fputs("]}", f);
+    }
+    fputs("]}, ", f);
+    clusters_free(&hosts);
+}
+
 static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
                              const char *outcome, int exit_status)
 {
@@ -2485,6 +2638,8 @@ static void write_stats_json(struct crawl *c, FILE *f, uint64_t now,
         fprintf(f, "\"revisit\": {\"known\": %llu, \"due\": %llu}, ",
                 (unsigned long long)c->revisit_known,
                 (unsigned long long)c->revisit_due);
+    if (!c->opt.no_near_dedup)
+        clusters_json(&c->clusters, &c->near_by_host, f);
     if (c->warc)
         fprintf(f,
                 "\"warc\": {\"files\": %llu, \"records\": %llu, "
@@ -4474,6 +4629,18 @@ int main(int argc, char **argv)
                 "faults queued again\n",
                 (unsigned long long)n);
     }
+    /* A recrawl run reads the sitemaps again, for the <lastmod>s written
+     * since (DESIGN 11.3): a page listed as changed is due at once. */
+    if (o->revisit && !o->no_sitemaps) {
+        uint64_t n = 0;
+        st = bc_crawl_state_sitemaps_again(c.state, &n);
+        if (st != BC_OK) {
+            state_error(&c, st);
+            rc = 1;
+            goto out_free;
+        }
+        c.revisit_sitemaps = n;
+    }
     if ((rc = open_warc(&c)) != 0)
         goto out_free;
     cc.warc = c.warc;
@@ -4556,6 +4723,7 @@ int main(int argc, char **argv)
     struct bc_crawler_stats at_start;
     bc_crawler_stats(c.crawler, &at_start);
     c.pages_before = at_start.pages;
+    c.lastmod_due_before = at_start.lastmod_due;
     c.stderr_tty = isatty(STDERR_FILENO);
     if (o->revisit) {
         enum bc_status vst =
@@ -4719,6 +4887,7 @@ out_close:
         close(c.stats_fd);
     free(c.stats_tmp);
     clusters_free(&c.clusters);
+    clusters_free(&c.near_by_host);
     if (c.seeds_in)
         fclose(c.seeds_in);
     return rc;

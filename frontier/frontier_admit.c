@@ -348,6 +348,10 @@ admit_seen(struct bc_frontier *f, const struct bc_url *u, bool unfiltered)
         return BC_ADMIT_NOMEM;
     if (unfiltered)
         return BC_ADMIT_QUEUED;
+    /* Seen, but due all the same (a sitemap's newer <lastmod>). */
+    if (v != BC_SEEN_NEW && f->admit_due &&
+        f->admit_due(f->admit_due_ctx, u->href, u->len))
+        return BC_ADMIT_QUEUED;
     if (v == BC_SEEN_DUPLICATE)
         return BC_ADMIT_DUPLICATE;
     if (v == BC_SEEN_PROBABLY_SEEN)

@@ -232,6 +232,10 @@ struct bc_frontier {
     struct name *sitemap_seen;
     const char *admit_prefix;
     size_t admit_prefix_len;
+    /* bc_frontier_add_from_sitemap_due(): asked whether a page seen
+     * before is due all the same (NULL outside that call). */
+    bc_frontier_due_fn admit_due;
+    void *admit_due_ctx;
     char *sm_buf, *sm_base_buf; /* scratch: a sitemap URL and its base */
     struct job_url *jobs_out;   /* URLs of jobs not done yet */
     struct job_url *retired;    /* URLs of jobs done since the last next() */

@@ -360,6 +360,15 @@ enum bc_status bc_frontier_add_from_sitemap(struct bc_frontier *f,
                                             enum bc_frontier_reason *reason,
                                             enum bc_status *url_status)
 {
+    return bc_frontier_add_from_sitemap_due(f, job, href, href_len, NULL, NULL,
+                                            reason, url_status);
+}
+
+enum bc_status bc_frontier_add_from_sitemap_due(
+    struct bc_frontier *f, const struct bc_frontier_job *job, const char *href,
+    size_t href_len, bc_frontier_due_fn due, void *due_ctx,
+    enum bc_frontier_reason *reason, enum bc_status *url_status)
+{
     if (!is_sitemap_job(job))
         return BC_ERR_INVALID_ARG;
     struct entry_meta m = {0, 0, 0, 0, NULL, NULL, 0, NULL};
@@ -370,12 +379,16 @@ enum bc_status bc_frontier_add_from_sitemap(struct bc_frontier *f,
     if (f) {
         f->admit_prefix = job->scope;
         f->admit_prefix_len = job->scope_len;
+        f->admit_due = due;
+        f->admit_due_ctx = due_ctx;
     }
     enum bc_status st =
         bc_fr_add_common(f, href, href_len, job->url, job->url_len, &m, false,
                          false, reason, url_status);
-    if (f)
+    if (f) {
         f->admit_prefix = NULL;
+        f->admit_due = NULL;
+    }
     return st;
 }
 

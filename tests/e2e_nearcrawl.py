@@ -40,6 +40,15 @@ The parts:
              its payload differs and its text does not), and the root
              page, unchanged
              (its payload the first fetch's), has its links admitted.
+  hosts      --scope any from /hosts/, which links to /orig, /edit,
+             /other, /s/SID123/orig and, last, /hosts/more; that links to
+             three copies on another host, localhost (the same server):
+             /m/orig and /m/edit (/orig's and /edit's text, other links)
+             and /m/other (/other's). --stats-json's near_duplicates says
+             this run's 5 near-duplicate pages on 2 hosts, the largest
+             clusters (/orig 4 copies, /other 1), and by host: localhost
+             first with 3 pages (/orig 2, /other 1), then 127.0.0.1 with 2
+             (/orig 2); the report lists the same.
   site       the sample site's content duplicates (examples/site): within
              each group at most 3 bits apart, groups more than 3 apart
              (neardup --fingerprints on the generated files), so that
@@ -89,6 +98,12 @@ BODIES = {
     "/s/SID123/more2": page(["more", "two"]),
 }
 BODIES["/dup"] = BODIES["/orig"]
+# The hosts part: copies on localhost whose text is /orig's, /edit's and
+# /other's (their links differ: not identical payloads).
+BODIES["/m/orig"] = page(WORDS, ["/m/other"])
+BODIES["/m/edit"] = page(EDITED, ["/m/orig"])
+BODIES["/m/other"] = page(OTHER, ["/m/edit"])
+HOSTS_LINKS = ["/orig", "/edit", "/other", "/s/SID123/orig", "/hosts/more"]
 
 class Site:
     def __init__(self):
@@ -124,9 +139,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             s.release.wait(30)  # the crawl is killed meanwhile
             self.close_connection = True
             return
-        if self.path == "/":
+        if self.path in ("/", "/hosts/", "/hosts/more"):
+            links = {"/": LINKS, "/hosts/": HOSTS_LINKS,
+                     "/hosts/more": ["http://localhost:%d%s" % (
+                         self.server.server_address[1], p)
+                         for p in ("/m/orig", "/m/edit", "/m/other")]}
             body = ("<html><body>%s</body></html>\n" % "".join(
-                '<a href="%s">%s</a>' % (p, p) for p in LINKS)).encode()
+                '<a href="%s">%s</a>' % (p, p)
+                for p in links[self.path])).encode()
         else:
             body = BODIES.get(self.path)
         if self.path == "/orig" and s.comment:
@@ -281,6 +301,52 @@ def recrawl(port, site):
           % skipped)
 
 
+def hosts(port, site):
+    """Near-duplicates by host: copies on a second host (localhost)."""
+    d = os.path.join(WORKDIR, "hosts")
+    os.makedirs(d)
+    cmd = crawl_cmd(port, d, "--scope", "any")
+    cmd[-1] = "http://127.0.0.1:%d/hosts/" % port
+    r = subprocess.run(cmd, stderr=subprocess.PIPE, stdout=subprocess.PIPE,
+                       timeout=60)
+    a, b = "http://127.0.0.1:%d" % port, "http://localhost:%d" % port
+    near = near_of(read_out(d))
+    check(r.returncode == 0 and {u: o for u, (o, _) in near.items()} == {
+        a + "/edit": a + "/orig", a + "/s/SID123/orig": a + "/orig",
+        b + "/m/orig": a + "/orig", b + "/m/edit": a + "/orig",
+        b + "/m/other": a + "/other"},
+          "hosts: exit 0, the copies on both hosts name the originals on "
+          "127.0.0.1 (%d; %s)" % (r.returncode, near))
+    with open(os.path.join(d, "stats.json")) as f:
+        nd = json.load(f).get("near_duplicates")
+    want = {"pages": 5, "hosts": 2,
+            "largest": [{"url": a + "/orig", "copies": 4},
+                        {"url": a + "/other", "copies": 1}],
+            "by_host": [{"host": b, "pages": 3,
+                         "clusters": [{"url": a + "/orig", "copies": 2},
+                                      {"url": a + "/other", "copies": 1}]},
+                        {"host": a, "pages": 2,
+                         "clusters": [{"url": a + "/orig", "copies": 2}]}]}
+    check(nd == want, "hosts: --stats-json near_duplicates: 5 pages on 2 "
+          "hosts, localhost's 3 first (%s)" % nd)
+    # The report (stderr; --quiet leaves it out: run it again without).
+    cmd = [x for x in crawl_cmd(port, os.path.join(d, "again"), "--scope",
+                                "any") if x != "--quiet"]
+    os.makedirs(os.path.join(d, "again"))
+    cmd[-1] = "http://127.0.0.1:%d/hosts/" % port
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    rep = r.stdout + r.stderr
+    want_lines = ["by host (this run's near-duplicate pages, 2 hosts):",
+                  "3 pages on " + b, "2 copies of " + a + "/orig",
+                  "1 copies of " + a + "/other", "2 pages on " + a]
+    at = 0
+    for x in want_lines:  # each after the one before
+        at = rep.find(x, at) if at >= 0 else -1
+    check(at >= 0,
+          "hosts: the report lists the hosts in order with their largest "
+          "clusters (%s)" % rep[rep.find("near-duplicates  "):][:900])
+
+
 def site_groups():
     """The sample site's content duplicates (examples/site/gensite.py,
     content_duplicates), fingerprinted by neardup from the generated files:
@@ -341,7 +407,8 @@ def main():
     t0 = time.monotonic()
     try:
         for name, fn in (("kill9", kill9), ("skip", skip), ("off", off),
-                         ("recrawl", recrawl), ("site", None)):
+                         ("recrawl", recrawl), ("hosts", hosts),
+                         ("site", None)):
             try:
                 fn(port, site) if fn else site_groups()
             except Exception as e:

@@ -771,6 +771,73 @@ static void test_validators(void **state)
     bc_crawl_state_close(s);
 }
 
+/* The fetched table (crawler.c, LASTMOD): a row durable with its commit
+ * only, a find that sees the open transaction, a put that replaces, an
+ * older state that gains the table. */
+static void test_fetched_rows(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier *f = frontier_of(s);
+    int64_t t = 42;
+    assert_int_equal(bc_crawl_state_fetched_find(s, "http://a.test/x", 15, &t),
+                     BC_ERR_NOT_FOUND);
+    assert_int_equal(t, 42);
+    assert_int_equal(bc_crawl_state_fetched_put(s, "http://a.test/x", 15, 1700),
+                     BC_OK);
+    assert_int_equal(bc_crawl_state_fetched_find(s, "http://a.test/x", 15, &t),
+                     BC_OK);
+    assert_int_equal(t, 1700);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    assert_int_equal(bc_crawl_state_fetched_put(s, "http://a.test/x", 15, 1800),
+                     BC_OK);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    /* A prefix of x's URL is a key of its own. */
+    assert_int_equal(bc_crawl_state_fetched_find(s, "http://a.test/", 14, &t),
+                     BC_ERR_NOT_FOUND);
+    assert_int_equal(bc_crawl_state_fetched_put(s, "http://a.test/y", 15, 1900),
+                     BC_OK);
+    assert_int_equal(bc_crawl_state_fetched_put(s, NULL, 0, 1),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(
+        bc_crawl_state_fetched_find(s, "http://a.test/x", 15, NULL),
+        BC_ERR_INVALID_ARG);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s); /* y's row never committed: a kill */
+
+    s = open_ok(d);
+    f = frontier_of(s);
+    assert_int_equal(bc_crawl_state_fetched_find(s, "http://a.test/x", 15, &t),
+                     BC_OK);
+    assert_int_equal(t, 1800);
+    assert_int_equal(bc_crawl_state_fetched_find(s, "http://a.test/y", 15, &t),
+                     BC_ERR_NOT_FOUND);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+
+    /* A state of a build before the table: made when opened. */
+    char p[400];
+    snprintf(p, sizeof(p), "%s/crawl.db", d);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "DROP TABLE fetched", NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    s = open_ok(d);
+    f = frontier_of(s);
+    assert_int_equal(bc_crawl_state_fetched_find(s, "http://a.test/x", 15, &t),
+                     BC_ERR_NOT_FOUND);
+    assert_int_equal(bc_crawl_state_fetched_put(s, "http://a.test/x", 15, 2000),
+                     BC_OK);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    assert_int_equal(bc_crawl_state_fetched_find(s, "http://a.test/x", 15, &t),
+                     BC_OK);
+    assert_int_equal(t, 2000);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+}
+
 /* The fingerprints table's rows, copied (NEAR-DUPLICATES, crawler.c). */
 struct fp_rows {
     size_t n;
@@ -1623,6 +1690,40 @@ static void test_sitemap_jobs_survive(void **state)
     assert_int_equal(st.sitemaps[BC_FRONTIER_SITEMAP_QUEUED], 2);
     assert_int_equal(st.sitemap_fetches, 3); /* s2.xml twice */
     assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    /* Only before the frontier is made. */
+    uint64_t n = 7;
+    assert_int_equal(bc_crawl_state_sitemaps_again(s, &n), BC_ERR_INVALID_ARG);
+    assert_int_equal(n, 7);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+
+    /* A recrawl run (bc_crawl_state_sitemaps_again()): both sitemaps,
+     * done, are queued again in the order they were first queued, each
+     * once however the index lists them; the pages they list are
+     * duplicates. */
+    s = open_ok(d);
+    assert_int_equal(bc_crawl_state_sitemaps_again(s, NULL),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_crawl_state_sitemaps_again(s, &n), BC_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
+    assert_int_equal(bc_frontier_next(f, 0, &j), BC_OK);
+    assert_int_equal(j.action, BC_FRONTIER_FETCH_SITEMAP);
+    assert_string_equal(j.url, "http://a.test/sitemap.xml");
+    assert_int_equal(bc_frontier_add_sitemap(f, &j, "/s2.xml", 7, &why), BC_OK);
+    assert_int_equal(why, BC_FRONTIER_SITEMAP_DUPLICATE);
+    assert_int_equal(bc_frontier_add_from_sitemap(f, &j, "/p1", 3, &r, NULL),
+                     BC_OK);
+    assert_int_equal(r, BC_ADMIT_DUPLICATE);
+    assert_int_equal(bc_frontier_sitemap_done(f, &j, &o, 0), BC_OK);
+    assert_int_equal(bc_frontier_next(f, 0, &j), BC_OK);
+    assert_int_equal(j.action, BC_FRONTIER_FETCH_SITEMAP);
+    assert_string_equal(j.url, "http://a.test/s2.xml");
+    assert_int_equal(j.level, 1);
+    assert_int_equal(bc_frontier_sitemap_done(f, &j, &o, 0), BC_OK);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    bc_frontier_stats(f, 0, &st);
+    assert_int_equal(st.sitemaps[BC_FRONTIER_SITEMAP_QUEUED], 2);
     bc_frontier_free(f);
     bc_crawl_state_close(s);
 }
@@ -1680,8 +1781,11 @@ static void test_sitemap_given_up_survives(void **state)
     bc_frontier_free(f);
     bc_crawl_state_close(s); /* not committed */
 
+    /* Given up: not read again by a recrawl run (retry-failed's). */
     s = open_ok(d);
     uint64_t n = 1;
+    assert_int_equal(bc_crawl_state_sitemaps_again(s, &n), BC_OK);
+    assert_int_equal(n, 0);
     assert_int_equal(bc_crawl_state_retry_failed(s, &n), BC_OK);
     assert_int_equal(n, 0); /* URLs: none */
     assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
@@ -2336,6 +2440,7 @@ int main(void)
         cmocka_unit_test(test_payload_old_state),
         cmocka_unit_test(test_payload_digests),
         cmocka_unit_test(test_validators),
+        cmocka_unit_test(test_fetched_rows),
         cmocka_unit_test(test_fingerprint_rows),
         cmocka_unit_test(test_unfiltered_resume),
         cmocka_unit_test(test_sitemap_jobs_survive),

@@ -3295,6 +3295,76 @@ static void test_sitemap_default_and_scope(void **state)
     bc_frontier_free(f);
 }
 
+/* The caller's answer for a page seen before: the URLs it is asked
+ * about, and the one it calls due. */
+struct due_ctx {
+    char asked[4][64];
+    size_t n;
+    const char *due;
+};
+
+static bool due_answer(void *ctx, const char *url, size_t len)
+{
+    struct due_ctx *d = ctx;
+    if (d->n < 4)
+        snprintf(d->asked[d->n++], 64, "%.*s", (int)len, url);
+    return d->due && strlen(d->due) == len && memcmp(d->due, url, len) == 0;
+}
+
+/* bc_frontier_add_from_sitemap_due(): a page the seen-test calls seen is
+ * queued when the caller says it is due (a sitemap's newer <lastmod>),
+ * asked with its canonical URL, only for a seen page that passed every
+ * other check; a new page is queued without asking. */
+static void test_sitemap_due(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = sitemap_config();
+    c.obey_robots = false;
+    struct bc_frontier *f = make(&c);
+    assert_int_equal(seed(f, "http://a.test/"), BC_ADMIT_QUEUED);
+    assert_int_equal(add(f, "http://a.test/x", NULL, 1), BC_ADMIT_QUEUED);
+    assert_int_equal(add(f, "http://a.test/y", NULL, 1), BC_ADMIT_QUEUED);
+    struct bc_frontier_job j = expect_sitemap(f, 0, "http://a.test/sitemap.xml",
+                                              "http://a.test/", 0, false);
+    struct due_ctx d = {.due = "http://a.test/x"};
+    enum bc_frontier_reason r;
+    const char *hrefs[] = {"HTTP://A.test:80/x#frag", "http://a.test/y",
+                           "http://a.test/new", "http://b.test/x"};
+    const enum bc_frontier_reason want[] = {BC_ADMIT_QUEUED, BC_ADMIT_DUPLICATE,
+                                            BC_ADMIT_QUEUED,
+                                            BC_ADMIT_SITEMAP_SCOPE};
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(
+            bc_frontier_add_from_sitemap_due(f, &j, hrefs[i], strlen(hrefs[i]),
+                                             due_answer, &d, &r, NULL),
+            BC_OK);
+        assert_int_equal(r, want[i]);
+    }
+    /* Asked about the two seen pages only, by their canonical URLs. */
+    assert_int_equal(d.n, 2);
+    assert_string_equal(d.asked[0], "http://a.test/x");
+    assert_string_equal(d.asked[1], "http://a.test/y");
+    /* Without a callback, as bc_frontier_add_from_sitemap(). */
+    assert_int_equal(
+        bc_frontier_add_from_sitemap_due(f, &j, "/x", 2, NULL, NULL, &r, NULL),
+        BC_OK);
+    assert_int_equal(r, BC_ADMIT_DUPLICATE);
+    sitemap_done(f, &j, 0, 200);
+    /* The hook is the call's alone: a link to x later is a duplicate. */
+    assert_int_equal(add(f, "http://a.test/x", NULL, 1), BC_ADMIT_DUPLICATE);
+    assert_int_equal(d.n, 2);
+    /* x twice: its first admission and the due one. */
+    const char *order[] = {"http://a.test/", "http://a.test/x",
+                           "http://a.test/y", "http://a.test/x",
+                           "http://a.test/new"};
+    for (size_t i = 0; i < 5; i++) {
+        struct bc_frontier_job p = expect_fetch(f, 1000 * (i + 1), order[i]);
+        done(f, &p, 1000 * (i + 1), 200, 5, 0);
+    }
+    assert_int_equal(next(f, 10000).action, BC_FRONTIER_DONE);
+    bc_frontier_free(f);
+}
+
 /* sitemaps_per_host sitemaps queued per host, not one more. */
 static void test_sitemap_host_cap(void **state)
 {
@@ -4077,6 +4147,7 @@ int main(void)
         cmocka_unit_test(test_store_error),
         cmocka_unit_test(test_sitemaps_from_robots),
         cmocka_unit_test(test_sitemap_default_and_scope),
+        cmocka_unit_test(test_sitemap_due),
         cmocka_unit_test(test_sitemap_host_cap),
         cmocka_unit_test(test_sitemap_store),
         cmocka_unit_test(test_sitemap_retry),

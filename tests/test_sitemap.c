@@ -667,6 +667,32 @@ static void test_datetime(void **state)
         {"2024-01-01Z", -2},
         {"2024-01-01T10:00:00+0100", -2},
         {"2024-01-01T10:00:00Zx", -2},
+        /* The sitemap protocol's formats (W3C datetime), one each more:
+         * a month, a fraction of many digits with a half-hour zone, the
+         * leap second, a negative zone of minutes only. */
+        {"2024-03", 1709251200},
+        {"2024-02-29T12:30:45.123456789+05:30", 1709190045},
+        {"2024-12-31T23:59:60Z", 1735689600},
+        {"2024-06-01T00:00-00:30", 1717201800},
+        {"2024-06-01T00:00:00.5Z", 1717200000},
+        /* Refused: lower-case t or z, a space for T, hours alone, a
+         * fraction without seconds or without a zone, an offset of hours
+         * alone, minutes 60, hours 24, a signed or 5-digit year, a
+         * trailing space, a time without a date's day. */
+        {"2024-06-01t00:00Z", -2},
+        {"2024-06-01T00:00z", -2},
+        {"2024-06-01 00:00Z", -2},
+        {"2024-06-01T10Z", -2},
+        {"2024-06-01T10:00.5Z", -2},
+        {"2024-06-01T10:00:00.5", -2},
+        {"2024-06-01T10:00+01", -2},
+        {"2024-06-01T10:00+01:60", -2},
+        {"2024-06-01T10:00+24:00", -2},
+        {"-2024-06-01", -2},
+        {"+2024", -2},
+        {"20240", -2},
+        {"2024-06-01T10:00Z ", -2},
+        {"2024-06T10:00Z", -2},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int64_t t = 42;

@@ -160,6 +160,20 @@ void bc_crawl_state_info(const struct bc_crawl_state *state,
 enum bc_status bc_crawl_state_retry_failed(struct bc_crawl_state *state,
                                            uint64_t *n);
 
+/*
+ * Queue again every sitemap of the crawl that was fetched (done) in an
+ * earlier run, so that this run reads it again: a recrawl run (crawl
+ * --revisit) sees the <lastmod>s written since, and the pages listed as
+ * changed since their last fetch become due (DESIGN 11.3). A sitemap
+ * given up to transient faults waits for bc_crawl_state_retry_failed(),
+ * as its host's URLs do. Call it after bc_crawl_state_open(), before
+ * bc_crawler_create() builds the frontier. *n receives how many were
+ * queued again. Commits. BC_OK, BC_ERR_INVALID_ARG (NULL, or the frontier
+ * made already), BC_ERR_IO. O(sitemaps).
+ */
+enum bc_status bc_crawl_state_sitemaps_again(struct bc_crawl_state *state,
+                                             uint64_t *n);
+
 /* The length of the caller's own output file (crawl's --out) at the next
  * commit: bc_crawl_state_info()'s out_offset on resume, where the caller
  * cuts the file back to. O(1). */

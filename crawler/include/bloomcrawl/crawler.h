@@ -288,6 +288,10 @@ struct bc_crawler_stats {
     /* With config.conditional: recrawled pages sent with their last
      * fetch's validators, and those answered 304 (page.not_modified). */
     uint64_t conditional_requests, not_modified;
+    /* With a state, recrawl_after_ms and frontier.sitemaps: pages queued
+     * again because a sitemap's <lastmod> was later than their last
+     * fetch, before their window passed (DESIGN 11.3). */
+    uint64_t lastmod_due;
 
     /* With config.near_dedup: pages reported with near_duplicate_of,
      * HTML pages whose text was too short to fingerprint (fewer than
@@ -598,11 +602,18 @@ enum bc_status bc_crawler_add_scope(struct bc_crawler *crawler, const char *url,
  * recrawl_after_ms (plus at most the slack) after its admission, as
  * URLFrontier's nextFetchDate is fetch time + interval; nothing waits for a page not yet due: a crawl
  * that calls this at each start (crawl --revisit from cron) fetches what
- * is due then. *known (may be NULL) counts the rows offered, *due (may be
- * NULL) those queued. Needs a state and recrawl_after_ms; call it before
- * the first step. Returns BC_OK, BC_ERR_INVALID_ARG (NULL crawler, no
- * state, no recrawl_after_ms, or inside a step), BC_ERR_IO,
- * BC_ERR_NOMEM. Cost: O(journal) rows read and seen-tests.
+ * is due then. For the pages a sitemap lists as changed since their
+ * last fetch (its <lastmod>) to be due too, call
+ * bc_crawl_state_sitemaps_again() before bc_crawler_create(): the run then
+ * reads the sitemaps again (with frontier.sitemaps; DESIGN 11.3). A page
+ * queued here has its last-fetch time stamped now, so a sitemap read in
+ * this run does not queue it twice. *known (may be NULL) counts the rows
+ * offered, *due (may be NULL) those queued. Needs a state and
+ * recrawl_after_ms; call it before the first step. Returns BC_OK,
+ * BC_ERR_INVALID_ARG (NULL crawler, no state, no recrawl_after_ms, or
+ * inside a step), BC_ERR_IO, BC_ERR_NOMEM. Cost: O(journal) rows read and
+ * seen-tests, and with a sitemap's <lastmod> (above) a row written per
+ * page queued.
  */
 enum bc_status bc_crawler_revisit(struct bc_crawler *crawler, uint64_t *known,
                                   uint64_t *due);

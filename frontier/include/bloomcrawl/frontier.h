@@ -771,6 +771,27 @@ enum bc_status bc_frontier_add_from_sitemap(struct bc_frontier *frontier,
                                             enum bc_frontier_reason *reason,
                                             enum bc_status *url_status);
 
+/* Whether the page at url (canonical, len bytes), which the seen-test
+ * says was seen, is due all the same: bc_frontier_add_from_sitemap_due(). */
+typedef bool (*bc_frontier_due_fn)(void *ctx, const char *url, size_t len);
+
+/*
+ * As bc_frontier_add_from_sitemap(), and a page the seen-test says was
+ * seen (DUPLICATE or PROBABLY_SEEN) is queued all the same when due
+ * (not NULL) returns true for its canonical URL: a page the sitemap says
+ * changed since its last fetch (its <lastmod>; DESIGN 11.3). due is
+ * called only after every other check passed, at most once; the key is
+ * in the seen-test either way. A page so queued counts as admitted
+ * (BC_ADMIT_QUEUED; its seen-test verdict still counts as seen, as an
+ * unfiltered request's does) and, with a store, is a journal row of its
+ * own, as a recrawl's is. Returns as bc_frontier_add_from_sitemap().
+ * Cost: as bc_frontier_add_from_sitemap(), plus due's.
+ */
+enum bc_status bc_frontier_add_from_sitemap_due(
+    struct bc_frontier *frontier, const struct bc_frontier_job *job,
+    const char *href, size_t href_len, bc_frontier_due_fn due, void *due_ctx,
+    enum bc_frontier_reason *reason, enum bc_status *url_status);
+
 /*
  * Report the end of a FETCH_SITEMAP job at time now_ms: frees the host's
  * slot and sets its next contact as bc_frontier_done() does (a 429 or 503
