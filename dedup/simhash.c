@@ -189,18 +189,19 @@
  *
  * A query computes its t buckets, prefetches them and then every line of
  * their entries (so that the cache misses overlap), scans each bucket's
- * sigs - contiguous, 16 tested at a time (scan_bucket()) - and reads a row
- * only when a sig is within k. An add appends to one bucket per table,
- * its tails prefetched the same way. Memory per fingerprint: 16 + 8 t
- * bytes with full buckets (48 for t = 4, 96 for t = 10), plus up to half
- * of the entries' part as spare capacity and the rows' up to doubling,
- * plus malloc's header per bucket; and 16 bytes per bucket per table from
- * the start (4 MiB for t = 4 and 16-bit buckets). A query returns the
- * nearest match (ties: the earliest added), and stops after a table in
- * which it found distance 0 (every exact copy is in every table's bucket
- * of q). test_and_add adds only fingerprints it did not find: a session-
- * ID space of 10^5 copies of one page is one entry, not 10^5 in one
- * bucket of every table.
+ * sigs - contiguous, 16 tested at a time (scan_k()) - and reads a row only
+ * when a sig is within k: the candidates of all t buckets are collected
+ * first and their rows read together (verify_pending()), since each is two
+ * misses in a row (the row's index, then the row) and a stored fingerprint
+ * near q is a candidate in several tables. An add appends to one bucket
+ * per table, its tails prefetched the same way. Memory per fingerprint:
+ * 16 + 8 t bytes with full buckets (48 for t = 4, 96 for t = 10), plus up to
+ * half of the entries' part as spare capacity and the rows' up to
+ * doubling, plus malloc's header per bucket; and 16 bytes per bucket per
+ * table from the start (4 MiB for t = 4 and 16-bit buckets). A query
+ * returns the nearest match (ties: the earliest added). test_and_add adds
+ * only fingerprints it did not find: a session-ID space of 10^5 copies of
+ * one page is one entry, not 10^5 in one bucket of every table.
  *
  * FILE FORMAT (version 1; all integers little-endian)
  *
@@ -894,66 +895,142 @@ static uint64_t bucket_index(const struct table *t, uint64_t fp)
     return (key * MULTIPLY_SHIFT_C) >> (64 - t->l.bucket_bits);
 }
 
-/* Candidate i of a bucket, its sig within k of q's: the whole distance
- * from its row, kept when nearest (ties: the earliest added). */
-static inline void verify(const struct bucket *b, const struct row *rows,
-                          uint32_t i, uint64_t fp, unsigned k, unsigned *best_d,
-                          uint32_t *best_row)
+/* Candidates of one query whose rows are still to be read: verify()
+ * reads a row index, then the row - two misses in a row - so a query
+ * collects its candidates (at most this many at a time) and reads them
+ * together, prefetched, instead of one chain after another. */
+#define QUERY_PENDING 16u
+
+/* A query under way: its fingerprint, the best match so far, and the
+ * candidates not yet verified (their row index's address). */
+struct query {
+    const struct row *rows;
+    uint64_t fp;
+    unsigned k, best_d; /* best_d: k + 1 or more while none */
+    uint32_t best_row;
+    unsigned pending;
+    const uint32_t *slot[QUERY_PENDING];
+};
+
+/* Verify the pending candidates: the whole distance from each one's row,
+ * kept when nearest (ties: the earliest added). Their row indexes were
+ * prefetched when found; the rows are prefetched here, all before any is
+ * read. */
+static void verify_pending(struct query *q)
 {
-    uint32_t r = bucket_rows(b)[i];
-    unsigned d = (unsigned)__builtin_popcountll(rows[r].fp ^ fp);
-    if (d <= k && (d < *best_d || (d == *best_d && r < *best_row))) {
-        *best_d = d;
-        *best_row = r;
+    uint32_t r[QUERY_PENDING];
+    for (unsigned j = 0; j < q->pending; j++) {
+        r[j] = *q->slot[j];
+        __builtin_prefetch(&q->rows[r[j]]);
+    }
+    for (unsigned j = 0; j < q->pending; j++) {
+        unsigned d = (unsigned)__builtin_popcountll(q->rows[r[j]].fp ^ q->fp);
+        if (d <= q->k &&
+            (d < q->best_d || (d == q->best_d && r[j] < q->best_row))) {
+            q->best_d = d;
+            q->best_row = r[j];
+        }
+    }
+    q->pending = 0;
+}
+
+/* Candidate i of bucket b (its sig within k of the query's). */
+static inline void candidate(struct query *q, const struct bucket *b,
+                             uint32_t i)
+{
+    const uint32_t *slot = bucket_rows(b) + i;
+    __builtin_prefetch(slot);
+    q->slot[q->pending++] = slot;
+    if (q->pending == QUERY_PENDING)
+        verify_pending(q);
+}
+
+/* Every candidate of a mask of them, bit j for entry i + j. */
+static inline void candidates(struct query *q, const struct bucket *b,
+                              uint32_t i, unsigned hit)
+{
+    while (hit) {
+        candidate(q, b, i + (unsigned)__builtin_ctz(hit));
+        hit &= hit - 1;
     }
 }
 
+#if defined(__SSE2__)
 /*
- * Scan one bucket for the nearest within k of fp (the best so far in
- * *best_d, k + 1 or more for none, and *best_row). A sig is a candidate
+ * Which of 16 sigs at s are within k bits of q (bit j for s[j]): a sig is
  * when popcount(sig ^ q) <= k, that is when clearing its lowest set bit k
- * times (x &= x - 1) leaves 0. With SSE2 that test runs on 16 sigs at a
- * time with neither a popcount instruction (x86-64's baseline has none:
- * the compiler would call a library routine per sig) nor a branch per
- * sig; elsewhere, one popcount per sig.
+ * times (x &= x - 1) leaves 0 - with no popcount instruction (x86-64's
+ * baseline has none: the compiler would call a library routine per sig)
+ * and no branch per sig.
  */
-static void scan_bucket(const struct bucket *b, const struct row *rows,
-                        uint64_t fp, unsigned k, unsigned *best_d,
-                        uint32_t *best_row)
+static inline __attribute__((always_inline)) unsigned
+near16(const uint32_t *s, __m128i vq, unsigned k)
+{
+    const __m128i one = _mm_set1_epi32(1), zero = _mm_setzero_si128();
+    const __m128i *v = (const __m128i *)(const void *)s;
+    __m128i x0 = _mm_xor_si128(_mm_loadu_si128(v), vq);
+    __m128i x1 = _mm_xor_si128(_mm_loadu_si128(v + 1), vq);
+    __m128i x2 = _mm_xor_si128(_mm_loadu_si128(v + 2), vq);
+    __m128i x3 = _mm_xor_si128(_mm_loadu_si128(v + 3), vq);
+    for (unsigned j = 0; j < k; j++) {
+        x0 = _mm_and_si128(x0, _mm_sub_epi32(x0, one));
+        x1 = _mm_and_si128(x1, _mm_sub_epi32(x1, one));
+        x2 = _mm_and_si128(x2, _mm_sub_epi32(x2, one));
+        x3 = _mm_and_si128(x3, _mm_sub_epi32(x3, one));
+    }
+    __m128i lo =
+        _mm_packs_epi32(_mm_cmpeq_epi32(x0, zero), _mm_cmpeq_epi32(x1, zero));
+    __m128i hi =
+        _mm_packs_epi32(_mm_cmpeq_epi32(x2, zero), _mm_cmpeq_epi32(x3, zero));
+    return (unsigned)_mm_movemask_epi8(_mm_packs_epi16(lo, hi));
+}
+
+/*
+ * Scan a bucket 16 sigs at a time. The last 16 overlap the ones before
+ * when the length is not a multiple (the lanes seen already masked off);
+ * a bucket of fewer than 16 is copied into 16 slots, the rest filled with
+ * ~q, which differs from q in all 32 bits. k is a constant where this is
+ * inlined (scan_bucket()): the loop of near16() then unrolls.
+ */
+static inline __attribute__((always_inline)) void
+scan_k(struct query *q, const struct bucket *b, unsigned k)
 {
     const uint32_t *sig = b->sig;
-    uint32_t q = fold32(fp), n = b->len, i = 0;
-#if defined(__SSE2__)
-    const __m128i vq = _mm_set1_epi32((int)q), one = _mm_set1_epi32(1);
-    const __m128i zero = _mm_setzero_si128();
-    const __m128i *v = (const __m128i *)(const void *)sig;
-    for (; i + 16 <= n; i += 16, v += 4) { /* 16 sigs, one branch */
-        __m128i x0 = _mm_xor_si128(_mm_loadu_si128(v), vq);
-        __m128i x1 = _mm_xor_si128(_mm_loadu_si128(v + 1), vq);
-        __m128i x2 = _mm_xor_si128(_mm_loadu_si128(v + 2), vq);
-        __m128i x3 = _mm_xor_si128(_mm_loadu_si128(v + 3), vq);
-        for (unsigned j = 0; j < k; j++) {
-            x0 = _mm_and_si128(x0, _mm_sub_epi32(x0, one));
-            x1 = _mm_and_si128(x1, _mm_sub_epi32(x1, one));
-            x2 = _mm_and_si128(x2, _mm_sub_epi32(x2, one));
-            x3 = _mm_and_si128(x3, _mm_sub_epi32(x3, one));
-        }
-        __m128i lo = _mm_packs_epi32(_mm_cmpeq_epi32(x0, zero),
-                                     _mm_cmpeq_epi32(x1, zero));
-        __m128i hi = _mm_packs_epi32(_mm_cmpeq_epi32(x2, zero),
-                                     _mm_cmpeq_epi32(x3, zero));
-        unsigned hit =
-            (unsigned)_mm_movemask_epi8(_mm_packs_epi16(lo, hi)); /* 16 */
-        while (hit) {
-            verify(b, rows, i + (unsigned)__builtin_ctz(hit), fp, k, best_d,
-                   best_row);
-            hit &= hit - 1;
-        }
+    uint32_t sq = fold32(q->fp), n = b->len, i = 0;
+    const __m128i vq = _mm_set1_epi32((int)sq);
+    for (; i + 16 <= n; i += 16)
+        candidates(q, b, i, near16(sig + i, vq, k));
+    if (i == n)
+        return;
+    if (n >= 16) {
+        unsigned seen = i - (n - 16); /* lanes of the last 16 done */
+        candidates(q, b, n - 16, near16(sig + n - 16, vq, k) >> seen << seen);
+        return;
     }
+    uint32_t pad[16];
+    for (unsigned j = 0; j < 16; j++)
+        pad[j] = j < n ? sig[j] : ~sq;
+    candidates(q, b, 0, near16(pad, vq, k));
+}
+#else
+/* One popcount per sig. */
+static inline void scan_k(struct query *q, const struct bucket *b, unsigned k)
+{
+    uint32_t sq = fold32(q->fp);
+    for (uint32_t i = 0; i < b->len; i++)
+        if ((unsigned)__builtin_popcount(b->sig[i] ^ sq) <= k)
+            candidate(q, b, i);
+}
 #endif
-    for (; i < n; i++)
-        if ((unsigned)__builtin_popcount(sig[i] ^ q) <= k)
-            verify(b, rows, i, fp, k, best_d, best_row);
+
+/* Scan one bucket for candidates within k of the query: the default k
+ * with a copy of its own (its tests unrolled), any other k with one. */
+static void scan_bucket(struct query *q, const struct bucket *b)
+{
+    if (q->k == BC_SIMHASH_DEFAULT_K)
+        scan_k(q, b, BC_SIMHASH_DEFAULT_K);
+    else
+        scan_k(q, b, q->k);
 }
 
 void bc_simhash_index_free(struct bc_simhash_index *index)
@@ -1098,7 +1175,6 @@ bool bc_simhash_index_query(const struct bc_simhash_index *index, uint64_t fp,
 {
     uint64_t compared = 0;
     unsigned best_d = 65;
-    uint32_t best_row = UINT32_MAX;
     if (index) {
         const struct bc_simhash_index *x = index;
         const struct bucket *b[BC_SIMHASH_MAX_TABLES];
@@ -1114,13 +1190,20 @@ bool bc_simhash_index_query(const struct bc_simhash_index *index, uint64_t fp,
             for (size_t off = 0; off < (size_t)b[i]->len * 4; off += 64)
                 __builtin_prefetch(p + off);
         }
-        for (unsigned i = 0; i < nt && best_d != 0; i++) {
-            scan_bucket(b[i], x->rows, fp, x->layout.k, &best_d, &best_row);
+        struct query q = {.rows = x->rows,
+                          .fp = fp,
+                          .k = x->layout.k,
+                          .best_d = 65,
+                          .best_row = UINT32_MAX};
+        for (unsigned i = 0; i < nt; i++) {
+            scan_bucket(&q, b[i]);
             compared += b[i]->len;
         }
+        verify_pending(&q);
+        best_d = q.best_d;
         if (best_d <= x->layout.k && match) {
-            match->fp = x->rows[best_row].fp;
-            match->id = x->rows[best_row].id;
+            match->fp = x->rows[q.best_row].fp;
+            match->id = x->rows[q.best_row].id;
             match->distance = best_d;
         }
     }
