@@ -76,18 +76,28 @@
  * Adding +-1 to 64 counters per shingle is the cost that matters (a page
  * has about one shingle per 6-7 bytes of text). We count ones instead:
  * V[i] = 2 ones[i] - N, so bit i = 1 when 2 ones[i] > N. The ones are
- * kept as 64 byte-wide counters packed in eight 64-bit words (lanes):
- * byte i of lane j counts bit 8j+i. A table maps each byte value of a
- * hash to its bits spread one per byte (0x05 -> 0x0000000000010001),
- * so a shingle costs eight loads and eight additions, in registers.
- * Every 255 shingles, before a byte could overflow, the lanes are added
- * into 64-bit counters and cleared.
+ * kept as 64 byte-wide counters (lanes), byte i counting bit i, all 64
+ * in registers while a block's shingles are counted. With SSE2 (every
+ * x86-64) the hash's 8 bytes are each copied 8 times across four 16-byte
+ * registers (three rounds of unpacking), lane i's copy ANDed with bit
+ * i mod 8 and compared with it, which gives -1 (0xff) where the bit is
+ * set: subtracting that adds 1 to the lanes of the set bits, a shingle
+ * in about 20 instructions with no table. Elsewhere a table maps each
+ * byte value of a hash to its bits spread one per byte (0x05 ->
+ * 0x0000000000010001), in eight 64-bit words: eight loads and eight
+ * additions. Every 255 shingles, before a byte could overflow, the lanes
+ * are added into 64-bit counters and cleared.
  *
  * THE SCAN
  * Text is read 64 bytes at a time: each byte folded and classified (word
  * byte or not) into a 64-bit mask - 16 bytes per step with SSE2 on
- * x86-64, a table elsewhere - and the words are the runs of ones, found
- * with count-trailing-zeros: a branch per word, not per byte. Words inside
+ * x86-64, a table elsewhere - and the words are the runs of ones: a word
+ * starts at a 1 after a 0 (mask & ~(mask << 1)) and ends at a 1 before a
+ * 0 (mask & ~(mask >> 1)), and the two masks are walked together with
+ * count-trailing-zeros, a word a step: a branch per word, not per byte.
+ * The last w words' hashes wait in a window, oldest first; the default w
+ * has a copy of the loop of its own, in which the window's moves and the
+ * shingle's XXH3 call (3 x 8 bytes) are compiled for it. Words inside
  * the block are hashed where they lie; a word that touches the block's end
  * may go on in the next bytes (or the next call), so its bytes wait in the
  * state (32 bytes of them, then chained as above). Chunks may split a word
@@ -272,6 +282,7 @@
 static const unsigned char fold[256] = {FOLD64(0), FOLD64(64), FOLD64(128),
                                         FOLD64(192)};
 
+#if !defined(__SSE2__)
 /* spread[v]: bit i of the byte v moved to bit 8i (one per byte). */
 #define SPREAD(v)                                                              \
     ((uint64_t)((v)&1) | (uint64_t)(((v) >> 1) & 1) << 8 |                     \
@@ -285,6 +296,7 @@ static const unsigned char fold[256] = {FOLD64(0), FOLD64(64), FOLD64(128),
     SPREAD16(v), SPREAD16((v) + 16), SPREAD16((v) + 32), SPREAD16((v) + 48)
 static const uint64_t spread[256] = {SPREAD64(0), SPREAD64(64), SPREAD64(128),
                                      SPREAD64(192)};
+#endif
 
 /* Byte counters hold up to 255: flush the lanes after this many. */
 #define LANE_MAX 255u
@@ -335,10 +347,41 @@ static void flush_lanes(struct bc_simhash *st)
  * then back in the state (flushed when full). */
 static void count_shingles(struct bc_simhash *st, const uint64_t *h, size_t n)
 {
+#if defined(__SSE2__)
+    /* byte i of a 16-byte register, bit i mod 8 */
+    const __m128i bit =
+        _mm_set1_epi64x((long long)UINT64_C(0x8040201008040201));
+    __m128i *lanes = (__m128i *)(void *)st->lanes;
+#endif
     while (n > 0) {
         size_t m = LANE_MAX - st->lane_fill;
         if (m > n)
             m = n;
+#if defined(__SSE2__)
+        __m128i l0 = _mm_loadu_si128(lanes), l1 = _mm_loadu_si128(lanes + 1),
+                l2 = _mm_loadu_si128(lanes + 2),
+                l3 = _mm_loadu_si128(lanes + 3);
+        for (size_t i = 0; i < m; i++) {
+            /* each byte of the hash 8 times: bytes 0-1, 2-3, 4-5, 6-7 */
+            __m128i x = _mm_loadl_epi64((const __m128i *)(const void *)(h + i));
+            x = _mm_unpacklo_epi8(x, x);
+            __m128i lo = _mm_unpacklo_epi16(x, x),
+                    hi = _mm_unpackhi_epi16(x, x);
+            __m128i b01 = _mm_unpacklo_epi32(lo, lo);
+            __m128i b23 = _mm_unpackhi_epi32(lo, lo);
+            __m128i b45 = _mm_unpacklo_epi32(hi, hi);
+            __m128i b67 = _mm_unpackhi_epi32(hi, hi);
+            /* -1 where the lane's bit is set: subtracted, it counts 1 */
+            l0 = _mm_sub_epi8(l0, _mm_cmpeq_epi8(_mm_and_si128(b01, bit), bit));
+            l1 = _mm_sub_epi8(l1, _mm_cmpeq_epi8(_mm_and_si128(b23, bit), bit));
+            l2 = _mm_sub_epi8(l2, _mm_cmpeq_epi8(_mm_and_si128(b45, bit), bit));
+            l3 = _mm_sub_epi8(l3, _mm_cmpeq_epi8(_mm_and_si128(b67, bit), bit));
+        }
+        _mm_storeu_si128(lanes, l0);
+        _mm_storeu_si128(lanes + 1, l1);
+        _mm_storeu_si128(lanes + 2, l2);
+        _mm_storeu_si128(lanes + 3, l3);
+#else
         uint64_t l0 = st->lanes[0], l1 = st->lanes[1], l2 = st->lanes[2],
                  l3 = st->lanes[3], l4 = st->lanes[4], l5 = st->lanes[5],
                  l6 = st->lanes[6], l7 = st->lanes[7];
@@ -361,6 +404,7 @@ static void count_shingles(struct bc_simhash *st, const uint64_t *h, size_t n)
         st->lanes[5] = l5;
         st->lanes[6] = l6;
         st->lanes[7] = l7;
+#endif
         st->shingles += m;
         st->lane_fill += (unsigned)m;
         if (st->lane_fill == LANE_MAX)
@@ -370,33 +414,52 @@ static void count_shingles(struct bc_simhash *st, const uint64_t *h, size_t n)
     }
 }
 
-/* A word's hash has come: put it in the window, and when w words are
- * there, hash the last w of them (oldest first, as little-endian bytes)
- * into *shingle and return true. */
-static inline bool push_word(struct bc_simhash *st, uint64_t h,
-                             uint64_t *shingle)
+/* A word's hash has come: put it in the window (the others move down
+ * one), and when w words are there, hash the last w of them (oldest
+ * first, as little-endian bytes) into *shingle and return true. w is a
+ * constant where this is inlined for the default (block_words()): the
+ * window's moves and XXH3's branches on the length then compile away. */
+static inline __attribute__((always_inline)) bool
+push_word_w(struct bc_simhash *st, uint64_t h, uint64_t *shingle, unsigned w)
 {
-    unsigned w = st->shingle_words, pos = st->window_pos;
-    st->window[pos] = h;
-    st->window[pos + w] = h;
-    pos = pos + 1 == w ? 0 : pos + 1;
-    st->window_pos = pos;
+    for (unsigned i = 0; i + 1 < w; i++)
+        st->window[i] = st->window[i + 1];
+    st->window[w - 1] = h;
     if (++st->words < w)
         return false;
-    const uint64_t *last = st->window + pos; /* the last w, oldest first */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    const void *bytes = last;
+    const void *bytes = st->window;
 #else
     unsigned char bytes[8 * BC_SIMHASH_MAX_SHINGLE_WORDS];
     for (unsigned i = 0; i < w; i++)
-        bc_put_le64(bytes + 8 * i, last[i]);
+        bc_put_le64(bytes + 8 * i, st->window[i]);
 #endif
     *shingle = XXH3_64bits_withSeed(bytes, 8 * (size_t)w, st->seed);
     return true;
 }
 
+/* push_word_w() for the state's w, not inlined (a word cut by a chunk's
+ * end). */
+static bool push_word(struct bc_simhash *st, uint64_t h, uint64_t *shingle)
+{
+    return push_word_w(st, h, shingle, st->shingle_words);
+}
+
 /* Words of up to this many bytes are hashed as one 16-byte block. */
 #define SHORT_WORD 16u
+
+/* word_mask[len]: the first len bytes of 16 (little-endian), as two
+ * 64-bit masks: word_hash()'s padding with no branch on the length. */
+#define M(b) ((b) >= 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * (b))) - 1)
+#define WM(len)                                                                \
+    {                                                                          \
+        M(len), (len) <= 8 ? 0 : M((len)-8)                                    \
+    }
+static const uint64_t word_mask[SHORT_WORD + 1][2] = {
+    WM(0), WM(1),  WM(2),  WM(3),  WM(4),  WM(5),  WM(6),  WM(7), WM(8),
+    WM(9), WM(10), WM(11), WM(12), WM(13), WM(14), WM(15), WM(16)};
+#undef WM
+#undef M
 
 /*
  * The hash of a whole word of len folded bytes at p, where 16 bytes are
@@ -417,11 +480,9 @@ static inline uint64_t word_hash(const unsigned char *p, size_t len,
         uint64_t lo, hi;
         memcpy(&lo, p, 8);
         memcpy(&hi, p + 8, 8);
-        /* keep the first len bytes: masks of len and len - 8 bytes */
-        unsigned bl = len >= 8 ? 64 : 8 * (unsigned)len;
-        unsigned bh = len <= 8 ? 0 : 8 * (unsigned)(len - 8);
-        lo &= bl == 64 ? ~UINT64_C(0) : (UINT64_C(1) << bl) - 1;
-        hi &= bh == 64 ? ~UINT64_C(0) : (UINT64_C(1) << bh) - 1;
+        /* keep the first len bytes */
+        lo &= word_mask[len][0];
+        hi &= word_mask[len][1];
         memcpy(pad, &lo, 8);
         memcpy(pad + 8, &hi, 8);
 #else
@@ -559,6 +620,38 @@ static uint64_t classify(const unsigned char *p, size_t n, unsigned char *out)
     return mask;
 }
 
+/*
+ * The whole words of n <= 64 classified bytes f (word bytes where mask
+ * has a 1, none before the first word of this block): a word starts at a
+ * 1 after a 0, mask & ~(mask << 1), and ends at a 1 before a 0, mask &
+ * ~(mask >> 1); the two are walked together, a word a step. A word
+ * touching the end (bit n - 1) may go on in the next bytes: it waits in
+ * st->word. The shingles made go to shingles[ns...]; returns the new ns.
+ */
+static inline __attribute__((always_inline)) size_t
+block_words(struct bc_simhash *st, const unsigned char *f, size_t n,
+            uint64_t mask, uint64_t *shingles, size_t ns, unsigned w)
+{
+    uint64_t starts = mask & ~(mask << 1), ends = mask & ~(mask >> 1);
+    unsigned open = 64;
+    if (mask >> (n - 1) & 1) { /* the last word may go on */
+        open = 63 - (unsigned)__builtin_clzll(starts);
+        starts &= ~(UINT64_C(1) << open);
+        ends &= ~(UINT64_C(1) << (n - 1));
+    }
+    while (starts) {
+        unsigned s = (unsigned)__builtin_ctzll(starts);
+        unsigned e = (unsigned)__builtin_ctzll(ends) + 1;
+        ns += push_word_w(st, word_hash(f + s, e - s, st->seed), &shingles[ns],
+                          w);
+        starts &= starts - 1;
+        ends &= ends - 1;
+    }
+    if (open < 64)
+        word_append(st, f + open, n - open);
+    return ns;
+}
+
 /* The words of n <= 64 classified bytes f (word bytes where mask has a
  * 1). A word touching the end may go on: it waits in st->word. The block's
  * shingles (at most 32: a word ending here and its separator take 2
@@ -581,18 +674,13 @@ static void feed_block(struct bc_simhash *st, const unsigned char *f, size_t n,
         s = e;
     }
     mask &= ~UINT64_C(0) << s; /* s < n <= 64 */
-    while (mask) {
-        s = (unsigned)__builtin_ctzll(mask);
-        uint64_t rest = ~(mask >> s);
-        unsigned e = rest ? s + (unsigned)__builtin_ctzll(rest) : 64;
-        if (e >= n) { /* may go on in the next block */
-            word_append(st, f + s, n - s);
-            break;
-        }
-        ns += push_word(st, word_hash(f + s, e - s, st->seed), &shingles[ns]);
-        mask &= ~UINT64_C(0) << e; /* e < n <= 64 */
-    }
-    count_shingles(st, shingles, ns);
+    if (st->shingle_words == BC_SIMHASH_DEFAULT_SHINGLE_WORDS)
+        ns = block_words(st, f, n, mask, shingles, ns,
+                         BC_SIMHASH_DEFAULT_SHINGLE_WORDS);
+    else
+        ns = block_words(st, f, n, mask, shingles, ns, st->shingle_words);
+    if (ns > 0)
+        count_shingles(st, shingles, ns);
 }
 
 void bc_simhash_feed_text(struct bc_simhash *state, const char *text,

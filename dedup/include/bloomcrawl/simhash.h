@@ -83,10 +83,8 @@ struct bc_simhash {
     uint64_t piece_seed; /* chained hash of the word's earlier pieces */
     uint64_t seed;
     uint64_t min_shingles;
-    /* The last words' hashes, each written twice (at i and i + w) so
-     * that the last w are always contiguous, from window[window_pos]. */
-    uint64_t window[2 * BC_SIMHASH_MAX_SHINGLE_WORDS];
-    unsigned window_pos;
+    /* The last w words' hashes, oldest first. */
+    uint64_t window[BC_SIMHASH_MAX_SHINGLE_WORDS];
     unsigned shingle_words;
     unsigned lane_fill; /* shingles in lanes since the last flush */
     unsigned word_len;  /* bytes of the current word in word[] */
