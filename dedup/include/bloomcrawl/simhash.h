@@ -106,8 +106,10 @@ enum bc_status bc_simhash_init(struct bc_simhash *state,
  * Feed the next len bytes of text (any bytes; NUL is a separator). A NULL
  * state, a state bc_simhash_init() refused, or NULL text with len > 0 is
  * ignored (a state never initialised is not detected: init it). Cost:
- * linear in len, no allocation (BENCHMARKS.md section 10: 2.6 ns per
- * byte of text fed whole, 4.0 fed in 15-byte runs, on a 2.45 GHz VM).
+ * linear in len, no allocation (BENCHMARKS.md section 10.0: about 22
+ * instructions per byte of text fed whole and 32 fed in 15-byte runs;
+ * 2.4 and 4.0 ns on a busy 2.45 GHz VM, about 1.7 and 3.2 on a quieter
+ * one).
  */
 void bc_simhash_feed_text(struct bc_simhash *state, const char *text,
                           size_t len);
