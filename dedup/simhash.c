@@ -449,8 +449,12 @@ static bool push_word(struct bc_simhash *st, uint64_t h, uint64_t *shingle)
 #define SHORT_WORD 16u
 
 /* word_mask[len]: the first len bytes of 16 (little-endian), as two
- * 64-bit masks: word_hash()'s padding with no branch on the length. */
-#define M(b) ((b) >= 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * (b))) - 1)
+ * 64-bit masks: word_hash()'s padding with no branch on the length.
+ * M(b): the first b bytes of 8 (all 8 for b >= 8). (The & 63 changes no
+ * value that is used: clang checks the shift of every arm, also of those
+ * a b never takes, as in FOLD.) */
+#define M(b)                                                                   \
+    (((UINT64_C(1) << ((8 * (b)) & 63)) - 1) | ((b) >= 8 ? ~UINT64_C(0) : 0))
 #define WM(len)                                                                \
     {                                                                          \
         M(len), (len) <= 8 ? 0 : M((len)-8)                                    \
