@@ -76,18 +76,28 @@
  * Adding +-1 to 64 counters per shingle is the cost that matters (a page
  * has about one shingle per 6-7 bytes of text). We count ones instead:
  * V[i] = 2 ones[i] - N, so bit i = 1 when 2 ones[i] > N. The ones are
- * kept as 64 byte-wide counters packed in eight 64-bit words (lanes):
- * byte i of lane j counts bit 8j+i. A table maps each byte value of a
- * hash to its bits spread one per byte (0x05 -> 0x0000000000010001),
- * so a shingle costs eight loads and eight additions, in registers.
- * Every 255 shingles, before a byte could overflow, the lanes are added
- * into 64-bit counters and cleared.
+ * kept as 64 byte-wide counters (lanes), byte i counting bit i, all 64
+ * in registers while a block's shingles are counted. With SSE2 (every
+ * x86-64) the hash's 8 bytes are each copied 8 times across four 16-byte
+ * registers (three rounds of unpacking), lane i's copy ANDed with bit
+ * i mod 8 and compared with it, which gives -1 (0xff) where the bit is
+ * set: subtracting that adds 1 to the lanes of the set bits, a shingle
+ * in about 20 instructions with no table. Elsewhere a table maps each
+ * byte value of a hash to its bits spread one per byte (0x05 ->
+ * 0x0000000000010001), in eight 64-bit words: eight loads and eight
+ * additions. Every 255 shingles, before a byte could overflow, the lanes
+ * are added into 64-bit counters and cleared.
  *
  * THE SCAN
  * Text is read 64 bytes at a time: each byte folded and classified (word
  * byte or not) into a 64-bit mask - 16 bytes per step with SSE2 on
- * x86-64, a table elsewhere - and the words are the runs of ones, found
- * with count-trailing-zeros: a branch per word, not per byte. Words inside
+ * x86-64, a table elsewhere - and the words are the runs of ones: a word
+ * starts at a 1 after a 0 (mask & ~(mask << 1)) and ends at a 1 before a
+ * 0 (mask & ~(mask >> 1)), and the two masks are walked together with
+ * count-trailing-zeros, a word a step: a branch per word, not per byte.
+ * The last w words' hashes wait in a window, oldest first; the default w
+ * has a copy of the loop of its own, in which the window's moves and the
+ * shingle's XXH3 call (3 x 8 bytes) are compiled for it. Words inside
  * the block are hashed where they lie; a word that touches the block's end
  * may go on in the next bytes (or the next call), so its bytes wait in the
  * state (32 bytes of them, then chained as above). Chunks may split a word
@@ -189,18 +199,19 @@
  *
  * A query computes its t buckets, prefetches them and then every line of
  * their entries (so that the cache misses overlap), scans each bucket's
- * sigs - contiguous, 16 tested at a time (scan_bucket()) - and reads a row
- * only when a sig is within k. An add appends to one bucket per table,
- * its tails prefetched the same way. Memory per fingerprint: 16 + 8 t
- * bytes with full buckets (48 for t = 4, 96 for t = 10), plus up to half
- * of the entries' part as spare capacity and the rows' up to doubling,
- * plus malloc's header per bucket; and 16 bytes per bucket per table from
- * the start (4 MiB for t = 4 and 16-bit buckets). A query returns the
- * nearest match (ties: the earliest added), and stops after a table in
- * which it found distance 0 (every exact copy is in every table's bucket
- * of q). test_and_add adds only fingerprints it did not find: a session-
- * ID space of 10^5 copies of one page is one entry, not 10^5 in one
- * bucket of every table.
+ * sigs - contiguous, 16 tested at a time (scan_k()) - and reads a row only
+ * when a sig is within k: the candidates of all t buckets are collected
+ * first and their rows read together (verify_pending()), since each is two
+ * misses in a row (the row's index, then the row) and a stored fingerprint
+ * near q is a candidate in several tables. An add appends to one bucket
+ * per table, its tails prefetched the same way. Memory per fingerprint:
+ * 16 + 8 t bytes with full buckets (48 for t = 4, 96 for t = 10), plus up to
+ * half of the entries' part as spare capacity and the rows' up to
+ * doubling, plus malloc's header per bucket; and 16 bytes per bucket per
+ * table from the start (4 MiB for t = 4 and 16-bit buckets). A query
+ * returns the nearest match (ties: the earliest added). test_and_add adds
+ * only fingerprints it did not find: a session-ID space of 10^5 copies of
+ * one page is one entry, not 10^5 in one bucket of every table.
  *
  * FILE FORMAT (version 1; all integers little-endian)
  *
@@ -271,6 +282,7 @@
 static const unsigned char fold[256] = {FOLD64(0), FOLD64(64), FOLD64(128),
                                         FOLD64(192)};
 
+#if !defined(__SSE2__)
 /* spread[v]: bit i of the byte v moved to bit 8i (one per byte). */
 #define SPREAD(v)                                                              \
     ((uint64_t)((v)&1) | (uint64_t)(((v) >> 1) & 1) << 8 |                     \
@@ -284,6 +296,7 @@ static const unsigned char fold[256] = {FOLD64(0), FOLD64(64), FOLD64(128),
     SPREAD16(v), SPREAD16((v) + 16), SPREAD16((v) + 32), SPREAD16((v) + 48)
 static const uint64_t spread[256] = {SPREAD64(0), SPREAD64(64), SPREAD64(128),
                                      SPREAD64(192)};
+#endif
 
 /* Byte counters hold up to 255: flush the lanes after this many. */
 #define LANE_MAX 255u
@@ -334,10 +347,41 @@ static void flush_lanes(struct bc_simhash *st)
  * then back in the state (flushed when full). */
 static void count_shingles(struct bc_simhash *st, const uint64_t *h, size_t n)
 {
+#if defined(__SSE2__)
+    /* byte i of a 16-byte register, bit i mod 8 */
+    const __m128i bit =
+        _mm_set1_epi64x((long long)UINT64_C(0x8040201008040201));
+    __m128i *lanes = (__m128i *)(void *)st->lanes;
+#endif
     while (n > 0) {
         size_t m = LANE_MAX - st->lane_fill;
         if (m > n)
             m = n;
+#if defined(__SSE2__)
+        __m128i l0 = _mm_loadu_si128(lanes), l1 = _mm_loadu_si128(lanes + 1),
+                l2 = _mm_loadu_si128(lanes + 2),
+                l3 = _mm_loadu_si128(lanes + 3);
+        for (size_t i = 0; i < m; i++) {
+            /* each byte of the hash 8 times: bytes 0-1, 2-3, 4-5, 6-7 */
+            __m128i x = _mm_loadl_epi64((const __m128i *)(const void *)(h + i));
+            x = _mm_unpacklo_epi8(x, x);
+            __m128i lo = _mm_unpacklo_epi16(x, x),
+                    hi = _mm_unpackhi_epi16(x, x);
+            __m128i b01 = _mm_unpacklo_epi32(lo, lo);
+            __m128i b23 = _mm_unpackhi_epi32(lo, lo);
+            __m128i b45 = _mm_unpacklo_epi32(hi, hi);
+            __m128i b67 = _mm_unpackhi_epi32(hi, hi);
+            /* -1 where the lane's bit is set: subtracted, it counts 1 */
+            l0 = _mm_sub_epi8(l0, _mm_cmpeq_epi8(_mm_and_si128(b01, bit), bit));
+            l1 = _mm_sub_epi8(l1, _mm_cmpeq_epi8(_mm_and_si128(b23, bit), bit));
+            l2 = _mm_sub_epi8(l2, _mm_cmpeq_epi8(_mm_and_si128(b45, bit), bit));
+            l3 = _mm_sub_epi8(l3, _mm_cmpeq_epi8(_mm_and_si128(b67, bit), bit));
+        }
+        _mm_storeu_si128(lanes, l0);
+        _mm_storeu_si128(lanes + 1, l1);
+        _mm_storeu_si128(lanes + 2, l2);
+        _mm_storeu_si128(lanes + 3, l3);
+#else
         uint64_t l0 = st->lanes[0], l1 = st->lanes[1], l2 = st->lanes[2],
                  l3 = st->lanes[3], l4 = st->lanes[4], l5 = st->lanes[5],
                  l6 = st->lanes[6], l7 = st->lanes[7];
@@ -360,6 +404,7 @@ static void count_shingles(struct bc_simhash *st, const uint64_t *h, size_t n)
         st->lanes[5] = l5;
         st->lanes[6] = l6;
         st->lanes[7] = l7;
+#endif
         st->shingles += m;
         st->lane_fill += (unsigned)m;
         if (st->lane_fill == LANE_MAX)
@@ -369,33 +414,56 @@ static void count_shingles(struct bc_simhash *st, const uint64_t *h, size_t n)
     }
 }
 
-/* A word's hash has come: put it in the window, and when w words are
- * there, hash the last w of them (oldest first, as little-endian bytes)
- * into *shingle and return true. */
-static inline bool push_word(struct bc_simhash *st, uint64_t h,
-                             uint64_t *shingle)
+/* A word's hash has come: put it in the window (the others move down
+ * one), and when w words are there, hash the last w of them (oldest
+ * first, as little-endian bytes) into *shingle and return true. w is a
+ * constant where this is inlined for the default (block_words()): the
+ * window's moves and XXH3's branches on the length then compile away. */
+static inline __attribute__((always_inline)) bool
+push_word_w(struct bc_simhash *st, uint64_t h, uint64_t *shingle, unsigned w)
 {
-    unsigned w = st->shingle_words, pos = st->window_pos;
-    st->window[pos] = h;
-    st->window[pos + w] = h;
-    pos = pos + 1 == w ? 0 : pos + 1;
-    st->window_pos = pos;
+    for (unsigned i = 0; i + 1 < w; i++)
+        st->window[i] = st->window[i + 1];
+    st->window[w - 1] = h;
     if (++st->words < w)
         return false;
-    const uint64_t *last = st->window + pos; /* the last w, oldest first */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    const void *bytes = last;
+    const void *bytes = st->window;
 #else
     unsigned char bytes[8 * BC_SIMHASH_MAX_SHINGLE_WORDS];
     for (unsigned i = 0; i < w; i++)
-        bc_put_le64(bytes + 8 * i, last[i]);
+        bc_put_le64(bytes + 8 * i, st->window[i]);
 #endif
     *shingle = XXH3_64bits_withSeed(bytes, 8 * (size_t)w, st->seed);
     return true;
 }
 
+/* push_word_w() for the state's w, not inlined (a word cut by a chunk's
+ * end). */
+static bool push_word(struct bc_simhash *st, uint64_t h, uint64_t *shingle)
+{
+    return push_word_w(st, h, shingle, st->shingle_words);
+}
+
 /* Words of up to this many bytes are hashed as one 16-byte block. */
 #define SHORT_WORD 16u
+
+/* word_mask[len]: the first len bytes of 16 (little-endian), as two
+ * 64-bit masks: word_hash()'s padding with no branch on the length.
+ * M(b): the first b bytes of 8 (all 8 for b >= 8). (The & 63 changes no
+ * value that is used: clang checks the shift of every arm, also of those
+ * a b never takes, as in FOLD.) */
+#define M(b)                                                                   \
+    (((UINT64_C(1) << ((8 * (b)) & 63)) - 1) | ((b) >= 8 ? ~UINT64_C(0) : 0))
+#define WM(len)                                                                \
+    {                                                                          \
+        M(len), (len) <= 8 ? 0 : M((len)-8)                                    \
+    }
+static const uint64_t word_mask[SHORT_WORD + 1][2] = {
+    WM(0), WM(1),  WM(2),  WM(3),  WM(4),  WM(5),  WM(6),  WM(7), WM(8),
+    WM(9), WM(10), WM(11), WM(12), WM(13), WM(14), WM(15), WM(16)};
+#undef WM
+#undef M
 
 /*
  * The hash of a whole word of len folded bytes at p, where 16 bytes are
@@ -416,11 +484,9 @@ static inline uint64_t word_hash(const unsigned char *p, size_t len,
         uint64_t lo, hi;
         memcpy(&lo, p, 8);
         memcpy(&hi, p + 8, 8);
-        /* keep the first len bytes: masks of len and len - 8 bytes */
-        unsigned bl = len >= 8 ? 64 : 8 * (unsigned)len;
-        unsigned bh = len <= 8 ? 0 : 8 * (unsigned)(len - 8);
-        lo &= bl == 64 ? ~UINT64_C(0) : (UINT64_C(1) << bl) - 1;
-        hi &= bh == 64 ? ~UINT64_C(0) : (UINT64_C(1) << bh) - 1;
+        /* keep the first len bytes */
+        lo &= word_mask[len][0];
+        hi &= word_mask[len][1];
         memcpy(pad, &lo, 8);
         memcpy(pad + 8, &hi, 8);
 #else
@@ -558,6 +624,38 @@ static uint64_t classify(const unsigned char *p, size_t n, unsigned char *out)
     return mask;
 }
 
+/*
+ * The whole words of n <= 64 classified bytes f (word bytes where mask
+ * has a 1, none before the first word of this block): a word starts at a
+ * 1 after a 0, mask & ~(mask << 1), and ends at a 1 before a 0, mask &
+ * ~(mask >> 1); the two are walked together, a word a step. A word
+ * touching the end (bit n - 1) may go on in the next bytes: it waits in
+ * st->word. The shingles made go to shingles[ns...]; returns the new ns.
+ */
+static inline __attribute__((always_inline)) size_t
+block_words(struct bc_simhash *st, const unsigned char *f, size_t n,
+            uint64_t mask, uint64_t *shingles, size_t ns, unsigned w)
+{
+    uint64_t starts = mask & ~(mask << 1), ends = mask & ~(mask >> 1);
+    unsigned open = 64;
+    if (mask >> (n - 1) & 1) { /* the last word may go on */
+        open = 63 - (unsigned)__builtin_clzll(starts);
+        starts &= ~(UINT64_C(1) << open);
+        ends &= ~(UINT64_C(1) << (n - 1));
+    }
+    while (starts) {
+        unsigned s = (unsigned)__builtin_ctzll(starts);
+        unsigned e = (unsigned)__builtin_ctzll(ends) + 1;
+        ns += push_word_w(st, word_hash(f + s, e - s, st->seed), &shingles[ns],
+                          w);
+        starts &= starts - 1;
+        ends &= ends - 1;
+    }
+    if (open < 64)
+        word_append(st, f + open, n - open);
+    return ns;
+}
+
 /* The words of n <= 64 classified bytes f (word bytes where mask has a
  * 1). A word touching the end may go on: it waits in st->word. The block's
  * shingles (at most 32: a word ending here and its separator take 2
@@ -580,18 +678,13 @@ static void feed_block(struct bc_simhash *st, const unsigned char *f, size_t n,
         s = e;
     }
     mask &= ~UINT64_C(0) << s; /* s < n <= 64 */
-    while (mask) {
-        s = (unsigned)__builtin_ctzll(mask);
-        uint64_t rest = ~(mask >> s);
-        unsigned e = rest ? s + (unsigned)__builtin_ctzll(rest) : 64;
-        if (e >= n) { /* may go on in the next block */
-            word_append(st, f + s, n - s);
-            break;
-        }
-        ns += push_word(st, word_hash(f + s, e - s, st->seed), &shingles[ns]);
-        mask &= ~UINT64_C(0) << e; /* e < n <= 64 */
-    }
-    count_shingles(st, shingles, ns);
+    if (st->shingle_words == BC_SIMHASH_DEFAULT_SHINGLE_WORDS)
+        ns = block_words(st, f, n, mask, shingles, ns,
+                         BC_SIMHASH_DEFAULT_SHINGLE_WORDS);
+    else
+        ns = block_words(st, f, n, mask, shingles, ns, st->shingle_words);
+    if (ns > 0)
+        count_shingles(st, shingles, ns);
 }
 
 void bc_simhash_feed_text(struct bc_simhash *state, const char *text,
@@ -894,66 +987,142 @@ static uint64_t bucket_index(const struct table *t, uint64_t fp)
     return (key * MULTIPLY_SHIFT_C) >> (64 - t->l.bucket_bits);
 }
 
-/* Candidate i of a bucket, its sig within k of q's: the whole distance
- * from its row, kept when nearest (ties: the earliest added). */
-static inline void verify(const struct bucket *b, const struct row *rows,
-                          uint32_t i, uint64_t fp, unsigned k, unsigned *best_d,
-                          uint32_t *best_row)
+/* Candidates of one query whose rows are still to be read: verify()
+ * reads a row index, then the row - two misses in a row - so a query
+ * collects its candidates (at most this many at a time) and reads them
+ * together, prefetched, instead of one chain after another. */
+#define QUERY_PENDING 16u
+
+/* A query under way: its fingerprint, the best match so far, and the
+ * candidates not yet verified (their row index's address). */
+struct query {
+    const struct row *rows;
+    uint64_t fp;
+    unsigned k, best_d; /* best_d: k + 1 or more while none */
+    uint32_t best_row;
+    unsigned pending;
+    const uint32_t *slot[QUERY_PENDING];
+};
+
+/* Verify the pending candidates: the whole distance from each one's row,
+ * kept when nearest (ties: the earliest added). Their row indexes were
+ * prefetched when found; the rows are prefetched here, all before any is
+ * read. */
+static void verify_pending(struct query *q)
 {
-    uint32_t r = bucket_rows(b)[i];
-    unsigned d = (unsigned)__builtin_popcountll(rows[r].fp ^ fp);
-    if (d <= k && (d < *best_d || (d == *best_d && r < *best_row))) {
-        *best_d = d;
-        *best_row = r;
+    uint32_t r[QUERY_PENDING];
+    for (unsigned j = 0; j < q->pending; j++) {
+        r[j] = *q->slot[j];
+        __builtin_prefetch(&q->rows[r[j]]);
+    }
+    for (unsigned j = 0; j < q->pending; j++) {
+        unsigned d = (unsigned)__builtin_popcountll(q->rows[r[j]].fp ^ q->fp);
+        if (d <= q->k &&
+            (d < q->best_d || (d == q->best_d && r[j] < q->best_row))) {
+            q->best_d = d;
+            q->best_row = r[j];
+        }
+    }
+    q->pending = 0;
+}
+
+/* Candidate i of bucket b (its sig within k of the query's). */
+static inline void candidate(struct query *q, const struct bucket *b,
+                             uint32_t i)
+{
+    const uint32_t *slot = bucket_rows(b) + i;
+    __builtin_prefetch(slot);
+    q->slot[q->pending++] = slot;
+    if (q->pending == QUERY_PENDING)
+        verify_pending(q);
+}
+
+/* Every candidate of a mask of them, bit j for entry i + j. */
+static inline void candidates(struct query *q, const struct bucket *b,
+                              uint32_t i, unsigned hit)
+{
+    while (hit) {
+        candidate(q, b, i + (unsigned)__builtin_ctz(hit));
+        hit &= hit - 1;
     }
 }
 
+#if defined(__SSE2__)
 /*
- * Scan one bucket for the nearest within k of fp (the best so far in
- * *best_d, k + 1 or more for none, and *best_row). A sig is a candidate
+ * Which of 16 sigs at s are within k bits of q (bit j for s[j]): a sig is
  * when popcount(sig ^ q) <= k, that is when clearing its lowest set bit k
- * times (x &= x - 1) leaves 0. With SSE2 that test runs on 16 sigs at a
- * time with neither a popcount instruction (x86-64's baseline has none:
- * the compiler would call a library routine per sig) nor a branch per
- * sig; elsewhere, one popcount per sig.
+ * times (x &= x - 1) leaves 0 - with no popcount instruction (x86-64's
+ * baseline has none: the compiler would call a library routine per sig)
+ * and no branch per sig.
  */
-static void scan_bucket(const struct bucket *b, const struct row *rows,
-                        uint64_t fp, unsigned k, unsigned *best_d,
-                        uint32_t *best_row)
+static inline __attribute__((always_inline)) unsigned
+near16(const uint32_t *s, __m128i vq, unsigned k)
+{
+    const __m128i one = _mm_set1_epi32(1), zero = _mm_setzero_si128();
+    const __m128i *v = (const __m128i *)(const void *)s;
+    __m128i x0 = _mm_xor_si128(_mm_loadu_si128(v), vq);
+    __m128i x1 = _mm_xor_si128(_mm_loadu_si128(v + 1), vq);
+    __m128i x2 = _mm_xor_si128(_mm_loadu_si128(v + 2), vq);
+    __m128i x3 = _mm_xor_si128(_mm_loadu_si128(v + 3), vq);
+    for (unsigned j = 0; j < k; j++) {
+        x0 = _mm_and_si128(x0, _mm_sub_epi32(x0, one));
+        x1 = _mm_and_si128(x1, _mm_sub_epi32(x1, one));
+        x2 = _mm_and_si128(x2, _mm_sub_epi32(x2, one));
+        x3 = _mm_and_si128(x3, _mm_sub_epi32(x3, one));
+    }
+    __m128i lo =
+        _mm_packs_epi32(_mm_cmpeq_epi32(x0, zero), _mm_cmpeq_epi32(x1, zero));
+    __m128i hi =
+        _mm_packs_epi32(_mm_cmpeq_epi32(x2, zero), _mm_cmpeq_epi32(x3, zero));
+    return (unsigned)_mm_movemask_epi8(_mm_packs_epi16(lo, hi));
+}
+
+/*
+ * Scan a bucket 16 sigs at a time. The last 16 overlap the ones before
+ * when the length is not a multiple (the lanes seen already masked off);
+ * a bucket of fewer than 16 is copied into 16 slots, the rest filled with
+ * ~q, which differs from q in all 32 bits. k is a constant where this is
+ * inlined (scan_bucket()): the loop of near16() then unrolls.
+ */
+static inline __attribute__((always_inline)) void
+scan_k(struct query *q, const struct bucket *b, unsigned k)
 {
     const uint32_t *sig = b->sig;
-    uint32_t q = fold32(fp), n = b->len, i = 0;
-#if defined(__SSE2__)
-    const __m128i vq = _mm_set1_epi32((int)q), one = _mm_set1_epi32(1);
-    const __m128i zero = _mm_setzero_si128();
-    const __m128i *v = (const __m128i *)(const void *)sig;
-    for (; i + 16 <= n; i += 16, v += 4) { /* 16 sigs, one branch */
-        __m128i x0 = _mm_xor_si128(_mm_loadu_si128(v), vq);
-        __m128i x1 = _mm_xor_si128(_mm_loadu_si128(v + 1), vq);
-        __m128i x2 = _mm_xor_si128(_mm_loadu_si128(v + 2), vq);
-        __m128i x3 = _mm_xor_si128(_mm_loadu_si128(v + 3), vq);
-        for (unsigned j = 0; j < k; j++) {
-            x0 = _mm_and_si128(x0, _mm_sub_epi32(x0, one));
-            x1 = _mm_and_si128(x1, _mm_sub_epi32(x1, one));
-            x2 = _mm_and_si128(x2, _mm_sub_epi32(x2, one));
-            x3 = _mm_and_si128(x3, _mm_sub_epi32(x3, one));
-        }
-        __m128i lo = _mm_packs_epi32(_mm_cmpeq_epi32(x0, zero),
-                                     _mm_cmpeq_epi32(x1, zero));
-        __m128i hi = _mm_packs_epi32(_mm_cmpeq_epi32(x2, zero),
-                                     _mm_cmpeq_epi32(x3, zero));
-        unsigned hit =
-            (unsigned)_mm_movemask_epi8(_mm_packs_epi16(lo, hi)); /* 16 */
-        while (hit) {
-            verify(b, rows, i + (unsigned)__builtin_ctz(hit), fp, k, best_d,
-                   best_row);
-            hit &= hit - 1;
-        }
+    uint32_t sq = fold32(q->fp), n = b->len, i = 0;
+    const __m128i vq = _mm_set1_epi32((int)sq);
+    for (; i + 16 <= n; i += 16)
+        candidates(q, b, i, near16(sig + i, vq, k));
+    if (i == n)
+        return;
+    if (n >= 16) {
+        unsigned seen = i - (n - 16); /* lanes of the last 16 done */
+        candidates(q, b, n - 16, near16(sig + n - 16, vq, k) >> seen << seen);
+        return;
     }
+    uint32_t pad[16];
+    for (unsigned j = 0; j < 16; j++)
+        pad[j] = j < n ? sig[j] : ~sq;
+    candidates(q, b, 0, near16(pad, vq, k));
+}
+#else
+/* One popcount per sig. */
+static inline void scan_k(struct query *q, const struct bucket *b, unsigned k)
+{
+    uint32_t sq = fold32(q->fp);
+    for (uint32_t i = 0; i < b->len; i++)
+        if ((unsigned)__builtin_popcount(b->sig[i] ^ sq) <= k)
+            candidate(q, b, i);
+}
 #endif
-    for (; i < n; i++)
-        if ((unsigned)__builtin_popcount(sig[i] ^ q) <= k)
-            verify(b, rows, i, fp, k, best_d, best_row);
+
+/* Scan one bucket for candidates within k of the query: the default k
+ * with a copy of its own (its tests unrolled), any other k with one. */
+static void scan_bucket(struct query *q, const struct bucket *b)
+{
+    if (q->k == BC_SIMHASH_DEFAULT_K)
+        scan_k(q, b, BC_SIMHASH_DEFAULT_K);
+    else
+        scan_k(q, b, q->k);
 }
 
 void bc_simhash_index_free(struct bc_simhash_index *index)
@@ -1098,7 +1267,6 @@ bool bc_simhash_index_query(const struct bc_simhash_index *index, uint64_t fp,
 {
     uint64_t compared = 0;
     unsigned best_d = 65;
-    uint32_t best_row = UINT32_MAX;
     if (index) {
         const struct bc_simhash_index *x = index;
         const struct bucket *b[BC_SIMHASH_MAX_TABLES];
@@ -1114,13 +1282,20 @@ bool bc_simhash_index_query(const struct bc_simhash_index *index, uint64_t fp,
             for (size_t off = 0; off < (size_t)b[i]->len * 4; off += 64)
                 __builtin_prefetch(p + off);
         }
-        for (unsigned i = 0; i < nt && best_d != 0; i++) {
-            scan_bucket(b[i], x->rows, fp, x->layout.k, &best_d, &best_row);
+        struct query q = {.rows = x->rows,
+                          .fp = fp,
+                          .k = x->layout.k,
+                          .best_d = 65,
+                          .best_row = UINT32_MAX};
+        for (unsigned i = 0; i < nt; i++) {
+            scan_bucket(&q, b[i]);
             compared += b[i]->len;
         }
+        verify_pending(&q);
+        best_d = q.best_d;
         if (best_d <= x->layout.k && match) {
-            match->fp = x->rows[best_row].fp;
-            match->id = x->rows[best_row].id;
+            match->fp = x->rows[q.best_row].fp;
+            match->id = x->rows[q.best_row].id;
             match->distance = best_d;
         }
     }

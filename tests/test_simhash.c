@@ -839,6 +839,39 @@ static void test_brute_force(void **unused)
         check_against_brute(cases[i].k, cases[i].n, cases[i].blocks, 100 + i);
 }
 
+/* Many candidates for one query - more than a query holds before it
+ * reads their rows (16) - in q's bucket of the table of bits 48-63
+ * (bits 0, 20 and 40 differ), in buckets of
+ * every length from 1 to 40 (the scan's 16 at a time, its overlapping
+ * last 16, and a bucket under 16): the nearest is found, ties going to
+ * the first added. */
+static void test_many_candidates(void **unused)
+{
+    (void)unused;
+    const uint64_t q = UINT64_C(0x0123456789abcdef);
+    for (unsigned n = 1; n <= 40; n++) {
+        struct bc_simhash_index *x = NULL;
+        struct bc_simhash_index_config c = icfg(3, 1000, 0);
+        assert_int_equal(bc_simhash_index_create(&c, &x), BC_OK);
+        /* distance 3 (bits 0, 20, 40), one at 2 at n / 2, then another */
+        for (unsigned i = 0; i < n; i++) {
+            uint64_t fp = q ^ UINT64_C(0x0000010000100001);
+            if (i == n / 2 || i == n - 1)
+                fp = q ^ UINT64_C(0x0000010000100000);
+            assert_int_equal(bc_simhash_index_add(x, fp, i), BC_OK);
+        }
+        struct bc_simhash_match m = {0, 0, 99};
+        uint64_t probes = 0;
+        assert_true(bc_simhash_index_query(x, q, &m, &probes));
+        assert_int_equal(m.distance, 2);
+        assert_true(m.id == n / 2);
+        assert_true(probes >= n); /* all n in q's bucket of table D */
+        /* beyond k, every one of them: none */
+        assert_false(bc_simhash_index_query(x, ~q, &m, NULL));
+        bc_simhash_index_free(x);
+    }
+}
+
 /* test_and_add against the model: found when the scan finds one within
  * k (nothing added), else added. */
 static void test_test_and_add(void **unused)
@@ -1329,6 +1362,7 @@ int main(void)
         cmocka_unit_test(test_fold),
         cmocka_unit_test(test_probes),
         cmocka_unit_test(test_brute_force),
+        cmocka_unit_test(test_many_candidates),
         cmocka_unit_test(test_test_and_add),
         cmocka_unit_test(test_memory),
         cmocka_unit_test(test_index_args),
