@@ -134,7 +134,7 @@ static const struct bc_counter table[] = {
     ROW(conditional_requests, TOTAL, U64, "pages",
         "Recrawled pages requested with their last fetch's validators"),
     ROW(not_modified, TOTAL, U64, "pages",
-        "Recrawled pages answered 304 Not Modified (unchanged)"),
+        "Recrawled pages answered 304 Not Modified (no body sent)"),
     ROW(lastmod_due, TOTAL, U64, "pages",
         "Pages made due by a sitemap's lastmod later than their last fetch"),
     ROW(near_duplicates, TOTAL, U64, "pages",
