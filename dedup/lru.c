@@ -23,17 +23,30 @@
  * The idea
  * --------
  * Least recently used: keep the keys in recency order; a key that is looked
- * up and found, or added again, moves to the front; a new key goes in at the
- * front; when the cache is over capacity the key at the back, the one unused
- * for longest, is evicted. Two structures make every step O(1):
+ * up and found, or added again, moves to the front (the most recent end);
+ * a new key goes in at the front; when the cache is over capacity the key
+ * at the back, the one unused for longest, is evicted. Two structures make
+ * every step O(1):
  *
  *   - a hash table (uthash) from key bytes to entry, for the lookup;
  *   - a doubly linked list through the entries in recency order, for
  *     "move to front" and "evict the back" without a search.
  *
+ * uthash brings the list with it: besides its bucket chains (hh_prev,
+ * hh_next) it threads every entry on a list in the order added
+ * (hh.prev/hh.next, from the head - the table pointer - to tbl->tail), and
+ * HASH_ADD appends at the tail, HASH_DELETE unlinks from anywhere. That is
+ * the recency list: the head is the back, evicted first; the tail is the
+ * front. A new key is added at the tail as it is; a key used again is
+ * unlinked from where it is and linked at the tail by hand (move_to_front()
+ * below, the same relinking HASH_DELETE and HASH_ADD would do to the list,
+ * without leaving its bucket: a re-add could allocate, and so fail, on a
+ * hit). Until issue 25 the cache kept a list of its own (two more links
+ * per entry) beside uthash's, and every insert and eviction relinked both.
+ *
  * Both are intrusive: an entry is one malloc'ed block holding the uthash
- * handle, the two list links and the key bytes themselves (a flexible array
- * member), so an insert costs one allocation and an eviction one free.
+ * handle and the key bytes themselves (a flexible array member), so an
+ * insert costs one allocation and an eviction one free.
  *
  * The layout
  * ----------
@@ -41,29 +54,28 @@
  *   struct bc_lru
  *   +-----------+     uthash bucket array (doubles when a chain reaches 10)
  *   | table   --+---> +------+------+------+------+-- ... --+
- *   | front     |     | b[0] | b[1] | b[2] | b[3] |         |
- *   | back      |     +--+---+------+--+---+------+-- ... --+
- *   | counters  |        |             |   bucket chains (hh_next)
- *   +-----------+        v             v
- *     |     |        +--------+    +--------+    +--------+
- *     |     +------->| entry  |<-->| entry  |<-->| entry  |<-- back
- *     |     front    | A      |    | B      |    | C      |    (evicted
- *     |              +--------+    +--------+    +--------+     first)
- *     |             most recent      recency list (newer/older)
- *     v
+ *   | counters  |     | b[0] | b[1] | b[2] | b[3] |         |
+ *   +-----------+     +--+---+------+--+---+------+-- ... --+
+ *         |              |             |   bucket chains (hh_next)
+ *         | head         v             v
+ *         |          +--------+    +--------+    +--------+
+ *         +--------->| entry  |<-->| entry  |<-->| entry  |<-- tbl->tail
+ *     back: evicted  | A      |    | B      |    | C      |    front: most
+ *     first          +--------+    +--------+    +--------+    recent
+ *                      recency list: uthash's hh.prev/hh.next
+ *
  *   one entry, one allocation (LP64):
- *   +--------------------------------+---------------+-------+--------------+
- *   | UT_hash_handle hh (56 bytes):  | newer (8)     | older | key bytes    |
- *   | tbl, prev, next, hh_prev,      | toward front  | (8)   | (len, not    |
- *   | hh_next, key -> , keylen, hashv|               |       | terminated)  |
- *   +--------------------------------+---------------+-------+--------------+
- *   |<------------------ 72 bytes --------------------------->|<-- len --->|
+ *   +------------------------------------------------+------------------+
+ *   | UT_hash_handle hh (56 bytes): tbl, prev, next, | key bytes (len,  |
+ *   | hh_prev, hh_next, key -> , keylen, hashv       | not terminated)  |
+ *   +------------------------------------------------+------------------+
+ *   |<------------------- 56 bytes ----------------->|<----- len ----->|
  *
  * The slab mode (bc_lru_create_slab) keeps the same entries in one array
  * of capacity + 1 fixed-size slots, each with room for a key of up to
  * key_max bytes, allocated once:
  *
- *   slab: | slot 0 | slot 1 | ... | slot capacity |   stride = 72 + key_max
+ *   slab: | slot 0 | slot 1 | ... | slot capacity |   stride = 56 + key_max
  *           entry + key bytes      (rounded up to 8)
  *
  * An insert takes a slot from the free list (or the next never-used one),
@@ -71,13 +83,11 @@
  * header, and no failure but uthash's own table allocations. The new entry
  * still goes in before the back is evicted (the extra slot is for that
  * moment), and the free list is last-in first-out, so the next insert
- * writes the slot the last eviction has just brought into the cache. The
- * seen-test uses this mode with 16-byte keys (its 128-bit fingerprints,
- * seen.c): 88 bytes a slot.
- *
- * uthash also threads its own insertion-order list through hh.prev/hh.next;
- * we do not use it for recency, because moving an entry in it means a
- * delete and a re-add, and a re-add may allocate (and so fail) on a hit.
+ * writes the slot the last eviction has just brought into the cache. So
+ * while no key is used again the slots cycle in order, and the back is
+ * always the slot after the last one evicted: the coming evictions read
+ * the slab from one end to the other. The seen-test uses this mode with
+ * 16-byte keys (its 128-bit fingerprints, seen.c): 72 bytes a slot.
  *
  * Hashing once
  * ------------
@@ -106,8 +116,8 @@
  * ----
  * find, contains, add, remove: O(1) expected: one bucket chain (the mean
  * chain is entries / buckets, about 1) and one key compare on a hit.
- * Memory: 72 + len bytes per entry plus malloc's header (slab mode: a slot
- * of 72 + key_max rounded up to 8, for capacity + 1 slots), plus the
+ * Memory: 56 + len bytes per entry plus malloc's header (slab mode: a slot
+ * of 56 + key_max rounded up to 8, for capacity + 1 slots), plus the
  * bucket array at 16 bytes a bucket; bc_lru_stats() reports the sum
  * without malloc's headers.
  * A full cache evicts at every insert; prefetch_evictions() below fetches
@@ -120,8 +130,8 @@
  * 50,000 entries get 65,536 buckets, 1 MiB, at once. uthash doubles the
  * buckets only when one chain reaches 10 entries, and frees them only when
  * the cache is emptied. The default 50,000 entries of 80-byte URLs take
- * about 9 MB in all; as the seen-test keeps them (a slab of 16-byte
- * fingerprints), 5.4 MB.
+ * about 8 MB in all; as the seen-test keeps them (a slab of 16-byte
+ * fingerprints), 4.6 MB (5.4 MB with the second list before issue 25).
  */
 
 #include <limits.h>
@@ -141,6 +151,21 @@
 #define uthash_free(ptr, sz) lru_big_free(ptr, sz)
 static void *lru_big_alloc(size_t size);
 static void lru_big_free(void *p, size_t size);
+
+/* uthash compares keys with memcmp(), a call into libc for every key of a
+ * chain whose hash matches; the seen-test's keys are always 16 bytes (its
+ * fingerprints), which two 8-byte compares settle inline. */
+#define HASH_KEYCMP(a, b, n) lru_keycmp(a, b, n)
+static inline int lru_keycmp(const void *a, const void *b, size_t len)
+{
+    if (len == 16) {
+        uint64_t x[2], y[2];
+        memcpy(x, a, 16);
+        memcpy(y, b, 16);
+        return (x[0] != y[0]) | (x[1] != y[1]);
+    }
+    return memcmp(a, b, len);
+}
 #include <uthash.h>
 
 /* uthash starts a table with 32 buckets and doubles them only when a chain
@@ -162,27 +187,27 @@ static void lru_big_free(void *p, size_t size);
 #include "lru_int.h"
 
 struct lru_entry {
-    UT_hash_handle hh;       /* hash table links; hh.key points at key[] */
-    struct lru_entry *newer; /* toward the front, NULL for the front */
-    struct lru_entry *older; /* toward the back, NULL for the back */
-    unsigned char key[];     /* hh.keylen bytes, owned */
+    UT_hash_handle hh;   /* the bucket chain, and the recency order in
+                          * hh.prev/hh.next (older/newer); hh.key points at
+                          * key[] */
+    unsigned char key[]; /* hh.keylen bytes, owned */
 };
 
 /* The per-entry overhead the comment above states, where it applies. */
 _Static_assert(sizeof(void *) != 8 || sizeof(unsigned) != 4 ||
-                   sizeof(struct lru_entry) == 72,
-               "struct lru_entry is 72 bytes on LP64");
+                   sizeof(struct lru_entry) == 56,
+               "struct lru_entry is 56 bytes on LP64");
 
 struct bc_lru {
-    struct lru_entry *table;      /* uthash head; NULL while empty */
+    struct lru_entry *table;      /* uthash head: the least recently used,
+                                   * evicted first; NULL while empty */
     unsigned char *slab;          /* slab mode: slab_slots entries; else NULL */
-    struct lru_entry *free_slots; /* slab slots given back, through older */
+    struct lru_entry *free_slots; /* slab slots given back, through hh.next */
     size_t slab_slots;            /* capacity + 1 */
     size_t slab_fresh;            /* slots never used yet: slab_fresh.. */
     size_t slab_stride;           /* bytes per slot */
     size_t key_max;               /* slab mode: longest key a slot holds */
-    struct lru_entry *front;      /* most recently used */
-    struct lru_entry *back;       /* least recently used: evicted first */
+    size_t len_limit;             /* longest key an entry can hold at all */
     size_t count;
     size_t capacity;
     size_t key_bytes;
@@ -249,12 +274,12 @@ static bool key_len_storable(size_t len)
     return len <= UINT_MAX && len <= SIZE_MAX - sizeof(struct lru_entry);
 }
 
-/* Can this cache hold a key of len bytes? */
+/* Can this cache hold a key of len bytes? len_limit is the least of the
+ * limits on a key's length (key_len_storable, key_max in slab mode,
+ * max_bytes when set), worked out when the cache is created. */
 static bool key_fits(const struct bc_lru *lru, size_t len)
 {
-    return lru->capacity != 0 && key_len_storable(len) &&
-           (lru->slab == NULL || len <= lru->key_max) &&
-           (lru->max_bytes == 0 || len <= lru->max_bytes);
+    return lru->capacity != 0 && len <= lru->len_limit;
 }
 
 /* Memory for a new entry of a key of len bytes (known to fit): a slab
@@ -268,7 +293,7 @@ static struct lru_entry *entry_alloc(struct bc_lru *lru, size_t len)
         return malloc(sizeof(*entry) + len);
     entry = lru->free_slots;
     if (entry != NULL) {
-        lru->free_slots = entry->older;
+        lru->free_slots = entry->hh.next;
         return entry;
     }
     if (lru->slab_fresh == lru->slab_slots)
@@ -285,7 +310,7 @@ static void entry_free(struct bc_lru *lru, struct lru_entry *entry)
     }
     /* Last in, first out: the next insert reuses the slot just freed,
      * whose memory the eviction has just brought into the cache. */
-    entry->older = lru->free_slots;
+    entry->hh.next = lru->free_slots;
     lru->free_slots = entry;
 }
 
@@ -304,43 +329,33 @@ static struct lru_entry *lookup(const struct bc_lru *lru, const void *key,
     return entry;
 }
 
-static void list_unlink(struct bc_lru *lru, struct lru_entry *entry)
-{
-    if (entry->newer != NULL)
-        entry->newer->older = entry->older;
-    else
-        lru->front = entry->older;
-    if (entry->older != NULL)
-        entry->older->newer = entry->newer;
-    else
-        lru->back = entry->newer;
-    entry->newer = NULL;
-    entry->older = NULL;
-}
-
-static void list_push_front(struct bc_lru *lru, struct lru_entry *entry)
-{
-    entry->newer = NULL;
-    entry->older = lru->front;
-    if (lru->front != NULL)
-        lru->front->newer = entry;
-    else
-        lru->back = entry;
-    lru->front = entry;
-}
-
+/*
+ * A key used again becomes the most recent: it moves to the tail of
+ * uthash's list, relinked by hand as HASH_DELETE and HASH_ADD would relink
+ * it there, but without leaving its bucket (a re-add could allocate, and
+ * so fail, on a hit). prev and next hold elements, not handles; hho (the
+ * handle's offset in the entry) converts, as uthash's own macros do.
+ */
 static void move_to_front(struct bc_lru *lru, struct lru_entry *entry)
 {
-    if (lru->front == entry)
-        return;
-    list_unlink(lru, entry);
-    list_push_front(lru, entry);
+    UT_hash_table *tbl = entry->hh.tbl;
+
+    if (entry->hh.next == NULL)
+        return; /* the tail already */
+    if (entry->hh.prev != NULL)
+        HH_FROM_ELMT(tbl, entry->hh.prev)->next = entry->hh.next;
+    else
+        lru->table = entry->hh.next; /* it was the head */
+    HH_FROM_ELMT(tbl, entry->hh.next)->prev = entry->hh.prev;
+    entry->hh.prev = ELMT_FROM_HH(tbl, tbl->tail);
+    entry->hh.next = NULL;
+    tbl->tail->next = entry;
+    tbl->tail = &entry->hh;
 }
 
 /* Take an entry out of both structures and free it. */
 static void drop(struct bc_lru *lru, struct lru_entry *entry)
 {
-    list_unlink(lru, entry);
     HASH_DELETE(hh, lru->table, entry);
     lru->count--;
     lru->key_bytes -= entry->hh.keylen;
@@ -366,10 +381,13 @@ enum bc_status bc_lru_create(size_t capacity, size_t max_bytes,
     if (lru == NULL)
         return BC_ERR_NOMEM;
     lru->table = NULL;
-    lru->front = NULL;
-    lru->back = NULL;
     lru->capacity = capacity;
     lru->max_bytes = max_bytes;
+    lru->len_limit = UINT_MAX;
+    if (lru->len_limit > SIZE_MAX - sizeof(struct lru_entry))
+        lru->len_limit = SIZE_MAX - sizeof(struct lru_entry);
+    if (max_bytes != 0 && max_bytes < lru->len_limit)
+        lru->len_limit = max_bytes;
     lru->bucket_log2 = BC_LRU_MIN_BUCKETS_LOG2;
     while (lru->bucket_log2 < BC_LRU_MAX_BUCKETS_LOG2 &&
            ((size_t)1 << lru->bucket_log2) < capacity)
@@ -409,6 +427,8 @@ enum bc_status bc_lru_create_slab(size_t capacity, size_t key_max,
     lru->slab_slots = capacity + 1;
     lru->slab_stride = stride;
     lru->key_max = key_max;
+    if (key_max < lru->len_limit)
+        lru->len_limit = key_max;
     *out = lru;
     return BC_OK;
 }
@@ -421,11 +441,12 @@ void bc_lru_free(struct bc_lru *lru)
     if (lru == NULL)
         return;
     /* Free uthash's table and buckets (it touches no entry but the head),
-     * then the entries through our own list. */
+     * then the entries along its list. */
+    entry = lru->table;
     HASH_CLEAR(hh, lru->table);
     if (lru->slab == NULL) {
-        for (entry = lru->front; entry != NULL; entry = next) {
-            next = entry->older;
+        for (; entry != NULL; entry = next) {
+            next = entry->hh.next;
             free(entry);
         }
     }
@@ -514,22 +535,26 @@ enum bc_status bc_lru_push(struct bc_lru *lru, const void *key, size_t len,
 }
 
 /*
- * A full cache evicts its back entry at every insert, and each eviction
- * touches the entry and its hash bucket: two dependent cache misses, the
- * bucket's address known only once the entry has arrived. Fetch them
- * ahead, along the list from the back: the entry three places from the
- * back (B3) and the bucket of the entry two places from it (B2), whose
- * entry the previous call fetched as its B3. By the time an entry is
- * evicted, it was fetched three inserts earlier and its bucket two; every
- * entry this walk reads was fetched by an earlier call (or is in the cache
- * anyway). Hits that move back entries to the front only waste a fetch.
+ * A full cache evicts its head entry at every insert, and each eviction
+ * touches the entry, its hash bucket and the entry before it in the
+ * bucket's chain (whose hh_next it relinks): the bucket's and the
+ * neighbour's addresses are known only once the entry has arrived. Fetch
+ * them ahead, along the list from the head: the entry LRU_EVICT_AHEAD
+ * places from the head, and the bucket and chain neighbours of the entry
+ * one place nearer, whose own line the previous call fetched. Every entry
+ * this walk reads was fetched by an earlier call (or is in the cache
+ * anyway: while no key is used again, the entries from the head on are
+ * consecutive slab slots). Hits that move entries off the head's end
+ * only waste a fetch.
  */
+#define LRU_EVICT_AHEAD 4
+
 LRU_PREFETCHER prefetch_evictions(const struct bc_lru *lru)
 {
-    const struct lru_entry *e = lru->back;
+    const struct lru_entry *e = lru->table;
 
-    for (int place = 0; place < 2 && e != NULL; place++)
-        e = e->newer;
+    for (int place = 0; place < LRU_EVICT_AHEAD - 1 && e != NULL; place++)
+        e = e->hh.next;
     if (e == NULL)
         return;
     const UT_hash_table *tbl = e->hh.tbl;
@@ -540,11 +565,12 @@ LRU_PREFETCHER prefetch_evictions(const struct bc_lru *lru)
         __builtin_prefetch(e->hh.hh_next, 1, 3);
     if (e->hh.hh_prev != NULL)
         __builtin_prefetch(e->hh.hh_prev, 1, 3);
-    if (e->newer != NULL)
-        __builtin_prefetch(e->newer, 1, 3);
+    if (e->hh.next != NULL)
+        __builtin_prefetch(e->hh.next, 1, 3);
 }
 
-/* Insert a key known not to be held, at the front; evict from the back. */
+/* Insert a key known not to be held, at the tail (the most recent); evict
+ * from the head. */
 static enum bc_status insert_new(struct bc_lru *lru, const void *key,
                                  size_t len, uint64_t hash)
 {
@@ -560,7 +586,11 @@ static enum bc_status insert_new(struct bc_lru *lru, const void *key,
     entry = entry_alloc(lru, len);
     if (entry == NULL)
         return BC_ERR_NOMEM;
-    if (len != 0)
+    /* The seen-test's fingerprints, 16 bytes, are copied inline, without a
+     * call into libc. */
+    if (len == 16)
+        memcpy(entry->key, key, 16);
+    else if (len != 0)
         memcpy(entry->key, key, len);
     HASH_ADD_KEYPTR_BYHASHVALUE(hh, lru->table, entry->key, (unsigned)len,
                                 fold_hash(hash), entry);
@@ -569,15 +599,14 @@ static enum bc_status insert_new(struct bc_lru *lru, const void *key,
         entry_free(lru, entry);
         return BC_ERR_NOMEM;
     }
-    list_push_front(lru, entry);
     lru->count++;
     lru->key_bytes += len;
     lru->inserts++;
 
     /* The new entry fits on its own (checked above), so this stops before
-     * it reaches the front. */
+     * it reaches the tail. */
     while (over_limit(lru)) {
-        drop(lru, lru->back);
+        drop(lru, lru->table);
         lru->evictions++;
     }
     if (lru->count == lru->capacity)

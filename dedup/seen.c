@@ -30,8 +30,8 @@
  * FINGERPRINTS IN THE LRU
  * The LRU does not keep the URL: its key is the 128-bit hash (h1, h2)
  * itself, 16 bytes, as BUbiNG's URL cache keeps fingerprints. Its entries
- * are then of one size and live in one preallocated slab (lru.c): 88 bytes
- * a slot plus 16 per hash bucket (~109 bytes per entry at the default
+ * are then of one size and live in one preallocated slab (lru.c): 72 bytes
+ * a slot plus 16 per hash bucket (~93 bytes per entry at the default
  * 50,000, against ~180 with a malloc'ed URL copy), no allocation and no
  * copy of the URL per insert, and nothing hashed twice. The price is
  * exactness up to a hash collision: two distinct URLs with the same

@@ -417,12 +417,12 @@ static void test_slab_no_malloc_per_insert(void **state)
     }
     assert_int_equal(alloc_calls, before);
     assert_int_equal(bc_lru_count(lru), 100);
-    /* Memory: 101 slots of 72 + 16 bytes, 128 buckets of 16 (LP64). */
+    /* Memory: 101 slots of 56 + 16 bytes, 128 buckets of 16 (LP64). */
     if (sizeof(void *) == 8) {
         struct bc_lru_stats st;
         bc_lru_stats(lru, &st);
         assert_int_equal(bc_lru_buckets(lru), 128);
-        assert_int_equal(st.bytes, 101 * (72 + 16) + 128 * 16);
+        assert_int_equal(st.bytes, 101 * (56 + 16) + 128 * 16);
     }
     x[0] = 4999;
     x[1] = 4999 * UINT64_C(0x9E3779B97F4A7C15);
@@ -430,14 +430,14 @@ static void test_slab_no_malloc_per_insert(void **state)
     assert_false(bc_lru_contains(lru, x, sizeof(x), x[1]));
     bc_lru_free(lru);
 
-    /* Malloc mode: 72 + len per entry held, plus the 32 buckets. */
+    /* Malloc mode: 56 + len per entry held, plus the 32 buckets. */
     assert_int_equal(bc_lru_create(10, 0, &lru), BC_OK);
     assert_int_equal(bc_lru_add(lru, "abc", 3, 1), BC_OK);
     assert_int_equal(bc_lru_add(lru, "hello", 5, 2), BC_OK);
     if (sizeof(void *) == 8) {
         struct bc_lru_stats st;
         bc_lru_stats(lru, &st);
-        assert_int_equal(st.bytes, 2 * 72 + 3 + 5 + 32 * 16);
+        assert_int_equal(st.bytes, 2 * 56 + 3 + 5 + 32 * 16);
     }
     bc_lru_free(lru);
 }
@@ -523,6 +523,51 @@ static void test_capacity_plus_one(void **state)
     assert_true(bc_lru_contains(lru, "key-2", 5, bc_lru_hash("key-2", 5)));
     assert_true(bc_lru_contains(lru, "new", 3, bc_lru_hash("new", 3)));
     bc_lru_free(lru);
+}
+
+/* The recency order is uthash's own list of entries, relinked by hand on a
+ * hit (lru.c, move_to_front): a find on the head (the oldest), on a key in
+ * the middle and on the tail (the newest), then a remove of the new head,
+ * must leave the keys evicted one by one in exactly the order of their last
+ * use. Slab mode and malloc mode. */
+static void test_recency_relinking(void **state)
+{
+    enum { CAP = 5 };
+    (void)state;
+    for (int slab = 0; slab < 2; slab++) {
+        struct bc_lru *lru = NULL;
+        uint64_t k;
+
+        if (slab)
+            assert_int_equal(bc_lru_create_slab(CAP, sizeof(k), 0, &lru),
+                             BC_OK);
+        else
+            assert_int_equal(bc_lru_create(CAP, 0, &lru), BC_OK);
+        for (k = 0; k < CAP; k++) /* oldest 0 1 2 3 4 newest */
+            assert_int_equal(bc_lru_push(lru, &k, sizeof(k), k), BC_OK);
+        k = 0;                                           /* the head */
+        assert_true(bc_lru_find(lru, &k, sizeof(k), k)); /* 1 2 3 4 0 */
+        k = 2;                                           /* the middle */
+        assert_true(bc_lru_find(lru, &k, sizeof(k), k)); /* 1 3 4 0 2 */
+        k = 2; /* the tail: no change */
+        assert_true(bc_lru_find(lru, &k, sizeof(k), k));   /* 1 3 4 0 2 */
+        k = 1;                                             /* remove the head */
+        assert_true(bc_lru_remove(lru, &k, sizeof(k), k)); /* 3 4 0 2 */
+        k = 5;
+        assert_int_equal(bc_lru_push(lru, &k, sizeof(k), k), BC_OK);
+        /* 3 4 0 2 5: each new key now evicts the oldest of these. */
+        static const uint64_t order[] = {3, 4, 0, 2, 5};
+        for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+            k = 100 + i;
+            assert_int_equal(bc_lru_push(lru, &k, sizeof(k), k), BC_OK);
+            assert_false(bc_lru_contains(lru, &order[i], sizeof(k), order[i]));
+            for (size_t j = i + 1; j < sizeof(order) / sizeof(order[0]); j++)
+                assert_true(
+                    bc_lru_contains(lru, &order[j], sizeof(k), order[j]));
+        }
+        assert_int_equal(bc_lru_count(lru), CAP);
+        bc_lru_free(lru);
+    }
 }
 
 static void test_byte_limit(void **state)
@@ -819,6 +864,7 @@ int main(void)
         cmocka_unit_test(test_hash_collision),
         cmocka_unit_test(test_bad_args),
         cmocka_unit_test(test_allocation_failure),
+        cmocka_unit_test(test_recency_relinking),
         cmocka_unit_test(test_initial_buckets_formula),
         cmocka_unit_test(test_buckets_presized),
     };

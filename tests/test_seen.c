@@ -124,8 +124,8 @@ static void test_new_then_duplicate(void **state)
 }
 
 /* The LRU keeps 16-byte fingerprints in a slab (seen.c): its key bytes are
- * 16 per key whatever the URL's length, its memory is 88 bytes a slot for
- * capacity + 1 slots plus 16 per bucket (~109 bytes per entry at the
+ * 16 per key whatever the URL's length, its memory is 72 bytes a slot for
+ * capacity + 1 slots plus 16 per bucket (~93 bytes per entry at the
  * default 50,000), and no insert allocates. The collision figure of the
  * comment: n^2 / 2^129 at n = 10^9 is 1.5e-21. */
 static void test_lru_holds_fingerprints(void **state)
@@ -153,9 +153,9 @@ static void test_lru_holds_fingerprints(void **state)
     assert_int_equal(st.lru.count, 1002);
     assert_int_equal(st.lru.key_bytes, 1002 * 16);
     if (sizeof(void *) == 8) {
-        assert_int_equal(st.lru.bytes, 50001 * 88 + 65536 * 16);
+        assert_int_equal(st.lru.bytes, 50001 * 72 + 65536 * 16);
         double per_entry = (double)st.lru.bytes / BC_SEEN_DEFAULT_LRU;
-        assert_true(per_entry > 108.5 && per_entry < 109.5);
+        assert_true(per_entry > 92.5 && per_entry < 93.5);
     }
     double collide = 1e18 / ldexp(1.0, 129);
     assert_true(collide > 1.45e-21 && collide < 1.55e-21);

@@ -1,9 +1,9 @@
 /*
  * bloomcrawl/lru.h - exact LRU cache of recent keys: tier 2 of the seen-test.
  *
- * A hash table (uthash) plus a recency list: a hit moves the key to the
- * front, an insert beyond capacity evicts the least recently used key. The
- * cache owns copies of its keys. The caller passes each key's 64-bit hash
+ * A hash table (uthash) whose own list of its entries is kept in recency
+ * order: a hit moves the key to the front, an insert beyond capacity
+ * evicts the least recently used key. The cache owns copies of its keys. The caller passes each key's 64-bit hash
  * so that a key hashed once for the Bloom filter is not hashed again
  * (bc_lru_hash() gives one for callers without a filter). Equal keys must
  * always come with equal hashes.
@@ -41,7 +41,7 @@ struct bc_lru_stats {
     uint64_t inserts;   /* keys added that were not present */
     uint64_t evictions; /* keys evicted to make room */
     size_t bytes;       /* memory held: the slab (slab mode) or each
-                         * entry's 72 + key length bytes (malloc's own
+                         * entry's 56 + key length bytes (malloc's own
                          * headers not counted), plus 16 per bucket */
 };
 
@@ -64,7 +64,7 @@ enum bc_status bc_lru_create(size_t capacity, size_t max_bytes,
  * rare). Keys are still whole keys, compared byte by
  * byte; a key longer than key_max can never be held and is counted as
  * inserted and evicted at once, like a key longer than max_bytes. Memory:
- * (capacity + 1) * (72 + key_max rounded up to 8) bytes on LP64, allocated
+ * (capacity + 1) * (56 + key_max rounded up to 8) bytes on LP64, allocated
  * at once but not touched until used, plus the bucket array as in
  * bc_lru_create(). Errors: BC_ERR_INVALID_ARG (NULL out), BC_ERR_TOO_LARGE
  * (capacity above UINT_MAX - 1, key_max above UINT_MAX, or a slab larger
