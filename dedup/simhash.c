@@ -53,7 +53,9 @@
  * and "日本語" stay one word each instead of breaking into ASCII
  * fragments, with no Unicode tables and no decoding (they are not case-
  * folded, and a non-ASCII space or dash - U+00A0, U+2014 - joins the words
- * beside it; both rare enough to leave). ASCII folding makes "Next Page"
+ * beside it: not rare, the PostgreSQL manual's pages have 33,984 U+00A0,
+ * but the same in every copy of a text, so copies still agree; left so
+ * that the scan decodes no UTF-8). ASCII folding makes "Next Page"
  * and "next page," one shingle: markup changes case and punctuation more
  * than it changes words. A word is hashed with XXH3-64 (the project's
  * hash, as bloom.c): a word of up to 16 bytes (almost all) zero-padded to
@@ -67,9 +69,10 @@
  * XXH3-64 over its words' hashes. Single words (w = 1) ignore order: two
  * pages of one site's vocabulary look alike. Larger w makes each edit cost
  * more: changing one word of a text of N shingles replaces w of them, so
- * cos theta = (N - w) / N. With w = 3 and N = 498 (a 500-word page),
- * E[d] = 64 acos(495/498) / pi = 2.24 bits; with w = 4 it is 2.59, with
- * w = 8 (common for Jaccard shingling) 3.67, beyond k = 3 on average.
+ * cos theta = (N - w) / N. A 500-word page has N = 501 - w shingles: with
+ * w = 3, N = 498 and E[d] = 64 acos(495/498) / pi = 2.24 bits; with w = 4
+ * (N = 497) it is 2.59, with w = 8 (N = 493, common for Jaccard
+ * shingling) 3.67, beyond k = 3 on average.
  * Three words keep order and keep one edit below k.
  *
  * THE COUNTERS

@@ -577,7 +577,7 @@ static void test_edit_formula(void **unused)
     }
     /* 32 shingles: one edit costs about 3k bits (8.9 against 9). */
     assert_true(fabs(expected_distance(29.0 / 32) - 9) < 0.15);
-    /* w = 1, 3, 4, 8 over 500 words: N = 501 - w, w shingles replaced. */
+    /* w = 3, 4, 8 over 500 words: N = 501 - w, w shingles replaced. */
     static const struct {
         double w, want;
     } ws[] = {{3, 2.24}, {4, 2.59}, {8, 3.67}};
