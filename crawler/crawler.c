@@ -256,7 +256,8 @@
  * NEAR-DUPLICATES (config.near_dedup)
  * Identical payloads miss the copies that differ in a byte: a session ID
  * in the page's own links, a print version's frame, a timestamp, a
- * banner, a soft 404 that names the URL it was asked for. The crawl takes
+ * banner, a soft 404 that names the URL it was asked for (with text
+ * enough beside that name: WHAT IS LOST in simhash.c). The crawl takes
  * a 64-bit simhash (dedup/simhash.c) of each page's visible text while
  * the link extractor reads the body for links: the fetcher hands the
  * extractor's text runs (links.h, on_text: no script, style, template)

@@ -361,7 +361,7 @@ def site_groups():
                    check=True, capture_output=True, timeout=60)
     with open(os.path.join(site, "manifest.json")) as f:
         groups = [g for g in json.load(f)["content_duplicates"]
-                  if g["kind"] != "index_html"]
+                  if g["kind"] != "index_html" and not g.get("may_miss")]
     root = os.path.join(site, "hosts", "www.bloomcrawl.test")
     files = [os.path.join(root, u.split("}", 1)[1].lstrip("/"))
              for g in groups for u in g["urls"]]

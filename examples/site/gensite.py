@@ -113,9 +113,11 @@ The manifest (format "bloomcrawl-site-manifest/1")
     equivalence_groups [{"canonical": url, "spellings": [{"base", "href"}]}]
     expected_errors {"not_found": [...], "server_error": [...],
                     "timeout": [...], "too_large": [...]}
-    content_duplicates [{"kind", "urls"}] pages of one content under
-                   URLs no normalization merges (session_id,
-                   print_version, timestamp_banner, soft_404, index_html):
+    content_duplicates [{"kind", "urls", "may_miss"?}] pages of one
+                   content under URLs no normalization merges
+                   (session_id, print_version, timestamp_banner,
+                   soft_404, index_html; and two a crawl may miss, with
+                   "may_miss" saying why: soft_404_short, url_in_footer):
                    a crawl reports all but the first fetched as copies
 
 Depth: the seed is 0; a link or a redirect adds 1.  ``depth`` is the
@@ -1022,6 +1024,34 @@ def content_duplicates(site, W):
         article(url, "Page not found", text)
         hub.link(it, url, "a page that is gone", style="abs_path")
     groups.append({"kind": "soft_404", "urls": urls})
+
+    # Copies a crawl may miss, marked so in the answer key ("may_miss":
+    # why): check_crawl.py does not require them reported (D1), but a
+    # page reported from them must still name a page of its group (D2).
+    # A soft 404 as most sites serve it: the site's frame and a sentence
+    # naming the URL asked for - too little text for a fingerprint
+    # (dedup/simhash.c, WHAT IS LOST), a payload of its own per URL.
+    urls = [W("/copies/missing/%d.html" % i) for i in (1, 2, 3)]
+    for url in urls:
+        p = site.page(url, "Not found")
+        p.section("Not found").append(
+            "<p>The page %s is not on this server.</p>"
+            % html.escape(url.split("}", 1)[-1]))
+        hub.link(it, url, "a page that never was", style="abs_path")
+    groups.append({"kind": "soft_404_short", "urls": urls,
+                   "may_miss": "too little text for a fingerprint, and "
+                   "the URL in it makes each payload its own"})
+    # A mirror whose footer names each copy's own URL, port included:
+    # the two fingerprints lie 0 to 7 bits apart as the port changes.
+    text = prose("mirror", 4000)
+    urls = [W("/copies/mirror-a/guide.html"), W("/copies/mirror-b/guide.html")]
+    for url in urls:
+        p = site.page(url, "A mirrored guide")
+        p.section("Text").append("<p>%s</p>" % text)
+        hub.link(it, url, "a mirror", style="abs_path")
+    groups.append({"kind": "url_in_footer", "urls": urls,
+                   "may_miss": "each copy's own URL and port in its "
+                   "footer: 0 to 7 bits apart, by the port"})
 
 
 # -- sitemaps ------------------------------------------------------------
