@@ -212,35 +212,52 @@ struct bc_window {
 /* E[(X_(k i) / S)^power] for i = 0..imax: the occupancy recurrence of
  * the teaching comment for S bits, run for k * imax throws. NULL on
  * allocation failure. */
+/* A probability below this is taken as 0 in the recurrence: far below
+ * any rate it yields (>= 10^-20 matters), and above the subnormal range,
+ * whose arithmetic costs a hundred times more (the tails of the
+ * occupancy distribution fall there within a few hundred throws). */
+#define NEGLIGIBLE 1e-250
+
 static double *occupancy_moments(unsigned seg, unsigned k, size_t imax,
                                  unsigned power)
 {
     double *mom = malloc((imax + 1) * sizeof(*mom));
-    double d[SEG_MAX_BITS + 1] = {1.0}, nd[SEG_MAX_BITS + 1];
+    /* Two buffers of P(X = x) at [x + 1]: a zero before x = 0 and zeros
+     * beyond top, so one throw is the same two products for every x,
+     * with no branch (the loop vectorizes; it is most of the cost of
+     * sizing a window filter). */
+    double a[SEG_MAX_BITS + 2] = {0.0, 1.0}, b[SEG_MAX_BITS + 2] = {0.0};
+    double *d = a, *nd = b; /* P(X = x) at d[x + 1] */
     if (!mom)
         return NULL;
-    double frac_k[SEG_MAX_BITS + 1];
-    for (unsigned x = 0; x <= seg; x++)
+    double frac_k[SEG_MAX_BITS + 1], stay[SEG_MAX_BITS + 1],
+        grow[SEG_MAX_BITS + 1];
+    for (unsigned x = 0; x <= seg; x++) {
         frac_k[x] = pow((double)x / seg, (double)power);
+        /* A throw lands on one of the x set bits, or on one of the
+         * seg - (x - 1) clear ones of X = x - 1. S is a power of two, so
+         * x / S is exact and d x / S equals d (x / S) bit for bit. */
+        stay[x] = (double)x / seg;
+        grow[x] = (double)(seg - x + 1) / seg;
+    }
     unsigned top = 0; /* the largest x with P(X = x) > 0 */
     for (size_t i = 0; i <= imax; i++) {
         double m = 0;
         for (unsigned x = 0; x <= top; x++)
-            m += d[x] * frac_k[x];
+            m += d[x + 1] * frac_k[x];
         mom[i] = m;
         if (i == imax)
             break;
         for (unsigned t = 0; t < k; t++) {
             unsigned ntop = top < seg ? top + 1 : seg;
             for (unsigned x = 0; x <= ntop; x++) {
-                double stay = x <= top ? d[x] * x / seg : 0;
-                double grow = x >= 1 && x - 1 <= top && x - 1 < seg
-                                  ? d[x - 1] * (seg - (x - 1)) / seg
-                                  : 0;
-                nd[x] = stay + grow;
+                double v = d[x + 1] * stay[x] + d[x] * grow[x];
+                nd[x + 1] = v >= NEGLIGIBLE ? v : 0.0;
             }
             top = ntop;
-            memcpy(d, nd, (top + 1) * sizeof(d[0]));
+            double *swap = d;
+            d = nd;
+            nd = swap;
         }
     }
     return mom;
