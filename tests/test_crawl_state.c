@@ -2295,12 +2295,12 @@ static void test_wal_bounded(void **state)
 }
 
 /*
- * Checkpoints off the loop (state.c, CHECKPOINTS OFF THE LOOP): about 450
- * pages of WAL committed, fewer than the bound's 1,024, and then nothing
- * more is called; the checkpointer copies them into crawl.db all the same
- * (the file grows by at least 1 MiB within 10 s). When every checkpoint
- * was the loop's (before), crawl.db kept its size until the WAL reached
- * 1,024 pages.
+ * Checkpoints off the loop (state.c, CHECKPOINTS OFF THE LOOP): more
+ * than 256 pages of WAL committed (3,000 URLs of 1 KiB), fewer than the
+ * bound's 1,024 (both checked), and then nothing more is called; the
+ * checkpointer copies them into crawl.db all the same (the file grows by
+ * at least 1 MiB within 10 s). When every checkpoint was the loop's
+ * (before), crawl.db kept its size until the WAL reached 1,024 pages.
  */
 static void test_checkpointer(void **state)
 {
