@@ -17,6 +17,8 @@
  *
  * With --csv FILE, rows "measure,value,unit":
  *   state/adds_per_s, state/next_done_per_s     per_s
+ *   state/add_cpu_us                            us (CPU per add, all
+ *                                               threads)
  *   state/commit_ms                             ms (mean per commit)
  *   state/resume_s, state/open_s                s
  *   state/peak_rss, state/bloom                 mib
@@ -40,6 +42,16 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU seconds of the process so far, user and system, all its threads
+ * (the state's checkpointer too). */
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
 static double rss_mib(void)
@@ -121,7 +133,7 @@ int main(int argc, char **argv)
     char url[160];
     uint64_t commits = 0;
     double commit_time = 0;
-    double t0 = now_s();
+    double t0 = now_s(), c0_add = cpu_s();
     for (uint64_t i = 0; i < urls; i++) {
         int n = make_url(url, sizeof(url), i, hosts);
         enum bc_frontier_reason reason;
@@ -138,7 +150,7 @@ int main(int argc, char **argv)
     }
     if ((st = bc_crawl_state_commit(s, f)) != BC_OK)
         die("commit", st, s);
-    double t1 = now_s();
+    double t1 = now_s(), add_cpu = cpu_s() - c0_add;
     if ((st = bc_crawl_state_snapshot(s, f)) != BC_OK)
         die("snapshot", st, s);
     double t1s = now_s();
@@ -212,6 +224,8 @@ int main(int argc, char **argv)
     printf("| adds per second with the store (incl. commits) | %.0f | >= "
            "200000 |\n",
            adds);
+    printf("| CPU of the adds (all threads), per add | %.2f us | |\n",
+           add_cpu * 1e6 / (double)urls);
     printf("| URLs queued after the adds | %zu | |\n", fs.queued);
     printf("| next+done+page_done per second (incl. commits) | %.0f | >= "
            "200000 |\n",
@@ -232,6 +246,7 @@ int main(int argc, char **argv)
            "<= 10 s |\n",
            (unsigned long long)info.queued, t6 - t4);
     bench_csv_num(csv, "per_s", adds, "state/adds_per_s");
+    bench_csv_num(csv, "us", add_cpu * 1e6 / (double)urls, "state/add_cpu_us");
     bench_csv_num(csv, "per_s", nd, "state/next_done_per_s");
     bench_csv_num(csv, "ms", cm, "state/commit_ms");
     bench_csv_num(csv, "s", t6 - t4, "state/resume_s");

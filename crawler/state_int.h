@@ -188,7 +188,9 @@ enum bc_status bc_crawl_state_commit(struct bc_crawl_state *state,
  * other frontier call, so that the filter holds exactly the committed
  * admissions. Syncs the WAL first (a passive checkpoint), so the snapshot
  * never covers a commit that a power loss could undo. Cost: the
- * checkpoint, writing the filter (m/8 bytes) and its fsync. Returns
+ * checkpoint, writing the filter (m/8 bytes) and its fsync; none when
+ * nothing was committed since this open's last snapshot (it returns
+ * BC_OK at once: the file and position would be the same). Returns
  * BC_OK, BC_ERR_INVALID_ARG (a transaction open) or BC_ERR_IO.
  */
 enum bc_status bc_crawl_state_snapshot(struct bc_crawl_state *state,

@@ -2398,6 +2398,91 @@ static void test_wal_bounded(void **state)
     bc_crawl_state_close(s);
 }
 
+/*
+ * Checkpoints off the loop (state.c, CHECKPOINTS OFF THE LOOP): more
+ * than 256 pages of WAL committed (3,000 URLs of 1 KiB), fewer than the
+ * bound's 1,024 (both checked), and then nothing more is called; the
+ * checkpointer copies them into crawl.db all the same (the file grows by
+ * at least 1 MiB within 10 s). When every checkpoint was the loop's
+ * (before), crawl.db kept its size until the WAL reached 1,024 pages.
+ */
+static void test_checkpointer(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    char path[400];
+    snprintf(path, sizeof(path), "%s", d);
+    struct bc_crawl_state *s = open_ok(path);
+    struct bc_frontier *f = frontier_of(s);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    long long db0 = file_size(path, "crawl.db");
+    char url[1100];
+    memset(url, 'x', sizeof(url));
+    for (int i = 0; i < 3000; i++) {
+        int n = snprintf(url, sizeof(url), "http://c%d.test/%d/", i % 50, i);
+        url[n] = 'x';
+        enum bc_frontier_reason r;
+        assert_int_equal(bc_frontier_add(f, url, 1024, NULL, 0, 1, &r, NULL),
+                         BC_OK);
+        if (i % 100 == 99)
+            assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    }
+    long long wal = file_size(path, "crawl.db-wal");
+    assert_true(wal > 256LL * (8192 + 24));  /* the checkpointer was woken */
+    assert_true(wal < 1024LL * (8192 + 24)); /* the bound's never ran */
+    long long db = file_size(path, "crawl.db");
+    for (int i = 0; i < 1000 && db < db0 + (1 << 20); i++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        db = file_size(path, "crawl.db");
+    }
+    assert_true(db >= db0 + (1 << 20));
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+}
+
+static long long file_inode(const char *d, const char *name)
+{
+    char path[800];
+    snprintf(path, sizeof(path), "%s/%s", d, name);
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long long)sb.st_ino : -1;
+}
+
+/* A snapshot with nothing committed since the last one writes nothing
+ * (bloom.snap keeps its inode: a save replaces it by a rename); one after
+ * a commit writes it again. Before, every call wrote and synced it and
+ * checkpointed (a crawl's end did twice). */
+static void test_snapshot_idle(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    char path[400];
+    snprintf(path, sizeof(path), "%s", d);
+    struct bc_crawl_state *s = open_ok(path);
+    struct bc_frontier *f = frontier_of(s);
+    add_pages(f, "a.test", 3);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    assert_int_equal(bc_crawl_state_snapshot(s, f), BC_OK);
+    long long ino = file_inode(path, "bloom.snap");
+    assert_true(ino >= 0);
+    assert_int_equal(bc_crawl_state_snapshot(s, f), BC_OK);
+    assert_true(file_inode(path, "bloom.snap") == ino);
+    add_pages(f, "b.test", 1);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    assert_int_equal(bc_crawl_state_snapshot(s, f), BC_OK);
+    assert_true(file_inode(path, "bloom.snap") != ino);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+    /* The last snapshot covers all four admissions. */
+    s = open_ok(path);
+    struct bc_crawl_state_info info;
+    bc_crawl_state_info(s, &info);
+    assert_int_equal(info.snapshot_pos, 4);
+    assert_int_equal(info.journal, 4);
+    bc_crawl_state_close(s);
+}
+
 /* bloom.snap's errors keep errno's text: a directory in its place makes
  * the snapshot's rename fail (EISDIR) and then the load's read. */
 static void test_snapshot_errno(void **state)
@@ -2452,6 +2537,8 @@ int main(void)
         cmocka_unit_test(test_damaged),
         cmocka_unit_test(test_write_error),
         cmocka_unit_test(test_wal_bounded),
+        cmocka_unit_test(test_checkpointer),
+        cmocka_unit_test(test_snapshot_idle),
         cmocka_unit_test(test_snapshot_errno),
         cmocka_unit_test(test_create_write_error),
         cmocka_unit_test(test_referrer_and_host_stats),

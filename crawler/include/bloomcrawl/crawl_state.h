@@ -39,7 +39,9 @@
  *
  * The library never prints: every failure is a status, with a text
  * (bc_crawl_state_errmsg(), or the error record of bc_crawl_state_open()).
- * Not thread-safe: one state, one thread.
+ * Not thread-safe: one state, one thread at a time. (The state runs its
+ * checkpoints on a thread of its own, with a connection of its own; no
+ * call of the caller's runs on it: docs/DESIGN.md section 10.)
  */
 #ifndef BC_CRAWLER_CRAWL_STATE_H
 #define BC_CRAWLER_CRAWL_STATE_H
