@@ -979,6 +979,187 @@ static void test_revisit_misuse(void **state)
     free(raw);
 }
 
+/* bc_warc_new_id(): "<urn:uuid:" 8-4-4-4-12 lowercase hex digits ">",
+ * 47 characters, an RFC 4122 version 4 UUID (its version digit 4, its
+ * variant digit 8, 9, a or b); two ids differ. */
+static void test_new_id(void **state)
+{
+    (void)state;
+    char a[BC_WARC_ID_SIZE], b[BC_WARC_ID_SIZE];
+    assert_int_equal(bc_warc_new_id(a), BC_OK);
+    assert_int_equal(bc_warc_new_id(b), BC_OK);
+    assert_int_equal(strlen(a), 47);
+    assert_memory_equal(a, "<urn:uuid:", 10);
+    assert_int_equal(a[46], '>');
+    for (int i = 10; i < 46; i++) {
+        int k = i - 10; /* position in the UUID */
+        if (k == 8 || k == 13 || k == 18 || k == 23)
+            assert_int_equal(a[i], '-');
+        else
+            assert_non_null(strchr("0123456789abcdef", a[i]));
+    }
+    assert_int_equal(a[10 + 14], '4');
+    assert_non_null(strchr("89ab", a[10 + 19]));
+    assert_string_not_equal(a, b);
+}
+
+/* The fixed text of a header (warc.c, HEADER_ROOM): with every optional
+ * field and 20-character dates, 487 bytes for a response with a 20-digit
+ * length, 703 for a revisit (WARC-Truncated's 24 among them, which a
+ * revisit never has); the rest is the URIs, the IP address, the
+ * WARC-Concurrent-To id, and a length of fewer digits. Checked on a
+ * truncated response with all its fields, then a revisit with all its
+ * own, both with a 2-digit length. */
+static void test_header_room(void **state)
+{
+    (void)state;
+    static const char h[] = "HTTP/1.1 200 OK\r\n\r\n"; /* 19 bytes */
+    static const char uri[] = "http://x/header-room";
+    static const char ip[] = "192.0.2.1";
+    static const char refers_uri[] = "http://x/the-original";
+    char id[BC_WARC_ID_SIZE], other[BC_WARC_ID_SIZE];
+    assert_int_equal(bc_warc_new_id(id), BC_OK);
+    assert_int_equal(bc_warc_new_id(other), BC_OK);
+    char name[400];
+    strcpy(name, new_path(".warc"));
+    struct bc_warc *w = NULL;
+    struct bc_warc_record *r = NULL;
+    assert_int_equal(bc_warc_create(name, 0, info, &w), BC_OK);
+    for (int revisit = 0; revisit < 2; revisit++) {
+        assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, uri, ip,
+                                              1700000000, NULL, other, &r),
+                         BC_OK);
+        assert_int_equal(bc_warc_record_head(r, h, strlen(h)), BC_OK);
+        assert_int_equal(bc_warc_record_body(r, "12345678", 8), BC_OK);
+        struct bc_warc_refers of = {id, refers_uri, 1700000000};
+        if (revisit)
+            assert_int_equal(bc_warc_record_end_revisit(r, &of, NULL, NULL),
+                             BC_OK);
+        else
+            assert_int_equal(bc_warc_record_end(r, true, NULL, NULL), BC_OK);
+    }
+    assert_int_equal(bc_warc_free(w), BC_OK);
+
+    size_t n;
+    unsigned char *raw = slurp(name, &n);
+    struct rec recs[4];
+    assert_int_equal(parse(raw, n, recs, 4), 3);
+    /* Where each header starts: the file's start, then after the block
+     * and \r\n\r\n of the record before. */
+    const unsigned char *start1 = recs[0].block + recs[0].block_len + 4;
+    const unsigned char *start2 = recs[1].block + recs[1].block_len + 4;
+    size_t strings = strlen(uri) + strlen(ip) + strlen(other);
+    assert_true(recs[1].truncated); /* every optional field */
+    assert_memory_equal(recs[1].payload_digest, "sha1:", 5);
+    assert_string_equal(recs[1].concurrent, other);
+    assert_string_equal(recs[1].ip, ip);
+    assert_int_equal(recs[1].block_len, 27); /* 2 digits, not 20 */
+    assert_int_equal((size_t)(recs[1].block - start1), 487 - 18 + strings);
+    assert_string_equal(recs[2].type, "revisit");
+    assert_string_equal(recs[2].refers_to, id);
+    assert_false(recs[2].truncated);
+    assert_int_equal(recs[2].block_len, 19); /* 2 digits */
+    assert_int_equal((size_t)(recs[2].block - start2),
+                     703 - 24 - 18 + strings + strlen(refers_uri));
+    free(raw);
+}
+
+/* RECYCLING (warc.c): an ended record is kept, with its buffers and
+ * SHA-1 states, for the next one to begin; nothing of it may show in the
+ * next. 70 records open at once (more than the 64 kept), ended in another
+ * order, then 70 more on the kept ones, with the heads' transfer coding
+ * swapped: every size class (no body, 100 bytes, 5,000, 300,000: past
+ * the 256 KiB a kept record keeps, and two past the 1 MiB bound:
+ * spooled); each record read back with its block and both digests
+ * (parse()), a chunked body's payload given apart and a plain one's not. */
+static void test_recycled_records(void **state)
+{
+    (void)state;
+    enum { N = 70, BIG = (1 << 20) + 1000 };
+    static const char plain_head[] = "HTTP/1.1 200 OK\r\n\r\n";
+    static const char chunked_head[] =
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    static const size_t sizes[] = {0, 100, 5000, 300 * 1000};
+    char *body = make_body(BIG);
+    char name[400];
+    strcpy(name, new_path(".warc.gz"));
+    struct bc_warc *w = NULL;
+    assert_int_equal(bc_warc_create(name, 0, info, &w), BC_OK);
+    size_t want_len[2 * N];
+    for (int round = 0; round < 2; round++) {
+        struct bc_warc_record *r[N];
+        size_t len[N];
+        for (int i = 0; i < N; i++) {
+            char uri[64];
+            snprintf(uri, sizeof(uri), "http://x/%d/%d", round, i);
+            assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, uri,
+                                                  NULL, 1700000000, NULL, NULL,
+                                                  &r[i]),
+                             BC_OK);
+            bool chunked = (i + round) % 2 == 0;
+            len[i] = i == 7 || i == 50 ? BIG : sizes[i % 4];
+            const char *h = chunked ? chunked_head : plain_head;
+            assert_int_equal(bc_warc_record_head(r[i], h, strlen(h)), BC_OK);
+            if (!chunked) {
+                assert_int_equal(bc_warc_record_body(r[i], body, len[i]),
+                                 BC_OK);
+                len[i] += strlen(h);
+                continue;
+            }
+            /* One chunk of len[i] bytes (none: just the last chunk). */
+            char size_line[32];
+            int k = len[i] ? snprintf(size_line, sizeof(size_line), "%zx\r\n",
+                                      len[i])
+                           : 0;
+            assert_int_equal(bc_warc_record_payload(r[i], NULL, 0, false),
+                             BC_OK);
+            assert_int_equal(bc_warc_record_body(r[i], size_line, (size_t)k),
+                             BC_OK);
+            assert_int_equal(bc_warc_record_body(r[i], body, len[i]), BC_OK);
+            assert_int_equal(bc_warc_record_payload(r[i], body, len[i], true),
+                             BC_OK);
+            const char *last = len[i] ? "\r\n0\r\n\r\n" : "0\r\n\r\n";
+            assert_int_equal(bc_warc_record_body(r[i], last, strlen(last)),
+                             BC_OK);
+            len[i] += strlen(h) + (size_t)k + strlen(last);
+        }
+        /* Ended odd ones first, then even ones backwards. */
+        int at = round * N;
+        for (int i = 1; i < N; i += 2, at++) {
+            assert_int_equal(bc_warc_record_end(r[i], false, NULL, NULL),
+                             BC_OK);
+            want_len[at] = len[i];
+        }
+        for (int i = N - 2; i >= 0; i -= 2, at++) {
+            assert_int_equal(bc_warc_record_end(r[i], false, NULL, NULL),
+                             BC_OK);
+            want_len[at] = len[i];
+        }
+    }
+    assert_int_equal(bc_warc_free(w), BC_OK);
+
+    size_t n, un;
+    int members = 0;
+    size_t *starts = malloc((2 * N + 1) * sizeof(*starts));
+    struct rec *recs = calloc(2 * N + 1, sizeof(*recs));
+    assert_non_null(starts);
+    assert_non_null(recs);
+    unsigned char *raw = slurp(name, &n);
+    unsigned char *plain = gunzip_all(raw, n, &un, &members, starts);
+    assert_int_equal(members, 2 * N + 1);
+    assert_int_equal(parse(plain, un, recs, 2 * N + 1), 2 * N + 1);
+    for (int i = 0; i < 2 * N; i++) {
+        assert_string_equal(recs[1 + i].type, "response");
+        assert_int_equal(recs[1 + i].block_len, want_len[i]);
+        assert_memory_equal(recs[1 + i].payload_digest, "sha1:", 5);
+    }
+    free(plain);
+    free(raw);
+    free(recs);
+    free(starts);
+    free(body);
+}
+
 int main(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -1004,6 +1185,9 @@ int main(void)
         cmocka_unit_test(test_revisit),
         cmocka_unit_test(test_revisit_misuse),
         cmocka_unit_test(test_revisit_not_modified),
+        cmocka_unit_test(test_new_id),
+        cmocka_unit_test(test_header_room),
+        cmocka_unit_test(test_recycled_records),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[400];
