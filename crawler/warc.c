@@ -120,23 +120,49 @@
  *
  * gzip: a .warc.gz record is one gzip member, so a record starts at a
  * member boundary and the offset a caller keeps can be seeked to. A
- * record held in memory is compressed whole, in one call, by libdeflate
- * (write_whole()): its text (header, block, \r\n\r\n) is laid out in
- * one buffer (HEADER IN PLACE) and libdeflate_gzip_compress() makes the
- * member, several times faster than zlib's deflate() for a whole buffer.
- * A spooled record streams through zlib (deflateInit2 with windowBits 15 + 16, reset for
- * each record: emit()), as libdeflate has no streaming interface. Both
- * write standard members; a reader cannot tell them apart.
+ * record held in memory is compressed whole, in one call, by ISA-L's
+ * igzip (Intel's Intelligent Storage Acceleration Library, Debian's
+ * libisal; write_whole(), compress_member()): its text (header, block,
+ * \r\n\r\n) is laid out in one buffer (HEADER IN PLACE) and
+ * isal_deflate_stateless() makes the member. A spooled record streams
+ * through zlib (deflateInit2 with windowBits 15 + 16, reset for each
+ * record: emit()). Both write standard members; a reader cannot tell
+ * them apart.
  *
- * LEVEL: libdeflate's level 1 (DEFLATE_LEVEL), chosen by measurement on
- * the PostgreSQL manual (bench/bench_warc.sh, medians of 7 alternating
- * runs, BENCHMARKS-crawl.md): the WARC is 4,768 bytes per page at level
- * 1, 4,656 at 3 and 4,522 at 6 (+5.4 % for level 1 against 6; zlib's
- * default level 6 wrote 4,525), while the crawl's CPU with --warc was
- * 0.34 s at level 1 against 0.52 s at 6 in one run, 0.26 s against 0.39 s
- * at 3 in another (the bare crawl: 0.14 s). Compression is still the largest
- * part of the writer's cost (a third of the crawl's CPU at level 1): the
- * bytes of every page go through it once.
+ * LEVEL: compression is the largest part of the writer's cost (every
+ * byte of every page goes through it once), so the compressor was chosen
+ * by measurement on the 2,343 records (17.9 MB of record text) of a crawl
+ * of the PostgreSQL manual, each compressed as one member (CPU ms for
+ * all of them, bytes of WARC per page, on this project's 2-core machine;
+ * bench/results/warc.md):
+ *
+ *     zlib level 1                     251-258 ms   5,039 bytes/page
+ *     libdeflate level 1 (until now)   117-126 ms   4,767
+ *     ISA-L level 1                     72-80 ms    4,996
+ *     ISA-L level 0, its own tables     41-48 ms    5,609
+ *     ISA-L level 0, tables learnt      37-44 ms    5,214 (TABLES)
+ *
+ * (zlib's default level 6, this writer's first, wrote 4,525.) Level 1's
+ * 4.2 % fewer bytes than learnt tables cost 35 ms more, a sixth of the
+ * bare crawl's CPU: over the goal (--warc within 1.5 x the bare crawl's
+ * CPU, issue 25), so a held record goes out at level 0 with the
+ * writer's learnt tables.
+ *
+ * TABLES: level 0 finds matches (LZ77) as level 1 does, faster, but codes
+ * them with one fixed set of Huffman tables instead of tables made per
+ * block for its bytes; ISA-L's own tables are made for no data in
+ * particular. So the writer learns its own: it compresses its first
+ * TRAIN_BYTES (1 MiB) of record text at level 1 while counting its
+ * symbols (isal_update_histogram()), makes tables of those counts
+ * (isal_create_hufftables(), which gives every symbol a code, seen or
+ * not, so any bytes can follow), and compresses at level 0 with them;
+ * after every RETRAIN_BYTES (16 MiB) it learns again, for the crawl's
+ * bytes change (other sites, other types). Each member carries its
+ * tables in its block header: it stays readable alone. Tables learnt
+ * from unlike bytes (a crawl that starts on images) cost ratio, not
+ * correctness: text then compressed to 48 % of its size instead of 24 %
+ * with tables learnt from text (test_learnt_tables' text), until the
+ * next learning. Bytes that do not compress are stored (member_bound()).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "bloomcrawl/warc.h"
@@ -149,7 +175,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <libdeflate.h>
+#include <isa-l/igzip_lib.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <zlib.h>
@@ -161,8 +187,10 @@
 /* The most bytes of a block held in memory (MEMORY FIRST): 1 MiB. */
 #define MEM_MAX ((size_t)1 << 20)
 
-/* libdeflate's level for a record in memory (gzip below). */
-#define DEFLATE_LEVEL 1
+/* TABLES: the record text a writer learns its Huffman tables from, at
+ * its start and again after every RETRAIN_BYTES compressed with them. */
+#define TRAIN_BYTES   ((uint64_t)1 << 20)
+#define RETRAIN_BYTES ((uint64_t)16 << 20)
 
 /* A record header's fixed text (HEADER IN PLACE): its field names, the
  * ids, dates, digests and length, all but the target URI, the IP address,
@@ -205,7 +233,13 @@ struct bc_warc {
     /* A record in memory, whole (MEMORY FIRST): its text, and its gzip
      * member; both kept from record to record, at most MEM_MAX and a
      * header more (and the compression bound of that). */
-    struct libdeflate_compressor *dc;
+    struct isal_zstream *isal;
+    /* TABLES: the histogram being learnt (NULL when none is), the
+     * tables learnt (NULL before the first), and the bytes of record
+     * text in this training or since its tables were made. */
+    struct isal_huff_histogram *hist;
+    struct isal_hufftables *tables;
+    uint64_t counted;
     struct bc_buf text;
     unsigned char *member;
     size_t member_cap;
@@ -356,9 +390,74 @@ static enum bc_status emit(struct bc_warc *w, const void *data, size_t len,
     }
 }
 
+/* The most bytes isal_deflate_stateless() writes for n bytes as a gzip
+ * member: when deflate would not make them smaller, it stores them, 5
+ * bytes of block header per 65,535 bytes or part of them (one empty
+ * block for none), in the member's 10-byte header and 8-byte trailer. */
+static size_t member_bound(size_t n)
+{
+    return n + 5 * (n / 65535 + 1) + 18;
+}
+
+/* Compress the record text TEXT (LEN bytes, at most MEM_MAX and a
+ * header) into w->member (member_bound(len) bytes) as one gzip member of
+ * *n bytes: at level 0 with the writer's tables, or at level 1 while it
+ * learns them (TABLES). */
+static enum bc_status compress_member(struct bc_warc *w, const char *text,
+                                      size_t len, size_t *n)
+{
+    uint8_t *in = (uint8_t *)(uintptr_t)text; /* ISA-L only reads it */
+    if (!w->hist && w->counted >= RETRAIN_BYTES) {
+        w->hist = calloc(1, sizeof(*w->hist)); /* zeroed, as ISA-L wants */
+        if (!w->hist)
+            return BC_ERR_NOMEM;
+        w->counted = 0;
+    }
+    struct isal_zstream *z = w->isal;
+    isal_deflate_stateless_init(z);
+    if (w->hist) {
+        isal_update_histogram(in, (int)len, w->hist);
+        z->level = 1; /* needs no level buffer in one call */
+    } else {
+        isal_deflate_set_hufftables(z, w->tables, IGZIP_HUFFTABLE_CUSTOM);
+        z->level = 0;
+    }
+    /* isal_deflate_stateless_init() leaves the window's size as it was:
+     * 0 is the default 32 KiB (with a stream from malloc(), garbage made
+     * it a few bytes, and text came out stored: test_learnt_tables). */
+    z->hist_bits = 0;
+    z->gzip_flag = IGZIP_GZIP;
+    z->end_of_stream = 1;
+    z->next_in = in;
+    z->avail_in = (uint32_t)len;
+    z->next_out = w->member;
+    z->avail_out = (uint32_t)member_bound(len);
+    if (isal_deflate_stateless(z) != COMP_OK) /* not within the bound */
+        return BC_ERR_IO;
+    *n = z->total_out;
+    w->counted += len;
+    if (w->hist && w->counted >= TRAIN_BYTES) {
+        /* Every symbol gets a code, seen or not: any text can follow.
+         * Tables ISA-L cannot make (or no memory for them) leave the
+         * writer learning, at level 1, from the next TRAIN_BYTES. */
+        struct isal_hufftables *t = malloc(sizeof(*t));
+        if (t && isal_create_hufftables(t, w->hist) == 0) {
+            free(w->tables);
+            w->tables = t;
+            free(w->hist);
+            w->hist = NULL;
+        } else {
+            free(t);
+            memset(w->hist, 0, sizeof(*w->hist));
+        }
+        w->counted = 0;
+    }
+    return BC_OK;
+}
+
 /* Write a record held in memory (MEMORY FIRST): header, block and the
  * trailing \r\n\r\n, as one gzip member compressed in one call
- * (libdeflate), or plain. HEADER IN PLACE: when the ROOM bytes before
+ * (compress_member()), or plain. HEADER IN PLACE: when the ROOM bytes before
  * BLOCK hold the header and the 4 bytes after it may be written (a
  * record's own buffer), the text is laid out there; else it is copied
  * into w->text (the warcinfo record, a header longer than its room). */
@@ -384,7 +483,7 @@ static enum bc_status write_whole(struct bc_warc *w, const char *header,
     const void *out = text;
     size_t n = text_len;
     if (w->gz) {
-        size_t bound = libdeflate_gzip_compress_bound(w->dc, text_len);
+        size_t bound = member_bound(text_len);
         if (bound > w->member_cap) {
             unsigned char *m = realloc(w->member, bound);
             if (!m)
@@ -392,10 +491,9 @@ static enum bc_status write_whole(struct bc_warc *w, const char *header,
             w->member = m;
             w->member_cap = bound;
         }
-        n = libdeflate_gzip_compress(w->dc, text, text_len, w->member,
-                                     w->member_cap);
-        if (n == 0) /* cannot happen within the bound */
-            return BC_ERR_IO;
+        enum bc_status st = compress_member(w, text, text_len, &n);
+        if (st != BC_OK)
+            return st;
         out = w->member;
     }
     if (fwrite(out, 1, n, w->out) != n)
@@ -550,12 +648,14 @@ static enum bc_status writer_new(const char *path, uint64_t max_size,
     bc_buf_init(&w->text, 0); /* a header and at most MEM_MAX */
     bc_buf_init(&w->header, 0);
     if (w->gz)
-        w->dc = libdeflate_alloc_compressor(DEFLATE_LEVEL);
+        w->isal = malloc(sizeof(*w->isal));
+    if (w->gz)
+        w->hist = calloc(1, sizeof(*w->hist)); /* the first training */
     w->sha1 = EVP_MD_fetch(NULL, "SHA1", NULL);
     w->peek = EVP_MD_CTX_new();
     enum bc_status st = BC_OK;
-    if (!w->path || !w->warcinfo || !w->buf || !w->zbuf || (w->gz && !w->dc) ||
-        !w->sha1 || !w->peek)
+    if (!w->path || !w->warcinfo || !w->buf || !w->zbuf ||
+        (w->gz && (!w->isal || !w->hist)) || !w->sha1 || !w->peek)
         st = BC_ERR_NOMEM;
     if (st == BC_OK && w->gz) {
         if (deflateInit2(&w->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
@@ -1288,7 +1388,9 @@ enum bc_status bc_warc_free(struct bc_warc *w)
     }
     if (w->z_ready)
         deflateEnd(&w->z);
-    libdeflate_free_compressor(w->dc);
+    free(w->isal);
+    free(w->hist);
+    free(w->tables);
     while (w->spare) {
         struct bc_warc_record *r = w->spare;
         w->spare = r->next;

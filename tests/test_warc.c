@@ -1160,6 +1160,108 @@ static void test_recycled_records(void **state)
     free(body);
 }
 
+/* Text like a web page's: tags and words of a small vocabulary, from a
+ * seeded generator (the same bytes every run). */
+static void make_text(char *b, size_t n, uint32_t seed)
+{
+    static const char *const words[] = {"<p>",   "</p>",  "<a href=\"/docs/",
+                                        "\">",   "</a>",  "the",
+                                        "table", "index", "query",
+                                        "row",   "<td>",  "</td>",
+                                        "of",    "and",   "PostgreSQL",
+                                        "\n",    "data",  "server"};
+    uint32_t x = seed;
+    size_t k = 0;
+    while (k < n) {
+        x = x * 1103515245u + 12345u;
+        const char *w = words[(x >> 16) % (sizeof(words) / sizeof(*words))];
+        for (size_t i = 0; w[i] && k < n; i++)
+            b[k++] = w[i];
+        if (k < n)
+            b[k++] = ' ';
+    }
+}
+
+/* A response record of LEN body bytes at BODY, ended; its block length. */
+static size_t end_response(struct bc_warc *w, const char *uri, const char *body,
+                           size_t len)
+{
+    static const char h[] = "HTTP/1.1 200 OK\r\n\r\n";
+    struct bc_warc_record *r = NULL;
+    assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, uri, NULL,
+                                          1700000000, NULL, NULL, &r),
+                     BC_OK);
+    assert_int_equal(bc_warc_record_head(r, h, strlen(h)), BC_OK);
+    assert_int_equal(bc_warc_record_body(r, body, len), BC_OK);
+    assert_int_equal(bc_warc_record_end(r, false, NULL, NULL), BC_OK);
+    return strlen(h) + len;
+}
+
+/* TABLES (warc.c): a .warc.gz writer compresses its first 1 MiB of
+ * record text at level 1 while it counts its symbols, then at level 0
+ * with Huffman tables made from them, and learns again from 1 MiB after
+ * every 16 MiB. Every record must come back whole whatever it holds:
+ * text (about 34 MiB of it, in 64 KiB records: the tables are made
+ * three times), bytes never seen while learning (random: stored, within
+ * the member's bound: records of exactly 1 MiB of them, MEM_MAX, held in
+ * memory, with tables learnt once and twice), no body at all. Text
+ * compresses: its records take less than a third of its bytes. */
+static void test_learnt_tables(void **state)
+{
+    (void)state;
+    enum { PIECE = 64 * 1024, PIECES = 34 * 16, MAX = PIECES + 8 };
+    const size_t noise_len = (size_t)1 << 20;
+    char *text = malloc(PIECE);
+    char *noise = make_body(noise_len);
+    assert_non_null(text);
+    char name[400];
+    strcpy(name, new_path(".warc.gz"));
+    struct bc_warc *w = NULL;
+    assert_int_equal(bc_warc_create(name, 0, info, &w), BC_OK);
+    size_t *want = malloc(MAX * sizeof(*want));
+    assert_non_null(want);
+    int k = 0, noise_at[2];
+    uint64_t text_bytes = 0;
+    for (int i = 0; i < PIECES; i++) {
+        make_text(text, PIECE, (uint32_t)i);
+        want[k++] = end_response(w, "http://x/text", text, PIECE);
+        text_bytes += PIECE;
+        if (i == 20 || i == 300) { /* tables made once, then twice */
+            noise_at[i == 300] = k;
+            want[k++] = end_response(w, "http://x/noise", noise, noise_len);
+        }
+    }
+    want[k++] = end_response(w, "http://x/empty", "", 0);
+    assert_int_equal(bc_warc_free(w), BC_OK);
+
+    size_t n, un;
+    int members = 0;
+    size_t *starts = malloc((size_t)(k + 1) * sizeof(*starts));
+    struct rec *recs = calloc((size_t)k + 1, sizeof(*recs));
+    assert_non_null(starts);
+    assert_non_null(recs);
+    unsigned char *raw = slurp(name, &n);
+    unsigned char *plain = gunzip_all(raw, n, &un, &members, starts);
+    assert_int_equal(members, k + 1);
+    assert_int_equal(parse(plain, un, recs, k + 1), k + 1);
+    for (int i = 0; i < k; i++)
+        assert_int_equal(recs[1 + i].block_len, want[i]);
+    for (int j = 0; j < 2; j++) {
+        struct rec *r = &recs[1 + noise_at[j]];
+        assert_string_equal(r->uri, "http://x/noise");
+        assert_memory_equal(r->block + 19, noise, noise_len);
+        n -= starts[2 + noise_at[j]] - starts[1 + noise_at[j]];
+    }
+    assert_true(n < text_bytes / 3);
+    free(plain);
+    free(raw);
+    free(recs);
+    free(starts);
+    free(want);
+    free(noise);
+    free(text);
+}
+
 int main(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -1188,6 +1290,7 @@ int main(void)
         cmocka_unit_test(test_new_id),
         cmocka_unit_test(test_header_room),
         cmocka_unit_test(test_recycled_records),
+        cmocka_unit_test(test_learnt_tables),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[400];
