@@ -3,9 +3,11 @@
 # (issue 25 sections 1 and 2): the same crawl bare, with --warc
 # FILE.warc.gz, with --state DIR (a fresh state each run), or with both,
 # alternately, on the PostgreSQL 15 HTML manual or the generated site,
-# served by a private nginx on 127.0.0.1; medians of CPU (user+sys) and
-# wall time, and each variant's ratios to bare. Goals: --warc <= 1.5x
-# the bare crawl's CPU, --state <= 1.1x its wall time.
+# served by a private nginx on 127.0.0.1; medians of CPU (user+sys of the
+# crawl process, in microseconds from wait4(), not GNU time's hundredths:
+# a bare crawl of the manual is 0.2 s) and wall time, and each variant's
+# ratios to bare. Goals: --warc <= 1.5x the bare crawl's CPU, --state
+# <= 1.1x its wall time.
 #
 #   bench/bench_warc.sh [--site postgres | --site generated] [--runs N]
 #                       [--pages N] [--variants LIST] [--base CRAWL]
@@ -30,9 +32,9 @@
 #                perf and print its top functions and libraries
 #
 # Prints a table of medians (and the bytes of WARC per page) to stdout;
-# writes nothing in the tree but the --csv file. Builds this tree's crawler in build-rel/
-# (Release). Needs nginx and /usr/bin/time (bench/bench_crawl.sh installs
-# them). Nothing is contacted outside 127.0.0.1.
+# writes nothing in the tree but the --csv file. Builds this tree's
+# crawler in build-rel/ (Release). Needs nginx (bench/bench_crawl.sh
+# installs it) and python3. Nothing is contacted outside 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 umask 022
@@ -74,7 +76,6 @@ for k in ${kinds//,/ }; do
 done
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$nginx_bin" ] || die "nginx not found (bench/bench_crawl.sh installs it)"
-[ -x /usr/bin/time ] || die "/usr/bin/time not found"
 pgdoc=/usr/share/doc/postgresql-doc-15/html
 [ "$site" != postgres ] || [ -f "$pgdoc/index.html" ] ||
     die "$pgdoc missing (apt-get install postgresql-doc-15)"
@@ -86,6 +87,22 @@ new_bin=$PWD/build-rel/examples/crawl
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-warc.XXXXXX")
 chmod 755 "$tmp"
 mkdir -p "$tmp/nginx" "$tmp/www" "$tmp/runs"
+# rtime.py OUT CMD...: run CMD, write "user sys wall" (seconds, from
+# wait4()'s rusage: microseconds) to OUT, exit with CMD's status.
+cat >"$tmp/rtime.py" <<'PY'
+import os, sys, time
+t = time.monotonic()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execv(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+_, status, ru = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write("%.6f %.6f %.6f\n" % (ru.ru_utime, ru.ru_stime, time.monotonic() - t))
+sys.exit(os.waitstatus_to_exitcode(status) & 255)
+PY
 nginx_pid=
 cleanup() {
     if [ -n "$nginx_pid" ]; then
@@ -169,14 +186,14 @@ run_one() { # $1 variant index, $2 round; appends "variant cpu wall bytes pages"
     *state) extra=(--state "$dir/state") ;;
     *all) extra=(--warc "$dir/out.warc.gz" --state "$dir/state") ;;
     esac
-    /usr/bin/time -o "$dir/time" -f '%U %S %e' "${bins[$1]}" "${common[@]}" \
+    python3 "$tmp/rtime.py" "$dir/time" "${bins[$1]}" "${common[@]}" \
         "${extra[@]}" --stats-json "$dir/stats.json" "${seeds[@]}" \
         >/dev/null 2>"$dir/stderr" || die "${variants[$1]}: $(tail -3 "$dir/stderr")"
     local u s e bytes=0 n
     read -r u s e <"$dir/time"
     [ ! -f "$dir/out.warc.gz" ] || bytes=$(stat -c %s "$dir/out.warc.gz")
     n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pages"])' "$dir/stats.json" 2>/dev/null || echo 0)
-    echo "$1 $2 $(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }') $e $bytes $n" >>"$tmp/results"
+    echo "$1 $2 $(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.6f", u + s }') $e $bytes $n" >>"$tmp/results"
     rm -rf "$dir"
 }
 
@@ -208,7 +225,7 @@ print("|---|---:|---:|---:|---:|")
 for name in names:
     cpu, wall, b, n = med[name]
     bpp = "%.0f" % (b / n) if b and n else "-"
-    print("| %s | %.3f | %.3f | %s | %.0f |" % (name, cpu, wall, bpp, n))
+    print("| %s | %.4f | %.4f | %s | %.0f |" % (name, cpu, wall, bpp, n))
 goal = {"warc": "goal: <= 1.5x CPU", "state": "goal: <= 1.1x wall",
         "all": "no goal of its own"}
 for who in ("new", "base"):

@@ -23,13 +23,38 @@
  * of the PostgreSQL manual with --warc to a .warc.gz, 29 % of its CPU was
  * the kernel's (ext4's inode and block allocation among it) and 45 %
  * zlib's (bench/bench_warc.sh --perf, BENCHMARKS-crawl.md). Memory
- * stays bounded: at
- * most MEM_MAX per open record, so concurrency x 1 MiB for the crawl's
- * records (16 MiB at 16 transfers), plus the writer's two buffers of one
- * record (the text and its gzip member, about 2 x 1 MiB), kept from
- * record to record. A web page is a few tens of KiB: a crawl of pages
- * opens no spool at all, and a spool that cannot be opened (EMFILE) now
- * fails only a record past 1 MiB, at the append that crosses it.
+ * stays bounded: at most MEM_MAX (and its header's room) per open record,
+ * so concurrency x 1 MiB for the crawl's records (16 MiB at 16
+ * transfers), plus the writer's buffers of one record (its gzip member,
+ * and a copy of a record whose header does not fit its room: HEADER IN
+ * PLACE; about 2 x 1 MiB), kept from record to record, plus the ended
+ * records kept for reuse (RECYCLING: at most 64 x 256 KiB). A web page is
+ * a few tens of KiB: a crawl of pages opens no spool at all, and a spool
+ * that cannot be opened (EMFILE) fails only a record past 1 MiB, at the
+ * append that crosses it.
+ *
+ * HEADER IN PLACE: a record is written as one text, header, block and
+ * \r\n\r\n, compressed in one call (gzip below). Its block is held in a
+ * buffer that begins with room for its header (gap: HEADER_ROOM bytes
+ * and the lengths of the target URI, IP address and WARC-Concurrent-To
+ * id, which a request's or response's header always fits); when the
+ * record ends, the header is copied into the room's end and \r\n\r\n
+ * after the block, and the text is compressed where it lies. Copying the
+ * block after its header into another buffer, as this writer did, copied
+ * every byte of the crawl once more. A header longer than its room (a
+ * revisit's names one more URI; its block is a head, small) and the
+ * warcinfo record are copied into the writer's text buffer.
+ *
+ * RECYCLING: a crawl ends two records per page, and what each record
+ * allocated showed in a profile of the --warc crawl (malloc and free,
+ * OpenSSL looking up SHA-1 at each of its contexts' inits, snprintf of
+ * the header and the record ids: bench/results/warc.md). So the writer
+ * fetches SHA-1 once (EVP_MD_fetch()), keeps ended records (at most
+ * SPARE_MAX, 64) with their block buffer (one past KEEP_MAX, 256 KiB, is
+ * freed) and three SHA-1 states for the next records to begin, formats
+ * headers and ids by copying strings (no printf), and a WARC-Date once
+ * per second. A kept record holds no string or spool of its last life,
+ * and everything else in it is set anew at its begin (record_get()).
  *
  * PAYLOAD: WARC-Payload-Digest is the digest of the payload, which for
  * an application/http block is its entity body (WARC 1.1, under
@@ -81,8 +106,8 @@
  * section 6.7.2): the same fields as a response, plus WARC-Profile and
  * WARC-Refers-To, -Target-URI and -Date naming the original, and only
  * the HTTP head as its block. Whether it is a revisit is known only once
- * the whole payload is hashed, after the body was spooled; so the body
- * is spooled as for any response, and the revisit copies only the spool's
+ * the whole payload is hashed, after the body was kept; so the body is
+ * kept as for any response, and the revisit writes only the block's
  * first head_len bytes. Its WARC-Block-Digest is the head's: the block
  * digest's SHA-1 state is copied (head_md) when the first body byte
  * comes, before that byte joins it, so no second pass over the head is
@@ -95,23 +120,49 @@
  *
  * gzip: a .warc.gz record is one gzip member, so a record starts at a
  * member boundary and the offset a caller keeps can be seeked to. A
- * record held in memory is compressed whole, in one call, by libdeflate
- * (write_whole()): its text (header, block, \r\n\r\n) is laid out in
- * one buffer and libdeflate_gzip_compress() makes the member, several
- * times faster than zlib's deflate() for a whole buffer. A spooled record
- * streams through zlib (deflateInit2 with windowBits 15 + 16, reset for
- * each record: emit()), as libdeflate has no streaming interface. Both
- * write standard members; a reader cannot tell them apart.
+ * record held in memory is compressed whole, in one call, by ISA-L's
+ * igzip (Intel's Intelligent Storage Acceleration Library, Debian's
+ * libisal; write_whole(), compress_member()): its text (header, block,
+ * \r\n\r\n) is laid out in one buffer (HEADER IN PLACE) and
+ * isal_deflate_stateless() makes the member. A spooled record streams
+ * through zlib (deflateInit2 with windowBits 15 + 16, reset for each
+ * record: emit()). Both write standard members; a reader cannot tell
+ * them apart.
  *
- * LEVEL: libdeflate's level 1 (DEFLATE_LEVEL), chosen by measurement on
- * the PostgreSQL manual (bench/bench_warc.sh, medians of 7 alternating
- * runs, BENCHMARKS-crawl.md): the WARC is 4,768 bytes per page at level
- * 1, 4,656 at 3 and 4,522 at 6 (+5.4 % for level 1 against 6; zlib's
- * default level 6 wrote 4,525), while the crawl's CPU with --warc was
- * 0.34 s at level 1 against 0.52 s at 6 in one run, 0.26 s against 0.39 s
- * at 3 in another (the bare crawl: 0.14 s). Compression is still the largest
- * part of the writer's cost (a third of the crawl's CPU at level 1): the
- * bytes of every page go through it once.
+ * LEVEL: compression is the largest part of the writer's cost (every
+ * byte of every page goes through it once), so the compressor was chosen
+ * by measurement on the 2,343 records (17.9 MB of record text) of a crawl
+ * of the PostgreSQL manual, each compressed as one member (CPU ms for
+ * all of them, bytes of WARC per page, on this project's 2-core machine;
+ * bench/results/warc.md):
+ *
+ *     zlib level 1                     251-258 ms   5,039 bytes/page
+ *     libdeflate level 1 (until now)   117-126 ms   4,767
+ *     ISA-L level 1                     72-80 ms    4,996
+ *     ISA-L level 0, its own tables     41-48 ms    5,609
+ *     ISA-L level 0, tables learnt      37-44 ms    5,214 (TABLES)
+ *
+ * (zlib's default level 6, this writer's first, wrote 4,525.) Level 1's
+ * 4.2 % fewer bytes than learnt tables cost 35 ms more, a sixth of the
+ * bare crawl's CPU: over the goal (--warc within 1.5 x the bare crawl's
+ * CPU, issue 25), so a held record goes out at level 0 with the
+ * writer's learnt tables.
+ *
+ * TABLES: level 0 finds matches (LZ77) as level 1 does, faster, but codes
+ * them with one fixed set of Huffman tables instead of tables made per
+ * block for its bytes; ISA-L's own tables are made for no data in
+ * particular. So the writer learns its own: it compresses its first
+ * TRAIN_BYTES (1 MiB) of record text at level 1 while counting its
+ * symbols (isal_update_histogram()), makes tables of those counts
+ * (isal_create_hufftables(), which gives every symbol a code, seen or
+ * not, so any bytes can follow), and compresses at level 0 with them;
+ * after every RETRAIN_BYTES (16 MiB) it learns again, for the crawl's
+ * bytes change (other sites, other types). Each member carries its
+ * tables in its block header: it stays readable alone. Tables learnt
+ * from unlike bytes (a crawl that starts on images) cost ratio, not
+ * correctness: text then compressed to 48 % of its size instead of 24 %
+ * with tables learnt from text (test_learnt_tables' text), until the
+ * next learning. Bytes that do not compress are stored (member_bound()).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "bloomcrawl/warc.h"
@@ -124,7 +175,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <libdeflate.h>
+#include <isa-l/igzip_lib.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <zlib.h>
@@ -136,8 +187,28 @@
 /* The most bytes of a block held in memory (MEMORY FIRST): 1 MiB. */
 #define MEM_MAX ((size_t)1 << 20)
 
-/* libdeflate's level for a record in memory (gzip below). */
-#define DEFLATE_LEVEL 1
+/* TABLES: the record text a writer learns its Huffman tables from, at
+ * its start and again after every RETRAIN_BYTES compressed with them. */
+#define TRAIN_BYTES   ((uint64_t)1 << 20)
+#define RETRAIN_BYTES ((uint64_t)16 << 20)
+
+/* A record header's fixed text (HEADER IN PLACE): its field names, the
+ * ids, dates, digests and length, all but the target URI, the IP address,
+ * the WARC-Concurrent-To id and a revisit's WARC-Refers-To-Target-URI.
+ * With every optional field, 20-character dates and a 20-digit length:
+ * 487 bytes for a request or response, 703 for a revisit (its profile,
+ * WARC-Refers-To and -Date; 24 of it WARC-Truncated, which a revisit
+ * never has); 11 more per date past the year 9999 (498, 725).
+ * HEADER_ROOM is kept before every block: a request's or response's
+ * header fits it, a revisit's (its head alone: small) may be copied.
+ * HEADER_MAX bounds any header's fixed text. */
+#define HEADER_ROOM 512
+#define HEADER_MAX  1024
+
+/* Ended records kept for reuse (RECYCLING): at most SPARE_MAX of them,
+ * each keeping a block buffer of at most KEEP_MAX bytes. */
+#define SPARE_MAX 64
+#define KEEP_MAX  ((size_t)256 << 10)
 
 struct bc_warc {
     char *path;        /* as given */
@@ -162,10 +233,25 @@ struct bc_warc {
     /* A record in memory, whole (MEMORY FIRST): its text, and its gzip
      * member; both kept from record to record, at most MEM_MAX and a
      * header more (and the compression bound of that). */
-    struct libdeflate_compressor *dc;
+    struct isal_zstream *isal;
+    /* TABLES: the histogram being learnt (NULL when none is), the
+     * tables learnt (NULL before the first), and the bytes of record
+     * text in this training or since its tables were made. */
+    struct isal_huff_histogram *hist;
+    struct isal_hufftables *tables;
+    uint64_t counted;
     struct bc_buf text;
     unsigned char *member;
     size_t member_cap;
+    struct bc_buf header; /* a record's header, formatted (record_write) */
+    /* RECYCLING: SHA-1 fetched once, a state for md_peek(), the records
+     * ended and kept for reuse, the last WARC-Date formatted. */
+    EVP_MD *sha1;
+    EVP_MD_CTX *peek;
+    struct bc_warc_record *spare;
+    size_t spares;
+    time_t date_t;
+    char date[32]; /* "" until a date is formatted */
 };
 
 /* A record being appended to: its fields, its spool, its digests. */
@@ -179,8 +265,11 @@ struct bc_warc_record {
     char id[BC_WARC_ID_SIZE];
     time_t date;
     uint64_t len;
-    struct bc_buf mem; /* the block while it fits MEM_MAX (MEMORY FIRST) */
-    FILE *spool;       /* then (NULL until) its spool file */
+    /* The block while it fits MEM_MAX (MEMORY FIRST), after gap bytes
+     * kept for its header (HEADER IN PLACE). */
+    struct bc_buf mem;
+    size_t gap;
+    FILE *spool; /* then (NULL until) its spool file */
     EVP_MD_CTX *block_md;
     EVP_MD_CTX *payload_md;
     /* The HTTP head, kept until the first body byte to learn its
@@ -193,9 +282,10 @@ struct bc_warc_record {
     bool payload_apart;      /* the payload comes by bc_warc_record_payload */
     bool payload_end;        /* ... and its message's end came */
     /* The head alone, for a revisit record (REVISIT): its length and the
-     * block digest's state at the first body byte (NULL before it). */
+     * block digest's state at the first body byte (copied then). */
     uint64_t head_len;
     EVP_MD_CTX *head_md;
+    struct bc_warc_record *next; /* in the writer's spares (RECYCLING) */
 };
 
 static void sha1_base32(EVP_MD_CTX *md, char out[33])
@@ -217,18 +307,32 @@ static void sha1_base32(EVP_MD_CTX *md, char out[33])
     out[k] = '\0';
 }
 
+/* Text: S's N bytes at p, and where the text goes on. */
+static char *put(char *p, const char *s, size_t n)
+{
+    memcpy(p, s, n);
+    return p + n;
+}
+
 enum bc_status bc_warc_new_id(char id[BC_WARC_ID_SIZE])
 {
+    static const char hex[] = "0123456789abcdef";
     unsigned char u[16];
     if (RAND_bytes(u, sizeof(u)) != 1)
         return BC_ERR_IO;
     u[6] = (unsigned char)((u[6] & 0x0f) | 0x40); /* version 4 */
     u[8] = (unsigned char)((u[8] & 0x3f) | 0x80); /* RFC 4122 variant */
-    snprintf(id, BC_WARC_ID_SIZE,
-             "<urn:uuid:%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-             "%02x%02x%02x%02x%02x%02x>",
-             u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
-             u[11], u[12], u[13], u[14], u[15]);
+    /* "<urn:uuid:" 8-4-4-4-12 hex digits ">": 47 characters. */
+    char *p = id;
+    p = put(p, "<urn:uuid:", 10);
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            *p++ = '-';
+        *p++ = hex[u[i] >> 4];
+        *p++ = hex[u[i] & 15];
+    }
+    *p++ = '>';
+    *p = '\0';
     return BC_OK;
 }
 
@@ -286,40 +390,113 @@ static enum bc_status emit(struct bc_warc *w, const void *data, size_t len,
     }
 }
 
+/* The most bytes isal_deflate_stateless() writes for n bytes as a gzip
+ * member: when deflate would not make them smaller, it stores them, 5
+ * bytes of block header per 65,535 bytes or part of them (one empty
+ * block for none), in the member's 10-byte header and 8-byte trailer. */
+static size_t member_bound(size_t n)
+{
+    return n + 5 * (n / 65535 + 1) + 18;
+}
+
+/* Compress the record text TEXT (LEN bytes, at most MEM_MAX and a
+ * header) into w->member (member_bound(len) bytes) as one gzip member of
+ * *n bytes: at level 0 with the writer's tables, or at level 1 while it
+ * learns them (TABLES). */
+static enum bc_status compress_member(struct bc_warc *w, const char *text,
+                                      size_t len, size_t *n)
+{
+    uint8_t *in = (uint8_t *)(uintptr_t)text; /* ISA-L only reads it */
+    if (!w->hist && w->counted >= RETRAIN_BYTES) {
+        w->hist = calloc(1, sizeof(*w->hist)); /* zeroed, as ISA-L wants */
+        if (!w->hist)
+            return BC_ERR_NOMEM;
+        w->counted = 0;
+    }
+    struct isal_zstream *z = w->isal;
+    isal_deflate_stateless_init(z);
+    if (w->hist) {
+        isal_update_histogram(in, (int)len, w->hist);
+        z->level = 1; /* needs no level buffer in one call */
+    } else {
+        isal_deflate_set_hufftables(z, w->tables, IGZIP_HUFFTABLE_CUSTOM);
+        z->level = 0;
+    }
+    /* isal_deflate_stateless_init() leaves the window's size as it was:
+     * 0 is the default 32 KiB (with a stream from malloc(), garbage made
+     * it a few bytes, and text came out stored: test_learnt_tables). */
+    z->hist_bits = 0;
+    z->gzip_flag = IGZIP_GZIP;
+    z->end_of_stream = 1;
+    z->next_in = in;
+    z->avail_in = (uint32_t)len;
+    z->next_out = w->member;
+    z->avail_out = (uint32_t)member_bound(len);
+    if (isal_deflate_stateless(z) != COMP_OK) /* not within the bound */
+        return BC_ERR_IO;
+    *n = z->total_out;
+    w->counted += len;
+    if (w->hist && w->counted >= TRAIN_BYTES) {
+        /* Every symbol gets a code, seen or not: any text can follow.
+         * Tables ISA-L cannot make (or no memory for them) leave the
+         * writer learning, at level 1, from the next TRAIN_BYTES. */
+        struct isal_hufftables *t = malloc(sizeof(*t));
+        if (t && isal_create_hufftables(t, w->hist) == 0) {
+            free(w->tables);
+            w->tables = t;
+            free(w->hist);
+            w->hist = NULL;
+        } else {
+            free(t);
+            memset(w->hist, 0, sizeof(*w->hist));
+        }
+        w->counted = 0;
+    }
+    return BC_OK;
+}
+
 /* Write a record held in memory (MEMORY FIRST): header, block and the
  * trailing \r\n\r\n, as one gzip member compressed in one call
- * (libdeflate), or plain. */
+ * (compress_member()), or plain. HEADER IN PLACE: when the ROOM bytes before
+ * BLOCK hold the header and the 4 bytes after it may be written (a
+ * record's own buffer), the text is laid out there; else it is copied
+ * into w->text (the warcinfo record, a header longer than its room). */
 static enum bc_status write_whole(struct bc_warc *w, const char *header,
-                                  const void *block, size_t block_len)
+                                  size_t header_len, char *block,
+                                  size_t block_len, size_t room, size_t tail)
 {
-    size_t header_len = strlen(header);
-    if (!w->gz) {
-        if (fwrite(header, 1, header_len, w->out) != header_len ||
-            (block_len && fwrite(block, 1, block_len, w->out) != block_len) ||
-            fwrite("\r\n\r\n", 1, 4, w->out) != 4)
-            return BC_ERR_IO;
-        w->size += header_len + block_len + 4;
-        w->stats.bytes += header_len + block_len + 4;
-        return BC_OK;
-    }
-    bc_buf_clear(&w->text);
-    if (bc_buf_append(&w->text, header, header_len) != BC_OK ||
-        bc_buf_append(&w->text, block, block_len) != BC_OK ||
-        bc_buf_append(&w->text, "\r\n\r\n", 4) != BC_OK)
-        return BC_ERR_NOMEM;
-    size_t bound = libdeflate_gzip_compress_bound(w->dc, w->text.len);
-    if (bound > w->member_cap) {
-        unsigned char *m = realloc(w->member, bound);
-        if (!m)
+    const char *text;
+    size_t text_len = header_len + block_len + 4;
+    if (header_len <= room && tail >= 4) {
+        char *start = block - header_len;
+        memcpy(start, header, header_len);
+        memcpy(block + block_len, "\r\n\r\n", 4);
+        text = start;
+    } else {
+        bc_buf_clear(&w->text);
+        if (bc_buf_append(&w->text, header, header_len) != BC_OK ||
+            bc_buf_append(&w->text, block, block_len) != BC_OK ||
+            bc_buf_append(&w->text, "\r\n\r\n", 4) != BC_OK)
             return BC_ERR_NOMEM;
-        w->member = m;
-        w->member_cap = bound;
+        text = w->text.data;
     }
-    size_t n = libdeflate_gzip_compress(w->dc, w->text.data, w->text.len,
-                                        w->member, w->member_cap);
-    if (n == 0) /* cannot happen within the bound */
-        return BC_ERR_IO;
-    if (fwrite(w->member, 1, n, w->out) != n)
+    const void *out = text;
+    size_t n = text_len;
+    if (w->gz) {
+        size_t bound = member_bound(text_len);
+        if (bound > w->member_cap) {
+            unsigned char *m = realloc(w->member, bound);
+            if (!m)
+                return BC_ERR_NOMEM;
+            w->member = m;
+            w->member_cap = bound;
+        }
+        enum bc_status st = compress_member(w, text, text_len, &n);
+        if (st != BC_OK)
+            return st;
+        out = w->member;
+    }
+    if (fwrite(out, 1, n, w->out) != n)
         return BC_ERR_IO;
     w->size += n;
     w->stats.bytes += n;
@@ -327,19 +504,21 @@ static enum bc_status write_whole(struct bc_warc *w, const char *header,
 }
 
 /* Write a whole record from a header text and either BLOCK_LEN bytes at
- * BLOCK (a record in memory) or the spool's first spool_len bytes (a
- * record spooled: streamed through zlib's deflate). */
+ * BLOCK (a record in memory, with ROOM and TAIL bytes around it:
+ * write_whole()) or the spool's first spool_len bytes (a record spooled:
+ * streamed through zlib's deflate). */
 static enum bc_status write_record(struct bc_warc *w, const char *header,
-                                   const void *block, size_t block_len,
+                                   size_t header_len, char *block,
+                                   size_t block_len, size_t room, size_t tail,
                                    FILE *spool, uint64_t spool_len)
 {
     enum bc_status st;
     if (!spool) {
-        st = write_whole(w, header, block, block_len);
+        st = write_whole(w, header, header_len, block, block_len, room, tail);
     } else {
         st = w->gz && deflateReset(&w->z) != Z_OK ? BC_ERR_IO : BC_OK;
         if (st == BC_OK)
-            st = emit(w, header, strlen(header), false);
+            st = emit(w, header, header_len, false);
         if (st == BC_OK)
             rewind(spool);
         size_t n;
@@ -369,6 +548,17 @@ static void iso_date(time_t t, char out[32])
     strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* A record's WARC-Date, formatted once for the records of one second
+ * (a request and its response share theirs). */
+static const char *record_date(struct bc_warc *w, time_t t)
+{
+    if (!w->date[0] || w->date_t != t) {
+        iso_date(t, w->date);
+        w->date_t = t;
+    }
+    return w->date;
+}
+
 /* Write the warcinfo record that opens each file. */
 static enum bc_status write_warcinfo(struct bc_warc *w)
 {
@@ -381,7 +571,7 @@ static enum bc_status write_warcinfo(struct bc_warc *w)
     if (!md)
         return BC_ERR_NOMEM;
     size_t len = strlen(w->warcinfo);
-    EVP_DigestInit_ex(md, EVP_sha1(), NULL);
+    EVP_DigestInit_ex(md, w->sha1, NULL);
     EVP_DigestUpdate(md, w->warcinfo, len);
     sha1_base32(md, digest);
     EVP_MD_CTX_free(md);
@@ -391,18 +581,19 @@ static enum bc_status write_warcinfo(struct bc_warc *w)
     char *header = malloc(n);
     if (!header)
         return BC_ERR_NOMEM;
-    snprintf(header, n,
-             "WARC/1.1\r\n"
-             "WARC-Type: warcinfo\r\n"
-             "WARC-Record-ID: %s\r\n"
-             "WARC-Date: %s\r\n"
-             "WARC-Filename: %s\r\n"
-             "WARC-Block-Digest: sha1:%s\r\n"
-             "Content-Type: application/warc-fields\r\n"
-             "Content-Length: %zu\r\n"
-             "\r\n",
-             id, date, base, digest, len);
-    enum bc_status st = write_record(w, header, w->warcinfo, len, NULL, 0);
+    int k = snprintf(header, n,
+                     "WARC/1.1\r\n"
+                     "WARC-Type: warcinfo\r\n"
+                     "WARC-Record-ID: %s\r\n"
+                     "WARC-Date: %s\r\n"
+                     "WARC-Filename: %s\r\n"
+                     "WARC-Block-Digest: sha1:%s\r\n"
+                     "Content-Type: application/warc-fields\r\n"
+                     "Content-Length: %zu\r\n"
+                     "\r\n",
+                     id, date, base, digest, len);
+    enum bc_status st =
+        write_record(w, header, (size_t)k, w->warcinfo, len, 0, 0, NULL, 0);
     free(header);
     return st;
 }
@@ -455,10 +646,16 @@ static enum bc_status writer_new(const char *path, uint64_t max_size,
     w->buf = malloc(COPY_SIZE);
     w->zbuf = malloc(COPY_SIZE);
     bc_buf_init(&w->text, 0); /* a header and at most MEM_MAX */
+    bc_buf_init(&w->header, 0);
     if (w->gz)
-        w->dc = libdeflate_alloc_compressor(DEFLATE_LEVEL);
+        w->isal = malloc(sizeof(*w->isal));
+    if (w->gz)
+        w->hist = calloc(1, sizeof(*w->hist)); /* the first training */
+    w->sha1 = EVP_MD_fetch(NULL, "SHA1", NULL);
+    w->peek = EVP_MD_CTX_new();
     enum bc_status st = BC_OK;
-    if (!w->path || !w->warcinfo || !w->buf || !w->zbuf || (w->gz && !w->dc))
+    if (!w->path || !w->warcinfo || !w->buf || !w->zbuf ||
+        (w->gz && (!w->isal || !w->hist)) || !w->sha1 || !w->peek)
         st = BC_ERR_NOMEM;
     if (st == BC_OK && w->gz) {
         if (deflateInit2(&w->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
@@ -644,23 +841,77 @@ const char *bc_warc_file(const struct bc_warc *w)
     return w && w->file ? w->file : "";
 }
 
+/* Free a record and all it holds. */
+static void record_destroy(struct bc_warc_record *r)
+{
+    bc_buf_free(&r->head);
+    bc_buf_free(&r->mem);
+    EVP_MD_CTX_free(r->block_md);
+    EVP_MD_CTX_free(r->payload_md);
+    EVP_MD_CTX_free(r->head_md);
+    free(r);
+}
+
+/* End a record's life: its strings and spool go, the rest is kept for
+ * the next record among the writer's spares (RECYCLING), or freed. */
 static void record_free(struct bc_warc_record *r)
 {
     if (!r)
         return;
     int e = errno; /* a failed write's, which the caller reports */
-    bc_buf_free(&r->head);
-    bc_buf_free(&r->mem);
+    struct bc_warc *w = r->w;
     free(r->uri);
     free(r->ip);
     free(r->concurrent_to);
+    r->uri = r->ip = r->concurrent_to = NULL;
     if (r->spool)
         fclose(r->spool);
-    EVP_MD_CTX_free(r->block_md);
-    EVP_MD_CTX_free(r->payload_md);
-    EVP_MD_CTX_free(r->head_md);
-    free(r);
+    r->spool = NULL;
+    if (w->spares < SPARE_MAX) {
+        if (r->mem.cap > KEEP_MAX)
+            bc_buf_free(&r->mem);
+        r->next = w->spare;
+        w->spare = r;
+        w->spares++;
+    } else {
+        record_destroy(r);
+    }
     errno = e;
+}
+
+/* A record to fill: a spare, its buffers and SHA-1 states kept, or a new
+ * one. NULL: no memory. */
+static struct bc_warc_record *record_get(struct bc_warc *w)
+{
+    struct bc_warc_record *r = w->spare;
+    if (r) {
+        w->spare = r->next;
+        w->spares--;
+        struct bc_warc_record kept = *r;
+        memset(r, 0, sizeof(*r));
+        r->mem = kept.mem;
+        r->head = kept.head;
+        r->block_md = kept.block_md;
+        r->payload_md = kept.payload_md;
+        r->head_md = kept.head_md;
+        bc_buf_clear(&r->mem);
+        bc_buf_clear(&r->head);
+    } else {
+        r = calloc(1, sizeof(*r));
+        if (!r)
+            return NULL;
+        bc_buf_init(&r->head, 0); /* a head: bounded by its fetcher */
+        bc_buf_init(&r->mem, 0);  /* at most gap + MEM_MAX: keep() */
+        r->block_md = EVP_MD_CTX_new();
+        r->payload_md = EVP_MD_CTX_new();
+        r->head_md = EVP_MD_CTX_new();
+        if (!r->block_md || !r->payload_md || !r->head_md) {
+            record_destroy(r);
+            return NULL;
+        }
+    }
+    r->w = w;
+    return r;
 }
 
 /* A record's spool: an unlinked file in the directory of the WARC (its
@@ -707,32 +958,32 @@ enum bc_status bc_warc_record_begin(struct bc_warc *w, enum bc_warc_type type,
         has_crlf(id) || has_crlf(concurrent_to) ||
         (id && strlen(id) >= BC_WARC_ID_SIZE))
         return BC_ERR_INVALID_ARG;
-    struct bc_warc_record *r = calloc(1, sizeof(*r));
+    struct bc_warc_record *r = record_get(w);
     if (!r)
         return BC_ERR_NOMEM;
-    r->w = w;
     r->type = type;
-    bc_buf_init(&r->head, 0); /* a head: bounded by its fetcher */
-    bc_buf_init(&r->mem, MEM_MAX);
     r->date = date;
     r->uri = strdup(target_uri);
     r->ip = ip && *ip ? strdup(ip) : NULL;
     r->concurrent_to = concurrent_to ? strdup(concurrent_to) : NULL;
-    r->block_md = EVP_MD_CTX_new();
-    r->payload_md = EVP_MD_CTX_new();
+    /* HEADER IN PLACE: room for the header before the block. */
+    r->gap = HEADER_ROOM + strlen(target_uri) + (ip ? strlen(ip) : 0) +
+             (concurrent_to ? strlen(concurrent_to) : 0);
     enum bc_status st = BC_OK;
     if (!r->uri || (ip && *ip && !r->ip) ||
-        (concurrent_to && !r->concurrent_to) || !r->block_md || !r->payload_md)
+        (concurrent_to && !r->concurrent_to) ||
+        bc_buf_reserve(&r->mem, r->gap) != BC_OK)
         st = BC_ERR_NOMEM;
+    else
+        bc_buf_truncate(&r->mem, r->gap);
     if (st == BC_OK) {
         if (id)
             memcpy(r->id, id, strlen(id) + 1);
         else
             st = bc_warc_new_id(r->id);
     }
-    if (st == BC_OK &&
-        (EVP_DigestInit_ex(r->block_md, EVP_sha1(), NULL) != 1 ||
-         EVP_DigestInit_ex(r->payload_md, EVP_sha1(), NULL) != 1))
+    if (st == BC_OK && (EVP_DigestInit_ex(r->block_md, w->sha1, NULL) != 1 ||
+                        EVP_DigestInit_ex(r->payload_md, w->sha1, NULL) != 1))
         st = BC_ERR_NOMEM;
     if (st != BC_OK) {
         record_free(r);
@@ -857,13 +1108,14 @@ static bool body_whole(const struct bc_warc_record *r)
 static enum bc_status keep(struct bc_warc_record *r, const void *data,
                            size_t len)
 {
-    if (!r->spool && len <= MEM_MAX - r->mem.len)
+    size_t held = r->mem.len - r->gap;
+    if (!r->spool && len <= MEM_MAX - held)
         return bc_buf_append(&r->mem, data, len);
     if (!r->spool) {
         FILE *f = open_spool(r->w);
         if (!f)
             return BC_ERR_IO;
-        if (r->mem.len && fwrite(r->mem.data, 1, r->mem.len, f) != r->mem.len) {
+        if (held && fwrite(r->mem.data + r->gap, 1, held, f) != held) {
             int e = errno;
             fclose(f);
             errno = e;
@@ -871,6 +1123,7 @@ static enum bc_status keep(struct bc_warc_record *r, const void *data,
         }
         r->spool = f;
         bc_buf_free(&r->mem);
+        r->gap = 0;
     }
     return fwrite(data, 1, len, r->spool) == len ? BC_OK : BC_ERR_IO;
 }
@@ -887,12 +1140,8 @@ static enum bc_status append(struct bc_warc_record *r, const void *data,
     if (body && !r->in_body) {
         /* REVISIT: the head's length and block digest, kept before the
          * first body byte joins the block's. */
-        r->head_md = EVP_MD_CTX_new();
-        if (!r->head_md || EVP_MD_CTX_copy_ex(r->head_md, r->block_md) != 1) {
-            EVP_MD_CTX_free(r->head_md);
-            r->head_md = NULL;
+        if (EVP_MD_CTX_copy_ex(r->head_md, r->block_md) != 1)
             return BC_ERR_NOMEM;
-        }
         r->head_len = r->len;
         r->coded = head_coded(r->head.data, r->head.len);
         r->has_length =
@@ -941,14 +1190,12 @@ enum bc_status bc_warc_record_body(struct bc_warc_record *r, const void *data,
 }
 
 /* The SHA-1 of what md has hashed so far, md left as it is. */
-static bool md_peek(const EVP_MD_CTX *md, unsigned char out[20])
+static bool md_peek(struct bc_warc *w, const EVP_MD_CTX *md,
+                    unsigned char out[20])
 {
-    EVP_MD_CTX *copy = EVP_MD_CTX_new();
     unsigned int n = 0;
-    bool ok = copy && EVP_MD_CTX_copy_ex(copy, md) == 1 &&
-              EVP_DigestFinal_ex(copy, out, &n) == 1 && n == 20;
-    EVP_MD_CTX_free(copy);
-    return ok;
+    return EVP_MD_CTX_copy_ex(w->peek, md) == 1 &&
+           EVP_DigestFinal_ex(w->peek, out, &n) == 1 && n == 20;
 }
 
 /* Whether the record has a payload digest (PAYLOAD above). */
@@ -964,7 +1211,33 @@ enum bc_status bc_warc_record_payload_sha1(const struct bc_warc_record *r,
         return BC_ERR_INVALID_ARG;
     if (!has_payload_digest(r))
         return BC_ERR_NOT_FOUND;
-    return md_peek(r->payload_md, out) ? BC_OK : BC_ERR_NOMEM;
+    return md_peek(r->w, r->payload_md, out) ? BC_OK : BC_ERR_NOMEM;
+}
+
+/* Write record r (a revisit of REFERS when not NULL, of PROFILE: REVISIT)
+ * and free it: bc_warc_record_end(), bc_warc_record_end_revisit() and
+ * bc_warc_record_end_not_modified(). A server-not-modified revisit has
+ * no payload to digest and may name no record (refers->id NULL). */
+/* A field "NAME VALUE\r\n" (NAME with its colon and space). */
+static char *put_field(char *p, const char *name, const char *value)
+{
+    p = put(p, name, strlen(name));
+    p = put(p, value, strlen(value));
+    return put(p, "\r\n", 2);
+}
+
+/* The decimal digits of v. */
+static char *put_u64(char *p, uint64_t v)
+{
+    char d[20];
+    int k = 0;
+    do {
+        d[k++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (k)
+        *p++ = d[--k];
+    return p;
 }
 
 /* Write record r (a revisit of REFERS when not NULL, of PROFILE: REVISIT)
@@ -977,8 +1250,7 @@ static enum bc_status record_write(struct bc_warc_record *r, bool truncated,
                                    uint64_t *offset)
 {
     struct bc_warc *w = r->w;
-    char date[32], block[33], payload[33], ref_date[32];
-    iso_date(r->date, date);
+    char block[33], payload[33], ref_date[32];
     /* A revisit's block is the head alone: its digest as it was at the
      * first body byte (or the whole block's, when no body came). */
     bool revisit = refers != NULL;
@@ -996,61 +1268,61 @@ static enum bc_status record_write(struct bc_warc_record *r, bool truncated,
     w->last_id[0] = '\0';
     if (st == BC_OK && !pair)
         st = ensure_file(w);
+    /* The header's variable strings and its fixed text (HEADER_MAX). */
     size_t n = strlen(r->uri) + (r->ip ? strlen(r->ip) : 0) +
-               (revisit ? strlen(refers->target_uri) : 0) + 1024;
-    char *header = st == BC_OK ? malloc(n) : NULL;
-    if (st == BC_OK && !header)
+               (r->concurrent_to ? strlen(r->concurrent_to) : 0) +
+               (revisit ? strlen(refers->target_uri) : 0) + HEADER_MAX;
+    bc_buf_clear(&w->header);
+    if (st == BC_OK && bc_buf_reserve(&w->header, n) != BC_OK)
         st = BC_ERR_NOMEM;
     if (st == BC_OK) {
         bool response = r->type == BC_WARC_RESPONSE;
-        int k = snprintf(header, n,
-                         "WARC/1.1\r\n"
-                         "WARC-Type: %s\r\n"
-                         "WARC-Record-ID: %s\r\n"
-                         "WARC-Date: %s\r\n"
-                         "WARC-Target-URI: %s\r\n",
-                         revisit    ? "revisit"
-                         : response ? "response"
-                                    : "request",
-                         r->id, date, r->uri);
+        char *h = w->header.data, *p = h;
+        p = put(p, "WARC/1.1\r\n", 10);
+        p = put_field(p, "WARC-Type: ",
+                      revisit    ? "revisit"
+                      : response ? "response"
+                                 : "request");
+        p = put_field(p, "WARC-Record-ID: ", r->id);
+        p = put_field(p, "WARC-Date: ", record_date(w, r->date));
+        p = put_field(p, "WARC-Target-URI: ", r->uri);
         if (r->ip)
-            k += snprintf(header + k, n - (size_t)k, "WARC-IP-Address: %s\r\n",
-                          r->ip);
+            p = put_field(p, "WARC-IP-Address: ", r->ip);
         if (r->concurrent_to)
-            k += snprintf(header + k, n - (size_t)k,
-                          "WARC-Concurrent-To: %s\r\n", r->concurrent_to);
+            p = put_field(p, "WARC-Concurrent-To: ", r->concurrent_to);
         if (w->info_id[0])
-            k += snprintf(header + k, n - (size_t)k, "WARC-Warcinfo-ID: %s\r\n",
-                          w->info_id);
+            p = put_field(p, "WARC-Warcinfo-ID: ", w->info_id);
         if (revisit) {
             iso_date(refers->date, ref_date);
-            k += snprintf(header + k, n - (size_t)k, "WARC-Profile: %s\r\n",
-                          profile);
+            p = put_field(p, "WARC-Profile: ", profile);
             if (refers->id && refers->id[0])
-                k += snprintf(header + k, n - (size_t)k,
-                              "WARC-Refers-To: %s\r\n", refers->id);
-            k += snprintf(header + k, n - (size_t)k,
-                          "WARC-Refers-To-Target-URI: %s\r\n"
-                          "WARC-Refers-To-Date: %s\r\n",
-                          refers->target_uri, ref_date);
+                p = put_field(p, "WARC-Refers-To: ", refers->id);
+            p = put_field(p, "WARC-Refers-To-Target-URI: ", refers->target_uri);
+            p = put_field(p, "WARC-Refers-To-Date: ", ref_date);
         }
         if (truncated && !body_whole(r)) /* WHOLE BODY */
-            k += snprintf(header + k, n - (size_t)k,
-                          "WARC-Truncated: length\r\n");
-        k += snprintf(header + k, n - (size_t)k,
-                      "WARC-Block-Digest: sha1:%s\r\n", block);
+            p = put(p, "WARC-Truncated: length\r\n", 24);
+        p = put_field(p, "WARC-Block-Digest: sha1:", block);
         if (has_payload_digest(r) && !not_modified)
-            k += snprintf(header + k, n - (size_t)k,
-                          "WARC-Payload-Digest: sha1:%s\r\n", payload);
-        snprintf(header + k, n - (size_t)k,
-                 "Content-Type: application/http;msgtype=%s\r\n"
-                 "Content-Length: %llu\r\n"
-                 "\r\n",
-                 response ? "response" : "request",
-                 (unsigned long long)block_len);
+            p = put_field(p, "WARC-Payload-Digest: sha1:", payload);
+        p = put_field(p, "Content-Type: application/http;msgtype=",
+                      response ? "response" : "request");
+        p = put(p, "Content-Length: ", 16);
+        p = put_u64(p, block_len);
+        p = put(p, "\r\n\r\n", 4);
+        bc_buf_truncate(&w->header, (size_t)(p - h));
+        /* HEADER IN PLACE: the record's buffer has gap bytes before its
+         * block and, once 4 more are reserved, room for \r\n\r\n. */
+        char *data = NULL;
+        size_t tail = 0;
+        if (!r->spool) {
+            (void)bc_buf_reserve(&r->mem, 4); /* else copied: write_whole */
+            data = r->mem.data + r->gap;
+            tail = r->mem.cap - r->gap - (size_t)block_len;
+        }
         uint64_t start = w->size;
-        st = write_record(w, header, r->mem.data, (size_t)block_len, r->spool,
-                          block_len);
+        st = write_record(w, h, w->header.len, data, (size_t)block_len, r->gap,
+                          tail, r->spool, block_len);
         if (st == BC_OK) {
             w->records++;
             memcpy(w->last_id, r->id, sizeof(w->last_id));
@@ -1060,7 +1332,6 @@ static enum bc_status record_write(struct bc_warc_record *r, bool truncated,
                 *offset = start;
         }
     }
-    free(header);
     record_free(r);
     return st;
 }
@@ -1117,7 +1388,17 @@ enum bc_status bc_warc_free(struct bc_warc *w)
     }
     if (w->z_ready)
         deflateEnd(&w->z);
-    libdeflate_free_compressor(w->dc);
+    free(w->isal);
+    free(w->hist);
+    free(w->tables);
+    while (w->spare) {
+        struct bc_warc_record *r = w->spare;
+        w->spare = r->next;
+        record_destroy(r);
+    }
+    EVP_MD_CTX_free(w->peek);
+    EVP_MD_free(w->sha1);
+    bc_buf_free(&w->header);
     bc_buf_free(&w->text);
     free(w->member);
     free(w->buf);

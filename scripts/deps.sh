@@ -9,7 +9,7 @@ set -euo pipefail
 
 want_build=(build-essential cmake pkg-config python3
     libxxhash-dev uthash-dev libcurl4-openssl-dev
-    libicu-dev libpsl-dev libsqlite3-dev zlib1g-dev libdeflate-dev libssl-dev
+    libicu-dev libpsl-dev libsqlite3-dev zlib1g-dev libisal-dev libssl-dev
     libxml2-dev
     libhiredis-dev libmicrohttpd-dev)
 want_test=(clang-format libcmocka-dev curl python3-cffi python3-dev

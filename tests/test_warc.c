@@ -979,6 +979,315 @@ static void test_revisit_misuse(void **state)
     free(raw);
 }
 
+/* bc_warc_new_id(): "<urn:uuid:" 8-4-4-4-12 lowercase hex digits ">",
+ * 47 characters, an RFC 4122 version 4 UUID (its version digit 4, its
+ * variant digit 8, 9, a or b); two ids differ. */
+static void test_new_id(void **state)
+{
+    (void)state;
+    char a[BC_WARC_ID_SIZE], b[BC_WARC_ID_SIZE];
+    assert_int_equal(bc_warc_new_id(a), BC_OK);
+    assert_int_equal(bc_warc_new_id(b), BC_OK);
+    assert_int_equal(strlen(a), 47);
+    assert_memory_equal(a, "<urn:uuid:", 10);
+    assert_int_equal(a[46], '>');
+    for (int i = 10; i < 46; i++) {
+        int k = i - 10; /* position in the UUID */
+        if (k == 8 || k == 13 || k == 18 || k == 23)
+            assert_int_equal(a[i], '-');
+        else
+            assert_non_null(strchr("0123456789abcdef", a[i]));
+    }
+    assert_int_equal(a[10 + 14], '4');
+    assert_non_null(strchr("89ab", a[10 + 19]));
+    assert_string_not_equal(a, b);
+}
+
+/* The fixed text of a header (warc.c, HEADER_ROOM): with every optional
+ * field and 20-character dates, 487 bytes for a response with a 20-digit
+ * length, 703 for a revisit (WARC-Truncated's 24 among them, which a
+ * revisit never has); the rest is the URIs, the IP address, the
+ * WARC-Concurrent-To id, and a length of fewer digits. Checked on a
+ * truncated response with all its fields, then a revisit with all its
+ * own, both with a 2-digit length. */
+static void test_header_room(void **state)
+{
+    (void)state;
+    static const char h[] = "HTTP/1.1 200 OK\r\n\r\n"; /* 19 bytes */
+    static const char uri[] = "http://x/header-room";
+    static const char ip[] = "192.0.2.1";
+    static const char refers_uri[] = "http://x/the-original";
+    char id[BC_WARC_ID_SIZE], other[BC_WARC_ID_SIZE];
+    assert_int_equal(bc_warc_new_id(id), BC_OK);
+    assert_int_equal(bc_warc_new_id(other), BC_OK);
+    char name[400];
+    strcpy(name, new_path(".warc"));
+    struct bc_warc *w = NULL;
+    struct bc_warc_record *r = NULL;
+    assert_int_equal(bc_warc_create(name, 0, info, &w), BC_OK);
+    for (int revisit = 0; revisit < 2; revisit++) {
+        assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, uri, ip,
+                                              1700000000, NULL, other, &r),
+                         BC_OK);
+        assert_int_equal(bc_warc_record_head(r, h, strlen(h)), BC_OK);
+        assert_int_equal(bc_warc_record_body(r, "12345678", 8), BC_OK);
+        struct bc_warc_refers of = {id, refers_uri, 1700000000};
+        if (revisit)
+            assert_int_equal(bc_warc_record_end_revisit(r, &of, NULL, NULL),
+                             BC_OK);
+        else
+            assert_int_equal(bc_warc_record_end(r, true, NULL, NULL), BC_OK);
+    }
+    assert_int_equal(bc_warc_free(w), BC_OK);
+
+    size_t n;
+    unsigned char *raw = slurp(name, &n);
+    struct rec recs[4];
+    assert_int_equal(parse(raw, n, recs, 4), 3);
+    /* Where each header starts: the file's start, then after the block
+     * and \r\n\r\n of the record before. */
+    const unsigned char *start1 = recs[0].block + recs[0].block_len + 4;
+    const unsigned char *start2 = recs[1].block + recs[1].block_len + 4;
+    size_t strings = strlen(uri) + strlen(ip) + strlen(other);
+    assert_true(recs[1].truncated); /* every optional field */
+    assert_memory_equal(recs[1].payload_digest, "sha1:", 5);
+    assert_string_equal(recs[1].concurrent, other);
+    assert_string_equal(recs[1].ip, ip);
+    assert_int_equal(recs[1].block_len, 27); /* 2 digits, not 20 */
+    assert_int_equal((size_t)(recs[1].block - start1), 487 - 18 + strings);
+    assert_string_equal(recs[2].type, "revisit");
+    assert_string_equal(recs[2].refers_to, id);
+    assert_false(recs[2].truncated);
+    assert_int_equal(recs[2].block_len, 19); /* 2 digits */
+    assert_int_equal((size_t)(recs[2].block - start2),
+                     703 - 24 - 18 + strings + strlen(refers_uri));
+    free(raw);
+}
+
+/* Read a .warc.gz of many records member by member: each record is
+ * inflated alone and parsed after the file's warcinfo record (parse()
+ * checks that every record names it), into rec; its member's size into
+ * *member. Returns the records after the warcinfo. A file of many
+ * megabytes parsed at once took minutes under ASan, whose strstr()
+ * measures the whole rest of the file at every header line. */
+typedef void each_fn(int i, const struct rec *r, size_t member, void *arg);
+static int read_members(const char *name, each_fn *each, void *arg)
+{
+    size_t n, info_len = 0, cap = (size_t)3 << 20, pos = 0;
+    unsigned char *raw = slurp(name, &n);
+    unsigned char *buf = malloc(cap);
+    assert_non_null(buf);
+    int count = -1;
+    while (pos < n) {
+        z_stream z = {0};
+        assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
+        z.next_in = raw + pos;
+        z.avail_in = (uInt)(n - pos);
+        z.next_out = buf + info_len;
+        z.avail_out = (uInt)(cap - info_len - 1);
+        assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+        size_t len = info_len + z.total_out, member = n - pos - z.avail_in;
+        pos += member;
+        inflateEnd(&z);
+        buf[len] = '\0';
+        struct rec recs[2];
+        assert_int_equal(parse(buf, len, recs, 2), count < 0 ? 1 : 2);
+        if (count < 0)
+            info_len = len; /* the warcinfo record stays first */
+        else
+            each(count, &recs[1], member, arg);
+        count++;
+    }
+    free(buf);
+    free(raw);
+    return count;
+}
+
+static void check_recycled(int i, const struct rec *r, size_t member, void *arg)
+{
+    (void)member;
+    const size_t *want_len = arg;
+    assert_string_equal(r->type, "response");
+    assert_int_equal(r->block_len, want_len[i]);
+    assert_memory_equal(r->payload_digest, "sha1:", 5);
+}
+
+/* RECYCLING (warc.c): an ended record is kept, with its buffers and
+ * SHA-1 states, for the next one to begin; nothing of it may show in the
+ * next. 70 records open at once (more than the 64 kept), ended in another
+ * order, then 70 more on the kept ones, with the heads' transfer coding
+ * swapped: every size class (no body, 100 bytes, 5,000, 300,000: past
+ * the 256 KiB a kept record keeps, and two past the 1 MiB bound:
+ * spooled); each record read back with its block and both digests
+ * (parse()), a chunked body's payload given apart and a plain one's not. */
+static void test_recycled_records(void **state)
+{
+    (void)state;
+    enum { N = 70, BIG = (1 << 20) + 1000 };
+    static const char plain_head[] = "HTTP/1.1 200 OK\r\n\r\n";
+    static const char chunked_head[] =
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    static const size_t sizes[] = {0, 100, 5000, 300 * 1000};
+    char *body = make_body(BIG);
+    char name[400];
+    strcpy(name, new_path(".warc.gz"));
+    struct bc_warc *w = NULL;
+    assert_int_equal(bc_warc_create(name, 0, info, &w), BC_OK);
+    size_t want_len[2 * N];
+    for (int round = 0; round < 2; round++) {
+        struct bc_warc_record *r[N];
+        size_t len[N];
+        for (int i = 0; i < N; i++) {
+            char uri[64];
+            snprintf(uri, sizeof(uri), "http://x/%d/%d", round, i);
+            assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, uri,
+                                                  NULL, 1700000000, NULL, NULL,
+                                                  &r[i]),
+                             BC_OK);
+            bool chunked = (i + round) % 2 == 0;
+            len[i] = i == 7 || i == 50 ? BIG : sizes[i % 4];
+            const char *h = chunked ? chunked_head : plain_head;
+            assert_int_equal(bc_warc_record_head(r[i], h, strlen(h)), BC_OK);
+            if (!chunked) {
+                assert_int_equal(bc_warc_record_body(r[i], body, len[i]),
+                                 BC_OK);
+                len[i] += strlen(h);
+                continue;
+            }
+            /* One chunk of len[i] bytes (none: just the last chunk). */
+            char size_line[32];
+            int k = len[i] ? snprintf(size_line, sizeof(size_line), "%zx\r\n",
+                                      len[i])
+                           : 0;
+            assert_int_equal(bc_warc_record_payload(r[i], NULL, 0, false),
+                             BC_OK);
+            assert_int_equal(bc_warc_record_body(r[i], size_line, (size_t)k),
+                             BC_OK);
+            assert_int_equal(bc_warc_record_body(r[i], body, len[i]), BC_OK);
+            assert_int_equal(bc_warc_record_payload(r[i], body, len[i], true),
+                             BC_OK);
+            const char *last = len[i] ? "\r\n0\r\n\r\n" : "0\r\n\r\n";
+            assert_int_equal(bc_warc_record_body(r[i], last, strlen(last)),
+                             BC_OK);
+            len[i] += strlen(h) + (size_t)k + strlen(last);
+        }
+        /* Ended odd ones first, then even ones backwards. */
+        int at = round * N;
+        for (int i = 1; i < N; i += 2, at++) {
+            assert_int_equal(bc_warc_record_end(r[i], false, NULL, NULL),
+                             BC_OK);
+            want_len[at] = len[i];
+        }
+        for (int i = N - 2; i >= 0; i -= 2, at++) {
+            assert_int_equal(bc_warc_record_end(r[i], false, NULL, NULL),
+                             BC_OK);
+            want_len[at] = len[i];
+        }
+    }
+    assert_int_equal(bc_warc_free(w), BC_OK);
+
+    assert_int_equal(read_members(name, check_recycled, want_len), 2 * N);
+    free(body);
+}
+
+/* Text like a web page's: tags and words of a small vocabulary, from a
+ * seeded generator (the same bytes every run). */
+static void make_text(char *b, size_t n, uint32_t seed)
+{
+    static const char *const words[] = {"<p>",   "</p>",  "<a href=\"/docs/",
+                                        "\">",   "</a>",  "the",
+                                        "table", "index", "query",
+                                        "row",   "<td>",  "</td>",
+                                        "of",    "and",   "PostgreSQL",
+                                        "\n",    "data",  "server"};
+    uint32_t x = seed;
+    size_t k = 0;
+    while (k < n) {
+        x = x * 1103515245u + 12345u;
+        const char *w = words[(x >> 16) % (sizeof(words) / sizeof(*words))];
+        for (size_t i = 0; w[i] && k < n; i++)
+            b[k++] = w[i];
+        if (k < n)
+            b[k++] = ' ';
+    }
+}
+
+/* A response record of LEN body bytes at BODY, ended; its block length. */
+static size_t end_response(struct bc_warc *w, const char *uri, const char *body,
+                           size_t len)
+{
+    static const char h[] = "HTTP/1.1 200 OK\r\n\r\n";
+    struct bc_warc_record *r = NULL;
+    assert_int_equal(bc_warc_record_begin(w, BC_WARC_RESPONSE, uri, NULL,
+                                          1700000000, NULL, NULL, &r),
+                     BC_OK);
+    assert_int_equal(bc_warc_record_head(r, h, strlen(h)), BC_OK);
+    assert_int_equal(bc_warc_record_body(r, body, len), BC_OK);
+    assert_int_equal(bc_warc_record_end(r, false, NULL, NULL), BC_OK);
+    return strlen(h) + len;
+}
+
+/* What test_learnt_tables expects, and the text's compressed bytes. */
+struct learnt {
+    const size_t *want;
+    const char *noise;
+    size_t noise_len;
+    size_t text_member_bytes;
+};
+
+static void check_learnt(int i, const struct rec *r, size_t member, void *arg)
+{
+    struct learnt *l = arg;
+    assert_int_equal(r->block_len, l->want[i]);
+    if (strcmp(r->uri, "http://x/noise") == 0)
+        assert_memory_equal(r->block + 19, l->noise, l->noise_len);
+    else
+        l->text_member_bytes += member;
+}
+
+/* TABLES (warc.c): a .warc.gz writer compresses its first 1 MiB of
+ * record text at level 1 while it counts its symbols, then at level 0
+ * with Huffman tables made from them, and learns again from 1 MiB after
+ * every 16 MiB. Every record must come back whole whatever it holds:
+ * text (about 34 MiB of it, in 64 KiB records: the tables are made
+ * three times), bytes never seen while learning (random: stored, within
+ * the member's bound: records of exactly 1 MiB of them, MEM_MAX, held in
+ * memory, with tables learnt once and twice), no body at all. Text
+ * compresses: its records take less than a third of its bytes. */
+static void test_learnt_tables(void **state)
+{
+    (void)state;
+    enum { PIECE = 64 * 1024, PIECES = 34 * 16, MAX = PIECES + 8 };
+    const size_t noise_len = (size_t)1 << 20;
+    char *text = malloc(PIECE);
+    char *noise = make_body(noise_len);
+    assert_non_null(text);
+    char name[400];
+    strcpy(name, new_path(".warc.gz"));
+    struct bc_warc *w = NULL;
+    assert_int_equal(bc_warc_create(name, 0, info, &w), BC_OK);
+    size_t *want = malloc(MAX * sizeof(*want));
+    assert_non_null(want);
+    int k = 0;
+    uint64_t text_bytes = 0;
+    for (int i = 0; i < PIECES; i++) {
+        make_text(text, PIECE, (uint32_t)i);
+        want[k++] = end_response(w, "http://x/text", text, PIECE);
+        text_bytes += PIECE;
+        if (i == 20 || i == 300) /* tables made once, then twice */
+            want[k++] = end_response(w, "http://x/noise", noise, noise_len);
+    }
+    want[k++] = end_response(w, "http://x/empty", "", 0);
+    assert_int_equal(bc_warc_free(w), BC_OK);
+
+    struct learnt got = {want, noise, noise_len, 0};
+    assert_int_equal(read_members(name, check_learnt, &got), k);
+    assert_true(got.text_member_bytes < text_bytes / 3);
+    free(want);
+    free(noise);
+    free(text);
+}
+
 int main(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -1004,6 +1313,10 @@ int main(void)
         cmocka_unit_test(test_revisit),
         cmocka_unit_test(test_revisit_misuse),
         cmocka_unit_test(test_revisit_not_modified),
+        cmocka_unit_test(test_new_id),
+        cmocka_unit_test(test_header_room),
+        cmocka_unit_test(test_recycled_records),
+        cmocka_unit_test(test_learnt_tables),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[400];

@@ -34,7 +34,8 @@
  * 1 MiB. Ending the record (bc_warc_record_end()) writes the header, then
  * the block: a held block at once (compressed in one call), a spooled one
  * copied in 64 KiB pieces. Memory is at most 1 MiB per open record plus
- * about 2 MiB per writer, whatever the bodies' sizes; disk is one extra
+ * about 2 MiB per writer and the ended records it keeps for reuse (at
+ * most 64 of 256 KiB), whatever the bodies' sizes; disk is one extra
  * copy of each open record past 1 MiB. Many records may be open at once
  * (one per transfer in flight); each goes to the file whole, when it ends.
  *
