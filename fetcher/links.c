@@ -1033,38 +1033,36 @@ static void on_chars(struct bc_links *p, const struct bc_html_token *tok)
  */
 static bool joins_words(const char *name, size_t len)
 {
-    /* By first letter: space-separated names. */
-    static const char *const by_letter[26] = {
-        ['a' - 'a'] = "a abbr",
-        ['b' - 'a'] = "b bdi bdo big body base",
-        ['c' - 'a'] = "cite code",
-        ['d' - 'a'] = "data del dfn",
-        ['e' - 'a'] = "em",
-        ['f' - 'a'] = "font frameset frame",
-        ['h' - 'a'] = "html head",
-        ['i' - 'a'] = "i ins",
-        ['k' - 'a'] = "kbd",
-        ['l' - 'a'] = "link",
-        ['m' - 'a'] = "mark math meta",
-        ['n' - 'a'] = "nobr noscript noembed noframes",
-        ['q' - 'a'] = "q",
-        ['r' - 'a'] = "rp rt ruby",
-        ['s' - 'a'] = "s samp small span strike strong sub sup script style "
-                      "svg",
-        ['t' - 'a'] = "time tt template",
-        ['u' - 'a'] = "u",
-        ['v' - 'a'] = "var",
-        ['w' - 'a'] = "wbr"};
-    if (len == 0 || name[0] < 'a' || name[0] > 'z')
-        return false;
-    const char *l = by_letter[name[0] - 'a'];
-    while (l && *l) {
-        size_t n = strcspn(l, " ");
-        if (n == len && memcmp(l, name, n) == 0)
-            return true;
-        l += n + (l[n] == ' ');
+    /* By length, so that each test is one compare of a few bytes (the
+     * crawl asks this of every tag). */
+#define IS(lit) (memcmp(name, lit, sizeof(lit) - 1) == 0)
+    switch (len) {
+    case 1:
+        return IS("a") || IS("b") || IS("i") || IS("q") || IS("s") || IS("u");
+    case 2:
+        return IS("em") || IS("rp") || IS("rt") || IS("tt");
+    case 3:
+        return IS("bdi") || IS("bdo") || IS("big") || IS("del") || IS("dfn") ||
+               IS("ins") || IS("kbd") || IS("sub") || IS("sup") || IS("var") ||
+               IS("wbr") || IS("svg");
+    case 4:
+        return IS("abbr") || IS("cite") || IS("code") || IS("data") ||
+               IS("font") || IS("mark") || IS("nobr") || IS("ruby") ||
+               IS("samp") || IS("span") || IS("time") || IS("math") ||
+               IS("html") || IS("head") || IS("body") || IS("base") ||
+               IS("link") || IS("meta");
+    case 5:
+        return IS("small") || IS("style") || IS("frame");
+    case 6:
+        return IS("strike") || IS("strong") || IS("script");
+    case 7:
+        return IS("noembed");
+    case 8:
+        return IS("template") || IS("noscript") || IS("noframes") ||
+               IS("frameset");
     }
     return false;
+#undef IS
 }
 
 /* A start or end tag (only with on_text): one that breaks words owes a
