@@ -31,7 +31,9 @@
 #                     number, the tables
 #   fpr.png, ns_per_url.png, bytes_per_url.png   the pictures (gnuplot)
 # Every benchmark runs its baseline in the same process or script. The
-# default run takes 25-35 minutes on a 2-core machine. With the
+# default run takes 20-25 minutes on a 2-core machine (the steps of
+# issues 24 and 25 - state, links, simhash, crawl-postgres and the two
+# features crawls - about 9 of them). With the
 # environment variable REDISBLOOM_SRC set to a RedisBloom source tree (not
 # vendored; bench/results/redis_seen.md says how to get it), the Redis
 # step measures RedisBloom's BF.MADD beside the seen-test in the same run;
