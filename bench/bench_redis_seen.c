@@ -63,7 +63,7 @@
 #define MAX_ROUNDS 15
 /* The word layout of Lua per word: WORD_K distinct bits of one WORD_BITS
  * word a key, WORD_BITS_PER_KEY bits of filter a key (the sizing that
- * bench/results/redis_seen.md derives for p = 1 %; word_fpr() measures
+ * bench/results/redis_seen-analysis.md derives for p = 1 %; word_fpr() measures
  * it). */
 #define WORD_BITS         48u
 #define WORD_K            5u

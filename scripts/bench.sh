@@ -35,7 +35,7 @@
 # issues 24 and 25 - state, links, simhash, crawl-postgres and the two
 # features crawls - about 9 of them). With the
 # environment variable REDISBLOOM_SRC set to a RedisBloom source tree (not
-# vendored; bench/results/redis_seen.md says how to get it), the Redis
+# vendored; bench/results/redis_seen-analysis.md says how to get it), the Redis
 # step measures RedisBloom's BF.MADD beside the seen-test in the same run;
 # without it that comparison is skipped and the summary says so.
 set -euo pipefail

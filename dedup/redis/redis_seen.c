@@ -44,7 +44,7 @@
  * before the first reply is read, so a batch pays one round trip and the
  * server works while the client formats; the server's time per key, parsing 4k
  * arguments, bounds the rate (BENCHMARKS.md, section 7). Measured at
- * n = 10^7, k = 6 (bench/results/redis_seen.md): 3.4-3.6 us of server
+ * n = 10^7, k = 6 (bench/results/redis_seen-analysis.md): 3.4-3.6 us of server
  * CPU per key, about 0.15 us for each of its 24 arguments - Redis
  * allocates an object for each argument and BITFIELD parses each
  * operation - where RedisBloom's BF.MADD, a module's C loop over one
