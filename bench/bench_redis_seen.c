@@ -197,6 +197,22 @@ static long long run_madd(redisContext *c, const char *key,
     return dups;
 }
 
+/* The command that compiles RedisBloom's sources in src into so. */
+static void redisbloom_cc(char *out, size_t size, const char *src,
+                          const char *so)
+{
+    snprintf(out, size,
+             "cd \"%s\" && cc -O3 -flto=auto -fPIC -shared -std=gnu99 -w "
+             "-D_GNU_SOURCE -DREDIS_MODULE_TARGET "
+             "-DREDISMODULE_EXPERIMENTAL_API -I. -Isrc -Ideps "
+             "-Ideps/murmur2 -Ideps/t-digest-c/src deps/bloom/bloom.c "
+             "deps/murmur2/MurmurHash2.c deps/rmutil/util.c src/rebloom.c "
+             "src/sb.c src/cf.c src/rm_topk.c src/rm_tdigest.c src/topk.c "
+             "src/rm_cms.c src/cms.c deps/t-digest-c/src/tdigest.c -lm "
+             "-o \"%s\"",
+             src, so);
+}
+
 /* Compile RedisBloom's module from the tree src into dir/redisbloom.so
  * (its Makefile needs the readies build system and the network: the
  * sources of the 2.4 branch's Makefile are compiled directly). Returns
@@ -222,17 +238,11 @@ static bool build_redisbloom(const char *src, const char *dir, char *so,
     }
     snprintf(so, size, "%s/redisbloom.so", dir);
     char cmd[8192];
-    snprintf(cmd, sizeof cmd,
-             "cd '%s' && cc -O3 -flto=auto -fPIC -shared -std=gnu99 -w "
-             "-D_GNU_SOURCE -DREDIS_MODULE_TARGET "
-             "-DREDISMODULE_EXPERIMENTAL_API -I. -Isrc -Ideps "
-             "-Ideps/murmur2 -Ideps/t-digest-c/src deps/bloom/bloom.c "
-             "deps/murmur2/MurmurHash2.c deps/rmutil/util.c src/rebloom.c "
-             "src/sb.c src/cf.c src/rm_topk.c src/rm_tdigest.c src/topk.c "
-             "src/rm_cms.c src/cms.c deps/t-digest-c/src/tdigest.c -lm "
-             "-o '%s'",
-             src, so);
+    /* Printed with the machine's paths as names, so that a results file
+     * holds the command and not this machine's directories. */
+    redisbloom_cc(cmd, sizeof cmd, "$REDISBLOOM_SRC", "$TMP/redisbloom.so");
     printf("# building RedisBloom: %s\n", cmd);
+    redisbloom_cc(cmd, sizeof cmd, src, so);
     fflush(stdout);
     if (system(cmd) != 0) {
         fprintf(stderr, "bench_redis_seen: cc failed: BF.MADD skipped\n");
