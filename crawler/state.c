@@ -469,15 +469,32 @@ static enum bc_status exec(struct bc_crawl_state *s, const char *sql)
     return BC_OK;
 }
 
-/* Run a prepared statement that returns no rows, and reset it. */
+/* Run a prepared statement that returns no rows, and reset it; a
+ * failure is reported as writing what. */
+static enum bc_status step_done(struct bc_crawl_state *s, sqlite3_stmt *q,
+                                const char *what)
+{
+    int rc = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (rc != SQLITE_DONE)
+        return db_fail(s, what);
+    return BC_OK;
+}
+
 static enum bc_status run(struct bc_crawl_state *s, enum stmt_id id)
 {
-    sqlite3_stmt *st = s->stmt[id];
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE)
-        return db_fail(s, "write");
-    return BC_OK;
+    return step_done(s, s->stmt[id], "write");
+}
+
+/* A row written with its page (payloads, validators, fetched,
+ * fingerprints): a failure marks the state failed. */
+static enum bc_status write_row(struct bc_crawl_state *s, sqlite3_stmt *q,
+                                const char *table)
+{
+    enum bc_status st = step_done(s, q, table);
+    if (st != BC_OK)
+        s->failed = true;
+    return st;
 }
 
 /* Open the transaction the hooks write in, if none is: the turn's one
@@ -2844,13 +2861,7 @@ bc_crawl_state_payload_put(struct bc_crawl_state *s,
     sqlite3_bind_text(q, 2, p->url, (int)p->url_len, SQLITE_STATIC);
     sqlite3_bind_text(q, 3, p->record_id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(q, 4, (sqlite3_int64)p->date);
-    int rc = sqlite3_step(q);
-    sqlite3_reset(q);
-    if (rc != SQLITE_DONE) {
-        s->failed = true;
-        return db_fail(s, "payloads");
-    }
-    return BC_OK;
+    return write_row(s, q, "payloads");
 }
 
 enum bc_status bc_crawl_state_payloads(
@@ -2931,13 +2942,7 @@ bc_crawl_state_validators_put(struct bc_crawl_state *s,
     sqlite3_bind_text(q, 4, v->record_id, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 5, v->record_uri, -1, SQLITE_STATIC);
     sqlite3_bind_int64(q, 6, (sqlite3_int64)v->date);
-    int rc = sqlite3_step(q);
-    sqlite3_reset(q);
-    if (rc != SQLITE_DONE) {
-        s->failed = true;
-        return db_fail(s, "validators");
-    }
-    return BC_OK;
+    return write_row(s, q, "validators");
 }
 
 enum bc_status bc_crawl_state_validators_find(
@@ -2997,13 +3002,7 @@ enum bc_status bc_crawl_state_fetched_put(struct bc_crawl_state *s,
     sqlite3_stmt *q = s->fetched_put;
     sqlite3_bind_text(q, 1, url, (int)url_len, SQLITE_STATIC);
     sqlite3_bind_int64(q, 2, (sqlite3_int64)time);
-    int rc = sqlite3_step(q);
-    sqlite3_reset(q);
-    if (rc != SQLITE_DONE) {
-        s->failed = true;
-        return db_fail(s, "fetched");
-    }
-    return BC_OK;
+    return write_row(s, q, "fetched");
 }
 
 enum bc_status bc_crawl_state_fetched_find(struct bc_crawl_state *s,
@@ -3052,13 +3051,7 @@ bc_crawl_state_fingerprint_put(struct bc_crawl_state *s,
     sqlite3_stmt *q = s->fingerprint_put;
     sqlite3_bind_int64(q, 1, (sqlite3_int64)f->fp);
     sqlite3_bind_text(q, 2, f->url, (int)f->url_len, SQLITE_STATIC);
-    int rc = sqlite3_step(q);
-    sqlite3_reset(q);
-    if (rc != SQLITE_DONE) {
-        s->failed = true;
-        return db_fail(s, "fingerprints");
-    }
-    return BC_OK;
+    return write_row(s, q, "fingerprints");
 }
 
 enum bc_status bc_crawl_state_fingerprints(
