@@ -1528,9 +1528,11 @@ static void payload_done(struct bc_crawler *c, struct transfer *t,
     if (c->warc && !*id)
         return; /* its record failed: the crawl stops before a commit */
     /* No memory for the entry: the page stays unindexed (a later copy is
-     * archived whole); the state's row still makes a resume index it. */
-    (void)bc_payloads_add(c->payloads, t->digest, t->job.url, t->job.url_len,
-                          id, t->fetched_at);
+     * archived whole), counted; the state's row still makes a resume
+     * index it. */
+    if (bc_payloads_add(c->payloads, t->digest, t->job.url, t->job.url_len, id,
+                        t->fetched_at) != BC_OK)
+        c->stats.dedup_unindexed++;
     struct bc_payload_ref ref = {t->job.url, id, t->fetched_at};
     payload_put(c, t->digest, &ref);
 }
@@ -1729,8 +1731,9 @@ static enum bc_status near_add(struct bc_crawler *c, uint64_t fp,
  * fingerprint, if it has one, looked up among the earlier pages'. A
  * near-duplicate is counted and named in its report; a new one starts a
  * cluster (its row written in the state with its page). No memory for
- * the entry leaves the page unindexed (a later copy is not reported):
- * nothing claimed that is not so. */
+ * the entry leaves the page unindexed (a later copy is not reported),
+ * counted in dedup_unindexed; its row is still written, so that a resume
+ * indexes it. */
 static void near_check(struct bc_crawler *c, struct transfer *t,
                        const struct bc_fetch_result *r,
                        struct bc_crawler_page *page)
@@ -1756,8 +1759,9 @@ static void near_check(struct bc_crawler *c, struct transfer *t,
         page->near_distance = m.distance;
         return;
     }
-    if (near_add(c, fp, t->job.url, t->job.url_len) != BC_OK || !c->state ||
-        c->state_status != BC_OK)
+    if (near_add(c, fp, t->job.url, t->job.url_len) != BC_OK)
+        c->stats.dedup_unindexed++;
+    if (!c->state || c->state_status != BC_OK)
         return;
     struct bc_crawl_state_fingerprint row = {fp, t->job.url, t->job.url_len};
     enum bc_status st = bc_crawl_state_fingerprint_put(c->state, &row);

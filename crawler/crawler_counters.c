@@ -145,6 +145,9 @@ static const struct bc_counter table[] = {
         "Links of (near-)duplicate pages not admitted (skip-links)"),
     ROW(fingerprints, GAUGE, SIZE, "fingerprints",
         "Simhash fingerprints in the crawl's index now (one per cluster)"),
+    ROW(dedup_unindexed, TOTAL, U64, "pages",
+        "Pages the payload or near-duplicate index could not take (no "
+        "memory): a later copy of one is not reported"),
 };
 
 const struct bc_counter *bc_crawler_counter_table(size_t *n)

@@ -2276,6 +2276,12 @@ static void report(struct crawl *c, FILE *f, uint64_t now)
         fputc('\n', f);
         clusters_report(&c->clusters, &c->near_by_host, f);
     }
+    if (k.dedup_unindexed)
+        fprintf(f,
+                "not indexed          %llu pages the duplicate indexes "
+                "could not take (out of memory): a later copy of one is "
+                "not reported\n",
+                (unsigned long long)k.dedup_unindexed);
     if (c->workers)
         report_workers(c, f, &k);
     fprintf(f, "\nadmission (frontier)\n");

@@ -2332,6 +2332,8 @@ static void small_site_config(struct bc_crawler_config *cfg, struct run *r)
     cfg->concurrency = 8;
     cfg->frontier.per_host_concurrency = 4;
     cfg->fetcher.max_host_connections = 4;
+    cfg->payload_dedup = true;
+    cfg->near_dedup = true;
 }
 
 static void oom_crawls(bool archive)
@@ -2349,6 +2351,10 @@ static void oom_crawls(bool archive)
     assert_non_null(mkdtemp(dir));
     snprintf(name, sizeof(name), "%s/oom.warc.gz", dir);
     uint64_t local = 0;
+    /* The entries of the payload and near-duplicate indexes, with those
+     * counted as left out (dedup_unindexed): the fewest of any whole
+     * crawl, and the last crawl's (no allocation failed). */
+    uint64_t indexed_min = UINT64_MAX, indexed_all = 0;
     for (long n = 0;; n++) {
         memset(&r, 0, sizeof(r));
         small_site_config(&cfg, &r);
@@ -2391,6 +2397,11 @@ static void oom_crawls(bool archive)
             if (r.pages != 3)
                 print_error("allocation %ld: %zu pages\n", n, r.pages);
             assert_small_site_whole(&r);
+            uint64_t indexed =
+                st.payload_digests + st.fingerprints + st.dedup_unindexed;
+            if (indexed < indexed_min)
+                indexed_min = indexed;
+            indexed_all = st.payload_digests + st.fingerprints;
         }
         if (run == BC_OK)
             assert_int_equal(st.handed_out, st.pages);
@@ -2404,6 +2415,10 @@ static void oom_crawls(bool archive)
             break; /* past the crawl's last allocation */
     }
     assert_true(local > 0); /* transfers were given back */
+    /* A page an index could not take is counted, never silently left out
+     * (the last crawl, with no failure, indexed every page). */
+    assert_true(indexed_all > 0);
+    assert_true(indexed_min >= indexed_all);
     unlink(name);
     assert_int_equal(rmdir(dir), 0);
 }
@@ -2414,7 +2429,10 @@ static void oom_crawls(bool archive)
  * never a page's outcome. A transfer that could not start or that ran
  * out of memory is given back and fetched later (local_failures); only an
  * admission that found no memory may lose a URL, and then it is counted
- * (links_nomem, BC_ADMIT_NOMEM). Before local failures were given back,
+ * (links_nomem, BC_ADMIT_NOMEM); a page the payload or near-duplicate
+ * index could not take is counted too (dedup_unindexed, which did not
+ * exist before: such a page was left out silently). Before local
+ * failures were given back,
  * a transfer that could not start was done as a failure (its URL never
  * fetched) and one that ran out of memory was its page's error.
  */

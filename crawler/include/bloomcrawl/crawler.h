@@ -301,6 +301,11 @@ struct bc_crawler_stats {
      * gauge: the first page of each near-duplicate cluster). */
     uint64_t near_duplicates, too_short, near_links_skipped;
     size_t fingerprints;
+    /* Pages the payload index or the near-duplicate index could not take
+     * for want of memory: a later copy of one is not reported (and is
+     * archived whole). With a state, a resume indexes them from their
+     * rows. */
+    uint64_t dedup_unindexed;
 };
 
 /* What a near-duplicate page's links become (config.near_mode). */
