@@ -4,8 +4,9 @@ and the crawl process they wait for.
 check(cond, what) prints "ok: what" or "FAIL: what" and counts it;
 summary() prints the totals and returns the script's exit status (1 when
 anything failed).  Run is one crawl process whose hang fails the test
-instead of hanging it; read_stats and count_lines read its files; Parts
-runs the parts of a test, one's exception failing that part only.
+instead of hanging it; read_stats, counter and count_lines read its
+files; Parts runs the parts of a test, one's exception failing that part
+only; serve starts a test's own small HTTP server.
 setup_warcio and warcio_read drive the independent WARC reader, warcio.js
 (npm, tests only), through tests/warc_read.mjs.  Shared by the
 tests/e2e_*.py scripts.
@@ -15,8 +16,10 @@ import os
 import re
 import shutil
 import signal
+import socketserver
 import subprocess
 import sys
+import threading
 import time
 import traceback
 
@@ -86,6 +89,31 @@ def read_stats(path):
             return json.load(f)
     except (OSError, ValueError):
         return {}
+
+
+def counter(d, name):
+    """A counter of the --stats-json file d/stats.json's "counters",
+    wherever it is nested (a group's rows, a labelled array's); None if
+    there is no such counter."""
+    with open(os.path.join(d, "stats.json")) as f:
+        stack = [json.load(f)["counters"]]
+    while stack:
+        o = stack.pop()
+        if isinstance(o, dict):
+            if name in o and isinstance(o[name], int):
+                return o[name]
+            stack.extend(o.values())
+    return None
+
+
+def serve(handler):
+    """Serve handler (an http.server.BaseHTTPRequestHandler class) on
+    127.0.0.1 at a free port, a thread per connection, from a daemon
+    thread: (httpd, port); httpd.shutdown() stops it."""
+    httpd = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, httpd.server_address[1]
 
 
 def count_lines(path):

@@ -57,14 +57,13 @@ import glob
 import json
 import os
 import shutil
-import socketserver
 import http.server
 import subprocess
 import sys
 import threading
 import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_check import check, setup_warcio, warcio_read  # noqa: E402
+from e2e_check import check, counter, setup_warcio, warcio_read  # noqa: E402
 import e2e_check  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -164,14 +163,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def serve(site):
-    Handler.site = site
-    httpd = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    return httpd, httpd.server_address[1]
-
-
 def crawl(port, d, *extra):
     cmd = [CRAWL, "--quiet", "--delay", "0", "--concurrency", "1",
            "--per-host", "1", "--no-robots", "--no-sitemaps",
@@ -190,19 +181,6 @@ def crawl(port, d, *extra):
 def read_out(d):
     with open(os.path.join(d, "out.jsonl")) as f:
         return [json.loads(x) for x in f if x.strip()]
-
-
-def counter(d, name):
-    """A counter of --stats-json's "counters", wherever it is nested."""
-    with open(os.path.join(d, "stats.json")) as f:
-        stack = [json.load(f)["counters"]]
-    while stack:
-        o = stack.pop()
-        if isinstance(o, dict):
-            if name in o and isinstance(o[name], int):
-                return o[name]
-            stack.extend(o.values())
-    return None
 
 
 def records(reader, d):
@@ -232,7 +210,8 @@ def main():
     os.makedirs(WORKDIR)
     reader = setup_warcio(os.path.join(WORKDIR, "warcio"), WARCIO_DIR)
     site = Site()
-    httpd, port = serve(site)
+    Handler.site = site
+    httpd, port = e2e_check.serve(Handler)
     base = "http://127.0.0.1:%d" % port
     d = WORKDIR
     t0 = time.monotonic()

@@ -49,7 +49,6 @@ import datetime
 import json
 import os
 import shutil
-import socketserver
 import http.server
 import subprocess
 import sys
@@ -57,6 +56,7 @@ import threading
 import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_check import check, summary  # noqa: E402
+import e2e_check  # noqa: E402
 
 BIN, WORKDIR = sys.argv[1], sys.argv[2]
 CRAWL = os.path.join(BIN, "crawl")
@@ -173,10 +173,7 @@ def main():
     os.makedirs(WORKDIR)
     site = Site()
     Handler.site = site
-    httpd = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    port = httpd.server_address[1]
+    httpd, port = e2e_check.serve(Handler)
     site.host = "127.0.0.1:%d" % port
     base = "http://" + site.host
     d = WORKDIR

@@ -59,14 +59,13 @@ import os
 import random
 import shutil
 import signal
-import socketserver
 import http.server
 import subprocess
 import sys
 import threading
 import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_check import check  # noqa: E402
+from e2e_check import check, counter  # noqa: E402
 import e2e_check  # noqa: E402
 
 BIN, WORKDIR = sys.argv[1], sys.argv[2]
@@ -171,18 +170,6 @@ def crawl_cmd(port, d, *extra):
 def read_out(d):
     with open(os.path.join(d, "out.jsonl")) as f:
         return {json.loads(x)["url"]: json.loads(x) for x in f if x.strip()}
-
-
-def counter(d, name):
-    with open(os.path.join(d, "stats.json")) as f:
-        stack = [json.load(f)["counters"]]
-    while stack:
-        o = stack.pop()
-        if isinstance(o, dict):
-            if name in o and isinstance(o[name], int):
-                return o[name]
-            stack.extend(o.values())
-    return None
 
 
 def near_of(out):
@@ -400,10 +387,7 @@ def main():
     os.makedirs(WORKDIR)
     site = Site()
     Handler.site = site
-    httpd = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    port = httpd.server_address[1]
+    httpd, port = e2e_check.serve(Handler)
     t0 = time.monotonic()
     try:
         for name, fn in (("kill9", kill9), ("skip", skip), ("off", off),

@@ -55,13 +55,12 @@ import json
 import os
 import shutil
 import signal
-import socketserver
 import subprocess
 import sys
 import threading
 import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_check import check, setup_warcio, warcio_read  # noqa: E402
+from e2e_check import check, counter, setup_warcio, warcio_read  # noqa: E402
 import e2e_check  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -144,14 +143,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send(404, MISSING)
 
 
-def serve(site):
-    Handler.site = site
-    httpd = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    return httpd, httpd.server_address[1]
-
-
 def crawl_cmd(port, d, *extra):
     return [CRAWL, "--quiet", "--delay", "0", "--concurrency", "1",
             "--per-host", "1", "--no-robots", "--no-sitemaps",
@@ -164,19 +155,6 @@ def crawl_cmd(port, d, *extra):
 def read_out(d):
     with open(os.path.join(d, "out.jsonl")) as f:
         return {json.loads(x)["url"]: json.loads(x) for x in f if x.strip()}
-
-
-def counter(d, name):
-    """A counter of --stats-json's "counters", wherever it is nested."""
-    with open(os.path.join(d, "stats.json")) as f:
-        stack = [json.load(f)["counters"]]
-    while stack:
-        o = stack.pop()
-        if isinstance(o, dict):
-            if name in o and isinstance(o[name], int):
-                return o[name]
-            stack.extend(o.values())
-    return None
 
 
 def check_dups(name, out, base):
@@ -298,7 +276,8 @@ def main():
     os.makedirs(WORKDIR)
     reader = setup_warcio(os.path.join(WORKDIR, "warcio"), WARCIO_DIR)
     site = Site()
-    httpd, port = serve(site)
+    Handler.site = site
+    httpd, port = e2e_check.serve(Handler)
     t0 = time.monotonic()
     try:
         for name, fn, args in (("kill9", kill9, (reader, port, site)),
