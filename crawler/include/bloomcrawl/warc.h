@@ -169,10 +169,10 @@ enum bc_status bc_warc_new_id(char id[BC_WARC_ID_SIZE]);
 /*
  * The same as bc_warc_new_id(), for a record of writer w: the UUID's
  * random bytes come from a store the writer fills with one RAND_bytes
- * call for 64 ids (one call per id cost 1.3 us of CPU, OpenSSL's DRBG
- * locking and parameter lookups: 3 % of what archiving a crawl of pages
- * added). A writer, like its file, belongs to one process: a copy of it
- * in a forked child would hand out the parent's next ids. Returns BC_OK,
+ * call for 64 ids (one call per id costs 1.3 us of CPU: OpenSSL's DRBG
+ * locking and parameter lookups). A writer, like its file, belongs to
+ * one process: a copy of it in a forked child would hand out the
+ * parent's next ids. Returns BC_OK,
  * BC_ERR_INVALID_ARG (a NULL writer or id) or BC_ERR_IO (no randomness).
  * Cost: O(1).
  */
