@@ -1271,9 +1271,9 @@ static void on_wire_head(void *ctx, void *user,
     if (c->warc_status != BC_OK)
         return;
     snprintf(t->ip, sizeof(t->ip), "%s", h->ip);
-    enum bc_status st = bc_warc_new_id(t->req_id);
+    enum bc_status st = bc_warc_next_id(c->warc, t->req_id);
     if (st == BC_OK)
-        st = bc_warc_new_id(t->resp_id);
+        st = bc_warc_next_id(c->warc, t->resp_id);
     if (st == BC_OK && !(t->req_head = malloc(h->request_len + 1)))
         st = BC_ERR_NOMEM;
     if (st == BC_OK) {

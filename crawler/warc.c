@@ -56,6 +56,16 @@
  * per second. A kept record holds no string or spool of its last life,
  * and everything else in it is set anew at its begin (record_get()).
  *
+ * IDS: every record has a random id (a version 4 UUID), and a crawl
+ * makes two a page. OpenSSL's RAND_bytes() costs 1.3 us of CPU for the
+ * 16 bytes of one id, mostly around the bytes (its DRBG's lock, a
+ * getpid() system call, its parameters looked up by name: 108 strcmp()
+ * calls a page in callgrind), and 2.3 us for 4 KiB, so the writer draws ID_BATCH ids' bytes (1 KiB) at
+ * once and hands them out (bc_warc_next_id()): a crawl of the PostgreSQL
+ * manual runs 14.9 M fewer instructions (callgrind) and 2,351 fewer
+ * system calls; its CPU time, 2 x 1.3 us a page less by the count above,
+ * moved by less than the noise (bench/results/warc.md).
+ *
  * PAYLOAD: WARC-Payload-Digest is the digest of the payload, which for
  * an application/http block is its entity body (WARC 1.1, under
  * WARC-Payload-Digest: "per RFC 2616"): the message body with its
@@ -210,6 +220,10 @@
 #define SPARE_MAX 64
 #define KEEP_MAX  ((size_t)256 << 10)
 
+/* Record ids drawn from one RAND_bytes call (IDS): 64, 1 KiB of random
+ * bytes. */
+#define ID_BATCH 64
+
 struct bc_warc {
     char *path;        /* as given */
     char *file;        /* the current file's name */
@@ -252,6 +266,10 @@ struct bc_warc {
     size_t spares;
     time_t date_t;
     char date[32]; /* "" until a date is formatted */
+    /* IDS: random bytes for the next ids, ids_left of them unused (the
+     * first ids_left x 16 bytes). */
+    unsigned char ids[ID_BATCH * 16];
+    size_t ids_left;
 };
 
 /* A record being appended to: its fields, its spool, its digests. */
@@ -314,12 +332,11 @@ static char *put(char *p, const char *s, size_t n)
     return p + n;
 }
 
-enum bc_status bc_warc_new_id(char id[BC_WARC_ID_SIZE])
+/* Format the record id of the 16 random bytes at u (its version and
+ * variant bits are set in place). */
+static void format_id(unsigned char u[16], char id[BC_WARC_ID_SIZE])
 {
     static const char hex[] = "0123456789abcdef";
-    unsigned char u[16];
-    if (RAND_bytes(u, sizeof(u)) != 1)
-        return BC_ERR_IO;
     u[6] = (unsigned char)((u[6] & 0x0f) | 0x40); /* version 4 */
     u[8] = (unsigned char)((u[8] & 0x3f) | 0x80); /* RFC 4122 variant */
     /* "<urn:uuid:" 8-4-4-4-12 hex digits ">": 47 characters. */
@@ -333,6 +350,28 @@ enum bc_status bc_warc_new_id(char id[BC_WARC_ID_SIZE])
     }
     *p++ = '>';
     *p = '\0';
+}
+
+enum bc_status bc_warc_new_id(char id[BC_WARC_ID_SIZE])
+{
+    unsigned char u[16];
+    if (RAND_bytes(u, sizeof(u)) != 1)
+        return BC_ERR_IO;
+    format_id(u, id);
+    return BC_OK;
+}
+
+enum bc_status bc_warc_next_id(struct bc_warc *w, char id[BC_WARC_ID_SIZE])
+{
+    if (!w || !id)
+        return BC_ERR_INVALID_ARG;
+    if (w->ids_left == 0) {
+        if (RAND_bytes(w->ids, (int)sizeof(w->ids)) != 1)
+            return BC_ERR_IO;
+        w->ids_left = ID_BATCH;
+    }
+    w->ids_left--;
+    format_id(w->ids + 16 * w->ids_left, id);
     return BC_OK;
 }
 
@@ -563,7 +602,7 @@ static const char *record_date(struct bc_warc *w, time_t t)
 static enum bc_status write_warcinfo(struct bc_warc *w)
 {
     char id[BC_WARC_ID_SIZE], date[32], digest[33];
-    if (bc_warc_new_id(id) != BC_OK)
+    if (bc_warc_next_id(w, id) != BC_OK)
         return BC_ERR_IO;
     memcpy(w->info_id, id, sizeof(id));
     iso_date(time(NULL), date);
@@ -980,7 +1019,7 @@ enum bc_status bc_warc_record_begin(struct bc_warc *w, enum bc_warc_type type,
         if (id)
             memcpy(r->id, id, strlen(id) + 1);
         else
-            st = bc_warc_new_id(r->id);
+            st = bc_warc_next_id(w, r->id);
     }
     if (st == BC_OK && (EVP_DigestInit_ex(r->block_md, w->sha1, NULL) != 1 ||
                         EVP_DigestInit_ex(r->payload_md, w->sha1, NULL) != 1))

@@ -1003,6 +1003,44 @@ static void test_new_id(void **state)
     assert_string_not_equal(a, b);
 }
 
+/* bc_warc_next_id(): ids of the same form as bc_warc_new_id()'s, drawn
+ * from the writer's store of random bytes (warc.c, IDS: 64 ids a refill):
+ * 200 ids, across three refills, all of the form and all different; a
+ * NULL writer or id is refused. */
+static void test_next_id(void **state)
+{
+    (void)state;
+    enum { N = 200 };
+    static char ids[N][BC_WARC_ID_SIZE];
+    char name[400];
+    strcpy(name, new_path(".warc"));
+    struct bc_warc *w = NULL;
+    assert_int_equal(bc_warc_create(name, 0, info, &w), BC_OK);
+    for (int n = 0; n < N; n++) {
+        const char *a = ids[n];
+        assert_int_equal(bc_warc_next_id(w, ids[n]), BC_OK);
+        assert_int_equal(strlen(a), 47);
+        assert_memory_equal(a, "<urn:uuid:", 10);
+        assert_int_equal(a[46], '>');
+        for (int i = 10; i < 46; i++) {
+            int k = i - 10; /* position in the UUID */
+            if (k == 8 || k == 13 || k == 18 || k == 23)
+                assert_int_equal(a[i], '-');
+            else
+                assert_non_null(strchr("0123456789abcdef", a[i]));
+        }
+        assert_int_equal(a[10 + 14], '4');
+        assert_non_null(strchr("89ab", a[10 + 19]));
+        for (int m = 0; m < n; m++)
+            assert_string_not_equal(ids[m], a);
+    }
+    char id[BC_WARC_ID_SIZE];
+    assert_int_equal(bc_warc_next_id(NULL, id), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_warc_next_id(w, NULL), BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_warc_free(w), BC_OK);
+    unlink(name);
+}
+
 /* The fixed text of a header (warc.c, HEADER_ROOM): with every optional
  * field and 20-character dates, 487 bytes for a response with a 20-digit
  * length, 703 for a revisit (WARC-Truncated's 24 among them, which a
@@ -1314,6 +1352,7 @@ int main(void)
         cmocka_unit_test(test_revisit_misuse),
         cmocka_unit_test(test_revisit_not_modified),
         cmocka_unit_test(test_new_id),
+        cmocka_unit_test(test_next_id),
         cmocka_unit_test(test_header_room),
         cmocka_unit_test(test_recycled_records),
         cmocka_unit_test(test_learnt_tables),

@@ -167,14 +167,27 @@ const char *bc_warc_file(const struct bc_warc *w);
 enum bc_status bc_warc_new_id(char id[BC_WARC_ID_SIZE]);
 
 /*
+ * The same as bc_warc_new_id(), for a record of writer w: the UUID's
+ * random bytes come from a store the writer fills with one RAND_bytes
+ * call for 64 ids (one call per id costs 1.3 us of CPU: OpenSSL's DRBG
+ * locking and parameter lookups). A writer, like its file, belongs to
+ * one process: a copy of it in a forked child would hand out the
+ * parent's next ids. Returns BC_OK,
+ * BC_ERR_INVALID_ARG (a NULL writer or id) or BC_ERR_IO (no randomness).
+ * Cost: O(1).
+ */
+enum bc_status bc_warc_next_id(struct bc_warc *w, char id[BC_WARC_ID_SIZE]);
+
+/*
  * Open a record of TYPE for TARGET_URI, fetched at DATE from IP (NULL or
- * "" to omit WARC-IP-Address). ID: the record's id (from bc_warc_new_id(),
- * or NULL for a fresh one); CONCURRENT_TO: the id of the linked record, or
- * NULL. All strings are copied. On success *out is the open record, owned
- * by the caller until bc_warc_record_end() or bc_warc_record_abort() (one
- * of them must be called, before bc_warc_free()). Returns BC_OK,
- * BC_ERR_INVALID_ARG (a NULL writer, uri or out, a string with CR or LF,
- * an id too long) or BC_ERR_NOMEM. Cost: O(1).
+ * "" to omit WARC-IP-Address). ID: the record's id (from bc_warc_next_id()
+ * or bc_warc_new_id(), or NULL for a fresh one); CONCURRENT_TO: the id of
+ * the linked record, or NULL. All strings are copied. On success *out is
+ * the open record, owned by the caller until bc_warc_record_end() or
+ * bc_warc_record_abort() (one of them must be called, before
+ * bc_warc_free()). Returns BC_OK, BC_ERR_INVALID_ARG (a NULL writer, uri
+ * or out, a string with CR or LF, an id too long), BC_ERR_NOMEM or, with
+ * no id given, BC_ERR_IO (no randomness). Cost: O(1).
  */
 enum bc_status bc_warc_record_begin(struct bc_warc *w, enum bc_warc_type type,
                                     const char *target_uri, const char *ip,
