@@ -56,15 +56,15 @@
  * per second. A kept record holds no string or spool of its last life,
  * and everything else in it is set anew at its begin (record_get()).
  *
- * IDS: every record has a random id (a version 4 UUID), and a crawl
- * makes two a page. OpenSSL's RAND_bytes() costs 1.3 us of CPU for the
- * 16 bytes of one id, mostly around the bytes (its DRBG's lock, a
- * getpid() system call, its parameters looked up by name: 108 strcmp()
- * calls a page in callgrind), and 2.3 us for 4 KiB, so the writer draws ID_BATCH ids' bytes (1 KiB) at
- * once and hands them out (bc_warc_next_id()): a crawl of the PostgreSQL
- * manual runs 14.9 M fewer instructions (callgrind) and 2,351 fewer
- * system calls; its CPU time, 2 x 1.3 us a page less by the count above,
- * moved by less than the noise (bench/results/warc.md).
+ * IDS: every record has a random id (a version 4 UUID), and a crawl makes two a
+ * page. OpenSSL's RAND_bytes() costs 1.3 us of CPU for the 16 bytes of one id,
+ * mostly around the bytes (its DRBG's lock, a getpid() system call, its
+ * parameters looked up by name: 108 strcmp() calls a page in callgrind), and
+ * 2.3 us for 4 KiB, so the writer draws ID_BATCH ids' bytes (1 KiB) at once and
+ * hands them out (bc_warc_next_id()): a crawl of the PostgreSQL manual runs
+ * 14.9 M fewer instructions (callgrind) and 2,351 fewer system calls; its CPU
+ * time, 2 x 1.3 us a page less by the count above, moved by less than the noise
+ * (bench/results/warc.md).
  *
  * PAYLOAD: WARC-Payload-Digest is the digest of the payload, which for
  * an application/http block is its entity body (WARC 1.1, under

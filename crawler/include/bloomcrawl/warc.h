@@ -231,12 +231,12 @@ enum bc_status bc_warc_record_payload(struct bc_warc_record *r,
 
 /*
  * Write the record to its writer's file and free it (whatever the
- * outcome). TRUNCATED: the body was cut (by a size limit, a parser that
- * stopped reading): adds "WARC-Truncated: length", unless the record's
- * framing shows its body whole (the payload's END came, or, in a head
- * without transfer coding, as many body bytes as its Content-Length): a
- * body read to its end is not marked, whoever stopped the reading. On success, if not NULL, *file gets the file
- * it went to (owned by the writer, valid until the next record ends or
+ * outcome). TRUNCATED: the body was cut (by a size limit, a parser that stopped
+ * reading): adds "WARC-Truncated: length", unless the record's framing shows
+ * its body whole (the payload's END came, or, in a head without transfer
+ * coding, as many body bytes as its Content-Length): a body read to its end is
+ * not marked, whoever stopped the reading. On success, if not NULL, *file gets
+ * the file it went to (owned by the writer, valid until the next record ends or
  * bc_warc_free()) and *offset the byte offset of its start (of its gzip
  * member for .warc.gz). A failed write may leave a partial record at the
  * end of the file, which the next record follows. Returns BC_OK,
