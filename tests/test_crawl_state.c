@@ -797,6 +797,54 @@ static void test_payload_log_moved(void **state)
     assert_true(pages >= 24 && pages <= 27);
 }
 
+/* A module's stats and its table of totals, for save_totals. */
+struct two_totals {
+    uint64_t pages, bytes;
+};
+static const struct bc_counter two_totals_table[] = {
+    BC_COUNTER_ROW(struct two_totals, pages, "pages", TOTAL, U64, "pages",
+                   "pages done"),
+    BC_COUNTER_ROW(struct two_totals, bytes, "bytes", TOTAL, U64, "bytes",
+                   "bytes read"),
+};
+
+/* A table of totals saved at every commit (state.c, struct totals: its
+ * counters found by key at the first call, compared in place after it):
+ * the values of each commit are durable, a value that did not change is
+ * kept, and a second group with the same table has counters of its own. */
+static void test_totals_saved(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier *f = frontier_of(s);
+    struct two_totals t = {1, 100}, u = {7, 700};
+    for (int i = 0; i < 3; i++) {
+        t.pages += (uint64_t)i; /* 1, 2, 4 */
+        if (i == 2)
+            t.bytes = 300; /* 100, 100, 300 */
+        assert_int_equal(
+            bc_crawl_state_save_totals(s, "mod", two_totals_table, 2, &t),
+            BC_OK);
+        assert_int_equal(
+            bc_crawl_state_save_totals(s, "other", two_totals_table, 2, &u),
+            BC_OK);
+        assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+        assert_int_equal(bc_crawl_state_counter_get(s, "mod.pages"), t.pages);
+    }
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+    s = open_ok(d);
+    struct two_totals back = {0, 0};
+    bc_crawl_state_load_totals(s, "mod", two_totals_table, 2, &back);
+    assert_int_equal(back.pages, 4);
+    assert_int_equal(back.bytes, 300);
+    bc_crawl_state_load_totals(s, "other", two_totals_table, 2, &back);
+    assert_int_equal(back.pages, 7);
+    assert_int_equal(back.bytes, 700);
+    bc_crawl_state_close(s);
+}
+
 /* A validators row, copied (CONDITIONAL RECRAWLS, crawler.c). */
 struct validators_row {
     char etag[64], lm[64], id[64], uri[64];
@@ -2668,6 +2716,7 @@ int main(void)
         cmocka_unit_test(test_payload_old_state),
         cmocka_unit_test(test_payload_digests),
         cmocka_unit_test(test_payload_log_moved),
+        cmocka_unit_test(test_totals_saved),
         cmocka_unit_test(test_validators),
         cmocka_unit_test(test_fetched_rows),
         cmocka_unit_test(test_fingerprint_rows),
