@@ -108,8 +108,9 @@
  * synchronous=NORMAL: a commit appends to the WAL without an fsync. A
  * killed process loses nothing committed (the OS has the pages); a power
  * loss or OS crash can lose the commits since the last checkpoint's fsync
- * (the checkpointer's, every 2 MiB of WAL, the bound's at 8 MiB, and the
- * one a snapshot begins with), and never corrupts the database. The snapshot is taken after a
+ * (the checkpointer's, every WAL_BACKGROUND_STEP pages of WAL, the
+ * bound's at WAL_AUTOCHECKPOINT pages, and the one a snapshot begins
+ * with), and never corrupts the database. The snapshot is taken after a
  * checkpoint (which syncs the WAL), so it never knows admissions that a
  * power loss could take from the database: such URLs would be refused as
  * seen and never fetched.
@@ -124,13 +125,12 @@
  * state checkpoints from a thread of its own, the checkpointer, on a
  * connection of its own: the loop's connection has no autocheckpoint but
  * a hook (wal_hook()) that SQLite calls after each commit with the pages
- * in the WAL, and it wakes the checkpointer every 2 MiB of them (a
- * quarter of WAL_BOUND_BYTES: 512 pages of 4 KiB, 256 of 8 KiB). A
- * PASSIVE checkpoint never blocks the writer: the loop
+ * in the WAL, and it wakes the checkpointer every WAL_BACKGROUND_STEP
+ * (256) pages. A PASSIVE checkpoint never blocks the writer: the loop
  * goes on committing while the checkpointer syncs and copies, and what a
  * kill or a power loss can cost is what it was (the checkpointer syncs
  * before it copies, as every checkpoint does). The loop still
- * checkpoints itself at WAL_BOUND_BYTES of pages, as SQLite did, after
+ * checkpoints itself at WAL_AUTOCHECKPOINT pages, as SQLite did, after
  * waiting for the checkpointer's checkpoint in progress (ckpt_mu: the two
  * never run at once, so neither sees SQLITE_BUSY from the other), which
  * keeps the WAL's bound below; by then the checkpointer has copied and
@@ -149,27 +149,14 @@
  * pages) and nothing to cut it, a fast crawl kept a ~135 MB WAL: after a
  * full disk, the resume (which copies the WAL into crawl.db before it
  * can remove it) needed over 64 MiB free. Now three things bound it:
- * the loop checkpoints at WAL_BOUND_BYTES of pages (8 MiB: P = 2,048
- * pages of S = 4,096 bytes, or 1,024 of 8,192 in a state made before;
- * CHECKPOINTS OFF THE LOOP), the file is cut back to WAL_SIZE_LIMIT
- * (8 MiB) whenever the WAL restarts (journal_size_limit), and the
- * checkpoint of every snapshot (every 2 s of a crawl) is a TRUNCATE: the
- * file is cut to 0 bytes. So the WAL holds at most P pages plus the last
- * commit's (W = (P + T) x (S + 24) + 32 bytes, T the pages of one
- * commit), whatever the crawl's rate or size; docs/DESIGN.md section 10
- * has the free space a resume needs.
- *
- * PAGES OF 4 KIB
- * A commit writes every page it changed, whole, to the WAL, and a
- * checkpoint writes it again into crawl.db. A turn of a crawl changes a
- * few rows in each of about eight tables (meta, counters, host_stats,
- * hosts, flight, the last pages of urls, payload_log, fingerprints): 6.4
- * pages a commit on the PostgreSQL manual. With 8 KiB pages that was
- * 52 KiB a commit for a few hundred bytes of rows; 4 KiB pages (SQLite's
- * default) halve the bytes written, copied, checksummed and synced
- * (callgrind: 212 K -> 175 K instructions a commit). PRAGMA page_size
- * takes effect when a database is made: a state made before keeps its
- * 8 KiB pages, and its WAL the same 8 MiB bound.
+ * the loop checkpoints at WAL_AUTOCHECKPOINT pages (1,024: 8 MiB;
+ * CHECKPOINTS OFF THE LOOP), the
+ * file is cut back to WAL_SIZE_LIMIT (8 MiB) whenever the WAL restarts
+ * (journal_size_limit), and the checkpoint of every snapshot (every 2 s
+ * of a crawl) is a TRUNCATE: the file is cut to 0 bytes. So the WAL holds
+ * at most 1,024 pages plus the last commit's (W = (1,024 + T) x (8,192 +
+ * 24) + 32 bytes, T the pages of one commit), whatever the crawl's rate
+ * or size; docs/DESIGN.md section 10 has the free space a resume needs.
  *
  * CHECKS
  * crawl.db carries application_id 0x62437374 ("bCst") and user_version
@@ -212,20 +199,16 @@
 #include "bc_clock.h"
 #include "state_int.h"
 
-#define APP_ID 0x62437374 /* "bCst" */
-/* The page size of a new crawl.db (PAGES OF 4 KIB above); a state made
- * before keeps its 8 KiB. */
-#define DB_PAGE_SIZE "4096"
-/* The WAL's bound (A BOUNDED WAL above), in bytes of pages: the loop's own
- * checkpoint at this many (2,048 pages of 4 KiB, 1,024 of 8 KiB), and the
- * size its file is cut back to when the WAL restarts. */
-#define WAL_BOUND_BYTES 8388608
-#define WAL_SIZE_LIMIT  "8388608"
-_Static_assert(WAL_BOUND_BYTES == 8388608, "WAL_SIZE_LIMIT is the bound");
+#define APP_ID       0x62437374 /* "bCst" */
+#define DB_PAGE_SIZE "8192"
+/* The WAL's bound (A BOUNDED WAL above): the loop's own checkpoint at
+ * this many pages of WAL, and the size its file is cut back to when the
+ * WAL restarts (1,024 pages of 8 KiB). */
+#define WAL_AUTOCHECKPOINT 1024
+#define WAL_SIZE_LIMIT     "8388608"
 /* The checkpointer's step (CHECKPOINTS OFF THE LOOP): it is woken each
- * time the WAL has grown by this fraction of the bound (2 MiB) since it
- * was last woken. */
-#define WAL_BACKGROUND_DIVISOR 4
+ * time the WAL has grown by this many pages since it was last woken. */
+#define WAL_BACKGROUND_STEP 256
 /* A host as the store keeps it in memory. */
 struct shost {
     UT_hash_handle hh;
@@ -347,9 +330,6 @@ struct checkpointer {
     sqlite3 *db;
     bool wanted, stop, started;
     int woken_at; /* the WAL's pages when it was last woken */
-    /* WAL_BOUND_BYTES and its step in pages of this crawl.db (A BOUNDED
-     * WAL): set by checkpointer_start(). */
-    int bound_pages, step_pages;
 };
 
 struct bc_crawl_state {
@@ -446,7 +426,7 @@ static void set_err(char *buf, size_t cap, const char *fmt, ...)
  * The errno of a short or failed write: the unix VFS reports a write cut
  * short as SQLITE_FULL without an errno, and on a regular file that is a
  * full disk (ENOSPC) or the file-size limit (EFBIG). Disk full when dir's file
- * system has less than a page left (of 8 KiB, the largest a state has) (for root, the blocks reserved for
+ * system has less than a page left (for root, the blocks reserved for
  * root count as free), else the limit when one is set; 0: neither.
  */
 static int short_write_errno(const char *dir)
@@ -2121,9 +2101,9 @@ static int checkpoint_now(struct bc_crawl_state *s, int mode)
 
 /* SQLite calls this after each commit of the loop's connection, its
  * write lock released, with the pages now in the WAL (CHECKPOINTS OFF
- * THE LOOP): at the bound's pages (WAL_BOUND_BYTES) the bound's
- * checkpoint, here, as SQLite's own autocheckpoint did (its failure
- * ignored, as SQLite ignores its own); every quarter of it more, the
+ * THE LOOP): at WAL_AUTOCHECKPOINT pages the bound's checkpoint, here,
+ * as SQLite's own autocheckpoint did (its failure ignored, as SQLite
+ * ignores its own); every WAL_BACKGROUND_STEP pages more, the
  * checkpointer is woken. */
 static int wal_hook(void *ctx, sqlite3 *db, const char *name, int pages)
 {
@@ -2131,14 +2111,14 @@ static int wal_hook(void *ctx, sqlite3 *db, const char *name, int pages)
     struct checkpointer *c = &s->ckpt;
     (void)db;
     (void)name;
-    if (pages >= c->bound_pages) {
+    if (pages >= WAL_AUTOCHECKPOINT) {
         (void)checkpoint_now(s, SQLITE_CHECKPOINT_PASSIVE);
         c->woken_at = 0;
         return SQLITE_OK;
     }
     if (pages < c->woken_at)
         c->woken_at = 0; /* the WAL began again from its start */
-    if (c->started && pages - c->woken_at >= c->step_pages) {
+    if (c->started && pages - c->woken_at >= WAL_BACKGROUND_STEP) {
         c->woken_at = pages;
         pthread_mutex_lock(&c->mu);
         c->wanted = true;
@@ -2155,18 +2135,6 @@ static int wal_hook(void *ctx, sqlite3 *db, const char *name, int pages)
 static void checkpointer_start(struct bc_crawl_state *s, const char *db_path)
 {
     struct checkpointer *c = &s->ckpt;
-    /* The bound in this database's pages: 4 KiB, or 8 KiB in a state
-     * made before (a query that fails is taken as the larger). */
-    sqlite3_int64 page = 8192;
-    sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(s->db, "PRAGMA page_size", -1, &q, NULL) ==
-        SQLITE_OK) {
-        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int64(q, 0) > 0)
-            page = sqlite3_column_int64(q, 0);
-        sqlite3_finalize(q);
-    }
-    c->bound_pages = (int)(WAL_BOUND_BYTES / page);
-    c->step_pages = c->bound_pages / WAL_BACKGROUND_DIVISOR;
     sqlite3_wal_hook(s->db, wal_hook, s);
     if (sqlite3_open_v2(db_path, &c->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,

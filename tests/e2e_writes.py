@@ -89,10 +89,9 @@ EFBIG = os.strerror(27)    # "File too large"
 # The headroom a state needs to resume after a full disk, besides what
 # the rest of the crawl adds to crawl.db: docs/DESIGN.md section 10.  One
 # more bloom.snap (written beside the old one, then renamed) and the WAL's
-# bound W = (P + T) x (S + 24) + 32 with T, the pages of one commit, at
-# most 64 here (a turn of the crawl loop: the few pages it completed,
-# their links, the cursors, the counters), taken at its larger, with the
-# 8 KiB pages of states made before 4 KiB pages: P = 1,024, S = 8,192.
+# bound W = (1,024 + T) x (8,192 + 24) + 32 with T, the pages of one
+# commit, at most 64 here (a turn of the crawl loop: the few pages it
+# completed, their links, the cursors, the counters).
 WAL_BOUND = (1024 + 64) * (8192 + 24) + 32
 
 # How a crawl of the site that runs to its end exits (set by main() from

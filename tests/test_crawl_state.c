@@ -767,18 +767,18 @@ static void test_payload_log_moved(void **state)
     assert_int_equal(o.date[0], 30);
     assert_string_equal(o.id[1], "<urn:uuid:f>");
 
-    /* Appended: 2,000 rows of random digests (24 pages of rows), then a
+    /* Appended: 2,000 rows of random digests (12 pages of rows), then a
      * snapshot (its checkpoint empties the WAL; its commit writes
      * one frame). A commit of 20 more rows adds their page of the log,
      * perhaps the next one and the B-tree's interior page, and meta's and
-     * counters' pages: at most 5 frames of 4,096 + 24 bytes. Keyed by the
-     * digest (before), the 20 rows fell on most of the 24 leaves. */
+     * counters' pages: at most 5 frames of 8,192 + 24 bytes. Keyed by the
+     * digest (before), the 20 rows fell on most of the 12 leaves. */
     uint64_t x = 88172645463325252u;
     unsigned char dg[20];
     for (int i = 0; i < 2020; i++) {
         if (i == 2000) {
             assert_int_equal(bc_crawl_state_snapshot(s, f), BC_OK);
-            assert_int_equal(file_size(d, "crawl.db-wal"), 32 + 4096 + 24);
+            assert_int_equal(file_size(d, "crawl.db-wal"), 32 + 8192 + 24);
         }
         random_digest(&x, dg);
         row = (struct bc_crawl_state_payload){dg, "http://a.test/p", 15, "", i};
@@ -786,15 +786,15 @@ static void test_payload_log_moved(void **state)
         if (i % 20 == 19)
             assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
     }
-    long long frames = (file_size(d, "crawl.db-wal") - 32) / (4096 + 24) - 1;
+    long long frames = (file_size(d, "crawl.db-wal") - 32) / (8192 + 24) - 1;
     assert_true(frames >= 2 && frames <= 5);
     bc_frontier_free(f);
     bc_crawl_state_close(s);
-    /* 2,022 rows of about 48 bytes (with their cell pointers): 24 full
-     * leaves of 4 KiB (SQLite splits an appended B-tree at its last row)
+    /* 2,022 rows of about 48 bytes (with their cell pointers): 12 full
+     * leaves of 8 KiB (SQLite splits an appended B-tree at its last row)
      * and the interior page. */
     long long pages = table_pages(p, "payload_log");
-    assert_true(pages >= 24 && pages <= 27);
+    assert_true(pages >= 12 && pages <= 14);
 }
 
 /* A module's stats and its table of totals, for save_totals. */
@@ -2531,15 +2531,15 @@ static long long file_size(const char *d, const char *name)
 
 /*
  * The WAL is bounded (state.c, A BOUNDED WAL): 12,000 URLs of 1 KiB
- * committed 100 at a time (about 12 MiB of rows, more than the loop's
- * checkpoint at 8 MiB of pages lets the WAL hold), and after every commit
- * the WAL's file is at most W = (P + T) x (S + 24) + 32 bytes, P = 2,048
- * pages of S = 4,096 bytes, T = 64 pages of one commit here (100 rows of
- * 1 KiB are 34 pages, plus the index's and the counters'); a snapshot's
- * checkpoint cuts it to 0 bytes (then the snapshot's position is
- * committed: one page of 4,096 bytes, its 24-byte frame header and the
- * WAL's 32-byte header). With the checkpoint at 16,384 pages and no size
- * limit (before issue 20) it grew past 12 MiB.
+ * committed 100 at a time (about 12 MiB of rows, more than SQLite's own
+ * checkpoint of 1,024 pages lets the WAL hold), and after every commit
+ * the WAL's file is at most W = (1,024 + T) x (8,192 + 24) + 32 bytes,
+ * T = 64 pages of one commit here (100 rows of 1 KiB are 13 pages, plus
+ * the index's and the counters'); a snapshot's checkpoint cuts it to 0
+ * bytes (then the snapshot's position is committed: one page of 8,192
+ * bytes, its 24-byte frame header and the WAL's 32-byte header). With the
+ * checkpoint at 16,384 pages and no size limit (before issue 20) it grew
+ * past 12 MiB.
  */
 static void test_wal_bounded(void **state)
 {
@@ -2549,7 +2549,7 @@ static void test_wal_bounded(void **state)
     snprintf(path, sizeof(path), "%s", d);
     struct bc_crawl_state *s = open_ok(path);
     struct bc_frontier *f = frontier_of(s);
-    const long long bound = (2048LL + 64) * (4096 + 24) + 32;
+    const long long bound = (1024LL + 64) * (8192 + 24) + 32;
     long long peak = 0;
     char url[1100];
     memset(url, 'x', sizeof(url));
@@ -2567,35 +2567,21 @@ static void test_wal_bounded(void **state)
     }
     assert_true(peak <= bound);
     assert_true(peak > bound / 2); /* the bound was reached, not missed */
-    /* A new state's pages are of 4 KiB (state.c, PAGES OF 4 KIB). */
-    char db_path[800];
-    snprintf(db_path, sizeof(db_path), "%s/crawl.db", path);
-    sqlite3 *db;
-    sqlite3_stmt *q;
-    assert_int_equal(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL),
-                     SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &q, NULL),
-                     SQLITE_OK);
-    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(q, 0), 4096);
-    sqlite3_finalize(q);
-    sqlite3_close(db);
     /* The snapshot's checkpoint cuts the WAL to 0 bytes; then the
      * snapshot's position is committed: the header and one page. */
     assert_int_equal(bc_crawl_state_snapshot(s, f), BC_OK);
-    assert_int_equal(file_size(path, "crawl.db-wal"), 32 + 4096 + 24);
+    assert_int_equal(file_size(path, "crawl.db-wal"), 32 + 8192 + 24);
     bc_frontier_free(f);
     bc_crawl_state_close(s);
 }
 
 /*
  * Checkpoints off the loop (state.c, CHECKPOINTS OFF THE LOOP): more
- * than the checkpointer's step of WAL committed (2 MiB: 512 pages of 4
- * KiB; 3,000 URLs of 1 KiB), less than the bound's 8 MiB (2,048 pages;
- * both checked), and then nothing more is called; the checkpointer copies
- * them into crawl.db all the same (the file grows by at least 1 MiB
- * within 10 s). When every checkpoint was the loop's (before), crawl.db
- * kept its size until the WAL reached the bound.
+ * than 256 pages of WAL committed (3,000 URLs of 1 KiB), fewer than the
+ * bound's 1,024 (both checked), and then nothing more is called; the
+ * checkpointer copies them into crawl.db all the same (the file grows by
+ * at least 1 MiB within 10 s). When every checkpoint was the loop's
+ * (before), crawl.db kept its size until the WAL reached 1,024 pages.
  */
 static void test_checkpointer(void **state)
 {
@@ -2619,8 +2605,8 @@ static void test_checkpointer(void **state)
             assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
     }
     long long wal = file_size(path, "crawl.db-wal");
-    assert_true(wal > 512LL * (4096 + 24));  /* the checkpointer was woken */
-    assert_true(wal < 2048LL * (4096 + 24)); /* the bound's never ran */
+    assert_true(wal > 256LL * (8192 + 24));  /* the checkpointer was woken */
+    assert_true(wal < 1024LL * (8192 + 24)); /* the bound's never ran */
     long long db = file_size(path, "crawl.db");
     for (int i = 0; i < 1000 && db < db0 + (1 << 20); i++) {
         struct timespec ts = {0, 10 * 1000 * 1000};
