@@ -984,8 +984,9 @@ static enum bc_status add_column(struct bc_crawl_state *s, const char *table,
  * its leaves to the WAL, and the checkpoints copied them again: a third
  * of the crawl's page writes (700 of 2,200 pwrite calls). The log's rows
  * land on its last page (test_payload_log_moved). It is read whole at
- * resume (bc_crawl_state_payloads(), which takes the last row of each
- * digest), so no index is needed. Made, if missing, by begin_run: a state
+ * resume, in its order (bc_crawl_state_payloads(): a scan of the rowid,
+ * no sort), the later row of a digest replacing the earlier in the
+ * caller's index, so no index is needed. Made, if missing, by begin_run: a state
  * of an earlier crawl gains it, the rows of its payloads table moved into
  * it (one a digest) and that table dropped. */
 static const char payloads_sql[] =
@@ -3031,10 +3032,8 @@ enum bc_status bc_crawl_state_payloads(
         return BC_ERR_INVALID_ARG;
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(s->db,
-                           /* SQLite takes the bare columns of a
-                            * group from its row with the max(). */
-                           "SELECT digest, url, record_id, date, max(id)"
-                           " FROM payload_log GROUP BY digest",
+                           "SELECT digest, url, record_id, date"
+                           " FROM payload_log ORDER BY id",
                            -1, &q, NULL) != SQLITE_OK)
         return db_fail(s, "payloads");
     int rc;

@@ -282,11 +282,11 @@ bc_crawl_state_payload_put(struct bc_crawl_state *state,
                            const struct bc_crawl_state_payload *p);
 
 /*
- * Call fn with every committed payload row (any order; of a digest put
- * more than once, its last row) until it returns an error, which is
- * returned. Returns BC_OK, BC_ERR_INVALID_ARG, BC_ERR_CORRUPT (a row
- * without its 20-byte digest, URL or id: the state's errmsg says so) or
- * BC_ERR_IO. Cost: O(rows log rows): SQLite sorts the log by digest.
+ * Call fn with every committed payload row, in the order they were put
+ * (a digest put more than once comes again: its later row replaces the
+ * earlier), until it returns an error, which is returned. Returns BC_OK,
+ * BC_ERR_INVALID_ARG, BC_ERR_CORRUPT (a row without its 20-byte digest,
+ * URL or id: the state's errmsg says so) or BC_ERR_IO. Cost: O(rows).
  */
 enum bc_status bc_crawl_state_payloads(
     struct bc_crawl_state *state,

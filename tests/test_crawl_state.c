@@ -580,7 +580,7 @@ static void test_payload_old_state(void **state)
 
 /* The payloads table's rows, copied (IDENTICAL PAYLOADS, crawler.c). */
 struct digest_rows {
-    size_t n;
+    size_t n, rows; /* digests, rows read */
     unsigned char digest[8][20];
     char url[8][64], id[8][64];
     int64_t date[8];
@@ -591,7 +591,13 @@ static enum bc_status digest_row(void *ctx,
 {
     struct digest_rows *o = ctx;
     assert_true(o->n < 8 && p->url_len < 64 && strlen(p->record_id) < 64);
-    size_t i = o->n++;
+    /* A digest's later row replaces its earlier one (state_int.h). */
+    o->rows++;
+    size_t i = 0;
+    while (i < o->n && memcmp(o->digest[i], p->digest, 20) != 0)
+        i++;
+    if (i == o->n)
+        o->n++;
     memcpy(o->digest[i], p->digest, 20);
     memcpy(o->url[i], p->url, p->url_len);
     o->url[i][p->url_len] = '\0';
@@ -761,6 +767,7 @@ static void test_payload_log_moved(void **state)
     s = open_ok(d);
     f = frontier_of(s);
     o = digest_rows_of(s);
+    assert_int_equal(o.rows, 3); /* the log: the zero digest twice */
     assert_int_equal(o.n, 2);
     assert_string_equal(o.url[0], "http://a.test/0");
     assert_string_equal(o.id[0], "<urn:uuid:0>");
