@@ -1537,11 +1537,18 @@ static void payload_done(struct bc_crawler *c, struct transfer *t,
     payload_put(c, t->digest, &ref);
 }
 
-/* The state's payload rows into the index, on resume. */
+/* The state's payload rows into the index, on resume, in the order they
+ * were put: a digest's later row is its entry gaining its record. */
 static enum bc_status payload_load_row(void *ctx,
                                        const struct bc_crawl_state_payload *p)
 {
     struct bc_crawler *c = ctx;
+    struct bc_payload_ref ref;
+    if (bc_payloads_find(c->payloads, p->digest, &ref))
+        return p->record_id[0]
+                   ? bc_payloads_set_record(c->payloads, p->digest,
+                                            p->record_id, (time_t)p->date)
+                   : BC_OK;
     return bc_payloads_add(c->payloads, p->digest, p->url, p->url_len,
                            p->record_id, (time_t)p->date);
 }

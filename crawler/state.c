@@ -164,7 +164,7 @@
  * state, another version as incompatible (version 2 added urls.referrer
  * and host_stats, version 3 the outbox: an older state is refused with a
  * message saying which version made it; there is no migration; the
- * tables sitemaps, circuits, failed, payloads, validators,
+ * tables sitemaps, circuits, failed, payload_log, validators,
  * fingerprints and fetched came later
  * and are made when missing, the columns hosts.delay_override and urls.payload added, so no
  * version was needed). PRAGMA quick_check runs before anything is written (a
@@ -231,6 +231,45 @@ struct counter {
     uint64_t value;
     bool dirty;
     char name[64];
+};
+
+/* The counters of one table of totals given to bc_crawl_state_save_totals()
+ * (its group and rows), in the order of its elements: after the first
+ * call, each commit compares the values with these and forms no key and
+ * hashes no name (forming and finding the crawler's and the frontier's
+ * 120 keys was 78 K instructions a commit, a third of it). The modules'
+ * tables are static: the same rows at every call. */
+struct totals {
+    const struct bc_counter *table;
+    size_t rows;
+    char group[16];
+    struct counter **slot;
+    size_t slots;
+};
+#define TOTALS_CACHED 4 /* tables: the crawler's and the frontier's */
+
+/* The meta rows every commit keeps (bc_crawl_state_commit()), and the
+ * value each had at the last commit that wrote it: a row is written only
+ * when its value changed (the WARC's and --out's positions, runs and
+ * refetched seldom do), 4.5 K instructions a row saved. */
+enum meta_id {
+    META_NEXT_SEQ,
+    META_OUT_OFFSET,
+    META_WARC_SEQ,
+    META_WARC_OFFSET,
+    META_WARC_RECORDS,
+    META_RUNS,
+    META_REFETCHED,
+    META_COMMITTED
+};
+static const char *const meta_key[META_COMMITTED] = {
+    "next_seq",     "out_offset", "warc_seq",  "warc_offset",
+    "warc_records", "runs",       "refetched",
+};
+struct meta_value {
+    sqlite3_int64 value; /* written in this transaction, or committed */
+    bool known;          /* value is committed */
+    bool pending;        /* value is written in the open transaction */
 };
 
 enum stmt_id {
@@ -302,9 +341,12 @@ struct bc_crawl_state {
     bool in_txn;
     bool failed; /* a write failed: only close is left */
     char errmsg[512];
-    struct shost *hosts;       /* by origin */
-    struct shost *dirty;       /* hosts whose cursor moved */
-    struct counter *counters;  /* by name */
+    struct shost *hosts;      /* by origin */
+    struct shost *dirty;      /* hosts whose cursor moved */
+    struct counter *counters; /* by name */
+    struct totals totals[TOTALS_CACHED];
+    size_t totals_count;
+    struct meta_value meta[META_COMMITTED]; /* commit_meta() */
     sqlite3_stmt *payload_put; /* prepared at its first use (PAYLOADS) */
     /* Prepared at their first use (VALIDATORS). */
     sqlite3_stmt *validators_put, *validators_find;
@@ -520,6 +562,23 @@ static enum bc_status set_meta(struct bc_crawl_state *s, const char *key,
     sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, value);
     return run(s, S_SET_META);
+}
+
+/* Meta row id at value in the open transaction, unless the last commit
+ * wrote it with that value already. */
+static enum bc_status commit_meta(struct bc_crawl_state *s, enum meta_id id,
+                                  sqlite3_int64 value)
+{
+    struct meta_value *m = &s->meta[id];
+    if ((m->known || m->pending) && m->value == value)
+        return BC_OK;
+    enum bc_status st = set_meta(s, meta_key[id], value);
+    if (st == BC_OK) {
+        m->value = value;
+        m->known = false;
+        m->pending = true;
+    }
+    return st;
 }
 
 /* A meta value as an integer; def when absent. */
@@ -915,12 +974,46 @@ static enum bc_status add_column(struct bc_crawl_state *s, const char *table,
  * PAYLOADS): per SHA-1 of a payload, the first URL that had it and its
  * WARC response record (its id, "" when none was written, and date). A
  * row is written in the turn's transaction with its page, so the index
- * on disk holds exactly the committed pages' payloads. Made, if missing,
- * by begin_run: a state of an earlier crawl gains it, empty. */
+ * on disk holds exactly the committed pages' payloads.
+ *
+ * The rows are a log, appended in the order they are put (payload_log,
+ * its rowid that order); an entry that gains its record is a second row
+ * of its digest, and the last row of a digest is its entry. A table keyed
+ * by the digest (payloads, before) put each row on a random leaf: a
+ * commit of the PostgreSQL manual's crawl (14 pages a turn) wrote most of
+ * its leaves to the WAL, and the checkpoints copied them again: a third
+ * of the crawl's page writes (700 of 2,200 pwrite calls). The log's rows
+ * land on its last page (test_payload_log_moved). It is read whole at
+ * resume, in its order (bc_crawl_state_payloads(): a scan of the rowid,
+ * no sort), the later row of a digest replacing the earlier in the
+ * caller's index, so no index is needed. Made, if missing, by begin_run: a state
+ * of an earlier crawl gains it, the rows of its payloads table moved into
+ * it (one a digest) and that table dropped. */
 static const char payloads_sql[] =
-    "CREATE TABLE IF NOT EXISTS payloads(digest BLOB PRIMARY KEY,"
-    " url TEXT NOT NULL, record_id TEXT NOT NULL, date INTEGER NOT NULL)"
-    " WITHOUT ROWID";
+    "CREATE TABLE IF NOT EXISTS payload_log(id INTEGER PRIMARY KEY,"
+    " digest BLOB NOT NULL, url TEXT NOT NULL, record_id TEXT NOT NULL,"
+    " date INTEGER NOT NULL)";
+
+static enum bc_status query_int(struct bc_crawl_state *s, const char *sql,
+                                sqlite3_int64 *out);
+
+/* The table of the states made before payload_log, if it is there: its
+ * rows into payload_log, then dropped (in begin_run's transaction). */
+static enum bc_status payloads_move(struct bc_crawl_state *s)
+{
+    sqlite3_int64 n = 0;
+    enum bc_status st = query_int(s,
+                                  "SELECT count(*) FROM sqlite_master"
+                                  " WHERE type = 'table' AND name = 'payloads'",
+                                  &n);
+    if (st != BC_OK || n == 0)
+        return st;
+    st = exec(s, "INSERT INTO payload_log(digest, url, record_id, date)"
+                 " SELECT digest, url, record_id, date FROM payloads");
+    if (st == BC_OK)
+        st = exec(s, "DROP TABLE payloads");
+    return st;
+}
 
 /* VALIDATORS: per URL, the ETag and Last-Modified of its last 2xx page
  * that had either ("" for the one it lacked), and the WARC response
@@ -958,7 +1051,7 @@ static const char fingerprints_sql[] =
     "CREATE TABLE IF NOT EXISTS fingerprints(fp INTEGER NOT NULL,"
     " url TEXT NOT NULL)";
 
-/* The tables sitemaps, circuits, failed, payloads, validators,
+/* The tables sitemaps, circuits, failed, payload_log, validators,
  * fingerprints and fetched, with every column, and the columns added to
  * hosts. */
 static enum bc_status make_fault_tables(struct bc_crawl_state *s)
@@ -966,6 +1059,8 @@ static enum bc_status make_fault_tables(struct bc_crawl_state *s)
     enum bc_status st = exec(s, sitemaps_sql);
     if (st == BC_OK)
         st = exec(s, payloads_sql);
+    if (st == BC_OK)
+        st = payloads_move(s);
     if (st == BC_OK)
         st = exec(s, validators_sql);
     if (st == BC_OK)
@@ -2216,6 +2311,8 @@ void bc_crawl_state_close(struct bc_crawl_state *s)
     for (size_t i = 0; i < s->fixed_count; i++)
         free(s->fixed_names[i]);
     free(s->fixed_names);
+    for (size_t i = 0; i < s->totals_count; i++)
+        free(s->totals[i].slot);
     free(s->dir);
     free(s);
 }
@@ -2481,6 +2578,7 @@ enum bc_status bc_crawl_state_frontier(struct bc_crawl_state *s,
     if (!snap)
         return BC_ERR_NOMEM;
     struct bc_seen *seen = NULL;
+    struct bc_frontier *f = NULL;
     struct stat sb;
     enum bc_status st;
     if (stat(snap, &sb) == 0) {
@@ -2493,7 +2591,11 @@ enum bc_status bc_crawl_state_frontier(struct bc_crawl_state *s,
         st = BC_ERR_CORRUPT;
         set_err(s->errmsg, sizeof(s->errmsg), "bloom.snap: missing");
     } else {
-        st = bc_seen_create(&config->seen, &seen);
+        /* No snapshot yet: the frontier's own empty seen-test. (Made
+         * here and handed to bc_frontier_create_with_seen(), it was
+         * sized twice, the frontier's own made and freed: 9.3 M
+         * instructions, 1 % of a crawl of the PostgreSQL manual.) */
+        st = bc_frontier_create(config, &f);
     }
     free(snap);
     /* Everything checked: this run begins (the first write to an
@@ -2502,11 +2604,10 @@ enum bc_status bc_crawl_state_frontier(struct bc_crawl_state *s,
         st = begin_run(s);
     if (st != BC_OK) {
         bc_seen_free(seen);
+        bc_frontier_free(f);
         return st;
     }
-    struct bc_frontier *f;
-    st = bc_frontier_create_with_seen(config, seen, &f);
-    if (st != BC_OK) {
+    if (!f && (st = bc_frontier_create_with_seen(config, seen, &f)) != BC_OK) {
         bc_seen_free(seen);
         return st;
     }
@@ -2753,6 +2854,27 @@ uint64_t bc_crawl_state_counter_get(const struct bc_crawl_state *s,
     return c ? c->value : 0;
 }
 
+/* The cached counters of table (rows rows) in group, or NULL. */
+static struct totals *totals_find(struct bc_crawl_state *s, const char *group,
+                                  const struct bc_counter *t, size_t n)
+{
+    for (size_t i = 0; i < s->totals_count; i++)
+        if (s->totals[i].table == t && s->totals[i].rows == n &&
+            strcmp(s->totals[i].group, group) == 0)
+            return &s->totals[i];
+    return NULL;
+}
+
+/* The number of elements of the TOTAL rows of t. */
+static size_t totals_elements(const struct bc_counter *t, size_t n)
+{
+    size_t k = 0;
+    for (size_t r = 0; r < n; r++)
+        if (t[r].kind == BC_COUNTER_TOTAL)
+            k += t[r].count;
+    return k;
+}
+
 enum bc_status bc_crawl_state_save_totals(struct bc_crawl_state *s,
                                           const char *group,
                                           const struct bc_counter *t, size_t n,
@@ -2760,17 +2882,54 @@ enum bc_status bc_crawl_state_save_totals(struct bc_crawl_state *s,
 {
     if (!s || !group || (!t && n) || !stats)
         return BC_ERR_INVALID_ARG;
+    struct totals *tc = totals_find(s, group, t, n);
+    if (tc) {
+        size_t k = 0;
+        for (size_t r = 0; r < n; r++) {
+            for (size_t i = 0; t[r].kind == BC_COUNTER_TOTAL && i < t[r].count;
+                 i++) {
+                struct counter *c = tc->slot[k++];
+                uint64_t v = bc_counter_u64(&t[r], stats, i);
+                if (c->value != v) { /* as counter_put(..., true) */
+                    c->value = v;
+                    c->dirty = true;
+                }
+            }
+        }
+        return BC_OK;
+    }
+    /* The first call of this table: by key, each counter's place kept
+     * (when there is room and memory for it). */
+    size_t slots = totals_elements(t, n);
+    struct counter **slot = NULL;
+    if (s->totals_count < TOTALS_CACHED && strlen(group) < 16 && slots > 0)
+        slot = calloc(slots, sizeof(*slot));
+    size_t k = 0;
     for (size_t r = 0; r < n; r++) {
         for (size_t i = 0; t[r].kind == BC_COUNTER_TOTAL && i < t[r].count;
              i++) {
             char key[64];
-            if (!bc_counter_key(&t[r], group, i, key, sizeof(key)))
+            if (!bc_counter_key(&t[r], group, i, key, sizeof(key))) {
+                free(slot);
                 return BC_ERR_INVALID_ARG;
+            }
             enum bc_status st =
                 counter_put(s, key, bc_counter_u64(&t[r], stats, i), true);
-            if (st != BC_OK)
+            if (st != BC_OK) {
+                free(slot);
                 return st;
+            }
+            if (slot)
+                slot[k++] = counter_find(s, key);
         }
+    }
+    if (slot) {
+        tc = &s->totals[s->totals_count++];
+        tc->table = t;
+        tc->rows = n;
+        memcpy(tc->group, group, strlen(group) + 1);
+        tc->slot = slot;
+        tc->slots = slots;
     }
     return BC_OK;
 }
@@ -2848,7 +3007,7 @@ bc_crawl_state_payload_put(struct bc_crawl_state *s,
         return st;
     if (!s->payload_put &&
         sqlite3_prepare_v3(s->db,
-                           "INSERT OR REPLACE INTO payloads(digest, url,"
+                           "INSERT INTO payload_log(digest, url,"
                            " record_id, date) VALUES(?, ?, ?, ?)",
                            -1, SQLITE_PREPARE_PERSISTENT, &s->payload_put,
                            NULL) != SQLITE_OK) {
@@ -2873,7 +3032,8 @@ enum bc_status bc_crawl_state_payloads(
         return BC_ERR_INVALID_ARG;
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(s->db,
-                           "SELECT digest, url, record_id, date FROM payloads",
+                           "SELECT digest, url, record_id, date"
+                           " FROM payload_log ORDER BY id",
                            -1, &q, NULL) != SQLITE_OK)
         return db_fail(s, "payloads");
     int rc;
@@ -3218,22 +3378,22 @@ enum bc_status bc_crawl_state_commit(struct bc_crawl_state *s,
         st = run(s, S_SET_COUNTER);
     }
     if (st == BC_OK)
-        st = set_meta(s, "next_seq", s->next_seq);
+        st = commit_meta(s, META_NEXT_SEQ, s->next_seq);
     /* The cursors that moved. */
     for (struct shost *h = s->dirty; st == BC_OK && h; h = h->next_dirty)
         st = run_seq(s, S_HOST_CURSOR, h->cursor, h);
     if (st == BC_OK)
-        st = set_meta(s, "out_offset", (sqlite3_int64)s->out_offset);
+        st = commit_meta(s, META_OUT_OFFSET, (sqlite3_int64)s->out_offset);
     if (st == BC_OK)
-        st = set_meta(s, "warc_seq", (sqlite3_int64)s->warc.seq);
+        st = commit_meta(s, META_WARC_SEQ, (sqlite3_int64)s->warc.seq);
     if (st == BC_OK)
-        st = set_meta(s, "warc_offset", (sqlite3_int64)s->warc.offset);
+        st = commit_meta(s, META_WARC_OFFSET, (sqlite3_int64)s->warc.offset);
     if (st == BC_OK)
-        st = set_meta(s, "warc_records", (sqlite3_int64)s->warc.records);
+        st = commit_meta(s, META_WARC_RECORDS, (sqlite3_int64)s->warc.records);
     if (st == BC_OK)
-        st = set_meta(s, "runs", (sqlite3_int64)s->runs);
+        st = commit_meta(s, META_RUNS, (sqlite3_int64)s->runs);
     if (st == BC_OK)
-        st = set_meta(s, "refetched", (sqlite3_int64)s->refetched);
+        st = commit_meta(s, META_REFETCHED, (sqlite3_int64)s->refetched);
     if (st == BC_OK)
         st = set_meta(
             s, "elapsed_ms",
@@ -3253,6 +3413,11 @@ enum bc_status bc_crawl_state_commit(struct bc_crawl_state *s,
     s->in_txn = false;
     s->warc_dirty = false;
     s->snapshot_current = false;
+    for (int i = 0; i < META_COMMITTED; i++)
+        if (s->meta[i].pending) {
+            s->meta[i].pending = false;
+            s->meta[i].known = true;
+        }
     while (s->dirty) {
         struct shost *h = s->dirty;
         s->dirty = h->next_dirty;

@@ -255,10 +255,10 @@ uint64_t bc_crawl_state_outbox_count(const struct bc_crawl_state *state);
 void bc_crawl_state_store(struct bc_crawl_state *state, size_t window,
                           struct bc_frontier_store *out);
 
-/* The size of a payload digest in the payloads table (SHA-1's). */
+/* The size of a payload digest in the payload log (SHA-1's). */
 #define BC_CRAWL_STATE_DIGEST_SIZE 20
 
-/* A row of the payloads table (crawler.c, IDENTICAL PAYLOADS): the first
+/* A row of the payload log (crawler.c, IDENTICAL PAYLOADS): the first
  * URL whose response had the payload of this SHA-1, and its WARC response
  * record. The strings are valid only during a callback. */
 struct bc_crawl_state_payload {
@@ -274,17 +274,19 @@ struct bc_crawl_state_payload {
  * Write payload row p (replacing the row of its digest: an entry that
  * gained its record) in the open transaction: durable at the next commit,
  * with the page it came with. Returns BC_OK, BC_ERR_INVALID_ARG (NULL
- * argument or field) or BC_ERR_IO (sticky). Cost: one B-tree insert.
+ * argument or field) or BC_ERR_IO (sticky). Cost: one row appended to the
+ * log payload_log (its last page; the replaced row stays there, unread).
  */
 enum bc_status
 bc_crawl_state_payload_put(struct bc_crawl_state *state,
                            const struct bc_crawl_state_payload *p);
 
 /*
- * Call fn with every committed payload row (any order) until it returns
- * an error, which is returned. Returns BC_OK, BC_ERR_INVALID_ARG,
- * BC_ERR_CORRUPT (a row without its 20-byte digest, URL or id: the
- * state's errmsg says so) or BC_ERR_IO. Cost: O(rows).
+ * Call fn with every committed payload row, in the order they were put
+ * (a digest put more than once comes again: its later row replaces the
+ * earlier), until it returns an error, which is returned. Returns BC_OK,
+ * BC_ERR_INVALID_ARG, BC_ERR_CORRUPT (a row without its 20-byte digest,
+ * URL or id: the state's errmsg says so) or BC_ERR_IO. Cost: O(rows).
  */
 enum bc_status bc_crawl_state_payloads(
     struct bc_crawl_state *state,

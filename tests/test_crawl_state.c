@@ -580,7 +580,7 @@ static void test_payload_old_state(void **state)
 
 /* The payloads table's rows, copied (IDENTICAL PAYLOADS, crawler.c). */
 struct digest_rows {
-    size_t n;
+    size_t n, rows; /* digests, rows read */
     unsigned char digest[8][20];
     char url[8][64], id[8][64];
     int64_t date[8];
@@ -591,7 +591,13 @@ static enum bc_status digest_row(void *ctx,
 {
     struct digest_rows *o = ctx;
     assert_true(o->n < 8 && p->url_len < 64 && strlen(p->record_id) < 64);
-    size_t i = o->n++;
+    /* A digest's later row replaces its earlier one (state_int.h). */
+    o->rows++;
+    size_t i = 0;
+    while (i < o->n && memcmp(o->digest[i], p->digest, 20) != 0)
+        i++;
+    if (i == o->n)
+        o->n++;
     memcpy(o->digest[i], p->digest, 20);
     memcpy(o->url[i], p->url, p->url_len);
     o->url[i][p->url_len] = '\0';
@@ -654,8 +660,9 @@ static void test_payload_digests(void **state)
     snprintf(p, sizeof(p), "%s/crawl.db", d);
     sqlite3 *db;
     assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "DROP TABLE payloads", NULL, NULL, NULL),
-                     SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db, "DROP TABLE payload_log", NULL, NULL, NULL),
+        SQLITE_OK);
     sqlite3_close(db);
     s = open_ok(d);
     f = frontier_of(s);
@@ -665,6 +672,183 @@ static void test_payload_digests(void **state)
     assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
     assert_int_equal(digest_rows_of(s).n, 1);
     bc_frontier_free(f);
+    bc_crawl_state_close(s);
+}
+
+static long long file_size(const char *d, const char *name);
+
+/* The number of pages of table (or index) name in the database at path
+ * (the dbstat table). */
+static long long table_pages(const char *path, const char *name)
+{
+    sqlite3 *db;
+    sqlite3_stmt *q;
+    long long n = -1;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT count(*) FROM dbstat"
+                                        " WHERE name = ?",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+    if (sqlite3_step(q) == SQLITE_ROW)
+        n = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return n;
+}
+
+/* A digest whose bytes come from a seeded xorshift64: random keys. */
+static void random_digest(uint64_t *x, unsigned char d[20])
+{
+    for (int i = 0; i < 20; i++) {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        d[i] = (unsigned char)*x;
+    }
+}
+
+/*
+ * The payload rows are a log (state.c, PAYLOADS): a state made before it
+ * (its table payloads keyed by the digest, WITHOUT ROWID) is opened with
+ * its rows moved into payload_log and the old table dropped; a put of a
+ * digest already there (an entry that gained its record) appends a row,
+ * and the last row of a digest is the entry read back.
+ */
+static void test_payload_log_moved(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier *f = frontier_of(s);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+    char p[400];
+    snprintf(p, sizeof(p), "%s/crawl.db", d);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "DROP TABLE payload_log;"
+                     "CREATE TABLE payloads(digest BLOB PRIMARY KEY,"
+                     " url TEXT NOT NULL, record_id TEXT NOT NULL,"
+                     " date INTEGER NOT NULL) WITHOUT ROWID;"
+                     "INSERT INTO payloads VALUES"
+                     "(zeroblob(20), 'http://a.test/0', '', 10),"
+                     "(x'ffffffffffffffffffffffffffffffffffffffff',"
+                     " 'http://a.test/f', '<urn:uuid:f>', 20)",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+
+    s = open_ok(d);
+    f = frontier_of(s);
+    struct digest_rows o = digest_rows_of(s);
+    assert_int_equal(o.n, 2);
+    unsigned char zero[20] = {0};
+    assert_memory_equal(o.digest[0], zero, 20);
+    assert_string_equal(o.url[0], "http://a.test/0");
+    assert_string_equal(o.id[0], "");
+    assert_int_equal(o.date[0], 10);
+    assert_string_equal(o.url[1], "http://a.test/f");
+    assert_string_equal(o.id[1], "<urn:uuid:f>");
+    assert_int_equal(o.date[1], 20);
+    /* The zero digest's entry gains its record: a second row, read. */
+    struct bc_crawl_state_payload row = {zero, "http://a.test/0", 15,
+                                         "<urn:uuid:0>", 30};
+    assert_int_equal(bc_crawl_state_payload_put(s, &row), BC_OK);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+    assert_int_equal(table_pages(p, "payloads"), 0); /* dropped */
+
+    s = open_ok(d);
+    f = frontier_of(s);
+    o = digest_rows_of(s);
+    assert_int_equal(o.rows, 3); /* the log: the zero digest twice */
+    assert_int_equal(o.n, 2);
+    assert_string_equal(o.url[0], "http://a.test/0");
+    assert_string_equal(o.id[0], "<urn:uuid:0>");
+    assert_int_equal(o.date[0], 30);
+    assert_string_equal(o.id[1], "<urn:uuid:f>");
+
+    /* Appended: 2,000 rows of random digests (12 pages of rows), then a
+     * snapshot (its checkpoint empties the WAL; its commit writes
+     * one frame). A commit of 20 more rows adds their page of the log,
+     * perhaps the next one and the B-tree's interior page, and meta's and
+     * counters' pages: at most 5 frames of 8,192 + 24 bytes. Keyed by the
+     * digest (before), the 20 rows fell on most of the 12 leaves. */
+    uint64_t x = 88172645463325252u;
+    unsigned char dg[20];
+    for (int i = 0; i < 2020; i++) {
+        if (i == 2000) {
+            assert_int_equal(bc_crawl_state_snapshot(s, f), BC_OK);
+            assert_int_equal(file_size(d, "crawl.db-wal"), 32 + 8192 + 24);
+        }
+        random_digest(&x, dg);
+        row = (struct bc_crawl_state_payload){dg, "http://a.test/p", 15, "", i};
+        assert_int_equal(bc_crawl_state_payload_put(s, &row), BC_OK);
+        if (i % 20 == 19)
+            assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    }
+    long long frames = (file_size(d, "crawl.db-wal") - 32) / (8192 + 24) - 1;
+    assert_true(frames >= 2 && frames <= 5);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+    /* 2,022 rows of about 48 bytes (with their cell pointers): 12 full
+     * leaves of 8 KiB (SQLite splits an appended B-tree at its last row)
+     * and the interior page. */
+    long long pages = table_pages(p, "payload_log");
+    assert_true(pages >= 12 && pages <= 14);
+}
+
+/* A module's stats and its table of totals, for save_totals. */
+struct two_totals {
+    uint64_t pages, bytes;
+};
+static const struct bc_counter two_totals_table[] = {
+    BC_COUNTER_ROW(struct two_totals, pages, "pages", TOTAL, U64, "pages",
+                   "pages done"),
+    BC_COUNTER_ROW(struct two_totals, bytes, "bytes", TOTAL, U64, "bytes",
+                   "bytes read"),
+};
+
+/* A table of totals saved at every commit (state.c, struct totals: its
+ * counters found by key at the first call, compared in place after it):
+ * the values of each commit are durable, a value that did not change is
+ * kept, and a second group with the same table has counters of its own. */
+static void test_totals_saved(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier *f = frontier_of(s);
+    struct two_totals t = {1, 100}, u = {7, 700};
+    for (int i = 0; i < 3; i++) {
+        t.pages += (uint64_t)i; /* 1, 2, 4 */
+        if (i == 2)
+            t.bytes = 300; /* 100, 100, 300 */
+        assert_int_equal(
+            bc_crawl_state_save_totals(s, "mod", two_totals_table, 2, &t),
+            BC_OK);
+        assert_int_equal(
+            bc_crawl_state_save_totals(s, "other", two_totals_table, 2, &u),
+            BC_OK);
+        assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+        assert_int_equal(bc_crawl_state_counter_get(s, "mod.pages"), t.pages);
+    }
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+    s = open_ok(d);
+    struct two_totals back = {0, 0};
+    bc_crawl_state_load_totals(s, "mod", two_totals_table, 2, &back);
+    assert_int_equal(back.pages, 4);
+    assert_int_equal(back.bytes, 300);
+    bc_crawl_state_load_totals(s, "other", two_totals_table, 2, &back);
+    assert_int_equal(back.pages, 7);
+    assert_int_equal(back.bytes, 700);
     bc_crawl_state_close(s);
 }
 
@@ -2524,6 +2708,8 @@ int main(void)
         cmocka_unit_test(test_payload_kill),
         cmocka_unit_test(test_payload_old_state),
         cmocka_unit_test(test_payload_digests),
+        cmocka_unit_test(test_payload_log_moved),
+        cmocka_unit_test(test_totals_saved),
         cmocka_unit_test(test_validators),
         cmocka_unit_test(test_fetched_rows),
         cmocka_unit_test(test_fingerprint_rows),

@@ -38,7 +38,7 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.misc import create_instance, load_object
 from scrapy.utils.request import referer_str, request_from_dict
 
-from . import (Error, RedisError, RedisLostError, RedisSeen, Seen,
+from . import (Error, FileError, RedisError, RedisLostError, RedisSeen, Seen,
                URLError, Verdict, normalize)
 
 __all__ = ["BloomDupeFilter", "FrontierScheduler"]
@@ -643,15 +643,29 @@ class FrontierScheduler(BaseScheduler):
             if not request.dont_filter and self.df.request_seen(request):
                 self.df.log(request, self.spider)
                 return False
+        if self.state_failed is not None:
+            # The state failed and the spider is closing: the links of
+            # the pages still arriving are not admitted (their store
+            # refuses every write), as the uncommitted work is fetched
+            # again by the resume. Raised from here, the error left the
+            # spider open, the engine waiting on the scraper.
+            return False
         payload = self._payload(request)
         referrer = request.headers.get("Referer")
-        reason = self.frontier.add(
-            request.url, depth=int(request.meta.get("depth", 0)),
-            payload=payload,
-            referrer=referrer.decode("latin-1") if referrer else None,
-            seed=seed, dont_filter=(not plain) or (
-                request.dont_filter and not seed),
-            redirects=min(len(request.meta.get("redirect_urls", ())), 255))
+        try:
+            reason = self.frontier.add(
+                request.url, depth=int(request.meta.get("depth", 0)),
+                payload=payload,
+                referrer=referrer.decode("latin-1") if referrer else None,
+                seed=seed, dont_filter=(not plain) or (
+                    request.dont_filter and not seed),
+                redirects=min(len(request.meta.get("redirect_urls", ())),
+                              255))
+        except FileError as e:
+            if self.state is None:
+                raise
+            self._state_failure(e)  # the store's write failed
+            return False
         self._dirty = True
         if reason == "queued":
             self._inc("scheduler/enqueued")
