@@ -768,6 +768,72 @@ static void test_allocation_failure(void **state)
     }
 }
 
+/*
+ * A full slab cache replaces its least recently used entry with the new key
+ * in one step (lru.c, replace_head()), unless the new key's chain would
+ * reach uthash's doubling threshold (10 entries): the doubling allocates,
+ * and when that fails the old entry must still be held. Forty keys fill a
+ * cache of 64 buckets one to a bucket; then keys whose hashes all fall in
+ * bucket 0 replace them one by one, and the one that makes that chain 10
+ * long has its doubling failed: BC_ERR_NOMEM, with the cache as it was.
+ */
+static void test_slab_replace_doubling_fails(void **state)
+{
+    struct bc_lru *lru = NULL;
+    struct bc_lru_stats st;
+    uint64_t k[2];
+
+    (void)state;
+    if (!malloc_is_wrapped()) {
+        BC_SKIP();
+        return;
+    }
+    assert_int_equal(bc_lru_create_slab(40, sizeof(k), 0, &lru), BC_OK);
+    assert_int_equal(bc_lru_initial_buckets(lru), 64);
+    /* Fillers 0..39 in buckets 1..40: hash i * 64 + i + 1. */
+    for (uint64_t i = 0; i < 40; i++) {
+        k[0] = i;
+        k[1] = 0;
+        assert_int_equal(bc_lru_push(lru, k, sizeof(k), i * 64 + i + 1), BC_OK);
+    }
+    /* Nine keys of bucket 0 (hash (j + 1) 2^8) replace fillers 0..8. */
+    for (uint64_t j = 0; j < 9; j++) {
+        k[0] = j;
+        k[1] = 1;
+        assert_int_equal(bc_lru_push(lru, k, sizeof(k), (j + 1) << 8), BC_OK);
+    }
+    assert_int_equal(bc_lru_buckets(lru), 64);
+    /* The tenth makes the chain 10 long: its doubling fails. */
+    k[0] = 9;
+    k[1] = 1;
+    alloc_failures = 0;
+    fail_after = 0;
+    assert_int_equal(bc_lru_push(lru, k, sizeof(k), UINT64_C(10) << 8),
+                     BC_ERR_NOMEM);
+    fail_after = -1;
+    assert_int_equal(alloc_failures, 1);
+    assert_false(bc_lru_contains(lru, k, sizeof(k), UINT64_C(10) << 8));
+    bc_lru_stats(lru, &st);
+    assert_int_equal(st.count, 40);
+    assert_int_equal(st.inserts, 49);
+    assert_int_equal(st.evictions, 9);
+    assert_int_equal(st.key_bytes, 40 * sizeof(k));
+    for (uint64_t i = 0; i < 40; i++) {
+        uint64_t f[2] = {i, 0};
+        assert_int_equal(bc_lru_contains(lru, f, sizeof(f), i * 64 + i + 1),
+                         i >= 9);
+    }
+    /* Allowed, it doubles the buckets and evicts filler 9. */
+    assert_int_equal(bc_lru_push(lru, k, sizeof(k), UINT64_C(10) << 8), BC_OK);
+    assert_true(bc_lru_contains(lru, k, sizeof(k), UINT64_C(10) << 8));
+    k[0] = 9;
+    k[1] = 0;
+    assert_false(bc_lru_contains(lru, k, sizeof(k), 9 * 64 + 9 + 1));
+    assert_int_equal(bc_lru_count(lru), 40);
+    assert_int_equal(bc_lru_buckets(lru), 128);
+    bc_lru_free(lru);
+}
+
 /* ---- bucket presizing (lru_int.h) ---- */
 
 /* buckets = min(2^24, max(2^5, 2^ceil(log2(capacity)))), on both sides of
@@ -865,6 +931,7 @@ int main(void)
         cmocka_unit_test(test_bad_args),
         cmocka_unit_test(test_allocation_failure),
         cmocka_unit_test(test_recency_relinking),
+        cmocka_unit_test(test_slab_replace_doubling_fails),
         cmocka_unit_test(test_initial_buckets_formula),
         cmocka_unit_test(test_buckets_presized),
     };
