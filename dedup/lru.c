@@ -120,7 +120,8 @@
  * Cost
  * ----
  * find, contains, add, remove: O(1) expected: one bucket chain (the mean
- * chain is entries / buckets, about 1) and one key compare on a hit.
+ * chain is entries / buckets, at most 1/2 in a full cache of up to 2^23
+ * entries) and one key compare on a hit.
  * Memory: 56 + len bytes per entry plus malloc's header (slab mode: a slot
  * of 56 + key_max rounded up to 8, for capacity + 1 slots), plus the
  * bucket array at 16 bytes a bucket; bc_lru_stats() reports the sum
@@ -133,13 +134,20 @@
  * of 2 MiB or more (a big slab or bucket array) are large zeroed arrays
  * of bc_bigarray.h (mmap'ed with a huge-page hint), so random accesses to
  * them do not also miss the TLB.
- * The first insert creates the table with one bucket per entry of
+ * The first insert creates the table with two buckets per entry of
  * capacity, rounded up to a power of two (at least 32, at most 2^24):
- * 50,000 entries get 65,536 buckets, 1 MiB, at once. uthash doubles the
+ * 50,000 entries get 131,072 buckets, 2 MiB, at once. uthash doubles the
  * buckets only when one chain reaches 10 entries, and frees them only when
- * the cache is emptied. The default 50,000 entries of 80-byte URLs take
- * about 8 MB in all; as the seen-test keeps them (a slab of 16-byte
- * fingerprints), 4.6 MB (5.4 MB with the second list before issue 25).
+ * the cache is emptied. Why two: a full cache's insert relinks the entry
+ * heading the new key's chain, and its eviction the entry before the
+ * evicted one in its chain, whenever those chains hold another entry -
+ * each one more random cache line; at half the entries per bucket fewer
+ * do (and an array of 2 MiB gets huge pages), which took the seen-test's
+ * batch from 94 to 81 ns per URL (bench/results/scale-lru.md, issue 25),
+ * for 1 MiB more. The default 50,000 entries of 80-byte URLs take about
+ * 10 MB in all; as the seen-test keeps them (a slab of 16-byte
+ * fingerprints), 5.7 MB (4.6 MB with one bucket per entry, 5.4 MB with
+ * the second list before issue 25).
  */
 
 #include <limits.h>
@@ -182,8 +190,8 @@ static inline int lru_keycmp(const void *a, const void *b, size_t len)
  * macros unconditionally, so they are replaced here, after it; it reads
  * them only where it creates a table (HASH_MAKE_TABLE), which happens only
  * inside insert_evict(), where `lru` names the cache. So each table starts
- * with one bucket per entry of capacity (a power of two, 2^5 to 2^24; see
- * lru_int.h), and chains stay about one entry long without any rehashing.
+ * with two buckets per entry of capacity (a power of two, 2^5 to 2^24; see
+ * lru_int.h), and chains stay short without any rehashing.
  * tests/test_lru.c checks the bucket count of a new table. */
 #undef HASH_INITIAL_NUM_BUCKETS_LOG2
 #undef HASH_INITIAL_NUM_BUCKETS
@@ -250,8 +258,8 @@ static unsigned fold_hash(uint64_t hash)
 
 /*
  * The bucket array and the slab of a big cache are hit at random: with 4 KiB
- * pages every access would also miss the TLB (a 1 MiB bucket array spans
- * 256 pages, a 4 MiB slab 1,024), and on a virtual machine a TLB miss is a
+ * pages every access would also miss the TLB (a 2 MiB bucket array spans
+ * 512 pages, a 4 MiB slab 1,024), and on a virtual machine a TLB miss is a
  * two-level page walk. Blocks of BC_BIGARRAY_HUGE (2 MiB) or more are
  * therefore a bc_bigarray (bc_bigarray.h: mmap'ed, huge pages), as the
  * Bloom filter's array is; smaller ones come from malloc() (uthash zeroes
@@ -399,8 +407,9 @@ enum bc_status bc_lru_create(size_t capacity, size_t max_bytes,
     if (max_bytes != 0 && max_bytes < lru->len_limit)
         lru->len_limit = max_bytes;
     lru->bucket_log2 = BC_LRU_MIN_BUCKETS_LOG2;
+    /* The least 2^b >= 2 capacity, as 2^(b - 1) >= capacity (no overflow). */
     while (lru->bucket_log2 < BC_LRU_MAX_BUCKETS_LOG2 &&
-           ((size_t)1 << lru->bucket_log2) < capacity)
+           ((size_t)1 << (lru->bucket_log2 - 1)) < capacity)
         lru->bucket_log2++;
     *out = lru;
     return BC_OK;
