@@ -66,10 +66,11 @@
  * second: 10^4-10^5 tests per second, most of them DUPLICATE. Each test
  * costs one hash, one filter probe (one cache miss in the blocked layout)
  * and, on a "maybe", one LRU lookup; a NEW key also costs an LRU insert
- * and, once the LRU is full, an eviction. The batch call fetches ahead
- * what those touch: the filter's block and the LRU bucket of the key
- * BATCH_AHEAD places ahead, the first entry of that bucket's chain half as
- * far ahead; the LRU fetches its coming evictions itself.
+ * and, once the LRU is full, an eviction (one step: the evicted entry's
+ * slot takes the new key, lru.c's replace_head()). The batch call
+ * fetches ahead what those touch: the filter's block and the LRU bucket of
+ * the key BATCH_AHEAD places ahead, the first entry of that bucket's chain
+ * half as far ahead; the LRU fetches its coming evictions itself.
  */
 #include <stdlib.h>
 #include <string.h>
