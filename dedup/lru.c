@@ -607,12 +607,12 @@ LRU_PREFETCHER prefetch_evictions(const struct bc_lru *lru)
  * chain it grows reaches HASH_BKT_CAPACITY_THRESH (10) times the bucket's
  * expand_mult + 1 ("Expansion internals" in the user guide), and that
  * allocation can fail after the head is gone. So a chain that could reach
- * it takes the two-pass way, which fails with nothing lost; at one entry
- * per bucket that is practically never. Returns whether it replaced; when
- * it did not, nothing has changed. Only for a cache whose `replaces` is
- * set: slab mode (no allocation to make or give back), no byte limit (one
- * eviction per insert, never more) and a capacity of at least 2 (the head
- * is not also the tail).
+ * it takes the two-pass way, which fails with nothing lost; at half an
+ * entry per bucket that is practically never. Returns whether it
+ * replaced; when it did not, nothing has changed. Only for a cache whose
+ * `replaces` is set: slab mode (no allocation to make or give back), no
+ * byte limit (one eviction per insert, never more) and a capacity of at
+ * least 2 (the head is not also the tail).
  */
 static inline __attribute__((always_inline)) bool
 replace_head(struct bc_lru *lru, const void *key, size_t len, unsigned hashv)
