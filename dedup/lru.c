@@ -80,14 +80,18 @@
  *
  * An insert takes a slot from the free list (or the next never-used one),
  * an eviction or removal gives it back: no malloc, no free, no malloc
- * header, and no failure but uthash's own table allocations. The new entry
- * still goes in before the back is evicted (the extra slot is for that
- * moment), and the free list is last-in first-out, so the next insert
- * writes the slot the last eviction has just brought into the cache. So
- * while no key is used again the slots cycle in order, and the back is
- * always the slot after the last one evicted: the coming evictions read
- * the slab from one end to the other. The seen-test uses this mode with
- * 16-byte keys (its 128-bit fingerprints, seen.c): 72 bytes a slot.
+ * header, and no failure but uthash's own table allocations. A full cache
+ * without a byte limit does both at once (replace_head() below): the back
+ * leaves the table and its slot, which the coming-evictions prefetch has
+ * brought into the cache, takes the new key and goes in at the front.
+ * Where uthash might allocate (the new key's chain about to reach its
+ * doubling threshold), the new entry goes in first, into the spare slot
+ * (the extra one is for that moment), and the back is evicted after; the
+ * free list is last-in first-out, so the next insert writes the slot just
+ * evicted. So while no key is used again the slots cycle in order, and the
+ * back is always the slot after the last one evicted: the coming evictions
+ * read the slab from one end to the other. The seen-test uses this mode
+ * with 16-byte keys (its 128-bit fingerprints, seen.c): 72 bytes a slot.
  *
  * Hashing once
  * ------------
@@ -109,29 +113,41 @@
  * on a failed allocation is exit(-1); a library must never exit, so it is
  * built with HASH_NONFATAL_OOM: a failed add leaves the table as it was and
  * clears the entry's hh.tbl, and we turn that into BC_ERR_NOMEM with nothing
- * changed. A new entry is put in before anything is evicted, so a failure
- * never loses a key either.
+ * changed. A new entry is put in before anything is evicted, or, in the
+ * one-step replacement of a full slab cache, only where uthash cannot
+ * allocate, so a failure never loses a key either.
  *
  * Cost
  * ----
  * find, contains, add, remove: O(1) expected: one bucket chain (the mean
- * chain is entries / buckets, about 1) and one key compare on a hit.
+ * chain is entries / buckets, at most 1/2 in a full cache of up to 2^23
+ * entries) and one key compare on a hit.
  * Memory: 56 + len bytes per entry plus malloc's header (slab mode: a slot
  * of 56 + key_max rounded up to 8, for capacity + 1 slots), plus the
  * bucket array at 16 bytes a bucket; bc_lru_stats() reports the sum
  * without malloc's headers.
  * A full cache evicts at every insert; prefetch_evictions() below fetches
- * the entries and buckets of the coming evictions ahead of time. Blocks
+ * the entries and buckets of the coming evictions ahead of time. In the
+ * seen-test's batch (every URL new, a full slab cache of 16-byte keys,
+ * valgrind's count at n = 10^6) an insert with its eviction takes about
+ * 126 instructions in one step, against 176 as an add and a delete. Blocks
  * of 2 MiB or more (a big slab or bucket array) are large zeroed arrays
  * of bc_bigarray.h (mmap'ed with a huge-page hint), so random accesses to
  * them do not also miss the TLB.
- * The first insert creates the table with one bucket per entry of
+ * The first insert creates the table with two buckets per entry of
  * capacity, rounded up to a power of two (at least 32, at most 2^24):
- * 50,000 entries get 65,536 buckets, 1 MiB, at once. uthash doubles the
+ * 50,000 entries get 131,072 buckets, 2 MiB, at once. uthash doubles the
  * buckets only when one chain reaches 10 entries, and frees them only when
- * the cache is emptied. The default 50,000 entries of 80-byte URLs take
- * about 8 MB in all; as the seen-test keeps them (a slab of 16-byte
- * fingerprints), 4.6 MB (5.4 MB with the second list before issue 25).
+ * the cache is emptied. Why two: a full cache's insert relinks the entry
+ * heading the new key's chain, and its eviction the entry before the
+ * evicted one in its chain, whenever those chains hold another entry -
+ * each one more random cache line; at half the entries per bucket fewer
+ * do (and an array of 2 MiB gets huge pages), which took the seen-test's
+ * batch from 94 to 81 ns per URL (bench/results/scale-lru.md, issue 25),
+ * for 1 MiB more. The default 50,000 entries of 80-byte URLs take about
+ * 10 MB in all; as the seen-test keeps them (a slab of 16-byte
+ * fingerprints), 5.7 MB (4.6 MB with one bucket per entry, 5.4 MB with
+ * the second list before issue 25).
  */
 
 #include <limits.h>
@@ -173,9 +189,9 @@ static inline int lru_keycmp(const void *a, const void *b, size_t len)
  * entries - each one a cache miss on a lookup. uthash.h defines these two
  * macros unconditionally, so they are replaced here, after it; it reads
  * them only where it creates a table (HASH_MAKE_TABLE), which happens only
- * inside insert_new(), where `lru` names the cache. So each table starts
- * with one bucket per entry of capacity (a power of two, 2^5 to 2^24; see
- * lru_int.h), and chains stay about one entry long without any rehashing.
+ * inside insert_evict(), where `lru` names the cache. So each table starts
+ * with two buckets per entry of capacity (a power of two, 2^5 to 2^24; see
+ * lru_int.h), and chains stay short without any rehashing.
  * tests/test_lru.c checks the bucket count of a new table. */
 #undef HASH_INITIAL_NUM_BUCKETS_LOG2
 #undef HASH_INITIAL_NUM_BUCKETS
@@ -213,6 +229,8 @@ struct bc_lru {
     size_t key_bytes;
     size_t max_bytes;     /* 0: no byte limit */
     unsigned bucket_log2; /* log2 of the buckets a new table starts with */
+    bool replaces;        /* a full cache may use replace_head(): slab mode,
+                           * no byte limit, capacity >= 2 */
     uint64_t hits;
     uint64_t misses;
     uint64_t inserts;
@@ -240,8 +258,8 @@ static unsigned fold_hash(uint64_t hash)
 
 /*
  * The bucket array and the slab of a big cache are hit at random: with 4 KiB
- * pages every access would also miss the TLB (a 1 MiB bucket array spans
- * 256 pages, a 4 MiB slab 1,024), and on a virtual machine a TLB miss is a
+ * pages every access would also miss the TLB (a 2 MiB bucket array spans
+ * 512 pages, a 4 MiB slab 1,024), and on a virtual machine a TLB miss is a
  * two-level page walk. Blocks of BC_BIGARRAY_HUGE (2 MiB) or more are
  * therefore a bc_bigarray (bc_bigarray.h: mmap'ed, huge pages), as the
  * Bloom filter's array is; smaller ones come from malloc() (uthash zeroes
@@ -389,8 +407,9 @@ enum bc_status bc_lru_create(size_t capacity, size_t max_bytes,
     if (max_bytes != 0 && max_bytes < lru->len_limit)
         lru->len_limit = max_bytes;
     lru->bucket_log2 = BC_LRU_MIN_BUCKETS_LOG2;
+    /* The least 2^b >= 2 capacity, as 2^(b - 1) >= capacity (no overflow). */
     while (lru->bucket_log2 < BC_LRU_MAX_BUCKETS_LOG2 &&
-           ((size_t)1 << lru->bucket_log2) < capacity)
+           ((size_t)1 << (lru->bucket_log2 - 1)) < capacity)
         lru->bucket_log2++;
     *out = lru;
     return BC_OK;
@@ -427,6 +446,7 @@ enum bc_status bc_lru_create_slab(size_t capacity, size_t key_max,
     lru->slab_slots = capacity + 1;
     lru->slab_stride = stride;
     lru->key_max = key_max;
+    lru->replaces = max_bytes == 0 && capacity >= 2;
     if (key_max < lru->len_limit)
         lru->len_limit = key_max;
     *out = lru;
@@ -507,8 +527,8 @@ bool bc_lru_contains(const struct bc_lru *lru, const void *key, size_t len,
     return lookup(lru, key, len, hash) != NULL;
 }
 
-static enum bc_status insert_new(struct bc_lru *lru, const void *key,
-                                 size_t len, uint64_t hash);
+static inline enum bc_status insert_new(struct bc_lru *lru, const void *key,
+                                        size_t len, uint64_t hash);
 
 enum bc_status bc_lru_add(struct bc_lru *lru, const void *key, size_t len,
                           uint64_t hash)
@@ -569,10 +589,66 @@ LRU_PREFETCHER prefetch_evictions(const struct bc_lru *lru)
         __builtin_prefetch(e->hh.next, 1, 3);
 }
 
-/* Insert a key known not to be held, at the tail (the most recent); evict
- * from the head. */
-static enum bc_status insert_new(struct bc_lru *lru, const void *key,
-                                 size_t len, uint64_t hash)
+/*
+ * A full slab cache without a byte limit evicts exactly one entry, the
+ * head, at every insert. Adding the new entry and then deleting the head
+ * (HASH_ADD_KEYPTR_BYHASHVALUE, HASH_DELETE) does that in two passes over
+ * uthash's bookkeeping, with the slot handed to the free list and back in
+ * between. Here it is one step: the head leaves its bucket and the front
+ * of the list, its slot takes the new key (the key pointer, the table
+ * pointer and, for keys of one length, the length are already right),
+ * and the slot goes in at the tail and at the front of the new key's
+ * bucket. The two bucket steps are HASH_DEL_IN_BKT and HASH_ADD_TO_BKT,
+ * the macros HASH_DELETE and HASH_ADD are themselves made of; uthash's
+ * user guide does not list them, but they are what its documented
+ * operations run, and the result is the table those would leave.
+ *
+ * One thing could differ: HASH_ADD_TO_BKT doubles the buckets when the
+ * chain it grows reaches HASH_BKT_CAPACITY_THRESH (10) times the bucket's
+ * expand_mult + 1 ("Expansion internals" in the user guide), and that
+ * allocation can fail after the head is gone. So a chain that could reach
+ * it takes the two-pass way, which fails with nothing lost; at half an
+ * entry per bucket that is practically never. Returns whether it
+ * replaced; when it did not, nothing has changed. Only for a cache whose
+ * `replaces` is set: slab mode (no allocation to make or give back), no
+ * byte limit (one eviction per insert, never more) and a capacity of at
+ * least 2 (the head is not also the tail).
+ */
+static inline __attribute__((always_inline)) bool
+replace_head(struct bc_lru *lru, const void *key, size_t len, unsigned hashv)
+{
+    struct lru_entry *victim = lru->table;
+    UT_hash_table *tbl = victim->hh.tbl;
+    UT_hash_bucket *bucket = &tbl->buckets[hashv & (tbl->num_buckets - 1)];
+    int oomed = 0; /* HASH_ADD_TO_BKT's expansion flag; stays 0 here */
+
+    if (bucket->count + 1 >=
+        (bucket->expand_mult + 1) * HASH_BKT_CAPACITY_THRESH)
+        return false;
+    HASH_DEL_IN_BKT(tbl->buckets[victim->hh.hashv & (tbl->num_buckets - 1)],
+                    &victim->hh);
+    lru->table = victim->hh.next;
+    lru->table->hh.prev = NULL;
+    if (len == 16)
+        memcpy(victim->key, key, 16);
+    else if (len != 0)
+        memcpy(victim->key, key, len);
+    lru->key_bytes += len;
+    lru->key_bytes -= victim->hh.keylen;
+    victim->hh.keylen = (unsigned)len;
+    victim->hh.hashv = hashv;
+    HASH_APPEND_LIST(hh, lru->table, victim);
+    HASH_ADD_TO_BKT(*bucket, hh, &victim->hh, oomed);
+    (void)oomed;
+    lru->inserts++;
+    lru->evictions++;
+    return true;
+}
+
+/* Insert a key known not to be held, at the tail (the most recent), and
+ * evict from the head: the general way, which replace_head() shortcuts. */
+static enum bc_status insert_evict(struct bc_lru *lru, const void *key,
+                                   size_t len, uint64_t hash)
 {
     struct lru_entry *entry;
 
@@ -612,6 +688,19 @@ static enum bc_status insert_new(struct bc_lru *lru, const void *key,
     if (lru->count == lru->capacity)
         prefetch_evictions(lru);
     return BC_OK;
+}
+
+/* Insert a key known not to be held: a full cache replaces its head in one
+ * step where it can, else the general way. */
+static inline enum bc_status insert_new(struct bc_lru *lru, const void *key,
+                                        size_t len, uint64_t hash)
+{
+    if (lru->count == lru->capacity && lru->replaces && len <= lru->len_limit &&
+        replace_head(lru, key, len, fold_hash(hash))) {
+        prefetch_evictions(lru);
+        return BC_OK;
+    }
+    return insert_evict(lru, key, len, hash);
 }
 
 bool bc_lru_remove(struct bc_lru *lru, const void *key, size_t len,

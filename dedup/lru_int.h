@@ -3,13 +3,15 @@
  * (never installed).
  *
  * A cache's table is created by its first insert (and again after it was
- * emptied) with one bucket per entry of capacity, rounded up to a power of
- * two and clamped to 2^5 .. 2^24:
+ * emptied) with two buckets per entry of capacity, rounded up to a power
+ * of two and clamped to 2^5 .. 2^24:
  *
- *     buckets = min(2^24, max(2^5, 2^ceil(log2(capacity))))
+ *     buckets = min(2^24, max(2^5, 2^ceil(log2(2 capacity))))
  *
- * uthash then doubles the buckets only when a chain reaches 10 entries,
- * which a well-mixed hash at one entry per bucket practically never does.
+ * so a full cache of 16 to 2^23 entries holds more than 1/4 and at most 1/2
+ * an entry per bucket (2 capacity <= buckets < 4 capacity). uthash then
+ * doubles the buckets only when a chain reaches 10 entries, which a
+ * well-mixed hash at that load practically never does.
  */
 #ifndef BC_DEDUP_LRU_INT_H
 #define BC_DEDUP_LRU_INT_H

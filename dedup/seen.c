@@ -30,24 +30,24 @@
  * FINGERPRINTS IN THE LRU
  * The LRU does not keep the URL: its key is the 128-bit hash (h1, h2)
  * itself, 16 bytes, as BUbiNG's URL cache keeps fingerprints. Its entries
- * are then of one size and live in one preallocated slab (lru.c): 72 bytes
- * a slot plus 16 per hash bucket (~93 bytes per entry at the default
- * 50,000, against ~180 with a malloc'ed URL copy), no allocation and no
- * copy of the URL per insert, and nothing hashed twice. The price is
- * exactness up to a hash collision: two distinct URLs with the same
- * 128-bit hash are one key to both tiers. Such a pair has chance 2^-128
+ * are then of one size and live in one preallocated slab (lru.c): 72 bytes a
+ * slot plus 16 per hash bucket, two buckets per entry (~114 bytes per entry
+ * at the default 50,000, against ~194 with a malloc'ed URL copy), no
+ * allocation and no copy of the URL per insert, and nothing hashed twice.
+ * The price is exactness up to a hash collision: two distinct URLs with the
+ * same 128-bit hash are one key to both tiers. Such a pair has chance 2^-128
  * (XXH3-128 behaves as a random function on keys not chosen against its
  * seed), so among n URLs a collision has chance about n^2 / 2^129: 1.5e-21
  * at n = 10^9. What it would cost: the second URL of the pair is told
  * DUPLICATE (or, by the complete-LRU rule below, PROBABLY_SEEN once the
- * first was evicted), never fetched. The rule's other direction stays
- * exact: an LRU miss still proves that no key of that hash, so not this
- * key, was ever added. Whoever removes a key from the LRU must pass the
- * same 16 bytes: bc_lru_remove(lru, &h, sizeof(h), lru_hash(h)). The
- * public bc_lru keeps whole keys; only the seen-test chooses to give it
- * fingerprints. Every kind of tier 1 (below) keys the LRU the same way,
- * with the 128-bit hash its table gives: the filter's own, or for a
- * counting filter, which shows none, one the seen-test computes.
+ * first was evicted), never fetched. The rule's other direction stays exact:
+ * an LRU miss still proves that no key of that hash, so not this key, was
+ * ever added. Whoever removes a key from the LRU must pass the same 16
+ * bytes: bc_lru_remove(lru, &h, sizeof(h), lru_hash(h)). The public bc_lru
+ * keeps whole keys; only the seen-test chooses to give it fingerprints.
+ * Every kind of tier 1 (below) keys the LRU the same way, with the 128-bit
+ * hash its table gives: the filter's own, or for a counting filter, which
+ * shows none, one the seen-test computes.
  *
  * THE COMPLETE-LRU RULE
  * Every key the filter has ever accepted as NEW also went into the LRU. So
@@ -66,10 +66,11 @@
  * second: 10^4-10^5 tests per second, most of them DUPLICATE. Each test
  * costs one hash, one filter probe (one cache miss in the blocked layout)
  * and, on a "maybe", one LRU lookup; a NEW key also costs an LRU insert
- * and, once the LRU is full, an eviction. The batch call fetches ahead
- * what those touch: the filter's block and the LRU bucket of the key
- * BATCH_AHEAD places ahead, the first entry of that bucket's chain half as
- * far ahead; the LRU fetches its coming evictions itself.
+ * and, once the LRU is full, an eviction (one step: the evicted entry's
+ * slot takes the new key, lru.c's replace_head()). The batch call
+ * fetches ahead what those touch: the filter's block and the LRU bucket of
+ * the key BATCH_AHEAD places ahead, the first entry of that bucket's chain
+ * half as far ahead; the LRU fetches its coming evictions itself.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -357,7 +357,7 @@ static void test_model_small(void **state)
 }
 
 /* Enough keys for entries to be evicted and reinserted many times over a
- * table of 1,024 buckets (uthash's bucket doublings are reached by the
+ * table of 2,048 buckets (uthash's bucket doublings are reached by the
  * constant and folded hashes of test_model_small, whose chains pass 10). */
 static void test_model_large(void **state)
 {
@@ -417,12 +417,12 @@ static void test_slab_no_malloc_per_insert(void **state)
     }
     assert_int_equal(alloc_calls, before);
     assert_int_equal(bc_lru_count(lru), 100);
-    /* Memory: 101 slots of 56 + 16 bytes, 128 buckets of 16 (LP64). */
+    /* Memory: 101 slots of 56 + 16 bytes, 256 buckets of 16 (LP64). */
     if (sizeof(void *) == 8) {
         struct bc_lru_stats st;
         bc_lru_stats(lru, &st);
-        assert_int_equal(bc_lru_buckets(lru), 128);
-        assert_int_equal(st.bytes, 101 * (56 + 16) + 128 * 16);
+        assert_int_equal(bc_lru_buckets(lru), 256);
+        assert_int_equal(st.bytes, 101 * (56 + 16) + 256 * 16);
     }
     x[0] = 4999;
     x[1] = 4999 * UINT64_C(0x9E3779B97F4A7C15);
@@ -768,10 +768,78 @@ static void test_allocation_failure(void **state)
     }
 }
 
+/*
+ * A full slab cache replaces its least recently used entry with the new key
+ * in one step (lru.c, replace_head()), unless the new key's chain would
+ * reach uthash's doubling threshold (10 entries): the doubling allocates,
+ * and when that fails the old entry must still be held. Forty keys fill a
+ * cache of 128 buckets one to a bucket; then keys whose hashes all fall in
+ * bucket 0 replace them one by one, and the one that makes that chain 10
+ * long has its doubling failed: BC_ERR_NOMEM, with the cache as it was.
+ */
+static void test_slab_replace_doubling_fails(void **state)
+{
+    struct bc_lru *lru = NULL;
+    struct bc_lru_stats st;
+    uint64_t k[2];
+
+    (void)state;
+    if (!malloc_is_wrapped()) {
+        BC_SKIP();
+        return;
+    }
+    assert_int_equal(bc_lru_create_slab(40, sizeof(k), 0, &lru), BC_OK);
+    assert_int_equal(bc_lru_initial_buckets(lru), 128);
+    /* Fillers 0..39 in buckets 1..40: hash i * 128 + i + 1. */
+    for (uint64_t i = 0; i < 40; i++) {
+        k[0] = i;
+        k[1] = 0;
+        assert_int_equal(bc_lru_push(lru, k, sizeof(k), i * 128 + i + 1),
+                         BC_OK);
+    }
+    /* Nine keys of bucket 0 (hash (j + 1) 2^8) replace fillers 0..8. */
+    for (uint64_t j = 0; j < 9; j++) {
+        k[0] = j;
+        k[1] = 1;
+        assert_int_equal(bc_lru_push(lru, k, sizeof(k), (j + 1) << 8), BC_OK);
+    }
+    assert_int_equal(bc_lru_buckets(lru), 128);
+    /* The tenth makes the chain 10 long: its doubling fails. */
+    k[0] = 9;
+    k[1] = 1;
+    alloc_failures = 0;
+    fail_after = 0;
+    assert_int_equal(bc_lru_push(lru, k, sizeof(k), UINT64_C(10) << 8),
+                     BC_ERR_NOMEM);
+    fail_after = -1;
+    assert_int_equal(alloc_failures, 1);
+    assert_false(bc_lru_contains(lru, k, sizeof(k), UINT64_C(10) << 8));
+    bc_lru_stats(lru, &st);
+    assert_int_equal(st.count, 40);
+    assert_int_equal(st.inserts, 49);
+    assert_int_equal(st.evictions, 9);
+    assert_int_equal(st.key_bytes, 40 * sizeof(k));
+    for (uint64_t i = 0; i < 40; i++) {
+        uint64_t f[2] = {i, 0};
+        assert_int_equal(bc_lru_contains(lru, f, sizeof(f), i * 128 + i + 1),
+                         i >= 9);
+    }
+    /* Allowed, it doubles the buckets and evicts filler 9. */
+    assert_int_equal(bc_lru_push(lru, k, sizeof(k), UINT64_C(10) << 8), BC_OK);
+    assert_true(bc_lru_contains(lru, k, sizeof(k), UINT64_C(10) << 8));
+    k[0] = 9;
+    k[1] = 0;
+    assert_false(bc_lru_contains(lru, k, sizeof(k), 9 * 128 + 9 + 1));
+    assert_int_equal(bc_lru_count(lru), 40);
+    assert_int_equal(bc_lru_buckets(lru), 256);
+    bc_lru_free(lru);
+}
+
 /* ---- bucket presizing (lru_int.h) ---- */
 
-/* buckets = min(2^24, max(2^5, 2^ceil(log2(capacity)))), on both sides of
- * each bound, without creating the tables (2^24 buckets are 256 MiB). */
+/* buckets = min(2^24, max(2^5, 2^ceil(log2(2 capacity)))), on both sides
+ * of each bound, without creating the tables (2^24 buckets are 256 MiB);
+ * and 2 capacity <= buckets < 4 capacity from 16 to 2^23 entries. */
 static void test_initial_buckets_formula(void **state)
 {
     static const struct {
@@ -780,17 +848,18 @@ static void test_initial_buckets_formula(void **state)
     } cases[] = {
         {0, 32},
         {1, 32},
-        {31, 32},
-        {32, 32},
-        {33, 64},
-        {1000, 1024},
-        {1024, 1024},
-        {1025, 2048},
-        {50000, 65536},
-        {(size_t)1 << 23, (size_t)1 << 23},
+        {16, 32},
+        {17, 64},
+        {32, 64},
+        {33, 128},
+        {1000, 2048},
+        {1024, 2048},
+        {1025, 4096},
+        {50000, 131072},
+        {(size_t)1 << 22, (size_t)1 << 23},
+        {((size_t)1 << 22) + 1, (size_t)1 << 24},
+        {(size_t)1 << 23, (size_t)1 << 24},
         {((size_t)1 << 23) + 1, (size_t)1 << 24},
-        {(size_t)1 << 24, (size_t)1 << 24},
-        {((size_t)1 << 24) + 1, (size_t)1 << 24},
         {(size_t)UINT_MAX - 1, (size_t)1 << 24},
     };
 
@@ -802,6 +871,13 @@ static void test_initial_buckets_formula(void **state)
         assert_int_equal(bc_lru_create(cases[i].capacity, 0, &lru), BC_OK);
         assert_int_equal(bc_lru_initial_buckets(lru), cases[i].buckets);
         assert_int_equal(bc_lru_buckets(lru), 0); /* no table yet */
+        bc_lru_free(lru);
+    }
+    for (size_t cap = 16; cap <= ((size_t)1 << 23); cap += cap / 7 + 1) {
+        struct bc_lru *lru = NULL;
+        assert_int_equal(bc_lru_create(cap, 0, &lru), BC_OK);
+        assert_true(bc_lru_initial_buckets(lru) >= 2 * cap);
+        assert_true(bc_lru_initial_buckets(lru) < 4 * cap);
         bc_lru_free(lru);
     }
 }
@@ -865,6 +941,7 @@ int main(void)
         cmocka_unit_test(test_bad_args),
         cmocka_unit_test(test_allocation_failure),
         cmocka_unit_test(test_recency_relinking),
+        cmocka_unit_test(test_slab_replace_doubling_fails),
         cmocka_unit_test(test_initial_buckets_formula),
         cmocka_unit_test(test_buckets_presized),
     };

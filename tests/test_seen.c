@@ -153,9 +153,9 @@ static void test_lru_holds_fingerprints(void **state)
     assert_int_equal(st.lru.count, 1002);
     assert_int_equal(st.lru.key_bytes, 1002 * 16);
     if (sizeof(void *) == 8) {
-        assert_int_equal(st.lru.bytes, 50001 * 72 + 65536 * 16);
+        assert_int_equal(st.lru.bytes, 50001 * 72 + 131072 * 16);
         double per_entry = (double)st.lru.bytes / BC_SEEN_DEFAULT_LRU;
-        assert_true(per_entry > 92.5 && per_entry < 93.5);
+        assert_true(per_entry > 113.5 && per_entry < 114.5);
     }
     double collide = 1e18 / ldexp(1.0, 129);
     assert_true(collide > 1.45e-21 && collide < 1.55e-21);
