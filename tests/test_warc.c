@@ -982,12 +982,10 @@ static void test_revisit_misuse(void **state)
 /* bc_warc_new_id(): "<urn:uuid:" 8-4-4-4-12 lowercase hex digits ">",
  * 47 characters, an RFC 4122 version 4 UUID (its version digit 4, its
  * variant digit 8, 9, a or b); two ids differ. */
-static void test_new_id(void **state)
+/* a is a record id: "<urn:uuid:" + a version 4 UUID (RFC 9562: version
+ * 4, variant 10) in lower-case hex + ">". */
+static void assert_uuid_id(const char *a)
 {
-    (void)state;
-    char a[BC_WARC_ID_SIZE], b[BC_WARC_ID_SIZE];
-    assert_int_equal(bc_warc_new_id(a), BC_OK);
-    assert_int_equal(bc_warc_new_id(b), BC_OK);
     assert_int_equal(strlen(a), 47);
     assert_memory_equal(a, "<urn:uuid:", 10);
     assert_int_equal(a[46], '>');
@@ -1000,6 +998,15 @@ static void test_new_id(void **state)
     }
     assert_int_equal(a[10 + 14], '4');
     assert_non_null(strchr("89ab", a[10 + 19]));
+}
+
+static void test_new_id(void **state)
+{
+    (void)state;
+    char a[BC_WARC_ID_SIZE], b[BC_WARC_ID_SIZE];
+    assert_int_equal(bc_warc_new_id(a), BC_OK);
+    assert_int_equal(bc_warc_new_id(b), BC_OK);
+    assert_uuid_id(a);
     assert_string_not_equal(a, b);
 }
 
@@ -1019,18 +1026,7 @@ static void test_next_id(void **state)
     for (int n = 0; n < N; n++) {
         const char *a = ids[n];
         assert_int_equal(bc_warc_next_id(w, ids[n]), BC_OK);
-        assert_int_equal(strlen(a), 47);
-        assert_memory_equal(a, "<urn:uuid:", 10);
-        assert_int_equal(a[46], '>');
-        for (int i = 10; i < 46; i++) {
-            int k = i - 10; /* position in the UUID */
-            if (k == 8 || k == 13 || k == 18 || k == 23)
-                assert_int_equal(a[i], '-');
-            else
-                assert_non_null(strchr("0123456789abcdef", a[i]));
-        }
-        assert_int_equal(a[10 + 14], '4');
-        assert_non_null(strchr("89ab", a[10 + 19]));
+        assert_uuid_id(a);
         for (int m = 0; m < n; m++)
             assert_string_not_equal(ids[m], a);
     }
