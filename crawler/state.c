@@ -18,6 +18,8 @@
  *             | referrer (the page it was found on; NULL for a seed)
  *             | payload (the caller's bytes, bc_frontier_add_payload();
  *             NULL for none)
+ *     urls_by_host: host | seq | id  (each host's queue: (host, seq) ->
+ *             the row; written in batches, THE BY-HOST INDEX IN BATCHES)
  *     hosts:  id | origin | robots.txt outcome ... | cursor
  *             | delay_override (bc_frontier_set_host_delay(), ms; 0: none)
  *     flight: seq | host | requeued      (handed out, not completed)
@@ -37,7 +39,8 @@
  *             unreachable; bc_crawl_state_retry_failed() queues them again)
  *
  * A host's queue is its URLs with seq > cursor, in seq order (a range of
- * the index urls_queue), after the URLs requeued at its head by a resume.
+ * urls_by_host and the host's entries still waiting in memory), after the
+ * URLs requeued at its head by a resume.
  * The frontier hands a host's URLs out in exactly that order, so a
  * hand-out only moves the cursor (in memory, written at commit) and adds
  * a flight row; a completion deletes it. A URL row is rewritten only when
@@ -96,13 +99,39 @@
  *
  * BOUNDED MEMORY
  * The frontier keeps a window of each host's queue in memory and asks the
- * store for more (refill) when it runs empty: a range scan of the index
- * urls_queue (host, seq) after the cursor. Per host the store keeps its
- * row id, cursor, requeued URLs and two counters in memory (queue length,
+ * store for more (refill) when it runs empty: a range scan of
+ * urls_by_host after the cursor, merged with the host's entries still
+ * waiting. Per host the store keeps its row id, cursor, requeued URLs,
+ * its waiting entries and two counters in memory (queue length,
  * admissions for the budget); the counters are not written per commit
  * (that would double the writes) but counted again on resume: the queue
- * lengths by a range count of urls_queue per host, the admissions by a
- * scan of the journal when a host budget is set.
+ * lengths by a range count of urls_by_host per host, the admissions by a
+ * count of it per host when a host budget is set (each with the waiting
+ * entries).
+ *
+ * THE BY-HOST INDEX IN BATCHES
+ * An admission appends its urls row; its host's queue needs (host, seq)
+ * -> row too, for refills. An index on urls did that per admission: 1.7
+ * us of CPU an add in bench_state, 30 % of it. Instead the entry waits in
+ * memory (the host's pend list) and is written into urls_by_host by a
+ * commit: the hosts are in BYHOST_BUCKETS buckets (every 256th group of
+ * 64 consecutive host ids) and each commit writes one bucket's waiting
+ * entries, host by host in id order, 64 rows a statement; over
+ * BYHOST_PENDING_MAX entries waiting, a commit writes them all. So a
+ * round of 256 commits writes every entry once, in few statements and
+ * into nearby pages, and an entry waits at most one round. Nothing is
+ * lost by a kill: the urls row is the truth, committed with its turn
+ * (I4), and a resume finds the entries that were waiting again: the
+ * commit records byhost_pos (meta), below which every row has its entry
+ * (the journal where the last whole round began: each bucket's turn in
+ * it wrote all the bucket held, and an entry stays in its host's bucket),
+ * and the open reads the rows after it that urls_by_host lacks. A URL
+ * queued again moves its entry where it is (in memory, or in the table),
+ * so the table may hold a host's larger seqs than its waiting entries: a
+ * refill merges the two sorted runs. bench_state at 10^7 URLs: adds
+ * 1.22x and 1.35x, a fifth less CPU an add; next+done 0.90x and 0.72x
+ * (refills join the table to the journal), 11 MiB more
+ * (bench/results/state-analysis.md).
  *
  * DURABILITY
  * synchronous=NORMAL: a commit appends to the WAL without an fsync. A
@@ -155,15 +184,18 @@
  * (journal_size_limit), and the checkpoint of every snapshot (every 2 s
  * of a crawl) is a TRUNCATE: the file is cut to 0 bytes. So the WAL holds
  * at most 1,024 pages plus the last commit's (W = (1,024 + T) x (8,192 +
- * 24) + 32 bytes, T the pages of one commit), whatever the crawl's rate
- * or size; docs/DESIGN.md section 10 has the free space a resume needs.
+ * 24) + 32 bytes, T the pages of one commit, its bucket of urls_by_host
+ * included), whatever the crawl's rate or size; docs/DESIGN.md section 10
+ * has the free space a resume needs.
  *
  * CHECKS
  * crawl.db carries application_id 0x62437374 ("bCst") and user_version
  * BC_CRAWL_STATE_VERSION: another SQLite file is refused as not a crawl
  * state, another version as incompatible (version 2 added urls.referrer
- * and host_stats, version 3 the outbox: an older state is refused with a
- * message saying which version made it; there is no migration; the
+ * and host_stats, version 3 the outbox, version 4 urls_by_host in place
+ * of the index urls_queue: an older state is refused with a message
+ * saying which version made it, and for version 3 why; there is no
+ * migration; the
  * tables sitemaps, circuits, failed, payloads, validators,
  * fingerprints and fetched came later
  * and are made when missing, the columns hosts.delay_override and urls.payload added, so no
@@ -209,6 +241,24 @@
 /* The checkpointer's step (CHECKPOINTS OFF THE LOOP): it is woken each
  * time the WAL has grown by this many pages since it was last woken. */
 #define WAL_BACKGROUND_STEP 256
+/* The by-host index's batches (THE BY-HOST INDEX IN BATCHES above): a
+ * host's entries wait in memory until the commit that writes its bucket;
+ * the buckets take turns, one per commit. A bucket is every
+ * BYHOST_BUCKETS-th group of BYHOST_GROUP consecutive host ids, so a
+ * flush writes into about a BYHOST_BUCKETS-th of the table's pages. Over
+ * BYHOST_PENDING_MAX entries waiting, a commit writes every bucket. */
+#define BYHOST_BUCKETS     256
+#define BYHOST_GROUP       64
+#define BYHOST_PENDING_MAX (1u << 20)
+/* Entries a statement writes (a VALUES list of this many rows): a flush
+ * runs a statement per BYHOST_ROWS entries, not one per entry. */
+#define BYHOST_ROWS 64
+
+/* An admission not yet in urls_by_host: its queue position and row. */
+struct pend {
+    sqlite3_int64 seq, id;
+};
+
 /* A host as the store keeps it in memory. */
 struct shost {
     UT_hash_handle hh;
@@ -221,6 +271,12 @@ struct shost {
      * first: seqs requeued[requeued_head .. requeued_len). */
     sqlite3_int64 *requeued;
     size_t requeued_head, requeued_len, requeued_cap;
+    /* Its entries not yet in urls_by_host, in seq order, and its link in
+     * its bucket's list of hosts with some (listed). */
+    struct pend *pend;
+    size_t pend_len, pend_cap;
+    struct shost *next_pend;
+    bool listed;
     size_t origin_len;
     char origin[];
 };
@@ -241,6 +297,9 @@ enum stmt_id {
     S_FLIGHT_TAKEN,
     S_REFILL,
     S_ONE,
+    S_BY_ID,
+    S_BYHOST_ADD,
+    S_BYHOST_MOVE,
     S_HOST_CURSOR,
     S_INS_HOST,
     S_HOST_ROBOTS,
@@ -257,14 +316,19 @@ enum stmt_id {
 static const char *const stmt_sql[S_COUNT] = {
     "INSERT INTO urls(host, seq, depth, redirects, retries, url, referrer, "
     "payload) VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
-    "UPDATE urls SET seq = ?, retries = ? WHERE host = ? AND seq = ?",
+    "UPDATE urls SET seq = ?, retries = ? WHERE id = ?",
     "INSERT INTO flight(seq, host, requeued) VALUES(?, ?, 0)",
     "DELETE FROM flight WHERE seq = ?",
     "UPDATE flight SET requeued = 0 WHERE seq = ?",
+    /* CROSS JOIN: the index's range outside, each row by its id. */
+    "SELECT q.seq, u.url, u.depth, u.redirects, u.retries, u.referrer, "
+    "u.payload FROM urls_by_host q CROSS JOIN urls u ON u.id = q.id "
+    "WHERE q.host = ? AND q.seq > ? ORDER BY q.seq LIMIT ?",
+    "SELECT id FROM urls_by_host WHERE host = ? AND seq = ?",
     "SELECT seq, url, depth, redirects, retries, referrer, payload FROM urls "
-    "WHERE host = ? AND seq > ? ORDER BY seq LIMIT ? OFFSET ?",
-    "SELECT seq, url, depth, redirects, retries, referrer, payload FROM urls "
-    "WHERE host = ? AND seq = ?",
+    "WHERE id = ?",
+    "INSERT INTO urls_by_host(host, seq, id) VALUES(?, ?, ?)",
+    "UPDATE urls_by_host SET seq = ? WHERE host = ? AND seq = ?",
     "UPDATE hosts SET cursor = ? WHERE id = ?",
     "INSERT INTO hosts(origin) VALUES(?)",
     "UPDATE hosts SET robots = ?, robots_body = ?, robots_expires = ?, "
@@ -306,11 +370,21 @@ struct bc_crawl_state {
     struct shost *dirty;       /* hosts whose cursor moved */
     struct counter *counters;  /* by name */
     sqlite3_stmt *payload_put; /* prepared at its first use (PAYLOADS) */
+    sqlite3_stmt *byhost_rows; /* BYHOST_ROWS rows, at its first use */
     /* Prepared at their first use (VALIDATORS). */
     sqlite3_stmt *validators_put, *validators_find;
     sqlite3_stmt *fetched_put, *fetched_find;
     sqlite3_stmt *fingerprint_put; /* prepared at its first use */
     sqlite3_int64 next_seq;        /* the next queue position given out */
+    /* The by-host index's batches: the hosts with entries waiting, per
+     * bucket; how many wait; the bucket the next commit writes; every
+     * row with id <= byhost_pos has its entry in urls_by_host (meta
+     * byhost_pos), and cycle_journal is the journal when the current
+     * round of the buckets began. */
+    struct shost *pend_list[BYHOST_BUCKETS];
+    size_t pend_total;
+    unsigned flush_next;
+    uint64_t byhost_pos, cycle_journal;
     uint64_t journal, committed_journal, snapshot_pos;
     uint64_t out_offset, runs, refetched, refetched_now, queued;
     struct bc_warc_position warc; /* the WARC writer's, at the next commit */
@@ -334,7 +408,7 @@ struct bc_crawl_state {
 
 static const char schema_sql[] =
     "PRAGMA application_id = 1648587636;" /* APP_ID */
-    "PRAGMA user_version = 3;"            /* BC_CRAWL_STATE_VERSION */
+    "PRAGMA user_version = 4;"            /* BC_CRAWL_STATE_VERSION */
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
     "CREATE TABLE config(name TEXT PRIMARY KEY, value TEXT NOT NULL)"
     " WITHOUT ROWID;"
@@ -348,7 +422,10 @@ static const char schema_sql[] =
     " seq INTEGER NOT NULL, depth INTEGER NOT NULL,"
     " redirects INTEGER NOT NULL, retries INTEGER NOT NULL,"
     " url TEXT NOT NULL, referrer TEXT, payload BLOB);"
-    "CREATE UNIQUE INDEX urls_queue ON urls(host, seq);"
+    /* Each host's queue, written in batches (THE BY-HOST INDEX IN
+     * BATCHES): a row per URL row, (host, seq) -> its id. */
+    "CREATE TABLE urls_by_host(host INTEGER NOT NULL, seq INTEGER NOT NULL,"
+    " id INTEGER NOT NULL, PRIMARY KEY(host, seq)) WITHOUT ROWID;"
     "CREATE TABLE flight(seq INTEGER PRIMARY KEY, host INTEGER NOT NULL,"
     " requeued INTEGER NOT NULL);"
     "CREATE VIEW queue AS SELECT u.* FROM urls u JOIN hosts h"
@@ -364,7 +441,7 @@ static const char schema_sql[] =
     " worker INTEGER NOT NULL, url TEXT NOT NULL, referrer TEXT,"
     " depth INTEGER NOT NULL, redirects INTEGER NOT NULL,"
     " seed INTEGER NOT NULL);";
-_Static_assert(BC_CRAWL_STATE_VERSION == 3,
+_Static_assert(BC_CRAWL_STATE_VERSION == 4,
                "schema_sql and create_db() write the format version");
 
 /* ---- errors ---------------------------------------------------------- */
@@ -620,6 +697,236 @@ static void mark_dirty(struct bc_crawl_state *s, struct shost *h)
     s->dirty = h;
 }
 
+/* ---- the by-host index in batches ------------------------------------ */
+
+static unsigned bucket_of(const struct shost *h)
+{
+    return (unsigned)((uint64_t)h->id / BYHOST_GROUP % BYHOST_BUCKETS);
+}
+
+/* Add (seq, id) to h's entries waiting for urls_by_host, in seq order (an
+ * admission or a requeue has the largest seq yet: an append). false: out
+ * of memory. */
+static bool pend_add(struct bc_crawl_state *s, struct shost *h,
+                     sqlite3_int64 seq, sqlite3_int64 id)
+{
+    if (h->pend_len == h->pend_cap) {
+        size_t cap = h->pend_cap ? 2 * h->pend_cap : 4;
+        struct pend *p = realloc(h->pend, cap * sizeof(*p));
+        if (!p)
+            return false;
+        h->pend = p;
+        h->pend_cap = cap;
+    }
+    size_t i = h->pend_len;
+    while (i > 0 && h->pend[i - 1].seq > seq) {
+        h->pend[i] = h->pend[i - 1];
+        i--;
+    }
+    h->pend[i] = (struct pend){seq, id};
+    h->pend_len++;
+    s->pend_total++;
+    if (!h->listed) {
+        unsigned b = bucket_of(h);
+        h->listed = true;
+        h->next_pend = s->pend_list[b];
+        s->pend_list[b] = h;
+    }
+    return true;
+}
+
+/* The index in h->pend of the entry of seq, or h->pend_len. */
+static size_t pend_find(const struct shost *h, sqlite3_int64 seq)
+{
+    size_t lo = 0, hi = h->pend_len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->pend[mid].seq < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < h->pend_len && h->pend[lo].seq == seq ? lo : h->pend_len;
+}
+
+/* The row id of h's URL at queue position seq: *id, or false when the
+ * store has none (*pend_at: its index in h->pend, or h->pend_len when
+ * it is in urls_by_host). BC_OK or BC_ERR_IO. */
+static enum bc_status find_row(struct bc_crawl_state *s, const struct shost *h,
+                               sqlite3_int64 seq, sqlite3_int64 *id,
+                               size_t *pend_at, bool *found)
+{
+    *pend_at = pend_find(h, seq);
+    if (*pend_at < h->pend_len) {
+        *id = h->pend[*pend_at].id;
+        *found = true;
+        return BC_OK;
+    }
+    sqlite3_stmt *q = s->stmt[S_ONE];
+    sqlite3_bind_int64(q, 1, h->id);
+    sqlite3_bind_int64(q, 2, seq);
+    int rc = sqlite3_step(q);
+    *found = rc == SQLITE_ROW;
+    if (*found)
+        *id = sqlite3_column_int64(q, 0);
+    sqlite3_reset(q);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? BC_OK
+                                                 : db_fail(s, "urls_by_host");
+}
+
+/* Move h's URL at queue position seq to position to (its retries now
+ * retries): the row keeps its id (I2); its entry moves in h->pend or in
+ * urls_by_host, where it is. *found false: no such URL, nothing changed.
+ * Failure sticky. */
+static enum bc_status requeue_row(struct bc_crawl_state *s, struct shost *h,
+                                  sqlite3_int64 seq, sqlite3_int64 to,
+                                  unsigned retries, bool *found)
+{
+    sqlite3_int64 id = 0;
+    size_t at;
+    enum bc_status st = find_row(s, h, seq, &id, &at, found);
+    if (st != BC_OK || !*found)
+        goto out;
+    sqlite3_stmt *q = s->stmt[S_REQUEUE];
+    sqlite3_bind_int64(q, 1, to);
+    sqlite3_bind_int(q, 2, (int)retries);
+    sqlite3_bind_int64(q, 3, id);
+    st = run(s, S_REQUEUE);
+    if (st != BC_OK)
+        goto out;
+    if (at < h->pend_len) {
+        /* Waiting still: to the end of its list (to is the largest seq). */
+        memmove(&h->pend[at], &h->pend[at + 1],
+                (h->pend_len - at - 1) * sizeof(*h->pend));
+        h->pend[h->pend_len - 1] = (struct pend){to, id};
+    } else {
+        q = s->stmt[S_BYHOST_MOVE];
+        sqlite3_bind_int64(q, 1, to);
+        sqlite3_bind_int64(q, 2, h->id);
+        sqlite3_bind_int64(q, 3, seq);
+        st = run(s, S_BYHOST_MOVE);
+    }
+out:
+    if (st != BC_OK)
+        s->failed = true;
+    return st;
+}
+
+/* Write n entries of v (host, seq, id each) into urls_by_host: BYHOST_ROWS
+ * of them with one statement (prepared at its first use), fewer one by
+ * one. */
+static enum bc_status write_entries(struct bc_crawl_state *s,
+                                    const sqlite3_int64 *v, int n)
+{
+    if (n == BYHOST_ROWS && !s->byhost_rows) {
+        static const char head[] = "INSERT INTO urls_by_host(host, seq, id)"
+                                   " VALUES(?, ?, ?)",
+                          row[] = ", (?, ?, ?)";
+        char sql[sizeof(head) + (BYHOST_ROWS - 1) * (sizeof(row) - 1)];
+        size_t len = sizeof(head) - 1;
+        memcpy(sql, head, len);
+        for (int r = 1; r < BYHOST_ROWS; r++, len += sizeof(row) - 1)
+            memcpy(sql + len, row, sizeof(row) - 1);
+        sql[len] = '\0';
+        if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+                               &s->byhost_rows, NULL) != SQLITE_OK)
+            return db_fail(s, "urls_by_host");
+    }
+    if (n == BYHOST_ROWS) {
+        for (int p = 0; p < 3 * BYHOST_ROWS; p++)
+            sqlite3_bind_int64(s->byhost_rows, p + 1, v[p]);
+        return step_done(s, s->byhost_rows, "urls_by_host");
+    }
+    enum bc_status st = BC_OK;
+    for (int r = 0; r < n && st == BC_OK; r++) {
+        for (int p = 0; p < 3; p++)
+            sqlite3_bind_int64(s->stmt[S_BYHOST_ADD], p + 1, v[3 * r + p]);
+        st = run(s, S_BYHOST_ADD);
+    }
+    return st;
+}
+
+static int host_id_cmp(const void *a, const void *b)
+{
+    sqlite3_int64 x = (*(struct shost *const *)a)->id;
+    sqlite3_int64 y = (*(struct shost *const *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* Write bucket b's waiting entries into urls_by_host, host by host in id
+ * order (the index's order: its pages one after the other). */
+static enum bc_status flush_bucket(struct bc_crawl_state *s, unsigned b)
+{
+    size_t n = 0;
+    for (struct shost *h = s->pend_list[b]; h; h = h->next_pend)
+        n++;
+    if (n == 0)
+        return BC_OK;
+    struct shost **hs = malloc(n * sizeof(*hs));
+    if (!hs)
+        return BC_ERR_NOMEM;
+    n = 0;
+    for (struct shost *h = s->pend_list[b]; h; h = h->next_pend)
+        hs[n++] = h;
+    qsort(hs, n, sizeof(*hs), host_id_cmp);
+    enum bc_status st = BC_OK;
+    sqlite3_int64 v[3 * BYHOST_ROWS]; /* host, seq, id of each entry */
+    int k = 0;                        /* values in v */
+    for (size_t i = 0; i < n && st == BC_OK; i++) {
+        struct shost *h = hs[i];
+        for (size_t j = 0; j < h->pend_len && st == BC_OK; j++) {
+            v[k] = h->id;
+            v[k + 1] = h->pend[j].seq;
+            v[k + 2] = h->pend[j].id;
+            k += 3;
+            if (k == 3 * BYHOST_ROWS) {
+                st = write_entries(s, v, BYHOST_ROWS);
+                k = 0;
+            }
+        }
+        s->pend_total -= h->pend_len;
+        h->pend_len = 0;
+        h->listed = false;
+        h->next_pend = NULL;
+        if (h->pend_cap > 16) { /* a burst's room is given back */
+            free(h->pend);
+            h->pend = NULL;
+            h->pend_cap = 0;
+        }
+    }
+    if (st == BC_OK && k > 0)
+        st = write_entries(s, v, k / 3);
+    s->pend_list[b] = NULL;
+    free(hs);
+    return st;
+}
+
+/* The commit's share of the by-host index: the next bucket's entries (all
+ * of them over BYHOST_PENDING_MAX), and the position below which every
+ * row has its entry. A round of the buckets that began at journal J
+ * wrote every entry admitted up to J: each bucket's turn writes all it
+ * holds, and an entry stays in its host's bucket when requeued. */
+static enum bc_status flush_byhost(struct bc_crawl_state *s)
+{
+    enum bc_status st = BC_OK;
+    if (s->pend_total > BYHOST_PENDING_MAX) {
+        for (unsigned b = 0; b < BYHOST_BUCKETS && st == BC_OK; b++)
+            st = flush_bucket(s, b);
+        s->byhost_pos = s->cycle_journal = s->journal;
+        s->flush_next = 0;
+    } else {
+        if (s->flush_next == 0) {
+            s->byhost_pos = s->cycle_journal; /* a whole round is done */
+            s->cycle_journal = s->journal;
+        }
+        st = flush_bucket(s, s->flush_next);
+        s->flush_next = (s->flush_next + 1) % BYHOST_BUCKETS;
+    }
+    if (st == BC_OK)
+        st = set_meta(s, "byhost_pos", (sqlite3_int64)s->byhost_pos);
+    return st;
+}
+
 /* Run a statement of seq (and perhaps host) bindings; failure sticky. */
 static enum bc_status run_seq(struct bc_crawl_state *s, enum stmt_id id,
                               sqlite3_int64 seq, const struct shost *h)
@@ -667,12 +974,8 @@ static enum bc_status hook_queued(void *ctx, const char *origin, size_t len,
          * the tail, no longer in flight (I1); the row keeps its id, only
          * seq and retries change (I2): its payload stays in the row, so
          * e->payload is not written again. */
-        q = s->stmt[S_REQUEUE];
-        sqlite3_bind_int64(q, 1, seq);
-        sqlite3_bind_int(q, 2, (int)e->retries);
-        sqlite3_bind_int64(q, 3, h->id);
-        sqlite3_bind_int64(q, 4, (sqlite3_int64)e->id);
-        st = run(s, S_REQUEUE);
+        bool found;
+        st = requeue_row(s, h, (sqlite3_int64)e->id, seq, e->retries, &found);
         if (st == BC_OK)
             st = run_seq(s, S_FLIGHT_DEL, (sqlite3_int64)e->id, NULL);
     } else {
@@ -707,6 +1010,12 @@ static enum bc_status hook_queued(void *ctx, const char *origin, size_t len,
     *id = (uint64_t)seq; /* the frontier's id of a URL is its seq */
     if (!requeue) {
         s->journal = (uint64_t)sqlite3_last_insert_rowid(s->db);
+        /* Its urls_by_host entry waits for its bucket's commit. */
+        if (!pend_add(s, h, seq, (sqlite3_int64)s->journal)) {
+            s->failed = true;
+            set_err(s->errmsg, sizeof(s->errmsg), "out of memory");
+            return BC_ERR_NOMEM;
+        }
         h->admitted++;
     }
     h->queued++;
@@ -1065,6 +1374,37 @@ static enum bc_status refill_row(struct bc_crawl_state *s, sqlite3_stmt *q,
     return st;
 }
 
+/* Push the URL row of id back (S_BY_ID); a row missing is damage. */
+static enum bc_status refill_id(struct bc_crawl_state *s, sqlite3_int64 id,
+                                struct bc_frontier *f, const char *origin,
+                                size_t len)
+{
+    sqlite3_stmt *q = s->stmt[S_BY_ID];
+    sqlite3_bind_int64(q, 1, id);
+    int rc = sqlite3_step(q);
+    enum bc_status st;
+    if (rc == SQLITE_ROW) {
+        st = refill_row(s, q, f, origin, len);
+    } else if (rc == SQLITE_DONE) {
+        st = BC_ERR_CORRUPT;
+        set_err(s->errmsg, sizeof(s->errmsg),
+                "crawl.db: a queued URL is "
+                "missing");
+    } else {
+        st = db_fail(s, "refill");
+    }
+    sqlite3_reset(q);
+    return st;
+}
+
+/*
+ * The host's queue from its skip-th URL on, at most max of them (I3):
+ * its requeued URLs, then its URLs after the cursor in seq order, which
+ * are two sorted runs merged: the range of urls_by_host after the cursor
+ * and the entries still waiting in memory (THE BY-HOST INDEX IN
+ * BATCHES; a requeued URL's entry moves where it is, so either run may
+ * hold the larger seqs).
+ */
 static enum bc_status hook_refill(void *ctx, struct bc_frontier *f,
                                   const char *origin, size_t len, size_t skip,
                                   size_t max)
@@ -1078,43 +1418,59 @@ static enum bc_status hook_refill(void *ctx, struct bc_frontier *f,
         return BC_ERR_CORRUPT;
     }
     enum bc_status st = BC_OK;
-    int rc = SQLITE_DONE;
     /* First the URLs requeued at the head, then those after the cursor. */
     for (size_t i = h->requeued_head; i < h->requeued_len && max > 0; i++) {
         if (skip > 0) {
             skip--;
             continue;
         }
-        sqlite3_stmt *q = s->stmt[S_ONE];
-        sqlite3_bind_int64(q, 1, h->id);
-        sqlite3_bind_int64(q, 2, h->requeued[i]);
-        rc = sqlite3_step(q);
-        if (rc == SQLITE_ROW) {
-            st = refill_row(s, q, f, origin, len);
-            rc = SQLITE_DONE;
-        } else if (rc == SQLITE_DONE) {
+        sqlite3_int64 id = 0;
+        size_t at;
+        bool found;
+        st = find_row(s, h, h->requeued[i], &id, &at, &found);
+        if (st == BC_OK && !found) {
             st = BC_ERR_CORRUPT;
             set_err(s->errmsg, sizeof(s->errmsg),
                     "crawl.db: a URL in flight is missing");
         }
-        sqlite3_reset(q);
-        if (st != BC_OK || rc != SQLITE_DONE)
-            break;
+        if (st == BC_OK)
+            st = refill_id(s, id, f, origin, len);
+        if (st != BC_OK)
+            return st;
         max--;
     }
-    if (st == BC_OK && rc == SQLITE_DONE && max > 0) {
-        sqlite3_stmt *q = s->stmt[S_REFILL];
-        sqlite3_bind_int64(q, 1, h->id);
-        sqlite3_bind_int64(q, 2, h->cursor);
-        sqlite3_bind_int64(q, 3, (sqlite3_int64)max);
-        sqlite3_bind_int64(q, 4, (sqlite3_int64)skip);
-        while ((rc = sqlite3_step(q)) == SQLITE_ROW &&
-               (st = refill_row(s, q, f, origin, len)) == BC_OK)
-            ;
-        sqlite3_reset(q);
+    if (max == 0)
+        return BC_OK;
+    sqlite3_stmt *q = s->stmt[S_REFILL];
+    sqlite3_bind_int64(q, 1, h->id);
+    sqlite3_bind_int64(q, 2, h->cursor);
+    sqlite3_bind_int64(q, 3, (sqlite3_int64)(skip + max));
+    size_t p = 0; /* the first waiting entry after the cursor */
+    while (p < h->pend_len && h->pend[p].seq <= h->cursor)
+        p++;
+    int rc = sqlite3_step(q);
+    while (st == BC_OK && max > 0) {
+        bool row = rc == SQLITE_ROW, waiting = p < h->pend_len;
+        if (!row && !waiting)
+            break;
+        if (row && (!waiting || sqlite3_column_int64(q, 0) < h->pend[p].seq)) {
+            if (skip > 0)
+                skip--;
+            else if ((st = refill_row(s, q, f, origin, len)) == BC_OK)
+                max--;
+            rc = sqlite3_step(q);
+        } else {
+            if (skip > 0)
+                skip--;
+            else if ((st = refill_id(s, h->pend[p].id, f, origin, len)) ==
+                     BC_OK)
+                max--;
+            p++;
+        }
     }
-    if (st == BC_OK && rc != SQLITE_DONE)
+    if (st == BC_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
         st = db_fail(s, "refill");
+    sqlite3_reset(q);
     return st;
 }
 
@@ -1299,9 +1655,13 @@ static enum bc_status check_db(struct bc_crawl_state *s,
     if (version != BC_CRAWL_STATE_VERSION) {
         set_err(err->text, sizeof(err->text),
                 "crawl state format version %lld, this build reads version "
-                "%d only: finish that crawl with the bloomcrawl that made "
+                "%d only%s: finish that crawl with the bloomcrawl that made "
                 "it, or start afresh in another directory",
-                (long long)version, BC_CRAWL_STATE_VERSION);
+                (long long)version, BC_CRAWL_STATE_VERSION,
+                version == 3 ? " (version 4 keeps the host queues in the "
+                               "table urls_by_host, written in batches, "
+                               "where version 3 had the index urls_queue)"
+                             : "");
         return BC_ERR_VERSION;
     }
     sqlite3_stmt *st;
@@ -1486,7 +1846,7 @@ static enum bc_status create_db(struct bc_crawl_state *s,
         st = exec(s, schema_sql);
     if (st == BC_OK)
         st = exec(s, "INSERT INTO meta(key, value) VALUES"
-                     "('format', 'bloomcrawl crawl state'), ('version', 3)");
+                     "('format', 'bloomcrawl crawl state'), ('version', 4)");
     if (st == BC_OK)
         st = exec(s, created);
     sqlite3_stmt *q = NULL;
@@ -1586,8 +1946,8 @@ create_atomically(struct bc_crawl_state *s, const char *db_path,
 }
 
 /* Count per host (a query of rows host, count) into the hosts' queued
- * (or admitted) counts; the index urls_queue makes the queued count a
- * scan of the queue only. */
+ * (or admitted) counts; an admitted count adds the host's entries still
+ * waiting for urls_by_host, which the query does not see. */
 static enum bc_status count_per_host(struct bc_crawl_state *s, const char *sql,
                                      bool admitted)
 {
@@ -1611,6 +1971,8 @@ static enum bc_status count_per_host(struct bc_crawl_state *s, const char *sql,
     {
         if (h->id >= 0)
             map[h->id] = h;
+        if (admitted) /* its rows not in urls_by_host yet */
+            h->admitted = h->pend_len;
     }
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -1619,7 +1981,7 @@ static enum bc_status count_per_host(struct bc_crawl_state *s, const char *sql,
         if (id < 0 || id > max_id || !map[id])
             continue;
         if (admitted) {
-            map[id]->admitted = count;
+            map[id]->admitted += count;
         } else {
             map[id]->queued = count;
             s->queued += count;
@@ -1630,14 +1992,14 @@ static enum bc_status count_per_host(struct bc_crawl_state *s, const char *sql,
     return rc == SQLITE_DONE ? BC_OK : db_fail(s, "count");
 }
 
-/* Each host's queue length: the URLs after its cursor (a range of the
- * index urls_queue per host). */
+/* Each host's queue length: the URLs after its cursor (a range of
+ * urls_by_host per host, and its entries waiting in memory). */
 static enum bc_status count_queued(struct bc_crawl_state *s)
 {
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(s->db,
-                           "SELECT count(*) FROM urls WHERE host = ? AND "
-                           "seq > ?",
+                           "SELECT count(*) FROM urls_by_host WHERE host = ?"
+                           " AND seq > ?",
                            -1, &q, NULL) != SQLITE_OK)
         return db_fail(s, "count");
     struct shost *h, *tmp;
@@ -1648,6 +2010,8 @@ static enum bc_status count_queued(struct bc_crawl_state *s)
         sqlite3_bind_int64(q, 2, h->cursor);
         if (sqlite3_step(q) == SQLITE_ROW) {
             h->queued = (uint64_t)sqlite3_column_int64(q, 0);
+            for (size_t i = 0; i < h->pend_len; i++)
+                h->queued += h->pend[i].seq > h->cursor;
             s->queued += h->queued;
         } else {
             st = db_fail(s, "count");
@@ -1674,6 +2038,57 @@ static bool requeued_push(struct shost *h, sqlite3_int64 seq)
     return true;
 }
 
+/* The rows after byhost_pos whose urls_by_host entry was still waiting
+ * at the last commit, back into their hosts' waiting lists (read only:
+ * the open writes nothing). */
+static enum bc_status load_pending(struct bc_crawl_state *s)
+{
+    s->byhost_pos = s->cycle_journal = (uint64_t)get_meta(s, "byhost_pos", 0);
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT u.host, u.seq, u.id FROM urls u WHERE"
+                           " u.id > ? AND NOT EXISTS (SELECT 1 FROM"
+                           " urls_by_host q WHERE q.host = u.host AND"
+                           " q.seq = u.seq) ORDER BY u.id",
+                           -1, &q, NULL) != SQLITE_OK)
+        return db_fail(s, "urls_by_host");
+    sqlite3_bind_int64(q, 1, (sqlite3_int64)s->byhost_pos);
+    struct shost *h, *tmp, **map = NULL;
+    sqlite3_int64 max_id = 0;
+    HASH_ITER(hh, s->hosts, h, tmp)
+    {
+        if (h->id > max_id)
+            max_id = h->id;
+    }
+    enum bc_status st = BC_OK;
+    map = calloc((size_t)max_id + 1, sizeof(*map));
+    if (!map)
+        st = BC_ERR_NOMEM;
+    HASH_ITER(hh, s->hosts, h, tmp)
+    {
+        if (map && h->id >= 0)
+            map[h->id] = h;
+    }
+    int rc = SQLITE_DONE;
+    while (st == BC_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        sqlite3_int64 hid = sqlite3_column_int64(q, 0);
+        h = hid >= 0 && hid <= max_id ? map[hid] : NULL;
+        if (!h) {
+            st = BC_ERR_CORRUPT;
+            set_err(s->errmsg, sizeof(s->errmsg),
+                    "crawl.db: a URL has no host");
+        } else if (!pend_add(s, h, sqlite3_column_int64(q, 1),
+                             sqlite3_column_int64(q, 2))) {
+            st = BC_ERR_NOMEM;
+        }
+    }
+    if (st == BC_OK && rc != SQLITE_DONE)
+        st = db_fail(s, "urls_by_host");
+    free(map);
+    sqlite3_finalize(q);
+    return st;
+}
+
 /* Load the hosts, counters and meta of an existing state into memory. */
 static enum bc_status load_state(struct bc_crawl_state *s)
 {
@@ -1695,6 +2110,8 @@ static enum bc_status load_state(struct bc_crawl_state *s)
         h->cursor = sqlite3_column_int64(q, 2);
     }
     sqlite3_finalize(q);
+    if (st == BC_OK)
+        st = load_pending(s);
     if (st == BC_OK)
         st = count_queued(s);
     if (st != BC_OK)
@@ -2188,6 +2605,7 @@ void bc_crawl_state_close(struct bc_crawl_state *s)
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(s->stmt[i]);
     sqlite3_finalize(s->payload_put);
+    sqlite3_finalize(s->byhost_rows);
     sqlite3_finalize(s->validators_put);
     sqlite3_finalize(s->validators_find);
     sqlite3_finalize(s->fetched_put);
@@ -2205,6 +2623,7 @@ void bc_crawl_state_close(struct bc_crawl_state *s)
     {
         HASH_DEL(s->hosts, h);
         free(h->requeued);
+        free(h->pend);
         free(h);
     }
     struct counter *c, *ctmp;
@@ -2516,8 +2935,8 @@ enum bc_status bc_crawl_state_frontier(struct bc_crawl_state *s,
     /* The budget counts: a scan of the journal, only when there is a
      * budget to keep. */
     if (st == BC_OK && s->resumed && config->host_budget > 0)
-        st = count_per_host(s, "SELECT host, count(*) FROM urls GROUP BY host",
-                            true);
+        st = count_per_host(
+            s, "SELECT host, count(*) FROM urls_by_host GROUP BY host", true);
     struct scope_ctx sc = {f, BC_OK};
     if (st == BC_OK)
         st = bc_crawl_state_seeds(s, restore_scope, &sc);
@@ -2667,13 +3086,10 @@ enum bc_status bc_crawl_state_retry_failed(struct bc_crawl_state *s,
             set_err(s->errmsg, sizeof(s->errmsg), "crawl.db: failed damaged");
             break;
         }
-        sqlite3_stmt *u = s->stmt[S_REQUEUE];
-        sqlite3_bind_int64(u, 1, s->next_seq++);
-        sqlite3_bind_int(u, 2, 0);
-        sqlite3_bind_int64(u, 3, h->id);
-        sqlite3_bind_int64(u, 4, sqlite3_column_int64(q, 0));
-        st = run(s, S_REQUEUE);
-        if (st == BC_OK && sqlite3_changes(s->db) == 1) {
+        bool found;
+        st = requeue_row(s, h, sqlite3_column_int64(q, 0), s->next_seq++, 0,
+                         &found);
+        if (st == BC_OK && found) {
             h->queued++;
             s->queued++;
             count++;
@@ -3219,6 +3635,8 @@ enum bc_status bc_crawl_state_commit(struct bc_crawl_state *s,
     }
     if (st == BC_OK)
         st = set_meta(s, "next_seq", s->next_seq);
+    if (st == BC_OK)
+        st = flush_byhost(s);
     /* The cursors that moved. */
     for (struct shost *h = s->dirty; st == BC_OK && h; h = h->next_dirty)
         st = run_seq(s, S_HOST_CURSOR, h->cursor, h);
@@ -3431,13 +3849,18 @@ static bool peek_numbers(sqlite3 *db, struct bc_crawl_state_summary *sum)
 {
     uint64_t failed_table = 0;
     /* The queue as the frontier rebuilds it (I3): each host's URLs after
-     * its cursor (a range of urls_queue per host: CROSS JOIN keeps hosts
-     * the outer loop, where the planner would scan the whole journal),
-     * and the requeued flight rows; in flight: the flight rows not
-     * requeued. */
+     * its cursor (a range of urls_by_host per host: CROSS JOIN keeps hosts
+     * the outer loop, where the planner would scan the whole index; and
+     * the rows after byhost_pos whose entries were still waiting), and the
+     * requeued flight rows; in flight: the flight rows not requeued. */
     return peek_int(db,
-                    "SELECT (SELECT count(*) FROM hosts h CROSS JOIN urls u"
-                    " ON u.host = h.id AND u.seq > h.cursor)"
+                    "SELECT (SELECT count(*) FROM hosts h CROSS JOIN"
+                    " urls_by_host q ON q.host = h.id AND q.seq > h.cursor)"
+                    " + (SELECT count(*) FROM urls u JOIN hosts h"
+                    " ON h.id = u.host WHERE u.id > coalesce((SELECT value"
+                    " FROM meta WHERE key = 'byhost_pos'), 0)"
+                    " AND u.seq > h.cursor AND NOT EXISTS (SELECT 1 FROM"
+                    " urls_by_host q WHERE q.host = u.host AND q.seq = u.seq))"
                     " + (SELECT count(*) FROM flight WHERE requeued = 1)",
                     &sum->queued) &&
            peek_int(db, "SELECT count(*) FROM flight WHERE requeued = 0",

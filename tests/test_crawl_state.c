@@ -1124,7 +1124,7 @@ static void test_not_a_state(void **state)
         SQLITE_OK);
     sqlite3_close(db);
     assert_int_equal(open_err(d, &err), BC_ERR_VERSION);
-    assert_non_null(strstr(err.text, "version 1, this build reads version 3"));
+    assert_non_null(strstr(err.text, "version 1, this build reads version 4"));
     assert_non_null(strstr(err.text, "start afresh"));
     /* A state of format version 2 (before the outbox): refused, no
      * migration. */
@@ -1139,7 +1139,26 @@ static void test_not_a_state(void **state)
                      SQLITE_OK);
     sqlite3_close(db);
     assert_int_equal(open_err(d, &err), BC_ERR_VERSION);
-    assert_non_null(strstr(err.text, "version 2, this build reads version 3"));
+    assert_non_null(strstr(err.text, "version 2, this build reads version 4"));
+    /* A state of format version 3 (the host queues in the index
+     * urls_queue, before urls_by_host): refused, the message names the
+     * cause; there is no migration. */
+    d = new_dir();
+    bc_crawl_state_close(open_ok(d));
+    snprintf(p, sizeof(p), "%s/crawl.db", d);
+    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "DROP TABLE urls_by_host; "
+                                  "CREATE UNIQUE INDEX urls_queue"
+                                  " ON urls(host, seq); "
+                                  "PRAGMA user_version = 3",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(open_err(d, &err), BC_ERR_VERSION);
+    assert_non_null(strstr(err.text, "version 3, this build reads version 4"));
+    assert_non_null(strstr(err.text, "urls_queue"));
+    assert_non_null(strstr(err.text, "start afresh"));
 }
 
 /* The rows bc_crawl_state_outbox_read() gave, copied. */
@@ -2343,6 +2362,120 @@ static void test_window_resume(void **state)
     bc_crawl_state_close(s);
 }
 
+/* Rows in DIR's urls_by_host, read beside the open state (WAL). */
+static long long byhost_rows(const char *d)
+{
+    char p[600];
+    snprintf(p, sizeof(p), "%s/crawl.db", d);
+    sqlite3 *db;
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_open_v2(p, &db, SQLITE_OPEN_READONLY, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM urls_by_host",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    long long n = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return n;
+}
+
+/* The next FETCH job, *now moved past the waits before it. */
+static struct bc_frontier_job fetch_at(struct bc_frontier *f, uint64_t *now)
+{
+    struct bc_frontier_job j;
+    for (;;) {
+        assert_int_equal(bc_frontier_next(f, *now, &j), BC_OK);
+        if (j.action != BC_FRONTIER_WAIT)
+            break;
+        *now = j.wait_until_ms;
+    }
+    assert_int_equal(j.action, BC_FRONTIER_FETCH);
+    return j;
+}
+
+/*
+ * The by-host index in batches (state.c, THE BY-HOST INDEX IN BATCHES):
+ * a host's entries wait in memory until its bucket's commit, one bucket
+ * per commit, BYHOST_BUCKETS (256) commits a round. a.test (host 1, bucket
+ * 0) has page/0..9 written by the round's end and page/10..14 waiting;
+ * page/0, retried, moves inside urls_by_host to the tail (after the
+ * waiting ones); page/2 is in flight at the kill. The resume finds the
+ * waiting ones in the journal, and the host's queue comes out whole and
+ * in order: page/2 at the head, page/3..14, then page/0, each once.
+ */
+static void test_byhost_batches(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier_config c = fault_config();
+    struct bc_frontier *f = NULL;
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
+    add_pages(f, "a.test", 10);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    assert_int_equal(byhost_rows(d), 0); /* bucket 0 wrote at begin_run */
+    for (int i = 0; i < 256; i++)
+        assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    assert_int_equal(byhost_rows(d), 10); /* its turn came round */
+    char url[64];
+    for (int i = 10; i < 15; i++) {
+        snprintf(url, sizeof(url), "http://a.test/page/%d", i);
+        assert_int_equal(add(f, url), BC_ADMIT_QUEUED);
+    }
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    assert_int_equal(byhost_rows(d), 10);
+    fail_at(s, f, 0, "http://a.test/page/0", false); /* to the tail */
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    uint64_t now = 0;
+    struct bc_frontier_job j = fetch_at(f, &now);
+    assert_string_equal(j.url, "http://a.test/page/1");
+    struct bc_frontier_outcome ok = {200, 5, 0, BC_FAULT_NONE};
+    assert_int_equal(bc_frontier_done(f, &j, &ok, now), BC_OK);
+    assert_int_equal(bc_crawl_state_page_done(s, j.id), BC_OK);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    j = fetch_at(f, &now);
+    assert_string_equal(j.url, "http://a.test/page/2");
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK); /* in flight */
+    bc_frontier_free(f);
+    bc_crawl_state_close(s); /* killed */
+
+    struct bc_crawl_state_summary sum;
+    struct bc_crawl_state_error err;
+    assert_int_equal(bc_crawl_state_peek(d, &sum, &err), BC_OK);
+    assert_int_equal(sum.queued, 13); /* page/0, page/3..14 */
+    assert_int_equal(sum.in_flight, 1);
+    s = open_ok(d);
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
+    struct bc_crawl_state_info info;
+    bc_crawl_state_info(s, &info);
+    assert_int_equal(info.queued, 14);
+    assert_int_equal(info.refetched_now, 1);
+    int want[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 0};
+    size_t n = 0;
+    now = 0;
+    for (;;) {
+        assert_int_equal(bc_frontier_next(f, now, &j), BC_OK);
+        if (j.action == BC_FRONTIER_DONE)
+            break;
+        if (j.action == BC_FRONTIER_WAIT) {
+            now = j.wait_until_ms;
+            continue;
+        }
+        assert_int_equal(j.action, BC_FRONTIER_FETCH);
+        assert_true(n < sizeof(want) / sizeof(want[0]));
+        snprintf(url, sizeof(url), "http://a.test/page/%d", want[n++]);
+        assert_string_equal(j.url, url);
+        assert_int_equal(bc_frontier_done(f, &j, &ok, now), BC_OK);
+        assert_int_equal(bc_crawl_state_page_done(s, j.id), BC_OK);
+        assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    }
+    assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+}
+
 /* The size of DIR/name, 0 when it does not exist. */
 static long long file_size(const char *d, const char *name)
 {
@@ -2543,6 +2676,7 @@ int main(void)
         cmocka_unit_test(test_create_write_error),
         cmocka_unit_test(test_referrer_and_host_stats),
         cmocka_unit_test(test_window_resume),
+        cmocka_unit_test(test_byhost_batches),
         cmocka_unit_test(test_transient_survives_kill),
         cmocka_unit_test(test_given_up_retry_failed),
         cmocka_unit_test(test_retry_wait_survives_kill),
