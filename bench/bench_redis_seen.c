@@ -411,6 +411,17 @@ static uint64_t word_key(uint64_t *x, uint64_t words, uint64_t *mask)
     return w;
 }
 
+/* The head of a candidate's call, EVALSHA sha 1 probe:0 (one key, the
+ * probe string): its 4 arguments into argv and argl. */
+static size_t evalsha_head(const char **argv, size_t *argl, const char *sha)
+{
+    static const char *const head[] = {"EVALSHA", NULL, "1", "probe:0"};
+    for (size_t a = 0; a < 4; a++) {
+        argv[a] = head[a] ? head[a] : sha;
+        argl[a] = strlen(argv[a]);
+    }
+    return 4;
+}
 /* Run count random keys of the word layout (a filter of `words` words)
  * through the script sha (lua_word_script or its floor) in calls of
  * MADD_KEYS keys, pipelined a batch at a time. Returns the keys answered
@@ -428,11 +439,8 @@ static long long run_word(redisContext *c, const char *sha, uint64_t words,
         size_t n = count - done < BATCH ? (size_t)(count - done) : BATCH;
         size_t calls = 0;
         for (size_t from = 0; from < n; from += MADD_KEYS, calls++) {
-            size_t to = from + MADD_KEYS < n ? from + MADD_KEYS : n, a = 0;
-            argv[a] = "EVALSHA", argl[a++] = 7;
-            argv[a] = sha, argl[a++] = 40;
-            argv[a] = "1", argl[a++] = 1;
-            argv[a] = "probe:0", argl[a++] = 7;
+            size_t to = from + MADD_KEYS < n ? from + MADD_KEYS : n;
+            size_t a = evalsha_head(argv, argl, sha);
             argv[a] = (const char *)masks, argl[a++] = (to - from) * 6;
             for (size_t i = 0; i < to - from; i++) {
                 uint64_t mk, w = word_key(&x, words, &mk);
@@ -506,11 +514,8 @@ static bool run_lua(redisContext *c, const char *sha, bool block,
         size_t n = count - done < BATCH ? (size_t)(count - done) : BATCH;
         size_t calls = 0;
         for (size_t from = 0; from < n; from += MADD_KEYS, calls++) {
-            size_t to = from + MADD_KEYS < n ? from + MADD_KEYS : n, a = 0;
-            argv[a] = "EVALSHA", argl[a++] = 7;
-            argv[a] = sha, argl[a++] = 40;
-            argv[a] = "1", argl[a++] = 1;
-            argv[a] = "probe:0", argl[a++] = 7;
+            size_t to = from + MADD_KEYS < n ? from + MADD_KEYS : n;
+            size_t a = evalsha_head(argv, argl, sha);
             if (block) {
                 argv[a] = (const char *)pairs, argl[a++] = (to - from) * 2 * k;
                 argv[a] = kstr, argl[a++] = strlen(kstr);

@@ -2738,14 +2738,39 @@ enum bc_status bc_crawl_state_page_failed(struct bc_crawl_state *s, uint64_t id)
     return run_seq(s, S_FLIGHT_DEL, (sqlite3_int64)id, NULL); /* I1 */
 }
 
+/* A change of the state's rows made before the frontier (--retry-failed,
+ * --revisit's sitemaps): in a transaction, with the tables of faults made
+ * if an older state lacks them. */
+static enum bc_status before_frontier_begin(struct bc_crawl_state *s)
+{
+    enum bc_status st = ensure_txn(s);
+    if (st == BC_OK)
+        st = make_fault_tables(s);
+    return st;
+}
+
+/* Its end: a failure is the state's (sticky); else it is committed and
+ * *n gets count. */
+static enum bc_status before_frontier_end(struct bc_crawl_state *s,
+                                          enum bc_status st, uint64_t count,
+                                          uint64_t *n)
+{
+    if (st != BC_OK) {
+        s->failed = true;
+        return st;
+    }
+    st = bc_crawl_state_commit(s, NULL);
+    if (st == BC_OK)
+        *n = count;
+    return st;
+}
+
 enum bc_status bc_crawl_state_retry_failed(struct bc_crawl_state *s,
                                            uint64_t *n)
 {
     if (!s || !n || s->frontier_made || s->failed)
         return BC_ERR_INVALID_ARG;
-    enum bc_status st = ensure_txn(s);
-    if (st == BC_OK)
-        st = make_fault_tables(s);
+    enum bc_status st = before_frontier_begin(s);
     sqlite3_stmt *q = NULL;
     if (st == BC_OK &&
         sqlite3_prepare_v2(s->db,
@@ -2805,14 +2830,7 @@ enum bc_status bc_crawl_state_retry_failed(struct bc_crawl_state *s,
          i++)
         if (counter_find(s, given_up[i]))
             st = counter_put(s, given_up[i], 0, true);
-    if (st != BC_OK) {
-        s->failed = true;
-        return st;
-    }
-    st = bc_crawl_state_commit(s, NULL);
-    if (st == BC_OK)
-        *n = count;
-    return st;
+    return before_frontier_end(s, st, count, n);
 }
 
 enum bc_status bc_crawl_state_sitemaps_again(struct bc_crawl_state *s,
@@ -2820,23 +2838,14 @@ enum bc_status bc_crawl_state_sitemaps_again(struct bc_crawl_state *s,
 {
     if (!s || !n || s->frontier_made || s->failed)
         return BC_ERR_INVALID_ARG;
-    enum bc_status st = ensure_txn(s);
-    if (st == BC_OK)
-        st = make_fault_tables(s);
+    enum bc_status st = before_frontier_begin(s);
     /* Done ones only (1): one given up to transient faults (2) waits for
      * --retry-failed, as its host's URLs do. */
     if (st == BC_OK)
         st = exec(s, "UPDATE sitemaps SET done = 0, retries = 0"
                      " WHERE done = 1");
     uint64_t count = st == BC_OK ? (uint64_t)sqlite3_changes(s->db) : 0;
-    if (st != BC_OK) {
-        s->failed = true;
-        return st;
-    }
-    st = bc_crawl_state_commit(s, NULL);
-    if (st == BC_OK)
-        *n = count;
-    return st;
+    return before_frontier_end(s, st, count, n);
 }
 
 enum bc_status bc_crawl_state_counter_set(struct bc_crawl_state *s,

@@ -33,6 +33,18 @@ static char base[256];
 static char dir[300];
 static int dir_serial;
 
+/* Run sql on DIR/crawl.db with SQLite itself, as an older build or
+ * another program would have left it (the state closed). */
+static void state_db_exec(const char *state_dir, const char *sql)
+{
+    char p[512];
+    snprintf(p, sizeof(p), "%s/crawl.db", state_dir);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
 /* A fresh path for a state directory (not created). */
 static const char *new_dir(void)
 {
@@ -550,14 +562,7 @@ static void test_payload_old_state(void **state)
     assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
     bc_frontier_free(f);
     bc_crawl_state_close(s);
-    char p[400];
-    snprintf(p, sizeof(p), "%s/crawl.db", d);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "ALTER TABLE urls DROP COLUMN payload",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
+    state_db_exec(d, "ALTER TABLE urls DROP COLUMN payload");
 
     s = open_ok(d);
     f = frontier_of(s);
@@ -656,14 +661,7 @@ static void test_payload_digests(void **state)
     bc_crawl_state_close(s);
 
     /* A state of a build before the table: made when opened. */
-    char p[400];
-    snprintf(p, sizeof(p), "%s/crawl.db", d);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
-    assert_int_equal(
-        sqlite3_exec(db, "DROP TABLE payload_log", NULL, NULL, NULL),
-        SQLITE_OK);
-    sqlite3_close(db);
+    state_db_exec(d, "DROP TABLE payload_log");
     s = open_ok(d);
     f = frontier_of(s);
     assert_int_equal(digest_rows_of(s).n, 0);
@@ -725,23 +723,14 @@ static void test_payload_log_moved(void **state)
     assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
     bc_frontier_free(f);
     bc_crawl_state_close(s);
-    char p[400];
-    snprintf(p, sizeof(p), "%s/crawl.db", d);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
-    assert_int_equal(
-        sqlite3_exec(db,
-                     "DROP TABLE payload_log;"
+    state_db_exec(d, "DROP TABLE payload_log;"
                      "CREATE TABLE payloads(digest BLOB PRIMARY KEY,"
                      " url TEXT NOT NULL, record_id TEXT NOT NULL,"
                      " date INTEGER NOT NULL) WITHOUT ROWID;"
                      "INSERT INTO payloads VALUES"
                      "(zeroblob(20), 'http://a.test/0', '', 10),"
                      "(x'ffffffffffffffffffffffffffffffffffffffff',"
-                     " 'http://a.test/f', '<urn:uuid:f>', 20)",
-                     NULL, NULL, NULL),
-        SQLITE_OK);
-    sqlite3_close(db);
+                     " 'http://a.test/f', '<urn:uuid:f>', 20)");
 
     s = open_ok(d);
     f = frontier_of(s);
@@ -762,6 +751,8 @@ static void test_payload_log_moved(void **state)
     assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
     bc_frontier_free(f);
     bc_crawl_state_close(s);
+    char p[400];
+    snprintf(p, sizeof(p), "%s/crawl.db", d);
     assert_int_equal(table_pages(p, "payloads"), 0); /* dropped */
 
     s = open_ok(d);
@@ -932,13 +923,7 @@ static void test_validators(void **state)
     bc_crawl_state_close(s);
 
     /* A state of a build before the table: made when opened. */
-    char p[400];
-    snprintf(p, sizeof(p), "%s/crawl.db", d);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
-    assert_int_equal(
-        sqlite3_exec(db, "DROP TABLE validators", NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
+    state_db_exec(d, "DROP TABLE validators");
     s = open_ok(d);
     f = frontier_of(s);
     assert_int_equal(bc_crawl_state_validators_find(s, "http://a.test/x", 15,
@@ -1001,13 +986,7 @@ static void test_fetched_rows(void **state)
     bc_crawl_state_close(s);
 
     /* A state of a build before the table: made when opened. */
-    char p[400];
-    snprintf(p, sizeof(p), "%s/crawl.db", d);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "DROP TABLE fetched", NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
+    state_db_exec(d, "DROP TABLE fetched");
     s = open_ok(d);
     f = frontier_of(s);
     assert_int_equal(bc_crawl_state_fetched_find(s, "http://a.test/x", 15, &t),
@@ -1092,14 +1071,7 @@ static void test_fingerprint_rows(void **state)
     bc_crawl_state_close(s);
 
     /* A state of a build before the table: made when opened. */
-    char p[400];
-    snprintf(p, sizeof(p), "%s/crawl.db", d);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
-    assert_int_equal(
-        sqlite3_exec(db, "DROP TABLE fingerprints", NULL, NULL, NULL),
-        SQLITE_OK);
-    sqlite3_close(db);
+    state_db_exec(d, "DROP TABLE fingerprints");
     s = open_ok(d);
     f = frontier_of(s);
     assert_int_equal(fp_rows_of(s).n, 0);
@@ -1275,38 +1247,24 @@ static void test_not_a_state(void **state)
     /* Another SQLite database named crawl.db. */
     d = new_dir();
     assert_int_equal(mkdir(d, 0700), 0);
-    snprintf(p, sizeof(p), "%s/crawl.db", d);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "CREATE TABLE t(x)", NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
+    state_db_exec(d, "CREATE TABLE t(x)");
     assert_int_equal(open_err(d, &err), BC_ERR_FORMAT);
     assert_false(exists(d, "lock")); /* left exactly as it was */
     /* A text file named crawl.db. */
+    snprintf(p, sizeof(p), "%s/crawl.db", d);
     write_file(p, "hello, I am not a database, but long enough to look at\n");
     assert_int_equal(open_err(d, &err), BC_ERR_FORMAT);
     /* Another format version. */
     d = new_dir();
     bc_crawl_state_close(open_ok(d));
-    snprintf(p, sizeof(p), "%s/crawl.db", d);
-    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
-    assert_int_equal(
-        sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL),
-        SQLITE_OK);
-    sqlite3_close(db);
+    state_db_exec(d, "PRAGMA user_version = 99");
     assert_int_equal(open_err(d, &err), BC_ERR_VERSION);
     assert_non_null(strstr(err.text, "version 99"));
     /* A state of format version 1 (before referrers and per-host
      * counters): refused, the message says what to do. */
     d = new_dir();
     bc_crawl_state_close(open_ok(d));
-    snprintf(p, sizeof(p), "%s/crawl.db", d);
-    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
-    assert_int_equal(
-        sqlite3_exec(db, "PRAGMA user_version = 1", NULL, NULL, NULL),
-        SQLITE_OK);
-    sqlite3_close(db);
+    state_db_exec(d, "PRAGMA user_version = 1");
     assert_int_equal(open_err(d, &err), BC_ERR_VERSION);
     assert_non_null(strstr(err.text, "version 1, this build reads version 3"));
     assert_non_null(strstr(err.text, "start afresh"));
@@ -1314,14 +1272,8 @@ static void test_not_a_state(void **state)
      * migration. */
     d = new_dir();
     bc_crawl_state_close(open_ok(d));
-    snprintf(p, sizeof(p), "%s/crawl.db", d);
-    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-                                  "DROP TABLE outbox; "
-                                  "PRAGMA user_version = 2",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
+    state_db_exec(d, "DROP TABLE outbox; "
+                     "PRAGMA user_version = 2");
     assert_int_equal(open_err(d, &err), BC_ERR_VERSION);
     assert_non_null(strstr(err.text, "version 2, this build reads version 3"));
 }
@@ -1942,17 +1894,8 @@ static void test_sitemap_given_up_survives(void **state)
     bc_frontier_free(f);
     bc_crawl_state_close(s);
     /* As a state of the build before: without the new columns. */
-    char p[512];
-    snprintf(p, sizeof(p), "%s/crawl.db", d);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
-    assert_int_equal(
-        sqlite3_exec(db,
-                     "ALTER TABLE sitemaps DROP COLUMN retries;"
-                     "ALTER TABLE circuits DROP COLUMN retry_until",
-                     NULL, NULL, NULL),
-        SQLITE_OK);
-    sqlite3_close(db);
+    state_db_exec(d, "ALTER TABLE sitemaps DROP COLUMN retries;"
+                     "ALTER TABLE circuits DROP COLUMN retry_until");
 
     s = open_ok(d);
     assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
@@ -2459,16 +2402,8 @@ static void test_delay_override_survives_kill(void **state)
     bc_crawl_state_close(s);
 
     /* As a state of the build before: without the column. */
-    char p[512];
-    snprintf(p, sizeof(p), "%s/crawl.db", d);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-                                  "ALTER TABLE hosts DROP COLUMN "
-                                  "delay_override",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
+    state_db_exec(d, "ALTER TABLE hosts DROP COLUMN "
+                     "delay_override");
     s = open_ok(d);
     assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
     assert_int_equal(delay_of(f, "http://b.test"), 100);
