@@ -11,6 +11,7 @@ setup_warcio and warcio_read drive the independent WARC reader, warcio.js
 (npm, tests only), through tests/warc_read.mjs.  Shared by the
 tests/e2e_*.py scripts.
 """
+import http.server
 import json
 import os
 import re
@@ -106,10 +107,22 @@ def counter(d, name):
     return None
 
 
-def serve(handler):
-    """Serve handler (an http.server.BaseHTTPRequestHandler class) on
-    127.0.0.1 at a free port, a thread per connection, from a daemon
-    thread: (httpd, port); httpd.shutdown() stops it."""
+class SiteHandler(http.server.BaseHTTPRequestHandler):
+    """The base of a test's own small site's handler: HTTP/1.1 (kept-alive
+    connections, as a crawl uses them), quiet, and the test's site object
+    as self.site (serve() sets it)."""
+    protocol_version = "HTTP/1.1"
+    site = None
+
+    def log_message(self, *args):
+        pass
+
+
+def serve(handler, site=None):
+    """Serve handler (a SiteHandler class, site its site) on 127.0.0.1 at
+    a free port, a thread per connection, from a daemon thread: (httpd,
+    port); httpd.shutdown() stops it."""
+    handler.site = site
     httpd = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
     httpd.daemon_threads = True
     threading.Thread(target=httpd.serve_forever, daemon=True).start()

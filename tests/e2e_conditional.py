@@ -57,7 +57,6 @@ import glob
 import json
 import os
 import shutil
-import http.server
 import subprocess
 import sys
 import threading
@@ -126,13 +125,7 @@ def not_modified(etag, lm, inm, ims):
     return False
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    site = None
-
-    def log_message(self, *args):
-        pass
-
+class Handler(e2e_check.SiteHandler):
     def do_GET(self):
         s = self.site
         inm = self.headers.get("If-None-Match")
@@ -210,8 +203,7 @@ def main():
     os.makedirs(WORKDIR)
     reader = setup_warcio(os.path.join(WORKDIR, "warcio"), WARCIO_DIR)
     site = Site()
-    Handler.site = site
-    httpd, port = e2e_check.serve(Handler)
+    httpd, port = e2e_check.serve(Handler, site)
     base = "http://127.0.0.1:%d" % port
     d = WORKDIR
     t0 = time.monotonic()

@@ -49,7 +49,6 @@ import datetime
 import json
 import os
 import shutil
-import http.server
 import subprocess
 import sys
 import threading
@@ -102,13 +101,7 @@ class Site:
             return list(self.log[start:])
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    site = None
-
-    def log_message(self, *args):
-        pass
-
+class Handler(e2e_check.SiteHandler):
     def do_GET(self):
         s = self.site
         inm = self.headers.get("If-None-Match")
@@ -172,8 +165,7 @@ def main():
         shutil.rmtree(WORKDIR)
     os.makedirs(WORKDIR)
     site = Site()
-    Handler.site = site
-    httpd, port = e2e_check.serve(Handler)
+    httpd, port = e2e_check.serve(Handler, site)
     site.host = "127.0.0.1:%d" % port
     base = "http://" + site.host
     d = WORKDIR

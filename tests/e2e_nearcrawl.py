@@ -59,7 +59,6 @@ import os
 import random
 import shutil
 import signal
-import http.server
 import subprocess
 import sys
 import threading
@@ -122,13 +121,7 @@ class Site:
             self.log = []
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    site = None
-
-    def log_message(self, *args):
-        pass
-
+class Handler(e2e_check.SiteHandler):
     def do_GET(self):
         s = self.site
         with s.lock:
@@ -386,8 +379,7 @@ def main():
         shutil.rmtree(WORKDIR)
     os.makedirs(WORKDIR)
     site = Site()
-    Handler.site = site
-    httpd, port = e2e_check.serve(Handler)
+    httpd, port = e2e_check.serve(Handler, site)
     t0 = time.monotonic()
     try:
         for name, fn in (("kill9", kill9), ("skip", skip), ("off", off),

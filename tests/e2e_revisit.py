@@ -50,7 +50,6 @@ installed already (tests/e2e_warc.py's), used if it holds it.
 """
 import base64
 import hashlib
-import http.server
 import json
 import os
 import shutil
@@ -91,13 +90,7 @@ class Site:
             return self.log.count(path)
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    site = None
-
-    def log_message(self, *args):
-        pass
-
+class Handler(e2e_check.SiteHandler):
     def send(self, status, body, headers=(), chunked=False):
         self.send_response(status)
         self.send_header("Content-Type", "text/html")
@@ -276,8 +269,7 @@ def main():
     os.makedirs(WORKDIR)
     reader = setup_warcio(os.path.join(WORKDIR, "warcio"), WARCIO_DIR)
     site = Site()
-    Handler.site = site
-    httpd, port = e2e_check.serve(Handler)
+    httpd, port = e2e_check.serve(Handler, site)
     t0 = time.monotonic()
     try:
         for name, fn, args in (("kill9", kill9, (reader, port, site)),
