@@ -94,7 +94,8 @@ sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then
     sudo_cmd=(sudo)
 fi
-nginx_bin=$(command -v nginx || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; } || true)
+. bench/private_nginx.sh
+nginx_find
 need=()
 [ -n "$nginx_bin" ] || need+=(nginx-light)
 command -v wget2 >/dev/null || need+=(wget2)
@@ -130,9 +131,9 @@ if [ ${#need[@]} -gt 0 ]; then
     fi
     [ -z "$policy" ] || "${sudo_cmd[@]}" rm -f "$policy"
     [ $rc -eq 0 ] || die "could not install ${need[*]}"
-    nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+    nginx_find
 fi
-[ -x "$nginx_bin" ] || die "nginx not found"
+[ -n "$nginx_bin" ] || die "nginx not found"
 
 # ---- 2. build (Release; reuses build-rel/ when present) ----------------
 say "building the crawler in build-rel/ (Release)"
@@ -144,13 +145,9 @@ crawl_bin=$PWD/build-rel/examples/crawl
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-crawl.XXXXXX")
 chmod 755 "$tmp"
 mkdir -p "$tmp/nginx" "$tmp/site/www" "$tmp/runs"
-nginx_pid=
 # shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
-    if [ -n "$nginx_pid" ]; then
-        kill -QUIT "$nginx_pid" 2>/dev/null || true # graceful stop
-        wait "$nginx_pid" 2>/dev/null || true
-    fi
+    nginx_stop
     if [ "$keep" = 1 ]; then
         echo "bench_crawl: kept $tmp" >&2
     else
@@ -160,67 +157,22 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# nginx.conf: one worker (the machine may have 2 cores; the crawlers get
-# the rest), static files only, sendfile, keep-alive without a request cap,
-# no ETag (wget2 --spider skips the GET of a page whose ETag it has seen
-# before, and nginx's ETags - mtime and size - repeat across a generated
-# site), no gzip (both crawlers ask for it; identity for both), an access
-# log without buffering so each run's lines can be cut out by offset.
-write_conf() { # $1: port
-    cat >"$tmp/nginx/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $tmp/nginx/nginx.pid;
-error_log $tmp/nginx/error.log warn;
-events { worker_connections 1024; }
-http {
-    log_format bench '\$msec \$status \$request_method \$body_bytes_sent '
-                     '\$connection \$connection_requests "\$request_uri" '
-                     '"\$http_user_agent"';
+# nginx.conf (bench/private_nginx.sh: one worker, sendfile, no gzip -
+# both crawlers ask for it, so both get identity), and here: no ETag (wget2 --spider
+# skips the GET of a page whose ETag it has seen before, and nginx's ETags
+# - mtime and size - repeat across a generated site), an access log
+# without buffering so each run's lines can be cut out by offset.
+log_conf="log_format bench '\$msec \$status \$request_method \$body_bytes_sent '
+                     '\$connection \$connection_requests \"\$request_uri\" '
+                     '\"\$http_user_agent\"';
     access_log $tmp/nginx/access.log bench;
-    client_body_temp_path $tmp/nginx/body;
-    proxy_temp_path $tmp/nginx/proxy;
-    fastcgi_temp_path $tmp/nginx/fastcgi;
-    uwsgi_temp_path $tmp/nginx/uwsgi;
-    scgi_temp_path $tmp/nginx/scgi;
-    types { text/html html; }
-    default_type application/octet-stream;
-    sendfile on;
     tcp_nopush on;
-    keepalive_timeout 65s;
-    keepalive_requests 1000000;
-    server {
-        listen 127.0.0.1:$1;
-        root $tmp/site/www;
-        index index.html;
-        etag off;
-        gzip off;
-    }
-}
-CONF
-}
-
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-for _ in 1 2 3; do
-    port=$(free_port)
-    write_conf "$port"
-    "$nginx_bin" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" \
-        -e "$tmp/nginx/error.log" 2>>"$tmp/nginx/stderr" &
-    nginx_pid=$!
-    for _ in $(seq 50); do
-        port_open "$port" && break
-        kill -0 "$nginx_pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    port_open "$port" && break
-    kill "$nginx_pid" 2>/dev/null || true
-    wait "$nginx_pid" 2>/dev/null || true
-    nginx_pid=
+    keepalive_timeout 65s;"
+for _ in 1 2 3; do # a port taken between free_ports and nginx: another
+    port=$(free_ports 1)
+    nginx_conf "$tmp/nginx" "$tmp/site/www" "$port" "text/html html;" \
+        "$log_conf" "etag off;"
+    nginx_start "$tmp/nginx" "$port" && break
 done
 [ -n "$nginx_pid" ] || {
     cat "$tmp/nginx/error.log" "$tmp/nginx/stderr" >&2 2>/dev/null || true

@@ -37,8 +37,9 @@ while [ $# -gt 0 ]; do
 done
 die() { echo "bench_lastmod: $*" >&2; exit 1; }
 [ -n "$base" ] && [ -x "$base" ] || die "--base CRAWL is needed"
-nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
-[ -x "$nginx_bin" ] || die "nginx not found (bench/bench_crawl.sh installs it)"
+. bench/private_nginx.sh
+nginx_find
+[ -n "$nginx_bin" ] || die "nginx not found (bench/bench_crawl.sh installs it)"
 [ -x /usr/bin/time ] || die "/usr/bin/time not found"
 pgdoc=/usr/share/doc/postgresql-doc-15/html
 [ -f "$pgdoc/index.html" ] || die "$pgdoc missing (apt-get install postgresql-doc-15)"
@@ -50,19 +51,13 @@ new_bin=$PWD/build-rel/examples/crawl
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-lastmod.XXXXXX")
 chmod 755 "$tmp"
 mkdir -p "$tmp/nginx" "$tmp/www" "$tmp/runs"
-nginx_pid=
 cleanup() {
-    if [ -n "$nginx_pid" ]; then
-        kill -QUIT "$nginx_pid" 2>/dev/null || true
-        wait "$nginx_pid" 2>/dev/null || true
-    fi
+    nginx_stop
     rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-port=$(python3 -c '
-import socket
-s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_ports 1)
 cp -R "$pgdoc/." "$tmp/www/"
 python3 - "$tmp/www" "$port" <<'PY'
 import os, sys
@@ -76,34 +71,9 @@ with open(os.path.join(root, "sitemap.xml"), "w") as f:
                 "<lastmod>2020-01-01T00:00:00Z</lastmod></url>\n" % (port, n))
     f.write("</urlset>\n")
 PY
-cat >"$tmp/nginx/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $tmp/nginx/nginx.pid;
-error_log $tmp/nginx/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    client_body_temp_path $tmp/nginx/body;
-    proxy_temp_path $tmp/nginx/proxy;
-    fastcgi_temp_path $tmp/nginx/fastcgi;
-    uwsgi_temp_path $tmp/nginx/uwsgi;
-    scgi_temp_path $tmp/nginx/scgi;
-    types { text/html html; application/xml xml; }
-    default_type application/octet-stream;
-    sendfile on;
-    keepalive_requests 1000000;
-    server { listen 127.0.0.1:$port; root $tmp/www; index index.html; gzip off; }
-}
-CONF
-"$nginx_bin" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" 2>"$tmp/nginx/stderr" &
-nginx_pid=$!
-for _ in $(seq 50); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    sleep 0.1
-done
-(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null ||
-    die "nginx did not start: $(cat "$tmp/nginx/stderr")"
+nginx_conf "$tmp/nginx" "$tmp/www" "$port" "text/html html; application/xml xml;"
+nginx_start "$tmp/nginx" "$port" ||
+    die "nginx did not start: $(cat "$tmp/nginx/stderr" "$tmp/nginx/error.log" 2>/dev/null)"
 
 common=(--no-robots --delay 0 --concurrency 16 --per-host 16 --max-depth 100
     --quiet --expect 100000 --recrawl-after 1h)

@@ -74,8 +74,9 @@ for k in ${kinds//,/ }; do
     *) usage >&2; exit 2 ;;
     esac
 done
-nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
-[ -x "$nginx_bin" ] || die "nginx not found (bench/bench_crawl.sh installs it)"
+. bench/private_nginx.sh
+nginx_find
+[ -n "$nginx_bin" ] || die "nginx not found (bench/bench_crawl.sh installs it)"
 pgdoc=/usr/share/doc/postgresql-doc-15/html
 [ "$site" != postgres ] || [ -f "$pgdoc/index.html" ] ||
     die "$pgdoc missing (apt-get install postgresql-doc-15)"
@@ -103,25 +104,17 @@ with open(sys.argv[1], "w") as f:
     f.write("%.6f %.6f %.6f\n" % (ru.ru_utime, ru.ru_stime, time.monotonic() - t))
 sys.exit(os.waitstatus_to_exitcode(status) & 255)
 PY
-nginx_pid=
 cleanup() {
-    if [ -n "$nginx_pid" ]; then
-        kill -QUIT "$nginx_pid" 2>/dev/null || true
-        wait "$nginx_pid" 2>/dev/null || true
-    fi
+    nginx_stop
     rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-ports=($(python3 -c '
-import socket
-ss = [socket.socket() for _ in range(4)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))'))
+read -r -a ports <<<"$(free_ports 4)"
 port=${ports[0]}
 seeds=("http://127.0.0.1:$port/")
-listen="listen 127.0.0.1:$port;"
+served=$port
 if [ "$site" = postgres ]; then
     cp -R "$pgdoc/." "$tmp/www/"
 else
@@ -132,40 +125,14 @@ else
         --hosts "$hosts" --pages "$pages" >/dev/null
     rmdir "$tmp/www"
     ln -s "$tmp/site/www" "$tmp/www"
-    listen= seeds=()
+    served="${ports[*]}" seeds=()
     for p in "${ports[@]}"; do
-        listen="$listen listen 127.0.0.1:$p;"
         seeds+=("http://127.0.0.1:$p/")
     done
 fi
-cat >"$tmp/nginx/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $tmp/nginx/nginx.pid;
-error_log $tmp/nginx/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    client_body_temp_path $tmp/nginx/body;
-    proxy_temp_path $tmp/nginx/proxy;
-    fastcgi_temp_path $tmp/nginx/fastcgi;
-    uwsgi_temp_path $tmp/nginx/uwsgi;
-    scgi_temp_path $tmp/nginx/scgi;
-    types { text/html html; }
-    default_type application/octet-stream;
-    sendfile on;
-    keepalive_requests 1000000;
-    server { $listen root $tmp/www; index index.html; etag off; gzip off; }
-}
-CONF
-"$nginx_bin" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" 2>"$tmp/nginx/stderr" &
-nginx_pid=$!
-for _ in $(seq 50); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    sleep 0.1
-done
-(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null ||
-    die "nginx did not start: $(cat "$tmp/nginx/stderr")"
+nginx_conf "$tmp/nginx" "$tmp/www" "$served" "text/html html;" "" "etag off;"
+nginx_start "$tmp/nginx" "$port" ||
+    die "nginx did not start: $(cat "$tmp/nginx/stderr" "$tmp/nginx/error.log" 2>/dev/null)"
 
 common=(--no-robots --delay 0 --concurrency "$transfers" --per-host
     "$transfers" --max-depth 100 --quiet --expect 100000)
