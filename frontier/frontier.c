@@ -809,8 +809,8 @@ static enum bc_status next_drop(struct bc_frontier *f, struct host *h,
     bc_fr_host_schedule(f, h);
     if (f->store.queued) {
         enum bc_status st =
-            f->store.left(f->store.ctx, h->origin, h->origin_len, m.id,
-                          BC_FRONTIER_DROP, why);
+            f->store.left(f->store.ctx, h->origin, h->origin_len,
+                          &h->store_host, m.id, BC_FRONTIER_DROP, why);
         if (st == BC_OK && why == BC_ADMIT_HOST_GIVEN_UP)
             st = bc_fr_store_host(f, h, now, NULL, 0);
         if (st == BC_OK && why == BC_ADMIT_HOST_DOWN)
@@ -849,9 +849,9 @@ static enum bc_status next_fetch(struct bc_frontier *f, struct host *h,
     f->in_flight++;
     f->totals.handed_out++;
     if (f->store.queued) {
-        enum bc_status st =
-            f->store.left(f->store.ctx, h->origin, h->origin_len, m.id,
-                          BC_FRONTIER_FETCH, BC_ADMIT_QUEUED);
+        enum bc_status st = f->store.left(f->store.ctx, h->origin,
+                                          h->origin_len, &h->store_host, m.id,
+                                          BC_FRONTIER_FETCH, BC_ADMIT_QUEUED);
         if (st != BC_OK) {
             f->store_status = st;
             return st;
@@ -1109,8 +1109,9 @@ static enum bc_status requeue(struct bc_frontier *f, struct host *h,
         }
         e.payload = m.payload;
         e.payload_len = m.payload_len;
-        enum bc_status st = f->store.queued(f->store.ctx, h->origin,
-                                            h->origin_len, &e, true, &m.id);
+        enum bc_status st =
+            f->store.queued(f->store.ctx, h->origin, h->origin_len,
+                            &h->store_host, &e, true, &m.id);
         if (st != BC_OK) {
             f->store_status = st;
             return st;

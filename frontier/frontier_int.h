@@ -128,6 +128,11 @@ struct host {
      * (for sitemaps_per_host). */
     struct sitemap_item *sm_head, *sm_tail;
     unsigned sm_count;
+    /* The store's record of this host (frontier_store.h: the host slot
+     * of the queued and left hooks): NULL until the store sets it, then
+     * handed back to it unread, so that the store does not look the
+     * origin up again (with 10^5 hosts a lookup is a few cache misses). */
+    void *store_host;
 };
 
 /* A queued sitemap job: text holds the URL, a NUL, the scope, a NUL. */

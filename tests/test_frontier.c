@@ -1932,7 +1932,9 @@ struct fake_store {
     } hosts[16];
     size_t host_count;
     size_t refills, max_refill_skip;
-    bool fail; /* every hook fails with BC_ERR_IO */
+    size_t hook_calls; /* queued and left calls */
+    size_t slot_calls; /* of them, those that found their host slot set */
+    bool fail;         /* every hook fails with BC_ERR_IO */
 };
 
 static size_t fake_host(struct fake_store *fs, const char *origin, size_t len)
@@ -1948,7 +1950,21 @@ static size_t fake_host(struct fake_store *fs, const char *origin, size_t len)
     return i;
 }
 
+/* The host slot (frontier_store.h: THE HOST SLOT): NULL at an origin's
+ * first queued or left call of this frontier, then always what the store
+ * wrote there for that origin. */
+static void fake_slot(struct fake_store *fs, size_t h, void **slot)
+{
+    fs->hook_calls++;
+    if (*slot) {
+        assert_ptr_equal(*slot, &fs->hosts[h]);
+        fs->slot_calls++;
+    }
+    *slot = &fs->hosts[h];
+}
+
 static enum bc_status fake_queued(void *ctx, const char *origin, size_t len,
+                                  void **slot,
                                   const struct bc_frontier_entry *e,
                                   bool requeue, uint64_t *id)
 {
@@ -1956,6 +1972,7 @@ static enum bc_status fake_queued(void *ctx, const char *origin, size_t len,
     if (fs->fail)
         return BC_ERR_IO;
     size_t h = fake_host(fs, origin, len);
+    fake_slot(fs, h, slot);
     struct fake_url *u;
     if (requeue) {
         assert_true(e->id >= 1 && e->id <= fs->count);
@@ -1993,13 +2010,15 @@ static enum bc_status fake_queued(void *ctx, const char *origin, size_t len,
 }
 
 static enum bc_status fake_left(void *ctx, const char *origin, size_t len,
-                                uint64_t id, enum bc_frontier_action action,
+                                void **slot, uint64_t id,
+                                enum bc_frontier_action action,
                                 enum bc_frontier_reason reason)
 {
     struct fake_store *fs = ctx;
     (void)reason;
     if (fs->fail)
         return BC_ERR_IO;
+    fake_slot(fs, fake_host(fs, origin, len), slot);
     assert_true(id >= 1 && id <= fs->count);
     assert_int_equal(strlen(fs->urls[id].origin), len);
     assert_memory_equal(fs->urls[id].origin, origin, len);
@@ -2295,6 +2314,9 @@ static void test_store_window_fifo(void **state)
     assert_true(fs.refills > 3);
     for (uint64_t i = 1; i <= fs.count; i++)
         assert_int_not_equal(fs.urls[i].state, 0); /* none left queued */
+    /* The host slot: empty at each of the 3 hosts' first call only. */
+    assert_true(fs.hook_calls > 2 * fs.count);
+    assert_int_equal(fs.slot_calls, fs.hook_calls - 3);
     bc_frontier_stats(stored, clock_s, &ss);
     bc_frontier_stats(plain, clock_p, &sp);
     assert_int_equal(ss.handed_out, sp.handed_out);
