@@ -91,8 +91,7 @@ enum circuit {
 };
 
 struct host {
-    UT_hash_handle hh;
-    char *origin; /* "https://example.com:8443", the hash key */
+    char *origin; /* "https://example.com:8443", the hash key: text[] */
     size_t origin_len;
     struct chunk *first, *last;
     size_t queued;  /* URLs of the host's queue: in memory + spilled */
@@ -133,6 +132,12 @@ struct host {
      * handed back to it unread, so that the store does not look the
      * origin up again (with 10^5 hosts a lookup is a few cache misses). */
     void *store_host;
+    /* Last, so that a lookup's walk down a bucket chain (hh's hashv, then
+     * the key) reads the origin from the same or the next cache line as
+     * the handle, not from an allocation of its own (frontier.c: THE
+     * HOSTS' TABLE). */
+    UT_hash_handle hh;
+    char text[]; /* the origin, NUL-terminated */
 };
 
 /* A queued sitemap job: text holds the URL, a NUL, the scope, a NUL. */

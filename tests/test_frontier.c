@@ -1903,6 +1903,34 @@ static void test_header_sketch(void **state)
     check_site_crawled();
 }
 
+/* Thousands of hosts: the hosts' table doubles its buckets as they come
+ * (frontier.c: THE HOSTS' TABLE) and every origin is still found, not
+ * made twice: a second URL of each joins its host's queue. */
+static void test_many_hosts(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.scope = BC_SCOPE_ANY;
+    c.obey_robots = false;
+    struct bc_frontier *f = make(&c);
+    char url[64];
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < 3000; i++) {
+            snprintf(url, sizeof(url), "http://h%d.test/%s", i,
+                     pass ? "b" : "a");
+            assert_int_equal(add(f, url, NULL, 1), BC_ADMIT_QUEUED);
+        }
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 0, &s);
+    assert_int_equal(s.hosts, 3000);
+    assert_int_equal(s.queued, 6000);
+    for (int i = 0; i < 3000; i += 997) {
+        snprintf(url, sizeof(url), "http://H%d.test:80/a", i);
+        assert_int_equal(add(f, url, NULL, 1), BC_ADMIT_DUPLICATE);
+    }
+    bc_frontier_free(f);
+}
+
 /* ---- the store: an in-memory fake of crawler/state.c ------------------ */
 
 #define FAKE_MAX 512
@@ -4162,6 +4190,7 @@ int main(void)
         cmocka_unit_test(test_next_allocation_failure_replay),
         cmocka_unit_test(test_readme_sketch),
         cmocka_unit_test(test_header_sketch),
+        cmocka_unit_test(test_many_hosts),
         cmocka_unit_test(test_store_window_fifo),
         cmocka_unit_test(test_store_restore),
         cmocka_unit_test(test_store_restore_robots),
