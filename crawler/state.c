@@ -713,8 +713,8 @@ static enum bc_status host_hook_begin(struct bc_crawl_state *s,
 /* The host of the frontier's host slot (frontier_store.h: THE HOST SLOT):
  * the store's record kept there at the origin's first queued or left
  * call, so that later calls skip host_of()'s lookup (with 10^5 hosts
- * round-robin every lookup missed the cache: 10 % of bench_state's
- * samples). The records live until close, and the frontier is freed
+ * round-robin every lookup missed the cache: 6 % of bench_state's
+ * samples at 10^6). The records live until close, and the frontier is freed
  * before (bc_crawl_state_frontier()). The turn's transaction opened
  * first, as host_hook_begin(). */
 static enum bc_status host_hook_slot(struct bc_crawl_state *s,
