@@ -3,7 +3,7 @@
  * bounded memory, admission and hand-out rates, resume time.
  *
  *   bench_state --dir DIR [--urls N] [--hosts H] [--drain D] [--window W]
- *               [--batch B] [--csv FILE]
+ *               [--batch B] [--random-hosts] [--csv FILE]
  *
  * DIR must not exist (it becomes the crawl state). Adds N generated URLs
  * (default 10^7; the URLs of bench_frontier: every tenth a repeat in
@@ -15,6 +15,14 @@
  * the rates, the peak RSS of the process and the Bloom filter's size (the
  * goal counts memory besides the filter).
  *
+ * The stream admits round-robin over the hosts in the order they were
+ * made (URL i belongs to host i % H), so a commit's admissions fall on
+ * consecutive hosts, a contiguous slice of the store's per-host index. A
+ * crawl's links do not come that way: with --random-hosts the same N
+ * URLs are admitted in a pseudo-random order (URL perm(i) at step i,
+ * perm a fixed permutation of [0, N): random_index() below), so a
+ * commit's admissions fall on hosts spread over the whole index.
+ *
  * With --csv FILE, rows "measure,value,unit":
  *   state/adds_per_s, state/next_done_per_s     per_s
  *   state/add_cpu_us                            us (CPU per add, all
@@ -25,6 +33,8 @@
  *   state/db                                    mib (crawl.db + WAL)
  */
 #define _GNU_SOURCE
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,10 +89,40 @@ static void die(const char *what, enum bc_status st,
 
 static const struct bc_crawl_state_option fixed[] = {{"bench", "1"}};
 
+/* A bijection of [0, 2^bits): multiplications by odd constants and
+ * xor-shifts to the right, each invertible on bits bits. */
+static uint64_t mix_bits(uint64_t x, unsigned bits)
+{
+    uint64_t mask = bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+    unsigned shift = bits / 2 + 1;
+    x = (x * UINT64_C(0x9E3779B97F4A7C15)) & mask;
+    x ^= x >> shift;
+    x = (x * UINT64_C(0xBF58476D1CE4E5B9)) & mask;
+    x ^= x >> shift;
+    return x;
+}
+
+/* --random-hosts: the index admitted at step i of n, a fixed permutation
+ * of [0, n) (cycle-walking: mix_bits() over the smallest power of two
+ * >= n, applied again while the result is n or more; a bijection of a
+ * larger set walked this way stays one of [0, n)). */
+static uint64_t random_index(uint64_t i, uint64_t n)
+{
+    unsigned bits = 1;
+    while (bits < 64 && (UINT64_C(1) << bits) < n)
+        bits++;
+    uint64_t x = i;
+    do
+        x = mix_bits(x, bits);
+    while (x >= n);
+    return x;
+}
+
 int main(int argc, char **argv)
 {
     uint64_t urls = 10000000, hosts = 100000, drain = 1000000, batch = 1000;
     size_t window = 0;
+    bool random_hosts = false;
     const char *dir = NULL, *csv_path = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--urls") && i + 1 < argc)
@@ -99,12 +139,15 @@ int main(int argc, char **argv)
             dir = argv[++i];
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc)
             csv_path = argv[++i];
+        else if (!strcmp(argv[i], "--random-hosts"))
+            random_hosts = true;
         else
             dir = NULL, i = argc;
     }
     if (!dir || hosts == 0 || urls < hosts || batch == 0) {
         fprintf(stderr, "usage: bench_state --dir DIR [--urls N] [--hosts H] "
-                        "[--drain D] [--window W] [--batch B] [--csv FILE]\n");
+                        "[--drain D] [--window W] [--batch B] "
+                        "[--random-hosts] [--csv FILE]\n");
         return 2;
     }
     struct stat sb;
@@ -135,7 +178,8 @@ int main(int argc, char **argv)
     double commit_time = 0;
     double t0 = now_s(), c0_add = cpu_s();
     for (uint64_t i = 0; i < urls; i++) {
-        int n = make_url(url, sizeof(url), i, hosts);
+        int n = make_url(url, sizeof(url),
+                         random_hosts ? random_index(i, urls) : i, hosts);
         enum bc_frontier_reason reason;
         st = bc_frontier_add(f, url, (size_t)n, NULL, 0, 1, &reason, NULL);
         if (st != BC_OK)
@@ -216,9 +260,10 @@ int main(int argc, char **argv)
     double nd = (double)pairs / (t3 - t2);
     double cm = commits ? commit_time * 1000.0 / (double)commits : 0;
     double rss = rss_mib();
-    printf("## bench_state: %llu adds over %llu hosts, %llu next+done, "
+    printf("## bench_state: %llu adds over %llu hosts%s, %llu next+done, "
            "a commit every %llu events\n\n",
            (unsigned long long)urls, (unsigned long long)hosts,
+           random_hosts ? " in random host order" : "",
            (unsigned long long)pairs, (unsigned long long)batch);
     printf("| measure | value | goal |\n|---|---:|---:|\n");
     printf("| adds per second with the store (incl. commits) | %.0f | >= "

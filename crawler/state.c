@@ -710,13 +710,36 @@ static enum bc_status host_hook_begin(struct bc_crawl_state *s,
     return BC_OK;
 }
 
+/* The host of the frontier's host slot (frontier_store.h: THE HOST SLOT):
+ * the store's record kept there at the origin's first queued or left
+ * call, so that later calls skip host_of()'s lookup (with 10^5 hosts
+ * round-robin every lookup missed the cache: 6 % of bench_state's
+ * samples at 10^6). The records live until close, and the frontier is freed
+ * before (bc_crawl_state_frontier()). The turn's transaction opened
+ * first, as host_hook_begin(). */
+static enum bc_status host_hook_slot(struct bc_crawl_state *s,
+                                     const char *origin, size_t len,
+                                     void **slot, struct shost **out)
+{
+    if (*slot) {
+        enum bc_status st = ensure_txn(s);
+        *out = *slot;
+        return st;
+    }
+    enum bc_status st = host_hook_begin(s, origin, len, out);
+    if (st == BC_OK)
+        *slot = *out;
+    return st;
+}
+
 static enum bc_status hook_queued(void *ctx, const char *origin, size_t len,
+                                  void **slot,
                                   const struct bc_frontier_entry *e,
                                   bool requeue, uint64_t *id)
 {
     struct bc_crawl_state *s = ctx;
     struct shost *h;
-    enum bc_status st = host_hook_begin(s, origin, len, &h);
+    enum bc_status st = host_hook_slot(s, origin, len, slot, &h);
     if (st != BC_OK)
         return st;
     sqlite3_int64 seq = s->next_seq++;
@@ -834,21 +857,24 @@ static bool requeued_take(struct shost *h, sqlite3_int64 seq)
  * one dropped leaves it (I1).
  */
 static enum bc_status hook_left(void *ctx, const char *origin, size_t len,
-                                uint64_t id, enum bc_frontier_action action,
+                                void **slot, uint64_t id,
+                                enum bc_frontier_action action,
                                 enum bc_frontier_reason reason)
 {
     struct bc_crawl_state *s = ctx;
     enum bc_status st = ensure_txn(s);
     if (st != BC_OK)
         return st;
-    struct shost *h;
-    HASH_FIND(hh, s->hosts, origin, len, h);
+    struct shost *h = *slot;
+    if (!h)
+        HASH_FIND(hh, s->hosts, origin, len, h);
     if (!h) {
         s->failed = true;
         set_err(s->errmsg, sizeof(s->errmsg), "crawl.db: no host %.*s",
                 (int)(len < 200 ? len : 200), origin);
         return BC_ERR_CORRUPT;
     }
+    *slot = h;
     sqlite3_int64 seq = (sqlite3_int64)id;
     bool fetch = action == BC_FRONTIER_FETCH;
     if (!fetch &&

@@ -378,8 +378,9 @@ admit_enqueue(struct bc_frontier *f, struct host *h, const struct bc_url *u,
         }
         e.payload = m->payload;
         e.payload_len = m->payload_len;
-        enum bc_status st = f->store.queued(f->store.ctx, h->origin,
-                                            h->origin_len, &e, false, &em.id);
+        enum bc_status st =
+            f->store.queued(f->store.ctx, h->origin, h->origin_len,
+                            &h->store_host, &e, false, &em.id);
         if (st != BC_OK) {
             free(em.pl);
             f->store_status = st;

@@ -91,8 +91,7 @@ enum circuit {
 };
 
 struct host {
-    UT_hash_handle hh;
-    char *origin; /* "https://example.com:8443", the hash key */
+    char *origin; /* "https://example.com:8443", the hash key: text[] */
     size_t origin_len;
     struct chunk *first, *last;
     size_t queued;  /* URLs of the host's queue: in memory + spilled */
@@ -128,6 +127,17 @@ struct host {
      * (for sitemaps_per_host). */
     struct sitemap_item *sm_head, *sm_tail;
     unsigned sm_count;
+    /* The store's record of this host (frontier_store.h: the host slot
+     * of the queued and left hooks): NULL until the store sets it, then
+     * handed back to it unread, so that the store does not look the
+     * origin up again (with 10^5 hosts a lookup is a few cache misses). */
+    void *store_host;
+    /* Last, so that a lookup's walk down a bucket chain (hh's hashv, then
+     * the key) reads the origin from the same or the next cache line as
+     * the handle, not from an allocation of its own (frontier.c: THE
+     * HOSTS' TABLE). */
+    UT_hash_handle hh;
+    char text[]; /* the origin, NUL-terminated */
 };
 
 /* A queued sitemap job: text holds the URL, a NUL, the scope, a NUL. */

@@ -1903,6 +1903,34 @@ static void test_header_sketch(void **state)
     check_site_crawled();
 }
 
+/* Thousands of hosts: the hosts' table doubles its buckets as they come
+ * (frontier.c: THE HOSTS' TABLE) and every origin is still found, not
+ * made twice: a second URL of each joins its host's queue. */
+static void test_many_hosts(void **state)
+{
+    (void)state;
+    struct bc_frontier_config c = defaults();
+    c.scope = BC_SCOPE_ANY;
+    c.obey_robots = false;
+    struct bc_frontier *f = make(&c);
+    char url[64];
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < 3000; i++) {
+            snprintf(url, sizeof(url), "http://h%d.test/%s", i,
+                     pass ? "b" : "a");
+            assert_int_equal(add(f, url, NULL, 1), BC_ADMIT_QUEUED);
+        }
+    struct bc_frontier_stats s;
+    bc_frontier_stats(f, 0, &s);
+    assert_int_equal(s.hosts, 3000);
+    assert_int_equal(s.queued, 6000);
+    for (int i = 0; i < 3000; i += 997) {
+        snprintf(url, sizeof(url), "http://H%d.test:80/a", i);
+        assert_int_equal(add(f, url, NULL, 1), BC_ADMIT_DUPLICATE);
+    }
+    bc_frontier_free(f);
+}
+
 /* ---- the store: an in-memory fake of crawler/state.c ------------------ */
 
 #define FAKE_MAX 512
@@ -1932,7 +1960,9 @@ struct fake_store {
     } hosts[16];
     size_t host_count;
     size_t refills, max_refill_skip;
-    bool fail; /* every hook fails with BC_ERR_IO */
+    size_t hook_calls; /* queued and left calls */
+    size_t slot_calls; /* of them, those that found their host slot set */
+    bool fail;         /* every hook fails with BC_ERR_IO */
 };
 
 static size_t fake_host(struct fake_store *fs, const char *origin, size_t len)
@@ -1948,7 +1978,21 @@ static size_t fake_host(struct fake_store *fs, const char *origin, size_t len)
     return i;
 }
 
+/* The host slot (frontier_store.h: THE HOST SLOT): NULL at an origin's
+ * first queued or left call of this frontier, then always what the store
+ * wrote there for that origin. */
+static void fake_slot(struct fake_store *fs, size_t h, void **slot)
+{
+    fs->hook_calls++;
+    if (*slot) {
+        assert_ptr_equal(*slot, &fs->hosts[h]);
+        fs->slot_calls++;
+    }
+    *slot = &fs->hosts[h];
+}
+
 static enum bc_status fake_queued(void *ctx, const char *origin, size_t len,
+                                  void **slot,
                                   const struct bc_frontier_entry *e,
                                   bool requeue, uint64_t *id)
 {
@@ -1956,6 +2000,7 @@ static enum bc_status fake_queued(void *ctx, const char *origin, size_t len,
     if (fs->fail)
         return BC_ERR_IO;
     size_t h = fake_host(fs, origin, len);
+    fake_slot(fs, h, slot);
     struct fake_url *u;
     if (requeue) {
         assert_true(e->id >= 1 && e->id <= fs->count);
@@ -1993,13 +2038,15 @@ static enum bc_status fake_queued(void *ctx, const char *origin, size_t len,
 }
 
 static enum bc_status fake_left(void *ctx, const char *origin, size_t len,
-                                uint64_t id, enum bc_frontier_action action,
+                                void **slot, uint64_t id,
+                                enum bc_frontier_action action,
                                 enum bc_frontier_reason reason)
 {
     struct fake_store *fs = ctx;
     (void)reason;
     if (fs->fail)
         return BC_ERR_IO;
+    fake_slot(fs, fake_host(fs, origin, len), slot);
     assert_true(id >= 1 && id <= fs->count);
     assert_int_equal(strlen(fs->urls[id].origin), len);
     assert_memory_equal(fs->urls[id].origin, origin, len);
@@ -2295,6 +2342,9 @@ static void test_store_window_fifo(void **state)
     assert_true(fs.refills > 3);
     for (uint64_t i = 1; i <= fs.count; i++)
         assert_int_not_equal(fs.urls[i].state, 0); /* none left queued */
+    /* The host slot: empty at each of the 3 hosts' first call only. */
+    assert_true(fs.hook_calls > 2 * fs.count);
+    assert_int_equal(fs.slot_calls, fs.hook_calls - 3);
     bc_frontier_stats(stored, clock_s, &ss);
     bc_frontier_stats(plain, clock_p, &sp);
     assert_int_equal(ss.handed_out, sp.handed_out);
@@ -4140,6 +4190,7 @@ int main(void)
         cmocka_unit_test(test_next_allocation_failure_replay),
         cmocka_unit_test(test_readme_sketch),
         cmocka_unit_test(test_header_sketch),
+        cmocka_unit_test(test_many_hosts),
         cmocka_unit_test(test_store_window_fifo),
         cmocka_unit_test(test_store_restore),
         cmocka_unit_test(test_store_restore_robots),

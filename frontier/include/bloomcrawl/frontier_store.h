@@ -66,6 +66,17 @@ extern "C" {
  *            queued again (a sitemap in flight at a kill is fetched
  *            again: its URLs meet the seen-test).
  *
+ * THE HOST SLOT. queued and left, the hooks called for every URL, are
+ * given a slot of the frontier's own record of the origin (host): NULL at
+ * the first call for that origin; whatever the store writes there the
+ * frontier keeps, never reads, and hands back at every later queued and
+ * left call of the same origin, until the frontier is freed. A store
+ * keeps its record of the host there (crawler/state.c its struct shost),
+ * so that it finds it without looking the origin up again: the frontier
+ * has just done so, and with 10^5 hosts each lookup is a few cache
+ * misses (bench_state, BENCHMARKS 3b). What the slot points to must live
+ * as long as the frontier; a store that wants none leaves it NULL.
+ *
  * BOUNDED MEMORY. With a store, a host keeps at most window URLs of its
  * queue in memory: a prefix of its FIFO. Further URLs are only counted
  * ("spilled"); the store holds them all, and when the window is empty at
@@ -138,11 +149,13 @@ struct bc_frontier_host_state {
 struct bc_frontier_store {
     void *ctx;     /* passed to every hook */
     size_t window; /* URLs per host in memory (0: the default, 8) */
+    /* host: the origin's host slot (THE HOST SLOT above). */
     enum bc_status (*queued)(void *ctx, const char *origin, size_t origin_len,
-                             const struct bc_frontier_entry *e, bool requeue,
-                             uint64_t *id);
+                             void **host, const struct bc_frontier_entry *e,
+                             bool requeue, uint64_t *id);
     enum bc_status (*left)(void *ctx, const char *origin, size_t origin_len,
-                           uint64_t id, enum bc_frontier_action action,
+                           void **host, uint64_t id,
+                           enum bc_frontier_action action,
                            enum bc_frontier_reason reason);
     enum bc_status (*host)(void *ctx, const struct bc_frontier_host_state *st);
     enum bc_status (*refill)(void *ctx, struct bc_frontier *frontier,
