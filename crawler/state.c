@@ -116,8 +116,9 @@
  * refused as seen and never fetched. The snapshot syncs the WAL and does
  * not checkpoint it: the sync is all I6 needs, and the checkpoint's copy
  * into crawl.db, crawl.db's sync and the WAL's truncation (a TRUNCATE
- * checkpoint until issue 25) cost the loop 3 more waits on the disk at
- * every snapshot.
+ * checkpoint until issue 25) cost the loop 3 more waits for the disk at
+ * every snapshot, and a fourth at the next commit (the restarted WAL's
+ * header sync).
  *
  * CHECKPOINTS OFF THE LOOP
  * A checkpoint syncs the WAL (fdatasync), copies its pages into crawl.db
@@ -172,16 +173,19 @@
  * at most W bytes, and the next open reads it (SQLite rebuilds the index
  * from it, as after a kill). An empty WAL (an open that wrote nothing:
  * a state refused) SQLite removes at the close with its index, with no
- * sync, so that state stays as it was. SQLite's checkpoint at the last close and the WAL's removal
- * were 2 syncs and the freeing of up to 8 MiB of blocks; with the
- * snapshot's TRUNCATE checkpoint, the end of a crawl of the PostgreSQL
- * manual (0.2 s) waited 20-40 ms for the disk, and now waits for 3
- * syncs: the WAL's and bloom.snap's two. What a kill or a power loss can
+ * sync, so that state stays as it was. SQLite's checkpoint at the last
+ * close and the WAL's removal were 2 syncs and the freeing of up to 8 MiB
+ * of blocks; with the snapshot's TRUNCATE checkpoint and the restarted
+ * WAL's header sync, the end of a crawl of the PostgreSQL manual (0.2 s)
+ * waited for the disk in 12 calls: 3.8 ms on a quiet disk, 12-30 ms on a
+ * busy one. It waits in 3 now, the WAL's sync and bloom.snap's two: 2.8
+ * ms on the quiet disk, 4-9 ms on the busy one
+ * (bench/results/state-analysis.md). What a kill or a power loss can
  * cost is unchanged: every commit the snapshot covers was synced before
- * it. crawl.db alone is not the state (it never was while a crawl ran):
- * a page the WAL holds is read from the WAL, so damage to crawl.db's
- * older copy of it is harmless (a checkpoint overwrites it) and is not
- * refused; damage to a page read from crawl.db is (CHECKS).
+ * it. crawl.db alone is not the state (it never was while a crawl
+ * ran): a page the WAL holds is read from the WAL, so damage to
+ * crawl.db's older copy of it is harmless (a checkpoint overwrites it)
+ * and is not refused; damage to a page read from crawl.db is (CHECKS).
  *
  * CHECKS
  * crawl.db carries application_id 0x62437374 ("bCst") and user_version
