@@ -67,11 +67,15 @@ The parts:
             accepted (exit 0, outcome limit, nothing fetched); a copy with
             crawl.db truncated (to half, to nothing), its header magic or
             its first page's b-tree header flipped, or the b-tree page type
-            of a table's root page flipped; with bloom.snap truncated or a
-            byte flipped: exit 1, a message naming the file, no crash (no
-            signal, no sanitizer report), nothing requested, DIR and --out
-            byte for byte as before (DIR/lock's content excepted: it may
-            name the last pid that held it).  A directory that is not a
+            of a table's root page flipped (crawl.db as a checkpoint leaves
+            it: a clean stop leaves the WAL, whose pages are read before
+            crawl.db's, so damage to crawl.db's older copy of one is no
+            damage); with bloom.snap truncated or a byte flipped: exit 1,
+            a message naming the file, no crash (no signal, no sanitizer
+            report), nothing requested, DIR and --out byte for byte as
+            before (DIR/lock's content excepted: it may name the last pid
+            that held it; and crawl.db-shm's, the WAL's index, which
+            SQLite rebuilds at the first open).  A directory that is not a
             state (other files; a foreign SQLite crawl.db) and a regular
             file: exit 1, a message naming it, untouched (lock included).
             --scope, --expect, --user-agent, --no-robots, --exclude,
@@ -647,13 +651,9 @@ def refusals(sitedir, work):
           os.stat(base).st_mode & 0o777 == 0o700,
           "refuse: DIR (mode %o) holds crawl.db, bloom.snap, lock: %s"
           % (os.stat(base).st_mode & 0o777, sorted(names)))
-    if os.path.exists(base + "/crawl.db-wal") and \
-            os.path.getsize(base + "/crawl.db-wal"):
-        print("note: crawl.db-wal is not empty after a clean stop: damage "
-              "to crawl.db may be shadowed by the WAL")
 
-    def attempt(label, state, want_rc, want_msgs, skip=("lock",),
-                pristine=None, **over):
+    def attempt(label, state, want_rc, want_msgs,
+                skip=("lock", "crawl.db-shm"), pristine=None, **over):
         """Run on state (a copy of base unless pristine); expect want_rc,
         every string of want_msgs in stderr, state and --out untouched,
         nothing requested."""
@@ -675,18 +675,28 @@ def refusals(sitedir, work):
                   read_bytes(o2) == out_before,
                   "refuse: %s: %s and --out untouched%s" % (
                       label, "DIR" if os.path.isdir(state) else "the file",
-                      " (but DIR/lock's content)" if skip else ""))
+                      " (but the content of %s)" % ", ".join(skip)
+                      if skip else ""))
         new = server.requests_since(t0, 0.1)
         check(not new, "refuse: %s: nothing requested (%r)"
               % (label, [r["path"] for r in new]))
         return ok, read_stats(st2)
 
-    def copy(label, damage=None):
+    def copy(label, damage=None, src=base):
         dst = os.path.join(d, label)
-        shutil.copytree(base, dst)
+        shutil.copytree(src, dst)
         if damage:
             damage(dst)
         return dst
+
+    def wal_into_db(state):
+        """Copy state's WAL into its crawl.db and remove it, as a
+        checkpoint at the last close would (a read first: SQLite opens
+        the WAL at a connection's first read)."""
+        c = sqlite3.connect(os.path.join(state, "crawl.db"))
+        c.execute("SELECT count(*) FROM sqlite_schema").fetchall()
+        c.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        c.close()
 
     ok, s = attempt("copy", copy("copy"), 0, [])
     check(ok and s.get("outcome") == "limit" and s.get("pages") == 30,
@@ -694,9 +704,12 @@ def refusals(sitedir, work):
           "30 already reached: outcome limit, pages 30 (%r, %r)"
           % (s.get("outcome"), s.get("pages")))
     damages = []
+    whole = copy("checkpointed")
+    wal_into_db(whole)
     if "crawl.db" in names:
-        db_size = os.path.getsize(os.path.join(base, "crawl.db"))
-        offset, root = table_root_offset(os.path.join(base, "crawl.db"), rng)
+        db_size = os.path.getsize(os.path.join(whole, "crawl.db"))
+        offset, root = table_root_offset(os.path.join(whole, "crawl.db"),
+                                         rng)
         damages += [
             ("db-half", "crawl.db", lambda p: truncate(p, db_size // 2)),
             ("db-empty", "crawl.db", lambda p: truncate(p, 0)),
@@ -712,7 +725,8 @@ def refusals(sitedir, work):
              lambda p: flip(p, rng.randrange(64, snap_size - 8))),
             ("snap-sum", "bloom.snap", lambda p: flip(p, snap_size - 1))]
     for label, name, damage in damages:
-        state = copy(label, lambda dst: damage(os.path.join(dst, name)))
+        state = copy(label, lambda dst: damage(os.path.join(dst, name)),
+                     whole if name == "crawl.db" else base)
         attempt(label, state, 1, ["crawl:", state, name])
 
     other = os.path.join(d, "not-a-state")

@@ -45,6 +45,33 @@ static void state_db_exec(const char *state_dir, const char *sql)
     sqlite3_close(db);
 }
 
+/* Copy the WAL of the state in state_dir, open or not, into crawl.db and
+ * cut its file to 0 bytes, from a connection of the test's own (a
+ * TRUNCATE checkpoint; retried while the state's checkpointer runs one). */
+static void state_wal_empty(const char *state_dir)
+{
+    char p[512];
+    snprintf(p, sizeof(p), "%s/crawl.db", state_dir);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+    /* A read first: SQLite opens the WAL at the connection's first read,
+     * and checkpoints nothing before. */
+    assert_int_equal(sqlite3_exec(db, "SELECT count(*) FROM sqlite_schema",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    int rc = SQLITE_BUSY;
+    for (int i = 0; i < 500 && rc == SQLITE_BUSY; i++) {
+        rc = sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE,
+                                       NULL, NULL);
+        if (rc == SQLITE_BUSY) {
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    assert_int_equal(rc, SQLITE_OK);
+    sqlite3_close(db);
+}
+
 /* A fresh path for a state directory (not created). */
 static const char *new_dir(void)
 {
@@ -765,9 +792,9 @@ static void test_payload_log_moved(void **state)
     assert_int_equal(o.date[0], 30);
     assert_string_equal(o.id[1], "<urn:uuid:f>");
 
-    /* Appended: 2,000 rows of random digests (12 pages of rows), then a
-     * snapshot (its checkpoint empties the WAL; its commit writes
-     * one frame). A commit of 20 more rows adds their page of the log,
+    /* Appended: 2,000 rows of random digests (12 pages of rows), then the
+     * WAL emptied (the test's checkpoint) and a snapshot (its commit
+     * writes one frame). A commit of 20 more rows adds their page of the log,
      * perhaps the next one and the B-tree's interior page, and meta's and
      * counters' pages: at most 5 frames of 8,192 + 24 bytes. Keyed by the
      * digest (before), the 20 rows fell on most of the 12 leaves. */
@@ -775,6 +802,7 @@ static void test_payload_log_moved(void **state)
     unsigned char dg[20];
     for (int i = 0; i < 2020; i++) {
         if (i == 2000) {
+            state_wal_empty(d);
             assert_int_equal(bc_crawl_state_snapshot(s, f), BC_OK);
             assert_int_equal(file_size(d, "crawl.db-wal"), 32 + 8192 + 24);
         }
@@ -1635,8 +1663,11 @@ static void test_damaged(void **state)
     (void)state;
     struct bc_crawl_state_error err;
     char p[400];
-    /* Truncated database. */
+    /* Truncated database. crawl.db as a checkpoint leaves it (the close
+     * leaves the WAL, whose pages are read before crawl.db's: damage to
+     * crawl.db's copy of one of them is not damage; THE END OF A CRAWL). */
     const char *d = make_state();
+    state_wal_empty(d);
     snprintf(p, sizeof(p), "%s/crawl.db", d);
     struct stat sb;
     assert_int_equal(stat(p, &sb), 0);
@@ -1647,11 +1678,13 @@ static void test_damaged(void **state)
     assert_non_null(strstr(err.text, "damaged"));
     /* A b-tree page's header byte flipped. */
     d = make_state();
+    state_wal_empty(d);
     snprintf(p, sizeof(p), "%s/crawl.db", d);
     flip(p, 3 * page_size(p)); /* the page type byte of page 4 */
     assert_int_equal(open_err(d, &err), BC_ERR_CORRUPT);
     /* The database's header flipped. */
     d = make_state();
+    state_wal_empty(d);
     snprintf(p, sizeof(p), "%s/crawl.db", d);
     flip(p, 0);
     st = open_err(d, &err);
@@ -2477,11 +2510,10 @@ static long long file_size(const char *d, const char *name)
  * checkpoint of 1,024 pages lets the WAL hold), and after every commit
  * the WAL's file is at most W = (1,024 + T) x (8,192 + 24) + 32 bytes,
  * T = 64 pages of one commit here (100 rows of 1 KiB are 13 pages, plus
- * the index's and the counters'); a snapshot's checkpoint cuts it to 0
- * bytes (then the snapshot's position is committed: one page of 8,192
- * bytes, its 24-byte frame header and the WAL's 32-byte header). With the
- * checkpoint at 16,384 pages and no size limit (before issue 20) it grew
- * past 12 MiB.
+ * the index's and the counters'), and so after a snapshot (which syncs
+ * the WAL and commits its position: no checkpoint cuts the file since
+ * issue 25) and after the close, which leaves it. With the checkpoint at
+ * 16,384 pages and no size limit (before issue 20) it grew past 12 MiB.
  */
 static void test_wal_bounded(void **state)
 {
@@ -2509,10 +2541,54 @@ static void test_wal_bounded(void **state)
     }
     assert_true(peak <= bound);
     assert_true(peak > bound / 2); /* the bound was reached, not missed */
-    /* The snapshot's checkpoint cuts the WAL to 0 bytes; then the
-     * snapshot's position is committed: the header and one page. */
     assert_int_equal(bc_crawl_state_snapshot(s, f), BC_OK);
-    assert_int_equal(file_size(path, "crawl.db-wal"), 32 + 8192 + 24);
+    assert_true(file_size(path, "crawl.db-wal") <= bound);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+    long long wal = file_size(path, "crawl.db-wal");
+    assert_true(wal > 32 && wal <= bound);
+}
+
+/*
+ * The end of a crawl (state.c, THE END OF A CRAWL): the close does not
+ * checkpoint, so the WAL and its index stay beside crawl.db (before issue
+ * 25 SQLite's checkpoint at the close copied the WAL into crawl.db and
+ * removed both: 2 syncs and the freeing of its blocks), and the next open
+ * reads every commit from it: 200 URLs committed and snapshotted, closed,
+ * then opened again: the journal, the snapshot's position and the queue
+ * are whole. And the snapshot wrote nothing into crawl.db (no
+ * checkpoint; the checkpointer is woken at 256 pages, far more than
+ * these): its size is the creation's.
+ */
+static void test_close_keeps_wal(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    char path[400];
+    snprintf(path, sizeof(path), "%s", d);
+    struct bc_crawl_state *s = open_ok(path);
+    long long db0 = file_size(path, "crawl.db");
+    struct bc_frontier *f = frontier_of(s);
+    add_pages(f, "a.test", 200);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    assert_int_equal(bc_crawl_state_snapshot(s, f), BC_OK);
+    assert_int_equal(file_size(path, "crawl.db"), db0);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+    assert_true(file_size(path, "crawl.db-wal") > 32 + 8192 + 24);
+    assert_true(file_size(path, "crawl.db-shm") > 0);
+    assert_int_equal(file_size(path, "crawl.db"), db0);
+
+    s = open_ok(path);
+    struct bc_crawl_state_info info;
+    bc_crawl_state_info(s, &info);
+    assert_int_equal(info.journal, 200);
+    assert_int_equal(info.snapshot_pos, 200);
+    assert_int_equal(info.queued, 200);
+    f = frontier_of(s);
+    struct bc_frontier_stats fs;
+    bc_frontier_stats(f, 0, &fs);
+    assert_int_equal(fs.queued, 200);
     bc_frontier_free(f);
     bc_crawl_state_close(s);
 }
@@ -2658,6 +2734,7 @@ int main(void)
         cmocka_unit_test(test_damaged),
         cmocka_unit_test(test_write_error),
         cmocka_unit_test(test_wal_bounded),
+        cmocka_unit_test(test_close_keeps_wal),
         cmocka_unit_test(test_checkpointer),
         cmocka_unit_test(test_snapshot_idle),
         cmocka_unit_test(test_snapshot_errno),
