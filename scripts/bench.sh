@@ -16,7 +16,8 @@
 #               redis_seen, handoff, url, urldedup, frontier, state,
 #               links, simhash, crawl, crawl-postgres, features,
 #               workers; with
-#               --billion scale-big, scale-big-scalar, billion) and then
+#               --billion scale-big, scale-big-scalar, scale-exact,
+#               billion) and then
 #               the report;
 #               CSVs of the other steps stay as the last run left them
 #
@@ -349,7 +350,7 @@ if [ "$billion" = 1 ]; then
     avail_kb=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
     exact_n=100000000
     [ "$quick" = 1 ] && exact_n=10000000
-    if want scale-big; then
+    if want scale-exact; then
         if [ "$avail_kb" -gt $((exact_n / 1000 * 200)) ]; then
             step scale-exact "$bin/bench/bench_scale" --sizes "$exact_n" \
                 --structures exact --exact-max "$exact_n" \
