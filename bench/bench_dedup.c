@@ -464,9 +464,13 @@ static void bench_lru_slab(int runs)
            LRU_AHEAD, pf_push);
     printf("| lookup, hit, the bucket %d keys ahead prefetched | %.1f |\n",
            LRU_AHEAD, pf_hit);
-    printf("\nMemory: %zu bytes, %.1f per entry (slots of 88 bytes for "
-           "capacity + 1 entries, 16 per bucket).\n",
-           bytes, (double)bytes / (double)cap);
+    /* A slot: the entry (uthash's handle, 56 bytes on LP64: lru.c) and
+     * the 16-byte key; the rest of the bytes are the buckets. */
+    size_t slot = 56 + key;
+    printf("\nMemory: %zu bytes, %.1f per entry (capacity + 1 slots of %zu "
+           "bytes, %zu buckets of 16 bytes).\n",
+           bytes, (double)bytes / (double)cap, slot,
+           (bytes - (cap + 1) * slot) / 16);
     bench_csv_num(csv, "ns", add, "lru-slab/ns_add");
     bench_csv_num(csv, "ns", push, "lru-slab/ns_push");
     bench_csv_num(csv, "ns", hit, "lru-slab/ns_hit");
