@@ -102,15 +102,21 @@ static uint64_t mix_bits(uint64_t x, unsigned bits)
     return x;
 }
 
-/* --random-hosts: the index admitted at step i of n, a fixed permutation
- * of [0, n) (cycle-walking: mix_bits() over the smallest power of two
- * >= n, applied again while the result is n or more; a bijection of a
- * larger set walked this way stays one of [0, n)). */
-static uint64_t random_index(uint64_t i, uint64_t n)
+/* The bits of the smallest power of two >= n (at least 1). */
+static unsigned index_bits(uint64_t n)
 {
     unsigned bits = 1;
     while (bits < 64 && (UINT64_C(1) << bits) < n)
         bits++;
+    return bits;
+}
+
+/* --random-hosts: the index admitted at step i of n, a fixed permutation
+ * of [0, n) (cycle-walking: mix_bits() over 2^bits >= n, bits =
+ * index_bits(n), applied again while the result is n or more; a
+ * bijection of a larger set walked this way stays one of [0, n)). */
+static uint64_t random_index(uint64_t i, uint64_t n, unsigned bits)
+{
     uint64_t x = i;
     do
         x = mix_bits(x, bits);
@@ -177,9 +183,11 @@ int main(int argc, char **argv)
     uint64_t commits = 0;
     double commit_time = 0;
     double t0 = now_s(), c0_add = cpu_s();
+    unsigned perm_bits = index_bits(urls);
     for (uint64_t i = 0; i < urls; i++) {
         int n = make_url(url, sizeof(url),
-                         random_hosts ? random_index(i, urls) : i, hosts);
+                         random_hosts ? random_index(i, urls, perm_bits) : i,
+                         hosts);
         enum bc_frontier_reason reason;
         st = bc_frontier_add(f, url, (size_t)n, NULL, 0, 1, &reason, NULL);
         if (st != BC_OK)

@@ -578,7 +578,6 @@ struct host *bc_fr_host_get(struct bc_frontier *f, const char *origin,
     h = calloc(1, sizeof(*h) + len + 1);
     if (!h)
         return NULL;
-    h->origin = h->text;
     memcpy(h->origin, origin, len);
     h->origin_len = len;
     h->heap_pos = NOT_IN_HEAP;

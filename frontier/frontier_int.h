@@ -91,8 +91,7 @@ enum circuit {
 };
 
 struct host {
-    char *origin; /* "https://example.com:8443", the hash key: text[] */
-    size_t origin_len;
+    size_t origin_len; /* of origin[], last below */
     struct chunk *first, *last;
     size_t queued;  /* URLs of the host's queue: in memory + spilled */
     size_t spilled; /* with a store: the queue's tail held by the store */
@@ -137,7 +136,8 @@ struct host {
      * the handle, not from an allocation of its own (frontier.c: THE
      * HOSTS' TABLE). */
     UT_hash_handle hh;
-    char text[]; /* the origin, NUL-terminated */
+    /* "https://example.com:8443", NUL-terminated: the hash key. */
+    char origin[];
 };
 
 /* A queued sitemap job: text holds the URL, a NUL, the scope, a NUL. */
