@@ -3534,8 +3534,15 @@ static enum bc_status wal_sync(struct bc_crawl_state *s)
     }
     int rc = wal->pMethods->xSync(wal, SQLITE_SYNC_NORMAL);
     if (rc != SQLITE_OK) {
-        set_err(s->errmsg, sizeof(s->errmsg), "crawl.db-wal: sync: %s",
-                sqlite3_errstr(rc));
+        /* The file keeps the errno of its failed call; the handle's
+         * error state (db_reason()) never saw this one. */
+        int err = 0;
+        if (wal->pMethods->xFileControl(wal, SQLITE_FCNTL_LAST_ERRNO, &err) !=
+            SQLITE_OK)
+            err = 0;
+        set_err(s->errmsg, sizeof(s->errmsg), "crawl.db-wal: sync: %s%s%s%s",
+                sqlite3_errstr(rc), err ? " (" : "", err ? strerror(err) : "",
+                err ? ")" : "");
         return BC_ERR_IO;
     }
     return BC_OK;

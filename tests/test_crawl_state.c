@@ -2,9 +2,11 @@
  * test_crawl_state.c - the crawl state (crawler/state.c) with real files:
  * create and resume, the in-flight URLs of a kill, the configuration
  * check, the lock, refusal of what is not a state or is damaged, a write
- * error that leaves a state that still resumes.
+ * error that leaves a state that still resumes, a failed sync named by
+ * its errno.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* syscall() */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +23,7 @@
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +35,48 @@
 static char base[256];
 static char dir[300];
 static int dir_serial;
+
+/*
+ * fsync() and fdatasync() of this executable: the libraries it loads,
+ * SQLite's too, call these instead of the C library's. While
+ * fail_sync_suffix is set, a sync of a file whose path ends with it fails
+ * with EIO, as a disk's write error reports it; any other goes to the
+ * kernel.
+ */
+static const char *volatile fail_sync_suffix;
+
+static bool sync_fails(int fd)
+{
+    const char *suffix = fail_sync_suffix;
+    if (!suffix)
+        return false;
+    char link[64], path[1024];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, path, sizeof(path) - 1);
+    if (n < 0)
+        return false;
+    path[n] = '\0';
+    size_t len = strlen(suffix);
+    return (size_t)n >= len && strcmp(path + n - (ssize_t)len, suffix) == 0;
+}
+
+int fsync(int fd)
+{
+    if (sync_fails(fd)) {
+        errno = EIO;
+        return -1;
+    }
+    return (int)syscall(SYS_fsync, fd);
+}
+
+int fdatasync(int fd)
+{
+    if (sync_fails(fd)) {
+        errno = EIO;
+        return -1;
+    }
+    return (int)syscall(SYS_fdatasync, fd);
+}
 
 /* Run sql on DIR/crawl.db with SQLite itself, as an older build or
  * another program would have left it (the state closed). */
@@ -2705,6 +2750,38 @@ static void test_snapshot_errno(void **state)
     bc_crawl_state_close(s);
 }
 
+/* A snapshot whose first step, the WAL's sync (I6), fails names the file
+ * and errno's text, not only SQLite's "disk I/O error"; the state is then
+ * failed, and what was committed resumes. */
+static void test_wal_sync_errno(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    char path[400];
+    snprintf(path, sizeof(path), "%s", d);
+    struct bc_crawl_state *s = open_ok(path);
+    struct bc_frontier *f = frontier_of(s);
+    add_pages(f, "a.test", 3);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    fail_sync_suffix = "/crawl.db-wal";
+    enum bc_status st = bc_crawl_state_snapshot(s, f);
+    fail_sync_suffix = NULL;
+    assert_int_equal(st, BC_ERR_IO);
+    char want[160];
+    snprintf(want, sizeof(want), "crawl.db-wal: sync: %s (%s)",
+             sqlite3_errstr(SQLITE_IOERR_FSYNC), strerror(EIO));
+    assert_string_equal(bc_crawl_state_errmsg(s), want);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+    s = open_ok(path);
+    f = frontier_of(s);
+    struct bc_frontier_stats fs;
+    bc_frontier_stats(f, 0, &fs);
+    assert_int_equal(fs.queued, 3);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+}
+
 int main(void)
 {
     snprintf(base, sizeof(base), "%s/bc_state_XXXXXX",
@@ -2738,6 +2815,7 @@ int main(void)
         cmocka_unit_test(test_checkpointer),
         cmocka_unit_test(test_snapshot_idle),
         cmocka_unit_test(test_snapshot_errno),
+        cmocka_unit_test(test_wal_sync_errno),
         cmocka_unit_test(test_create_write_error),
         cmocka_unit_test(test_referrer_and_host_stats),
         cmocka_unit_test(test_window_resume),
