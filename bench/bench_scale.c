@@ -5,6 +5,8 @@
  *   bench_scale [--sizes N,N,...] [--exact-max N] [--runs R]
  *               [--structures bloom,seen,exact] [--calls scalar,batch]
  *               [--layout classic|blocked] [--cpu-time] [--csv FILE]
+ *   bench_scale --pairs R [--sizes N,N,...] [--layout classic|blocked]
+ *               [--cpu-time] [--csv FILE]
  *   bench_scale --billion [--layout classic|blocked] [--n N] [--fresh N]
  *               [--csv FILE]
  *
@@ -37,6 +39,18 @@
  * the median of R runs (R = 3 by default, 1 at n >= 10^8 to keep the run
  * short).
  *
+ * --pairs R: the seen-test against its own filter, paired: for each n and
+ * layout, R rounds of one batch pass of the filter alone and one of the
+ * seen-test (each new, of the same seed; the URL strings hashed inside
+ * the timed region, as in the rows above), the two in alternating order
+ * from round to round, and the ratio of the two times taken per round.
+ * Reports the medians of the two times and of the rounds' ratios, and
+ * the ratios' range. A round's two passes are seconds apart and see the
+ * same machine, where the default mode's rows of the two structures are
+ * minutes apart: on the shared machine of issue 25 their ratio moved
+ * from 2.2x to 2.6x between runs, the paired median by less
+ * (bench/results/scale-lru.md).
+ *
  * --billion: insert 10^9 (--n) distinct generated URL strings into one
  * seen-test sized for n = 10^9, p = 1 % (the layout given, classic by
  * default; the default LRU of 50,000 URLs) with bc_seen_test_and_add_batch
@@ -52,6 +66,7 @@
  * not measured). --billion: layout,n,k,bytes,wall_s,urls_per_s_wall,
  * seen_s,ns_per_url_seen,peak_rss_bytes,fill,predicted_fpr,fresh,
  * measured_fpr,verdict_new,probably_seen,duplicate,lru_evictions.
+ * --pairs: n,layout,rounds,filter_ns,seen_ns,ratio,ratio_min,ratio_max.
  */
 #define _GNU_SOURCE
 #include <malloc.h>
@@ -386,6 +401,57 @@ struct exact_entry {
     char key[];
 };
 
+/* --pairs: the filter's and the seen-test's batch passes, paired. */
+static void bench_pairs(uint64_t n, int rounds)
+{
+    for (int li = 0; li < 2; li++) {
+        enum bc_bloom_layout layout = li ? BC_BLOOM_BLOCKED : BC_BLOOM_CLASSIC;
+        if (li ? !run_blocked : !run_classic)
+            continue;
+        double filter_ns[16], seen_ns[16], ratio[16];
+        for (int r = 0; r < rounds; r++) {
+            for (int turn = 0; turn < 2; turn++) {
+                /* Round r runs the filter first when r is even. */
+                if ((turn == 0) == (r % 2 == 0)) {
+                    struct bc_bloom *b;
+                    if (bc_bloom_create(n, 0.01, layout, (uint64_t)r + 1, 0,
+                                        &b) != BC_OK) {
+                        fprintf(stderr, "bench_scale: cannot allocate\n");
+                        exit(1);
+                    }
+                    uint64_t news;
+                    filter_ns[r] = timed_pass(b, true, false, OP_TEST_AND_ADD,
+                                              n, 1, &news);
+                    bc_bloom_free(b);
+                } else {
+                    struct bc_seen *seen =
+                        seen_create(n, layout, (uint64_t)r + 1);
+                    seen_ns[r] = seen_insert_pass(seen, true, n, 1);
+                    bc_seen_free(seen);
+                }
+            }
+            ratio[r] = seen_ns[r] / filter_ns[r];
+        }
+        double lo = ratio[0], hi = ratio[0];
+        for (int r = 1; r < rounds; r++) {
+            lo = ratio[r] < lo ? ratio[r] : lo;
+            hi = ratio[r] > hi ? ratio[r] : hi;
+        }
+        double f = median(filter_ns, rounds), sn = median(seen_ns, rounds),
+               q = median(ratio, rounds);
+        printf("| %llu | %s | %d | %.1f | %.1f | %.2fx | %.2fx-%.2fx |\n",
+               (unsigned long long)n, layout_name(layout), rounds, f, sn, q, lo,
+               hi);
+        fflush(stdout);
+        if (csv) {
+            fprintf(csv, "%llu,%s,%d,%.2f,%.2f,%.4f,%.4f,%.4f\n",
+                    (unsigned long long)n, layout_name(layout), rounds, f, sn,
+                    q, lo, hi);
+            fflush(csv);
+        }
+    }
+}
+
 static void bench_exact(uint64_t n, int runs)
 {
     double ins[16], look[16], bytes = 0.0;
@@ -546,6 +612,8 @@ static int usage(void)
                     "[--runs R] [--structures bloom,seen,exact] "
                     "[--calls scalar,batch] [--layout classic|blocked] "
                     "[--cpu-time] [--csv FILE]\n"
+                    "       bench_scale --pairs R [--sizes N,N,...] "
+                    "[--layout classic|blocked] [--cpu-time] [--csv FILE]\n"
                     "       bench_scale --billion [--layout classic|blocked] "
                     "[--n N] [--fresh N] [--csv FILE]\n");
     return 2;
@@ -554,7 +622,7 @@ static int usage(void)
 int main(int argc, char **argv)
 {
     uint64_t sizes[8] = {1000000, 10000000, 100000000};
-    int nsizes = 3, runs = 3;
+    int nsizes = 3, runs = 3, pairs = 0;
     uint64_t exact_max = 10000000, big_n = 1000000000, fresh = 10000000;
     bool billion = false, run_bloom = true, run_seen = true, run_exact = true;
     bool run_scalar = true, run_batch = true;
@@ -574,7 +642,11 @@ int main(int argc, char **argv)
             exact_max = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
             runs = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--structures") == 0 && i + 1 < argc) {
+        else if (strcmp(argv[i], "--pairs") == 0 && i + 1 < argc) {
+            pairs = atoi(argv[++i]);
+            if (pairs < 1 || pairs > 16)
+                return usage();
+        } else if (strcmp(argv[i], "--structures") == 0 && i + 1 < argc) {
             const char *list = argv[++i];
             run_bloom = strstr(list, "bloom") != NULL;
             run_seen = strstr(list, "seen") != NULL;
@@ -629,6 +701,21 @@ int main(int argc, char **argv)
         if (csv)
             fclose(csv);
         return rc;
+    }
+    if (pairs) {
+        if (csv)
+            fprintf(csv, "n,layout,rounds,filter_ns,seen_ns,ratio,ratio_min,"
+                         "ratio_max\n");
+        printf("## bench_scale --pairs: the seen-test's batch against its "
+               "filter's, paired rounds, p = 1 %%\n\n");
+        printf("| n | layout | rounds | filter ns/insert | seen-test "
+               "ns/insert | seen-test / filter | range |\n");
+        printf("|---:|---|---:|---:|---:|---:|---|\n");
+        for (int s = 0; s < nsizes; s++)
+            bench_pairs(sizes[s], pairs);
+        if (csv)
+            fclose(csv);
+        return 0;
     }
     if (csv)
         fprintf(csv, "n,structure,calls,keys,ns_insert,ns_lookup_absent,"

@@ -12,13 +12,11 @@
 #   --no-crawl  skip the crawls: against wget2 (it needs nginx and wget2),
 #               the crawl with --warc and --state, and the crawl
 #               workers' (nginx and redis-server)
-#   --only S    run only the steps named (dedup, scale, fpr, window,
-#               redis_seen, handoff, url, urldedup, frontier, state,
-#               links, simhash, crawl, crawl-postgres, features,
-#               workers; with
-#               --billion scale-big, scale-big-scalar, scale-exact,
-#               billion) and then
-#               the report;
+#   --only S    run only the steps named (dedup, scale, scale-pairs, fpr,
+#               window, redis_seen, handoff, url, urldedup, frontier,
+#               state, links, simhash, crawl, crawl-postgres, features,
+#               workers; with --billion scale-big, scale-big-scalar,
+#               scale-exact, billion) and then the report;
 #               CSVs of the other steps stay as the last run left them
 #
 # Not part of the tests. Builds in Release mode in build-rel/, runs each
@@ -90,6 +88,7 @@ bin=$root/build-rel
 out=bench/results
 dedup_args=(--runs 3)
 scale_sizes=1000000,10000000,100000000
+pairs_args=(--sizes 10000000 --pairs 7)
 fpr_args=()
 window_args=(--full --window 1000000)
 url_pairs=200000
@@ -110,6 +109,7 @@ if [ "$quick" = 1 ]; then
     out=bench/results-quick
     dedup_args=(--runs 1 --n 100000)
     scale_sizes=100000,1000000
+    pairs_args=(--sizes 1000000 --pairs 3)
     fpr_args=(--n 100000 --queries 1000000 --from 4 --to 12)
     window_args=(--window 20000 --queries 20000 --speed-n 200000)
     url_pairs=20000
@@ -175,6 +175,10 @@ want dedup && step dedup "$bin/bench/bench_dedup" "${dedup_args[@]}" \
 # ---- the seen-test against n, beside an exact set ----------------------
 want scale && step scale "$bin/bench/bench_scale" --sizes "$scale_sizes" \
     --exact-max 10000000 --csv "$out/scale.csv"
+
+# ---- the seen-test against its filter, paired rounds (issue 25 sect. 3) -
+want scale-pairs && step scale-pairs "$bin/bench/bench_scale" \
+    "${pairs_args[@]}" --cpu-time --csv "$out/scale-pairs.csv"
 
 # ---- false-positive rate, measured against predicted -------------------
 want fpr && step fpr "$bin/bench/bench_fpr" "${fpr_args[@]}" \

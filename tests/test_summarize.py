@@ -87,6 +87,11 @@ class Summarize(unittest.TestCase):
             "window/speed/10000000/window/insert,30,ns",
             "window/speed/10000000/window/query,36,ns",
         ]) + "\n")
+        # the paired rounds at 10^7 (bench_scale --pairs), classic only;
+        # blocked falls back to scale.csv, which has no row at 10^7
+        write(d, "scale-pairs.csv",
+              "n,layout,rounds,filter_ns,seen_ns,ratio,ratio_min,ratio_max\n"
+              "10000000,classic,7,70.00,150.50,2.1000,1.9000,2.4000\n")
         steps = ("dedup", "scale", "fpr", "url", "urldedup", "frontier",
                  "crawl")
         write(d, "runs.csv", "step,date_utc,commit,seconds,command\n" +
@@ -157,6 +162,18 @@ class Summarize(unittest.TestCase):
         self.assertEqual(row[2], "16.0 min")
         self.assertEqual(row[3], "**missed** by 6.7 %")
         self.assertIn("`cmd scale`", self.summary)
+
+    def test_seen_ratio_from_paired_rounds(self):
+        # issue 25 section 3: the paired rounds' median ratio, not a
+        # ratio of the two medians (which would be 150.5 / 70 = 2.15x)
+        row = goal_row(self.summary, "two-tier seen-test (classic) / its "
+                       "filter, batch, n = 10^7")
+        self.assertEqual(row[2], "2.10x")
+        self.assertEqual(row[3], "**missed** by 5.0 %")  # 2.10 / 2 - 1
+        self.assertIn("median of 7 paired rounds (1.90x-2.40x)", row[4])
+        row = goal_row(self.summary, "two-tier seen-test (blocked) / its "
+                       "filter, batch, n = 10^7")
+        self.assertEqual(row[3], "**not measured**")
 
     def test_empty_fields_print_as_dash(self):
         lines = [line for line in self.summary.splitlines()
