@@ -24,8 +24,8 @@
  *   Lua per word   the candidate lua_word_script below (a key's k bits in
  *                  one 48-bit word, one BITFIELD_RO and one BITFIELD per
  *                  EVALSHA of 1,024 keys) on min(n, 10^6) random keys;
- *   seen k=K       bc_redis_seen made with bc_redis_seen_create_mk() at
- *                  k = K (--few-k, default 3) and the m that gives p at
+ *   seen k=K       bc_redis_seen made with bc_redis_seen_create_k() at
+ *                  k = K (--few-k, default 3): the m that gives p at
  *                  that k (fewer BITFIELD arguments a key for more
  *                  memory);
  *
@@ -612,23 +612,6 @@ static const char *const method_name[METHODS] = {
     "bc_redis_seen", few_name,        "SADD",
     "BF.MADD",       "Lua per block", "Lua per word"};
 
-/* The smallest m (whole blocks) at which few_k probes give rate p to n
- * keys in the blocked layout (bc_bloom_fpr_blocked falls as m grows). */
-static uint64_t few_k_bits(unsigned long long n, double p)
-{
-    uint64_t lo = 1, hi = 1;
-    while (bc_bloom_fpr_blocked((double)n, (double)hi * 512, few_k) > p)
-        hi *= 2;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (bc_bloom_fpr_blocked((double)n, (double)mid * 512, few_k) > p)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return hi * 512;
-}
-
 int main(int argc, char **argv)
 {
     unsigned long long n = 1000000;
@@ -695,12 +678,11 @@ int main(int argc, char **argv)
     redisContext *c =
         tcp ? redisConnect("127.0.0.1", port) : redisConnectUnix(server.sock);
     struct bc_redis_seen *rs = NULL, *rs_few = NULL;
-    uint64_t few_m = few_k_bits(n, 0.01);
     enum bc_status st = bc_redis_seen_create(where, "bench", n, 0.01, 1, &rs);
     if (st == BC_OK)
         st = bc_redis_seen_connect(rs);
     if (st == BC_OK)
-        st = bc_redis_seen_create_mk(where, "few", few_m, few_k, 1, &rs_few);
+        st = bc_redis_seen_create_k(where, "few", n, 0.01, few_k, 1, &rs_few);
     if (st == BC_OK)
         st = bc_redis_seen_connect(rs_few);
     if (st != BC_OK || !c || c->err) {
@@ -709,8 +691,10 @@ int main(int argc, char **argv)
                 rs_few ? bc_redis_seen_errmsg(rs_few) : "");
         goto out_stop;
     }
-    struct bc_bloom_sizing sz;
+    struct bc_bloom_sizing sz, few_sz;
     bc_redis_seen_sizing(rs, &sz);
+    bc_redis_seen_sizing(rs_few, &few_sz);
+    uint64_t few_m = few_sz.m_bits;
     printf("n=%llu p=0.01 m=%llu k=%u batch=%u chunk=%u transport=%s "
            "rounds=%d\n",
            n, (unsigned long long)sz.m_bits, sz.k, BATCH, BC_REDIS_SEEN_CHUNK,
@@ -718,8 +702,7 @@ int main(int argc, char **argv)
     printf("%s: m=%llu (%.2f bits a key, %.2fx bc_redis_seen's) "
            "fpr_predicted=%.6f\n",
            few_name, (unsigned long long)few_m, (double)few_m / (double)n,
-           (double)few_m / (double)sz.m_bits,
-           bc_bloom_fpr_blocked((double)n, (double)few_m, few_k));
+           (double)few_m / (double)sz.m_bits, few_sz.fpr_predicted);
     uint64_t words = (uint64_t)((double)n * WORD_BITS_PER_KEY / WORD_BITS);
     if (words > (UINT64_C(1) << 32) / WORD_BITS)
         words = (UINT64_C(1) << 32) / WORD_BITS; /* one string */
@@ -849,7 +832,7 @@ int main(int argc, char **argv)
     long long fp_few = run_seen(rs_few, n, n, false);
     if (fp_few < 0)
         goto out_stop;
-    double few_pred = bc_bloom_fpr_blocked((double)n, (double)few_m, few_k);
+    double few_pred = few_sz.fpr_predicted;
     printf("%s: fpr_measured=%.6f fpr_predicted=%.6f ratio=%.4f\n", few_name,
            (double)fp_few / (double)n, few_pred,
            (double)fp_few / (double)n / few_pred);

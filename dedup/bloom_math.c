@@ -245,8 +245,58 @@ static enum bc_status size_blocked(uint64_t n, double p,
     return BC_OK;
 }
 
-enum bc_status bc_bloom_size(uint64_t n, double p, enum bc_bloom_layout layout,
-                             struct bc_bloom_sizing *out)
+/* classic at k given: (1 - e^(-k n / m))^k <= p is e^(-k n / m) >=
+ * 1 - p^(1/k), so m = ceil(-k n / ln(1 - p^(1/k))); the rate is checked
+ * and m stepped up where rounding left it a hair above p. */
+static enum bc_status size_classic_k(uint64_t n, double p, unsigned k,
+                                     struct bc_bloom_sizing *s)
+{
+    double m = ceil(-(double)k * (double)n / log1p(-pow(p, 1.0 / k)));
+    while (m <= (double)BC_BLOOM_MAX_BITS &&
+           bc_bloom_fpr_classic((double)n, m, k) > p)
+        m += 1.0;
+    if (m > (double)BC_BLOOM_MAX_BITS)
+        return BC_ERR_TOO_LARGE;
+    s->m_bits = (uint64_t)m;
+    s->k = k;
+    return BC_OK;
+}
+
+/* blocked at k given: the least number of blocks whose rate (4') at k is
+ * at most p, searched up from the classic m at that k (never enough). */
+static enum bc_status size_blocked_k(uint64_t n, double p, unsigned k,
+                                     struct bc_bloom_sizing *s)
+{
+    const uint64_t b = BC_BLOOM_BLOCK_BITS;
+    const uint64_t max_blocks = BC_BLOOM_MAX_BITS / b;
+    struct bc_bloom_sizing c;
+    enum bc_status st = size_classic_k(n, p, k, &c);
+    if (st != BC_OK)
+        return st;
+    uint64_t lo = c.m_bits / b > 0 ? c.m_bits / b : 1, hi = lo;
+    while (bc_bloom_fpr_blocked((double)n, (double)(hi * b), k) > p) {
+        if (hi >= max_blocks)
+            return BC_ERR_TOO_LARGE;
+        lo = hi;
+        hi = hi > max_blocks / 2 ? max_blocks : hi * 2;
+    }
+    /* Invariant: hi blocks suffice; lo blocks may not. */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (bc_bloom_fpr_blocked((double)n, (double)(mid * b), k) <= p)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    s->m_bits = hi * b;
+    s->k = k;
+    return BC_OK;
+}
+
+/* Size for n and p at the layout's best k (k = 0) or at k. */
+static enum bc_status size_filter(uint64_t n, double p, unsigned k,
+                                  enum bc_bloom_layout layout,
+                                  struct bc_bloom_sizing *out)
 {
     if (!out || n == 0 || bad_rate(p))
         return BC_ERR_INVALID_ARG;
@@ -254,10 +304,10 @@ enum bc_status bc_bloom_size(uint64_t n, double p, enum bc_bloom_layout layout,
     enum bc_status st;
     switch (layout) {
     case BC_BLOOM_CLASSIC:
-        st = size_classic(n, p, &s);
+        st = k ? size_classic_k(n, p, k, &s) : size_classic(n, p, &s);
         break;
     case BC_BLOOM_BLOCKED:
-        st = size_blocked(n, p, &s);
+        st = k ? size_blocked_k(n, p, k, &s) : size_blocked(n, p, &s);
         break;
     default:
         return BC_ERR_INVALID_ARG;
@@ -267,6 +317,21 @@ enum bc_status bc_bloom_size(uint64_t n, double p, enum bc_bloom_layout layout,
     finish_sizing(&s);
     *out = s;
     return BC_OK;
+}
+
+enum bc_status bc_bloom_size(uint64_t n, double p, enum bc_bloom_layout layout,
+                             struct bc_bloom_sizing *out)
+{
+    return size_filter(n, p, 0, layout, out);
+}
+
+enum bc_status bc_bloom_size_k(uint64_t n, double p, unsigned k,
+                               enum bc_bloom_layout layout,
+                               struct bc_bloom_sizing *out)
+{
+    if (k == 0 || k > BC_BLOOM_MAX_K)
+        return BC_ERR_INVALID_ARG;
+    return size_filter(n, p, k, layout, out);
 }
 
 enum bc_status bc_bloom_rate(uint64_t n, uint64_t m, unsigned k,

@@ -328,12 +328,17 @@ struct bc_bloom_sizing {
     double fpr_predicted; ...;
 };
 #define BC_REDIS_SEEN_MAX_TIMEOUT_MS ...
+#define BC_BLOOM_MAX_K ...
 enum bc_redis_seen_answer { BC_REDIS_SEEN_DUPLICATE, BC_REDIS_SEEN_NEW,
                             ... };
 struct bc_redis_seen;
 enum bc_status bc_redis_seen_create(const char *where, const char *prefix,
                                     uint64_t n, double p, uint64_t seed,
                                     struct bc_redis_seen **out);
+enum bc_status bc_redis_seen_create_k(const char *where, const char *prefix,
+                                      uint64_t n, double p, unsigned k,
+                                      uint64_t seed,
+                                      struct bc_redis_seen **out);
 enum bc_status bc_redis_seen_connect(struct bc_redis_seen *rs);
 enum bc_status bc_redis_seen_set_timeout(struct bc_redis_seen *rs,
                                          uint64_t timeout_ms);

@@ -129,6 +129,64 @@ static void test_worked_examples(void **state)
     assert_close(s.bits_per_key, 22.0, 0.002);
 }
 
+/* bc_bloom_size_k: classic m = ceil(-k n / ln(1 - p^(1/k))), the least m
+ * whose rate at k is at most p; blocked, the least number of blocks;
+ * blocked at bc_bloom_size()'s k, its m; at 1 % and k = 1, 99.5 bits a
+ * key. */
+static void test_size_at_k(void **state)
+{
+    (void)state;
+    struct bc_bloom_sizing s, best;
+    const uint64_t ns[] = {1000, 1000000, 10000000};
+    const double ps[] = {0.01, 0.001};
+    for (size_t i = 0; i < 3; i++)
+        for (size_t j = 0; j < 2; j++)
+            for (unsigned k = 1; k <= 12; k++) {
+                double n = (double)ns[i], p = ps[j];
+                assert_int_equal(
+                    bc_bloom_size_k(ns[i], p, k, BC_BLOOM_CLASSIC, &s), BC_OK);
+                double m = ceil(-(double)k * n / log(1 - pow(p, 1.0 / k)));
+                /* the formula, to the rounding of its logarithm */
+                assert_true(fabs((double)s.m_bits - m) <= 2);
+                assert_int_equal(s.k, k);
+                assert_true(s.fpr_predicted <= p);
+                assert_true(bc_bloom_fpr_classic(n, (double)s.m_bits - 1, k) >
+                            p);
+                assert_int_equal(
+                    bc_bloom_size_k(ns[i], p, k, BC_BLOOM_BLOCKED, &s), BC_OK);
+                assert_int_equal(s.m_bits % BC_BLOOM_BLOCK_BITS, 0);
+                assert_int_equal(s.k, k);
+                assert_true(s.fpr_predicted <= p);
+                assert_true(
+                    bc_bloom_fpr_blocked(
+                        n, (double)(s.m_bits - BC_BLOOM_BLOCK_BITS), k) > p);
+            }
+    assert_int_equal(bc_bloom_size(10000000, 0.01, BC_BLOOM_BLOCKED, &best),
+                     BC_OK);
+    assert_int_equal(
+        bc_bloom_size_k(10000000, 0.01, best.k, BC_BLOOM_BLOCKED, &s), BC_OK);
+    assert_int_equal(s.m_bits, best.m_bits);
+    assert_int_equal(bc_bloom_size_k(10000000, 0.01, 1, BC_BLOOM_BLOCKED, &s),
+                     BC_OK);
+    assert_close(s.bits_per_key, 99.50, 0.001);
+    assert_int_equal(bc_bloom_size_k(1000, 0.01, 0, BC_BLOOM_BLOCKED, &s),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(
+        bc_bloom_size_k(1000, 0.01, BC_BLOOM_MAX_K + 1, BC_BLOOM_CLASSIC, &s),
+        BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_bloom_size_k(1000, 1.0, 3, BC_BLOOM_CLASSIC, &s),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_bloom_size_k(0, 0.01, 3, BC_BLOOM_CLASSIC, &s),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_bloom_size_k(10, 0.01, 3, (enum bc_bloom_layout)7, &s),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(bc_bloom_size_k(10, 0.01, 3, BC_BLOOM_CLASSIC, NULL),
+                     BC_ERR_INVALID_ARG);
+    assert_int_equal(
+        bc_bloom_size_k(UINT64_C(1) << 40, 1e-9, 1, BC_BLOOM_BLOCKED, &s),
+        BC_ERR_TOO_LARGE);
+}
+
 /* Formula (2): m = ceil(-n ln p / (ln 2)^2), k = round((m/n) ln 2), and
  * the per-key cost 1.44 log2(1/p): 9.59 bits at 1 %, 19.17 at 0.01 %. */
 static void test_classic_sizing_formula(void **state)
@@ -1033,6 +1091,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_worked_examples),
+        cmocka_unit_test(test_size_at_k),
         cmocka_unit_test(test_classic_sizing_formula),
         cmocka_unit_test(test_k_opt_minimizes),
         cmocka_unit_test(test_upper_bound),

@@ -92,6 +92,13 @@ class Summarize(unittest.TestCase):
         write(d, "scale-pairs.csv",
               "n,layout,rounds,filter_ns,seen_ns,ratio,ratio_min,ratio_max\n"
               "10000000,classic,7,70.00,150.50,2.1000,1.9000,2.4000\n")
+        write(d, "redis_seen.md", "\n".join([
+            "median bc_redis_seen    230000 keys/s  cpu ns/key server  2932 "
+            "client   692  bc_redis_seen/this 1.00x keys/s",
+            "median seen k=1         920000 keys/s  cpu ns/key server   691 "
+            "client   219  bc_redis_seen/this 0.25x keys/s",
+            "median BF.MADD         1150000 keys/s  cpu ns/key server   431 "
+            "client   197  bc_redis_seen/this 0.20x keys/s"]) + "\n")
         steps = ("dedup", "scale", "fpr", "url", "urldedup", "frontier",
                  "crawl")
         write(d, "runs.csv", "step,date_utc,commit,seconds,command\n" +
@@ -174,6 +181,19 @@ class Summarize(unittest.TestCase):
         row = goal_row(self.summary, "two-tier seen-test (blocked) / its "
                        "filter, batch, n = 10^7")
         self.assertEqual(row[3], "**not measured**")
+
+    def test_redis_goals(self):
+        # issue 25 section 4: the default against BF.MADD, and k = 1
+        row = goal_row(self.summary, "Redis seen-test keys/s at least "
+                       "RedisBloom")
+        self.assertEqual(row[2], "0.20x")  # 230,000 / 1,150,000
+        self.assertEqual(row[3], "**missed** by 80 %")
+        row = goal_row(self.summary, "Redis seen-test keys/s at least half")
+        self.assertEqual(row[3], "**missed** by 60 %")
+        row = goal_row(self.summary, "Redis seen-test at k = 1")
+        self.assertEqual(row[2], "0.80x")  # 920,000 / 1,150,000
+        self.assertEqual(row[3], "met")
+        self.assertIn("server CPU 691 against 431 ns a key", row[4])
 
     def test_empty_fields_print_as_dash(self):
         lines = [line for line in self.summary.splitlines()

@@ -76,6 +76,24 @@ def test_test_and_add_contains_batch_clear(server):
     assert "closed" in repr(rs)
 
 
+def test_one_probe_a_key(server):
+    # k=1: bc_redis_seen_create_k()'s sizing (99.5 bits a key at 1 %),
+    # every key added held, about 1 % of the others answered seen (200 of
+    # 20,000, three standard deviations 42); a client of the default k
+    # is refused the prefix.
+    with RedisSeen(server.url, prefix="one", expected=20000, k=1) as rs:
+        sz = rs.sizing()
+        assert sz["k"] == 1 and sz["n"] == 20000
+        assert 99.0 <= sz["m_bits"] / 20000 <= 100.5
+        keys = ["https://one/%d" % i for i in range(40000)]
+        rs.test_and_add_batch(keys[:20000])
+        assert all(k in rs for k in keys[:20000:97])
+        assert 200 - 42 <= sum(k in rs for k in keys[20000:]) <= 200 + 42
+        with pytest.raises(RedisMismatchError):
+            RedisSeen(server.url, prefix="one", expected=20000)
+        rs.clear()
+
+
 def test_bad_arguments(server):
     for url in ("", "http://127.0.0.1:6379", "redis://", "redis://h:0",
                 "redis://h:65536", "redis://h/x", "redis://h/0/more",
@@ -99,6 +117,12 @@ def test_bad_arguments(server):
         RedisSeen(server.url, fp_rate=1.0)
     with pytest.raises(ValueError):
         RedisSeen(server.url, seed=-1)
+    with pytest.raises(ValueError):
+        RedisSeen(server.url, k=0)
+    with pytest.raises(ValueError):
+        RedisSeen(server.url, k=65)
+    with pytest.raises(TypeError):
+        RedisSeen(server.url, k=1.0)
     with pytest.raises(TypeError):
         RedisSeen(server.url, timeout="1")
     with pytest.raises(ValueError):

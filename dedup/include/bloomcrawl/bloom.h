@@ -96,6 +96,24 @@ enum bc_status bc_bloom_size(uint64_t n, double p, enum bc_bloom_layout layout,
                              struct bc_bloom_sizing *out);
 
 /*
+ * Size a filter for n keys at rate p with exactly k probes, for a caller
+ * who pays per probe more than per bit (a filter in Redis: a probe is a
+ * BITFIELD operation): more bits than bc_bloom_size() gives, fewer probes.
+ * classic: m = ceil(-k n / ln(1 - p^(1/k))), the least m whose rate
+ *          (1 - e^(-k n / m))^k is at most p (stepped up where rounding
+ *          left it above p);
+ * blocked: the least number of 512-bit blocks whose Poisson-mixture rate
+ *          at k is at most p.
+ * blocked at the k bc_bloom_size() picks: its m; at p = 1 % and k = 1,
+ * 99.5 bits a key, 10 times its 9.9. Errors as bc_bloom_size(), and
+ * BC_ERR_INVALID_ARG for k = 0 or k > BC_BLOOM_MAX_K. Cost: O(1) classic,
+ * a few ms blocked.
+ */
+enum bc_status bc_bloom_size_k(uint64_t n, double p, unsigned k,
+                               enum bc_bloom_layout layout,
+                               struct bc_bloom_sizing *out);
+
+/*
  * The predicted rate for n keys in a filter of m bits and k probes
  * (blocked: m is rounded up to whole blocks). Fills out with p = 0.
  * Returns BC_ERR_INVALID_ARG for n, m or k zero, k > BC_BLOOM_MAX_K, a

@@ -90,6 +90,22 @@ enum bc_status bc_redis_seen_create(const char *where, const char *prefix,
                                     uint64_t n, double p, uint64_t seed,
                                     struct bc_redis_seen **out);
 
+/*
+ * The same with k probes a key and the m that gives rate p at that k
+ * (bc_bloom_size_k(), blocked): fewer probes for more bits. The server's
+ * time is about linear in the probes (4 BITFIELD arguments each), so where
+ * Redis's CPU is scarcer than its memory a small k pays: at n = 10^7,
+ * p = 1 %, k = 1 takes 99.5 bits a key (124 MB) against the default's 9.9
+ * at k = 6, and about a quarter of its server CPU a key
+ * (bench/results/redis_seen-analysis.md). Errors: those of
+ * bc_redis_seen_create(), and BC_ERR_INVALID_ARG for k = 0 or
+ * k > BC_BLOOM_MAX_K.
+ */
+enum bc_status bc_redis_seen_create_k(const char *where, const char *prefix,
+                                      uint64_t n, double p, unsigned k,
+                                      uint64_t seed,
+                                      struct bc_redis_seen **out);
+
 /* The same with explicit m (rounded up to whole blocks, at most
  * BC_BLOOM_MAX_BITS) and k (1 .. BC_BLOOM_MAX_K). Errors:
  * BC_ERR_INVALID_ARG (as bc_redis_seen_create(), or m or k out of those
