@@ -125,7 +125,11 @@ class BloomDupeFilter(BaseDupeFilter):
     JOBDIR keeps no seen-test file in this mode: the set lives in Redis
     (Scrapy's scheduler still keeps its queue there).
     BLOOMCRAWL_REDIS_TIMEOUT (seconds, default 5) bounds each wait on the
-    server.
+    server. BLOOMCRAWL_REDIS_K (default: the k of the least memory) sets
+    the probes a key, with the bits that keep BLOOMCRAWL_FP_RATE at that
+    k: where the server's CPU is scarcer than its memory, 1 costs it about
+    a quarter of the default's CPU a key for ten times the bits (the same
+    in every process, as the sizing is).
 
     When Redis fails: open() connects, so an unreachable server, a
     refused AUTH or a filter of another sizing under the prefix stops the
@@ -159,11 +163,13 @@ class BloomDupeFilter(BaseDupeFilter):
                  normalize_rules: Optional[Dict[str, Any]] = None,
                  stats=None, redis_url: Optional[str] = None,
                  redis_key: str = "bloomcrawl:dupefilter",
-                 redis_timeout: float = 5.0, crawler=None) -> None:
+                 redis_timeout: float = 5.0, redis_k: Optional[int] = None,
+                 crawler=None) -> None:
         # Redis mode: the set lives in the server, JOBDIR keeps no file.
         self.redis_url = redis_url or None
         self.redis_key = redis_key
         self.redis_timeout = redis_timeout
+        self.redis_k = redis_k
         self.crawler = crawler
         self.redis: Optional[RedisSeen] = None
         self.redis_failed: Optional[str] = None  # the cause, once failed
@@ -212,6 +218,9 @@ class BloomDupeFilter(BaseDupeFilter):
                                           "bloomcrawl:" + name),
                    redis_timeout=settings.getfloat(
                        "BLOOMCRAWL_REDIS_TIMEOUT", 5.0),
+                   redis_k=(settings.getint("BLOOMCRAWL_REDIS_K")
+                            if settings.get("BLOOMCRAWL_REDIS_K") is not None
+                            else None),
                    crawler=crawler)
 
     @classmethod
@@ -238,7 +247,8 @@ class BloomDupeFilter(BaseDupeFilter):
                 self.redis = RedisSeen(self.redis_url, prefix=self.redis_key,
                                        expected=self.expect,
                                        fp_rate=self.fp_rate,
-                                       timeout=self.redis_timeout or None)
+                                       timeout=self.redis_timeout or None,
+                                       k=self.redis_k)
                 self.logger.info("Seen-test in Redis under %s:*",
                                  self.redis_key)
                 if self.pending_file and os.path.exists(self.pending_file) \

@@ -82,6 +82,23 @@ def test_key_setting_and_sizing(server):
     with pytest.raises(ValueError):
         make({"BLOOMCRAWL_REDIS_URL": server.url,
               "BLOOMCRAWL_REDIS_TIMEOUT": -1})
+    # BLOOMCRAWL_REDIS_K: one probe a key, the bits of 1 % at that k; a
+    # process of the default k is refused that prefix.
+    one, co = make({"BLOOMCRAWL_REDIS_URL": server.url,
+                    "BLOOMCRAWL_REDIS_KEY": "crawl7:one",
+                    "BLOOMCRAWL_EXPECT": 1000, "BLOOMCRAWL_REDIS_K": 1})
+    assert one.redis.sizing()["k"] == 1
+    assert not seen(one, co, Request("http://example.com/"))
+    assert seen(one, co, Request("http://example.com/"))
+    with pytest.raises(RedisMismatchError):
+        make({"BLOOMCRAWL_REDIS_URL": server.url,
+              "BLOOMCRAWL_REDIS_KEY": "crawl7:one",
+              "BLOOMCRAWL_EXPECT": 1000})
+    with pytest.raises(ValueError):
+        make({"BLOOMCRAWL_REDIS_URL": server.url,
+              "BLOOMCRAWL_REDIS_KEY": "crawl7:zero", "BLOOMCRAWL_REDIS_K": 0})
+    one.redis.clear()
+    one.close("finished")
     a.redis.clear()
     a.close("finished")
 
