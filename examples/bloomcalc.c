@@ -3,6 +3,7 @@
  *
  *   bloomcalc -n N -p P [--json]        m, bytes, k, k_opt, bits per key and
  *                                       predicted rate, classic and blocked
+ *   bloomcalc -n N -p P -k K [--json]   the same at K probes a key
  *   bloomcalc -n N -m M -k K [--json]   the predicted rate of that filter
  *
  * N and M accept 1000000, 1e6 or 10^6; P accepts 0.01 or 1%.
@@ -21,12 +22,13 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: bloomcalc -n N -p P [--json]\n"
+            "usage: bloomcalc -n N -p P [-k K] [--json]\n"
             "       bloomcalc -n N -m M -k K [--json]\n"
             "\n"
-            "Size a Bloom filter for N keys at false-positive rate P, or\n"
-            "predict the rate of a filter of M bits and K probes holding N\n"
-            "keys. Both the classic layout (k probes anywhere) and the\n"
+            "Size a Bloom filter for N keys at false-positive rate P (at its\n"
+            "best k, or with -k at K probes a key: more bits, fewer probes),\n"
+            "or predict the rate of a filter of M bits and K probes holding\n"
+            "N keys. Both the classic layout (k probes anywhere) and the\n"
             "blocked layout (k probes in one 512-bit cache line) are shown.\n"
             "\n"
             "  -n N      number of keys (1000000, 1e6 or 10^6)\n"
@@ -163,20 +165,21 @@ int main(int argc, char **argv)
         else if (!count)
             p_text = val;
     }
-    int by_rate = p >= 0.0, by_size = m > 0 || k > 0;
+    /* -p sizes (at -k's K if given); -m with -k predicts. */
+    int by_rate = p >= 0.0, by_size = m > 0;
     /* Say what is missing, not only the usage (bloomcalc -n 1e6 alone). */
     const char *missing = NULL;
     if (n == 0)
         missing = "-n N (the number of keys)";
-    else if (!by_rate && !by_size)
+    else if (!by_rate && !by_size && k == 0)
         missing = "-p P (a false-positive rate), or -m M and -k K";
+    else if (!by_rate && !by_size)
+        missing = "-p P (to size at -k's K) or -m M (bits in the filter)";
     else if (by_rate && by_size) {
         fprintf(stderr, "bloomcalc: -p sizes a filter, -m and -k predict "
                         "one: give one or the other (see --help)\n");
         return 2;
-    } else if (by_size && m == 0)
-        missing = "-m M (bits in the filter)";
-    else if (by_size && k == 0)
+    } else if (by_size && k == 0)
         missing = "-k K (probes per key)";
     if (missing) {
         fprintf(stderr, "bloomcalc: %s missing (see --help)\n", missing);
@@ -189,7 +192,12 @@ int main(int argc, char **argv)
 
     struct bc_bloom_sizing classic, blocked;
     enum bc_status st;
-    if (by_rate) {
+    if (by_rate && k > 0) {
+        st = bc_bloom_size_k(n, p, (unsigned)k, BC_BLOOM_CLASSIC, &classic);
+        if (st == BC_OK)
+            st = bc_bloom_size_k(n, p, (unsigned)k, BC_BLOOM_BLOCKED,
+                                 &blocked);
+    } else if (by_rate) {
         st = bc_bloom_size(n, p, BC_BLOOM_CLASSIC, &classic);
         if (st == BC_OK)
             st = bc_bloom_size(n, p, BC_BLOOM_BLOCKED, &blocked);
@@ -220,7 +228,11 @@ int main(int argc, char **argv)
         return 0;
     }
     char a[40];
-    if (by_rate)
+    if (by_rate && k > 0)
+        printf("n = %s keys, target false-positive rate p = %g, "
+               "k = %llu probes\n\n",
+               grouped(n, a, sizeof(a)), p, (unsigned long long)k);
+    else if (by_rate)
         printf("n = %s keys, target false-positive rate p = %g\n\n",
                grouped(n, a, sizeof(a)), p);
     else

@@ -11,6 +11,7 @@ paths before any work (a real HTTP server on 127.0.0.1 counts requests).
 """
 import http.server
 import json
+import math
 import os
 import re
 import subprocess
@@ -121,6 +122,20 @@ rc, out, _ = run("bloomcalc", "-n", "1000", "-m", "20000", "-k", "10",
                  "--json")
 j = json.loads(out)
 check(close(j["fpr_predicted"], 8.89e-5, 1e-3), "k = 10, m = 20 n: 8.89e-5")
+# -p with -k: sized at that k (bc_bloom_size_k): at 1 % and k = 1,
+# m = ceil(-n / ln(1 - 0.01)) = 99,499,163 bits for 10^6 keys classic,
+# 99.50 bits a key blocked
+rc, out, _ = run("bloomcalc", "-n", "1e6", "-p", "1%", "-k", "1", "--json")
+j = json.loads(out)
+check(rc == 0 and j["k"] == 1 and j["blocked"]["k"] == 1,
+      "bloomcalc -p 1%% -k 1 sizes at k = 1 (got %s, %r)" % (rc, out[:120]))
+check(j["m_bits"] == math.ceil(-1e6 / math.log(1 - 0.01)),
+      "... classic m = ceil(-n / ln(1 - p)) (got %s)" % j["m_bits"])
+check(close(j["blocked"]["bits_per_element"], 99.50, 0.001),
+      "... blocked needs ~99.50 bits per key")
+rc, _, err = run("bloomcalc", "-n", "100", "-k", "3")
+check(rc == 2 and "-p P" in err and "missing" in err,
+      "bloomcalc -n 100 -k 3 says -p or -m is missing (got %r)" % err[:120])
 rc, out, _ = run("bloomcalc", "-n", "1e6", "-p", "0.0001")
 check(rc == 0 and "19,170,117 bits" in out and "2.29 MiB" in out,
       "text output shows the worked example")
