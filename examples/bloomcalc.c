@@ -195,8 +195,7 @@ int main(int argc, char **argv)
     if (by_rate && k > 0) {
         st = bc_bloom_size_k(n, p, (unsigned)k, BC_BLOOM_CLASSIC, &classic);
         if (st == BC_OK)
-            st = bc_bloom_size_k(n, p, (unsigned)k, BC_BLOOM_BLOCKED,
-                                 &blocked);
+            st = bc_bloom_size_k(n, p, (unsigned)k, BC_BLOOM_BLOCKED, &blocked);
     } else if (by_rate) {
         st = bc_bloom_size(n, p, BC_BLOOM_CLASSIC, &classic);
         if (st == BC_OK)
