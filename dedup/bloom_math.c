@@ -263,7 +263,9 @@ static enum bc_status size_classic_k(uint64_t n, double p, unsigned k,
 }
 
 /* blocked at k given: the least number of blocks whose rate (4') at k is
- * at most p, searched up from the classic m at that k (never enough). */
+ * at most p, searched up from the classic m at that k in whole blocks,
+ * rounded down (a blocked filter never beats a classic one of its size,
+ * so those blocks do not suffice). */
 static enum bc_status size_blocked_k(uint64_t n, double p, unsigned k,
                                      struct bc_bloom_sizing *s)
 {
