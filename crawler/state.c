@@ -114,8 +114,8 @@
  * at 10^7 URLs) each place was a leaf read back from the OS, written whole
  * into the WAL (8 KiB for a 16-byte entry) and copied again by a
  * checkpoint: bench_state at 10^7 URLs over 10^5 hosts made 3.4 million
- * page writes and 2.1 million page reads, 300 and 190 a commit, and the
- * kernel's copies were a third of its time.
+ * pwrite and 2.1 million pread calls of a page (about 300 and 190 a
+ * commit), and the kernel's copies were a third of its time.
  *
  * Now the index leads with a URL's generation, its seq >> 18 (generation
  * g holds the seqs g x 2^18 to (g + 1) x 2^18 - 1): (generation, host,
@@ -123,8 +123,9 @@
  * alike), so every write lands in the last generation, a slice of the
  * index of at most 2^18 entries (about 5 MiB) that stays in the cache,
  * and a commit touches a few of its leaves: the same bench_state made
- * 0.67 million page writes and 0.4 million reads, and an admission took
- * 5.5 us of CPU instead of 9 (bench/results/state-analysis.md). The
+ * 0.67 million pwrite and 0.4 million pread calls, and an admission took
+ * 5.9 us of CPU instead of 8.8 (medians of 3 runs each; 1.44x the adds a
+ * second; bench/results/state-analysis.md). The
  * order is kept: every seq of generation g is below those of g + 1, so a
  * host's queue is its range in the cursor's generation, then its range
  * in each later one. What that costs is on the reading side: a refill
@@ -135,10 +136,15 @@
  * count, so the resume counts all queues in one scan of the index from
  * the smallest cursor's generation on (count_queued()). 2^18: each
  * generation must fit in the cache with room to spare, and the fewer
- * generations a queue spans the cheaper its refills; 2^20 measured
- * slower adds than 2^18 in the one run each at 10^7. A state of
+ * generations a queue spans the cheaper its refills (2^20, one run at
+ * 10^7 on a busier machine, admitted 130,045 URLs/s at 6.15 us an add
+ * against 2^18's 185,125 at 5.45: not taken, not settled either). A
+ * state of
  * version 3 is migrated at its first open (migrate_queue(): the index
- * rebuilt, the rows unchanged).
+ * rebuilt, the rows unchanged). That transaction holds the whole new
+ * index, the one exception to A BOUNDED WAL: the WAL is checkpointed and
+ * cut to 0 bytes right after it, and the disk needs room for it once
+ * (172 MiB at 10^7 URLs; the open took 16.5 s instead of 3).
  *
  * DURABILITY
  * synchronous=NORMAL: a commit appends to the WAL without an fsync. A
@@ -2190,8 +2196,9 @@ static enum bc_status db_start(struct bc_crawl_state *s,
  * urls_queue (host, seq) rebuilt as (generation, host, seq), and the
  * version it has then recorded, in one transaction, before anything reads
  * the queue (a sort of the journal's seqs: one write at the first open of
- * such a state, nothing lost if a kill stops it). The rows do not change:
- * every queue and cursor stays what it was. */
+ * such a state, nothing lost if a kill stops it; 16 s at 10^7 URLs, where
+ * the open takes 3). The rows do not change: every queue and cursor stays
+ * what it was. */
 static enum bc_status migrate_queue(struct bc_crawl_state *s)
 {
     enum bc_status st = exec(s, "BEGIN IMMEDIATE");
@@ -2202,9 +2209,15 @@ static enum bc_status migrate_queue(struct bc_crawl_state *s)
                      "PRAGMA user_version = " SQL_INT(QUEUE_GEN_VERSION));
     if (st == BC_OK)
         st = exec(s, "COMMIT");
-    if (st != BC_OK)
+    if (st != BC_OK) {
         (void)sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-    return st;
+        return st;
+    }
+    /* That commit put the whole new index in the WAL (172 MiB at 10^7
+     * URLs), the one transaction larger than A BOUNDED WAL's T: copied
+     * into crawl.db and the file cut to 0 bytes here, before the crawl's
+     * commits and the checkpointer begin. */
+    return exec(s, "PRAGMA wal_checkpoint(TRUNCATE)");
 }
 
 /* A state to resume: its database checked, the settings pinned in it
