@@ -1896,9 +1896,9 @@ static void queued_one(sqlite3_context *ctx, int argc, sqlite3_value **argv)
  * from the generation of the smallest cursor on (THE QUEUE'S
  * GENERATIONS: the URLs of earlier generations all left their queues).
  * The index leads with the generation, so a host's URLs are no longer one
- * range to count; a range count per host and generation, or a GROUP BY of
- * the two read back row by row, took 2.2-2.7 s at 10^7 URLs where the
- * function takes 0.7 s (bench/results/state-analysis.md). */
+ * range to count; a GROUP BY of generation and host read back row by row
+ * took 1.7-2.7 s at 10^7 URLs where the function took 0.7 s
+ * (bench/results/state-analysis.md). */
 static enum bc_status count_queued(struct bc_crawl_state *s)
 {
     struct queued_count c = {s, NULL, 0};
