@@ -1339,7 +1339,8 @@ static void test_not_a_state(void **state)
     bc_crawl_state_close(open_ok(d));
     state_db_exec(d, "PRAGMA user_version = 1");
     assert_int_equal(open_err(d, &err), BC_ERR_VERSION);
-    assert_non_null(strstr(err.text, "version 1, this build reads version 3"));
+    assert_non_null(
+        strstr(err.text, "version 1, this build reads versions 3 and 4"));
     assert_non_null(strstr(err.text, "start afresh"));
     /* A state of format version 2 (before the outbox): refused, no
      * migration. */
@@ -1348,7 +1349,8 @@ static void test_not_a_state(void **state)
     state_db_exec(d, "DROP TABLE outbox; "
                      "PRAGMA user_version = 2");
     assert_int_equal(open_err(d, &err), BC_ERR_VERSION);
-    assert_non_null(strstr(err.text, "version 2, this build reads version 3"));
+    assert_non_null(
+        strstr(err.text, "version 2, this build reads versions 3 and 4"));
 }
 
 /* The rows bc_crawl_state_outbox_read() gave, copied. */
@@ -2540,6 +2542,219 @@ static void test_window_resume(void **state)
     bc_crawl_state_close(s);
 }
 
+/* Hand out and complete every URL of f (a commit after each), into
+ * got[0 .. *n) in the order handed out. */
+static void drain_urls(struct bc_crawl_state *s, struct bc_frontier *f,
+                       char got[][64], int cap, int *n)
+{
+    *n = 0;
+    for (;;) {
+        struct bc_frontier_job j;
+        assert_int_equal(bc_frontier_next(f, 0, &j), BC_OK);
+        if (j.action == BC_FRONTIER_DONE)
+            break;
+        assert_int_equal(j.action, BC_FRONTIER_FETCH);
+        assert_true(*n < cap);
+        snprintf(got[(*n)++], 64, "%s", j.url);
+        done(s, f, &j);
+        assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    }
+}
+
+/* The queued URLs of host in got[0 .. n), in order: page/first[0],
+ * page/first[1], ... (count of them). */
+static void assert_host_order(char got[][64], int n, const char *host,
+                              const int *pages, int count)
+{
+    int k = 0;
+    size_t hl = strlen(host);
+    for (int i = 0; i < n; i++) {
+        if (strncmp(got[i] + 7, host, hl) != 0 || got[i][7 + hl] != '/')
+            continue;
+        assert_true(k < count);
+        char want[64];
+        snprintf(want, sizeof(want), "http://%s/page/%d", host, pages[k++]);
+        assert_string_equal(got[i], want);
+    }
+    assert_int_equal(k, count);
+}
+
+/* Move the next seq a closed state gives out to seq, as a crawl that
+ * admitted that many URLs would have left it. */
+static void set_next_seq(const char *d, long long seq)
+{
+    char sql[128];
+    snprintf(sql, sizeof(sql),
+             "UPDATE meta SET value = %lld WHERE key = 'next_seq'", seq);
+    state_db_exec(d, sql);
+}
+
+/*
+ * THE QUEUE'S GENERATIONS (state.c): the index urls_queue leads with a
+ * URL's generation, seq >> 18, and a host's queue is read back across
+ * them. Here a.test's URLs lie in generations 0, 1 and 5 (the next seq
+ * moved on the closed state, as 1.3 million admissions would have moved
+ * it), with generations 2-4 empty, and b.test's in 0 and 5; a refill of
+ * 4 (the window) reads across the boundaries and the gap, a resume counts
+ * each queue again (its first host's cursor in generation 0, the rest
+ * after it), and a URL given back moves from generation 0 to the tail in
+ * generation 5 (its row's seq rewritten: S_REQUEUE finds it by its
+ * generation), and a host budget counts a host's admissions again over
+ * all its generations.
+ */
+static void test_queue_generations(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier *f = frontier_of(s);
+    add_pages(f, "a.test", 3); /* seqs 1-3, generation 0 */
+    add_pages(f, "b.test", 2); /* seqs 4-5 */
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+
+    set_next_seq(d, (1 << 18) - 2);
+    s = open_ok(d);
+    f = frontier_of(s);
+    char url[64];
+    for (int i = 3; i <= 6; i++) { /* 262142, 262143 | 262144, 262145 */
+        snprintf(url, sizeof(url), "http://a.test/page/%d", i);
+        assert_int_equal(add(f, url), BC_ADMIT_QUEUED);
+    }
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+
+    set_next_seq(d, 5LL << 18);
+    s = open_ok(d);
+    f = frontier_of(s);
+    for (int i = 7; i <= 12; i++) {
+        snprintf(url, sizeof(url), "http://a.test/page/%d", i);
+        assert_int_equal(add(f, url), BC_ADMIT_QUEUED);
+    }
+    for (int i = 2; i <= 3; i++) {
+        snprintf(url, sizeof(url), "http://b.test/page/%d", i);
+        assert_int_equal(add(f, url), BC_ADMIT_QUEUED);
+    }
+    /* a.test/page/0 out and given back: to the tail, after page/12. */
+    struct bc_frontier_job j = fetch(f);
+    assert_string_equal(j.url, "http://a.test/page/0");
+    assert_int_equal(bc_frontier_giveback(f, &j, 0), BC_OK);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    /* And b.test/page/0 done: b's cursor in generation 0. */
+    j = fetch(f);
+    assert_string_equal(j.url, "http://b.test/page/0");
+    done(s, f, &j);
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+
+    s = open_ok(d);
+    struct bc_crawl_state_info info;
+    bc_crawl_state_info(s, &info);
+    assert_int_equal(info.queued, 13 + 3);
+    /* A budget of 14 URLs a host: a.test's 13 admissions, counted again
+     * over its three generations, leave room for one. */
+    struct bc_frontier_config c = config();
+    c.host_budget = 14;
+    assert_int_equal(bc_crawl_state_frontier(s, &c, 4, 0, &f), BC_OK);
+    assert_int_equal(add(f, "http://a.test/page/13"), BC_ADMIT_QUEUED);
+    assert_int_equal(add(f, "http://a.test/page/14"), BC_ADMIT_HOST_BUDGET);
+    char got[32][64];
+    int n = 0;
+    drain_urls(s, f, got, 32, &n);
+    assert_int_equal(n, 17);
+    static const int a_order[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0, 13};
+    static const int b_order[] = {1, 2, 3};
+    assert_host_order(got, n, "a.test", a_order, 14);
+    assert_host_order(got, n, "b.test", b_order, 3);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+}
+
+/* The first column of the first row of sql on a closed state's crawl.db,
+ * as text, into out. */
+static void state_db_text(const char *state_dir, const char *sql, char *out,
+                          size_t cap)
+{
+    char p[512];
+    snprintf(p, sizeof(p), "%s/crawl.db", state_dir);
+    sqlite3 *db;
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    const char *t = (const char *)sqlite3_column_text(q, 0);
+    snprintf(out, cap, "%s", t ? t : "");
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+}
+
+/*
+ * A state of format version 3, made before THE QUEUE'S GENERATIONS (its
+ * index urls_queue on (host, seq), as every build before wrote it): peeked
+ * as it is, migrated at its open (the index rebuilt on (generation, host,
+ * seq), version 4 recorded), and resumed with its queues, cursors and the
+ * URL in flight as they were.
+ */
+static void test_queue_old_state(void **state)
+{
+    (void)state;
+    const char *d = new_dir();
+    struct bc_crawl_state *s = open_ok(d);
+    struct bc_frontier *f = frontier_of(s);
+    add_pages(f, "a.test", 6); /* window 4: 2 of them spill */
+    add_pages(f, "b.test", 2);
+    struct bc_frontier_job j = fetch(f);
+    assert_string_equal(j.url, "http://a.test/page/0");
+    done(s, f, &j);
+    j = fetch(f);
+    assert_string_equal(j.url, "http://b.test/page/0");
+    done(s, f, &j);
+    j = fetch(f); /* in flight at the "kill" */
+    assert_string_equal(j.url, "http://a.test/page/1");
+    assert_int_equal(bc_crawl_state_commit(s, f), BC_OK);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+    state_db_exec(d, "DROP INDEX urls_queue;"
+                     "CREATE UNIQUE INDEX urls_queue ON urls(host, seq);"
+                     "PRAGMA user_version = 3");
+
+    struct bc_crawl_state_summary m;
+    struct bc_crawl_state_error err;
+    assert_int_equal(bc_crawl_state_peek(d, &m, &err), BC_OK);
+    assert_int_equal(m.queued, 4 + 1); /* a/2-5, b/1 */
+    assert_int_equal(m.in_flight, 1);
+
+    s = open_ok(d);
+    struct bc_crawl_state_info info;
+    bc_crawl_state_info(s, &info);
+    assert_int_equal(info.queued, 4 + 1);
+    f = frontier_of(s);
+    bc_crawl_state_info(s, &info);
+    assert_int_equal(info.queued, 4 + 1 + 1); /* and a/1 requeued */
+    char got[16][64];
+    int n = 0;
+    drain_urls(s, f, got, 16, &n);
+    assert_int_equal(n, 6);
+    static const int a_order[] = {1, 2, 3, 4, 5};
+    static const int b_order[] = {1};
+    assert_host_order(got, n, "a.test", a_order, 5);
+    assert_host_order(got, n, "b.test", b_order, 1);
+    bc_frontier_free(f);
+    bc_crawl_state_close(s);
+
+    char text[256];
+    state_db_text(d, "PRAGMA user_version", text, sizeof(text));
+    assert_string_equal(text, "4");
+    state_db_text(d, "SELECT sql FROM sqlite_schema WHERE name = 'urls_queue'",
+                  text, sizeof(text));
+    assert_non_null(strstr(text, "(seq >> 18), host, seq"));
+    assert_int_equal(bc_crawl_state_peek(d, &m, &err), BC_OK);
+    assert_int_equal(m.queued, 0);
+}
+
 /* The size of DIR/name, 0 when it does not exist. */
 static long long file_size(const char *d, const char *name)
 {
@@ -2819,6 +3034,8 @@ int main(void)
         cmocka_unit_test(test_create_write_error),
         cmocka_unit_test(test_referrer_and_host_stats),
         cmocka_unit_test(test_window_resume),
+        cmocka_unit_test(test_queue_generations),
+        cmocka_unit_test(test_queue_old_state),
         cmocka_unit_test(test_transient_survives_kill),
         cmocka_unit_test(test_given_up_retry_failed),
         cmocka_unit_test(test_retry_wait_survives_kill),

@@ -58,7 +58,7 @@ extern "C" {
 #endif
 
 /* The format version this build writes and reads (meta "version"). */
-#define BC_CRAWL_STATE_VERSION 3
+#define BC_CRAWL_STATE_VERSION 4
 
 /* A setting that may not change on resume, e.g. {"--warc", "a.warc"}. */
 struct bc_crawl_state_option {
