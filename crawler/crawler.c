@@ -150,12 +150,17 @@
  * the last commit under COMMIT_HOLD_MS old, it hands nothing out
  * (hold_dispatch()): the next turn fills the slots freed meanwhile under
  * one commit. A slot waits at most COMMIT_HOLD_MS for that, and a
- * completed page at most that long to be committed. On the generated
+ * completed page about that long at most to be committed. The price: a
+ * slot held empty is a request started up to COMMIT_HOLD_MS later,
+ * which costs wall time when the loop waits for the servers rather than
+ * the servers for the loop. On the generated
  * site of bench/bench_warc.sh (4 hosts, 32 transfers, a loop busy with
- * parsing) this took the commits of a crawl from 4,861 to 3,115
- * (86,550 pages; 32 a commit would be the least) and a quarter of the
- * state's CPU; on the PostgreSQL manual (one host, 16 transfers), whose
- * turns already complete 14 pages of 16, from 79-88 to 77-82
+ * parsing; 86,550 pages, so 2,705 commits at the least) this took the
+ * commits of a crawl from 4,861-7,362 to 3,115-3,345 (the more the
+ * machine's load broke the turns up, the more), and the state's CPU on
+ * the site at a quarter of that size down by a quarter; on the
+ * PostgreSQL manual (one host, 16 transfers, 73 at the least), whose
+ * turns mostly complete 16 pages of 16, from 79-101 to 77-82
  * (bench/results/state-analysis.md).
  *
  * CRAWL WORKERS (frontier.partition, page_budget)
