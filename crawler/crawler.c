@@ -159,8 +159,9 @@
  * commits of a crawl from 4,861-7,362 to 3,115-3,345 (the more the
  * machine's load broke the turns up, the more), and the state's CPU on
  * the site at a quarter of that size down by a quarter; on the
- * PostgreSQL manual (one host, 16 transfers, 73 at the least), whose
- * turns mostly complete 16 pages of 16, from 79-101 to 77-82
+ * PostgreSQL manual (one host, 16 transfers, 73 at the least) from
+ * 78-150 (on a quiet machine the loop outruns the server and the turns
+ * break up) to 77-82, and --state's CPU by 15 ms a crawl of 0.2 s
  * (bench/results/state-analysis.md).
  *
  * CRAWL WORKERS (frontier.partition, page_budget)
