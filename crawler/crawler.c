@@ -153,15 +153,16 @@
  * completed page about that long at most to be committed. The price: a
  * slot held empty is a request started up to COMMIT_HOLD_MS later,
  * which costs wall time when the loop waits for the servers rather than
- * the servers for the loop. On the generated
- * site of bench/bench_warc.sh (4 hosts, 32 transfers, a loop busy with
- * parsing; 86,550 pages, so 2,705 commits at the least) this took the
- * commits of a crawl from 4,861-7,362 to 3,115-3,345 (the more the
- * machine's load broke the turns up, the more), and the state's CPU on
- * the site at a quarter of that size down by a quarter; on the
- * PostgreSQL manual (one host, 16 transfers, 73 at the least) from
- * 78-150 (on a quiet machine the loop outruns the server and the turns
- * break up) to 77-82, and --state's CPU by 15 ms a crawl of 0.2 s
+ * the servers for the loop. On the generated site of
+ * bench/bench_warc.sh (4 hosts, 32 transfers, a loop busy with parsing;
+ * 86,550 pages, so 2,705 commits at the least) this took the commits of
+ * a crawl from 4,861-7,362 to 3,115-3,345 (the more the machine's load
+ * broke the turns up, the more) and, in the quietest run, --state's CPU
+ * over the bare crawl's from 5.3 s to 3.2 s (not in every run of a
+ * shared machine); on the PostgreSQL manual (one host,
+ * 16 transfers, 73 at the least) from 78-150 (on a quiet machine the
+ * loop outruns the server and the turns break up) to 77-82, and
+ * --state's CPU by 15 ms a crawl of 0.2 s
  * (bench/results/state-analysis.md).
  *
  * CRAWL WORKERS (frontier.partition, page_budget)

@@ -46,13 +46,13 @@
  * The frontier tells the store of each change (frontier.h's hooks); the
  * changes between two commits (a turn of the crawl loop, or a few turns
  * that handed nothing out: crawler.c, THE TURN'S COMMIT) go into one
- * transaction, and a commit makes them durable together. So a page's completion (its flight
- * row deleted) and the admission of its links (new rows) are kept or lost
- * together, and a URL handed out is committed as in flight before its
- * transfer starts: after a kill, the flight rows are exactly the
- * transfers that may have happened without being recorded, and a resume
- * queues them again at the head of their host's queue. At most the
- * crawl's concurrency of them per kill.
+ * transaction, and a commit makes them durable together. So a page's
+ * completion (its flight row deleted) and the admission of its links (new
+ * rows) are kept or lost together, and a URL handed out is committed as
+ * in flight before its transfer starts: after a kill, the flight rows are
+ * exactly the transfers that may have happened without being recorded,
+ * and a resume queues them again at the head of their host's queue. At
+ * most the crawl's concurrency of them per kill.
  *
  * The seen-test's Bloom filter is too big to write per commit (it is m/8
  * bytes, written whole). It is saved now and then, right after a commit,

@@ -372,9 +372,9 @@ struct bc_crawler_config {
      * the pages completed since the last commit and their links (a
      * completed page waits at most 10 ms for a commit: see Durability at
      * bc_crawler_step()), and the seen-test is snapshotted every few
-     * seconds and by bc_crawler_sync(). A resume may not change the settings listed at
-     * bc_crawler_pin() (bc_crawler_create() refuses it). Not owned: close
-     * it after bc_crawler_free(). */
+     * seconds and by bc_crawler_sync(). A resume may not change the
+     * settings listed at bc_crawler_pin() (bc_crawler_create() refuses
+     * it). Not owned: close it after bc_crawler_free(). */
     struct bc_crawl_state *state;
     /* A WARC writer (bloomcrawl/warc.h) opened by the caller, or NULL.
      * With one, every transfer the crawler starts (pages, robots.txt)
