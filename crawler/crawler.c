@@ -162,7 +162,7 @@
  * shared machine); on the PostgreSQL manual (one host,
  * 16 transfers, 73 at the least) from 78-150 (on a quiet machine the
  * loop outruns the server and the turns break up) to 77-82, and
- * --state's CPU by 15 ms a crawl of 0.2 s
+ * --state's CPU by 12 ms a crawl of 0.2 s (medians)
  * (bench/results/state-analysis.md).
  *
  * CRAWL WORKERS (frontier.partition, page_budget)
