@@ -117,21 +117,53 @@
  *
  * A CRAWL THAT SURVIVES (config.state)
  * With a crawl state (crawler/state.c) the frontier writes every change
- * to the state's open transaction, and each turn commits once, after
- * dispatching and before the fetcher runs: so a URL handed out is
- * recorded as in flight before its transfer can start, and a page that
- * completed in the last turn (page_done, its links admitted) is committed
- * with it before its transfer slot carries another request. A kill loses
- * at most the turn in progress: the pages completed in it, which were in
- * flight at the last commit, are fetched again on resume (at most
- * `concurrency`). After a commit, every SNAPSHOT_MS, the seen-test's
- * Bloom filter is saved: it then holds exactly the committed admissions.
- * Whatever was admitted between two steps (seeds, URLs routed here by
- * other workers, the outbox rows their route() calls wrote) is in the
- * transaction too: a step that returns BC_OK has committed it. The
- * state is reached through its private doors (state_int.h); before the
- * frontier is built, the settings a resume may not change are checked
- * (PINNED SETTINGS, bc_crawler_pin()).
+ * to the state's open transaction, and a turn that hands a job out
+ * commits after dispatching and before the fetcher runs: so a URL handed
+ * out is recorded as in flight before its transfer can start, and the
+ * pages completed since the last commit (page_done, their links
+ * admitted) are committed with it before their transfer slots carry
+ * other requests. A kill loses at most the turns since the last commit:
+ * the pages completed in them, which were in flight at that commit, are
+ * fetched again on resume (at most `concurrency`). After a commit, every
+ * SNAPSHOT_MS, the seen-test's Bloom filter is saved: it then holds
+ * exactly the committed admissions. Whatever was admitted between two
+ * steps (seeds, URLs routed here by other workers, the outbox rows their
+ * route() calls wrote) is in the transaction too: a step that returns
+ * BC_OK has committed it. The state is reached through its private doors
+ * (state_int.h); before the frontier is built, the settings a resume may
+ * not change are checked (PINNED SETTINGS, bc_crawler_pin()).
+ *
+ * THE TURN'S COMMIT
+ * What forces a commit is a hand-out: its URL must be in flight on disk
+ * before its request can be sent (state.c's I4), or a kill would fetch it
+ * again without counting it as refetched. A completion forces none: its
+ * page was in flight at the last commit, so a kill before the next one
+ * fetches it again and loses nothing. A commit is one WAL write of the
+ * pages it changed (about seven of 8 KiB: the counters', the host's, the
+ * flight rows', ...) whether it covers one page or sixteen, and a loop
+ * that commits in every turn commits for every page that completes on
+ * its own. So a step commits when it hands a job out, when others wrote
+ * to the state since the last step (a seed, a routed URL: the
+ * acknowledgements of crawl workers wait for it), when the crawl is over,
+ * and otherwise once COMMIT_HOLD_MS passed since the last commit; and
+ * while transfers are in flight with fewer than half the slots free and
+ * the last commit under COMMIT_HOLD_MS old, it hands nothing out
+ * (hold_dispatch()): the next turn fills the slots freed meanwhile under
+ * one commit. A slot waits at most COMMIT_HOLD_MS for that, and a
+ * completed page about that long at most to be committed. The price: a
+ * slot held empty is a request started up to COMMIT_HOLD_MS later,
+ * which costs wall time when the loop waits for the servers rather than
+ * the servers for the loop. On the generated site of
+ * bench/bench_warc.sh (4 hosts, 32 transfers, a loop busy with parsing;
+ * 86,550 pages, so 2,705 commits at the least) this took the commits of
+ * a crawl from 4,861-7,362 to 3,115-3,345 (the more the machine's load
+ * broke the turns up, the more) and, in the quietest run, --state's CPU
+ * over the bare crawl's from 5.3 s to 3.2 s (not in every run of a
+ * shared machine); on the PostgreSQL manual (one host,
+ * 16 transfers, 73 at the least) from 78-150 (on a quiet machine the
+ * loop outruns the server and the turns break up) to 77-82, and
+ * --state's CPU by 12 ms a crawl of 0.2 s (medians)
+ * (bench/results/state-analysis.md).
  *
  * CRAWL WORKERS (frontier.partition, page_budget)
  * A partitioned frontier routes the URLs of other workers' hosts instead
@@ -356,6 +388,12 @@
 
 /* Time between two snapshots of the seen-test with a crawl state. */
 #define SNAPSHOT_MS 2000u
+
+/* The longest a turn's commit waits with a crawl state (THE TURN'S
+ * COMMIT): pages completed are committed within this time of the last
+ * commit, and few free transfer slots wait at most this long to be
+ * filled. */
+#define COMMIT_HOLD_MS 10u
 
 /* The most fingerprints the near-duplicate index is sized for (see
  * bc_crawler_create()). */
@@ -603,6 +641,12 @@ struct bc_crawler {
     struct bc_warc *warc;         /* or NULL */
     enum bc_status warc_status;   /* the first WARC error, sticky */
     int warc_errno;               /* errno after it */
+    /* THE TURN'S COMMIT: now_ms() of the last commit, whether this
+     * step's dispatch handed out a transfer, and the state's writes
+     * (bc_crawl_state_writes()) when the last step returned. */
+    uint64_t last_commit;
+    bool handed;
+    uint64_t state_writes;
     /* The embedder's failure (bc_crawler_fail()), sticky like the WARC's:
      * its status and errno. */
     enum bc_status fail_status;
@@ -2202,6 +2246,7 @@ static enum bc_status commit_state(struct bc_crawler *c, uint64_t now)
         st = host_stats_save(c);
     if (st == BC_OK)
         st = bc_crawl_state_commit(c->state, c->frontier);
+    c->last_commit = now;
     if (st == BC_OK && now - c->last_snapshot >= SNAPSHOT_MS) {
         st = bc_crawl_state_snapshot(c->state, c->frontier);
         c->last_snapshot = now;
@@ -2321,6 +2366,23 @@ static bool start(struct bc_crawler *c, const struct bc_frontier_job *job,
     return true;
 }
 
+/* Whether this turn hands nothing out (THE TURN'S COMMIT): with a state,
+ * while transfers are in flight, fewer than half the slots are free and
+ * the last commit is under COMMIT_HOLD_MS old, the free slots wait for the
+ * next turn, so that one commit covers the jobs of several turns; never
+ * when others wrote to the state since the last step or the crawl is
+ * stopping. */
+static bool hold_dispatch(const struct bc_crawler *c, uint64_t now,
+                          bool outside)
+{
+    if (!c->state || outside || c->stopping)
+        return false;
+    size_t busy = bc_fetcher_in_flight(c->fetcher);
+    size_t free_slots = c->intake > busy ? c->intake - busy : 0;
+    return busy > 0 && 2 * free_slots < c->intake &&
+           now - c->last_commit < COMMIT_HOLD_MS;
+}
+
 /* Hand out jobs until the fetcher is full, the frontier says wait, the
  * crawl is stopped or the page limit is reached. Returns the time to wake
  * up at (0: none); *over: the crawl is over. */
@@ -2377,6 +2439,7 @@ static uint64_t dispatch(struct bc_crawler *c, uint64_t now, bool *over)
         case BC_FRONTIER_FETCH_SITEMAP:
             break;
         }
+        c->handed = true; /* its transfer may start: commit first (I4) */
         if (!start(c, &job, now))
             continue;
         if (job.action == BC_FRONTIER_FETCH_ROBOTS)
@@ -2405,16 +2468,35 @@ enum bc_status bc_crawler_step(struct bc_crawler *c, uint64_t timeout_ms,
     if (c->local_status != BC_OK)
         return c->local_status;
     c->in_step = true;
-    bool over;
+    bool over = false;
     uint64_t now = now_ms(c);
+    /* Written by others since the last step (seeds, routed URLs): this
+     * step commits (THE TURN'S COMMIT). */
+    bool outside =
+        c->state && bc_crawl_state_writes(c->state) != c->state_writes;
     recrawl_tick(c);
-    uint64_t wake = dispatch(c, now, &over);
+    bool hold = hold_dispatch(c, now, outside);
+    uint64_t wake = 0;
+    c->handed = false;
+    if (!hold)
+        wake = dispatch(c, now, &over);
     /* With a state: commit the jobs just handed out (with the pages of
-     * the last turn) before their transfers start; at the end, sync. */
-    enum bc_status st = over ? sync_state(c, now) : commit_state(c, now);
+     * the last turns) before their transfers start; at the end, sync. */
+    enum bc_status st = BC_OK;
+    if (over)
+        st = sync_state(c, now);
+    else if (c->handed || outside || now - c->last_commit >= COMMIT_HOLD_MS)
+        st = commit_state(c, now);
     if (st != BC_OK) {
         c->in_step = false;
         return st;
+    }
+    /* The free slots are filled, and what is not committed is, by the
+     * hold's end at the latest. */
+    if (hold || (c->state && !over && bc_crawl_state_pending(c->state))) {
+        uint64_t end = c->last_commit + COMMIT_HOLD_MS;
+        if (!wake || wake > end)
+            wake = end;
     }
     if (!over) {
         uint64_t timeout = timeout_ms;
@@ -2444,6 +2526,8 @@ enum bc_status bc_crawler_step(struct bc_crawler *c, uint64_t timeout_ms,
         st = c->fail_status;
     if (st == BC_OK && c->local_status != BC_OK)
         st = c->local_status;
+    if (c->state)
+        c->state_writes = bc_crawl_state_writes(c->state);
     c->in_step = false;
     if (done)
         *done = over;

@@ -45,14 +45,15 @@
  * its URL is queued again (its seq and retries: S_REQUEUE, I2).
  *
  * The frontier tells the store of each change (frontier.h's hooks); the
- * changes of one turn of the crawl loop go into one transaction, and a
- * commit makes them durable together. So a page's completion (its flight
- * row deleted) and the admission of its links (new rows) are kept or lost
- * together, and a URL handed out is committed as in flight before its
- * transfer starts: after a kill, the flight rows are exactly the
- * transfers that may have happened without being recorded, and a resume
- * queues them again at the head of their host's queue. At most the
- * crawl's concurrency of them per kill.
+ * changes between two commits (a turn of the crawl loop, or a few turns
+ * that handed nothing out: crawler.c, THE TURN'S COMMIT) go into one
+ * transaction, and a commit makes them durable together. So a page's
+ * completion (its flight row deleted) and the admission of its links (new
+ * rows) are kept or lost together, and a URL handed out is committed as
+ * in flight before its transfer starts: after a kill, the flight rows are
+ * exactly the transfers that may have happened without being recorded,
+ * and a resume queues them again at the head of their host's queue. At
+ * most the crawl's concurrency of them per kill.
  *
  * The seen-test's Bloom filter is too big to write per commit (it is m/8
  * bytes, written whole). It is saved now and then, right after a commit,
@@ -78,13 +79,14 @@
  *      its URL rows with seq > cursor in seq order; the frontier hands
  *      them out in that order, so the cursor only moves forward, to the
  *      seq of the URL that left.
- *   I4 A turn is one transaction: every write of the hooks between two
- *      commits is in the transaction ensure_txn() opened, and
- *      bc_crawl_state_commit() adds the cursors, counters, next_seq, the
- *      --out offset and the WARC position and commits all of it or
- *      nothing (a failure is sticky: nothing later is committed). So a
- *      page's completion and its links are durable together, and a URL
- *      handed out in a turn is in flight on disk once the turn commits.
+ *   I4 Every write of the hooks between two commits is in the
+ *      transaction ensure_txn() opened, and bc_crawl_state_commit() adds
+ *      the cursors, counters, next_seq, the --out offset and the WARC
+ *      position and commits all of it or nothing (a failure is sticky:
+ *      nothing later is committed). So a page's completion and its links
+ *      are durable together, and a URL handed out is in flight on disk
+ *      once the turn that handed it out commits, before its transfer
+ *      starts (crawler.c commits in every turn that hands one out).
  *   I5 bloom.snap holds every admission whose id is at most
  *      snapshot_pos: the position moves only after the file is in place,
  *      and a resume replays the journal after it.
@@ -429,7 +431,8 @@ struct bc_crawl_state {
     struct checkpointer ckpt;
     sqlite3_stmt *stmt[S_COUNT];
     bool in_txn;
-    bool failed; /* a write failed: only close is left */
+    bool failed;     /* a write failed: only close is left */
+    uint64_t writes; /* ensure_txn() calls: bc_crawl_state_writes() */
     char errmsg[512];
     struct shost *hosts;      /* by origin */
     struct shost *dirty;      /* hosts whose cursor moved */
@@ -635,6 +638,7 @@ static enum bc_status ensure_txn(struct bc_crawl_state *s)
 {
     if (s->failed)
         return BC_ERR_IO;
+    s->writes++;
     if (s->in_txn)
         return BC_OK;
     enum bc_status st = exec(s, "BEGIN");
@@ -2547,6 +2551,11 @@ void bc_crawl_state_close(struct bc_crawl_state *s)
 bool bc_crawl_state_pending(const struct bc_crawl_state *s)
 {
     return s && (s->in_txn || s->warc_dirty);
+}
+
+uint64_t bc_crawl_state_writes(const struct bc_crawl_state *s)
+{
+    return s ? s->writes : 0;
 }
 
 const char *bc_crawl_state_errmsg(const struct bc_crawl_state *s)

@@ -171,6 +171,13 @@ void bc_crawl_state_set_warc(struct bc_crawl_state *state,
  * transaction is open, or the WARC position moved). O(1). */
 bool bc_crawl_state_pending(const struct bc_crawl_state *state);
 
+/* How many times anything was written to the state since it was opened
+ * (every write of the hooks and doors, commits included): a caller that
+ * notes it can tell later whether others wrote meanwhile (crawler.c, THE
+ * TURN'S COMMIT: what was admitted between two steps is committed by the
+ * next). O(1). */
+uint64_t bc_crawl_state_writes(const struct bc_crawl_state *state);
+
 /*
  * Commit the open transaction (if any), with the frontier's counters
  * (frontier may be NULL: not saved), the caller's counters, the hosts

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -2097,7 +2098,7 @@ static void durability_child(const char *dir, bool step_after)
         _exit(2);
     }
     /* Step until /ok is done (its links admitted, one routed), then
-     * once more. */
+     * once more: that step hands out /ok's link, so it commits. */
     struct bc_crawler_stats st;
     do {
         bool done;
@@ -2129,10 +2130,11 @@ static void run_killed_child(const char *dir, bool step_after)
     assert_int_equal(WTERMSIG(status), SIGKILL);
 }
 
-/* bc_crawler_step()'s durability guarantee: the seeds, the routed URLs,
- * the route() calls (their outbox rows) and the links of pages finished
- * before a step that returned BC_OK are in the state after a SIGKILL; what
- * came after the last step is not. */
+/* bc_crawler_step()'s durability guarantee: the seeds, the routed URLs
+ * and the route() calls (their outbox rows) admitted before a step that
+ * returned BC_OK, and the links of a page finished before a step that
+ * handed a job out (the child's last step hands out a link of /ok), are
+ * in the state after a SIGKILL; what came after the last step is not. */
 static void test_durability(void **state)
 {
     (void)state;
@@ -2198,6 +2200,112 @@ static void test_durability(void **state)
     assert_int_equal(st.routed_out, 2);
     bc_crawler_free(r.crawler);
     bc_crawl_state_close(s);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* ---- the turn's commit (crawler.c, THE TURN'S COMMIT) ----------------- */
+
+/* A clock that moves only when the test moves it. */
+static uint64_t frozen_now;
+static uint64_t frozen_clock(void *ctx)
+{
+    (void)ctx;
+    return frozen_now;
+}
+
+/* The size of DIR/crawl.db-wal: every commit appends to it. */
+static long long wal_size(const char *dir)
+{
+    char p[128];
+    snprintf(p, sizeof(p), "%s/crawl.db-wal", dir);
+    struct stat st;
+    return stat(p, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* Step once without waiting; the transfers handed out so far. */
+static uint64_t step_handed(struct run *r)
+{
+    bool done;
+    assert_int_equal(bc_crawler_step(r->crawler, 0, &done), BC_OK);
+    assert_false(done);
+    struct bc_crawler_stats st;
+    bc_crawler_stats(r->crawler, &st);
+    return st.handed_out;
+}
+
+/* Step (up to 100 ms a step) until pages are done. */
+static void step_until_pages(struct run *r, uint64_t pages)
+{
+    struct bc_crawler_stats st;
+    unsigned steps = 0;
+    do {
+        bool done;
+        assert_int_equal(bc_crawler_step(r->crawler, 100, &done), BC_OK);
+        bc_crawler_stats(r->crawler, &st);
+        assert_true(++steps < 100);
+    } while (st.pages < pages);
+}
+
+/* With a crawl state a step commits when it hands a transfer out (before
+ * it starts), when others wrote to the state since the last step, when
+ * the crawl is over, and once COMMIT_HOLD_MS (10 ms) passed since the last
+ * commit; and while fewer than half the transfer slots are free, it hands
+ * nothing out until then. Three /stall transfers (a few bytes, then 5 s of
+ * silence) hold three of the four slots; the clock is the test's; the
+ * crawler is freed with them in flight. */
+static void test_commit_waits(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/bc_commit_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    static struct run r;
+    memset(&r, 0, sizeof(r));
+    struct bc_crawler_config cfg;
+    config_for_server(&cfg, &r);
+    cfg.frontier.obey_robots = false;
+    cfg.frontier.max_depth = 1;
+    cfg.frontier.per_host_concurrency = 4;
+    cfg.concurrency = 4;
+    cfg.clock = frozen_clock;
+    frozen_now = 1000;
+    cfg.state = state_at(dir);
+    assert_int_equal(bc_crawler_create(&cfg, &r.crawler), BC_OK);
+    add_seed(&r, "/stall?1");
+    add_seed(&r, "/stall?2");
+    add_seed(&r, "/stall?3");
+    add_seed(&r, "/ok");
+    /* All four handed out and committed before they start. */
+    assert_int_equal(step_handed(&r), 4);
+    long long wal = wal_size(dir);
+    assert_true(wal > 0);
+    /* /ok done, its links admitted: one slot of four free. Within 10 ms
+     * of the last commit the step hands nothing out and commits nothing:
+     * /ok's completion waits in the open transaction (a kill would fetch
+     * it again: it is in flight in the last commit). */
+    step_until_pages(&r, 1);
+    wal = wal_size(dir);
+    assert_true(bc_crawl_state_pending(cfg.state));
+    assert_int_equal(step_handed(&r), 4);
+    assert_int_equal(step_handed(&r), 4);
+    assert_int_equal(wal_size(dir), wal);
+    assert_true(bc_crawl_state_pending(cfg.state));
+    /* 10 ms later: the free slot gets a link of /ok, committed first. */
+    frozen_now += 10;
+    assert_int_equal(step_handed(&r), 5);
+    assert_true(wal_size(dir) > wal);
+    /* That link done: held again, until a seed is admitted between two
+     * steps: the next step hands a job out, and commits, at once. */
+    step_until_pages(&r, 2);
+    wal = wal_size(dir);
+    assert_int_equal(step_handed(&r), 5);
+    assert_int_equal(wal_size(dir), wal);
+    add_seed(&r, "/only.html");
+    assert_int_equal(step_handed(&r), 6);
+    assert_true(wal_size(dir) > wal);
+    bc_crawler_free(r.crawler);
+    bc_crawl_state_close(cfg.state);
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);
@@ -2613,6 +2721,7 @@ int main(void)
         cmocka_unit_test(test_add_seed_store_error),
         cmocka_unit_test(test_add_scope),
         cmocka_unit_test(test_durability),
+        cmocka_unit_test(test_commit_waits),
         cmocka_unit_test(test_pinned_settings),
         cmocka_unit_test(test_fail),
         cmocka_unit_test(test_local_descriptors),

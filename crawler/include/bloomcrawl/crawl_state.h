@@ -214,7 +214,7 @@ struct bc_crawl_state_summary {
  * (but for SQLite's side files: a stopped state gets an empty
  * crawl.db-wal and its index crawl.db-shm, as any reader makes them).
  * The numbers are those of one commit: at most one turn of the crawl
- * loop old. No integrity check (bc_crawl_state_open() has one).
+ * loop, or 10 ms, old. No integrity check (bc_crawl_state_open() has one).
  * Returns BC_OK (*out filled), or with err->text saying why and *out
  * unchanged: BC_ERR_NOT_FOUND (no dir), BC_ERR_FORMAT (not a crawl
  * state), BC_ERR_VERSION, BC_ERR_IO (cannot read), BC_ERR_NOMEM,

@@ -367,13 +367,14 @@ struct bc_crawler_config {
      * NULL. With one, the crawl survives a kill: the frontier is the
      * state's (created, or rebuilt on resume, with its seeds' scope and
      * counters), the loop's counters continue from the state's (and
-     * max_pages counts the pages of every run), every turn of
-     * bc_crawler_step() commits (the pages completed in the turn with
-     * their links and the jobs handed out, before their transfers
-     * start), and the seen-test is snapshotted every few seconds and by
-     * bc_crawler_sync(). A resume may not change the settings listed at
-     * bc_crawler_pin() (bc_crawler_create() refuses it). Not owned: close
-     * it after bc_crawler_free(). */
+     * max_pages counts the pages of every run), bc_crawler_step()
+     * commits the jobs it hands out before their transfers start, with
+     * the pages completed since the last commit and their links (a
+     * completed page waits at most 10 ms for a commit: see Durability at
+     * bc_crawler_step()), and the seen-test is snapshotted every few
+     * seconds and by bc_crawler_sync(). A resume may not change the
+     * settings listed at bc_crawler_pin() (bc_crawler_create() refuses
+     * it). Not owned: close it after bc_crawler_free(). */
     struct bc_crawl_state *state;
     /* A WARC writer (bloomcrawl/warc.h) opened by the caller, or NULL.
      * With one, every transfer the crawler starts (pages, robots.txt)
@@ -662,15 +663,22 @@ enum bc_status bc_crawler_revisit(struct bc_crawler *crawler, uint64_t *known,
  * on (with a state, it resumes from its last commit once the resource is
  * there); a fetcher run out of memory counts as a local failure.
  *
- * Durability, with a state: everything admitted before a call that
- * returns BC_OK is committed when it returns: the seeds, the routed URLs
- * (bc_crawler_add_routed()), the route() calls of any admission and what
- * they wrote to the state (its outbox rows), and the pages finished in
- * earlier steps with their links. The step commits before its transfers
- * start, so the pages that finish inside it are committed by the next
- * step (or bc_crawler_sync()). A process killed after such a return
- * resumes with all of it; a caller may act on it then (acknowledge the
- * routed URLs, hand the outbox's rows on).
+ * Durability, with a state: everything admitted between two calls is
+ * committed when the next call that returns BC_OK returns: the seeds, the
+ * routed URLs (bc_crawler_add_routed()), the route() calls of those
+ * admissions and what they wrote to the state (its outbox rows). A
+ * process killed after such a return resumes with all of it; a caller
+ * may act on it then (acknowledge the routed URLs). A job is committed
+ * as in flight before its transfer starts; the pages that finish inside
+ * a step, with their links and the outbox rows of their route() calls,
+ * are committed by the first later step that hands a job out or that
+ * comes 10 ms or more after the last commit (until then the step hands
+ * nothing out while fewer than half the transfer slots are free: one
+ * commit then covers several turns' pages), by the crawl's end, or by
+ * bc_crawler_sync(). A kill before that fetches them again (they were in
+ * flight at the last commit: at most concurrency pages a kill), so rows
+ * of the outbox handed on before it may be handed on twice, which their
+ * owner's seen-test absorbs.
  */
 enum bc_status bc_crawler_step(struct bc_crawler *crawler, uint64_t timeout_ms,
                                bool *done);
