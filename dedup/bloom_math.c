@@ -208,43 +208,6 @@ static enum bc_status size_classic(uint64_t n, double p,
     return BC_OK;
 }
 
-static enum bc_status size_blocked(uint64_t n, double p,
-                                   struct bc_bloom_sizing *s)
-{
-    const uint64_t b = BC_BLOOM_BLOCK_BITS;
-    const uint64_t max_blocks = BC_BLOOM_MAX_BITS / b;
-    double rate;
-    /* The blocked layout never beats the classic one: start from it. */
-    double classic_m = ceil(-(double)n * log(p) / BC_LN2_SQUARED);
-    if (classic_m > (double)BC_BLOOM_MAX_BITS)
-        return BC_ERR_TOO_LARGE;
-    uint64_t lo = (uint64_t)classic_m / b;
-    if (lo < 1)
-        lo = 1;
-    uint64_t hi = lo;
-    for (;;) {
-        blocked_best_k((double)n, (double)(hi * b), &rate);
-        if (rate <= p)
-            break;
-        if (hi >= max_blocks)
-            return BC_ERR_TOO_LARGE;
-        lo = hi;
-        hi = hi > max_blocks / 2 ? max_blocks : hi * 2;
-    }
-    /* Invariant: hi blocks suffice; lo blocks may not. */
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        blocked_best_k((double)n, (double)(mid * b), &rate);
-        if (rate <= p)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    s->m_bits = hi * b;
-    s->k = blocked_best_k((double)n, (double)s->m_bits, &rate);
-    return BC_OK;
-}
-
 /* classic at k given: (1 - e^(-k n / m))^k <= p is e^(-k n / m) >=
  * 1 - p^(1/k), so m = ceil(-k n / ln(1 - p^(1/k))); the rate is checked
  * and m stepped up where rounding left it a hair above p. */
@@ -262,21 +225,41 @@ static enum bc_status size_classic_k(uint64_t n, double p, unsigned k,
     return BC_OK;
 }
 
-/* blocked at k given: the least number of blocks whose rate (4') at k is
- * at most p, searched up from the classic m at that k in whole blocks,
- * rounded down (a blocked filter never beats a classic one of its size,
- * so those blocks do not suffice). */
-static enum bc_status size_blocked_k(uint64_t n, double p, unsigned k,
-                                     struct bc_bloom_sizing *s)
+/* A blocked filter of m bits: its rate at k probes, or at its best k
+ * when k is 0 (then *best is that k). */
+static double blocked_rate(uint64_t n, uint64_t m, unsigned k, unsigned *best)
+{
+    double rate;
+    if (k)
+        return bc_bloom_fpr_blocked((double)n, (double)m, k);
+    *best = blocked_best_k((double)n, (double)m, &rate);
+    return rate;
+}
+
+/* blocked: the least number of blocks whose rate (4') is at most p, at k
+ * probes, or at the best k for each size when k is 0. Searched up from
+ * the classic m (at k, or formula (2)'s) in whole blocks, rounded down: a
+ * blocked filter never beats a classic one of its size, so those blocks
+ * do not suffice. */
+static enum bc_status size_blocked(uint64_t n, double p, unsigned k,
+                                   struct bc_bloom_sizing *s)
 {
     const uint64_t b = BC_BLOOM_BLOCK_BITS;
     const uint64_t max_blocks = BC_BLOOM_MAX_BITS / b;
-    struct bc_bloom_sizing c;
-    enum bc_status st = size_classic_k(n, p, k, &c);
-    if (st != BC_OK)
-        return st;
+    struct bc_bloom_sizing c = {0};
+    if (k) {
+        enum bc_status st = size_classic_k(n, p, k, &c);
+        if (st != BC_OK)
+            return st;
+    } else {
+        double m = ceil(-(double)n * log(p) / BC_LN2_SQUARED);
+        if (m > (double)BC_BLOOM_MAX_BITS)
+            return BC_ERR_TOO_LARGE;
+        c.m_bits = (uint64_t)m;
+    }
+    unsigned best = k;
     uint64_t lo = c.m_bits / b > 0 ? c.m_bits / b : 1, hi = lo;
-    while (bc_bloom_fpr_blocked((double)n, (double)(hi * b), k) > p) {
+    while (blocked_rate(n, hi * b, k, &best) > p) {
         if (hi >= max_blocks)
             return BC_ERR_TOO_LARGE;
         lo = hi;
@@ -285,13 +268,14 @@ static enum bc_status size_blocked_k(uint64_t n, double p, unsigned k,
     /* Invariant: hi blocks suffice; lo blocks may not. */
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (bc_bloom_fpr_blocked((double)n, (double)(mid * b), k) <= p)
+        if (blocked_rate(n, mid * b, k, &best) <= p)
             hi = mid;
         else
             lo = mid + 1;
     }
     s->m_bits = hi * b;
-    s->k = k;
+    blocked_rate(n, s->m_bits, k, &best);
+    s->k = best;
     return BC_OK;
 }
 
@@ -309,7 +293,7 @@ static enum bc_status size_filter(uint64_t n, double p, unsigned k,
         st = k ? size_classic_k(n, p, k, &s) : size_classic(n, p, &s);
         break;
     case BC_BLOOM_BLOCKED:
-        st = k ? size_blocked_k(n, p, k, &s) : size_blocked(n, p, &s);
+        st = size_blocked(n, p, k, &s);
         break;
     default:
         return BC_ERR_INVALID_ARG;
