@@ -168,6 +168,18 @@ class Worker(Run):
         except ValueError:
             return st, {}
 
+    def get(self, path, parse=False, tries=50):
+        """GET path, asked again while the server answers 503 "no
+        snapshot yet: try again" (its loop did not publish one within
+        500 ms, as a loaded machine may make it); (status, text or
+        parsed JSON)."""
+        for _ in range(tries):
+            st, b = self.json("GET", path) if parse else self.http("GET", path)
+            if st != 503:
+                break
+            time.sleep(0.1)
+        return st, b
+
 
 def split_server(work, sitedir, log):
     """The site on a port where each worker owns at least one host:
@@ -258,20 +270,20 @@ def run(workers, hosts, log):
 
     # metrics and status
     for w in workers:
-        st, text = w.http("GET", "/metrics")
+        st, text = w.get("/metrics")
         info = 'bloomcrawl_worker_info{index="%d",workers="%d",' \
                'crawl_id="%s"} 1' % (w.i, N, CRAWL_ID)
         check(st == 200 and info in text.splitlines(),
               "worker %d: /metrics has %s" % (w.i, info))
-        st, doc = w.json("GET", "/status")
+        st, doc = w.get("/status", parse=True)
         wc = doc.get("counters", {}).get("workers", {})
         fams = set(re.findall(r"^# HELP (\S+) .*\[workers\.(\w+)\]$", text,
                               re.M))
         check(st == 200 and doc.get("workers", {}).get("index") == w.i
               and wc and {n for _, n in fams} == set(wc),
-              "worker %d: /status is its own document, and /metrics has a "
-              "bloomcrawl_workers_* family for each of its %d workers "
-              "counters (%d)" % (w.i, len(wc), len(fams)))
+              "worker %d: /status (HTTP %d) is its own document, and "
+              "/metrics has a bloomcrawl_workers_* family for each of its "
+              "%d workers counters (%d)" % (w.i, st, len(wc), len(fams)))
         check(all(f.startswith("bloomcrawl_workers_") for f, _ in fams),
               "worker %d: the workers group is named bloomcrawl_workers_*"
               % w.i)
