@@ -172,30 +172,36 @@ out_free:
     return st;
 }
 
-enum bc_status bc_redis_seen_create(const char *where, const char *prefix,
-                                    uint64_t n, double p, uint64_t seed,
-                                    struct bc_redis_seen **out)
+/* The filter sized for n and p: at k probes, or at bc_bloom_size()'s k
+ * when k is 0. */
+static enum bc_status create_sized(const char *where, const char *prefix,
+                                   uint64_t n, double p, unsigned k,
+                                   uint64_t seed, struct bc_redis_seen **out)
 {
     if (!where || !prefix || !*prefix || !out)
         return BC_ERR_INVALID_ARG;
     struct bc_bloom_sizing sz;
-    enum bc_status st = bc_bloom_size(n, p, BC_BLOOM_BLOCKED, &sz);
+    enum bc_status st = k ? bc_bloom_size_k(n, p, k, BC_BLOOM_BLOCKED, &sz)
+                          : bc_bloom_size(n, p, BC_BLOOM_BLOCKED, &sz);
     if (st != BC_OK)
         return st;
     return create(where, prefix, &sz, seed, out);
+}
+
+enum bc_status bc_redis_seen_create(const char *where, const char *prefix,
+                                    uint64_t n, double p, uint64_t seed,
+                                    struct bc_redis_seen **out)
+{
+    return create_sized(where, prefix, n, p, 0, seed, out);
 }
 
 enum bc_status bc_redis_seen_create_k(const char *where, const char *prefix,
                                       uint64_t n, double p, unsigned k,
                                       uint64_t seed, struct bc_redis_seen **out)
 {
-    if (!where || !prefix || !*prefix || !out)
+    if (k == 0)
         return BC_ERR_INVALID_ARG;
-    struct bc_bloom_sizing sz;
-    enum bc_status st = bc_bloom_size_k(n, p, k, BC_BLOOM_BLOCKED, &sz);
-    if (st != BC_OK)
-        return st;
-    return create(where, prefix, &sz, seed, out);
+    return create_sized(where, prefix, n, p, k, seed, out);
 }
 
 enum bc_status bc_redis_seen_create_mk(const char *where, const char *prefix,
